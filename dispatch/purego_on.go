@@ -1,0 +1,5 @@
+//go:build purego
+
+package dispatch
+
+const purego = true

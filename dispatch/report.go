@@ -1,0 +1,59 @@
+package dispatch
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+// Report describes the CPU, the features lanes uses, the detected and active
+// levels and why the active level was chosen. It is meant for logs and for
+// `go run ./bench/cmd/lanes`.
+func Report() string {
+	var b strings.Builder
+	brand := cpuid.CPU.BrandName
+	if brand == "" {
+		brand = "unknown"
+	}
+	fmt.Fprintf(&b, "cpu:       %s (%s/%s, %d logical cores, GOMAXPROCS=%d)\n",
+		brand, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	if c := cpuid.CPU.Cache; c.L1D > 0 || c.L2 > 0 {
+		fmt.Fprintf(&b, "caches:    L1d %s, L2 %s, L3 %s\n", size(c.L1D), size(c.L2), size(c.L3))
+	}
+	fmt.Fprintf(&b, "build:     %s\n", buildNote())
+	used, missing := featureReport()
+	if len(used) > 0 {
+		fmt.Fprintf(&b, "features:  %s\n", strings.Join(used, " "))
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(&b, "missing:   %s\n", strings.Join(missing, " "))
+	}
+	names := make([]string, 0, NumLevels)
+	for _, l := range Levels() {
+		names = append(names, l.String())
+	}
+	fmt.Fprintf(&b, "levels:    %s (detected %v)\n", strings.Join(names, " "), Detected())
+	why := "best level detected"
+	switch {
+	case envNote != "" && Active() == envLevel:
+		why = envNote
+	case Active() != Detected():
+		why = "set by SetLevel"
+	}
+	fmt.Fprintf(&b, "active:    %v (%s)\n", Active(), why)
+	return b.String()
+}
+
+func size(n int) string {
+	switch {
+	case n <= 0:
+		return "?"
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}

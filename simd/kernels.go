@@ -1,0 +1,27 @@
+package simd
+
+import "github.com/lanesgo/lanes/dispatch"
+
+// A kernel family keeps one table of function values per dispatch level. The
+// Generic table is complete and is filled in the family's _generic.go file; an
+// architecture file (foo_amd64.go, foo_arm64.go) registers its levels in init.
+// Levels left unregistered run the generic kernels. Calls index the table with
+// dispatch.Active(), one atomic load, so dispatch.SetLevel takes effect on the
+// next call with no lock and no allocation.
+type table[K any] struct {
+	byLevel [dispatch.NumLevels]*K
+}
+
+// set registers k for level l.
+func (t *table[K]) set(l dispatch.Level, k *K) { t.byLevel[l] = k }
+
+// get returns the kernels of the active level.
+func (t *table[K]) get() *K {
+	if k := t.byLevel[dispatch.Active()]; k != nil {
+		return k
+	}
+	return t.byLevel[dispatch.Generic]
+}
+
+// at returns the kernels registered for level l, or nil (used by tests).
+func (t *table[K]) at(l dispatch.Level) *K { return t.byLevel[l] }

@@ -1,0 +1,123 @@
+package simd
+
+import (
+	"math"
+
+	"github.com/lanesgo/lanes/dispatch"
+)
+
+func init() {
+	reduce.set(dispatch.Generic, &reduceKernels{
+		sum: sumGeneric, sumAbs: sumAbsGeneric, dot: dotGeneric,
+		max: maxGeneric, min: minGeneric, sumSquares64: sumSquares64Generic,
+		indexEq: indexEqGeneric, indexNaN: indexNaNGeneric,
+	})
+}
+
+// The generic reductions use four independent accumulators, like the SIMD
+// levels use several vector registers: it breaks the add latency chain and
+// keeps the same error bound.
+
+func sumGeneric(x []float32) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i]
+		s1 += x[i+1]
+		s2 += x[i+2]
+		s3 += x[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func sumAbsGeneric(x []float32) float32 {
+	var s0, s1, s2, s3 float32
+	abs := func(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += abs(x[i])
+		s1 += abs(x[i+1])
+		s2 += abs(x[i+2])
+		s3 += abs(x[i+3])
+	}
+	for ; i < len(x); i++ {
+		s0 += abs(x[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func dotGeneric(a, b []float32) float32 {
+	var s0, s1, s2, s3 float32
+	b = b[:len(a)]
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += float32(a[i] * b[i])
+		s1 += float32(a[i+1] * b[i+1])
+		s2 += float32(a[i+2] * b[i+2])
+		s3 += float32(a[i+3] * b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += float32(a[i] * b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func maxGeneric(x []float32) float32 {
+	m := x[0]
+	for _, v := range x {
+		if v > m {
+			m = v
+		} else if v != v {
+			return v
+		}
+	}
+	return m
+}
+
+func minGeneric(x []float32) float32 {
+	m := x[0]
+	for _, v := range x {
+		if v < m {
+			m = v
+		} else if v != v {
+			return v
+		}
+	}
+	return m
+}
+
+func sumSquares64Generic(x []float32) float64 {
+	var s0, s1 float64
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		a, b := float64(x[i]), float64(x[i+1])
+		s0 += a * a
+		s1 += b * b
+	}
+	for ; i < len(x); i++ {
+		a := float64(x[i])
+		s0 += a * a
+	}
+	return s0 + s1
+}
+
+func indexEqGeneric(x []float32, v float32) int {
+	for i, e := range x {
+		if e == v {
+			return i
+		}
+	}
+	return -1
+}
+
+func indexNaNGeneric(x []float32) int {
+	for i, e := range x {
+		if e != e {
+			return i
+		}
+	}
+	return -1
+}
