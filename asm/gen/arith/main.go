@@ -1,0 +1,222 @@
+// Command arith writes the amd64 elementwise kernels of package simd
+// (simd/arith_amd64.s) and their Go declarations (simd/arith_stubs_amd64.go).
+//
+// Every kernel is one loop shape (x86.ISA.Loop): blocks of four vectors, then
+// single vectors, then a tail of fewer than one vector, which AVX-512 handles
+// with a k-masked load, operation and store and AVX2 with scalar VEX
+// instructions. Inputs are loaded before dst is stored, so dst may be an input.
+package main
+
+//go:generate go run . -out ../../../simd/arith_amd64.s -stubs ../../../simd/arith_stubs_amd64.go -pkg simd
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/lanesgo/lanes/asm/gen/internal/x86"
+)
+
+// op computes one vector: a and b are the inputs (b unused by unary ops), out is
+// where the result should go and tmp is scratch that may alias b. It returns the
+// register holding the result. Constants live in registers 12..15.
+type op func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical
+
+// kernel describes one elementwise kernel.
+type kernel struct {
+	name   string // Go name prefix: add -> addAVX512, addAVX2
+	sig    string // Go signature
+	inputs int    // 1 or 2 slices besides dst (dst is the first parameter)
+	doc    string
+	setup  func(s x86.ISA) // loads constants into registers 12..15
+	op     op
+}
+
+func main() {
+	ConstraintExpr("!purego")
+	binary := "func(dst, a, b []float32)"
+	for _, k := range []kernel{
+		{name: "add", sig: binary, inputs: 2, doc: "dst[i] = a[i] + b[i]", op: vec3(VADDPS)},
+		{name: "sub", sig: binary, inputs: 2, doc: "dst[i] = a[i] - b[i]", op: vec3(VSUBPS)},
+		{name: "mul", sig: binary, inputs: 2, doc: "dst[i] = a[i] * b[i]", op: vec3(VMULPS)},
+		{name: "div", sig: binary, inputs: 2, doc: "dst[i] = a[i] / b[i]", op: vec3(VDIVPS)},
+		{name: "maximum", sig: binary, inputs: 2, doc: "dst[i] = maximum32(a[i], b[i])", op: nanAware(VMAXPS)},
+		{name: "minimum", sig: binary, inputs: 2, doc: "dst[i] = minimum32(a[i], b[i])", op: nanAware(VMINPS)},
+		{
+			name: "addScalar", sig: "func(dst, a []float32, s float32)", inputs: 1, doc: "dst[i] = a[i] + s",
+			setup: func(s x86.ISA) { s.BroadcastParam("s", s.V(15)) },
+			op:    withConst(VADDPS, 15),
+		},
+		{
+			name: "scale", sig: "func(dst, a []float32, s float32)", inputs: 1, doc: "dst[i] = a[i] * s",
+			setup: func(s x86.ISA) { s.BroadcastParam("s", s.V(15)) },
+			op:    withConst(VMULPS, 15),
+		},
+		{
+			name: "axpy", sig: "func(y []float32, alpha float32, x []float32)", inputs: 2, doc: "y[i] += alpha * x[i], fused",
+			setup: func(s x86.ISA) { s.BroadcastParam("alpha", s.V(15)) },
+			op: func(w x86.Width, y, x, out, tmp VecPhysical) VecPhysical {
+				VFMADD231PS(x, w.R(15), y)
+				return y
+			},
+		},
+		{
+			name: "abs", sig: "func(dst, x []float32)", inputs: 1, doc: "dst[i] = |x[i]| (sign bit cleared)",
+			setup: func(s x86.ISA) { s.BroadcastBits(0x7fffffff, s.V(15)) },
+			op:    withConst(VANDPS, 15),
+		},
+		{
+			name: "neg", sig: "func(dst, x []float32)", inputs: 1, doc: "dst[i] = -x[i] (sign bit flipped)",
+			setup: func(s x86.ISA) { s.BroadcastBits(0x80000000, s.V(15)) },
+			op:    withConst(VXORPS, 15),
+		},
+		{
+			name: "sqrt", sig: "func(dst, x []float32)", inputs: 1, doc: "dst[i] = sqrt(x[i]), correctly rounded",
+			op: func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
+				VSQRTPS(a, a)
+				return a
+			},
+		},
+		{
+			name: "relu", sig: "func(dst, x []float32)", inputs: 1, doc: "dst[i] = maximum32(x[i], +0)",
+			setup: func(s x86.ISA) { VXORPS(s.V(15), s.V(15), s.V(15)) },
+			op: func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
+				VMAXPS(w.R(15), a, out)
+				w.BlendNaN(a, out, tmp)
+				return out
+			},
+		},
+		{
+			name: "clamp", sig: "func(dst, x []float32, lo, hi float32)", inputs: 1,
+			doc: "dst[i] = minimum32(maximum32(x[i], lo), hi)",
+			setup: func(s x86.ISA) {
+				s.BroadcastParam("lo", s.V(14))
+				s.BroadcastParam("hi", s.V(15))
+			},
+			op: func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
+				VMAXPS(w.R(14), a, out) // a > lo ? a : lo
+				VMINPS(w.R(15), out, out)
+				w.BlendNaN(a, out, tmp) // only a NaN x gives a NaN result
+				return out
+			},
+		},
+	} {
+		for _, s := range x86.Levels {
+			generate(k, s)
+		}
+	}
+	Generate()
+}
+
+// vec3 is a plain two-input vector instruction: out = a OP b.
+func vec3(ins func(...Op)) op {
+	return func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
+		ins(b, a, a)
+		return a
+	}
+}
+
+// withConst is out = a OP constant register c.
+func withConst(ins func(...Op), c int) op {
+	return func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
+		ins(w.R(c), a, a)
+		return a
+	}
+}
+
+// nanAware is Maximum/Minimum: the x86 MAXPS/MINPS a,b returns b when either is
+// NaN, so lanes where a is NaN are blended back to a. With Intel's operand order
+// MAXPS(src1=a, src2=b) = a > b ? a : b, exactly maximum32 except for a NaN a.
+func nanAware(ins func(...Op)) op {
+	return func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
+		ins(b, a, out)
+		w.BlendNaN(a, out, tmp)
+		return out
+	}
+}
+
+func generate(k kernel, s x86.ISA) {
+	TEXT(k.name+s.Name, NOSPLIT, k.sig)
+	Pragma("noescape")
+	Doc(k.name+s.Name+" sets "+k.doc+".", "Requires: "+requires(s)+".")
+
+	dst, a, b := RDI, RSI, RDX
+	first := ParamIndex(0)
+	Load(first.Base(), dst)
+	Load(first.Len(), RCX)
+	switch {
+	case k.name == "axpy": // (y, alpha, x): y is both dst and the first input
+		Load(first.Base(), a)
+		Load(Param("x").Base(), b)
+	default:
+		Load(ParamIndex(1).Base(), a)
+		if k.inputs == 2 {
+			Load(ParamIndex(2).Base(), b)
+		}
+	}
+	if k.setup != nil {
+		k.setup(s)
+	}
+
+	// Registers: input a in 0..3, input b in 4..7, results in 8..11 (scratch
+	// aliases b), constants in 12..15.
+	load := func(w x86.Width, i int, mask bool) (VecPhysical, VecPhysical) {
+		ra, rb := w.R(i), w.R(4+i)
+		switch {
+		case mask:
+			VMOVUPS_Z(x86.At(a, 0), x86.KReg(1), ra)
+			if k.inputs == 2 {
+				VMOVUPS_Z(x86.At(b, 0), x86.KReg(1), rb)
+			}
+		case w.Scalar:
+			VMOVSS(x86.At(a, 0), ra)
+			if k.inputs == 2 {
+				VMOVSS(x86.At(b, 0), rb)
+			}
+		default:
+			VMOVUPS(x86.At(a, i*s.Bytes()), ra)
+			if k.inputs == 2 {
+				VMOVUPS(x86.At(b, i*s.Bytes()), rb)
+			}
+		}
+		return ra, rb
+	}
+	compute := func(w x86.Width, i int, mask bool) VecPhysical {
+		ra, rb := load(w, i, mask)
+		return k.op(w, ra, rb, w.R(8+i), w.R(4+i))
+	}
+	step := func(n int) {
+		ADDQ(U32(n), dst)
+		ADDQ(U32(n), a)
+		if k.inputs == 2 {
+			ADDQ(U32(n), b)
+		}
+	}
+
+	s.Loop("", 4, func(w x86.Width, i int) {
+		r := compute(w, i, false)
+		VMOVUPS(r, x86.At(dst, i*s.Bytes()))
+	}, step, func() {
+		if s.Masked {
+			x86.TailMask(x86.KReg(1))
+			r := compute(s.Full(x86.KReg(2)), 0, true)
+			VMOVUPS(r, x86.KReg(1), x86.At(dst, 0))
+			return
+		}
+		Label("scalar")
+		r := compute(s.Tail(), 0, false)
+		VMOVSS(r, x86.At(dst, 0))
+		step(4)
+		DECQ(RCX)
+		JNE(LabelRef("scalar"))
+	})
+	VZEROUPPER()
+	RET()
+}
+
+func requires(s x86.ISA) string {
+	if s.Masked {
+		return "AVX-512 F, DQ, VL"
+	}
+	return "AVX2, FMA"
+}

@@ -1,0 +1,143 @@
+// Package x86 holds what the amd64 generators share: the vector levels, their
+// register files and the loop shapes every elementwise and reduction kernel uses.
+package x86
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// ISA is one amd64 vector level.
+type ISA struct {
+	Name   string // kernel name suffix, as dispatch names the level in Go: AVX512, AVX2
+	Lanes  int    // float32 lanes per vector
+	Masked bool   // AVX-512: tails and blends use k mask registers
+}
+
+var (
+	AVX512 = ISA{Name: "AVX512", Lanes: 16, Masked: true}
+	AVX2   = ISA{Name: "AVX2", Lanes: 8}
+	// Levels lists the levels every family is generated for.
+	Levels = []ISA{AVX512, AVX2}
+)
+
+// Bytes is the vector size in bytes.
+func (s ISA) Bytes() int { return 4 * s.Lanes }
+
+// V returns vector register i at the level's full width.
+func (s ISA) V(i int) reg.VecPhysical {
+	if s.Masked {
+		return zmm[i]
+	}
+	return ymm[i]
+}
+
+// X returns the 128-bit register i (scalar tails of AVX2 kernels use it).
+func X(i int) reg.VecPhysical { return xmm[i] }
+
+// Y returns the 256-bit register i.
+func Y(i int) reg.VecPhysical { return ymm[i] }
+
+// KReg returns mask register i.
+func KReg(i int) reg.OpmaskPhysical { return kregs[i] }
+
+var (
+	xmm   = []reg.VecPhysical{reg.X0, reg.X1, reg.X2, reg.X3, reg.X4, reg.X5, reg.X6, reg.X7, reg.X8, reg.X9, reg.X10, reg.X11, reg.X12, reg.X13, reg.X14, reg.X15, reg.X16, reg.X17, reg.X18, reg.X19, reg.X20, reg.X21, reg.X22, reg.X23, reg.X24, reg.X25, reg.X26, reg.X27, reg.X28, reg.X29, reg.X30, reg.X31}
+	ymm   = []reg.VecPhysical{reg.Y0, reg.Y1, reg.Y2, reg.Y3, reg.Y4, reg.Y5, reg.Y6, reg.Y7, reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13, reg.Y14, reg.Y15, reg.Y16, reg.Y17, reg.Y18, reg.Y19, reg.Y20, reg.Y21, reg.Y22, reg.Y23, reg.Y24, reg.Y25, reg.Y26, reg.Y27, reg.Y28, reg.Y29, reg.Y30, reg.Y31}
+	zmm   = []reg.VecPhysical{reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7, reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15, reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23, reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31}
+	kregs = []reg.OpmaskPhysical{reg.K0, reg.K1, reg.K2, reg.K3, reg.K4, reg.K5, reg.K6, reg.K7}
+)
+
+// Width is a register file at the width a piece of code works at: the full
+// vector in main loops, XMM in the scalar tails of AVX2 kernels.
+type Width struct {
+	ISA
+	R      func(i int) reg.VecPhysical
+	Scalar bool // one element per register (AVX2 tails)
+	Mask   reg.OpmaskPhysical
+}
+
+// Full returns the full-width register file; mask is the k register blends may use.
+func (s ISA) Full(mask reg.OpmaskPhysical) Width { return Width{ISA: s, R: s.V, Mask: mask} }
+
+// Tail returns the scalar register file of AVX2 tails.
+func (s ISA) Tail() Width { return Width{ISA: s, R: X, Scalar: true} }
+
+// BroadcastBits fills register dst with the 32-bit pattern bits in every lane.
+func (s ISA) BroadcastBits(bits uint32, dst reg.VecPhysical) {
+	MOVL(U32(bits), EAX)
+	VMOVD(EAX, X(regIndex(dst)))
+	VBROADCASTSS(X(regIndex(dst)), dst)
+}
+
+// BroadcastParam fills dst with the float32 parameter name in every lane.
+func (s ISA) BroadcastParam(name string, dst reg.VecPhysical) {
+	x := X(regIndex(dst))
+	Load(Param(name), x)
+	VBROADCASTSS(x, dst)
+}
+
+func regIndex(r reg.VecPhysical) int {
+	var i int
+	if _, err := fmt.Sscanf(r.Asm()[1:], "%d", &i); err != nil {
+		panic(err)
+	}
+	return i
+}
+
+// TailMask sets k to the low n bits (n < lanes, n in CX); clobbers AX.
+func TailMask(k reg.OpmaskPhysical) {
+	MOVL(U32(1), EAX)
+	SHLL(CL, EAX)
+	DECL(EAX)
+	KMOVW(EAX, k)
+}
+
+// BlendNaN sets dst = src in every lane where src is NaN; tmp is scratch (AVX2).
+func (w Width) BlendNaN(src, dst, tmp reg.VecPhysical) {
+	if w.Masked {
+		VCMPPS(U8(3), src, src, w.Mask) // UNORD_Q
+		VMOVAPS(src, w.Mask, dst)
+		return
+	}
+	VCMPPS(U8(3), src, src, tmp)
+	VBLENDVPS(tmp, src, dst, dst)
+}
+
+// At returns the memory operand base+off.
+func At(base reg.Register, off int) Mem { return Mem{Base: base, Disp: off} }
+
+// Loop emits the standard counted loop over n (in CX) elements: blocks of
+// unroll vectors while at least that many remain, then single vectors, then the
+// tail of fewer than one vector. body(w, i) handles vector i of a block at width w
+// and must not advance pointers; step(bytes) advances them by bytes; tail handles
+// the last n<lanes elements (n in CX, n > 0). All labels get the prefix p.
+func (s ISA) Loop(p string, unroll int, body func(w Width, i int), step func(bytes int), tail func()) {
+	Label(p + "blocks")
+	CMPQ(RCX, U32(unroll*s.Lanes))
+	JB(LabelRef(p + "vectors"))
+	for i := 0; i < unroll; i++ {
+		body(s.Full(KReg(2+i)), i)
+	}
+	step(unroll * s.Bytes())
+	SUBQ(U32(unroll*s.Lanes), RCX)
+	JMP(LabelRef(p + "blocks"))
+
+	Label(p + "vectors")
+	CMPQ(RCX, U32(s.Lanes))
+	JB(LabelRef(p + "tail"))
+	body(s.Full(KReg(2)), 0)
+	step(s.Bytes())
+	SUBQ(U32(s.Lanes), RCX)
+	JMP(LabelRef(p + "vectors"))
+
+	Label(p + "tail")
+	TESTQ(RCX, RCX)
+	JE(LabelRef(p + "done"))
+	tail()
+	Label(p + "done")
+}
