@@ -7,8 +7,8 @@ import (
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
-	. "github.com/mmcloughlin/avo/reg"
 	"github.com/mmcloughlin/avo/reg"
+	. "github.com/mmcloughlin/avo/reg"
 )
 
 // ISA is one amd64 vector level.
