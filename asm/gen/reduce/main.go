@@ -1,0 +1,396 @@
+// Command reduce writes the amd64 reduction kernels of package simd
+// (simd/reduce_amd64.s) and their Go declarations (simd/reduce_stubs_amd64.go).
+//
+// Sums, dot products and extrema keep four independent vector accumulators (the
+// float64 sum of squares eight) so the add/FMA latency chain never limits a
+// block of four vectors; the accumulators are combined pairwise at the end.
+// AVX-512 folds the tail into the accumulators with a k-masked load; AVX2 adds
+// the tail to the horizontal result with scalar VEX instructions. Max and Min
+// track NaNs beside the extremum: AVX-512 in four k-register AND chains of
+// "ordered" compares (one instruction a vector), AVX2 in four OR-accumulated
+// "unordered" compare masks.
+package main
+
+//go:generate go run . -out ../../../simd/reduce_amd64.s -stubs ../../../simd/reduce_stubs_amd64.go -pkg simd
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/lanesgo/lanes/asm/gen/internal/x86"
+)
+
+const unroll = 4
+
+func main() {
+	ConstraintExpr("!purego")
+	for _, s := range x86.Levels {
+		sum(s, "sum", "Σ x[i]", false)
+		sum(s, "sumAbs", "Σ |x[i]|", true)
+		dot(s)
+		extremum(s, "max", VMAXPS, VMAXSS)
+		extremum(s, "min", VMINPS, VMINSS)
+		sumSquares64(s)
+		index(s, "indexEq", "func(x []float32, v float32) int", "the first i with x[i] == v, or -1")
+		index(s, "indexNaN", "func(x []float32) int", "the first i with x[i] NaN, or -1")
+	}
+	Generate()
+}
+
+func header(name string, s x86.ISA, sig, doc string) {
+	TEXT(name+s.Name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(name+s.Name+" returns "+doc+".", "Requires: "+requires(s)+".")
+}
+
+func requires(s x86.ISA) string {
+	if s.Masked {
+		return "AVX-512 F, DQ, VL"
+	}
+	return "AVX2, FMA"
+}
+
+// zero clears registers 0..n-1.
+func zero(s x86.ISA, n int) {
+	for i := 0; i < n; i++ {
+		VXORPS(s.V(i), s.V(i), s.V(i))
+	}
+}
+
+// combine folds accumulators 0..n-1 into 0 with ins, pairwise.
+func combine(s x86.ISA, n int, ins func(...Op)) {
+	for step := 1; step < n; step *= 2 {
+		for i := 0; i+step < n; i += 2 * step {
+			ins(s.V(i+step), s.V(i), s.V(i))
+		}
+	}
+}
+
+// horizontal folds the lanes of register 0 into lane 0 of X0 with ins (packed).
+func horizontal(s x86.ISA, ins func(...Op)) {
+	if s.Masked {
+		VEXTRACTF64X4(U8(1), Z0, Y1)
+		ins(Y1, Y0, Y0)
+	}
+	VEXTRACTF128(U8(1), Y0, X1)
+	ins(X1, X0, X0)
+	VMOVHLPS(X0, X0, X1)
+	ins(X1, X0, X0)
+	VMOVSHDUP(X0, X1)
+	ins(X1, X0, X0)
+}
+
+// sum writes sum/sumAbs: four accumulators of vector adds.
+func sum(s x86.ISA, name, doc string, abs bool) {
+	header(name, s, "func(x []float32) float32", doc+" in "+fmt.Sprint(unroll)+" vector accumulators")
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	zero(s, unroll)
+	if abs {
+		s.BroadcastBits(0x7fffffff, s.V(15))
+	}
+	add := func(src Op, i int) {
+		if abs {
+			VANDPS(src, s.V(15), s.V(8+i))
+			src = s.V(8 + i)
+		}
+		VADDPS(src, s.V(i), s.V(i))
+	}
+	s.Loop("", unroll, func(w x86.Width, i int) {
+		add(x86.At(RSI, i*s.Bytes()), i)
+	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
+		if s.Masked {
+			x86.TailMask(K1)
+			VMOVUPS_Z(x86.At(RSI, 0), K1, Z8)
+			add(Z8, 0)
+		}
+	})
+	combine(s, unroll, VADDPS)
+	horizontal(s, VADDPS)
+	if !s.Masked {
+		scalarTail("scalar", func() {
+			VMOVSS(x86.At(RSI, 0), X8)
+			if abs {
+				VANDPS(X15, X8, X8)
+			}
+			VADDSS(X8, X0, X0)
+		})
+	}
+	VZEROUPPER()
+	Store(X0, ReturnIndex(0))
+	RET()
+}
+
+// scalarTail emits a loop over the CX remaining elements at RSI (and RDX).
+func scalarTail(label string, body func()) {
+	TESTQ(RCX, RCX)
+	JE(LabelRef(label + "end"))
+	Label(label)
+	body()
+	ADDQ(U8(4), RSI)
+	ADDQ(U8(4), RDX)
+	DECQ(RCX)
+	JNE(LabelRef(label))
+	Label(label + "end")
+}
+
+func dot(s x86.ISA) {
+	header("dot", s, "func(a, b []float32) float32", "Σ a[i]·b[i] in "+fmt.Sprint(unroll)+" vector FMA accumulators")
+	Load(Param("a").Base(), RSI)
+	Load(Param("a").Len(), RCX)
+	Load(Param("b").Base(), RDX)
+	zero(s, unroll)
+	s.Loop("", unroll, func(w x86.Width, i int) {
+		VMOVUPS(x86.At(RSI, i*s.Bytes()), s.V(8+i))
+		VFMADD231PS(x86.At(RDX, i*s.Bytes()), s.V(8+i), s.V(i))
+	}, func(n int) {
+		ADDQ(U32(n), RSI)
+		ADDQ(U32(n), RDX)
+	}, func() {
+		if s.Masked {
+			x86.TailMask(K1)
+			VMOVUPS_Z(x86.At(RSI, 0), K1, Z8)
+			VMOVUPS_Z(x86.At(RDX, 0), K1, Z9)
+			VFMADD231PS(Z9, Z8, Z0)
+		}
+	})
+	combine(s, unroll, VADDPS)
+	horizontal(s, VADDPS)
+	if !s.Masked {
+		scalarTail("scalar", func() {
+			VMOVSS(x86.At(RSI, 0), X8)
+			VFMADD231SS(x86.At(RDX, 0), X8, X0)
+		})
+	}
+	VZEROUPPER()
+	Store(X0, ReturnIndex(0))
+	RET()
+}
+
+// extremum writes max/min. With Intel's operand order MAXPS(src1=x, src2=acc)
+// returns acc when either is NaN, so NaNs never enter the accumulators and are
+// tracked on the side; x must be non-empty (the accumulators start at x[0]).
+func extremum(s x86.ISA, name string, packed, scalar func(...Op)) {
+	header(name, s, "func(x []float32) float32", "the "+name+"imum of x, or NaN if any element is NaN; len(x) > 0")
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	VBROADCASTSS(x86.At(RSI, 0), s.V(0))
+	for i := 1; i < unroll; i++ {
+		VMOVAPS(s.V(0), s.V(i))
+	}
+	// NaN trackers: AVX-512 k4..k7 start all-ones and are ANDed with "ordered";
+	// AVX2 registers 4..7 start zero and are ORed with "unordered".
+	for i := 0; i < unroll; i++ {
+		if s.Masked {
+			KXNORW(x86.KReg(4+i), x86.KReg(4+i), x86.KReg(4+i))
+		} else {
+			VXORPS(s.V(4+i), s.V(4+i), s.V(4+i))
+		}
+	}
+	track := func(x VecPhysical, i int) {
+		if s.Masked {
+			VCMPPS(U8(7), x, x, x86.KReg(4+i), x86.KReg(4+i)) // ORD_Q under mask: k &= ordered
+			return
+		}
+		VCMPPS(U8(3), x, x, s.V(12+i)) // UNORD_Q
+		VORPS(s.V(12+i), s.V(4+i), s.V(4+i))
+	}
+	s.Loop("", unroll, func(w x86.Width, i int) {
+		x := s.V(8 + i)
+		VMOVUPS(x86.At(RSI, i*s.Bytes()), x)
+		packed(s.V(i), x, s.V(i))
+		track(x, i)
+	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
+		if s.Masked {
+			// Lanes past the end keep the accumulator's own values.
+			x86.TailMask(K1)
+			VMOVAPS(Z0, Z8)
+			VMOVUPS(x86.At(RSI, 0), K1, Z8)
+			packed(Z0, Z8, Z0)
+			track(Z8, 0)
+		}
+	})
+	combine(s, unroll, packed)
+	horizontal(s, packed)
+	if s.Masked {
+		KANDW(K5, K4, K4)
+		KANDW(K7, K6, K6)
+		KANDW(K6, K4, K4)
+		KORTESTW(K4, K4) // CF=1 iff every lane was ordered
+		JCC(LabelRef("nan"))
+	} else {
+		VORPS(Y5, Y4, Y4)
+		VORPS(Y7, Y6, Y6)
+		VORPS(Y6, Y4, Y4)
+		VMOVMSKPS(Y4, EAX)
+		TESTL(EAX, EAX)
+		JNE(LabelRef("nan"))
+		scalarTail("scalar", func() {
+			VMOVSS(x86.At(RSI, 0), X8)
+			VUCOMISS(X8, X8)
+			JPS(LabelRef("nan"))
+			scalar(X0, X8, X0)
+		})
+	}
+	VZEROUPPER()
+	Store(X0, ReturnIndex(0))
+	RET()
+	Label("nan")
+	VZEROUPPER()
+	MOVL(U32(0x7fc00000), EAX)
+	VMOVD(EAX, X0)
+	Store(X0, ReturnIndex(0))
+	RET()
+}
+
+// sumSquares64 writes the float64 sum of squares behind Norm: each float32 is
+// widened exactly, so squares neither overflow nor underflow.
+func sumSquares64(s x86.ISA) {
+	header("sumSquares64", s, "func(x []float32) float64", "Σ x[i]² accumulated in float64, in "+fmt.Sprint(2*unroll)+" vector accumulators")
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	zero(s, 2*unroll)
+	half := s.Bytes() / 2 // bytes of float32 that widen to one vector of float64
+	s.Loop("", unroll, func(w x86.Width, i int) {
+		for h := 0; h < 2; h++ {
+			t := s.V(8 + 2*i + h)
+			VCVTPS2PD(x86.At(RSI, i*s.Bytes()+h*half), t)
+			VFMADD231PD(t, t, s.V(2*i+h))
+		}
+	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
+		if s.Masked {
+			x86.TailMask(K1)
+			VMOVUPS_Z(x86.At(RSI, 0), K1, Z8)
+			VCVTPS2PD(Y8, Z9)
+			VEXTRACTF64X4(U8(1), Z8, Y10)
+			VCVTPS2PD(Y10, Z10)
+			VFMADD231PD(Z9, Z9, Z0)
+			VFMADD231PD(Z10, Z10, Z1)
+		}
+	})
+	combine(s, 2*unroll, VADDPD)
+	if s.Masked {
+		VEXTRACTF64X4(U8(1), Z0, Y1)
+		VADDPD(Y1, Y0, Y0)
+	}
+	VEXTRACTF128(U8(1), Y0, X1)
+	VADDPD(X1, X0, X0)
+	VMOVHLPS(X0, X0, X1)
+	VADDSD(X1, X0, X0)
+	if !s.Masked {
+		scalarTail("scalar", func() {
+			VCVTSS2SD(x86.At(RSI, 0), X8, X8)
+			VFMADD231SD(X8, X8, X0)
+		})
+	}
+	VZEROUPPER()
+	Store(X0, ReturnIndex(0))
+	RET()
+}
+
+// index writes indexEq / indexNaN: compare a vector at a time, branch out on
+// the first vector with a hit, and take the lowest set bit of its mask.
+func index(s x86.ISA, name, sig, doc string) {
+	header(name, s, sig, doc)
+	nan := name == "indexNaN"
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	MOVQ(RSI, RBX) // start, to turn the pointer back into an index
+	if !nan {
+		s.BroadcastParam("v", s.V(15))
+	}
+	found := 0
+	// hit branches to a block that computes the index of the first set lane of
+	// the mask (in k or as a vector) plus off elements past RSI.
+	var exits []func()
+	hit := func(x VecPhysical, k OpmaskPhysical, off int) {
+		label := fmt.Sprintf("found%d", found)
+		found++
+		if s.Masked {
+			KORTESTW(k, k)
+			JNE(LabelRef(label))
+		} else {
+			VMOVMSKPS(x, EAX)
+			TESTL(EAX, EAX)
+			JNE(LabelRef(label))
+		}
+		exits = append(exits, func() {
+			Label(label)
+			if s.Masked {
+				KMOVW(k, EAX)
+			}
+			BSFL(EAX, EAX)
+			ADDQ(U32(off), RAX)
+			JMP(LabelRef("ret"))
+		})
+	}
+	compare := func(src Op, x VecPhysical, k OpmaskPhysical) {
+		dst := Op(x)
+		if s.Masked {
+			dst = k
+		}
+		if nan {
+			VMOVUPS(src, x)
+			VCMPPS(U8(3), x, x, dst) // UNORD_Q
+		} else {
+			VCMPPS(U8(0), src, s.V(15), dst) // EQ_OQ
+		}
+	}
+	s.Loop("", unroll, func(w x86.Width, i int) {
+		compare(x86.At(RSI, i*s.Bytes()), s.V(8+i), x86.KReg(4+i))
+		hit(s.V(8+i), x86.KReg(4+i), i*s.Lanes)
+	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
+		if s.Masked {
+			x86.TailMask(K1)
+			VMOVUPS_Z(x86.At(RSI, 0), K1, Z8)
+			if nan {
+				VCMPPS(U8(3), Z8, Z8, K1, K4)
+			} else {
+				VCMPPS(U8(0), Z8, Z15, K1, K4)
+			}
+			hit(Z8, K4, 0)
+		}
+	})
+	if !s.Masked {
+		TESTQ(RCX, RCX)
+		JE(LabelRef("none"))
+		Label("scalar")
+		VMOVSS(x86.At(RSI, 0), X8)
+		if nan {
+			VUCOMISS(X8, X8)
+			JPS(LabelRef("scalarhit"))
+		} else {
+			VUCOMISS(X15, X8)
+			JPS(LabelRef("scalarnext"))
+			JEQ(LabelRef("scalarhit"))
+		}
+		Label("scalarnext")
+		ADDQ(U8(4), RSI)
+		DECQ(RCX)
+		JNE(LabelRef("scalar"))
+	}
+	Label("none")
+	VZEROUPPER()
+	MOVQ(I32(-1), RAX)
+	Store(RAX, ReturnIndex(0))
+	RET()
+	if !s.Masked {
+		Label("scalarhit")
+		XORL(EAX, EAX)
+		JMP(LabelRef("ret"))
+	}
+	for _, e := range exits {
+		e()
+	}
+	// RAX holds the lane index relative to RSI; add RSI's element offset.
+	Label("ret")
+	VZEROUPPER()
+	SUBQ(RBX, RSI)
+	SHRQ(U8(2), RSI)
+	ADDQ(RSI, RAX)
+	Store(RAX, ReturnIndex(0))
+	RET()
+}
