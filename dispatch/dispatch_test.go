@@ -1,0 +1,162 @@
+package dispatch
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseLevelRoundTrip(t *testing.T) {
+	for l := Generic; int(l) < NumLevels; l++ {
+		got, err := ParseLevel(strings.ToUpper(l.String()))
+		if err != nil || got != l {
+			t.Errorf("ParseLevel(%q) = %v, %v", l.String(), got, err)
+		}
+	}
+	if _, err := ParseLevel("sse9"); err == nil {
+		t.Error("ParseLevel accepted sse9")
+	}
+	if s := Level(42).String(); s != "Level(42)" {
+		t.Errorf("Level(42).String() = %q", s)
+	}
+}
+
+func TestLevels(t *testing.T) {
+	ls := Levels()
+	if len(ls) == 0 || ls[0] != Generic {
+		t.Fatalf("Levels() = %v, want Generic first", ls)
+	}
+	if ls[len(ls)-1] != Detected() {
+		t.Fatalf("Levels() = %v, want Detected()=%v last", ls, Detected())
+	}
+	for l := Generic; int(l) < NumLevels; l++ {
+		in := false
+		for _, x := range ls {
+			in = in || x == l
+		}
+		if in != Supports(l) {
+			t.Errorf("Supports(%v) = %v but Levels() = %v", l, Supports(l), ls)
+		}
+	}
+}
+
+func TestSetLevel(t *testing.T) {
+	orig := Active()
+	defer SetLevel(orig)
+	for _, l := range Levels() {
+		if _, err := SetLevel(l); err != nil {
+			t.Fatalf("SetLevel(%v): %v", l, err)
+		}
+		if Active() != l {
+			t.Fatalf("Active() = %v after SetLevel(%v)", Active(), l)
+		}
+		if !strings.Contains(Report(), "active:    "+l.String()) {
+			t.Fatalf("Report does not show active level %v:\n%s", l, Report())
+		}
+	}
+	before := Active()
+	for l := Generic; int(l) < NumLevels; l++ {
+		if Supports(l) {
+			continue
+		}
+		prev, err := SetLevel(l)
+		if err == nil {
+			t.Fatalf("SetLevel(%v) accepted a level the CPU lacks", l)
+		}
+		if prev != before || Active() != before {
+			t.Fatalf("refused SetLevel(%v) changed the level to %v", l, Active())
+		}
+	}
+}
+
+func TestEnvOverride(t *testing.T) {
+	orig := Active()
+	defer func() { active.Store(int32(orig)); envNote = "" }()
+	cases := []struct {
+		env  string
+		want Level
+		note string
+	}{
+		{"generic", Generic, "LANES_SIMD=generic"},
+		{"bogus", orig, "ignored: not a level name"},
+		{"avx512", clamp(AVX512), ""},
+		{"neon", clamp(NEON), ""},
+		{"avx2", clamp(AVX2), ""},
+	}
+	for _, c := range cases {
+		active.Store(int32(orig))
+		applyEnv(c.env)
+		if Active() != c.want {
+			t.Errorf("LANES_SIMD=%s: active %v, want %v", c.env, Active(), c.want)
+		}
+		if !strings.Contains(envNote, c.note) {
+			t.Errorf("LANES_SIMD=%s: note %q, want it to contain %q", c.env, envNote, c.note)
+		}
+		if want, _ := ParseLevel(c.env); c.note == "" && want != c.want && !strings.Contains(envNote, "clamped to "+c.want.String()) {
+			t.Errorf("LANES_SIMD=%s: clamp not explained: %q", c.env, envNote)
+		}
+		if c.env != "bogus" && !strings.Contains(Report(), envNote) {
+			t.Errorf("Report does not explain LANES_SIMD=%s:\n%s", c.env, Report())
+		}
+	}
+}
+
+func TestClamp(t *testing.T) {
+	for l := Generic; int(l) < NumLevels; l++ {
+		got := clamp(l)
+		if !Supports(got) {
+			t.Errorf("clamp(%v) = %v, unsupported", l, got)
+		}
+		if Supports(l) && got != l {
+			t.Errorf("clamp(%v) = %v, want itself", l, got)
+		}
+	}
+	if Supports(AVX2) && clamp(AVX512) == Generic {
+		t.Error("clamp(AVX512) skipped AVX2")
+	}
+}
+
+// TestConcurrentSetLevel is for -race: switching levels while others read it.
+func TestConcurrentSetLevel(t *testing.T) {
+	orig := Active()
+	defer SetLevel(orig)
+	ls := Levels()
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 1000; i++ {
+				if g%2 == 0 {
+					SetLevel(ls[i%len(ls)])
+				} else if l := Active(); !Supports(l) {
+					t.Errorf("Active() = %v, unsupported", l)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestReportFields(t *testing.T) {
+	r := Report()
+	var keys []string
+	for _, line := range strings.Split(strings.TrimSpace(r), "\n") {
+		k, _, _ := strings.Cut(line, ":")
+		if k == "caches" || k == "features" || k == "missing" {
+			continue // depend on the machine
+		}
+		keys = append(keys, k)
+	}
+	if diff := cmp.Diff([]string{"cpu", "build", "levels", "active"}, keys); diff != "" {
+		t.Errorf("Report lines (-want +got):\n%s\n%s", diff, r)
+	}
+}
+
+func TestNoAllocActive(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { _ = Active() }); n != 0 {
+		t.Errorf("Active allocates %v", n)
+	}
+}
