@@ -4,19 +4,19 @@
 
 package simd
 
-// sumAVX512 returns Σ x[i] in 4 vector accumulators.
+// sumAVX512 returns Σ x[i] in 8 vector accumulators.
 // Requires: AVX-512 F, DQ, VL.
 //
 //go:noescape
 func sumAVX512(x []float32) float32
 
-// sumAbsAVX512 returns Σ |x[i]| in 4 vector accumulators.
+// sumAbsAVX512 returns Σ |x[i]| in 8 vector accumulators.
 // Requires: AVX-512 F, DQ, VL.
 //
 //go:noescape
 func sumAbsAVX512(x []float32) float32
 
-// dotAVX512 returns Σ a[i]·b[i] in 4 vector FMA accumulators.
+// dotAVX512 returns Σ a[i]·b[i] in 8 vector FMA accumulators.
 // Requires: AVX-512 F, DQ, VL.
 //
 //go:noescape

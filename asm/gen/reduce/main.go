@@ -23,7 +23,19 @@ import (
 	"github.com/lanesgo/lanes/asm/gen/internal/x86"
 )
 
-const unroll = 4
+// unroll is the number of independent accumulators (and vectors per loop
+// block) of sums and extrema: eight 512-bit registers cover the 4-cycle FMA
+// latency at two per cycle; AVX2 has only sixteen registers for accumulators,
+// NaN trackers and loads, so four.
+func unroll(s x86.ISA) int {
+	if s.Masked {
+		return 8
+	}
+	return 4
+}
+
+// indexUnroll is the block of the index scans: one mask register per vector.
+const indexUnroll = 4
 
 func main() {
 	ConstraintExpr("!purego")
@@ -85,30 +97,32 @@ func horizontal(s x86.ISA, ins func(...Op)) {
 
 // sum writes sum/sumAbs: four accumulators of vector adds.
 func sum(s x86.ISA, name, doc string, abs bool) {
-	header(name, s, "func(x []float32) float32", doc+" in "+fmt.Sprint(unroll)+" vector accumulators")
+	u := unroll(s)
+	header(name, s, "func(x []float32) float32", doc+" in "+fmt.Sprint(u)+" vector accumulators")
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
-	zero(s, unroll)
+	zero(s, u)
+	mask := s.V(s.Registers() - 1)
 	if abs {
-		s.BroadcastBits(0x7fffffff, s.V(15))
+		s.BroadcastBits(0x7fffffff, mask)
 	}
 	add := func(src Op, i int) {
 		if abs {
-			VANDPS(src, s.V(15), s.V(8+i))
-			src = s.V(8 + i)
+			VANDPS(src, mask, s.V(u+i))
+			src = s.V(u + i)
 		}
 		VADDPS(src, s.V(i), s.V(i))
 	}
-	s.Loop("", unroll, func(w x86.Width, i int) {
+	s.Loop("", u, func(w x86.Width, i int) {
 		add(x86.At(RSI, i*s.Bytes()), i)
 	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
 		if s.Masked {
 			x86.TailMask(K1)
-			VMOVUPS_Z(x86.At(RSI, 0), K1, Z8)
-			add(Z8, 0)
+			VMOVUPS_Z(x86.At(RSI, 0), K1, Z16)
+			add(Z16, 0)
 		}
 	})
-	combine(s, unroll, VADDPS)
+	combine(s, u, VADDPS)
 	horizontal(s, VADDPS)
 	if !s.Masked {
 		scalarTail("scalar", func() {
@@ -138,14 +152,15 @@ func scalarTail(label string, body func()) {
 }
 
 func dot(s x86.ISA) {
-	header("dot", s, "func(a, b []float32) float32", "Σ a[i]·b[i] in "+fmt.Sprint(unroll)+" vector FMA accumulators")
+	u := unroll(s)
+	header("dot", s, "func(a, b []float32) float32", "Σ a[i]·b[i] in "+fmt.Sprint(u)+" vector FMA accumulators")
 	Load(Param("a").Base(), RSI)
 	Load(Param("a").Len(), RCX)
 	Load(Param("b").Base(), RDX)
-	zero(s, unroll)
-	s.Loop("", unroll, func(w x86.Width, i int) {
-		VMOVUPS(x86.At(RSI, i*s.Bytes()), s.V(8+i))
-		VFMADD231PS(x86.At(RDX, i*s.Bytes()), s.V(8+i), s.V(i))
+	zero(s, u)
+	s.Loop("", u, func(w x86.Width, i int) {
+		VMOVUPS(x86.At(RSI, i*s.Bytes()), s.V(u+i))
+		VFMADD231PS(x86.At(RDX, i*s.Bytes()), s.V(u+i), s.V(i))
 	}, func(n int) {
 		ADDQ(U32(n), RSI)
 		ADDQ(U32(n), RDX)
@@ -157,7 +172,7 @@ func dot(s x86.ISA) {
 			VFMADD231PS(Z9, Z8, Z0)
 		}
 	})
-	combine(s, unroll, VADDPS)
+	combine(s, u, VADDPS)
 	horizontal(s, VADDPS)
 	if !s.Masked {
 		scalarTail("scalar", func() {
@@ -171,61 +186,66 @@ func dot(s x86.ISA) {
 }
 
 // extremum writes max/min. With Intel's operand order MAXPS(src1=x, src2=acc)
-// returns acc when either is NaN, so NaNs never enter the accumulators and are
-// tracked on the side; x must be non-empty (the accumulators start at x[0]).
+// returns acc when either is NaN, so NaNs never enter the accumulators. They
+// are caught on the side with integer instructions, which run on the vector
+// ports that MAXPS leaves idle: |x| as an integer is above 0x7f800000 exactly
+// for NaNs, so u more accumulators keep the unsigned maximum of the bits with
+// the sign cleared. x must be non-empty: the accumulators start at x[0].
 func extremum(s x86.ISA, name string, packed, scalar func(...Op)) {
+	u := unroll(s)
 	header(name, s, "func(x []float32) float32", "the "+name+"imum of x, or NaN if any element is NaN; len(x) > 0")
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
 	VBROADCASTSS(x86.At(RSI, 0), s.V(0))
-	for i := 1; i < unroll; i++ {
+	for i := 1; i < u; i++ {
 		VMOVAPS(s.V(0), s.V(i))
 	}
-	// NaN trackers: AVX-512 k4..k7 start all-ones and are ANDed with "ordered";
-	// AVX2 registers 4..7 start zero and are ORed with "unordered".
-	for i := 0; i < unroll; i++ {
-		if s.Masked {
-			KXNORW(x86.KReg(4+i), x86.KReg(4+i), x86.KReg(4+i))
-		} else {
-			VXORPS(s.V(4+i), s.V(4+i), s.V(4+i))
+	zeroFrom(s, u, u)
+	abs := s.V(s.Registers() - 1)
+	s.BroadcastBits(0x7fffffff, abs)
+	side := func(x VecPhysical, i int) {
+		VPAND(x, abs, x)
+		VPMAXUD(x, s.V(u+i), s.V(u+i))
+	}
+	if s.Masked {
+		side = func(x VecPhysical, i int) {
+			VPANDD(x, abs, x)
+			VPMAXUD(x, s.V(u+i), s.V(u+i))
 		}
 	}
-	track := func(x VecPhysical, i int) {
-		if s.Masked {
-			VCMPPS(U8(7), x, x, x86.KReg(4+i), x86.KReg(4+i)) // ORD_Q under mask: k &= ordered
-			return
-		}
-		VCMPPS(U8(3), x, x, s.V(12+i)) // UNORD_Q
-		VORPS(s.V(12+i), s.V(4+i), s.V(4+i))
-	}
-	s.Loop("", unroll, func(w x86.Width, i int) {
-		x := s.V(8 + i)
+	s.Loop("", u, func(w x86.Width, i int) {
+		x := s.V(2*u + i)
 		VMOVUPS(x86.At(RSI, i*s.Bytes()), x)
 		packed(s.V(i), x, s.V(i))
-		track(x, i)
+		side(x, i)
 	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
 		if s.Masked {
-			// Lanes past the end keep the accumulator's own values.
+			// Lanes past the end take the accumulator's own values (and 0 bits).
 			x86.TailMask(K1)
-			VMOVAPS(Z0, Z8)
-			VMOVUPS(x86.At(RSI, 0), K1, Z8)
-			packed(Z0, Z8, Z0)
-			track(Z8, 0)
+			VMOVUPS_Z(x86.At(RSI, 0), K1, Z16)
+			VMOVAPS(Z0, Z17)
+			VMOVAPS(Z16, K1, Z17)
+			packed(Z0, Z17, Z0)
+			side(Z16, 0)
 		}
 	})
-	combine(s, unroll, packed)
+	combine(s, u, packed)
 	horizontal(s, packed)
+	for step := 1; step < u; step *= 2 {
+		for i := 0; i+step < u; i += 2 * step {
+			VPMAXUD(s.V(u+i+step), s.V(u+i), s.V(u+i))
+		}
+	}
+	// Any lane with bits above +Inf's means a NaN.
+	inf := s.V(s.Registers() - 2)
+	s.BroadcastBits(0x7f800000, inf)
 	if s.Masked {
-		KANDW(K5, K4, K4)
-		KANDW(K7, K6, K6)
-		KANDW(K6, K4, K4)
-		KORTESTW(K4, K4) // CF=1 iff every lane was ordered
-		JCC(LabelRef("nan"))
+		VPCMPUD(U8(6), inf, s.V(u), K1) // NLE: lane > inf
+		KORTESTW(K1, K1)
+		JNE(LabelRef("nan"))
 	} else {
-		VORPS(Y5, Y4, Y4)
-		VORPS(Y7, Y6, Y6)
-		VORPS(Y6, Y4, Y4)
-		VMOVMSKPS(Y4, EAX)
+		VPCMPGTD(inf, s.V(u), s.V(u)) // values are below 2^31: signed compare is exact
+		VMOVMSKPS(s.V(u), EAX)
 		TESTL(EAX, EAX)
 		JNE(LabelRef("nan"))
 		scalarTail("scalar", func() {
@@ -235,20 +255,28 @@ func extremum(s x86.ISA, name string, packed, scalar func(...Op)) {
 			scalar(X0, X8, X0)
 		})
 	}
+	Label("ret")
 	VZEROUPPER()
 	Store(X0, ReturnIndex(0))
 	RET()
+
 	Label("nan")
-	VZEROUPPER()
 	MOVL(U32(0x7fc00000), EAX)
 	VMOVD(EAX, X0)
-	Store(X0, ReturnIndex(0))
-	RET()
+	JMP(LabelRef("ret"))
+}
+
+// zeroFrom clears registers from..from+n-1.
+func zeroFrom(s x86.ISA, from, n int) {
+	for i := from; i < from+n; i++ {
+		VXORPS(s.V(i), s.V(i), s.V(i))
+	}
 }
 
 // sumSquares64 writes the float64 sum of squares behind Norm: each float32 is
 // widened exactly, so squares neither overflow nor underflow.
 func sumSquares64(s x86.ISA) {
+	const unroll = 4
 	header("sumSquares64", s, "func(x []float32) float64", "Σ x[i]² accumulated in float64, in "+fmt.Sprint(2*unroll)+" vector accumulators")
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
@@ -339,7 +367,7 @@ func index(s x86.ISA, name, sig, doc string) {
 			VCMPPS(U8(0), src, s.V(15), dst) // EQ_OQ
 		}
 	}
-	s.Loop("", unroll, func(w x86.Width, i int) {
+	s.Loop("", indexUnroll, func(w x86.Width, i int) {
 		compare(x86.At(RSI, i*s.Bytes()), s.V(8+i), x86.KReg(4+i))
 		hit(s.V(8+i), x86.KReg(4+i), i*s.Lanes)
 	}, func(n int) { ADDQ(U32(n), RSI) }, func() {

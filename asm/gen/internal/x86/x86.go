@@ -25,6 +25,14 @@ var (
 	Levels = []ISA{AVX512, AVX2}
 )
 
+// Registers is the number of vector registers: 32 with AVX-512, 16 with AVX2.
+func (s ISA) Registers() int {
+	if s.Masked {
+		return 32
+	}
+	return 16
+}
+
 // Bytes is the vector size in bytes.
 func (s ISA) Bytes() int { return 4 * s.Lanes }
 
@@ -121,7 +129,7 @@ func (s ISA) Loop(p string, unroll int, body func(w Width, i int), step func(byt
 	CMPQ(RCX, U32(unroll*s.Lanes))
 	JB(LabelRef(p + "vectors"))
 	for i := 0; i < unroll; i++ {
-		body(s.Full(KReg(2+i)), i)
+		body(s.Full(KReg(2+i%4)), i)
 	}
 	step(unroll * s.Bytes())
 	SUBQ(U32(unroll*s.Lanes), RCX)
