@@ -135,4 +135,3 @@ func expectPanic(t *testing.T, want string, f func()) {
 	}()
 	f()
 }
-
