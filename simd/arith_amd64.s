@@ -5,13 +5,65 @@
 #include "textflag.h"
 
 // func addAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·addAVX512(SB), NOSPLIT, $0-72
-	MOVQ dst_base+0(FP), DI
-	MOVQ dst_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ b_base+48(FP), DX
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x02, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VADDPS    Z4, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VMOVUPS  (DX), Z4
+	VADDPS   Z4, Z0, Z0
+	VMOVNTPS Z0, (DI)
+	VMOVUPS  64(SI), Z1
+	VMOVUPS  64(DX), Z5
+	VADDPS   Z5, Z1, Z1
+	VMOVNTPS Z1, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VMOVUPS  128(DX), Z6
+	VADDPS   Z6, Z2, Z2
+	VMOVNTPS Z2, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VMOVUPS  192(DX), Z7
+	VADDPS   Z7, Z3, Z3
+	VMOVNTPS Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -67,13 +119,62 @@ done:
 	RET
 
 // func addAVX2(dst []float32, a []float32, b []float32)
-// Requires: AVX
+// Requires: AVX, MMX+
 TEXT ·addAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x02, R9
+	JE   aligned
+	SUBQ R9, CX
 
+head:
+	VMOVSS (SI), X0
+	VMOVSS (DX), X4
+	VADDPS X4, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   $0x00000004, DI
+	ADDQ   $0x00000004, SI
+	ADDQ   $0x00000004, DX
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPS  (SI), Y0
+	VMOVUPS  (DX), Y4
+	VADDPS   Y4, Y0, Y0
+	VMOVNTPS Y0, (DI)
+	VMOVUPS  32(SI), Y1
+	VMOVUPS  32(DX), Y5
+	VADDPS   Y5, Y1, Y1
+	VMOVNTPS Y1, 32(DI)
+	VMOVUPS  64(SI), Y2
+	VMOVUPS  64(DX), Y6
+	VADDPS   Y6, Y2, Y2
+	VMOVNTPS Y2, 64(DI)
+	VMOVUPS  96(SI), Y3
+	VMOVUPS  96(DX), Y7
+	VADDPS   Y7, Y3, Y3
+	VMOVNTPS Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -132,13 +233,65 @@ done:
 	RET
 
 // func subAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·subAVX512(SB), NOSPLIT, $0-72
-	MOVQ dst_base+0(FP), DI
-	MOVQ dst_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ b_base+48(FP), DX
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x02, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VSUBPS    Z4, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VMOVUPS  (DX), Z4
+	VSUBPS   Z4, Z0, Z0
+	VMOVNTPS Z0, (DI)
+	VMOVUPS  64(SI), Z1
+	VMOVUPS  64(DX), Z5
+	VSUBPS   Z5, Z1, Z1
+	VMOVNTPS Z1, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VMOVUPS  128(DX), Z6
+	VSUBPS   Z6, Z2, Z2
+	VMOVNTPS Z2, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VMOVUPS  192(DX), Z7
+	VSUBPS   Z7, Z3, Z3
+	VMOVNTPS Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -194,13 +347,62 @@ done:
 	RET
 
 // func subAVX2(dst []float32, a []float32, b []float32)
-// Requires: AVX
+// Requires: AVX, MMX+
 TEXT ·subAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x02, R9
+	JE   aligned
+	SUBQ R9, CX
 
+head:
+	VMOVSS (SI), X0
+	VMOVSS (DX), X4
+	VSUBPS X4, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   $0x00000004, DI
+	ADDQ   $0x00000004, SI
+	ADDQ   $0x00000004, DX
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPS  (SI), Y0
+	VMOVUPS  (DX), Y4
+	VSUBPS   Y4, Y0, Y0
+	VMOVNTPS Y0, (DI)
+	VMOVUPS  32(SI), Y1
+	VMOVUPS  32(DX), Y5
+	VSUBPS   Y5, Y1, Y1
+	VMOVNTPS Y1, 32(DI)
+	VMOVUPS  64(SI), Y2
+	VMOVUPS  64(DX), Y6
+	VSUBPS   Y6, Y2, Y2
+	VMOVNTPS Y2, 64(DI)
+	VMOVUPS  96(SI), Y3
+	VMOVUPS  96(DX), Y7
+	VSUBPS   Y7, Y3, Y3
+	VMOVNTPS Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -259,13 +461,65 @@ done:
 	RET
 
 // func mulAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·mulAVX512(SB), NOSPLIT, $0-72
-	MOVQ dst_base+0(FP), DI
-	MOVQ dst_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ b_base+48(FP), DX
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x02, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VMULPS    Z4, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VMOVUPS  (DX), Z4
+	VMULPS   Z4, Z0, Z0
+	VMOVNTPS Z0, (DI)
+	VMOVUPS  64(SI), Z1
+	VMOVUPS  64(DX), Z5
+	VMULPS   Z5, Z1, Z1
+	VMOVNTPS Z1, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VMOVUPS  128(DX), Z6
+	VMULPS   Z6, Z2, Z2
+	VMOVNTPS Z2, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VMOVUPS  192(DX), Z7
+	VMULPS   Z7, Z3, Z3
+	VMOVNTPS Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -321,13 +575,62 @@ done:
 	RET
 
 // func mulAVX2(dst []float32, a []float32, b []float32)
-// Requires: AVX
+// Requires: AVX, MMX+
 TEXT ·mulAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x02, R9
+	JE   aligned
+	SUBQ R9, CX
 
+head:
+	VMOVSS (SI), X0
+	VMOVSS (DX), X4
+	VMULPS X4, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   $0x00000004, DI
+	ADDQ   $0x00000004, SI
+	ADDQ   $0x00000004, DX
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPS  (SI), Y0
+	VMOVUPS  (DX), Y4
+	VMULPS   Y4, Y0, Y0
+	VMOVNTPS Y0, (DI)
+	VMOVUPS  32(SI), Y1
+	VMOVUPS  32(DX), Y5
+	VMULPS   Y5, Y1, Y1
+	VMOVNTPS Y1, 32(DI)
+	VMOVUPS  64(SI), Y2
+	VMOVUPS  64(DX), Y6
+	VMULPS   Y6, Y2, Y2
+	VMOVNTPS Y2, 64(DI)
+	VMOVUPS  96(SI), Y3
+	VMOVUPS  96(DX), Y7
+	VMULPS   Y7, Y3, Y3
+	VMOVNTPS Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -386,13 +689,65 @@ done:
 	RET
 
 // func divAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·divAVX512(SB), NOSPLIT, $0-72
-	MOVQ dst_base+0(FP), DI
-	MOVQ dst_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ b_base+48(FP), DX
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x02, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VDIVPS    Z4, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VMOVUPS  (DX), Z4
+	VDIVPS   Z4, Z0, Z0
+	VMOVNTPS Z0, (DI)
+	VMOVUPS  64(SI), Z1
+	VMOVUPS  64(DX), Z5
+	VDIVPS   Z5, Z1, Z1
+	VMOVNTPS Z1, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VMOVUPS  128(DX), Z6
+	VDIVPS   Z6, Z2, Z2
+	VMOVNTPS Z2, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VMOVUPS  192(DX), Z7
+	VDIVPS   Z7, Z3, Z3
+	VMOVNTPS Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -448,13 +803,62 @@ done:
 	RET
 
 // func divAVX2(dst []float32, a []float32, b []float32)
-// Requires: AVX
+// Requires: AVX, MMX+
 TEXT ·divAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x02, R9
+	JE   aligned
+	SUBQ R9, CX
 
+head:
+	VMOVSS (SI), X0
+	VMOVSS (DX), X4
+	VDIVPS X4, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   $0x00000004, DI
+	ADDQ   $0x00000004, SI
+	ADDQ   $0x00000004, DX
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPS  (SI), Y0
+	VMOVUPS  (DX), Y4
+	VDIVPS   Y4, Y0, Y0
+	VMOVNTPS Y0, (DI)
+	VMOVUPS  32(SI), Y1
+	VMOVUPS  32(DX), Y5
+	VDIVPS   Y5, Y1, Y1
+	VMOVNTPS Y1, 32(DI)
+	VMOVUPS  64(SI), Y2
+	VMOVUPS  64(DX), Y6
+	VDIVPS   Y6, Y2, Y2
+	VMOVNTPS Y2, 64(DI)
+	VMOVUPS  96(SI), Y3
+	VMOVUPS  96(DX), Y7
+	VDIVPS   Y7, Y3, Y3
+	VMOVNTPS Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -513,13 +917,75 @@ done:
 	RET
 
 // func maximumAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·maximumAVX512(SB), NOSPLIT, $0-72
-	MOVQ dst_base+0(FP), DI
-	MOVQ dst_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ b_base+48(FP), DX
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x02, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VMAXPS    Z4, Z0, Z8
+	VCMPPS    $0x03, Z0, Z0, K2
+	VMOVAPS   Z0, K2, Z8
+	VMOVUPS   Z8, K1, (DI)
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VMOVUPS  (DX), Z4
+	VMAXPS   Z4, Z0, Z8
+	VCMPPS   $0x03, Z0, Z0, K2
+	VMOVAPS  Z0, K2, Z8
+	VMOVNTPS Z8, (DI)
+	VMOVUPS  64(SI), Z1
+	VMOVUPS  64(DX), Z5
+	VMAXPS   Z5, Z1, Z9
+	VCMPPS   $0x03, Z1, Z1, K3
+	VMOVAPS  Z1, K3, Z9
+	VMOVNTPS Z9, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VMOVUPS  128(DX), Z6
+	VMAXPS   Z6, Z2, Z10
+	VCMPPS   $0x03, Z2, Z2, K4
+	VMOVAPS  Z2, K4, Z10
+	VMOVNTPS Z10, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VMOVUPS  192(DX), Z7
+	VMAXPS   Z7, Z3, Z11
+	VCMPPS   $0x03, Z3, Z3, K5
+	VMOVAPS  Z3, K5, Z11
+	VMOVNTPS Z11, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -587,13 +1053,72 @@ done:
 	RET
 
 // func maximumAVX2(dst []float32, a []float32, b []float32)
-// Requires: AVX
+// Requires: AVX, MMX+
 TEXT ·maximumAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x02, R9
+	JE   aligned
+	SUBQ R9, CX
 
+head:
+	VMOVSS    (SI), X0
+	VMOVSS    (DX), X4
+	VMAXPS    X4, X0, X8
+	VCMPPS    $0x03, X0, X0, X4
+	VBLENDVPS X4, X0, X8, X8
+	VMOVSS    X8, (DI)
+	ADDQ      $0x00000004, DI
+	ADDQ      $0x00000004, SI
+	ADDQ      $0x00000004, DX
+	DECQ      R9
+	JNE       head
+
+aligned:
+stream:
+	CMPQ      CX, $0x00000020
+	JB        streamed
+	VMOVUPS   (SI), Y0
+	VMOVUPS   (DX), Y4
+	VMAXPS    Y4, Y0, Y8
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y8, Y8
+	VMOVNTPS  Y8, (DI)
+	VMOVUPS   32(SI), Y1
+	VMOVUPS   32(DX), Y5
+	VMAXPS    Y5, Y1, Y9
+	VCMPPS    $0x03, Y1, Y1, Y5
+	VBLENDVPS Y5, Y1, Y9, Y9
+	VMOVNTPS  Y9, 32(DI)
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   64(DX), Y6
+	VMAXPS    Y6, Y2, Y10
+	VCMPPS    $0x03, Y2, Y2, Y6
+	VBLENDVPS Y6, Y2, Y10, Y10
+	VMOVNTPS  Y10, 64(DI)
+	VMOVUPS   96(SI), Y3
+	VMOVUPS   96(DX), Y7
+	VMAXPS    Y7, Y3, Y11
+	VCMPPS    $0x03, Y3, Y3, Y7
+	VBLENDVPS Y7, Y3, Y11, Y11
+	VMOVNTPS  Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000020, CX
+	JMP       stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ      CX, $0x00000020
 	JB        vectors
@@ -664,13 +1189,75 @@ done:
 	RET
 
 // func minimumAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·minimumAVX512(SB), NOSPLIT, $0-72
-	MOVQ dst_base+0(FP), DI
-	MOVQ dst_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ b_base+48(FP), DX
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x02, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VMINPS    Z4, Z0, Z8
+	VCMPPS    $0x03, Z0, Z0, K2
+	VMOVAPS   Z0, K2, Z8
+	VMOVUPS   Z8, K1, (DI)
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VMOVUPS  (DX), Z4
+	VMINPS   Z4, Z0, Z8
+	VCMPPS   $0x03, Z0, Z0, K2
+	VMOVAPS  Z0, K2, Z8
+	VMOVNTPS Z8, (DI)
+	VMOVUPS  64(SI), Z1
+	VMOVUPS  64(DX), Z5
+	VMINPS   Z5, Z1, Z9
+	VCMPPS   $0x03, Z1, Z1, K3
+	VMOVAPS  Z1, K3, Z9
+	VMOVNTPS Z9, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VMOVUPS  128(DX), Z6
+	VMINPS   Z6, Z2, Z10
+	VCMPPS   $0x03, Z2, Z2, K4
+	VMOVAPS  Z2, K4, Z10
+	VMOVNTPS Z10, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VMOVUPS  192(DX), Z7
+	VMINPS   Z7, Z3, Z11
+	VCMPPS   $0x03, Z3, Z3, K5
+	VMOVAPS  Z3, K5, Z11
+	VMOVNTPS Z11, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -738,13 +1325,72 @@ done:
 	RET
 
 // func minimumAVX2(dst []float32, a []float32, b []float32)
-// Requires: AVX
+// Requires: AVX, MMX+
 TEXT ·minimumAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x02, R9
+	JE   aligned
+	SUBQ R9, CX
 
+head:
+	VMOVSS    (SI), X0
+	VMOVSS    (DX), X4
+	VMINPS    X4, X0, X8
+	VCMPPS    $0x03, X0, X0, X4
+	VBLENDVPS X4, X0, X8, X8
+	VMOVSS    X8, (DI)
+	ADDQ      $0x00000004, DI
+	ADDQ      $0x00000004, SI
+	ADDQ      $0x00000004, DX
+	DECQ      R9
+	JNE       head
+
+aligned:
+stream:
+	CMPQ      CX, $0x00000020
+	JB        streamed
+	VMOVUPS   (SI), Y0
+	VMOVUPS   (DX), Y4
+	VMINPS    Y4, Y0, Y8
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y8, Y8
+	VMOVNTPS  Y8, (DI)
+	VMOVUPS   32(SI), Y1
+	VMOVUPS   32(DX), Y5
+	VMINPS    Y5, Y1, Y9
+	VCMPPS    $0x03, Y1, Y1, Y5
+	VBLENDVPS Y5, Y1, Y9, Y9
+	VMOVNTPS  Y9, 32(DI)
+	VMOVUPS   64(SI), Y2
+	VMOVUPS   64(DX), Y6
+	VMINPS    Y6, Y2, Y10
+	VCMPPS    $0x03, Y2, Y2, Y6
+	VBLENDVPS Y6, Y2, Y10, Y10
+	VMOVNTPS  Y10, 64(DI)
+	VMOVUPS   96(SI), Y3
+	VMOVUPS   96(DX), Y7
+	VMINPS    Y7, Y3, Y11
+	VCMPPS    $0x03, Y3, Y3, Y7
+	VBLENDVPS Y7, Y3, Y11, Y11
+	VMOVNTPS  Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000020, CX
+	JMP       stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ      CX, $0x00000020
 	JB        vectors
@@ -815,14 +1461,59 @@ done:
 	RET
 
 // func addScalarAVX512(dst []float32, a []float32, s float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F, MMX+, SSE
 TEXT ·addScalarAVX512(SB), NOSPLIT, $0-52
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         a_base+24(FP), SI
 	MOVSS        s+48(FP), X15
 	VBROADCASTSS X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPS.Z    (SI), K1, Z0
+	VADDPS       Z15, Z0, Z0
+	VMOVUPS      Z0, K1, (DI)
+	LEAQ         (DI)(R9*4), DI
+	LEAQ         (SI)(R9*4), SI
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VADDPS   Z15, Z0, Z0
+	VMOVNTPS Z0, (DI)
+	VMOVUPS  64(SI), Z1
+	VADDPS   Z15, Z1, Z1
+	VMOVNTPS Z1, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VADDPS   Z15, Z2, Z2
+	VMOVNTPS Z2, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VADDPS   Z15, Z3, Z3
+	VMOVNTPS Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -870,14 +1561,56 @@ done:
 	RET
 
 // func addScalarAVX2(dst []float32, a []float32, s float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2, MMX+, SSE
 TEXT ·addScalarAVX2(SB), NOSPLIT, $0-52
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         a_base+24(FP), SI
 	MOVSS        s+48(FP), X15
 	VBROADCASTSS X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
 
+head:
+	VMOVSS (SI), X0
+	VADDPS X15, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   $0x00000004, DI
+	ADDQ   $0x00000004, SI
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPS  (SI), Y0
+	VADDPS   Y15, Y0, Y0
+	VMOVNTPS Y0, (DI)
+	VMOVUPS  32(SI), Y1
+	VADDPS   Y15, Y1, Y1
+	VMOVNTPS Y1, 32(DI)
+	VMOVUPS  64(SI), Y2
+	VADDPS   Y15, Y2, Y2
+	VMOVNTPS Y2, 64(DI)
+	VMOVUPS  96(SI), Y3
+	VADDPS   Y15, Y3, Y3
+	VMOVNTPS Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -927,14 +1660,59 @@ done:
 	RET
 
 // func scaleAVX512(dst []float32, a []float32, s float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F, MMX+, SSE
 TEXT ·scaleAVX512(SB), NOSPLIT, $0-52
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         a_base+24(FP), SI
 	MOVSS        s+48(FP), X15
 	VBROADCASTSS X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPS.Z    (SI), K1, Z0
+	VMULPS       Z15, Z0, Z0
+	VMOVUPS      Z0, K1, (DI)
+	LEAQ         (DI)(R9*4), DI
+	LEAQ         (SI)(R9*4), SI
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VMULPS   Z15, Z0, Z0
+	VMOVNTPS Z0, (DI)
+	VMOVUPS  64(SI), Z1
+	VMULPS   Z15, Z1, Z1
+	VMOVNTPS Z1, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VMULPS   Z15, Z2, Z2
+	VMOVNTPS Z2, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VMULPS   Z15, Z3, Z3
+	VMOVNTPS Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -982,14 +1760,56 @@ done:
 	RET
 
 // func scaleAVX2(dst []float32, a []float32, s float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2, MMX+, SSE
 TEXT ·scaleAVX2(SB), NOSPLIT, $0-52
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         a_base+24(FP), SI
 	MOVSS        s+48(FP), X15
 	VBROADCASTSS X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
 
+head:
+	VMOVSS (SI), X0
+	VMULPS X15, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   $0x00000004, DI
+	ADDQ   $0x00000004, SI
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPS  (SI), Y0
+	VMULPS   Y15, Y0, Y0
+	VMOVNTPS Y0, (DI)
+	VMOVUPS  32(SI), Y1
+	VMULPS   Y15, Y1, Y1
+	VMOVNTPS Y1, 32(DI)
+	VMOVUPS  64(SI), Y2
+	VMULPS   Y15, Y2, Y2
+	VMOVNTPS Y2, 64(DI)
+	VMOVUPS  96(SI), Y3
+	VMULPS   Y15, Y3, Y3
+	VMOVNTPS Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -1039,7 +1859,7 @@ done:
 	RET
 
 // func axpyAVX512(y []float32, alpha float32, x []float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F, MMX+, SSE
 TEXT ·axpyAVX512(SB), NOSPLIT, $0-56
 	MOVQ         y_base+0(FP), DI
 	MOVQ         y_len+8(FP), CX
@@ -1047,7 +1867,59 @@ TEXT ·axpyAVX512(SB), NOSPLIT, $0-56
 	MOVQ         x_base+32(FP), DX
 	MOVSS        alpha+24(FP), X15
 	VBROADCASTSS X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPS.Z    (SI), K1, Z0
+	VMOVUPS.Z    (DX), K1, Z4
+	VFMADD231PS  Z4, Z15, Z0
+	VMOVUPS      Z0, K1, (DI)
+	LEAQ         (DI)(R9*4), DI
+	LEAQ         (SI)(R9*4), SI
+	LEAQ         (DX)(R9*4), DX
 
+aligned:
+stream:
+	CMPQ        CX, $0x00000040
+	JB          streamed
+	VMOVUPS     (SI), Z0
+	VMOVUPS     (DX), Z4
+	VFMADD231PS Z4, Z15, Z0
+	VMOVNTPS    Z0, (DI)
+	VMOVUPS     64(SI), Z1
+	VMOVUPS     64(DX), Z5
+	VFMADD231PS Z5, Z15, Z1
+	VMOVNTPS    Z1, 64(DI)
+	VMOVUPS     128(SI), Z2
+	VMOVUPS     128(DX), Z6
+	VFMADD231PS Z6, Z15, Z2
+	VMOVNTPS    Z2, 128(DI)
+	VMOVUPS     192(SI), Z3
+	VMOVUPS     192(DX), Z7
+	VFMADD231PS Z7, Z15, Z3
+	VMOVNTPS    Z3, 192(DI)
+	ADDQ        $0x00000100, DI
+	ADDQ        $0x00000100, SI
+	ADDQ        $0x00000100, DX
+	SUBQ        $0x00000040, CX
+	JMP         stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ        CX, $0x00000040
 	JB          vectors
@@ -1103,7 +1975,7 @@ done:
 	RET
 
 // func axpyAVX2(y []float32, alpha float32, x []float32)
-// Requires: AVX, AVX2, FMA3, SSE
+// Requires: AVX, AVX2, FMA3, MMX+, SSE
 TEXT ·axpyAVX2(SB), NOSPLIT, $0-56
 	MOVQ         y_base+0(FP), DI
 	MOVQ         y_len+8(FP), CX
@@ -1111,7 +1983,56 @@ TEXT ·axpyAVX2(SB), NOSPLIT, $0-56
 	MOVQ         x_base+32(FP), DX
 	MOVSS        alpha+24(FP), X15
 	VBROADCASTSS X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
 
+head:
+	VMOVSS      (SI), X0
+	VMOVSS      (DX), X4
+	VFMADD231PS X4, X15, X0
+	VMOVSS      X0, (DI)
+	ADDQ        $0x00000004, DI
+	ADDQ        $0x00000004, SI
+	ADDQ        $0x00000004, DX
+	DECQ        R9
+	JNE         head
+
+aligned:
+stream:
+	CMPQ        CX, $0x00000020
+	JB          streamed
+	VMOVUPS     (SI), Y0
+	VMOVUPS     (DX), Y4
+	VFMADD231PS Y4, Y15, Y0
+	VMOVNTPS    Y0, (DI)
+	VMOVUPS     32(SI), Y1
+	VMOVUPS     32(DX), Y5
+	VFMADD231PS Y5, Y15, Y1
+	VMOVNTPS    Y1, 32(DI)
+	VMOVUPS     64(SI), Y2
+	VMOVUPS     64(DX), Y6
+	VFMADD231PS Y6, Y15, Y2
+	VMOVNTPS    Y2, 64(DI)
+	VMOVUPS     96(SI), Y3
+	VMOVUPS     96(DX), Y7
+	VFMADD231PS Y7, Y15, Y3
+	VMOVNTPS    Y3, 96(DI)
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000020, CX
+	JMP         stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ        CX, $0x00000020
 	JB          vectors
@@ -1170,7 +2091,7 @@ done:
 	RET
 
 // func absAVX512(dst []float32, x []float32)
-// Requires: AVX, AVX512DQ, AVX512F
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
 TEXT ·absAVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -1178,7 +2099,52 @@ TEXT ·absAVX512(SB), NOSPLIT, $0-48
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPS.Z    (SI), K1, Z0
+	VANDPS       Z15, Z0, Z0
+	VMOVUPS      Z0, K1, (DI)
+	LEAQ         (DI)(R9*4), DI
+	LEAQ         (SI)(R9*4), SI
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VANDPS   Z15, Z0, Z0
+	VMOVNTPS Z0, (DI)
+	VMOVUPS  64(SI), Z1
+	VANDPS   Z15, Z1, Z1
+	VMOVNTPS Z1, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VANDPS   Z15, Z2, Z2
+	VMOVNTPS Z2, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VANDPS   Z15, Z3, Z3
+	VMOVNTPS Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1226,7 +2192,7 @@ done:
 	RET
 
 // func absAVX2(dst []float32, x []float32)
-// Requires: AVX, AVX2
+// Requires: AVX, AVX2, MMX+
 TEXT ·absAVX2(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -1234,7 +2200,49 @@ TEXT ·absAVX2(SB), NOSPLIT, $0-48
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
 
+head:
+	VMOVSS (SI), X0
+	VANDPS X15, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   $0x00000004, DI
+	ADDQ   $0x00000004, SI
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPS  (SI), Y0
+	VANDPS   Y15, Y0, Y0
+	VMOVNTPS Y0, (DI)
+	VMOVUPS  32(SI), Y1
+	VANDPS   Y15, Y1, Y1
+	VMOVNTPS Y1, 32(DI)
+	VMOVUPS  64(SI), Y2
+	VANDPS   Y15, Y2, Y2
+	VMOVNTPS Y2, 64(DI)
+	VMOVUPS  96(SI), Y3
+	VANDPS   Y15, Y3, Y3
+	VMOVNTPS Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -1284,7 +2292,7 @@ done:
 	RET
 
 // func negAVX512(dst []float32, x []float32)
-// Requires: AVX, AVX512DQ, AVX512F
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
 TEXT ·negAVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -1292,7 +2300,52 @@ TEXT ·negAVX512(SB), NOSPLIT, $0-48
 	MOVL         $0x80000000, AX
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPS.Z    (SI), K1, Z0
+	VXORPS       Z15, Z0, Z0
+	VMOVUPS      Z0, K1, (DI)
+	LEAQ         (DI)(R9*4), DI
+	LEAQ         (SI)(R9*4), SI
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VXORPS   Z15, Z0, Z0
+	VMOVNTPS Z0, (DI)
+	VMOVUPS  64(SI), Z1
+	VXORPS   Z15, Z1, Z1
+	VMOVNTPS Z1, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VXORPS   Z15, Z2, Z2
+	VMOVNTPS Z2, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VXORPS   Z15, Z3, Z3
+	VMOVNTPS Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1340,7 +2393,7 @@ done:
 	RET
 
 // func negAVX2(dst []float32, x []float32)
-// Requires: AVX, AVX2
+// Requires: AVX, AVX2, MMX+
 TEXT ·negAVX2(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -1348,7 +2401,49 @@ TEXT ·negAVX2(SB), NOSPLIT, $0-48
 	MOVL         $0x80000000, AX
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
 
+head:
+	VMOVSS (SI), X0
+	VXORPS X15, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   $0x00000004, DI
+	ADDQ   $0x00000004, SI
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPS  (SI), Y0
+	VXORPS   Y15, Y0, Y0
+	VMOVNTPS Y0, (DI)
+	VMOVUPS  32(SI), Y1
+	VXORPS   Y15, Y1, Y1
+	VMOVNTPS Y1, 32(DI)
+	VMOVUPS  64(SI), Y2
+	VXORPS   Y15, Y2, Y2
+	VMOVNTPS Y2, 64(DI)
+	VMOVUPS  96(SI), Y3
+	VXORPS   Y15, Y3, Y3
+	VMOVNTPS Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -1398,12 +2493,57 @@ done:
 	RET
 
 // func sqrtAVX512(dst []float32, x []float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·sqrtAVX512(SB), NOSPLIT, $0-48
-	MOVQ dst_base+0(FP), DI
-	MOVQ dst_len+8(FP), CX
-	MOVQ x_base+24(FP), SI
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      x_base+24(FP), SI
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x02, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPS.Z (SI), K1, Z0
+	VSQRTPS   Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VSQRTPS  Z0, Z0
+	VMOVNTPS Z0, (DI)
+	VMOVUPS  64(SI), Z1
+	VSQRTPS  Z1, Z1
+	VMOVNTPS Z1, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VSQRTPS  Z2, Z2
+	VMOVNTPS Z2, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VSQRTPS  Z3, Z3
+	VMOVNTPS Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1451,12 +2591,54 @@ done:
 	RET
 
 // func sqrtAVX2(dst []float32, x []float32)
-// Requires: AVX
+// Requires: AVX, MMX+
 TEXT ·sqrtAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
 	MOVQ x_base+24(FP), SI
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x02, R9
+	JE   aligned
+	SUBQ R9, CX
 
+head:
+	VMOVSS  (SI), X0
+	VSQRTPS X0, X0
+	VMOVSS  X0, (DI)
+	ADDQ    $0x00000004, DI
+	ADDQ    $0x00000004, SI
+	DECQ    R9
+	JNE     head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPS  (SI), Y0
+	VSQRTPS  Y0, Y0
+	VMOVNTPS Y0, (DI)
+	VMOVUPS  32(SI), Y1
+	VSQRTPS  Y1, Y1
+	VMOVNTPS Y1, 32(DI)
+	VMOVUPS  64(SI), Y2
+	VSQRTPS  Y2, Y2
+	VMOVNTPS Y2, 64(DI)
+	VMOVUPS  96(SI), Y3
+	VSQRTPS  Y3, Y3
+	VMOVNTPS Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -1506,13 +2688,68 @@ done:
 	RET
 
 // func reluAVX512(dst []float32, x []float32)
-// Requires: AVX, AVX512DQ, AVX512F
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
 TEXT ·reluAVX512(SB), NOSPLIT, $0-48
-	MOVQ   dst_base+0(FP), DI
-	MOVQ   dst_len+8(FP), CX
-	MOVQ   x_base+24(FP), SI
-	VXORPS Z15, Z15, Z15
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      x_base+24(FP), SI
+	VXORPS    Z15, Z15, Z15
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x02, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPS.Z (SI), K1, Z0
+	VMAXPS    Z15, Z0, Z8
+	VCMPPS    $0x03, Z0, Z0, K2
+	VMOVAPS   Z0, K2, Z8
+	VMOVUPS   Z8, K1, (DI)
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VMAXPS   Z15, Z0, Z8
+	VCMPPS   $0x03, Z0, Z0, K2
+	VMOVAPS  Z0, K2, Z8
+	VMOVNTPS Z8, (DI)
+	VMOVUPS  64(SI), Z1
+	VMAXPS   Z15, Z1, Z9
+	VCMPPS   $0x03, Z1, Z1, K3
+	VMOVAPS  Z1, K3, Z9
+	VMOVNTPS Z9, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VMAXPS   Z15, Z2, Z10
+	VCMPPS   $0x03, Z2, Z2, K4
+	VMOVAPS  Z2, K4, Z10
+	VMOVNTPS Z10, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VMAXPS   Z15, Z3, Z11
+	VCMPPS   $0x03, Z3, Z3, K5
+	VMOVAPS  Z3, K5, Z11
+	VMOVNTPS Z11, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1572,13 +2809,65 @@ done:
 	RET
 
 // func reluAVX2(dst []float32, x []float32)
-// Requires: AVX
+// Requires: AVX, MMX+
 TEXT ·reluAVX2(SB), NOSPLIT, $0-48
 	MOVQ   dst_base+0(FP), DI
 	MOVQ   dst_len+8(FP), CX
 	MOVQ   x_base+24(FP), SI
 	VXORPS Y15, Y15, Y15
+	CMPQ   CX, $0x00100000
+	JB     cached
+	MOVQ   DI, R9
+	NEGQ   R9
+	ANDQ   $0x0000001f, R9
+	SHRQ   $0x02, R9
+	JE     aligned
+	SUBQ   R9, CX
 
+head:
+	VMOVSS    (SI), X0
+	VMAXPS    X15, X0, X8
+	VCMPPS    $0x03, X0, X0, X4
+	VBLENDVPS X4, X0, X8, X8
+	VMOVSS    X8, (DI)
+	ADDQ      $0x00000004, DI
+	ADDQ      $0x00000004, SI
+	DECQ      R9
+	JNE       head
+
+aligned:
+stream:
+	CMPQ      CX, $0x00000020
+	JB        streamed
+	VMOVUPS   (SI), Y0
+	VMAXPS    Y15, Y0, Y8
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y8, Y8
+	VMOVNTPS  Y8, (DI)
+	VMOVUPS   32(SI), Y1
+	VMAXPS    Y15, Y1, Y9
+	VCMPPS    $0x03, Y1, Y1, Y5
+	VBLENDVPS Y5, Y1, Y9, Y9
+	VMOVNTPS  Y9, 32(DI)
+	VMOVUPS   64(SI), Y2
+	VMAXPS    Y15, Y2, Y10
+	VCMPPS    $0x03, Y2, Y2, Y6
+	VBLENDVPS Y6, Y2, Y10, Y10
+	VMOVNTPS  Y10, 64(DI)
+	VMOVUPS   96(SI), Y3
+	VMAXPS    Y15, Y3, Y11
+	VCMPPS    $0x03, Y3, Y3, Y7
+	VBLENDVPS Y7, Y3, Y11, Y11
+	VMOVNTPS  Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000020, CX
+	JMP       stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ      CX, $0x00000020
 	JB        vectors
@@ -1640,7 +2929,7 @@ done:
 	RET
 
 // func clampAVX512(dst []float32, x []float32, lo float32, hi float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F, MMX+, SSE
 TEXT ·clampAVX512(SB), NOSPLIT, $0-56
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -1649,7 +2938,67 @@ TEXT ·clampAVX512(SB), NOSPLIT, $0-56
 	VBROADCASTSS X14, Z14
 	MOVSS        hi+52(FP), X15
 	VBROADCASTSS X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPS.Z    (SI), K1, Z0
+	VMAXPS       Z14, Z0, Z8
+	VMINPS       Z15, Z8, Z8
+	VCMPPS       $0x03, Z0, Z0, K2
+	VMOVAPS      Z0, K2, Z8
+	VMOVUPS      Z8, K1, (DI)
+	LEAQ         (DI)(R9*4), DI
+	LEAQ         (SI)(R9*4), SI
 
+aligned:
+stream:
+	CMPQ     CX, $0x00000040
+	JB       streamed
+	VMOVUPS  (SI), Z0
+	VMAXPS   Z14, Z0, Z8
+	VMINPS   Z15, Z8, Z8
+	VCMPPS   $0x03, Z0, Z0, K2
+	VMOVAPS  Z0, K2, Z8
+	VMOVNTPS Z8, (DI)
+	VMOVUPS  64(SI), Z1
+	VMAXPS   Z14, Z1, Z9
+	VMINPS   Z15, Z9, Z9
+	VCMPPS   $0x03, Z1, Z1, K3
+	VMOVAPS  Z1, K3, Z9
+	VMOVNTPS Z9, 64(DI)
+	VMOVUPS  128(SI), Z2
+	VMAXPS   Z14, Z2, Z10
+	VMINPS   Z15, Z10, Z10
+	VCMPPS   $0x03, Z2, Z2, K4
+	VMOVAPS  Z2, K4, Z10
+	VMOVNTPS Z10, 128(DI)
+	VMOVUPS  192(SI), Z3
+	VMAXPS   Z14, Z3, Z11
+	VMINPS   Z15, Z11, Z11
+	VCMPPS   $0x03, Z3, Z3, K5
+	VMOVAPS  Z3, K5, Z11
+	VMOVNTPS Z11, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000040, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1715,7 +3064,7 @@ done:
 	RET
 
 // func clampAVX2(dst []float32, x []float32, lo float32, hi float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2, MMX+, SSE
 TEXT ·clampAVX2(SB), NOSPLIT, $0-56
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -1724,7 +3073,64 @@ TEXT ·clampAVX2(SB), NOSPLIT, $0-56
 	VBROADCASTSS X14, Y14
 	MOVSS        hi+52(FP), X15
 	VBROADCASTSS X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x02, R9
+	JE           aligned
+	SUBQ         R9, CX
 
+head:
+	VMOVSS    (SI), X0
+	VMAXPS    X14, X0, X8
+	VMINPS    X15, X8, X8
+	VCMPPS    $0x03, X0, X0, X4
+	VBLENDVPS X4, X0, X8, X8
+	VMOVSS    X8, (DI)
+	ADDQ      $0x00000004, DI
+	ADDQ      $0x00000004, SI
+	DECQ      R9
+	JNE       head
+
+aligned:
+stream:
+	CMPQ      CX, $0x00000020
+	JB        streamed
+	VMOVUPS   (SI), Y0
+	VMAXPS    Y14, Y0, Y8
+	VMINPS    Y15, Y8, Y8
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y8, Y8
+	VMOVNTPS  Y8, (DI)
+	VMOVUPS   32(SI), Y1
+	VMAXPS    Y14, Y1, Y9
+	VMINPS    Y15, Y9, Y9
+	VCMPPS    $0x03, Y1, Y1, Y5
+	VBLENDVPS Y5, Y1, Y9, Y9
+	VMOVNTPS  Y9, 32(DI)
+	VMOVUPS   64(SI), Y2
+	VMAXPS    Y14, Y2, Y10
+	VMINPS    Y15, Y10, Y10
+	VCMPPS    $0x03, Y2, Y2, Y6
+	VBLENDVPS Y6, Y2, Y10, Y10
+	VMOVNTPS  Y10, 64(DI)
+	VMOVUPS   96(SI), Y3
+	VMAXPS    Y14, Y3, Y11
+	VMINPS    Y15, Y11, Y11
+	VCMPPS    $0x03, Y3, Y3, Y7
+	VBLENDVPS Y7, Y3, Y11, Y11
+	VMOVNTPS  Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000020, CX
+	JMP       stream
+
+streamed:
+	SFENCE
+
+cached:
 blocks:
 	CMPQ      CX, $0x00000020
 	JB        vectors

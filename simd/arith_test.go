@@ -141,6 +141,31 @@ func TestArith(t *testing.T) {
 	})
 }
 
+// TestArithStreaming covers the non-temporal path that long destinations take
+// (asm/gen/arith: streamMin = 1<<20 elements), with every misalignment of dst
+// that its aligning head must handle.
+func TestArithStreaming(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long slices")
+	}
+	const n = 1<<20 + 37
+	r := rand.New(rand.NewPCG(7, 7))
+	a, b := newGuarded(n, 1), newGuarded(n, 2)
+	fill(r, a.s(), 100, 101)
+	fill(r, b.s(), 100, 103)
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		for _, c := range arithCases {
+			for _, off := range []int{0, 3, 5, 15} {
+				dst := newGuarded(n, off)
+				what := fmt.Sprintf("%s n=%d dst offset %d", c.name, n, off)
+				c.run(dst.s(), a.s(), b.s())
+				c.check(t, dst.s(), a.s(), b.s(), what)
+				dst.check(t, what)
+			}
+		}
+	})
+}
+
 // TestArithSpecialPairs crosses every special value with every other, so each
 // pair appears in a vector lane and in a tail.
 func TestArithSpecialPairs(t *testing.T) {
