@@ -90,6 +90,22 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -100,7 +116,6 @@ vectors:
 	ADDQ    $0x00000040, SI
 	ADDQ    $0x00000040, DX
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -201,6 +216,22 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPS (SI), Y0
+	VMOVUPS (DX), Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(DX), Y5
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000010, CX
+
+left1:
 	CMPQ    CX, $0x00000008
 	JB      tail
 	VMOVUPS (SI), Y0
@@ -211,7 +242,6 @@ vectors:
 	ADDQ    $0x00000020, SI
 	ADDQ    $0x00000020, DX
 	SUBQ    $0x00000008, CX
-	JMP     vectors
 
 tail:
 	TESTQ CX, CX
@@ -318,6 +348,22 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z4
+	VSUBPS  Z4, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VSUBPS  Z5, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -328,7 +374,6 @@ vectors:
 	ADDQ    $0x00000040, SI
 	ADDQ    $0x00000040, DX
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -429,6 +474,22 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPS (SI), Y0
+	VMOVUPS (DX), Y4
+	VSUBPS  Y4, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(DX), Y5
+	VSUBPS  Y5, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000010, CX
+
+left1:
 	CMPQ    CX, $0x00000008
 	JB      tail
 	VMOVUPS (SI), Y0
@@ -439,7 +500,6 @@ vectors:
 	ADDQ    $0x00000020, SI
 	ADDQ    $0x00000020, DX
 	SUBQ    $0x00000008, CX
-	JMP     vectors
 
 tail:
 	TESTQ CX, CX
@@ -546,6 +606,22 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z4
+	VMULPS  Z4, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VMULPS  Z5, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -556,7 +632,6 @@ vectors:
 	ADDQ    $0x00000040, SI
 	ADDQ    $0x00000040, DX
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -657,6 +732,22 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPS (SI), Y0
+	VMOVUPS (DX), Y4
+	VMULPS  Y4, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(DX), Y5
+	VMULPS  Y5, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000010, CX
+
+left1:
 	CMPQ    CX, $0x00000008
 	JB      tail
 	VMOVUPS (SI), Y0
@@ -667,7 +758,6 @@ vectors:
 	ADDQ    $0x00000020, SI
 	ADDQ    $0x00000020, DX
 	SUBQ    $0x00000008, CX
-	JMP     vectors
 
 tail:
 	TESTQ CX, CX
@@ -774,6 +864,22 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z4
+	VDIVPS  Z4, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VDIVPS  Z5, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -784,7 +890,6 @@ vectors:
 	ADDQ    $0x00000040, SI
 	ADDQ    $0x00000040, DX
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -885,6 +990,22 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPS (SI), Y0
+	VMOVUPS (DX), Y4
+	VDIVPS  Y4, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 32(DX), Y5
+	VDIVPS  Y5, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000010, CX
+
+left1:
 	CMPQ    CX, $0x00000008
 	JB      tail
 	VMOVUPS (SI), Y0
@@ -895,7 +1016,6 @@ vectors:
 	ADDQ    $0x00000020, SI
 	ADDQ    $0x00000020, DX
 	SUBQ    $0x00000008, CX
-	JMP     vectors
 
 tail:
 	TESTQ CX, CX
@@ -1020,6 +1140,26 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z4
+	VMAXPS  Z4, Z0, Z8
+	VCMPPS  $0x03, Z0, Z0, K2
+	VMOVAPS Z0, K2, Z8
+	VMOVUPS Z8, (DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VMAXPS  Z5, Z1, Z9
+	VCMPPS  $0x03, Z1, Z1, K3
+	VMOVAPS Z1, K3, Z9
+	VMOVUPS Z9, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -1032,7 +1172,6 @@ vectors:
 	ADDQ    $0x00000040, SI
 	ADDQ    $0x00000040, DX
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -1153,6 +1292,26 @@ blocks:
 	JMP       blocks
 
 vectors:
+	CMPQ      CX, $0x00000010
+	JB        left1
+	VMOVUPS   (SI), Y0
+	VMOVUPS   (DX), Y4
+	VMAXPS    Y4, Y0, Y8
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y8, Y8
+	VMOVUPS   Y8, (DI)
+	VMOVUPS   32(SI), Y1
+	VMOVUPS   32(DX), Y5
+	VMAXPS    Y5, Y1, Y9
+	VCMPPS    $0x03, Y1, Y1, Y5
+	VBLENDVPS Y5, Y1, Y9, Y9
+	VMOVUPS   Y9, 32(DI)
+	ADDQ      $0x00000040, DI
+	ADDQ      $0x00000040, SI
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000010, CX
+
+left1:
 	CMPQ      CX, $0x00000008
 	JB        tail
 	VMOVUPS   (SI), Y0
@@ -1165,7 +1324,6 @@ vectors:
 	ADDQ      $0x00000020, SI
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x00000008, CX
-	JMP       vectors
 
 tail:
 	TESTQ CX, CX
@@ -1292,6 +1450,26 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z4
+	VMINPS  Z4, Z0, Z8
+	VCMPPS  $0x03, Z0, Z0, K2
+	VMOVAPS Z0, K2, Z8
+	VMOVUPS Z8, (DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VMINPS  Z5, Z1, Z9
+	VCMPPS  $0x03, Z1, Z1, K3
+	VMOVAPS Z1, K3, Z9
+	VMOVUPS Z9, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -1304,7 +1482,6 @@ vectors:
 	ADDQ    $0x00000040, SI
 	ADDQ    $0x00000040, DX
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -1425,6 +1602,26 @@ blocks:
 	JMP       blocks
 
 vectors:
+	CMPQ      CX, $0x00000010
+	JB        left1
+	VMOVUPS   (SI), Y0
+	VMOVUPS   (DX), Y4
+	VMINPS    Y4, Y0, Y8
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y8, Y8
+	VMOVUPS   Y8, (DI)
+	VMOVUPS   32(SI), Y1
+	VMOVUPS   32(DX), Y5
+	VMINPS    Y5, Y1, Y9
+	VCMPPS    $0x03, Y1, Y1, Y5
+	VBLENDVPS Y5, Y1, Y9, Y9
+	VMOVUPS   Y9, 32(DI)
+	ADDQ      $0x00000040, DI
+	ADDQ      $0x00000040, SI
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000010, CX
+
+left1:
 	CMPQ      CX, $0x00000008
 	JB        tail
 	VMOVUPS   (SI), Y0
@@ -1437,7 +1634,6 @@ vectors:
 	ADDQ      $0x00000020, SI
 	ADDQ      $0x00000020, DX
 	SUBQ      $0x00000008, CX
-	JMP       vectors
 
 tail:
 	TESTQ CX, CX
@@ -1535,6 +1731,19 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VADDPS  Z15, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VADDPS  Z15, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -1543,7 +1752,6 @@ vectors:
 	ADDQ    $0x00000040, DI
 	ADDQ    $0x00000040, SI
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -1632,6 +1840,19 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPS (SI), Y0
+	VADDPS  Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(SI), Y1
+	VADDPS  Y15, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000010, CX
+
+left1:
 	CMPQ    CX, $0x00000008
 	JB      tail
 	VMOVUPS (SI), Y0
@@ -1640,7 +1861,6 @@ vectors:
 	ADDQ    $0x00000020, DI
 	ADDQ    $0x00000020, SI
 	SUBQ    $0x00000008, CX
-	JMP     vectors
 
 tail:
 	TESTQ CX, CX
@@ -1734,6 +1954,19 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VMULPS  Z15, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VMULPS  Z15, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -1742,7 +1975,6 @@ vectors:
 	ADDQ    $0x00000040, DI
 	ADDQ    $0x00000040, SI
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -1831,6 +2063,19 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPS (SI), Y0
+	VMULPS  Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(SI), Y1
+	VMULPS  Y15, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000010, CX
+
+left1:
 	CMPQ    CX, $0x00000008
 	JB      tail
 	VMOVUPS (SI), Y0
@@ -1839,7 +2084,6 @@ vectors:
 	ADDQ    $0x00000020, DI
 	ADDQ    $0x00000020, SI
 	SUBQ    $0x00000008, CX
-	JMP     vectors
 
 tail:
 	TESTQ CX, CX
@@ -1946,6 +2190,22 @@ blocks:
 	JMP         blocks
 
 vectors:
+	CMPQ        CX, $0x00000020
+	JB          left1
+	VMOVUPS     (SI), Z0
+	VMOVUPS     (DX), Z4
+	VFMADD231PS Z4, Z15, Z0
+	VMOVUPS     Z0, (DI)
+	VMOVUPS     64(SI), Z1
+	VMOVUPS     64(DX), Z5
+	VFMADD231PS Z5, Z15, Z1
+	VMOVUPS     Z1, 64(DI)
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000020, CX
+
+left1:
 	CMPQ        CX, $0x00000010
 	JB          tail
 	VMOVUPS     (SI), Z0
@@ -1956,7 +2216,6 @@ vectors:
 	ADDQ        $0x00000040, SI
 	ADDQ        $0x00000040, DX
 	SUBQ        $0x00000010, CX
-	JMP         vectors
 
 tail:
 	TESTQ       CX, CX
@@ -2059,6 +2318,22 @@ blocks:
 	JMP         blocks
 
 vectors:
+	CMPQ        CX, $0x00000010
+	JB          left1
+	VMOVUPS     (SI), Y0
+	VMOVUPS     (DX), Y4
+	VFMADD231PS Y4, Y15, Y0
+	VMOVUPS     Y0, (DI)
+	VMOVUPS     32(SI), Y1
+	VMOVUPS     32(DX), Y5
+	VFMADD231PS Y5, Y15, Y1
+	VMOVUPS     Y1, 32(DI)
+	ADDQ        $0x00000040, DI
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DX
+	SUBQ        $0x00000010, CX
+
+left1:
 	CMPQ        CX, $0x00000008
 	JB          tail
 	VMOVUPS     (SI), Y0
@@ -2069,7 +2344,6 @@ vectors:
 	ADDQ        $0x00000020, SI
 	ADDQ        $0x00000020, DX
 	SUBQ        $0x00000008, CX
-	JMP         vectors
 
 tail:
 	TESTQ CX, CX
@@ -2166,6 +2440,19 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VANDPS  Z15, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VANDPS  Z15, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -2174,7 +2461,6 @@ vectors:
 	ADDQ    $0x00000040, DI
 	ADDQ    $0x00000040, SI
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -2264,6 +2550,19 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPS (SI), Y0
+	VANDPS  Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(SI), Y1
+	VANDPS  Y15, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000010, CX
+
+left1:
 	CMPQ    CX, $0x00000008
 	JB      tail
 	VMOVUPS (SI), Y0
@@ -2272,7 +2571,6 @@ vectors:
 	ADDQ    $0x00000020, DI
 	ADDQ    $0x00000020, SI
 	SUBQ    $0x00000008, CX
-	JMP     vectors
 
 tail:
 	TESTQ CX, CX
@@ -2367,6 +2665,19 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VXORPS  Z15, Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VXORPS  Z15, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -2375,7 +2686,6 @@ vectors:
 	ADDQ    $0x00000040, DI
 	ADDQ    $0x00000040, SI
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -2465,6 +2775,19 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPS (SI), Y0
+	VXORPS  Y15, Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(SI), Y1
+	VXORPS  Y15, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000010, CX
+
+left1:
 	CMPQ    CX, $0x00000008
 	JB      tail
 	VMOVUPS (SI), Y0
@@ -2473,7 +2796,6 @@ vectors:
 	ADDQ    $0x00000020, DI
 	ADDQ    $0x00000020, SI
 	SUBQ    $0x00000008, CX
-	JMP     vectors
 
 tail:
 	TESTQ CX, CX
@@ -2565,6 +2887,19 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VSQRTPS Z0, Z0
+	VMOVUPS Z0, (DI)
+	VMOVUPS 64(SI), Z1
+	VSQRTPS Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -2573,7 +2908,6 @@ vectors:
 	ADDQ    $0x00000040, DI
 	ADDQ    $0x00000040, SI
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -2660,6 +2994,19 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPS (SI), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVUPS 32(SI), Y1
+	VSQRTPS Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000010, CX
+
+left1:
 	CMPQ    CX, $0x00000008
 	JB      tail
 	VMOVUPS (SI), Y0
@@ -2668,7 +3015,6 @@ vectors:
 	ADDQ    $0x00000020, DI
 	ADDQ    $0x00000020, SI
 	SUBQ    $0x00000008, CX
-	JMP     vectors
 
 tail:
 	TESTQ CX, CX
@@ -2779,6 +3125,23 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VMAXPS  Z15, Z0, Z8
+	VCMPPS  $0x03, Z0, Z0, K2
+	VMOVAPS Z0, K2, Z8
+	VMOVUPS Z8, (DI)
+	VMOVUPS 64(SI), Z1
+	VMAXPS  Z15, Z1, Z9
+	VCMPPS  $0x03, Z1, Z1, K3
+	VMOVAPS Z1, K3, Z9
+	VMOVUPS Z9, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -2789,7 +3152,6 @@ vectors:
 	ADDQ    $0x00000040, DI
 	ADDQ    $0x00000040, SI
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -2897,6 +3259,23 @@ blocks:
 	JMP       blocks
 
 vectors:
+	CMPQ      CX, $0x00000010
+	JB        left1
+	VMOVUPS   (SI), Y0
+	VMAXPS    Y15, Y0, Y8
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y8, Y8
+	VMOVUPS   Y8, (DI)
+	VMOVUPS   32(SI), Y1
+	VMAXPS    Y15, Y1, Y9
+	VCMPPS    $0x03, Y1, Y1, Y5
+	VBLENDVPS Y5, Y1, Y9, Y9
+	VMOVUPS   Y9, 32(DI)
+	ADDQ      $0x00000040, DI
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x00000010, CX
+
+left1:
 	CMPQ      CX, $0x00000008
 	JB        tail
 	VMOVUPS   (SI), Y0
@@ -2907,7 +3286,6 @@ vectors:
 	ADDQ      $0x00000020, DI
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x00000008, CX
-	JMP       vectors
 
 tail:
 	TESTQ CX, CX
@@ -3032,6 +3410,25 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z0
+	VMAXPS  Z14, Z0, Z8
+	VMINPS  Z15, Z8, Z8
+	VCMPPS  $0x03, Z0, Z0, K2
+	VMOVAPS Z0, K2, Z8
+	VMOVUPS Z8, (DI)
+	VMOVUPS 64(SI), Z1
+	VMAXPS  Z14, Z1, Z9
+	VMINPS  Z15, Z9, Z9
+	VCMPPS  $0x03, Z1, Z1, K3
+	VMOVAPS Z1, K3, Z9
+	VMOVUPS Z9, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z0
@@ -3043,7 +3440,6 @@ vectors:
 	ADDQ    $0x00000040, DI
 	ADDQ    $0x00000040, SI
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -3164,6 +3560,25 @@ blocks:
 	JMP       blocks
 
 vectors:
+	CMPQ      CX, $0x00000010
+	JB        left1
+	VMOVUPS   (SI), Y0
+	VMAXPS    Y14, Y0, Y8
+	VMINPS    Y15, Y8, Y8
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y8, Y8
+	VMOVUPS   Y8, (DI)
+	VMOVUPS   32(SI), Y1
+	VMAXPS    Y14, Y1, Y9
+	VMINPS    Y15, Y9, Y9
+	VCMPPS    $0x03, Y1, Y1, Y5
+	VBLENDVPS Y5, Y1, Y9, Y9
+	VMOVUPS   Y9, 32(DI)
+	ADDQ      $0x00000040, DI
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x00000010, CX
+
+left1:
 	CMPQ      CX, $0x00000008
 	JB        tail
 	VMOVUPS   (SI), Y0
@@ -3175,7 +3590,6 @@ vectors:
 	ADDQ      $0x00000020, DI
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x00000008, CX
-	JMP       vectors
 
 tail:
 	TESTQ CX, CX

@@ -34,12 +34,29 @@ blocks:
 	JMP    blocks
 
 vectors:
+	CMPQ   CX, $0x00000040
+	JB     left2
+	VADDPS (SI), Z0, Z0
+	VADDPS 64(SI), Z1, Z1
+	VADDPS 128(SI), Z2, Z2
+	VADDPS 192(SI), Z3, Z3
+	ADDQ   $0x00000100, SI
+	SUBQ   $0x00000040, CX
+
+left2:
+	CMPQ   CX, $0x00000020
+	JB     left1
+	VADDPS (SI), Z0, Z0
+	VADDPS 64(SI), Z1, Z1
+	ADDQ   $0x00000080, SI
+	SUBQ   $0x00000020, CX
+
+left1:
 	CMPQ   CX, $0x00000010
 	JB     tail
 	VADDPS (SI), Z0, Z0
 	ADDQ   $0x00000040, SI
 	SUBQ   $0x00000010, CX
-	JMP    vectors
 
 tail:
 	TESTQ     CX, CX
@@ -112,13 +129,36 @@ blocks:
 	JMP    blocks
 
 vectors:
+	CMPQ   CX, $0x00000040
+	JB     left2
+	VANDPS (SI), Z31, Z8
+	VADDPS Z8, Z0, Z0
+	VANDPS 64(SI), Z31, Z9
+	VADDPS Z9, Z1, Z1
+	VANDPS 128(SI), Z31, Z10
+	VADDPS Z10, Z2, Z2
+	VANDPS 192(SI), Z31, Z11
+	VADDPS Z11, Z3, Z3
+	ADDQ   $0x00000100, SI
+	SUBQ   $0x00000040, CX
+
+left2:
+	CMPQ   CX, $0x00000020
+	JB     left1
+	VANDPS (SI), Z31, Z8
+	VADDPS Z8, Z0, Z0
+	VANDPS 64(SI), Z31, Z9
+	VADDPS Z9, Z1, Z1
+	ADDQ   $0x00000080, SI
+	SUBQ   $0x00000020, CX
+
+left1:
 	CMPQ   CX, $0x00000010
 	JB     tail
 	VANDPS (SI), Z31, Z8
 	VADDPS Z8, Z0, Z0
 	ADDQ   $0x00000040, SI
 	SUBQ   $0x00000010, CX
-	JMP    vectors
 
 tail:
 	TESTQ     CX, CX
@@ -191,6 +231,32 @@ blocks:
 	JMP         blocks
 
 vectors:
+	CMPQ        CX, $0x00000040
+	JB          left2
+	VMOVUPS     (SI), Z8
+	VFMADD231PS (DX), Z8, Z0
+	VMOVUPS     64(SI), Z9
+	VFMADD231PS 64(DX), Z9, Z1
+	VMOVUPS     128(SI), Z10
+	VFMADD231PS 128(DX), Z10, Z2
+	VMOVUPS     192(SI), Z11
+	VFMADD231PS 192(DX), Z11, Z3
+	ADDQ        $0x00000100, SI
+	ADDQ        $0x00000100, DX
+	SUBQ        $0x00000040, CX
+
+left2:
+	CMPQ        CX, $0x00000020
+	JB          left1
+	VMOVUPS     (SI), Z8
+	VFMADD231PS (DX), Z8, Z0
+	VMOVUPS     64(SI), Z9
+	VFMADD231PS 64(DX), Z9, Z1
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000020, CX
+
+left1:
 	CMPQ        CX, $0x00000010
 	JB          tail
 	VMOVUPS     (SI), Z8
@@ -198,7 +264,6 @@ vectors:
 	ADDQ        $0x00000040, SI
 	ADDQ        $0x00000040, DX
 	SUBQ        $0x00000010, CX
-	JMP         vectors
 
 tail:
 	TESTQ       CX, CX
@@ -296,6 +361,42 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000040
+	JB      left2
+	VMOVUPS (SI), Z16
+	VMAXPS  Z0, Z16, Z0
+	VPANDD  Z16, Z31, Z16
+	VPMAXUD Z16, Z8, Z8
+	VMOVUPS 64(SI), Z17
+	VMAXPS  Z1, Z17, Z1
+	VPANDD  Z17, Z31, Z17
+	VPMAXUD Z17, Z9, Z9
+	VMOVUPS 128(SI), Z18
+	VMAXPS  Z2, Z18, Z2
+	VPANDD  Z18, Z31, Z18
+	VPMAXUD Z18, Z10, Z10
+	VMOVUPS 192(SI), Z19
+	VMAXPS  Z3, Z19, Z3
+	VPANDD  Z19, Z31, Z19
+	VPMAXUD Z19, Z11, Z11
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000040, CX
+
+left2:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z16
+	VMAXPS  Z0, Z16, Z0
+	VPANDD  Z16, Z31, Z16
+	VPMAXUD Z16, Z8, Z8
+	VMOVUPS 64(SI), Z17
+	VMAXPS  Z1, Z17, Z1
+	VPANDD  Z17, Z31, Z17
+	VPMAXUD Z17, Z9, Z9
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z16
@@ -304,7 +405,6 @@ vectors:
 	VPMAXUD Z16, Z8, Z8
 	ADDQ    $0x00000040, SI
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -425,6 +525,42 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000040
+	JB      left2
+	VMOVUPS (SI), Z16
+	VMINPS  Z0, Z16, Z0
+	VPANDD  Z16, Z31, Z16
+	VPMAXUD Z16, Z8, Z8
+	VMOVUPS 64(SI), Z17
+	VMINPS  Z1, Z17, Z1
+	VPANDD  Z17, Z31, Z17
+	VPMAXUD Z17, Z9, Z9
+	VMOVUPS 128(SI), Z18
+	VMINPS  Z2, Z18, Z2
+	VPANDD  Z18, Z31, Z18
+	VPMAXUD Z18, Z10, Z10
+	VMOVUPS 192(SI), Z19
+	VMINPS  Z3, Z19, Z3
+	VPANDD  Z19, Z31, Z19
+	VPMAXUD Z19, Z11, Z11
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000040, CX
+
+left2:
+	CMPQ    CX, $0x00000020
+	JB      left1
+	VMOVUPS (SI), Z16
+	VMINPS  Z0, Z16, Z0
+	VPANDD  Z16, Z31, Z16
+	VPMAXUD Z16, Z8, Z8
+	VMOVUPS 64(SI), Z17
+	VMINPS  Z1, Z17, Z1
+	VPANDD  Z17, Z31, Z17
+	VPMAXUD Z17, Z9, Z9
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000020, CX
+
+left1:
 	CMPQ    CX, $0x00000010
 	JB      tail
 	VMOVUPS (SI), Z16
@@ -433,7 +569,6 @@ vectors:
 	VPMAXUD Z16, Z8, Z8
 	ADDQ    $0x00000040, SI
 	SUBQ    $0x00000010, CX
-	JMP     vectors
 
 tail:
 	TESTQ     CX, CX
@@ -527,6 +662,20 @@ blocks:
 	JMP         blocks
 
 vectors:
+	CMPQ        CX, $0x00000020
+	JB          left1
+	VCVTPS2PD   (SI), Z8
+	VFMADD231PD Z8, Z8, Z0
+	VCVTPS2PD   32(SI), Z9
+	VFMADD231PD Z9, Z9, Z1
+	VCVTPS2PD   64(SI), Z10
+	VFMADD231PD Z10, Z10, Z2
+	VCVTPS2PD   96(SI), Z11
+	VFMADD231PD Z11, Z11, Z3
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000020, CX
+
+left1:
 	CMPQ        CX, $0x00000010
 	JB          tail
 	VCVTPS2PD   (SI), Z8
@@ -535,7 +684,6 @@ vectors:
 	VFMADD231PD Z9, Z9, Z1
 	ADDQ        $0x00000040, SI
 	SUBQ        $0x00000010, CX
-	JMP         vectors
 
 tail:
 	TESTQ         CX, CX
@@ -598,14 +746,25 @@ blocks:
 	JMP      blocks
 
 vectors:
+	CMPQ     CX, $0x00000020
+	JB       left1
+	VCMPPS   $0x00, (SI), Z15, K4
+	KORTESTW K4, K4
+	JNE      found4
+	VCMPPS   $0x00, 64(SI), Z15, K5
+	KORTESTW K5, K5
+	JNE      found5
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000020, CX
+
+left1:
 	CMPQ     CX, $0x00000010
 	JB       tail
 	VCMPPS   $0x00, (SI), Z15, K4
 	KORTESTW K4, K4
-	JNE      found4
+	JNE      found6
 	ADDQ     $0x00000040, SI
 	SUBQ     $0x00000010, CX
-	JMP      vectors
 
 tail:
 	TESTQ     CX, CX
@@ -617,7 +776,7 @@ tail:
 	VMOVUPS.Z (SI), K1, Z8
 	VCMPPS    $0x00, Z8, Z15, K1, K4
 	KORTESTW  K4, K4
-	JNE       found5
+	JNE       found7
 
 done:
 	VZEROUPPER
@@ -656,6 +815,18 @@ found4:
 	JMP   ret
 
 found5:
+	KMOVW K5, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000010, AX
+	JMP   ret
+
+found6:
+	KMOVW K4, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000000, AX
+	JMP   ret
+
+found7:
 	KMOVW K4, AX
 	BSFL  AX, AX
 	ADDQ  $0x00000000, AX
@@ -699,15 +870,28 @@ blocks:
 	JMP      blocks
 
 vectors:
+	CMPQ     CX, $0x00000020
+	JB       left1
+	VMOVUPS  (SI), Z8
+	VCMPPS   $0x03, Z8, Z8, K4
+	KORTESTW K4, K4
+	JNE      found4
+	VMOVUPS  64(SI), Z9
+	VCMPPS   $0x03, Z9, Z9, K5
+	KORTESTW K5, K5
+	JNE      found5
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000020, CX
+
+left1:
 	CMPQ     CX, $0x00000010
 	JB       tail
 	VMOVUPS  (SI), Z8
 	VCMPPS   $0x03, Z8, Z8, K4
 	KORTESTW K4, K4
-	JNE      found4
+	JNE      found6
 	ADDQ     $0x00000040, SI
 	SUBQ     $0x00000010, CX
-	JMP      vectors
 
 tail:
 	TESTQ     CX, CX
@@ -719,7 +903,7 @@ tail:
 	VMOVUPS.Z (SI), K1, Z8
 	VCMPPS    $0x03, Z8, Z8, K1, K4
 	KORTESTW  K4, K4
-	JNE       found5
+	JNE       found7
 
 done:
 	VZEROUPPER
@@ -758,6 +942,18 @@ found4:
 	JMP   ret
 
 found5:
+	KMOVW K5, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000010, AX
+	JMP   ret
+
+found6:
+	KMOVW K4, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000000, AX
+	JMP   ret
+
+found7:
 	KMOVW K4, AX
 	BSFL  AX, AX
 	ADDQ  $0x00000000, AX
@@ -792,12 +988,19 @@ blocks:
 	JMP    blocks
 
 vectors:
+	CMPQ   CX, $0x00000010
+	JB     left1
+	VADDPS (SI), Y0, Y0
+	VADDPS 32(SI), Y1, Y1
+	ADDQ   $0x00000040, SI
+	SUBQ   $0x00000010, CX
+
+left1:
 	CMPQ   CX, $0x00000008
 	JB     tail
 	VADDPS (SI), Y0, Y0
 	ADDQ   $0x00000020, SI
 	SUBQ   $0x00000008, CX
-	JMP    vectors
 
 tail:
 	TESTQ CX, CX
@@ -858,13 +1061,22 @@ blocks:
 	JMP    blocks
 
 vectors:
+	CMPQ   CX, $0x00000010
+	JB     left1
+	VANDPS (SI), Y15, Y4
+	VADDPS Y4, Y0, Y0
+	VANDPS 32(SI), Y15, Y5
+	VADDPS Y5, Y1, Y1
+	ADDQ   $0x00000040, SI
+	SUBQ   $0x00000010, CX
+
+left1:
 	CMPQ   CX, $0x00000008
 	JB     tail
 	VANDPS (SI), Y15, Y4
 	VADDPS Y4, Y0, Y0
 	ADDQ   $0x00000020, SI
 	SUBQ   $0x00000008, CX
-	JMP    vectors
 
 tail:
 	TESTQ CX, CX
@@ -925,6 +1137,17 @@ blocks:
 	JMP         blocks
 
 vectors:
+	CMPQ        CX, $0x00000010
+	JB          left1
+	VMOVUPS     (SI), Y4
+	VFMADD231PS (DX), Y4, Y0
+	VMOVUPS     32(SI), Y5
+	VFMADD231PS 32(DX), Y5, Y1
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DX
+	SUBQ        $0x00000010, CX
+
+left1:
 	CMPQ        CX, $0x00000008
 	JB          tail
 	VMOVUPS     (SI), Y4
@@ -932,7 +1155,6 @@ vectors:
 	ADDQ        $0x00000020, SI
 	ADDQ        $0x00000020, DX
 	SUBQ        $0x00000008, CX
-	JMP         vectors
 
 tail:
 	TESTQ CX, CX
@@ -1005,6 +1227,20 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPS (SI), Y8
+	VMAXPS  Y0, Y8, Y0
+	VPAND   Y8, Y15, Y8
+	VPMAXUD Y8, Y4, Y4
+	VMOVUPS 32(SI), Y9
+	VMAXPS  Y1, Y9, Y1
+	VPAND   Y9, Y15, Y9
+	VPMAXUD Y9, Y5, Y5
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000010, CX
+
+left1:
 	CMPQ    CX, $0x00000008
 	JB      tail
 	VMOVUPS (SI), Y8
@@ -1013,7 +1249,6 @@ vectors:
 	VPMAXUD Y8, Y4, Y4
 	ADDQ    $0x00000020, SI
 	SUBQ    $0x00000008, CX
-	JMP     vectors
 
 tail:
 	TESTQ CX, CX
@@ -1104,6 +1339,20 @@ blocks:
 	JMP     blocks
 
 vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPS (SI), Y8
+	VMINPS  Y0, Y8, Y0
+	VPAND   Y8, Y15, Y8
+	VPMAXUD Y8, Y4, Y4
+	VMOVUPS 32(SI), Y9
+	VMINPS  Y1, Y9, Y1
+	VPAND   Y9, Y15, Y9
+	VPMAXUD Y9, Y5, Y5
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000010, CX
+
+left1:
 	CMPQ    CX, $0x00000008
 	JB      tail
 	VMOVUPS (SI), Y8
@@ -1112,7 +1361,6 @@ vectors:
 	VPMAXUD Y8, Y4, Y4
 	ADDQ    $0x00000020, SI
 	SUBQ    $0x00000008, CX
-	JMP     vectors
 
 tail:
 	TESTQ CX, CX
@@ -1200,6 +1448,20 @@ blocks:
 	JMP         blocks
 
 vectors:
+	CMPQ        CX, $0x00000010
+	JB          left1
+	VCVTPS2PD   (SI), Y8
+	VFMADD231PD Y8, Y8, Y0
+	VCVTPS2PD   16(SI), Y9
+	VFMADD231PD Y9, Y9, Y1
+	VCVTPS2PD   32(SI), Y10
+	VFMADD231PD Y10, Y10, Y2
+	VCVTPS2PD   48(SI), Y11
+	VFMADD231PD Y11, Y11, Y3
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000010, CX
+
+left1:
 	CMPQ        CX, $0x00000008
 	JB          tail
 	VCVTPS2PD   (SI), Y8
@@ -1208,7 +1470,6 @@ vectors:
 	VFMADD231PD Y9, Y9, Y1
 	ADDQ        $0x00000020, SI
 	SUBQ        $0x00000008, CX
-	JMP         vectors
 
 tail:
 	TESTQ CX, CX
@@ -1275,15 +1536,28 @@ blocks:
 	JMP       blocks
 
 vectors:
+	CMPQ      CX, $0x00000010
+	JB        left1
+	VCMPPS    $0x00, (SI), Y15, Y8
+	VMOVMSKPS Y8, AX
+	TESTL     AX, AX
+	JNE       found4
+	VCMPPS    $0x00, 32(SI), Y15, Y9
+	VMOVMSKPS Y9, AX
+	TESTL     AX, AX
+	JNE       found5
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x00000010, CX
+
+left1:
 	CMPQ      CX, $0x00000008
 	JB        tail
 	VCMPPS    $0x00, (SI), Y15, Y8
 	VMOVMSKPS Y8, AX
 	TESTL     AX, AX
-	JNE       found4
+	JNE       found6
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x00000008, CX
-	JMP       vectors
 
 tail:
 	TESTQ CX, CX
@@ -1337,6 +1611,16 @@ found3:
 found4:
 	BSFL AX, AX
 	ADDQ $0x00000000, AX
+	JMP  ret
+
+found5:
+	BSFL AX, AX
+	ADDQ $0x00000008, AX
+	JMP  ret
+
+found6:
+	BSFL AX, AX
+	ADDQ $0x00000000, AX
 
 ret:
 	VZEROUPPER
@@ -1381,16 +1665,31 @@ blocks:
 	JMP       blocks
 
 vectors:
+	CMPQ      CX, $0x00000010
+	JB        left1
+	VMOVUPS   (SI), Y8
+	VCMPPS    $0x03, Y8, Y8, Y8
+	VMOVMSKPS Y8, AX
+	TESTL     AX, AX
+	JNE       found4
+	VMOVUPS   32(SI), Y9
+	VCMPPS    $0x03, Y9, Y9, Y9
+	VMOVMSKPS Y9, AX
+	TESTL     AX, AX
+	JNE       found5
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x00000010, CX
+
+left1:
 	CMPQ      CX, $0x00000008
 	JB        tail
 	VMOVUPS   (SI), Y8
 	VCMPPS    $0x03, Y8, Y8, Y8
 	VMOVMSKPS Y8, AX
 	TESTL     AX, AX
-	JNE       found4
+	JNE       found6
 	ADDQ      $0x00000020, SI
 	SUBQ      $0x00000008, CX
-	JMP       vectors
 
 tail:
 	TESTQ CX, CX
@@ -1439,6 +1738,16 @@ found3:
 	JMP  ret
 
 found4:
+	BSFL AX, AX
+	ADDQ $0x00000000, AX
+	JMP  ret
+
+found5:
+	BSFL AX, AX
+	ADDQ $0x00000008, AX
+	JMP  ret
+
+found6:
 	BSFL AX, AX
 	ADDQ $0x00000000, AX
 

@@ -120,7 +120,8 @@ func (w Width) BlendNaN(src, dst, tmp reg.VecPhysical) {
 func At(base reg.Register, off int) Mem { return Mem{Base: base, Disp: off} }
 
 // Loop emits the standard counted loop over n (in CX) elements: blocks of
-// unroll vectors while at least that many remain, then single vectors, then the
+// unroll vectors while at least that many remain, then at most one part each of
+// unroll/2, unroll/4, ... 1 vectors (unroll is a power of two), then the
 // tail of fewer than one vector. body(w, i) handles vector i of a block at width w
 // and must not advance pointers; step(bytes) advances them by bytes; tail handles
 // the last n<lanes elements (n in CX, n > 0). All labels get the prefix p.
@@ -135,13 +136,27 @@ func (s ISA) Loop(p string, unroll int, body func(w Width, i int), step func(byt
 	SUBQ(U32(unroll*s.Lanes), RCX)
 	JMP(LabelRef(p + "blocks"))
 
+	// Fewer than unroll vectors remain: take half a block, a quarter, ... one
+	// vector, each at most once. Vector i of every such part goes to register
+	// set i again, so a reduction's accumulator chains stay log2(unroll) deep
+	// instead of growing by one per leftover vector.
 	Label(p + "vectors")
-	CMPQ(RCX, U32(s.Lanes))
-	JB(LabelRef(p + "tail"))
-	body(s.Full(KReg(2)), 0)
-	step(s.Bytes())
-	SUBQ(U32(s.Lanes), RCX)
-	JMP(LabelRef(p + "vectors"))
+	for k := unroll / 2; k >= 1; k /= 2 {
+		next := fmt.Sprintf("%sleft%d", p, k/2)
+		if k == 1 {
+			next = p + "tail"
+		}
+		CMPQ(RCX, U32(k*s.Lanes))
+		JB(LabelRef(next))
+		for i := 0; i < k; i++ {
+			body(s.Full(KReg(2+i%4)), i)
+		}
+		step(k * s.Bytes())
+		SUBQ(U32(k*s.Lanes), RCX)
+		if k > 1 {
+			Label(next)
+		}
+	}
 
 	Label(p + "tail")
 	TESTQ(RCX, RCX)
