@@ -65,28 +65,36 @@ func dotGeneric(a, b []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
+// maxGeneric and minGeneric use Go's built-in max and min, which propagate
+// NaN and compile without branches, in four independent chains.
 func maxGeneric(x []float32) float32 {
-	m := x[0]
-	for _, v := range x {
-		if v > m {
-			m = v
-		} else if v != v {
-			return v
-		}
+	m0, m1, m2, m3 := x[0], x[0], x[0], x[0]
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		m0 = max(m0, x[i])
+		m1 = max(m1, x[i+1])
+		m2 = max(m2, x[i+2])
+		m3 = max(m3, x[i+3])
 	}
-	return m
+	for ; i < len(x); i++ {
+		m0 = max(m0, x[i])
+	}
+	return max(max(m0, m1), max(m2, m3))
 }
 
 func minGeneric(x []float32) float32 {
-	m := x[0]
-	for _, v := range x {
-		if v < m {
-			m = v
-		} else if v != v {
-			return v
-		}
+	m0, m1, m2, m3 := x[0], x[0], x[0], x[0]
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		m0 = min(m0, x[i])
+		m1 = min(m1, x[i+1])
+		m2 = min(m2, x[i+2])
+		m3 = min(m3, x[i+3])
 	}
-	return m
+	for ; i < len(x); i++ {
+		m0 = min(m0, x[i])
+	}
+	return min(min(m0, m1), min(m2, m3))
 }
 
 func sumSquares64Generic(x []float32) float64 {
