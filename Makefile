@@ -5,8 +5,10 @@ GO ?= go
 
 all: test
 
+# The main job: the CPU report and the throughput table vs vek, gonum and naive
+# Go. bench/ is its own module (it needs the peers), hence -C.
 demo:
-	$(GO) run ./bench/cmd/lanes
+	$(GO) -C bench run ./cmd/lanes $(ARGS)
 
 # generate rewrites every generated assembly file and stub from asm/gen.
 # Generated files are deleted first so a kernel that lost its generator shows up.
@@ -18,11 +20,17 @@ generate:
 # check-generate fails when the committed assembly differs from what the
 # generators write now.
 check-generate: generate
-	git diff --exit-code -- simd
-	test -z "$$(git status --porcelain -- simd)"
+	@gen=$$( { git grep -l -e '^// Code generated .* DO NOT EDIT\.' -- simd; \
+	           grep -l -r -e '^// Code generated .* DO NOT EDIT\.' simd; } | sort -u); \
+	  git diff --exit-code --stat -- $$gen || { echo "generated files differ from the committed ones: run make generate and commit"; exit 1; }; \
+	  new=$$(git ls-files --others --exclude-standard -- $$gen); \
+	  if [ -n "$$new" ]; then echo "generated files not committed: $$new"; exit 1; fi
 
 test:
 	bash .ci/test
 
+# bench runs the simd benchmarks (every function, level and size) and the
+# peer comparison in benchstat format.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./simd/
+	$(GO) -C bench test -run '^$$' -bench . ./peers/

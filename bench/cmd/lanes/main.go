@@ -1,0 +1,165 @@
+// Command lanes is the main job of the lanes repository: it prints
+// dispatch.Report() and a throughput table of the simd kernels at every level
+// this CPU has, side by side with viterin/vek, gonum and a naive Go loop, all
+// measured in this one process, with the ratios that the project's bars are
+// stated in.
+//
+//	go run ./bench/cmd/lanes                     # everything, about two minutes
+//	go run ./bench/cmd/lanes -ops Add,Dot -sizes 1000,10000
+//	go run ./bench/cmd/lanes -benchstat out.txt  # also write benchstat input
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lanesgo/lanes/bench/peers"
+	"github.com/lanesgo/lanes/dispatch"
+)
+
+func main() {
+	var (
+		opsFlag   = flag.String("ops", "", "comma-separated ops to run (default: all)")
+		sizesFlag = flag.String("sizes", "1000,10000,100000,1000000,10000000", "comma-separated lengths")
+		round     = flag.Duration("round", 20*time.Millisecond, "time of one measuring round")
+		rounds    = flag.Int("rounds", 5, "rounds per cell; the median is reported")
+		statOut   = flag.String("benchstat", "", "also write the figures in Go benchmark format to this file")
+	)
+	flag.Parse()
+	sizes, err := parseSizes(*sizesFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lanes:", err)
+		os.Exit(2)
+	}
+	ops, err := selectOps(*opsFlag)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lanes:", err)
+		os.Exit(2)
+	}
+	var stat io.Writer = io.Discard
+	if *statOut != "" {
+		f, err := os.Create(*statOut)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lanes:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		stat = f
+		fmt.Fprintf(f, "goos: %s\ngoarch: %s\npkg: github.com/lanesgo/lanes/bench/cmd/lanes\n", runtime.GOOS, runtime.GOARCH)
+	}
+
+	fmt.Print(dispatch.Report())
+	fmt.Printf("\nns per call, median of %d rounds of %v; ratios are peer time / lanes time at the best level (>1: lanes faster)\n", *rounds, *round)
+	best := "lanes-" + dispatch.Detected().String()
+	prev := dispatch.Active()
+	defer dispatch.SetLevel(prev)
+	for _, op := range ops {
+		runOp(op, sizes, best, *round, *rounds, stat)
+	}
+}
+
+func runOp(op peers.Op, sizes []int, best string, round time.Duration, rounds int, stat io.Writer) {
+	fmt.Printf("\n### %s\n\n", op.Name)
+	head := []string{"n"}
+	for _, im := range op.Impls {
+		head = append(head, im.Name)
+	}
+	var ratioCols []string
+	if op.Name != "Copy" {
+		for _, im := range op.Impls {
+			if !im.IsLanes {
+				ratioCols = append(ratioCols, im.Name)
+			}
+		}
+	}
+	for _, c := range ratioCols {
+		head = append(head, c+"/lanes")
+	}
+	head = append(head, "best GB/s")
+	printRow(head)
+	sep := make([]string, len(head))
+	for i := range sep {
+		sep[i] = "---:"
+	}
+	printRow(sep)
+	for _, n := range sizes {
+		ns := map[string]float64{}
+		row := []string{strconv.Itoa(n)}
+		for _, im := range op.Impls {
+			in := peers.Prepare(op, im, n)
+			t := peers.Measure(func() { im.Run(in) }, round, rounds)
+			ns[im.Name] = t
+			row = append(row, formatNs(t))
+			fmt.Fprintf(stat, "Benchmark%s/%s/%d-%d\t%d\t%.2f ns/op\t%.2f MB/s\n",
+				op.Name, im.Name, n, runtime.GOMAXPROCS(0), 1, t, float64(op.Bytes(n))/t*1e3)
+		}
+		ref, ok := ns[best]
+		if op.Name == "Copy" {
+			ref, ok = ns["copy"]
+		}
+		for _, c := range ratioCols {
+			row = append(row, fmt.Sprintf("%.2fx", ns[c]/ref))
+		}
+		if ok {
+			row = append(row, fmt.Sprintf("%.1f", float64(op.Bytes(n))/ref))
+		} else {
+			row = append(row, "-")
+		}
+		printRow(row)
+	}
+}
+
+func printRow(cells []string) { fmt.Println("| " + strings.Join(cells, " | ") + " |") }
+
+func formatNs(t float64) string {
+	switch {
+	case t >= 1e6:
+		return fmt.Sprintf("%.2f ms", t/1e6)
+	case t >= 1e4:
+		return fmt.Sprintf("%.1f µs", t/1e3)
+	}
+	return fmt.Sprintf("%.1f ns", t)
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad size %q in -sizes", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func selectOps(s string) ([]peers.Op, error) {
+	all := peers.Ops()
+	if s == "" {
+		return all, nil
+	}
+	var out []peers.Op
+	for _, name := range strings.Split(s, ",") {
+		found := false
+		for _, op := range all {
+			if strings.EqualFold(op.Name, strings.TrimSpace(name)) {
+				out = append(out, op)
+				found = true
+			}
+		}
+		if !found {
+			var names []string
+			for _, op := range all {
+				names = append(names, op.Name)
+			}
+			return nil, fmt.Errorf("unknown op %q (have %s)", name, strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,55 @@
+package peers
+
+import (
+	"math"
+	"testing"
+
+	"github.com/lanesgo/lanes/dispatch"
+)
+
+// TestImplsAgree checks that every implementation of an op computes the same
+// thing as lanes' generic level, so the comparison compares like with like.
+func TestImplsAgree(t *testing.T) {
+	prev := dispatch.Active()
+	defer dispatch.SetLevel(prev)
+	for _, op := range Ops() {
+		for _, n := range []int{1, 17, 1000, 4099} {
+			var ref []float64
+			for _, im := range op.Impls {
+				if im.Result == nil {
+					continue
+				}
+				in := Prepare(op, im, n)
+				im.Run(in)
+				got := im.Result(in)
+				if ref == nil {
+					if !im.IsLanes || im.Level != dispatch.Generic {
+						t.Fatalf("%s: first impl is %s, want lanes-generic", op.Name, im.Name)
+					}
+					ref = got
+					continue
+				}
+				for i := range got {
+					tol := 1e-5 * math.Max(1, math.Abs(ref[i]))
+					if op.Name == "Sum" || op.Name == "Dot" || op.Name == "SumAbs" {
+						tol = float64(n) * 0x1p-24 * 1.5 * float64(n) // terms are below 1.5 each
+					}
+					if d := math.Abs(got[i] - ref[i]); !(d <= tol) {
+						t.Fatalf("%s n=%d: %s[%d] = %v, lanes-generic %v", op.Name, n, im.Name, i, got[i], ref[i])
+					}
+				}
+			}
+			if ref == nil && op.Name != "Copy" {
+				t.Fatalf("%s: no implementation reports a result", op.Name)
+			}
+		}
+	}
+}
+
+func TestMeasure(t *testing.T) {
+	calls := 0
+	ns := Measure(func() { calls++ }, 0, 3)
+	if calls < 4 || ns < 0 || math.IsNaN(ns) {
+		t.Fatalf("Measure ran f %d times and returned %v", calls, ns)
+	}
+}
