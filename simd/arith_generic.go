@@ -52,18 +52,29 @@ func divGeneric(dst, a, b []float32) {
 	}
 }
 
-func maximum32(a, b float32) float32 {
-	if a > b || a != a {
-		return a
+// maximum32 is Maximum's rule for one element:
+//
+//	if a > b || a != a { return a } else { return b }
+//
+// written as a bit select so that the compiler emits no branch: with random
+// data a branch mispredicts half the time and costs ten times the arithmetic.
+func maximum32(a, b float32) float32 { return select32(b2u(a > b)|b2u(a != a), a, b) }
+
+// minimum32 is Minimum's rule: if a < b || a != a { a } else { b }.
+func minimum32(a, b float32) float32 { return select32(b2u(a < b)|b2u(a != a), a, b) }
+
+// b2u is 1 for true and 0 for false; the compiler turns it into a SETcc.
+func b2u(c bool) uint32 {
+	if c {
+		return 1
 	}
-	return b
+	return 0
 }
 
-func minimum32(a, b float32) float32 {
-	if a < b || a != a {
-		return a
-	}
-	return b
+// select32 returns a if pick is 1 and b if it is 0, without a branch.
+func select32(pick uint32, a, b float32) float32 {
+	m := -pick
+	return math.Float32frombits(math.Float32bits(a)&m | math.Float32bits(b)&^m)
 }
 
 func maximumGeneric(dst, a, b []float32) {
