@@ -1,0 +1,68 @@
+// Package approx holds the constants of lanes' transcendental approximations:
+// the one table that the generic Go kernels (package simd) and the assembly
+// generators (asm/gen/transcend) both read, so every level runs the same
+// algorithm. Each block says how its numbers were derived and what error they
+// give; approx_test.go checks those claims in float64.
+package approx
+
+// Exp range reduction (Cody-Waite): x = n·ln2 + r with n = round(x·Log2E) and
+// r = (x - n·Ln2Hi) - n·Ln2Lo. Ln2Hi has its 9 low significand bits clear, so
+// n·Ln2Hi is exact for |n| < 2^9 and the first subtraction is exact; Ln2Lo is
+// the float32 nearest ln2 - Ln2Hi. |r| <= ln2/2 + 2^-20.
+const (
+	Log2E = 1.44269504088896341 // 1/ln2
+	Ln2Hi = 0.693145751953125   // 0x3f317200
+	Ln2Lo = 1.428606765330187e-06
+)
+
+// Exp limits: inputs are clamped to [ExpMin, ExpMax] before the reduction, so
+// n stays in [-159, 128] (split in two halves above 2^-126 where the level
+// scales with integer bit tricks): e^ExpMax overflows to +Inf and e^ExpMin
+// rounds to 0, as e^x does for every x beyond them. x·e^x (SiLU) also rounds
+// to -0 for x < ExpMin.
+const (
+	ExpMax = 89.0
+	ExpMin = -110.0
+)
+
+// Expm1Poly are the coefficients c2..c7 of expm1(r) = r + r²·(c2 + c3·r + ... +
+// c7·r⁵) on |r| <= ln2/2: the Taylor coefficients 1/k!, rounded to float32.
+// Truncation and coefficient rounding together stay below 1.8e-8 relative
+// (0.3 float32 ULP, measured by approx_test.go); exp = 2^n·(1 + expm1(r)).
+var Expm1Poly = [...]float32{
+	1.0 / 2,
+	1.0 / 6,
+	1.0 / 24,
+	1.0 / 120,
+	1.0 / 720,
+	1.0 / 5040,
+}
+
+// Log reduction: x = m·2^k with m in [0.75, 1.5) (the interval AVX-512's
+// VGETMANTPS gives with imm8 = 3, and what the bit manipulation of the other
+// levels reproduces), then s = (m-1)/(m+1) in [-1/7, 1/5] and
+// log(m) = 2·atanh(s) = 2s + s³·R(s²). log1p(e) for e in [0, 1] (Softplus)
+// uses the same series with s = e/(2+e) in [0, 1/3].
+//
+// AtanhPoly are the coefficients of R(z) = Σ_{k>=1} 2·z^(k-1)/(2k+1), the
+// Taylor series of (2·atanh(s) - 2s)/s³ in z = s², cut after 8 terms and
+// rounded to float32: for |s| <= 1/3 the relative error stays below 1e-9
+// (0.02 float32 ULP, measured by approx_test.go).
+var AtanhPoly = [...]float32{
+	2.0 / 3,
+	2.0 / 5,
+	2.0 / 7,
+	2.0 / 9,
+	2.0 / 11,
+	2.0 / 13,
+	2.0 / 15,
+	2.0 / 17,
+}
+
+// TanhMax: tanh(x) rounds to ±1 in float32 for |x| > 9.01; inputs are clamped
+// to it so expm1(2|x|) stays finite.
+const TanhMax = 10.0
+
+// Expm1Min: expm1(x) rounds to -1 for x < -17.4; inputs are clamped to it so
+// 2^n stays a normal float32 (n >= -29).
+const Expm1Min = -20.0

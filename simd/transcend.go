@@ -1,0 +1,138 @@
+package simd
+
+import "math"
+
+// transcendKernels is the transcendental family. Kernels receive slices of
+// equal length.
+type transcendKernels struct {
+	exp, log, sigmoid, silu, tanh, softplus func(dst, x []float32)
+	leakyReLU, elu                          func(dst, x []float32, alpha float32)
+	// expSum sets dst[i] = e^(x[i]-shift), with x[i]-shift taken exactly, and
+	// returns the float64 sum of what it stored; dst nil: only the sum.
+	expSum func(dst, x []float32, shift float32) float64
+	// subF64 sets dst[i] = float32(float64(x[i]) - c).
+	subF64 func(dst, x []float32, c float64)
+}
+
+var transcend table[transcendKernels]
+
+// The accuracy bounds below are in float32 ULPs of the float64 result of the
+// math package rounded to float32, checked at every level by a sweep over
+// float32 bit patterns (transcend_test.go; LANES_EXHAUSTIVE=1 tests all 2^32).
+// Every level runs the same range reduction and polynomial (internal/approx),
+// so levels agree within the bounds. Results are exact-rounded IEEE in the
+// denormal range as well: nothing is flushed to zero early.
+
+// Exp sets dst[i] = e^x[i], within 2 ULP. Exp(-Inf) = 0, Exp(+Inf) = +Inf,
+// +Inf for x > 88.7228, denormal results down to x ≈ -103.97, NaN for NaN.
+func Exp(dst, x []float32) {
+	checkLen2("Exp", dst, x, "dst", "x")
+	transcend.get().exp(dst, x)
+}
+
+// Log sets dst[i] to the natural logarithm of x[i], within 2 ULP (denormal
+// inputs included). Log(0) = -Inf, Log(x<0) = NaN, Log(+Inf) = +Inf, NaN for NaN.
+func Log(dst, x []float32) {
+	checkLen2("Log", dst, x, "dst", "x")
+	transcend.get().log(dst, x)
+}
+
+// Sigmoid sets dst[i] = 1/(1+e^-x[i]), within 3 ULP. For x < 0 it is computed
+// as e^x/(1+e^x), so tiny results are accurate down to the denormals:
+// Sigmoid(-100) = 3.7e-44 (the correctly rounded value, not 0 and not NaN),
+// Sigmoid(-Inf) = 0, Sigmoid(+Inf) = 1, NaN for NaN.
+func Sigmoid(dst, x []float32) {
+	checkLen2("Sigmoid", dst, x, "dst", "x")
+	transcend.get().sigmoid(dst, x)
+}
+
+// SiLU sets dst[i] = x[i]·Sigmoid(x[i]) (also called swish), within 3 ULP.
+// SiLU(-Inf) = -0 (the limit), SiLU(+Inf) = +Inf, NaN for NaN.
+func SiLU(dst, x []float32) {
+	checkLen2("SiLU", dst, x, "dst", "x")
+	transcend.get().silu(dst, x)
+}
+
+// Tanh sets dst[i] to the hyperbolic tangent of x[i], within 3 ULP, computed
+// as E/(E+2) with E = e^(2|x|)-1 (no cancellation near 0). Tanh(±large) = ±1,
+// Tanh(-0) = -0, NaN for NaN.
+func Tanh(dst, x []float32) {
+	checkLen2("Tanh", dst, x, "dst", "x")
+	transcend.get().tanh(dst, x)
+}
+
+// Softplus sets dst[i] = log(1+e^x[i]), within 3 ULP, as
+// max(x,0) + log1p(e^-|x|): Softplus(100) = 100, Softplus(-100) = 3.7e-44,
+// Softplus(+Inf) = +Inf, Softplus(-Inf) = 0, NaN for NaN.
+func Softplus(dst, x []float32) {
+	checkLen2("Softplus", dst, x, "dst", "x")
+	transcend.get().softplus(dst, x)
+}
+
+// LeakyReLU sets dst[i] = x[i] if x[i] > 0, else alpha·x[i] (exact: one
+// rounded product). NaN stays NaN.
+func LeakyReLU(dst, x []float32, alpha float32) {
+	checkLen2("LeakyReLU", dst, x, "dst", "x")
+	transcend.get().leakyReLU(dst, x, alpha)
+}
+
+// ELU sets dst[i] = x[i] if x[i] > 0, else alpha·(e^x[i] - 1), with e^x - 1
+// computed without cancellation (within 2 ULP before the product with alpha).
+// ELU(-Inf) = -alpha, NaN for NaN.
+func ELU(dst, x []float32, alpha float32) {
+	checkLen2("ELU", dst, x, "dst", "x")
+	transcend.get().elu(dst, x, alpha)
+}
+
+// Softmax sets dst = e^(x - max x) / Σ e^(x - max x) in three passes (the max,
+// the exponentials with their float64 sum, one scaling), allocating nothing.
+// x[i] - max is carried exactly into the exponential and the sum is
+// accumulated in float64, so every output is within 4 ULP of the float64
+// softmax and the outputs sum to 1 within 1e-6. dst may be x.
+//
+// Special rows give NumPy's result for exp(x - x.max()) / sum(...): a row with
+// +Inf, a row of only -Inf, or a row with NaN gives NaN everywhere. An empty
+// row is fine and does nothing.
+func Softmax(dst, x []float32) {
+	checkLen2("Softmax", dst, x, "dst", "x")
+	if len(x) == 0 {
+		return
+	}
+	m := Max(x)
+	k := transcend.get()
+	sum := k.expSum(dst, x, m)
+	Scale(dst, dst, float32(1/sum))
+}
+
+// LogSoftmax sets dst = x - max x - log Σ e^(x - max x), each element within
+// 4 ULP or 1e-6 absolute of the float64 result (the final subtraction is done
+// in float64). Special rows as Softmax: NaN everywhere. dst may be x.
+func LogSoftmax(dst, x []float32) {
+	checkLen2("LogSoftmax", dst, x, "dst", "x")
+	if len(x) == 0 {
+		return
+	}
+	m := Max(x)
+	k := transcend.get()
+	sum := k.expSum(nil, x, m)
+	k.subF64(dst, x, float64(m)+math.Log(sum))
+}
+
+// LogSumExp returns log Σ e^x[i], computed as max + log Σ e^(x - max) with the
+// sum in float64, within 2 ULP. It returns -Inf for an empty slice or one of
+// only -Inf (as scipy.special.logsumexp), +Inf if any element is +Inf (and
+// none is NaN), and NaN if any element is NaN.
+func LogSumExp(x []float32) float32 {
+	if len(x) == 0 {
+		return float32(math.Inf(-1))
+	}
+	m := Max(x)
+	if math.IsInf(float64(m), 0) {
+		return m
+	}
+	if m != m {
+		return m
+	}
+	sum := transcend.get().expSum(nil, x, m)
+	return float32(float64(m) + math.Log(sum))
+}

@@ -1,0 +1,238 @@
+package simd
+
+import (
+	"math"
+
+	"github.com/lanesgo/lanes/dispatch"
+	"github.com/lanesgo/lanes/internal/approx"
+)
+
+// The generic transcendental kernels restate, one element at a time, the
+// algorithm the generated assembly runs (asm/gen/transcend), with the same
+// constants (internal/approx) and the same order of roundings, so every level
+// gives answers within the documented bounds of each other.
+
+func init() {
+	transcend.set(dispatch.Generic, &transcendKernels{
+		exp: mapGeneric(exp32), log: mapGeneric(log32), sigmoid: mapGeneric(sigmoid32),
+		silu: mapGeneric(silu32), tanh: mapGeneric(tanh32), softplus: mapGeneric(softplus32),
+		leakyReLU: leakyReLUGeneric, elu: eluGeneric,
+		expSum: expSumGeneric, subF64: subF64Generic,
+	})
+}
+
+func mapGeneric(f func(float32) float32) func(dst, x []float32) {
+	return func(dst, x []float32) {
+		x = x[:len(dst)]
+		for i, v := range x {
+			dst[i] = f(v)
+		}
+	}
+}
+
+// fma32 is a fused multiply-add in float32: a·b is exact in float64, so only
+// the sum rounds (twice, to float64 then float32; the difference from a single
+// rounding is far below the bounds and rarer than one in 2^29).
+func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+
+// scale32 returns p·2^n rounded once to float32 (denormals and overflow as IEEE).
+func scale32(p, n float32) float32 { return float32(math.Ldexp(float64(p), int(n))) }
+
+// clamp32 limits x to [lo, hi]; NaN passes through.
+func clamp32(x, lo, hi float32) float32 {
+	if x < lo {
+		return lo
+	}
+	if x > hi {
+		return hi
+	}
+	return x
+}
+
+// expReduce splits x (+ lo, a correction below x's ULP) into n and
+// q = expm1(r) with x + lo = n·ln2 + r. x must be clamped.
+func expReduce(x, lo float32) (n, q float32) {
+	n = float32(math.RoundToEven(float64(x * approx.Log2E)))
+	r := fma32(-n, approx.Ln2Hi, x)
+	r = fma32(-n, approx.Ln2Lo, r)
+	r += lo
+	c := approx.Expm1Poly
+	p := c[5]
+	for i := 4; i >= 0; i-- {
+		p = fma32(p, r, c[i])
+	}
+	return n, fma32(r*r, p, r)
+}
+
+func exp32(x float32) float32 {
+	n, q := expReduce(clamp32(x, approx.ExpMin, approx.ExpMax), 0)
+	return scale32(1+q, n)
+}
+
+// expm1x32 is e^x - 1 for x >= Expm1Min (clamped): 2^n·q + (2^n - 1), exact
+// for n = 0, so small |x| keeps full relative accuracy.
+func expm1x32(x float32) float32 {
+	n, q := expReduce(clamp32(x, approx.Expm1Min, approx.ExpMax), 0)
+	t := scale32(1, n)
+	return fma32(t, q, t-1)
+}
+
+// sigmoid32: with e = e^-|x| = p·2^n, 1/(1+e) for x >= 0 and
+// (p/(1+e))·2^n for x < 0, so tiny results keep their precision down to the
+// denormals.
+func sigmoid32(x float32) float32 {
+	a := -abs32(x)
+	n, q := expReduce(clamp32(a, approx.ExpMin, approx.ExpMax), 0)
+	p := 1 + q
+	d := 1 + scale32(p, n)
+	num, nn := float32(1), float32(0)
+	if x < 0 {
+		num, nn = p, n
+	}
+	return scale32(num/d, nn)
+}
+
+// silu32 is x·sigmoid(x) with the product taken before the division and the
+// scaling, as sigmoid32 does; below ExpMin (and at -Inf) it is -0, the
+// rounded value and the limit.
+func silu32(x float32) float32 {
+	if x < approx.ExpMin {
+		return float32(math.Copysign(0, -1))
+	}
+	a := -abs32(x)
+	n, q := expReduce(clamp32(a, approx.ExpMin, approx.ExpMax), 0)
+	p := 1 + q
+	d := 1 + scale32(p, n)
+	num, nn := x, float32(0)
+	if x < 0 {
+		num, nn = x*p, n
+	}
+	return scale32(num/d, nn)
+}
+
+// tanh32: E = expm1(2|x|), tanh = ±E/(E+2); |x| is clamped to TanhMax.
+func tanh32(x float32) float32 {
+	y := clamp32(abs32(x), 0, approx.TanhMax)
+	e := expm1x32(2 * y)
+	t := e / (e + 2)
+	return math.Float32frombits(math.Float32bits(t) | math.Float32bits(x)&(1<<31))
+}
+
+// atanhSeries returns 1 + z·R(z)/2, so that 2·atanh(s) = 2s·atanhSeries(s²).
+func atanhSeries(z float32) float32 {
+	c := approx.AtanhPoly
+	p := c[7]
+	for i := 6; i >= 0; i-- {
+		p = fma32(p, z, c[i])
+	}
+	return fma32(z, p*0.5, 1)
+}
+
+// softplus32 = max(x, 0) + log1p(e^-|x|), with log1p(e) = 2s·(1 + s²R(s²)/2),
+// s = e/(2+e), and 2s = (2p/(2+e))·2^n scaled last for tiny results.
+func softplus32(x float32) float32 {
+	a := -abs32(x)
+	n, q := expReduce(clamp32(a, approx.ExpMin, approx.ExpMax), 0)
+	p := 1 + q
+	e := scale32(p, n)
+	d := 2 + e
+	s := e / d
+	l := scale32((p+p)/d*atanhSeries(s*s), n)
+	return max32NaN(x, 0) + l
+}
+
+// log32: x = m·2^k, m in [0.75, 1.5); s = (m-1)/(m+1);
+// log x = k·Ln2Hi + (2s + (s³·R(s²) + k·Ln2Lo)).
+func log32(x float32) float32 {
+	switch {
+	case x != x || x < 0:
+		return float32(math.NaN())
+	case x == 0:
+		return float32(math.Inf(-1))
+	case math.IsInf(float64(x), 1):
+		return x
+	}
+	fr, ex := math.Frexp(float64(x)) // x = fr·2^ex, fr in [0.5, 1)
+	m, k := float32(2*fr), float32(ex-1)
+	if m >= 1.5 {
+		m, k = float32(fr), float32(ex)
+	}
+	s := (m - 1) / (m + 1)
+	z := s * s
+	c := approx.AtanhPoly
+	p := c[7]
+	for i := 6; i >= 0; i-- {
+		p = fma32(p, z, c[i])
+	}
+	lo := fma32(s*z, p, k*approx.Ln2Lo)
+	hi := (s + s) + lo
+	return fma32(k, approx.Ln2Hi, hi)
+}
+
+func leakyReLUGeneric(dst, x []float32, alpha float32) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		if v > 0 {
+			dst[i] = v
+		} else {
+			dst[i] = alpha * v
+		}
+	}
+}
+
+func eluGeneric(dst, x []float32, alpha float32) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		if v > 0 {
+			dst[i] = v
+		} else {
+			dst[i] = alpha * expm1x32(v)
+		}
+	}
+}
+
+// expSumGeneric sets dst[i] = e^(x[i]-shift) (dst may be nil: no store) and
+// returns the float64 sum of the results. x[i]-shift is carried as a rounded
+// difference plus its exact error (TwoSum), so the exponent is exact.
+func expSumGeneric(dst, x []float32, shift float32) float64 {
+	var sum float64
+	for i, v := range x {
+		d, lo := twoSum32(v, -shift)
+		n, q := expReduce(clamp32(d, approx.ExpMin, approx.ExpMax), lo)
+		e := scale32(1+q, n)
+		if dst != nil {
+			dst[i] = e
+		}
+		sum += float64(e)
+	}
+	return sum
+}
+
+// twoSum32 returns s = a+b rounded and the exact error e = (a+b) - s
+// (Knuth's TwoSum; e is 0 when s is not finite).
+func twoSum32(a, b float32) (s, e float32) {
+	s = a + b
+	bb := s - a
+	e = (a - (s - bb)) + (b - bb)
+	if e != e {
+		e = 0
+	}
+	return s, e
+}
+
+func subF64Generic(dst, x []float32, c float64) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] = float32(float64(v) - c)
+	}
+}
+
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
+// max32NaN is max(x, y) returning x when x is NaN.
+func max32NaN(x, y float32) float32 {
+	if x > y || x != x {
+		return x
+	}
+	return y
+}
