@@ -141,3 +141,52 @@ func BenchmarkDot(b *testing.B) {
 		}
 	})
 }
+
+// benchSpread returns inputs in [-10, 10) (positive in [1e-3, 20) for Log), the
+// range activations see.
+func benchSpread(n int, positive bool) (dst, x []float32) {
+	r := rand.New(rand.NewPCG(3, 4))
+	dst, x = make([]float32, n), make([]float32, n)
+	for i := range x {
+		if positive {
+			x[i] = 1e-3 + 20*r.Float32()
+		} else {
+			x[i] = 20*r.Float32() - 10
+		}
+	}
+	return
+}
+
+func benchTrans(b *testing.B, f func(dst, x []float32), positive bool) {
+	benchLevels(b, func(b *testing.B, n int) {
+		dst, x := benchSpread(n, positive)
+		b.SetBytes(int64(8 * n))
+		for b.Loop() {
+			f(dst, x)
+		}
+	})
+}
+
+func BenchmarkExp(b *testing.B)      { benchTrans(b, Exp, false) }
+func BenchmarkLog(b *testing.B)      { benchTrans(b, Log, true) }
+func BenchmarkSigmoid(b *testing.B)  { benchTrans(b, Sigmoid, false) }
+func BenchmarkSiLU(b *testing.B)     { benchTrans(b, SiLU, false) }
+func BenchmarkTanh(b *testing.B)     { benchTrans(b, Tanh, false) }
+func BenchmarkSoftplus(b *testing.B) { benchTrans(b, Softplus, false) }
+func BenchmarkELU(b *testing.B) {
+	benchTrans(b, func(d, x []float32) { ELU(d, x, 1) }, false)
+}
+func BenchmarkLeakyReLU(b *testing.B) {
+	benchTrans(b, func(d, x []float32) { LeakyReLU(d, x, 0.01) }, false)
+}
+func BenchmarkSoftmax(b *testing.B)    { benchTrans(b, Softmax, false) }
+func BenchmarkLogSoftmax(b *testing.B) { benchTrans(b, LogSoftmax, false) }
+func BenchmarkLogSumExp(b *testing.B) {
+	benchLevels(b, func(b *testing.B, n int) {
+		_, x := benchSpread(n, false)
+		b.SetBytes(int64(4 * n))
+		for b.Loop() {
+			sinkF = LogSumExp(x)
+		}
+	})
+}

@@ -9,3 +9,7 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 )
+
+require github.com/lanesgo/lanes v0.0.0
+
+replace github.com/lanesgo/lanes => ../..

@@ -1,0 +1,567 @@
+// Command transcend writes the amd64 transcendental kernels of package simd
+// (simd/transcend_amd64.s) and their Go declarations
+// (simd/transcend_stubs_amd64.go).
+//
+// Every kernel runs the algorithm of simd/transcend_generic.go, a vector at a
+// time, with the constants of internal/approx. The levels differ only in how
+// they scale by 2^n and split off the exponent: AVX-512 has VSCALEFPS,
+// VGETEXPPS and VGETMANTPS; AVX2 builds 2^n from integer bits (in two halves,
+// so denormal results round once) and prescales denormal inputs of Log. Tails
+// are masked on both levels: k registers on AVX-512, VMASKMOVPS on AVX2.
+//
+// The kernels use avo's virtual registers; constants are 64-byte blocks in
+// read-only data used as memory operands, so AVX2's sixteen registers suffice.
+package main
+
+//go:generate go run . -out ../../../simd/transcend_amd64.s -stubs ../../../simd/transcend_stubs_amd64.go -pkg simd
+
+import (
+	"fmt"
+	"math"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/lanesgo/lanes/asm/gen/internal/x86"
+	"github.com/lanesgo/lanes/internal/approx"
+)
+
+func main() {
+	ConstraintExpr("!purego")
+	for _, s := range x86.Levels {
+		v := &vm{s: s}
+		unary(v, "exp", "e^x[i]", v.exp)
+		unary(v, "log", "log(x[i])", v.log)
+		unary(v, "sigmoid", "1/(1+e^-x[i])", v.sigmoid)
+		unary(v, "silu", "x[i]/(1+e^-x[i])", v.silu)
+		unary(v, "tanh", "tanh(x[i])", v.tanh)
+		unary(v, "softplus", "log(1+e^x[i])", v.softplus)
+		withAlpha(v, "leakyReLU", "x[i] if x[i] > 0, else alpha·x[i]", v.leakyReLU)
+		withAlpha(v, "elu", "x[i] if x[i] > 0, else alpha·(e^x[i]-1)", v.elu)
+		expSum(v, true)
+		expSum(v, false)
+	}
+	Generate()
+}
+
+// vm emits vector arithmetic at one level on virtual registers.
+type vm struct {
+	s     x86.ISA
+	alpha VecVirtual // the broadcast parameter of withAlpha kernels
+}
+
+var consts = map[uint32]Mem{}
+
+// c returns a 64-byte block holding the float32 bit pattern bits in every lane.
+func c(bits uint32) Mem {
+	if m, ok := consts[bits]; ok {
+		return m
+	}
+	m := GLOBL(fmt.Sprintf("lanes_c%08x", bits), RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		DATA(4*i, U32(bits))
+	}
+	consts[bits] = m
+	return m
+}
+
+func cf(f float32) Mem { return c(math.Float32bits(f)) }
+
+func (v *vm) reg() VecVirtual {
+	if v.s.Masked {
+		return ZMM()
+	}
+	return YMM()
+}
+
+// load puts a constant in a register (for operands that must be registers).
+func (v *vm) load(m Mem) VecVirtual {
+	r := v.reg()
+	VMOVUPS(m, r)
+	return r
+}
+
+func (v *vm) add(a VecVirtual, b Op) VecVirtual { d := v.reg(); VADDPS(b, a, d); return d }
+func (v *vm) sub(a VecVirtual, b Op) VecVirtual { d := v.reg(); VSUBPS(b, a, d); return d }
+func (v *vm) mul(a VecVirtual, b Op) VecVirtual { d := v.reg(); VMULPS(b, a, d); return d }
+func (v *vm) div(a VecVirtual, b Op) VecVirtual { d := v.reg(); VDIVPS(b, a, d); return d }
+
+// fma returns a·b + c with one rounding.
+func (v *vm) fma(a VecVirtual, b, c Op) VecVirtual {
+	d := v.reg()
+	_, bMem := b.(Mem)
+	_, cMem := c.(Mem)
+	switch {
+	case !bMem:
+		VMOVAPS(a, d)
+		VFMADD213PS(c, b, d) // d = b·d + c
+	case !cMem:
+		VMOVAPS(c, d)
+		VFMADD231PS(b, a, d) // d = a·b + d
+	default:
+		VMOVAPS(a, d)
+		VFMADD213PS(c, v.load(b.(Mem)), d)
+	}
+	return d
+}
+
+func (v *vm) and(a VecVirtual, b Op) VecVirtual { d := v.reg(); VANDPS(b, a, d); return d }
+func (v *vm) or(a VecVirtual, b Op) VecVirtual  { d := v.reg(); VORPS(b, a, d); return d }
+
+// clamp limits x to [lo, hi]; NaN passes through (MAXPS/MINPS return their
+// second source operand, x, when either is NaN).
+func (v *vm) clamp(x VecVirtual, lo, hi float32) VecVirtual {
+	l, h, d, e := v.load(cf(lo)), v.load(cf(hi)), v.reg(), v.reg()
+	VMAXPS(x, l, d)
+	VMINPS(d, h, e)
+	return e
+}
+
+func (v *vm) round(x VecVirtual) VecVirtual {
+	d := v.reg()
+	if v.s.Masked {
+		VRNDSCALEPS(U8(0), x, d)
+	} else {
+		VROUNDPS(U8(0), x, d)
+	}
+	return d
+}
+
+// mask is a comparison result: a k register (AVX-512) or a vector of all-ones
+// lanes (AVX2).
+type mask struct {
+	k OpmaskVirtual
+	v VecVirtual
+}
+
+// Comparison predicates of VCMPPS.
+const (
+	cmpEQ  = 0x00 // EQ_OQ
+	cmpLT  = 0x01 // LT_OS
+	cmpUNO = 0x03 // UNORD_Q
+	cmpNLE = 0x06 // NLE_US: not(a <= b), true for NaN
+	cmpGT  = 0x0e // GT_OS
+)
+
+func (v *vm) cmp(pred uint8, a VecVirtual, b Op) mask {
+	if v.s.Masked {
+		k := K()
+		VCMPPS(U8(pred), b, a, k)
+		return mask{k: k}
+	}
+	m := v.reg()
+	VCMPPS(U8(pred), b, a, m)
+	return mask{v: m}
+}
+
+// sel returns t where m is set, f elsewhere.
+func (v *vm) sel(m mask, t, f VecVirtual) VecVirtual {
+	d := v.reg()
+	if v.s.Masked {
+		VBLENDMPS(t, f, m.k, d)
+	} else {
+		VBLENDVPS(m.v, t, f, d)
+	}
+	return d
+}
+
+// scale returns p·2^n (n integral) rounded once.
+func (v *vm) scale(p, n VecVirtual) VecVirtual {
+	d := v.reg()
+	if v.s.Masked {
+		VSCALEFPS(n, p, d)
+		return d
+	}
+	// 2^n = 2^n1 · 2^n2 with n1 = n>>1, both halves normal for n in [-159, 128].
+	ni, n1, n2 := v.reg(), v.reg(), v.reg()
+	VCVTPS2DQ(n, ni)
+	VPSRAD(U8(1), ni, n1)
+	VPSUBD(n1, ni, n2)
+	b1, b2 := v.pow2bits(n1), v.pow2bits(n2)
+	t := v.reg()
+	VMULPS(b1, p, t)
+	VMULPS(b2, t, d)
+	return d
+}
+
+// pow2bits turns integer lanes k (normal range) into the float32 2^k.
+func (v *vm) pow2bits(k VecVirtual) VecVirtual {
+	t, d := v.reg(), v.reg()
+	VPADDD(c(127), k, t)
+	VPSLLD(U8(23), t, d)
+	return d
+}
+
+// pow2 returns 2^n for integral n in [-29, 128].
+func (v *vm) pow2(n VecVirtual) VecVirtual {
+	if v.s.Masked {
+		d := v.reg()
+		VSCALEFPS(n, v.load(cf(1)), d)
+		return d
+	}
+	ni := v.reg()
+	VCVTPS2DQ(n, ni)
+	return v.pow2bits(ni)
+}
+
+// expReduce returns n and q = expm1(r) for x + lo = n·ln2 + r (x clamped); lo
+// may be nil.
+func (v *vm) expReduce(x, lo VecVirtual) (n, q VecVirtual) {
+	n = v.round(v.mul(x, cf(approx.Log2E)))
+	neg := v.xor(n, c(1<<31))
+	r := v.fma(neg, cf(approx.Ln2Hi), x)
+	r = v.fma(neg, cf(approx.Ln2Lo), r)
+	if lo != nil {
+		r = v.add(r, lo)
+	}
+	p := v.load(cf(approx.Expm1Poly[5]))
+	for i := 4; i >= 0; i-- {
+		p = v.fma(p, r, cf(approx.Expm1Poly[i]))
+	}
+	return n, v.fma(v.mul(r, r), p, r)
+}
+
+func (v *vm) xor(a VecVirtual, b Op) VecVirtual { d := v.reg(); VXORPS(b, a, d); return d }
+
+func (v *vm) exp(x VecVirtual) VecVirtual {
+	n, q := v.expReduce(v.clamp(x, approx.ExpMin, approx.ExpMax), nil)
+	return v.scale(v.add(q, cf(1)), n)
+}
+
+func (v *vm) expm1(x VecVirtual) VecVirtual {
+	n, q := v.expReduce(v.clamp(x, approx.Expm1Min, approx.ExpMax), nil)
+	t := v.pow2(n)
+	return v.fma(t, q, v.sub(t, cf(1)))
+}
+
+// negAbs returns -|x|.
+func (v *vm) negAbs(x VecVirtual) VecVirtual { return v.or(x, c(1<<31)) }
+
+// sigmoidParts returns, for a = -|x|: p, n with e^a = p·2^n, and d = 1 + e^a.
+func (v *vm) sigmoidParts(x VecVirtual) (p, n, d VecVirtual) {
+	n, q := v.expReduce(v.clamp(v.negAbs(x), approx.ExpMin, approx.ExpMax), nil)
+	p = v.add(q, cf(1))
+	d = v.add(v.scale(p, n), cf(1))
+	return p, n, d
+}
+
+func (v *vm) zero() VecVirtual { d := v.reg(); VXORPS(d, d, d); return d }
+
+func (v *vm) sigmoid(x VecVirtual) VecVirtual {
+	p, n, d := v.sigmoidParts(x)
+	neg := v.cmp(cmpLT, x, v.zero())
+	num := v.sel(neg, p, v.load(cf(1)))
+	nn := v.sel(neg, n, v.zero())
+	return v.scale(v.div(num, d), nn)
+}
+
+func (v *vm) silu(x VecVirtual) VecVirtual {
+	p, n, d := v.sigmoidParts(x)
+	neg := v.cmp(cmpLT, x, v.zero())
+	num := v.sel(neg, v.mul(x, p), x)
+	nn := v.sel(neg, n, v.zero())
+	y := v.scale(v.div(num, d), nn)
+	tiny := v.cmp(cmpLT, x, cf(approx.ExpMin))
+	return v.sel(tiny, v.load(c(1<<31)), y)
+}
+
+func (v *vm) tanh(x VecVirtual) VecVirtual {
+	y := v.clamp(v.and(x, c(0x7fffffff)), 0, approx.TanhMax)
+	e := v.expm1(v.add(y, y))
+	t := v.div(e, v.add(e, cf(2)))
+	return v.or(t, v.and(x, c(1<<31)))
+}
+
+// atanhSeries returns 1 + z·R(z)/2.
+func (v *vm) atanhSeries(z VecVirtual) VecVirtual {
+	p := v.load(cf(approx.AtanhPoly[7]))
+	for i := 6; i >= 0; i-- {
+		p = v.fma(p, z, cf(approx.AtanhPoly[i]))
+	}
+	return v.fma(z, v.mul(p, cf(0.5)), cf(1))
+}
+
+func (v *vm) softplus(x VecVirtual) VecVirtual {
+	n, q := v.expReduce(v.clamp(v.negAbs(x), approx.ExpMin, approx.ExpMax), nil)
+	p := v.add(q, cf(1))
+	e := v.scale(p, n)
+	d := v.add(e, cf(2))
+	s := v.div(e, d)
+	w := v.mul(v.div(v.add(p, p), d), v.atanhSeries(v.mul(s, s)))
+	l := v.scale(w, n)
+	// max(x, 0) keeping NaN: MAXPS returns its second source, x, for NaN.
+	m := v.reg()
+	VMAXPS(x, v.zero(), m)
+	return v.add(m, l)
+}
+
+func (v *vm) log(x VecVirtual) VecVirtual {
+	var m, k VecVirtual
+	if v.s.Masked {
+		m, k = v.reg(), v.reg()
+		e, em := v.reg(), v.reg()
+		VGETMANTPS(U8(3), x, m) // [0.75, 1.5), sign kept (negatives are fixed below)
+		VGETEXPPS(x, e)
+		VGETEXPPS(m, em)
+		VSUBPS(em, e, k) // x = m·2^k
+	} else {
+		// Denormals: scale by 2^25 first and take 25 off the exponent.
+		den := v.cmp(cmpLT, x, cf(0x1p-126))
+		xs := v.sel(den, v.mul(x, cf(0x1p25)), x)
+		adj := v.sel(den, v.load(cf(25)), v.zero())
+		bits := v.reg()
+		VPSRLD(U8(23), xs, bits)
+		ei := v.reg()
+		VPSUBD(c(127), bits, ei)
+		ef := v.reg()
+		VCVTDQ2PS(ei, ef)
+		mant := v.or(v.and(xs, c(0x007fffff)), cf(1))
+		big := v.cmp(0x02, v.load(cf(1.5)), mant) // LE_OS: 1.5 <= mant, as the generic m >= 1.5
+		m = v.sel(big, v.mul(mant, cf(0.5)), mant)
+		k = v.sub(v.add(ef, v.and(v.load(cf(1)), v.maskVec(big))), adj)
+	}
+	s := v.div(v.sub(m, cf(1)), v.add(m, cf(1)))
+	z := v.mul(s, s)
+	p := v.load(cf(approx.AtanhPoly[7]))
+	for i := 6; i >= 0; i-- {
+		p = v.fma(p, z, cf(approx.AtanhPoly[i]))
+	}
+	lo := v.fma(v.mul(s, z), p, v.mul(k, cf(approx.Ln2Lo)))
+	hi := v.add(v.add(s, s), lo)
+	r := v.fma(k, cf(approx.Ln2Hi), hi)
+	// Specials: +Inf -> +Inf, 0 -> -Inf, x < 0 or NaN -> NaN.
+	r = v.sel(v.cmp(cmpEQ, x, cf(float32(math.Inf(1)))), x, r)
+	r = v.sel(v.cmp(cmpEQ, x, v.zero()), v.load(cf(float32(math.Inf(-1)))), r)
+	bad := v.cmp(cmpNLE, v.zero(), x) // not(0 <= x): x < 0 or NaN
+	return v.sel(bad, v.load(c(0x7fc00000)), r)
+}
+
+// maskVec returns an AVX2 comparison mask as a vector (it already is one).
+func (v *vm) maskVec(m mask) VecVirtual { return m.v }
+
+func (v *vm) leakyReLU(x VecVirtual) VecVirtual {
+	pos := v.cmp(cmpGT, x, v.zero())
+	return v.sel(pos, x, v.mul(x, v.alpha))
+}
+
+func (v *vm) elu(x VecVirtual) VecVirtual {
+	pos := v.cmp(cmpGT, x, v.zero())
+	return v.sel(pos, x, v.mul(v.expm1(x), v.alpha))
+}
+
+// unary writes f over dst, x: one vector an iteration (the out-of-order core
+// overlaps iterations; the bodies are long), then a masked tail.
+func unary(v *vm, name, doc string, f func(VecVirtual) VecVirtual) {
+	kernel(v, name, "func(dst, x []float32)", doc, nil, f)
+}
+
+func withAlpha(v *vm, name, doc string, f func(VecVirtual) VecVirtual) {
+	kernel(v, name, "func(dst, x []float32, alpha float32)", doc, func() {
+		x := XMM()
+		Load(Param("alpha"), x)
+		v.alpha = v.reg()
+		VBROADCASTSS(x, v.alpha)
+	}, f)
+}
+
+func requires(s x86.ISA) string {
+	if s.Masked {
+		return "AVX-512 F, DQ, VL"
+	}
+	return "AVX2, FMA"
+}
+
+func kernel(v *vm, name, sig, doc string, setup func(), f func(VecVirtual) VecVirtual) {
+	s := v.s
+	TEXT(name+s.Name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(name+s.Name+" sets dst[i] = "+doc+" (see "+name+"32 in transcend_generic.go).", "Requires: "+requires(s)+".")
+	Load(Param("dst").Base(), RDI)
+	Load(Param("x").Base(), RSI)
+	Load(Param("dst").Len(), RCX)
+	if setup != nil {
+		setup()
+	}
+	Label("loop")
+	CMPQ(RCX, U32(s.Lanes))
+	JB(LabelRef("tail"))
+	x := v.reg()
+	VMOVUPS(Mem{Base: RSI}, x)
+	VMOVUPS(f(x), Mem{Base: RDI})
+	ADDQ(U32(s.Bytes()), RSI)
+	ADDQ(U32(s.Bytes()), RDI)
+	SUBQ(U32(s.Lanes), RCX)
+	JMP(LabelRef("loop"))
+	Label("tail")
+	TESTQ(RCX, RCX)
+	JE(LabelRef("done"))
+	m := v.tailMask()
+	xt := v.maskedLoad(m, Mem{Base: RSI})
+	v.maskedStore(m, f(xt), Mem{Base: RDI})
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// tailMask returns a mask of the low CX lanes (CX < lanes); clobbers AX.
+func (v *vm) tailMask() mask {
+	if v.s.Masked {
+		k := K()
+		MOVL(U32(1), EAX)
+		SHLL(CL, EAX)
+		DECL(EAX)
+		KMOVW(EAX, k)
+		return mask{k: k}
+	}
+	x := XMM()
+	MOVL(ECX, EAX)
+	VMOVD(EAX, x)
+	n, m := v.reg(), v.reg()
+	VPBROADCASTD(x, n)
+	VPCMPGTD(iota(), n, m) // n > lane index
+	return mask{v: m}
+}
+
+var iotaMem *Mem
+
+func iota() Mem {
+	if iotaMem == nil {
+		m := GLOBL("lanes_iota", RODATA|NOPTR)
+		for i := 0; i < 8; i++ {
+			DATA(4*i, U32(uint32(i)))
+		}
+		iotaMem = &m
+	}
+	return *iotaMem
+}
+
+// maskedLoad loads the masked lanes (others 0) without touching memory
+// outside them.
+func (v *vm) maskedLoad(m mask, src Mem) VecVirtual {
+	d := v.reg()
+	if v.s.Masked {
+		VMOVUPS_Z(src, m.k, d)
+	} else {
+		VMASKMOVPS(src, m.v, d)
+	}
+	return d
+}
+
+func (v *vm) maskedStore(m mask, x VecVirtual, dst Mem) {
+	if v.s.Masked {
+		VMOVUPS(x, m.k, dst)
+	} else {
+		VMASKMOVPS(x, m.v, dst)
+	}
+}
+
+// expSum writes expSum (store: dst[i] = e^(x[i]-shift)) or sumExp (only the
+// sum): x[i]-shift is split into its rounded value and exact error (TwoSum,
+// the error zeroed where it is NaN), and the results are summed in float64.
+func expSum(v *vm, store bool) {
+	s := v.s
+	name, sig := "expSum", "func(dst, x []float32, shift float32) float64"
+	if !store {
+		name, sig = "sumExp", "func(x []float32, shift float32) float64"
+	}
+	TEXT(name+s.Name, NOSPLIT, sig)
+	Pragma("noescape")
+	if store {
+		Doc(name+s.Name+" sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric).", "Requires: "+requires(s)+".")
+		Load(Param("dst").Base(), RDI)
+	} else {
+		Doc(name+s.Name+" returns Σ e^(x[i]-shift) in float64 (see expSumGeneric).", "Requires: "+requires(s)+".")
+	}
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	xs := XMM()
+	Load(Param("shift"), xs)
+	negShift := v.reg()
+	VBROADCASTSS(xs, negShift)
+	negShift = v.xor(negShift, c(1<<31))
+	acc0, acc1 := v.reg(), v.reg()
+	VXORPD(acc0, acc0, acc0)
+	VXORPD(acc1, acc1, acc1)
+	body := func(x VecVirtual, m *mask) VecVirtual {
+		d := v.add(x, negShift)
+		bb := v.sub(d, x)
+		lo := v.add(v.sub(x, v.sub(d, bb)), v.sub(negShift, bb))
+		ord := v.cmp(0x07, lo, lo) // ORD_Q
+		lo = v.sel(ord, lo, v.zero())
+		n, q := v.expReduce(v.clamp(d, approx.ExpMin, approx.ExpMax), lo)
+		e := v.scale(v.add(q, cf(1)), n)
+		if m != nil {
+			e = v.sel(*m, e, v.zero())
+		}
+		v.accumulate(e, acc0, acc1)
+		return e
+	}
+	Label("loop")
+	CMPQ(RCX, U32(s.Lanes))
+	JB(LabelRef("tail"))
+	x := v.reg()
+	VMOVUPS(Mem{Base: RSI}, x)
+	e := body(x, nil)
+	if store {
+		VMOVUPS(e, Mem{Base: RDI})
+		ADDQ(U32(s.Bytes()), RDI)
+	}
+	ADDQ(U32(s.Bytes()), RSI)
+	SUBQ(U32(s.Lanes), RCX)
+	JMP(LabelRef("loop"))
+	Label("tail")
+	TESTQ(RCX, RCX)
+	JE(LabelRef("done"))
+	m := v.tailMask()
+	xt := v.maskedLoad(m, Mem{Base: RSI})
+	et := body(xt, &m)
+	if store {
+		v.maskedStore(m, et, Mem{Base: RDI})
+	}
+	Label("done")
+	// Fold the two float64 accumulators into one scalar.
+	VADDPD(acc1, acc0, acc0)
+	if s.Masked {
+		h := YMM()
+		VEXTRACTF64X4(U8(1), acc0, h)
+		VADDPD(h, acc0.AsY(), h)
+		x := XMM()
+		VEXTRACTF128(U8(1), h, x)
+		VADDPD(x, h.AsX(), x)
+		y := XMM()
+		VUNPCKHPD(x, x, y)
+		VADDSD(y, x, x)
+		VZEROUPPER()
+		Store(x, ReturnIndex(0))
+	} else {
+		x := XMM()
+		VEXTRACTF128(U8(1), acc0, x)
+		VADDPD(x, acc0.AsX(), x)
+		y := XMM()
+		VUNPCKHPD(x, x, y)
+		VADDSD(y, x, x)
+		VZEROUPPER()
+		Store(x, ReturnIndex(0))
+	}
+	RET()
+}
+
+// accumulate adds the float32 lanes of e, widened, to the float64
+// accumulators acc0 (low half) and acc1 (high half).
+func (v *vm) accumulate(e, acc0, acc1 VecVirtual) {
+	lo, hi := v.reg(), v.reg()
+	if v.s.Masked {
+		h := YMM()
+		VEXTRACTF64X4(U8(1), e, h)
+		VCVTPS2PD(e.AsY(), lo)
+		VCVTPS2PD(h, hi)
+	} else {
+		h := XMM()
+		VEXTRACTF128(U8(1), e, h)
+		VCVTPS2PD(e.AsX(), lo)
+		VCVTPS2PD(h, hi)
+	}
+	VADDPD(lo, acc0, acc0)
+	VADDPD(hi, acc1, acc1)
+}
