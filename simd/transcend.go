@@ -6,6 +6,7 @@ import "math"
 // equal length.
 type transcendKernels struct {
 	exp, log, sigmoid, silu, tanh, softplus func(dst, x []float32)
+	erf, gelu, geluTanh                     func(dst, x []float32)
 	leakyReLU, elu                          func(dst, x []float32, alpha float32)
 	// expSum sets dst[i] = e^(x[i]-shift), with x[i]-shift taken exactly, and
 	// returns the float64 sum of what it stored; dst nil: only the sum.
@@ -67,6 +68,31 @@ func Tanh(dst, x []float32) {
 func Softplus(dst, x []float32) {
 	checkLen2("Softplus", dst, x, "dst", "x")
 	transcend.get().softplus(dst, x)
+}
+
+// Erf sets dst[i] to the error function of x[i], within 3 ULP: x·P(x²) below
+// |x| = 0.875, ±(1 - e^(-x²)·Q) above. Erf(±Inf) = ±1, Erf(-0) = -0, NaN for NaN.
+func Erf(dst, x []float32) {
+	checkLen2("Erf", dst, x, "dst", "x")
+	transcend.get().erf(dst, x)
+}
+
+// GELU sets dst[i] = x[i]·Φ(x[i]) = x/2·(1+erf(x/√2)), the exact (erf) form,
+// within 4 ULP, or within 1e-7 absolute where |result| < 1e-6. It is computed
+// from Φ(-|x|) = e^(-x²/2)·Q/2 with x² exact, so the negative side has no
+// cancellation. GELU(+Inf) = +Inf, GELU(-Inf) = -0, NaN for NaN.
+func GELU(dst, x []float32) {
+	checkLen2("GELU", dst, x, "dst", "x")
+	transcend.get().gelu(dst, x)
+}
+
+// GELUTanh sets dst[i] = x/2·(1+tanh(√(2/π)·(x+0.044715·x³))), the tanh
+// approximation of GELU used by GPT-2 and BERT, within 4 ULP (or 1e-7
+// absolute where |result| < 1e-6), computed as x/(1+e^w) with w in float64.
+// GELUTanh(+Inf) = +Inf, GELUTanh(-Inf) = -0, NaN for NaN.
+func GELUTanh(dst, x []float32) {
+	checkLen2("GELUTanh", dst, x, "dst", "x")
+	transcend.get().geluTanh(dst, x)
 }
 
 // LeakyReLU sets dst[i] = x[i] if x[i] > 0, else alpha·x[i] (exact: one

@@ -11,6 +11,7 @@ func init() {
 	transcend.set(dispatch.AVX512, &transcendKernels{
 		exp: expAVX512, log: logAVX512, sigmoid: sigmoidAVX512, silu: siluAVX512,
 		tanh: tanhAVX512, softplus: softplusAVX512,
+		erf: erfAVX512, gelu: geluAVX512, geluTanh: geluTanhAVX512,
 		leakyReLU: leakyReLUAVX512, elu: eluAVX512,
 		expSum: func(dst, x []float32, shift float32) float64 {
 			if dst == nil {
@@ -23,6 +24,7 @@ func init() {
 	transcend.set(dispatch.AVX2, &transcendKernels{
 		exp: expAVX2, log: logAVX2, sigmoid: sigmoidAVX2, silu: siluAVX2,
 		tanh: tanhAVX2, softplus: softplusAVX2,
+		erf: erfAVX2, gelu: geluAVX2, geluTanh: geluTanhAVX2,
 		leakyReLU: leakyReLUAVX2, elu: eluAVX2,
 		expSum: func(dst, x []float32, shift float32) float64 {
 			if dst == nil {

@@ -1194,6 +1194,1131 @@ done:
 	VZEROUPPER
 	RET
 
+// func erfAVX512(dst []float32, x []float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·erfAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ        CX, $0x00000010
+	JB          tail
+	VMOVUPS     (SI), Z0
+	VANDPS      lanes_c7fffffff<>+0(SB), Z0, Z1
+	VCMPPS      $0x01, lanes_c3f600000<>+0(SB), Z1, K1
+	VMOVUPS     lanes_c3f800000<>+0(SB), Z2
+	VMOVUPS     lanes_c00000000<>+0(SB), Z3
+	VMOVUPS     lanes_c41200000<>+0(SB), Z4
+	VMAXPS      Z1, Z3, Z1
+	VMINPS      Z1, Z4, Z1
+	VMULPS      Z1, Z1, Z3
+	VXORPS      lanes_c80000000<>+0(SB), Z3, Z4
+	VMOVAPS     Z1, Z11
+	VFMADD213PS Z4, Z1, Z11
+	VXORPS      lanes_c80000000<>+0(SB), Z3, Z3
+	VXORPS      lanes_c80000000<>+0(SB), Z11, Z4
+	VMOVUPS     lanes_cc2dc0000<>+0(SB), Z11
+	VMOVUPS     lanes_c42b20000<>+0(SB), Z12
+	VMAXPS      Z3, Z11, Z11
+	VMINPS      Z11, Z12, Z11
+	VCMPPS      $0x00, Z3, Z11, K2
+	VXORPS      Z3, Z3, Z3
+	VBLENDMPS   Z4, Z3, K2, Z5
+	VCMPPS      $0x07, Z5, Z5, K2
+	VXORPS      Z3, Z3, Z3
+	VBLENDMPS   Z5, Z3, K2, Z6
+	VMULPS      lanes_c3fb8aa3b<>+0(SB), Z11, Z3
+	VRNDSCALEPS $0x00, Z3, Z3
+	VXORPS      lanes_c80000000<>+0(SB), Z3, Z4
+	VMOVAPS     Z11, Z11
+	VFMADD231PS lanes_c3f317200<>+0(SB), Z4, Z11
+	VMOVAPS     Z11, Z11
+	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Z4, Z11
+	VADDPS      Z6, Z11, Z4
+	VMOVUPS     lanes_c39500d01<>+0(SB), Z11
+	VMOVAPS     Z11, Z11
+	VFMADD213PS lanes_c3ab60b61<>+0(SB), Z4, Z11
+	VMOVAPS     Z11, Z11
+	VFMADD213PS lanes_c3c088889<>+0(SB), Z4, Z11
+	VMOVAPS     Z11, Z11
+	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Z4, Z11
+	VMOVAPS     Z11, Z11
+	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Z4, Z11
+	VMOVAPS     Z11, Z11
+	VFMADD213PS lanes_c3f000000<>+0(SB), Z4, Z11
+	VMULPS      Z4, Z4, Z12
+	VMOVAPS     Z12, Z12
+	VFMADD213PS Z4, Z11, Z12
+	VADDPS      lanes_c3f800000<>+0(SB), Z12, Z4
+	VSCALEFPS   Z3, Z4, Z3
+	VANDPS      lanes_c7fffffff<>+0(SB), Z1, Z1
+	VMOVUPS     lanes_c3f800000<>+0(SB), Z4
+	VMOVAPS     Z4, Z11
+	VFMADD231PS lanes_c3f000000<>+0(SB), Z1, Z11
+	VSUBPS      Z11, Z4, Z12
+	VMOVAPS     Z12, Z12
+	VFMADD231PS lanes_c3f000000<>+0(SB), Z1, Z12
+	VDIVPS      Z11, Z4, Z1
+	VXORPS      lanes_c80000000<>+0(SB), Z1, Z13
+	VMOVAPS     Z13, Z13
+	VFMADD213PS Z4, Z11, Z13
+	VMULPS      Z12, Z1, Z4
+	VSUBPS      Z4, Z13, Z4
+	VMULPS      Z4, Z1, Z4
+	VSUBPS      lanes_c3f2aaaab<>+0(SB), Z1, Z1
+	VADDPS      Z4, Z1, Z1
+	VMOVUPS     lanes_c3d331033<>+0(SB), Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c39b038cf<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_cbd7cfe2e<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3d94dc90<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3d943653<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_cbe5610a4<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_cbe04d183<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3f1b9584<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3fa41364<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3f9d5ec1<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3edaec3d<>+0(SB), Z1, Z4
+	VMULPS      Z4, Z3, Z1
+	VSUBPS      Z1, Z2, Z1
+	VANDPS      lanes_c80000000<>+0(SB), Z0, Z2
+	VORPS       Z2, Z1, Z1
+	VMULPS      Z0, Z0, Z2
+	VMOVUPS     lanes_c389a0b97<>+0(SB), Z3
+	VMOVAPS     Z3, Z3
+	VFMADD213PS lanes_cba50ec0e<>+0(SB), Z2, Z3
+	VMOVAPS     Z3, Z3
+	VFMADD213PS lanes_c3baa21fd<>+0(SB), Z2, Z3
+	VMOVAPS     Z3, Z3
+	VFMADD213PS lanes_cbcdc0606<>+0(SB), Z2, Z3
+	VMOVAPS     Z3, Z3
+	VFMADD213PS lanes_c3de71733<>+0(SB), Z2, Z3
+	VMOVAPS     Z3, Z3
+	VFMADD213PS lanes_cbec093a3<>+0(SB), Z2, Z3
+	VMOVAPS     Z2, Z2
+	VFMADD213PS lanes_cb37bd649<>+0(SB), Z3, Z2
+	VMULPS      Z2, Z0, Z2
+	VMOVAPS     Z2, Z2
+	VFMADD231PS lanes_c3f906ebb<>+0(SB), Z0, Z2
+	VBLENDMPS   Z2, Z1, K1, Z7
+	VMOVUPS     Z7, (DI)
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DI
+	SUBQ        $0x00000010, CX
+	JMP         loop
+
+tail:
+	TESTQ       CX, CX
+	JE          done
+	MOVL        $0x00000001, AX
+	SHLL        CL, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z0
+	VANDPS      lanes_c7fffffff<>+0(SB), Z0, Z1
+	VCMPPS      $0x01, lanes_c3f600000<>+0(SB), Z1, K2
+	VMOVUPS     lanes_c3f800000<>+0(SB), Z2
+	VMOVUPS     lanes_c00000000<>+0(SB), Z3
+	VMOVUPS     lanes_c41200000<>+0(SB), Z4
+	VMAXPS      Z1, Z3, Z1
+	VMINPS      Z1, Z4, Z1
+	VMULPS      Z1, Z1, Z3
+	VXORPS      lanes_c80000000<>+0(SB), Z3, Z4
+	VMOVAPS     Z1, Z5
+	VFMADD213PS Z4, Z1, Z5
+	VXORPS      lanes_c80000000<>+0(SB), Z3, Z3
+	VXORPS      lanes_c80000000<>+0(SB), Z5, Z4
+	VMOVUPS     lanes_cc2dc0000<>+0(SB), Z5
+	VMOVUPS     lanes_c42b20000<>+0(SB), Z6
+	VMAXPS      Z3, Z5, Z5
+	VMINPS      Z5, Z6, Z5
+	VCMPPS      $0x00, Z3, Z5, K3
+	VXORPS      Z3, Z3, Z3
+	VBLENDMPS   Z4, Z3, K3, Z8
+	VCMPPS      $0x07, Z8, Z8, K3
+	VXORPS      Z3, Z3, Z3
+	VBLENDMPS   Z8, Z3, K3, Z9
+	VMULPS      lanes_c3fb8aa3b<>+0(SB), Z5, Z3
+	VRNDSCALEPS $0x00, Z3, Z3
+	VXORPS      lanes_c80000000<>+0(SB), Z3, Z4
+	VMOVAPS     Z5, Z5
+	VFMADD231PS lanes_c3f317200<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Z4, Z5
+	VADDPS      Z9, Z5, Z4
+	VMOVUPS     lanes_c39500d01<>+0(SB), Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3ab60b61<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3c088889<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3f000000<>+0(SB), Z4, Z5
+	VMULPS      Z4, Z4, Z6
+	VMOVAPS     Z6, Z6
+	VFMADD213PS Z4, Z5, Z6
+	VADDPS      lanes_c3f800000<>+0(SB), Z6, Z4
+	VSCALEFPS   Z3, Z4, Z3
+	VANDPS      lanes_c7fffffff<>+0(SB), Z1, Z1
+	VMOVUPS     lanes_c3f800000<>+0(SB), Z4
+	VMOVAPS     Z4, Z5
+	VFMADD231PS lanes_c3f000000<>+0(SB), Z1, Z5
+	VSUBPS      Z5, Z4, Z6
+	VMOVAPS     Z6, Z6
+	VFMADD231PS lanes_c3f000000<>+0(SB), Z1, Z6
+	VDIVPS      Z5, Z4, Z1
+	VXORPS      lanes_c80000000<>+0(SB), Z1, Z7
+	VMOVAPS     Z7, Z7
+	VFMADD213PS Z4, Z5, Z7
+	VMULPS      Z6, Z1, Z4
+	VSUBPS      Z4, Z7, Z4
+	VMULPS      Z4, Z1, Z4
+	VSUBPS      lanes_c3f2aaaab<>+0(SB), Z1, Z1
+	VADDPS      Z4, Z1, Z1
+	VMOVUPS     lanes_c3d331033<>+0(SB), Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c39b038cf<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_cbd7cfe2e<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3d94dc90<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3d943653<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_cbe5610a4<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_cbe04d183<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3f1b9584<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3fa41364<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3f9d5ec1<>+0(SB), Z1, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_c3edaec3d<>+0(SB), Z1, Z4
+	VMULPS      Z4, Z3, Z1
+	VSUBPS      Z1, Z2, Z1
+	VANDPS      lanes_c80000000<>+0(SB), Z0, Z2
+	VORPS       Z2, Z1, Z1
+	VMULPS      Z0, Z0, Z2
+	VMOVUPS     lanes_c389a0b97<>+0(SB), Z3
+	VMOVAPS     Z3, Z3
+	VFMADD213PS lanes_cba50ec0e<>+0(SB), Z2, Z3
+	VMOVAPS     Z3, Z3
+	VFMADD213PS lanes_c3baa21fd<>+0(SB), Z2, Z3
+	VMOVAPS     Z3, Z3
+	VFMADD213PS lanes_cbcdc0606<>+0(SB), Z2, Z3
+	VMOVAPS     Z3, Z3
+	VFMADD213PS lanes_c3de71733<>+0(SB), Z2, Z3
+	VMOVAPS     Z3, Z3
+	VFMADD213PS lanes_cbec093a3<>+0(SB), Z2, Z3
+	VMOVAPS     Z2, Z2
+	VFMADD213PS lanes_cb37bd649<>+0(SB), Z3, Z2
+	VMULPS      Z2, Z0, Z2
+	VMOVAPS     Z2, Z2
+	VFMADD231PS lanes_c3f906ebb<>+0(SB), Z0, Z2
+	VBLENDMPS   Z2, Z1, K2, Z10
+	VMOVUPS     Z10, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA lanes_c3f600000<>+0(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+4(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+8(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+12(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+16(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+20(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+24(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+28(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+32(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+36(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+40(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+44(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+48(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+52(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+56(SB)/4, $0x3f600000
+DATA lanes_c3f600000<>+60(SB)/4, $0x3f600000
+GLOBL lanes_c3f600000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3d331033<>+0(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+4(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+8(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+12(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+16(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+20(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+24(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+28(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+32(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+36(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+40(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+44(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+48(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+52(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+56(SB)/4, $0x3d331033
+DATA lanes_c3d331033<>+60(SB)/4, $0x3d331033
+GLOBL lanes_c3d331033<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c39b038cf<>+0(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+4(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+8(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+12(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+16(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+20(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+24(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+28(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+32(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+36(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+40(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+44(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+48(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+52(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+56(SB)/4, $0x39b038cf
+DATA lanes_c39b038cf<>+60(SB)/4, $0x39b038cf
+GLOBL lanes_c39b038cf<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_cbd7cfe2e<>+0(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+4(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+8(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+12(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+16(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+20(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+24(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+28(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+32(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+36(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+40(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+44(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+48(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+52(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+56(SB)/4, $0xbd7cfe2e
+DATA lanes_cbd7cfe2e<>+60(SB)/4, $0xbd7cfe2e
+GLOBL lanes_cbd7cfe2e<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3d94dc90<>+0(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+4(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+8(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+12(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+16(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+20(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+24(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+28(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+32(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+36(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+40(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+44(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+48(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+52(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+56(SB)/4, $0x3d94dc90
+DATA lanes_c3d94dc90<>+60(SB)/4, $0x3d94dc90
+GLOBL lanes_c3d94dc90<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3d943653<>+0(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+4(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+8(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+12(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+16(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+20(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+24(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+28(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+32(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+36(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+40(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+44(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+48(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+52(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+56(SB)/4, $0x3d943653
+DATA lanes_c3d943653<>+60(SB)/4, $0x3d943653
+GLOBL lanes_c3d943653<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_cbe5610a4<>+0(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+4(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+8(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+12(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+16(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+20(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+24(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+28(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+32(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+36(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+40(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+44(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+48(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+52(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+56(SB)/4, $0xbe5610a4
+DATA lanes_cbe5610a4<>+60(SB)/4, $0xbe5610a4
+GLOBL lanes_cbe5610a4<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_cbe04d183<>+0(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+4(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+8(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+12(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+16(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+20(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+24(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+28(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+32(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+36(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+40(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+44(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+48(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+52(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+56(SB)/4, $0xbe04d183
+DATA lanes_cbe04d183<>+60(SB)/4, $0xbe04d183
+GLOBL lanes_cbe04d183<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3f1b9584<>+0(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+4(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+8(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+12(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+16(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+20(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+24(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+28(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+32(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+36(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+40(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+44(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+48(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+52(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+56(SB)/4, $0x3f1b9584
+DATA lanes_c3f1b9584<>+60(SB)/4, $0x3f1b9584
+GLOBL lanes_c3f1b9584<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3fa41364<>+0(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+4(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+8(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+12(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+16(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+20(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+24(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+28(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+32(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+36(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+40(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+44(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+48(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+52(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+56(SB)/4, $0x3fa41364
+DATA lanes_c3fa41364<>+60(SB)/4, $0x3fa41364
+GLOBL lanes_c3fa41364<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3f9d5ec1<>+0(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+4(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+8(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+12(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+16(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+20(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+24(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+28(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+32(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+36(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+40(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+44(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+48(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+52(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+56(SB)/4, $0x3f9d5ec1
+DATA lanes_c3f9d5ec1<>+60(SB)/4, $0x3f9d5ec1
+GLOBL lanes_c3f9d5ec1<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3edaec3d<>+0(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+4(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+8(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+12(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+16(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+20(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+24(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+28(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+32(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+36(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+40(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+44(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+48(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+52(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+56(SB)/4, $0x3edaec3d
+DATA lanes_c3edaec3d<>+60(SB)/4, $0x3edaec3d
+GLOBL lanes_c3edaec3d<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c389a0b97<>+0(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+4(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+8(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+12(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+16(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+20(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+24(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+28(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+32(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+36(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+40(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+44(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+48(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+52(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+56(SB)/4, $0x389a0b97
+DATA lanes_c389a0b97<>+60(SB)/4, $0x389a0b97
+GLOBL lanes_c389a0b97<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_cba50ec0e<>+0(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+4(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+8(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+12(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+16(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+20(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+24(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+28(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+32(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+36(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+40(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+44(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+48(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+52(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+56(SB)/4, $0xba50ec0e
+DATA lanes_cba50ec0e<>+60(SB)/4, $0xba50ec0e
+GLOBL lanes_cba50ec0e<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3baa21fd<>+0(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+4(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+8(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+12(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+16(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+20(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+24(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+28(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+32(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+36(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+40(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+44(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+48(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+52(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+56(SB)/4, $0x3baa21fd
+DATA lanes_c3baa21fd<>+60(SB)/4, $0x3baa21fd
+GLOBL lanes_c3baa21fd<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_cbcdc0606<>+0(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+4(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+8(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+12(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+16(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+20(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+24(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+28(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+32(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+36(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+40(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+44(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+48(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+52(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+56(SB)/4, $0xbcdc0606
+DATA lanes_cbcdc0606<>+60(SB)/4, $0xbcdc0606
+GLOBL lanes_cbcdc0606<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3de71733<>+0(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+4(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+8(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+12(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+16(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+20(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+24(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+28(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+32(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+36(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+40(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+44(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+48(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+52(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+56(SB)/4, $0x3de71733
+DATA lanes_c3de71733<>+60(SB)/4, $0x3de71733
+GLOBL lanes_c3de71733<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_cbec093a3<>+0(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+4(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+8(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+12(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+16(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+20(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+24(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+28(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+32(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+36(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+40(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+44(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+48(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+52(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+56(SB)/4, $0xbec093a3
+DATA lanes_cbec093a3<>+60(SB)/4, $0xbec093a3
+GLOBL lanes_cbec093a3<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3f906ebb<>+0(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+4(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+8(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+12(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+16(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+20(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+24(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+28(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+32(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+36(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+40(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+44(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+48(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+52(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+56(SB)/4, $0x3f906ebb
+DATA lanes_c3f906ebb<>+60(SB)/4, $0x3f906ebb
+GLOBL lanes_c3f906ebb<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_cb37bd649<>+0(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+4(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+8(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+12(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+16(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+20(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+24(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+28(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+32(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+36(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+40(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+44(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+48(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+52(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+56(SB)/4, $0xb37bd649
+DATA lanes_cb37bd649<>+60(SB)/4, $0xb37bd649
+GLOBL lanes_cb37bd649<>(SB), RODATA|NOPTR, $64
+
+// func geluAVX512(dst []float32, x []float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·geluAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ        CX, $0x00000010
+	JB          tail
+	VMOVUPS     (SI), Z0
+	VCMPPS      $0x0e, lanes_c41200000<>+0(SB), Z0, K1
+	VMOVUPS     lanes_cc1a00000<>+0(SB), Z1
+	VMOVUPS     lanes_c41200000<>+0(SB), Z2
+	VMAXPS      Z0, Z1, Z1
+	VMINPS      Z1, Z2, Z1
+	VANDPS      lanes_c7fffffff<>+0(SB), Z1, Z2
+	VCMPPS      $0x01, lanes_c3f400000<>+0(SB), Z2, K2
+	VMULPS      lanes_c3f000000<>+0(SB), Z1, Z2
+	VMULPS      lanes_c3f3504f3<>+0(SB), Z1, Z13
+	VMULPS      Z13, Z13, Z14
+	VMOVUPS     lanes_c389a0b97<>+0(SB), Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_cba50ec0e<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3baa21fd<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_cbcdc0606<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3de71733<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_cbec093a3<>+0(SB), Z14, Z15
+	VMOVAPS     Z14, Z14
+	VFMADD213PS lanes_cb37bd649<>+0(SB), Z15, Z14
+	VMULPS      Z14, Z13, Z14
+	VMOVAPS     Z14, Z14
+	VFMADD231PS lanes_c3f906ebb<>+0(SB), Z13, Z14
+	VMOVAPS     Z2, Z13
+	VFMADD213PS Z2, Z14, Z13
+	VMULPS      Z1, Z1, Z2
+	VXORPS      lanes_c80000000<>+0(SB), Z2, Z14
+	VMOVAPS     Z1, Z15
+	VFMADD213PS Z14, Z1, Z15
+	VMULPS      lanes_c3f000000<>+0(SB), Z2, Z2
+	VMULPS      lanes_c3f000000<>+0(SB), Z15, Z14
+	VXORPS      lanes_c80000000<>+0(SB), Z2, Z2
+	VXORPS      lanes_c80000000<>+0(SB), Z14, Z14
+	VMOVUPS     lanes_cc2dc0000<>+0(SB), Z15
+	VMOVUPS     lanes_c42b20000<>+0(SB), Z16
+	VMAXPS      Z2, Z15, Z15
+	VMINPS      Z15, Z16, Z15
+	VCMPPS      $0x00, Z2, Z15, K3
+	VXORPS      Z2, Z2, Z2
+	VBLENDMPS   Z14, Z2, K3, Z3
+	VCMPPS      $0x07, Z3, Z3, K3
+	VXORPS      Z2, Z2, Z2
+	VBLENDMPS   Z3, Z2, K3, Z4
+	VMULPS      lanes_c3fb8aa3b<>+0(SB), Z15, Z2
+	VRNDSCALEPS $0x00, Z2, Z2
+	VXORPS      lanes_c80000000<>+0(SB), Z2, Z14
+	VMOVAPS     Z15, Z15
+	VFMADD231PS lanes_c3f317200<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Z14, Z15
+	VADDPS      Z4, Z15, Z14
+	VMOVUPS     lanes_c39500d01<>+0(SB), Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3ab60b61<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3c088889<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3f000000<>+0(SB), Z14, Z15
+	VMULPS      Z14, Z14, Z16
+	VMOVAPS     Z16, Z16
+	VFMADD213PS Z14, Z15, Z16
+	VADDPS      lanes_c3f800000<>+0(SB), Z16, Z14
+	VSCALEFPS   Z2, Z14, Z2
+	VANDPS      lanes_c7fffffff<>+0(SB), Z1, Z14
+	VMOVUPS     lanes_c3f800000<>+0(SB), Z15
+	VMOVAPS     Z15, Z16
+	VFMADD231PS lanes_c3eb504f3<>+0(SB), Z14, Z16
+	VSUBPS      Z16, Z15, Z17
+	VMOVAPS     Z17, Z17
+	VFMADD231PS lanes_c3eb504f3<>+0(SB), Z14, Z17
+	VDIVPS      Z16, Z15, Z14
+	VXORPS      lanes_c80000000<>+0(SB), Z14, Z18
+	VMOVAPS     Z18, Z18
+	VFMADD213PS Z15, Z16, Z18
+	VMULPS      Z17, Z14, Z15
+	VSUBPS      Z15, Z18, Z15
+	VMULPS      Z15, Z14, Z15
+	VSUBPS      lanes_c3f2aaaab<>+0(SB), Z14, Z14
+	VADDPS      Z15, Z14, Z14
+	VMOVUPS     lanes_c3d331033<>+0(SB), Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c39b038cf<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_cbd7cfe2e<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3d94dc90<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3d943653<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_cbe5610a4<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_cbe04d183<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3f1b9584<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3fa41364<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3f9d5ec1<>+0(SB), Z14, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS lanes_c3edaec3d<>+0(SB), Z14, Z15
+	VMULPS      Z15, Z2, Z2
+	VMULPS      lanes_c3f000000<>+0(SB), Z2, Z2
+	VXORPS      Z14, Z14, Z14
+	VCMPPS      $0x01, Z14, Z1, K3
+	VMULPS      Z2, Z1, Z14
+	VXORPS      lanes_c80000000<>+0(SB), Z1, Z15
+	VMOVAPS     Z15, Z15
+	VFMADD213PS Z1, Z2, Z15
+	VBLENDMPS   Z14, Z15, K3, Z5
+	VBLENDMPS   Z13, Z5, K2, Z6
+	VBLENDMPS   Z0, Z6, K1, Z7
+	VMOVUPS     Z7, (DI)
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DI
+	SUBQ        $0x00000010, CX
+	JMP         loop
+
+tail:
+	TESTQ       CX, CX
+	JE          done
+	MOVL        $0x00000001, AX
+	SHLL        CL, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z0
+	VCMPPS      $0x0e, lanes_c41200000<>+0(SB), Z0, K2
+	VMOVUPS     lanes_cc1a00000<>+0(SB), Z1
+	VMOVUPS     lanes_c41200000<>+0(SB), Z2
+	VMAXPS      Z0, Z1, Z1
+	VMINPS      Z1, Z2, Z1
+	VANDPS      lanes_c7fffffff<>+0(SB), Z1, Z2
+	VCMPPS      $0x01, lanes_c3f400000<>+0(SB), Z2, K3
+	VMULPS      lanes_c3f000000<>+0(SB), Z1, Z2
+	VMULPS      lanes_c3f3504f3<>+0(SB), Z1, Z3
+	VMULPS      Z3, Z3, Z4
+	VMOVUPS     lanes_c389a0b97<>+0(SB), Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_cba50ec0e<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3baa21fd<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_cbcdc0606<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3de71733<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_cbec093a3<>+0(SB), Z4, Z5
+	VMOVAPS     Z4, Z4
+	VFMADD213PS lanes_cb37bd649<>+0(SB), Z5, Z4
+	VMULPS      Z4, Z3, Z4
+	VMOVAPS     Z4, Z4
+	VFMADD231PS lanes_c3f906ebb<>+0(SB), Z3, Z4
+	VMOVAPS     Z2, Z3
+	VFMADD213PS Z2, Z4, Z3
+	VMULPS      Z1, Z1, Z2
+	VXORPS      lanes_c80000000<>+0(SB), Z2, Z4
+	VMOVAPS     Z1, Z5
+	VFMADD213PS Z4, Z1, Z5
+	VMULPS      lanes_c3f000000<>+0(SB), Z2, Z2
+	VMULPS      lanes_c3f000000<>+0(SB), Z5, Z4
+	VXORPS      lanes_c80000000<>+0(SB), Z2, Z2
+	VXORPS      lanes_c80000000<>+0(SB), Z4, Z4
+	VMOVUPS     lanes_cc2dc0000<>+0(SB), Z5
+	VMOVUPS     lanes_c42b20000<>+0(SB), Z6
+	VMAXPS      Z2, Z5, Z5
+	VMINPS      Z5, Z6, Z5
+	VCMPPS      $0x00, Z2, Z5, K4
+	VXORPS      Z2, Z2, Z2
+	VBLENDMPS   Z4, Z2, K4, Z8
+	VCMPPS      $0x07, Z8, Z8, K4
+	VXORPS      Z2, Z2, Z2
+	VBLENDMPS   Z8, Z2, K4, Z9
+	VMULPS      lanes_c3fb8aa3b<>+0(SB), Z5, Z2
+	VRNDSCALEPS $0x00, Z2, Z2
+	VXORPS      lanes_c80000000<>+0(SB), Z2, Z4
+	VMOVAPS     Z5, Z5
+	VFMADD231PS lanes_c3f317200<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Z4, Z5
+	VADDPS      Z9, Z5, Z4
+	VMOVUPS     lanes_c39500d01<>+0(SB), Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3ab60b61<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3c088889<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3f000000<>+0(SB), Z4, Z5
+	VMULPS      Z4, Z4, Z6
+	VMOVAPS     Z6, Z6
+	VFMADD213PS Z4, Z5, Z6
+	VADDPS      lanes_c3f800000<>+0(SB), Z6, Z4
+	VSCALEFPS   Z2, Z4, Z2
+	VANDPS      lanes_c7fffffff<>+0(SB), Z1, Z4
+	VMOVUPS     lanes_c3f800000<>+0(SB), Z5
+	VMOVAPS     Z5, Z6
+	VFMADD231PS lanes_c3eb504f3<>+0(SB), Z4, Z6
+	VSUBPS      Z6, Z5, Z7
+	VMOVAPS     Z7, Z7
+	VFMADD231PS lanes_c3eb504f3<>+0(SB), Z4, Z7
+	VDIVPS      Z6, Z5, Z4
+	VXORPS      lanes_c80000000<>+0(SB), Z4, Z8
+	VMOVAPS     Z8, Z8
+	VFMADD213PS Z5, Z6, Z8
+	VMULPS      Z7, Z4, Z5
+	VSUBPS      Z5, Z8, Z5
+	VMULPS      Z5, Z4, Z5
+	VSUBPS      lanes_c3f2aaaab<>+0(SB), Z4, Z4
+	VADDPS      Z5, Z4, Z4
+	VMOVUPS     lanes_c3d331033<>+0(SB), Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c39b038cf<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_cbd7cfe2e<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3d94dc90<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3d943653<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_cbe5610a4<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_cbe04d183<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3f1b9584<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3fa41364<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3f9d5ec1<>+0(SB), Z4, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS lanes_c3edaec3d<>+0(SB), Z4, Z5
+	VMULPS      Z5, Z2, Z2
+	VMULPS      lanes_c3f000000<>+0(SB), Z2, Z2
+	VXORPS      Z4, Z4, Z4
+	VCMPPS      $0x01, Z4, Z1, K4
+	VMULPS      Z2, Z1, Z4
+	VXORPS      lanes_c80000000<>+0(SB), Z1, Z5
+	VMOVAPS     Z5, Z5
+	VFMADD213PS Z1, Z2, Z5
+	VBLENDMPS   Z4, Z5, K4, Z10
+	VBLENDMPS   Z3, Z10, K3, Z11
+	VBLENDMPS   Z0, Z11, K2, Z12
+	VMOVUPS     Z12, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA lanes_c3f400000<>+0(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+4(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+8(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+12(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+16(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+20(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+24(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+28(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+32(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+36(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+40(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+44(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+48(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+52(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+56(SB)/4, $0x3f400000
+DATA lanes_c3f400000<>+60(SB)/4, $0x3f400000
+GLOBL lanes_c3f400000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3f3504f3<>+0(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+4(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+8(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+12(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+16(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+20(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+24(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+28(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+32(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+36(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+40(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+44(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+48(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+52(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+56(SB)/4, $0x3f3504f3
+DATA lanes_c3f3504f3<>+60(SB)/4, $0x3f3504f3
+GLOBL lanes_c3f3504f3<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c3eb504f3<>+0(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+4(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+8(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+12(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+16(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+20(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+24(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+28(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+32(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+36(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+40(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+44(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+48(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+52(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+56(SB)/4, $0x3eb504f3
+DATA lanes_c3eb504f3<>+60(SB)/4, $0x3eb504f3
+GLOBL lanes_c3eb504f3<>(SB), RODATA|NOPTR, $64
+
+// func geluTanhAVX512(dst []float32, x []float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·geluTanhAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ          CX, $0x00000010
+	JB            tail
+	VMOVUPS       (SI), Z0
+	VCMPPS        $0x0e, lanes_c41a00000<>+0(SB), Z0, K1
+	VMOVUPS       lanes_cc1a00000<>+0(SB), Z1
+	VMOVUPS       lanes_c41a00000<>+0(SB), Z2
+	VMAXPS        Z0, Z1, Z1
+	VMINPS        Z1, Z2, Z1
+	VMOVUPD       lanes_d3fb2444f2a4dbe74<>+0(SB), Z2
+	VEXTRACTF64X4 $0x01, Z1, Y3
+	VCVTPS2PD     Y1, Z13
+	VCVTPS2PD     Y3, Z14
+	VMULPD        Z13, Z13, Z15
+	VFMADD213PD   lanes_d3ff9884533d43651<>+0(SB), Z2, Z15
+	VMULPD        Z15, Z13, Z13
+	VCVTPD2PS     Z13, Y3
+	VCVTPS2PD     Y3, Z15
+	VSUBPD        Z15, Z13, Z15
+	VCVTPD2PS     Z15, Y4
+	VMOVAPS       Y3, Y3
+	VMOVAPS       Y4, Y4
+	VMULPD        Z14, Z14, Z13
+	VFMADD213PD   lanes_d3ff9884533d43651<>+0(SB), Z2, Z13
+	VMULPD        Z13, Z14, Z2
+	VCVTPD2PS     Z2, Y8
+	VCVTPS2PD     Y8, Z13
+	VSUBPD        Z13, Z2, Z13
+	VCVTPD2PS     Z13, Y2
+	VINSERTF64X4  $0x01, Y8, Z3, Z3
+	VINSERTF64X4  $0x01, Y2, Z4, Z4
+	VXORPS        lanes_c80000000<>+0(SB), Z3, Z2
+	VXORPS        lanes_c80000000<>+0(SB), Z4, Z13
+	VMOVUPS       lanes_cc2dc0000<>+0(SB), Z14
+	VMOVUPS       lanes_c42b20000<>+0(SB), Z15
+	VMAXPS        Z2, Z14, Z14
+	VMINPS        Z14, Z15, Z14
+	VCMPPS        $0x00, Z2, Z14, K2
+	VXORPS        Z2, Z2, Z2
+	VBLENDMPS     Z13, Z2, K2, Z5
+	VCMPPS        $0x07, Z5, Z5, K2
+	VXORPS        Z2, Z2, Z2
+	VBLENDMPS     Z5, Z2, K2, Z6
+	VMULPS        lanes_c3fb8aa3b<>+0(SB), Z14, Z2
+	VRNDSCALEPS   $0x00, Z2, Z2
+	VXORPS        lanes_c80000000<>+0(SB), Z2, Z13
+	VMOVAPS       Z14, Z14
+	VFMADD231PS   lanes_c3f317200<>+0(SB), Z13, Z14
+	VMOVAPS       Z14, Z14
+	VFMADD231PS   lanes_c35bfbe8e<>+0(SB), Z13, Z14
+	VADDPS        Z6, Z14, Z13
+	VMOVUPS       lanes_c39500d01<>+0(SB), Z14
+	VMOVAPS       Z14, Z14
+	VFMADD213PS   lanes_c3ab60b61<>+0(SB), Z13, Z14
+	VMOVAPS       Z14, Z14
+	VFMADD213PS   lanes_c3c088889<>+0(SB), Z13, Z14
+	VMOVAPS       Z14, Z14
+	VFMADD213PS   lanes_c3d2aaaab<>+0(SB), Z13, Z14
+	VMOVAPS       Z14, Z14
+	VFMADD213PS   lanes_c3e2aaaab<>+0(SB), Z13, Z14
+	VMOVAPS       Z14, Z14
+	VFMADD213PS   lanes_c3f000000<>+0(SB), Z13, Z14
+	VMULPS        Z13, Z13, Z15
+	VMOVAPS       Z15, Z15
+	VFMADD213PS   Z13, Z14, Z15
+	VADDPS        lanes_c3f800000<>+0(SB), Z15, Z13
+	VSCALEFPS     Z2, Z13, Z2
+	VADDPS        lanes_c3f800000<>+0(SB), Z2, Z2
+	VDIVPS        Z2, Z1, Z1
+	VBLENDMPS     Z0, Z1, K1, Z7
+	VMOVUPS       Z7, (DI)
+	ADDQ          $0x00000040, SI
+	ADDQ          $0x00000040, DI
+	SUBQ          $0x00000010, CX
+	JMP           loop
+
+tail:
+	TESTQ         CX, CX
+	JE            done
+	MOVL          $0x00000001, AX
+	SHLL          CL, AX
+	DECL          AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI), K1, Z0
+	VCMPPS        $0x0e, lanes_c41a00000<>+0(SB), Z0, K2
+	VMOVUPS       lanes_cc1a00000<>+0(SB), Z1
+	VMOVUPS       lanes_c41a00000<>+0(SB), Z2
+	VMAXPS        Z0, Z1, Z1
+	VMINPS        Z1, Z2, Z1
+	VMOVUPD       lanes_d3fb2444f2a4dbe74<>+0(SB), Z2
+	VEXTRACTF64X4 $0x01, Z1, Y4
+	VCVTPS2PD     Y1, Z3
+	VCVTPS2PD     Y4, Z4
+	VMULPD        Z3, Z3, Z5
+	VFMADD213PD   lanes_d3ff9884533d43651<>+0(SB), Z2, Z5
+	VMULPD        Z5, Z3, Z3
+	VCVTPD2PS     Z3, Y6
+	VCVTPS2PD     Y6, Z5
+	VSUBPD        Z5, Z3, Z5
+	VCVTPD2PS     Z5, Y3
+	VMOVAPS       Y6, Y8
+	VMOVAPS       Y3, Y9
+	VMULPD        Z4, Z4, Z3
+	VFMADD213PD   lanes_d3ff9884533d43651<>+0(SB), Z2, Z3
+	VMULPD        Z3, Z4, Z2
+	VCVTPD2PS     Z2, Y3
+	VCVTPS2PD     Y3, Z4
+	VSUBPD        Z4, Z2, Z4
+	VCVTPD2PS     Z4, Y2
+	VINSERTF64X4  $0x01, Y3, Z8, Z8
+	VINSERTF64X4  $0x01, Y2, Z9, Z9
+	VXORPS        lanes_c80000000<>+0(SB), Z8, Z2
+	VXORPS        lanes_c80000000<>+0(SB), Z9, Z3
+	VMOVUPS       lanes_cc2dc0000<>+0(SB), Z4
+	VMOVUPS       lanes_c42b20000<>+0(SB), Z5
+	VMAXPS        Z2, Z4, Z4
+	VMINPS        Z4, Z5, Z4
+	VCMPPS        $0x00, Z2, Z4, K3
+	VXORPS        Z2, Z2, Z2
+	VBLENDMPS     Z3, Z2, K3, Z10
+	VCMPPS        $0x07, Z10, Z10, K3
+	VXORPS        Z2, Z2, Z2
+	VBLENDMPS     Z10, Z2, K3, Z11
+	VMULPS        lanes_c3fb8aa3b<>+0(SB), Z4, Z2
+	VRNDSCALEPS   $0x00, Z2, Z2
+	VXORPS        lanes_c80000000<>+0(SB), Z2, Z3
+	VMOVAPS       Z4, Z4
+	VFMADD231PS   lanes_c3f317200<>+0(SB), Z3, Z4
+	VMOVAPS       Z4, Z4
+	VFMADD231PS   lanes_c35bfbe8e<>+0(SB), Z3, Z4
+	VADDPS        Z11, Z4, Z3
+	VMOVUPS       lanes_c39500d01<>+0(SB), Z4
+	VMOVAPS       Z4, Z4
+	VFMADD213PS   lanes_c3ab60b61<>+0(SB), Z3, Z4
+	VMOVAPS       Z4, Z4
+	VFMADD213PS   lanes_c3c088889<>+0(SB), Z3, Z4
+	VMOVAPS       Z4, Z4
+	VFMADD213PS   lanes_c3d2aaaab<>+0(SB), Z3, Z4
+	VMOVAPS       Z4, Z4
+	VFMADD213PS   lanes_c3e2aaaab<>+0(SB), Z3, Z4
+	VMOVAPS       Z4, Z4
+	VFMADD213PS   lanes_c3f000000<>+0(SB), Z3, Z4
+	VMULPS        Z3, Z3, Z5
+	VMOVAPS       Z5, Z5
+	VFMADD213PS   Z3, Z4, Z5
+	VADDPS        lanes_c3f800000<>+0(SB), Z5, Z3
+	VSCALEFPS     Z2, Z3, Z2
+	VADDPS        lanes_c3f800000<>+0(SB), Z2, Z2
+	VDIVPS        Z2, Z1, Z1
+	VBLENDMPS     Z0, Z1, K2, Z12
+	VMOVUPS       Z12, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA lanes_c41a00000<>+0(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+4(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+8(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+12(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+16(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+20(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+24(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+28(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+32(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+36(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+40(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+44(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+48(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+52(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+56(SB)/4, $0x41a00000
+DATA lanes_c41a00000<>+60(SB)/4, $0x41a00000
+GLOBL lanes_c41a00000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fb2444f2a4dbe74<>+0(SB)/8, $0x3fb2444f2a4dbe74
+DATA lanes_d3fb2444f2a4dbe74<>+8(SB)/8, $0x3fb2444f2a4dbe74
+DATA lanes_d3fb2444f2a4dbe74<>+16(SB)/8, $0x3fb2444f2a4dbe74
+DATA lanes_d3fb2444f2a4dbe74<>+24(SB)/8, $0x3fb2444f2a4dbe74
+DATA lanes_d3fb2444f2a4dbe74<>+32(SB)/8, $0x3fb2444f2a4dbe74
+DATA lanes_d3fb2444f2a4dbe74<>+40(SB)/8, $0x3fb2444f2a4dbe74
+DATA lanes_d3fb2444f2a4dbe74<>+48(SB)/8, $0x3fb2444f2a4dbe74
+DATA lanes_d3fb2444f2a4dbe74<>+56(SB)/8, $0x3fb2444f2a4dbe74
+GLOBL lanes_d3fb2444f2a4dbe74<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3ff9884533d43651<>+0(SB)/8, $0x3ff9884533d43651
+DATA lanes_d3ff9884533d43651<>+8(SB)/8, $0x3ff9884533d43651
+DATA lanes_d3ff9884533d43651<>+16(SB)/8, $0x3ff9884533d43651
+DATA lanes_d3ff9884533d43651<>+24(SB)/8, $0x3ff9884533d43651
+DATA lanes_d3ff9884533d43651<>+32(SB)/8, $0x3ff9884533d43651
+DATA lanes_d3ff9884533d43651<>+40(SB)/8, $0x3ff9884533d43651
+DATA lanes_d3ff9884533d43651<>+48(SB)/8, $0x3ff9884533d43651
+DATA lanes_d3ff9884533d43651<>+56(SB)/8, $0x3ff9884533d43651
+GLOBL lanes_d3ff9884533d43651<>(SB), RODATA|NOPTR, $64
+
 // func leakyReLUAVX512(dst []float32, x []float32, alpha float32)
 // Requires: AVX, AVX512DQ, AVX512F, SSE
 TEXT ·leakyReLUAVX512(SB), NOSPLIT, $0-52
@@ -1345,56 +2470,59 @@ TEXT ·expSumAVX512(SB), NOSPLIT, $0-64
 	MOVSS        shift+48(FP), X0
 	VBROADCASTSS X0, Z0
 	VXORPS       lanes_c80000000<>+0(SB), Z0, Z0
-	VXORPD       Z4, Z4, Z4
-	VXORPD       Z5, Z5, Z5
+	VXORPD       Z6, Z6, Z6
+	VXORPD       Z7, Z7, Z7
 
 loop:
 	CMPQ          CX, $0x00000010
 	JB            tail
-	VMOVUPS       (SI), Z6
-	VADDPS        Z0, Z6, Z7
-	VSUBPS        Z6, Z7, Z8
-	VSUBPS        Z8, Z7, Z9
-	VSUBPS        Z9, Z6, Z6
-	VSUBPS        Z8, Z0, Z8
-	VADDPS        Z8, Z6, Z6
-	VCMPPS        $0x07, Z6, Z6, K1
+	VMOVUPS       (SI), Z8
+	VADDPS        Z0, Z8, Z9
+	VSUBPS        Z8, Z9, Z10
+	VSUBPS        Z10, Z9, Z11
+	VSUBPS        Z11, Z8, Z8
+	VSUBPS        Z10, Z0, Z10
+	VADDPS        Z10, Z8, Z8
+	VMOVUPS       lanes_cc2dc0000<>+0(SB), Z10
+	VMOVUPS       lanes_c42b20000<>+0(SB), Z11
+	VMAXPS        Z9, Z10, Z10
+	VMINPS        Z10, Z11, Z10
+	VCMPPS        $0x00, Z9, Z10, K1
+	VXORPS        Z9, Z9, Z9
+	VBLENDMPS     Z8, Z9, K1, Z1
+	VCMPPS        $0x07, Z1, Z1, K1
 	VXORPS        Z8, Z8, Z8
-	VBLENDMPS     Z6, Z8, K1, Z1
-	VMOVUPS       lanes_cc2dc0000<>+0(SB), Z6
-	VMOVUPS       lanes_c42b20000<>+0(SB), Z8
-	VMAXPS        Z7, Z6, Z6
-	VMINPS        Z6, Z8, Z6
-	VMULPS        lanes_c3fb8aa3b<>+0(SB), Z6, Z7
-	VRNDSCALEPS   $0x00, Z7, Z7
-	VXORPS        lanes_c80000000<>+0(SB), Z7, Z8
-	VMOVAPS       Z6, Z6
-	VFMADD231PS   lanes_c3f317200<>+0(SB), Z8, Z6
-	VMOVAPS       Z6, Z6
-	VFMADD231PS   lanes_c35bfbe8e<>+0(SB), Z8, Z6
-	VADDPS        Z1, Z6, Z6
-	VMOVUPS       lanes_c39500d01<>+0(SB), Z8
-	VMOVAPS       Z8, Z8
-	VFMADD213PS   lanes_c3ab60b61<>+0(SB), Z6, Z8
-	VMOVAPS       Z8, Z8
-	VFMADD213PS   lanes_c3c088889<>+0(SB), Z6, Z8
-	VMOVAPS       Z8, Z8
-	VFMADD213PS   lanes_c3d2aaaab<>+0(SB), Z6, Z8
-	VMOVAPS       Z8, Z8
-	VFMADD213PS   lanes_c3e2aaaab<>+0(SB), Z6, Z8
-	VMOVAPS       Z8, Z8
-	VFMADD213PS   lanes_c3f000000<>+0(SB), Z6, Z8
-	VMULPS        Z6, Z6, Z9
-	VMOVAPS       Z9, Z9
-	VFMADD213PS   Z6, Z8, Z9
-	VADDPS        lanes_c3f800000<>+0(SB), Z9, Z6
-	VSCALEFPS     Z7, Z6, Z6
-	VEXTRACTF64X4 $0x01, Z6, Y8
-	VCVTPS2PD     Y6, Z7
-	VCVTPS2PD     Y8, Z8
-	VADDPD        Z7, Z4, Z4
-	VADDPD        Z8, Z5, Z5
-	VMOVUPS       Z6, (DI)
+	VBLENDMPS     Z1, Z8, K1, Z2
+	VMULPS        lanes_c3fb8aa3b<>+0(SB), Z10, Z8
+	VRNDSCALEPS   $0x00, Z8, Z8
+	VXORPS        lanes_c80000000<>+0(SB), Z8, Z9
+	VMOVAPS       Z10, Z10
+	VFMADD231PS   lanes_c3f317200<>+0(SB), Z9, Z10
+	VMOVAPS       Z10, Z10
+	VFMADD231PS   lanes_c35bfbe8e<>+0(SB), Z9, Z10
+	VADDPS        Z2, Z10, Z9
+	VMOVUPS       lanes_c39500d01<>+0(SB), Z10
+	VMOVAPS       Z10, Z10
+	VFMADD213PS   lanes_c3ab60b61<>+0(SB), Z9, Z10
+	VMOVAPS       Z10, Z10
+	VFMADD213PS   lanes_c3c088889<>+0(SB), Z9, Z10
+	VMOVAPS       Z10, Z10
+	VFMADD213PS   lanes_c3d2aaaab<>+0(SB), Z9, Z10
+	VMOVAPS       Z10, Z10
+	VFMADD213PS   lanes_c3e2aaaab<>+0(SB), Z9, Z10
+	VMOVAPS       Z10, Z10
+	VFMADD213PS   lanes_c3f000000<>+0(SB), Z9, Z10
+	VMULPS        Z9, Z9, Z11
+	VMOVAPS       Z11, Z11
+	VFMADD213PS   Z9, Z10, Z11
+	VADDPS        lanes_c3f800000<>+0(SB), Z11, Z9
+	VSCALEFPS     Z8, Z9, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y10
+	VCVTPS2PD     Y8, Z9
+	VCVTPS2PD     Y10, Z10
+	VADDPD        Z9, Z6, Z6
+	VADDPD        Z10, Z7, Z7
+	VMOVUPS       Z8, (DI)
 	ADDQ          $0x00000040, DI
 	ADDQ          $0x00000040, SI
 	SUBQ          $0x00000010, CX
@@ -1408,56 +2536,59 @@ tail:
 	DECL          AX
 	KMOVW         AX, K1
 	VMOVUPS.Z     (SI), K1, Z1
-	VADDPS        Z0, Z1, Z6
-	VSUBPS        Z1, Z6, Z7
-	VSUBPS        Z7, Z6, Z8
-	VSUBPS        Z8, Z1, Z1
-	VSUBPS        Z7, Z0, Z0
+	VADDPS        Z0, Z1, Z2
+	VSUBPS        Z1, Z2, Z8
+	VSUBPS        Z8, Z2, Z9
+	VSUBPS        Z9, Z1, Z1
+	VSUBPS        Z8, Z0, Z0
 	VADDPS        Z0, Z1, Z0
-	VCMPPS        $0x07, Z0, Z0, K2
-	VXORPS        Z1, Z1, Z1
-	VBLENDMPS     Z0, Z1, K2, Z2
-	VMOVUPS       lanes_cc2dc0000<>+0(SB), Z0
-	VMOVUPS       lanes_c42b20000<>+0(SB), Z1
-	VMAXPS        Z6, Z0, Z0
-	VMINPS        Z0, Z1, Z0
-	VMULPS        lanes_c3fb8aa3b<>+0(SB), Z0, Z1
-	VRNDSCALEPS   $0x00, Z1, Z1
-	VXORPS        lanes_c80000000<>+0(SB), Z1, Z6
-	VMOVAPS       Z0, Z0
-	VFMADD231PS   lanes_c3f317200<>+0(SB), Z6, Z0
-	VMOVAPS       Z0, Z0
-	VFMADD231PS   lanes_c35bfbe8e<>+0(SB), Z6, Z0
-	VADDPS        Z2, Z0, Z0
+	VMOVUPS       lanes_cc2dc0000<>+0(SB), Z1
+	VMOVUPS       lanes_c42b20000<>+0(SB), Z8
+	VMAXPS        Z2, Z1, Z1
+	VMINPS        Z1, Z8, Z1
+	VCMPPS        $0x00, Z2, Z1, K2
+	VXORPS        Z2, Z2, Z2
+	VBLENDMPS     Z0, Z2, K2, Z3
+	VCMPPS        $0x07, Z3, Z3, K2
+	VXORPS        Z0, Z0, Z0
+	VBLENDMPS     Z3, Z0, K2, Z4
+	VMULPS        lanes_c3fb8aa3b<>+0(SB), Z1, Z0
+	VRNDSCALEPS   $0x00, Z0, Z0
+	VXORPS        lanes_c80000000<>+0(SB), Z0, Z2
+	VMOVAPS       Z1, Z1
+	VFMADD231PS   lanes_c3f317200<>+0(SB), Z2, Z1
+	VMOVAPS       Z1, Z1
+	VFMADD231PS   lanes_c35bfbe8e<>+0(SB), Z2, Z1
+	VADDPS        Z4, Z1, Z1
 	VMOVUPS       lanes_c39500d01<>+0(SB), Z2
 	VMOVAPS       Z2, Z2
-	VFMADD213PS   lanes_c3ab60b61<>+0(SB), Z0, Z2
+	VFMADD213PS   lanes_c3ab60b61<>+0(SB), Z1, Z2
 	VMOVAPS       Z2, Z2
-	VFMADD213PS   lanes_c3c088889<>+0(SB), Z0, Z2
+	VFMADD213PS   lanes_c3c088889<>+0(SB), Z1, Z2
 	VMOVAPS       Z2, Z2
-	VFMADD213PS   lanes_c3d2aaaab<>+0(SB), Z0, Z2
+	VFMADD213PS   lanes_c3d2aaaab<>+0(SB), Z1, Z2
 	VMOVAPS       Z2, Z2
-	VFMADD213PS   lanes_c3e2aaaab<>+0(SB), Z0, Z2
+	VFMADD213PS   lanes_c3e2aaaab<>+0(SB), Z1, Z2
 	VMOVAPS       Z2, Z2
-	VFMADD213PS   lanes_c3f000000<>+0(SB), Z0, Z2
-	VMULPS        Z0, Z0, Z6
-	VMOVAPS       Z6, Z6
-	VFMADD213PS   Z0, Z2, Z6
-	VADDPS        lanes_c3f800000<>+0(SB), Z6, Z0
-	VSCALEFPS     Z1, Z0, Z0
+	VFMADD213PS   lanes_c3f000000<>+0(SB), Z1, Z2
+	VMULPS        Z1, Z1, Z3
+	VMOVAPS       Z3, Z3
+	VFMADD213PS   Z1, Z2, Z3
+	VADDPS        lanes_c3f800000<>+0(SB), Z3, Z1
+	VSCALEFPS     Z0, Z1, Z0
 	VXORPS        Z1, Z1, Z1
-	VBLENDMPS     Z0, Z1, K1, Z3
-	VEXTRACTF64X4 $0x01, Z3, Y1
-	VCVTPS2PD     Y3, Z0
+	VBLENDMPS     Z0, Z1, K1, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y1
+	VCVTPS2PD     Y5, Z0
 	VCVTPS2PD     Y1, Z1
-	VADDPD        Z0, Z4, Z4
-	VADDPD        Z1, Z5, Z5
-	VMOVUPS       Z3, K1, (DI)
+	VADDPD        Z0, Z6, Z6
+	VADDPD        Z1, Z7, Z7
+	VMOVUPS       Z5, K1, (DI)
 
 done:
-	VADDPD        Z5, Z4, Z4
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPD        Y0, Y4, Y0
+	VADDPD        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPD        Y0, Y6, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VADDPD        X1, X0, X1
 	VUNPCKHPD     X1, X1, X0
@@ -1474,55 +2605,58 @@ TEXT ·sumExpAVX512(SB), NOSPLIT, $0-40
 	MOVSS        shift+24(FP), X0
 	VBROADCASTSS X0, Z0
 	VXORPS       lanes_c80000000<>+0(SB), Z0, Z0
-	VXORPD       Z4, Z4, Z4
-	VXORPD       Z5, Z5, Z5
+	VXORPD       Z6, Z6, Z6
+	VXORPD       Z7, Z7, Z7
 
 loop:
 	CMPQ          CX, $0x00000010
 	JB            tail
-	VMOVUPS       (SI), Z6
-	VADDPS        Z0, Z6, Z7
-	VSUBPS        Z6, Z7, Z8
-	VSUBPS        Z8, Z7, Z9
-	VSUBPS        Z9, Z6, Z6
-	VSUBPS        Z8, Z0, Z8
-	VADDPS        Z8, Z6, Z6
-	VCMPPS        $0x07, Z6, Z6, K1
+	VMOVUPS       (SI), Z8
+	VADDPS        Z0, Z8, Z9
+	VSUBPS        Z8, Z9, Z10
+	VSUBPS        Z10, Z9, Z11
+	VSUBPS        Z11, Z8, Z8
+	VSUBPS        Z10, Z0, Z10
+	VADDPS        Z10, Z8, Z8
+	VMOVUPS       lanes_cc2dc0000<>+0(SB), Z10
+	VMOVUPS       lanes_c42b20000<>+0(SB), Z11
+	VMAXPS        Z9, Z10, Z10
+	VMINPS        Z10, Z11, Z10
+	VCMPPS        $0x00, Z9, Z10, K1
+	VXORPS        Z9, Z9, Z9
+	VBLENDMPS     Z8, Z9, K1, Z1
+	VCMPPS        $0x07, Z1, Z1, K1
 	VXORPS        Z8, Z8, Z8
-	VBLENDMPS     Z6, Z8, K1, Z1
-	VMOVUPS       lanes_cc2dc0000<>+0(SB), Z6
-	VMOVUPS       lanes_c42b20000<>+0(SB), Z8
-	VMAXPS        Z7, Z6, Z6
-	VMINPS        Z6, Z8, Z6
-	VMULPS        lanes_c3fb8aa3b<>+0(SB), Z6, Z7
-	VRNDSCALEPS   $0x00, Z7, Z7
-	VXORPS        lanes_c80000000<>+0(SB), Z7, Z8
-	VMOVAPS       Z6, Z6
-	VFMADD231PS   lanes_c3f317200<>+0(SB), Z8, Z6
-	VMOVAPS       Z6, Z6
-	VFMADD231PS   lanes_c35bfbe8e<>+0(SB), Z8, Z6
-	VADDPS        Z1, Z6, Z6
-	VMOVUPS       lanes_c39500d01<>+0(SB), Z8
-	VMOVAPS       Z8, Z8
-	VFMADD213PS   lanes_c3ab60b61<>+0(SB), Z6, Z8
-	VMOVAPS       Z8, Z8
-	VFMADD213PS   lanes_c3c088889<>+0(SB), Z6, Z8
-	VMOVAPS       Z8, Z8
-	VFMADD213PS   lanes_c3d2aaaab<>+0(SB), Z6, Z8
-	VMOVAPS       Z8, Z8
-	VFMADD213PS   lanes_c3e2aaaab<>+0(SB), Z6, Z8
-	VMOVAPS       Z8, Z8
-	VFMADD213PS   lanes_c3f000000<>+0(SB), Z6, Z8
-	VMULPS        Z6, Z6, Z9
-	VMOVAPS       Z9, Z9
-	VFMADD213PS   Z6, Z8, Z9
-	VADDPS        lanes_c3f800000<>+0(SB), Z9, Z6
-	VSCALEFPS     Z7, Z6, Z6
-	VEXTRACTF64X4 $0x01, Z6, Y7
-	VCVTPS2PD     Y6, Z6
-	VCVTPS2PD     Y7, Z7
-	VADDPD        Z6, Z4, Z4
-	VADDPD        Z7, Z5, Z5
+	VBLENDMPS     Z1, Z8, K1, Z2
+	VMULPS        lanes_c3fb8aa3b<>+0(SB), Z10, Z8
+	VRNDSCALEPS   $0x00, Z8, Z8
+	VXORPS        lanes_c80000000<>+0(SB), Z8, Z9
+	VMOVAPS       Z10, Z10
+	VFMADD231PS   lanes_c3f317200<>+0(SB), Z9, Z10
+	VMOVAPS       Z10, Z10
+	VFMADD231PS   lanes_c35bfbe8e<>+0(SB), Z9, Z10
+	VADDPS        Z2, Z10, Z9
+	VMOVUPS       lanes_c39500d01<>+0(SB), Z10
+	VMOVAPS       Z10, Z10
+	VFMADD213PS   lanes_c3ab60b61<>+0(SB), Z9, Z10
+	VMOVAPS       Z10, Z10
+	VFMADD213PS   lanes_c3c088889<>+0(SB), Z9, Z10
+	VMOVAPS       Z10, Z10
+	VFMADD213PS   lanes_c3d2aaaab<>+0(SB), Z9, Z10
+	VMOVAPS       Z10, Z10
+	VFMADD213PS   lanes_c3e2aaaab<>+0(SB), Z9, Z10
+	VMOVAPS       Z10, Z10
+	VFMADD213PS   lanes_c3f000000<>+0(SB), Z9, Z10
+	VMULPS        Z9, Z9, Z11
+	VMOVAPS       Z11, Z11
+	VFMADD213PS   Z9, Z10, Z11
+	VADDPS        lanes_c3f800000<>+0(SB), Z11, Z9
+	VSCALEFPS     Z8, Z9, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VCVTPS2PD     Y8, Z8
+	VCVTPS2PD     Y9, Z9
+	VADDPD        Z8, Z6, Z6
+	VADDPD        Z9, Z7, Z7
 	ADDQ          $0x00000040, SI
 	SUBQ          $0x00000010, CX
 	JMP           loop
@@ -1535,55 +2669,58 @@ tail:
 	DECL          AX
 	KMOVW         AX, K1
 	VMOVUPS.Z     (SI), K1, Z1
-	VADDPS        Z0, Z1, Z6
-	VSUBPS        Z1, Z6, Z7
-	VSUBPS        Z7, Z6, Z8
-	VSUBPS        Z8, Z1, Z1
-	VSUBPS        Z7, Z0, Z0
+	VADDPS        Z0, Z1, Z2
+	VSUBPS        Z1, Z2, Z8
+	VSUBPS        Z8, Z2, Z9
+	VSUBPS        Z9, Z1, Z1
+	VSUBPS        Z8, Z0, Z0
 	VADDPS        Z0, Z1, Z0
-	VCMPPS        $0x07, Z0, Z0, K2
-	VXORPS        Z1, Z1, Z1
-	VBLENDMPS     Z0, Z1, K2, Z2
-	VMOVUPS       lanes_cc2dc0000<>+0(SB), Z0
-	VMOVUPS       lanes_c42b20000<>+0(SB), Z1
-	VMAXPS        Z6, Z0, Z0
-	VMINPS        Z0, Z1, Z0
-	VMULPS        lanes_c3fb8aa3b<>+0(SB), Z0, Z1
-	VRNDSCALEPS   $0x00, Z1, Z1
-	VXORPS        lanes_c80000000<>+0(SB), Z1, Z6
-	VMOVAPS       Z0, Z0
-	VFMADD231PS   lanes_c3f317200<>+0(SB), Z6, Z0
-	VMOVAPS       Z0, Z0
-	VFMADD231PS   lanes_c35bfbe8e<>+0(SB), Z6, Z0
-	VADDPS        Z2, Z0, Z0
+	VMOVUPS       lanes_cc2dc0000<>+0(SB), Z1
+	VMOVUPS       lanes_c42b20000<>+0(SB), Z8
+	VMAXPS        Z2, Z1, Z1
+	VMINPS        Z1, Z8, Z1
+	VCMPPS        $0x00, Z2, Z1, K2
+	VXORPS        Z2, Z2, Z2
+	VBLENDMPS     Z0, Z2, K2, Z3
+	VCMPPS        $0x07, Z3, Z3, K2
+	VXORPS        Z0, Z0, Z0
+	VBLENDMPS     Z3, Z0, K2, Z4
+	VMULPS        lanes_c3fb8aa3b<>+0(SB), Z1, Z0
+	VRNDSCALEPS   $0x00, Z0, Z0
+	VXORPS        lanes_c80000000<>+0(SB), Z0, Z2
+	VMOVAPS       Z1, Z1
+	VFMADD231PS   lanes_c3f317200<>+0(SB), Z2, Z1
+	VMOVAPS       Z1, Z1
+	VFMADD231PS   lanes_c35bfbe8e<>+0(SB), Z2, Z1
+	VADDPS        Z4, Z1, Z1
 	VMOVUPS       lanes_c39500d01<>+0(SB), Z2
 	VMOVAPS       Z2, Z2
-	VFMADD213PS   lanes_c3ab60b61<>+0(SB), Z0, Z2
+	VFMADD213PS   lanes_c3ab60b61<>+0(SB), Z1, Z2
 	VMOVAPS       Z2, Z2
-	VFMADD213PS   lanes_c3c088889<>+0(SB), Z0, Z2
+	VFMADD213PS   lanes_c3c088889<>+0(SB), Z1, Z2
 	VMOVAPS       Z2, Z2
-	VFMADD213PS   lanes_c3d2aaaab<>+0(SB), Z0, Z2
+	VFMADD213PS   lanes_c3d2aaaab<>+0(SB), Z1, Z2
 	VMOVAPS       Z2, Z2
-	VFMADD213PS   lanes_c3e2aaaab<>+0(SB), Z0, Z2
+	VFMADD213PS   lanes_c3e2aaaab<>+0(SB), Z1, Z2
 	VMOVAPS       Z2, Z2
-	VFMADD213PS   lanes_c3f000000<>+0(SB), Z0, Z2
-	VMULPS        Z0, Z0, Z6
-	VMOVAPS       Z6, Z6
-	VFMADD213PS   Z0, Z2, Z6
-	VADDPS        lanes_c3f800000<>+0(SB), Z6, Z0
-	VSCALEFPS     Z1, Z0, Z0
+	VFMADD213PS   lanes_c3f000000<>+0(SB), Z1, Z2
+	VMULPS        Z1, Z1, Z3
+	VMOVAPS       Z3, Z3
+	VFMADD213PS   Z1, Z2, Z3
+	VADDPS        lanes_c3f800000<>+0(SB), Z3, Z1
+	VSCALEFPS     Z0, Z1, Z0
 	VXORPS        Z1, Z1, Z1
-	VBLENDMPS     Z0, Z1, K1, Z3
-	VEXTRACTF64X4 $0x01, Z3, Y0
-	VCVTPS2PD     Y3, Z1
+	VBLENDMPS     Z0, Z1, K1, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y0
+	VCVTPS2PD     Y5, Z1
 	VCVTPS2PD     Y0, Z0
-	VADDPD        Z1, Z4, Z4
-	VADDPD        Z0, Z5, Z5
+	VADDPD        Z1, Z6, Z6
+	VADDPD        Z0, Z7, Z7
 
 done:
-	VADDPD        Z5, Z4, Z4
-	VEXTRACTF64X4 $0x01, Z4, Y0
-	VADDPD        Y0, Y4, Y0
+	VADDPD        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPD        Y0, Y6, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VADDPD        X1, X0, X1
 	VUNPCKHPD     X1, X1, X0
@@ -2522,6 +3659,727 @@ done:
 	VZEROUPPER
 	RET
 
+// func erfAVX2(dst []float32, x []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·erfAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ        CX, $0x00000008
+	JB          tail
+	VMOVUPS     (SI), Y0
+	VANDPS      lanes_c7fffffff<>+0(SB), Y0, Y1
+	VCMPPS      $0x01, lanes_c3f600000<>+0(SB), Y1, Y2
+	VMOVUPS     lanes_c3f800000<>+0(SB), Y3
+	VMOVUPS     lanes_c00000000<>+0(SB), Y4
+	VMOVUPS     lanes_c41200000<>+0(SB), Y5
+	VMAXPS      Y1, Y4, Y1
+	VMINPS      Y1, Y5, Y1
+	VMULPS      Y1, Y1, Y4
+	VXORPS      lanes_c80000000<>+0(SB), Y4, Y5
+	VMOVAPS     Y1, Y6
+	VFMADD213PS Y5, Y1, Y6
+	VXORPS      lanes_c80000000<>+0(SB), Y4, Y4
+	VXORPS      lanes_c80000000<>+0(SB), Y6, Y5
+	VMOVUPS     lanes_cc2dc0000<>+0(SB), Y6
+	VMOVUPS     lanes_c42b20000<>+0(SB), Y7
+	VMAXPS      Y4, Y6, Y6
+	VMINPS      Y6, Y7, Y6
+	VCMPPS      $0x00, Y4, Y6, Y4
+	VXORPS      Y7, Y7, Y7
+	VBLENDVPS   Y4, Y5, Y7, Y4
+	VCMPPS      $0x07, Y4, Y4, Y5
+	VXORPS      Y7, Y7, Y7
+	VBLENDVPS   Y5, Y4, Y7, Y4
+	VMULPS      lanes_c3fb8aa3b<>+0(SB), Y6, Y5
+	VROUNDPS    $0x00, Y5, Y5
+	VXORPS      lanes_c80000000<>+0(SB), Y5, Y7
+	VMOVAPS     Y6, Y6
+	VFMADD231PS lanes_c3f317200<>+0(SB), Y7, Y6
+	VMOVAPS     Y6, Y6
+	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Y7, Y6
+	VADDPS      Y4, Y6, Y4
+	VMOVUPS     lanes_c39500d01<>+0(SB), Y6
+	VMOVAPS     Y6, Y6
+	VFMADD213PS lanes_c3ab60b61<>+0(SB), Y4, Y6
+	VMOVAPS     Y6, Y6
+	VFMADD213PS lanes_c3c088889<>+0(SB), Y4, Y6
+	VMOVAPS     Y6, Y6
+	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Y4, Y6
+	VMOVAPS     Y6, Y6
+	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Y4, Y6
+	VMOVAPS     Y6, Y6
+	VFMADD213PS lanes_c3f000000<>+0(SB), Y4, Y6
+	VMULPS      Y4, Y4, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS Y4, Y6, Y7
+	VADDPS      lanes_c3f800000<>+0(SB), Y7, Y4
+	VCVTPS2DQ   Y5, Y5
+	VPSRAD      $0x01, Y5, Y6
+	VPSUBD      Y6, Y5, Y5
+	VPADDD      lanes_c0000007f<>+0(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VPADDD      lanes_c0000007f<>+0(SB), Y5, Y5
+	VPSLLD      $0x17, Y5, Y5
+	VMULPS      Y6, Y4, Y4
+	VMULPS      Y5, Y4, Y4
+	VANDPS      lanes_c7fffffff<>+0(SB), Y1, Y1
+	VMOVUPS     lanes_c3f800000<>+0(SB), Y5
+	VMOVAPS     Y5, Y6
+	VFMADD231PS lanes_c3f000000<>+0(SB), Y1, Y6
+	VSUBPS      Y6, Y5, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD231PS lanes_c3f000000<>+0(SB), Y1, Y7
+	VDIVPS      Y6, Y5, Y1
+	VXORPS      lanes_c80000000<>+0(SB), Y1, Y8
+	VMOVAPS     Y8, Y8
+	VFMADD213PS Y5, Y6, Y8
+	VMULPS      Y7, Y1, Y5
+	VSUBPS      Y5, Y8, Y5
+	VMULPS      Y5, Y1, Y5
+	VSUBPS      lanes_c3f2aaaab<>+0(SB), Y1, Y1
+	VADDPS      Y5, Y1, Y1
+	VMOVUPS     lanes_c3d331033<>+0(SB), Y5
+	VMOVAPS     Y5, Y5
+	VFMADD213PS lanes_c39b038cf<>+0(SB), Y1, Y5
+	VMOVAPS     Y5, Y5
+	VFMADD213PS lanes_cbd7cfe2e<>+0(SB), Y1, Y5
+	VMOVAPS     Y5, Y5
+	VFMADD213PS lanes_c3d94dc90<>+0(SB), Y1, Y5
+	VMOVAPS     Y5, Y5
+	VFMADD213PS lanes_c3d943653<>+0(SB), Y1, Y5
+	VMOVAPS     Y5, Y5
+	VFMADD213PS lanes_cbe5610a4<>+0(SB), Y1, Y5
+	VMOVAPS     Y5, Y5
+	VFMADD213PS lanes_cbe04d183<>+0(SB), Y1, Y5
+	VMOVAPS     Y5, Y5
+	VFMADD213PS lanes_c3f1b9584<>+0(SB), Y1, Y5
+	VMOVAPS     Y5, Y5
+	VFMADD213PS lanes_c3fa41364<>+0(SB), Y1, Y5
+	VMOVAPS     Y5, Y5
+	VFMADD213PS lanes_c3f9d5ec1<>+0(SB), Y1, Y5
+	VMOVAPS     Y5, Y5
+	VFMADD213PS lanes_c3edaec3d<>+0(SB), Y1, Y5
+	VMULPS      Y5, Y4, Y1
+	VSUBPS      Y1, Y3, Y1
+	VANDPS      lanes_c80000000<>+0(SB), Y0, Y3
+	VORPS       Y3, Y1, Y1
+	VMULPS      Y0, Y0, Y3
+	VMOVUPS     lanes_c389a0b97<>+0(SB), Y4
+	VMOVAPS     Y4, Y4
+	VFMADD213PS lanes_cba50ec0e<>+0(SB), Y3, Y4
+	VMOVAPS     Y4, Y4
+	VFMADD213PS lanes_c3baa21fd<>+0(SB), Y3, Y4
+	VMOVAPS     Y4, Y4
+	VFMADD213PS lanes_cbcdc0606<>+0(SB), Y3, Y4
+	VMOVAPS     Y4, Y4
+	VFMADD213PS lanes_c3de71733<>+0(SB), Y3, Y4
+	VMOVAPS     Y4, Y4
+	VFMADD213PS lanes_cbec093a3<>+0(SB), Y3, Y4
+	VMOVAPS     Y3, Y3
+	VFMADD213PS lanes_cb37bd649<>+0(SB), Y4, Y3
+	VMULPS      Y3, Y0, Y3
+	VMOVAPS     Y3, Y3
+	VFMADD231PS lanes_c3f906ebb<>+0(SB), Y0, Y3
+	VBLENDVPS   Y2, Y3, Y1, Y0
+	VMOVUPS     Y0, (DI)
+	ADDQ        $0x00000020, SI
+	ADDQ        $0x00000020, DI
+	SUBQ        $0x00000008, CX
+	JMP         loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	MOVL         CX, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPCMPGTD     lanes_iota<>+0(SB), Y0, Y0
+	VMASKMOVPS   (SI), Y0, Y1
+	VANDPS       lanes_c7fffffff<>+0(SB), Y1, Y2
+	VCMPPS       $0x01, lanes_c3f600000<>+0(SB), Y2, Y3
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y4
+	VMOVUPS      lanes_c00000000<>+0(SB), Y5
+	VMOVUPS      lanes_c41200000<>+0(SB), Y6
+	VMAXPS       Y2, Y5, Y2
+	VMINPS       Y2, Y6, Y2
+	VMULPS       Y2, Y2, Y5
+	VXORPS       lanes_c80000000<>+0(SB), Y5, Y6
+	VMOVAPS      Y2, Y7
+	VFMADD213PS  Y6, Y2, Y7
+	VXORPS       lanes_c80000000<>+0(SB), Y5, Y5
+	VXORPS       lanes_c80000000<>+0(SB), Y7, Y6
+	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y7
+	VMOVUPS      lanes_c42b20000<>+0(SB), Y8
+	VMAXPS       Y5, Y7, Y7
+	VMINPS       Y7, Y8, Y7
+	VCMPPS       $0x00, Y5, Y7, Y5
+	VXORPS       Y8, Y8, Y8
+	VBLENDVPS    Y5, Y6, Y8, Y5
+	VCMPPS       $0x07, Y5, Y5, Y6
+	VXORPS       Y8, Y8, Y8
+	VBLENDVPS    Y6, Y5, Y8, Y5
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y7, Y6
+	VROUNDPS     $0x00, Y6, Y6
+	VXORPS       lanes_c80000000<>+0(SB), Y6, Y8
+	VMOVAPS      Y7, Y7
+	VFMADD231PS  lanes_c3f317200<>+0(SB), Y8, Y7
+	VMOVAPS      Y7, Y7
+	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y8, Y7
+	VADDPS       Y5, Y7, Y5
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y7
+	VMOVAPS      Y7, Y7
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y5, Y7
+	VMOVAPS      Y7, Y7
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y5, Y7
+	VMOVAPS      Y7, Y7
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y5, Y7
+	VMOVAPS      Y7, Y7
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y5, Y7
+	VMOVAPS      Y7, Y7
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y5, Y7
+	VMULPS       Y5, Y5, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  Y5, Y7, Y8
+	VADDPS       lanes_c3f800000<>+0(SB), Y8, Y5
+	VCVTPS2DQ    Y6, Y6
+	VPSRAD       $0x01, Y6, Y7
+	VPSUBD       Y7, Y6, Y6
+	VPADDD       lanes_c0000007f<>+0(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y7, Y5, Y5
+	VMULPS       Y6, Y5, Y5
+	VANDPS       lanes_c7fffffff<>+0(SB), Y2, Y2
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y6
+	VMOVAPS      Y6, Y7
+	VFMADD231PS  lanes_c3f000000<>+0(SB), Y2, Y7
+	VSUBPS       Y7, Y6, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD231PS  lanes_c3f000000<>+0(SB), Y2, Y8
+	VDIVPS       Y7, Y6, Y2
+	VXORPS       lanes_c80000000<>+0(SB), Y2, Y9
+	VMOVAPS      Y9, Y9
+	VFMADD213PS  Y6, Y7, Y9
+	VMULPS       Y8, Y2, Y6
+	VSUBPS       Y6, Y9, Y6
+	VMULPS       Y6, Y2, Y6
+	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y2, Y2
+	VADDPS       Y6, Y2, Y2
+	VMOVUPS      lanes_c3d331033<>+0(SB), Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y2, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y2, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y2, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c3d943653<>+0(SB), Y2, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y2, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y2, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y2, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y2, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c3f9d5ec1<>+0(SB), Y2, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y2, Y6
+	VMULPS       Y6, Y5, Y2
+	VSUBPS       Y2, Y4, Y2
+	VANDPS       lanes_c80000000<>+0(SB), Y1, Y4
+	VORPS        Y4, Y2, Y2
+	VMULPS       Y1, Y1, Y4
+	VMOVUPS      lanes_c389a0b97<>+0(SB), Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_cba50ec0e<>+0(SB), Y4, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3baa21fd<>+0(SB), Y4, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_cbcdc0606<>+0(SB), Y4, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3de71733<>+0(SB), Y4, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_cbec093a3<>+0(SB), Y4, Y5
+	VMOVAPS      Y4, Y4
+	VFMADD213PS  lanes_cb37bd649<>+0(SB), Y5, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVAPS      Y4, Y4
+	VFMADD231PS  lanes_c3f906ebb<>+0(SB), Y1, Y4
+	VBLENDVPS    Y3, Y4, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func geluAVX2(dst []float32, x []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·geluAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ        CX, $0x00000008
+	JB          tail
+	VMOVUPS     (SI), Y0
+	VCMPPS      $0x0e, lanes_c41200000<>+0(SB), Y0, Y1
+	VMOVUPS     lanes_cc1a00000<>+0(SB), Y2
+	VMOVUPS     lanes_c41200000<>+0(SB), Y3
+	VMAXPS      Y0, Y2, Y2
+	VMINPS      Y2, Y3, Y2
+	VANDPS      lanes_c7fffffff<>+0(SB), Y2, Y3
+	VCMPPS      $0x01, lanes_c3f400000<>+0(SB), Y3, Y3
+	VMULPS      lanes_c3f000000<>+0(SB), Y2, Y4
+	VMULPS      lanes_c3f3504f3<>+0(SB), Y2, Y5
+	VMULPS      Y5, Y5, Y6
+	VMOVUPS     lanes_c389a0b97<>+0(SB), Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_cba50ec0e<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3baa21fd<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_cbcdc0606<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3de71733<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_cbec093a3<>+0(SB), Y6, Y7
+	VMOVAPS     Y6, Y6
+	VFMADD213PS lanes_cb37bd649<>+0(SB), Y7, Y6
+	VMULPS      Y6, Y5, Y6
+	VMOVAPS     Y6, Y6
+	VFMADD231PS lanes_c3f906ebb<>+0(SB), Y5, Y6
+	VMOVAPS     Y4, Y5
+	VFMADD213PS Y4, Y6, Y5
+	VMULPS      Y2, Y2, Y4
+	VXORPS      lanes_c80000000<>+0(SB), Y4, Y6
+	VMOVAPS     Y2, Y7
+	VFMADD213PS Y6, Y2, Y7
+	VMULPS      lanes_c3f000000<>+0(SB), Y4, Y4
+	VMULPS      lanes_c3f000000<>+0(SB), Y7, Y6
+	VXORPS      lanes_c80000000<>+0(SB), Y4, Y4
+	VXORPS      lanes_c80000000<>+0(SB), Y6, Y6
+	VMOVUPS     lanes_cc2dc0000<>+0(SB), Y7
+	VMOVUPS     lanes_c42b20000<>+0(SB), Y8
+	VMAXPS      Y4, Y7, Y7
+	VMINPS      Y7, Y8, Y7
+	VCMPPS      $0x00, Y4, Y7, Y4
+	VXORPS      Y8, Y8, Y8
+	VBLENDVPS   Y4, Y6, Y8, Y4
+	VCMPPS      $0x07, Y4, Y4, Y6
+	VXORPS      Y8, Y8, Y8
+	VBLENDVPS   Y6, Y4, Y8, Y4
+	VMULPS      lanes_c3fb8aa3b<>+0(SB), Y7, Y6
+	VROUNDPS    $0x00, Y6, Y6
+	VXORPS      lanes_c80000000<>+0(SB), Y6, Y8
+	VMOVAPS     Y7, Y7
+	VFMADD231PS lanes_c3f317200<>+0(SB), Y8, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Y8, Y7
+	VADDPS      Y4, Y7, Y4
+	VMOVUPS     lanes_c39500d01<>+0(SB), Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3ab60b61<>+0(SB), Y4, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3c088889<>+0(SB), Y4, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Y4, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Y4, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3f000000<>+0(SB), Y4, Y7
+	VMULPS      Y4, Y4, Y8
+	VMOVAPS     Y8, Y8
+	VFMADD213PS Y4, Y7, Y8
+	VADDPS      lanes_c3f800000<>+0(SB), Y8, Y4
+	VCVTPS2DQ   Y6, Y6
+	VPSRAD      $0x01, Y6, Y7
+	VPSUBD      Y7, Y6, Y6
+	VPADDD      lanes_c0000007f<>+0(SB), Y7, Y7
+	VPSLLD      $0x17, Y7, Y7
+	VPADDD      lanes_c0000007f<>+0(SB), Y6, Y6
+	VPSLLD      $0x17, Y6, Y6
+	VMULPS      Y7, Y4, Y4
+	VMULPS      Y6, Y4, Y4
+	VANDPS      lanes_c7fffffff<>+0(SB), Y2, Y6
+	VMOVUPS     lanes_c3f800000<>+0(SB), Y7
+	VMOVAPS     Y7, Y8
+	VFMADD231PS lanes_c3eb504f3<>+0(SB), Y6, Y8
+	VSUBPS      Y8, Y7, Y9
+	VMOVAPS     Y9, Y9
+	VFMADD231PS lanes_c3eb504f3<>+0(SB), Y6, Y9
+	VDIVPS      Y8, Y7, Y6
+	VXORPS      lanes_c80000000<>+0(SB), Y6, Y10
+	VMOVAPS     Y10, Y10
+	VFMADD213PS Y7, Y8, Y10
+	VMULPS      Y9, Y6, Y7
+	VSUBPS      Y7, Y10, Y7
+	VMULPS      Y7, Y6, Y7
+	VSUBPS      lanes_c3f2aaaab<>+0(SB), Y6, Y6
+	VADDPS      Y7, Y6, Y6
+	VMOVUPS     lanes_c3d331033<>+0(SB), Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c39b038cf<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_cbd7cfe2e<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3d94dc90<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3d943653<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_cbe5610a4<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_cbe04d183<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3f1b9584<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3fa41364<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3f9d5ec1<>+0(SB), Y6, Y7
+	VMOVAPS     Y7, Y7
+	VFMADD213PS lanes_c3edaec3d<>+0(SB), Y6, Y7
+	VMULPS      Y7, Y4, Y4
+	VMULPS      lanes_c3f000000<>+0(SB), Y4, Y4
+	VXORPS      Y6, Y6, Y6
+	VCMPPS      $0x01, Y6, Y2, Y6
+	VMULPS      Y4, Y2, Y7
+	VXORPS      lanes_c80000000<>+0(SB), Y2, Y8
+	VMOVAPS     Y8, Y8
+	VFMADD213PS Y2, Y4, Y8
+	VBLENDVPS   Y6, Y7, Y8, Y2
+	VBLENDVPS   Y3, Y5, Y2, Y2
+	VBLENDVPS   Y1, Y0, Y2, Y0
+	VMOVUPS     Y0, (DI)
+	ADDQ        $0x00000020, SI
+	ADDQ        $0x00000020, DI
+	SUBQ        $0x00000008, CX
+	JMP         loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	MOVL         CX, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPCMPGTD     lanes_iota<>+0(SB), Y0, Y0
+	VMASKMOVPS   (SI), Y0, Y1
+	VCMPPS       $0x0e, lanes_c41200000<>+0(SB), Y1, Y2
+	VMOVUPS      lanes_cc1a00000<>+0(SB), Y3
+	VMOVUPS      lanes_c41200000<>+0(SB), Y4
+	VMAXPS       Y1, Y3, Y3
+	VMINPS       Y3, Y4, Y3
+	VANDPS       lanes_c7fffffff<>+0(SB), Y3, Y4
+	VCMPPS       $0x01, lanes_c3f400000<>+0(SB), Y4, Y4
+	VMULPS       lanes_c3f000000<>+0(SB), Y3, Y5
+	VMULPS       lanes_c3f3504f3<>+0(SB), Y3, Y6
+	VMULPS       Y6, Y6, Y7
+	VMOVUPS      lanes_c389a0b97<>+0(SB), Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_cba50ec0e<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3baa21fd<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_cbcdc0606<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3de71733<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_cbec093a3<>+0(SB), Y7, Y8
+	VMOVAPS      Y7, Y7
+	VFMADD213PS  lanes_cb37bd649<>+0(SB), Y8, Y7
+	VMULPS       Y7, Y6, Y7
+	VMOVAPS      Y7, Y7
+	VFMADD231PS  lanes_c3f906ebb<>+0(SB), Y6, Y7
+	VMOVAPS      Y5, Y6
+	VFMADD213PS  Y5, Y7, Y6
+	VMULPS       Y3, Y3, Y5
+	VXORPS       lanes_c80000000<>+0(SB), Y5, Y7
+	VMOVAPS      Y3, Y8
+	VFMADD213PS  Y7, Y3, Y8
+	VMULPS       lanes_c3f000000<>+0(SB), Y5, Y5
+	VMULPS       lanes_c3f000000<>+0(SB), Y8, Y7
+	VXORPS       lanes_c80000000<>+0(SB), Y5, Y5
+	VXORPS       lanes_c80000000<>+0(SB), Y7, Y7
+	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y8
+	VMOVUPS      lanes_c42b20000<>+0(SB), Y9
+	VMAXPS       Y5, Y8, Y8
+	VMINPS       Y8, Y9, Y8
+	VCMPPS       $0x00, Y5, Y8, Y5
+	VXORPS       Y9, Y9, Y9
+	VBLENDVPS    Y5, Y7, Y9, Y5
+	VCMPPS       $0x07, Y5, Y5, Y7
+	VXORPS       Y9, Y9, Y9
+	VBLENDVPS    Y7, Y5, Y9, Y5
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y8, Y7
+	VROUNDPS     $0x00, Y7, Y7
+	VXORPS       lanes_c80000000<>+0(SB), Y7, Y9
+	VMOVAPS      Y8, Y8
+	VFMADD231PS  lanes_c3f317200<>+0(SB), Y9, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y9, Y8
+	VADDPS       Y5, Y8, Y5
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y5, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y5, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y5, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y5, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y5, Y8
+	VMULPS       Y5, Y5, Y9
+	VMOVAPS      Y9, Y9
+	VFMADD213PS  Y5, Y8, Y9
+	VADDPS       lanes_c3f800000<>+0(SB), Y9, Y5
+	VCVTPS2DQ    Y7, Y7
+	VPSRAD       $0x01, Y7, Y8
+	VPSUBD       Y8, Y7, Y7
+	VPADDD       lanes_c0000007f<>+0(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VPADDD       lanes_c0000007f<>+0(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VMULPS       Y8, Y5, Y5
+	VMULPS       Y7, Y5, Y5
+	VANDPS       lanes_c7fffffff<>+0(SB), Y3, Y7
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y8
+	VMOVAPS      Y8, Y9
+	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y7, Y9
+	VSUBPS       Y9, Y8, Y10
+	VMOVAPS      Y10, Y10
+	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y7, Y10
+	VDIVPS       Y9, Y8, Y7
+	VXORPS       lanes_c80000000<>+0(SB), Y7, Y11
+	VMOVAPS      Y11, Y11
+	VFMADD213PS  Y8, Y9, Y11
+	VMULPS       Y10, Y7, Y8
+	VSUBPS       Y8, Y11, Y8
+	VMULPS       Y8, Y7, Y8
+	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y7, Y7
+	VADDPS       Y8, Y7, Y7
+	VMOVUPS      lanes_c3d331033<>+0(SB), Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3d943653<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3f9d5ec1<>+0(SB), Y7, Y8
+	VMOVAPS      Y8, Y8
+	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y7, Y8
+	VMULPS       Y8, Y5, Y5
+	VMULPS       lanes_c3f000000<>+0(SB), Y5, Y5
+	VXORPS       Y7, Y7, Y7
+	VCMPPS       $0x01, Y7, Y3, Y7
+	VMULPS       Y5, Y3, Y8
+	VXORPS       lanes_c80000000<>+0(SB), Y3, Y9
+	VMOVAPS      Y9, Y9
+	VFMADD213PS  Y3, Y5, Y9
+	VBLENDVPS    Y7, Y8, Y9, Y3
+	VBLENDVPS    Y4, Y6, Y3, Y3
+	VBLENDVPS    Y2, Y1, Y3, Y1
+	VMASKMOVPS   Y1, Y0, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func geluTanhAVX2(dst []float32, x []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·geluTanhAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ         CX, $0x00000008
+	JB           tail
+	VMOVUPS      (SI), Y0
+	VCMPPS       $0x0e, lanes_c41a00000<>+0(SB), Y0, Y1
+	VMOVUPS      lanes_cc1a00000<>+0(SB), Y2
+	VMOVUPS      lanes_c41a00000<>+0(SB), Y3
+	VMAXPS       Y0, Y2, Y2
+	VMINPS       Y2, Y3, Y2
+	VMOVUPD      lanes_d3fb2444f2a4dbe74<>+0(SB), Y3
+	VEXTRACTF128 $0x01, Y2, X4
+	VCVTPS2PD    X2, Y8
+	VCVTPS2PD    X4, Y9
+	VMULPD       Y8, Y8, Y10
+	VFMADD213PD  lanes_d3ff9884533d43651<>+0(SB), Y3, Y10
+	VMULPD       Y10, Y8, Y8
+	VCVTPD2PSY   Y8, X4
+	VCVTPS2PD    X4, Y10
+	VSUBPD       Y10, Y8, Y10
+	VCVTPD2PSY   Y10, X5
+	VMOVAPS      X4, X4
+	VMOVAPS      X5, X5
+	VMULPD       Y9, Y9, Y8
+	VFMADD213PD  lanes_d3ff9884533d43651<>+0(SB), Y3, Y8
+	VMULPD       Y8, Y9, Y3
+	VCVTPD2PSY   Y3, X6
+	VCVTPS2PD    X6, Y8
+	VSUBPD       Y8, Y3, Y8
+	VCVTPD2PSY   Y8, X3
+	VINSERTF128  $0x01, X6, Y4, Y4
+	VINSERTF128  $0x01, X3, Y5, Y5
+	VXORPS       lanes_c80000000<>+0(SB), Y4, Y3
+	VXORPS       lanes_c80000000<>+0(SB), Y5, Y8
+	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y9
+	VMOVUPS      lanes_c42b20000<>+0(SB), Y10
+	VMAXPS       Y3, Y9, Y9
+	VMINPS       Y9, Y10, Y9
+	VCMPPS       $0x00, Y3, Y9, Y3
+	VXORPS       Y10, Y10, Y10
+	VBLENDVPS    Y3, Y8, Y10, Y3
+	VCMPPS       $0x07, Y3, Y3, Y8
+	VXORPS       Y10, Y10, Y10
+	VBLENDVPS    Y8, Y3, Y10, Y3
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y9, Y8
+	VROUNDPS     $0x00, Y8, Y8
+	VXORPS       lanes_c80000000<>+0(SB), Y8, Y10
+	VMOVAPS      Y9, Y9
+	VFMADD231PS  lanes_c3f317200<>+0(SB), Y10, Y9
+	VMOVAPS      Y9, Y9
+	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y10, Y9
+	VADDPS       Y3, Y9, Y3
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y9
+	VMOVAPS      Y9, Y9
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y3, Y9
+	VMOVAPS      Y9, Y9
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y3, Y9
+	VMOVAPS      Y9, Y9
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y3, Y9
+	VMOVAPS      Y9, Y9
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y3, Y9
+	VMOVAPS      Y9, Y9
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y3, Y9
+	VMULPS       Y3, Y3, Y10
+	VMOVAPS      Y10, Y10
+	VFMADD213PS  Y3, Y9, Y10
+	VADDPS       lanes_c3f800000<>+0(SB), Y10, Y3
+	VCVTPS2DQ    Y8, Y8
+	VPSRAD       $0x01, Y8, Y9
+	VPSUBD       Y9, Y8, Y8
+	VPADDD       lanes_c0000007f<>+0(SB), Y9, Y9
+	VPSLLD       $0x17, Y9, Y9
+	VPADDD       lanes_c0000007f<>+0(SB), Y8, Y8
+	VPSLLD       $0x17, Y8, Y8
+	VMULPS       Y9, Y3, Y3
+	VMULPS       Y8, Y3, Y3
+	VADDPS       lanes_c3f800000<>+0(SB), Y3, Y3
+	VDIVPS       Y3, Y2, Y2
+	VBLENDVPS    Y1, Y0, Y2, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000008, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	MOVL         CX, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPCMPGTD     lanes_iota<>+0(SB), Y0, Y0
+	VMASKMOVPS   (SI), Y0, Y1
+	VCMPPS       $0x0e, lanes_c41a00000<>+0(SB), Y1, Y2
+	VMOVUPS      lanes_cc1a00000<>+0(SB), Y3
+	VMOVUPS      lanes_c41a00000<>+0(SB), Y4
+	VMAXPS       Y1, Y3, Y3
+	VMINPS       Y3, Y4, Y3
+	VMOVUPD      lanes_d3fb2444f2a4dbe74<>+0(SB), Y4
+	VEXTRACTF128 $0x01, Y3, X6
+	VCVTPS2PD    X3, Y5
+	VCVTPS2PD    X6, Y8
+	VMULPD       Y5, Y5, Y9
+	VFMADD213PD  lanes_d3ff9884533d43651<>+0(SB), Y4, Y9
+	VMULPD       Y9, Y5, Y5
+	VCVTPD2PSY   Y5, X6
+	VCVTPS2PD    X6, Y9
+	VSUBPD       Y9, Y5, Y9
+	VCVTPD2PSY   Y9, X5
+	VMOVAPS      X6, X6
+	VMOVAPS      X5, X7
+	VMULPD       Y8, Y8, Y5
+	VFMADD213PD  lanes_d3ff9884533d43651<>+0(SB), Y4, Y5
+	VMULPD       Y5, Y8, Y4
+	VCVTPD2PSY   Y4, X5
+	VCVTPS2PD    X5, Y8
+	VSUBPD       Y8, Y4, Y8
+	VCVTPD2PSY   Y8, X4
+	VINSERTF128  $0x01, X5, Y6, Y6
+	VINSERTF128  $0x01, X4, Y7, Y7
+	VXORPS       lanes_c80000000<>+0(SB), Y6, Y4
+	VXORPS       lanes_c80000000<>+0(SB), Y7, Y5
+	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y6
+	VMOVUPS      lanes_c42b20000<>+0(SB), Y7
+	VMAXPS       Y4, Y6, Y6
+	VMINPS       Y6, Y7, Y6
+	VCMPPS       $0x00, Y4, Y6, Y4
+	VXORPS       Y7, Y7, Y7
+	VBLENDVPS    Y4, Y5, Y7, Y4
+	VCMPPS       $0x07, Y4, Y4, Y5
+	VXORPS       Y7, Y7, Y7
+	VBLENDVPS    Y5, Y4, Y7, Y4
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y6, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VXORPS       lanes_c80000000<>+0(SB), Y5, Y7
+	VMOVAPS      Y6, Y6
+	VFMADD231PS  lanes_c3f317200<>+0(SB), Y7, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y7, Y6
+	VADDPS       Y4, Y6, Y4
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y4, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y4, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y4, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y4, Y6
+	VMOVAPS      Y6, Y6
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y4, Y6
+	VMULPS       Y4, Y4, Y7
+	VMOVAPS      Y7, Y7
+	VFMADD213PS  Y4, Y6, Y7
+	VADDPS       lanes_c3f800000<>+0(SB), Y7, Y4
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y6
+	VPSUBD       Y6, Y5, Y5
+	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y6, Y4, Y4
+	VMULPS       Y5, Y4, Y4
+	VADDPS       lanes_c3f800000<>+0(SB), Y4, Y4
+	VDIVPS       Y4, Y3, Y3
+	VBLENDVPS    Y2, Y1, Y3, Y1
+	VMASKMOVPS   Y1, Y0, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
 // func leakyReLUAVX2(dst []float32, x []float32, alpha float32)
 // Requires: AVX, AVX2, SSE
 TEXT ·leakyReLUAVX2(SB), NOSPLIT, $0-52
@@ -2688,37 +4546,40 @@ loop:
 	VSUBPS       Y6, Y3, Y3
 	VSUBPS       Y5, Y0, Y5
 	VADDPS       Y5, Y3, Y3
-	VCMPPS       $0x07, Y3, Y3, Y5
-	VXORPS       Y6, Y6, Y6
-	VBLENDVPS    Y5, Y3, Y6, Y3
 	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y5
 	VMOVUPS      lanes_c42b20000<>+0(SB), Y6
-	VMAXPS       Y4, Y5, Y4
-	VMINPS       Y4, Y6, Y4
-	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y4, Y5
-	VROUNDPS     $0x00, Y5, Y5
-	VXORPS       lanes_c80000000<>+0(SB), Y5, Y6
-	VMOVAPS      Y4, Y4
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y6, Y4
-	VMOVAPS      Y4, Y4
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y6, Y4
-	VADDPS       Y3, Y4, Y3
-	VMOVUPS      lanes_c39500d01<>+0(SB), Y4
-	VMOVAPS      Y4, Y4
-	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y3, Y4
-	VMOVAPS      Y4, Y4
-	VFMADD213PS  lanes_c3c088889<>+0(SB), Y3, Y4
-	VMOVAPS      Y4, Y4
-	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y3, Y4
-	VMOVAPS      Y4, Y4
-	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y3, Y4
-	VMOVAPS      Y4, Y4
-	VFMADD213PS  lanes_c3f000000<>+0(SB), Y3, Y4
+	VMAXPS       Y4, Y5, Y5
+	VMINPS       Y5, Y6, Y5
+	VCMPPS       $0x00, Y4, Y5, Y4
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPS    Y4, Y3, Y6, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPS    Y4, Y3, Y6, Y3
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y5, Y4
+	VROUNDPS     $0x00, Y4, Y4
+	VXORPS       lanes_c80000000<>+0(SB), Y4, Y6
+	VMOVAPS      Y5, Y5
+	VFMADD231PS  lanes_c3f317200<>+0(SB), Y6, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y6, Y5
+	VADDPS       Y3, Y5, Y3
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y3, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y3, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y3, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y3, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y3, Y5
 	VMULPS       Y3, Y3, Y6
 	VMOVAPS      Y6, Y6
-	VFMADD213PS  Y3, Y4, Y6
+	VFMADD213PS  Y3, Y5, Y6
 	VADDPS       lanes_c3f800000<>+0(SB), Y6, Y3
-	VCVTPS2DQ    Y5, Y4
+	VCVTPS2DQ    Y4, Y4
 	VPSRAD       $0x01, Y4, Y5
 	VPSUBD       Y5, Y4, Y4
 	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
@@ -2752,13 +4613,16 @@ tail:
 	VSUBPS       Y7, Y4, Y4
 	VSUBPS       Y6, Y0, Y0
 	VADDPS       Y0, Y4, Y0
-	VCMPPS       $0x07, Y0, Y0, Y4
-	VXORPS       Y6, Y6, Y6
-	VBLENDVPS    Y4, Y0, Y6, Y0
 	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y4
 	VMOVUPS      lanes_c42b20000<>+0(SB), Y6
 	VMAXPS       Y5, Y4, Y4
 	VMINPS       Y4, Y6, Y4
+	VCMPPS       $0x00, Y5, Y4, Y5
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPS    Y5, Y0, Y6, Y0
+	VCMPPS       $0x07, Y0, Y0, Y5
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPS    Y5, Y0, Y6, Y0
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y4, Y5
 	VROUNDPS     $0x00, Y5, Y5
 	VXORPS       lanes_c80000000<>+0(SB), Y5, Y6
@@ -2831,37 +4695,40 @@ loop:
 	VSUBPS       Y6, Y3, Y3
 	VSUBPS       Y5, Y0, Y5
 	VADDPS       Y5, Y3, Y3
-	VCMPPS       $0x07, Y3, Y3, Y5
-	VXORPS       Y6, Y6, Y6
-	VBLENDVPS    Y5, Y3, Y6, Y3
 	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y5
 	VMOVUPS      lanes_c42b20000<>+0(SB), Y6
-	VMAXPS       Y4, Y5, Y4
-	VMINPS       Y4, Y6, Y4
-	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y4, Y5
-	VROUNDPS     $0x00, Y5, Y5
-	VXORPS       lanes_c80000000<>+0(SB), Y5, Y6
-	VMOVAPS      Y4, Y4
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y6, Y4
-	VMOVAPS      Y4, Y4
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y6, Y4
-	VADDPS       Y3, Y4, Y3
-	VMOVUPS      lanes_c39500d01<>+0(SB), Y4
-	VMOVAPS      Y4, Y4
-	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y3, Y4
-	VMOVAPS      Y4, Y4
-	VFMADD213PS  lanes_c3c088889<>+0(SB), Y3, Y4
-	VMOVAPS      Y4, Y4
-	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y3, Y4
-	VMOVAPS      Y4, Y4
-	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y3, Y4
-	VMOVAPS      Y4, Y4
-	VFMADD213PS  lanes_c3f000000<>+0(SB), Y3, Y4
+	VMAXPS       Y4, Y5, Y5
+	VMINPS       Y5, Y6, Y5
+	VCMPPS       $0x00, Y4, Y5, Y4
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPS    Y4, Y3, Y6, Y3
+	VCMPPS       $0x07, Y3, Y3, Y4
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPS    Y4, Y3, Y6, Y3
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y5, Y4
+	VROUNDPS     $0x00, Y4, Y4
+	VXORPS       lanes_c80000000<>+0(SB), Y4, Y6
+	VMOVAPS      Y5, Y5
+	VFMADD231PS  lanes_c3f317200<>+0(SB), Y6, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y6, Y5
+	VADDPS       Y3, Y5, Y3
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y3, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y3, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y3, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y3, Y5
+	VMOVAPS      Y5, Y5
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y3, Y5
 	VMULPS       Y3, Y3, Y6
 	VMOVAPS      Y6, Y6
-	VFMADD213PS  Y3, Y4, Y6
+	VFMADD213PS  Y3, Y5, Y6
 	VADDPS       lanes_c3f800000<>+0(SB), Y6, Y3
-	VCVTPS2DQ    Y5, Y4
+	VCVTPS2DQ    Y4, Y4
 	VPSRAD       $0x01, Y4, Y5
 	VPSUBD       Y5, Y4, Y4
 	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
@@ -2893,13 +4760,16 @@ tail:
 	VSUBPS       Y7, Y4, Y4
 	VSUBPS       Y6, Y0, Y0
 	VADDPS       Y0, Y4, Y0
-	VCMPPS       $0x07, Y0, Y0, Y4
-	VXORPS       Y6, Y6, Y6
-	VBLENDVPS    Y4, Y0, Y6, Y0
 	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y4
 	VMOVUPS      lanes_c42b20000<>+0(SB), Y6
 	VMAXPS       Y5, Y4, Y4
 	VMINPS       Y4, Y6, Y4
+	VCMPPS       $0x00, Y5, Y4, Y5
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPS    Y5, Y0, Y6, Y0
+	VCMPPS       $0x07, Y0, Y0, Y5
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPS    Y5, Y0, Y6, Y0
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y4, Y5
 	VROUNDPS     $0x00, Y5, Y5
 	VXORPS       lanes_c80000000<>+0(SB), Y5, Y6

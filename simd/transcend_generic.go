@@ -16,6 +16,7 @@ func init() {
 	transcend.set(dispatch.Generic, &transcendKernels{
 		exp: mapGeneric(exp32), log: mapGeneric(log32), sigmoid: mapGeneric(sigmoid32),
 		silu: mapGeneric(silu32), tanh: mapGeneric(tanh32), softplus: mapGeneric(softplus32),
+		erf: mapGeneric(erf32), gelu: mapGeneric(gelu32), geluTanh: mapGeneric(geluTanh32),
 		leakyReLU: leakyReLUGeneric, elu: eluGeneric,
 		expSum: expSumGeneric, subF64: subF64Generic,
 	})
@@ -62,6 +63,16 @@ func expReduce(x, lo float32) (n, q float32) {
 		p = fma32(p, r, c[i])
 	}
 	return n, fma32(r*r, p, r)
+}
+
+// expReducePair clamps x to the exp range and reduces x + lo, dropping lo where
+// the clamp changed x (lo is then meaningless next to the clamped value).
+func expReducePair(x, lo float32) (n, q float32) {
+	c := clamp32(x, approx.ExpMin, approx.ExpMax)
+	if c != x {
+		lo = 0
+	}
+	return expReduce(c, lo)
 }
 
 func exp32(x float32) float32 {
@@ -198,7 +209,7 @@ func expSumGeneric(dst, x []float32, shift float32) float64 {
 	var sum float64
 	for i, v := range x {
 		d, lo := twoSum32(v, -shift)
-		n, q := expReduce(clamp32(d, approx.ExpMin, approx.ExpMax), lo)
+		n, q := expReducePair(d, lo)
 		e := scale32(1+q, n)
 		if dst != nil {
 			dst[i] = e
@@ -235,4 +246,80 @@ func max32NaN(x, y float32) float32 {
 		return x
 	}
 	return y
+}
+
+// erfSmall is erf(x) = x·(C0 + z·P(z)) for |x| < ErfSplit.
+func erfSmall(x float32) float32 {
+	z := x * x
+	c := approx.ErfPoly
+	p := c[5]
+	for i := 4; i >= 0; i-- {
+		p = fma32(p, z, c[i])
+	}
+	return fma32(x, approx.ErfC0Hi, x*fma32(z, p, approx.ErfC0Lo))
+}
+
+// erf32: below ErfSplit x·(C0 + z·P(z)); above, ±(1 - e^(-x²)·Q(u)).
+func erf32(x float32) float32 {
+	a := abs32(x)
+	if a < approx.ErfSplit {
+		return erfSmall(x)
+	}
+	r := 1 - erfcTail(clamp32(a, 0, approx.ErfMax), 1, 0.5) // erf(ErfMax) rounds to 1
+	return math.Float32frombits(math.Float32bits(r) | math.Float32bits(x)&(1<<31))
+}
+
+// erfcTail returns e^(-x²·s)·Q(u), u = 1/(1+h·|x|) - centre, with x² exact
+// and the reciprocal carried to about 2^-40 so u is accurate to its last bit:
+// erf uses s = 1, h = 1/2 (erfc(|x|)); GELU s = 1/2, h = 1/(2√2) (2·Φ(-|x|)).
+func erfcTail(x float32, s, h float32) float32 {
+	hi := x * x
+	lo := fma32(x, x, -hi)
+	n, q := expReducePair(-hi*s, -lo*s)
+	e := scale32(1+q, n)
+	a := abs32(x)
+	d := fma32(a, h, 1)
+	dErr := fma32(a, h, 1-d)
+	t := 1 / d
+	r := fma32(-t, d, 1)
+	tLo := t * (r - t*dErr)
+	u := (t - approx.ErfcxCentre) + tLo
+	c := approx.ErfcxPoly
+	p := c[10]
+	for i := 9; i >= 0; i-- {
+		p = fma32(p, u, c[i])
+	}
+	return e * p
+}
+
+// gelu32 = x·Φ(x) with E = Φ(-|x|) = e^(-x²/2)·Q(|x|/√2)/2:
+// x·E for x < 0, x - x·E for x >= 0.
+func gelu32(x float32) float32 {
+	if x > approx.GELUMax {
+		return x
+	}
+	xc := clamp32(x, approx.GELUMin, approx.GELUMax)
+	if abs32(xc) < approx.GELUSplit {
+		h := 0.5 * xc
+		return fma32(h, erfSmall(xc*0.70710677), h)
+	}
+	e := 0.5 * erfcTail(xc, 0.5, 0.35355339)
+	if xc < 0 {
+		return xc * e
+	}
+	return fma32(-xc, e, xc)
+}
+
+// geluTanh32 = x/(1+e^w), w = -x·(C1 + C3·x²) in float64, split into a pair.
+func geluTanh32(x float32) float32 {
+	if x > approx.GELUTanhMax {
+		return x
+	}
+	xc := clamp32(x, -approx.GELUTanhMax, approx.GELUTanhMax)
+	x64 := float64(xc)
+	w := -x64 * math.FMA(approx.TanhC3, x64*x64, approx.TanhC1)
+	hi := float32(w)
+	lo := float32(w - float64(hi))
+	n, q := expReducePair(hi, lo)
+	return xc / (1 + scale32(1+q, n))
 }

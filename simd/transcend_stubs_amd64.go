@@ -40,6 +40,24 @@ func tanhAVX512(dst []float32, x []float32)
 //go:noescape
 func softplusAVX512(dst []float32, x []float32)
 
+// erfAVX512 sets dst[i] = erf(x[i]) (see erf32 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func erfAVX512(dst []float32, x []float32)
+
+// geluAVX512 sets dst[i] = x[i]·Φ(x[i]) (see gelu32 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func geluAVX512(dst []float32, x []float32)
+
+// geluTanhAVX512 sets dst[i] = x[i]/(1+e^(-2√(2/π)(x[i]+0.044715x[i]³))) (see geluTanh32 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func geluTanhAVX512(dst []float32, x []float32)
+
 // leakyReLUAVX512 sets dst[i] = x[i] if x[i] > 0, else alpha·x[i] (see leakyReLU32 in transcend_generic.go).
 // Requires: AVX-512 F, DQ, VL.
 //
@@ -99,6 +117,24 @@ func tanhAVX2(dst []float32, x []float32)
 //
 //go:noescape
 func softplusAVX2(dst []float32, x []float32)
+
+// erfAVX2 sets dst[i] = erf(x[i]) (see erf32 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func erfAVX2(dst []float32, x []float32)
+
+// geluAVX2 sets dst[i] = x[i]·Φ(x[i]) (see gelu32 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func geluAVX2(dst []float32, x []float32)
+
+// geluTanhAVX2 sets dst[i] = x[i]/(1+e^(-2√(2/π)(x[i]+0.044715x[i]³))) (see geluTanh32 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func geluTanhAVX2(dst []float32, x []float32)
 
 // leakyReLUAVX2 sets dst[i] = x[i] if x[i] > 0, else alpha·x[i] (see leakyReLU32 in transcend_generic.go).
 // Requires: AVX2, FMA.

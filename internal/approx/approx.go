@@ -66,3 +66,65 @@ const TanhMax = 10.0
 // Expm1Min: expm1(x) rounds to -1 for x < -17.4; inputs are clamped to it so
 // 2^n stays a normal float32 (n >= -29).
 const Expm1Min = -20.0
+
+// Erf below ErfSplit: erf(x) = x·(ErfC0Hi + (ErfC0Lo + z·P(z))), z = x², with
+// 2/√π as a float32 pair and ErfPoly = P fitted by `go run ./internal/approx/fit`
+// (near-minimax relative error of the correction term, 0.46 ULP of it with
+// float32 coefficients; the correction is at most a quarter of the result).
+const (
+	ErfSplit = 0.875
+	ErfMax   = 10.0 // erf rounds to ±1 beyond 3.92; the tail clamps |x| to ErfMax
+	ErfC0Hi  = 1.1283792
+	ErfC0Lo  = -5.8635383e-08
+)
+
+var ErfPoly = [...]float32{
+	-0.37612638,
+	0.11283722,
+	-0.026858341,
+	0.00519204,
+	-0.0007969745,
+	7.345451e-05,
+}
+
+// erfc(a) = e^(-a²)·Q(u) for a >= 0, with u = 1/(1+a/2) - ErfcxCentre (u in
+// [-0.36, 1/3] for a in [0, 4.5]; beyond, erfc is below 2^-25 of erf and of
+// the GELU results that use it). ErfcxPoly = Q, fitted by
+// `go run ./internal/approx/fit`: relative error 1.1e-8 (0.18 ULP) with
+// float32 coefficients. a² enters the exponential exactly, as a float32 pair.
+const ErfcxCentre = float32(2.0 / 3)
+
+var ErfcxPoly = [...]float32{
+	0.4275836,
+	1.2294542,
+	1.2818418,
+	0.6077502,
+	-0.12970547,
+	-0.20904785,
+	0.07236924,
+	0.072686315,
+	-0.061765842,
+	0.00033611662,
+	0.04371662,
+}
+
+// GELUSplit: below it GELU(x) = x/2 + x/2·erf(x/√2) with the erf polynomial
+// (the erf term is small against x/2 there); above it the erfc form.
+const GELUSplit = 0.75
+
+// GELU limits: GELU(x) = x for x > GELUMax (Φ(x) rounds to 1) and -0 for
+// x < GELUMin; inputs are clamped to them so no Inf·0 arises.
+const (
+	GELUMax = 10.0
+	GELUMin = -20.0
+)
+
+// GELUTanh: 0.5·x·(1+tanh(√(2/π)·(x+0.044715·x³))) = x/(1+e^w) with
+// w = -x·(TanhC1 + TanhC3·x²), computed in float64 and split into a float32
+// pair, so the exponential sees w exactly. Inputs are clamped to
+// ±GELUTanhMax (beyond it the result is x, or -0).
+const (
+	TanhC1      = 1.5957691216057308 // 2·√(2/π)
+	TanhC3      = 0.071354816272782  // 2·√(2/π)·0.044715
+	GELUTanhMax = 20.0
+)

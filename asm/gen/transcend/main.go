@@ -37,6 +37,9 @@ func main() {
 		unary(v, "silu", "x[i]/(1+e^-x[i])", v.silu)
 		unary(v, "tanh", "tanh(x[i])", v.tanh)
 		unary(v, "softplus", "log(1+e^x[i])", v.softplus)
+		unary(v, "erf", "erf(x[i])", v.erf)
+		unary(v, "gelu", "x[i]·Φ(x[i])", v.gelu)
+		unary(v, "geluTanh", "x[i]/(1+e^(-2√(2/π)(x[i]+0.044715x[i]³)))", v.geluTanh)
 		withAlpha(v, "leakyReLU", "x[i] if x[i] > 0, else alpha·x[i]", v.leakyReLU)
 		withAlpha(v, "elu", "x[i] if x[i] > 0, else alpha·(e^x[i]-1)", v.elu)
 		expSum(v, true)
@@ -67,6 +70,22 @@ func c(bits uint32) Mem {
 }
 
 func cf(f float32) Mem { return c(math.Float32bits(f)) }
+
+var consts64 = map[uint64]Mem{}
+
+// cd returns a 64-byte block holding the float64 f in every lane.
+func cd(f float64) Mem {
+	bits := math.Float64bits(f)
+	if m, ok := consts64[bits]; ok {
+		return m
+	}
+	m := GLOBL(fmt.Sprintf("lanes_d%016x", bits), RODATA|NOPTR)
+	for i := 0; i < 8; i++ {
+		DATA(8*i, U64(bits))
+	}
+	consts64[bits] = m
+	return m
+}
 
 func (v *vm) reg() VecVirtual {
 	if v.s.Masked {
@@ -223,6 +242,139 @@ func (v *vm) expReduce(x, lo VecVirtual) (n, q VecVirtual) {
 }
 
 func (v *vm) xor(a VecVirtual, b Op) VecVirtual { d := v.reg(); VXORPS(b, a, d); return d }
+
+// expPair clamps x to the exp range and reduces x + lo, dropping lo where the
+// clamp changed x (or lo is NaN), as expReducePair does.
+func (v *vm) expPair(x, lo VecVirtual) (n, q VecVirtual) {
+	xc := v.clamp(x, approx.ExpMin, approx.ExpMax)
+	same := v.cmp(cmpEQ, xc, x)
+	lo = v.sel(same, lo, v.zero())
+	lo = v.sel(v.cmp(0x07, lo, lo), lo, v.zero()) // ORD_Q: NaN -> 0
+	return v.expReduce(xc, lo)
+}
+
+func (v *vm) horner(x VecVirtual, c []float32) VecVirtual {
+	p := v.load(cf(c[len(c)-1]))
+	for i := len(c) - 2; i >= 0; i-- {
+		p = v.fma(p, x, cf(c[i]))
+	}
+	return p
+}
+
+// erfcTail returns e^(-x²·s)·Q(u), u = 1/(1+h·|x|) - centre, with x² exact
+// and the reciprocal compensated (see erfcTail in transcend_generic.go).
+func (v *vm) erfcTail(x VecVirtual, s, h float32) VecVirtual {
+	hi := v.mul(x, x)
+	lo := v.fma(x, x, v.xor(hi, c(1<<31)))
+	if s != 1 {
+		hi = v.mul(hi, cf(s))
+		lo = v.mul(lo, cf(s))
+	}
+	n, q := v.expPair(v.xor(hi, c(1<<31)), v.xor(lo, c(1<<31)))
+	e := v.scale(v.add(q, cf(1)), n)
+	a := v.and(x, c(0x7fffffff))
+	one := v.load(cf(1))
+	d := v.fma(a, cf(h), one)
+	dErr := v.fma(a, cf(h), v.sub(one, d))
+	t := v.div(one, d)
+	r := v.fma(v.xor(t, c(1<<31)), d, one)
+	tLo := v.mul(t, v.sub(r, v.mul(t, dErr)))
+	u := v.add(v.sub(t, cf(approx.ErfcxCentre)), tLo)
+	return v.mul(e, v.horner(u, approx.ErfcxPoly[:]))
+}
+
+// erfSmall is erf(x) = x·(C0 + z·P(z)) for |x| < ErfSplit.
+func (v *vm) erfSmall(x VecVirtual) VecVirtual {
+	z := v.mul(x, x)
+	p := v.horner(z, approx.ErfPoly[:])
+	return v.fma(x, cf(approx.ErfC0Hi), v.mul(x, v.fma(z, p, cf(approx.ErfC0Lo))))
+}
+
+func (v *vm) erf(x VecVirtual) VecVirtual {
+	a := v.and(x, c(0x7fffffff))
+	small := v.cmp(cmpLT, a, cf(approx.ErfSplit))
+	far := v.or(v.sub(v.load(cf(1)), v.erfcTail(v.clamp(a, 0, approx.ErfMax), 1, 0.5)), v.and(x, c(1<<31)))
+	return v.sel(small, v.erfSmall(x), far)
+}
+
+func (v *vm) gelu(x VecVirtual) VecVirtual {
+	big := v.cmp(cmpGT, x, cf(approx.GELUMax))
+	xc := v.clamp(x, approx.GELUMin, approx.GELUMax)
+	small := v.cmp(cmpLT, v.and(xc, c(0x7fffffff)), cf(approx.GELUSplit))
+	h := v.mul(xc, cf(0.5))
+	near := v.fma(h, v.erfSmall(v.mul(xc, cf(0.70710677))), h)
+	e := v.mul(v.erfcTail(xc, 0.5, 0.35355339), cf(0.5))
+	neg := v.cmp(cmpLT, xc, v.zero())
+	far := v.sel(neg, v.mul(xc, e), v.fma(v.xor(xc, c(1<<31)), e, xc))
+	return v.sel(big, x, v.sel(small, near, far))
+}
+
+// geluTanh computes w = x·(C1 + C3·x²) in float64 a half vector at a time,
+// splits it into float32 hi + lo, and returns x/(1+e^-(hi+lo)).
+func (v *vm) geluTanh(x VecVirtual) VecVirtual {
+	big := v.cmp(cmpGT, x, cf(approx.GELUTanhMax))
+	xc := v.clamp(x, -approx.GELUTanhMax, approx.GELUTanhMax)
+	c3 := v.reg()
+	VMOVUPD(cd(approx.TanhC3), c3)
+	hi, lo := v.reg(), v.reg()
+	half := func(d VecVirtual, hiDst, loDst Op) {
+		x2 := v.reg()
+		VMULPD(d, d, x2)
+		VFMADD213PD(cd(approx.TanhC1), c3, x2) // x2 = C3·x² + C1
+		w := v.reg()
+		VMULPD(x2, d, w)
+		if v.s.Masked {
+			h := YMM()
+			VCVTPD2PS(w, h)
+			hd := v.reg()
+			VCVTPS2PD(h, hd)
+			VSUBPD(hd, w, hd)
+			l := YMM()
+			VCVTPD2PS(hd, l)
+			if hiDst == nil {
+				VINSERTF64X4(U8(1), h, hi, hi)
+				VINSERTF64X4(U8(1), l, lo, lo)
+			} else {
+				VMOVAPS(h, hiDst)
+				VMOVAPS(l, loDst)
+			}
+			return
+		}
+		h := XMM()
+		VCVTPD2PSY(w, h)
+		hd := v.reg()
+		VCVTPS2PD(h, hd)
+		VSUBPD(hd, w, hd)
+		l := XMM()
+		VCVTPD2PSY(hd, l)
+		if hiDst == nil {
+			VINSERTF128(U8(1), h, hi, hi)
+			VINSERTF128(U8(1), l, lo, lo)
+		} else {
+			VMOVAPS(h, hiDst)
+			VMOVAPS(l, loDst)
+		}
+	}
+	d0, d1 := v.reg(), v.reg()
+	if v.s.Masked {
+		h := YMM()
+		VEXTRACTF64X4(U8(1), xc, h)
+		VCVTPS2PD(xc.AsY(), d0)
+		VCVTPS2PD(h, d1)
+		half(d0, hi.AsY(), lo.AsY())
+	} else {
+		h := XMM()
+		VEXTRACTF128(U8(1), xc, h)
+		VCVTPS2PD(xc.AsX(), d0)
+		VCVTPS2PD(h, d1)
+		half(d0, hi.AsX(), lo.AsX())
+	}
+	half(d1, nil, nil)
+	n, q := v.expPair(v.xor(hi, c(1<<31)), v.xor(lo, c(1<<31)))
+	e := v.scale(v.add(q, cf(1)), n)
+	r := v.div(xc, v.add(e, cf(1)))
+	return v.sel(big, x, r)
+}
 
 func (v *vm) exp(x VecVirtual) VecVirtual {
 	n, q := v.expReduce(v.clamp(x, approx.ExpMin, approx.ExpMax), nil)
@@ -487,9 +639,7 @@ func expSum(v *vm, store bool) {
 		d := v.add(x, negShift)
 		bb := v.sub(d, x)
 		lo := v.add(v.sub(x, v.sub(d, bb)), v.sub(negShift, bb))
-		ord := v.cmp(0x07, lo, lo) // ORD_Q
-		lo = v.sel(ord, lo, v.zero())
-		n, q := v.expReduce(v.clamp(d, approx.ExpMin, approx.ExpMax), lo)
+		n, q := v.expPair(d, lo)
 		e := v.scale(v.add(q, cf(1)), n)
 		if m != nil {
 			e = v.sel(*m, e, v.zero())
