@@ -173,6 +173,9 @@ func BenchmarkSigmoid(b *testing.B)  { benchTrans(b, Sigmoid, false) }
 func BenchmarkSiLU(b *testing.B)     { benchTrans(b, SiLU, false) }
 func BenchmarkTanh(b *testing.B)     { benchTrans(b, Tanh, false) }
 func BenchmarkSoftplus(b *testing.B) { benchTrans(b, Softplus, false) }
+func BenchmarkErf(b *testing.B)      { benchTrans(b, Erf, false) }
+func BenchmarkGELU(b *testing.B)     { benchTrans(b, GELU, false) }
+func BenchmarkGELUTanh(b *testing.B) { benchTrans(b, GELUTanh, false) }
 func BenchmarkELU(b *testing.B) {
 	benchTrans(b, func(d, x []float32) { ELU(d, x, 1) }, false)
 }

@@ -16,8 +16,13 @@ package main
 //go:generate go run . -out ../../../simd/transcend_amd64.s -stubs ../../../simd/transcend_stubs_amd64.go -pkg simd
 
 import (
+	"flag"
 	"fmt"
+	"log"
 	"math"
+	"os"
+	"regexp"
+	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -46,6 +51,30 @@ func main() {
 		expSum(v, false)
 	}
 	Generate()
+	dropSelfMoves(flag.Lookup("out").Value.String())
+}
+
+// selfMove matches a register copy onto itself, which the register allocator
+// leaves where a value's copy and the value share a register.
+var selfMove = regexp.MustCompile(`^\s+VMOVAPS\s+([XYZ]\d+), ([XYZ]\d+)$`)
+
+// dropSelfMoves removes those no-op copies from the generated file (a
+// peephole pass of this generator: they would cost front-end slots).
+func dropSelfMoves(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := selfMove.FindStringSubmatch(line); m != nil && m[1] == m[2] {
+			continue
+		}
+		out = append(out, line)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // vm emits vector arithmetic at one level on virtual registers.
@@ -87,6 +116,18 @@ func cd(f float64) Mem {
 	return m
 }
 
+// op emits ins(b, a, d); on AVX-512 a constant operand b is read with an
+// embedded broadcast (bcst) of its first 4 bytes: the linker aligns read-only
+// data to 32 bytes only, so a 64-byte load of a constant would often split
+// across two cache lines.
+func (v *vm) op(ins, bcst func(...Op), b Op, rest ...Op) {
+	if _, ok := b.(Mem); ok && v.s.Masked {
+		bcst(append([]Op{b}, rest...)...)
+		return
+	}
+	ins(append([]Op{b}, rest...)...)
+}
+
 func (v *vm) reg() VecVirtual {
 	if v.s.Masked {
 		return ZMM()
@@ -97,14 +138,34 @@ func (v *vm) reg() VecVirtual {
 // load puts a constant in a register (for operands that must be registers).
 func (v *vm) load(m Mem) VecVirtual {
 	r := v.reg()
-	VMOVUPS(m, r)
+	if v.s.Masked {
+		VBROADCASTSS(m, r)
+	} else {
+		VMOVUPS(m, r)
+	}
 	return r
 }
 
-func (v *vm) add(a VecVirtual, b Op) VecVirtual { d := v.reg(); VADDPS(b, a, d); return d }
-func (v *vm) sub(a VecVirtual, b Op) VecVirtual { d := v.reg(); VSUBPS(b, a, d); return d }
-func (v *vm) mul(a VecVirtual, b Op) VecVirtual { d := v.reg(); VMULPS(b, a, d); return d }
-func (v *vm) div(a VecVirtual, b Op) VecVirtual { d := v.reg(); VDIVPS(b, a, d); return d }
+func (v *vm) add(a VecVirtual, b Op) VecVirtual {
+	d := v.reg()
+	v.op(VADDPS, VADDPS_BCST, b, a, d)
+	return d
+}
+func (v *vm) sub(a VecVirtual, b Op) VecVirtual {
+	d := v.reg()
+	v.op(VSUBPS, VSUBPS_BCST, b, a, d)
+	return d
+}
+func (v *vm) mul(a VecVirtual, b Op) VecVirtual {
+	d := v.reg()
+	v.op(VMULPS, VMULPS_BCST, b, a, d)
+	return d
+}
+func (v *vm) div(a VecVirtual, b Op) VecVirtual {
+	d := v.reg()
+	v.op(VDIVPS, VDIVPS_BCST, b, a, d)
+	return d
+}
 
 // fma returns a·b + c with one rounding.
 func (v *vm) fma(a VecVirtual, b, c Op) VecVirtual {
@@ -114,19 +175,27 @@ func (v *vm) fma(a VecVirtual, b, c Op) VecVirtual {
 	switch {
 	case !bMem:
 		VMOVAPS(a, d)
-		VFMADD213PS(c, b, d) // d = b·d + c
+		v.op(VFMADD213PS, VFMADD213PS_BCST, c, b, d) // d = b·d + c
 	case !cMem:
 		VMOVAPS(c, d)
-		VFMADD231PS(b, a, d) // d = a·b + d
+		v.op(VFMADD231PS, VFMADD231PS_BCST, b, a, d) // d = a·b + d
 	default:
 		VMOVAPS(a, d)
-		VFMADD213PS(c, v.load(b.(Mem)), d)
+		v.op(VFMADD213PS, VFMADD213PS_BCST, c, v.load(b.(Mem)), d)
 	}
 	return d
 }
 
-func (v *vm) and(a VecVirtual, b Op) VecVirtual { d := v.reg(); VANDPS(b, a, d); return d }
-func (v *vm) or(a VecVirtual, b Op) VecVirtual  { d := v.reg(); VORPS(b, a, d); return d }
+func (v *vm) and(a VecVirtual, b Op) VecVirtual {
+	d := v.reg()
+	v.op(VANDPS, VANDPS_BCST, b, a, d)
+	return d
+}
+func (v *vm) or(a VecVirtual, b Op) VecVirtual {
+	d := v.reg()
+	v.op(VORPS, VORPS_BCST, b, a, d)
+	return d
+}
 
 // clamp limits x to [lo, hi]; NaN passes through (MAXPS/MINPS return their
 // second source operand, x, when either is NaN).
@@ -166,7 +235,11 @@ const (
 func (v *vm) cmp(pred uint8, a VecVirtual, b Op) mask {
 	if v.s.Masked {
 		k := K()
-		VCMPPS(U8(pred), b, a, k)
+		if _, ok := b.(Mem); ok {
+			VCMPPS_BCST(U8(pred), b, a, k)
+		} else {
+			VCMPPS(U8(pred), b, a, k)
+		}
 		return mask{k: k}
 	}
 	m := v.reg()
@@ -207,7 +280,7 @@ func (v *vm) scale(p, n VecVirtual) VecVirtual {
 // pow2bits turns integer lanes k (normal range) into the float32 2^k.
 func (v *vm) pow2bits(k VecVirtual) VecVirtual {
 	t, d := v.reg(), v.reg()
-	VPADDD(c(127), k, t)
+	VPADDD(c(127), k, t) // AVX2 only
 	VPSLLD(U8(23), t, d)
 	return d
 }
@@ -241,7 +314,11 @@ func (v *vm) expReduce(x, lo VecVirtual) (n, q VecVirtual) {
 	return n, v.fma(v.mul(r, r), p, r)
 }
 
-func (v *vm) xor(a VecVirtual, b Op) VecVirtual { d := v.reg(); VXORPS(b, a, d); return d }
+func (v *vm) xor(a VecVirtual, b Op) VecVirtual {
+	d := v.reg()
+	v.op(VXORPS, VXORPS_BCST, b, a, d)
+	return d
+}
 
 // expPair clamps x to the exp range and reduces x + lo, dropping lo where the
 // clamp changed x (or lo is NaN), as expReducePair does.
@@ -315,12 +392,16 @@ func (v *vm) geluTanh(x VecVirtual) VecVirtual {
 	big := v.cmp(cmpGT, x, cf(approx.GELUTanhMax))
 	xc := v.clamp(x, -approx.GELUTanhMax, approx.GELUTanhMax)
 	c3 := v.reg()
-	VMOVUPD(cd(approx.TanhC3), c3)
+	if v.s.Masked {
+		VBROADCASTSD(cd(approx.TanhC3), c3)
+	} else {
+		VMOVUPD(cd(approx.TanhC3), c3)
+	}
 	hi, lo := v.reg(), v.reg()
 	half := func(d VecVirtual, hiDst, loDst Op) {
 		x2 := v.reg()
 		VMULPD(d, d, x2)
-		VFMADD213PD(cd(approx.TanhC1), c3, x2) // x2 = C3·x² + C1
+		v.op(VFMADD213PD, VFMADD213PD_BCST, cd(approx.TanhC1), c3, x2) // x2 = C3·x² + C1
 		w := v.reg()
 		VMULPD(x2, d, w)
 		if v.s.Masked {
@@ -465,7 +546,7 @@ func (v *vm) log(x VecVirtual) VecVirtual {
 		bits := v.reg()
 		VPSRLD(U8(23), xs, bits)
 		ei := v.reg()
-		VPSUBD(c(127), bits, ei)
+		VPSUBD(c(127), bits, ei) // AVX2 only
 		ef := v.reg()
 		VCVTDQ2PS(ei, ef)
 		mant := v.or(v.and(xs, c(0x007fffff)), cf(1))
