@@ -5,69 +5,67 @@
 #include "textflag.h"
 
 // func expAVX512(dst []float32, x []float32)
-// Requires: AVX, AVX512DQ, AVX512F
+// Requires: AVX, AVX512F
 TEXT ·expAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), DI
 	MOVQ x_base+24(FP), SI
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ             CX, $0x00000010
-	JB               tail
-	VMOVUPS          (SI), Z0
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z1
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z2
-	VMAXPS           Z0, Z1, Z0
-	VMINPS           Z0, Z2, Z0
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z0, Z1
-	VRNDSCALEPS      $0x00, Z1, Z1
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z1, Z2
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z0
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z0
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z2
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z0, Z2
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z0, Z2
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z0, Z2
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z0, Z2
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z0, Z2
-	VMULPS           Z0, Z0, Z3
-	VFMADD213PS      Z0, Z2, Z3
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z3, Z0
-	VSCALEFPS        Z1, Z0, Z0
-	VMOVUPS          Z0, (DI)
-	ADDQ             $0x00000040, SI
-	ADDQ             $0x00000040, DI
-	SUBQ             $0x00000010, CX
-	JMP              loop
+	CMPQ              CX, $0x00000010
+	JB                tail
+	VMOVUPS           (SI), Z0
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z1
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z2
+	VMAXPS            Z0, Z1, Z0
+	VMINPS            Z0, Z2, Z0
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z0, Z1
+	VRNDSCALEPS       $0x00, Z1, Z1
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z1, Z0
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z1, Z0
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z2
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z0, Z2
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z0, Z2
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z0, Z2
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z0, Z2
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z0, Z2
+	VMULPS            Z0, Z0, Z3
+	VFMADD213PS       Z0, Z2, Z3
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z3, Z0
+	VSCALEFPS         Z1, Z0, Z0
+	VMOVUPS           Z0, (DI)
+	ADDQ              $0x00000040, SI
+	ADDQ              $0x00000040, DI
+	SUBQ              $0x00000010, CX
+	JMP               loop
 
 tail:
-	TESTQ            CX, CX
-	JE               done
-	MOVL             $0x00000001, AX
-	SHLL             CL, AX
-	DECL             AX
-	KMOVW            AX, K1
-	VMOVUPS.Z        (SI), K1, Z0
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z1
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z2
-	VMAXPS           Z0, Z1, Z0
-	VMINPS           Z0, Z2, Z0
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z0, Z1
-	VRNDSCALEPS      $0x00, Z1, Z1
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z1, Z2
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z0
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z0
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z2
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z0, Z2
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z0, Z2
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z0, Z2
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z0, Z2
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z0, Z2
-	VMULPS           Z0, Z0, Z3
-	VFMADD213PS      Z0, Z2, Z3
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z3, Z0
-	VSCALEFPS        Z1, Z0, Z0
-	VMOVUPS          Z0, K1, (DI)
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPS.Z         (SI), K1, Z0
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z1
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z2
+	VMAXPS            Z0, Z1, Z0
+	VMINPS            Z0, Z2, Z0
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z0, Z1
+	VRNDSCALEPS       $0x00, Z1, Z1
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z1, Z0
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z1, Z0
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z2
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z0, Z2
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z0, Z2
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z0, Z2
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z0, Z2
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z0, Z2
+	VMULPS            Z0, Z0, Z3
+	VFMADD213PS       Z0, Z2, Z3
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z3, Z0
+	VSCALEFPS         Z1, Z0, Z0
+	VMOVUPS           Z0, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -126,24 +124,6 @@ DATA lanes_c3fb8aa3b<>+52(SB)/4, $0x3fb8aa3b
 DATA lanes_c3fb8aa3b<>+56(SB)/4, $0x3fb8aa3b
 DATA lanes_c3fb8aa3b<>+60(SB)/4, $0x3fb8aa3b
 GLOBL lanes_c3fb8aa3b<>(SB), RODATA|NOPTR, $64
-
-DATA lanes_c80000000<>+0(SB)/4, $0x80000000
-DATA lanes_c80000000<>+4(SB)/4, $0x80000000
-DATA lanes_c80000000<>+8(SB)/4, $0x80000000
-DATA lanes_c80000000<>+12(SB)/4, $0x80000000
-DATA lanes_c80000000<>+16(SB)/4, $0x80000000
-DATA lanes_c80000000<>+20(SB)/4, $0x80000000
-DATA lanes_c80000000<>+24(SB)/4, $0x80000000
-DATA lanes_c80000000<>+28(SB)/4, $0x80000000
-DATA lanes_c80000000<>+32(SB)/4, $0x80000000
-DATA lanes_c80000000<>+36(SB)/4, $0x80000000
-DATA lanes_c80000000<>+40(SB)/4, $0x80000000
-DATA lanes_c80000000<>+44(SB)/4, $0x80000000
-DATA lanes_c80000000<>+48(SB)/4, $0x80000000
-DATA lanes_c80000000<>+52(SB)/4, $0x80000000
-DATA lanes_c80000000<>+56(SB)/4, $0x80000000
-DATA lanes_c80000000<>+60(SB)/4, $0x80000000
-GLOBL lanes_c80000000<>(SB), RODATA|NOPTR, $64
 
 DATA lanes_c3f317200<>+0(SB)/4, $0x3f317200
 DATA lanes_c3f317200<>+4(SB)/4, $0x3f317200
@@ -608,86 +588,92 @@ TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ             CX, $0x00000010
-	JB               tail
-	VMOVUPS          (SI), Z0
-	VORPS.BCST       lanes_c80000000<>+0(SB), Z0, Z1
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z3
-	VMAXPS           Z1, Z2, Z1
-	VMINPS           Z1, Z3, Z1
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z1, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z3
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z1
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z1
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z3
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z1, Z3
-	VMULPS           Z1, Z1, Z8
-	VFMADD213PS      Z1, Z3, Z8
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z8, Z1
-	VSCALEFPS        Z2, Z1, Z3
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z3, Z3
-	VXORPS           Z8, Z8, Z8
-	VCMPPS           $0x01, Z8, Z0, K1
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z0
-	VBLENDMPS        Z1, Z0, K1, Z4
-	VXORPS           Z0, Z0, Z0
-	VBLENDMPS        Z2, Z0, K1, Z5
-	VDIVPS           Z3, Z4, Z0
-	VSCALEFPS        Z5, Z0, Z0
-	VMOVUPS          Z0, (DI)
-	ADDQ             $0x00000040, SI
-	ADDQ             $0x00000040, DI
-	SUBQ             $0x00000010, CX
-	JMP              loop
+	CMPQ              CX, $0x00000010
+	JB                tail
+	VMOVUPS           (SI), Z0
+	VORPS.BCST        lanes_c80000000<>+0(SB), Z0, Z1
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z2
+	VMAXPS            Z1, Z2, Z1
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z5
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z5
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z5
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z5
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z5
+	VMULPS            Z1, Z1, Z6
+	VFMADD213PS       Z1, Z5, Z6
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z6, Z1
+	VSCALEFPS         Z2, Z1, Z1
+	VXORPS            Z2, Z2, Z2
+	VCMPPS            $0x01, Z2, Z0, K1
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z0
+	VBLENDMPS         Z1, Z0, K1, Z3
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z1, Z0
+	VDIVPS            Z0, Z3, Z0
+	VMOVUPS           Z0, (DI)
+	ADDQ              $0x00000040, SI
+	ADDQ              $0x00000040, DI
+	SUBQ              $0x00000010, CX
+	JMP               loop
 
 tail:
-	TESTQ            CX, CX
-	JE               done
-	MOVL             $0x00000001, AX
-	SHLL             CL, AX
-	DECL             AX
-	KMOVW            AX, K1
-	VMOVUPS.Z        (SI), K1, Z0
-	VORPS.BCST       lanes_c80000000<>+0(SB), Z0, Z1
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z3
-	VMAXPS           Z1, Z2, Z1
-	VMINPS           Z1, Z3, Z1
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z1, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z3
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z1
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z1
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z3
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z1, Z3
-	VMULPS           Z1, Z1, Z4
-	VFMADD213PS      Z1, Z3, Z4
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z4, Z1
-	VSCALEFPS        Z2, Z1, Z3
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z3, Z3
-	VXORPS           Z4, Z4, Z4
-	VCMPPS           $0x01, Z4, Z0, K2
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z0
-	VBLENDMPS        Z1, Z0, K2, Z6
-	VXORPS           Z0, Z0, Z0
-	VBLENDMPS        Z2, Z0, K2, Z7
-	VDIVPS           Z3, Z6, Z0
-	VSCALEFPS        Z7, Z0, Z0
-	VMOVUPS          Z0, K1, (DI)
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPS.Z         (SI), K1, Z0
+	VORPS.BCST        lanes_c80000000<>+0(SB), Z0, Z1
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z2
+	VMAXPS            Z1, Z2, Z1
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z3
+	VMULPS            Z1, Z1, Z5
+	VFMADD213PS       Z1, Z3, Z5
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z1
+	VSCALEFPS         Z2, Z1, Z1
+	VXORPS            Z2, Z2, Z2
+	VCMPPS            $0x01, Z2, Z0, K2
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z0
+	VBLENDMPS         Z1, Z0, K2, Z4
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z1, Z0
+	VDIVPS            Z0, Z4, Z0
+	VMOVUPS           Z0, K1, (DI)
 
 done:
 	VZEROUPPER
 	RET
+
+DATA lanes_c80000000<>+0(SB)/4, $0x80000000
+DATA lanes_c80000000<>+4(SB)/4, $0x80000000
+DATA lanes_c80000000<>+8(SB)/4, $0x80000000
+DATA lanes_c80000000<>+12(SB)/4, $0x80000000
+DATA lanes_c80000000<>+16(SB)/4, $0x80000000
+DATA lanes_c80000000<>+20(SB)/4, $0x80000000
+DATA lanes_c80000000<>+24(SB)/4, $0x80000000
+DATA lanes_c80000000<>+28(SB)/4, $0x80000000
+DATA lanes_c80000000<>+32(SB)/4, $0x80000000
+DATA lanes_c80000000<>+36(SB)/4, $0x80000000
+DATA lanes_c80000000<>+40(SB)/4, $0x80000000
+DATA lanes_c80000000<>+44(SB)/4, $0x80000000
+DATA lanes_c80000000<>+48(SB)/4, $0x80000000
+DATA lanes_c80000000<>+52(SB)/4, $0x80000000
+DATA lanes_c80000000<>+56(SB)/4, $0x80000000
+DATA lanes_c80000000<>+60(SB)/4, $0x80000000
+GLOBL lanes_c80000000<>(SB), RODATA|NOPTR, $64
 
 // func siluAVX512(dst []float32, x []float32)
 // Requires: AVX, AVX512DQ, AVX512F
@@ -697,92 +683,98 @@ TEXT ·siluAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ             CX, $0x00000010
-	JB               tail
-	VMOVUPS          (SI), Z0
-	VORPS.BCST       lanes_c80000000<>+0(SB), Z0, Z1
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z3
-	VMAXPS           Z1, Z2, Z1
-	VMINPS           Z1, Z3, Z1
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z1, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z3
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z1
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z1
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z3
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z1, Z3
-	VMULPS           Z1, Z1, Z10
-	VFMADD213PS      Z1, Z3, Z10
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z10, Z1
-	VSCALEFPS        Z2, Z1, Z3
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z3, Z3
-	VXORPS           Z10, Z10, Z10
-	VCMPPS           $0x01, Z10, Z0, K1
-	VMULPS           Z1, Z0, Z1
-	VBLENDMPS        Z1, Z0, K1, Z4
-	VXORPS           Z1, Z1, Z1
-	VBLENDMPS        Z2, Z1, K1, Z5
-	VDIVPS           Z3, Z4, Z1
-	VSCALEFPS        Z5, Z1, Z1
-	VCMPPS.BCST      $0x01, lanes_cc2dc0000<>+0(SB), Z0, K1
-	VBROADCASTSS     lanes_c80000000<>+0(SB), Z0
-	VBLENDMPS        Z0, Z1, K1, Z6
-	VMOVUPS          Z6, (DI)
-	ADDQ             $0x00000040, SI
-	ADDQ             $0x00000040, DI
-	SUBQ             $0x00000010, CX
-	JMP              loop
+	CMPQ              CX, $0x00000010
+	JB                tail
+	VMOVUPS           (SI), Z0
+	VBROADCASTSS      lanes_cc3000000<>+0(SB), Z1
+	VMAXPS            Z0, Z1, Z0
+	VORPS.BCST        lanes_c80000000<>+0(SB), Z0, Z1
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z4
+	VMAXPS            Z1, Z4, Z1
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z4
+	VRNDSCALEPS       $0x00, Z4, Z4
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z4, Z1
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z4, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z5
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z5
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z5
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z5
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z5
+	VMULPS            Z1, Z1, Z6
+	VFMADD213PS       Z1, Z5, Z6
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z6, Z1
+	VSCALEFPS         Z4, Z1, Z5
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z5
+	VXORPS            Z6, Z6, Z6
+	VCMPPS            $0x01, Z6, Z0, K1
+	VMULPS            Z1, Z0, Z1
+	VSCALEFPS         Z4, Z1, Z1
+	VBLENDMPS         Z1, Z0, K1, Z2
+	VDIVPS            Z5, Z2, Z0
+	VMOVUPS           Z0, (DI)
+	ADDQ              $0x00000040, SI
+	ADDQ              $0x00000040, DI
+	SUBQ              $0x00000010, CX
+	JMP               loop
 
 tail:
-	TESTQ            CX, CX
-	JE               done
-	MOVL             $0x00000001, AX
-	SHLL             CL, AX
-	DECL             AX
-	KMOVW            AX, K1
-	VMOVUPS.Z        (SI), K1, Z0
-	VORPS.BCST       lanes_c80000000<>+0(SB), Z0, Z1
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z3
-	VMAXPS           Z1, Z2, Z1
-	VMINPS           Z1, Z3, Z1
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z1, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z3
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z1
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z1
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z3
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z1, Z3
-	VMULPS           Z1, Z1, Z4
-	VFMADD213PS      Z1, Z3, Z4
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z4, Z1
-	VSCALEFPS        Z2, Z1, Z3
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z3, Z3
-	VXORPS           Z4, Z4, Z4
-	VCMPPS           $0x01, Z4, Z0, K2
-	VMULPS           Z1, Z0, Z1
-	VBLENDMPS        Z1, Z0, K2, Z7
-	VXORPS           Z1, Z1, Z1
-	VBLENDMPS        Z2, Z1, K2, Z8
-	VDIVPS           Z3, Z7, Z1
-	VSCALEFPS        Z8, Z1, Z1
-	VCMPPS.BCST      $0x01, lanes_cc2dc0000<>+0(SB), Z0, K2
-	VBROADCASTSS     lanes_c80000000<>+0(SB), Z0
-	VBLENDMPS        Z0, Z1, K2, Z9
-	VMOVUPS          Z9, K1, (DI)
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPS.Z         (SI), K1, Z0
+	VBROADCASTSS      lanes_cc3000000<>+0(SB), Z1
+	VMAXPS            Z0, Z1, Z0
+	VORPS.BCST        lanes_c80000000<>+0(SB), Z0, Z1
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z2
+	VMAXPS            Z1, Z2, Z1
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z4
+	VMULPS            Z1, Z1, Z5
+	VFMADD213PS       Z1, Z4, Z5
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z1
+	VSCALEFPS         Z2, Z1, Z4
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z4, Z4
+	VXORPS            Z5, Z5, Z5
+	VCMPPS            $0x01, Z5, Z0, K2
+	VMULPS            Z1, Z0, Z1
+	VSCALEFPS         Z2, Z1, Z1
+	VBLENDMPS         Z1, Z0, K2, Z3
+	VDIVPS            Z4, Z3, Z0
+	VMOVUPS           Z0, K1, (DI)
 
 done:
 	VZEROUPPER
 	RET
+
+DATA lanes_cc3000000<>+0(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+4(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+8(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+12(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+16(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+20(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+24(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+28(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+32(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+36(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+40(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+44(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+48(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+52(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+56(SB)/4, $0xc3000000
+DATA lanes_cc3000000<>+60(SB)/4, $0xc3000000
+GLOBL lanes_cc3000000<>(SB), RODATA|NOPTR, $64
 
 // func tanhAVX512(dst []float32, x []float32)
 // Requires: AVX, AVX512DQ, AVX512F
@@ -792,86 +784,84 @@ TEXT ·tanhAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ             CX, $0x00000010
-	JB               tail
-	VMOVUPS          (SI), Z0
-	VANDPS.BCST      lanes_c7fffffff<>+0(SB), Z0, Z1
-	VBROADCASTSS     lanes_c00000000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c41200000<>+0(SB), Z3
-	VMAXPS           Z1, Z2, Z1
-	VMINPS           Z1, Z3, Z1
-	VADDPS           Z1, Z1, Z1
-	VBROADCASTSS     lanes_cc1a00000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z3
-	VMAXPS           Z1, Z2, Z1
-	VMINPS           Z1, Z3, Z1
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z1, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z3
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z1
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z1
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z3
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z1, Z3
-	VMULPS           Z1, Z1, Z4
-	VFMADD213PS      Z1, Z3, Z4
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z1
-	VSCALEFPS        Z2, Z1, Z1
-	VSUBPS.BCST      lanes_c3f800000<>+0(SB), Z1, Z2
-	VFMADD213PS      Z2, Z4, Z1
-	VADDPS.BCST      lanes_c40000000<>+0(SB), Z1, Z2
-	VDIVPS           Z2, Z1, Z1
-	VANDPS.BCST      lanes_c80000000<>+0(SB), Z0, Z0
-	VORPS            Z0, Z1, Z0
-	VMOVUPS          Z0, (DI)
-	ADDQ             $0x00000040, SI
-	ADDQ             $0x00000040, DI
-	SUBQ             $0x00000010, CX
-	JMP              loop
+	CMPQ              CX, $0x00000010
+	JB                tail
+	VMOVUPS           (SI), Z0
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z0, Z1
+	VBROADCASTSS      lanes_c00000000<>+0(SB), Z2
+	VBROADCASTSS      lanes_c41200000<>+0(SB), Z3
+	VMAXPS            Z1, Z2, Z1
+	VMINPS            Z1, Z3, Z1
+	VADDPS            Z1, Z1, Z1
+	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z2
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z3
+	VMAXPS            Z1, Z2, Z1
+	VMINPS            Z1, Z3, Z1
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z3
+	VMULPS            Z1, Z1, Z4
+	VFMADD213PS       Z1, Z3, Z4
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z1
+	VSCALEFPS         Z2, Z1, Z1
+	VSUBPS.BCST       lanes_c3f800000<>+0(SB), Z1, Z2
+	VFMADD213PS       Z2, Z4, Z1
+	VADDPS.BCST       lanes_c40000000<>+0(SB), Z1, Z2
+	VDIVPS            Z2, Z1, Z1
+	VANDPS.BCST       lanes_c80000000<>+0(SB), Z0, Z0
+	VORPS             Z0, Z1, Z0
+	VMOVUPS           Z0, (DI)
+	ADDQ              $0x00000040, SI
+	ADDQ              $0x00000040, DI
+	SUBQ              $0x00000010, CX
+	JMP               loop
 
 tail:
-	TESTQ            CX, CX
-	JE               done
-	MOVL             $0x00000001, AX
-	SHLL             CL, AX
-	DECL             AX
-	KMOVW            AX, K1
-	VMOVUPS.Z        (SI), K1, Z0
-	VANDPS.BCST      lanes_c7fffffff<>+0(SB), Z0, Z1
-	VBROADCASTSS     lanes_c00000000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c41200000<>+0(SB), Z3
-	VMAXPS           Z1, Z2, Z1
-	VMINPS           Z1, Z3, Z1
-	VADDPS           Z1, Z1, Z1
-	VBROADCASTSS     lanes_cc1a00000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z3
-	VMAXPS           Z1, Z2, Z1
-	VMINPS           Z1, Z3, Z1
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z1, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z3
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z1
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z1
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z3
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z1, Z3
-	VMULPS           Z1, Z1, Z4
-	VFMADD213PS      Z1, Z3, Z4
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z1
-	VSCALEFPS        Z2, Z1, Z1
-	VSUBPS.BCST      lanes_c3f800000<>+0(SB), Z1, Z2
-	VFMADD213PS      Z2, Z4, Z1
-	VADDPS.BCST      lanes_c40000000<>+0(SB), Z1, Z2
-	VDIVPS           Z2, Z1, Z1
-	VANDPS.BCST      lanes_c80000000<>+0(SB), Z0, Z0
-	VORPS            Z0, Z1, Z0
-	VMOVUPS          Z0, K1, (DI)
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPS.Z         (SI), K1, Z0
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z0, Z1
+	VBROADCASTSS      lanes_c00000000<>+0(SB), Z2
+	VBROADCASTSS      lanes_c41200000<>+0(SB), Z3
+	VMAXPS            Z1, Z2, Z1
+	VMINPS            Z1, Z3, Z1
+	VADDPS            Z1, Z1, Z1
+	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z2
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z3
+	VMAXPS            Z1, Z2, Z1
+	VMINPS            Z1, Z3, Z1
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z3
+	VMULPS            Z1, Z1, Z4
+	VFMADD213PS       Z1, Z3, Z4
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z1
+	VSCALEFPS         Z2, Z1, Z1
+	VSUBPS.BCST       lanes_c3f800000<>+0(SB), Z1, Z2
+	VFMADD213PS       Z2, Z4, Z1
+	VADDPS.BCST       lanes_c40000000<>+0(SB), Z1, Z2
+	VDIVPS            Z2, Z1, Z1
+	VANDPS.BCST       lanes_c80000000<>+0(SB), Z0, Z0
+	VORPS             Z0, Z1, Z0
+	VMOVUPS           Z0, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -975,104 +965,98 @@ TEXT ·softplusAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ             CX, $0x00000010
-	JB               tail
-	VMOVUPS          (SI), Z0
-	VORPS.BCST       lanes_c80000000<>+0(SB), Z0, Z1
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z3
-	VMAXPS           Z1, Z2, Z1
-	VMINPS           Z1, Z3, Z1
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z1, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z3
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z1
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z1
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z3
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z1, Z3
-	VMULPS           Z1, Z1, Z4
-	VFMADD213PS      Z1, Z3, Z4
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z4, Z1
-	VSCALEFPS        Z2, Z1, Z3
-	VADDPS.BCST      lanes_c40000000<>+0(SB), Z3, Z4
-	VDIVPS           Z4, Z3, Z3
-	VADDPS           Z1, Z1, Z1
-	VDIVPS           Z4, Z1, Z1
-	VMULPS           Z3, Z3, Z3
-	VBROADCASTSS     lanes_c3df0f0f1<>+0(SB), Z4
-	VFMADD213PS.BCST lanes_c3e088889<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3e1d89d9<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3e3a2e8c<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3e638e39<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3e924925<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3ecccccd<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3f2aaaab<>+0(SB), Z3, Z4
-	VMULPS.BCST      lanes_c3f000000<>+0(SB), Z4, Z4
-	VFMADD213PS.BCST lanes_c3f800000<>+0(SB), Z4, Z3
-	VMULPS           Z3, Z1, Z1
-	VSCALEFPS        Z2, Z1, Z1
-	VXORPS           Z2, Z2, Z2
-	VMAXPS           Z0, Z2, Z0
-	VADDPS           Z1, Z0, Z0
-	VMOVUPS          Z0, (DI)
-	ADDQ             $0x00000040, SI
-	ADDQ             $0x00000040, DI
-	SUBQ             $0x00000010, CX
-	JMP              loop
+	CMPQ              CX, $0x00000010
+	JB                tail
+	VMOVUPS           (SI), Z0
+	VORPS.BCST        lanes_c80000000<>+0(SB), Z0, Z1
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z2
+	VMAXPS            Z1, Z2, Z1
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z3
+	VMULPS            Z1, Z1, Z4
+	VFMADD213PS       Z1, Z3, Z4
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z4, Z1
+	VSCALEFPS         Z2, Z1, Z3
+	VADDPS.BCST       lanes_c40000000<>+0(SB), Z3, Z4
+	VDIVPS            Z4, Z3, Z3
+	VADDPS            Z1, Z1, Z1
+	VDIVPS            Z4, Z1, Z1
+	VMULPS            Z3, Z3, Z3
+	VBROADCASTSS      lanes_c3df0f0f1<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c3e088889<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e1d89d9<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e3a2e8c<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e638e39<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e924925<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3ecccccd<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3f2aaaab<>+0(SB), Z3, Z4
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z4, Z4
+	VFMADD213PS.BCST  lanes_c3f800000<>+0(SB), Z4, Z3
+	VMULPS            Z3, Z1, Z1
+	VSCALEFPS         Z2, Z1, Z1
+	VXORPS            Z2, Z2, Z2
+	VMAXPS            Z0, Z2, Z0
+	VADDPS            Z1, Z0, Z0
+	VMOVUPS           Z0, (DI)
+	ADDQ              $0x00000040, SI
+	ADDQ              $0x00000040, DI
+	SUBQ              $0x00000010, CX
+	JMP               loop
 
 tail:
-	TESTQ            CX, CX
-	JE               done
-	MOVL             $0x00000001, AX
-	SHLL             CL, AX
-	DECL             AX
-	KMOVW            AX, K1
-	VMOVUPS.Z        (SI), K1, Z0
-	VORPS.BCST       lanes_c80000000<>+0(SB), Z0, Z1
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z3
-	VMAXPS           Z1, Z2, Z1
-	VMINPS           Z1, Z3, Z1
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z1, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z3
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z1
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z1
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z3
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z1, Z3
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z1, Z3
-	VMULPS           Z1, Z1, Z4
-	VFMADD213PS      Z1, Z3, Z4
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z4, Z1
-	VSCALEFPS        Z2, Z1, Z3
-	VADDPS.BCST      lanes_c40000000<>+0(SB), Z3, Z4
-	VDIVPS           Z4, Z3, Z3
-	VADDPS           Z1, Z1, Z1
-	VDIVPS           Z4, Z1, Z1
-	VMULPS           Z3, Z3, Z3
-	VBROADCASTSS     lanes_c3df0f0f1<>+0(SB), Z4
-	VFMADD213PS.BCST lanes_c3e088889<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3e1d89d9<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3e3a2e8c<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3e638e39<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3e924925<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3ecccccd<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3f2aaaab<>+0(SB), Z3, Z4
-	VMULPS.BCST      lanes_c3f000000<>+0(SB), Z4, Z4
-	VFMADD213PS.BCST lanes_c3f800000<>+0(SB), Z4, Z3
-	VMULPS           Z3, Z1, Z1
-	VSCALEFPS        Z2, Z1, Z1
-	VXORPS           Z2, Z2, Z2
-	VMAXPS           Z0, Z2, Z0
-	VADDPS           Z1, Z0, Z0
-	VMOVUPS          Z0, K1, (DI)
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPS.Z         (SI), K1, Z0
+	VORPS.BCST        lanes_c80000000<>+0(SB), Z0, Z1
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z2
+	VMAXPS            Z1, Z2, Z1
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z3
+	VMULPS            Z1, Z1, Z4
+	VFMADD213PS       Z1, Z3, Z4
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z4, Z1
+	VSCALEFPS         Z2, Z1, Z3
+	VADDPS.BCST       lanes_c40000000<>+0(SB), Z3, Z4
+	VDIVPS            Z4, Z3, Z3
+	VADDPS            Z1, Z1, Z1
+	VDIVPS            Z4, Z1, Z1
+	VMULPS            Z3, Z3, Z3
+	VBROADCASTSS      lanes_c3df0f0f1<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c3e088889<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e1d89d9<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e3a2e8c<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e638e39<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e924925<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3ecccccd<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3f2aaaab<>+0(SB), Z3, Z4
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z4, Z4
+	VFMADD213PS.BCST  lanes_c3f800000<>+0(SB), Z4, Z3
+	VMULPS            Z3, Z1, Z1
+	VSCALEFPS         Z2, Z1, Z1
+	VXORPS            Z2, Z2, Z2
+	VMAXPS            Z0, Z2, Z0
+	VADDPS            Z1, Z0, Z0
+	VMOVUPS           Z0, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -1086,182 +1070,182 @@ TEXT ·erfAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ             CX, $0x00000010
-	JB               tail
-	VMOVUPS          (SI), Z0
-	VANDPS.BCST      lanes_c7fffffff<>+0(SB), Z0, Z1
-	VCMPPS.BCST      $0x01, lanes_c3f600000<>+0(SB), Z1, K1
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c00000000<>+0(SB), Z3
-	VBROADCASTSS     lanes_c41200000<>+0(SB), Z4
-	VMAXPS           Z1, Z3, Z1
-	VMINPS           Z1, Z4, Z1
-	VMULPS           Z1, Z1, Z3
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z3, Z4
-	VMOVAPS          Z1, Z11
-	VFMADD213PS      Z4, Z1, Z11
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z3, Z3
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z11, Z4
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z11
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z12
-	VMAXPS           Z3, Z11, Z11
-	VMINPS           Z11, Z12, Z11
-	VCMPPS           $0x00, Z3, Z11, K2
-	VXORPS           Z3, Z3, Z3
-	VBLENDMPS        Z4, Z3, K2, Z5
-	VCMPPS           $0x07, Z5, Z5, K2
-	VXORPS           Z3, Z3, Z3
-	VBLENDMPS        Z5, Z3, K2, Z6
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z11, Z3
-	VRNDSCALEPS      $0x00, Z3, Z3
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z3, Z4
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z4, Z11
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z4, Z11
-	VADDPS           Z6, Z11, Z4
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z11
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z4, Z11
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z4, Z11
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z4, Z11
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z4, Z11
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z4, Z11
-	VMULPS           Z4, Z4, Z12
-	VFMADD213PS      Z4, Z11, Z12
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z12, Z4
-	VSCALEFPS        Z3, Z4, Z3
-	VANDPS.BCST      lanes_c7fffffff<>+0(SB), Z1, Z1
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z4
-	VMOVAPS          Z4, Z11
-	VFMADD231PS.BCST lanes_c3f000000<>+0(SB), Z1, Z11
-	VSUBPS           Z11, Z4, Z12
-	VFMADD231PS.BCST lanes_c3f000000<>+0(SB), Z1, Z12
-	VDIVPS           Z11, Z4, Z1
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z1, Z13
-	VFMADD213PS      Z4, Z11, Z13
-	VMULPS           Z12, Z1, Z4
-	VSUBPS           Z4, Z13, Z4
-	VMULPS           Z4, Z1, Z4
-	VSUBPS.BCST      lanes_c3f2aaaab<>+0(SB), Z1, Z1
-	VADDPS           Z4, Z1, Z1
-	VBROADCASTSS     lanes_c3d331033<>+0(SB), Z4
-	VFMADD213PS.BCST lanes_c39b038cf<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_cbd7cfe2e<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3d94dc90<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3d943653<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_cbe5610a4<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_cbe04d183<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3f1b9584<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3fa41364<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3f9d5ec1<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3edaec3d<>+0(SB), Z1, Z4
-	VMULPS           Z4, Z3, Z1
-	VSUBPS           Z1, Z2, Z1
-	VANDPS.BCST      lanes_c80000000<>+0(SB), Z0, Z2
-	VORPS            Z2, Z1, Z1
-	VMULPS           Z0, Z0, Z2
-	VBROADCASTSS     lanes_c389a0b97<>+0(SB), Z3
-	VFMADD213PS.BCST lanes_cba50ec0e<>+0(SB), Z2, Z3
-	VFMADD213PS.BCST lanes_c3baa21fd<>+0(SB), Z2, Z3
-	VFMADD213PS.BCST lanes_cbcdc0606<>+0(SB), Z2, Z3
-	VFMADD213PS.BCST lanes_c3de71733<>+0(SB), Z2, Z3
-	VFMADD213PS.BCST lanes_cbec093a3<>+0(SB), Z2, Z3
-	VFMADD213PS.BCST lanes_cb37bd649<>+0(SB), Z3, Z2
-	VMULPS           Z2, Z0, Z2
-	VFMADD231PS.BCST lanes_c3f906ebb<>+0(SB), Z0, Z2
-	VBLENDMPS        Z2, Z1, K1, Z7
-	VMOVUPS          Z7, (DI)
-	ADDQ             $0x00000040, SI
-	ADDQ             $0x00000040, DI
-	SUBQ             $0x00000010, CX
-	JMP              loop
+	CMPQ              CX, $0x00000010
+	JB                tail
+	VMOVUPS           (SI), Z0
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z0, Z1
+	VCMPPS.BCST       $0x01, lanes_c3f600000<>+0(SB), Z1, K1
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z2
+	VBROADCASTSS      lanes_c00000000<>+0(SB), Z3
+	VBROADCASTSS      lanes_c41200000<>+0(SB), Z4
+	VMAXPS            Z1, Z3, Z1
+	VMINPS            Z1, Z4, Z1
+	VMULPS            Z1, Z1, Z3
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z4
+	VMOVAPS           Z1, Z11
+	VFMADD213PS       Z4, Z1, Z11
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z3
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z11, Z4
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z11
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z12
+	VMAXPS            Z3, Z11, Z11
+	VMINPS            Z11, Z12, Z11
+	VCMPPS            $0x00, Z3, Z11, K2
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPS         Z4, Z3, K2, Z5
+	VCMPPS            $0x07, Z5, Z5, K2
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPS         Z5, Z3, K2, Z6
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z11, Z3
+	VRNDSCALEPS       $0x00, Z3, Z3
+	VMOVAPS           Z11, Z4
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z4
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z4
+	VADDPS            Z6, Z4, Z4
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z11
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z4, Z11
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z4, Z11
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z4, Z11
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z4, Z11
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z4, Z11
+	VMULPS            Z4, Z4, Z12
+	VFMADD213PS       Z4, Z11, Z12
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z12, Z4
+	VSCALEFPS         Z3, Z4, Z3
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z1
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z4
+	VMOVAPS           Z4, Z11
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z11
+	VSUBPS            Z11, Z4, Z12
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z12
+	VDIVPS            Z11, Z4, Z1
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z13
+	VFMADD213PS       Z4, Z11, Z13
+	VMULPS            Z12, Z1, Z4
+	VSUBPS            Z4, Z13, Z4
+	VMULPS            Z4, Z1, Z4
+	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z1, Z1
+	VADDPS            Z4, Z1, Z1
+	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z1, Z4
+	VMULPS            Z4, Z3, Z1
+	VSUBPS            Z1, Z2, Z1
+	VANDPS.BCST       lanes_c80000000<>+0(SB), Z0, Z2
+	VORPS             Z2, Z1, Z1
+	VMULPS            Z0, Z0, Z2
+	VBROADCASTSS      lanes_c389a0b97<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_cba50ec0e<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3baa21fd<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cbcdc0606<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3de71733<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cbec093a3<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cb37bd649<>+0(SB), Z3, Z2
+	VMULPS            Z2, Z0, Z2
+	VFMADD231PS.BCST  lanes_c3f906ebb<>+0(SB), Z0, Z2
+	VBLENDMPS         Z2, Z1, K1, Z7
+	VMOVUPS           Z7, (DI)
+	ADDQ              $0x00000040, SI
+	ADDQ              $0x00000040, DI
+	SUBQ              $0x00000010, CX
+	JMP               loop
 
 tail:
-	TESTQ            CX, CX
-	JE               done
-	MOVL             $0x00000001, AX
-	SHLL             CL, AX
-	DECL             AX
-	KMOVW            AX, K1
-	VMOVUPS.Z        (SI), K1, Z0
-	VANDPS.BCST      lanes_c7fffffff<>+0(SB), Z0, Z1
-	VCMPPS.BCST      $0x01, lanes_c3f600000<>+0(SB), Z1, K2
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z2
-	VBROADCASTSS     lanes_c00000000<>+0(SB), Z3
-	VBROADCASTSS     lanes_c41200000<>+0(SB), Z4
-	VMAXPS           Z1, Z3, Z1
-	VMINPS           Z1, Z4, Z1
-	VMULPS           Z1, Z1, Z3
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z3, Z4
-	VMOVAPS          Z1, Z5
-	VFMADD213PS      Z4, Z1, Z5
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z3, Z3
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z5, Z4
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z5
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z6
-	VMAXPS           Z3, Z5, Z5
-	VMINPS           Z5, Z6, Z5
-	VCMPPS           $0x00, Z3, Z5, K3
-	VXORPS           Z3, Z3, Z3
-	VBLENDMPS        Z4, Z3, K3, Z8
-	VCMPPS           $0x07, Z8, Z8, K3
-	VXORPS           Z3, Z3, Z3
-	VBLENDMPS        Z8, Z3, K3, Z9
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z5, Z3
-	VRNDSCALEPS      $0x00, Z3, Z3
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z3, Z4
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z4, Z5
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z4, Z5
-	VADDPS           Z9, Z5, Z4
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z5
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z4, Z5
-	VMULPS           Z4, Z4, Z6
-	VFMADD213PS      Z4, Z5, Z6
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z6, Z4
-	VSCALEFPS        Z3, Z4, Z3
-	VANDPS.BCST      lanes_c7fffffff<>+0(SB), Z1, Z1
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z4
-	VMOVAPS          Z4, Z5
-	VFMADD231PS.BCST lanes_c3f000000<>+0(SB), Z1, Z5
-	VSUBPS           Z5, Z4, Z6
-	VFMADD231PS.BCST lanes_c3f000000<>+0(SB), Z1, Z6
-	VDIVPS           Z5, Z4, Z1
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z1, Z7
-	VFMADD213PS      Z4, Z5, Z7
-	VMULPS           Z6, Z1, Z4
-	VSUBPS           Z4, Z7, Z4
-	VMULPS           Z4, Z1, Z4
-	VSUBPS.BCST      lanes_c3f2aaaab<>+0(SB), Z1, Z1
-	VADDPS           Z4, Z1, Z1
-	VBROADCASTSS     lanes_c3d331033<>+0(SB), Z4
-	VFMADD213PS.BCST lanes_c39b038cf<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_cbd7cfe2e<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3d94dc90<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3d943653<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_cbe5610a4<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_cbe04d183<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3f1b9584<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3fa41364<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3f9d5ec1<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST lanes_c3edaec3d<>+0(SB), Z1, Z4
-	VMULPS           Z4, Z3, Z1
-	VSUBPS           Z1, Z2, Z1
-	VANDPS.BCST      lanes_c80000000<>+0(SB), Z0, Z2
-	VORPS            Z2, Z1, Z1
-	VMULPS           Z0, Z0, Z2
-	VBROADCASTSS     lanes_c389a0b97<>+0(SB), Z3
-	VFMADD213PS.BCST lanes_cba50ec0e<>+0(SB), Z2, Z3
-	VFMADD213PS.BCST lanes_c3baa21fd<>+0(SB), Z2, Z3
-	VFMADD213PS.BCST lanes_cbcdc0606<>+0(SB), Z2, Z3
-	VFMADD213PS.BCST lanes_c3de71733<>+0(SB), Z2, Z3
-	VFMADD213PS.BCST lanes_cbec093a3<>+0(SB), Z2, Z3
-	VFMADD213PS.BCST lanes_cb37bd649<>+0(SB), Z3, Z2
-	VMULPS           Z2, Z0, Z2
-	VFMADD231PS.BCST lanes_c3f906ebb<>+0(SB), Z0, Z2
-	VBLENDMPS        Z2, Z1, K2, Z10
-	VMOVUPS          Z10, K1, (DI)
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPS.Z         (SI), K1, Z0
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z0, Z1
+	VCMPPS.BCST       $0x01, lanes_c3f600000<>+0(SB), Z1, K2
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z2
+	VBROADCASTSS      lanes_c00000000<>+0(SB), Z3
+	VBROADCASTSS      lanes_c41200000<>+0(SB), Z4
+	VMAXPS            Z1, Z3, Z1
+	VMINPS            Z1, Z4, Z1
+	VMULPS            Z1, Z1, Z3
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z4
+	VMOVAPS           Z1, Z5
+	VFMADD213PS       Z4, Z1, Z5
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z3
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z5, Z4
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z5
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z6
+	VMAXPS            Z3, Z5, Z5
+	VMINPS            Z5, Z6, Z5
+	VCMPPS            $0x00, Z3, Z5, K3
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPS         Z4, Z3, K3, Z8
+	VCMPPS            $0x07, Z8, Z8, K3
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPS         Z8, Z3, K3, Z9
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z5, Z3
+	VRNDSCALEPS       $0x00, Z3, Z3
+	VMOVAPS           Z5, Z4
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z4
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z4
+	VADDPS            Z9, Z4, Z4
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z4, Z5
+	VMULPS            Z4, Z4, Z6
+	VFMADD213PS       Z4, Z5, Z6
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z6, Z4
+	VSCALEFPS         Z3, Z4, Z3
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z1
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z4
+	VMOVAPS           Z4, Z5
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z5
+	VSUBPS            Z5, Z4, Z6
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z6
+	VDIVPS            Z5, Z4, Z1
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z7
+	VFMADD213PS       Z4, Z5, Z7
+	VMULPS            Z6, Z1, Z4
+	VSUBPS            Z4, Z7, Z4
+	VMULPS            Z4, Z1, Z4
+	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z1, Z1
+	VADDPS            Z4, Z1, Z1
+	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z1, Z4
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z1, Z4
+	VMULPS            Z4, Z3, Z1
+	VSUBPS            Z1, Z2, Z1
+	VANDPS.BCST       lanes_c80000000<>+0(SB), Z0, Z2
+	VORPS             Z2, Z1, Z1
+	VMULPS            Z0, Z0, Z2
+	VBROADCASTSS      lanes_c389a0b97<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_cba50ec0e<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3baa21fd<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cbcdc0606<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3de71733<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cbec093a3<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cb37bd649<>+0(SB), Z3, Z2
+	VMULPS            Z2, Z0, Z2
+	VFMADD231PS.BCST  lanes_c3f906ebb<>+0(SB), Z0, Z2
+	VBLENDMPS         Z2, Z1, K2, Z10
+	VMOVUPS           Z10, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -1635,204 +1619,204 @@ TEXT ·geluAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ             CX, $0x00000010
-	JB               tail
-	VMOVUPS          (SI), Z0
-	VCMPPS.BCST      $0x0e, lanes_c41200000<>+0(SB), Z0, K1
-	VBROADCASTSS     lanes_cc1a00000<>+0(SB), Z1
-	VBROADCASTSS     lanes_c41200000<>+0(SB), Z2
-	VMAXPS           Z0, Z1, Z1
-	VMINPS           Z1, Z2, Z1
-	VANDPS.BCST      lanes_c7fffffff<>+0(SB), Z1, Z2
-	VCMPPS.BCST      $0x01, lanes_c3f400000<>+0(SB), Z2, K2
-	VMULPS.BCST      lanes_c3f000000<>+0(SB), Z1, Z2
-	VMULPS.BCST      lanes_c3f3504f3<>+0(SB), Z1, Z13
-	VMULPS           Z13, Z13, Z14
-	VBROADCASTSS     lanes_c389a0b97<>+0(SB), Z15
-	VFMADD213PS.BCST lanes_cba50ec0e<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3baa21fd<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_cbcdc0606<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3de71733<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_cbec093a3<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_cb37bd649<>+0(SB), Z15, Z14
-	VMULPS           Z14, Z13, Z14
-	VFMADD231PS.BCST lanes_c3f906ebb<>+0(SB), Z13, Z14
-	VMOVAPS          Z2, Z13
-	VFMADD213PS      Z2, Z14, Z13
-	VMULPS           Z1, Z1, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z14
-	VMOVAPS          Z1, Z15
-	VFMADD213PS      Z14, Z1, Z15
-	VMULPS.BCST      lanes_c3f000000<>+0(SB), Z2, Z2
-	VMULPS.BCST      lanes_c3f000000<>+0(SB), Z15, Z14
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z14, Z14
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z15
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z16
-	VMAXPS           Z2, Z15, Z15
-	VMINPS           Z15, Z16, Z15
-	VCMPPS           $0x00, Z2, Z15, K3
-	VXORPS           Z2, Z2, Z2
-	VBLENDMPS        Z14, Z2, K3, Z3
-	VCMPPS           $0x07, Z3, Z3, K3
-	VXORPS           Z2, Z2, Z2
-	VBLENDMPS        Z3, Z2, K3, Z4
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z15, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z14
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z14, Z15
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z14, Z15
-	VADDPS           Z4, Z15, Z14
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z15
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z14, Z15
-	VMULPS           Z14, Z14, Z16
-	VFMADD213PS      Z14, Z15, Z16
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z16, Z14
-	VSCALEFPS        Z2, Z14, Z2
-	VANDPS.BCST      lanes_c7fffffff<>+0(SB), Z1, Z14
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z15
-	VMOVAPS          Z15, Z16
-	VFMADD231PS.BCST lanes_c3eb504f3<>+0(SB), Z14, Z16
-	VSUBPS           Z16, Z15, Z17
-	VFMADD231PS.BCST lanes_c3eb504f3<>+0(SB), Z14, Z17
-	VDIVPS           Z16, Z15, Z14
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z14, Z18
-	VFMADD213PS      Z15, Z16, Z18
-	VMULPS           Z17, Z14, Z15
-	VSUBPS           Z15, Z18, Z15
-	VMULPS           Z15, Z14, Z15
-	VSUBPS.BCST      lanes_c3f2aaaab<>+0(SB), Z14, Z14
-	VADDPS           Z15, Z14, Z14
-	VBROADCASTSS     lanes_c3d331033<>+0(SB), Z15
-	VFMADD213PS.BCST lanes_c39b038cf<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_cbd7cfe2e<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3d94dc90<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3d943653<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_cbe5610a4<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_cbe04d183<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3f1b9584<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3fa41364<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3f9d5ec1<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST lanes_c3edaec3d<>+0(SB), Z14, Z15
-	VMULPS           Z15, Z2, Z2
-	VMULPS.BCST      lanes_c3f000000<>+0(SB), Z2, Z2
-	VXORPS           Z14, Z14, Z14
-	VCMPPS           $0x01, Z14, Z1, K3
-	VMULPS           Z2, Z1, Z14
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z1, Z15
-	VFMADD213PS      Z1, Z2, Z15
-	VBLENDMPS        Z14, Z15, K3, Z5
-	VBLENDMPS        Z13, Z5, K2, Z6
-	VBLENDMPS        Z0, Z6, K1, Z7
-	VMOVUPS          Z7, (DI)
-	ADDQ             $0x00000040, SI
-	ADDQ             $0x00000040, DI
-	SUBQ             $0x00000010, CX
-	JMP              loop
+	CMPQ              CX, $0x00000010
+	JB                tail
+	VMOVUPS           (SI), Z0
+	VCMPPS.BCST       $0x0e, lanes_c41200000<>+0(SB), Z0, K1
+	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z1
+	VBROADCASTSS      lanes_c41200000<>+0(SB), Z2
+	VMAXPS            Z0, Z1, Z1
+	VMINPS            Z1, Z2, Z1
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z2
+	VCMPPS.BCST       $0x01, lanes_c3f400000<>+0(SB), Z2, K2
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z1, Z2
+	VMULPS.BCST       lanes_c3f3504f3<>+0(SB), Z1, Z13
+	VMULPS            Z13, Z13, Z14
+	VBROADCASTSS      lanes_c389a0b97<>+0(SB), Z15
+	VFMADD213PS.BCST  lanes_cba50ec0e<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3baa21fd<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_cbcdc0606<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3de71733<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_cbec093a3<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_cb37bd649<>+0(SB), Z15, Z14
+	VMULPS            Z14, Z13, Z14
+	VFMADD231PS.BCST  lanes_c3f906ebb<>+0(SB), Z13, Z14
+	VMOVAPS           Z2, Z13
+	VFMADD213PS       Z2, Z14, Z13
+	VMULPS            Z1, Z1, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z14
+	VMOVAPS           Z1, Z15
+	VFMADD213PS       Z14, Z1, Z15
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z15, Z14
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z14, Z14
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z15
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z16
+	VMAXPS            Z2, Z15, Z15
+	VMINPS            Z15, Z16, Z15
+	VCMPPS            $0x00, Z2, Z15, K3
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z14, Z2, K3, Z3
+	VCMPPS            $0x07, Z3, Z3, K3
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z3, Z2, K3, Z4
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z15, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VMOVAPS           Z15, Z14
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z14
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z14
+	VADDPS            Z4, Z14, Z14
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z15
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z14, Z15
+	VMULPS            Z14, Z14, Z16
+	VFMADD213PS       Z14, Z15, Z16
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z16, Z14
+	VSCALEFPS         Z2, Z14, Z2
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z14
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z15
+	VMOVAPS           Z15, Z16
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z14, Z16
+	VSUBPS            Z16, Z15, Z17
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z14, Z17
+	VDIVPS            Z16, Z15, Z14
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z14, Z18
+	VFMADD213PS       Z15, Z16, Z18
+	VMULPS            Z17, Z14, Z15
+	VSUBPS            Z15, Z18, Z15
+	VMULPS            Z15, Z14, Z15
+	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z14, Z14
+	VADDPS            Z15, Z14, Z14
+	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z15
+	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z14, Z15
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z14, Z15
+	VMULPS            Z15, Z2, Z2
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
+	VXORPS            Z14, Z14, Z14
+	VCMPPS            $0x01, Z14, Z1, K3
+	VMULPS            Z2, Z1, Z14
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z15
+	VFMADD213PS       Z1, Z2, Z15
+	VBLENDMPS         Z14, Z15, K3, Z5
+	VBLENDMPS         Z13, Z5, K2, Z6
+	VBLENDMPS         Z0, Z6, K1, Z7
+	VMOVUPS           Z7, (DI)
+	ADDQ              $0x00000040, SI
+	ADDQ              $0x00000040, DI
+	SUBQ              $0x00000010, CX
+	JMP               loop
 
 tail:
-	TESTQ            CX, CX
-	JE               done
-	MOVL             $0x00000001, AX
-	SHLL             CL, AX
-	DECL             AX
-	KMOVW            AX, K1
-	VMOVUPS.Z        (SI), K1, Z0
-	VCMPPS.BCST      $0x0e, lanes_c41200000<>+0(SB), Z0, K2
-	VBROADCASTSS     lanes_cc1a00000<>+0(SB), Z1
-	VBROADCASTSS     lanes_c41200000<>+0(SB), Z2
-	VMAXPS           Z0, Z1, Z1
-	VMINPS           Z1, Z2, Z1
-	VANDPS.BCST      lanes_c7fffffff<>+0(SB), Z1, Z2
-	VCMPPS.BCST      $0x01, lanes_c3f400000<>+0(SB), Z2, K3
-	VMULPS.BCST      lanes_c3f000000<>+0(SB), Z1, Z2
-	VMULPS.BCST      lanes_c3f3504f3<>+0(SB), Z1, Z3
-	VMULPS           Z3, Z3, Z4
-	VBROADCASTSS     lanes_c389a0b97<>+0(SB), Z5
-	VFMADD213PS.BCST lanes_cba50ec0e<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3baa21fd<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_cbcdc0606<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3de71733<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_cbec093a3<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_cb37bd649<>+0(SB), Z5, Z4
-	VMULPS           Z4, Z3, Z4
-	VFMADD231PS.BCST lanes_c3f906ebb<>+0(SB), Z3, Z4
-	VMOVAPS          Z2, Z3
-	VFMADD213PS      Z2, Z4, Z3
-	VMULPS           Z1, Z1, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z4
-	VMOVAPS          Z1, Z5
-	VFMADD213PS      Z4, Z1, Z5
-	VMULPS.BCST      lanes_c3f000000<>+0(SB), Z2, Z2
-	VMULPS.BCST      lanes_c3f000000<>+0(SB), Z5, Z4
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z4, Z4
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z5
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z6
-	VMAXPS           Z2, Z5, Z5
-	VMINPS           Z5, Z6, Z5
-	VCMPPS           $0x00, Z2, Z5, K4
-	VXORPS           Z2, Z2, Z2
-	VBLENDMPS        Z4, Z2, K4, Z8
-	VCMPPS           $0x07, Z8, Z8, K4
-	VXORPS           Z2, Z2, Z2
-	VBLENDMPS        Z8, Z2, K4, Z9
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z5, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z4
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z4, Z5
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z4, Z5
-	VADDPS           Z9, Z5, Z4
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z5
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z4, Z5
-	VMULPS           Z4, Z4, Z6
-	VFMADD213PS      Z4, Z5, Z6
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z6, Z4
-	VSCALEFPS        Z2, Z4, Z2
-	VANDPS.BCST      lanes_c7fffffff<>+0(SB), Z1, Z4
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z5
-	VMOVAPS          Z5, Z6
-	VFMADD231PS.BCST lanes_c3eb504f3<>+0(SB), Z4, Z6
-	VSUBPS           Z6, Z5, Z7
-	VFMADD231PS.BCST lanes_c3eb504f3<>+0(SB), Z4, Z7
-	VDIVPS           Z6, Z5, Z4
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z4, Z8
-	VFMADD213PS      Z5, Z6, Z8
-	VMULPS           Z7, Z4, Z5
-	VSUBPS           Z5, Z8, Z5
-	VMULPS           Z5, Z4, Z5
-	VSUBPS.BCST      lanes_c3f2aaaab<>+0(SB), Z4, Z4
-	VADDPS           Z5, Z4, Z4
-	VBROADCASTSS     lanes_c3d331033<>+0(SB), Z5
-	VFMADD213PS.BCST lanes_c39b038cf<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_cbd7cfe2e<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3d94dc90<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3d943653<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_cbe5610a4<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_cbe04d183<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3f1b9584<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3fa41364<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3f9d5ec1<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST lanes_c3edaec3d<>+0(SB), Z4, Z5
-	VMULPS           Z5, Z2, Z2
-	VMULPS.BCST      lanes_c3f000000<>+0(SB), Z2, Z2
-	VXORPS           Z4, Z4, Z4
-	VCMPPS           $0x01, Z4, Z1, K4
-	VMULPS           Z2, Z1, Z4
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z1, Z5
-	VFMADD213PS      Z1, Z2, Z5
-	VBLENDMPS        Z4, Z5, K4, Z10
-	VBLENDMPS        Z3, Z10, K3, Z11
-	VBLENDMPS        Z0, Z11, K2, Z12
-	VMOVUPS          Z12, K1, (DI)
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPS.Z         (SI), K1, Z0
+	VCMPPS.BCST       $0x0e, lanes_c41200000<>+0(SB), Z0, K2
+	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z1
+	VBROADCASTSS      lanes_c41200000<>+0(SB), Z2
+	VMAXPS            Z0, Z1, Z1
+	VMINPS            Z1, Z2, Z1
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z2
+	VCMPPS.BCST       $0x01, lanes_c3f400000<>+0(SB), Z2, K3
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z1, Z2
+	VMULPS.BCST       lanes_c3f3504f3<>+0(SB), Z1, Z3
+	VMULPS            Z3, Z3, Z4
+	VBROADCASTSS      lanes_c389a0b97<>+0(SB), Z5
+	VFMADD213PS.BCST  lanes_cba50ec0e<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3baa21fd<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_cbcdc0606<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3de71733<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_cbec093a3<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_cb37bd649<>+0(SB), Z5, Z4
+	VMULPS            Z4, Z3, Z4
+	VFMADD231PS.BCST  lanes_c3f906ebb<>+0(SB), Z3, Z4
+	VMOVAPS           Z2, Z3
+	VFMADD213PS       Z2, Z4, Z3
+	VMULPS            Z1, Z1, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z4
+	VMOVAPS           Z1, Z5
+	VFMADD213PS       Z4, Z1, Z5
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z5, Z4
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z4, Z4
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z5
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z6
+	VMAXPS            Z2, Z5, Z5
+	VMINPS            Z5, Z6, Z5
+	VCMPPS            $0x00, Z2, Z5, K4
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z4, Z2, K4, Z8
+	VCMPPS            $0x07, Z8, Z8, K4
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z8, Z2, K4, Z9
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z5, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VMOVAPS           Z5, Z4
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z4
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z4
+	VADDPS            Z9, Z4, Z4
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z4, Z5
+	VMULPS            Z4, Z4, Z6
+	VFMADD213PS       Z4, Z5, Z6
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z6, Z4
+	VSCALEFPS         Z2, Z4, Z2
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z4
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z5
+	VMOVAPS           Z5, Z6
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z4, Z6
+	VSUBPS            Z6, Z5, Z7
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z4, Z7
+	VDIVPS            Z6, Z5, Z4
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z4, Z8
+	VFMADD213PS       Z5, Z6, Z8
+	VMULPS            Z7, Z4, Z5
+	VSUBPS            Z5, Z8, Z5
+	VMULPS            Z5, Z4, Z5
+	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z4, Z4
+	VADDPS            Z5, Z4, Z4
+	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z5
+	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z4, Z5
+	VMULPS            Z5, Z2, Z2
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
+	VXORPS            Z4, Z4, Z4
+	VCMPPS            $0x01, Z4, Z1, K4
+	VMULPS            Z2, Z1, Z4
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z5
+	VFMADD213PS       Z1, Z2, Z5
+	VBLENDMPS         Z4, Z5, K4, Z10
+	VBLENDMPS         Z3, Z10, K3, Z11
+	VBLENDMPS         Z0, Z11, K2, Z12
+	VMOVUPS           Z12, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -1900,138 +1884,138 @@ TEXT ·geluTanhAVX512(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ             CX, $0x00000010
-	JB               tail
-	VMOVUPS          (SI), Z0
-	VCMPPS.BCST      $0x0e, lanes_c41a00000<>+0(SB), Z0, K1
-	VBROADCASTSS     lanes_cc1a00000<>+0(SB), Z1
-	VBROADCASTSS     lanes_c41a00000<>+0(SB), Z2
-	VMAXPS           Z0, Z1, Z1
-	VMINPS           Z1, Z2, Z1
-	VBROADCASTSD     lanes_d3fb2444f2a4dbe74<>+0(SB), Z2
-	VEXTRACTF64X4    $0x01, Z1, Y3
-	VCVTPS2PD        Y1, Z13
-	VCVTPS2PD        Y3, Z14
-	VMULPD           Z13, Z13, Z15
-	VFMADD213PD.BCST lanes_d3ff9884533d43651<>+0(SB), Z2, Z15
-	VMULPD           Z15, Z13, Z13
-	VCVTPD2PS        Z13, Y3
-	VCVTPS2PD        Y3, Z15
-	VSUBPD           Z15, Z13, Z15
-	VCVTPD2PS        Z15, Y4
-	VMULPD           Z14, Z14, Z13
-	VFMADD213PD.BCST lanes_d3ff9884533d43651<>+0(SB), Z2, Z13
-	VMULPD           Z13, Z14, Z2
-	VCVTPD2PS        Z2, Y8
-	VCVTPS2PD        Y8, Z13
-	VSUBPD           Z13, Z2, Z13
-	VCVTPD2PS        Z13, Y2
-	VINSERTF64X4     $0x01, Y8, Z3, Z3
-	VINSERTF64X4     $0x01, Y2, Z4, Z4
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z3, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z4, Z13
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z14
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z15
-	VMAXPS           Z2, Z14, Z14
-	VMINPS           Z14, Z15, Z14
-	VCMPPS           $0x00, Z2, Z14, K2
-	VXORPS           Z2, Z2, Z2
-	VBLENDMPS        Z13, Z2, K2, Z5
-	VCMPPS           $0x07, Z5, Z5, K2
-	VXORPS           Z2, Z2, Z2
-	VBLENDMPS        Z5, Z2, K2, Z6
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z14, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z13
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z13, Z14
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z13, Z14
-	VADDPS           Z6, Z14, Z13
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z14
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z13, Z14
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z13, Z14
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z13, Z14
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z13, Z14
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z13, Z14
-	VMULPS           Z13, Z13, Z15
-	VFMADD213PS      Z13, Z14, Z15
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z15, Z13
-	VSCALEFPS        Z2, Z13, Z2
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z2, Z2
-	VDIVPS           Z2, Z1, Z1
-	VBLENDMPS        Z0, Z1, K1, Z7
-	VMOVUPS          Z7, (DI)
-	ADDQ             $0x00000040, SI
-	ADDQ             $0x00000040, DI
-	SUBQ             $0x00000010, CX
-	JMP              loop
+	CMPQ              CX, $0x00000010
+	JB                tail
+	VMOVUPS           (SI), Z0
+	VCMPPS.BCST       $0x0e, lanes_c41a00000<>+0(SB), Z0, K1
+	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z1
+	VBROADCASTSS      lanes_c41a00000<>+0(SB), Z2
+	VMAXPS            Z0, Z1, Z1
+	VMINPS            Z1, Z2, Z1
+	VBROADCASTSD      lanes_d3fb2444f2a4dbe74<>+0(SB), Z2
+	VEXTRACTF64X4     $0x01, Z1, Y3
+	VCVTPS2PD         Y1, Z13
+	VCVTPS2PD         Y3, Z14
+	VMULPD            Z13, Z13, Z15
+	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z15
+	VMULPD            Z15, Z13, Z13
+	VCVTPD2PS         Z13, Y3
+	VCVTPS2PD         Y3, Z15
+	VSUBPD            Z15, Z13, Z15
+	VCVTPD2PS         Z15, Y4
+	VMULPD            Z14, Z14, Z13
+	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z13
+	VMULPD            Z13, Z14, Z2
+	VCVTPD2PS         Z2, Y8
+	VCVTPS2PD         Y8, Z13
+	VSUBPD            Z13, Z2, Z13
+	VCVTPD2PS         Z13, Y2
+	VINSERTF64X4      $0x01, Y8, Z3, Z3
+	VINSERTF64X4      $0x01, Y2, Z4, Z4
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z4, Z13
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z14
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z15
+	VMAXPS            Z2, Z14, Z14
+	VMINPS            Z14, Z15, Z14
+	VCMPPS            $0x00, Z2, Z14, K2
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z13, Z2, K2, Z5
+	VCMPPS            $0x07, Z5, Z5, K2
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z5, Z2, K2, Z6
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z14, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VMOVAPS           Z14, Z13
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z13
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z13
+	VADDPS            Z6, Z13, Z13
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z14
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z13, Z14
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z13, Z14
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z13, Z14
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z13, Z14
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z13, Z14
+	VMULPS            Z13, Z13, Z15
+	VFMADD213PS       Z13, Z14, Z15
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z15, Z13
+	VSCALEFPS         Z2, Z13, Z2
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z2, Z2
+	VDIVPS            Z2, Z1, Z1
+	VBLENDMPS         Z0, Z1, K1, Z7
+	VMOVUPS           Z7, (DI)
+	ADDQ              $0x00000040, SI
+	ADDQ              $0x00000040, DI
+	SUBQ              $0x00000010, CX
+	JMP               loop
 
 tail:
-	TESTQ            CX, CX
-	JE               done
-	MOVL             $0x00000001, AX
-	SHLL             CL, AX
-	DECL             AX
-	KMOVW            AX, K1
-	VMOVUPS.Z        (SI), K1, Z0
-	VCMPPS.BCST      $0x0e, lanes_c41a00000<>+0(SB), Z0, K2
-	VBROADCASTSS     lanes_cc1a00000<>+0(SB), Z1
-	VBROADCASTSS     lanes_c41a00000<>+0(SB), Z2
-	VMAXPS           Z0, Z1, Z1
-	VMINPS           Z1, Z2, Z1
-	VBROADCASTSD     lanes_d3fb2444f2a4dbe74<>+0(SB), Z2
-	VEXTRACTF64X4    $0x01, Z1, Y4
-	VCVTPS2PD        Y1, Z3
-	VCVTPS2PD        Y4, Z4
-	VMULPD           Z3, Z3, Z5
-	VFMADD213PD.BCST lanes_d3ff9884533d43651<>+0(SB), Z2, Z5
-	VMULPD           Z5, Z3, Z3
-	VCVTPD2PS        Z3, Y6
-	VCVTPS2PD        Y6, Z5
-	VSUBPD           Z5, Z3, Z5
-	VCVTPD2PS        Z5, Y3
-	VMOVAPS          Y6, Y8
-	VMOVAPS          Y3, Y9
-	VMULPD           Z4, Z4, Z3
-	VFMADD213PD.BCST lanes_d3ff9884533d43651<>+0(SB), Z2, Z3
-	VMULPD           Z3, Z4, Z2
-	VCVTPD2PS        Z2, Y3
-	VCVTPS2PD        Y3, Z4
-	VSUBPD           Z4, Z2, Z4
-	VCVTPD2PS        Z4, Y2
-	VINSERTF64X4     $0x01, Y3, Z8, Z8
-	VINSERTF64X4     $0x01, Y2, Z9, Z9
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z8, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z9, Z3
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z4
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z5
-	VMAXPS           Z2, Z4, Z4
-	VMINPS           Z4, Z5, Z4
-	VCMPPS           $0x00, Z2, Z4, K3
-	VXORPS           Z2, Z2, Z2
-	VBLENDMPS        Z3, Z2, K3, Z10
-	VCMPPS           $0x07, Z10, Z10, K3
-	VXORPS           Z2, Z2, Z2
-	VBLENDMPS        Z10, Z2, K3, Z11
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z4, Z2
-	VRNDSCALEPS      $0x00, Z2, Z2
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z2, Z3
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z4
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z4
-	VADDPS           Z11, Z4, Z3
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z4
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z3, Z4
-	VMULPS           Z3, Z3, Z5
-	VFMADD213PS      Z3, Z4, Z5
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z5, Z3
-	VSCALEFPS        Z2, Z3, Z2
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z2, Z2
-	VDIVPS           Z2, Z1, Z1
-	VBLENDMPS        Z0, Z1, K2, Z12
-	VMOVUPS          Z12, K1, (DI)
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPS.Z         (SI), K1, Z0
+	VCMPPS.BCST       $0x0e, lanes_c41a00000<>+0(SB), Z0, K2
+	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z1
+	VBROADCASTSS      lanes_c41a00000<>+0(SB), Z2
+	VMAXPS            Z0, Z1, Z1
+	VMINPS            Z1, Z2, Z1
+	VBROADCASTSD      lanes_d3fb2444f2a4dbe74<>+0(SB), Z2
+	VEXTRACTF64X4     $0x01, Z1, Y4
+	VCVTPS2PD         Y1, Z3
+	VCVTPS2PD         Y4, Z4
+	VMULPD            Z3, Z3, Z5
+	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z5
+	VMULPD            Z5, Z3, Z3
+	VCVTPD2PS         Z3, Y6
+	VCVTPS2PD         Y6, Z5
+	VSUBPD            Z5, Z3, Z5
+	VCVTPD2PS         Z5, Y3
+	VMOVAPS           Y6, Y8
+	VMOVAPS           Y3, Y9
+	VMULPD            Z4, Z4, Z3
+	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z3
+	VMULPD            Z3, Z4, Z2
+	VCVTPD2PS         Z2, Y3
+	VCVTPS2PD         Y3, Z4
+	VSUBPD            Z4, Z2, Z4
+	VCVTPD2PS         Z4, Y2
+	VINSERTF64X4      $0x01, Y3, Z8, Z8
+	VINSERTF64X4      $0x01, Y2, Z9, Z9
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z8, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z9, Z3
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z4
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z5
+	VMAXPS            Z2, Z4, Z4
+	VMINPS            Z4, Z5, Z4
+	VCMPPS            $0x00, Z2, Z4, K3
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z3, Z2, K3, Z10
+	VCMPPS            $0x07, Z10, Z10, K3
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z10, Z2, K3, Z11
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z4, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VMOVAPS           Z4, Z3
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z3
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z3
+	VADDPS            Z11, Z3, Z3
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z3, Z4
+	VMULPS            Z3, Z3, Z5
+	VFMADD213PS       Z3, Z4, Z5
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z3
+	VSCALEFPS         Z2, Z3, Z2
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z2, Z2
+	VDIVPS            Z2, Z1, Z1
+	VBLENDMPS         Z0, Z1, K2, Z12
+	VMOVUPS           Z12, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -2126,74 +2110,72 @@ TEXT ·eluAVX512(SB), NOSPLIT, $0-52
 	VBROADCASTSS X0, Z0
 
 loop:
-	CMPQ             CX, $0x00000010
-	JB               tail
-	VMOVUPS          (SI), Z3
-	VXORPS           Z4, Z4, Z4
-	VCMPPS           $0x0e, Z4, Z3, K1
-	VBROADCASTSS     lanes_cc1a00000<>+0(SB), Z4
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z5
-	VMAXPS           Z3, Z4, Z4
-	VMINPS           Z4, Z5, Z4
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z4, Z5
-	VRNDSCALEPS      $0x00, Z5, Z5
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z5, Z6
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z6, Z4
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z6, Z4
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z6
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z4, Z6
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z4, Z6
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z4, Z6
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z4, Z6
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z4, Z6
-	VMULPS           Z4, Z4, Z7
-	VFMADD213PS      Z4, Z6, Z7
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z4
-	VSCALEFPS        Z5, Z4, Z4
-	VSUBPS.BCST      lanes_c3f800000<>+0(SB), Z4, Z5
-	VFMADD213PS      Z5, Z7, Z4
-	VMULPS           Z0, Z4, Z4
-	VBLENDMPS        Z3, Z4, K1, Z1
-	VMOVUPS          Z1, (DI)
-	ADDQ             $0x00000040, SI
-	ADDQ             $0x00000040, DI
-	SUBQ             $0x00000010, CX
-	JMP              loop
+	CMPQ              CX, $0x00000010
+	JB                tail
+	VMOVUPS           (SI), Z3
+	VXORPS            Z4, Z4, Z4
+	VCMPPS            $0x0e, Z4, Z3, K1
+	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z4
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z5
+	VMAXPS            Z3, Z4, Z4
+	VMINPS            Z4, Z5, Z4
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z4, Z5
+	VRNDSCALEPS       $0x00, Z5, Z5
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z5, Z4
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z5, Z4
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z6
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z4, Z6
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z4, Z6
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z4, Z6
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z4, Z6
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z4, Z6
+	VMULPS            Z4, Z4, Z7
+	VFMADD213PS       Z4, Z6, Z7
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z4
+	VSCALEFPS         Z5, Z4, Z4
+	VSUBPS.BCST       lanes_c3f800000<>+0(SB), Z4, Z5
+	VFMADD213PS       Z5, Z7, Z4
+	VMULPS            Z0, Z4, Z4
+	VBLENDMPS         Z3, Z4, K1, Z1
+	VMOVUPS           Z1, (DI)
+	ADDQ              $0x00000040, SI
+	ADDQ              $0x00000040, DI
+	SUBQ              $0x00000010, CX
+	JMP               loop
 
 tail:
-	TESTQ            CX, CX
-	JE               done
-	MOVL             $0x00000001, AX
-	SHLL             CL, AX
-	DECL             AX
-	KMOVW            AX, K1
-	VMOVUPS.Z        (SI), K1, Z1
-	VXORPS           Z3, Z3, Z3
-	VCMPPS           $0x0e, Z3, Z1, K2
-	VBROADCASTSS     lanes_cc1a00000<>+0(SB), Z3
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z4
-	VMAXPS           Z1, Z3, Z3
-	VMINPS           Z3, Z4, Z3
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z3, Z4
-	VRNDSCALEPS      $0x00, Z4, Z4
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z4, Z5
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z5, Z3
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z5, Z3
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z5
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z3, Z5
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z3, Z5
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z3, Z5
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z3, Z5
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z3, Z5
-	VMULPS           Z3, Z3, Z6
-	VFMADD213PS      Z3, Z5, Z6
-	VBROADCASTSS     lanes_c3f800000<>+0(SB), Z3
-	VSCALEFPS        Z4, Z3, Z3
-	VSUBPS.BCST      lanes_c3f800000<>+0(SB), Z3, Z4
-	VFMADD213PS      Z4, Z6, Z3
-	VMULPS           Z0, Z3, Z0
-	VBLENDMPS        Z1, Z0, K2, Z2
-	VMOVUPS          Z2, K1, (DI)
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPS.Z         (SI), K1, Z1
+	VXORPS            Z3, Z3, Z3
+	VCMPPS            $0x0e, Z3, Z1, K2
+	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z3
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z4
+	VMAXPS            Z1, Z3, Z3
+	VMINPS            Z3, Z4, Z3
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z3, Z4
+	VRNDSCALEPS       $0x00, Z4, Z4
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z4, Z3
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z4, Z3
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z3, Z5
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z3, Z5
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z3, Z5
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z3, Z5
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z3, Z5
+	VMULPS            Z3, Z3, Z6
+	VFMADD213PS       Z3, Z5, Z6
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z3
+	VSCALEFPS         Z4, Z3, Z3
+	VSUBPS.BCST       lanes_c3f800000<>+0(SB), Z3, Z4
+	VFMADD213PS       Z4, Z6, Z3
+	VMULPS            Z0, Z3, Z0
+	VBLENDMPS         Z1, Z0, K2, Z2
+	VMOVUPS           Z2, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -2212,100 +2194,99 @@ TEXT ·expSumAVX512(SB), NOSPLIT, $0-64
 	VXORPD       Z7, Z7, Z7
 
 loop:
-	CMPQ             CX, $0x00000010
-	JB               tail
-	VMOVUPS          (SI), Z8
-	VADDPS           Z0, Z8, Z9
-	VSUBPS           Z8, Z9, Z10
-	VSUBPS           Z10, Z9, Z11
-	VSUBPS           Z11, Z8, Z8
-	VSUBPS           Z10, Z0, Z10
-	VADDPS           Z10, Z8, Z8
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z10
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z11
-	VMAXPS           Z9, Z10, Z10
-	VMINPS           Z10, Z11, Z10
-	VCMPPS           $0x00, Z9, Z10, K1
-	VXORPS           Z9, Z9, Z9
-	VBLENDMPS        Z8, Z9, K1, Z1
-	VCMPPS           $0x07, Z1, Z1, K1
-	VXORPS           Z8, Z8, Z8
-	VBLENDMPS        Z1, Z8, K1, Z2
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z10, Z8
-	VRNDSCALEPS      $0x00, Z8, Z8
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z8, Z9
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z9, Z10
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z9, Z10
-	VADDPS           Z2, Z10, Z9
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z10
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z9, Z10
-	VMULPS           Z9, Z9, Z11
-	VFMADD213PS      Z9, Z10, Z11
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z11, Z9
-	VSCALEFPS        Z8, Z9, Z8
-	VEXTRACTF64X4    $0x01, Z8, Y10
-	VCVTPS2PD        Y8, Z9
-	VCVTPS2PD        Y10, Z10
-	VADDPD           Z9, Z6, Z6
-	VADDPD           Z10, Z7, Z7
-	VMOVUPS          Z8, (DI)
-	ADDQ             $0x00000040, DI
-	ADDQ             $0x00000040, SI
-	SUBQ             $0x00000010, CX
-	JMP              loop
+	CMPQ              CX, $0x00000010
+	JB                tail
+	VMOVUPS           (SI), Z8
+	VADDPS            Z0, Z8, Z9
+	VSUBPS            Z8, Z9, Z10
+	VSUBPS            Z10, Z9, Z11
+	VSUBPS            Z11, Z8, Z8
+	VSUBPS            Z10, Z0, Z10
+	VADDPS            Z10, Z8, Z8
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z10
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z11
+	VMAXPS            Z9, Z10, Z10
+	VMINPS            Z10, Z11, Z10
+	VCMPPS            $0x00, Z9, Z10, K1
+	VXORPS            Z9, Z9, Z9
+	VBLENDMPS         Z8, Z9, K1, Z1
+	VCMPPS            $0x07, Z1, Z1, K1
+	VXORPS            Z8, Z8, Z8
+	VBLENDMPS         Z1, Z8, K1, Z2
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z10, Z8
+	VRNDSCALEPS       $0x00, Z8, Z8
+	VMOVAPS           Z10, Z9
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z8, Z9
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z8, Z9
+	VADDPS            Z2, Z9, Z9
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z10
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z9, Z10
+	VMULPS            Z9, Z9, Z11
+	VFMADD213PS       Z9, Z10, Z11
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z11, Z9
+	VSCALEFPS         Z8, Z9, Z8
+	VEXTRACTF64X4     $0x01, Z8, Y10
+	VCVTPS2PD         Y8, Z9
+	VCVTPS2PD         Y10, Z10
+	VADDPD            Z9, Z6, Z6
+	VADDPD            Z10, Z7, Z7
+	VMOVUPS           Z8, (DI)
+	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000010, CX
+	JMP               loop
 
 tail:
-	TESTQ            CX, CX
-	JE               done
-	MOVL             $0x00000001, AX
-	SHLL             CL, AX
-	DECL             AX
-	KMOVW            AX, K1
-	VMOVUPS.Z        (SI), K1, Z1
-	VADDPS           Z0, Z1, Z2
-	VSUBPS           Z1, Z2, Z8
-	VSUBPS           Z8, Z2, Z9
-	VSUBPS           Z9, Z1, Z1
-	VSUBPS           Z8, Z0, Z0
-	VADDPS           Z0, Z1, Z0
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z1
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z8
-	VMAXPS           Z2, Z1, Z1
-	VMINPS           Z1, Z8, Z1
-	VCMPPS           $0x00, Z2, Z1, K2
-	VXORPS           Z2, Z2, Z2
-	VBLENDMPS        Z0, Z2, K2, Z3
-	VCMPPS           $0x07, Z3, Z3, K2
-	VXORPS           Z0, Z0, Z0
-	VBLENDMPS        Z3, Z0, K2, Z4
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z1, Z0
-	VRNDSCALEPS      $0x00, Z0, Z0
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z0, Z2
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
-	VADDPS           Z4, Z1, Z1
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z2
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z1, Z2
-	VMULPS           Z1, Z1, Z3
-	VFMADD213PS      Z1, Z2, Z3
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z3, Z1
-	VSCALEFPS        Z0, Z1, Z0
-	VXORPS           Z1, Z1, Z1
-	VBLENDMPS        Z0, Z1, K1, Z5
-	VEXTRACTF64X4    $0x01, Z5, Y1
-	VCVTPS2PD        Y5, Z0
-	VCVTPS2PD        Y1, Z1
-	VADDPD           Z0, Z6, Z6
-	VADDPD           Z1, Z7, Z7
-	VMOVUPS          Z5, K1, (DI)
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPS.Z         (SI), K1, Z1
+	VADDPS            Z0, Z1, Z2
+	VSUBPS            Z1, Z2, Z8
+	VSUBPS            Z8, Z2, Z9
+	VSUBPS            Z9, Z1, Z1
+	VSUBPS            Z8, Z0, Z0
+	VADDPS            Z0, Z1, Z0
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z1
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z8
+	VMAXPS            Z2, Z1, Z1
+	VMINPS            Z1, Z8, Z1
+	VCMPPS            $0x00, Z2, Z1, K2
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z0, Z2, K2, Z3
+	VCMPPS            $0x07, Z3, Z3, K2
+	VXORPS            Z0, Z0, Z0
+	VBLENDMPS         Z3, Z0, K2, Z4
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z0
+	VRNDSCALEPS       $0x00, Z0, Z0
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z0, Z1
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z0, Z1
+	VADDPS            Z4, Z1, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z2
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z2
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z2
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z2
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z2
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z2
+	VMULPS            Z1, Z1, Z3
+	VFMADD213PS       Z1, Z2, Z3
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z3, Z1
+	VSCALEFPS         Z0, Z1, Z0
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPS         Z0, Z1, K1, Z5
+	VEXTRACTF64X4     $0x01, Z5, Y1
+	VCVTPS2PD         Y5, Z0
+	VCVTPS2PD         Y1, Z1
+	VADDPD            Z0, Z6, Z6
+	VADDPD            Z1, Z7, Z7
+	VMOVUPS           Z5, K1, (DI)
 
 done:
 	VADDPD        Z7, Z6, Z6
@@ -2331,97 +2312,96 @@ TEXT ·sumExpAVX512(SB), NOSPLIT, $0-40
 	VXORPD       Z7, Z7, Z7
 
 loop:
-	CMPQ             CX, $0x00000010
-	JB               tail
-	VMOVUPS          (SI), Z8
-	VADDPS           Z0, Z8, Z9
-	VSUBPS           Z8, Z9, Z10
-	VSUBPS           Z10, Z9, Z11
-	VSUBPS           Z11, Z8, Z8
-	VSUBPS           Z10, Z0, Z10
-	VADDPS           Z10, Z8, Z8
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z10
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z11
-	VMAXPS           Z9, Z10, Z10
-	VMINPS           Z10, Z11, Z10
-	VCMPPS           $0x00, Z9, Z10, K1
-	VXORPS           Z9, Z9, Z9
-	VBLENDMPS        Z8, Z9, K1, Z1
-	VCMPPS           $0x07, Z1, Z1, K1
-	VXORPS           Z8, Z8, Z8
-	VBLENDMPS        Z1, Z8, K1, Z2
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z10, Z8
-	VRNDSCALEPS      $0x00, Z8, Z8
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z8, Z9
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z9, Z10
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z9, Z10
-	VADDPS           Z2, Z10, Z9
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z10
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z9, Z10
-	VMULPS           Z9, Z9, Z11
-	VFMADD213PS      Z9, Z10, Z11
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z11, Z9
-	VSCALEFPS        Z8, Z9, Z8
-	VEXTRACTF64X4    $0x01, Z8, Y9
-	VCVTPS2PD        Y8, Z8
-	VCVTPS2PD        Y9, Z9
-	VADDPD           Z8, Z6, Z6
-	VADDPD           Z9, Z7, Z7
-	ADDQ             $0x00000040, SI
-	SUBQ             $0x00000010, CX
-	JMP              loop
+	CMPQ              CX, $0x00000010
+	JB                tail
+	VMOVUPS           (SI), Z8
+	VADDPS            Z0, Z8, Z9
+	VSUBPS            Z8, Z9, Z10
+	VSUBPS            Z10, Z9, Z11
+	VSUBPS            Z11, Z8, Z8
+	VSUBPS            Z10, Z0, Z10
+	VADDPS            Z10, Z8, Z8
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z10
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z11
+	VMAXPS            Z9, Z10, Z10
+	VMINPS            Z10, Z11, Z10
+	VCMPPS            $0x00, Z9, Z10, K1
+	VXORPS            Z9, Z9, Z9
+	VBLENDMPS         Z8, Z9, K1, Z1
+	VCMPPS            $0x07, Z1, Z1, K1
+	VXORPS            Z8, Z8, Z8
+	VBLENDMPS         Z1, Z8, K1, Z2
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z10, Z8
+	VRNDSCALEPS       $0x00, Z8, Z8
+	VMOVAPS           Z10, Z9
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z8, Z9
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z8, Z9
+	VADDPS            Z2, Z9, Z9
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z10
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z9, Z10
+	VMULPS            Z9, Z9, Z11
+	VFMADD213PS       Z9, Z10, Z11
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z11, Z9
+	VSCALEFPS         Z8, Z9, Z8
+	VEXTRACTF64X4     $0x01, Z8, Y9
+	VCVTPS2PD         Y8, Z8
+	VCVTPS2PD         Y9, Z9
+	VADDPD            Z8, Z6, Z6
+	VADDPD            Z9, Z7, Z7
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000010, CX
+	JMP               loop
 
 tail:
-	TESTQ            CX, CX
-	JE               done
-	MOVL             $0x00000001, AX
-	SHLL             CL, AX
-	DECL             AX
-	KMOVW            AX, K1
-	VMOVUPS.Z        (SI), K1, Z1
-	VADDPS           Z0, Z1, Z2
-	VSUBPS           Z1, Z2, Z8
-	VSUBPS           Z8, Z2, Z9
-	VSUBPS           Z9, Z1, Z1
-	VSUBPS           Z8, Z0, Z0
-	VADDPS           Z0, Z1, Z0
-	VBROADCASTSS     lanes_cc2dc0000<>+0(SB), Z1
-	VBROADCASTSS     lanes_c42b20000<>+0(SB), Z8
-	VMAXPS           Z2, Z1, Z1
-	VMINPS           Z1, Z8, Z1
-	VCMPPS           $0x00, Z2, Z1, K2
-	VXORPS           Z2, Z2, Z2
-	VBLENDMPS        Z0, Z2, K2, Z3
-	VCMPPS           $0x07, Z3, Z3, K2
-	VXORPS           Z0, Z0, Z0
-	VBLENDMPS        Z3, Z0, K2, Z4
-	VMULPS.BCST      lanes_c3fb8aa3b<>+0(SB), Z1, Z0
-	VRNDSCALEPS      $0x00, Z0, Z0
-	VXORPS.BCST      lanes_c80000000<>+0(SB), Z0, Z2
-	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
-	VFMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
-	VADDPS           Z4, Z1, Z1
-	VBROADCASTSS     lanes_c39500d01<>+0(SB), Z2
-	VFMADD213PS.BCST lanes_c3ab60b61<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST lanes_c3c088889<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST lanes_c3d2aaaab<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST lanes_c3e2aaaab<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST lanes_c3f000000<>+0(SB), Z1, Z2
-	VMULPS           Z1, Z1, Z3
-	VFMADD213PS      Z1, Z2, Z3
-	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z3, Z1
-	VSCALEFPS        Z0, Z1, Z0
-	VXORPS           Z1, Z1, Z1
-	VBLENDMPS        Z0, Z1, K1, Z5
-	VEXTRACTF64X4    $0x01, Z5, Y0
-	VCVTPS2PD        Y5, Z1
-	VCVTPS2PD        Y0, Z0
-	VADDPD           Z1, Z6, Z6
-	VADDPD           Z0, Z7, Z7
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPS.Z         (SI), K1, Z1
+	VADDPS            Z0, Z1, Z2
+	VSUBPS            Z1, Z2, Z8
+	VSUBPS            Z8, Z2, Z9
+	VSUBPS            Z9, Z1, Z1
+	VSUBPS            Z8, Z0, Z0
+	VADDPS            Z0, Z1, Z0
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z1
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z8
+	VMAXPS            Z2, Z1, Z1
+	VMINPS            Z1, Z8, Z1
+	VCMPPS            $0x00, Z2, Z1, K2
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z0, Z2, K2, Z3
+	VCMPPS            $0x07, Z3, Z3, K2
+	VXORPS            Z0, Z0, Z0
+	VBLENDMPS         Z3, Z0, K2, Z4
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z0
+	VRNDSCALEPS       $0x00, Z0, Z0
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z0, Z1
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z0, Z1
+	VADDPS            Z4, Z1, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z2
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z2
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z2
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z2
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z2
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z2
+	VMULPS            Z1, Z1, Z3
+	VFMADD213PS       Z1, Z2, Z3
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z3, Z1
+	VSCALEFPS         Z0, Z1, Z0
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPS         Z0, Z1, K1, Z5
+	VEXTRACTF64X4     $0x01, Z5, Y0
+	VCVTPS2PD         Y5, Z1
+	VCVTPS2PD         Y0, Z0
+	VADDPD            Z1, Z6, Z6
+	VADDPD            Z0, Z7, Z7
 
 done:
 	VADDPD        Z7, Z6, Z6
@@ -2443,41 +2423,40 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ        CX, $0x00000008
-	JB          tail
-	VMOVUPS     (SI), Y0
-	VMOVUPS     lanes_cc2dc0000<>+0(SB), Y1
-	VMOVUPS     lanes_c42b20000<>+0(SB), Y2
-	VMAXPS      Y0, Y1, Y0
-	VMINPS      Y0, Y2, Y0
-	VMULPS      lanes_c3fb8aa3b<>+0(SB), Y0, Y1
-	VROUNDPS    $0x00, Y1, Y1
-	VXORPS      lanes_c80000000<>+0(SB), Y1, Y2
-	VFMADD231PS lanes_c3f317200<>+0(SB), Y2, Y0
-	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Y2, Y0
-	VMOVUPS     lanes_c39500d01<>+0(SB), Y2
-	VFMADD213PS lanes_c3ab60b61<>+0(SB), Y0, Y2
-	VFMADD213PS lanes_c3c088889<>+0(SB), Y0, Y2
-	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Y0, Y2
-	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Y0, Y2
-	VFMADD213PS lanes_c3f000000<>+0(SB), Y0, Y2
-	VMULPS      Y0, Y0, Y3
-	VFMADD213PS Y0, Y2, Y3
-	VADDPS      lanes_c3f800000<>+0(SB), Y3, Y0
-	VCVTPS2DQ   Y1, Y1
-	VPSRAD      $0x01, Y1, Y2
-	VPSUBD      Y2, Y1, Y1
-	VPADDD      lanes_c0000007f<>+0(SB), Y2, Y2
-	VPSLLD      $0x17, Y2, Y2
-	VPADDD      lanes_c0000007f<>+0(SB), Y1, Y1
-	VPSLLD      $0x17, Y1, Y1
-	VMULPS      Y2, Y0, Y0
-	VMULPS      Y1, Y0, Y0
-	VMOVUPS     Y0, (DI)
-	ADDQ        $0x00000020, SI
-	ADDQ        $0x00000020, DI
-	SUBQ        $0x00000008, CX
-	JMP         loop
+	CMPQ         CX, $0x00000008
+	JB           tail
+	VMOVUPS      (SI), Y0
+	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y1
+	VMOVUPS      lanes_c42b20000<>+0(SB), Y2
+	VMAXPS       Y0, Y1, Y0
+	VMINPS       Y0, Y2, Y0
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y0, Y1
+	VROUNDPS     $0x00, Y1, Y1
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y1, Y0
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y1, Y0
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y2
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y0, Y2
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y0, Y2
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y0, Y2
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y0, Y2
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y0, Y2
+	VMULPS       Y0, Y0, Y3
+	VFMADD213PS  Y0, Y2, Y3
+	VADDPS       lanes_c3f800000<>+0(SB), Y3, Y0
+	VCVTPS2DQ    Y1, Y1
+	VPSRAD       $0x01, Y1, Y2
+	VPSUBD       Y2, Y1, Y1
+	VPADDD       lanes_c0000007f<>+0(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VPADDD       lanes_c0000007f<>+0(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y2, Y0, Y0
+	VMULPS       Y1, Y0, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000008, CX
+	JMP          loop
 
 tail:
 	TESTQ        CX, CX
@@ -2493,9 +2472,8 @@ tail:
 	VMINPS       Y1, Y3, Y1
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y1, Y2
 	VROUNDPS     $0x00, Y2, Y2
-	VXORPS       lanes_c80000000<>+0(SB), Y2, Y3
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y3, Y1
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y3, Y1
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y2, Y1
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y2, Y1
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y3
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y1, Y3
 	VFMADD213PS  lanes_c3c088889<>+0(SB), Y1, Y3
@@ -2771,59 +2749,45 @@ TEXT ·sigmoidAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ        CX, $0x00000008
-	JB          tail
-	VMOVUPS     (SI), Y0
-	VORPS       lanes_c80000000<>+0(SB), Y0, Y1
-	VMOVUPS     lanes_cc2dc0000<>+0(SB), Y2
-	VMOVUPS     lanes_c42b20000<>+0(SB), Y3
-	VMAXPS      Y1, Y2, Y1
-	VMINPS      Y1, Y3, Y1
-	VMULPS      lanes_c3fb8aa3b<>+0(SB), Y1, Y2
-	VROUNDPS    $0x00, Y2, Y2
-	VXORPS      lanes_c80000000<>+0(SB), Y2, Y3
-	VFMADD231PS lanes_c3f317200<>+0(SB), Y3, Y1
-	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Y3, Y1
-	VMOVUPS     lanes_c39500d01<>+0(SB), Y3
-	VFMADD213PS lanes_c3ab60b61<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3c088889<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3f000000<>+0(SB), Y1, Y3
-	VMULPS      Y1, Y1, Y4
-	VFMADD213PS Y1, Y3, Y4
-	VADDPS      lanes_c3f800000<>+0(SB), Y4, Y1
-	VCVTPS2DQ   Y2, Y3
-	VPSRAD      $0x01, Y3, Y4
-	VPSUBD      Y4, Y3, Y3
-	VPADDD      lanes_c0000007f<>+0(SB), Y4, Y4
-	VPSLLD      $0x17, Y4, Y4
-	VPADDD      lanes_c0000007f<>+0(SB), Y3, Y3
-	VPSLLD      $0x17, Y3, Y3
-	VMULPS      Y4, Y1, Y4
-	VMULPS      Y3, Y4, Y3
-	VADDPS      lanes_c3f800000<>+0(SB), Y3, Y3
-	VXORPS      Y4, Y4, Y4
-	VCMPPS      $0x01, Y4, Y0, Y0
-	VMOVUPS     lanes_c3f800000<>+0(SB), Y4
-	VBLENDVPS   Y0, Y1, Y4, Y1
-	VXORPS      Y4, Y4, Y4
-	VBLENDVPS   Y0, Y2, Y4, Y0
-	VDIVPS      Y3, Y1, Y1
-	VCVTPS2DQ   Y0, Y0
-	VPSRAD      $0x01, Y0, Y2
-	VPSUBD      Y2, Y0, Y0
-	VPADDD      lanes_c0000007f<>+0(SB), Y2, Y2
-	VPSLLD      $0x17, Y2, Y2
-	VPADDD      lanes_c0000007f<>+0(SB), Y0, Y0
-	VPSLLD      $0x17, Y0, Y0
-	VMULPS      Y2, Y1, Y1
-	VMULPS      Y0, Y1, Y0
-	VMOVUPS     Y0, (DI)
-	ADDQ        $0x00000020, SI
-	ADDQ        $0x00000020, DI
-	SUBQ        $0x00000008, CX
-	JMP         loop
+	CMPQ         CX, $0x00000008
+	JB           tail
+	VMOVUPS      (SI), Y0
+	VORPS        lanes_c80000000<>+0(SB), Y0, Y1
+	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y2
+	VMAXPS       Y1, Y2, Y1
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y1, Y2
+	VROUNDPS     $0x00, Y2, Y2
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y2, Y1
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y2, Y1
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y3
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y4
+	VFMADD213PS  Y1, Y3, Y4
+	VADDPS       lanes_c3f800000<>+0(SB), Y4, Y1
+	VCVTPS2DQ    Y2, Y2
+	VPSRAD       $0x01, Y2, Y3
+	VPSUBD       Y3, Y2, Y2
+	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VPADDD       lanes_c0000007f<>+0(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y3, Y1, Y1
+	VMULPS       Y2, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VCMPPS       $0x01, Y2, Y0, Y0
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y2
+	VBLENDVPS    Y0, Y1, Y2, Y0
+	VADDPS       lanes_c3f800000<>+0(SB), Y1, Y1
+	VDIVPS       Y1, Y0, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000008, CX
+	JMP          loop
 
 tail:
 	TESTQ        CX, CX
@@ -2835,14 +2799,11 @@ tail:
 	VMASKMOVPS   (SI), Y0, Y1
 	VORPS        lanes_c80000000<>+0(SB), Y1, Y2
 	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y3
-	VMOVUPS      lanes_c42b20000<>+0(SB), Y4
 	VMAXPS       Y2, Y3, Y2
-	VMINPS       Y2, Y4, Y2
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y2, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VXORPS       lanes_c80000000<>+0(SB), Y3, Y4
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y4, Y2
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y4, Y2
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y3, Y2
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y3, Y2
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y4
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y2, Y4
 	VFMADD213PS  lanes_c3c088889<>+0(SB), Y2, Y4
@@ -2852,32 +2813,21 @@ tail:
 	VMULPS       Y2, Y2, Y5
 	VFMADD213PS  Y2, Y4, Y5
 	VADDPS       lanes_c3f800000<>+0(SB), Y5, Y2
-	VCVTPS2DQ    Y3, Y4
-	VPSRAD       $0x01, Y4, Y5
-	VPSUBD       Y5, Y4, Y4
-	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
-	VPSLLD       $0x17, Y5, Y5
+	VCVTPS2DQ    Y3, Y3
+	VPSRAD       $0x01, Y3, Y4
+	VPSUBD       Y4, Y3, Y3
 	VPADDD       lanes_c0000007f<>+0(SB), Y4, Y4
 	VPSLLD       $0x17, Y4, Y4
-	VMULPS       Y5, Y2, Y5
-	VMULPS       Y4, Y5, Y4
-	VADDPS       lanes_c3f800000<>+0(SB), Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	VCMPPS       $0x01, Y5, Y1, Y1
-	VMOVUPS      lanes_c3f800000<>+0(SB), Y5
-	VBLENDVPS    Y1, Y2, Y5, Y2
-	VXORPS       Y5, Y5, Y5
-	VBLENDVPS    Y1, Y3, Y5, Y1
-	VDIVPS       Y4, Y2, Y2
-	VCVTPS2DQ    Y1, Y1
-	VPSRAD       $0x01, Y1, Y3
-	VPSUBD       Y3, Y1, Y1
 	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
-	VPADDD       lanes_c0000007f<>+0(SB), Y1, Y1
-	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y4, Y2, Y2
 	VMULPS       Y3, Y2, Y2
-	VMULPS       Y1, Y2, Y1
+	VXORPS       Y3, Y3, Y3
+	VCMPPS       $0x01, Y3, Y1, Y1
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y3
+	VBLENDVPS    Y1, Y2, Y3, Y1
+	VADDPS       lanes_c3f800000<>+0(SB), Y2, Y2
+	VDIVPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (DI)
 
 done:
@@ -2892,62 +2842,56 @@ TEXT ·siluAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ        CX, $0x00000008
-	JB          tail
-	VMOVUPS     (SI), Y0
-	VORPS       lanes_c80000000<>+0(SB), Y0, Y1
-	VMOVUPS     lanes_cc2dc0000<>+0(SB), Y2
-	VMOVUPS     lanes_c42b20000<>+0(SB), Y3
-	VMAXPS      Y1, Y2, Y1
-	VMINPS      Y1, Y3, Y1
-	VMULPS      lanes_c3fb8aa3b<>+0(SB), Y1, Y2
-	VROUNDPS    $0x00, Y2, Y2
-	VXORPS      lanes_c80000000<>+0(SB), Y2, Y3
-	VFMADD231PS lanes_c3f317200<>+0(SB), Y3, Y1
-	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Y3, Y1
-	VMOVUPS     lanes_c39500d01<>+0(SB), Y3
-	VFMADD213PS lanes_c3ab60b61<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3c088889<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3f000000<>+0(SB), Y1, Y3
-	VMULPS      Y1, Y1, Y4
-	VFMADD213PS Y1, Y3, Y4
-	VADDPS      lanes_c3f800000<>+0(SB), Y4, Y1
-	VCVTPS2DQ   Y2, Y3
-	VPSRAD      $0x01, Y3, Y4
-	VPSUBD      Y4, Y3, Y3
-	VPADDD      lanes_c0000007f<>+0(SB), Y4, Y4
-	VPSLLD      $0x17, Y4, Y4
-	VPADDD      lanes_c0000007f<>+0(SB), Y3, Y3
-	VPSLLD      $0x17, Y3, Y3
-	VMULPS      Y4, Y1, Y4
-	VMULPS      Y3, Y4, Y3
-	VADDPS      lanes_c3f800000<>+0(SB), Y3, Y3
-	VXORPS      Y4, Y4, Y4
-	VCMPPS      $0x01, Y4, Y0, Y4
-	VMULPS      Y1, Y0, Y1
-	VBLENDVPS   Y4, Y1, Y0, Y1
-	VXORPS      Y5, Y5, Y5
-	VBLENDVPS   Y4, Y2, Y5, Y2
-	VDIVPS      Y3, Y1, Y1
-	VCVTPS2DQ   Y2, Y2
-	VPSRAD      $0x01, Y2, Y3
-	VPSUBD      Y3, Y2, Y2
-	VPADDD      lanes_c0000007f<>+0(SB), Y3, Y3
-	VPSLLD      $0x17, Y3, Y3
-	VPADDD      lanes_c0000007f<>+0(SB), Y2, Y2
-	VPSLLD      $0x17, Y2, Y2
-	VMULPS      Y3, Y1, Y1
-	VMULPS      Y2, Y1, Y1
-	VCMPPS      $0x01, lanes_cc2dc0000<>+0(SB), Y0, Y0
-	VMOVUPS     lanes_c80000000<>+0(SB), Y2
-	VBLENDVPS   Y0, Y2, Y1, Y0
-	VMOVUPS     Y0, (DI)
-	ADDQ        $0x00000020, SI
-	ADDQ        $0x00000020, DI
-	SUBQ        $0x00000008, CX
-	JMP         loop
+	CMPQ         CX, $0x00000008
+	JB           tail
+	VMOVUPS      (SI), Y0
+	VMOVUPS      lanes_cc3000000<>+0(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+	VORPS        lanes_c80000000<>+0(SB), Y0, Y1
+	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y2
+	VMAXPS       Y1, Y2, Y1
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y1, Y2
+	VROUNDPS     $0x00, Y2, Y2
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y2, Y1
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y2, Y1
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y3
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y4
+	VFMADD213PS  Y1, Y3, Y4
+	VADDPS       lanes_c3f800000<>+0(SB), Y4, Y1
+	VCVTPS2DQ    Y2, Y3
+	VPSRAD       $0x01, Y3, Y4
+	VPSUBD       Y4, Y3, Y3
+	VPADDD       lanes_c0000007f<>+0(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y4, Y1, Y4
+	VMULPS       Y3, Y4, Y3
+	VADDPS       lanes_c3f800000<>+0(SB), Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VCMPPS       $0x01, Y4, Y0, Y4
+	VMULPS       Y1, Y0, Y1
+	VCVTPS2DQ    Y2, Y2
+	VPSRAD       $0x01, Y2, Y5
+	VPSUBD       Y5, Y2, Y2
+	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VPADDD       lanes_c0000007f<>+0(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y5, Y1, Y1
+	VMULPS       Y2, Y1, Y1
+	VBLENDVPS    Y4, Y1, Y0, Y0
+	VDIVPS       Y3, Y0, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000008, CX
+	JMP          loop
 
 tail:
 	TESTQ        CX, CX
@@ -2957,16 +2901,15 @@ tail:
 	VPBROADCASTD X0, Y0
 	VPCMPGTD     lanes_iota<>+0(SB), Y0, Y0
 	VMASKMOVPS   (SI), Y0, Y1
+	VMOVUPS      lanes_cc3000000<>+0(SB), Y2
+	VMAXPS       Y1, Y2, Y1
 	VORPS        lanes_c80000000<>+0(SB), Y1, Y2
 	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y3
-	VMOVUPS      lanes_c42b20000<>+0(SB), Y4
 	VMAXPS       Y2, Y3, Y2
-	VMINPS       Y2, Y4, Y2
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y2, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VXORPS       lanes_c80000000<>+0(SB), Y3, Y4
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y4, Y2
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y4, Y2
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y3, Y2
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y3, Y2
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y4
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y2, Y4
 	VFMADD213PS  lanes_c3c088889<>+0(SB), Y2, Y4
@@ -2989,22 +2932,17 @@ tail:
 	VXORPS       Y5, Y5, Y5
 	VCMPPS       $0x01, Y5, Y1, Y5
 	VMULPS       Y2, Y1, Y2
-	VBLENDVPS    Y5, Y2, Y1, Y2
-	VXORPS       Y6, Y6, Y6
-	VBLENDVPS    Y5, Y3, Y6, Y3
-	VDIVPS       Y4, Y2, Y2
 	VCVTPS2DQ    Y3, Y3
-	VPSRAD       $0x01, Y3, Y4
-	VPSUBD       Y4, Y3, Y3
-	VPADDD       lanes_c0000007f<>+0(SB), Y4, Y4
-	VPSLLD       $0x17, Y4, Y4
+	VPSRAD       $0x01, Y3, Y6
+	VPSUBD       Y6, Y3, Y3
+	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
 	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
-	VMULPS       Y4, Y2, Y2
+	VMULPS       Y6, Y2, Y2
 	VMULPS       Y3, Y2, Y2
-	VCMPPS       $0x01, lanes_cc2dc0000<>+0(SB), Y1, Y1
-	VMOVUPS      lanes_c80000000<>+0(SB), Y3
-	VBLENDVPS    Y1, Y3, Y2, Y1
+	VBLENDVPS    Y5, Y2, Y1, Y1
+	VDIVPS       Y4, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (DI)
 
 done:
@@ -3019,46 +2957,45 @@ TEXT ·tanhAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ        CX, $0x00000008
-	JB          tail
-	VMOVUPS     (SI), Y0
-	VANDPS      lanes_c7fffffff<>+0(SB), Y0, Y1
-	VMOVUPS     lanes_c00000000<>+0(SB), Y2
-	VMOVUPS     lanes_c41200000<>+0(SB), Y3
-	VMAXPS      Y1, Y2, Y1
-	VMINPS      Y1, Y3, Y1
-	VADDPS      Y1, Y1, Y1
-	VMOVUPS     lanes_cc1a00000<>+0(SB), Y2
-	VMOVUPS     lanes_c42b20000<>+0(SB), Y3
-	VMAXPS      Y1, Y2, Y1
-	VMINPS      Y1, Y3, Y1
-	VMULPS      lanes_c3fb8aa3b<>+0(SB), Y1, Y2
-	VROUNDPS    $0x00, Y2, Y2
-	VXORPS      lanes_c80000000<>+0(SB), Y2, Y3
-	VFMADD231PS lanes_c3f317200<>+0(SB), Y3, Y1
-	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Y3, Y1
-	VMOVUPS     lanes_c39500d01<>+0(SB), Y3
-	VFMADD213PS lanes_c3ab60b61<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3c088889<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3f000000<>+0(SB), Y1, Y3
-	VMULPS      Y1, Y1, Y4
-	VFMADD213PS Y1, Y3, Y4
-	VCVTPS2DQ   Y2, Y1
-	VPADDD      lanes_c0000007f<>+0(SB), Y1, Y1
-	VPSLLD      $0x17, Y1, Y1
-	VSUBPS      lanes_c3f800000<>+0(SB), Y1, Y2
-	VFMADD213PS Y2, Y4, Y1
-	VADDPS      lanes_c40000000<>+0(SB), Y1, Y2
-	VDIVPS      Y2, Y1, Y1
-	VANDPS      lanes_c80000000<>+0(SB), Y0, Y0
-	VORPS       Y0, Y1, Y0
-	VMOVUPS     Y0, (DI)
-	ADDQ        $0x00000020, SI
-	ADDQ        $0x00000020, DI
-	SUBQ        $0x00000008, CX
-	JMP         loop
+	CMPQ         CX, $0x00000008
+	JB           tail
+	VMOVUPS      (SI), Y0
+	VANDPS       lanes_c7fffffff<>+0(SB), Y0, Y1
+	VMOVUPS      lanes_c00000000<>+0(SB), Y2
+	VMOVUPS      lanes_c41200000<>+0(SB), Y3
+	VMAXPS       Y1, Y2, Y1
+	VMINPS       Y1, Y3, Y1
+	VADDPS       Y1, Y1, Y1
+	VMOVUPS      lanes_cc1a00000<>+0(SB), Y2
+	VMOVUPS      lanes_c42b20000<>+0(SB), Y3
+	VMAXPS       Y1, Y2, Y1
+	VMINPS       Y1, Y3, Y1
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y1, Y2
+	VROUNDPS     $0x00, Y2, Y2
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y2, Y1
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y2, Y1
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y3
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y4
+	VFMADD213PS  Y1, Y3, Y4
+	VCVTPS2DQ    Y2, Y1
+	VPADDD       lanes_c0000007f<>+0(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VSUBPS       lanes_c3f800000<>+0(SB), Y1, Y2
+	VFMADD213PS  Y2, Y4, Y1
+	VADDPS       lanes_c40000000<>+0(SB), Y1, Y2
+	VDIVPS       Y2, Y1, Y1
+	VANDPS       lanes_c80000000<>+0(SB), Y0, Y0
+	VORPS        Y0, Y1, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000008, CX
+	JMP          loop
 
 tail:
 	TESTQ        CX, CX
@@ -3080,9 +3017,8 @@ tail:
 	VMINPS       Y2, Y4, Y2
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y2, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VXORPS       lanes_c80000000<>+0(SB), Y3, Y4
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y4, Y2
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y4, Y2
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y3, Y2
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y3, Y2
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y4
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y2, Y4
 	VFMADD213PS  lanes_c3c088889<>+0(SB), Y2, Y4
@@ -3114,70 +3050,67 @@ TEXT ·softplusAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ        CX, $0x00000008
-	JB          tail
-	VMOVUPS     (SI), Y0
-	VORPS       lanes_c80000000<>+0(SB), Y0, Y1
-	VMOVUPS     lanes_cc2dc0000<>+0(SB), Y2
-	VMOVUPS     lanes_c42b20000<>+0(SB), Y3
-	VMAXPS      Y1, Y2, Y1
-	VMINPS      Y1, Y3, Y1
-	VMULPS      lanes_c3fb8aa3b<>+0(SB), Y1, Y2
-	VROUNDPS    $0x00, Y2, Y2
-	VXORPS      lanes_c80000000<>+0(SB), Y2, Y3
-	VFMADD231PS lanes_c3f317200<>+0(SB), Y3, Y1
-	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Y3, Y1
-	VMOVUPS     lanes_c39500d01<>+0(SB), Y3
-	VFMADD213PS lanes_c3ab60b61<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3c088889<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Y1, Y3
-	VFMADD213PS lanes_c3f000000<>+0(SB), Y1, Y3
-	VMULPS      Y1, Y1, Y4
-	VFMADD213PS Y1, Y3, Y4
-	VADDPS      lanes_c3f800000<>+0(SB), Y4, Y1
-	VCVTPS2DQ   Y2, Y3
-	VPSRAD      $0x01, Y3, Y4
-	VPSUBD      Y4, Y3, Y3
-	VPADDD      lanes_c0000007f<>+0(SB), Y4, Y4
-	VPSLLD      $0x17, Y4, Y4
-	VPADDD      lanes_c0000007f<>+0(SB), Y3, Y3
-	VPSLLD      $0x17, Y3, Y3
-	VMULPS      Y4, Y1, Y4
-	VMULPS      Y3, Y4, Y3
-	VADDPS      lanes_c40000000<>+0(SB), Y3, Y4
-	VDIVPS      Y4, Y3, Y3
-	VADDPS      Y1, Y1, Y1
-	VDIVPS      Y4, Y1, Y1
-	VMULPS      Y3, Y3, Y3
-	VMOVUPS     lanes_c3df0f0f1<>+0(SB), Y4
-	VFMADD213PS lanes_c3e088889<>+0(SB), Y3, Y4
-	VFMADD213PS lanes_c3e1d89d9<>+0(SB), Y3, Y4
-	VFMADD213PS lanes_c3e3a2e8c<>+0(SB), Y3, Y4
-	VFMADD213PS lanes_c3e638e39<>+0(SB), Y3, Y4
-	VFMADD213PS lanes_c3e924925<>+0(SB), Y3, Y4
-	VFMADD213PS lanes_c3ecccccd<>+0(SB), Y3, Y4
-	VFMADD213PS lanes_c3f2aaaab<>+0(SB), Y3, Y4
-	VMULPS      lanes_c3f000000<>+0(SB), Y4, Y4
-	VFMADD213PS lanes_c3f800000<>+0(SB), Y4, Y3
-	VMULPS      Y3, Y1, Y1
-	VCVTPS2DQ   Y2, Y2
-	VPSRAD      $0x01, Y2, Y3
-	VPSUBD      Y3, Y2, Y2
-	VPADDD      lanes_c0000007f<>+0(SB), Y3, Y3
-	VPSLLD      $0x17, Y3, Y3
-	VPADDD      lanes_c0000007f<>+0(SB), Y2, Y2
-	VPSLLD      $0x17, Y2, Y2
-	VMULPS      Y3, Y1, Y1
-	VMULPS      Y2, Y1, Y1
-	VXORPS      Y2, Y2, Y2
-	VMAXPS      Y0, Y2, Y0
-	VADDPS      Y1, Y0, Y0
-	VMOVUPS     Y0, (DI)
-	ADDQ        $0x00000020, SI
-	ADDQ        $0x00000020, DI
-	SUBQ        $0x00000008, CX
-	JMP         loop
+	CMPQ         CX, $0x00000008
+	JB           tail
+	VMOVUPS      (SI), Y0
+	VORPS        lanes_c80000000<>+0(SB), Y0, Y1
+	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y2
+	VMAXPS       Y1, Y2, Y1
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y1, Y2
+	VROUNDPS     $0x00, Y2, Y2
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y2, Y1
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y2, Y1
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y3
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y1, Y3
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y1, Y3
+	VMULPS       Y1, Y1, Y4
+	VFMADD213PS  Y1, Y3, Y4
+	VADDPS       lanes_c3f800000<>+0(SB), Y4, Y1
+	VCVTPS2DQ    Y2, Y3
+	VPSRAD       $0x01, Y3, Y4
+	VPSUBD       Y4, Y3, Y3
+	VPADDD       lanes_c0000007f<>+0(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y4, Y1, Y4
+	VMULPS       Y3, Y4, Y3
+	VADDPS       lanes_c40000000<>+0(SB), Y3, Y4
+	VDIVPS       Y4, Y3, Y3
+	VADDPS       Y1, Y1, Y1
+	VDIVPS       Y4, Y1, Y1
+	VMULPS       Y3, Y3, Y3
+	VMOVUPS      lanes_c3df0f0f1<>+0(SB), Y4
+	VFMADD213PS  lanes_c3e088889<>+0(SB), Y3, Y4
+	VFMADD213PS  lanes_c3e1d89d9<>+0(SB), Y3, Y4
+	VFMADD213PS  lanes_c3e3a2e8c<>+0(SB), Y3, Y4
+	VFMADD213PS  lanes_c3e638e39<>+0(SB), Y3, Y4
+	VFMADD213PS  lanes_c3e924925<>+0(SB), Y3, Y4
+	VFMADD213PS  lanes_c3ecccccd<>+0(SB), Y3, Y4
+	VFMADD213PS  lanes_c3f2aaaab<>+0(SB), Y3, Y4
+	VMULPS       lanes_c3f000000<>+0(SB), Y4, Y4
+	VFMADD213PS  lanes_c3f800000<>+0(SB), Y4, Y3
+	VMULPS       Y3, Y1, Y1
+	VCVTPS2DQ    Y2, Y2
+	VPSRAD       $0x01, Y2, Y3
+	VPSUBD       Y3, Y2, Y2
+	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VPADDD       lanes_c0000007f<>+0(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y3, Y1, Y1
+	VMULPS       Y2, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VMAXPS       Y0, Y2, Y0
+	VADDPS       Y1, Y0, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000008, CX
+	JMP          loop
 
 tail:
 	TESTQ        CX, CX
@@ -3189,14 +3122,11 @@ tail:
 	VMASKMOVPS   (SI), Y0, Y1
 	VORPS        lanes_c80000000<>+0(SB), Y1, Y2
 	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y3
-	VMOVUPS      lanes_c42b20000<>+0(SB), Y4
 	VMAXPS       Y2, Y3, Y2
-	VMINPS       Y2, Y4, Y2
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y2, Y3
 	VROUNDPS     $0x00, Y3, Y3
-	VXORPS       lanes_c80000000<>+0(SB), Y3, Y4
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y4, Y2
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y4, Y2
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y3, Y2
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y3, Y2
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y4
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y2, Y4
 	VFMADD213PS  lanes_c3c088889<>+0(SB), Y2, Y4
@@ -3257,101 +3187,100 @@ TEXT ·erfAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ        CX, $0x00000008
-	JB          tail
-	VMOVUPS     (SI), Y0
-	VANDPS      lanes_c7fffffff<>+0(SB), Y0, Y1
-	VCMPPS      $0x01, lanes_c3f600000<>+0(SB), Y1, Y2
-	VMOVUPS     lanes_c3f800000<>+0(SB), Y3
-	VMOVUPS     lanes_c00000000<>+0(SB), Y4
-	VMOVUPS     lanes_c41200000<>+0(SB), Y5
-	VMAXPS      Y1, Y4, Y1
-	VMINPS      Y1, Y5, Y1
-	VMULPS      Y1, Y1, Y4
-	VXORPS      lanes_c80000000<>+0(SB), Y4, Y5
-	VMOVAPS     Y1, Y6
-	VFMADD213PS Y5, Y1, Y6
-	VXORPS      lanes_c80000000<>+0(SB), Y4, Y4
-	VXORPS      lanes_c80000000<>+0(SB), Y6, Y5
-	VMOVUPS     lanes_cc2dc0000<>+0(SB), Y6
-	VMOVUPS     lanes_c42b20000<>+0(SB), Y7
-	VMAXPS      Y4, Y6, Y6
-	VMINPS      Y6, Y7, Y6
-	VCMPPS      $0x00, Y4, Y6, Y4
-	VXORPS      Y7, Y7, Y7
-	VBLENDVPS   Y4, Y5, Y7, Y4
-	VCMPPS      $0x07, Y4, Y4, Y5
-	VXORPS      Y7, Y7, Y7
-	VBLENDVPS   Y5, Y4, Y7, Y4
-	VMULPS      lanes_c3fb8aa3b<>+0(SB), Y6, Y5
-	VROUNDPS    $0x00, Y5, Y5
-	VXORPS      lanes_c80000000<>+0(SB), Y5, Y7
-	VFMADD231PS lanes_c3f317200<>+0(SB), Y7, Y6
-	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Y7, Y6
-	VADDPS      Y4, Y6, Y4
-	VMOVUPS     lanes_c39500d01<>+0(SB), Y6
-	VFMADD213PS lanes_c3ab60b61<>+0(SB), Y4, Y6
-	VFMADD213PS lanes_c3c088889<>+0(SB), Y4, Y6
-	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Y4, Y6
-	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Y4, Y6
-	VFMADD213PS lanes_c3f000000<>+0(SB), Y4, Y6
-	VMULPS      Y4, Y4, Y7
-	VFMADD213PS Y4, Y6, Y7
-	VADDPS      lanes_c3f800000<>+0(SB), Y7, Y4
-	VCVTPS2DQ   Y5, Y5
-	VPSRAD      $0x01, Y5, Y6
-	VPSUBD      Y6, Y5, Y5
-	VPADDD      lanes_c0000007f<>+0(SB), Y6, Y6
-	VPSLLD      $0x17, Y6, Y6
-	VPADDD      lanes_c0000007f<>+0(SB), Y5, Y5
-	VPSLLD      $0x17, Y5, Y5
-	VMULPS      Y6, Y4, Y4
-	VMULPS      Y5, Y4, Y4
-	VANDPS      lanes_c7fffffff<>+0(SB), Y1, Y1
-	VMOVUPS     lanes_c3f800000<>+0(SB), Y5
-	VMOVAPS     Y5, Y6
-	VFMADD231PS lanes_c3f000000<>+0(SB), Y1, Y6
-	VSUBPS      Y6, Y5, Y7
-	VFMADD231PS lanes_c3f000000<>+0(SB), Y1, Y7
-	VDIVPS      Y6, Y5, Y1
-	VXORPS      lanes_c80000000<>+0(SB), Y1, Y8
-	VFMADD213PS Y5, Y6, Y8
-	VMULPS      Y7, Y1, Y5
-	VSUBPS      Y5, Y8, Y5
-	VMULPS      Y5, Y1, Y5
-	VSUBPS      lanes_c3f2aaaab<>+0(SB), Y1, Y1
-	VADDPS      Y5, Y1, Y1
-	VMOVUPS     lanes_c3d331033<>+0(SB), Y5
-	VFMADD213PS lanes_c39b038cf<>+0(SB), Y1, Y5
-	VFMADD213PS lanes_cbd7cfe2e<>+0(SB), Y1, Y5
-	VFMADD213PS lanes_c3d94dc90<>+0(SB), Y1, Y5
-	VFMADD213PS lanes_c3d943653<>+0(SB), Y1, Y5
-	VFMADD213PS lanes_cbe5610a4<>+0(SB), Y1, Y5
-	VFMADD213PS lanes_cbe04d183<>+0(SB), Y1, Y5
-	VFMADD213PS lanes_c3f1b9584<>+0(SB), Y1, Y5
-	VFMADD213PS lanes_c3fa41364<>+0(SB), Y1, Y5
-	VFMADD213PS lanes_c3f9d5ec1<>+0(SB), Y1, Y5
-	VFMADD213PS lanes_c3edaec3d<>+0(SB), Y1, Y5
-	VMULPS      Y5, Y4, Y1
-	VSUBPS      Y1, Y3, Y1
-	VANDPS      lanes_c80000000<>+0(SB), Y0, Y3
-	VORPS       Y3, Y1, Y1
-	VMULPS      Y0, Y0, Y3
-	VMOVUPS     lanes_c389a0b97<>+0(SB), Y4
-	VFMADD213PS lanes_cba50ec0e<>+0(SB), Y3, Y4
-	VFMADD213PS lanes_c3baa21fd<>+0(SB), Y3, Y4
-	VFMADD213PS lanes_cbcdc0606<>+0(SB), Y3, Y4
-	VFMADD213PS lanes_c3de71733<>+0(SB), Y3, Y4
-	VFMADD213PS lanes_cbec093a3<>+0(SB), Y3, Y4
-	VFMADD213PS lanes_cb37bd649<>+0(SB), Y4, Y3
-	VMULPS      Y3, Y0, Y3
-	VFMADD231PS lanes_c3f906ebb<>+0(SB), Y0, Y3
-	VBLENDVPS   Y2, Y3, Y1, Y0
-	VMOVUPS     Y0, (DI)
-	ADDQ        $0x00000020, SI
-	ADDQ        $0x00000020, DI
-	SUBQ        $0x00000008, CX
-	JMP         loop
+	CMPQ         CX, $0x00000008
+	JB           tail
+	VMOVUPS      (SI), Y0
+	VANDPS       lanes_c7fffffff<>+0(SB), Y0, Y1
+	VCMPPS       $0x01, lanes_c3f600000<>+0(SB), Y1, Y2
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y3
+	VMOVUPS      lanes_c00000000<>+0(SB), Y4
+	VMOVUPS      lanes_c41200000<>+0(SB), Y5
+	VMAXPS       Y1, Y4, Y1
+	VMINPS       Y1, Y5, Y1
+	VMULPS       Y1, Y1, Y4
+	VXORPS       lanes_c80000000<>+0(SB), Y4, Y5
+	VMOVAPS      Y1, Y6
+	VFMADD213PS  Y5, Y1, Y6
+	VXORPS       lanes_c80000000<>+0(SB), Y4, Y4
+	VXORPS       lanes_c80000000<>+0(SB), Y6, Y5
+	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y6
+	VMOVUPS      lanes_c42b20000<>+0(SB), Y7
+	VMAXPS       Y4, Y6, Y6
+	VMINPS       Y6, Y7, Y6
+	VCMPPS       $0x00, Y4, Y6, Y4
+	VXORPS       Y7, Y7, Y7
+	VBLENDVPS    Y4, Y5, Y7, Y4
+	VCMPPS       $0x07, Y4, Y4, Y5
+	VXORPS       Y7, Y7, Y7
+	VBLENDVPS    Y5, Y4, Y7, Y4
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y6, Y5
+	VROUNDPS     $0x00, Y5, Y5
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y5, Y6
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y5, Y6
+	VADDPS       Y4, Y6, Y4
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y6
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y4, Y6
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y4, Y6
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y4, Y6
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y4, Y6
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y4, Y6
+	VMULPS       Y4, Y4, Y7
+	VFMADD213PS  Y4, Y6, Y7
+	VADDPS       lanes_c3f800000<>+0(SB), Y7, Y4
+	VCVTPS2DQ    Y5, Y5
+	VPSRAD       $0x01, Y5, Y6
+	VPSUBD       Y6, Y5, Y5
+	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y6, Y4, Y4
+	VMULPS       Y5, Y4, Y4
+	VANDPS       lanes_c7fffffff<>+0(SB), Y1, Y1
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y5
+	VMOVAPS      Y5, Y6
+	VFMADD231PS  lanes_c3f000000<>+0(SB), Y1, Y6
+	VSUBPS       Y6, Y5, Y7
+	VFMADD231PS  lanes_c3f000000<>+0(SB), Y1, Y7
+	VDIVPS       Y6, Y5, Y1
+	VXORPS       lanes_c80000000<>+0(SB), Y1, Y8
+	VFMADD213PS  Y5, Y6, Y8
+	VMULPS       Y7, Y1, Y5
+	VSUBPS       Y5, Y8, Y5
+	VMULPS       Y5, Y1, Y5
+	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y1, Y1
+	VADDPS       Y5, Y1, Y1
+	VMOVUPS      lanes_c3d331033<>+0(SB), Y5
+	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y1, Y5
+	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y1, Y5
+	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y1, Y5
+	VFMADD213PS  lanes_c3d943653<>+0(SB), Y1, Y5
+	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y1, Y5
+	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y1, Y5
+	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y1, Y5
+	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y1, Y5
+	VFMADD213PS  lanes_c3f9d5ec1<>+0(SB), Y1, Y5
+	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y1, Y5
+	VMULPS       Y5, Y4, Y1
+	VSUBPS       Y1, Y3, Y1
+	VANDPS       lanes_c80000000<>+0(SB), Y0, Y3
+	VORPS        Y3, Y1, Y1
+	VMULPS       Y0, Y0, Y3
+	VMOVUPS      lanes_c389a0b97<>+0(SB), Y4
+	VFMADD213PS  lanes_cba50ec0e<>+0(SB), Y3, Y4
+	VFMADD213PS  lanes_c3baa21fd<>+0(SB), Y3, Y4
+	VFMADD213PS  lanes_cbcdc0606<>+0(SB), Y3, Y4
+	VFMADD213PS  lanes_c3de71733<>+0(SB), Y3, Y4
+	VFMADD213PS  lanes_cbec093a3<>+0(SB), Y3, Y4
+	VFMADD213PS  lanes_cb37bd649<>+0(SB), Y4, Y3
+	VMULPS       Y3, Y0, Y3
+	VFMADD231PS  lanes_c3f906ebb<>+0(SB), Y0, Y3
+	VBLENDVPS    Y2, Y3, Y1, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000008, CX
+	JMP          loop
 
 tail:
 	TESTQ        CX, CX
@@ -3386,9 +3315,8 @@ tail:
 	VBLENDVPS    Y6, Y5, Y8, Y5
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y7, Y6
 	VROUNDPS     $0x00, Y6, Y6
-	VXORPS       lanes_c80000000<>+0(SB), Y6, Y8
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y8, Y7
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y8, Y7
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y6, Y7
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y6, Y7
 	VADDPS       Y5, Y7, Y5
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y7
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y5, Y7
@@ -3462,112 +3390,111 @@ TEXT ·geluAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 
 loop:
-	CMPQ        CX, $0x00000008
-	JB          tail
-	VMOVUPS     (SI), Y0
-	VCMPPS      $0x0e, lanes_c41200000<>+0(SB), Y0, Y1
-	VMOVUPS     lanes_cc1a00000<>+0(SB), Y2
-	VMOVUPS     lanes_c41200000<>+0(SB), Y3
-	VMAXPS      Y0, Y2, Y2
-	VMINPS      Y2, Y3, Y2
-	VANDPS      lanes_c7fffffff<>+0(SB), Y2, Y3
-	VCMPPS      $0x01, lanes_c3f400000<>+0(SB), Y3, Y3
-	VMULPS      lanes_c3f000000<>+0(SB), Y2, Y4
-	VMULPS      lanes_c3f3504f3<>+0(SB), Y2, Y5
-	VMULPS      Y5, Y5, Y6
-	VMOVUPS     lanes_c389a0b97<>+0(SB), Y7
-	VFMADD213PS lanes_cba50ec0e<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_c3baa21fd<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_cbcdc0606<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_c3de71733<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_cbec093a3<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_cb37bd649<>+0(SB), Y7, Y6
-	VMULPS      Y6, Y5, Y6
-	VFMADD231PS lanes_c3f906ebb<>+0(SB), Y5, Y6
-	VMOVAPS     Y4, Y5
-	VFMADD213PS Y4, Y6, Y5
-	VMULPS      Y2, Y2, Y4
-	VXORPS      lanes_c80000000<>+0(SB), Y4, Y6
-	VMOVAPS     Y2, Y7
-	VFMADD213PS Y6, Y2, Y7
-	VMULPS      lanes_c3f000000<>+0(SB), Y4, Y4
-	VMULPS      lanes_c3f000000<>+0(SB), Y7, Y6
-	VXORPS      lanes_c80000000<>+0(SB), Y4, Y4
-	VXORPS      lanes_c80000000<>+0(SB), Y6, Y6
-	VMOVUPS     lanes_cc2dc0000<>+0(SB), Y7
-	VMOVUPS     lanes_c42b20000<>+0(SB), Y8
-	VMAXPS      Y4, Y7, Y7
-	VMINPS      Y7, Y8, Y7
-	VCMPPS      $0x00, Y4, Y7, Y4
-	VXORPS      Y8, Y8, Y8
-	VBLENDVPS   Y4, Y6, Y8, Y4
-	VCMPPS      $0x07, Y4, Y4, Y6
-	VXORPS      Y8, Y8, Y8
-	VBLENDVPS   Y6, Y4, Y8, Y4
-	VMULPS      lanes_c3fb8aa3b<>+0(SB), Y7, Y6
-	VROUNDPS    $0x00, Y6, Y6
-	VXORPS      lanes_c80000000<>+0(SB), Y6, Y8
-	VFMADD231PS lanes_c3f317200<>+0(SB), Y8, Y7
-	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Y8, Y7
-	VADDPS      Y4, Y7, Y4
-	VMOVUPS     lanes_c39500d01<>+0(SB), Y7
-	VFMADD213PS lanes_c3ab60b61<>+0(SB), Y4, Y7
-	VFMADD213PS lanes_c3c088889<>+0(SB), Y4, Y7
-	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Y4, Y7
-	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Y4, Y7
-	VFMADD213PS lanes_c3f000000<>+0(SB), Y4, Y7
-	VMULPS      Y4, Y4, Y8
-	VFMADD213PS Y4, Y7, Y8
-	VADDPS      lanes_c3f800000<>+0(SB), Y8, Y4
-	VCVTPS2DQ   Y6, Y6
-	VPSRAD      $0x01, Y6, Y7
-	VPSUBD      Y7, Y6, Y6
-	VPADDD      lanes_c0000007f<>+0(SB), Y7, Y7
-	VPSLLD      $0x17, Y7, Y7
-	VPADDD      lanes_c0000007f<>+0(SB), Y6, Y6
-	VPSLLD      $0x17, Y6, Y6
-	VMULPS      Y7, Y4, Y4
-	VMULPS      Y6, Y4, Y4
-	VANDPS      lanes_c7fffffff<>+0(SB), Y2, Y6
-	VMOVUPS     lanes_c3f800000<>+0(SB), Y7
-	VMOVAPS     Y7, Y8
-	VFMADD231PS lanes_c3eb504f3<>+0(SB), Y6, Y8
-	VSUBPS      Y8, Y7, Y9
-	VFMADD231PS lanes_c3eb504f3<>+0(SB), Y6, Y9
-	VDIVPS      Y8, Y7, Y6
-	VXORPS      lanes_c80000000<>+0(SB), Y6, Y10
-	VFMADD213PS Y7, Y8, Y10
-	VMULPS      Y9, Y6, Y7
-	VSUBPS      Y7, Y10, Y7
-	VMULPS      Y7, Y6, Y7
-	VSUBPS      lanes_c3f2aaaab<>+0(SB), Y6, Y6
-	VADDPS      Y7, Y6, Y6
-	VMOVUPS     lanes_c3d331033<>+0(SB), Y7
-	VFMADD213PS lanes_c39b038cf<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_cbd7cfe2e<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_c3d94dc90<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_c3d943653<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_cbe5610a4<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_cbe04d183<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_c3f1b9584<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_c3fa41364<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_c3f9d5ec1<>+0(SB), Y6, Y7
-	VFMADD213PS lanes_c3edaec3d<>+0(SB), Y6, Y7
-	VMULPS      Y7, Y4, Y4
-	VMULPS      lanes_c3f000000<>+0(SB), Y4, Y4
-	VXORPS      Y6, Y6, Y6
-	VCMPPS      $0x01, Y6, Y2, Y6
-	VMULPS      Y4, Y2, Y7
-	VXORPS      lanes_c80000000<>+0(SB), Y2, Y8
-	VFMADD213PS Y2, Y4, Y8
-	VBLENDVPS   Y6, Y7, Y8, Y2
-	VBLENDVPS   Y3, Y5, Y2, Y2
-	VBLENDVPS   Y1, Y0, Y2, Y0
-	VMOVUPS     Y0, (DI)
-	ADDQ        $0x00000020, SI
-	ADDQ        $0x00000020, DI
-	SUBQ        $0x00000008, CX
-	JMP         loop
+	CMPQ         CX, $0x00000008
+	JB           tail
+	VMOVUPS      (SI), Y0
+	VCMPPS       $0x0e, lanes_c41200000<>+0(SB), Y0, Y1
+	VMOVUPS      lanes_cc1a00000<>+0(SB), Y2
+	VMOVUPS      lanes_c41200000<>+0(SB), Y3
+	VMAXPS       Y0, Y2, Y2
+	VMINPS       Y2, Y3, Y2
+	VANDPS       lanes_c7fffffff<>+0(SB), Y2, Y3
+	VCMPPS       $0x01, lanes_c3f400000<>+0(SB), Y3, Y3
+	VMULPS       lanes_c3f000000<>+0(SB), Y2, Y4
+	VMULPS       lanes_c3f3504f3<>+0(SB), Y2, Y5
+	VMULPS       Y5, Y5, Y6
+	VMOVUPS      lanes_c389a0b97<>+0(SB), Y7
+	VFMADD213PS  lanes_cba50ec0e<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_c3baa21fd<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_cbcdc0606<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_c3de71733<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_cbec093a3<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_cb37bd649<>+0(SB), Y7, Y6
+	VMULPS       Y6, Y5, Y6
+	VFMADD231PS  lanes_c3f906ebb<>+0(SB), Y5, Y6
+	VMOVAPS      Y4, Y5
+	VFMADD213PS  Y4, Y6, Y5
+	VMULPS       Y2, Y2, Y4
+	VXORPS       lanes_c80000000<>+0(SB), Y4, Y6
+	VMOVAPS      Y2, Y7
+	VFMADD213PS  Y6, Y2, Y7
+	VMULPS       lanes_c3f000000<>+0(SB), Y4, Y4
+	VMULPS       lanes_c3f000000<>+0(SB), Y7, Y6
+	VXORPS       lanes_c80000000<>+0(SB), Y4, Y4
+	VXORPS       lanes_c80000000<>+0(SB), Y6, Y6
+	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y7
+	VMOVUPS      lanes_c42b20000<>+0(SB), Y8
+	VMAXPS       Y4, Y7, Y7
+	VMINPS       Y7, Y8, Y7
+	VCMPPS       $0x00, Y4, Y7, Y4
+	VXORPS       Y8, Y8, Y8
+	VBLENDVPS    Y4, Y6, Y8, Y4
+	VCMPPS       $0x07, Y4, Y4, Y6
+	VXORPS       Y8, Y8, Y8
+	VBLENDVPS    Y6, Y4, Y8, Y4
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y7, Y6
+	VROUNDPS     $0x00, Y6, Y6
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y6, Y7
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y6, Y7
+	VADDPS       Y4, Y7, Y4
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y7
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y4, Y7
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y4, Y7
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y4, Y7
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y4, Y7
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y4, Y7
+	VMULPS       Y4, Y4, Y8
+	VFMADD213PS  Y4, Y7, Y8
+	VADDPS       lanes_c3f800000<>+0(SB), Y8, Y4
+	VCVTPS2DQ    Y6, Y6
+	VPSRAD       $0x01, Y6, Y7
+	VPSUBD       Y7, Y6, Y6
+	VPADDD       lanes_c0000007f<>+0(SB), Y7, Y7
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VMULPS       Y7, Y4, Y4
+	VMULPS       Y6, Y4, Y4
+	VANDPS       lanes_c7fffffff<>+0(SB), Y2, Y6
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y7
+	VMOVAPS      Y7, Y8
+	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y6, Y8
+	VSUBPS       Y8, Y7, Y9
+	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y6, Y9
+	VDIVPS       Y8, Y7, Y6
+	VXORPS       lanes_c80000000<>+0(SB), Y6, Y10
+	VFMADD213PS  Y7, Y8, Y10
+	VMULPS       Y9, Y6, Y7
+	VSUBPS       Y7, Y10, Y7
+	VMULPS       Y7, Y6, Y7
+	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y6, Y6
+	VADDPS       Y7, Y6, Y6
+	VMOVUPS      lanes_c3d331033<>+0(SB), Y7
+	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_c3d943653<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_c3f9d5ec1<>+0(SB), Y6, Y7
+	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y6, Y7
+	VMULPS       Y7, Y4, Y4
+	VMULPS       lanes_c3f000000<>+0(SB), Y4, Y4
+	VXORPS       Y6, Y6, Y6
+	VCMPPS       $0x01, Y6, Y2, Y6
+	VMULPS       Y4, Y2, Y7
+	VXORPS       lanes_c80000000<>+0(SB), Y2, Y8
+	VFMADD213PS  Y2, Y4, Y8
+	VBLENDVPS    Y6, Y7, Y8, Y2
+	VBLENDVPS    Y3, Y5, Y2, Y2
+	VBLENDVPS    Y1, Y0, Y2, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000008, CX
+	JMP          loop
 
 tail:
 	TESTQ        CX, CX
@@ -3618,9 +3545,8 @@ tail:
 	VBLENDVPS    Y7, Y5, Y9, Y5
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y8, Y7
 	VROUNDPS     $0x00, Y7, Y7
-	VXORPS       lanes_c80000000<>+0(SB), Y7, Y9
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y9, Y8
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y9, Y8
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y7, Y8
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y7, Y8
 	VADDPS       Y5, Y8, Y5
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y8
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y5, Y8
@@ -3731,9 +3657,8 @@ loop:
 	VBLENDVPS    Y8, Y3, Y10, Y3
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y9, Y8
 	VROUNDPS     $0x00, Y8, Y8
-	VXORPS       lanes_c80000000<>+0(SB), Y8, Y10
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y10, Y9
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y10, Y9
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y8, Y9
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y8, Y9
 	VADDPS       Y3, Y9, Y3
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y9
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y3, Y9
@@ -3810,9 +3735,8 @@ tail:
 	VBLENDVPS    Y5, Y4, Y7, Y4
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y6, Y5
 	VROUNDPS     $0x00, Y5, Y5
-	VXORPS       lanes_c80000000<>+0(SB), Y5, Y7
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y7, Y6
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y7, Y6
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y5, Y6
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y5, Y6
 	VADDPS       Y4, Y6, Y4
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y6
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y4, Y6
@@ -3892,40 +3816,39 @@ TEXT ·eluAVX2(SB), NOSPLIT, $0-52
 	VBROADCASTSS X0, Y0
 
 loop:
-	CMPQ        CX, $0x00000008
-	JB          tail
-	VMOVUPS     (SI), Y1
-	VXORPS      Y2, Y2, Y2
-	VCMPPS      $0x0e, Y2, Y1, Y2
-	VMOVUPS     lanes_cc1a00000<>+0(SB), Y3
-	VMOVUPS     lanes_c42b20000<>+0(SB), Y4
-	VMAXPS      Y1, Y3, Y3
-	VMINPS      Y3, Y4, Y3
-	VMULPS      lanes_c3fb8aa3b<>+0(SB), Y3, Y4
-	VROUNDPS    $0x00, Y4, Y4
-	VXORPS      lanes_c80000000<>+0(SB), Y4, Y5
-	VFMADD231PS lanes_c3f317200<>+0(SB), Y5, Y3
-	VFMADD231PS lanes_c35bfbe8e<>+0(SB), Y5, Y3
-	VMOVUPS     lanes_c39500d01<>+0(SB), Y5
-	VFMADD213PS lanes_c3ab60b61<>+0(SB), Y3, Y5
-	VFMADD213PS lanes_c3c088889<>+0(SB), Y3, Y5
-	VFMADD213PS lanes_c3d2aaaab<>+0(SB), Y3, Y5
-	VFMADD213PS lanes_c3e2aaaab<>+0(SB), Y3, Y5
-	VFMADD213PS lanes_c3f000000<>+0(SB), Y3, Y5
-	VMULPS      Y3, Y3, Y6
-	VFMADD213PS Y3, Y5, Y6
-	VCVTPS2DQ   Y4, Y3
-	VPADDD      lanes_c0000007f<>+0(SB), Y3, Y3
-	VPSLLD      $0x17, Y3, Y3
-	VSUBPS      lanes_c3f800000<>+0(SB), Y3, Y4
-	VFMADD213PS Y4, Y6, Y3
-	VMULPS      Y0, Y3, Y3
-	VBLENDVPS   Y2, Y1, Y3, Y1
-	VMOVUPS     Y1, (DI)
-	ADDQ        $0x00000020, SI
-	ADDQ        $0x00000020, DI
-	SUBQ        $0x00000008, CX
-	JMP         loop
+	CMPQ         CX, $0x00000008
+	JB           tail
+	VMOVUPS      (SI), Y1
+	VXORPS       Y2, Y2, Y2
+	VCMPPS       $0x0e, Y2, Y1, Y2
+	VMOVUPS      lanes_cc1a00000<>+0(SB), Y3
+	VMOVUPS      lanes_c42b20000<>+0(SB), Y4
+	VMAXPS       Y1, Y3, Y3
+	VMINPS       Y3, Y4, Y3
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y3, Y4
+	VROUNDPS     $0x00, Y4, Y4
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y4, Y3
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y4, Y3
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y5
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y3, Y5
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y3, Y5
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y3, Y5
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y3, Y5
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y3, Y5
+	VMULPS       Y3, Y3, Y6
+	VFMADD213PS  Y3, Y5, Y6
+	VCVTPS2DQ    Y4, Y3
+	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VSUBPS       lanes_c3f800000<>+0(SB), Y3, Y4
+	VFMADD213PS  Y4, Y6, Y3
+	VMULPS       Y0, Y3, Y3
+	VBLENDVPS    Y2, Y1, Y3, Y1
+	VMOVUPS      Y1, (DI)
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000008, CX
+	JMP          loop
 
 tail:
 	TESTQ        CX, CX
@@ -3943,9 +3866,8 @@ tail:
 	VMINPS       Y4, Y5, Y4
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y4, Y5
 	VROUNDPS     $0x00, Y5, Y5
-	VXORPS       lanes_c80000000<>+0(SB), Y5, Y6
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y6, Y4
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y6, Y4
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y5, Y4
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y5, Y4
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y6
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y4, Y6
 	VFMADD213PS  lanes_c3c088889<>+0(SB), Y4, Y6
@@ -4001,9 +3923,8 @@ loop:
 	VBLENDVPS    Y4, Y3, Y6, Y3
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y5, Y4
 	VROUNDPS     $0x00, Y4, Y4
-	VXORPS       lanes_c80000000<>+0(SB), Y4, Y6
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y6, Y5
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y6, Y5
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y4, Y5
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y4, Y5
 	VADDPS       Y3, Y5, Y3
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y5
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y3, Y5
@@ -4060,9 +3981,8 @@ tail:
 	VBLENDVPS    Y5, Y0, Y6, Y0
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y4, Y5
 	VROUNDPS     $0x00, Y5, Y5
-	VXORPS       lanes_c80000000<>+0(SB), Y5, Y6
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y6, Y4
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y6, Y4
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y5, Y4
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y5, Y4
 	VADDPS       Y0, Y4, Y0
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y4
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y0, Y4
@@ -4134,9 +4054,8 @@ loop:
 	VBLENDVPS    Y4, Y3, Y6, Y3
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y5, Y4
 	VROUNDPS     $0x00, Y4, Y4
-	VXORPS       lanes_c80000000<>+0(SB), Y4, Y6
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y6, Y5
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y6, Y5
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y4, Y5
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y4, Y5
 	VADDPS       Y3, Y5, Y3
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y5
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y3, Y5
@@ -4191,9 +4110,8 @@ tail:
 	VBLENDVPS    Y5, Y0, Y6, Y0
 	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y4, Y5
 	VROUNDPS     $0x00, Y5, Y5
-	VXORPS       lanes_c80000000<>+0(SB), Y5, Y6
-	VFMADD231PS  lanes_c3f317200<>+0(SB), Y6, Y4
-	VFMADD231PS  lanes_c35bfbe8e<>+0(SB), Y6, Y4
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y5, Y4
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y5, Y4
 	VADDPS       Y0, Y4, Y0
 	VMOVUPS      lanes_c39500d01<>+0(SB), Y4
 	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y0, Y4

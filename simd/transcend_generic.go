@@ -88,37 +88,35 @@ func expm1x32(x float32) float32 {
 	return fma32(t, q, t-1)
 }
 
-// sigmoid32: with e = e^-|x| = p·2^n, 1/(1+e) for x >= 0 and
-// (p/(1+e))·2^n for x < 0, so tiny results keep their precision down to the
-// denormals.
+// sigmoid32: with e = e^-|x|, 1/(1+e) for x >= 0 and e/(1+e) for x < 0.
+// Where e is denormal, 1+e is 1 and the result is e itself, correctly
+// rounded, so tiny results keep their precision.
 func sigmoid32(x float32) float32 {
 	a := -abs32(x)
 	n, q := expReduce(clamp32(a, approx.ExpMin, approx.ExpMax), 0)
-	p := 1 + q
-	d := 1 + scale32(p, n)
-	num, nn := float32(1), float32(0)
+	e := scale32(1+q, n)
+	num := float32(1)
 	if x < 0 {
-		num, nn = p, n
+		num = e
 	}
-	return scale32(num/d, nn)
+	return num / (1 + e)
 }
 
-// silu32 is x·sigmoid(x) with the product taken before the division and the
-// scaling, as sigmoid32 does; below ExpMin (and at -Inf) it is -0, the
-// rounded value and the limit.
+// silu32 is x·sigmoid(x): x/(1+e) for x >= 0 and (x·p)·2^n/(1+e) for x < 0,
+// with e = e^-|x| = p·2^n; x·p is scaled on its own so that results next to
+// the denormals keep their precision. x is raised to SiLUMin first: below
+// ExpMin the result rounds to -0 (the limit at -Inf), which x·e^ExpMin with
+// x >= SiLUMin also gives.
 func silu32(x float32) float32 {
-	if x < approx.ExpMin {
-		return float32(math.Copysign(0, -1))
-	}
-	a := -abs32(x)
-	n, q := expReduce(clamp32(a, approx.ExpMin, approx.ExpMax), 0)
+	x = max32NaN(x, approx.SiLUMin)
+	n, q := expReduce(clamp32(-abs32(x), approx.ExpMin, approx.ExpMax), 0)
 	p := 1 + q
 	d := 1 + scale32(p, n)
-	num, nn := x, float32(0)
+	num := x
 	if x < 0 {
-		num, nn = x*p, n
+		num = scale32(x*p, n)
 	}
-	return scale32(num/d, nn)
+	return num / d
 }
 
 // tanh32: E = expm1(2|x|), tanh = ±E/(E+2); |x| is clamped to TanhMax.

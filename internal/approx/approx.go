@@ -23,6 +23,9 @@ const (
 const (
 	ExpMax = 89.0
 	ExpMin = -110.0
+	// SiLUMin: |x|·e^ExpMin rounds to 0 for |x| <= 128; SiLU raises its input
+	// to SiLUMin, so x·e^x of any x < ExpMin comes out -0.
+	SiLUMin = -128.0
 )
 
 // Expm1Poly are the coefficients c2..c7 of expm1(r) = r + r²·(c2 + c3·r + ... +

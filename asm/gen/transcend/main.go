@@ -186,6 +186,14 @@ func (v *vm) fma(a VecVirtual, b, c Op) VecVirtual {
 	return d
 }
 
+// fnma returns c - a·b with one rounding (b a constant, c a register).
+func (v *vm) fnma(a VecVirtual, b Mem, c VecVirtual) VecVirtual {
+	d := v.reg()
+	VMOVAPS(c, d)
+	v.op(VFNMADD231PS, VFNMADD231PS_BCST, b, a, d) // d = -(a·b) + d
+	return d
+}
+
 func (v *vm) and(a VecVirtual, b Op) VecVirtual {
 	d := v.reg()
 	v.op(VANDPS, VANDPS_BCST, b, a, d)
@@ -301,9 +309,8 @@ func (v *vm) pow2(n VecVirtual) VecVirtual {
 // may be nil.
 func (v *vm) expReduce(x, lo VecVirtual) (n, q VecVirtual) {
 	n = v.round(v.mul(x, cf(approx.Log2E)))
-	neg := v.xor(n, c(1<<31))
-	r := v.fma(neg, cf(approx.Ln2Hi), x)
-	r = v.fma(neg, cf(approx.Ln2Lo), r)
+	r := v.fnma(n, cf(approx.Ln2Hi), x)
+	r = v.fnma(n, cf(approx.Ln2Lo), r)
 	if lo != nil {
 		r = v.add(r, lo)
 	}
@@ -468,12 +475,19 @@ func (v *vm) expm1(x VecVirtual) VecVirtual {
 	return v.fma(t, q, v.sub(t, cf(1)))
 }
 
+// atLeast returns max(x, lo), NaN passing through.
+func (v *vm) atLeast(x VecVirtual, lo float32) VecVirtual {
+	d := v.reg()
+	VMAXPS(x, v.load(cf(lo)), d)
+	return d
+}
+
 // negAbs returns -|x|.
 func (v *vm) negAbs(x VecVirtual) VecVirtual { return v.or(x, c(1<<31)) }
 
 // sigmoidParts returns, for a = -|x|: p, n with e^a = p·2^n, and d = 1 + e^a.
 func (v *vm) sigmoidParts(x VecVirtual) (p, n, d VecVirtual) {
-	n, q := v.expReduce(v.clamp(v.negAbs(x), approx.ExpMin, approx.ExpMax), nil)
+	n, q := v.expReduce(v.atLeast(v.negAbs(x), approx.ExpMin), nil) // -|x| <= 0: no upper clamp
 	p = v.add(q, cf(1))
 	d = v.add(v.scale(p, n), cf(1))
 	return p, n, d
@@ -482,21 +496,19 @@ func (v *vm) sigmoidParts(x VecVirtual) (p, n, d VecVirtual) {
 func (v *vm) zero() VecVirtual { d := v.reg(); VXORPS(d, d, d); return d }
 
 func (v *vm) sigmoid(x VecVirtual) VecVirtual {
-	p, n, d := v.sigmoidParts(x)
+	n, q := v.expReduce(v.atLeast(v.negAbs(x), approx.ExpMin), nil) // -|x| <= 0: no upper clamp
+	e := v.scale(v.add(q, cf(1)), n)
 	neg := v.cmp(cmpLT, x, v.zero())
-	num := v.sel(neg, p, v.load(cf(1)))
-	nn := v.sel(neg, n, v.zero())
-	return v.scale(v.div(num, d), nn)
+	num := v.sel(neg, e, v.load(cf(1)))
+	return v.div(num, v.add(e, cf(1)))
 }
 
 func (v *vm) silu(x VecVirtual) VecVirtual {
+	x = v.atLeast(x, approx.SiLUMin)
 	p, n, d := v.sigmoidParts(x)
 	neg := v.cmp(cmpLT, x, v.zero())
-	num := v.sel(neg, v.mul(x, p), x)
-	nn := v.sel(neg, n, v.zero())
-	y := v.scale(v.div(num, d), nn)
-	tiny := v.cmp(cmpLT, x, cf(approx.ExpMin))
-	return v.sel(tiny, v.load(c(1<<31)), y)
+	num := v.sel(neg, v.scale(v.mul(x, p), n), x)
+	return v.div(num, d)
 }
 
 func (v *vm) tanh(x VecVirtual) VecVirtual {
@@ -516,7 +528,7 @@ func (v *vm) atanhSeries(z VecVirtual) VecVirtual {
 }
 
 func (v *vm) softplus(x VecVirtual) VecVirtual {
-	n, q := v.expReduce(v.clamp(v.negAbs(x), approx.ExpMin, approx.ExpMax), nil)
+	n, q := v.expReduce(v.atLeast(v.negAbs(x), approx.ExpMin), nil) // -|x| <= 0: no upper clamp
 	p := v.add(q, cf(1))
 	e := v.scale(p, n)
 	d := v.add(e, cf(2))
