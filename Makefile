@@ -7,8 +7,12 @@ all: test
 
 # The main job: the CPU report and the throughput table vs vek, gonum and naive
 # Go. bench/ is its own module (it needs the peers), hence -C.
+# With Debian's libsleef-dev installed, SLEEF's AVX-512 functions join the
+# comparison (cgo, -tags sleef).
+SLEEF_TAGS := $(if $(wildcard /usr/include/x86_64-linux-gnu/sleef.h /usr/include/sleef.h),-tags sleef)
+
 demo:
-	$(GO) -C bench run ./cmd/lanes $(ARGS)
+	$(GO) -C bench run $(SLEEF_TAGS) ./cmd/lanes $(ARGS)
 
 # generate rewrites every generated assembly file and stub from asm/gen.
 # Generated files are deleted first so a kernel that lost its generator shows up.
@@ -33,4 +37,4 @@ test:
 # peer comparison in benchstat format.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./simd/
-	$(GO) -C bench test -run '^$$' -bench . ./peers/
+	$(GO) -C bench test $(SLEEF_TAGS) -run '^$$' -bench . ./peers/

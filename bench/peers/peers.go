@@ -98,8 +98,22 @@ func concat(parts ...[]Impl) []Impl {
 	return all
 }
 
+// extra holds implementations that build tags add (sleef_on.go), by op name.
+var extra = map[string][]Impl{}
+
 // Ops is the suite, in the order the report prints it.
 func Ops() []Op {
+	ops := baseOps()
+	for i := range ops {
+		for _, im := range extra[ops[i].Name] {
+			im.Result = dst
+			ops[i].Impls = append(ops[i].Impls, im)
+		}
+	}
+	return ops
+}
+
+func baseOps() []Op {
 	return []Op{
 		{"Add", bytes(12), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Add(in.Dst, in.A, in.B) }),
@@ -186,6 +200,33 @@ func Ops() []Op {
 				impl("gonum", func(in *Inputs) { sinkF = blas32.Nrm2(blas32.Vector{N: len(in.A), Data: in.A, Inc: 1}) }),
 				impl("naive", func(in *Inputs) { sinkF = naiveNorm(in.A) }),
 			})...)},
+		{"Exp", bytes(8), withResult(dst, concat(
+			lanes(func(in *Inputs) { simd.Exp(in.Dst, in.A) }),
+			[]Impl{
+				impl("vek", func(in *Inputs) { vek32.Exp_Into(in.Dst, in.A) }),
+				impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, math.Exp) }),
+			})...)},
+		{"Log", bytes(8), withResult(dst, concat(
+			lanes(func(in *Inputs) { simd.Log(in.Dst, in.A) }),
+			[]Impl{
+				impl("vek", func(in *Inputs) { vek32.Log_Into(in.Dst, in.A) }),
+				impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, math.Log) }),
+			})...)},
+		{"Sigmoid", bytes(8), withResult(dst, concat(
+			lanes(func(in *Inputs) { simd.Sigmoid(in.Dst, in.A) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, naiveSigmoid) })})...)},
+		{"Tanh", bytes(8), withResult(dst, concat(
+			lanes(func(in *Inputs) { simd.Tanh(in.Dst, in.A) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, math.Tanh) })})...)},
+		{"Erf", bytes(8), withResult(dst, concat(
+			lanes(func(in *Inputs) { simd.Erf(in.Dst, in.A) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, math.Erf) })})...)},
+		{"GELU", bytes(8), withResult(dst, concat(
+			lanes(func(in *Inputs) { simd.GELU(in.Dst, in.A) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, naiveGELU) })})...)},
+		{"Softmax", bytes(8), withResult(dst, concat(
+			lanes(func(in *Inputs) { simd.Softmax(in.Dst, in.A) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveSoftmax(in.Dst, in.A) })})...)},
 		// Copy moves as many bytes as Add at the same n (1.5n floats read and
 		// written: 12n bytes), the bandwidth bar for the streaming sizes.
 		{"Copy", bytes(12), []Impl{
@@ -209,6 +250,33 @@ func Prepare(op Op, im Impl, n int) *Inputs {
 		in.Dst, in.A = big.Dst[:m:m], big.A[:m:m]
 	}
 	return in
+}
+
+// naiveMap is the loop a Go user writes today: float64 math per element.
+func naiveMap(dst, x []float32, f func(float64) float64) {
+	for i, v := range x {
+		dst[i] = float32(f(float64(v)))
+	}
+}
+
+func naiveSigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+func naiveGELU(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
+
+func naiveSoftmax(dst, x []float32) {
+	m := x[0]
+	for _, v := range x {
+		m = max(m, v)
+	}
+	var s float64
+	for i, v := range x {
+		e := math.Exp(float64(v - m))
+		dst[i] = float32(e)
+		s += e
+	}
+	for i := range dst {
+		dst[i] = float32(float64(dst[i]) / s)
+	}
 }
 
 func naiveAdd(dst, a, b []float32) {
