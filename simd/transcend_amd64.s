@@ -1077,52 +1077,41 @@ loop:
 	VCMPPS.BCST       $0x01, lanes_c3f600000<>+0(SB), Z1, K1
 	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z2
 	VBROADCASTSS      lanes_c00000000<>+0(SB), Z3
-	VBROADCASTSS      lanes_c41200000<>+0(SB), Z4
+	VBROADCASTSS      lanes_c40900000<>+0(SB), Z4
 	VMAXPS            Z1, Z3, Z1
 	VMINPS            Z1, Z4, Z1
 	VMULPS            Z1, Z1, Z3
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z4
-	VMOVAPS           Z1, Z11
-	VFMADD213PS       Z4, Z1, Z11
+	VMOVAPS           Z1, Z7
+	VFMADD213PS       Z4, Z1, Z7
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z3
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z11, Z4
-	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z11
-	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z12
-	VMAXPS            Z3, Z11, Z11
-	VMINPS            Z11, Z12, Z11
-	VCMPPS            $0x00, Z3, Z11, K2
-	VXORPS            Z3, Z3, Z3
-	VBLENDMPS         Z4, Z3, K2, Z5
-	VCMPPS            $0x07, Z5, Z5, K2
-	VXORPS            Z3, Z3, Z3
-	VBLENDMPS         Z5, Z3, K2, Z6
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z11, Z3
-	VRNDSCALEPS       $0x00, Z3, Z3
-	VMOVAPS           Z11, Z4
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z4
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z4
-	VADDPS            Z6, Z4, Z4
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z11
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z4, Z11
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z4, Z11
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z4, Z11
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z4, Z11
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z4, Z11
-	VMULPS            Z4, Z4, Z12
-	VFMADD213PS       Z4, Z11, Z12
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z12, Z4
-	VSCALEFPS         Z3, Z4, Z3
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z7, Z4
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z3, Z7
+	VRNDSCALEPS       $0x00, Z7, Z7
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z7, Z3
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z7, Z3
+	VADDPS            Z4, Z3, Z3
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z3, Z4
+	VMULPS            Z3, Z3, Z8
+	VFMADD213PS       Z3, Z4, Z8
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z8, Z3
+	VSCALEFPS         Z7, Z3, Z3
 	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z1
 	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z4
-	VMOVAPS           Z4, Z11
-	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z11
-	VSUBPS            Z11, Z4, Z12
-	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z12
-	VDIVPS            Z11, Z4, Z1
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z13
-	VFMADD213PS       Z4, Z11, Z13
-	VMULPS            Z12, Z1, Z4
-	VSUBPS            Z4, Z13, Z4
+	VMOVAPS           Z4, Z7
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z7
+	VSUBPS            Z7, Z4, Z8
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z8
+	VDIVPS            Z7, Z4, Z1
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z9
+	VFMADD213PS       Z4, Z7, Z9
+	VMULPS            Z8, Z1, Z4
+	VSUBPS            Z4, Z9, Z4
 	VMULPS            Z4, Z1, Z4
 	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z1, Z1
 	VADDPS            Z4, Z1, Z1
@@ -1151,8 +1140,8 @@ loop:
 	VFMADD213PS.BCST  lanes_cb37bd649<>+0(SB), Z3, Z2
 	VMULPS            Z2, Z0, Z2
 	VFMADD231PS.BCST  lanes_c3f906ebb<>+0(SB), Z0, Z2
-	VBLENDMPS         Z2, Z1, K1, Z7
-	VMOVUPS           Z7, (DI)
+	VBLENDMPS         Z2, Z1, K1, Z5
+	VMOVUPS           Z5, (DI)
 	ADDQ              $0x00000040, SI
 	ADDQ              $0x00000040, DI
 	SUBQ              $0x00000010, CX
@@ -1170,7 +1159,7 @@ tail:
 	VCMPPS.BCST       $0x01, lanes_c3f600000<>+0(SB), Z1, K2
 	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z2
 	VBROADCASTSS      lanes_c00000000<>+0(SB), Z3
-	VBROADCASTSS      lanes_c41200000<>+0(SB), Z4
+	VBROADCASTSS      lanes_c40900000<>+0(SB), Z4
 	VMAXPS            Z1, Z3, Z1
 	VMINPS            Z1, Z4, Z1
 	VMULPS            Z1, Z1, Z3
@@ -1179,43 +1168,32 @@ tail:
 	VFMADD213PS       Z4, Z1, Z5
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z3
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z5, Z4
-	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z5
-	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z6
-	VMAXPS            Z3, Z5, Z5
-	VMINPS            Z5, Z6, Z5
-	VCMPPS            $0x00, Z3, Z5, K3
-	VXORPS            Z3, Z3, Z3
-	VBLENDMPS         Z4, Z3, K3, Z8
-	VCMPPS            $0x07, Z8, Z8, K3
-	VXORPS            Z3, Z3, Z3
-	VBLENDMPS         Z8, Z3, K3, Z9
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z5, Z3
-	VRNDSCALEPS       $0x00, Z3, Z3
-	VMOVAPS           Z5, Z4
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z4
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z4
-	VADDPS            Z9, Z4, Z4
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z4, Z5
-	VMULPS            Z4, Z4, Z6
-	VFMADD213PS       Z4, Z5, Z6
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z6, Z4
-	VSCALEFPS         Z3, Z4, Z3
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z3, Z5
+	VRNDSCALEPS       $0x00, Z5, Z5
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z5, Z3
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z5, Z3
+	VADDPS            Z4, Z3, Z3
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z3, Z4
+	VMULPS            Z3, Z3, Z7
+	VFMADD213PS       Z3, Z4, Z7
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z7, Z3
+	VSCALEFPS         Z5, Z3, Z3
 	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z1
 	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z4
 	VMOVAPS           Z4, Z5
 	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z5
-	VSUBPS            Z5, Z4, Z6
-	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z6
+	VSUBPS            Z5, Z4, Z7
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z7
 	VDIVPS            Z5, Z4, Z1
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z7
-	VFMADD213PS       Z4, Z5, Z7
-	VMULPS            Z6, Z1, Z4
-	VSUBPS            Z4, Z7, Z4
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z8
+	VFMADD213PS       Z4, Z5, Z8
+	VMULPS            Z7, Z1, Z4
+	VSUBPS            Z4, Z8, Z4
 	VMULPS            Z4, Z1, Z4
 	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z1, Z1
 	VADDPS            Z4, Z1, Z1
@@ -1244,8 +1222,8 @@ tail:
 	VFMADD213PS.BCST  lanes_cb37bd649<>+0(SB), Z3, Z2
 	VMULPS            Z2, Z0, Z2
 	VFMADD231PS.BCST  lanes_c3f906ebb<>+0(SB), Z0, Z2
-	VBLENDMPS         Z2, Z1, K2, Z10
-	VMOVUPS           Z10, K1, (DI)
+	VBLENDMPS         Z2, Z1, K2, Z6
+	VMOVUPS           Z6, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -1268,6 +1246,24 @@ DATA lanes_c3f600000<>+52(SB)/4, $0x3f600000
 DATA lanes_c3f600000<>+56(SB)/4, $0x3f600000
 DATA lanes_c3f600000<>+60(SB)/4, $0x3f600000
 GLOBL lanes_c3f600000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_c40900000<>+0(SB)/4, $0x40900000
+DATA lanes_c40900000<>+4(SB)/4, $0x40900000
+DATA lanes_c40900000<>+8(SB)/4, $0x40900000
+DATA lanes_c40900000<>+12(SB)/4, $0x40900000
+DATA lanes_c40900000<>+16(SB)/4, $0x40900000
+DATA lanes_c40900000<>+20(SB)/4, $0x40900000
+DATA lanes_c40900000<>+24(SB)/4, $0x40900000
+DATA lanes_c40900000<>+28(SB)/4, $0x40900000
+DATA lanes_c40900000<>+32(SB)/4, $0x40900000
+DATA lanes_c40900000<>+36(SB)/4, $0x40900000
+DATA lanes_c40900000<>+40(SB)/4, $0x40900000
+DATA lanes_c40900000<>+44(SB)/4, $0x40900000
+DATA lanes_c40900000<>+48(SB)/4, $0x40900000
+DATA lanes_c40900000<>+52(SB)/4, $0x40900000
+DATA lanes_c40900000<>+56(SB)/4, $0x40900000
+DATA lanes_c40900000<>+60(SB)/4, $0x40900000
+GLOBL lanes_c40900000<>(SB), RODATA|NOPTR, $64
 
 DATA lanes_c3d331033<>+0(SB)/4, $0x3d331033
 DATA lanes_c3d331033<>+4(SB)/4, $0x3d331033
@@ -1623,96 +1619,71 @@ loop:
 	JB                tail
 	VMOVUPS           (SI), Z0
 	VCMPPS.BCST       $0x0e, lanes_c41200000<>+0(SB), Z0, K1
-	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z1
+	VCMPPS.BCST       $0x01, lanes_cc0d00000<>+0(SB), Z0, K2
+	VBROADCASTSS      lanes_cc0d00000<>+0(SB), Z1
 	VBROADCASTSS      lanes_c41200000<>+0(SB), Z2
 	VMAXPS            Z0, Z1, Z1
 	VMINPS            Z1, Z2, Z1
-	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z2
-	VCMPPS.BCST       $0x01, lanes_c3f400000<>+0(SB), Z2, K2
-	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z1, Z2
-	VMULPS.BCST       lanes_c3f3504f3<>+0(SB), Z1, Z13
-	VMULPS            Z13, Z13, Z14
-	VBROADCASTSS      lanes_c389a0b97<>+0(SB), Z15
-	VFMADD213PS.BCST  lanes_cba50ec0e<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3baa21fd<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_cbcdc0606<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3de71733<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_cbec093a3<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_cb37bd649<>+0(SB), Z15, Z14
-	VMULPS            Z14, Z13, Z14
-	VFMADD231PS.BCST  lanes_c3f906ebb<>+0(SB), Z13, Z14
-	VMOVAPS           Z2, Z13
-	VFMADD213PS       Z2, Z14, Z13
 	VMULPS            Z1, Z1, Z2
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z14
-	VMOVAPS           Z1, Z15
-	VFMADD213PS       Z14, Z1, Z15
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z9
+	VMOVAPS           Z1, Z10
+	VFMADD213PS       Z9, Z1, Z10
 	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
-	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z15, Z14
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z10, Z9
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z2
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z14, Z14
-	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z15
-	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z16
-	VMAXPS            Z2, Z15, Z15
-	VMINPS            Z15, Z16, Z15
-	VCMPPS            $0x00, Z2, Z15, K3
-	VXORPS            Z2, Z2, Z2
-	VBLENDMPS         Z14, Z2, K3, Z3
-	VCMPPS            $0x07, Z3, Z3, K3
-	VXORPS            Z2, Z2, Z2
-	VBLENDMPS         Z3, Z2, K3, Z4
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z15, Z2
-	VRNDSCALEPS       $0x00, Z2, Z2
-	VMOVAPS           Z15, Z14
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z14
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z14
-	VADDPS            Z4, Z14, Z14
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z15
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z14, Z15
-	VMULPS            Z14, Z14, Z16
-	VFMADD213PS       Z14, Z15, Z16
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z16, Z14
-	VSCALEFPS         Z2, Z14, Z2
-	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z14
-	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z15
-	VMOVAPS           Z15, Z16
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z14, Z16
-	VSUBPS            Z16, Z15, Z17
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z14, Z17
-	VDIVPS            Z16, Z15, Z14
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z14, Z18
-	VFMADD213PS       Z15, Z16, Z18
-	VMULPS            Z17, Z14, Z15
-	VSUBPS            Z15, Z18, Z15
-	VMULPS            Z15, Z14, Z15
-	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z14, Z14
-	VADDPS            Z15, Z14, Z14
-	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z15
-	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z14, Z15
-	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z14, Z15
-	VMULPS            Z15, Z2, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z9, Z9
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z2, Z10
+	VRNDSCALEPS       $0x00, Z10, Z10
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z10, Z2
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z10, Z2
+	VADDPS            Z9, Z2, Z2
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z9
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z2, Z9
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z2, Z9
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z2, Z9
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z2, Z9
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z2, Z9
+	VMULPS            Z2, Z2, Z11
+	VFMADD213PS       Z2, Z9, Z11
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z11, Z2
+	VSCALEFPS         Z10, Z2, Z2
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z9
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z10
+	VMOVAPS           Z10, Z11
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z9, Z11
+	VSUBPS            Z11, Z10, Z12
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z9, Z12
+	VDIVPS            Z11, Z10, Z9
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z9, Z13
+	VFMADD213PS       Z10, Z11, Z13
+	VMULPS            Z12, Z9, Z10
+	VSUBPS            Z10, Z13, Z10
+	VMULPS            Z10, Z9, Z10
+	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z9, Z9
+	VADDPS            Z10, Z9, Z9
+	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z10
+	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z9, Z10
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z9, Z10
+	VMULPS            Z10, Z2, Z2
 	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
-	VXORPS            Z14, Z14, Z14
-	VCMPPS            $0x01, Z14, Z1, K3
-	VMULPS            Z2, Z1, Z14
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z15
-	VFMADD213PS       Z1, Z2, Z15
-	VBLENDMPS         Z14, Z15, K3, Z5
-	VBLENDMPS         Z13, Z5, K2, Z6
-	VBLENDMPS         Z0, Z6, K1, Z7
-	VMOVUPS           Z7, (DI)
+	VXORPS            Z9, Z9, Z9
+	VCMPPS            $0x01, Z9, Z1, K3
+	VMULPS            Z2, Z1, Z9
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z10
+	VFMADD213PS       Z1, Z2, Z10
+	VBLENDMPS         Z9, Z10, K3, Z3
+	VBROADCASTSS      lanes_c80000000<>+0(SB), Z1
+	VBLENDMPS         Z0, Z3, K1, Z4
+	VBLENDMPS         Z1, Z4, K2, Z5
+	VMOVUPS           Z5, (DI)
 	ADDQ              $0x00000040, SI
 	ADDQ              $0x00000040, DI
 	SUBQ              $0x00000010, CX
@@ -1727,136 +1698,93 @@ tail:
 	KMOVW             AX, K1
 	VMOVUPS.Z         (SI), K1, Z0
 	VCMPPS.BCST       $0x0e, lanes_c41200000<>+0(SB), Z0, K2
-	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z1
+	VCMPPS.BCST       $0x01, lanes_cc0d00000<>+0(SB), Z0, K3
+	VBROADCASTSS      lanes_cc0d00000<>+0(SB), Z1
 	VBROADCASTSS      lanes_c41200000<>+0(SB), Z2
 	VMAXPS            Z0, Z1, Z1
 	VMINPS            Z1, Z2, Z1
-	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z2
-	VCMPPS.BCST       $0x01, lanes_c3f400000<>+0(SB), Z2, K3
-	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z1, Z2
-	VMULPS.BCST       lanes_c3f3504f3<>+0(SB), Z1, Z3
-	VMULPS            Z3, Z3, Z4
-	VBROADCASTSS      lanes_c389a0b97<>+0(SB), Z5
-	VFMADD213PS.BCST  lanes_cba50ec0e<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3baa21fd<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_cbcdc0606<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3de71733<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_cbec093a3<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_cb37bd649<>+0(SB), Z5, Z4
-	VMULPS            Z4, Z3, Z4
-	VFMADD231PS.BCST  lanes_c3f906ebb<>+0(SB), Z3, Z4
-	VMOVAPS           Z2, Z3
-	VFMADD213PS       Z2, Z4, Z3
 	VMULPS            Z1, Z1, Z2
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z4
-	VMOVAPS           Z1, Z5
-	VFMADD213PS       Z4, Z1, Z5
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z3
+	VMOVAPS           Z1, Z4
+	VFMADD213PS       Z3, Z1, Z4
 	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
-	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z5, Z4
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z4, Z3
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z2
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z4, Z4
-	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z5
-	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z6
-	VMAXPS            Z2, Z5, Z5
-	VMINPS            Z5, Z6, Z5
-	VCMPPS            $0x00, Z2, Z5, K4
-	VXORPS            Z2, Z2, Z2
-	VBLENDMPS         Z4, Z2, K4, Z8
-	VCMPPS            $0x07, Z8, Z8, K4
-	VXORPS            Z2, Z2, Z2
-	VBLENDMPS         Z8, Z2, K4, Z9
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z5, Z2
-	VRNDSCALEPS       $0x00, Z2, Z2
-	VMOVAPS           Z5, Z4
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z4
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z4
-	VADDPS            Z9, Z4, Z4
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z4, Z5
-	VMULPS            Z4, Z4, Z6
-	VFMADD213PS       Z4, Z5, Z6
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z6, Z4
-	VSCALEFPS         Z2, Z4, Z2
-	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z4
-	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z5
-	VMOVAPS           Z5, Z6
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z4, Z6
-	VSUBPS            Z6, Z5, Z7
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z4, Z7
-	VDIVPS            Z6, Z5, Z4
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z4, Z8
-	VFMADD213PS       Z5, Z6, Z8
-	VMULPS            Z7, Z4, Z5
-	VSUBPS            Z5, Z8, Z5
-	VMULPS            Z5, Z4, Z5
-	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z4, Z4
-	VADDPS            Z5, Z4, Z4
-	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z5
-	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z4, Z5
-	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z4, Z5
-	VMULPS            Z5, Z2, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z3
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z2, Z4
+	VRNDSCALEPS       $0x00, Z4, Z4
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z4, Z2
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z4, Z2
+	VADDPS            Z3, Z2, Z2
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z2, Z3
+	VMULPS            Z2, Z2, Z5
+	VFMADD213PS       Z2, Z3, Z5
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z2
+	VSCALEFPS         Z4, Z2, Z2
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z3
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z4
+	VMOVAPS           Z4, Z5
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z3, Z5
+	VSUBPS            Z5, Z4, Z9
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z3, Z9
+	VDIVPS            Z5, Z4, Z3
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z10
+	VFMADD213PS       Z4, Z5, Z10
+	VMULPS            Z9, Z3, Z4
+	VSUBPS            Z4, Z10, Z4
+	VMULPS            Z4, Z3, Z4
+	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z3, Z3
+	VADDPS            Z4, Z3, Z3
+	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z3, Z4
+	VMULPS            Z4, Z2, Z2
 	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
-	VXORPS            Z4, Z4, Z4
-	VCMPPS            $0x01, Z4, Z1, K4
-	VMULPS            Z2, Z1, Z4
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z5
-	VFMADD213PS       Z1, Z2, Z5
-	VBLENDMPS         Z4, Z5, K4, Z10
-	VBLENDMPS         Z3, Z10, K3, Z11
-	VBLENDMPS         Z0, Z11, K2, Z12
-	VMOVUPS           Z12, K1, (DI)
+	VXORPS            Z3, Z3, Z3
+	VCMPPS            $0x01, Z3, Z1, K4
+	VMULPS            Z2, Z1, Z3
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z4
+	VFMADD213PS       Z1, Z2, Z4
+	VBLENDMPS         Z3, Z4, K4, Z6
+	VBROADCASTSS      lanes_c80000000<>+0(SB), Z1
+	VBLENDMPS         Z0, Z6, K2, Z7
+	VBLENDMPS         Z1, Z7, K3, Z8
+	VMOVUPS           Z8, K1, (DI)
 
 done:
 	VZEROUPPER
 	RET
 
-DATA lanes_c3f400000<>+0(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+4(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+8(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+12(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+16(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+20(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+24(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+28(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+32(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+36(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+40(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+44(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+48(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+52(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+56(SB)/4, $0x3f400000
-DATA lanes_c3f400000<>+60(SB)/4, $0x3f400000
-GLOBL lanes_c3f400000<>(SB), RODATA|NOPTR, $64
-
-DATA lanes_c3f3504f3<>+0(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+4(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+8(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+12(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+16(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+20(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+24(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+28(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+32(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+36(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+40(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+44(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+48(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+52(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+56(SB)/4, $0x3f3504f3
-DATA lanes_c3f3504f3<>+60(SB)/4, $0x3f3504f3
-GLOBL lanes_c3f3504f3<>(SB), RODATA|NOPTR, $64
+DATA lanes_cc0d00000<>+0(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+4(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+8(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+12(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+16(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+20(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+24(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+28(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+32(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+36(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+40(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+44(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+48(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+52(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+56(SB)/4, $0xc0d00000
+DATA lanes_cc0d00000<>+60(SB)/4, $0xc0d00000
+GLOBL lanes_cc0d00000<>(SB), RODATA|NOPTR, $64
 
 DATA lanes_c3eb504f3<>+0(SB)/4, $0x3eb504f3
 DATA lanes_c3eb504f3<>+4(SB)/4, $0x3eb504f3
@@ -3194,7 +3122,7 @@ loop:
 	VCMPPS       $0x01, lanes_c3f600000<>+0(SB), Y1, Y2
 	VMOVUPS      lanes_c3f800000<>+0(SB), Y3
 	VMOVUPS      lanes_c00000000<>+0(SB), Y4
-	VMOVUPS      lanes_c41200000<>+0(SB), Y5
+	VMOVUPS      lanes_c40900000<>+0(SB), Y5
 	VMAXPS       Y1, Y4, Y1
 	VMINPS       Y1, Y5, Y1
 	VMULPS       Y1, Y1, Y4
@@ -3203,31 +3131,21 @@ loop:
 	VFMADD213PS  Y5, Y1, Y6
 	VXORPS       lanes_c80000000<>+0(SB), Y4, Y4
 	VXORPS       lanes_c80000000<>+0(SB), Y6, Y5
-	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y6
-	VMOVUPS      lanes_c42b20000<>+0(SB), Y7
-	VMAXPS       Y4, Y6, Y6
-	VMINPS       Y6, Y7, Y6
-	VCMPPS       $0x00, Y4, Y6, Y4
-	VXORPS       Y7, Y7, Y7
-	VBLENDVPS    Y4, Y5, Y7, Y4
-	VCMPPS       $0x07, Y4, Y4, Y5
-	VXORPS       Y7, Y7, Y7
-	VBLENDVPS    Y5, Y4, Y7, Y4
-	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y6, Y5
-	VROUNDPS     $0x00, Y5, Y5
-	VFNMADD231PS lanes_c3f317200<>+0(SB), Y5, Y6
-	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y5, Y6
-	VADDPS       Y4, Y6, Y4
-	VMOVUPS      lanes_c39500d01<>+0(SB), Y6
-	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y4, Y6
-	VFMADD213PS  lanes_c3c088889<>+0(SB), Y4, Y6
-	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y4, Y6
-	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y4, Y6
-	VFMADD213PS  lanes_c3f000000<>+0(SB), Y4, Y6
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y4, Y6
+	VROUNDPS     $0x00, Y6, Y6
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y6, Y4
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y6, Y4
+	VADDPS       Y5, Y4, Y4
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y5
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y4, Y5
 	VMULPS       Y4, Y4, Y7
-	VFMADD213PS  Y4, Y6, Y7
+	VFMADD213PS  Y4, Y5, Y7
 	VADDPS       lanes_c3f800000<>+0(SB), Y7, Y4
-	VCVTPS2DQ    Y5, Y5
+	VCVTPS2DQ    Y6, Y5
 	VPSRAD       $0x01, Y5, Y6
 	VPSUBD       Y6, Y5, Y5
 	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
@@ -3294,7 +3212,7 @@ tail:
 	VCMPPS       $0x01, lanes_c3f600000<>+0(SB), Y2, Y3
 	VMOVUPS      lanes_c3f800000<>+0(SB), Y4
 	VMOVUPS      lanes_c00000000<>+0(SB), Y5
-	VMOVUPS      lanes_c41200000<>+0(SB), Y6
+	VMOVUPS      lanes_c40900000<>+0(SB), Y6
 	VMAXPS       Y2, Y5, Y2
 	VMINPS       Y2, Y6, Y2
 	VMULPS       Y2, Y2, Y5
@@ -3303,31 +3221,21 @@ tail:
 	VFMADD213PS  Y6, Y2, Y7
 	VXORPS       lanes_c80000000<>+0(SB), Y5, Y5
 	VXORPS       lanes_c80000000<>+0(SB), Y7, Y6
-	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y7
-	VMOVUPS      lanes_c42b20000<>+0(SB), Y8
-	VMAXPS       Y5, Y7, Y7
-	VMINPS       Y7, Y8, Y7
-	VCMPPS       $0x00, Y5, Y7, Y5
-	VXORPS       Y8, Y8, Y8
-	VBLENDVPS    Y5, Y6, Y8, Y5
-	VCMPPS       $0x07, Y5, Y5, Y6
-	VXORPS       Y8, Y8, Y8
-	VBLENDVPS    Y6, Y5, Y8, Y5
-	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y7, Y6
-	VROUNDPS     $0x00, Y6, Y6
-	VFNMADD231PS lanes_c3f317200<>+0(SB), Y6, Y7
-	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y6, Y7
-	VADDPS       Y5, Y7, Y5
-	VMOVUPS      lanes_c39500d01<>+0(SB), Y7
-	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y5, Y7
-	VFMADD213PS  lanes_c3c088889<>+0(SB), Y5, Y7
-	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y5, Y7
-	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y5, Y7
-	VFMADD213PS  lanes_c3f000000<>+0(SB), Y5, Y7
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y5, Y7
+	VROUNDPS     $0x00, Y7, Y7
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y7, Y5
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y7, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y6
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y5, Y6
 	VMULPS       Y5, Y5, Y8
-	VFMADD213PS  Y5, Y7, Y8
+	VFMADD213PS  Y5, Y6, Y8
 	VADDPS       lanes_c3f800000<>+0(SB), Y8, Y5
-	VCVTPS2DQ    Y6, Y6
+	VCVTPS2DQ    Y7, Y6
 	VPSRAD       $0x01, Y6, Y7
 	VPSUBD       Y7, Y6, Y6
 	VPADDD       lanes_c0000007f<>+0(SB), Y7, Y7
@@ -3394,68 +3302,130 @@ loop:
 	JB           tail
 	VMOVUPS      (SI), Y0
 	VCMPPS       $0x0e, lanes_c41200000<>+0(SB), Y0, Y1
-	VMOVUPS      lanes_cc1a00000<>+0(SB), Y2
-	VMOVUPS      lanes_c41200000<>+0(SB), Y3
-	VMAXPS       Y0, Y2, Y2
-	VMINPS       Y2, Y3, Y2
-	VANDPS       lanes_c7fffffff<>+0(SB), Y2, Y3
-	VCMPPS       $0x01, lanes_c3f400000<>+0(SB), Y3, Y3
-	VMULPS       lanes_c3f000000<>+0(SB), Y2, Y4
-	VMULPS       lanes_c3f3504f3<>+0(SB), Y2, Y5
-	VMULPS       Y5, Y5, Y6
-	VMOVUPS      lanes_c389a0b97<>+0(SB), Y7
-	VFMADD213PS  lanes_cba50ec0e<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_c3baa21fd<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_cbcdc0606<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_c3de71733<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_cbec093a3<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_cb37bd649<>+0(SB), Y7, Y6
-	VMULPS       Y6, Y5, Y6
-	VFMADD231PS  lanes_c3f906ebb<>+0(SB), Y5, Y6
-	VMOVAPS      Y4, Y5
-	VFMADD213PS  Y4, Y6, Y5
-	VMULPS       Y2, Y2, Y4
-	VXORPS       lanes_c80000000<>+0(SB), Y4, Y6
-	VMOVAPS      Y2, Y7
-	VFMADD213PS  Y6, Y2, Y7
+	VCMPPS       $0x01, lanes_cc0d00000<>+0(SB), Y0, Y2
+	VMOVUPS      lanes_cc0d00000<>+0(SB), Y3
+	VMOVUPS      lanes_c41200000<>+0(SB), Y4
+	VMAXPS       Y0, Y3, Y3
+	VMINPS       Y3, Y4, Y3
+	VMULPS       Y3, Y3, Y4
+	VXORPS       lanes_c80000000<>+0(SB), Y4, Y5
+	VMOVAPS      Y3, Y6
+	VFMADD213PS  Y5, Y3, Y6
 	VMULPS       lanes_c3f000000<>+0(SB), Y4, Y4
-	VMULPS       lanes_c3f000000<>+0(SB), Y7, Y6
+	VMULPS       lanes_c3f000000<>+0(SB), Y6, Y5
 	VXORPS       lanes_c80000000<>+0(SB), Y4, Y4
-	VXORPS       lanes_c80000000<>+0(SB), Y6, Y6
-	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y7
-	VMOVUPS      lanes_c42b20000<>+0(SB), Y8
-	VMAXPS       Y4, Y7, Y7
-	VMINPS       Y7, Y8, Y7
-	VCMPPS       $0x00, Y4, Y7, Y4
-	VXORPS       Y8, Y8, Y8
-	VBLENDVPS    Y4, Y6, Y8, Y4
-	VCMPPS       $0x07, Y4, Y4, Y6
-	VXORPS       Y8, Y8, Y8
-	VBLENDVPS    Y6, Y4, Y8, Y4
-	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y7, Y6
+	VXORPS       lanes_c80000000<>+0(SB), Y5, Y5
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y4, Y6
 	VROUNDPS     $0x00, Y6, Y6
-	VFNMADD231PS lanes_c3f317200<>+0(SB), Y6, Y7
-	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y6, Y7
-	VADDPS       Y4, Y7, Y4
-	VMOVUPS      lanes_c39500d01<>+0(SB), Y7
-	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y4, Y7
-	VFMADD213PS  lanes_c3c088889<>+0(SB), Y4, Y7
-	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y4, Y7
-	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y4, Y7
-	VFMADD213PS  lanes_c3f000000<>+0(SB), Y4, Y7
-	VMULPS       Y4, Y4, Y8
-	VFMADD213PS  Y4, Y7, Y8
-	VADDPS       lanes_c3f800000<>+0(SB), Y8, Y4
-	VCVTPS2DQ    Y6, Y6
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y6, Y4
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y6, Y4
+	VADDPS       Y5, Y4, Y4
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y5
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y4, Y5
+	VMULPS       Y4, Y4, Y7
+	VFMADD213PS  Y4, Y5, Y7
+	VADDPS       lanes_c3f800000<>+0(SB), Y7, Y4
+	VCVTPS2DQ    Y6, Y5
+	VPSRAD       $0x01, Y5, Y6
+	VPSUBD       Y6, Y5, Y5
+	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
+	VPSLLD       $0x17, Y6, Y6
+	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y6, Y4, Y4
+	VMULPS       Y5, Y4, Y4
+	VANDPS       lanes_c7fffffff<>+0(SB), Y3, Y5
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y6
+	VMOVAPS      Y6, Y7
+	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y5, Y7
+	VSUBPS       Y7, Y6, Y8
+	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y5, Y8
+	VDIVPS       Y7, Y6, Y5
+	VXORPS       lanes_c80000000<>+0(SB), Y5, Y9
+	VFMADD213PS  Y6, Y7, Y9
+	VMULPS       Y8, Y5, Y6
+	VSUBPS       Y6, Y9, Y6
+	VMULPS       Y6, Y5, Y6
+	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y5, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      lanes_c3d331033<>+0(SB), Y6
+	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3d943653<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3f9d5ec1<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y5, Y6
+	VMULPS       Y6, Y4, Y4
+	VMULPS       lanes_c3f000000<>+0(SB), Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VCMPPS       $0x01, Y5, Y3, Y5
+	VMULPS       Y4, Y3, Y6
+	VXORPS       lanes_c80000000<>+0(SB), Y3, Y7
+	VFMADD213PS  Y3, Y4, Y7
+	VBLENDVPS    Y5, Y6, Y7, Y3
+	VMOVUPS      lanes_c80000000<>+0(SB), Y4
+	VBLENDVPS    Y1, Y0, Y3, Y0
+	VBLENDVPS    Y2, Y4, Y0, Y0
+	VMOVUPS      Y0, (DI)
+	ADDQ         $0x00000020, SI
+	ADDQ         $0x00000020, DI
+	SUBQ         $0x00000008, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	MOVL         CX, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y0
+	VPCMPGTD     lanes_iota<>+0(SB), Y0, Y0
+	VMASKMOVPS   (SI), Y0, Y1
+	VCMPPS       $0x0e, lanes_c41200000<>+0(SB), Y1, Y2
+	VCMPPS       $0x01, lanes_cc0d00000<>+0(SB), Y1, Y3
+	VMOVUPS      lanes_cc0d00000<>+0(SB), Y4
+	VMOVUPS      lanes_c41200000<>+0(SB), Y5
+	VMAXPS       Y1, Y4, Y4
+	VMINPS       Y4, Y5, Y4
+	VMULPS       Y4, Y4, Y5
+	VXORPS       lanes_c80000000<>+0(SB), Y5, Y6
+	VMOVAPS      Y4, Y7
+	VFMADD213PS  Y6, Y4, Y7
+	VMULPS       lanes_c3f000000<>+0(SB), Y5, Y5
+	VMULPS       lanes_c3f000000<>+0(SB), Y7, Y6
+	VXORPS       lanes_c80000000<>+0(SB), Y5, Y5
+	VXORPS       lanes_c80000000<>+0(SB), Y6, Y6
+	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y5, Y7
+	VROUNDPS     $0x00, Y7, Y7
+	VFNMADD231PS lanes_c3f317200<>+0(SB), Y7, Y5
+	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y7, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      lanes_c39500d01<>+0(SB), Y6
+	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3c088889<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3f000000<>+0(SB), Y5, Y6
+	VMULPS       Y5, Y5, Y8
+	VFMADD213PS  Y5, Y6, Y8
+	VADDPS       lanes_c3f800000<>+0(SB), Y8, Y5
+	VCVTPS2DQ    Y7, Y6
 	VPSRAD       $0x01, Y6, Y7
 	VPSUBD       Y7, Y6, Y6
 	VPADDD       lanes_c0000007f<>+0(SB), Y7, Y7
 	VPSLLD       $0x17, Y7, Y7
 	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
 	VPSLLD       $0x17, Y6, Y6
-	VMULPS       Y7, Y4, Y4
-	VMULPS       Y6, Y4, Y4
-	VANDPS       lanes_c7fffffff<>+0(SB), Y2, Y6
+	VMULPS       Y7, Y5, Y5
+	VMULPS       Y6, Y5, Y5
+	VANDPS       lanes_c7fffffff<>+0(SB), Y4, Y6
 	VMOVUPS      lanes_c3f800000<>+0(SB), Y7
 	VMOVAPS      Y7, Y8
 	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y6, Y8
@@ -3480,127 +3450,17 @@ loop:
 	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y6, Y7
 	VFMADD213PS  lanes_c3f9d5ec1<>+0(SB), Y6, Y7
 	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y6, Y7
-	VMULPS       Y7, Y4, Y4
-	VMULPS       lanes_c3f000000<>+0(SB), Y4, Y4
-	VXORPS       Y6, Y6, Y6
-	VCMPPS       $0x01, Y6, Y2, Y6
-	VMULPS       Y4, Y2, Y7
-	VXORPS       lanes_c80000000<>+0(SB), Y2, Y8
-	VFMADD213PS  Y2, Y4, Y8
-	VBLENDVPS    Y6, Y7, Y8, Y2
-	VBLENDVPS    Y3, Y5, Y2, Y2
-	VBLENDVPS    Y1, Y0, Y2, Y0
-	VMOVUPS      Y0, (DI)
-	ADDQ         $0x00000020, SI
-	ADDQ         $0x00000020, DI
-	SUBQ         $0x00000008, CX
-	JMP          loop
-
-tail:
-	TESTQ        CX, CX
-	JE           done
-	MOVL         CX, AX
-	VMOVD        AX, X0
-	VPBROADCASTD X0, Y0
-	VPCMPGTD     lanes_iota<>+0(SB), Y0, Y0
-	VMASKMOVPS   (SI), Y0, Y1
-	VCMPPS       $0x0e, lanes_c41200000<>+0(SB), Y1, Y2
-	VMOVUPS      lanes_cc1a00000<>+0(SB), Y3
-	VMOVUPS      lanes_c41200000<>+0(SB), Y4
-	VMAXPS       Y1, Y3, Y3
-	VMINPS       Y3, Y4, Y3
-	VANDPS       lanes_c7fffffff<>+0(SB), Y3, Y4
-	VCMPPS       $0x01, lanes_c3f400000<>+0(SB), Y4, Y4
-	VMULPS       lanes_c3f000000<>+0(SB), Y3, Y5
-	VMULPS       lanes_c3f3504f3<>+0(SB), Y3, Y6
-	VMULPS       Y6, Y6, Y7
-	VMOVUPS      lanes_c389a0b97<>+0(SB), Y8
-	VFMADD213PS  lanes_cba50ec0e<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_c3baa21fd<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_cbcdc0606<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_c3de71733<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_cbec093a3<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_cb37bd649<>+0(SB), Y8, Y7
-	VMULPS       Y7, Y6, Y7
-	VFMADD231PS  lanes_c3f906ebb<>+0(SB), Y6, Y7
-	VMOVAPS      Y5, Y6
-	VFMADD213PS  Y5, Y7, Y6
-	VMULPS       Y3, Y3, Y5
-	VXORPS       lanes_c80000000<>+0(SB), Y5, Y7
-	VMOVAPS      Y3, Y8
-	VFMADD213PS  Y7, Y3, Y8
-	VMULPS       lanes_c3f000000<>+0(SB), Y5, Y5
-	VMULPS       lanes_c3f000000<>+0(SB), Y8, Y7
-	VXORPS       lanes_c80000000<>+0(SB), Y5, Y5
-	VXORPS       lanes_c80000000<>+0(SB), Y7, Y7
-	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y8
-	VMOVUPS      lanes_c42b20000<>+0(SB), Y9
-	VMAXPS       Y5, Y8, Y8
-	VMINPS       Y8, Y9, Y8
-	VCMPPS       $0x00, Y5, Y8, Y5
-	VXORPS       Y9, Y9, Y9
-	VBLENDVPS    Y5, Y7, Y9, Y5
-	VCMPPS       $0x07, Y5, Y5, Y7
-	VXORPS       Y9, Y9, Y9
-	VBLENDVPS    Y7, Y5, Y9, Y5
-	VMULPS       lanes_c3fb8aa3b<>+0(SB), Y8, Y7
-	VROUNDPS     $0x00, Y7, Y7
-	VFNMADD231PS lanes_c3f317200<>+0(SB), Y7, Y8
-	VFNMADD231PS lanes_c35bfbe8e<>+0(SB), Y7, Y8
-	VADDPS       Y5, Y8, Y5
-	VMOVUPS      lanes_c39500d01<>+0(SB), Y8
-	VFMADD213PS  lanes_c3ab60b61<>+0(SB), Y5, Y8
-	VFMADD213PS  lanes_c3c088889<>+0(SB), Y5, Y8
-	VFMADD213PS  lanes_c3d2aaaab<>+0(SB), Y5, Y8
-	VFMADD213PS  lanes_c3e2aaaab<>+0(SB), Y5, Y8
-	VFMADD213PS  lanes_c3f000000<>+0(SB), Y5, Y8
-	VMULPS       Y5, Y5, Y9
-	VFMADD213PS  Y5, Y8, Y9
-	VADDPS       lanes_c3f800000<>+0(SB), Y9, Y5
-	VCVTPS2DQ    Y7, Y7
-	VPSRAD       $0x01, Y7, Y8
-	VPSUBD       Y8, Y7, Y7
-	VPADDD       lanes_c0000007f<>+0(SB), Y8, Y8
-	VPSLLD       $0x17, Y8, Y8
-	VPADDD       lanes_c0000007f<>+0(SB), Y7, Y7
-	VPSLLD       $0x17, Y7, Y7
-	VMULPS       Y8, Y5, Y5
 	VMULPS       Y7, Y5, Y5
-	VANDPS       lanes_c7fffffff<>+0(SB), Y3, Y7
-	VMOVUPS      lanes_c3f800000<>+0(SB), Y8
-	VMOVAPS      Y8, Y9
-	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y7, Y9
-	VSUBPS       Y9, Y8, Y10
-	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y7, Y10
-	VDIVPS       Y9, Y8, Y7
-	VXORPS       lanes_c80000000<>+0(SB), Y7, Y11
-	VFMADD213PS  Y8, Y9, Y11
-	VMULPS       Y10, Y7, Y8
-	VSUBPS       Y8, Y11, Y8
-	VMULPS       Y8, Y7, Y8
-	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y7, Y7
-	VADDPS       Y8, Y7, Y7
-	VMOVUPS      lanes_c3d331033<>+0(SB), Y8
-	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_c3d943653<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_c3f9d5ec1<>+0(SB), Y7, Y8
-	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y7, Y8
-	VMULPS       Y8, Y5, Y5
 	VMULPS       lanes_c3f000000<>+0(SB), Y5, Y5
-	VXORPS       Y7, Y7, Y7
-	VCMPPS       $0x01, Y7, Y3, Y7
-	VMULPS       Y5, Y3, Y8
-	VXORPS       lanes_c80000000<>+0(SB), Y3, Y9
-	VFMADD213PS  Y3, Y5, Y9
-	VBLENDVPS    Y7, Y8, Y9, Y3
-	VBLENDVPS    Y4, Y6, Y3, Y3
-	VBLENDVPS    Y2, Y1, Y3, Y1
+	VXORPS       Y6, Y6, Y6
+	VCMPPS       $0x01, Y6, Y4, Y6
+	VMULPS       Y5, Y4, Y7
+	VXORPS       lanes_c80000000<>+0(SB), Y4, Y8
+	VFMADD213PS  Y4, Y5, Y8
+	VBLENDVPS    Y6, Y7, Y8, Y4
+	VMOVUPS      lanes_c80000000<>+0(SB), Y5
+	VBLENDVPS    Y2, Y1, Y4, Y1
+	VBLENDVPS    Y3, Y5, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (DI)
 
 done:

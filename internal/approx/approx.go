@@ -76,7 +76,7 @@ const Expm1Min = -20.0
 // float32 coefficients; the correction is at most a quarter of the result).
 const (
 	ErfSplit = 0.875
-	ErfMax   = 10.0 // erf rounds to ±1 beyond 3.92; the tail clamps |x| to ErfMax
+	ErfMax   = 4.5 // erf rounds to ±1 beyond 3.92; the tail clamps |x| to ErfMax
 	ErfC0Hi  = 1.1283792
 	ErfC0Lo  = -5.8635383e-08
 )
@@ -111,15 +111,13 @@ var ErfcxPoly = [...]float32{
 	0.04371662,
 }
 
-// GELUSplit: below it GELU(x) = x/2 + x/2·erf(x/√2) with the erf polynomial
-// (the erf term is small against x/2 there); above it the erfc form.
-const GELUSplit = 0.75
-
 // GELU limits: GELU(x) = x for x > GELUMax (Φ(x) rounds to 1) and -0 for
-// x < GELUMin; inputs are clamped to them so no Inf·0 arises.
+// x < GELUMin (|GELU(x)| < 6e-10 there, inside the 1e-7 absolute bound);
+// inputs are clamped to them, so x²/2 <= 21.2 needs no clamp in the
+// exponential and |x|/√2 <= 4.6 stays in ErfcxPoly's fitted range.
 const (
 	GELUMax = 10.0
-	GELUMin = -20.0
+	GELUMin = -6.5
 )
 
 // GELUTanh: 0.5·x·(1+tanh(√(2/π)·(x+0.044715·x³))) = x/(1+e^w) with

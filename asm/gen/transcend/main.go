@@ -314,10 +314,7 @@ func (v *vm) expReduce(x, lo VecVirtual) (n, q VecVirtual) {
 	if lo != nil {
 		r = v.add(r, lo)
 	}
-	p := v.load(cf(approx.Expm1Poly[5]))
-	for i := 4; i >= 0; i-- {
-		p = v.fma(p, r, cf(approx.Expm1Poly[i]))
-	}
+	p := v.poly(r, approx.Expm1Poly[:])
 	return n, v.fma(v.mul(r, r), p, r)
 }
 
@@ -337,7 +334,9 @@ func (v *vm) expPair(x, lo VecVirtual) (n, q VecVirtual) {
 	return v.expReduce(xc, lo)
 }
 
-func (v *vm) horner(x VecVirtual, c []float32) VecVirtual {
+// poly evaluates Σ c[k]·x^k by Horner's rule, as horner in
+// transcend_generic.go.
+func (v *vm) poly(x VecVirtual, c []float32) VecVirtual {
 	p := v.load(cf(c[len(c)-1]))
 	for i := len(c) - 2; i >= 0; i-- {
 		p = v.fma(p, x, cf(c[i]))
@@ -354,7 +353,7 @@ func (v *vm) erfcTail(x VecVirtual, s, h float32) VecVirtual {
 		hi = v.mul(hi, cf(s))
 		lo = v.mul(lo, cf(s))
 	}
-	n, q := v.expPair(v.xor(hi, c(1<<31)), v.xor(lo, c(1<<31)))
+	n, q := v.expReduce(v.xor(hi, c(1<<31)), v.xor(lo, c(1<<31))) // |x| <= 6.5: no clamp
 	e := v.scale(v.add(q, cf(1)), n)
 	a := v.and(x, c(0x7fffffff))
 	one := v.load(cf(1))
@@ -364,13 +363,13 @@ func (v *vm) erfcTail(x VecVirtual, s, h float32) VecVirtual {
 	r := v.fma(v.xor(t, c(1<<31)), d, one)
 	tLo := v.mul(t, v.sub(r, v.mul(t, dErr)))
 	u := v.add(v.sub(t, cf(approx.ErfcxCentre)), tLo)
-	return v.mul(e, v.horner(u, approx.ErfcxPoly[:]))
+	return v.mul(e, v.poly(u, approx.ErfcxPoly[:]))
 }
 
 // erfSmall is erf(x) = x·(C0 + z·P(z)) for |x| < ErfSplit.
 func (v *vm) erfSmall(x VecVirtual) VecVirtual {
 	z := v.mul(x, x)
-	p := v.horner(z, approx.ErfPoly[:])
+	p := v.poly(z, approx.ErfPoly[:])
 	return v.fma(x, cf(approx.ErfC0Hi), v.mul(x, v.fma(z, p, cf(approx.ErfC0Lo))))
 }
 
@@ -383,14 +382,12 @@ func (v *vm) erf(x VecVirtual) VecVirtual {
 
 func (v *vm) gelu(x VecVirtual) VecVirtual {
 	big := v.cmp(cmpGT, x, cf(approx.GELUMax))
+	tiny := v.cmp(cmpLT, x, cf(approx.GELUMin))
 	xc := v.clamp(x, approx.GELUMin, approx.GELUMax)
-	small := v.cmp(cmpLT, v.and(xc, c(0x7fffffff)), cf(approx.GELUSplit))
-	h := v.mul(xc, cf(0.5))
-	near := v.fma(h, v.erfSmall(v.mul(xc, cf(0.70710677))), h)
 	e := v.mul(v.erfcTail(xc, 0.5, 0.35355339), cf(0.5))
 	neg := v.cmp(cmpLT, xc, v.zero())
-	far := v.sel(neg, v.mul(xc, e), v.fma(v.xor(xc, c(1<<31)), e, xc))
-	return v.sel(big, x, v.sel(small, near, far))
+	r := v.sel(neg, v.mul(xc, e), v.fma(v.xor(xc, c(1<<31)), e, xc))
+	return v.sel(tiny, v.load(c(1<<31)), v.sel(big, x, r))
 }
 
 // geluTanh computes w = x·(C1 + C3·x²) in float64 a half vector at a time,
@@ -520,10 +517,7 @@ func (v *vm) tanh(x VecVirtual) VecVirtual {
 
 // atanhSeries returns 1 + z·R(z)/2.
 func (v *vm) atanhSeries(z VecVirtual) VecVirtual {
-	p := v.load(cf(approx.AtanhPoly[7]))
-	for i := 6; i >= 0; i-- {
-		p = v.fma(p, z, cf(approx.AtanhPoly[i]))
-	}
+	p := v.poly(z, approx.AtanhPoly[:])
 	return v.fma(z, v.mul(p, cf(0.5)), cf(1))
 }
 
@@ -568,10 +562,7 @@ func (v *vm) log(x VecVirtual) VecVirtual {
 	}
 	s := v.div(v.sub(m, cf(1)), v.add(m, cf(1)))
 	z := v.mul(s, s)
-	p := v.load(cf(approx.AtanhPoly[7]))
-	for i := 6; i >= 0; i-- {
-		p = v.fma(p, z, cf(approx.AtanhPoly[i]))
-	}
+	p := v.poly(z, approx.AtanhPoly[:])
 	lo := v.fma(v.mul(s, z), p, v.mul(k, cf(approx.Ln2Lo)))
 	hi := v.add(v.add(s, s), lo)
 	r := v.fma(k, cf(approx.Ln2Hi), hi)
