@@ -1,0 +1,189 @@
+// Command sgemm writes the amd64 SGEMM microkernels of package simd
+// (simd/sgemm_amd64.s) and their Go declarations (simd/sgemm_stubs_amd64.go),
+// plus the FMA peak kernels the benchmarks measure the machine with.
+//
+// A microkernel computes one MR×NR tile of C from packed panels: a holds MR
+// floats per k step (a column of an MR-row slab of A), b holds NR floats per k
+// step (a row of an NR-column slab of B). The MR×NR accumulators live in
+// registers for the whole k loop; each step loads NR/lanes vectors of b,
+// broadcasts each of the MR values of a once and issues MR·NR/lanes FMAs:
+//
+//	AVX-512 14×32: 28 accumulators, 2 b vectors, 1 broadcast = 31 of 32 zmm;
+//	               16 loads for 28 FMAs, so the two FMA pipes set the pace.
+//	AVX2     6×16: 12 accumulators, 2 b vectors, 1 broadcast = 15 of 16 ymm.
+//
+// The tile is then written as C = alpha·acc + beta·C, or C = alpha·acc when
+// beta == 0 (C's old contents, NaN included, are not read).
+package main
+
+//go:generate go run . -out ../../../simd/sgemm_amd64.s -stubs ../../../simd/sgemm_stubs_amd64.go -pkg simd
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/lanesgo/lanes/asm/gen/internal/x86"
+)
+
+// shape is one microkernel's register blocking.
+type shape struct {
+	s      x86.ISA
+	mr, nr int
+	unroll int // k steps per loop iteration
+}
+
+var shapes = []shape{
+	{x86.AVX512, 14, 32, 4},
+	{x86.AVX2, 6, 16, 4},
+}
+
+func main() {
+	ConstraintExpr("!purego")
+	for _, sh := range shapes {
+		kernel(sh)
+	}
+	for _, s := range x86.Levels {
+		peak(s)
+	}
+	Generate()
+}
+
+func requires(s x86.ISA) string {
+	if s.Masked {
+		return "AVX-512 F"
+	}
+	return "AVX2, FMA"
+}
+
+func kernel(sh shape) {
+	s := sh.s
+	vpr := sh.nr / s.Lanes // vectors per row of the tile
+	name := fmt.Sprintf("sgemmKernel%dx%d%s", sh.mr, sh.nr, s.Name)
+	TEXT(name, NOSPLIT, "func(k int, a, b, c []float32, ldc int, alpha, beta float32)")
+	Pragma("noescape")
+	Doc(name+fmt.Sprintf(" sets the %d×%d tile at c (row stride ldc) to", sh.mr, sh.nr),
+		"alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0",
+		"(c not read), for k >= 0 steps of the packed panels a and b.",
+		"Requires: "+requires(s)+".")
+	Load(Param("k"), RCX)
+	Load(Param("a").Base(), RSI)
+	Load(Param("b").Base(), RDX)
+	Load(Param("c").Base(), RDI)
+	Load(Param("ldc"), R8)
+	SHLQ(U8(2), R8) // bytes per row of C
+
+	acc := func(i, j int) VecPhysical { return s.V(i*vpr + j) }
+	nAcc := sh.mr * vpr
+	bReg := func(j int) VecPhysical { return s.V(nAcc + j) }
+	aReg := s.V(nAcc + vpr)
+	for i := 0; i < nAcc; i++ {
+		VXORPS(s.V(i), s.V(i), s.V(i))
+	}
+	step := func(off int) {
+		for j := 0; j < vpr; j++ {
+			VMOVUPS(x86.At(RDX, (off*sh.nr+j*s.Lanes)*4), bReg(j))
+		}
+		for i := 0; i < sh.mr; i++ {
+			VBROADCASTSS(x86.At(RSI, (off*sh.mr+i)*4), aReg)
+			for j := 0; j < vpr; j++ {
+				VFMADD231PS(bReg(j), aReg, acc(i, j))
+			}
+		}
+	}
+	Label("blocks")
+	CMPQ(RCX, U8(sh.unroll))
+	JL(LabelRef("steps"))
+	for u := 0; u < sh.unroll; u++ {
+		step(u)
+	}
+	ADDQ(U32(sh.unroll*sh.mr*4), RSI)
+	ADDQ(U32(sh.unroll*sh.nr*4), RDX)
+	SUBQ(U8(sh.unroll), RCX)
+	JMP(LabelRef("blocks"))
+	Label("steps")
+	TESTQ(RCX, RCX)
+	JE(LabelRef("store"))
+	step(0)
+	ADDQ(U32(sh.mr*4), RSI)
+	ADDQ(U32(sh.nr*4), RDX)
+	DECQ(RCX)
+	JMP(LabelRef("steps"))
+
+	// C = alpha·acc (+ beta·C). The b and a registers are free now, and one
+	// more: alpha and beta are broadcast into aReg and bReg(0), beta is kept as
+	// a scalar in bReg(1) and compared with the zero in the spare register.
+	Label("store")
+	alpha, beta := aReg, bReg(0)
+	betaS, zero := X(nAcc+1), X(nAcc+vpr+1)
+	VBROADCASTSS(paramAddr("alpha"), alpha)
+	VMOVSS(paramAddr("beta"), betaS)
+	VBROADCASTSS(betaS, beta)
+	for i := 0; i < nAcc; i++ {
+		VMULPS(alpha, s.V(i), s.V(i))
+	}
+	VXORPS(zero, zero, zero)
+	VUCOMISS(zero, betaS)
+	JNE(LabelRef("withbeta"))
+	JPS(LabelRef("withbeta")) // beta NaN: NaN·C, as BLAS does
+	for i := 0; i < sh.mr; i++ {
+		for j := 0; j < vpr; j++ {
+			VMOVUPS(acc(i, j), x86.At(RDI, j*s.Bytes()))
+		}
+		ADDQ(R8, RDI)
+	}
+	VZEROUPPER()
+	RET()
+	Label("withbeta")
+	for i := 0; i < sh.mr; i++ {
+		for j := 0; j < vpr; j++ {
+			VFMADD231PS(x86.At(RDI, j*s.Bytes()), beta, acc(i, j))
+			VMOVUPS(acc(i, j), x86.At(RDI, j*s.Bytes()))
+		}
+		ADDQ(R8, RDI)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// paramAddr is the stack address of a scalar parameter (for VEX/EVEX loads:
+// avo's Load picks SSE's MOVSS, which cannot reach xmm16-31).
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// X returns the xmm register i.
+func X(i int) VecPhysical { return x86.X(i) }
+
+// peak writes fmaPeak<level>(n int): n iterations of 24 (AVX-512) or 12
+// (AVX2) independent vector FMAs, twice the FMA latency times the two FMA
+// pipes, so nothing but FMA throughput limits it. The benchmark turns its
+// time into the machine's FMA peak in GFLOP/s.
+func peak(s x86.ISA) {
+	chains := 12
+	if s.Masked {
+		chains = 24
+	}
+	name := "fmaPeak" + s.Name
+	TEXT(name, NOSPLIT, "func(n int)")
+	Doc(fmt.Sprintf("%s runs n iterations of %d independent %d-lane FMAs.", name, chains, s.Lanes),
+		"Requires: "+requires(s)+".")
+	Load(Param("n"), RCX)
+	for i := 0; i < chains+2; i++ {
+		VXORPS(s.V(i), s.V(i), s.V(i))
+	}
+	Label("loop")
+	for i := 0; i < chains; i++ {
+		VFMADD231PS(s.V(chains), s.V(chains+1), s.V(i))
+	}
+	DECQ(RCX)
+	JNE(LabelRef("loop"))
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,399 @@
+package simd
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/klauspost/cpuid/v2"
+)
+
+// gemmKernels is the SGEMM family of one level: a register-blocked
+// microkernel for mr×nr tiles of C from packed panels (see asm/gen/sgemm).
+type gemmKernels struct {
+	mr, nr int
+	// kernel sets the mr×nr tile at c (row stride ldc) to
+	// alpha·Σ_p a[p·mr+i]·b[p·nr+j] + beta·c, not reading c when beta == 0.
+	kernel func(k int, a, b, c []float32, ldc int, alpha, beta float32)
+}
+
+var gemm table[gemmKernels]
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, with
+// BLAS semantics: op(X) is X or, when trans is set, Xᵀ; op(A) is m×k, op(B)
+// is k×n and C is m×n. A is stored with row stride lda (m rows of k, or k rows
+// of m when transA), B with ldb (k rows of n, or n rows of k when transB), C
+// with ldc. When beta == 0, C's old contents are not read (NaN included);
+// when alpha == 0 or k == 0, A and B are not read.
+//
+// Each element is a float32 dot product of length k accumulated in a
+// different order than a sequential loop: the error is within
+// k·2⁻²⁴·Σ_p |A_ip|·|B_pj| (times |alpha|) plus the rounding of the beta term.
+//
+// Sizes that are negative, strides smaller than a row, or slices too short
+// for the sizes and strides panic with a message naming them. C must not
+// overlap A or B. Large products run on a persistent pool of GOMAXPROCS
+// goroutines; Sgemm is safe for concurrent use and, after warm-up, allocates
+// nothing (packing buffers are pooled).
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkGemm("Sgemm", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// SgemmStrided computes batch products C_i = alpha·op(A_i)·op(B_i) + beta·C_i
+// where X_i starts at element i·strideX of x (a stride of 0 shares one
+// matrix between all products, as for a weight matrix). Semantics and checks
+// are Sgemm's, applied to every product.
+func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int) {
+	if batch < 0 || strideA < 0 || strideB < 0 || strideC < 0 {
+		panic(fmt.Sprintf("simd.SgemmStrided: negative batch=%d or stride (strideA=%d strideB=%d strideC=%d)", batch, strideA, strideB, strideC))
+	}
+	if batch == 0 {
+		return
+	}
+	for i := 0; i < batch; i++ {
+		ai, bi, ci := a[min(i*strideA, len(a)):], b[min(i*strideB, len(b)):], c[min(i*strideC, len(c)):]
+		checkGemm(fmt.Sprintf("SgemmStrided (product %d)", i), transA, transB, m, n, k, ai, lda, bi, ldb, ci, ldc)
+	}
+	for i := 0; i < batch; i++ {
+		sgemm(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
+	}
+}
+
+// Sgemv computes y = alpha·op(A)·x + beta·y for the row-major m×n matrix A
+// (row stride lda): op(A) = A takes x of length n and y of length m; with
+// transA, op(A) = Aᵀ takes x of length m and y of length n. When beta == 0,
+// y's old contents are not read. Rows are dot products (Dot) without transA
+// and sums of scaled rows (Axpy) with it, so the error bound is Dot's.
+func Sgemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
+	if m < 0 || n < 0 {
+		panic(fmt.Sprintf("simd.Sgemv: negative size m=%d n=%d", m, n))
+	}
+	if lda < max(1, n) {
+		panic(fmt.Sprintf("simd.Sgemv: lda=%d < n=%d", lda, n))
+	}
+	if m > 0 && n > 0 && len(a) < (m-1)*lda+n {
+		panic(fmt.Sprintf("simd.Sgemv: len(a)=%d too short for m=%d n=%d lda=%d", len(a), m, n, lda))
+	}
+	lx, ly := n, m
+	if transA {
+		lx, ly = m, n
+	}
+	if len(x) != lx || len(y) != ly {
+		panic(fmt.Sprintf("simd.Sgemv: len(x)=%d len(y)=%d, want %d and %d for m=%d n=%d transA=%v", len(x), len(y), lx, ly, m, n, transA))
+	}
+	if !transA {
+		for i := range y {
+			d := float32(0)
+			if n > 0 && alpha != 0 {
+				d = alpha * Dot(a[i*lda:i*lda+n], x)
+			}
+			if beta == 0 {
+				y[i] = d
+			} else {
+				y[i] = d + beta*y[i]
+			}
+		}
+		return
+	}
+	if beta == 0 {
+		clear(y)
+	} else if beta != 1 {
+		Scale(y, y, beta)
+	}
+	if alpha == 0 {
+		return
+	}
+	for i := 0; i < m; i++ {
+		if s := alpha * x[i]; s != 0 || s != s {
+			Axpy(y, s, a[i*lda:i*lda+n])
+		}
+	}
+}
+
+// checkGemm panics on sizes, strides or lengths that do not fit.
+func checkGemm(fn string, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("simd.%s: negative size m=%d n=%d k=%d", fn, m, n, k))
+	}
+	check := func(name string, x []float32, ld, rows, cols int, trans bool) {
+		if trans {
+			rows, cols = cols, rows
+		}
+		if ld < max(1, cols) {
+			panic(fmt.Sprintf("simd.%s: ld%s=%d < %d columns of %s (m=%d n=%d k=%d, trans=%v)", fn, name, ld, cols, name, m, n, k, trans))
+		}
+		if rows > 0 && cols > 0 && len(x) < (rows-1)*ld+cols {
+			panic(fmt.Sprintf("simd.%s: len(%s)=%d too short for %d×%d with ld%s=%d (m=%d n=%d k=%d, trans=%v)", fn, name, len(x), rows, cols, name, ld, m, n, k, trans))
+		}
+	}
+	check("a", a, lda, m, k, transA)
+	check("b", b, ldb, k, n, transB)
+	check("c", c, ldc, m, n, false)
+}
+
+// Blocking, from the data cache sizes (BLIS's analytical model): a kc×nr
+// slab of packed B stays in L1 across the row panels, an mc×kc block of
+// packed A in L2, a kc×nc panel of B in L3.
+type blocking struct{ mc, kc, nc int }
+
+func blockingFor(mr, nr int) blocking {
+	l1, l2 := cpuid.CPU.Cache.L1D, cpuid.CPU.Cache.L2
+	if l1 <= 0 {
+		l1 = 32 << 10
+	}
+	if l2 <= 0 {
+		l2 = 512 << 10
+	}
+	kc := max(64, (l1/2)/(nr*4)/8*8)
+	mc := max(mr, (l2/2)/(kc*4)/mr*mr)
+	nc := max(nr, 4096/nr*nr)
+	return blocking{mc: mc, kc: kc, nc: nc}
+}
+
+// gemmWork is the packing space of one goroutine.
+type gemmWork struct {
+	ap, bp, tile []float32
+}
+
+var gemmWorkPool = sync.Pool{New: func() any { return new(gemmWork) }}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// parallelGemm is the size (m·n·k) from which a product is split over the
+// worker pool; smaller ones run on the calling goroutine.
+const parallelGemm = 64 * 64 * 64
+
+func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	kern := gemm.get()
+	threads := runtime.GOMAXPROCS(0)
+	if m*n*k < parallelGemm || threads == 1 {
+		gemmRange(kern, transA, transB, 0, m, 0, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	// Split the longer side of C, in whole tiles, one part per goroutine.
+	tilesM, tilesN := (m+kern.mr-1)/kern.mr, (n+kern.nr-1)/kern.nr
+	parts := min(threads, max(tilesM, tilesN))
+	wg := waitGroups.Get().(*sync.WaitGroup)
+	defer waitGroups.Put(wg)
+	for p := 0; p < parts; p++ {
+		t := gemmTasks.Get().(*gemmTask)
+		*t = gemmTask{kern: kern, transA: transA, transB: transB, r0: 0, r1: m, c0: 0, c1: n, k: k,
+			alpha: alpha, beta: beta, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc, wg: wg}
+		if tilesN >= tilesM {
+			t.c0, t.c1 = p*tilesN/parts*kern.nr, min(n, (p+1)*tilesN/parts*kern.nr)
+		} else {
+			t.r0, t.r1 = p*tilesM/parts*kern.mr, min(m, (p+1)*tilesM/parts*kern.mr)
+		}
+		if t.r0 >= t.r1 || t.c0 >= t.c1 {
+			gemmTasks.Put(t)
+			continue
+		}
+		wg.Add(1)
+		if p == parts-1 {
+			t.run() // the caller does the last part itself
+			continue
+		}
+		workers.run(t)
+	}
+	wg.Wait()
+}
+
+// gemmTask is one part of a product: rows r0..r1, columns c0..c1 of C.
+type gemmTask struct {
+	kern              *gemmKernels
+	transA, transB    bool
+	r0, r1, c0, c1, k int
+	alpha, beta       float32
+	a, b, c           []float32
+	lda, ldb, ldc     int
+	wg                *sync.WaitGroup
+}
+
+func (t *gemmTask) run() {
+	gemmRange(t.kern, t.transA, t.transB, t.r0, t.r1, t.c0, t.c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
+	wg := t.wg
+	*t = gemmTask{}
+	gemmTasks.Put(t)
+	wg.Done()
+}
+
+var (
+	gemmTasks  = sync.Pool{New: func() any { return new(gemmTask) }}
+	waitGroups = sync.Pool{New: func() any { return new(sync.WaitGroup) }}
+)
+
+// scaleC sets C = beta·C, or 0 when beta == 0.
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		switch beta {
+		case 0:
+			clear(row)
+		case 1:
+		default:
+			Scale(row, row, beta)
+		}
+	}
+}
+
+// gemmRange computes rows r0..r1 and columns c0..c1 of C, all of k, with the
+// BLIS loop nest: panels of B (nc columns, kc deep), blocks of A (mc rows),
+// then mr×nr tiles from the packed data.
+func gemmRange(kern *gemmKernels, transA, transB bool, r0, r1, c0, c1, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	mr, nr := kern.mr, kern.nr
+	bl := blockingFor(mr, nr)
+	w := gemmWorkPool.Get().(*gemmWork)
+	defer gemmWorkPool.Put(w)
+	w.tile = grow(w.tile, mr*nr)
+	for jc := c0; jc < c1; jc += bl.nc {
+		nc := min(bl.nc, c1-jc)
+		ncp := (nc + nr - 1) / nr * nr
+		for pc := 0; pc < k; pc += bl.kc {
+			kc := min(bl.kc, k-pc)
+			w.bp = grow(w.bp, ncp*kc)
+			packB(w.bp, b, ldb, transB, pc, kc, jc, nc, nr)
+			bEff := beta
+			if pc > 0 {
+				bEff = 1
+			}
+			for ic := r0; ic < r1; ic += bl.mc {
+				mc := min(bl.mc, r1-ic)
+				mcp := (mc + mr - 1) / mr * mr
+				w.ap = grow(w.ap, mcp*kc)
+				packA(w.ap, a, lda, transA, ic, mc, pc, kc, mr)
+				for jr := 0; jr < nc; jr += nr {
+					bPanel := w.bp[jr*kc : (jr+nr)*kc]
+					nrr := min(nr, nc-jr)
+					for ir := 0; ir < mc; ir += mr {
+						aPanel := w.ap[ir*kc : (ir+mr)*kc]
+						mrr := min(mr, mc-ir)
+						off := (ic+ir)*ldc + jc + jr
+						if mrr == mr && nrr == nr {
+							kern.kernel(kc, aPanel, bPanel, c[off:], ldc, alpha, bEff)
+							continue
+						}
+						// Edge tile: compute the padded tile aside, add the valid part.
+						kern.kernel(kc, aPanel, bPanel, w.tile, nr, alpha, 0)
+						for i := 0; i < mrr; i++ {
+							dst := c[off+i*ldc : off+i*ldc+nrr]
+							src := w.tile[i*nr : i*nr+nrr]
+							if bEff == 0 {
+								copy(dst, src)
+								continue
+							}
+							for j := range dst {
+								dst[j] = src[j] + bEff*dst[j]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packA copies rows ic..ic+mc and columns pc..pc+kc of op(A) into panels of
+// mr rows: panel q holds, for each p, the mr values op(A)[ic+q·mr+i][pc+p]
+// contiguously; rows past mc are zero.
+func packA(ap, a []float32, lda int, trans bool, ic, mc, pc, kc, mr int) {
+	for q := 0; q*mr < mc; q++ {
+		panel := ap[q*mr*kc : (q+1)*mr*kc]
+		rows := min(mr, mc-q*mr)
+		i0 := ic + q*mr
+		if trans {
+			// op(A)[i][p] = a[p·lda + i]: each p is a contiguous run of rows.
+			for p := 0; p < kc; p++ {
+				dst := panel[p*mr : p*mr+mr]
+				copy(dst, a[(pc+p)*lda+i0:(pc+p)*lda+i0+rows])
+				clear(dst[rows:])
+			}
+			continue
+		}
+		for i := 0; i < rows; i++ {
+			src := a[(i0+i)*lda+pc : (i0+i)*lda+pc+kc]
+			for p, v := range src {
+				panel[p*mr+i] = v
+			}
+		}
+		for i := rows; i < mr; i++ {
+			for p := 0; p < kc; p++ {
+				panel[p*mr+i] = 0
+			}
+		}
+	}
+}
+
+// packB copies rows pc..pc+kc and columns jc..jc+nc of op(B) into panels of
+// nr columns: panel q holds, for each p, the nr values op(B)[pc+p][jc+q·nr+j]
+// contiguously; columns past nc are zero.
+func packB(bp, b []float32, ldb int, trans bool, pc, kc, jc, nc, nr int) {
+	for q := 0; q*nr < nc; q++ {
+		panel := bp[q*nr*kc : (q+1)*nr*kc]
+		cols := min(nr, nc-q*nr)
+		j0 := jc + q*nr
+		if !trans {
+			for p := 0; p < kc; p++ {
+				dst := panel[p*nr : p*nr+nr]
+				copy(dst, b[(pc+p)*ldb+j0:(pc+p)*ldb+j0+cols])
+				clear(dst[cols:])
+			}
+			continue
+		}
+		// op(B)[p][j] = b[j·ldb + p]: each column j is a contiguous run of p.
+		for j := 0; j < cols; j++ {
+			src := b[(j0+j)*ldb+pc : (j0+j)*ldb+pc+kc]
+			for p, v := range src {
+				panel[p*nr+j] = v
+			}
+		}
+		for j := cols; j < nr; j++ {
+			for p := 0; p < kc; p++ {
+				panel[p*nr+j] = 0
+			}
+		}
+	}
+}
+
+// workerPool is a persistent set of goroutines that run GEMM parts; it grows
+// to GOMAXPROCS-1 and never shrinks. Callers run one part themselves and a
+// worker never waits on another, so a busy pool only delays, never deadlocks.
+type workerPool struct {
+	mu    sync.Mutex
+	n     int
+	tasks chan *gemmTask
+}
+
+var workers = &workerPool{tasks: make(chan *gemmTask)}
+
+func (p *workerPool) run(t *gemmTask) {
+	want := runtime.GOMAXPROCS(0) - 1
+	p.mu.Lock()
+	for p.n < want {
+		p.n++
+		go func() {
+			for t := range p.tasks {
+				t.run()
+			}
+		}()
+	}
+	n := p.n
+	p.mu.Unlock()
+	if n == 0 {
+		t.run()
+		return
+	}
+	p.tasks <- t
+}

@@ -1,0 +1,254 @@
+package simd
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/lanesgo/lanes/dispatch"
+)
+
+// gemmCase is one product with its operands laid out in padded storage.
+type gemmCase struct {
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+	lda, ldb, ldc  int
+	a, b, c        []float32
+}
+
+// newGemmCase fills A, B, C with values in [-1, 1) and strides pad elements
+// longer than the rows.
+func newGemmCase(r *rand.Rand, transA, transB bool, m, n, k int, alpha, beta float32, pad int) *gemmCase {
+	g := &gemmCase{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	g.lda, g.ldb, g.ldc = max(1, ac+pad), max(1, bc+pad), max(1, n+pad)
+	g.a = randSlice(r, max(0, (ar-1)*g.lda+ac))
+	g.b = randSlice(r, max(0, (br-1)*g.ldb+bc))
+	g.c = randSlice(r, max(0, (m-1)*g.ldc+n))
+	return g
+}
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = r.Float32()*2 - 1
+	}
+	return s
+}
+
+func (g *gemmCase) at(x []float32, ld int, trans bool, i, j int) float64 {
+	if trans {
+		return float64(x[j*ld+i])
+	}
+	return float64(x[i*ld+j])
+}
+
+// check runs Sgemm on a copy of C and compares with the float64 product;
+// the bound is k·2⁻²⁴·Σ|A||B|·|alpha| plus the rounding of the beta term.
+func (g *gemmCase) check(t *testing.T, what string) {
+	t.Helper()
+	c := append([]float32(nil), g.c...)
+	Sgemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, c, g.ldc)
+	for i := 0; i < g.m; i++ {
+		for j := 0; j < g.n; j++ {
+			var s, sa float64
+			for p := 0; p < g.k; p++ {
+				v := g.at(g.a, g.lda, g.transA, i, p) * g.at(g.b, g.ldb, g.transB, p, j)
+				s += v
+				sa += math.Abs(v)
+			}
+			want := float64(g.alpha) * s
+			old := float64(g.c[i*g.ldc+j])
+			if g.beta != 0 {
+				want += float64(g.beta) * old
+			}
+			bound := (float64(g.k)+2)*0x1p-24*math.Abs(float64(g.alpha))*sa + 2*0x1p-24*math.Abs(float64(g.beta)*old) + 1e-30
+			if got := float64(c[i*g.ldc+j]); !(math.Abs(got-want) <= bound) {
+				t.Fatalf("%s: C[%d][%d] = %v, want %v (bound %g)", what, i, j, got, want, bound)
+			}
+		}
+	}
+	// Padding between rows of C is untouched.
+	for i := 0; i < g.m; i++ {
+		for j := g.n; j < g.ldc && i*g.ldc+j < len(c); j++ {
+			if c[i*g.ldc+j] != g.c[i*g.ldc+j] {
+				t.Fatalf("%s: wrote C padding at [%d][%d]", what, i, j)
+			}
+		}
+	}
+}
+
+var gemmSizes = []int{0, 1, 2, 3, 7, 16, 17, 31, 33, 63, 65, 127, 129, 255, 257}
+
+func TestSgemm(t *testing.T) {
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		r := rand.New(rand.NewPCG(11, uint64(l)))
+		count := 0
+		for mi, m := range gemmSizes {
+			for _, shift := range []int{0, 5, 9} { // sparse crossing of the sizes
+				n := gemmSizes[(mi+shift)%len(gemmSizes)]
+				k := gemmSizes[(mi+2*shift+3)%len(gemmSizes)]
+				if testing.Short() && m*n*k > 64*64*64 {
+					continue
+				}
+				for tr := 0; tr < 4; tr++ {
+					ab := [][2]float32{{1, 0}, {1, 1}, {-0.5, 0.25}, {2, -1}}[(count+tr)%4]
+					g := newGemmCase(r, tr&1 != 0, tr&2 != 0, m, n, k, ab[0], ab[1], count%3)
+					g.check(t, fmt.Sprintf("m=%d n=%d k=%d transA=%v transB=%v alpha=%v beta=%v pad=%d", m, n, k, g.transA, g.transB, ab[0], ab[1], count%3))
+					count++
+				}
+			}
+		}
+	})
+}
+
+// TestSgemmLarge crosses the blocking sizes (kc, mc) and the threading cut.
+func TestSgemmLarge(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("large products: not in -short or -race runs")
+	}
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		r := rand.New(rand.NewPCG(12, uint64(l)))
+		for _, s := range [][3]int{{700, 301, 450}, {64, 784, 256}, {333, 97, 1030}} {
+			g := newGemmCase(r, l == dispatch.AVX2, false, s[0], s[1], s[2], 1.5, 0.5, 1)
+			g.check(t, fmt.Sprintf("m=%d n=%d k=%d", s[0], s[1], s[2]))
+		}
+	})
+}
+
+func TestSgemmSpecial(t *testing.T) {
+	nan := float32(math.NaN())
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		for _, size := range []int{5, 40} {
+			r := rand.New(rand.NewPCG(13, uint64(size)))
+			a, b := randSlice(r, size*size), randSlice(r, size*size)
+			// beta == 0 ignores NaN in C.
+			c := make([]float32, size*size)
+			for i := range c {
+				c[i] = nan
+			}
+			Sgemm(false, false, size, size, size, 1, a, size, b, size, 0, c, size)
+			for i, v := range c {
+				if v != v {
+					t.Fatalf("size %d: beta=0 kept a NaN of C at %d", size, i)
+				}
+			}
+			// alpha == 0 does not read A or B: C = beta·C.
+			an := make([]float32, size*size)
+			for i := range an {
+				an[i] = nan
+			}
+			for i := range c {
+				c[i] = 2
+			}
+			Sgemm(false, false, size, size, size, 0, an, size, an, size, 0.5, c, size)
+			for i, v := range c {
+				if v != 1 {
+					t.Fatalf("size %d: alpha=0 gave C[%d]=%v, want 1", size, i, v)
+				}
+			}
+			// k == 0, beta == 0: C = 0.
+			Sgemm(false, false, size, size, 0, 1, nil, 1, nil, size, 0, c, size)
+			for i, v := range c {
+				if v != 0 {
+					t.Fatalf("size %d: k=0 gave C[%d]=%v", size, i, v)
+				}
+			}
+		}
+	})
+}
+
+func TestSgemmPanics(t *testing.T) {
+	a, b, c := make([]float32, 12), make([]float32, 12), make([]float32, 12)
+	expectPanic(t, "simd.Sgemm: negative size m=-1", func() { Sgemm(false, false, -1, 3, 4, 1, a, 4, b, 3, 0, c, 3) })
+	expectPanic(t, "simd.Sgemm: lda=3 < 4 columns of a", func() { Sgemm(false, false, 3, 3, 4, 1, a, 3, b, 3, 0, c, 3) })
+	expectPanic(t, "simd.Sgemm: len(b)=12 too short for 4×4", func() { Sgemm(false, false, 3, 4, 4, 1, a, 4, b, 4, 0, c, 4) })
+	big := make([]float32, 60)
+	expectPanic(t, "simd.Sgemm: len(c)=12 too short for 5×3", func() { Sgemm(false, false, 5, 3, 3, 1, big, 3, b, 3, 0, c, 3) })
+	expectPanic(t, "simd.Sgemv: len(x)=12 len(y)=12, want 4 and 3", func() { Sgemv(false, 3, 4, 1, a, 4, b, 0, c) })
+}
+
+func TestSgemmConcurrent(t *testing.T) {
+	size := 96
+	if raceEnabled {
+		size = 70
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 14))
+			for it := 0; it < 3; it++ {
+				g := newGemmCase(r, w%2 == 0, it%2 == 0, size, size+w, size-w, 1, 0.5, 1)
+				g.check(t, fmt.Sprintf("goroutine %d iteration %d", w, it))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestSgemmStridedAndGemv(t *testing.T) {
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		r := rand.New(rand.NewPCG(15, uint64(l)))
+		const m, n, k, batch = 9, 20, 13, 3
+		a, b := randSlice(r, batch*m*k), randSlice(r, k*n) // B shared: stride 0
+		c := make([]float32, batch*m*n)
+		SgemmStrided(false, false, m, n, k, 1, a, k, m*k, b, n, 0, 0, c, n, m*n, batch)
+		for i := 0; i < batch; i++ {
+			g := &gemmCase{m: m, n: n, k: k, alpha: 1, lda: k, ldb: n, ldc: n,
+				a: a[i*m*k : (i+1)*m*k], b: b, c: make([]float32, m*n)}
+			want := append([]float32(nil), g.c...)
+			Sgemm(false, false, m, n, k, 1, g.a, k, b, n, 0, want, n)
+			for j := range want {
+				if d := math.Abs(float64(want[j] - c[i*m*n+j])); d > 1e-5 {
+					t.Fatalf("batch %d: [%d] %v vs %v", i, j, c[i*m*n+j], want[j])
+				}
+			}
+		}
+		// Sgemv against the 1-column Sgemm, both orientations.
+		for _, trans := range []bool{false, true} {
+			A := randSlice(r, m*(n+2))
+			lx, ly := n, m
+			if trans {
+				lx, ly = m, n
+			}
+			x, y := randSlice(r, lx), randSlice(r, ly)
+			want := append([]float32(nil), y...)
+			Sgemm(trans, false, ly, 1, lx, 0.75, A, n+2, x, 1, -0.5, want, 1)
+			Sgemv(trans, m, n, 0.75, A, n+2, x, -0.5, y)
+			for i := range y {
+				if d := math.Abs(float64(want[i] - y[i])); d > 1e-5 {
+					t.Fatalf("Sgemv trans=%v: y[%d] = %v, want %v", trans, i, y[i], want[i])
+				}
+			}
+		}
+	})
+}
+
+func TestSgemmAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under -race")
+	}
+	r := rand.New(rand.NewPCG(16, 1))
+	const s = 128
+	a, b, c := randSlice(r, s*s), randSlice(r, s*s), make([]float32, s*s)
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		f := func() { Sgemm(false, true, s, s, s, 1, a, s, b, s, 0, c, s) }
+		f()
+		if n := testing.AllocsPerRun(20, f); n != 0 {
+			t.Errorf("Sgemm %d³ allocates %v times per call (GOMAXPROCS=%d)", s, n, runtime.GOMAXPROCS(0))
+		}
+	})
+}
