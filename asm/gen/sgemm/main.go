@@ -75,6 +75,18 @@ func kernel(sh shape) {
 	Load(Param("ldc"), R8)
 	SHLQ(U8(2), R8) // bytes per row of C
 
+	// Prefetch the C tile: its rows are read (beta != 0) and written only
+	// after the k loop, and a miss there would stall the whole kernel.
+	MOVQ(RDI, R9)
+	for i := 0; i < sh.mr; i++ {
+		for off := 0; off < sh.nr*4; off += 64 {
+			PREFETCHT0(x86.At(R9, off))
+		}
+		if i+1 < sh.mr {
+			ADDQ(R8, R9)
+		}
+	}
+
 	acc := func(i, j int) VecPhysical { return s.V(i*vpr + j) }
 	nAcc := sh.mr * vpr
 	bReg := func(j int) VecPhysical { return s.V(nAcc + j) }
