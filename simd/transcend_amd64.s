@@ -34,8 +34,8 @@ loop:
 	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z3, Z0
 	VSCALEFPS         Z1, Z0, Z0
 	VMOVUPS           Z0, (DI)
-	ADDQ              $0x00000040, SI
 	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
 	JMP               loop
 
@@ -331,8 +331,8 @@ loop:
 	VBROADCASTSS     lanes_c7fc00000<>+0(SB), Z0
 	VBLENDMPS        Z0, Z5, K1, Z6
 	VMOVUPS          Z6, (DI)
-	ADDQ             $0x00000040, SI
 	ADDQ             $0x00000040, DI
+	ADDQ             $0x00000040, SI
 	SUBQ             $0x00000010, CX
 	JMP              loop
 
@@ -615,8 +615,8 @@ loop:
 	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z1, Z0
 	VDIVPS            Z0, Z3, Z0
 	VMOVUPS           Z0, (DI)
-	ADDQ              $0x00000040, SI
 	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
 	JMP               loop
 
@@ -713,8 +713,8 @@ loop:
 	VBLENDMPS         Z1, Z0, K1, Z2
 	VDIVPS            Z5, Z2, Z0
 	VMOVUPS           Z0, (DI)
-	ADDQ              $0x00000040, SI
 	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
 	JMP               loop
 
@@ -818,8 +818,8 @@ loop:
 	VANDPS.BCST       lanes_c80000000<>+0(SB), Z0, Z0
 	VORPS             Z0, Z1, Z0
 	VMOVUPS           Z0, (DI)
-	ADDQ              $0x00000040, SI
 	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
 	JMP               loop
 
@@ -1006,8 +1006,8 @@ loop:
 	VMAXPS            Z0, Z2, Z0
 	VADDPS            Z1, Z0, Z0
 	VMOVUPS           Z0, (DI)
-	ADDQ              $0x00000040, SI
 	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
 	JMP               loop
 
@@ -1142,8 +1142,8 @@ loop:
 	VFMADD231PS.BCST  lanes_c3f906ebb<>+0(SB), Z0, Z2
 	VBLENDMPS         Z2, Z1, K1, Z5
 	VMOVUPS           Z5, (DI)
-	ADDQ              $0x00000040, SI
 	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
 	JMP               loop
 
@@ -1684,8 +1684,8 @@ loop:
 	VBLENDMPS         Z0, Z3, K1, Z4
 	VBLENDMPS         Z1, Z4, K2, Z5
 	VMOVUPS           Z5, (DI)
-	ADDQ              $0x00000040, SI
 	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
 	JMP               loop
 
@@ -1872,8 +1872,8 @@ loop:
 	VDIVPS            Z2, Z1, Z1
 	VBLENDMPS         Z0, Z1, K1, Z7
 	VMOVUPS           Z7, (DI)
-	ADDQ              $0x00000040, SI
 	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
 	JMP               loop
 
@@ -2005,8 +2005,8 @@ loop:
 	VMULPS    Z0, Z3, Z4
 	VBLENDMPS Z3, Z4, K1, Z1
 	VMOVUPS   Z1, (DI)
-	ADDQ      $0x00000040, SI
 	ADDQ      $0x00000040, DI
+	ADDQ      $0x00000040, SI
 	SUBQ      $0x00000010, CX
 	JMP       loop
 
@@ -2066,8 +2066,8 @@ loop:
 	VMULPS            Z0, Z4, Z4
 	VBLENDMPS         Z3, Z4, K1, Z1
 	VMOVUPS           Z1, (DI)
-	ADDQ              $0x00000040, SI
 	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
 	JMP               loop
 
@@ -2381,8 +2381,8 @@ loop:
 	VMULPS       Y2, Y0, Y0
 	VMULPS       Y1, Y0, Y0
 	VMOVUPS      Y0, (DI)
-	ADDQ         $0x00000020, SI
 	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
 	SUBQ         $0x00000008, CX
 	JMP          loop
 
@@ -2513,8 +2513,8 @@ loop:
 	VMOVUPS     lanes_c7fc00000<>+0(SB), Y2
 	VBLENDVPS   Y0, Y2, Y1, Y0
 	VMOVUPS     Y0, (DI)
-	ADDQ        $0x00000020, SI
 	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000020, SI
 	SUBQ        $0x00000008, CX
 	JMP         loop
 
@@ -2712,8 +2712,8 @@ loop:
 	VADDPS       lanes_c3f800000<>+0(SB), Y1, Y1
 	VDIVPS       Y1, Y0, Y0
 	VMOVUPS      Y0, (DI)
-	ADDQ         $0x00000020, SI
 	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
 	SUBQ         $0x00000008, CX
 	JMP          loop
 
@@ -2816,8 +2816,8 @@ loop:
 	VBLENDVPS    Y4, Y1, Y0, Y0
 	VDIVPS       Y3, Y0, Y0
 	VMOVUPS      Y0, (DI)
-	ADDQ         $0x00000020, SI
 	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
 	SUBQ         $0x00000008, CX
 	JMP          loop
 
@@ -2920,8 +2920,8 @@ loop:
 	VANDPS       lanes_c80000000<>+0(SB), Y0, Y0
 	VORPS        Y0, Y1, Y0
 	VMOVUPS      Y0, (DI)
-	ADDQ         $0x00000020, SI
 	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
 	SUBQ         $0x00000008, CX
 	JMP          loop
 
@@ -3035,8 +3035,8 @@ loop:
 	VMAXPS       Y0, Y2, Y0
 	VADDPS       Y1, Y0, Y0
 	VMOVUPS      Y0, (DI)
-	ADDQ         $0x00000020, SI
 	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
 	SUBQ         $0x00000008, CX
 	JMP          loop
 
@@ -3195,8 +3195,8 @@ loop:
 	VFMADD231PS  lanes_c3f906ebb<>+0(SB), Y0, Y3
 	VBLENDVPS    Y2, Y3, Y1, Y0
 	VMOVUPS      Y0, (DI)
-	ADDQ         $0x00000020, SI
 	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
 	SUBQ         $0x00000008, CX
 	JMP          loop
 
@@ -3375,8 +3375,8 @@ loop:
 	VBLENDVPS    Y1, Y0, Y3, Y0
 	VBLENDVPS    Y2, Y4, Y0, Y0
 	VMOVUPS      Y0, (DI)
-	ADDQ         $0x00000020, SI
 	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
 	SUBQ         $0x00000008, CX
 	JMP          loop
 
@@ -3542,8 +3542,8 @@ loop:
 	VDIVPS       Y3, Y2, Y2
 	VBLENDVPS    Y1, Y0, Y2, Y0
 	VMOVUPS      Y0, (DI)
-	ADDQ         $0x00000020, SI
 	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
 	SUBQ         $0x00000008, CX
 	JMP          loop
 
@@ -3643,8 +3643,8 @@ loop:
 	VMULPS    Y0, Y1, Y3
 	VBLENDVPS Y2, Y1, Y3, Y1
 	VMOVUPS   Y1, (DI)
-	ADDQ      $0x00000020, SI
 	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000020, SI
 	SUBQ      $0x00000008, CX
 	JMP       loop
 
@@ -3705,8 +3705,8 @@ loop:
 	VMULPS       Y0, Y3, Y3
 	VBLENDVPS    Y2, Y1, Y3, Y1
 	VMOVUPS      Y1, (DI)
-	ADDQ         $0x00000020, SI
 	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
 	SUBQ         $0x00000008, CX
 	JMP          loop
 

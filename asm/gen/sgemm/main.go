@@ -129,7 +129,7 @@ func kernel(sh shape) {
 	// a scalar in bReg(1) and compared with the zero in the spare register.
 	Label("store")
 	alpha, beta := aReg, bReg(0)
-	betaS, zero := X(nAcc+1), X(nAcc+vpr+1)
+	betaS, zero := x86.X(nAcc+1), x86.X(nAcc+vpr+1)
 	VBROADCASTSS(paramAddr("alpha"), alpha)
 	VMOVSS(paramAddr("beta"), betaS)
 	VBROADCASTSS(betaS, beta)
@@ -169,9 +169,6 @@ func paramAddr(name string) Mem {
 	}
 	return b.Addr
 }
-
-// X returns the xmm register i.
-func X(i int) VecPhysical { return x86.X(i) }
 
 // peak writes fmaPeak<level>(n int): n iterations of 24 (AVX-512) or 12
 // (AVX2) independent vector FMAs, twice the FMA latency times the two FMA

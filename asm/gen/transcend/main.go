@@ -83,37 +83,48 @@ type vm struct {
 	alpha VecVirtual // the broadcast parameter of withAlpha kernels
 }
 
-var consts = map[uint32]Mem{}
+var blocks = map[string]Mem{}
 
-// c returns a 64-byte block holding the float32 bit pattern bits in every lane.
-func c(bits uint32) Mem {
-	if m, ok := consts[bits]; ok {
+// block returns the 64-byte read-only block name, written by fill on first
+// use (fill emits the DATA lines).
+func block(name string, fill func()) Mem {
+	if m, ok := blocks[name]; ok {
 		return m
 	}
-	m := GLOBL(fmt.Sprintf("lanes_c%08x", bits), RODATA|NOPTR)
-	for i := 0; i < 16; i++ {
-		DATA(4*i, U32(bits))
-	}
-	consts[bits] = m
+	m := GLOBL(name, RODATA|NOPTR)
+	fill()
+	blocks[name] = m
 	return m
+}
+
+// c returns a block holding the float32 bit pattern bits in every lane.
+func c(bits uint32) Mem {
+	return block(fmt.Sprintf("lanes_c%08x", bits), func() {
+		for i := 0; i < 16; i++ {
+			DATA(4*i, U32(bits))
+		}
+	})
 }
 
 func cf(f float32) Mem { return c(math.Float32bits(f)) }
 
-var consts64 = map[uint64]Mem{}
-
-// cd returns a 64-byte block holding the float64 f in every lane.
+// cd returns a block holding the float64 f in every lane.
 func cd(f float64) Mem {
 	bits := math.Float64bits(f)
-	if m, ok := consts64[bits]; ok {
-		return m
-	}
-	m := GLOBL(fmt.Sprintf("lanes_d%016x", bits), RODATA|NOPTR)
-	for i := 0; i < 8; i++ {
-		DATA(8*i, U64(bits))
-	}
-	consts64[bits] = m
-	return m
+	return block(fmt.Sprintf("lanes_d%016x", bits), func() {
+		for i := 0; i < 8; i++ {
+			DATA(8*i, U64(bits))
+		}
+	})
+}
+
+// iota is the block 0, 1, ..., 7 (lane indices for AVX2 tail masks).
+func iota() Mem {
+	return block("lanes_iota", func() {
+		for i := 0; i < 8; i++ {
+			DATA(4*i, U32(uint32(i)))
+		}
+	})
 }
 
 // op emits ins(b, a, d); on AVX-512 a constant operand b is read with an
@@ -146,26 +157,20 @@ func (v *vm) load(m Mem) VecVirtual {
 	return r
 }
 
-func (v *vm) add(a VecVirtual, b Op) VecVirtual {
+// bin returns ins(a, b) in a new register (b may be a constant block).
+func (v *vm) bin(ins, bcst func(...Op), a VecVirtual, b Op) VecVirtual {
 	d := v.reg()
-	v.op(VADDPS, VADDPS_BCST, b, a, d)
+	v.op(ins, bcst, b, a, d)
 	return d
 }
-func (v *vm) sub(a VecVirtual, b Op) VecVirtual {
-	d := v.reg()
-	v.op(VSUBPS, VSUBPS_BCST, b, a, d)
-	return d
-}
-func (v *vm) mul(a VecVirtual, b Op) VecVirtual {
-	d := v.reg()
-	v.op(VMULPS, VMULPS_BCST, b, a, d)
-	return d
-}
-func (v *vm) div(a VecVirtual, b Op) VecVirtual {
-	d := v.reg()
-	v.op(VDIVPS, VDIVPS_BCST, b, a, d)
-	return d
-}
+
+func (v *vm) add(a VecVirtual, b Op) VecVirtual { return v.bin(VADDPS, VADDPS_BCST, a, b) }
+func (v *vm) sub(a VecVirtual, b Op) VecVirtual { return v.bin(VSUBPS, VSUBPS_BCST, a, b) }
+func (v *vm) mul(a VecVirtual, b Op) VecVirtual { return v.bin(VMULPS, VMULPS_BCST, a, b) }
+func (v *vm) div(a VecVirtual, b Op) VecVirtual { return v.bin(VDIVPS, VDIVPS_BCST, a, b) }
+func (v *vm) and(a VecVirtual, b Op) VecVirtual { return v.bin(VANDPS, VANDPS_BCST, a, b) }
+func (v *vm) or(a VecVirtual, b Op) VecVirtual  { return v.bin(VORPS, VORPS_BCST, a, b) }
+func (v *vm) xor(a VecVirtual, b Op) VecVirtual { return v.bin(VXORPS, VXORPS_BCST, a, b) }
 
 // fma returns a·b + c with one rounding.
 func (v *vm) fma(a VecVirtual, b, c Op) VecVirtual {
@@ -191,17 +196,6 @@ func (v *vm) fnma(a VecVirtual, b Mem, c VecVirtual) VecVirtual {
 	d := v.reg()
 	VMOVAPS(c, d)
 	v.op(VFNMADD231PS, VFNMADD231PS_BCST, b, a, d) // d = -(a·b) + d
-	return d
-}
-
-func (v *vm) and(a VecVirtual, b Op) VecVirtual {
-	d := v.reg()
-	v.op(VANDPS, VANDPS_BCST, b, a, d)
-	return d
-}
-func (v *vm) or(a VecVirtual, b Op) VecVirtual {
-	d := v.reg()
-	v.op(VORPS, VORPS_BCST, b, a, d)
 	return d
 }
 
@@ -316,12 +310,6 @@ func (v *vm) expReduce(x, lo VecVirtual) (n, q VecVirtual) {
 	}
 	p := v.poly(r, approx.Expm1Poly[:])
 	return n, v.fma(v.mul(r, r), p, r)
-}
-
-func (v *vm) xor(a VecVirtual, b Op) VecVirtual {
-	d := v.reg()
-	v.op(VXORPS, VXORPS_BCST, b, a, d)
-	return d
 }
 
 // expPair clamps x to the exp range and reduces x + lo, dropping lo where the
@@ -558,7 +546,7 @@ func (v *vm) log(x VecVirtual) VecVirtual {
 		mant := v.or(v.and(xs, c(0x007fffff)), cf(1))
 		big := v.cmp(0x02, v.load(cf(1.5)), mant) // LE_OS: 1.5 <= mant, as the generic m >= 1.5
 		m = v.sel(big, v.mul(mant, cf(0.5)), mant)
-		k = v.sub(v.add(ef, v.and(v.load(cf(1)), v.maskVec(big))), adj)
+		k = v.sub(v.add(ef, v.and(v.load(cf(1)), big.v)), adj)
 	}
 	s := v.div(v.sub(m, cf(1)), v.add(m, cf(1)))
 	z := v.mul(s, s)
@@ -573,9 +561,6 @@ func (v *vm) log(x VecVirtual) VecVirtual {
 	return v.sel(bad, v.load(c(0x7fc00000)), r)
 }
 
-// maskVec returns an AVX2 comparison mask as a vector (it already is one).
-func (v *vm) maskVec(m mask) VecVirtual { return m.v }
-
 func (v *vm) leakyReLU(x VecVirtual) VecVirtual {
 	pos := v.cmp(cmpGT, x, v.zero())
 	return v.sel(pos, x, v.mul(x, v.alpha))
@@ -586,8 +571,7 @@ func (v *vm) elu(x VecVirtual) VecVirtual {
 	return v.sel(pos, x, v.mul(v.expm1(x), v.alpha))
 }
 
-// unary writes f over dst, x: one vector an iteration (the out-of-order core
-// overlaps iterations; the bodies are long), then a masked tail.
+// unary writes f over dst, x (see loop).
 func unary(v *vm, name, doc string, f func(VecVirtual) VecVirtual) {
 	kernel(v, name, "func(dst, x []float32)", doc, nil, f)
 }
@@ -619,25 +603,39 @@ func kernel(v *vm, name, sig, doc string, setup func(), f func(VecVirtual) VecVi
 	if setup != nil {
 		setup()
 	}
+	v.loop(true, func(x VecVirtual, _ *mask) VecVirtual { return f(x) })
+	VZEROUPPER()
+	RET()
+}
+
+// loop runs body over the CX floats at RSI, a vector an iteration (the
+// out-of-order core overlaps iterations; the bodies are long), then once
+// over the tail with masked loads; body gets the tail mask there (nil in the
+// loop). With store, results go to RDI (masked in the tail).
+func (v *vm) loop(store bool, body func(x VecVirtual, m *mask) VecVirtual) {
+	s := v.s
 	Label("loop")
 	CMPQ(RCX, U32(s.Lanes))
 	JB(LabelRef("tail"))
 	x := v.reg()
 	VMOVUPS(Mem{Base: RSI}, x)
-	VMOVUPS(f(x), Mem{Base: RDI})
+	y := body(x, nil)
+	if store {
+		VMOVUPS(y, Mem{Base: RDI})
+		ADDQ(U32(s.Bytes()), RDI)
+	}
 	ADDQ(U32(s.Bytes()), RSI)
-	ADDQ(U32(s.Bytes()), RDI)
 	SUBQ(U32(s.Lanes), RCX)
 	JMP(LabelRef("loop"))
 	Label("tail")
 	TESTQ(RCX, RCX)
 	JE(LabelRef("done"))
 	m := v.tailMask()
-	xt := v.maskedLoad(m, Mem{Base: RSI})
-	v.maskedStore(m, f(xt), Mem{Base: RDI})
+	yt := body(v.maskedLoad(m, Mem{Base: RSI}), &m)
+	if store {
+		v.maskedStore(m, yt, Mem{Base: RDI})
+	}
 	Label("done")
-	VZEROUPPER()
-	RET()
 }
 
 // tailMask returns a mask of the low CX lanes (CX < lanes); clobbers AX.
@@ -657,19 +655,6 @@ func (v *vm) tailMask() mask {
 	VPBROADCASTD(x, n)
 	VPCMPGTD(iota(), n, m) // n > lane index
 	return mask{v: m}
-}
-
-var iotaMem *Mem
-
-func iota() Mem {
-	if iotaMem == nil {
-		m := GLOBL("lanes_iota", RODATA|NOPTR)
-		for i := 0; i < 8; i++ {
-			DATA(4*i, U32(uint32(i)))
-		}
-		iotaMem = &m
-	}
-	return *iotaMem
 }
 
 // maskedLoad loads the masked lanes (others 0) without touching memory
@@ -731,53 +716,23 @@ func expSum(v *vm, store bool) {
 		v.accumulate(e, acc0, acc1)
 		return e
 	}
-	Label("loop")
-	CMPQ(RCX, U32(s.Lanes))
-	JB(LabelRef("tail"))
-	x := v.reg()
-	VMOVUPS(Mem{Base: RSI}, x)
-	e := body(x, nil)
-	if store {
-		VMOVUPS(e, Mem{Base: RDI})
-		ADDQ(U32(s.Bytes()), RDI)
-	}
-	ADDQ(U32(s.Bytes()), RSI)
-	SUBQ(U32(s.Lanes), RCX)
-	JMP(LabelRef("loop"))
-	Label("tail")
-	TESTQ(RCX, RCX)
-	JE(LabelRef("done"))
-	m := v.tailMask()
-	xt := v.maskedLoad(m, Mem{Base: RSI})
-	et := body(xt, &m)
-	if store {
-		v.maskedStore(m, et, Mem{Base: RDI})
-	}
-	Label("done")
+	v.loop(store, body)
 	// Fold the two float64 accumulators into one scalar.
 	VADDPD(acc1, acc0, acc0)
+	h := VecVirtual(acc0)
 	if s.Masked {
-		h := YMM()
+		h = YMM()
 		VEXTRACTF64X4(U8(1), acc0, h)
 		VADDPD(h, acc0.AsY(), h)
-		x := XMM()
-		VEXTRACTF128(U8(1), h, x)
-		VADDPD(x, h.AsX(), x)
-		y := XMM()
-		VUNPCKHPD(x, x, y)
-		VADDSD(y, x, x)
-		VZEROUPPER()
-		Store(x, ReturnIndex(0))
-	} else {
-		x := XMM()
-		VEXTRACTF128(U8(1), acc0, x)
-		VADDPD(x, acc0.AsX(), x)
-		y := XMM()
-		VUNPCKHPD(x, x, y)
-		VADDSD(y, x, x)
-		VZEROUPPER()
-		Store(x, ReturnIndex(0))
 	}
+	x := XMM()
+	VEXTRACTF128(U8(1), h, x)
+	VADDPD(x, h.AsX(), x)
+	y := XMM()
+	VUNPCKHPD(x, x, y)
+	VADDSD(y, x, x)
+	VZEROUPPER()
+	Store(x, ReturnIndex(0))
 	RET()
 }
 
