@@ -16,6 +16,21 @@ import (
 // that silently lost a level does not skip its kernels.
 func forEachLevel(t *testing.T, f func(t *testing.T, l dispatch.Level)) {
 	t.Helper()
+	requireLevel(t)
+	prev := dispatch.Active()
+	defer dispatch.SetLevel(prev)
+	for _, l := range dispatch.Levels() {
+		if _, err := dispatch.SetLevel(l); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(l.String(), func(t *testing.T) { f(t, l) })
+	}
+}
+
+// requireLevel fails the test if LANES_TEST_REQUIRE names a level this
+// CPU/build does not support.
+func requireLevel(t *testing.T) {
+	t.Helper()
 	if req := os.Getenv("LANES_TEST_REQUIRE"); req != "" {
 		l, err := dispatch.ParseLevel(req)
 		if err != nil {
@@ -24,14 +39,6 @@ func forEachLevel(t *testing.T, f func(t *testing.T, l dispatch.Level)) {
 		if !dispatch.Supports(l) {
 			t.Fatalf("LANES_TEST_REQUIRE=%s but this CPU/build supports only %v", req, dispatch.Levels())
 		}
-	}
-	prev := dispatch.Active()
-	defer dispatch.SetLevel(prev)
-	for _, l := range dispatch.Levels() {
-		if _, err := dispatch.SetLevel(l); err != nil {
-			t.Fatal(err)
-		}
-		t.Run(l.String(), func(t *testing.T) { f(t, l) })
 	}
 }
 

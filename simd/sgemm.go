@@ -15,6 +15,12 @@ type gemmKernels struct {
 	// kernel sets the mr×nr tile at c (row stride ldc) to
 	// alpha·Σ_p a[p·mr+i]·b[p·nr+j] + beta·c, not reading c when beta == 0.
 	kernel func(k int, a, b, c []float32, ldc int, alpha, beta float32)
+	bl     blocking // derived from mr, nr and the caches by newGemmKernels
+}
+
+// newGemmKernels describes a microkernel and derives its cache blocking once.
+func newGemmKernels(mr, nr int, kernel func(k int, a, b, c []float32, ldc int, alpha, beta float32)) *gemmKernels {
+	return &gemmKernels{mr: mr, nr: nr, kernel: kernel, bl: blockingFor(mr, nr)}
 }
 
 var gemm table[gemmKernels]
@@ -256,8 +262,7 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 // BLIS loop nest: panels of B (nc columns, kc deep), blocks of A (mc rows),
 // then mr×nr tiles from the packed data.
 func gemmRange(kern *gemmKernels, transA, transB bool, r0, r1, c0, c1, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	mr, nr := kern.mr, kern.nr
-	bl := blockingFor(mr, nr)
+	mr, nr, bl := kern.mr, kern.nr, kern.bl
 	w := gemmWorkPool.Get().(*gemmWork)
 	defer gemmWorkPool.Put(w)
 	w.tile = grow(w.tile, mr*nr)

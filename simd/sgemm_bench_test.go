@@ -23,8 +23,12 @@ func BenchmarkSgemm(b *testing.B) {
 	defer dispatch.SetLevel(prev)
 	procs := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(procs)
+	threadCounts := []int{1}
+	if procs > 1 {
+		threadCounts = append(threadCounts, procs)
+	}
 	for _, l := range dispatch.Levels() {
-		for _, threads := range []int{1, procs} {
+		for _, threads := range threadCounts {
 			for _, s := range shapes {
 				m, n, k := s[0], s[1], s[2]
 				b.Run(fmt.Sprintf("%v/threads=%d/%dx%dx%d", l, threads, m, n, k), func(b *testing.B) {
@@ -42,12 +46,6 @@ func BenchmarkSgemm(b *testing.B) {
 					}
 					b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 				})
-				if threads == procs && procs == 1 {
-					break
-				}
-			}
-			if procs == 1 {
-				break
 			}
 		}
 	}

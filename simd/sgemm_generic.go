@@ -3,7 +3,7 @@ package simd
 import "github.com/lanesgo/lanes/dispatch"
 
 func init() {
-	gemm.set(dispatch.Generic, &gemmKernels{mr: 4, nr: 8, kernel: sgemmKernel4x8Generic})
+	gemm.set(dispatch.Generic, newGemmKernels(4, 8, sgemmKernel4x8Generic))
 }
 
 // sgemmKernel4x8Generic is the portable microkernel: a 4×8 tile in 32 local

@@ -153,11 +153,8 @@ func LogSumExp(x []float32) float32 {
 		return float32(math.Inf(-1))
 	}
 	m := Max(x)
-	if math.IsInf(float64(m), 0) {
-		return m
-	}
-	if m != m {
-		return m
+	if math.IsInf(float64(m), 0) || m != m {
+		return m // +Inf, all -Inf, or NaN
 	}
 	sum := transcend.get().expSum(nil, x, m)
 	return float32(float64(m) + math.Log(sum))

@@ -13,12 +13,7 @@ func init() {
 		tanh: tanhAVX512, softplus: softplusAVX512,
 		erf: erfAVX512, gelu: geluAVX512, geluTanh: geluTanhAVX512,
 		leakyReLU: leakyReLUAVX512, elu: eluAVX512,
-		expSum: func(dst, x []float32, shift float32) float64 {
-			if dst == nil {
-				return sumExpAVX512(x, shift)
-			}
-			return expSumAVX512(dst, x, shift)
-		},
+		expSum: expSumOf(expSumAVX512, sumExpAVX512),
 		subF64: subF64Generic,
 	})
 	transcend.set(dispatch.AVX2, &transcendKernels{
@@ -26,12 +21,18 @@ func init() {
 		tanh: tanhAVX2, softplus: softplusAVX2,
 		erf: erfAVX2, gelu: geluAVX2, geluTanh: geluTanhAVX2,
 		leakyReLU: leakyReLUAVX2, elu: eluAVX2,
-		expSum: func(dst, x []float32, shift float32) float64 {
-			if dst == nil {
-				return sumExpAVX2(x, shift)
-			}
-			return expSumAVX2(dst, x, shift)
-		},
+		expSum: expSumOf(expSumAVX2, sumExpAVX2),
 		subF64: subF64Generic,
 	})
+}
+
+// expSumOf joins the storing and the sum-only kernels into the family's
+// expSum (dst nil: only the sum).
+func expSumOf(store func(dst, x []float32, shift float32) float64, only func(x []float32, shift float32) float64) func(dst, x []float32, shift float32) float64 {
+	return func(dst, x []float32, shift float32) float64 {
+		if dst == nil {
+			return only(x, shift)
+		}
+		return store(dst, x, shift)
+	}
 }

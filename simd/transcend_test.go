@@ -136,11 +136,7 @@ func sweepStride() uint64 {
 func TestTranscendULP(t *testing.T) {
 	stride := sweepStride()
 	const chunk = 1 << 20
-	if req := os.Getenv("LANES_TEST_REQUIRE"); req != "" {
-		if l, err := dispatch.ParseLevel(req); err != nil || !dispatch.Supports(l) {
-			t.Fatalf("LANES_TEST_REQUIRE=%s not available (have %v)", req, dispatch.Levels())
-		}
-	}
+	requireLevel(t)
 	prev := dispatch.Active()
 	defer dispatch.SetLevel(prev)
 	levels := dispatch.Levels()
