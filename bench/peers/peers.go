@@ -49,7 +49,19 @@ type Op struct {
 	// the convention of the recorded anchors, so MB/s compares across ops.
 	Bytes func(n int) int64
 	Impls []Impl
+	// Elems, if set, is the length of the input slices at size n (else n).
+	Elems func(n int) int
+	// Summed marks reductions whose results differ between implementations
+	// by the summation order (bounded by n·2⁻²⁴·Σ|terms|).
+	Summed bool
 }
+
+func newOp(name string, bytes func(int) int64, impls []Impl) Op {
+	return Op{Name: name, Bytes: bytes, Impls: impls}
+}
+
+// summed marks op as a reduction by summation.
+func summed(op Op) Op { op.Summed = true; return op }
 
 func bytes(perElem int64) func(int) int64 { return func(n int) int64 { return perElem * int64(n) } }
 
@@ -115,58 +127,58 @@ func Ops() []Op {
 
 func baseOps() []Op {
 	return []Op{
-		{"Add", bytes(12), withResult(dst, concat(
+		newOp("Add", bytes(12), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Add(in.Dst, in.A, in.B) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { vek32.Add_Into(in.Dst, in.A, in.B) }),
 				impl("naive", func(in *Inputs) { naiveAdd(in.Dst, in.A, in.B) }),
-			})...)},
-		{"Mul", bytes(12), withResult(dst, concat(
+			})...)),
+		newOp("Mul", bytes(12), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Mul(in.Dst, in.A, in.B) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { vek32.Mul_Into(in.Dst, in.A, in.B) }),
 				impl("naive", func(in *Inputs) { naiveMul(in.Dst, in.A, in.B) }),
-			})...)},
-		{"Div", bytes(12), withResult(dst, concat(
+			})...)),
+		newOp("Div", bytes(12), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Div(in.Dst, in.A, in.B) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { vek32.Div_Into(in.Dst, in.A, in.B) }),
 				impl("naive", func(in *Inputs) { naiveDiv(in.Dst, in.A, in.B) }),
-			})...)},
-		{"Maximum", bytes(12), withResult(dst, concat(
+			})...)),
+		newOp("Maximum", bytes(12), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Maximum(in.Dst, in.A, in.B) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { vek32.Maximum_Into(in.Dst, in.A, in.B) }),
 				impl("naive", func(in *Inputs) { naiveMaximum(in.Dst, in.A, in.B) }),
-			})...)},
-		{"Scale", bytes(8), withResult(dst, concat(
+			})...)),
+		newOp("Scale", bytes(8), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Scale(in.Dst, in.A, 1.5) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { vek32.MulNumber_Into(in.Dst, in.A, 1.5) }),
 				impl("naive", func(in *Inputs) { naiveScale(in.Dst, in.A, 1.5) }),
-			})...)},
-		{"Sqrt", bytes(8), withResult(dst, concat(
+			})...)),
+		newOp("Sqrt", bytes(8), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Sqrt(in.Dst, in.A) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { vek32.Sqrt_Into(in.Dst, in.A) }),
 				impl("naive", func(in *Inputs) { naiveSqrt(in.Dst, in.A) }),
-			})...)},
+			})...)),
 		// Axpy updates Dst in place; Dst is reset by the agreement test, not here.
-		{"Axpy", bytes(12), withResult(dst, concat(
+		newOp("Axpy", bytes(12), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Axpy(in.Dst, 1e-7, in.A) }),
 			[]Impl{
 				impl("gonum", func(in *Inputs) {
 					blas32.Axpy(1e-7, blas32.Vector{N: len(in.A), Data: in.A, Inc: 1}, blas32.Vector{N: len(in.Dst), Data: in.Dst, Inc: 1})
 				}),
 				impl("naive", func(in *Inputs) { naiveAxpy(in.Dst, 1e-7, in.A) }),
-			})...)},
-		{"Sum", bytes(4), withResult(scalar, concat(
+			})...)),
+		summed(newOp("Sum", bytes(4), withResult(scalar, concat(
 			lanes(func(in *Inputs) { sinkF = simd.Sum(in.A) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { sinkF = vek32.Sum(in.A) }),
 				impl("naive", func(in *Inputs) { sinkF = naiveSum(in.A) }),
-			})...)},
-		{"Dot", bytes(8), withResult(scalar, concat(
+			})...))),
+		summed(newOp("Dot", bytes(8), withResult(scalar, concat(
 			lanes(func(in *Inputs) { sinkF = simd.Dot(in.A, in.B) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { sinkF = vek32.Dot(in.A, in.B) }),
@@ -174,82 +186,79 @@ func baseOps() []Op {
 					sinkF = blas32.Dot(blas32.Vector{N: len(in.A), Data: in.A, Inc: 1}, blas32.Vector{N: len(in.B), Data: in.B, Inc: 1})
 				}),
 				impl("naive", func(in *Inputs) { sinkF = naiveDot(in.A, in.B) }),
-			})...)},
-		{"Max", bytes(4), withResult(scalar, concat(
+			})...))),
+		newOp("Max", bytes(4), withResult(scalar, concat(
 			lanes(func(in *Inputs) { sinkF = simd.Max(in.A) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { sinkF = vek32.Max(in.A) }),
 				impl("naive", func(in *Inputs) { sinkF = naiveMax(in.A) }),
-			})...)},
-		{"ArgMax", bytes(4), withResult(index, concat(
+			})...)),
+		newOp("ArgMax", bytes(4), withResult(index, concat(
 			lanes(func(in *Inputs) { sinkI = simd.ArgMax(in.A) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { sinkI = vek32.ArgMax(in.A) }),
 				impl("naive", func(in *Inputs) { sinkI = naiveArgMax(in.A) }),
-			})...)},
-		{"SumAbs", bytes(4), withResult(scalar, concat(
+			})...)),
+		summed(newOp("SumAbs", bytes(4), withResult(scalar, concat(
 			lanes(func(in *Inputs) { sinkF = simd.SumAbs(in.A) }),
 			[]Impl{
 				impl("gonum", func(in *Inputs) { sinkF = blas32.Asum(blas32.Vector{N: len(in.A), Data: in.A, Inc: 1}) }),
 				impl("naive", func(in *Inputs) { sinkF = naiveSumAbs(in.A) }),
-			})...)},
-		{"Norm", bytes(4), withResult(scalar, concat(
+			})...))),
+		newOp("Norm", bytes(4), withResult(scalar, concat(
 			lanes(func(in *Inputs) { sinkF = simd.Norm(in.A) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { sinkF = vek32.Norm(in.A) }),
 				impl("gonum", func(in *Inputs) { sinkF = blas32.Nrm2(blas32.Vector{N: len(in.A), Data: in.A, Inc: 1}) }),
 				impl("naive", func(in *Inputs) { sinkF = naiveNorm(in.A) }),
-			})...)},
-		{"Exp", bytes(8), withResult(dst, concat(
+			})...)),
+		newOp("Exp", bytes(8), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Exp(in.Dst, in.A) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { vek32.Exp_Into(in.Dst, in.A) }),
 				impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, math.Exp) }),
-			})...)},
-		{"Log", bytes(8), withResult(dst, concat(
+			})...)),
+		newOp("Log", bytes(8), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Log(in.Dst, in.A) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { vek32.Log_Into(in.Dst, in.A) }),
 				impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, math.Log) }),
-			})...)},
-		{"Sigmoid", bytes(8), withResult(dst, concat(
+			})...)),
+		newOp("Sigmoid", bytes(8), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Sigmoid(in.Dst, in.A) }),
-			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, naiveSigmoid) })})...)},
-		{"Tanh", bytes(8), withResult(dst, concat(
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, naiveSigmoid) })})...)),
+		newOp("Tanh", bytes(8), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Tanh(in.Dst, in.A) }),
-			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, math.Tanh) })})...)},
-		{"Erf", bytes(8), withResult(dst, concat(
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, math.Tanh) })})...)),
+		newOp("Erf", bytes(8), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Erf(in.Dst, in.A) }),
-			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, math.Erf) })})...)},
-		{"GELU", bytes(8), withResult(dst, concat(
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, math.Erf) })})...)),
+		newOp("GELU", bytes(8), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.GELU(in.Dst, in.A) }),
-			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, naiveGELU) })})...)},
-		{"Softmax", bytes(8), withResult(dst, concat(
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst, in.A, naiveGELU) })})...)),
+		newOp("Softmax", bytes(8), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Softmax(in.Dst, in.A) }),
-			[]Impl{impl("naive", func(in *Inputs) { naiveSoftmax(in.Dst, in.A) })})...)},
+			[]Impl{impl("naive", func(in *Inputs) { naiveSoftmax(in.Dst, in.A) })})...)),
 		// Copy moves as many bytes as Add at the same n (1.5n floats read and
 		// written: 12n bytes), the bandwidth bar for the streaming sizes.
-		{"Copy", bytes(12), []Impl{
+		{Name: "Copy", Bytes: bytes(12), Elems: func(n int) int { return n * 3 / 2 }, Impls: []Impl{
 			impl("copy", func(in *Inputs) { copy(in.Dst, in.A) }),
 		}},
 	}
 }
 
-// Prepare readies impl for a timing run: lanes implementations make their
-// level active. The Copy op re-slices its inputs to 1.5n; see Ops.
+// Prepare readies impl for a timing run at size n: lanes implementations
+// make their level active; the inputs have op.Elems(n) elements if set.
 func Prepare(op Op, im Impl, n int) *Inputs {
 	if im.IsLanes {
 		if _, err := dispatch.SetLevel(im.Level); err != nil {
 			panic(err)
 		}
 	}
-	in := NewInputs(n)
-	if op.Name == "Copy" {
-		m := n * 3 / 2
-		big := NewInputs(m)
-		in.Dst, in.A = big.Dst[:m:m], big.A[:m:m]
+	if op.Elems != nil {
+		n = op.Elems(n)
 	}
-	return in
+	return NewInputs(n)
 }
 
 // naiveMap is the loop a Go user writes today: float64 math per element.

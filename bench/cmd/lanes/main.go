@@ -70,12 +70,18 @@ func runOp(op peers.Op, sizes []int, best string, round time.Duration, rounds in
 	for _, im := range op.Impls {
 		head = append(head, im.Name)
 	}
+	// Ratios are peer time over lanes' best level; an op without a lanes
+	// implementation (Copy) has none, and its GB/s is its only impl's.
+	refName := op.Impls[0].Name
 	var ratioCols []string
-	if op.Name != "Copy" {
-		for _, im := range op.Impls {
-			if !im.IsLanes {
-				ratioCols = append(ratioCols, im.Name)
-			}
+	for _, im := range op.Impls {
+		if im.IsLanes {
+			refName = best
+		}
+	}
+	for _, im := range op.Impls {
+		if !im.IsLanes && refName == best {
+			ratioCols = append(ratioCols, im.Name)
 		}
 	}
 	for _, c := range ratioCols {
@@ -99,18 +105,11 @@ func runOp(op peers.Op, sizes []int, best string, round time.Duration, rounds in
 			fmt.Fprintf(stat, "Benchmark%s/%s/%d-%d\t%d\t%.2f ns/op\t%.2f MB/s\n",
 				op.Name, im.Name, n, runtime.GOMAXPROCS(0), 1, t, float64(op.Bytes(n))/t*1e3)
 		}
-		ref, ok := ns[best]
-		if op.Name == "Copy" {
-			ref, ok = ns["copy"]
-		}
+		ref := ns[refName]
 		for _, c := range ratioCols {
 			row = append(row, fmt.Sprintf("%.2fx", ns[c]/ref))
 		}
-		if ok {
-			row = append(row, fmt.Sprintf("%.1f", float64(op.Bytes(n))/ref))
-		} else {
-			row = append(row, "-")
-		}
+		row = append(row, fmt.Sprintf("%.1f", float64(op.Bytes(n))/ref))
 		printRow(row)
 	}
 }
