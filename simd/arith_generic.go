@@ -63,6 +63,14 @@ func maximum32(a, b float32) float32 { return select32(b2u(a > b)|b2u(a != a), a
 // minimum32 is Minimum's rule: if a < b || a != a { a } else { b }.
 func minimum32(a, b float32) float32 { return select32(b2u(a < b)|b2u(a != a), a, b) }
 
+// abs32 clears the sign bit: |x|, NaN stays NaN, -0 becomes +0.
+func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
+
+// withSign returns |t| with the sign of s (t must be non-negative).
+func withSign(t, s float32) float32 {
+	return math.Float32frombits(math.Float32bits(t) | math.Float32bits(s)&(1<<31))
+}
+
 // b2u is 1 for true and 0 for false; the compiler turns it into a SETcc.
 func b2u(c bool) uint32 {
 	if c {
@@ -118,7 +126,7 @@ func axpyGeneric(y []float32, alpha float32, x []float32) {
 func absGeneric(dst, x []float32) {
 	x = x[:len(dst)]
 	for i := range dst {
-		dst[i] = math.Float32frombits(math.Float32bits(x[i]) &^ (1 << 31))
+		dst[i] = abs32(x[i])
 	}
 }
 

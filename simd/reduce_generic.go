@@ -1,10 +1,6 @@
 package simd
 
-import (
-	"math"
-
-	"github.com/lanesgo/lanes/dispatch"
-)
+import "github.com/lanesgo/lanes/dispatch"
 
 func init() {
 	reduce.set(dispatch.Generic, &reduceKernels{
@@ -35,16 +31,15 @@ func sumGeneric(x []float32) float32 {
 
 func sumAbsGeneric(x []float32) float32 {
 	var s0, s1, s2, s3 float32
-	abs := func(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
-		s0 += abs(x[i])
-		s1 += abs(x[i+1])
-		s2 += abs(x[i+2])
-		s3 += abs(x[i+3])
+		s0 += abs32(x[i])
+		s1 += abs32(x[i+1])
+		s2 += abs32(x[i+2])
+		s3 += abs32(x[i+3])
 	}
 	for ; i < len(x); i++ {
-		s0 += abs(x[i])
+		s0 += abs32(x[i])
 	}
 	return (s0 + s1) + (s2 + s3)
 }

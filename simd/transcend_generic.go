@@ -50,16 +50,8 @@ func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float6
 // scale32 returns p·2^n rounded once to float32 (denormals and overflow as IEEE).
 func scale32(p, n float32) float32 { return float32(math.Ldexp(float64(p), int(n))) }
 
-// clamp32 limits x to [lo, hi]; NaN passes through.
-func clamp32(x, lo, hi float32) float32 {
-	if x < lo {
-		return lo
-	}
-	if x > hi {
-		return hi
-	}
-	return x
-}
+// clamp32 limits x to [lo, hi]; NaN passes through (Clamp's rule).
+func clamp32(x, lo, hi float32) float32 { return minimum32(maximum32(x, lo), hi) }
 
 // expReduce splits x (+ lo, a correction below x's ULP) into n and
 // q = expm1(r) with x + lo = n·ln2 + r. x must be clamped.
@@ -115,7 +107,7 @@ func sigmoid32(x float32) float32 {
 // ExpMin the result rounds to -0 (the limit at -Inf), which x·e^ExpMin with
 // x >= SiLUMin also gives.
 func silu32(x float32) float32 {
-	x = max32NaN(x, approx.SiLUMin)
+	x = maximum32(x, approx.SiLUMin)
 	n, q := expReduce(clamp32(-abs32(x), approx.ExpMin, approx.ExpMax), 0)
 	p := 1 + q
 	d := 1 + scale32(p, n)
@@ -131,7 +123,7 @@ func tanh32(x float32) float32 {
 	y := clamp32(abs32(x), 0, approx.TanhMax)
 	e := expm1x32(2 * y)
 	t := e / (e + 2)
-	return math.Float32frombits(math.Float32bits(t) | math.Float32bits(x)&(1<<31))
+	return withSign(t, x)
 }
 
 // atanhSeries returns 1 + z·R(z)/2, so that 2·atanh(s) = 2s·atanhSeries(s²).
@@ -150,7 +142,7 @@ func softplus32(x float32) float32 {
 	d := 2 + e
 	s := e / d
 	l := scale32((p+p)/d*atanhSeries(s*s), n)
-	return max32NaN(x, 0) + l
+	return maximum32(x, 0) + l
 }
 
 // log32: x = m·2^k, m in [0.75, 1.5); s = (m-1)/(m+1);
@@ -235,16 +227,6 @@ func subF64Generic(dst, x []float32, c float64) {
 	}
 }
 
-func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
-
-// max32NaN is max(x, y) returning x when x is NaN.
-func max32NaN(x, y float32) float32 {
-	if x > y || x != x {
-		return x
-	}
-	return y
-}
-
 // erfSmall is erf(x) = x·(C0 + z·P(z)) for |x| < ErfSplit.
 func erfSmall(x float32) float32 {
 	z := x * x
@@ -259,7 +241,7 @@ func erf32(x float32) float32 {
 		return erfSmall(x)
 	}
 	r := 1 - erfcTail(clamp32(a, 0, approx.ErfMax), 1, 0.5) // erf(ErfMax) rounds to 1
-	return math.Float32frombits(math.Float32bits(r) | math.Float32bits(x)&(1<<31))
+	return withSign(r, x)
 }
 
 // erfcTail returns e^(-x²·s)·Q(u), u = 1/(1+h·|x|) - centre, with x² exact
