@@ -87,13 +87,19 @@ func expm1x32(x float32) float32 {
 	return fma32(t, q, t-1)
 }
 
+// expNegAbs returns e^-|x| as p·2^n and as e, the common start of Sigmoid,
+// SiLU and Softplus (-|x| <= 0 needs only the lower clamp).
+func expNegAbs(x float32) (p, n, e float32) {
+	n, q := expReduce(maximum32(-abs32(x), approx.ExpMin), 0)
+	p = 1 + q
+	return p, n, scale32(p, n)
+}
+
 // sigmoid32: with e = e^-|x|, 1/(1+e) for x >= 0 and e/(1+e) for x < 0.
 // Where e is denormal, 1+e is 1 and the result is e itself, correctly
 // rounded, so tiny results keep their precision.
 func sigmoid32(x float32) float32 {
-	a := -abs32(x)
-	n, q := expReduce(clamp32(a, approx.ExpMin, approx.ExpMax), 0)
-	e := scale32(1+q, n)
+	_, _, e := expNegAbs(x)
 	num := float32(1)
 	if x < 0 {
 		num = e
@@ -108,9 +114,8 @@ func sigmoid32(x float32) float32 {
 // x >= SiLUMin also gives.
 func silu32(x float32) float32 {
 	x = maximum32(x, approx.SiLUMin)
-	n, q := expReduce(clamp32(-abs32(x), approx.ExpMin, approx.ExpMax), 0)
-	p := 1 + q
-	d := 1 + scale32(p, n)
+	p, n, e := expNegAbs(x)
+	d := 1 + e
 	num := x
 	if x < 0 {
 		num = scale32(x*p, n)
@@ -135,10 +140,7 @@ func atanhSeries(z float32) float32 {
 // softplus32 = max(x, 0) + log1p(e^-|x|), with log1p(e) = 2s·(1 + s²R(s²)/2),
 // s = e/(2+e), and 2s = (2p/(2+e))·2^n scaled last for tiny results.
 func softplus32(x float32) float32 {
-	a := -abs32(x)
-	n, q := expReduce(clamp32(a, approx.ExpMin, approx.ExpMax), 0)
-	p := 1 + q
-	e := scale32(p, n)
+	p, n, e := expNegAbs(x)
 	d := 2 + e
 	s := e / d
 	l := scale32((p+p)/d*atanhSeries(s*s), n)

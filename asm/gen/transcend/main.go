@@ -470,19 +470,18 @@ func (v *vm) atLeast(x VecVirtual, lo float32) VecVirtual {
 // negAbs returns -|x|.
 func (v *vm) negAbs(x VecVirtual) VecVirtual { return v.or(x, c(1<<31)) }
 
-// sigmoidParts returns, for a = -|x|: p, n with e^a = p·2^n, and d = 1 + e^a.
-func (v *vm) sigmoidParts(x VecVirtual) (p, n, d VecVirtual) {
-	n, q := v.expReduce(v.atLeast(v.negAbs(x), approx.ExpMin), nil) // -|x| <= 0: no upper clamp
+// expNegAbs returns e^-|x| as p·2^n and as e (see expNegAbs in
+// transcend_generic.go): -|x| <= 0 needs only the lower clamp.
+func (v *vm) expNegAbs(x VecVirtual) (p, n, e VecVirtual) {
+	n, q := v.expReduce(v.atLeast(v.negAbs(x), approx.ExpMin), nil)
 	p = v.add(q, cf(1))
-	d = v.add(v.scale(p, n), cf(1))
-	return p, n, d
+	return p, n, v.scale(p, n)
 }
 
 func (v *vm) zero() VecVirtual { d := v.reg(); VXORPS(d, d, d); return d }
 
 func (v *vm) sigmoid(x VecVirtual) VecVirtual {
-	n, q := v.expReduce(v.atLeast(v.negAbs(x), approx.ExpMin), nil) // -|x| <= 0: no upper clamp
-	e := v.scale(v.add(q, cf(1)), n)
+	_, _, e := v.expNegAbs(x)
 	neg := v.cmp(cmpLT, x, v.zero())
 	num := v.sel(neg, e, v.load(cf(1)))
 	return v.div(num, v.add(e, cf(1)))
@@ -490,7 +489,8 @@ func (v *vm) sigmoid(x VecVirtual) VecVirtual {
 
 func (v *vm) silu(x VecVirtual) VecVirtual {
 	x = v.atLeast(x, approx.SiLUMin)
-	p, n, d := v.sigmoidParts(x)
+	p, n, e := v.expNegAbs(x)
+	d := v.add(e, cf(1))
 	neg := v.cmp(cmpLT, x, v.zero())
 	num := v.sel(neg, v.scale(v.mul(x, p), n), x)
 	return v.div(num, d)
@@ -510,9 +510,7 @@ func (v *vm) atanhSeries(z VecVirtual) VecVirtual {
 }
 
 func (v *vm) softplus(x VecVirtual) VecVirtual {
-	n, q := v.expReduce(v.atLeast(v.negAbs(x), approx.ExpMin), nil) // -|x| <= 0: no upper clamp
-	p := v.add(q, cf(1))
-	e := v.scale(p, n)
+	p, n, e := v.expNegAbs(x)
 	d := v.add(e, cf(2))
 	s := v.div(e, d)
 	w := v.mul(v.div(v.add(p, p), d), v.atanhSeries(v.mul(s, s)))
