@@ -102,11 +102,7 @@ func Sgemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float
 		}
 		return
 	}
-	if beta == 0 {
-		clear(y)
-	} else if beta != 1 {
-		Scale(y, y, beta)
-	}
+	scaleC(1, n, beta, y, n)
 	if alpha == 0 {
 		return
 	}

@@ -11,8 +11,6 @@ type transcendKernels struct {
 	// expSum sets dst[i] = e^(x[i]-shift), with x[i]-shift taken exactly, and
 	// returns the float64 sum of what it stored; dst nil: only the sum.
 	expSum func(dst, x []float32, shift float32) float64
-	// subF64 sets dst[i] = float32(float64(x[i]) - c).
-	subF64 func(dst, x []float32, c float64)
 }
 
 var transcend table[transcendKernels]
@@ -139,9 +137,8 @@ func LogSoftmax(dst, x []float32) {
 		return
 	}
 	m := Max(x)
-	k := transcend.get()
-	sum := k.expSum(nil, x, m)
-	k.subF64(dst, x, float64(m)+math.Log(sum))
+	sum := transcend.get().expSum(nil, x, m)
+	subF64(dst, x, float64(m)+math.Log(sum))
 }
 
 // LogSumExp returns log Σ e^x[i], computed as max + log Σ e^(x - max) with the

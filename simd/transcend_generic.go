@@ -18,7 +18,7 @@ func init() {
 		silu: mapGeneric(silu32), tanh: mapGeneric(tanh32), softplus: mapGeneric(softplus32),
 		erf: mapGeneric(erf32), gelu: mapGeneric(gelu32), geluTanh: mapGeneric(geluTanh32),
 		leakyReLU: leakyReLUGeneric, elu: eluGeneric,
-		expSum: expSumGeneric, subF64: subF64Generic,
+		expSum: expSumGeneric,
 	})
 }
 
@@ -222,7 +222,9 @@ func twoSum32(a, b float32) (s, e float32) {
 	return s, e
 }
 
-func subF64Generic(dst, x []float32, c float64) {
+// subF64 sets dst[i] = float32(float64(x[i]) - c), one rounding: LogSoftmax's
+// last pass, plain Go at every level (not yet a kernel of its own).
+func subF64(dst, x []float32, c float64) {
 	x = x[:len(dst)]
 	for i, v := range x {
 		dst[i] = float32(float64(v) - c)
