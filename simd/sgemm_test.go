@@ -176,6 +176,9 @@ func TestSgemmPanics(t *testing.T) {
 	expectPanic(t, "simd.Sgemm: len(b)=12 too short for 4×4", func() { Sgemm(false, false, 3, 4, 4, 1, a, 4, b, 4, 0, c, 4) })
 	big := make([]float32, 60)
 	expectPanic(t, "simd.Sgemm: len(c)=12 too short for 5×3", func() { Sgemm(false, false, 5, 3, 3, 1, big, 3, b, 3, 0, c, 3) })
+	expectPanic(t, "simd.SgemmStrided (last product): len(c)=6 too short for 3×3", func() {
+		SgemmStrided(false, false, 3, 3, 3, 1, big, 3, 9, big, 3, 9, 0, c, 3, 6, 2)
+	})
 	expectPanic(t, "simd.Sgemv: len(x)=12 len(y)=12, want 4 and 3", func() { Sgemv(false, 3, 4, 1, a, 4, b, 0, c) })
 }
 
@@ -249,6 +252,10 @@ func TestSgemmAllocs(t *testing.T) {
 		f()
 		if n := testing.AllocsPerRun(20, f); n != 0 {
 			t.Errorf("Sgemm %d³ allocates %v times per call (GOMAXPROCS=%d)", s, n, runtime.GOMAXPROCS(0))
+		}
+		g := func() { SgemmStrided(false, false, 16, 16, 16, 1, a, 16, 256, b, 16, 0, 0, c, 16, 256, 4) }
+		if n := testing.AllocsPerRun(20, g); n != 0 {
+			t.Errorf("SgemmStrided allocates %v times per call", n)
 		}
 	})
 }
