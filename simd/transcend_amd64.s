@@ -1897,21 +1897,19 @@ tail:
 	VMULPD            Z3, Z3, Z5
 	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z5
 	VMULPD            Z5, Z3, Z3
-	VCVTPD2PS         Z3, Y6
-	VCVTPS2PD         Y6, Z5
+	VCVTPD2PS         Z3, Y8
+	VCVTPS2PD         Y8, Z5
 	VSUBPD            Z5, Z3, Z5
-	VCVTPD2PS         Z5, Y3
-	VMOVAPS           Y6, Y8
-	VMOVAPS           Y3, Y9
+	VCVTPD2PS         Z5, Y9
 	VMULPD            Z4, Z4, Z3
 	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z3
-	VMULPD            Z3, Z4, Z2
-	VCVTPD2PS         Z2, Y3
-	VCVTPS2PD         Y3, Z4
-	VSUBPD            Z4, Z2, Z4
-	VCVTPD2PS         Z4, Y2
-	VINSERTF64X4      $0x01, Y3, Z8, Z8
-	VINSERTF64X4      $0x01, Y2, Z9, Z9
+	VMULPD            Z3, Z4, Z3
+	VCVTPD2PS         Z3, Y2
+	VCVTPS2PD         Y2, Z4
+	VSUBPD            Z4, Z3, Z4
+	VCVTPD2PS         Z4, Y3
+	VINSERTF64X4      $0x01, Y2, Z8, Z8
+	VINSERTF64X4      $0x01, Y3, Z9, Z9
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z8, Z2
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z9, Z3
 	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z4
@@ -2157,11 +2155,11 @@ loop:
 	VFMADD213PS       Z9, Z10, Z11
 	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z11, Z9
 	VSCALEFPS         Z8, Z9, Z8
-	VEXTRACTF64X4     $0x01, Z8, Y10
-	VCVTPS2PD         Y8, Z9
-	VCVTPS2PD         Y10, Z10
-	VADDPD            Z9, Z6, Z6
-	VADDPD            Z10, Z7, Z7
+	VEXTRACTF64X4     $0x01, Z8, Y9
+	VCVTPS2PD         Y8, Z10
+	VCVTPS2PD         Y9, Z9
+	VADDPD            Z10, Z6, Z6
+	VADDPD            Z9, Z7, Z7
 	VMOVUPS           Z8, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
@@ -2209,11 +2207,11 @@ tail:
 	VSCALEFPS         Z0, Z1, Z0
 	VXORPS            Z1, Z1, Z1
 	VBLENDMPS         Z0, Z1, K1, Z5
-	VEXTRACTF64X4     $0x01, Z5, Y1
-	VCVTPS2PD         Y5, Z0
-	VCVTPS2PD         Y1, Z1
-	VADDPD            Z0, Z6, Z6
-	VADDPD            Z1, Z7, Z7
+	VEXTRACTF64X4     $0x01, Z5, Y0
+	VCVTPS2PD         Y5, Z1
+	VCVTPS2PD         Y0, Z0
+	VADDPD            Z1, Z6, Z6
+	VADDPD            Z0, Z7, Z7
 	VMOVUPS           Z5, K1, (DI)
 
 done:
@@ -3570,17 +3568,16 @@ tail:
 	VCVTPD2PSY   Y5, X6
 	VCVTPS2PD    X6, Y9
 	VSUBPD       Y9, Y5, Y9
-	VCVTPD2PSY   Y9, X5
-	VMOVAPS      X5, X7
+	VCVTPD2PSY   Y9, X7
 	VMULPD       Y8, Y8, Y5
 	VFMADD213PD  lanes_d3ff9884533d43651<>+0(SB), Y4, Y5
-	VMULPD       Y5, Y8, Y4
-	VCVTPD2PSY   Y4, X5
-	VCVTPS2PD    X5, Y8
-	VSUBPD       Y8, Y4, Y8
-	VCVTPD2PSY   Y8, X4
-	VINSERTF128  $0x01, X5, Y6, Y6
-	VINSERTF128  $0x01, X4, Y7, Y7
+	VMULPD       Y5, Y8, Y5
+	VCVTPD2PSY   Y5, X4
+	VCVTPS2PD    X4, Y8
+	VSUBPD       Y8, Y5, Y8
+	VCVTPD2PSY   Y8, X5
+	VINSERTF128  $0x01, X4, Y6, Y6
+	VINSERTF128  $0x01, X5, Y7, Y7
 	VXORPS       lanes_c80000000<>+0(SB), Y6, Y4
 	VXORPS       lanes_c80000000<>+0(SB), Y7, Y5
 	VMOVUPS      lanes_cc2dc0000<>+0(SB), Y6
@@ -3804,11 +3801,11 @@ loop:
 	VPSLLD       $0x17, Y4, Y4
 	VMULPS       Y5, Y3, Y3
 	VMULPS       Y4, Y3, Y3
-	VEXTRACTF128 $0x01, Y3, X5
-	VCVTPS2PD    X3, Y4
-	VCVTPS2PD    X5, Y5
-	VADDPD       Y4, Y1, Y1
-	VADDPD       Y5, Y2, Y2
+	VEXTRACTF128 $0x01, Y3, X4
+	VCVTPS2PD    X3, Y5
+	VCVTPS2PD    X4, Y4
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y4, Y2, Y2
 	VMOVUPS      Y3, (DI)
 	ADDQ         $0x00000020, DI
 	ADDQ         $0x00000020, SI
@@ -3864,11 +3861,11 @@ tail:
 	VMULPS       Y4, Y0, Y0
 	VXORPS       Y4, Y4, Y4
 	VBLENDVPS    Y3, Y0, Y4, Y0
-	VEXTRACTF128 $0x01, Y0, X5
-	VCVTPS2PD    X0, Y4
-	VCVTPS2PD    X5, Y5
-	VADDPD       Y4, Y1, Y1
-	VADDPD       Y5, Y2, Y2
+	VEXTRACTF128 $0x01, Y0, X4
+	VCVTPS2PD    X0, Y5
+	VCVTPS2PD    X4, Y4
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y4, Y2, Y2
 	VMASKMOVPS   Y0, Y3, (DI)
 
 done:

@@ -389,60 +389,27 @@ func (v *vm) geluTanh(x VecVirtual) VecVirtual {
 	} else {
 		VMOVUPD(cd(approx.TanhC3), c3)
 	}
-	hi, lo := v.reg(), v.reg()
-	half := func(d VecVirtual, hiDst, loDst Op) {
+	// split turns the float64 lanes d into w = d·(C1 + C3·d²), rounded to
+	// float32 into hDst, and the float32 rounding of w - hDst into lDst.
+	split := func(d VecVirtual, hDst, lDst Op) {
 		x2 := v.reg()
 		VMULPD(d, d, x2)
 		v.op(VFMADD213PD, VFMADD213PD_BCST, cd(approx.TanhC1), c3, x2) // x2 = C3·x² + C1
 		w := v.reg()
 		VMULPD(x2, d, w)
-		if v.s.Masked {
-			h := YMM()
-			VCVTPD2PS(w, h)
-			hd := v.reg()
-			VCVTPS2PD(h, hd)
-			VSUBPD(hd, w, hd)
-			l := YMM()
-			VCVTPD2PS(hd, l)
-			if hiDst == nil {
-				VINSERTF64X4(U8(1), h, hi, hi)
-				VINSERTF64X4(U8(1), l, lo, lo)
-			} else {
-				VMOVAPS(h, hiDst)
-				VMOVAPS(l, loDst)
-			}
-			return
-		}
-		h := XMM()
-		VCVTPD2PSY(w, h)
+		v.narrow(w, hDst)
 		hd := v.reg()
-		VCVTPS2PD(h, hd)
+		VCVTPS2PD(hDst, hd)
 		VSUBPD(hd, w, hd)
-		l := XMM()
-		VCVTPD2PSY(hd, l)
-		if hiDst == nil {
-			VINSERTF128(U8(1), h, hi, hi)
-			VINSERTF128(U8(1), l, lo, lo)
-		} else {
-			VMOVAPS(h, hiDst)
-			VMOVAPS(l, loDst)
-		}
+		v.narrow(hd, lDst)
 	}
-	d0, d1 := v.reg(), v.reg()
-	if v.s.Masked {
-		h := YMM()
-		VEXTRACTF64X4(U8(1), xc, h)
-		VCVTPS2PD(xc.AsY(), d0)
-		VCVTPS2PD(h, d1)
-		half(d0, hi.AsY(), lo.AsY())
-	} else {
-		h := XMM()
-		VEXTRACTF128(U8(1), xc, h)
-		VCVTPS2PD(xc.AsX(), d0)
-		VCVTPS2PD(h, d1)
-		half(d0, hi.AsX(), lo.AsX())
-	}
-	half(d1, nil, nil)
+	d0, d1 := v.widen(xc)
+	hi, lo := v.reg(), v.reg()
+	split(d0, v.low(hi), v.low(lo))
+	hh, lh := v.half(), v.half()
+	split(d1, hh, lh)
+	v.insertHigh(hh, hi)
+	v.insertHigh(lh, lo)
 	n, q := v.expPair(v.xor(hi, c(1<<31)), v.xor(lo, c(1<<31)))
 	e := v.scale(v.add(q, cf(1)), n)
 	r := v.div(xc, v.add(e, cf(1)))
@@ -719,9 +686,8 @@ func expSum(v *vm, store bool) {
 	VADDPD(acc1, acc0, acc0)
 	h := VecVirtual(acc0)
 	if s.Masked {
-		h = YMM()
-		VEXTRACTF64X4(U8(1), acc0, h)
-		VADDPD(h, acc0.AsY(), h)
+		h = v.highHalf(acc0)
+		VADDPD(h, v.low(acc0), h)
 	}
 	x := XMM()
 	VEXTRACTF128(U8(1), h, x)
@@ -737,18 +703,64 @@ func expSum(v *vm, store bool) {
 // accumulate adds the float32 lanes of e, widened, to the float64
 // accumulators acc0 (low half) and acc1 (high half).
 func (v *vm) accumulate(e, acc0, acc1 VecVirtual) {
-	lo, hi := v.reg(), v.reg()
-	if v.s.Masked {
-		h := YMM()
-		VEXTRACTF64X4(U8(1), e, h)
-		VCVTPS2PD(e.AsY(), lo)
-		VCVTPS2PD(h, hi)
-	} else {
-		h := XMM()
-		VEXTRACTF128(U8(1), e, h)
-		VCVTPS2PD(e.AsX(), lo)
-		VCVTPS2PD(h, hi)
-	}
+	lo, hi := v.widen(e)
 	VADDPD(lo, acc0, acc0)
 	VADDPD(hi, acc1, acc1)
+}
+
+// Half-vector helpers: a full vector of float32 holds as many bits as two
+// of float64, half of it is a ymm (AVX-512) or an xmm (AVX2).
+
+// half returns a new half-width register.
+func (v *vm) half() VecVirtual {
+	if v.s.Masked {
+		return YMM()
+	}
+	return XMM()
+}
+
+// low is the low half of r.
+func (v *vm) low(r VecVirtual) Register {
+	if v.s.Masked {
+		return r.AsY()
+	}
+	return r.AsX()
+}
+
+// highHalf returns the high half of r in a new half-width register.
+func (v *vm) highHalf(r VecVirtual) VecVirtual {
+	h := v.half()
+	if v.s.Masked {
+		VEXTRACTF64X4(U8(1), r, h)
+	} else {
+		VEXTRACTF128(U8(1), r, h)
+	}
+	return h
+}
+
+// insertHigh writes the half h into the high half of r.
+func (v *vm) insertHigh(h, r VecVirtual) {
+	if v.s.Masked {
+		VINSERTF64X4(U8(1), h, r, r)
+	} else {
+		VINSERTF128(U8(1), h, r, r)
+	}
+}
+
+// widen converts the float32 lanes of x into two vectors of float64.
+func (v *vm) widen(x VecVirtual) (lo, hi VecVirtual) {
+	h := v.highHalf(x)
+	lo, hi = v.reg(), v.reg()
+	VCVTPS2PD(v.low(x), lo)
+	VCVTPS2PD(h, hi)
+	return lo, hi
+}
+
+// narrow rounds the float64 lanes of w to float32 into the half dst.
+func (v *vm) narrow(w VecVirtual, dst Op) {
+	if v.s.Masked {
+		VCVTPD2PS(w, dst)
+	} else {
+		VCVTPD2PSY(w, dst)
+	}
 }
