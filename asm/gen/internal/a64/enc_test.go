@@ -1,0 +1,94 @@
+package a64
+
+import (
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// every returns each encoder applied to a few register choices (the high
+// bits of every field set somewhere).
+func every() []Inst {
+	var is []Inst
+	regs := [][3]V{{0, 1, 2}, {31, 17, 9}, {5, 30, 16}}
+	for _, r := range regs {
+		d, n, m := r[0], r[1], r[2]
+		for _, f := range []func(d, n, m V) Inst{
+			FADD, FSUB, FMUL, FDIV, FMAX, FMIN, FADDP, FMLA, FMLS,
+			FADDD, FSUBD, FMULD, FMLAD, FCMEQ, FCMGE, FCMGT,
+			ADD, SUB, CMGT, AND, ORR, EOR, BIC, ORN, BSL, BIT, BIF,
+		} {
+			is = append(is, f(d, n, m))
+		}
+		for _, f := range []func(d, n V) Inst{
+			FCMGT0, FCMGE0, FCMLT0, FCMEQ0, FABS, FNEG, FSQRT, FRINTN, FCVTZS,
+			SCVTF, FCVTL, FCVTL2, FCVTN, FCVTN2, FMAXV, FMINV, UMAXV, UMINV,
+			FADDPS, FADDPD, MOV, NOT, DUPS,
+		} {
+			is = append(is, f(d, n))
+		}
+		for _, s := range []int{1, 23, 31} {
+			is = append(is, SSHR(d, n, s), USHR(d, n, s), SHL(d, n, s))
+		}
+		is = append(is, SSHR(d, n, 32), ONES(d))
+		for i := 0; i < 4; i++ {
+			is = append(is, FMLAE(d, n, m, i))
+		}
+	}
+	return is
+}
+
+// TestEncodings assembles the GNU spelling of every instruction with the GNU
+// assembler and compares the words. It needs binutils-aarch64-linux-gnu
+// (CI installs it); without it the test is skipped.
+func TestEncodings(t *testing.T) {
+	as, err := exec.LookPath("aarch64-linux-gnu-as")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("aarch64-linux-gnu-as not found (install binutils-aarch64-linux-gnu)")
+		}
+		t.Skip("aarch64-linux-gnu-as not found (install binutils-aarch64-linux-gnu)")
+	}
+	words := assemble(t, as, every())
+	for i, in := range every() {
+		if words[i] != in.Word {
+			t.Errorf("%s: encoded %#08x, GNU as says %#08x", in.GNU, in.Word, words[i])
+		}
+	}
+}
+
+// assemble returns the words GNU as produces for the instructions' GNU text.
+func assemble(t *testing.T, as string, is []Inst) []uint32 {
+	t.Helper()
+	dir := t.TempDir()
+	var src strings.Builder
+	for _, in := range is {
+		src.WriteString(in.GNU + "\n")
+	}
+	s, o, bin := filepath.Join(dir, "x.s"), filepath.Join(dir, "x.o"), filepath.Join(dir, "x.bin")
+	if err := os.WriteFile(s, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(as, "-o", o, s).CombinedOutput(); err != nil {
+		t.Fatalf("as: %v\n%s", err, out)
+	}
+	objcopy := strings.TrimSuffix(as, "as") + "objcopy"
+	if out, err := exec.Command(objcopy, "-O", "binary", "-j", ".text", o, bin).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != 4*len(is) {
+		t.Fatalf("GNU as produced %d bytes for %d instructions", len(b), len(is))
+	}
+	w := make([]uint32, len(is))
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return w
+}
