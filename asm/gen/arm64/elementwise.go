@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"log"
-	"strings"
 	"sort"
+	"strings"
 
 	. "github.com/lanesgo/lanes/asm/gen/internal/a64"
 )

@@ -75,10 +75,14 @@ func FMIN(d, n, m V) Inst  { return three(0x4EA0F400, "fmin", S4, d, n, m) }
 func FADDP(d, n, m V) Inst { return three(0x6E20D400, "faddp", S4, d, n, m) }
 
 // FMLA is d += n·m (fused); Go has the mnemonic.
-func FMLA(d, n, m V) Inst { return native(three(0x4E20CC00, "fmla", S4, d, n, m), "VFMLA", S4, d, n, m) }
+func FMLA(d, n, m V) Inst {
+	return native(three(0x4E20CC00, "fmla", S4, d, n, m), "VFMLA", S4, d, n, m)
+}
 
 // FMLS is d -= n·m (fused); Go has the mnemonic.
-func FMLS(d, n, m V) Inst { return native(three(0x4EA0CC00, "fmls", S4, d, n, m), "VFMLS", S4, d, n, m) }
+func FMLS(d, n, m V) Inst {
+	return native(three(0x4EA0CC00, "fmls", S4, d, n, m), "VFMLS", S4, d, n, m)
+}
 
 func FADDD(d, n, m V) Inst { return three(0x4E60D400, "fadd", D2, d, n, m) }
 func FSUBD(d, n, m V) Inst { return three(0x4EE0D400, "fsub", D2, d, n, m) }
