@@ -1,0 +1,260 @@
+package main
+
+import . "github.com/lanesgo/lanes/asm/gen/internal/a64"
+
+// reduce writes the reductions of simd/reduce.go. Each folds eight vector
+// accumulators (V24..V31, independent chains) over 32 floats an iteration,
+// then single vectors into V24, folds the accumulators as a tree and the
+// lanes pairwise, and finishes the last 0..3 floats with scalar instructions
+// into lane 0. R0 (and R1) walk the inputs, R2 counts.
+func reduce(f *File) {
+	type fold struct {
+		name, sig, doc string
+		ins            int
+		// init sets the accumulators V24..V31.
+		init func(fn *Func)
+		// step folds x (and y, the second input) into acc.
+		step func(fn *Func, acc, x, y V)
+		// combine folds accumulator n into d; lanes folds the lanes of V24
+		// into S24; scalar folds F0 (and F8) into F24.
+		combine func(d, n V) Inst
+		lanes   func(fn *Func)
+		scalar  func(fn *Func)
+	}
+	zeroAcc := func(fn *Func) {
+		for r := V(24); r < 32; r++ {
+			fn.I(EOR(r, r, r))
+		}
+	}
+	firstAcc := func(fn *Func) { // every accumulator starts as x[0]
+		fn.Asm("FMOVS (R0), F24")
+		for r := V(24); r < 32; r++ {
+			fn.I(DUPS(r, 24))
+		}
+	}
+	addLanes := func(fn *Func) { fn.I(FADDP(24, 24, 24), FADDPS(24, 24)) }
+	for _, k := range []fold{
+		{
+			name: "sum", sig: "func(x []float32) float32", doc: "Σ x[i]", ins: 1, init: zeroAcc,
+			step:    func(fn *Func, acc, x, _ V) { fn.I(FADD(acc, acc, x)) },
+			combine: func(d, n V) Inst { return FADD(d, d, n) }, lanes: addLanes,
+			scalar: func(fn *Func) { fn.Asm("FADDS F0, F24") },
+		},
+		{
+			name: "sumAbs", sig: "func(x []float32) float32", doc: "Σ |x[i]|", ins: 1, init: zeroAcc,
+			step:    func(fn *Func, acc, x, _ V) { fn.I(FABS(x, x), FADD(acc, acc, x)) },
+			combine: func(d, n V) Inst { return FADD(d, d, n) }, lanes: addLanes,
+			scalar: func(fn *Func) { fn.Asm("FABSS F0, F0"); fn.Asm("FADDS F0, F24") },
+		},
+		{
+			name: "dot", sig: "func(a, b []float32) float32", doc: "Σ a[i]·b[i] (fused steps)", ins: 2, init: zeroAcc,
+			step:    func(fn *Func, acc, x, y V) { fn.I(FMLA(acc, x, y)) },
+			combine: func(d, n V) Inst { return FADD(d, d, n) }, lanes: addLanes,
+			scalar: func(fn *Func) { fn.Asm("FMADDS F8, F24, F0, F24") },
+		},
+		{
+			name: "max", sig: "func(x []float32) float32", doc: "the largest x[i], NaN if any is NaN (len(x) > 0)", ins: 1, init: firstAcc,
+			step:    func(fn *Func, acc, x, _ V) { fn.I(FMAX(acc, acc, x)) },
+			combine: func(d, n V) Inst { return FMAX(d, d, n) },
+			lanes:   func(fn *Func) { fn.I(FMAXV(24, 24)) },
+			scalar:  func(fn *Func) { fn.Asm("FMAXS F0, F24") },
+		},
+		{
+			name: "min", sig: "func(x []float32) float32", doc: "the smallest x[i], NaN if any is NaN (len(x) > 0)", ins: 1, init: firstAcc,
+			step:    func(fn *Func, acc, x, _ V) { fn.I(FMIN(acc, acc, x)) },
+			combine: func(d, n V) Inst { return FMIN(d, d, n) },
+			lanes:   func(fn *Func) { fn.I(FMINV(24, 24)) },
+			scalar:  func(fn *Func) { fn.Asm("FMINS F0, F24") },
+		},
+	} {
+		name := k.name + "NEON"
+		fn := f.Func(name, k.sig, 0, name+" returns "+k.doc+".", requires)
+		first := "x"
+		if k.ins == 2 {
+			first = "a"
+			fn.Asm("MOVD %s, R1", fn.Arg("b_base"))
+		}
+		fn.Asm("MOVD %s, R0", fn.Arg(first+"_base"))
+		fn.Asm("MOVD %s, R2", fn.Arg(first+"_len"))
+		k.init(fn)
+		fn.Label("loop8")
+		fn.Asm("CMP $32, R2")
+		fn.Asm("BLT loop1")
+		for i := 0; i < 8; i += 2 {
+			fn.Asm("FLDPQ.P 32(R0), (F%d, F%d)", i, i+1)
+			if k.ins == 2 {
+				fn.Asm("FLDPQ.P 32(R1), (F%d, F%d)", 8+i, 9+i)
+			}
+		}
+		for i := V(0); i < 8; i++ {
+			k.step(fn, 24+i, i, 8+i)
+		}
+		fn.Asm("SUB $32, R2")
+		fn.Asm("B loop8")
+		fn.Label("loop1")
+		fn.Asm("CMP $4, R2")
+		fn.Asm("BLT fold")
+		fn.Asm("FMOVQ.P 16(R0), F0")
+		if k.ins == 2 {
+			fn.Asm("FMOVQ.P 16(R1), F8")
+		}
+		k.step(fn, 24, 0, 8)
+		fn.Asm("SUB $4, R2")
+		fn.Asm("B loop1")
+		fn.Label("fold")
+		for w := V(1); w < 8; w *= 2 {
+			for r := V(24); r < 32; r += 2 * w {
+				fn.I(k.combine(r, r+w))
+			}
+		}
+		k.lanes(fn)
+		fn.Label("tail")
+		fn.Asm("CBZ R2, done")
+		fn.Asm("FMOVS.P 4(R0), F0")
+		if k.ins == 2 {
+			fn.Asm("FMOVS.P 4(R1), F8")
+		}
+		k.scalar(fn)
+		fn.Asm("SUB $1, R2")
+		fn.Asm("B tail")
+		fn.Label("done")
+		fn.Asm("FMOVS F24, %s", fn.Arg("ret"))
+		fn.Asm("RET")
+	}
+	sumSquares64(f)
+	indexOf(f, "indexEq", "func(x []float32, v float32) int", "the first i with x[i] == v, or -1")
+	indexOf(f, "indexNaN", "func(x []float32) int", "the first i with x[i] NaN, or -1")
+}
+
+// sumSquares64 widens every float to float64 (FCVTL, FCVTL2) and folds its
+// square into eight float64 accumulators.
+func sumSquares64(f *File) {
+	name := "sumSquares64NEON"
+	fn := f.Func(name, "func(x []float32) float64", 0, name+" returns Σ x[i]² accumulated in float64.", requires)
+	fn.Asm("MOVD %s, R0", fn.Arg("x_base"))
+	fn.Asm("MOVD %s, R2", fn.Arg("x_len"))
+	for r := V(24); r < 32; r++ {
+		fn.I(EOR(r, r, r))
+	}
+	fn.Label("loop4")
+	fn.Asm("CMP $16, R2")
+	fn.Asm("BLT loop1")
+	fn.Asm("FLDPQ.P 32(R0), (F0, F1)")
+	fn.Asm("FLDPQ.P 32(R0), (F2, F3)")
+	for i := V(0); i < 4; i++ {
+		fn.I(FCVTL(4+2*i, i), FCVTL2(5+2*i, i))
+	}
+	for i := V(0); i < 8; i++ {
+		fn.I(FMLAD(24+i, 4+i, 4+i))
+	}
+	fn.Asm("SUB $16, R2")
+	fn.Asm("B loop4")
+	fn.Label("loop1")
+	fn.Asm("CMP $4, R2")
+	fn.Asm("BLT fold")
+	fn.Asm("FMOVQ.P 16(R0), F0")
+	fn.I(FCVTL(4, 0), FCVTL2(5, 0), FMLAD(24, 4, 4), FMLAD(25, 5, 5))
+	fn.Asm("SUB $4, R2")
+	fn.Asm("B loop1")
+	fn.Label("fold")
+	for w := V(1); w < 8; w *= 2 {
+		for r := V(24); r < 32; r += 2 * w {
+			fn.I(FADDD(r, r, r+w))
+		}
+	}
+	fn.I(FADDPD(24, 24))
+	fn.Label("tail")
+	fn.Asm("CBZ R2, done")
+	fn.Asm("FMOVS.P 4(R0), F0")
+	fn.Asm("FCVTSD F0, F0")
+	fn.Asm("FMADDD F0, F24, F0, F24")
+	fn.Asm("SUB $1, R2")
+	fn.Asm("B tail")
+	fn.Label("done")
+	fn.Asm("FMOVD F24, %s", fn.Arg("ret"))
+	fn.Asm("RET")
+}
+
+// indexOf writes indexEq (x[i] == v) or indexNaN: sixteen floats an
+// iteration are compared and the lane masks merged into one test; on a hit
+// (or for the last floats) a scalar scan finds the exact index.
+func indexOf(f *File, base, sig, doc string) {
+	name := base + "NEON"
+	eq := base == "indexEq"
+	fn := f.Func(name, sig, 0, name+" returns "+doc+".", requires)
+	fn.Asm("MOVD %s, R0", fn.Arg("x_base"))
+	fn.Asm("MOVD %s, R2", fn.Arg("x_len"))
+	fn.Asm("MOVD R0, R3")
+	if eq {
+		fn.Asm("FMOVS %s, F31", fn.Arg("v"))
+		fn.I(DUPS(31, 31))
+	}
+	// hits compares vector r; merge folds s into d; any tests the merged mask.
+	hits := func(r V) Inst {
+		if eq {
+			return FCMEQ(r, r, 31)
+		}
+		return FCMEQ(r, r, r) // ordered lanes set
+	}
+	merge := ORR
+	any := func(fn *Func, miss string) {
+		if eq {
+			fn.I(UMAXV(0, 0))
+			fn.Asm("FMOVS F0, R4")
+			fn.Asm("CBNZ R4, %s", miss)
+		} else {
+			fn.I(UMINV(0, 0))
+			fn.Asm("FMOVS F0, R4")
+			fn.Asm("CBZ R4, %s", miss)
+		}
+	}
+	if !eq {
+		merge = AND
+	}
+	fn.Label("loop4")
+	fn.Asm("CMP $16, R2")
+	fn.Asm("BLT loop1")
+	fn.Asm("FLDPQ.P 32(R0), (F0, F1)")
+	fn.Asm("FLDPQ.P 32(R0), (F2, F3)")
+	fn.I(hits(0), hits(1), hits(2), hits(3), merge(0, 0, 1), merge(2, 2, 3), merge(0, 0, 2))
+	any(fn, "found16")
+	fn.Asm("SUB $16, R2")
+	fn.Asm("B loop4")
+	fn.Label("found16")
+	fn.Asm("SUB $64, R0")
+	fn.Asm("MOVD $16, R2")
+	fn.Asm("B scalar")
+	fn.Label("loop1")
+	fn.Asm("CMP $4, R2")
+	fn.Asm("BLT scalar")
+	fn.Asm("FMOVQ.P 16(R0), F0")
+	fn.I(hits(0))
+	any(fn, "found4")
+	fn.Asm("SUB $4, R2")
+	fn.Asm("B loop1")
+	fn.Label("found4")
+	fn.Asm("SUB $16, R0")
+	fn.Asm("MOVD $4, R2")
+	fn.Label("scalar")
+	fn.Asm("CBZ R2, none")
+	fn.Asm("FMOVS.P 4(R0), F0")
+	if eq {
+		fn.Asm("FCMPS F31, F0")
+		fn.Asm("BEQ hit")
+	} else {
+		fn.Asm("FCMPS F0, F0")
+		fn.Asm("BVS hit")
+	}
+	fn.Asm("SUB $1, R2")
+	fn.Asm("B scalar")
+	fn.Label("hit")
+	fn.Asm("SUB R3, R0, R0")
+	fn.Asm("LSR $2, R0, R0")
+	fn.Asm("SUB $1, R0, R0")
+	fn.Asm("MOVD R0, %s", fn.Arg("ret"))
+	fn.Asm("RET")
+	fn.Label("none")
+	fn.Asm("MOVD $-1, R0")
+	fn.Asm("MOVD R0, %s", fn.Arg("ret"))
+	fn.Asm("RET")
+}
