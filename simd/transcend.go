@@ -156,3 +156,14 @@ func LogSumExp(x []float32) float32 {
 	sum := transcend.get().expSum(nil, x, m)
 	return float32(float64(m) + math.Log(sum))
 }
+
+// expSumOf joins the storing and the sum-only kernels into the family's
+// expSum (dst nil: only the sum).
+func expSumOf(store func(dst, x []float32, shift float32) float64, only func(x []float32, shift float32) float64) func(dst, x []float32, shift float32) float64 {
+	return func(dst, x []float32, shift float32) float64 {
+		if dst == nil {
+			return only(x, shift)
+		}
+		return store(dst, x, shift)
+	}
+}

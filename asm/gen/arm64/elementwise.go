@@ -59,10 +59,15 @@ func elementwise(f *File, k ew) {
 		}
 		return b, out
 	}
+	// Four vectors an iteration where the registers allow, else two.
 	b4, out := record()
-	code4, err := b4.Expand(4, rPool, nil)
+	g := 4
+	code4, err := b4.Expand(g, rPool, nil)
 	if err != nil {
-		log.Fatalf("%s: four vectors: %v", k.name, err)
+		g = 2
+		if code4, err = b4.Expand(g, rPool, nil); err != nil {
+			log.Fatalf("%s: two vectors: %v", k.name, err)
+		}
 	}
 	b1, _ := record()
 	code1, err := b1.Expand(1, rPool, code4.Hoisted)
@@ -104,12 +109,13 @@ func elementwise(f *File, k ew) {
 	}
 
 	fn.Label("loop4")
-	fn.Asm("CMP $16, %s", rCount)
+	fn.Comment(fmt.Sprintf("%d vectors an iteration", g))
+	fn.Asm("CMP $%d, %s", 4*g, rCount)
 	fn.Asm("BLT loop1")
 	for _, l := range code4.Lines {
 		fn.Asm("%s", l)
 	}
-	fn.Asm("SUB $16, %s", rCount)
+	fn.Asm("SUB $%d, %s", 4*g, rCount)
 	fn.Asm("B loop4")
 
 	fn.Label("loop1")

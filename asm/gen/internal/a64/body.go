@@ -281,9 +281,13 @@ func (b *B) expand(g int, pool string, hoist map[int]V) (Code, error) {
 				lines = append(lines, ln)
 			}
 		case kOp:
-			copies := g
-			if b.vals[in.dst.id].uniform {
-				copies = 1
+			// One instruction per copy unless every source is shared
+			// (an update of a pinned accumulator runs once per copy).
+			copies := 1
+			for _, s := range in.src {
+				if !b.vals[s.id].uniform {
+					copies = g
+				}
 			}
 			for j := 0; j < copies; j++ {
 				ln := line{dsts: []vreg{copyOf(*in.dst, j)}, tied: in.tied, sel: in.sel}

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"math"
+
+	. "github.com/lanesgo/lanes/asm/gen/internal/a64"
+	"github.com/lanesgo/lanes/internal/approx"
+)
+
+// transcend writes the kernels of simd/transcend.go. Each runs the
+// algorithm of simd/transcend_generic.go on four lanes, with the constants
+// of internal/approx and the operations in the same order as the amd64
+// generator (asm/gen/transcend) at its AVX2 level: 2^n is built from
+// integer bits in two halves so denormal results round once, and Log
+// prescales denormal inputs.
+func transcend(f *File) {
+	unary := func(name, doc string, body func(v *nv, x Val) Val) {
+		elementwise(f, ew{
+			name: name + "NEON", sig: "func(dst, x []float32)", dst: "dst", ins: []string{"x"},
+			doc: []string{name + "NEON sets dst[i] = " + doc + " (see " + name + "32 in transcend_generic.go).", requires},
+			body: func(b *B, in []Val, _ *Val) *Val {
+				r := body(&nv{b}, in[0])
+				return &r
+			},
+		})
+	}
+	withAlpha := func(name, doc string, body func(v *nv, x, alpha Val) Val) {
+		elementwise(f, ew{
+			name: name + "NEON", sig: "func(dst, x []float32, alpha float32)", dst: "dst", ins: []string{"x"},
+			doc: []string{name + "NEON sets dst[i] = " + doc + ".", requires},
+			body: func(b *B, in []Val, _ *Val) *Val {
+				r := body(&nv{b}, in[0], scalarPin(b, "alpha"))
+				return &r
+			},
+		})
+	}
+	unary("exp", "e^x[i]", (*nv).exp)
+	unary("log", "log(x[i])", (*nv).log)
+	unary("sigmoid", "1/(1+e^-x[i])", (*nv).sigmoid)
+	unary("silu", "x[i]/(1+e^-x[i])", (*nv).silu)
+	unary("tanh", "tanh(x[i])", (*nv).tanh)
+	unary("softplus", "log(1+e^x[i])", (*nv).softplus)
+	unary("erf", "erf(x[i])", (*nv).erf)
+	unary("gelu", "x[i]·Φ(x[i])", (*nv).gelu)
+	unary("geluTanh", "x[i]/(1+e^(-2√(2/π)(x[i]+0.044715x[i]³)))", (*nv).geluTanh)
+	withAlpha("leakyReLU", "x[i] if x[i] > 0, else alpha·x[i]", (*nv).leakyReLU)
+	withAlpha("elu", "x[i] if x[i] > 0, else alpha·(e^x[i]-1)", (*nv).elu)
+	expSum(f, true)
+	expSum(f, false)
+}
+
+// nv spells the vector operations of the algorithms on a64 values.
+type nv struct{ b *B }
+
+func (v *nv) f(x float32) Val     { return v.b.F(x) }
+func (v *nv) add(a, c Val) Val    { return v.b.Op2(FADD, a, c) }
+func (v *nv) sub(a, c Val) Val    { return v.b.Op2(FSUB, a, c) }
+func (v *nv) mul(a, c Val) Val    { return v.b.Op2(FMUL, a, c) }
+func (v *nv) div(a, c Val) Val    { return v.b.Op2(FDIV, a, c) }
+func (v *nv) and(a, c Val) Val    { return v.b.Op2(AND, a, c) }
+func (v *nv) or(a, c Val) Val     { return v.b.Op2(ORR, a, c) }
+func (v *nv) max(a, c Val) Val    { return v.b.Op2(FMAX, a, c) }
+func (v *nv) min(a, c Val) Val    { return v.b.Op2(FMIN, a, c) }
+func (v *nv) neg(a Val) Val       { return v.b.Op1(FNEG, a) }
+func (v *nv) abs(a Val) Val       { return v.b.Op1(FABS, a) }
+func (v *nv) sel(m, t, e Val) Val { return v.b.Sel(m, t, e) }
+func (v *nv) zero() Val           { return v.b.Bits(0) }
+
+// fma is a·c + d, fnma d - a·c, each rounded once.
+func (v *nv) fma(a, c, d Val) Val  { return v.b.Tied2(FMLA, d, a, c) }
+func (v *nv) fnma(a, c, d Val) Val { return v.b.Tied2(FMLS, d, a, c) }
+
+// Comparisons: lanes set where they hold (never for NaN).
+func (v *nv) eq(a, c Val) Val { return v.b.Op2(FCMEQ, a, c) }
+func (v *nv) lt(a, c Val) Val { return v.b.Op2(FCMGT, c, a) }
+func (v *nv) gt(a, c Val) Val { return v.b.Op2(FCMGT, a, c) }
+func (v *nv) ge(a, c Val) Val { return v.b.Op2(FCMGE, a, c) }
+
+// clamp limits x to [lo, hi]; FMAX and FMIN propagate NaN.
+func (v *nv) clamp(x Val, lo, hi float32) Val { return v.min(v.max(x, v.f(lo)), v.f(hi)) }
+
+func (v *nv) imm(enc func(d, n V, s int) Inst, s int, a Val) Val {
+	return v.b.Op1(func(d, n V) Inst { return enc(d, n, s) }, a)
+}
+
+// pow2bits turns integer lanes k (normal range) into the float32 2^k.
+func (v *nv) pow2bits(k Val) Val { return v.imm(SHL, 23, v.b.Op2(ADD, k, v.b.Bits(127))) }
+
+// scale returns p·2^n (n integral in [-159, 128]) rounded once: 2^n is
+// 2^n1·2^n2 with n1 = n>>1, both halves normal.
+func (v *nv) scale(p, n Val) Val {
+	ni := v.b.Op1(FCVTZS, n)
+	n1 := v.imm(SSHR, 1, ni)
+	n2 := v.b.Op2(SUB, ni, n1)
+	return v.mul(v.mul(p, v.pow2bits(n1)), v.pow2bits(n2))
+}
+
+// pow2 returns 2^n for integral n in [-29, 128].
+func (v *nv) pow2(n Val) Val { return v.pow2bits(v.b.Op1(FCVTZS, n)) }
+
+// poly evaluates Σ c[k]·x^k by Horner's rule.
+func (v *nv) poly(x Val, c []float32) Val {
+	p := v.f(c[len(c)-1])
+	for i := len(c) - 2; i >= 0; i-- {
+		p = v.fma(p, x, v.f(c[i]))
+	}
+	return p
+}
+
+// expReduce returns n and q = expm1(r) for x + lo = n·ln2 + r (x clamped);
+// lo may be nil.
+func (v *nv) expReduce(x Val, lo *Val) (n, q Val) {
+	n = v.b.Op1(FRINTN, v.mul(x, v.f(approx.Log2E)))
+	r := v.fnma(n, v.f(approx.Ln2Hi), x)
+	r = v.fnma(n, v.f(approx.Ln2Lo), r)
+	if lo != nil {
+		r = v.add(r, *lo)
+	}
+	p := v.poly(r, approx.Expm1Poly[:])
+	return n, v.fma(v.mul(r, r), p, r)
+}
+
+// expPair clamps x to the exp range and reduces x + lo, dropping lo where
+// the clamp changed x or lo is NaN.
+func (v *nv) expPair(x, lo Val) (n, q Val) {
+	xc := v.clamp(x, approx.ExpMin, approx.ExpMax)
+	lo = v.and(lo, v.eq(xc, x))
+	lo = v.and(lo, v.eq(lo, lo))
+	return v.expReduce(xc, &lo)
+}
+
+func (v *nv) exp(x Val) Val {
+	n, q := v.expReduce(v.clamp(x, approx.ExpMin, approx.ExpMax), nil)
+	return v.scale(v.add(q, v.f(1)), n)
+}
+
+func (v *nv) expm1(x Val) Val {
+	n, q := v.expReduce(v.clamp(x, approx.Expm1Min, approx.ExpMax), nil)
+	t := v.pow2(n)
+	return v.fma(t, q, v.sub(t, v.f(1)))
+}
+
+// expNegAbs returns e^-|x| as p·2^n and as e.
+func (v *nv) expNegAbs(x Val) (p, n, e Val) {
+	n, q := v.expReduce(v.max(v.neg(v.abs(x)), v.f(approx.ExpMin)), nil)
+	p = v.add(q, v.f(1))
+	return p, n, v.scale(p, n)
+}
+
+func (v *nv) sigmoid(x Val) Val {
+	_, _, e := v.expNegAbs(x)
+	num := v.sel(v.lt(x, v.zero()), e, v.f(1))
+	return v.div(num, v.add(e, v.f(1)))
+}
+
+func (v *nv) silu(x Val) Val {
+	x = v.max(x, v.f(approx.SiLUMin))
+	p, n, e := v.expNegAbs(x)
+	d := v.add(e, v.f(1))
+	num := v.sel(v.lt(x, v.zero()), v.scale(v.mul(x, p), n), x)
+	return v.div(num, d)
+}
+
+func (v *nv) tanh(x Val) Val {
+	y := v.clamp(v.abs(x), 0, approx.TanhMax)
+	e := v.expm1(v.add(y, y))
+	t := v.div(e, v.add(e, v.f(2)))
+	return v.or(t, v.and(x, v.b.Bits(1<<31)))
+}
+
+// atanhSeries returns 1 + z·R(z)/2.
+func (v *nv) atanhSeries(z Val) Val {
+	p := v.poly(z, approx.AtanhPoly[:])
+	return v.fma(z, v.mul(p, v.f(0.5)), v.f(1))
+}
+
+func (v *nv) softplus(x Val) Val {
+	p, n, e := v.expNegAbs(x)
+	d := v.add(e, v.f(2))
+	s := v.div(e, d)
+	w := v.mul(v.div(v.add(p, p), d), v.atanhSeries(v.mul(s, s)))
+	return v.add(v.max(x, v.zero()), v.scale(w, n))
+}
+
+func (v *nv) log(x Val) Val {
+	// Denormals: scale by 2^25 first and take 25 off the exponent.
+	den := v.lt(x, v.f(0x1p-126))
+	xs := v.sel(den, v.mul(x, v.f(0x1p25)), x)
+	adj := v.and(den, v.f(25))
+	ei := v.b.Op2(SUB, v.imm(USHR, 23, xs), v.b.Bits(127))
+	ef := v.b.Op1(SCVTF, ei)
+	mant := v.or(v.and(xs, v.b.Bits(0x007fffff)), v.f(1))
+	big := v.ge(mant, v.f(1.5))
+	m := v.sel(big, v.mul(mant, v.f(0.5)), mant)
+	k := v.sub(v.add(ef, v.and(big, v.f(1))), adj)
+	s := v.div(v.sub(m, v.f(1)), v.add(m, v.f(1)))
+	z := v.mul(s, s)
+	p := v.poly(z, approx.AtanhPoly[:])
+	lo := v.fma(v.mul(s, z), p, v.mul(k, v.f(approx.Ln2Lo)))
+	hi := v.add(v.add(s, s), lo)
+	r := v.fma(k, v.f(approx.Ln2Hi), hi)
+	// Specials: +Inf -> +Inf, 0 -> -Inf, x < 0 or NaN -> NaN.
+	r = v.sel(v.eq(x, v.f(float32(math.Inf(1)))), x, r)
+	r = v.sel(v.b.Op1(FCMEQ0, x), v.f(float32(math.Inf(-1))), r)
+	return v.sel(v.b.Op1(FCMGE0, x), r, v.b.Bits(0x7fc00000))
+}
+
+// erfcTail returns e^(-x²·s)·Q(u), u = 1/(1+h·|x|) - centre, with x² exact
+// and the reciprocal compensated (see erfcTail in transcend_generic.go).
+func (v *nv) erfcTail(x Val, s, h float32) Val {
+	hi := v.mul(x, x)
+	lo := v.fma(x, x, v.neg(hi))
+	if s != 1 {
+		hi = v.mul(hi, v.f(s))
+		lo = v.mul(lo, v.f(s))
+	}
+	nlo := v.neg(lo)
+	n, q := v.expReduce(v.neg(hi), &nlo) // |x| <= 6.5: no clamp
+	e := v.scale(v.add(q, v.f(1)), n)
+	a := v.abs(x)
+	one := v.f(1)
+	d := v.fma(a, v.f(h), one)
+	dErr := v.fma(a, v.f(h), v.sub(one, d))
+	t := v.div(one, d)
+	r := v.fma(v.neg(t), d, one)
+	tLo := v.mul(t, v.sub(r, v.mul(t, dErr)))
+	u := v.add(v.sub(t, v.f(approx.ErfcxCentre)), tLo)
+	return v.mul(e, v.poly(u, approx.ErfcxPoly[:]))
+}
+
+// erfSmall is erf(x) = x·(C0 + z·P(z)) for |x| < ErfSplit.
+func (v *nv) erfSmall(x Val) Val {
+	z := v.mul(x, x)
+	p := v.poly(z, approx.ErfPoly[:])
+	return v.fma(x, v.f(approx.ErfC0Hi), v.mul(x, v.fma(z, p, v.f(approx.ErfC0Lo))))
+}
+
+func (v *nv) erf(x Val) Val {
+	a := v.abs(x)
+	far := v.or(v.sub(v.f(1), v.erfcTail(v.clamp(a, 0, approx.ErfMax), 1, 0.5)), v.and(x, v.b.Bits(1<<31)))
+	near := v.erfSmall(x)
+	return v.sel(v.lt(v.abs(x), v.f(approx.ErfSplit)), near, far)
+}
+
+func (v *nv) gelu(x Val) Val {
+	xc := v.clamp(x, approx.GELUMin, approx.GELUMax)
+	e := v.mul(v.erfcTail(xc, 0.5, 0.35355339), v.f(0.5))
+	r := v.sel(v.lt(xc, v.zero()), v.mul(xc, e), v.fma(v.neg(xc), e, xc))
+	// The masks are taken last: x is live to the end anyway, they are not.
+	r = v.sel(v.gt(x, v.f(approx.GELUMax)), x, r)
+	return v.sel(v.lt(x, v.f(approx.GELUMin)), v.b.Bits(1<<31), r)
+}
+
+// geluTanh computes w = x·(C1 + C3·x²) in float64 a half vector at a time,
+// splits it into float32 hi + lo, and returns x/(1+e^-(hi+lo)).
+func (v *nv) geluTanh(x Val) Val {
+	b := v.b
+	xc := v.clamp(x, -approx.GELUTanhMax, approx.GELUTanhMax)
+	w := func(d Val) Val {
+		x2 := b.Op2(FMULD, d, d)
+		x2 = b.Tied2(FMLAD, b.D(approx.TanhC1), x2, b.D(approx.TanhC3)) // C3·x² + C1
+		return b.Op2(FMULD, x2, d)
+	}
+	w0, w1 := w(b.Op1(FCVTL, xc)), w(b.Op1(FCVTL2, xc))
+	h0 := b.Op1(FCVTN, w0)
+	l0 := b.Op1(FCVTN, b.Op2(FSUBD, w0, b.Op1(FCVTL, h0)))
+	hi := b.Tied1(FCVTN2, h0, w1)
+	lo := b.Tied1(FCVTN2, l0, b.Op2(FSUBD, w1, b.Op1(FCVTL2, hi)))
+	n, q := v.expPair(v.neg(hi), v.neg(lo))
+	e := v.scale(v.add(q, v.f(1)), n)
+	return v.sel(v.gt(x, v.f(approx.GELUTanhMax)), x, v.div(xc, v.add(e, v.f(1))))
+}
+
+func (v *nv) leakyReLU(x, alpha Val) Val {
+	return v.sel(v.b.Op1(FCMGT0, x), x, v.mul(x, alpha))
+}
+
+func (v *nv) elu(x, alpha Val) Val {
+	return v.sel(v.b.Op1(FCMGT0, x), x, v.mul(v.expm1(x), alpha))
+}
+
+// expSum writes expSum (store: dst[i] = e^(x[i]-shift)) or sumExp (only
+// the sum): x[i]-shift is split into its rounded value and exact error
+// (TwoSum, the error zeroed where it is NaN), and the results are summed
+// in float64 (two float64 accumulators, pinned).
+func expSum(f *File, store bool) {
+	name, sig := "expSumNEON", "func(dst, x []float32, shift float32) float64"
+	doc := name + " sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric)."
+	dst, ins := "dst", []string{"x"}
+	if !store {
+		name, sig = "sumExpNEON", "func(x []float32, shift float32) float64"
+		doc = name + " returns Σ e^(x[i]-shift) in float64 (see expSumGeneric)."
+		dst = "x"
+	}
+	var acc0, acc1 V
+	elementwise(f, ew{
+		name: name, sig: sig, dst: dst, ins: ins, doc: []string{doc, requires}, mask: true,
+		body: func(b *B, in []Val, mask *Val) *Val {
+			v := &nv{b}
+			negShift := b.Pin(func(fn *Func, r V) {
+				fn.Asm("FMOVS %s, F%d", fn.Arg("shift"), r)
+				fn.I(DUPS(r, r), FNEG(r, r))
+			})
+			zero := func(fn *Func, r V) { fn.I(EOR(r, r, r)) }
+			a0, a1 := b.Pin(zero), b.Pin(zero)
+			acc0, acc1 = b.Reg(a0), b.Reg(a1)
+			x := in[0]
+			d := v.add(x, negShift)
+			bb := v.sub(d, x)
+			lo := v.add(v.sub(x, v.sub(d, bb)), v.sub(negShift, bb))
+			n, q := v.expPair(d, lo)
+			e := v.and(v.scale(v.add(q, v.f(1)), n), *mask)
+			b.Update(FADDD, a0, b.Op1(FCVTL, e))
+			b.Update(FADDD, a1, b.Op1(FCVTL2, e))
+			if !store {
+				return nil
+			}
+			return &e
+		},
+		end: func(fn *Func, _ *B) {
+			fn.I(FADDD(acc0, acc0, acc1), FADDPD(acc0, acc0))
+			fn.Asm("FMOVD F%d, %s", acc0, fn.Arg("ret"))
+		},
+	})
+}
