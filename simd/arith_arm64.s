@@ -13,6 +13,7 @@ TEXT ·addNEON(SB), NOSPLIT, $32-72
 	MOVD ZR, R4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -89,6 +90,7 @@ TEXT ·subNEON(SB), NOSPLIT, $32-72
 	MOVD ZR, R4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -165,6 +167,7 @@ TEXT ·mulNEON(SB), NOSPLIT, $32-72
 	MOVD ZR, R4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -241,6 +244,7 @@ TEXT ·divNEON(SB), NOSPLIT, $32-72
 	MOVD ZR, R4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -317,6 +321,7 @@ TEXT ·maximumNEON(SB), NOSPLIT, $32-72
 	MOVD ZR, R4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -403,6 +408,7 @@ TEXT ·minimumNEON(SB), NOSPLIT, $32-72
 	MOVD ZR, R4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -490,6 +496,7 @@ TEXT ·addScalarNEON(SB), NOSPLIT, $16-52
 	VDUP V31.S[0], V31.S4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -555,6 +562,7 @@ TEXT ·scaleNEON(SB), NOSPLIT, $16-52
 	VDUP V31.S[0], V31.S4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -621,6 +629,7 @@ TEXT ·axpyNEON(SB), NOSPLIT, $32-56
 	VDUP V31.S[0], V31.S4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -696,6 +705,7 @@ TEXT ·absNEON(SB), NOSPLIT, $16-48
 	MOVD ZR, R4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -759,6 +769,7 @@ TEXT ·negNEON(SB), NOSPLIT, $16-48
 	MOVD ZR, R4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -822,6 +833,7 @@ TEXT ·sqrtNEON(SB), NOSPLIT, $16-48
 	MOVD ZR, R4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -887,6 +899,7 @@ TEXT ·reluNEON(SB), NOSPLIT, $16-48
 	FMOVQ 0(R9), F31
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
@@ -954,6 +967,7 @@ TEXT ·clampNEON(SB), NOSPLIT, $16-56
 	VDUP V30.S[0], V30.S4
 
 loop4:
+	// 4 vectors an iteration
 	CMP $16, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
