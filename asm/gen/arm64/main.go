@@ -34,7 +34,7 @@ func main() {
 		{"transcend", transcend},
 		{"sgemm", sgemm},
 	} {
-		f := a64.NewFile("go run ./asm/gen/arm64")
+		f := a64.NewFile("go run . -dir ../../../simd (in asm/gen/arm64)")
 		fam.gen(f)
 		if err := f.Write(filepath.Join(*dir, fam.name+"_arm64.s"), filepath.Join(*dir, fam.name+"_stubs_arm64.go"), "simd"); err != nil {
 			log.Fatal(err)

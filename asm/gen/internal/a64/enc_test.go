@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -91,4 +93,45 @@ func assemble(t *testing.T, as string, is []Inst) []uint32 {
 		w[i] = binary.LittleEndian.Uint32(b[4*i:])
 	}
 	return w
+}
+
+// TestGeneratedWords checks every WORD in the committed arm64 assembly of
+// package simd against the GNU assembler's encoding of its comment.
+func TestGeneratedWords(t *testing.T) {
+	as, err := exec.LookPath("aarch64-linux-gnu-as")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("aarch64-linux-gnu-as not found (install binutils-aarch64-linux-gnu)")
+		}
+		t.Skip("aarch64-linux-gnu-as not found (install binutils-aarch64-linux-gnu)")
+	}
+	files, err := filepath.Glob("../../../../simd/*_arm64.s")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no arm64 assembly found (%v)", err)
+	}
+	word := regexp.MustCompile(`^\s*WORD \$0x([0-9a-f]{8}) // (.*)$`)
+	var is []Inst
+	seen := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			m := word.FindStringSubmatch(l)
+			if m == nil || seen[l] {
+				continue
+			}
+			seen[l] = true
+			w, _ := strconv.ParseUint(m[1], 16, 32)
+			is = append(is, Inst{Word: uint32(w), GNU: m[2]})
+		}
+	}
+	words := assemble(t, as, is)
+	for i, in := range is {
+		if words[i] != in.Word {
+			t.Errorf("%s: file has %#08x, GNU as says %#08x", in.GNU, in.Word, words[i])
+		}
+	}
+	t.Logf("%d distinct WORD lines checked", len(is))
 }
