@@ -53,3 +53,30 @@ func TestMeasure(t *testing.T) {
 		t.Fatalf("Measure ran f %d times and returned %v", calls, ns)
 	}
 }
+
+// TestGemmImplsAgree checks that every GEMM implementation computes the same
+// product (within float32 rounding of k = 67 terms).
+func TestGemmImplsAgree(t *testing.T) {
+	const n = 67
+	in := NewGemmInputs(n)
+	want := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			s := 0.0
+			for p := 0; p < n; p++ {
+				s += float64(in.A[i*n+p]) * float64(in.B[p*n+j])
+			}
+			want[i*n+j] = s
+		}
+	}
+	for _, im := range GemmImpls() {
+		clear(in.C)
+		im.Run(in)
+		for i, w := range want {
+			if d := math.Abs(float64(in.C[i]) - w); d > n*0x1p-24*float64(n) {
+				t.Fatalf("%s: C[%d] = %v, want %v", im.Name, i, in.C[i], w)
+			}
+		}
+	}
+	dispatch.SetLevel(dispatch.Detected())
+}

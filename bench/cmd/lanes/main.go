@@ -30,6 +30,7 @@ func main() {
 		round     = flag.Duration("round", 20*time.Millisecond, "time of one measuring round")
 		rounds    = flag.Int("rounds", 5, "rounds per cell; the median is reported")
 		statOut   = flag.String("benchstat", "", "also write the figures in Go benchmark format to this file")
+		gemmFlag  = flag.String("gemm", "128,512,1024", "comma-separated n of the n×n×n Sgemm table (\"\" skips it)")
 	)
 	flag.Parse()
 	sizes, err := parseSizes(*sizesFlag)
@@ -62,6 +63,57 @@ func main() {
 	for _, op := range ops {
 		runOp(op, sizes, best, *round, *rounds, stat)
 	}
+	if *gemmFlag != "" {
+		ns, err := parseSizes(*gemmFlag)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lanes:", err)
+			os.Exit(2)
+		}
+		runGemm(ns, *round, *rounds, stat)
+	}
+}
+
+// runGemm prints GFLOP/s (2n³ per call) of every GEMM implementation, each
+// on its thread count, and lanes' best level against vek (one thread each)
+// and gonum (GOMAXPROCS threads each).
+func runGemm(sizes []int, round time.Duration, rounds int, stat io.Writer) {
+	procs := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(procs)
+	impls := peers.GemmImpls()
+	best := "lanes-" + dispatch.Detected().String()
+	fmt.Printf("\n### Sgemm n×n×n, GFLOP/s (threads after /t)\n\n")
+	head := []string{"n"}
+	for _, im := range impls {
+		head = append(head, im.Name)
+	}
+	vekCol, gonumCol := fmt.Sprintf("%s/t1 ÷ vek/t1", best), fmt.Sprintf("%s/t%d ÷ gonum/t%d", best, procs, procs)
+	head = append(head, vekCol, gonumCol)
+	printRow(head)
+	sep := make([]string, len(head))
+	for i := range sep {
+		sep[i] = "---:"
+	}
+	printRow(sep)
+	for _, n := range sizes {
+		in := peers.NewGemmInputs(n)
+		flops := 2 * float64(n) * float64(n) * float64(n)
+		gf := map[string]float64{}
+		row := []string{strconv.Itoa(n)}
+		for _, im := range impls {
+			runtime.GOMAXPROCS(im.Threads)
+			t := peers.Measure(func() { im.Run(in) }, round, rounds)
+			gf[im.Name] = flops / t
+			row = append(row, fmt.Sprintf("%.1f", gf[im.Name]))
+			fmt.Fprintf(stat, "BenchmarkSgemm/%s/%d-%d\t%d\t%.2f ns/op\t%.2f GFLOP/s\n",
+				strings.ReplaceAll(im.Name, "/", "-"), n, im.Threads, 1, t, gf[im.Name])
+		}
+		runtime.GOMAXPROCS(procs)
+		row = append(row,
+			fmt.Sprintf("%.2fx", gf[best+"/t1"]/gf["vek/t1"]),
+			fmt.Sprintf("%.2fx", gf[fmt.Sprintf("%s/t%d", best, procs)]/gf[fmt.Sprintf("gonum/t%d", procs)]))
+		printRow(row)
+	}
+	dispatch.SetLevel(dispatch.Detected())
 }
 
 func runOp(op peers.Op, sizes []int, best string, round time.Duration, rounds int, stat io.Writer) {
