@@ -189,27 +189,28 @@ func indexOf(f *File, base, sig, doc string) {
 		fn.Asm("FMOVS %s, F31", fn.Arg("v"))
 		fn.I(DUPS(31, 31))
 	}
-	// hits compares vector r; merge folds s into d; any tests the merged mask.
+	// hits compares vector r; merge folds two masks; test branches to hit
+	// when the merged mask has a lane of interest.
 	hits := func(r V) Inst {
 		if eq {
 			return FCMEQ(r, r, 31)
 		}
 		return FCMEQ(r, r, r) // ordered lanes set
 	}
-	merge := ORR
-	any := func(fn *Func, miss string) {
+	merge := ORR // indexEq: any lane equal
+	if !eq {
+		merge = AND // indexNaN: any lane not ordered
+	}
+	test := func(fn *Func, hit string) {
 		if eq {
 			fn.I(UMAXV(0, 0))
 			fn.Asm("FMOVS F0, R4")
-			fn.Asm("CBNZ R4, %s", miss)
+			fn.Asm("CBNZ R4, %s", hit)
 		} else {
 			fn.I(UMINV(0, 0))
 			fn.Asm("FMOVS F0, R4")
-			fn.Asm("CBZ R4, %s", miss)
+			fn.Asm("CBZ R4, %s", hit)
 		}
-	}
-	if !eq {
-		merge = AND
 	}
 	fn.Label("loop4")
 	fn.Asm("CMP $16, R2")
@@ -217,7 +218,7 @@ func indexOf(f *File, base, sig, doc string) {
 	fn.Asm("FLDPQ.P 32(R0), (F0, F1)")
 	fn.Asm("FLDPQ.P 32(R0), (F2, F3)")
 	fn.I(hits(0), hits(1), hits(2), hits(3), merge(0, 0, 1), merge(2, 2, 3), merge(0, 0, 2))
-	any(fn, "found16")
+	test(fn, "found16")
 	fn.Asm("SUB $16, R2")
 	fn.Asm("B loop4")
 	fn.Label("found16")
@@ -229,7 +230,7 @@ func indexOf(f *File, base, sig, doc string) {
 	fn.Asm("BLT scalar")
 	fn.Asm("FMOVQ.P 16(R0), F0")
 	fn.I(hits(0))
-	any(fn, "found4")
+	test(fn, "found4")
 	fn.Asm("SUB $4, R2")
 	fn.Asm("B loop1")
 	fn.Label("found4")
