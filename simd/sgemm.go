@@ -70,7 +70,8 @@ func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 // (row stride lda): op(A) = A takes x of length n and y of length m; with
 // transA, op(A) = Aᵀ takes x of length m and y of length n. When beta == 0,
 // y's old contents are not read. Rows are dot products (Dot) without transA
-// and sums of scaled rows (Axpy) with it, so the error bound is Dot's.
+// and sums of scaled rows (Axpy) with it, so the error bound is Dot's. No
+// product is skipped: 0·Inf in A and x gives NaN, as in Sgemm.
 func Sgemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
 	if m < 0 || n < 0 {
 		panic(fmt.Sprintf("simd.Sgemv: negative size m=%d n=%d", m, n))
@@ -88,28 +89,32 @@ func Sgemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float
 	if len(x) != lx || len(y) != ly {
 		panic(fmt.Sprintf("simd.Sgemv: len(x)=%d len(y)=%d, want %d and %d for m=%d n=%d transA=%v", len(x), len(y), lx, ly, m, n, transA))
 	}
+	gemv(transA, m, n, alpha, a, lda, x, beta, y)
+}
+
+// gemv is Sgemv after its checks (also the rows of Sgemm's unpacked path).
+// alpha == 0 leaves beta·y; otherwise every product is taken, so NaN and
+// ±Inf in A or x propagate as in the exact arithmetic (0·Inf = NaN).
+func gemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
+	if alpha == 0 {
+		scaleC(1, len(y), beta, y, len(y))
+		return
+	}
 	if !transA {
+		dot := reduce.get().dot
 		for i := range y {
-			d := float32(0)
-			if n > 0 && alpha != 0 {
-				d = alpha * Dot(a[i*lda:i*lda+n], x)
+			d := alpha * dot(a[i*lda:i*lda+n], x)
+			if beta != 0 {
+				d += beta * y[i]
 			}
-			if beta == 0 {
-				y[i] = d
-			} else {
-				y[i] = d + beta*y[i]
-			}
+			y[i] = d
 		}
 		return
 	}
 	scaleC(1, n, beta, y, n)
-	if alpha == 0 {
-		return
-	}
+	axpy := arith.get().axpy
 	for i := 0; i < m; i++ {
-		if s := alpha * x[i]; s != 0 || s != s {
-			Axpy(y, s, a[i*lda:i*lda+n])
-		}
+		axpy(y, alpha*x[i], a[i*lda:i*lda+n])
 	}
 }
 
@@ -187,7 +192,7 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		return
 	}
 	if useDirect(transA, transB, m, n) {
-		gemmDirect(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmDirect(transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	kern := gemm.get()
@@ -224,15 +229,16 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	wg.Wait()
 }
 
-// useDirect decides whether a product skips packing (gemmDirect). Measured
-// with BenchmarkSgemmDirect on Zen 5 (AVX-512 and AVX2 agree), time
-// unpacked / packed: B not transposed 0.35 at m = 2, 0.73 at m = 4, 1.07 at
-// m = 6 (n = 256, k = 128), 2-15 on squares from 8³ and on narrow n; B
-// transposed (packing it transposed is slow) 0.14-0.61 for m <= 8, 0.94-1.09
-// at m = 12, 0.20-0.30 at n = 4. Both transposed: always packed.
+// useDirect decides whether a product skips packing and runs as one gemv
+// per row of C (gemmDirect). Measured with BenchmarkSgemmDirect on Zen 5
+// (AVX-512 and AVX2 agree), time unpacked / packed: B not transposed 0.35 at
+// m = 2, 0.73 at m = 4, 1.07 at m = 6 (n = 256, k = 128), 2-15 on squares
+// from 8³ and on narrow n; B transposed (packing it transposed is slow)
+// 0.14-0.61 for m <= 8, 0.94-1.09 at m = 12, 0.20-0.30 at n = 4. A
+// transposed always packs (its rows are strided).
 func useDirect(transA, transB bool, m, n int) bool {
 	switch {
-	case transA && transB:
+	case transA:
 		return false
 	case gemmForce != 0:
 		return gemmForce == 2
@@ -245,38 +251,16 @@ func useDirect(transA, transB bool, m, n int) bool {
 // gemmForce overrides useDirect for BenchmarkSgemmDirect: 1 packs, 2 does not.
 var gemmForce = 0
 
-// gemmDirect computes C = alpha·op(A)·op(B) + beta·C without packing: for
-// B not transposed, row i of C gathers alpha·op(A)[i][p]·B[p] with one
-// fused Axpy per p; for B transposed, each element is a Dot of two rows.
-func gemmDirect(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if !transB {
-		axpy := arith.get().axpy
-		for i := 0; i < m; i++ {
-			row := c[i*ldc : i*ldc+n]
-			scaleC(1, n, beta, row, ldc)
-			for p := 0; p < k; p++ {
-				var av float32
-				if transA {
-					av = a[p*lda+i]
-				} else {
-					av = a[i*lda+p]
-				}
-				axpy(row, alpha*av, b[p*ldb:p*ldb+n])
-			}
-		}
-		return
+// gemmDirect computes C = alpha·A·op(B) + beta·C without packing: row i of
+// C is the gemv of op(B)ᵀ with row i of A (a sum of Axpy over the rows of
+// B, or a Dot with each row of a transposed B).
+func gemmDirect(transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	rows, cols := k, n // B as stored
+	if transB {
+		rows, cols = n, k
 	}
-	dot := reduce.get().dot
 	for i := 0; i < m; i++ {
-		ar := a[i*lda : i*lda+k]
-		row := c[i*ldc : i*ldc+n]
-		for j := range row {
-			d := alpha * dot(ar, b[j*ldb:j*ldb+k])
-			if beta != 0 {
-				d += beta * row[j]
-			}
-			row[j] = d
-		}
+		gemv(!transB, rows, cols, alpha, b, ldb, a[i*lda:i*lda+k], beta, c[i*ldc:i*ldc+n])
 	}
 }
 

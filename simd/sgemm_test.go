@@ -259,3 +259,31 @@ func TestSgemmAllocs(t *testing.T) {
 		}
 	})
 }
+
+// TestSgemmPathsPropagateNaN checks that the unpacked path (m = 1) and the
+// packed one (m = 16) both turn 0·Inf into NaN, for B plain and transposed.
+func TestSgemmPathsPropagateNaN(t *testing.T) {
+	forEachLevel(t, func(t *testing.T, _ dispatch.Level) {
+		const n, k = 8, 5
+		for _, m := range []int{1, 16} {
+			for _, tb := range []bool{false, true} {
+				a := make([]float32, m*k) // all zero
+				b := make([]float32, k*n)
+				for i := range b {
+					b[i] = float32(math.Inf(1))
+				}
+				ldb := n
+				if tb {
+					ldb = k
+				}
+				c := make([]float32, m*n)
+				Sgemm(false, tb, m, n, k, 1, a, k, b, ldb, 0, c, n)
+				for i, v := range c {
+					if !isNaN32(v) {
+						t.Fatalf("m=%d transB=%v: C[%d] = %v, want NaN (0·Inf)", m, tb, i, v)
+					}
+				}
+			}
+		}
+	})
+}
