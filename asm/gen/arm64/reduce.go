@@ -21,11 +21,7 @@ func reduce(f *File) {
 		lanes   func(fn *Func)
 		scalar  func(fn *Func)
 	}
-	zeroAcc := func(fn *Func) {
-		for r := V(24); r < 32; r++ {
-			fn.I(EOR(r, r, r))
-		}
-	}
+	zeroAcc := func(fn *Func) { zero(fn, 24, 32) }
 	firstAcc := func(fn *Func) { // every accumulator starts as x[0]
 		fn.Asm("FMOVS (R0), F24")
 		for r := V(24); r < 32; r++ {
@@ -102,11 +98,7 @@ func reduce(f *File) {
 		fn.Asm("SUB $4, R2")
 		fn.Asm("B loop1")
 		fn.Label("fold")
-		for w := V(1); w < 8; w *= 2 {
-			for r := V(24); r < 32; r += 2 * w {
-				fn.I(k.combine(r, r+w))
-			}
-		}
+		tree(fn, k.combine)
 		k.lanes(fn)
 		fn.Label("tail")
 		fn.Asm("CBZ R2, done")
@@ -133,9 +125,7 @@ func sumSquares64(f *File) {
 	fn := f.Func(name, "func(x []float32) float64", 0, name+" returns Σ x[i]² accumulated in float64.", requires)
 	fn.Asm("MOVD %s, R0", fn.Arg("x_base"))
 	fn.Asm("MOVD %s, R2", fn.Arg("x_len"))
-	for r := V(24); r < 32; r++ {
-		fn.I(EOR(r, r, r))
-	}
+	zero(fn, 24, 32)
 	fn.Label("loop4")
 	fn.Asm("CMP $16, R2")
 	fn.Asm("BLT loop1")
@@ -157,11 +147,7 @@ func sumSquares64(f *File) {
 	fn.Asm("SUB $4, R2")
 	fn.Asm("B loop1")
 	fn.Label("fold")
-	for w := V(1); w < 8; w *= 2 {
-		for r := V(24); r < 32; r += 2 * w {
-			fn.I(FADDD(r, r, r+w))
-		}
-	}
+	tree(fn, func(d, n V) Inst { return FADDD(d, d, n) })
 	fn.I(FADDPD(24, 24))
 	fn.Label("tail")
 	fn.Asm("CBZ R2, done")
@@ -258,4 +244,21 @@ func indexOf(f *File, base, sig, doc string) {
 	fn.Asm("MOVD $-1, R0")
 	fn.Asm("MOVD R0, %s", fn.Arg("ret"))
 	fn.Asm("RET")
+}
+
+// zero clears the registers from..to-1.
+func zero(fn *Func, from, to V) {
+	for r := from; r < to; r++ {
+		fn.I(EOR(r, r, r))
+	}
+}
+
+// tree folds the eight accumulators V24..V31 into V24 pairwise, in three
+// independent levels.
+func tree(fn *Func, combine func(d, n V) Inst) {
+	for w := V(1); w < 8; w *= 2 {
+		for r := V(24); r < 32; r += 2 * w {
+			fn.I(combine(r, r+w))
+		}
+	}
 }

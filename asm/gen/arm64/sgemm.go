@@ -31,9 +31,7 @@ func sgemm(f *File) {
 	fn.Asm("MOVD %s, R3", fn.Arg("c_base"))
 	fn.Asm("MOVD %s, R4", fn.Arg("ldc"))
 	fn.Asm("LSL $2, R4, R4")
-	for r := V(8); r < 32; r++ {
-		fn.I(EOR(r, r, r))
-	}
+	zero(fn, 8, 32)
 	fn.Asm("CBZ R0, store")
 	fn.Label("loop")
 	fn.Asm("FLDPQ.P 32(R1), (F0, F1)")

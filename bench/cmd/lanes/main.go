@@ -88,12 +88,7 @@ func runGemm(sizes []int, round time.Duration, rounds int, stat io.Writer) {
 	}
 	vekCol, gonumCol := fmt.Sprintf("%s/t1 ÷ vek/t1", best), fmt.Sprintf("%s/t%d ÷ gonum/t%d", best, procs, procs)
 	head = append(head, vekCol, gonumCol)
-	printRow(head)
-	sep := make([]string, len(head))
-	for i := range sep {
-		sep[i] = "---:"
-	}
-	printRow(sep)
+	printHeader(head)
 	for _, n := range sizes {
 		in := peers.NewGemmInputs(n)
 		flops := 2 * float64(n) * float64(n) * float64(n)
@@ -140,12 +135,7 @@ func runOp(op peers.Op, sizes []int, best string, round time.Duration, rounds in
 		head = append(head, c+"/lanes")
 	}
 	head = append(head, "best GB/s")
-	printRow(head)
-	sep := make([]string, len(head))
-	for i := range sep {
-		sep[i] = "---:"
-	}
-	printRow(sep)
+	printHeader(head)
 	for _, n := range sizes {
 		ns := map[string]float64{}
 		row := []string{strconv.Itoa(n)}
@@ -167,6 +157,16 @@ func runOp(op peers.Op, sizes []int, best string, round time.Duration, rounds in
 }
 
 func printRow(cells []string) { fmt.Println("| " + strings.Join(cells, " | ") + " |") }
+
+// printHeader prints a table's head row and its right-aligned separator.
+func printHeader(head []string) {
+	printRow(head)
+	sep := make([]string, len(head))
+	for i := range sep {
+		sep[i] = "---:"
+	}
+	printRow(sep)
+}
 
 func formatNs(t float64) string {
 	switch {

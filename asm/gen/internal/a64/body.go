@@ -42,6 +42,7 @@ type inst struct {
 type B struct {
 	f      *File
 	vals   []valInfo
+	consts map[int]Val // by pool offset
 	insts  []inst
 	pinned []pin
 }
@@ -52,7 +53,7 @@ type pin struct {
 }
 
 // NewB starts a body whose constants go to f's pool.
-func NewB(f *File) *B { return &B{f: f} }
+func NewB(f *File) *B { return &B{f: f, consts: map[int]Val{}} }
 
 func (b *B) val(vi valInfo) Val {
 	b.vals = append(b.vals, vi)
@@ -74,12 +75,12 @@ func (b *B) Reg(v Val) V { return b.vals[v.id].reg }
 
 // Const is the 16-byte pool entry at off as a value.
 func (b *B) Const(off int) Val {
-	for i, vi := range b.vals {
-		if vi.konst && vi.off == off {
-			return Val{i}
-		}
+	if v, ok := b.consts[off]; ok {
+		return v
 	}
-	return b.val(valInfo{uniform: true, konst: true, off: off})
+	v := b.val(valInfo{uniform: true, konst: true, off: off})
+	b.consts[off] = v
+	return v
 }
 
 // F is the float32 x in every lane; Bits the pattern u; D the float64 x.
@@ -359,18 +360,7 @@ func (b *B) allocate(lines []line, hoist map[int]V) (Code, error) {
 			}
 			s[k] = r
 		}
-		dying := func(k int) bool {
-			v := ln.srcs[k]
-			if fixed[v] || last[v] != i {
-				return false
-			}
-			for k2, v2 := range ln.srcs { // read twice in this line: still dies here
-				if k2 != k && v2 == v {
-					return true
-				}
-			}
-			return true
-		}
+		dying := func(k int) bool { v := ln.srcs[k]; return !fixed[v] && last[v] == i }
 		var d []V
 		var insts []Inst
 		tied := -1
