@@ -16,6 +16,11 @@ type gemmKernels struct {
 	// alpha·Σ_p a[p·mr+i]·b[p·nr+j] + beta·c, not reading c when beta == 0.
 	kernel func(k int, a, b, c []float32, ldc int, alpha, beta float32)
 	bl     blocking // derived from mr, nr and the caches by newGemmKernels
+	// Transposing packs, where the level has them (nil uses the Go loops):
+	// dst[p·w+i] = src[i·ld+p] for p < kc and i < mr (packMR: full panels
+	// of A) or i < 16 (pack16: full panels of a transposed B, 16 columns at
+	// a time; nr is a multiple of 16).
+	packMR, pack16 func(dst, src []float32, ld, w, kc int)
 }
 
 // newGemmKernels describes a microkernel and derives its cache blocking once.
@@ -191,11 +196,11 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
-	if useDirect(transA, transB, m, n) {
+	kern := gemm.get()
+	if useDirect(kern, transA, transB, m, n) {
 		gemmDirect(transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	kern := gemm.get()
 	threads := runtime.GOMAXPROCS(0)
 	if m*n*k < parallelGemm || threads == 1 {
 		gemmRange(kern, transA, transB, 0, m, 0, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
@@ -230,13 +235,17 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 }
 
 // useDirect decides whether a product skips packing and runs as one gemv
-// per row of C (gemmDirect). Measured with BenchmarkSgemmDirect on Zen 5
-// (AVX-512 and AVX2 agree), time unpacked / packed: B not transposed 0.35 at
-// m = 2, 0.73 at m = 4, 1.07 at m = 6 (n = 256, k = 128), 2-15 on squares
-// from 8³ and on narrow n; B transposed (packing it transposed is slow)
-// 0.14-0.61 for m <= 8, 0.94-1.09 at m = 12, 0.20-0.30 at n = 4. A
-// transposed always packs (its rows are strided).
-func useDirect(transA, transB bool, m, n int) bool {
+// per row of C (gemmDirect). Measured with BenchmarkSgemmDirect on Zen 5,
+// GFLOP/s packed vs unpacked (AVX-512; AVX2 agrees where not said): B not
+// transposed 13.7 vs 39.6 at m = 2, 27.4 vs 39.2 at m = 4, 39 vs 39.6 at
+// m = 6 (n = 256, k = 128), and packed 2-15x faster on squares from 8³ and
+// on narrow n. B transposed with the in-register transposing pack
+// (AVX-512): 19 vs 37 at m = 2, even at m = 4, 55 vs 37 at m = 6, 72 vs 37
+// at m = 8, but 18.5 vs 49.8 at n = 4 (256×4×256) and 10.4 vs 21.5 at
+// 100×3×100; with the Go pack (AVX2 and the others), unpacked is faster up
+// to m = 8 (0.14-0.61 of the packed time) and even at m = 12. A transposed
+// always packs (its rows are strided).
+func useDirect(kern *gemmKernels, transA, transB bool, m, n int) bool {
 	switch {
 	case transA:
 		return false
@@ -244,8 +253,10 @@ func useDirect(transA, transB bool, m, n int) bool {
 		return gemmForce == 2
 	case !transB:
 		return m <= 4
+	case kern.pack16 == nil:
+		return m <= 8 || n <= 4
 	}
-	return m <= 8 || n <= 4
+	return m <= 4 || n <= 4
 }
 
 // gemmForce overrides useDirect for BenchmarkSgemmDirect: 1 packs, 2 does not.
@@ -316,7 +327,7 @@ func gemmRange(kern *gemmKernels, transA, transB bool, r0, r1, c0, c1, k int, al
 		for pc := 0; pc < k; pc += bl.kc {
 			kc := min(bl.kc, k-pc)
 			w.bp = grow(w.bp, ncp*kc)
-			packB(w.bp, b, ldb, transB, pc, kc, jc, nc, nr)
+			packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
 			bEff := beta
 			if pc > 0 {
 				bEff = 1
@@ -325,7 +336,7 @@ func gemmRange(kern *gemmKernels, transA, transB bool, r0, r1, c0, c1, k int, al
 				mc := min(bl.mc, r1-ic)
 				mcp := (mc + mr - 1) / mr * mr
 				w.ap = grow(w.ap, mcp*kc)
-				packA(w.ap, a, lda, transA, ic, mc, pc, kc, mr)
+				packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
 				for jr := 0; jr < nc; jr += nr {
 					bPanel := w.bp[jr*kc : (jr+nr)*kc]
 					nrr := min(nr, nc-jr)
@@ -360,11 +371,16 @@ func gemmRange(kern *gemmKernels, transA, transB bool, r0, r1, c0, c1, k int, al
 // packA copies rows ic..ic+mc and columns pc..pc+kc of op(A) into panels of
 // mr rows: panel q holds, for each p, the mr values op(A)[ic+q·mr+i][pc+p]
 // contiguously; rows past mc are zero.
-func packA(ap, a []float32, lda int, trans bool, ic, mc, pc, kc, mr int) {
+func packA(kern *gemmKernels, ap, a []float32, lda int, trans bool, ic, mc, pc, kc int) {
+	mr := kern.mr
 	for q := 0; q*mr < mc; q++ {
 		panel := ap[q*mr*kc : (q+1)*mr*kc]
 		rows := min(mr, mc-q*mr)
 		i0 := ic + q*mr
+		if !trans && rows == mr && kern.packMR != nil {
+			kern.packMR(panel, a[i0*lda+pc:], lda, mr, kc)
+			continue
+		}
 		if trans {
 			// op(A)[i][p] = a[p·lda + i]: each p is a contiguous run of rows.
 			for p := 0; p < kc; p++ {
@@ -402,16 +418,27 @@ func packA(ap, a []float32, lda int, trans bool, ic, mc, pc, kc, mr int) {
 // packB copies rows pc..pc+kc and columns jc..jc+nc of op(B) into panels of
 // nr columns: panel q holds, for each p, the nr values op(B)[pc+p][jc+q·nr+j]
 // contiguously; columns past nc are zero.
-func packB(bp, b []float32, ldb int, trans bool, pc, kc, jc, nc, nr int) {
+func packB(kern *gemmKernels, bp, b []float32, ldb int, trans bool, pc, kc, jc, nc int) {
+	nr := kern.nr
+	if !trans {
+		// Row by row of B, so that it is read in order (panel by panel, every
+		// row would be a new page).
+		for p := 0; p < kc; p++ {
+			row := b[(pc+p)*ldb+jc : (pc+p)*ldb+jc+nc]
+			for q := 0; q*nr < nc; q++ {
+				dst := bp[q*nr*kc+p*nr : q*nr*kc+p*nr+nr]
+				clear(dst[copy(dst, row[q*nr:]):])
+			}
+		}
+		return
+	}
 	for q := 0; q*nr < nc; q++ {
 		panel := bp[q*nr*kc : (q+1)*nr*kc]
 		cols := min(nr, nc-q*nr)
 		j0 := jc + q*nr
-		if !trans {
-			for p := 0; p < kc; p++ {
-				dst := panel[p*nr : p*nr+nr]
-				copy(dst, b[(pc+p)*ldb+j0:(pc+p)*ldb+j0+cols])
-				clear(dst[cols:])
+		if cols == nr && kern.pack16 != nil {
+			for j := 0; j < nr; j += 16 {
+				kern.pack16(panel[j:], b[(j0+j)*ldb+pc:], ldb, nr, kc)
 			}
 			continue
 		}

@@ -20,6 +20,18 @@ func sgemmKernel14x32AVX512(k int, a []float32, b []float32, c []float32, ldc in
 //go:noescape
 func sgemmKernel6x16AVX2(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
 
+// packT14AVX512 sets dst[p·w+i] = src[i·ld+p] for i < 14, p < kc.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func packT14AVX512(dst []float32, src []float32, ld int, w int, kc int)
+
+// packT16AVX512 sets dst[p·w+i] = src[i·ld+p] for i < 16, p < kc.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func packT16AVX512(dst []float32, src []float32, ld int, w int, kc int)
+
 // fmaPeakAVX512 runs n iterations of 24 independent 16-lane FMAs.
 // Requires: AVX-512 F.
 func fmaPeakAVX512(n int)

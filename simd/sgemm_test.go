@@ -287,3 +287,58 @@ func TestSgemmPathsPropagateNaN(t *testing.T) {
 		}
 	})
 }
+
+// TestPackTransposing checks the levels' transposing packs against the Go
+// loops they replace: every kc from 1 to 40 (the 16-wide blocks and their
+// masked tails), row strides wider than kc, values that must come through
+// bit for bit (NaN payload, -0, denormal), and a canary after the panel.
+func TestPackTransposing(t *testing.T) {
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		kern := gemm.get()
+		if kern.packMR == nil && kern.pack16 == nil {
+			t.Skip("no transposing pack at this level")
+		}
+		goKern := *kern
+		goKern.packMR, goKern.pack16 = nil, nil
+		r := rand.New(rand.NewPCG(21, uint64(l)))
+		specials := []float32{float32(math.NaN()), math.Float32frombits(0x7fc01234), float32(math.Copysign(0, -1)), math.Float32frombits(1), float32(math.Inf(-1))}
+		const canary = float32(-12345.5)
+		for kc := 1; kc <= 40; kc++ { // gemmRange never packs kc = 0
+			for _, extra := range []int{0, 3, 61} {
+				ld := kc + extra
+				// A: 2 full panels of mr rows plus a partial one (Go path).
+				rows := 2*kern.mr + 1
+				a := randSlice(r, rows*ld+1)
+				for i, v := range specials {
+					if len(a) > 0 {
+						a[(i*7919)%len(a)] = v
+					}
+				}
+				mcp := (rows + kern.mr - 1) / kern.mr * kern.mr
+				got, want := make([]float32, mcp*kc+1), make([]float32, mcp*kc+1)
+				got[mcp*kc], want[mcp*kc] = canary, canary
+				packA(kern, got, a, ld, false, 0, rows, 0, kc)
+				packA(&goKern, want, a, ld, false, 0, rows, 0, kc)
+				comparePacked(t, fmt.Sprintf("packA kc=%d ld=%d", kc, ld), got, want)
+				// Transposed B: one full nr panel plus 5 columns (Go path).
+				cols := kern.nr + 5
+				b := randSlice(r, cols*ld+1)
+				ncp := 2 * kern.nr
+				got, want = make([]float32, ncp*kc+1), make([]float32, ncp*kc+1)
+				got[ncp*kc], want[ncp*kc] = canary, canary
+				packB(kern, got, b, ld, true, 0, kc, 0, cols)
+				packB(&goKern, want, b, ld, true, 0, kc, 0, cols)
+				comparePacked(t, fmt.Sprintf("packB kc=%d ld=%d", kc, ld), got, want)
+			}
+		}
+	})
+}
+
+func comparePacked(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: element %d = %v (%#x), want %v (%#x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	}
+}

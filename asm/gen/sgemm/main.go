@@ -45,6 +45,8 @@ func main() {
 	for _, sh := range shapes {
 		kernel(sh)
 	}
+	packT(14)
+	packT(16)
 	for _, s := range x86.Levels {
 		peak(s)
 	}
@@ -193,6 +195,133 @@ func peak(s x86.ISA) {
 	}
 	DECQ(RCX)
 	JNE(LabelRef("loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// packT writes packT<rows>AVX512, the transposing pack of a fixed number of
+// rows (14: a panel of A; 16: half a panel of a transposed B):
+// dst[p·w+i] = src[i·ld+p] for i < rows, p < kc. Each block of 16 p loads
+// 16 floats of every row, transposes the 16×16 block in registers (four
+// rounds of 16 shuffles: unpck ps, unpck pd, then two of shuf f32x4) and
+// stores the rows values of each p, masked, so nothing beyond them is
+// written. The last kc mod 16 p load with a mask and store only their rows.
+func packT(rows int) {
+	name := fmt.Sprintf("packT%dAVX512", rows)
+	TEXT(name, NOSPLIT, "func(dst, src []float32, ld, w, kc int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets dst[p·w+i] = src[i·ld+p] for i < %d, p < kc.", name, rows),
+		"Requires: AVX-512 F.")
+	Load(Param("dst").Base(), RDI)
+	Load(Param("src").Base(), RSI)
+	Load(Param("ld"), R8)
+	Load(Param("w"), RDX)
+	Load(Param("kc"), RCX)
+	SHLQ(U8(2), R8)                                 // bytes per row of src
+	SHLQ(U8(2), RDX)                                // bytes per p of dst
+	LEAQ(Mem{Base: R8, Index: R8, Scale: 2}, R9)    // 3 rows of src
+	LEAQ(Mem{Base: RDX, Index: RDX, Scale: 2}, R10) // 3 p of dst
+	// K2 stores the rows lanes; K1 is the load mask (all 16 p, then the tail).
+	MOVL(U32(1<<rows-1), EAX)
+	KMOVW(EAX, K2)
+	MOVL(U32(0xffff), EAX)
+	KMOVW(EAX, K1)
+	z := func(i int) VecPhysical { return x86.AVX512.V(i) }
+
+	block := func(tail bool) {
+		// Rows 0-3 from SI, 4-7 from R11, 8-11 from R12, 12-15 from R13.
+		MOVQ(RSI, R11)
+		for g := 0; g < 4; g++ {
+			if g > 0 {
+				LEAQ(Mem{Base: R11, Index: R8, Scale: 4}, R11)
+			}
+			for j := 0; j < 4; j++ {
+				i := 4*g + j
+				if i >= rows {
+					continue
+				}
+				m := Mem{Base: R11}
+				switch j {
+				case 1:
+					m = Mem{Base: R11, Index: R8, Scale: 1}
+				case 2:
+					m = Mem{Base: R11, Index: R8, Scale: 2}
+				case 3:
+					m = Mem{Base: R11, Index: R9, Scale: 1}
+				}
+				VMOVUPS_Z(m, K1, z(i))
+			}
+		}
+		// r (Z0-15) -> t (Z16-31): t[2i], t[2i+1] interleave rows 2i, 2i+1.
+		for i := 0; i < 8; i++ {
+			VUNPCKLPS(z(2*i+1), z(2*i), z(16+2*i))
+			VUNPCKHPS(z(2*i+1), z(2*i), z(16+2*i+1))
+		}
+		// t -> u (Z0-15): u[4g+c] holds rows 4g..4g+3 of column 4L+c in lane L.
+		for g := 0; g < 4; g++ {
+			t := func(i int) VecPhysical { return z(16 + 4*g + i) }
+			VUNPCKLPD(t(2), t(0), z(4*g))
+			VUNPCKHPD(t(2), t(0), z(4*g+1))
+			VUNPCKLPD(t(3), t(1), z(4*g+2))
+			VUNPCKHPD(t(3), t(1), z(4*g+3))
+		}
+		// u -> x (Z16-31): x[c], x[4+c] from u[c], u[4+c] (lanes 0,2 and
+		// 1,3); x[8+c], x[12+c] likewise from u[8+c], u[12+c].
+		for c := 0; c < 4; c++ {
+			VSHUFF32X4(U8(0x88), z(4+c), z(c), z(16+c))
+			VSHUFF32X4(U8(0xdd), z(4+c), z(c), z(16+4+c))
+			VSHUFF32X4(U8(0x88), z(12+c), z(8+c), z(16+8+c))
+			VSHUFF32X4(U8(0xdd), z(12+c), z(8+c), z(16+12+c))
+		}
+		// x -> v (Z0-15): v[p] is column p, rows in lanes.
+		for c := 0; c < 4; c++ {
+			VSHUFF32X4(U8(0x88), z(16+8+c), z(16+c), z(c))
+			VSHUFF32X4(U8(0xdd), z(16+8+c), z(16+c), z(8+c))
+			VSHUFF32X4(U8(0x88), z(16+12+c), z(16+4+c), z(4+c))
+			VSHUFF32X4(U8(0xdd), z(16+12+c), z(16+4+c), z(12+c))
+		}
+		for p := 0; p < 16; p++ {
+			if p > 0 && p%4 == 0 {
+				LEAQ(Mem{Base: RDI, Index: RDX, Scale: 4}, RDI)
+			}
+			if tail {
+				CMPQ(RCX, U8(p))
+				JE(LabelRef("done"))
+			}
+			m := Mem{Base: RDI}
+			switch p % 4 {
+			case 1:
+				m = Mem{Base: RDI, Index: RDX, Scale: 1}
+			case 2:
+				m = Mem{Base: RDI, Index: RDX, Scale: 2}
+			case 3:
+				m = Mem{Base: RDI, Index: R10, Scale: 1}
+			}
+			if rows == 16 {
+				VMOVUPS(z(p), m)
+			} else {
+				VMOVUPS(z(p), K2, m)
+			}
+		}
+		LEAQ(Mem{Base: RDI, Index: RDX, Scale: 4}, RDI)
+		ADDQ(U8(64), RSI)
+	}
+	Label("blocks")
+	CMPQ(RCX, U8(16))
+	JB(LabelRef("tail"))
+	block(false)
+	SUBQ(U8(16), RCX)
+	JMP(LabelRef("blocks"))
+	Label("tail")
+	TESTQ(RCX, RCX)
+	JE(LabelRef("done"))
+	// K1 = the low kc bits: 0 < kc < 16 p remain.
+	MOVL(U32(1), EAX)
+	SHLL(CL, EAX)
+	DECL(EAX)
+	KMOVW(EAX, K1)
+	block(true)
+	Label("done")
 	VZEROUPPER()
 	RET()
 }
