@@ -1,0 +1,364 @@
+package tensor
+
+import (
+	"math"
+
+	"github.com/lanesgo/lanes/simd"
+)
+
+// Elementwise operations follow NumPy's broadcasting: operand shapes are
+// aligned at their last dimension and a dimension of size 1 (or a missing
+// leading one) repeats to match the other. Each op returns a new contiguous
+// tensor of the broadcast shape; its ...Into form writes into dst, whose
+// shape must be the broadcast shape (operands broadcast to it), returns dst
+// and allocates nothing in steady state. dst may be one of the operands, or
+// overlap them in any way (an overlapping operand is then copied first).
+// Results are those of the simd kernel of the same name (bit-identical to
+// IEEE arithmetic for Add ... Minimum; the max ULP of package simd for the
+// transcendentals), whatever the layouts.
+
+func binary(op string, k kernel, a, b *Tensor) *Tensor {
+	dst := New(broadcastShape(op, a, b)...)
+	run(dst.shape, k, [2]float32{}, dst, a, b)
+	return dst
+}
+
+func binaryInto(op string, k kernel, dst, a, b *Tensor) *Tensor {
+	checkBroadcastInto(op, dst, a, b)
+	a, b = unalias(dst, a), unalias(dst, b)
+	run(dst.shape, k, [2]float32{}, dst, a, b)
+	return dst
+}
+
+// Add returns a + b.
+func Add(a, b *Tensor) *Tensor { return binary("Add", addKernel, a, b) }
+
+// AddInto sets dst = a + b.
+func AddInto(dst, a, b *Tensor) *Tensor { return binaryInto("AddInto", addKernel, dst, a, b) }
+
+// Sub returns a - b.
+func Sub(a, b *Tensor) *Tensor { return binary("Sub", subKernel, a, b) }
+
+// SubInto sets dst = a - b.
+func SubInto(dst, a, b *Tensor) *Tensor { return binaryInto("SubInto", subKernel, dst, a, b) }
+
+// Mul returns a·b elementwise.
+func Mul(a, b *Tensor) *Tensor { return binary("Mul", mulKernel, a, b) }
+
+// MulInto sets dst = a·b elementwise.
+func MulInto(dst, a, b *Tensor) *Tensor { return binaryInto("MulInto", mulKernel, dst, a, b) }
+
+// Div returns a / b.
+func Div(a, b *Tensor) *Tensor { return binary("Div", divKernel, a, b) }
+
+// DivInto sets dst = a / b.
+func DivInto(dst, a, b *Tensor) *Tensor { return binaryInto("DivInto", divKernel, dst, a, b) }
+
+// Maximum returns the elementwise maximum; NaN in either operand gives NaN.
+func Maximum(a, b *Tensor) *Tensor { return binary("Maximum", maxKernel, a, b) }
+
+// MaximumInto sets dst to the elementwise maximum.
+func MaximumInto(dst, a, b *Tensor) *Tensor { return binaryInto("MaximumInto", maxKernel, dst, a, b) }
+
+// Minimum returns the elementwise minimum; NaN in either operand gives NaN.
+func Minimum(a, b *Tensor) *Tensor { return binary("Minimum", minKernel, a, b) }
+
+// MinimumInto sets dst to the elementwise minimum.
+func MinimumInto(dst, a, b *Tensor) *Tensor { return binaryInto("MinimumInto", minKernel, dst, a, b) }
+
+// Pow returns a raised to b elementwise, as math.Pow in float64 rounded to
+// float32 (correctly rounded but for the rare double rounding).
+func Pow(a, b *Tensor) *Tensor { return binary("Pow", powKernel, a, b) }
+
+// PowInto sets dst = a^b elementwise.
+func PowInto(dst, a, b *Tensor) *Tensor { return binaryInto("PowInto", powKernel, dst, a, b) }
+
+func addKernel(s [][]float32, _ *[2]float32) { simd.Add(s[0], s[1], s[2]) }
+func subKernel(s [][]float32, _ *[2]float32) { simd.Sub(s[0], s[1], s[2]) }
+func mulKernel(s [][]float32, _ *[2]float32) { simd.Mul(s[0], s[1], s[2]) }
+func divKernel(s [][]float32, _ *[2]float32) { simd.Div(s[0], s[1], s[2]) }
+func maxKernel(s [][]float32, _ *[2]float32) { simd.Maximum(s[0], s[1], s[2]) }
+func minKernel(s [][]float32, _ *[2]float32) { simd.Minimum(s[0], s[1], s[2]) }
+
+func powKernel(s [][]float32, _ *[2]float32) {
+	d, a, b := s[0], s[1][:len(s[0])], s[2][:len(s[0])]
+	for i := range d {
+		d[i] = float32(math.Pow(float64(a[i]), float64(b[i])))
+	}
+}
+
+// Comparisons return masks: 1 where the relation holds, else 0 (NaN
+// compares unequal to everything, itself included, as in IEEE).
+
+// Greater returns the mask a > b.
+func Greater(a, b *Tensor) *Tensor { return binary("Greater", gtKernel, a, b) }
+
+// GreaterInto sets dst to the mask a > b.
+func GreaterInto(dst, a, b *Tensor) *Tensor { return binaryInto("GreaterInto", gtKernel, dst, a, b) }
+
+// GreaterEqual returns the mask a >= b.
+func GreaterEqual(a, b *Tensor) *Tensor { return binary("GreaterEqual", geKernel, a, b) }
+
+// GreaterEqualInto sets dst to the mask a >= b.
+func GreaterEqualInto(dst, a, b *Tensor) *Tensor {
+	return binaryInto("GreaterEqualInto", geKernel, dst, a, b)
+}
+
+// Less returns the mask a < b.
+func Less(a, b *Tensor) *Tensor { return binary("Less", gtKernel, b, a) }
+
+// LessInto sets dst to the mask a < b.
+func LessInto(dst, a, b *Tensor) *Tensor { return binaryInto("LessInto", gtKernel, dst, b, a) }
+
+// LessEqual returns the mask a <= b.
+func LessEqual(a, b *Tensor) *Tensor { return binary("LessEqual", geKernel, b, a) }
+
+// LessEqualInto sets dst to the mask a <= b.
+func LessEqualInto(dst, a, b *Tensor) *Tensor { return binaryInto("LessEqualInto", geKernel, dst, b, a) }
+
+// Equal returns the mask a == b.
+func Equal(a, b *Tensor) *Tensor { return binary("Equal", eqKernel, a, b) }
+
+// EqualInto sets dst to the mask a == b.
+func EqualInto(dst, a, b *Tensor) *Tensor { return binaryInto("EqualInto", eqKernel, dst, a, b) }
+
+// NotEqual returns the mask a != b.
+func NotEqual(a, b *Tensor) *Tensor { return binary("NotEqual", neKernel, a, b) }
+
+// NotEqualInto sets dst to the mask a != b.
+func NotEqualInto(dst, a, b *Tensor) *Tensor { return binaryInto("NotEqualInto", neKernel, dst, a, b) }
+
+func mask(c bool) float32 {
+	if c {
+		return 1
+	}
+	return 0
+}
+
+func gtKernel(s [][]float32, _ *[2]float32) {
+	d, a, b := s[0], s[1][:len(s[0])], s[2][:len(s[0])]
+	for i := range d {
+		d[i] = mask(a[i] > b[i])
+	}
+}
+
+func geKernel(s [][]float32, _ *[2]float32) {
+	d, a, b := s[0], s[1][:len(s[0])], s[2][:len(s[0])]
+	for i := range d {
+		d[i] = mask(a[i] >= b[i])
+	}
+}
+
+func eqKernel(s [][]float32, _ *[2]float32) {
+	d, a, b := s[0], s[1][:len(s[0])], s[2][:len(s[0])]
+	for i := range d {
+		d[i] = mask(a[i] == b[i])
+	}
+}
+
+func neKernel(s [][]float32, _ *[2]float32) {
+	d, a, b := s[0], s[1][:len(s[0])], s[2][:len(s[0])]
+	for i := range d {
+		d[i] = mask(a[i] != b[i])
+	}
+}
+
+// Where returns a where cond is nonzero (NaN counts as nonzero), else b;
+// the three broadcast together.
+func Where(cond, a, b *Tensor) *Tensor {
+	dst := New(broadcastShape("Where", cond, a, b)...)
+	run(dst.shape, whereKernel, [2]float32{}, dst, cond, a, b)
+	return dst
+}
+
+// WhereInto sets dst to a where cond is nonzero, else b.
+func WhereInto(dst, cond, a, b *Tensor) *Tensor {
+	checkBroadcastInto("WhereInto", dst, cond, a, b)
+	cond, a, b = unalias(dst, cond), unalias(dst, a), unalias(dst, b)
+	run(dst.shape, whereKernel, [2]float32{}, dst, cond, a, b)
+	return dst
+}
+
+func whereKernel(s [][]float32, _ *[2]float32) {
+	d, c, a, b := s[0], s[1][:len(s[0])], s[2][:len(s[0])], s[3][:len(s[0])]
+	for i := range d {
+		if c[i] != 0 {
+			d[i] = a[i]
+		} else {
+			d[i] = b[i]
+		}
+	}
+}
+
+// Unary operations: the simd kernel of the same name over every element.
+
+func unary(k kernel, arg [2]float32, x *Tensor) *Tensor {
+	dst := New(x.shape...)
+	run(dst.shape, k, arg, dst, x)
+	return dst
+}
+
+func unaryInto(op string, k kernel, arg [2]float32, dst, x *Tensor) *Tensor {
+	checkBroadcastInto(op, dst, x)
+	x = unalias(dst, x)
+	run(dst.shape, k, arg, dst, x)
+	return dst
+}
+
+// Exp returns e^x elementwise (simd.Exp).
+func Exp(x *Tensor) *Tensor { return unary(expKernel, [2]float32{}, x) }
+
+// ExpInto sets dst = e^x.
+func ExpInto(dst, x *Tensor) *Tensor { return unaryInto("ExpInto", expKernel, [2]float32{}, dst, x) }
+
+// Log returns the natural logarithm elementwise (simd.Log).
+func Log(x *Tensor) *Tensor { return unary(logKernel, [2]float32{}, x) }
+
+// LogInto sets dst = log(x).
+func LogInto(dst, x *Tensor) *Tensor { return unaryInto("LogInto", logKernel, [2]float32{}, dst, x) }
+
+// Sigmoid returns 1/(1+e^-x) elementwise (simd.Sigmoid).
+func Sigmoid(x *Tensor) *Tensor { return unary(sigmoidKernel, [2]float32{}, x) }
+
+// SigmoidInto sets dst = sigmoid(x).
+func SigmoidInto(dst, x *Tensor) *Tensor {
+	return unaryInto("SigmoidInto", sigmoidKernel, [2]float32{}, dst, x)
+}
+
+// SiLU returns x·sigmoid(x) elementwise (simd.SiLU).
+func SiLU(x *Tensor) *Tensor { return unary(siluKernel, [2]float32{}, x) }
+
+// SiLUInto sets dst = silu(x).
+func SiLUInto(dst, x *Tensor) *Tensor { return unaryInto("SiLUInto", siluKernel, [2]float32{}, dst, x) }
+
+// Tanh returns tanh(x) elementwise (simd.Tanh).
+func Tanh(x *Tensor) *Tensor { return unary(tanhKernel, [2]float32{}, x) }
+
+// TanhInto sets dst = tanh(x).
+func TanhInto(dst, x *Tensor) *Tensor { return unaryInto("TanhInto", tanhKernel, [2]float32{}, dst, x) }
+
+// Softplus returns log(1+e^x) elementwise (simd.Softplus).
+func Softplus(x *Tensor) *Tensor { return unary(softplusKernel, [2]float32{}, x) }
+
+// SoftplusInto sets dst = softplus(x).
+func SoftplusInto(dst, x *Tensor) *Tensor {
+	return unaryInto("SoftplusInto", softplusKernel, [2]float32{}, dst, x)
+}
+
+// Erf returns the error function elementwise (simd.Erf).
+func Erf(x *Tensor) *Tensor { return unary(erfKernel, [2]float32{}, x) }
+
+// ErfInto sets dst = erf(x).
+func ErfInto(dst, x *Tensor) *Tensor { return unaryInto("ErfInto", erfKernel, [2]float32{}, dst, x) }
+
+// GELU returns x·Φ(x) elementwise (simd.GELU, the erf form).
+func GELU(x *Tensor) *Tensor { return unary(geluKernel, [2]float32{}, x) }
+
+// GELUInto sets dst = gelu(x).
+func GELUInto(dst, x *Tensor) *Tensor { return unaryInto("GELUInto", geluKernel, [2]float32{}, dst, x) }
+
+// GELUTanh returns the tanh approximation of GELU elementwise (simd.GELUTanh).
+func GELUTanh(x *Tensor) *Tensor { return unary(geluTanhKernel, [2]float32{}, x) }
+
+// GELUTanhInto sets dst = geluTanh(x).
+func GELUTanhInto(dst, x *Tensor) *Tensor {
+	return unaryInto("GELUTanhInto", geluTanhKernel, [2]float32{}, dst, x)
+}
+
+// Abs returns |x| elementwise.
+func Abs(x *Tensor) *Tensor { return unary(absKernel, [2]float32{}, x) }
+
+// AbsInto sets dst = |x|.
+func AbsInto(dst, x *Tensor) *Tensor { return unaryInto("AbsInto", absKernel, [2]float32{}, dst, x) }
+
+// Neg returns -x elementwise.
+func Neg(x *Tensor) *Tensor { return unary(negKernel, [2]float32{}, x) }
+
+// NegInto sets dst = -x.
+func NegInto(dst, x *Tensor) *Tensor { return unaryInto("NegInto", negKernel, [2]float32{}, dst, x) }
+
+// Sqrt returns the square root elementwise (correctly rounded).
+func Sqrt(x *Tensor) *Tensor { return unary(sqrtKernel, [2]float32{}, x) }
+
+// SqrtInto sets dst = sqrt(x).
+func SqrtInto(dst, x *Tensor) *Tensor { return unaryInto("SqrtInto", sqrtKernel, [2]float32{}, dst, x) }
+
+// ReLU returns max(x, 0) elementwise (NaN stays NaN).
+func ReLU(x *Tensor) *Tensor { return unary(reluKernel, [2]float32{}, x) }
+
+// ReLUInto sets dst = relu(x).
+func ReLUInto(dst, x *Tensor) *Tensor { return unaryInto("ReLUInto", reluKernel, [2]float32{}, dst, x) }
+
+// LeakyReLU returns x for x >= 0, alpha·x below (simd.LeakyReLU).
+func LeakyReLU(x *Tensor, alpha float32) *Tensor {
+	return unary(leakyKernel, [2]float32{alpha}, x)
+}
+
+// LeakyReLUInto sets dst = leakyReLU(x, alpha).
+func LeakyReLUInto(dst, x *Tensor, alpha float32) *Tensor {
+	return unaryInto("LeakyReLUInto", leakyKernel, [2]float32{alpha}, dst, x)
+}
+
+// ELU returns x for x > 0, alpha·(e^x-1) below (simd.ELU).
+func ELU(x *Tensor, alpha float32) *Tensor { return unary(eluKernel, [2]float32{alpha}, x) }
+
+// ELUInto sets dst = elu(x, alpha).
+func ELUInto(dst, x *Tensor, alpha float32) *Tensor {
+	return unaryInto("ELUInto", eluKernel, [2]float32{alpha}, dst, x)
+}
+
+// Clamp returns x limited to [lo, hi] elementwise (simd.Clamp).
+func Clamp(x *Tensor, lo, hi float32) *Tensor { return unary(clampKernel, [2]float32{lo, hi}, x) }
+
+// ClampInto sets dst = clamp(x, lo, hi).
+func ClampInto(dst, x *Tensor, lo, hi float32) *Tensor {
+	return unaryInto("ClampInto", clampKernel, [2]float32{lo, hi}, dst, x)
+}
+
+// Scale returns s·x.
+func Scale(x *Tensor, s float32) *Tensor { return unary(scaleKernel, [2]float32{s}, x) }
+
+// ScaleInto sets dst = s·x.
+func ScaleInto(dst, x *Tensor, s float32) *Tensor {
+	return unaryInto("ScaleInto", scaleKernel, [2]float32{s}, dst, x)
+}
+
+// AddScalar returns x + s.
+func AddScalar(x *Tensor, s float32) *Tensor { return unary(addScalarKernel, [2]float32{s}, x) }
+
+// AddScalarInto sets dst = x + s.
+func AddScalarInto(dst, x *Tensor, s float32) *Tensor {
+	return unaryInto("AddScalarInto", addScalarKernel, [2]float32{s}, dst, x)
+}
+
+// Fill sets every element of dst to v and returns dst.
+func Fill(dst *Tensor, v float32) *Tensor {
+	checkWritable("Fill", dst)
+	run(dst.shape, fillKernel, [2]float32{v}, dst)
+	return dst
+}
+
+func expKernel(s [][]float32, _ *[2]float32)       { simd.Exp(s[0], s[1]) }
+func logKernel(s [][]float32, _ *[2]float32)       { simd.Log(s[0], s[1]) }
+func sigmoidKernel(s [][]float32, _ *[2]float32)   { simd.Sigmoid(s[0], s[1]) }
+func siluKernel(s [][]float32, _ *[2]float32)      { simd.SiLU(s[0], s[1]) }
+func tanhKernel(s [][]float32, _ *[2]float32)      { simd.Tanh(s[0], s[1]) }
+func softplusKernel(s [][]float32, _ *[2]float32)  { simd.Softplus(s[0], s[1]) }
+func erfKernel(s [][]float32, _ *[2]float32)       { simd.Erf(s[0], s[1]) }
+func geluKernel(s [][]float32, _ *[2]float32)      { simd.GELU(s[0], s[1]) }
+func geluTanhKernel(s [][]float32, _ *[2]float32)  { simd.GELUTanh(s[0], s[1]) }
+func absKernel(s [][]float32, _ *[2]float32)       { simd.Abs(s[0], s[1]) }
+func negKernel(s [][]float32, _ *[2]float32)       { simd.Neg(s[0], s[1]) }
+func sqrtKernel(s [][]float32, _ *[2]float32)      { simd.Sqrt(s[0], s[1]) }
+func reluKernel(s [][]float32, _ *[2]float32)      { simd.ReLU(s[0], s[1]) }
+func leakyKernel(s [][]float32, a *[2]float32)     { simd.LeakyReLU(s[0], s[1], a[0]) }
+func eluKernel(s [][]float32, a *[2]float32)       { simd.ELU(s[0], s[1], a[0]) }
+func clampKernel(s [][]float32, a *[2]float32)     { simd.Clamp(s[0], s[1], a[0], a[1]) }
+func scaleKernel(s [][]float32, a *[2]float32)     { simd.Scale(s[0], s[1], a[0]) }
+func addScalarKernel(s [][]float32, a *[2]float32) { simd.AddScalar(s[0], s[1], a[0]) }
+
+func fillKernel(s [][]float32, a *[2]float32) {
+	for i := range s[0] {
+		s[0][i] = a[0]
+	}
+}

@@ -1,0 +1,233 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// MaxDims is the largest number of dimensions a tensor may have.
+const MaxDims = 32
+
+// Device says where a tensor's elements live.
+type Device int
+
+// CPU is host memory; the only device without the CUDA plugin.
+const CPU Device = 0
+
+func (d Device) String() string {
+	if d == CPU {
+		return "cpu"
+	}
+	return fmt.Sprintf("device(%d)", int(d))
+}
+
+// Tensor is an n-dimensional array of float32: a view of a backing slice
+// through a shape, strides (in elements, 0 along broadcast dimensions) and
+// an offset. Views share the backing slice; writing through one is seen by
+// every other view of it. A Tensor with no dimensions is a scalar (Len 1).
+//
+// A Tensor is not safe for concurrent writes; concurrent reads are.
+type Tensor struct {
+	data    []float32
+	shape   []int
+	strides []int
+	offset  int
+	dev     Device
+}
+
+// New returns a zero-filled contiguous tensor of the given shape.
+func New(shape ...int) *Tensor {
+	n := checkShape("New", shape)
+	return &Tensor{data: make([]float32, n), shape: slices.Clone(shape), strides: contiguousStrides(shape)}
+}
+
+// Zeros is New.
+func Zeros(shape ...int) *Tensor { return New(shape...) }
+
+// Ones returns a contiguous tensor of the given shape filled with 1.
+func Ones(shape ...int) *Tensor { return Full(1, shape...) }
+
+// Full returns a contiguous tensor of the given shape filled with v.
+func Full(v float32, shape ...int) *Tensor {
+	t := New(shape...)
+	for i := range t.data {
+		t.data[i] = v
+	}
+	return t
+}
+
+// FromSlice returns a contiguous tensor of the given shape that uses data as
+// its storage (no copy). len(data) must equal the product of shape.
+func FromSlice(data []float32, shape ...int) *Tensor {
+	n := checkShape("FromSlice", shape)
+	if len(data) != n {
+		panic(fmt.Sprintf("tensor: FromSlice: len(data)=%d does not match shape %v (%d elements)", len(data), shape, n))
+	}
+	return &Tensor{data: data, shape: slices.Clone(shape), strides: contiguousStrides(shape)}
+}
+
+// Scalar returns a tensor with no dimensions holding v.
+func Scalar(v float32) *Tensor { return &Tensor{data: []float32{v}} }
+
+// Arange returns the 1-D tensor start, start+step, ... up to but excluding
+// stop, as NumPy's arange: ceil((stop-start)/step) elements, each computed
+// as start + i·step in float64. step must not be 0.
+func Arange(start, stop, step float64) *Tensor {
+	if step == 0 || math.IsNaN(start) || math.IsNaN(stop) || math.IsNaN(step) {
+		panic(fmt.Sprintf("tensor: Arange: invalid start=%v stop=%v step=%v", start, stop, step))
+	}
+	n := int(math.Max(0, math.Ceil((stop-start)/step)))
+	t := New(n)
+	for i := range t.data {
+		t.data[i] = float32(start + float64(i)*step)
+	}
+	return t
+}
+
+// RandN returns a contiguous tensor of normally distributed values (mean 0,
+// standard deviation 1) drawn from r.
+func RandN(r *rand.Rand, shape ...int) *Tensor {
+	t := New(shape...)
+	for i := range t.data {
+		t.data[i] = float32(r.NormFloat64())
+	}
+	return t
+}
+
+// RandU returns a contiguous tensor of values uniform in [lo, hi) drawn from r.
+func RandU(r *rand.Rand, lo, hi float32, shape ...int) *Tensor {
+	t := New(shape...)
+	for i := range t.data {
+		t.data[i] = lo + (hi-lo)*r.Float32()
+	}
+	return t
+}
+
+// checkShape panics on negative dimensions or too many of them and returns
+// the number of elements.
+func checkShape(op string, shape []int) int {
+	if len(shape) > MaxDims {
+		panic(fmt.Sprintf("tensor: %s: %d dimensions, at most %d", op, len(shape), MaxDims))
+	}
+	n := 1
+	for _, d := range shape {
+		if d < 0 {
+			panic(fmt.Sprintf("tensor: %s: negative dimension in shape %v", op, shape))
+		}
+		if d != 0 && n > math.MaxInt/d {
+			panic(fmt.Sprintf("tensor: %s: shape %v overflows int", op, shape))
+		}
+		n *= d
+	}
+	return n
+}
+
+func contiguousStrides(shape []int) []int {
+	st := make([]int, len(shape))
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = s
+		s *= max(shape[i], 1)
+	}
+	return st
+}
+
+// Shape returns a copy of the dimensions.
+func (t *Tensor) Shape() []int { return slices.Clone(t.shape) }
+
+// Strides returns a copy of the strides, in elements.
+func (t *Tensor) Strides() []int { return slices.Clone(t.strides) }
+
+// Dims is the number of dimensions.
+func (t *Tensor) Dims() int { return len(t.shape) }
+
+// Dim returns dimension i; negative i counts from the end.
+func (t *Tensor) Dim(i int) int { return t.shape[t.axis("Dim", i)] }
+
+// Len is the number of elements.
+func (t *Tensor) Len() int {
+	n := 1
+	for _, d := range t.shape {
+		n *= d
+	}
+	return n
+}
+
+// Device reports where the elements live.
+func (t *Tensor) Device() Device { return t.dev }
+
+// IsContiguous reports whether the elements are laid out row-major without
+// gaps, so that Data returns a view.
+func (t *Tensor) IsContiguous() bool {
+	s := 1
+	for i := len(t.shape) - 1; i >= 0; i-- {
+		if t.shape[i] != 1 && t.strides[i] != s {
+			return false
+		}
+		s *= t.shape[i]
+	}
+	return true
+}
+
+// Data returns the elements in row-major order: the backing slice itself
+// (writes show in the tensor) when the tensor is contiguous, else a new
+// copy. Use IsContiguous to tell which.
+func (t *Tensor) Data() []float32 {
+	n := t.Len()
+	if t.IsContiguous() {
+		return t.data[t.offset : t.offset+n : t.offset+n]
+	}
+	return t.Contiguous().data
+}
+
+// At returns the element at the given index (one per dimension; negative
+// values count from the end).
+func (t *Tensor) At(idx ...int) float32 { return t.data[t.index("At", idx)] }
+
+// Set stores v at the given index.
+func (t *Tensor) Set(v float32, idx ...int) { t.data[t.index("Set", idx)] = v }
+
+// Item returns the only element of a one-element tensor.
+func (t *Tensor) Item() float32 {
+	if t.Len() != 1 {
+		panic(fmt.Sprintf("tensor: Item: shape %v has %d elements, want 1", t.shape, t.Len()))
+	}
+	return t.data[t.offset]
+}
+
+func (t *Tensor) index(op string, idx []int) int {
+	if len(idx) != len(t.shape) {
+		panic(fmt.Sprintf("tensor: %s: %d indices for shape %v", op, len(idx), t.shape))
+	}
+	off := t.offset
+	for i, x := range idx {
+		d := t.shape[i]
+		if x < 0 {
+			x += d
+		}
+		if x < 0 || x >= d {
+			panic(fmt.Sprintf("tensor: %s: index %v out of range for shape %v", op, idx, t.shape))
+		}
+		off += x * t.strides[i]
+	}
+	return off
+}
+
+// axis resolves a possibly negative axis, panicking when out of range.
+func (t *Tensor) axis(op string, a int) int {
+	n := len(t.shape)
+	if a < 0 {
+		a += n
+	}
+	if a < 0 || a >= n {
+		panic(fmt.Sprintf("tensor: %s: axis out of range for shape %v", op, t.shape))
+	}
+	return a
+}
+
+// view returns a tensor sharing t's storage with the given layout.
+func (t *Tensor) view(shape, strides []int, offset int) *Tensor {
+	return &Tensor{data: t.data, shape: shape, strides: strides, offset: offset, dev: t.dev}
+}
