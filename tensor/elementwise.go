@@ -114,7 +114,9 @@ func LessInto(dst, a, b *Tensor) *Tensor { return binaryInto("LessInto", gtKerne
 func LessEqual(a, b *Tensor) *Tensor { return binary("LessEqual", geKernel, b, a) }
 
 // LessEqualInto sets dst to the mask a <= b.
-func LessEqualInto(dst, a, b *Tensor) *Tensor { return binaryInto("LessEqualInto", geKernel, dst, b, a) }
+func LessEqualInto(dst, a, b *Tensor) *Tensor {
+	return binaryInto("LessEqualInto", geKernel, dst, b, a)
+}
 
 // Equal returns the mask a == b.
 func Equal(a, b *Tensor) *Tensor { return binary("Equal", eqKernel, a, b) }
