@@ -1,0 +1,314 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/lanesgo/lanes/simd"
+)
+
+// Reductions take the axes to reduce (none: all of them; negative ones
+// count from the end) and keepdims, which keeps each reduced axis with size
+// 1 as NumPy does. They walk x in its memory order and fold each innermost
+// run with the simd kernels: a run along a reduced axis with simd.Sum (or
+// Max, Min), a run along kept axes with simd.Add (or Maximum, Minimum) into
+// the output row. Sums therefore accumulate in float32 and are within
+// n·2⁻²⁴·Σ|x| of the exact sum for n reduced elements. Max and Min give
+// NaN when a reduced element is NaN.
+
+type reduction struct {
+	name     string
+	init     float32
+	run      func(x []float32) float32
+	combine  func(acc, v float32) float32
+	combineV func(acc, x []float32)
+}
+
+var (
+	sumRed = reduction{"Sum", 0, simd.Sum, func(a, v float32) float32 { return a + v },
+		func(acc, x []float32) { simd.Add(acc, acc, x) }}
+	maxRed = reduction{"Max", float32(math.Inf(-1)), simd.Max, func(a, v float32) float32 {
+		if v > a || v != v {
+			return v
+		}
+		return a
+	}, func(acc, x []float32) { simd.Maximum(acc, acc, x) }}
+	minRed = reduction{"Min", float32(math.Inf(1)), simd.Min, func(a, v float32) float32 {
+		if v < a || v != v {
+			return v
+		}
+		return a
+	}, func(acc, x []float32) { simd.Minimum(acc, acc, x) }}
+)
+
+// reduceAxes resolves axes (none: all) to a mask over x's dimensions.
+func reduceAxes(op string, x *Tensor, axes []int) (mask [MaxDims]bool) {
+	if len(axes) == 0 {
+		for i := range x.shape {
+			mask[i] = true
+		}
+		return mask
+	}
+	for _, a := range axes {
+		a = x.axis(op, a)
+		if mask[a] {
+			panic(fmt.Sprintf("tensor: %s: repeated axis in %v for shape %v", op, axes, x.shape))
+		}
+		mask[a] = true
+	}
+	return mask
+}
+
+// reducedShapes returns the output shape with reduced axes kept as 1, the
+// output shape as asked (keepdims or not), and the number of elements
+// folded into each output.
+func reducedShapes(x *Tensor, mask [MaxDims]bool, keepdims bool) (keep, out []int, count int) {
+	keep, out, count = make([]int, len(x.shape)), []int{}, 1
+	for i, d := range x.shape {
+		keep[i] = d
+		if mask[i] {
+			keep[i] = 1
+			count *= d
+			if keepdims {
+				out = append(out, 1)
+			}
+			continue
+		}
+		out = append(out, d)
+	}
+	return keep, out, count
+}
+
+func (red *reduction) apply(x *Tensor, axes []int, keepdims bool) *Tensor {
+	mask := reduceAxes(red.name, x, axes)
+	keep, out, count := reducedShapes(x, mask, keepdims)
+	if count == 0 && red.name != "Sum" {
+		panic(fmt.Sprintf("tensor: %s: zero-size reduction over axes %v of shape %v (no identity)", red.name, axes, x.shape))
+	}
+	dst := Full(red.init, keep...)
+	red.into(dst, x)
+	return dst.view(out, contiguousStrides(out), 0)
+}
+
+// into folds x into dst, whose shape is x's with reduced axes set to 1.
+func (red *reduction) into(dst, x *Tensor) {
+	var l loop
+	l.init(x.shape, dst, x)
+	if l.empty {
+		return
+	}
+	n, st := l.inner()
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	d, xs := dst.data, x.data
+	l.each(0, l.runs(), &sc.off, &sc.idx, func(off *[maxOps]int) {
+		for c := 0; c < n; c += chunk {
+			m := min(chunk, n-c)
+			o := off[1] + c*st[1]
+			var run []float32
+			if st[1] == 1 {
+				run = xs[o : o+m]
+			} else {
+				run = sc.buf[1][:m]
+				for j := range run {
+					run[j] = xs[o+j*st[1]]
+				}
+			}
+			od := off[0] + c*st[0]
+			switch st[0] {
+			case 0:
+				d[od] = red.combine(d[od], red.run(run))
+			case 1:
+				red.combineV(d[od:od+m], run)
+			default:
+				acc := sc.buf[0][:m]
+				for j := range acc {
+					acc[j] = d[od+j*st[0]]
+				}
+				red.combineV(acc, run)
+				for j, v := range acc {
+					d[od+j*st[0]] = v
+				}
+			}
+		}
+	})
+}
+
+// Sum returns the sum over axes (all when none are given).
+func Sum(x *Tensor, keepdims bool, axes ...int) *Tensor { return sumRed.apply(x, axes, keepdims) }
+
+// Max returns the maximum over axes; a zero-size reduction panics.
+func Max(x *Tensor, keepdims bool, axes ...int) *Tensor { return maxRed.apply(x, axes, keepdims) }
+
+// Min returns the minimum over axes; a zero-size reduction panics.
+func Min(x *Tensor, keepdims bool, axes ...int) *Tensor { return minRed.apply(x, axes, keepdims) }
+
+// Mean returns the mean over axes: the Sum times 1/n (so one more rounding);
+// NaN for a zero-size reduction.
+func Mean(x *Tensor, keepdims bool, axes ...int) *Tensor {
+	mask := reduceAxes("Mean", x, axes)
+	_, _, count := reducedShapes(x, mask, keepdims)
+	s := Sum(x, keepdims, axes...)
+	if count == 0 {
+		return Fill(s, float32(math.NaN()))
+	}
+	return ScaleInto(s, s, float32(1/float64(count)))
+}
+
+// Var returns the variance over axes with ddof delta degrees of freedom
+// (divisor n-ddof), computed in two passes (mean, then squared deviations);
+// NaN when n-ddof <= 0.
+func Var(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
+	mask := reduceAxes("Var", x, axes)
+	_, _, count := reducedShapes(x, mask, keepdims)
+	m := Mean(x, true, axes...)
+	d := Sub(x, m)
+	MulInto(d, d, d)
+	s := Sum(d, keepdims, axes...)
+	if count-ddof <= 0 {
+		return Fill(s, float32(math.NaN()))
+	}
+	return ScaleInto(s, s, float32(1/float64(count-ddof)))
+}
+
+// Std returns the square root of Var.
+func Std(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
+	v := Var(x, ddof, keepdims, axes...)
+	return SqrtInto(v, v)
+}
+
+// LogSumExp returns log Σ e^x over axes, computed as m + log Σ e^(x-m)
+// with m the maximum (0 where m is infinite), so it neither overflows nor
+// underflows needlessly.
+func LogSumExp(x *Tensor, keepdims bool, axes ...int) *Tensor {
+	m := Max(x, true, axes...)
+	md := m.Data()
+	for i, v := range md {
+		if math.IsInf(float64(v), 0) {
+			md[i] = 0
+		}
+	}
+	e := Sub(x, m)
+	ExpInto(e, e)
+	s := Sum(e, true, axes...)
+	LogInto(s, s)
+	AddInto(s, s, m)
+	if keepdims {
+		return s
+	}
+	mask := reduceAxes("LogSumExp", x, axes)
+	_, out, _ := reducedShapes(x, mask, false)
+	return s.Reshape(out...)
+}
+
+// ArgMax returns the index of the maximum along axis (the first one on
+// ties, the first NaN if any) as float32 values, exact below 2²⁴.
+func ArgMax(x *Tensor, axis int, keepdims bool) *Tensor {
+	return argReduce("ArgMax", simd.ArgMax, x, axis, keepdims)
+}
+
+// ArgMin returns the index of the minimum along axis, as ArgMax.
+func ArgMin(x *Tensor, axis int, keepdims bool) *Tensor {
+	return argReduce("ArgMin", simd.ArgMin, x, axis, keepdims)
+}
+
+func argReduce(op string, f func([]float32) int, x *Tensor, axis int, keepdims bool) *Tensor {
+	axis = x.axis(op, axis)
+	if x.shape[axis] == 0 {
+		panic(fmt.Sprintf("tensor: %s: zero-size axis %d of shape %v", op, axis, x.shape))
+	}
+	r := moveAxisLast(x, axis).Contiguous()
+	n := x.shape[axis]
+	src := r.Data()
+	out := New(r.shape[:len(r.shape)-1]...)
+	for i := range out.data {
+		out.data[i] = float32(f(src[i*n : (i+1)*n]))
+	}
+	if keepdims {
+		return out.Unsqueeze(axis)
+	}
+	return out
+}
+
+// moveAxisLast returns the view of x with axis moved to the end.
+func moveAxisLast(x *Tensor, axis int) *Tensor {
+	perm := make([]int, 0, len(x.shape))
+	for i := range x.shape {
+		if i != axis {
+			perm = append(perm, i)
+		}
+	}
+	return x.Permute(append(perm, axis)...)
+}
+
+// Softmax returns e^x / Σ e^x along axis (simd.Softmax per row: max
+// subtracted, so no overflow).
+func Softmax(x *Tensor, axis int) *Tensor {
+	return rowwise("Softmax", simd.Softmax, New(x.shape...), x, axis)
+}
+
+// SoftmaxInto sets dst to the softmax of x along axis; dst has x's shape.
+func SoftmaxInto(dst, x *Tensor, axis int) *Tensor {
+	return rowwise("SoftmaxInto", simd.Softmax, dst, x, axis)
+}
+
+// LogSoftmax returns x - log Σ e^x along axis (simd.LogSoftmax per row).
+func LogSoftmax(x *Tensor, axis int) *Tensor {
+	return rowwise("LogSoftmax", simd.LogSoftmax, New(x.shape...), x, axis)
+}
+
+// LogSoftmaxInto sets dst to the log-softmax of x along axis.
+func LogSoftmaxInto(dst, x *Tensor, axis int) *Tensor {
+	return rowwise("LogSoftmaxInto", simd.LogSoftmax, dst, x, axis)
+}
+
+// rowJob runs a row kernel over rows of n contiguous elements.
+type rowJob struct {
+	f        func(dst, x []float32)
+	dst, src []float32
+	n        int
+}
+
+var rowJobs = sync.Pool{New: func() any { return new(rowJob) }}
+
+// rows runs f over the rows of n elements of src into dst.
+func rows(f func(dst, x []float32), dst, src []float32, n int) {
+	j := rowJobs.Get().(*rowJob)
+	*j = rowJob{f: f, dst: dst, src: src, n: n}
+	parallel(j, len(src)/n, len(src))
+	*j = rowJob{}
+	rowJobs.Put(j)
+}
+
+func (j *rowJob) runRange(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		j.f(j.dst[i*j.n:(i+1)*j.n], j.src[i*j.n:(i+1)*j.n])
+	}
+}
+
+// rowwise applies f to every row of x along axis, writing dst. The fast
+// path (axis last, both contiguous) allocates nothing; others go through
+// contiguous copies.
+func rowwise(op string, f func(dst, x []float32), dst, x *Tensor, axis int) *Tensor {
+	axis = x.axis(op, axis)
+	if !slices.Equal(dst.shape, x.shape) {
+		panic(fmt.Sprintf("tensor: %s: dst shape %v and x shape %v differ", op, dst.shape, x.shape))
+	}
+	checkWritable(op, dst)
+	x = unalias(dst, x)
+	n := x.shape[axis]
+	total := x.Len()
+	if total == 0 || n == 0 {
+		return dst
+	}
+	if axis == len(x.shape)-1 && x.IsContiguous() && dst.IsContiguous() {
+		rows(f, dst.Data(), x.Data(), n)
+		return dst
+	}
+	tmp := moveAxisLast(x, axis).Clone()
+	rows(f, tmp.data, tmp.data, n)
+	CopyInto(moveAxisLast(dst, axis), tmp)
+	return dst
+}

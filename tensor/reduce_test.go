@@ -1,0 +1,245 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randAxes picks a random subset of x's axes (possibly none, meaning all),
+// some given as negative numbers.
+func randAxes(r *rand.Rand, n int) []int {
+	var axes []int
+	for i := 0; i < n; i++ {
+		if r.IntN(2) == 0 {
+			a := i
+			if r.IntN(2) == 0 {
+				a -= n
+			}
+			axes = append(axes, a)
+		}
+	}
+	return axes
+}
+
+// refReduce folds x over the axes in float64: f(acc, v) from init, also
+// returning Σ|v| and the count per output (for tolerances).
+func refReduce(x *Tensor, axes []int, init float64, f func(acc, v float64) float64) (out map[string]float64, abs map[string]float64, count int) {
+	mask := reduceAxes("ref", x, axes)
+	out, abs = map[string]float64{}, map[string]float64{}
+	count = 1
+	for i, d := range x.Shape() {
+		if mask[i] {
+			count *= d
+		}
+	}
+	indices(x.Shape(), func(idx []int) {
+		key := keyOf(idx, mask)
+		acc, ok := out[key]
+		if !ok {
+			acc = init
+		}
+		v := float64(x.At(idx...))
+		out[key] = f(acc, v)
+		abs[key] += math.Abs(v)
+	})
+	return out, abs, count
+}
+
+func keyOf(idx []int, mask [MaxDims]bool) string {
+	k := make([]int, 0, len(idx))
+	for i, v := range idx {
+		if !mask[i] {
+			k = append(k, v)
+		}
+	}
+	return fmt.Sprint(k)
+}
+
+func TestReductions(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	nanMax := func(a, v float64) float64 {
+		if math.IsNaN(a) || math.IsNaN(v) {
+			return math.NaN()
+		}
+		return math.Max(a, v)
+	}
+	nanMin := func(a, v float64) float64 {
+		if math.IsNaN(a) || math.IsNaN(v) {
+			return math.NaN()
+		}
+		return math.Min(a, v)
+	}
+	for trial := 0; trial < 300; trial++ {
+		shape := randShape(r, 4, 9)
+		if trial%50 == 0 {
+			shape = []int{3, 700} // runs longer than a scratch chunk
+		}
+		x := randLayout(r, layouts[r.IntN(len(layouts))], shape...)
+		if trial%7 == 0 && x.Len() > 0 && x.IsContiguous() {
+			x.Data()[r.IntN(x.Len())] = float32(math.NaN())
+		}
+		axes := randAxes(r, len(shape))
+		keepdims := r.IntN(2) == 0
+		what := fmt.Sprintf("shape %v (%v) axes %v keepdims %v", shape, x.Strides(), axes, keepdims)
+		mask := reduceAxes("test", x, axes)
+		_, outShape, _ := reducedShapes(x, mask, keepdims)
+		sum, abs, count := refReduce(x, axes, 0, func(a, v float64) float64 { return a + v })
+		key := func(idx []int) string {
+			// idx is in the output shape: map back to the kept axes.
+			if keepdims {
+				return keyOf(idx, mask)
+			}
+			return fmt.Sprint(append([]int{}, idx...))
+		}
+		sumTol := func(idx []int) (float64, float64) {
+			return float64(count+1) * 0x1p-24, abs[key(idx)]
+		}
+		checkAgainst(t, "Sum "+what, Sum(x, keepdims, axes...), outShape, func(idx []int) float64 { return sum[key(idx)] }, sumTol)
+		if count > 0 {
+			mx, _, _ := refReduce(x, axes, math.Inf(-1), nanMax)
+			checkAgainst(t, "Max "+what, Max(x, keepdims, axes...), outShape, func(idx []int) float64 { return mx[key(idx)] }, exact)
+			mn, _, _ := refReduce(x, axes, math.Inf(1), nanMin)
+			checkAgainst(t, "Min "+what, Min(x, keepdims, axes...), outShape, func(idx []int) float64 { return mn[key(idx)] }, exact)
+			checkAgainst(t, "Mean "+what, Mean(x, keepdims, axes...), outShape,
+				func(idx []int) float64 { return sum[key(idx)] / float64(count) },
+				func(idx []int) (float64, float64) {
+					return float64(count+3) * 0x1p-24, abs[key(idx)] / float64(count)
+				})
+		}
+		if count > 1 {
+			mean := map[string]float64{}
+			for k, v := range sum {
+				mean[k] = v / float64(count)
+			}
+			sq := map[string]float64{}
+			indices(x.Shape(), func(idx []int) {
+				k := keyOf(idx, mask)
+				d := float64(x.At(idx...)) - mean[k]
+				sq[k] += d * d
+			})
+			checkAgainst(t, "Var "+what, Var(x, 1, keepdims, axes...), outShape,
+				func(idx []int) float64 { return sq[key(idx)] / float64(count-1) },
+				func(idx []int) (float64, float64) {
+					// The mean's error enters squared deviations linearly.
+					return float64(4*count+8) * 0x1p-24, (sq[key(idx)] + abs[key(idx)]*abs[key(idx)]/float64(count)) / float64(count-1)
+				})
+		}
+	}
+}
+
+func TestReductionEdges(t *testing.T) {
+	// Sum of nothing is 0; Max of nothing panics; all axes reduce to a scalar.
+	if got := Sum(New(0, 3), false, 0).Data(); len(got) != 3 || got[0] != 0 {
+		t.Errorf("Sum over a zero-size axis = %v, want [0 0 0]", got)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("Max over a zero-size axis did not panic")
+			}
+		}()
+		Max(New(0, 3), false, 0)
+	}()
+	s := Sum(Arange(0, 10, 1).Reshape(2, 5), false)
+	if s.Dims() != 0 || s.Item() != 45 {
+		t.Errorf("Sum of all = %v (dims %d), want scalar 45", s.Item(), s.Dims())
+	}
+	if got := Sum(Arange(0, 6, 1).Reshape(2, 3), true, 1).Shape(); !sameShape(got, []int{2, 1}) {
+		t.Errorf("keepdims shape %v, want [2 1]", got)
+	}
+}
+
+func TestArgMaxLogSumExpSoftmax(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := 0; trial < 100; trial++ {
+		shape := randShape(r, 3, 8)
+		if len(shape) == 0 {
+			continue
+		}
+		for i := range shape {
+			shape[i] = max(shape[i], 1)
+		}
+		x := randLayout(r, layouts[r.IntN(len(layouts))], shape...)
+		axis := r.IntN(len(shape))
+		what := fmt.Sprintf("shape %v axis %d", shape, axis)
+		var mask [MaxDims]bool
+		mask[axis] = true
+		// Reference rows along axis.
+		rowOf := func(idx []int) []float64 {
+			j := append([]int{}, idx...)
+			row := make([]float64, shape[axis])
+			for k := range row {
+				j[axis] = k
+				row[k] = float64(x.At(j...))
+			}
+			return row
+		}
+		am := ArgMax(x, axis, true)
+		indices(am.Shape(), func(idx []int) {
+			row := rowOf(idx)
+			best := 0
+			for k, v := range row {
+				if v > row[best] {
+					best = k
+				}
+			}
+			if got := am.At(idx...); int(got) != best {
+				t.Errorf("ArgMax %s at %v = %v, want %d", what, idx, got, best)
+			}
+		})
+		lse := LogSumExp(x, true, axis)
+		checkAgainst(t, "LogSumExp "+what, lse, am.Shape(), func(idx []int) float64 {
+			row := rowOf(idx)
+			m := math.Inf(-1)
+			for _, v := range row {
+				m = math.Max(m, v)
+			}
+			s := 0.0
+			for _, v := range row {
+				s += math.Exp(v - m)
+			}
+			return m + math.Log(s)
+		}, func(idx []int) (float64, float64) { return float64(len(rowOf(idx))+8) * 0x1p-24, 1 + math.Abs(float64(lse.At(idx...))) })
+		sm := Softmax(x, axis)
+		lsm := LogSoftmax(x, axis)
+		dst := New(shape...)
+		SoftmaxInto(dst, x, axis)
+		checkAgainst(t, "Softmax "+what, sm, shape, func(idx []int) float64 {
+			row := rowOf(idx)
+			m := math.Inf(-1)
+			for _, v := range row {
+				m = math.Max(m, v)
+			}
+			s := 0.0
+			for _, v := range row {
+				s += math.Exp(v - m)
+			}
+			return math.Exp(float64(x.At(idx...))-m) / s
+		}, func(idx []int) (float64, float64) { return float64(len(rowOf(idx))+8) * 0x1p-23, 1 })
+		assertEqual(t, "SoftmaxInto "+what, dst, sm)
+		checkAgainst(t, "LogSoftmax "+what, lsm, shape, func(idx []int) float64 {
+			row := rowOf(idx)
+			m := math.Inf(-1)
+			for _, v := range row {
+				m = math.Max(m, v)
+			}
+			s := 0.0
+			for _, v := range row {
+				s += math.Exp(v - m)
+			}
+			return float64(x.At(idx...)) - m - math.Log(s)
+		}, func(idx []int) (float64, float64) { return float64(len(rowOf(idx))+8) * 0x1p-23, 1 + math.Abs(float64(lsm.At(idx...))) })
+	}
+}
+
+func TestSoftmaxIntoAllocs(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	x, dst := RandN(r, 256, 512), New(256, 512)
+	f := func() { SoftmaxInto(dst, x, -1) }
+	f()
+	if n := testing.AllocsPerRun(20, f); n != 0 {
+		t.Errorf("SoftmaxInto: %v allocations per run, want 0", n)
+	}
+}
