@@ -1,0 +1,216 @@
+package tensor
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/lanesgo/lanes/simd"
+)
+
+// MatMul returns the matrix product with NumPy's matmul rules: 2-D
+// operands multiply as matrices; a 1-D a is a row vector and a 1-D b a
+// column vector, the added dimension removed from the result; operands
+// with more dimensions are stacks of matrices in their last two, and the
+// leading (batch) dimensions broadcast. Each product is simd.Sgemm, with
+// its error bound; transposed and strided views whose matrices have unit
+// stride along rows or columns are passed to it without a copy.
+func MatMul(a, b *Tensor) *Tensor {
+	p := planMatMul("MatMul", a, b)
+	dst := New(p.out...)
+	p.run(dst)
+	return dst
+}
+
+// MatMulInto sets dst = MatMul(a, b) and returns dst. dst must have the
+// result's shape and must not overlap a or b (an overlapping operand is
+// copied first).
+func MatMulInto(dst, a, b *Tensor) *Tensor {
+	p := planMatMul("MatMulInto", a, b)
+	if !sameDims(dst.shape, p.out) {
+		panic(fmt.Sprintf("tensor: MatMulInto: dst shape %v, want %v for %v @ %v", dst.shape, p.out, a.shape, b.shape))
+	}
+	checkWritable("MatMulInto", dst)
+	p.a, p.b = unalias(dst, p.a), unalias(dst, p.b)
+	p.run(dst)
+	return dst
+}
+
+func sameDims(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// matmulPlan is a MatMul after its shape checks: a and b as (batched)
+// matrices, the batch shape and the result shape.
+type matmulPlan struct {
+	a, b    *Tensor // at least 2-D
+	m, n, k int
+	batch   []int
+	out     []int // the result's shape (vector dimensions removed)
+}
+
+func planMatMul(op string, a, b *Tensor) *matmulPlan {
+	if a.Dims() == 0 || b.Dims() == 0 {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: scalars have no matrix product", op, a.shape, b.shape))
+	}
+	p := &matmulPlan{a: a, b: b}
+	aVec, bVec := a.Dims() == 1, b.Dims() == 1
+	if aVec {
+		p.a = a.Unsqueeze(0)
+	}
+	if bVec {
+		p.b = b.Unsqueeze(1)
+	}
+	ra, rb := p.a.Dims(), p.b.Dims()
+	p.m, p.k = p.a.shape[ra-2], p.a.shape[ra-1]
+	if k := p.b.shape[rb-2]; k != p.k {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: inner dimensions %d and %d differ", op, a.shape, b.shape, p.k, k))
+	}
+	p.n = p.b.shape[rb-1]
+	// Broadcast the batch dimensions.
+	ba, bb := p.a.shape[:ra-2], p.b.shape[:rb-2]
+	nb := max(len(ba), len(bb))
+	p.batch = make([]int, nb)
+	for i := range p.batch {
+		da, db := 1, 1
+		if j := i - (nb - len(ba)); j >= 0 {
+			da = ba[j]
+		}
+		if j := i - (nb - len(bb)); j >= 0 {
+			db = bb[j]
+		}
+		switch {
+		case da == db || db == 1:
+			p.batch[i] = da
+		case da == 1:
+			p.batch[i] = db
+		default:
+			panic(fmt.Sprintf("tensor: %s: shapes %v and %v: batch dimensions do not broadcast", op, a.shape, b.shape))
+		}
+	}
+	p.out = append(append([]int{}, p.batch...), p.m, p.n)
+	switch {
+	case aVec && bVec:
+		p.out = p.out[:len(p.out)-2]
+	case aVec:
+		p.out = append(p.out[:len(p.out)-2], p.n)
+	case bVec:
+		p.out = p.out[:len(p.out)-1]
+	}
+	checkShape(op, p.out)
+	return p
+}
+
+// matrixLayout returns how Sgemm reads the last two dimensions of x (rows
+// × cols): trans and the leading dimension, or ok = false when neither
+// dimension has unit stride.
+func matrixLayout(x *Tensor) (trans bool, ld int, ok bool) {
+	r := x.Dims()
+	rows, cols := x.shape[r-2], x.shape[r-1]
+	rs, cs := x.strides[r-2], x.strides[r-1]
+	if cols == 1 {
+		cs = 1
+	}
+	if rows == 1 {
+		rs = max(cols, 1)
+	}
+	switch {
+	case cs == 1 && rs >= max(cols, 1):
+		return false, rs, true
+	case rs == 1 && cs >= max(rows, 1):
+		return true, cs, true
+	}
+	return false, 0, false
+}
+
+// matmulJob is the batch of products of one MatMul.
+type matmulJob struct {
+	p          *matmulPlan
+	dst        *Tensor // contiguous result in [batch..., m, n] layout
+	transA     bool
+	transB     bool
+	lda, ldb   int
+	sa, sb, sc [MaxDims]int // batch strides (0 where broadcast)
+}
+
+func (j *matmulJob) runRange(lo, hi int) {
+	p := j.p
+	for i := lo; i < hi; i++ {
+		oa, ob, oc := p.a.offset, p.b.offset, j.dst.offset
+		r := i
+		for d := len(p.batch) - 1; d >= 0; d-- {
+			x := r % p.batch[d]
+			r /= p.batch[d]
+			oa += x * j.sa[d]
+			ob += x * j.sb[d]
+			oc += x * j.sc[d]
+		}
+		simd.Sgemm(j.transA, j.transB, p.m, p.n, p.k, 1, p.a.data[oa:], j.lda, p.b.data[ob:], j.ldb, 0, j.dst.data[oc:], p.n)
+	}
+}
+
+var matmulJobs = sync.Pool{New: func() any { return new(matmulJob) }}
+
+func (p *matmulPlan) run(dst *Tensor) {
+	if p.k == 0 {
+		Fill(dst, 0) // empty sums; A and B have no elements to read
+		return
+	}
+	transA, lda, okA := matrixLayout(p.a)
+	if !okA {
+		p.a = p.a.Clone()
+		transA, lda, _ = matrixLayout(p.a)
+	}
+	transB, ldb, okB := matrixLayout(p.b)
+	if !okB {
+		p.b = p.b.Clone()
+		transB, ldb, _ = matrixLayout(p.b)
+	}
+	// The products write a contiguous [batch..., m, n] tensor: dst itself
+	// when it is contiguous (its vector dimensions removed changes nothing
+	// in the layout), else a temporary copied into it.
+	c := dst
+	if !dst.IsContiguous() {
+		c = New(p.out...)
+	}
+	full := c.view(append(append([]int{}, p.batch...), p.m, p.n), nil, c.offset)
+	full.strides = contiguousStrides(full.shape)
+	j := matmulJobs.Get().(*matmulJob)
+	*j = matmulJob{p: p, dst: full, transA: transA, transB: transB, lda: lda, ldb: ldb}
+	nb := len(p.batch)
+	batch := 1
+	for i, d := range p.batch {
+		batch *= d
+		j.sc[i] = full.strides[i]
+		if k := i - (nb - (p.a.Dims() - 2)); k >= 0 && p.a.shape[k] != 1 {
+			j.sa[i] = p.a.strides[k]
+		}
+		if k := i - (nb - (p.b.Dims() - 2)); k >= 0 && p.b.shape[k] != 1 {
+			j.sb[i] = p.b.strides[k]
+		}
+	}
+	if batch > 0 && p.m > 0 && p.n > 0 {
+		// Products large enough for Sgemm to use every core itself
+		// (its cut-off is 2²⁵ multiply-adds) run one after another;
+		// smaller ones are spread over the workers, counting a
+		// multiply-add as an eighth of an elementwise element.
+		work := p.m * p.n * max(p.k, 1)
+		if work >= 1<<25 || batch == 1 {
+			j.runRange(0, batch)
+		} else {
+			parallel(j, batch, batch*work/8)
+		}
+	}
+	*j = matmulJob{}
+	matmulJobs.Put(j)
+	if c != dst {
+		CopyInto(dst, c.view(dst.shape, contiguousStrides(dst.shape), c.offset))
+	}
+}
