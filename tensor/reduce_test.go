@@ -201,7 +201,9 @@ func TestArgMaxLogSumExpSoftmax(t *testing.T) {
 				s += math.Exp(v - m)
 			}
 			return m + math.Log(s)
-		}, func(idx []int) (float64, float64) { return float64(len(rowOf(idx))+8) * 0x1p-24, 1 + math.Abs(float64(lse.At(idx...))) })
+		}, func(idx []int) (float64, float64) {
+			return float64(len(rowOf(idx))+8) * 0x1p-24, 1 + math.Abs(float64(lse.At(idx...)))
+		})
 		sm := Softmax(x, axis)
 		lsm := LogSoftmax(x, axis)
 		dst := New(shape...)
@@ -230,7 +232,9 @@ func TestArgMaxLogSumExpSoftmax(t *testing.T) {
 				s += math.Exp(v - m)
 			}
 			return float64(x.At(idx...)) - m - math.Log(s)
-		}, func(idx []int) (float64, float64) { return float64(len(rowOf(idx))+8) * 0x1p-23, 1 + math.Abs(float64(lsm.At(idx...))) })
+		}, func(idx []int) (float64, float64) {
+			return float64(len(rowOf(idx))+8) * 0x1p-23, 1 + math.Abs(float64(lsm.At(idx...)))
+		})
 	}
 }
 
