@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -128,5 +127,3 @@ func checkAgainst(t *testing.T, what string, got *Tensor, shape []int, want func
 }
 
 func exact(_ []int) (float64, float64) { return 0, 0 }
-
-func fmtShapes(ss ...[]int) string { return fmt.Sprint(ss) }
