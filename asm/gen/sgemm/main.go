@@ -229,27 +229,14 @@ func packT(rows int) {
 	z := func(i int) VecPhysical { return x86.AVX512.V(i) }
 
 	block := func(tail bool) {
-		// Rows 0-3 from SI, 4-7 from R11, 8-11 from R12, 12-15 from R13.
+		// Rows in groups of four from R11, which steps 4 rows per group.
 		MOVQ(RSI, R11)
 		for g := 0; g < 4; g++ {
 			if g > 0 {
 				LEAQ(Mem{Base: R11, Index: R8, Scale: 4}, R11)
 			}
-			for j := 0; j < 4; j++ {
-				i := 4*g + j
-				if i >= rows {
-					continue
-				}
-				m := Mem{Base: R11}
-				switch j {
-				case 1:
-					m = Mem{Base: R11, Index: R8, Scale: 1}
-				case 2:
-					m = Mem{Base: R11, Index: R8, Scale: 2}
-				case 3:
-					m = Mem{Base: R11, Index: R9, Scale: 1}
-				}
-				VMOVUPS_Z(m, K1, z(i))
+			for j := 0; j < 4 && 4*g+j < rows; j++ {
+				VMOVUPS_Z(stepAddr(R11, R8, R9, j), K1, z(4*g+j))
 			}
 		}
 		// r (Z0-15) -> t (Z16-31): t[2i], t[2i+1] interleave rows 2i, 2i+1.
@@ -288,15 +275,7 @@ func packT(rows int) {
 				CMPQ(RCX, U8(p))
 				JE(LabelRef("done"))
 			}
-			m := Mem{Base: RDI}
-			switch p % 4 {
-			case 1:
-				m = Mem{Base: RDI, Index: RDX, Scale: 1}
-			case 2:
-				m = Mem{Base: RDI, Index: RDX, Scale: 2}
-			case 3:
-				m = Mem{Base: RDI, Index: R10, Scale: 1}
-			}
+			m := stepAddr(RDI, RDX, R10, p%4)
 			if rows == 16 {
 				VMOVUPS(z(p), m)
 			} else {
@@ -324,4 +303,18 @@ func packT(rows int) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// stepAddr is the address base + j·step for j < 4, where the registers one
+// and three hold step and 3·step.
+func stepAddr(base, one, three Register, j int) Mem {
+	switch j {
+	case 1:
+		return Mem{Base: base, Index: one, Scale: 1}
+	case 2:
+		return Mem{Base: base, Index: one, Scale: 2}
+	case 3:
+		return Mem{Base: base, Index: three, Scale: 1}
+	}
+	return Mem{Base: base}
 }
