@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -167,7 +168,7 @@ func TestIntoAliasing(t *testing.T) {
 
 func assertEqual(t *testing.T, what string, got, want *Tensor) {
 	t.Helper()
-	if !sameShape(got.Shape(), want.Shape()) {
+	if !slices.Equal(got.Shape(), want.Shape()) {
 		t.Fatalf("%s: shape %v, want %v", what, got.Shape(), want.Shape())
 	}
 	g, w := got.Data(), want.Data()

@@ -3,6 +3,7 @@ package tensor
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -83,19 +84,6 @@ func indices(shape []int, f func(idx []int)) {
 	}
 }
 
-// sameShape reports whether a and b are equal shapes.
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // closeTo reports whether got is within tol·scale of want (NaN matches NaN,
 // infinities must match exactly).
 func closeTo(got float32, want, tol, scale float64) bool {
@@ -112,7 +100,7 @@ func closeTo(got float32, want, tol, scale float64) bool {
 // checkAgainst compares every element of got with want(idx).
 func checkAgainst(t *testing.T, what string, got *Tensor, shape []int, want func(idx []int) float64, tol func(idx []int) (tol, scale float64)) {
 	t.Helper()
-	if !sameShape(got.Shape(), shape) {
+	if !slices.Equal(got.Shape(), shape) {
 		t.Fatalf("%s: shape %v, want %v", what, got.Shape(), shape)
 	}
 	bad := 0

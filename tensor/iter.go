@@ -240,27 +240,39 @@ func (l *loop) apply(lo, hi int, k kernel, arg *[2]float32) {
 // broadcastShape returns the NumPy broadcast of the shapes of ts, or panics
 // naming op and every shape.
 func broadcastShape(op string, ts ...*Tensor) []int {
-	n := 0
+	var out []int
 	for _, t := range ts {
-		n = max(n, len(t.shape))
-	}
-	out := make([]int, n)
-	for i := range out {
-		out[i] = 1
-	}
-	for _, t := range ts {
-		for j, d := range t.shape {
-			i := j + n - len(t.shape)
-			switch {
-			case d == out[i] || d == 1:
-			case out[i] == 1:
-				out[i] = d
-			default:
-				panic(fmt.Sprintf("tensor: %s: shapes %s are not broadcastable", op, shapesOf(ts)))
-			}
+		var ok bool
+		if out, ok = broadcastDims(out, t.shape); !ok {
+			panic(fmt.Sprintf("tensor: %s: shapes %s are not broadcastable", op, shapesOf(ts)))
 		}
 	}
 	return out
+}
+
+// broadcastDims returns the NumPy broadcast of shapes a and b (aligned at
+// their last dimension; size 1 repeats), or false when they conflict.
+func broadcastDims(a, b []int) ([]int, bool) {
+	n := max(len(a), len(b))
+	out := make([]int, n)
+	for i := range out {
+		da, db := 1, 1
+		if j := i - (n - len(a)); j >= 0 {
+			da = a[j]
+		}
+		if j := i - (n - len(b)); j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db || db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 // checkBroadcastInto panics unless every t in ts broadcasts to dst's shape

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/lanesgo/lanes/simd"
@@ -26,25 +27,13 @@ func MatMul(a, b *Tensor) *Tensor {
 // copied first).
 func MatMulInto(dst, a, b *Tensor) *Tensor {
 	p := planMatMul("MatMulInto", a, b)
-	if !sameDims(dst.shape, p.out) {
+	if !slices.Equal(dst.shape, p.out) {
 		panic(fmt.Sprintf("tensor: MatMulInto: dst shape %v, want %v for %v @ %v", dst.shape, p.out, a.shape, b.shape))
 	}
 	checkWritable("MatMulInto", dst)
 	p.a, p.b = unalias(dst, p.a), unalias(dst, p.b)
 	p.run(dst)
 	return dst
-}
-
-func sameDims(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // matmulPlan is a MatMul after its shape checks: a and b as (batched)
@@ -74,26 +63,9 @@ func planMatMul(op string, a, b *Tensor) *matmulPlan {
 		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: inner dimensions %d and %d differ", op, a.shape, b.shape, p.k, k))
 	}
 	p.n = p.b.shape[rb-1]
-	// Broadcast the batch dimensions.
-	ba, bb := p.a.shape[:ra-2], p.b.shape[:rb-2]
-	nb := max(len(ba), len(bb))
-	p.batch = make([]int, nb)
-	for i := range p.batch {
-		da, db := 1, 1
-		if j := i - (nb - len(ba)); j >= 0 {
-			da = ba[j]
-		}
-		if j := i - (nb - len(bb)); j >= 0 {
-			db = bb[j]
-		}
-		switch {
-		case da == db || db == 1:
-			p.batch[i] = da
-		case da == 1:
-			p.batch[i] = db
-		default:
-			panic(fmt.Sprintf("tensor: %s: shapes %v and %v: batch dimensions do not broadcast", op, a.shape, b.shape))
-		}
+	var ok bool
+	if p.batch, ok = broadcastDims(p.a.shape[:ra-2], p.b.shape[:rb-2]); !ok {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: batch dimensions do not broadcast", op, a.shape, b.shape))
 	}
 	p.out = append(append([]int{}, p.batch...), p.m, p.n)
 	switch {
@@ -132,27 +104,29 @@ func matrixLayout(x *Tensor) (trans bool, ld int, ok bool) {
 
 // matmulJob is the batch of products of one MatMul.
 type matmulJob struct {
-	p          *matmulPlan
-	dst        *Tensor // contiguous result in [batch..., m, n] layout
-	transA     bool
-	transB     bool
-	lda, ldb   int
-	sa, sb, sc [MaxDims]int // batch strides (0 where broadcast)
+	p        *matmulPlan
+	dst      *Tensor // contiguous result in [batch..., m, n] layout
+	transA   bool
+	transB   bool
+	lda, ldb int
+	// a and b broadcast to [batch..., rows, cols]: stride 0 along the
+	// batch dimensions they repeat.
+	a, b *Tensor
 }
 
 func (j *matmulJob) runRange(lo, hi int) {
-	p := j.p
+	p, a, b, c := j.p, j.a, j.b, j.dst
 	for i := lo; i < hi; i++ {
-		oa, ob, oc := p.a.offset, p.b.offset, j.dst.offset
+		oa, ob, oc := a.offset, b.offset, c.offset
 		r := i
 		for d := len(p.batch) - 1; d >= 0; d-- {
 			x := r % p.batch[d]
 			r /= p.batch[d]
-			oa += x * j.sa[d]
-			ob += x * j.sb[d]
-			oc += x * j.sc[d]
+			oa += x * a.strides[d]
+			ob += x * b.strides[d]
+			oc += x * c.strides[d]
 		}
-		simd.Sgemm(j.transA, j.transB, p.m, p.n, p.k, 1, p.a.data[oa:], j.lda, p.b.data[ob:], j.ldb, 0, j.dst.data[oc:], p.n)
+		simd.Sgemm(j.transA, j.transB, p.m, p.n, p.k, 1, a.data[oa:], j.lda, b.data[ob:], j.ldb, 0, c.data[oc:], p.n)
 	}
 }
 
@@ -183,18 +157,12 @@ func (p *matmulPlan) run(dst *Tensor) {
 	full := c.view(append(append([]int{}, p.batch...), p.m, p.n), nil, c.offset)
 	full.strides = contiguousStrides(full.shape)
 	j := matmulJobs.Get().(*matmulJob)
-	*j = matmulJob{p: p, dst: full, transA: transA, transB: transB, lda: lda, ldb: ldb}
-	nb := len(p.batch)
+	*j = matmulJob{p: p, dst: full, transA: transA, transB: transB, lda: lda, ldb: ldb,
+		a: p.a.BroadcastTo(append(append([]int{}, p.batch...), p.m, p.k)...),
+		b: p.b.BroadcastTo(append(append([]int{}, p.batch...), p.k, p.n)...)}
 	batch := 1
-	for i, d := range p.batch {
+	for _, d := range p.batch {
 		batch *= d
-		j.sc[i] = full.strides[i]
-		if k := i - (nb - (p.a.Dims() - 2)); k >= 0 && p.a.shape[k] != 1 {
-			j.sa[i] = p.a.strides[k]
-		}
-		if k := i - (nb - (p.b.Dims() - 2)); k >= 0 && p.b.shape[k] != 1 {
-			j.sb[i] = p.b.strides[k]
-		}
 	}
 	if batch > 0 && p.m > 0 && p.n > 0 {
 		// Products large enough for Sgemm to use every core itself

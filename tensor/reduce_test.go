@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -146,7 +147,7 @@ func TestReductionEdges(t *testing.T) {
 	if s.Dims() != 0 || s.Item() != 45 {
 		t.Errorf("Sum of all = %v (dims %d), want scalar 45", s.Item(), s.Dims())
 	}
-	if got := Sum(Arange(0, 6, 1).Reshape(2, 3), true, 1).Shape(); !sameShape(got, []int{2, 1}) {
+	if got := Sum(Arange(0, 6, 1).Reshape(2, 3), true, 1).Shape(); !slices.Equal(got, []int{2, 1}) {
 		t.Errorf("keepdims shape %v, want [2 1]", got)
 	}
 }
