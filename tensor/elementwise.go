@@ -105,17 +105,17 @@ func GreaterEqualInto(dst, a, b *Tensor) *Tensor {
 }
 
 // Less returns the mask a < b.
-func Less(a, b *Tensor) *Tensor { return binary("Less", gtKernel, b, a) }
+func Less(a, b *Tensor) *Tensor { return binary("Less", ltKernel, a, b) }
 
 // LessInto sets dst to the mask a < b.
-func LessInto(dst, a, b *Tensor) *Tensor { return binaryInto("LessInto", gtKernel, dst, b, a) }
+func LessInto(dst, a, b *Tensor) *Tensor { return binaryInto("LessInto", ltKernel, dst, a, b) }
 
 // LessEqual returns the mask a <= b.
-func LessEqual(a, b *Tensor) *Tensor { return binary("LessEqual", geKernel, b, a) }
+func LessEqual(a, b *Tensor) *Tensor { return binary("LessEqual", leKernel, a, b) }
 
 // LessEqualInto sets dst to the mask a <= b.
 func LessEqualInto(dst, a, b *Tensor) *Tensor {
-	return binaryInto("LessEqualInto", geKernel, dst, b, a)
+	return binaryInto("LessEqualInto", leKernel, dst, a, b)
 }
 
 // Equal returns the mask a == b.
@@ -135,6 +135,18 @@ func mask(c bool) float32 {
 		return 1
 	}
 	return 0
+}
+
+// ltKernel and leKernel are gtKernel and geKernel with the operands
+// swapped (s is the caller's scratch header, refilled before every call).
+func ltKernel(s [][]float32, arg *[2]float32) {
+	s[1], s[2] = s[2], s[1]
+	gtKernel(s, arg)
+}
+
+func leKernel(s [][]float32, arg *[2]float32) {
+	s[1], s[2] = s[2], s[1]
+	geKernel(s, arg)
 }
 
 func gtKernel(s [][]float32, _ *[2]float32) {

@@ -218,3 +218,14 @@ func TestIntoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestLessPanicNamesShapesInOrder: Less is computed as Greater with the
+// operands swapped, but its message names them as the caller gave them.
+func TestLessPanicNamesShapesInOrder(t *testing.T) {
+	defer func() {
+		if got, want := recover(), "tensor: Less: shapes [2] and [3] are not broadcastable"; got != want {
+			t.Errorf("panic %q, want %q", got, want)
+		}
+	}()
+	Less(New(2), New(3))
+}

@@ -154,8 +154,8 @@ func (p *matmulPlan) run(dst *Tensor) {
 	if !dst.IsContiguous() {
 		c = New(p.out...)
 	}
-	full := c.view(append(append([]int{}, p.batch...), p.m, p.n), nil, c.offset)
-	full.strides = contiguousStrides(full.shape)
+	shape := append(append([]int{}, p.batch...), p.m, p.n)
+	full := c.view(shape, contiguousStrides(shape), c.offset)
 	j := matmulJobs.Get().(*matmulJob)
 	*j = matmulJob{p: p, dst: full, transA: transA, transB: transB, lda: lda, ldb: ldb,
 		a: p.a.BroadcastTo(append(append([]int{}, p.batch...), p.m, p.k)...),

@@ -20,6 +20,7 @@ import (
 
 type reduction struct {
 	name     string
+	identity bool // a reduction of no elements gives init; else it panics, as NumPy's
 	init     float32
 	run      func(x []float32) float32
 	combine  func(acc, v float32) float32
@@ -27,15 +28,15 @@ type reduction struct {
 }
 
 var (
-	sumRed = reduction{"Sum", 0, simd.Sum, func(a, v float32) float32 { return a + v },
+	sumRed = reduction{"Sum", true, 0, simd.Sum, func(a, v float32) float32 { return a + v },
 		func(acc, x []float32) { simd.Add(acc, acc, x) }}
-	maxRed = reduction{"Max", float32(math.Inf(-1)), simd.Max, func(a, v float32) float32 {
+	maxRed = reduction{"Max", false, float32(math.Inf(-1)), simd.Max, func(a, v float32) float32 {
 		if v > a || v != v {
 			return v
 		}
 		return a
 	}, func(acc, x []float32) { simd.Maximum(acc, acc, x) }}
-	minRed = reduction{"Min", float32(math.Inf(1)), simd.Min, func(a, v float32) float32 {
+	minRed = reduction{"Min", false, float32(math.Inf(1)), simd.Min, func(a, v float32) float32 {
 		if v < a || v != v {
 			return v
 		}
@@ -84,7 +85,7 @@ func reducedShapes(x *Tensor, mask [MaxDims]bool, keepdims bool) (keep, out []in
 func (red *reduction) apply(x *Tensor, axes []int, keepdims bool) *Tensor {
 	mask := reduceAxes(red.name, x, axes)
 	keep, out, count := reducedShapes(x, mask, keepdims)
-	if count == 0 && red.name != "Sum" {
+	if count == 0 && !red.identity {
 		panic(fmt.Sprintf("tensor: %s: zero-size reduction over axes %v of shape %v (no identity)", red.name, axes, x.shape))
 	}
 	dst := Full(red.init, keep...)
@@ -148,29 +149,27 @@ func Min(x *Tensor, keepdims bool, axes ...int) *Tensor { return minRed.apply(x,
 // Mean returns the mean over axes: the Sum times 1/n (so one more rounding);
 // NaN for a zero-size reduction.
 func Mean(x *Tensor, keepdims bool, axes ...int) *Tensor {
-	mask := reduceAxes("Mean", x, axes)
-	_, _, count := reducedShapes(x, mask, keepdims)
+	return sumDivided("Mean", x, 0, keepdims, axes)
+}
+
+// sumDivided returns the Sum of x over axes times 1/(n-ddof) for n reduced
+// elements, or NaN where n-ddof <= 0: Mean, and Var's last step.
+func sumDivided(op string, x *Tensor, ddof int, keepdims bool, axes []int) *Tensor {
+	_, _, n := reducedShapes(x, reduceAxes(op, x, axes), keepdims)
 	s := Sum(x, keepdims, axes...)
-	if count == 0 {
+	if n-ddof <= 0 {
 		return Fill(s, float32(math.NaN()))
 	}
-	return ScaleInto(s, s, float32(1/float64(count)))
+	return ScaleInto(s, s, float32(1/float64(n-ddof)))
 }
 
 // Var returns the variance over axes with ddof delta degrees of freedom
 // (divisor n-ddof), computed in two passes (mean, then squared deviations);
 // NaN when n-ddof <= 0.
 func Var(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
-	mask := reduceAxes("Var", x, axes)
-	_, _, count := reducedShapes(x, mask, keepdims)
-	m := Mean(x, true, axes...)
-	d := Sub(x, m)
+	d := Sub(x, Mean(x, true, axes...))
 	MulInto(d, d, d)
-	s := Sum(d, keepdims, axes...)
-	if count-ddof <= 0 {
-		return Fill(s, float32(math.NaN()))
-	}
-	return ScaleInto(s, s, float32(1/float64(count-ddof)))
+	return sumDivided("Var", d, ddof, keepdims, axes)
 }
 
 // Std returns the square root of Var.

@@ -192,16 +192,7 @@ func TestArgMaxLogSumExpSoftmax(t *testing.T) {
 		})
 		lse := LogSumExp(x, true, axis)
 		checkAgainst(t, "LogSumExp "+what, lse, am.Shape(), func(idx []int) float64 {
-			row := rowOf(idx)
-			m := math.Inf(-1)
-			for _, v := range row {
-				m = math.Max(m, v)
-			}
-			s := 0.0
-			for _, v := range row {
-				s += math.Exp(v - m)
-			}
-			return m + math.Log(s)
+			return refLogSumExp(rowOf(idx))
 		}, func(idx []int) (float64, float64) {
 			return float64(len(rowOf(idx))+8) * 0x1p-24, 1 + math.Abs(float64(lse.At(idx...)))
 		})
@@ -210,33 +201,28 @@ func TestArgMaxLogSumExpSoftmax(t *testing.T) {
 		dst := New(shape...)
 		SoftmaxInto(dst, x, axis)
 		checkAgainst(t, "Softmax "+what, sm, shape, func(idx []int) float64 {
-			row := rowOf(idx)
-			m := math.Inf(-1)
-			for _, v := range row {
-				m = math.Max(m, v)
-			}
-			s := 0.0
-			for _, v := range row {
-				s += math.Exp(v - m)
-			}
-			return math.Exp(float64(x.At(idx...))-m) / s
+			return math.Exp(float64(x.At(idx...)) - refLogSumExp(rowOf(idx)))
 		}, func(idx []int) (float64, float64) { return float64(len(rowOf(idx))+8) * 0x1p-23, 1 })
 		assertEqual(t, "SoftmaxInto "+what, dst, sm)
 		checkAgainst(t, "LogSoftmax "+what, lsm, shape, func(idx []int) float64 {
-			row := rowOf(idx)
-			m := math.Inf(-1)
-			for _, v := range row {
-				m = math.Max(m, v)
-			}
-			s := 0.0
-			for _, v := range row {
-				s += math.Exp(v - m)
-			}
-			return float64(x.At(idx...)) - m - math.Log(s)
+			return float64(x.At(idx...)) - refLogSumExp(rowOf(idx))
 		}, func(idx []int) (float64, float64) {
 			return float64(len(rowOf(idx))+8) * 0x1p-23, 1 + math.Abs(float64(lsm.At(idx...)))
 		})
 	}
+}
+
+// refLogSumExp is log Σ e^v over row in float64, the maximum subtracted.
+func refLogSumExp(row []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range row {
+		m = math.Max(m, v)
+	}
+	s := 0.0
+	for _, v := range row {
+		s += math.Exp(v - m)
+	}
+	return m + math.Log(s)
 }
 
 func TestSoftmaxIntoAllocs(t *testing.T) {

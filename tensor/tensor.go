@@ -51,11 +51,7 @@ func Ones(shape ...int) *Tensor { return Full(1, shape...) }
 
 // Full returns a contiguous tensor of the given shape filled with v.
 func Full(v float32, shape ...int) *Tensor {
-	t := New(shape...)
-	for i := range t.data {
-		t.data[i] = v
-	}
-	return t
+	return Fill(New(shape...), v)
 }
 
 // FromSlice returns a contiguous tensor of the given shape that uses data as
