@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -76,4 +77,57 @@ func BenchmarkBatchedMatMul(b *testing.B) {
 		}
 		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})
+}
+
+// BenchmarkConv2D times the two convolutions (GFLOP/s = 2·N·Cout·
+// OH·OW·C·kh·kw per call). The anchor is PyTorch 1.13's CPU conv2d on the
+// same shapes, timed in the same run by bench/cmd/lanes (-conv), or
+// recorded in ANCHORS.md.
+func BenchmarkConv2D(b *testing.B) {
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, c := range []struct {
+		name string
+		x, w []int
+		p    ConvParams
+	}{
+		{"8x64x56x56_k3_p1", []int{8, 64, 56, 56}, []int{64, 64, 3, 3}, ConvParams{Padding: [2]int{1, 1}}},
+		{"32x3x224x224_k7_s2_p3", []int{32, 3, 224, 224}, []int{64, 3, 7, 7}, ConvParams{Stride: [2]int{2, 2}, Padding: [2]int{3, 3}}},
+	} {
+		x, w, bias := RandN(r, c.x...), RandN(r, c.w...), RandN(r, c.w[0])
+		g := planConv("bench", c.x, c.w, c.p)
+		os := g.outShape()
+		dst := New(os[:]...)
+		flops := 2 * float64(g.n*g.cout*g.p*g.k)
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				Conv2DInto(dst, x, w, bias, c.p)
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkConv2DPath compares the shifted and im2col paths on stride-1
+// 3×3 convolutions with C input channels, to place shiftedMinChannels.
+func BenchmarkConv2DPath(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 5))
+	defer func(v int) { shiftedMinChannels = v }(shiftedMinChannels)
+	for _, c := range []struct{ n, c, hw, cout int }{{64, 1, 28, 32}, {64, 4, 28, 32}, {16, 8, 56, 64}, {16, 16, 56, 64}, {64, 32, 14, 64}, {8, 64, 56, 64}} {
+		x, w := RandN(r, c.n, c.c, c.hw, c.hw), RandN(r, c.cout, c.c, 3, 3)
+		p := ConvParams{Padding: [2]int{1, 1}}
+		dst := New(c.n, c.cout, c.hw, c.hw)
+		flops := 2 * float64(c.n*c.cout*c.hw*c.hw*c.c*9)
+		for _, path := range []string{"shifted", "im2col"} {
+			b.Run(fmt.Sprintf("%dx%dx%dx%d_to_%d/%s", c.n, c.c, c.hw, c.hw, c.cout, path), func(b *testing.B) {
+				shiftedMinChannels = 1
+				if path == "im2col" {
+					shiftedMinChannels = 1 << 30
+				}
+				for b.Loop() {
+					Conv2DInto(dst, x, w, nil, p)
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
 }

@@ -115,3 +115,15 @@ func checkAgainst(t *testing.T, what string, got *Tensor, shape []int, want func
 }
 
 func exact(_ []int) (float64, float64) { return 0, 0 }
+
+// expectPanic runs f and fails unless it panics with exactly msg.
+func expectPanic(t *testing.T, msg string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		if got := recover(); got != msg {
+			t.Errorf("panic %q, want %q", got, msg)
+		}
+	}()
+	f()
+}

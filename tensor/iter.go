@@ -345,13 +345,27 @@ func sameLayout(a, b *Tensor) bool {
 // without being the same elements in the same order (broadcast from the
 // same leading elements included).
 func unalias(dst, src *Tensor) *Tensor {
-	dlo, dhi := dst.span()
-	slo, shi := src.span()
-	if dlo >= shi || slo >= dhi {
+	if !overlaps(dst, src) {
 		return src
 	}
 	if len(src.shape) == len(dst.shape) && sameLayout(dst, src) {
 		return src
 	}
 	return src.Clone()
+}
+
+// detach returns src, or a copy of it when its storage overlaps dst's at
+// all: for operations that read other elements than the one they write.
+func detach(dst, src *Tensor) *Tensor {
+	if overlaps(dst, src) {
+		return src.Clone()
+	}
+	return src
+}
+
+// overlaps reports whether the storage spans of a and b intersect.
+func overlaps(a, b *Tensor) bool {
+	alo, ahi := a.span()
+	blo, bhi := b.span()
+	return alo < bhi && blo < ahi
 }

@@ -31,7 +31,7 @@ func MatMulInto(dst, a, b *Tensor) *Tensor {
 		panic(fmt.Sprintf("tensor: MatMulInto: dst shape %v, want %v for %v @ %v", dst.shape, p.out, a.shape, b.shape))
 	}
 	checkWritable("MatMulInto", dst)
-	p.a, p.b = unalias(dst, p.a), unalias(dst, p.b)
+	p.a, p.b = detach(dst, p.a), detach(dst, p.b)
 	p.run(dst)
 	return dst
 }

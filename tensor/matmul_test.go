@@ -101,3 +101,17 @@ func TestMatMulPanics(t *testing.T) {
 		}()
 	}
 }
+
+// TestMatMulIntoOperand writes a product over one of its square operands:
+// every element of the result reads a whole row or column of it.
+func TestMatMulIntoOperand(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	a, b := RandN(r, 5, 5), RandN(r, 5, 5)
+	want := MatMul(a, b)
+	MatMulInto(a, a, b)
+	for i, v := range want.Data() {
+		if got := a.Data()[i]; got != v {
+			t.Fatalf("MatMulInto(a, a, b): element %d is %v, want %v", i, got, v)
+		}
+	}
+}

@@ -1,0 +1,575 @@
+package tensor
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/lanesgo/lanes/simd"
+)
+
+// ConvParams configures a 2-D convolution. The pairs are (height, width).
+// Zero values mean the defaults: stride 1, no padding, dilation 1, one
+// group.
+type ConvParams struct {
+	Stride   [2]int
+	Padding  [2]int // zeros added on each side
+	Dilation [2]int // spacing between kernel taps
+	Groups   int    // input and output channels split into this many groups
+	// ReLU applies max(0, ·) after the bias in Conv2D (fused into the pass
+	// that adds the bias). The backward functions ignore it: they are the
+	// gradients of the convolution alone, so mask dy by the output first.
+	ReLU bool
+}
+
+// convGeom is a convolution after its shape checks.
+type convGeom struct {
+	n, cin, h, w   int // input
+	cout, kh, kw   int // weight [cout, cin/groups, kh, kw]
+	sh, sw, ph, pw int
+	dh, dw, groups int
+	oh, ow         int
+	cpg, opg       int // input and output channels per group
+	k              int // cpg·kh·kw: rows of the im2col matrix
+	p              int // oh·ow: output pixels per image
+	relu           bool
+	pointwise      bool // 1×1, stride 1, no padding: the input is its own im2col
+	cols, chunks   int  // im2col path: output pixels per chunk; chunks per image
+	shifted        bool // the shifted path (see planConv)
+	wp, ext        int  // shifted path: padded input width; extra input rows per block
+	rows, blocks   int  // shifted path: output rows per block; blocks per image
+	plane          int  // shifted path: elements per channel of a padded block
+}
+
+func planConv(op string, xs, ws []int, prm ConvParams) convGeom {
+	if len(xs) != 4 || len(ws) != 4 {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: want input [N, C, H, W] and weight [Cout, C/groups, kh, kw]", op, xs, ws))
+	}
+	g := convGeom{n: xs[0], cin: xs[1], h: xs[2], w: xs[3], cout: ws[0], kh: ws[2], kw: ws[3], relu: prm.ReLU}
+	def := func(v, d int) int {
+		if v == 0 {
+			return d
+		}
+		return v
+	}
+	g.sh, g.sw = def(prm.Stride[0], 1), def(prm.Stride[1], 1)
+	g.dh, g.dw = def(prm.Dilation[0], 1), def(prm.Dilation[1], 1)
+	g.ph, g.pw = prm.Padding[0], prm.Padding[1]
+	g.groups = def(prm.Groups, 1)
+	if g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1 || g.ph < 0 || g.pw < 0 || g.groups < 1 {
+		panic(fmt.Sprintf("tensor: %s: invalid parameters %+v", op, prm))
+	}
+	if g.cin%g.groups != 0 || g.cout%g.groups != 0 || ws[1] != g.cin/g.groups {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: %d input channels, %d groups and weight channels %d do not agree", op, xs, ws, g.cin, g.groups, ws[1]))
+	}
+	if g.kh < 1 || g.kw < 1 {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: empty kernel", op, xs, ws))
+	}
+	eh, ew := g.dh*(g.kh-1)+1, g.dw*(g.kw-1)+1 // dilated kernel extent
+	if g.h+2*g.ph < eh || g.w+2*g.pw < ew {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: kernel extent %dx%d larger than the padded input %dx%d", op, xs, ws, eh, ew, g.h+2*g.ph, g.w+2*g.pw))
+	}
+	g.oh, g.ow = (g.h+2*g.ph-eh)/g.sh+1, (g.w+2*g.pw-ew)/g.sw+1
+	g.cpg, g.opg = g.cin/g.groups, g.cout/g.groups
+	g.k, g.p = g.cpg*g.kh*g.kw, g.oh*g.ow
+	g.pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0
+	// The im2col path unrolls chunks of cols output pixels: a k×cols
+	// matrix of about convChunk elements (L2-resident), at least 32 columns.
+	g.cols = min(g.p, max(32, convChunk/max(g.k, 1)/32*32))
+	g.chunks = (g.p + g.cols - 1) / g.cols
+	// The shifted path (stride 1, enough channels per group) pads blocks
+	// of rows output rows of the input and multiplies each kernel tap's
+	// weights with a shifted view of them.
+	g.shifted = g.sh == 1 && g.sw == 1 && !g.pointwise && g.cpg >= shiftedMinChannels
+	g.wp, g.ext = g.w+2*g.pw, (g.kh-1)*g.dh
+	g.rows = min(g.oh, max(1, convChunk/(g.wp*(g.cpg+g.opg))))
+	g.blocks = (g.oh + g.rows - 1) / g.rows
+	g.plane = (g.rows+g.ext)*g.wp + (g.kw-1)*g.dw
+	return g
+}
+
+// convChunk is the size in elements of the unrolled (or padded) input and
+// the product a worker keeps at a time (128 KiB: both in L2 with Sgemm's
+// packed panels). Measured on Zen 5, 2 threads (ms for 8×64×56×56 k3 p1 on
+// the shifted path, 32×3×224×224 k7 s2 p3 on the im2col path): 16K
+// elements 9.7 and 77, 32K 8.8 and 51, 64K 9.5 and 59, 128K 16.4 and -;
+// whole images on the im2col path 14.3 and 79.
+const convChunk = 32 << 10
+
+// shiftedMinChannels is the number of input channels per group from which
+// stride-1 convolutions take the shifted path: each kernel tap is then a
+// product with that many terms. BenchmarkConv2DPath on Zen 5 (3×3 pad 1,
+// 2 threads, GFLOP/s shifted vs im2col): C=1 16 vs 78, C=4 65 vs 111,
+// C=8 104 vs 214, C=16 151 vs 218, C=32 (14×14) 167 vs 134, C=64 (56×56)
+// 218 vs 150. A variable so that the benchmark can force either path.
+var shiftedMinChannels = 32
+
+func (g *convGeom) outShape() [4]int { return [4]int{g.n, g.cout, g.oh, g.ow} }
+
+// Conv2D returns the cross-correlation of x [N, C, H, W] with w [Cout,
+// C/groups, kh, kw], plus bias [Cout] when bias is not nil, as PyTorch's
+// conv2d: out[n, o, i, j] = bias[o] + Σ_{c,u,v} x[n, g·C/groups + c,
+// i·sh - ph + u·dh, j·sw - pw + v·dw] · w[o, c, u, v] with g = o's group
+// and x zero outside the input. The result is [N, Cout, OH, OW] with OH =
+// (H + 2·ph - dh·(kh-1) - 1)/sh + 1 (likewise OW).
+//
+// Each output is a simd.Sgemm dot product of length C/groups·kh·kw, with
+// its error bound: the input is unrolled into an im2col matrix (the
+// input itself for 1×1 kernels with stride 1 and no padding) and the
+// weight of each group multiplies it; the bias and ReLU are applied in the
+// pass that places the result.
+func Conv2D(x, w, bias *Tensor, p ConvParams) *Tensor {
+	g := planConv("Conv2D", x.shape, w.shape, p)
+	out := g.outShape()
+	dst := New(out[:]...)
+	convForward("Conv2D", &g, dst, x, w, bias)
+	return dst
+}
+
+// Conv2DInto sets dst to Conv2D(x, w, bias, p) and returns dst. With
+// contiguous operands it allocates nothing in steady state (the im2col
+// buffers are pooled); an operand overlapping dst is copied first.
+func Conv2DInto(dst, x, w, bias *Tensor, p ConvParams) *Tensor {
+	g := planConv("Conv2DInto", x.shape, w.shape, p)
+	checkOut("Conv2DInto", dst, g.outShape(), x, w)
+	checkWritable("Conv2DInto", dst)
+	x, w = detach(dst, x), detach(dst, w)
+	if bias != nil {
+		bias = detach(dst, bias)
+	}
+	convForward("Conv2DInto", &g, dst, x, w, bias)
+	return dst
+}
+
+// Conv2DBackwardInput returns the gradient of Conv2D(x, w, ·, p) with
+// respect to x, for an input of shape xShape, given dy, the gradient with
+// respect to the output. Each element is a sum of Sgemm dot products of
+// length Cout/groups over the kernel taps that read it.
+func Conv2DBackwardInput(dy, w *Tensor, xShape []int, p ConvParams) *Tensor {
+	dx := New(xShape...)
+	return Conv2DBackwardInputInto(dx, dy, w, p)
+}
+
+// Conv2DBackwardInputInto sets dx to the gradient with respect to the
+// input (see Conv2DBackwardInput) and returns dx; dx's shape is the input's.
+func Conv2DBackwardInputInto(dx, dy, w *Tensor, p ConvParams) *Tensor {
+	const op = "Conv2DBackwardInput"
+	g := planConv(op, dx.shape, w.shape, p)
+	checkOut(op, dy, g.outShape(), dx, w)
+	checkWritable(op, dx)
+	dy, w = detach(dx, dy), detach(dx, w)
+	convBackwardInput(&g, dx, dy, w)
+	return dx
+}
+
+// Conv2DBackwardWeight returns the gradient of Conv2D(x, w, ·, p) with
+// respect to w, for a weight of shape wShape, given the input x and dy.
+// Each element is a Sgemm dot product of length N·OH·OW. The bias gradient
+// is Sum(dy, false, 0, 2, 3).
+func Conv2DBackwardWeight(dy, x *Tensor, wShape []int, p ConvParams) *Tensor {
+	dw := New(wShape...)
+	return Conv2DBackwardWeightInto(dw, dy, x, p)
+}
+
+// Conv2DBackwardWeightInto sets dw to the gradient with respect to the
+// weight (see Conv2DBackwardWeight) and returns dw.
+func Conv2DBackwardWeightInto(dw, dy, x *Tensor, p ConvParams) *Tensor {
+	const op = "Conv2DBackwardWeight"
+	g := planConv(op, x.shape, dw.shape, p)
+	checkOut(op, dy, g.outShape(), x, dw)
+	checkWritable(op, dw)
+	dy, x = detach(dw, dy), detach(dw, x)
+	convBackwardWeight(&g, dw, dy, x)
+	return dw
+}
+
+// checkOut panics unless t (the output or its gradient) has shape want.
+func checkOut(op string, t *Tensor, want [4]int, a, b *Tensor) {
+	if !slices.Equal(t.shape, want[:]) {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v give output %v, got %v", op, a.shape, b.shape, want, t.shape))
+	}
+}
+
+// convBuf is one worker's scratch: an im2col chunk or padded block, a
+// product before it is placed, and a weight gradient being accumulated.
+type convBuf struct{ col, prod, dw []float32 }
+
+var convBufs = sync.Pool{New: func() any { return new(convBuf) }}
+
+func growF(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// Phases of a convolution, each a parallel loop over items.
+const (
+	forwardIm2col  = iota // item: a chunk of cols output pixels of an image
+	forwardShifted        // item: a block of rows output rows of an image
+	backwardInput         // item: an image
+	backwardWeight        // item: a chunk of an image, as forwardIm2col
+)
+
+// convJob is one convolution, run as a parallel loop over items.
+type convJob struct {
+	g     convGeom
+	phase int
+	x     []float32 // input, or dx for backwardInput
+	w     []float32 // weight [cout, k], or for forwardShifted [groups, kh·kw, opg, cpg]
+	out   []float32 // output, or dy for the backward phases
+	bias  []float32
+	mu    sync.Mutex
+	dw    []float32 // backwardWeight: the sum of the workers' gradients
+}
+
+var convJobs = sync.Pool{New: func() any { return new(convJob) }}
+
+// run runs the job's phase over n items of perItem multiply-adds each. A
+// job whose items are large enough for Sgemm to split them itself (its
+// cut-off is 2²⁵ multiply-adds) runs them one after another.
+func (j *convJob) run(n, perItem int) {
+	work := n * perItem / 8 // a multiply-add counted as an eighth of an element
+	if perItem >= 1<<25 {
+		work = 0
+	}
+	parallel(j, n, work)
+}
+
+func (j *convJob) runRange(lo, hi int) {
+	g := &j.g
+	buf := convBufs.Get().(*convBuf)
+	if j.phase == backwardWeight {
+		buf.dw = growF(buf.dw, len(j.dw))
+		clear(buf.dw)
+	}
+	for item := lo; item < hi; item++ {
+		for grp := 0; grp < g.groups; grp++ {
+			switch j.phase {
+			case forwardIm2col:
+				img, c := item/g.chunks, item%g.chunks
+				j.forwardChunk(buf, img, grp, c*g.cols, min(g.p, (c+1)*g.cols))
+			case forwardShifted:
+				img, b := item/g.blocks, item%g.blocks
+				j.forwardBlock(buf, img, grp, b*g.rows, min(g.oh, (b+1)*g.rows))
+			case backwardInput:
+				j.backwardImage(buf, item, grp)
+			case backwardWeight:
+				img, c := item/g.chunks, item%g.chunks
+				j.weightChunk(buf, img, grp, c*g.cols, min(g.p, (c+1)*g.cols))
+			}
+		}
+	}
+	if j.phase == backwardWeight {
+		j.mu.Lock()
+		simd.Add(j.dw, j.dw, buf.dw)
+		j.mu.Unlock()
+	}
+	convBufs.Put(buf)
+}
+
+// channels returns the input channels of group grp of image img (each a
+// plane of h·w elements) from x laid out [n, cin, h, w].
+func (g *convGeom) channels(x []float32, img, grp int) []float32 {
+	return x[(img*g.cin+grp*g.cpg)*g.h*g.w:][:g.cpg*g.h*g.w]
+}
+
+// outRows returns output (or dy) rows of group grp of image img, from
+// pixel p0 on: a matrix [opg, p-p0] with row stride p.
+func (g *convGeom) outRows(out []float32, img, grp, p0 int) []float32 {
+	return out[(img*g.cout+grp*g.opg)*g.p+p0:]
+}
+
+// unrolled returns the im2col matrix [k, p1-p0] (row stride p1-p0, in buf)
+// of pixels p0..p1 of the group's channels of image img, or for a
+// pointwise convolution the input itself (row stride p).
+func (j *convJob) unrolled(buf *convBuf, img, grp, p0, p1 int) (b []float32, ldb int) {
+	g := &j.g
+	in := g.channels(j.x, img, grp)
+	if g.pointwise {
+		return in[p0:], g.p
+	}
+	n := p1 - p0
+	buf.col = growF(buf.col, g.k*n)
+	for c := 0; c < g.cpg; c++ {
+		g.im2col(buf.col[c*g.kh*g.kw*n:], in[c*g.h*g.w:][:g.h*g.w], p0, p1)
+	}
+	return buf.col, n
+}
+
+// place applies the bias and ReLU to output rows [opg, p0..p1) of a group.
+func (j *convJob) place(img, grp, p0, p1 int) {
+	g := &j.g
+	if j.bias == nil && !g.relu {
+		return
+	}
+	rows := g.outRows(j.out, img, grp, p0)
+	for o := 0; o < g.opg; o++ {
+		row := rows[o*g.p:][:p1-p0]
+		if j.bias != nil {
+			simd.AddScalar(row, row, j.bias[grp*g.opg+o])
+		}
+		if g.relu {
+			simd.ReLU(row, row)
+		}
+	}
+}
+
+func (j *convJob) forwardChunk(buf *convBuf, img, grp, p0, p1 int) {
+	g := &j.g
+	b, ldb := j.unrolled(buf, img, grp, p0, p1)
+	simd.Sgemm(false, false, g.opg, p1-p0, g.k, 1, j.w[grp*g.opg*g.k:], g.k, b, ldb, 0, g.outRows(j.out, img, grp, p0), g.p)
+	j.place(img, grp, p0, p1)
+}
+
+// forwardBlock computes output rows i0..i1 of a group of image img on the
+// shifted path: it pads the input rows they read into buf.col, one plane
+// of g.plane elements per channel with rows of wp, so that kernel tap (u,
+// v) of output (i, j) reads element (i + u·dh)·wp + j + v·dw of each plane.
+// The product of tap (u, v) is then the tap's weights [opg, cpg] times the
+// planes read from that offset, [cpg, rows·wp] with row stride g.plane,
+// summed over the taps in buf.prod; columns j ≥ ow of each row are
+// computed and dropped.
+func (j *convJob) forwardBlock(buf *convBuf, img, grp, i0, i1 int) {
+	g := &j.g
+	rows := i1 - i0
+	buf.col = growF(buf.col, g.cpg*g.plane)
+	in := g.channels(j.x, img, grp)
+	for c := 0; c < g.cpg; c++ {
+		plane := buf.col[c*g.plane:][:g.plane]
+		src := in[c*g.h*g.w:][:g.h*g.w]
+		for r := 0; r < rows+g.ext; r++ {
+			d := plane[r*g.wp:][:g.wp]
+			ih := i0 + r - g.ph
+			if ih < 0 || ih >= g.h {
+				clear(d)
+				continue
+			}
+			clear(d[:g.pw])
+			copy(d[g.pw:g.pw+g.w], src[ih*g.w:])
+			clear(d[g.pw+g.w:])
+		}
+		clear(plane[(rows+g.ext)*g.wp:])
+	}
+	n := rows * g.wp
+	buf.prod = growF(buf.prod, g.opg*n)
+	taps := g.kh * g.kw
+	for t := 0; t < taps; t++ {
+		u, v := t/g.kw, t%g.kw
+		var beta float32 = 1
+		if t == 0 {
+			beta = 0
+		}
+		a := j.w[(grp*taps+t)*g.opg*g.cpg:]
+		simd.Sgemm(false, false, g.opg, n, g.cpg, 1, a, g.cpg, buf.col[u*g.dh*g.wp+v*g.dw:], g.plane, beta, buf.prod, n)
+	}
+	out := g.outRows(j.out, img, grp, i0*g.ow)
+	for o := 0; o < g.opg; o++ {
+		var bias float32
+		if j.bias != nil {
+			bias = j.bias[grp*g.opg+o]
+		}
+		for r := 0; r < rows; r++ {
+			d, s := out[o*g.p+r*g.ow:][:g.ow], buf.prod[o*n+r*g.wp:][:g.ow]
+			simd.AddScalar(d, s, bias)
+			if g.relu {
+				simd.ReLU(d, d)
+			}
+		}
+	}
+}
+
+func (j *convJob) backwardImage(buf *convBuf, img, grp int) {
+	g := &j.g
+	dy := g.outRows(j.out, img, grp, 0)
+	wg := j.w[grp*g.opg*g.k:]
+	dx := g.channels(j.x, img, grp)
+	if g.pointwise {
+		// dx of the group's channels is Wᵀ·dy.
+		simd.Sgemm(true, false, g.k, g.p, g.opg, 1, wg, g.k, dy, g.p, 0, dx, g.p)
+		return
+	}
+	buf.col = growF(buf.col, g.k*g.p)
+	simd.Sgemm(true, false, g.k, g.p, g.opg, 1, wg, g.k, dy, g.p, 0, buf.col, g.p)
+	for c := 0; c < g.cpg; c++ {
+		g.col2im(dx[c*g.h*g.w:][:g.h*g.w], buf.col[c*g.kh*g.kw*g.p:])
+	}
+}
+
+// weightChunk adds the chunk's dy [opg, p1-p0] times its im2col matrix
+// transposed to the worker's weight gradient of the group.
+func (j *convJob) weightChunk(buf *convBuf, img, grp, p0, p1 int) {
+	g := &j.g
+	b, ldb := j.unrolled(buf, img, grp, p0, p1)
+	simd.Sgemm(false, true, g.opg, g.k, p1-p0, 1, g.outRows(j.out, img, grp, p0), g.p, b, ldb, 1, buf.dw[grp*g.opg*g.k:], g.k)
+}
+
+// span returns the range of output columns lo..hi that read input column
+// o·s + off inside 0..n, for o in 0..out.
+func span(off, s, n, out int) (lo, hi int) {
+	if off < 0 {
+		lo = (-off + s - 1) / s
+	}
+	if n-1-off < 0 {
+		return 0, 0
+	}
+	hi = min(out, (n-1-off)/s+1)
+	return min(lo, hi), hi
+}
+
+// im2col writes the kh·kw rows of one input channel for output pixels
+// p0..p1 into rows (row stride p1-p0): row (u, v), column q - p0 holds the
+// plane at (i·sh - ph + u·dh, j·sw - pw + v·dw) for pixel q = i·ow + j,
+// zero outside.
+func (g *convGeom) im2col(rows, plane []float32, p0, p1 int) {
+	n := p1 - p0
+	for u := 0; u < g.kh; u++ {
+		for v := 0; v < g.kw; v++ {
+			row := rows[(u*g.kw+v)*n:][:n]
+			offW := v*g.dw - g.pw
+			lo, hi := span(offW, g.sw, g.w, g.ow)
+			for q := p0; q < p1; {
+				i, j0 := q/g.ow, q%g.ow
+				j1 := min(g.ow, j0+p1-q)
+				d := row[q-p0 : q-p0+j1-j0]
+				q += j1 - j0
+				ih := i*g.sh - g.ph + u*g.dh
+				a, b := max(lo, j0), min(hi, j1) // valid columns in j0..j1
+				if ih < 0 || ih >= g.h || a >= b {
+					clear(d)
+					continue
+				}
+				clear(d[:a-j0])
+				clear(d[b-j0:])
+				src := plane[ih*g.w:][:g.w]
+				if g.sw == 1 {
+					copy(d[a-j0:b-j0], src[a+offW:b+offW])
+					continue
+				}
+				for j := a; j < b; j++ {
+					d[j-j0] = src[j*g.sw+offW]
+				}
+			}
+		}
+	}
+}
+
+// col2im sets one input channel's plane to the sum of the im2col rows (of
+// a whole image, row stride p) that read each of its elements: the
+// adjoint of im2col.
+func (g *convGeom) col2im(plane, rows []float32) {
+	clear(plane)
+	for u := 0; u < g.kh; u++ {
+		for v := 0; v < g.kw; v++ {
+			row := rows[(u*g.kw+v)*g.p:][:g.p]
+			offW := v*g.dw - g.pw
+			lo, hi := span(offW, g.sw, g.w, g.ow)
+			if lo == hi {
+				continue
+			}
+			for i := 0; i < g.oh; i++ {
+				ih := i*g.sh - g.ph + u*g.dh
+				if ih < 0 || ih >= g.h {
+					continue
+				}
+				d, s := plane[ih*g.w:][:g.w], row[i*g.ow:][:g.ow]
+				if g.sw == 1 {
+					dd := d[lo+offW : hi+offW]
+					simd.Add(dd, dd, s[lo:hi])
+					continue
+				}
+				for j := lo; j < hi; j++ {
+					d[j*g.sw+offW] += s[j]
+				}
+			}
+		}
+	}
+}
+
+// contiguousData returns t's elements as a contiguous slice (a copy when t
+// is not contiguous).
+func contiguousData(t *Tensor) []float32 { return t.Contiguous().Data() }
+
+// target returns dst when it is contiguous, else a new tensor of its shape
+// that finish copies into dst.
+func target(dst *Tensor) *Tensor {
+	if dst.IsContiguous() {
+		return dst
+	}
+	return New(dst.shape...)
+}
+
+func finish(dst, out *Tensor) {
+	if out != dst {
+		CopyInto(dst, out)
+	}
+}
+
+// weightBuf holds the forward weights rearranged for the shifted path.
+var weightBufs = sync.Pool{New: func() any { return new([]float32) }}
+
+func convForward(op string, g *convGeom, dst, x, w, bias *Tensor) {
+	var bd []float32
+	if bias != nil {
+		if !slices.Equal(bias.shape, []int{g.cout}) {
+			panic(fmt.Sprintf("tensor: %s: bias shape %v, want [%d]", op, bias.shape, g.cout))
+		}
+		bd = contiguousData(bias)
+	}
+	out := target(dst)
+	if out.Len() == 0 {
+		return
+	}
+	j := convJobs.Get().(*convJob)
+	j.g, j.x, j.w, j.out, j.bias = *g, contiguousData(x), contiguousData(w), out.Data(), bd
+	if g.shifted {
+		// [cout, cpg, kh, kw] to [groups, kh·kw, opg, cpg].
+		wb := weightBufs.Get().(*[]float32)
+		*wb = growF(*wb, len(j.w))
+		taps := g.kh * g.kw
+		for o := 0; o < g.cout; o++ {
+			grp, oo := o/g.opg, o%g.opg
+			for c := 0; c < g.cpg; c++ {
+				for t := 0; t < taps; t++ {
+					(*wb)[((grp*taps+t)*g.opg+oo)*g.cpg+c] = j.w[(o*g.cpg+c)*taps+t]
+				}
+			}
+		}
+		j.w, j.phase = *wb, forwardShifted
+		j.run(g.n*g.blocks, g.groups*g.opg*g.k*g.rows*g.wp)
+		weightBufs.Put(wb)
+	} else {
+		j.phase = forwardIm2col
+		j.run(g.n*g.chunks, g.groups*g.opg*g.k*g.cols)
+	}
+	*j = convJob{}
+	convJobs.Put(j)
+	finish(dst, out)
+}
+
+func convBackwardInput(g *convGeom, dx, dy, w *Tensor) {
+	out := target(dx)
+	if out.Len() == 0 {
+		return
+	}
+	j := convJobs.Get().(*convJob)
+	j.g, j.x, j.w, j.out, j.phase = *g, out.Data(), contiguousData(w), contiguousData(dy), backwardInput
+	j.run(g.n, g.groups*g.opg*g.k*g.p)
+	*j = convJob{}
+	convJobs.Put(j)
+	finish(dx, out)
+}
+
+func convBackwardWeight(g *convGeom, dw, dy, x *Tensor) {
+	out := target(dw)
+	if out.Len() == 0 {
+		return
+	}
+	j := convJobs.Get().(*convJob)
+	j.g, j.x, j.out, j.dw, j.phase = *g, contiguousData(x), contiguousData(dy), out.Data(), backwardWeight
+	clear(j.dw)
+	j.run(g.n*g.chunks, g.groups*g.opg*g.k*g.cols)
+	*j = convJob{}
+	convJobs.Put(j)
+	finish(dw, out)
+}
