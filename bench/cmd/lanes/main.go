@@ -31,6 +31,7 @@ func main() {
 		rounds    = flag.Int("rounds", 5, "rounds per cell; the median is reported")
 		statOut   = flag.String("benchstat", "", "also write the figures in Go benchmark format to this file")
 		gemmFlag  = flag.String("gemm", "128,512,1024", "comma-separated n of the n×n×n Sgemm table (\"\" skips it)")
+		convFlag  = flag.Bool("conv", true, "print the Conv2D table (PyTorch timed in this run when python3 has torch)")
 	)
 	flag.Parse()
 	sizes, err := parseSizes(*sizesFlag)
@@ -70,6 +71,9 @@ func main() {
 			os.Exit(2)
 		}
 		runGemm(ns, *round, *rounds, stat)
+	}
+	if *convFlag {
+		runConv(*round, *rounds, stat)
 	}
 }
 
