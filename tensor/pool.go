@@ -1,0 +1,312 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"sync"
+)
+
+// PoolParams configures MaxPool2D and AvgPool2D. The pairs are (height,
+// width). A zero Stride means the kernel size, as in PyTorch.
+type PoolParams struct {
+	Kernel  [2]int
+	Stride  [2]int
+	Padding [2]int // at most half the kernel
+	// CeilMode rounds the output size up, so that a partial window at the
+	// end counts, as long as it starts inside the input or the left
+	// padding (PyTorch's ceil_mode).
+	CeilMode bool
+	// ExcludePad divides each average by the number of input elements in
+	// the window instead of the window size clipped to the padded input
+	// (PyTorch's count_include_pad=False).
+	ExcludePad bool
+}
+
+// poolGeom is a pooling after its shape checks.
+type poolGeom struct {
+	planes, h, w   int // planes: N·C
+	kh, kw, sh, sw int
+	ph, pw         int
+	oh, ow         int
+	excludePad     bool
+	shape          [4]int // output shape
+}
+
+// poolOut is the output length of one axis.
+func poolOut(in, k, s, p int, ceil bool) int {
+	span := in + 2*p - k
+	o := span/s + 1
+	if ceil && span%s != 0 {
+		o++
+		if (o-1)*s >= in+p { // the last window would start in the right padding
+			o--
+		}
+	}
+	return o
+}
+
+func planPool(op string, xs []int, p PoolParams) poolGeom {
+	if len(xs) != 4 {
+		panic(fmt.Sprintf("tensor: %s: shape %v: want [N, C, H, W]", op, xs))
+	}
+	g := poolGeom{planes: xs[0] * xs[1], h: xs[2], w: xs[3], kh: p.Kernel[0], kw: p.Kernel[1],
+		sh: p.Stride[0], sw: p.Stride[1], ph: p.Padding[0], pw: p.Padding[1], excludePad: p.ExcludePad}
+	if g.sh == 0 {
+		g.sh = g.kh
+	}
+	if g.sw == 0 {
+		g.sw = g.kw
+	}
+	if g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.ph < 0 || g.pw < 0 || 2*g.ph > g.kh || 2*g.pw > g.kw {
+		panic(fmt.Sprintf("tensor: %s: invalid parameters %+v (kernel ≥ 1, stride ≥ 1, 0 ≤ padding ≤ kernel/2)", op, p))
+	}
+	if g.h+2*g.ph < g.kh || g.w+2*g.pw < g.kw {
+		panic(fmt.Sprintf("tensor: %s: shape %v: kernel %v larger than the padded input", op, xs, p.Kernel))
+	}
+	g.oh, g.ow = poolOut(g.h, g.kh, g.sh, g.ph, p.CeilMode), poolOut(g.w, g.kw, g.sw, g.pw, p.CeilMode)
+	g.shape = [4]int{xs[0], xs[1], g.oh, g.ow}
+	return g
+}
+
+// window returns output pixel (i, j)'s window clipped to the input,
+// rows r0..r1 and columns c0..c1, and for averages its divisor.
+func (g *poolGeom) window(i, j int) (r0, r1, c0, c1 int, div float32) {
+	r0, c0 = i*g.sh-g.ph, j*g.sw-g.pw
+	r1, c1 = min(r0+g.kh, g.h+g.ph), min(c0+g.kw, g.w+g.pw)
+	size := (r1 - r0) * (c1 - c0)
+	r0, c0, r1, c1 = max(r0, 0), max(c0, 0), min(r1, g.h), min(c1, g.w)
+	if g.excludePad {
+		size = (r1 - r0) * (c1 - c0)
+	}
+	return r0, r1, c0, c1, float32(size)
+}
+
+// MaxPool2D returns the maximum of each kernel window of x [N, C, H, W]
+// (padding never wins) and, as float32 values exact below 2²⁴, the index
+// of each maximum within its input plane (row·W + column), as PyTorch's
+// return_indices. Ties and NaN keep the first in row-major window order;
+// a NaN in a window is its maximum.
+func MaxPool2D(x *Tensor, p PoolParams) (out, indices *Tensor) {
+	g := planPool("MaxPool2D", x.shape, p)
+	out, indices = New(g.shape[:]...), New(g.shape[:]...)
+	return MaxPool2DInto(out, indices, x, p)
+}
+
+// MaxPool2DInto writes MaxPool2D(x, p) into out and indices (either may be
+// nil to skip it) and returns them.
+func MaxPool2DInto(out, indices, x *Tensor, p PoolParams) (*Tensor, *Tensor) {
+	const op = "MaxPool2DInto"
+	g := planPool(op, x.shape, p)
+	j := poolJobs.Get().(*poolJob)
+	*j = poolJob{g: g, kind: maxPool}
+	j.outputs(op, out, indices, x)
+	j.run()
+	return out, indices
+}
+
+// AvgPool2D returns the mean of each kernel window of x [N, C, H, W]:
+// zeros of the padding count unless p.ExcludePad.
+func AvgPool2D(x *Tensor, p PoolParams) *Tensor {
+	g := planPool("AvgPool2D", x.shape, p)
+	return AvgPool2DInto(New(g.shape[:]...), x, p)
+}
+
+// AvgPool2DInto writes AvgPool2D(x, p) into out and returns out.
+func AvgPool2DInto(out, x *Tensor, p PoolParams) *Tensor {
+	const op = "AvgPool2DInto"
+	g := planPool(op, x.shape, p)
+	j := poolJobs.Get().(*poolJob)
+	*j = poolJob{g: g, kind: avgPool}
+	j.outputs(op, out, nil, x)
+	j.run()
+	return out
+}
+
+// MaxPool2DBackward returns the gradient of MaxPool2D with respect to its
+// input of shape xShape: each dy element added at its index.
+func MaxPool2DBackward(dy, indices *Tensor, xShape []int, p PoolParams) *Tensor {
+	return MaxPool2DBackwardInto(New(xShape...), dy, indices, p)
+}
+
+// MaxPool2DBackwardInto writes the gradient into dx and returns dx.
+func MaxPool2DBackwardInto(dx, dy, indices *Tensor, p PoolParams) *Tensor {
+	const op = "MaxPool2DBackward"
+	g := planPool(op, dx.shape, p)
+	j := poolJobs.Get().(*poolJob)
+	*j = poolJob{g: g, kind: maxPoolBackward}
+	j.gradients(op, dx, dy, indices)
+	j.run()
+	return dx
+}
+
+// AvgPool2DBackward returns the gradient of AvgPool2D with respect to its
+// input of shape xShape: each dy element spread over its window.
+func AvgPool2DBackward(dy *Tensor, xShape []int, p PoolParams) *Tensor {
+	return AvgPool2DBackwardInto(New(xShape...), dy, p)
+}
+
+// AvgPool2DBackwardInto writes the gradient into dx and returns dx.
+func AvgPool2DBackwardInto(dx, dy *Tensor, p PoolParams) *Tensor {
+	const op = "AvgPool2DBackward"
+	g := planPool(op, dx.shape, p)
+	j := poolJobs.Get().(*poolJob)
+	*j = poolJob{g: g, kind: avgPoolBackward}
+	j.gradients(op, dx, dy, nil)
+	j.run()
+	return dx
+}
+
+const (
+	maxPool = iota
+	avgPool
+	maxPoolBackward
+	avgPoolBackward
+)
+
+// poolJob is one pooling over the planes of its input.
+type poolJob struct {
+	g    poolGeom
+	kind int
+	// in and out are the planes read and written (x and out forward, dy
+	// and dx backward); idx the indices.
+	in, out, idx    []float32
+	dsts            [2]*Tensor // the caller's outputs
+	results         [2]*Tensor // contiguous outputs, copied into dsts when different
+	inPlane, outPln int
+}
+
+var poolJobs = sync.Pool{New: func() any { return new(poolJob) }}
+
+// outputs checks and prepares a forward pooling's outputs.
+func (j *poolJob) outputs(op string, out, indices, x *Tensor) {
+	for i, t := range []*Tensor{out, indices} {
+		if t == nil {
+			continue
+		}
+		checkOut(op, t, j.g.shape, x, x)
+		checkWritable(op, t)
+		x = detach(t, x)
+		j.dsts[i], j.results[i] = t, target(t)
+	}
+	j.in = contiguousData(x)
+	if j.results[0] != nil {
+		j.out = j.results[0].Data()
+	}
+	if j.results[1] != nil {
+		j.idx = j.results[1].Data()
+	}
+	j.inPlane, j.outPln = j.g.h*j.g.w, j.g.oh*j.g.ow
+}
+
+// gradients checks and prepares a backward pooling.
+func (j *poolJob) gradients(op string, dx, dy, indices *Tensor) {
+	checkOut(op, dy, j.g.shape, dx, dx)
+	checkWritable(op, dx)
+	dy = detach(dx, dy)
+	if indices != nil {
+		checkOut(op, indices, j.g.shape, dx, dx)
+		j.idx = contiguousData(detach(dx, indices))
+		n := j.g.h * j.g.w
+		for _, v := range j.idx {
+			if !(v >= 0 && v < float32(n)) || v != float32(int(v)) {
+				panic(fmt.Sprintf("tensor: %s: index %v is not an element of an input plane of %d", op, v, n))
+			}
+		}
+	}
+	j.dsts[0], j.results[0] = dx, target(dx)
+	j.in, j.out = contiguousData(dy), j.results[0].Data()
+	j.inPlane, j.outPln = j.g.oh*j.g.ow, j.g.h*j.g.w
+}
+
+func (j *poolJob) run() {
+	g := &j.g
+	parallel(j, g.planes, g.planes*g.oh*g.ow*g.kh*g.kw/4)
+	for i, r := range j.results {
+		if r != nil && r != j.dsts[i] {
+			CopyInto(j.dsts[i], r)
+		}
+	}
+	*j = poolJob{}
+	poolJobs.Put(j)
+}
+
+func (j *poolJob) runRange(lo, hi int) {
+	g := &j.g
+	for pl := lo; pl < hi; pl++ {
+		in := j.in[pl*j.inPlane:][:j.inPlane]
+		out := j.out[pl*j.outPln:][:j.outPln]
+		var idx []float32
+		if j.idx != nil {
+			idx = j.idx[pl*g.oh*g.ow:][:g.oh*g.ow]
+		}
+		switch j.kind {
+		case maxPool:
+			g.maxPlane(out, idx, in)
+		case avgPool:
+			g.avgPlane(out, in)
+		case maxPoolBackward:
+			clear(out)
+			for k, d := range in {
+				out[int(idx[k])] += d
+			}
+		case avgPoolBackward:
+			clear(out)
+			for i := 0; i < g.oh; i++ {
+				for jj := 0; jj < g.ow; jj++ {
+					r0, r1, c0, c1, div := g.window(i, jj)
+					d := in[i*g.ow+jj] / div
+					for r := r0; r < r1; r++ {
+						row := out[r*g.w:]
+						for c := c0; c < c1; c++ {
+							row[c] += d
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// maxPlane pools one plane; out or idx may be nil.
+func (g *poolGeom) maxPlane(out, idx, in []float32) {
+	for i := 0; i < g.oh; i++ {
+		for jj := 0; jj < g.ow; jj++ {
+			r0, r1, c0, c1, _ := g.window(i, jj)
+			m, at := float32(math.Inf(-1)), r0*g.w+c0
+			found := false
+			for r := r0; r < r1 && !(found && m != m); r++ {
+				for c := c0; c < c1; c++ {
+					v := in[r*g.w+c]
+					if !found || v > m || v != v {
+						m, at, found = v, r*g.w+c, true
+						if v != v {
+							break
+						}
+					}
+				}
+			}
+			if out != nil {
+				out[i*g.ow+jj] = m
+			}
+			if idx != nil {
+				idx[i*g.ow+jj] = float32(at)
+			}
+		}
+	}
+}
+
+// avgPlane pools one plane.
+func (g *poolGeom) avgPlane(out, in []float32) {
+	for i := 0; i < g.oh; i++ {
+		for jj := 0; jj < g.ow; jj++ {
+			r0, r1, c0, c1, div := g.window(i, jj)
+			var s float32
+			for r := r0; r < r1; r++ {
+				for _, v := range in[r*g.w+c0 : r*g.w+c1] {
+					s += v
+				}
+			}
+			out[i*g.ow+jj] = s / div
+		}
+	}
+}
