@@ -1,0 +1,499 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/lanesgo/lanes/simd"
+)
+
+// NormStats are the mean and 1/√(variance + eps) of each group a
+// normalization used (a channel for BatchNorm, a row for LayerNorm), kept
+// for its backward.
+type NormStats struct{ Mean, InvStd *Tensor }
+
+// BatchNormParams configures BatchNorm over the channels (axis 1) of x
+// [N, C, ...].
+type BatchNormParams struct {
+	Gamma, Beta *Tensor // [C] scale and shift; nil means 1 and 0
+	// RunningMean and RunningVar [C] are used in inference and, when not
+	// nil, updated in training: r = (1 - Momentum)·r + Momentum·batch
+	// statistic, with the unbiased variance, as PyTorch.
+	RunningMean, RunningVar *Tensor
+	Training                bool
+	Momentum                float32 // 0 means 0.1
+	Eps                     float32 // 0 means 1e-5
+}
+
+func (p *BatchNormParams) defaults() (momentum, eps float32) {
+	momentum, eps = p.Momentum, p.Eps
+	if momentum == 0 {
+		momentum = 0.1
+	}
+	if eps == 0 {
+		eps = 1e-5
+	}
+	return momentum, eps
+}
+
+// BatchNorm returns (x - mean)/√(var + eps)·gamma + beta per channel, with
+// the batch's mean and biased variance over every axis but 1 in training
+// and the running ones in inference, and the statistics it used. The mean
+// and variance are float64 sums of simd partial sums (variance from the
+// deviations, two passes); the result is within a few ulp of the float64
+// formula.
+func BatchNorm(x *Tensor, p BatchNormParams) (*Tensor, NormStats) {
+	c := channelsOf("BatchNorm", x)
+	s := NormStats{Mean: New(c), InvStd: New(c)}
+	return BatchNormInto(New(x.shape...), s, x, p), s
+}
+
+// BatchNormInto writes BatchNorm(x, p) into y and the statistics into s
+// (two [C] tensors) and returns y. y may be x.
+func BatchNormInto(y *Tensor, s NormStats, x *Tensor, p BatchNormParams) *Tensor {
+	const op = "BatchNormInto"
+	c := channelsOf(op, x)
+	if !slices.Equal(y.shape, x.shape) {
+		panic(fmt.Sprintf("tensor: %s: y shape %v and x shape %v differ", op, y.shape, x.shape))
+	}
+	checkWritable(op, y)
+	j := normJobs.Get().(*normJob)
+	*j = normJob{}
+	j.channels(op, x, c, p.Gamma, p.Beta, p.RunningMean, p.RunningVar, s.Mean, s.InvStd)
+	j.momentum, j.eps = p.defaults()
+	j.training = p.Training
+	if !p.Training && p.RunningMean == nil {
+		panic(fmt.Sprintf("tensor: %s: inference needs RunningMean and RunningVar", op))
+	}
+	if p.Training && j.groupLen*j.n < 2 {
+		panic(fmt.Sprintf("tensor: %s: shape %v: training needs more than one value per channel", op, x.shape))
+	}
+	x = unalias(y, x)
+	out := target(y)
+	j.kind, j.x, j.y = batchNormForward, contiguousData(x), out.Data()
+	parallel(j, c, x.Len())
+	j.done()
+	finish(y, out)
+	return y
+}
+
+// BatchNormBackward returns the gradients with respect to x, gamma and
+// beta of BatchNorm(x, p) that returned s, given dy. In training the batch
+// statistics depend on x and their gradient is included.
+func BatchNormBackward(dy, x *Tensor, s NormStats, p BatchNormParams) (dx, dgamma, dbeta *Tensor) {
+	c := channelsOf("BatchNormBackward", x)
+	dx, dgamma, dbeta = New(x.shape...), New(c), New(c)
+	BatchNormBackwardInto(dx, dgamma, dbeta, dy, x, s, p)
+	return dx, dgamma, dbeta
+}
+
+// BatchNormBackwardInto writes the gradients of BatchNormBackward into
+// dx, dgamma and dbeta ([C] each; dgamma and dbeta may be nil).
+func BatchNormBackwardInto(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p BatchNormParams) {
+	const op = "BatchNormBackward"
+	c := channelsOf(op, x)
+	if !slices.Equal(dy.shape, x.shape) || !slices.Equal(dx.shape, x.shape) {
+		panic(fmt.Sprintf("tensor: %s: shapes dx %v, dy %v and x %v differ", op, dx.shape, dy.shape, x.shape))
+	}
+	checkWritable(op, dx)
+	j := normJobs.Get().(*normJob)
+	*j = normJob{}
+	j.channels(op, x, c, p.Gamma, nil, nil, nil, s.Mean, s.InvStd)
+	j.training = p.Training
+	j.grads(op, c, dgamma, dbeta)
+	out := target(dx)
+	j.kind, j.x, j.dy, j.y = batchNormBackward, contiguousData(detach(dx, x)), contiguousData(detach(dx, dy)), out.Data()
+	parallel(j, c, 2*x.Len())
+	j.done()
+	finish(dx, out)
+}
+
+// channelsOf returns the channel count of x [N, C, ...].
+func channelsOf(op string, x *Tensor) int {
+	if x.Dims() < 2 {
+		panic(fmt.Sprintf("tensor: %s: shape %v: want [N, C, ...]", op, x.shape))
+	}
+	return x.shape[1]
+}
+
+// LayerNormParams configures LayerNorm over the last Dims axes of x.
+type LayerNormParams struct {
+	Dims        int     // trailing axes normalized together; 0 means 1
+	Gamma, Beta *Tensor // of the trailing shape; nil means 1 and 0
+	Eps         float32 // 0 means 1e-5
+}
+
+// LayerNorm returns (x - mean)/√(var + eps)·gamma + beta over each row of
+// x's last p.Dims axes (biased variance), and the statistics of each row
+// (shaped as x's leading axes). Accuracy as BatchNorm.
+func LayerNorm(x *Tensor, p LayerNormParams) (*Tensor, NormStats) {
+	lead := layerRows("LayerNorm", x, p)
+	s := NormStats{Mean: New(lead...), InvStd: New(lead...)}
+	return LayerNormInto(New(x.shape...), s, x, p), s
+}
+
+// LayerNormInto writes LayerNorm(x, p) into y and the statistics into s
+// and returns y. y may be x.
+func LayerNormInto(y *Tensor, s NormStats, x *Tensor, p LayerNormParams) *Tensor {
+	const op = "LayerNormInto"
+	lead := layerRows(op, x, p)
+	if !slices.Equal(y.shape, x.shape) {
+		panic(fmt.Sprintf("tensor: %s: y shape %v and x shape %v differ", op, y.shape, x.shape))
+	}
+	checkWritable(op, y)
+	j := normJobs.Get().(*normJob)
+	*j = normJob{}
+	j.rows(op, x, lead, p, s)
+	x = unalias(y, x)
+	out := target(y)
+	j.kind, j.x, j.y = layerNormForward, contiguousData(x), out.Data()
+	parallel(j, j.n, x.Len())
+	j.done()
+	finish(y, out)
+	return y
+}
+
+// LayerNormBackward returns the gradients with respect to x, gamma and
+// beta of LayerNorm(x, p) that returned s, given dy.
+func LayerNormBackward(dy, x *Tensor, s NormStats, p LayerNormParams) (dx, dgamma, dbeta *Tensor) {
+	layerRows("LayerNormBackward", x, p)
+	trail := x.shape[len(x.shape)-max(p.Dims, 1):]
+	dx, dgamma, dbeta = New(x.shape...), New(trail...), New(trail...)
+	LayerNormBackwardInto(dx, dgamma, dbeta, dy, x, s, p)
+	return dx, dgamma, dbeta
+}
+
+// LayerNormBackwardInto writes the gradients into dx, dgamma and dbeta
+// (of the trailing shape; either may be nil).
+func LayerNormBackwardInto(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p LayerNormParams) {
+	const op = "LayerNormBackward"
+	lead := layerRows(op, x, p)
+	if !slices.Equal(dy.shape, x.shape) || !slices.Equal(dx.shape, x.shape) {
+		panic(fmt.Sprintf("tensor: %s: shapes dx %v, dy %v and x %v differ", op, dx.shape, dy.shape, x.shape))
+	}
+	checkWritable(op, dx)
+	j := normJobs.Get().(*normJob)
+	*j = normJob{}
+	j.rows(op, x, lead, p, s)
+	j.grads(op, j.groupLen, dgamma, dbeta)
+	out := target(dx)
+	j.kind, j.x, j.dy, j.y = layerNormBackward, contiguousData(detach(dx, x)), contiguousData(detach(dx, dy)), out.Data()
+	parallel(j, j.n, 2*x.Len())
+	j.done()
+	finish(dx, out)
+}
+
+// layerRows checks p against x and returns the shape of the statistics.
+func layerRows(op string, x *Tensor, p LayerNormParams) []int {
+	d := max(p.Dims, 1)
+	if p.Dims < 0 || d > x.Dims() {
+		panic(fmt.Sprintf("tensor: %s: %d normalized axes for shape %v", op, p.Dims, x.shape))
+	}
+	trail := x.shape[x.Dims()-d:]
+	for _, t := range []*Tensor{p.Gamma, p.Beta} {
+		if t != nil && !slices.Equal(t.shape, trail) {
+			panic(fmt.Sprintf("tensor: %s: shapes %v and %v: gamma and beta must have the normalized shape %v", op, x.shape, t.shape, trail))
+		}
+	}
+	return x.shape[:x.Dims()-d]
+}
+
+const (
+	batchNormForward = iota
+	batchNormBackward
+	layerNormForward
+	layerNormBackward
+)
+
+// normJob is one normalization, parallel over its groups (channels or rows).
+type normJob struct {
+	kind            int
+	n               int // BatchNorm: images; LayerNorm: rows
+	groupLen        int // BatchNorm: elements per image and channel; LayerNorm: row length
+	c               int // BatchNorm: channels
+	x, y, dy        []float32
+	gamma, beta     []float32
+	runMean, runVar []float32
+	mean, invStd    []float32
+	statDst         [2]*Tensor // the caller's statistics, when not contiguous
+	training        bool
+	momentum, eps   float32
+	dgamma, dbeta   []float32
+	gradDst         [2]*Tensor
+	gradOut         [2]*Tensor
+	statOut         [2]*Tensor
+	mu              sync.Mutex
+}
+
+var normJobs = sync.Pool{New: func() any { return new(normJob) }}
+
+// vec returns t's elements checked to be n long (nil for a nil t).
+func vec(op, name string, t *Tensor, n int) []float32 {
+	if t == nil {
+		return nil
+	}
+	if t.Len() != n {
+		panic(fmt.Sprintf("tensor: %s: %s shape %v, want %d elements", op, name, t.shape, n))
+	}
+	return contiguousData(t)
+}
+
+func (j *normJob) channels(op string, x *Tensor, c int, gamma, beta, rm, rv, mean, invStd *Tensor) {
+	j.c, j.n = c, x.shape[0]
+	j.groupLen = 1
+	for _, d := range x.shape[2:] {
+		j.groupLen *= d
+	}
+	j.gamma, j.beta = vec(op, "gamma", gamma, c), vec(op, "beta", beta, c)
+	j.runMean, j.runVar = vec(op, "running mean", rm, c), vec(op, "running var", rv, c)
+	if (rm == nil) != (rv == nil) {
+		panic(fmt.Sprintf("tensor: %s: give both running statistics or neither", op))
+	}
+	for _, t := range []*Tensor{rm, rv} {
+		if t != nil && !t.IsContiguous() {
+			panic(fmt.Sprintf("tensor: %s: running statistics must be contiguous, got strides %v", op, t.strides))
+		}
+	}
+	j.stats(op, mean, invStd, c)
+}
+
+// stats prepares the statistics tensors (n elements each) for writing.
+func (j *normJob) stats(op string, mean, invStd *Tensor, n int) {
+	if mean == nil || invStd == nil {
+		panic(fmt.Sprintf("tensor: %s: NormStats needs Mean and InvStd", op))
+	}
+	vec(op, "mean", mean, n)
+	vec(op, "inverse std", invStd, n)
+	for i, t := range []*Tensor{mean, invStd} {
+		checkWritable(op, t)
+		j.statDst[i], j.statOut[i] = t, target(t)
+		if j.statOut[i] != t {
+			CopyInto(j.statOut[i], t) // the backward reads them
+		}
+	}
+	j.mean, j.invStd = j.statOut[0].Data(), j.statOut[1].Data()
+}
+
+func (j *normJob) rows(op string, x *Tensor, lead []int, p LayerNormParams, s NormStats) {
+	j.n = 1
+	for _, d := range lead {
+		j.n *= d
+	}
+	j.groupLen = x.Len() / max(j.n, 1)
+	if j.n == 0 {
+		j.groupLen = 0
+	}
+	j.gamma, j.beta = vec(op, "gamma", p.Gamma, j.groupLen), vec(op, "beta", p.Beta, j.groupLen)
+	j.eps = p.Eps
+	if j.eps == 0 {
+		j.eps = 1e-5
+	}
+	j.stats(op, s.Mean, s.InvStd, j.n)
+}
+
+// grads prepares the parameter gradients (n elements each, may be nil).
+func (j *normJob) grads(op string, n int, dgamma, dbeta *Tensor) {
+	for i, t := range []*Tensor{dgamma, dbeta} {
+		if t == nil {
+			continue
+		}
+		vec(op, [2]string{"dgamma", "dbeta"}[i], t, n)
+		checkWritable(op, t)
+		j.gradDst[i], j.gradOut[i] = t, target(t)
+		Fill(j.gradOut[i], 0)
+	}
+	if j.gradOut[0] != nil {
+		j.dgamma = j.gradOut[0].Data()
+	}
+	if j.gradOut[1] != nil {
+		j.dbeta = j.gradOut[1].Data()
+	}
+}
+
+// done copies results into non-contiguous destinations and frees the job.
+func (j *normJob) done() {
+	for i := range 2 {
+		if j.statOut[i] != nil && j.statOut[i] != j.statDst[i] {
+			CopyInto(j.statDst[i], j.statOut[i])
+		}
+		if j.gradOut[i] != nil && j.gradOut[i] != j.gradDst[i] {
+			CopyInto(j.gradDst[i], j.gradOut[i])
+		}
+	}
+	*j = normJob{}
+	normJobs.Put(j)
+}
+
+// plane returns image n's elements of channel c in s.
+func (j *normJob) plane(s []float32, n, c int) []float32 {
+	return s[(n*j.c+c)*j.groupLen:][:j.groupLen]
+}
+
+func (j *normJob) param(p []float32, i int, def float32) float32 {
+	if p == nil {
+		return def
+	}
+	return p[i]
+}
+
+func (j *normJob) runRange(lo, hi int) {
+	switch j.kind {
+	case batchNormForward:
+		for c := lo; c < hi; c++ {
+			j.batchNormChannel(c)
+		}
+	case batchNormBackward:
+		for c := lo; c < hi; c++ {
+			j.batchNormGradChannel(c)
+		}
+	case layerNormForward:
+		for r := lo; r < hi; r++ {
+			j.layerNormRow(r)
+		}
+	case layerNormBackward:
+		j.layerNormGradRows(lo, hi)
+	}
+}
+
+func (j *normJob) batchNormChannel(c int) {
+	m := j.n * j.groupLen
+	var mean, invStd float64
+	if j.training {
+		var sum float64
+		for n := 0; n < j.n; n++ {
+			sum += float64(simd.Sum(j.plane(j.x, n, c)))
+		}
+		mean = sum / float64(m)
+		// y holds the deviations; the variance is their mean square.
+		var ss float64
+		for n := 0; n < j.n; n++ {
+			y := j.plane(j.y, n, c)
+			simd.AddScalar(y, j.plane(j.x, n, c), float32(-mean))
+			ss += float64(simd.Dot(y, y))
+		}
+		variance := ss / float64(m)
+		invStd = 1 / math.Sqrt(variance+float64(j.eps))
+		if j.runMean != nil {
+			mom := float64(j.momentum)
+			j.runMean[c] = float32((1-mom)*float64(j.runMean[c]) + mom*mean)
+			j.runVar[c] = float32((1-mom)*float64(j.runVar[c]) + mom*variance*float64(m)/float64(m-1))
+		}
+	} else {
+		mean = float64(j.runMean[c])
+		invStd = 1 / math.Sqrt(float64(j.runVar[c])+float64(j.eps))
+	}
+	j.mean[c], j.invStd[c] = float32(mean), float32(invStd)
+	scale := float64(j.param(j.gamma, c, 1)) * invStd
+	shift := float64(j.param(j.beta, c, 0))
+	for n := 0; n < j.n; n++ {
+		y := j.plane(j.y, n, c)
+		if j.training {
+			simd.Scale(y, y, float32(scale))
+			simd.AddScalar(y, y, float32(shift))
+		} else {
+			simd.Scale(y, j.plane(j.x, n, c), float32(scale))
+			simd.AddScalar(y, y, float32(shift-mean*scale))
+		}
+	}
+}
+
+// batchNormGradChannel: with xm = x - mean, a = gamma·invStd and M the
+// channel's element count, dx = a·(dy - Σdy/M - xm·invStd²·Σ(dy·xm)/M) in
+// training and a·dy in inference; dgamma = Σ(dy·xm)·invStd, dbeta = Σdy.
+func (j *normJob) batchNormGradChannel(c int) {
+	m := float64(j.n * j.groupLen)
+	mean, invStd := j.mean[c], float64(j.invStd[c])
+	var sdy, sdyx float64
+	for n := 0; n < j.n; n++ {
+		dx, dy := j.plane(j.y, n, c), j.plane(j.dy, n, c)
+		simd.AddScalar(dx, j.plane(j.x, n, c), -mean)
+		sdy += float64(simd.Sum(dy))
+		sdyx += float64(simd.Dot(dy, dx))
+	}
+	if j.dgamma != nil {
+		j.dgamma[c] = float32(sdyx * invStd)
+	}
+	if j.dbeta != nil {
+		j.dbeta[c] = float32(sdy)
+	}
+	a := float64(j.param(j.gamma, c, 1)) * invStd
+	var b, k float64
+	if j.training {
+		b, k = -a*invStd*invStd*sdyx/m, -a*sdy/m
+	}
+	for n := 0; n < j.n; n++ {
+		dx, dy := j.plane(j.y, n, c), j.plane(j.dy, n, c)
+		simd.Scale(dx, dx, float32(b))
+		simd.Axpy(dx, float32(a), dy)
+		if k != 0 {
+			simd.AddScalar(dx, dx, float32(k))
+		}
+	}
+}
+
+func (j *normJob) layerNormRow(r int) {
+	d := j.groupLen
+	x, y := j.x[r*d:][:d], j.y[r*d:][:d]
+	mean := float64(simd.Sum(x)) / float64(d)
+	simd.AddScalar(y, x, float32(-mean))
+	invStd := 1 / math.Sqrt(float64(simd.Dot(y, y))/float64(d)+float64(j.eps))
+	j.mean[r], j.invStd[r] = float32(mean), float32(invStd)
+	simd.Scale(y, y, float32(invStd))
+	if j.gamma != nil {
+		simd.Mul(y, y, j.gamma)
+	}
+	if j.beta != nil {
+		simd.Add(y, y, j.beta)
+	}
+}
+
+// layerNormGradRows: with xh = (x - mean)·invStd and g = dy·gamma, dx =
+// invStd·(g - mean(g) - xh·mean(g·xh)); dgamma = Σ_rows dy·xh, dbeta =
+// Σ_rows dy, summed per worker and added under the job's lock.
+func (j *normJob) layerNormGradRows(lo, hi int) {
+	d := j.groupLen
+	buf := convBufs.Get().(*convBuf)
+	buf.col = growF(buf.col, 2*d)
+	xh, g := buf.col[:d], buf.col[d:]
+	var dg, db []float32
+	if j.dgamma != nil || j.dbeta != nil {
+		buf.dw = growF(buf.dw, 2*d)
+		clear(buf.dw)
+		dg, db = buf.dw[:d], buf.dw[d:]
+	}
+	for r := lo; r < hi; r++ {
+		x, dy, dx := j.x[r*d:][:d], j.dy[r*d:][:d], j.y[r*d:][:d]
+		invStd := j.invStd[r]
+		simd.AddScalar(xh, x, -j.mean[r])
+		simd.Scale(xh, xh, invStd)
+		if j.gamma != nil {
+			simd.Mul(g, dy, j.gamma)
+		} else {
+			copy(g, dy)
+		}
+		mg := simd.Sum(g) / float32(d)
+		mgx := simd.Dot(g, xh) / float32(d)
+		copy(dx, g)
+		simd.Axpy(dx, -mgx, xh)
+		simd.AddScalar(dx, dx, -mg)
+		simd.Scale(dx, dx, invStd)
+		if dg != nil {
+			simd.Mul(g, dy, xh)
+			simd.Add(dg, dg, g)
+			simd.Add(db, db, dy)
+		}
+	}
+	if dg != nil {
+		j.mu.Lock()
+		if j.dgamma != nil {
+			simd.Add(j.dgamma, j.dgamma, dg)
+		}
+		if j.dbeta != nil {
+			simd.Add(j.dbeta, j.dbeta, db)
+		}
+		j.mu.Unlock()
+	}
+	convBufs.Put(buf)
+}
