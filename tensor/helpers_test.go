@@ -62,26 +62,8 @@ func randShape(r *rand.Rand, maxDims, maxSize int) []int {
 
 // indices calls f with every index of shape in row-major order.
 func indices(shape []int, f func(idx []int)) {
-	for _, d := range shape {
-		if d == 0 {
-			return
-		}
-	}
 	idx := make([]int, len(shape))
-	for {
-		f(idx)
-		i := len(shape) - 1
-		for ; i >= 0; i-- {
-			idx[i]++
-			if idx[i] < shape[i] {
-				break
-			}
-			idx[i] = 0
-		}
-		if i < 0 {
-			return
-		}
-	}
+	forEachIndex(shape, idx, func() { f(idx) })
 }
 
 // closeTo reports whether got is within tol·scale of want (NaN matches NaN,

@@ -1,0 +1,203 @@
+package tensor
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Concat returns the tensors joined along axis; their other dimensions
+// must be equal. Each is copied into its slice of the result.
+func Concat(axis int, ts ...*Tensor) *Tensor {
+	if len(ts) == 0 {
+		panic("tensor: Concat: no tensors")
+	}
+	axis = ts[0].axis("Concat", axis)
+	shape := slices.Clone(ts[0].shape)
+	shape[axis] = 0
+	for _, t := range ts {
+		if len(t.shape) != len(shape) {
+			panic(fmt.Sprintf("tensor: Concat: shapes %s differ in rank", shapesOf(ts)))
+		}
+		for i, d := range t.shape {
+			if i != axis && d != shape[i] {
+				panic(fmt.Sprintf("tensor: Concat: shapes %s differ outside axis %d", shapesOf(ts), axis))
+			}
+		}
+		shape[axis] += t.shape[axis]
+	}
+	out := New(shape...)
+	at := 0
+	for _, t := range ts {
+		n := t.shape[axis]
+		CopyInto(out.Slice(axis, at, at+n, 1), t)
+		at += n
+	}
+	return out
+}
+
+// Stack returns the tensors, all of one shape, joined along a new axis.
+func Stack(axis int, ts ...*Tensor) *Tensor {
+	if len(ts) == 0 {
+		panic("tensor: Stack: no tensors")
+	}
+	if axis < 0 {
+		axis += len(ts[0].shape) + 1
+	}
+	if axis < 0 || axis > len(ts[0].shape) {
+		panic(fmt.Sprintf("tensor: Stack: axis out of range for shape %v", ts[0].shape))
+	}
+	for _, t := range ts {
+		if !slices.Equal(t.shape, ts[0].shape) {
+			panic(fmt.Sprintf("tensor: Stack: shapes %s differ", shapesOf(ts)))
+		}
+	}
+	shape := slices.Insert(slices.Clone(ts[0].shape), axis, len(ts))
+	out := New(shape...)
+	for i, t := range ts {
+		CopyInto(out.Index(axis, i), t)
+	}
+	return out
+}
+
+// Split returns views of t cut along axis into pieces of the given sizes,
+// which must add up to the axis length. No data is copied.
+func (t *Tensor) Split(axis int, sizes ...int) []*Tensor {
+	axis = t.axis("Split", axis)
+	total := 0
+	for _, s := range sizes {
+		if s < 0 {
+			panic(fmt.Sprintf("tensor: Split: negative size in %v", sizes))
+		}
+		total += s
+	}
+	if total != t.shape[axis] {
+		panic(fmt.Sprintf("tensor: Split: sizes %v add up to %d, not dimension %d of shape %v", sizes, total, axis, t.shape))
+	}
+	out := make([]*Tensor, len(sizes))
+	at := 0
+	for i, s := range sizes {
+		out[i] = t.Slice(axis, at, at+s, 1)
+		at += s
+	}
+	return out
+}
+
+// Chunk splits t along axis into n views of equal size (the last smaller
+// when the length does not divide), as PyTorch's chunk with n ≥ 1.
+func (t *Tensor) Chunk(axis, n int) []*Tensor {
+	axis = t.axis("Chunk", axis)
+	if n < 1 {
+		panic(fmt.Sprintf("tensor: Chunk: %d chunks", n))
+	}
+	d := t.shape[axis]
+	size := max(1, (d+n-1)/n)
+	var sizes []int
+	for at := 0; at < d; at += size {
+		sizes = append(sizes, min(size, d-at))
+	}
+	return t.Split(axis, sizes...)
+}
+
+// indexValue checks that v is an integer in -n..n-1 and resolves it.
+func indexValue(op string, v float32, n int) int {
+	i := int(v)
+	if float32(i) != v || i < -n || i >= n {
+		panic(fmt.Sprintf("tensor: %s: index %v is not an integer in %d..%d", op, v, -n, n-1))
+	}
+	if i < 0 {
+		i += n
+	}
+	return i
+}
+
+// IndexSelect returns the entries of t at the given indices along axis, in
+// their order (repeats allowed), as a new tensor. Indices are float32
+// integers; negative ones count from the end.
+func IndexSelect(t *Tensor, axis int, index *Tensor) *Tensor {
+	axis = t.axis("IndexSelect", axis)
+	if index.Dims() != 1 {
+		panic(fmt.Sprintf("tensor: IndexSelect: index shape %v, want 1-D", index.shape))
+	}
+	idx := index.Data()
+	shape := slices.Clone(t.shape)
+	shape[axis] = len(idx)
+	out := New(shape...)
+	for i, v := range idx {
+		k := indexValue("IndexSelect", v, t.shape[axis])
+		CopyInto(out.Index(axis, i), t.Index(axis, k))
+	}
+	return out
+}
+
+// Gather returns out with out[i][j][k] = t[index[i][j][k]][j][k] for axis
+// 0 (likewise for other axes), as PyTorch's gather: index has t's rank and
+// each of its dimensions other than axis is at most t's.
+func Gather(t *Tensor, axis int, index *Tensor) *Tensor {
+	axis = t.axis("Gather", axis)
+	if index.Dims() != t.Dims() {
+		panic(fmt.Sprintf("tensor: Gather: shapes %v and index %v differ in rank", t.shape, index.shape))
+	}
+	for i, d := range index.shape {
+		if i != axis && d > t.shape[i] {
+			panic(fmt.Sprintf("tensor: Gather: index shape %v exceeds shape %v outside axis %d", index.shape, t.shape, axis))
+		}
+	}
+	out := New(index.shape...)
+	od := out.data
+	pos := make([]int, len(index.shape))
+	n := 0
+	forEachIndex(index.shape, pos, func() {
+		off := t.offset
+		for i, p := range pos {
+			if i == axis {
+				p = indexValue("Gather", index.At(pos...), t.shape[axis])
+			}
+			off += p * t.strides[i]
+		}
+		od[n] = t.data[off]
+		n++
+	})
+	return out
+}
+
+// forEachIndex calls f with pos set to every index of shape in row-major order.
+func forEachIndex(shape, pos []int, f func()) {
+	for _, d := range shape {
+		if d == 0 {
+			return
+		}
+	}
+	for {
+		f()
+		i := len(shape) - 1
+		for ; i >= 0; i-- {
+			pos[i]++
+			if pos[i] < shape[i] {
+				break
+			}
+			pos[i] = 0
+		}
+		if i < 0 {
+			return
+		}
+	}
+}
+
+// OneHot returns labels (float32 integers in 0..classes-1) encoded as rows
+// of classes elements: the result has labels' shape plus a last dimension
+// of classes, 1 at each label and 0 elsewhere.
+func OneHot(labels *Tensor, classes int) *Tensor {
+	if classes < 1 {
+		panic(fmt.Sprintf("tensor: OneHot: %d classes", classes))
+	}
+	l := labels.Data()
+	out := New(append(slices.Clone(labels.shape), classes)...)
+	for i, v := range l {
+		k := int(v)
+		if float32(k) != v || k < 0 || k >= classes {
+			panic(fmt.Sprintf("tensor: OneHot: label %v not in 0..%d", v, classes-1))
+		}
+		out.data[i*classes+k] = 1
+	}
+	return out
+}
