@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -150,7 +151,7 @@ func TestReportFields(t *testing.T) {
 		}
 		keys = append(keys, k)
 	}
-	if diff := cmp.Diff([]string{"cpu", "build", "levels", "active"}, keys); diff != "" {
+	if diff := cmp.Diff([]string{"cpu", "build", "levels", "active", "placement"}, keys); diff != "" {
 		t.Errorf("Report lines (-want +got):\n%s\n%s", diff, r)
 	}
 }
@@ -158,5 +159,52 @@ func TestReportFields(t *testing.T) {
 func TestNoAllocActive(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { _ = Active() }); n != 0 {
 		t.Errorf("Active allocates %v", n)
+	}
+}
+
+type thresholdPlacer struct{ flops float64 }
+
+func (p thresholdPlacer) Place(w Work) Target {
+	if w.Resident || w.FLOPs >= p.flops {
+		return OnGPU
+	}
+	return OnCPU
+}
+
+func (p thresholdPlacer) Describe() string {
+	return fmt.Sprintf("test placer: GPU from %g FLOPs", p.flops)
+}
+
+func TestPlace(t *testing.T) {
+	if got := Place(Work{Op: OpMatMul, FLOPs: 1e15}); got != OnCPU {
+		t.Errorf("default Place = %v, want cpu", got)
+	}
+	if prev := SetPlacer(thresholdPlacer{1e9}); prev != nil {
+		t.Fatalf("a placer was installed before the test: %v", prev)
+	}
+	defer SetPlacer(nil)
+	for _, c := range []struct {
+		w    Work
+		want Target
+	}{
+		{Work{Op: OpMatMul, FLOPs: 1e6}, OnCPU},
+		{Work{Op: OpConv2D, FLOPs: 2e9}, OnGPU},
+		{Work{Op: OpMatMul, FLOPs: 1, Resident: true}, OnGPU},
+	} {
+		if got := Place(c.w); got != c.want {
+			t.Errorf("Place(%+v) = %v, want %v", c.w, got, c.want)
+		}
+	}
+	if r := Report(); !strings.Contains(r, "placement: test placer: GPU from 1e+09 FLOPs") {
+		t.Errorf("Report does not describe the placer:\n%s", r)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Place(Work{Op: OpMatMul, FLOPs: 5}) }); n != 0 {
+		t.Errorf("Place allocates %v", n)
+	}
+	if prev := SetPlacer(nil); prev == nil {
+		t.Error("SetPlacer(nil) did not return the installed placer")
+	}
+	if OpConv2D.String() != "Conv2D" || OnGPU.String() != "gpu" {
+		t.Error("names")
 	}
 }

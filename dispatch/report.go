@@ -43,6 +43,7 @@ func Report() string {
 		why = "set by SetLevel"
 	}
 	fmt.Fprintf(&b, "active:    %v (%s)\n", Active(), why)
+	fmt.Fprintf(&b, "placement: %s\n", placementNote())
 	return b.String()
 }
 

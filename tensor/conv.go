@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/lanesgo/lanes/dispatch"
 	"github.com/lanesgo/lanes/simd"
 )
 
@@ -122,7 +123,9 @@ func Conv2D(x, w, bias *Tensor, p ConvParams) *Tensor {
 	g := planConv("Conv2D", x.shape, w.shape, p)
 	out := g.outShape()
 	dst := New(out[:]...)
-	convForward("Conv2D", &g, dst, x, w, bias)
+	if !g.offload(dst, x, w, bias, p) {
+		convForward("Conv2D", &g, dst, x, w, bias)
+	}
 	return dst
 }
 
@@ -133,6 +136,9 @@ func Conv2DInto(dst, x, w, bias *Tensor, p ConvParams) *Tensor {
 	g := planConv("Conv2DInto", x.shape, w.shape, p)
 	checkOut("Conv2DInto", dst, g.outShape(), x, w)
 	checkWritable("Conv2DInto", dst)
+	if g.offload(dst, x, w, bias, p) {
+		return dst
+	}
 	x, w = detach(dst, x), detach(dst, w)
 	if bias != nil {
 		bias = detach(dst, bias)
@@ -181,6 +187,16 @@ func Conv2DBackwardWeightInto(dw, dy, x *Tensor, p ConvParams) *Tensor {
 	dy, x = detach(dw, dy), detach(dw, x)
 	convBackwardWeight(&g, dw, dy, x)
 	return dw
+}
+
+// offload runs the convolution on the accelerator backend when one is
+// installed and dispatch.Place sends it there; it reports whether it did.
+func (g *convGeom) offload(dst, x, w, bias *Tensor, p ConvParams) bool {
+	bytes := 4 * float64(x.Len()+w.Len()+dst.Len())
+	work := dispatch.Work{Op: dispatch.OpConv2D, FLOPs: 2 * float64(g.n) * float64(g.cout) * float64(g.p) * float64(g.k),
+		Bytes: bytes, Resident: onDevice(dst, x, w, bias)}
+	be := placed(work)
+	return be != nil && be.Conv2D(dst, x, w, bias, p) == nil
 }
 
 // checkOut panics unless t (the output or its gradient) has shape want.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/lanesgo/lanes/dispatch"
 	"github.com/lanesgo/lanes/simd"
 )
 
@@ -18,7 +19,9 @@ import (
 func MatMul(a, b *Tensor) *Tensor {
 	p := planMatMul("MatMul", a, b)
 	dst := New(p.out...)
-	p.run(dst)
+	if !p.offload(dst, a, b) {
+		p.run(dst)
+	}
 	return dst
 }
 
@@ -31,9 +34,25 @@ func MatMulInto(dst, a, b *Tensor) *Tensor {
 		panic(fmt.Sprintf("tensor: MatMulInto: dst shape %v, want %v for %v @ %v", dst.shape, p.out, a.shape, b.shape))
 	}
 	checkWritable("MatMulInto", dst)
+	if p.offload(dst, a, b) {
+		return dst
+	}
 	p.a, p.b = detach(dst, p.a), detach(dst, p.b)
 	p.run(dst)
 	return dst
+}
+
+// offload runs the product on the accelerator backend when one is
+// installed and dispatch.Place sends it there; it reports whether it did.
+func (p *matmulPlan) offload(dst, a, b *Tensor) bool {
+	batch := 1
+	for _, d := range p.batch {
+		batch *= d
+	}
+	w := dispatch.Work{Op: dispatch.OpMatMul, FLOPs: 2 * float64(batch) * float64(p.m) * float64(p.n) * float64(p.k),
+		Bytes: 4 * float64(a.Len()+b.Len()+dst.Len()), Resident: onDevice(a, b, dst)}
+	be := placed(w)
+	return be != nil && be.MatMul(dst, a, b) == nil
 }
 
 // matmulPlan is a MatMul after its shape checks: a and b as (batched)
