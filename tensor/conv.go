@@ -83,7 +83,7 @@ func planConv(op string, xs, ws []int, prm ConvParams) convGeom {
 	// weights with a shifted view of them.
 	g.shifted = g.sh == 1 && g.sw == 1 && !g.pointwise && g.cpg >= shiftedMinChannels
 	g.wp, g.ext = g.w+2*g.pw, (g.kh-1)*g.dh
-	g.rows = min(g.oh, max(1, convChunk/(g.wp*(g.cpg+g.opg))))
+	g.rows = min(g.oh, max(1, convChunk/max(1, g.wp*(g.cpg+g.opg))))
 	g.blocks = (g.oh + g.rows - 1) / g.rows
 	g.plane = (g.rows+g.ext)*g.wp + (g.kw-1)*g.dw
 	return g
@@ -334,7 +334,7 @@ func (j *convJob) place(img, grp, p0, p1 int) {
 func (j *convJob) forwardChunk(buf *convBuf, img, grp, p0, p1 int) {
 	g := &j.g
 	b, ldb := j.unrolled(buf, img, grp, p0, p1)
-	simd.Sgemm(false, false, g.opg, p1-p0, g.k, 1, j.w[grp*g.opg*g.k:], g.k, b, ldb, 0, g.outRows(j.out, img, grp, p0), g.p)
+	simd.Sgemm(false, false, g.opg, p1-p0, g.k, 1, j.w[grp*g.opg*g.k:], max(g.k, 1), b, ldb, 0, g.outRows(j.out, img, grp, p0), g.p)
 	j.place(img, grp, p0, p1)
 }
 
@@ -402,11 +402,11 @@ func (j *convJob) backwardImage(buf *convBuf, img, grp int) {
 	dx := g.channels(j.x, img, grp)
 	if g.pointwise {
 		// dx of the group's channels is Wᵀ·dy.
-		simd.Sgemm(true, false, g.k, g.p, g.opg, 1, wg, g.k, dy, g.p, 0, dx, g.p)
+		simd.Sgemm(true, false, g.k, g.p, g.opg, 1, wg, max(g.k, 1), dy, g.p, 0, dx, g.p)
 		return
 	}
 	buf.col = growF(buf.col, g.k*g.p)
-	simd.Sgemm(true, false, g.k, g.p, g.opg, 1, wg, g.k, dy, g.p, 0, buf.col, g.p)
+	simd.Sgemm(true, false, g.k, g.p, g.opg, 1, wg, max(g.k, 1), dy, g.p, 0, buf.col, g.p)
 	for c := 0; c < g.cpg; c++ {
 		g.col2im(dx[c*g.h*g.w:][:g.h*g.w], buf.col[c*g.kh*g.kw*g.p:])
 	}
@@ -417,7 +417,7 @@ func (j *convJob) backwardImage(buf *convBuf, img, grp int) {
 func (j *convJob) weightChunk(buf *convBuf, img, grp, p0, p1 int) {
 	g := &j.g
 	b, ldb := j.unrolled(buf, img, grp, p0, p1)
-	simd.Sgemm(false, true, g.opg, g.k, p1-p0, 1, g.outRows(j.out, img, grp, p0), g.p, b, ldb, 1, buf.dw[grp*g.opg*g.k:], g.k)
+	simd.Sgemm(false, true, g.opg, g.k, p1-p0, 1, g.outRows(j.out, img, grp, p0), g.p, b, ldb, 1, buf.dw[grp*g.opg*g.k:], max(g.k, 1))
 }
 
 // span returns the range of output columns lo..hi that read input column

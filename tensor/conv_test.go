@@ -34,10 +34,11 @@ func randConvCases(r *rand.Rand, count int) []convCase {
 		{2, 1, 4, 9, 2, 2, 3, ConvParams{Stride: [2]int{3, 2}, Dilation: [2]int{2, 3}}},              // dilation, uneven strides
 		{1, 6, 6, 6, 6, 3, 3, ConvParams{Groups: 6, Padding: [2]int{1, 1}, ReLU: true}},              // depthwise
 		{0, 2, 4, 4, 3, 3, 3, ConvParams{}},                                                          // no images
-		{2, 2, 3, 3, 0, 3, 3, ConvParams{}},                                                          // no filters
-		{1, 2, 1, 1, 2, 3, 3, ConvParams{Padding: [2]int{1, 1}}},                                     // every tap but one in the padding
-		{1, 2, 3, 8, 2, 1, 3, ConvParams{Padding: [2]int{0, 4}, Stride: [2]int{1, 4}}},               // padding wider than the kernel
-		{2, 3, 9, 9, 4, 3, 3, ConvParams{Padding: [2]int{2, 0}, Dilation: [2]int{2, 1}, Groups: 1}},  // padding only on one axis
+		{2, 2, 3, 3, 0, 3, 3, ConvParams{}},
+		{2, 0, 3, 3, 2, 3, 3, ConvParams{ReLU: true}},                                               // no input channels: the bias alone                                                          // no filters
+		{1, 2, 1, 1, 2, 3, 3, ConvParams{Padding: [2]int{1, 1}}},                                    // every tap but one in the padding
+		{1, 2, 3, 8, 2, 1, 3, ConvParams{Padding: [2]int{0, 4}, Stride: [2]int{1, 4}}},              // padding wider than the kernel
+		{2, 3, 9, 9, 4, 3, 3, ConvParams{Padding: [2]int{2, 0}, Dilation: [2]int{2, 1}, Groups: 1}}, // padding only on one axis
 	}
 	for len(cases) < count {
 		groups := 1 + r.IntN(3)

@@ -1,0 +1,115 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// fuzzShape reads up to 4 dimensions of 0..5 from the fuzzer's bytes.
+func fuzzShape(b []byte) []int {
+	n := 0
+	if len(b) > 0 {
+		n = int(b[0]) % 5
+	}
+	s := make([]int, n)
+	for i := range s {
+		if 1+i < len(b) {
+			s[i] = int(b[1+i]) % 6
+		}
+	}
+	return s
+}
+
+// FuzzBroadcastAdd adds two tensors of fuzzed shapes (and layouts): either
+// their broadcast matches NumPy's rule element by element, or Add panics
+// with tensor's message because the shapes do not broadcast.
+func FuzzBroadcastAdd(f *testing.F) {
+	f.Add([]byte{2, 3, 4}, []byte{1, 4}, uint8(0), uint64(1))
+	f.Add([]byte{3, 1, 2, 1}, []byte{2, 5, 1}, uint8(7), uint64(2))
+	f.Add([]byte{0}, []byte{4, 0, 1, 2, 3}, uint8(3), uint64(3))
+	f.Fuzz(func(t *testing.T, as, bs []byte, kinds uint8, seed uint64) {
+		sa, sb := fuzzShape(as), fuzzShape(bs)
+		want, ok := broadcastDims(sa, sb)
+		r := rand.New(rand.NewPCG(seed, 1))
+		a := randLayout(r, layouts[kinds%4], sa...)
+		b := randLayout(r, layouts[kinds/4%4], sb...)
+		if !ok {
+			defer func() {
+				if msg, _ := recover().(string); len(msg) < 12 || msg[:12] != "tensor: Add:" {
+					t.Fatalf("Add(%v, %v) of shapes that do not broadcast: panic %q", sa, sb, msg)
+				}
+			}()
+		}
+		got := Add(a, b)
+		if !ok {
+			t.Fatalf("Add(%v, %v) did not panic", sa, sb)
+		}
+		checkAgainst(t, "Add", got, want, func(idx []int) float64 {
+			return float64(a.At(align(idx, sa)...)) + float64(b.At(align(idx, sb)...))
+		}, func([]int) (float64, float64) { return 0x1p-24, 8 })
+	})
+}
+
+// align maps an index of the broadcast shape to one of shape.
+func align(idx, shape []int) []int {
+	out := make([]int, len(shape))
+	off := len(idx) - len(shape)
+	for i, d := range shape {
+		if d != 1 {
+			out[i] = idx[off+i]
+		}
+	}
+	return out
+}
+
+// FuzzConv2D runs fuzzed convolutions (sizes, stride, padding, dilation,
+// groups) against the float64 loop; invalid parameters must panic with
+// tensor's message, never crash otherwise.
+func FuzzConv2D(f *testing.F) {
+	f.Add([]byte{1, 2, 5, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1}, uint64(1))
+	f.Add([]byte{2, 4, 7, 6, 4, 2, 3, 2, 1, 0, 2, 2, 1, 2}, uint64(2))
+	f.Add([]byte{1, 1, 1, 1, 1, 4, 4, 1, 1, 0, 0, 1, 1, 1}, uint64(3))
+	f.Fuzz(func(t *testing.T, b []byte, seed uint64) {
+		v := func(i, mod int) int {
+			if i < len(b) {
+				return int(b[i]) % mod
+			}
+			return 0
+		}
+		groups := 1 + v(13, 3)
+		xs := []int{v(0, 3), groups * v(1, 3), v(2, 9), v(3, 9)}
+		ws := []int{groups * v(4, 3), v(1, 3), v(5, 5), v(6, 5)}
+		p := ConvParams{Stride: [2]int{v(7, 4), v(8, 4)}, Padding: [2]int{v(9, 3), v(10, 3)},
+			Dilation: [2]int{v(11, 3), v(12, 3)}, Groups: groups}
+		r := rand.New(rand.NewPCG(seed, 2))
+		x, w := RandN(r, xs...), RandN(r, ws...)
+		var g convGeom
+		func() {
+			defer func() {
+				if e := recover(); e != nil {
+					if msg, _ := e.(string); len(msg) < 16 || msg[:16] != "tensor: Conv2D: " {
+						t.Fatalf("Conv2D(%v, %v, %+v): panic %v", xs, ws, p, e)
+					}
+					g.n = -1
+				}
+			}()
+			g = planConv("Conv2D", xs, ws, p)
+		}()
+		if g.n < 0 {
+			return // rejected with tensor's message
+		}
+		got := Conv2D(x, w, nil, p)
+		ref, sum := map[[4]int]float64{}, map[[4]int]float64{}
+		(&convRef{g}).each(func(n, o, i, j, ci, ih, iw, u, vv int) {
+			prod := float64(x.At(n, ci, ih, iw)) * float64(w.At(o, ci%g.cpg, u, vv))
+			ref[[4]int{n, o, i, j}] += prod
+			sum[[4]int{n, o, i, j}] += math.Abs(prod)
+		})
+		os := g.outShape()
+		checkAgainst(t, "Conv2D", got, os[:], func(i []int) float64 { return ref[[4]int{i[0], i[1], i[2], i[3]}] },
+			func(i []int) (float64, float64) {
+				return float64(g.k+2) * 0x1p-24, sum[[4]int{i[0], i[1], i[2], i[3]}] + 1e-30
+			})
+	})
+}
