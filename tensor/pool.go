@@ -96,9 +96,7 @@ func MaxPool2D(x *Tensor, p PoolParams) (out, indices *Tensor) {
 // nil to skip it) and returns them.
 func MaxPool2DInto(out, indices, x *Tensor, p PoolParams) (*Tensor, *Tensor) {
 	const op = "MaxPool2DInto"
-	g := planPool(op, x.shape, p)
-	j := poolJobs.Get().(*poolJob)
-	*j = poolJob{g: g, kind: maxPool}
+	j := newPoolJob(op, maxPool, x.shape, p)
 	j.outputs(op, out, indices, x)
 	j.run()
 	return out, indices
@@ -114,9 +112,7 @@ func AvgPool2D(x *Tensor, p PoolParams) *Tensor {
 // AvgPool2DInto writes AvgPool2D(x, p) into out and returns out.
 func AvgPool2DInto(out, x *Tensor, p PoolParams) *Tensor {
 	const op = "AvgPool2DInto"
-	g := planPool(op, x.shape, p)
-	j := poolJobs.Get().(*poolJob)
-	*j = poolJob{g: g, kind: avgPool}
+	j := newPoolJob(op, avgPool, x.shape, p)
 	j.outputs(op, out, nil, x)
 	j.run()
 	return out
@@ -131,9 +127,7 @@ func MaxPool2DBackward(dy, indices *Tensor, xShape []int, p PoolParams) *Tensor 
 // MaxPool2DBackwardInto writes the gradient into dx and returns dx.
 func MaxPool2DBackwardInto(dx, dy, indices *Tensor, p PoolParams) *Tensor {
 	const op = "MaxPool2DBackward"
-	g := planPool(op, dx.shape, p)
-	j := poolJobs.Get().(*poolJob)
-	*j = poolJob{g: g, kind: maxPoolBackward}
+	j := newPoolJob(op, maxPoolBackward, dx.shape, p)
 	j.gradients(op, dx, dy, indices)
 	j.run()
 	return dx
@@ -148,9 +142,7 @@ func AvgPool2DBackward(dy *Tensor, xShape []int, p PoolParams) *Tensor {
 // AvgPool2DBackwardInto writes the gradient into dx and returns dx.
 func AvgPool2DBackwardInto(dx, dy *Tensor, p PoolParams) *Tensor {
 	const op = "AvgPool2DBackward"
-	g := planPool(op, dx.shape, p)
-	j := poolJobs.Get().(*poolJob)
-	*j = poolJob{g: g, kind: avgPoolBackward}
+	j := newPoolJob(op, avgPoolBackward, dx.shape, p)
 	j.gradients(op, dx, dy, nil)
 	j.run()
 	return dx
@@ -176,6 +168,14 @@ type poolJob struct {
 }
 
 var poolJobs = sync.Pool{New: func() any { return new(poolJob) }}
+
+// newPoolJob checks p against the input shape xs and returns a job of the kind.
+func newPoolJob(op string, kind int, xs []int, p PoolParams) *poolJob {
+	g := planPool(op, xs, p)
+	j := poolJobs.Get().(*poolJob)
+	*j = poolJob{g: g, kind: kind}
+	return j
+}
 
 // outputs checks and prepares a forward pooling's outputs.
 func (j *poolJob) outputs(op string, out, indices, x *Tensor) {
