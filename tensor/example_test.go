@@ -22,7 +22,7 @@ func Example() {
 
 func ExampleConv2D() {
 	x := tensor.Arange(0, 16, 1).Reshape(1, 1, 4, 4) // NCHW
-	w := tensor.Ones(1, 1, 2, 2)                      // [Cout, C, kh, kw]
+	w := tensor.Ones(1, 1, 2, 2)                     // [Cout, C, kh, kw]
 	fmt.Println(tensor.Conv2D(x, w, tensor.Full(-10, 1), tensor.ConvParams{ReLU: true}).Reshape(3, 3))
 	m, idx := tensor.MaxPool2D(x, tensor.PoolParams{Kernel: [2]int{2, 2}})
 	fmt.Println(m.Reshape(2, 2), idx.Reshape(4))
