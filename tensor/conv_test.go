@@ -214,14 +214,8 @@ func TestConv2DAllocs(t *testing.T) {
 		x, w, b := RandN(r, xs...), RandN(r, ws...), RandN(r, c.cout)
 		dst, dy := New(os[:]...), RandN(r, os[:]...)
 		dx, dw := New(xs...), New(ws...)
-		if n := testing.AllocsPerRun(20, func() { Conv2DInto(dst, x, w, b, c.p) }); n != 0 {
-			t.Errorf("%v: Conv2DInto allocates %v times per call", c, n)
-		}
-		if n := testing.AllocsPerRun(20, func() { Conv2DBackwardInputInto(dx, dy, w, c.p) }); n != 0 {
-			t.Errorf("%v: Conv2DBackwardInputInto allocates %v times per call", c, n)
-		}
-		if n := testing.AllocsPerRun(20, func() { Conv2DBackwardWeightInto(dw, dy, x, c.p) }); n != 0 {
-			t.Errorf("%v: Conv2DBackwardWeightInto allocates %v times per call", c, n)
-		}
+		noAllocs(t, fmt.Sprintf("%v: Conv2DInto", c), func() { Conv2DInto(dst, x, w, b, c.p) })
+		noAllocs(t, fmt.Sprintf("%v: Conv2DBackwardInputInto", c), func() { Conv2DBackwardInputInto(dx, dy, w, c.p) })
+		noAllocs(t, fmt.Sprintf("%v: Conv2DBackwardWeightInto", c), func() { Conv2DBackwardWeightInto(dw, dy, x, c.p) })
 	}
 }

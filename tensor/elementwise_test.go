@@ -213,9 +213,7 @@ func TestIntoAllocs(t *testing.T) {
 		"AddInto parallel":   func() { AddInto(bigDst, big, bigB) },
 	} {
 		f()
-		if n := testing.AllocsPerRun(20, f); n != 0 {
-			t.Errorf("%s: %v allocations per run, want 0", name, n)
-		}
+		noAllocs(t, name, f)
 	}
 }
 

@@ -109,3 +109,15 @@ func expectPanic(t *testing.T, msg string, f func()) {
 	}()
 	f()
 }
+
+// noAllocs fails when f allocates in steady state (skipped under -race,
+// whose sync.Pool drops items at random).
+func noAllocs(t *testing.T, name string, f func()) {
+	t.Helper()
+	if raceEnabled {
+		return
+	}
+	if n := testing.AllocsPerRun(20, f); n != 0 {
+		t.Errorf("%s allocates %v times per call", name, n)
+	}
+}

@@ -208,8 +208,6 @@ func TestNormPanicsAndAllocs(t *testing.T) {
 		"LayerNormInto":         func() { LayerNormInto(y, ls, x, lp) },
 		"LayerNormBackwardInto": func() { LayerNormBackwardInto(dx, lg, lb, dy, x, ls, lp) },
 	} {
-		if n := testing.AllocsPerRun(20, f); n != 0 {
-			t.Errorf("%s allocates %v times per call", name, n)
-		}
+		noAllocs(t, name, f)
 	}
 }

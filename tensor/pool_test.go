@@ -148,8 +148,6 @@ func TestPool2DAllocs(t *testing.T) {
 		"MaxPool2DBackwardInto": func() { MaxPool2DBackwardInto(dx, out, idx, p) },
 		"AvgPool2DBackwardInto": func() { AvgPool2DBackwardInto(dx, out, p) },
 	} {
-		if n := testing.AllocsPerRun(20, f); n != 0 {
-			t.Errorf("%s allocates %v times per call", name, n)
-		}
+		noAllocs(t, name, f)
 	}
 }

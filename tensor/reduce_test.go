@@ -230,7 +230,5 @@ func TestSoftmaxIntoAllocs(t *testing.T) {
 	x, dst := RandN(r, 256, 512), New(256, 512)
 	f := func() { SoftmaxInto(dst, x, -1) }
 	f()
-	if n := testing.AllocsPerRun(20, f); n != 0 {
-		t.Errorf("SoftmaxInto: %v allocations per run, want 0", n)
-	}
+	noAllocs(t, "SoftmaxInto", f)
 }
