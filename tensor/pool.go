@@ -234,7 +234,10 @@ func (j *poolJob) runRange(lo, hi int) {
 	g := &j.g
 	for pl := lo; pl < hi; pl++ {
 		in := j.in[pl*j.inPlane:][:j.inPlane]
-		out := j.out[pl*j.outPln:][:j.outPln]
+		var out []float32
+		if j.out != nil {
+			out = j.out[pl*j.outPln:][:j.outPln]
+		}
 		var idx []float32
 		if j.idx != nil {
 			idx = j.idx[pl*g.oh*g.ow:][:g.oh*g.ow]

@@ -115,6 +115,9 @@ func TestPool2D(t *testing.T) {
 			o2 := New(c.c, c.n, oh, ow).Permute(1, 0, 2, 3)
 			MaxPool2DInto(o2, nil, x, c.p)
 			checkAgainst(t, "MaxPool2DInto (permuted)", o2, outShape, func(i []int) float64 { return maxV[key(i)] }, exact)
+			i2 := New(outShape...)
+			MaxPool2DInto(nil, i2, x, c.p)
+			checkAgainst(t, "MaxPool2DInto (indices only)", i2, outShape, func(i []int) float64 { return float64(maxI[key(i)]) }, exact)
 		})
 	}
 }
