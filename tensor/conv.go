@@ -199,10 +199,11 @@ func (g *convGeom) offload(dst, x, w, bias *Tensor, p ConvParams) bool {
 	return be != nil && be.Conv2D(dst, x, w, bias, p) == nil
 }
 
-// checkOut panics unless t (the output or its gradient) has shape want.
-func checkOut(op string, t *Tensor, want [4]int, a, b *Tensor) {
+// checkOut panics unless t (an output or its gradient) has the shape want
+// that the operands give.
+func checkOut(op string, t *Tensor, want [4]int, operands ...*Tensor) {
 	if !slices.Equal(t.shape, want[:]) {
-		panic(fmt.Sprintf("tensor: %s: shapes %v and %v give output %v, got %v", op, a.shape, b.shape, want, t.shape))
+		panic(fmt.Sprintf("tensor: %s: shapes %s give output %v, got %v", op, shapesOf(operands), want, t.shape))
 	}
 }
 
@@ -502,10 +503,6 @@ func (g *convGeom) col2im(plane, rows []float32) {
 	}
 }
 
-// contiguousData returns t's elements as a contiguous slice (a copy when t
-// is not contiguous).
-func contiguousData(t *Tensor) []float32 { return t.Contiguous().Data() }
-
 // target returns dst when it is contiguous, else a new tensor of its shape
 // that finish copies into dst.
 func target(dst *Tensor) *Tensor {
@@ -515,6 +512,7 @@ func target(dst *Tensor) *Tensor {
 	return New(dst.shape...)
 }
 
+// finish copies out, from target(dst), into dst when they differ.
 func finish(dst, out *Tensor) {
 	if out != dst {
 		CopyInto(dst, out)
@@ -530,14 +528,14 @@ func convForward(op string, g *convGeom, dst, x, w, bias *Tensor) {
 		if !slices.Equal(bias.shape, []int{g.cout}) {
 			panic(fmt.Sprintf("tensor: %s: bias shape %v, want [%d]", op, bias.shape, g.cout))
 		}
-		bd = contiguousData(bias)
+		bd = bias.Data()
 	}
 	out := target(dst)
 	if out.Len() == 0 {
 		return
 	}
 	j := convJobs.Get().(*convJob)
-	j.g, j.x, j.w, j.out, j.bias = *g, contiguousData(x), contiguousData(w), out.Data(), bd
+	j.g, j.x, j.w, j.out, j.bias = *g, x.Data(), w.Data(), out.Data(), bd
 	if g.shifted {
 		// [cout, cpg, kh, kw] to [groups, kh·kw, opg, cpg].
 		wb := weightBufs.Get().(*[]float32)
@@ -569,7 +567,7 @@ func convBackwardInput(g *convGeom, dx, dy, w *Tensor) {
 		return
 	}
 	j := convJobs.Get().(*convJob)
-	j.g, j.x, j.w, j.out, j.phase = *g, out.Data(), contiguousData(w), contiguousData(dy), backwardInput
+	j.g, j.x, j.w, j.out, j.phase = *g, out.Data(), w.Data(), dy.Data(), backwardInput
 	j.run(g.n, g.groups*g.opg*g.k*g.p)
 	*j = convJob{}
 	convJobs.Put(j)
@@ -582,7 +580,7 @@ func convBackwardWeight(g *convGeom, dw, dy, x *Tensor) {
 		return
 	}
 	j := convJobs.Get().(*convJob)
-	j.g, j.x, j.out, j.dw, j.phase = *g, contiguousData(x), contiguousData(dy), out.Data(), backwardWeight
+	j.g, j.x, j.out, j.dw, j.phase = *g, x.Data(), dy.Data(), out.Data(), backwardWeight
 	clear(j.dw)
 	j.run(g.n*g.chunks, g.groups*g.opg*g.k*g.cols)
 	*j = convJob{}

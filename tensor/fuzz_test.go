@@ -46,21 +46,9 @@ func FuzzBroadcastAdd(f *testing.F) {
 			t.Fatalf("Add(%v, %v) did not panic", sa, sb)
 		}
 		checkAgainst(t, "Add", got, want, func(idx []int) float64 {
-			return float64(a.At(align(idx, sa)...)) + float64(b.At(align(idx, sb)...))
+			return bcastAt(a, idx) + bcastAt(b, idx)
 		}, func([]int) (float64, float64) { return 0x1p-24, 8 })
 	})
-}
-
-// align maps an index of the broadcast shape to one of shape.
-func align(idx, shape []int) []int {
-	out := make([]int, len(shape))
-	off := len(idx) - len(shape)
-	for i, d := range shape {
-		if d != 1 {
-			out[i] = idx[off+i]
-		}
-	}
-	return out
 }
 
 // FuzzConv2D runs fuzzed convolutions (sizes, stride, padding, dilation,

@@ -169,10 +169,7 @@ func (p *matmulPlan) run(dst *Tensor) {
 	// The products write a contiguous [batch..., m, n] tensor: dst itself
 	// when it is contiguous (its vector dimensions removed changes nothing
 	// in the layout), else a temporary copied into it.
-	c := dst
-	if !dst.IsContiguous() {
-		c = New(p.out...)
-	}
+	c := target(dst)
 	shape := append(append([]int{}, p.batch...), p.m, p.n)
 	full := c.view(shape, contiguousStrides(shape), c.offset)
 	j := matmulJobs.Get().(*matmulJob)
@@ -197,7 +194,5 @@ func (p *matmulPlan) run(dst *Tensor) {
 	}
 	*j = matmulJob{}
 	matmulJobs.Put(j)
-	if c != dst {
-		CopyInto(dst, c.view(dst.shape, contiguousStrides(dst.shape), c.offset))
-	}
+	finish(dst, c)
 }

@@ -60,7 +60,7 @@ func BatchNormInto(y *Tensor, s NormStats, x *Tensor, p BatchNormParams) *Tensor
 	}
 	checkWritable(op, y)
 	j := normJobs.Get().(*normJob)
-	*j = normJob{}
+	*j = normJob{kind: batchNormForward}
 	j.channels(op, x, c, p.Gamma, p.Beta, p.RunningMean, p.RunningVar, s.Mean, s.InvStd)
 	j.momentum, j.eps = p.defaults()
 	j.training = p.Training
@@ -72,7 +72,7 @@ func BatchNormInto(y *Tensor, s NormStats, x *Tensor, p BatchNormParams) *Tensor
 	}
 	x = unalias(y, x)
 	out := target(y)
-	j.kind, j.x, j.y = batchNormForward, contiguousData(x), out.Data()
+	j.x, j.y = x.Data(), out.Data()
 	parallel(j, c, x.Len())
 	j.done()
 	finish(y, out)
@@ -99,12 +99,12 @@ func BatchNormBackwardInto(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p Batc
 	}
 	checkWritable(op, dx)
 	j := normJobs.Get().(*normJob)
-	*j = normJob{}
+	*j = normJob{kind: batchNormBackward}
 	j.channels(op, x, c, p.Gamma, nil, nil, nil, s.Mean, s.InvStd)
 	j.training = p.Training
 	j.grads(op, c, dgamma, dbeta)
 	out := target(dx)
-	j.kind, j.x, j.dy, j.y = batchNormBackward, contiguousData(detach(dx, x)), contiguousData(detach(dx, dy)), out.Data()
+	j.x, j.dy, j.y = detach(dx, x).Data(), detach(dx, dy).Data(), out.Data()
 	parallel(j, c, 2*x.Len())
 	j.done()
 	finish(dx, out)
@@ -144,11 +144,11 @@ func LayerNormInto(y *Tensor, s NormStats, x *Tensor, p LayerNormParams) *Tensor
 	}
 	checkWritable(op, y)
 	j := normJobs.Get().(*normJob)
-	*j = normJob{}
+	*j = normJob{kind: layerNormForward}
 	j.rows(op, x, lead, p, s)
 	x = unalias(y, x)
 	out := target(y)
-	j.kind, j.x, j.y = layerNormForward, contiguousData(x), out.Data()
+	j.x, j.y = x.Data(), out.Data()
 	parallel(j, j.n, x.Len())
 	j.done()
 	finish(y, out)
@@ -175,11 +175,11 @@ func LayerNormBackwardInto(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p Laye
 	}
 	checkWritable(op, dx)
 	j := normJobs.Get().(*normJob)
-	*j = normJob{}
+	*j = normJob{kind: layerNormBackward}
 	j.rows(op, x, lead, p, s)
 	j.grads(op, j.groupLen, dgamma, dbeta)
 	out := target(dx)
-	j.kind, j.x, j.dy, j.y = layerNormBackward, contiguousData(detach(dx, x)), contiguousData(detach(dx, dy)), out.Data()
+	j.x, j.dy, j.y = detach(dx, x).Data(), detach(dx, dy).Data(), out.Data()
 	parallel(j, j.n, 2*x.Len())
 	j.done()
 	finish(dx, out)
@@ -229,15 +229,20 @@ type normJob struct {
 
 var normJobs = sync.Pool{New: func() any { return new(normJob) }}
 
+// checkLen panics unless t (when not nil) has n elements.
+func checkLen(op, name string, t *Tensor, n int) {
+	if t != nil && t.Len() != n {
+		panic(fmt.Sprintf("tensor: %s: %s shape %v, want %d elements", op, name, t.shape, n))
+	}
+}
+
 // vec returns t's elements checked to be n long (nil for a nil t).
 func vec(op, name string, t *Tensor, n int) []float32 {
+	checkLen(op, name, t, n)
 	if t == nil {
 		return nil
 	}
-	if t.Len() != n {
-		panic(fmt.Sprintf("tensor: %s: %s shape %v, want %d elements", op, name, t.shape, n))
-	}
-	return contiguousData(t)
+	return t.Data()
 }
 
 func (j *normJob) channels(op string, x *Tensor, c int, gamma, beta, rm, rv, mean, invStd *Tensor) {
@@ -259,19 +264,21 @@ func (j *normJob) channels(op string, x *Tensor, c int, gamma, beta, rm, rv, mea
 	j.stats(op, mean, invStd, c)
 }
 
-// stats prepares the statistics tensors (n elements each) for writing.
+// stats prepares the statistics (n elements each): for writing by a
+// forward pass, or for reading by a backward one (j.kind says which).
 func (j *normJob) stats(op string, mean, invStd *Tensor, n int) {
 	if mean == nil || invStd == nil {
 		panic(fmt.Sprintf("tensor: %s: NormStats needs Mean and InvStd", op))
 	}
-	vec(op, "mean", mean, n)
-	vec(op, "inverse std", invStd, n)
+	checkLen(op, "mean", mean, n)
+	checkLen(op, "inverse std", invStd, n)
+	if j.kind == batchNormBackward || j.kind == layerNormBackward {
+		j.mean, j.invStd = mean.Data(), invStd.Data()
+		return
+	}
 	for i, t := range []*Tensor{mean, invStd} {
 		checkWritable(op, t)
 		j.statDst[i], j.statOut[i] = t, target(t)
-		if j.statOut[i] != t {
-			CopyInto(j.statOut[i], t) // the backward reads them
-		}
 	}
 	j.mean, j.invStd = j.statOut[0].Data(), j.statOut[1].Data()
 }
@@ -299,7 +306,7 @@ func (j *normJob) grads(op string, n int, dgamma, dbeta *Tensor) {
 		if t == nil {
 			continue
 		}
-		vec(op, [2]string{"dgamma", "dbeta"}[i], t, n)
+		checkLen(op, [2]string{"dgamma", "dbeta"}[i], t, n)
 		checkWritable(op, t)
 		j.gradDst[i], j.gradOut[i] = t, target(t)
 		Fill(j.gradOut[i], 0)
@@ -315,12 +322,8 @@ func (j *normJob) grads(op string, n int, dgamma, dbeta *Tensor) {
 // done copies results into non-contiguous destinations and frees the job.
 func (j *normJob) done() {
 	for i := range 2 {
-		if j.statOut[i] != nil && j.statOut[i] != j.statDst[i] {
-			CopyInto(j.statDst[i], j.statOut[i])
-		}
-		if j.gradOut[i] != nil && j.gradOut[i] != j.gradDst[i] {
-			CopyInto(j.gradDst[i], j.gradOut[i])
-		}
+		finish(j.statDst[i], j.statOut[i])
+		finish(j.gradDst[i], j.gradOut[i])
 	}
 	*j = normJob{}
 	normJobs.Put(j)

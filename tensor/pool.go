@@ -183,12 +183,12 @@ func (j *poolJob) outputs(op string, out, indices, x *Tensor) {
 		if t == nil {
 			continue
 		}
-		checkOut(op, t, j.g.shape, x, x)
+		checkOut(op, t, j.g.shape, x)
 		checkWritable(op, t)
 		x = detach(t, x)
 		j.dsts[i], j.results[i] = t, target(t)
 	}
-	j.in = contiguousData(x)
+	j.in = x.Data()
 	if j.results[0] != nil {
 		j.out = j.results[0].Data()
 	}
@@ -200,12 +200,12 @@ func (j *poolJob) outputs(op string, out, indices, x *Tensor) {
 
 // gradients checks and prepares a backward pooling.
 func (j *poolJob) gradients(op string, dx, dy, indices *Tensor) {
-	checkOut(op, dy, j.g.shape, dx, dx)
+	checkOut(op, dy, j.g.shape, dx)
 	checkWritable(op, dx)
 	dy = detach(dx, dy)
 	if indices != nil {
-		checkOut(op, indices, j.g.shape, dx, dx)
-		j.idx = contiguousData(detach(dx, indices))
+		checkOut(op, indices, j.g.shape, dx)
+		j.idx = detach(dx, indices).Data()
 		n := j.g.h * j.g.w
 		for _, v := range j.idx {
 			if !(v >= 0 && v < float32(n)) || v != float32(int(v)) {
@@ -214,7 +214,7 @@ func (j *poolJob) gradients(op string, dx, dy, indices *Tensor) {
 		}
 	}
 	j.dsts[0], j.results[0] = dx, target(dx)
-	j.in, j.out = contiguousData(dy), j.results[0].Data()
+	j.in, j.out = dy.Data(), j.results[0].Data()
 	j.inPlane, j.outPln = j.g.oh*j.g.ow, j.g.h*j.g.w
 }
 
@@ -222,9 +222,7 @@ func (j *poolJob) run() {
 	g := &j.g
 	parallel(j, g.planes, g.planes*g.oh*g.ow*g.kh*g.kw/4)
 	for i, r := range j.results {
-		if r != nil && r != j.dsts[i] {
-			CopyInto(j.dsts[i], r)
-		}
+		finish(j.dsts[i], r)
 	}
 	*j = poolJob{}
 	poolJobs.Put(j)
