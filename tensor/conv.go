@@ -207,11 +207,11 @@ func checkOut(op string, t *Tensor, want [4]int, operands ...*Tensor) {
 	}
 }
 
-// convBuf is one worker's scratch: an im2col chunk or padded block, a
+// workBuf is one worker's scratch: an im2col chunk or padded block, a
 // product before it is placed, and a weight gradient being accumulated.
-type convBuf struct{ col, prod, dw []float32 }
+type workBuf struct{ col, prod, dw []float32 }
 
-var convBufs = sync.Pool{New: func() any { return new(convBuf) }}
+var workBufs = sync.Pool{New: func() any { return new(workBuf) }}
 
 func growF(s []float32, n int) []float32 {
 	if cap(s) < n {
@@ -242,20 +242,9 @@ type convJob struct {
 
 var convJobs = sync.Pool{New: func() any { return new(convJob) }}
 
-// run runs the job's phase over n items of perItem multiply-adds each. A
-// job whose items are large enough for Sgemm to split them itself (its
-// cut-off is 2²⁵ multiply-adds) runs them one after another.
-func (j *convJob) run(n, perItem int) {
-	work := n * perItem / 8 // a multiply-add counted as an eighth of an element
-	if perItem >= 1<<25 {
-		work = 0
-	}
-	parallel(j, n, work)
-}
-
 func (j *convJob) runRange(lo, hi int) {
 	g := &j.g
-	buf := convBufs.Get().(*convBuf)
+	buf := workBufs.Get().(*workBuf)
 	if j.phase == backwardWeight {
 		buf.dw = growF(buf.dw, len(j.dw))
 		clear(buf.dw)
@@ -282,7 +271,7 @@ func (j *convJob) runRange(lo, hi int) {
 		simd.Add(j.dw, j.dw, buf.dw)
 		j.mu.Unlock()
 	}
-	convBufs.Put(buf)
+	workBufs.Put(buf)
 }
 
 // channels returns the input channels of group grp of image img (each a
@@ -300,7 +289,7 @@ func (g *convGeom) outRows(out []float32, img, grp, p0 int) []float32 {
 // unrolled returns the im2col matrix [k, p1-p0] (row stride p1-p0, in buf)
 // of pixels p0..p1 of the group's channels of image img, or for a
 // pointwise convolution the input itself (row stride p).
-func (j *convJob) unrolled(buf *convBuf, img, grp, p0, p1 int) (b []float32, ldb int) {
+func (j *convJob) unrolled(buf *workBuf, img, grp, p0, p1 int) (b []float32, ldb int) {
 	g := &j.g
 	in := g.channels(j.x, img, grp)
 	if g.pointwise {
@@ -332,7 +321,7 @@ func (j *convJob) place(img, grp, p0, p1 int) {
 	}
 }
 
-func (j *convJob) forwardChunk(buf *convBuf, img, grp, p0, p1 int) {
+func (j *convJob) forwardChunk(buf *workBuf, img, grp, p0, p1 int) {
 	g := &j.g
 	b, ldb := j.unrolled(buf, img, grp, p0, p1)
 	simd.Sgemm(false, false, g.opg, p1-p0, g.k, 1, j.w[grp*g.opg*g.k:], max(g.k, 1), b, ldb, 0, g.outRows(j.out, img, grp, p0), g.p)
@@ -347,7 +336,7 @@ func (j *convJob) forwardChunk(buf *convBuf, img, grp, p0, p1 int) {
 // planes read from that offset, [cpg, rows·wp] with row stride g.plane,
 // summed over the taps in buf.prod; columns j ≥ ow of each row are
 // computed and dropped.
-func (j *convJob) forwardBlock(buf *convBuf, img, grp, i0, i1 int) {
+func (j *convJob) forwardBlock(buf *workBuf, img, grp, i0, i1 int) {
 	g := &j.g
 	rows := i1 - i0
 	buf.col = growF(buf.col, g.cpg*g.plane)
@@ -396,7 +385,7 @@ func (j *convJob) forwardBlock(buf *convBuf, img, grp, i0, i1 int) {
 	}
 }
 
-func (j *convJob) backwardImage(buf *convBuf, img, grp int) {
+func (j *convJob) backwardImage(buf *workBuf, img, grp int) {
 	g := &j.g
 	dy := g.outRows(j.out, img, grp, 0)
 	wg := j.w[grp*g.opg*g.k:]
@@ -415,7 +404,7 @@ func (j *convJob) backwardImage(buf *convBuf, img, grp int) {
 
 // weightChunk adds the chunk's dy [opg, p1-p0] times its im2col matrix
 // transposed to the worker's weight gradient of the group.
-func (j *convJob) weightChunk(buf *convBuf, img, grp, p0, p1 int) {
+func (j *convJob) weightChunk(buf *workBuf, img, grp, p0, p1 int) {
 	g := &j.g
 	b, ldb := j.unrolled(buf, img, grp, p0, p1)
 	simd.Sgemm(false, true, g.opg, g.k, p1-p0, 1, g.outRows(j.out, img, grp, p0), g.p, b, ldb, 1, buf.dw[grp*g.opg*g.k:], max(g.k, 1))
@@ -550,11 +539,11 @@ func convForward(op string, g *convGeom, dst, x, w, bias *Tensor) {
 			}
 		}
 		j.w, j.phase = *wb, forwardShifted
-		j.run(g.n*g.blocks, g.groups*g.opg*g.k*g.rows*g.wp)
+		parallelProducts(j, g.n*g.blocks, g.groups*g.opg*g.k*g.rows*g.wp, g.opg*g.cpg*g.rows*g.wp)
 		weightBufs.Put(wb)
 	} else {
 		j.phase = forwardIm2col
-		j.run(g.n*g.chunks, g.groups*g.opg*g.k*g.cols)
+		parallelProducts(j, g.n*g.chunks, g.groups*g.opg*g.k*g.cols, g.opg*g.k*g.cols)
 	}
 	*j = convJob{}
 	convJobs.Put(j)
@@ -568,7 +557,7 @@ func convBackwardInput(g *convGeom, dx, dy, w *Tensor) {
 	}
 	j := convJobs.Get().(*convJob)
 	j.g, j.x, j.w, j.out, j.phase = *g, out.Data(), w.Data(), dy.Data(), backwardInput
-	j.run(g.n, g.groups*g.opg*g.k*g.p)
+	parallelProducts(j, g.n, g.groups*g.opg*g.k*g.p, g.opg*g.k*g.p)
 	*j = convJob{}
 	convJobs.Put(j)
 	finish(dx, out)
@@ -582,7 +571,7 @@ func convBackwardWeight(g *convGeom, dw, dy, x *Tensor) {
 	j := convJobs.Get().(*convJob)
 	j.g, j.x, j.out, j.dw, j.phase = *g, x.Data(), dy.Data(), out.Data(), backwardWeight
 	clear(j.dw)
-	j.run(g.n*g.chunks, g.groups*g.opg*g.k*g.cols)
+	parallelProducts(j, g.n*g.chunks, g.groups*g.opg*g.k*g.cols, g.opg*g.k*g.cols)
 	*j = convJob{}
 	convJobs.Put(j)
 	finish(dw, out)

@@ -62,6 +62,20 @@ func parallel(r ranger, n, work int) {
 	waitGroups.Put(wg)
 }
 
+// parallelProducts runs r over n items of perItem multiply-adds each,
+// done by Sgemm calls of perCall multiply-adds. When the calls are large
+// enough for Sgemm to use every core itself (its cut-off is 2²⁵
+// multiply-adds) the items run one after another on the caller; else they
+// are spread over the workers, a multiply-add counted as an eighth of an
+// elementwise element.
+func parallelProducts(r ranger, n, perItem, perCall int) {
+	work := n * perItem / 8
+	if perCall >= 1<<25 {
+		work = 0
+	}
+	parallel(r, n, work)
+}
+
 // job is one elementwise loop; jobs are pooled so that running one
 // allocates nothing.
 type job struct {

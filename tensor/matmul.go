@@ -181,16 +181,7 @@ func (p *matmulPlan) run(dst *Tensor) {
 		batch *= d
 	}
 	if batch > 0 && p.m > 0 && p.n > 0 {
-		// Products large enough for Sgemm to use every core itself
-		// (its cut-off is 2²⁵ multiply-adds) run one after another;
-		// smaller ones are spread over the workers, counting a
-		// multiply-add as an eighth of an elementwise element.
-		work := p.m * p.n * max(p.k, 1)
-		if work >= 1<<25 || batch == 1 {
-			j.runRange(0, batch)
-		} else {
-			parallel(j, batch, batch*work/8)
-		}
+		parallelProducts(j, batch, p.m*p.n*p.k, p.m*p.n*p.k)
 	}
 	*j = matmulJob{}
 	matmulJobs.Put(j)

@@ -457,7 +457,7 @@ func (j *normJob) layerNormRow(r int) {
 // Σ_rows dy, summed per worker and added under the job's lock.
 func (j *normJob) layerNormGradRows(lo, hi int) {
 	d := j.groupLen
-	buf := convBufs.Get().(*convBuf)
+	buf := workBufs.Get().(*workBuf)
 	buf.col = growF(buf.col, 2*d)
 	xh, g := buf.col[:d], buf.col[d:]
 	var dg, db []float32
@@ -498,5 +498,5 @@ func (j *normJob) layerNormGradRows(lo, hi int) {
 		}
 		j.mu.Unlock()
 	}
-	convBufs.Put(buf)
+	workBufs.Put(buf)
 }
