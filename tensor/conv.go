@@ -410,9 +410,9 @@ func (j *convJob) weightChunk(buf *workBuf, img, grp, p0, p1 int) {
 	simd.Sgemm(false, true, g.opg, g.k, p1-p0, 1, g.outRows(j.out, img, grp, p0), g.p, b, ldb, 1, buf.dw[grp*g.opg*g.k:], max(g.k, 1))
 }
 
-// span returns the range of output columns lo..hi that read input column
+// validCols returns the range of output columns lo..hi that read input column
 // o·s + off inside 0..n, for o in 0..out.
-func span(off, s, n, out int) (lo, hi int) {
+func validCols(off, s, n, out int) (lo, hi int) {
 	if off < 0 {
 		lo = (-off + s - 1) / s
 	}
@@ -433,7 +433,7 @@ func (g *convGeom) im2col(rows, plane []float32, p0, p1 int) {
 		for v := 0; v < g.kw; v++ {
 			row := rows[(u*g.kw+v)*n:][:n]
 			offW := v*g.dw - g.pw
-			lo, hi := span(offW, g.sw, g.w, g.ow)
+			lo, hi := validCols(offW, g.sw, g.w, g.ow)
 			for q := p0; q < p1; {
 				i, j0 := q/g.ow, q%g.ow
 				j1 := min(g.ow, j0+p1-q)
@@ -469,7 +469,7 @@ func (g *convGeom) col2im(plane, rows []float32) {
 		for v := 0; v < g.kw; v++ {
 			row := rows[(u*g.kw+v)*g.p:][:g.p]
 			offW := v*g.dw - g.pw
-			lo, hi := span(offW, g.sw, g.w, g.ow)
+			lo, hi := validCols(offW, g.sw, g.w, g.ow)
 			if lo == hi {
 				continue
 			}
