@@ -311,3 +311,10 @@ func (g *poolGeom) avgPlane(out, in []float32) {
 		}
 	}
 }
+
+// Pool2DShape returns the output shape [N, C, OH, OW] of MaxPool2D and
+// AvgPool2D for an input of shape xShape, panicking as they do on invalid
+// parameters.
+func Pool2DShape(xShape []int, p PoolParams) [4]int {
+	return planPool("Pool2DShape", xShape, p).shape
+}

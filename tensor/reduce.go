@@ -311,3 +311,28 @@ func rowwise(op string, f func(dst, x []float32), dst, x *Tensor, axis int) *Ten
 	CopyInto(moveAxisLast(dst, axis), tmp)
 	return dst
 }
+
+// SumToInto adds to dst the sums of x over the axes along which dst
+// broadcasts to x's shape, and returns dst: dst[j] += Σ x[i] over every i
+// that dst[j] is broadcast to. It is the adjoint of broadcasting, the way a
+// gradient flows back through a broadcast operand. dst's shape must
+// broadcast to exactly x's shape; an x overlapping dst is copied first.
+// Accuracy as Sum.
+func SumToInto(dst, x *Tensor) *Tensor {
+	checkWritable("SumToInto", dst)
+	if out, ok := broadcastDims(dst.shape, x.shape); !ok || !slices.Equal(out, x.shape) {
+		panic(fmt.Sprintf("tensor: SumToInto: dst of shape %v does not broadcast to x's shape %v", dst.shape, x.shape))
+	}
+	x = detach(dst, x)
+	d := dst
+	if lead := len(x.shape) - len(dst.shape); lead > 0 {
+		shape := append(make([]int, lead, len(x.shape)), dst.shape...)
+		strides := append(make([]int, lead, len(x.shape)), dst.strides...)
+		for i := range lead {
+			shape[i] = 1
+		}
+		d = dst.view(shape, strides, dst.offset)
+	}
+	sumRed.into(d, x)
+	return dst
+}

@@ -1,0 +1,543 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/lanesgo/lanes/simd"
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// This file holds the differentiable operations on dense values: linear
+// algebra, elementwise arithmetic, activations, reductions and reshapes.
+// Each forward writes into storage from the tape and each backward adds
+// into the gradients of the inputs that require one.
+
+// gradAcc returns v's gradient tensor and the beta with which to write a
+// contribution into it: 0 for the first contribution (overwrite), 1 after
+// (add), for kernels such as Sgemm that accumulate for free.
+func (tp *Tape) gradAcc(v *Var) (g *tensor.Tensor, beta float32) {
+	if v.gradOK {
+		return v.grad, 1
+	}
+	g, _ = tp.gradFor(v)
+	v.gradOK = true
+	return g, 0
+}
+
+// addGrad adds src (of v's shape) to v's gradient.
+func (tp *Tape) addGrad(v *Var, src []float32) {
+	g, beta := tp.gradAcc(v)
+	if beta == 0 {
+		copy(g.Data(), src)
+		return
+	}
+	d := g.Data()
+	simd.Add(d, d, src)
+}
+
+// matrix returns the two dimensions of a 2-D operand.
+func matrix(op, name string, v *Var) (rows, cols int) {
+	if v.value.Dims() != 2 {
+		panic(fmt.Sprintf("nn: %s: %s of shape %v is not a matrix", op, name, v.value.Shape()))
+	}
+	return v.value.Dim(0), v.value.Dim(1)
+}
+
+// MatMul returns a·b for matrices a [m, k] and b [k, n].
+func (tp *Tape) MatMul(a, b *Var) *Var {
+	const op = "MatMul"
+	tp.check(op, a, b)
+	m, k := matrix(op, "a", a)
+	k2, n := matrix(op, "b", b)
+	if k != k2 {
+		panic(fmt.Sprintf("nn: %s: shapes %v and %v do not match", op, a.value.Shape(), b.value.Shape()))
+	}
+	y := tp.alloc(m, n)
+	simd.Sgemm(false, false, m, n, k, 1, data(a), k, data(b), n, 0, y.Data(), n)
+	out, _ := tp.result(y, backMatMul, a, b)
+	return out
+}
+
+func backMatMul(tp *Tape, n *node) {
+	a, b, g := n.in[0], n.in[1], grad(n.out)
+	rows, k := a.value.Dim(0), a.value.Dim(1)
+	cols := b.value.Dim(1)
+	if a.requires {
+		da, beta := tp.gradAcc(a)
+		simd.Sgemm(false, true, rows, k, cols, 1, g, cols, data(b), cols, beta, da.Data(), k)
+	}
+	if b.requires {
+		db, beta := tp.gradAcc(b)
+		simd.Sgemm(true, false, k, cols, rows, 1, data(a), k, g, cols, beta, db.Data(), cols)
+	}
+}
+
+// Linear returns act(x·wᵀ + b) for x [n, in], a weight w [out, in] (the
+// layout of PyTorch's nn.Linear) and a bias b [out] or nil, in one pass: the
+// bias seeds the output that Sgemm adds to, and the activation runs on the
+// result in place.
+func (tp *Tape) Linear(x, w, b *Var, act Act) *Var {
+	const op = "Linear"
+	tp.check(op, x, w, b)
+	rows, in := matrix(op, "x", x)
+	outs, in2 := matrix(op, "w", w)
+	if in != in2 {
+		panic(fmt.Sprintf("nn: %s: x of shape %v does not match weight of shape %v", op, x.value.Shape(), w.value.Shape()))
+	}
+	beta := float32(0)
+	z := tp.alloc(rows, outs)
+	zd := z.Data()
+	if b != nil {
+		if b.value.Len() != outs || b.value.Dims() != 1 {
+			panic(fmt.Sprintf("nn: %s: bias of shape %v does not match weight of shape %v", op, b.value.Shape(), w.value.Shape()))
+		}
+		bd := data(b)
+		for r := range rows {
+			copy(zd[r*outs:(r+1)*outs], bd)
+		}
+		beta = 1
+	}
+	simd.Sgemm(false, true, rows, outs, in, 1, data(x), in, data(w), in, beta, zd, outs)
+	y, pre := tp.activate(act, z)
+	out, nd := tp.result(y, backLinear, x, w, b)
+	if nd != nil {
+		nd.act, nd.saved[0] = act, pre
+	}
+	return out
+}
+
+// activate applies act to z, in place when its gradient can be computed
+// from the output alone; otherwise into new storage, and then it returns
+// the input it will need as pre.
+func (tp *Tape) activate(act Act, z *tensor.Tensor) (y, pre *tensor.Tensor) {
+	if act.Kind == ActNone {
+		return z, nil
+	}
+	if act.fromOutput() {
+		act.apply(z.Data(), z.Data())
+		return z, nil
+	}
+	y = tp.like(z)
+	act.apply(y.Data(), z.Data())
+	return y, z
+}
+
+// actInputGrad returns the gradient with respect to an activation's input,
+// given the gradient g of its output y (and its input pre when saved).
+func (tp *Tape) actInputGrad(act Act, g []float32, y, pre *tensor.Tensor) []float32 {
+	if act.Kind == ActNone {
+		return g
+	}
+	dz := tp.like(y).Data()
+	var x []float32
+	if pre != nil {
+		x = pre.Data()
+	}
+	act.grad(dz, g, x, y.Data())
+	return dz
+}
+
+func backLinear(tp *Tape, n *node) {
+	x, w, b := n.in[0], n.in[1], n.in[2]
+	rows, in := x.value.Dim(0), x.value.Dim(1)
+	outs := w.value.Dim(0)
+	dz := tp.actInputGrad(n.act, grad(n.out), n.out.value, n.saved[0])
+	if x.requires {
+		dx, beta := tp.gradAcc(x)
+		simd.Sgemm(false, false, rows, in, outs, 1, dz, outs, data(w), in, beta, dx.Data(), in)
+	}
+	if w.requires {
+		dw, beta := tp.gradAcc(w)
+		simd.Sgemm(true, false, outs, in, rows, 1, dz, outs, data(x), in, beta, dw.Data(), in)
+	}
+	if b != nil && b.requires {
+		db, beta := tp.gradAcc(b)
+		ones := tp.alloc(rows).Data()
+		for i := range ones {
+			ones[i] = 1
+		}
+		simd.Sgemv(true, rows, outs, 1, dz, outs, ones, beta, db.Data())
+	}
+}
+
+// Activate returns act(x) elementwise.
+func (tp *Tape) Activate(x *Var, act Act) *Var {
+	tp.check("Activate", x)
+	if act.Kind == ActNone {
+		return x
+	}
+	y := tp.like(x.value)
+	act.apply(y.Data(), data(x))
+	out, nd := tp.result(y, backActivate, x)
+	if nd != nil {
+		nd.act = act
+	}
+	return out
+}
+
+func backActivate(tp *Tape, n *node) {
+	x := n.in[0]
+	if !x.requires {
+		return
+	}
+	dx, add := tp.gradFor(x)
+	n.act.grad(dx.Data(), grad(n.out), data(x), data(n.out))
+	tp.flush(x, dx, add)
+}
+
+// ReLU returns max(x, 0).
+func (tp *Tape) ReLU(x *Var) *Var { return tp.Activate(x, Act{Kind: ActReLU}) }
+
+// LeakyReLU returns x where x > 0 and alpha·x elsewhere.
+func (tp *Tape) LeakyReLU(x *Var, alpha float32) *Var {
+	return tp.Activate(x, Act{Kind: ActLeakyReLU, Alpha: alpha})
+}
+
+// ELU returns x where x > 0 and alpha·(eˣ - 1) elsewhere.
+func (tp *Tape) ELU(x *Var, alpha float32) *Var { return tp.Activate(x, Act{Kind: ActELU, Alpha: alpha}) }
+
+// GELU returns x·Φ(x) with the exact (erf) Φ.
+func (tp *Tape) GELU(x *Var) *Var { return tp.Activate(x, Act{Kind: ActGELU}) }
+
+// SiLU returns x·σ(x).
+func (tp *Tape) SiLU(x *Var) *Var { return tp.Activate(x, Act{Kind: ActSiLU}) }
+
+// Sigmoid returns 1/(1 + e⁻ˣ).
+func (tp *Tape) Sigmoid(x *Var) *Var { return tp.Activate(x, Act{Kind: ActSigmoid}) }
+
+// Tanh returns tanh(x).
+func (tp *Tape) Tanh(x *Var) *Var { return tp.Activate(x, Act{Kind: ActTanh}) }
+
+type binaryKind int
+
+const (
+	addOp binaryKind = iota
+	subOp
+	mulOp
+)
+
+// Add returns a + b with broadcasting.
+func (tp *Tape) Add(a, b *Var) *Var { return tp.binary("Add", addOp, a, b) }
+
+// Sub returns a - b with broadcasting.
+func (tp *Tape) Sub(a, b *Var) *Var { return tp.binary("Sub", subOp, a, b) }
+
+// Mul returns a·b elementwise with broadcasting.
+func (tp *Tape) Mul(a, b *Var) *Var { return tp.binary("Mul", mulOp, a, b) }
+
+func (tp *Tape) binary(op string, kind binaryKind, a, b *Var) *Var {
+	tp.check(op, a, b)
+	shape := broadcast(op, a.value, b.value)
+	y := tp.alloc(shape...)
+	switch kind {
+	case addOp:
+		tensor.AddInto(y, a.value, b.value)
+	case subOp:
+		tensor.SubInto(y, a.value, b.value)
+	case mulOp:
+		tensor.MulInto(y, a.value, b.value)
+	}
+	out, nd := tp.result(y, backBinary, a, b)
+	if nd != nil {
+		nd.dims = int(kind)
+	}
+	return out
+}
+
+// broadcast returns the shape a and b broadcast to, or panics naming both.
+func broadcast(op string, a, b *tensor.Tensor) []int {
+	n := max(a.Dims(), b.Dims())
+	out := make([]int, n)
+	for i := range out {
+		da, db := 1, 1
+		if j := i - (n - a.Dims()); j >= 0 {
+			da = a.Dim(j)
+		}
+		if j := i - (n - b.Dims()); j >= 0 {
+			db = b.Dim(j)
+		}
+		switch {
+		case da == db || db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			panic(fmt.Sprintf("nn: %s: shapes %v and %v do not broadcast", op, a.Shape(), b.Shape()))
+		}
+	}
+	return out
+}
+
+func backBinary(tp *Tape, n *node) {
+	g := n.out.grad
+	for i, v := range n.in[:2] {
+		if !v.requires {
+			continue
+		}
+		src := g
+		switch kind := binaryKind(n.dims); {
+		case kind == mulOp:
+			src = tp.like(g)
+			tensor.MulInto(src, g, n.in[1-i].value)
+		case kind == subOp && i == 1:
+			src = tp.like(g)
+			simd.Neg(src.Data(), g.Data())
+		}
+		tp.reduceGrad(v, src)
+	}
+}
+
+// reduceGrad adds src, the gradient of a result v was broadcast to, to v's
+// gradient.
+func (tp *Tape) reduceGrad(v *Var, src *tensor.Tensor) {
+	if src.Len() == v.value.Len() {
+		tp.addGrad(v, src.Data())
+		return
+	}
+	dv, beta := tp.gradAcc(v)
+	if beta == 0 {
+		clear(dv.Data())
+	}
+	tensor.SumToInto(dv, src)
+}
+
+// Scale returns s·x.
+func (tp *Tape) Scale(x *Var, s float32) *Var {
+	tp.check("Scale", x)
+	y := tp.like(x.value)
+	simd.Scale(y.Data(), data(x), s)
+	out, nd := tp.result(y, backScale, x)
+	if nd != nil {
+		nd.f[0] = s
+	}
+	return out
+}
+
+func backScale(tp *Tape, n *node) {
+	x := n.in[0]
+	dx, add := tp.gradFor(x)
+	simd.Scale(dx.Data(), grad(n.out), n.f[0])
+	tp.flush(x, dx, add)
+}
+
+// Sum returns the sum of every element of x as a tensor of shape [].
+func (tp *Tape) Sum(x *Var) *Var { return tp.total("Sum", x, 1) }
+
+// Mean returns the mean of every element of x as a tensor of shape [].
+func (tp *Tape) Mean(x *Var) *Var {
+	return tp.total("Mean", x, 1/float32(max(x.value.Len(), 1)))
+}
+
+func (tp *Tape) total(op string, x *Var, scale float32) *Var {
+	tp.check(op, x)
+	y := tp.alloc()
+	y.Data()[0] = simd.Sum(data(x)) * scale
+	out, nd := tp.result(y, backTotal, x)
+	if nd != nil {
+		nd.f[0] = scale
+	}
+	return out
+}
+
+func backTotal(tp *Tape, n *node) {
+	x := n.in[0]
+	g := grad(n.out)[0] * n.f[0]
+	dx, beta := tp.gradAcc(x)
+	d := dx.Data()
+	if beta == 0 {
+		for i := range d {
+			d[i] = g
+		}
+		return
+	}
+	simd.AddScalar(d, d, g)
+}
+
+// Reshape returns x with a new shape of the same length, sharing its
+// storage; one dimension may be -1 (inferred).
+func (tp *Tape) Reshape(x *Var, shape ...int) *Var {
+	const op = "Reshape"
+	tp.check(op, x)
+	n, infer := 1, -1
+	for i, d := range shape {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d < 0:
+			panic(fmt.Sprintf("nn: %s: bad shape %v for x of shape %v", op, shape, x.value.Shape()))
+		default:
+			n *= d
+		}
+	}
+	total := x.value.Len()
+	if infer >= 0 {
+		if n == 0 || total%n != 0 {
+			panic(fmt.Sprintf("nn: %s: shape %v does not fit x of shape %v", op, shape, x.value.Shape()))
+		}
+		shape = slices.Clone(shape)
+		shape[infer] = total / n
+		n = total
+	}
+	if n != total {
+		panic(fmt.Sprintf("nn: %s: shape %v does not fit x of shape %v", op, shape, x.value.Shape()))
+	}
+	out, _ := tp.result(tp.view(data(x), shape...), backReshape, x)
+	return out
+}
+
+func backReshape(tp *Tape, n *node) { tp.addGrad(n.in[0], grad(n.out)) }
+
+// Flatten returns x [n, ...] reshaped to [n, rest].
+func (tp *Tape) Flatten(x *Var) *Var {
+	if x.value.Dims() < 1 {
+		panic(fmt.Sprintf("nn: Flatten: x of shape %v has no leading axis", x.value.Shape()))
+	}
+	n := x.value.Dim(0)
+	rest := 1
+	if n > 0 {
+		rest = x.value.Len() / n
+	}
+	return tp.Reshape(x, n, rest)
+}
+
+// ActKind names an activation function.
+type ActKind int
+
+// The activations.
+const (
+	ActNone ActKind = iota
+	ActReLU
+	ActLeakyReLU
+	ActELU
+	ActGELU
+	ActSiLU
+	ActSigmoid
+	ActTanh
+)
+
+var actNames = [...]string{"None", "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh"}
+
+func (k ActKind) String() string {
+	if k >= 0 && int(k) < len(actNames) {
+		return actNames[k]
+	}
+	return fmt.Sprintf("ActKind(%d)", int(k))
+}
+
+// Act is an activation with its parameter: Alpha is LeakyReLU's negative
+// slope and ELU's α. The forward passes are the simd kernels (accuracy as
+// documented there); the gradients are computed in float32 from the saved
+// output, or from the input where the output does not determine it (GELU,
+// SiLU, and LeakyReLU or ELU with α ≤ 0).
+type Act struct {
+	Kind  ActKind
+	Alpha float32
+}
+
+// fromOutput reports whether the gradient is a function of the output, so
+// that the activation can overwrite its input.
+func (a Act) fromOutput() bool {
+	switch a.Kind {
+	case ActReLU, ActSigmoid, ActTanh:
+		return true
+	case ActLeakyReLU, ActELU:
+		return a.Alpha > 0
+	}
+	return false
+}
+
+func (a Act) apply(dst, x []float32) {
+	switch a.Kind {
+	case ActNone:
+		copy(dst, x)
+	case ActReLU:
+		simd.ReLU(dst, x)
+	case ActLeakyReLU:
+		simd.LeakyReLU(dst, x, a.Alpha)
+	case ActELU:
+		simd.ELU(dst, x, a.Alpha)
+	case ActGELU:
+		simd.GELU(dst, x)
+	case ActSiLU:
+		simd.SiLU(dst, x)
+	case ActSigmoid:
+		simd.Sigmoid(dst, x)
+	case ActTanh:
+		simd.Tanh(dst, x)
+	default:
+		panic(fmt.Sprintf("nn: unknown activation %v", a.Kind))
+	}
+}
+
+// grad sets dx to the gradient with respect to the input of the
+// activation, given the output gradient g, the input x (nil when the
+// gradient comes from the output) and the output y. dx must not overlap g.
+func (a Act) grad(dx, g, x, y []float32) {
+	switch a.Kind {
+	case ActNone:
+		copy(dx, g)
+	case ActReLU:
+		reluGrad(dx, g, y)
+	case ActLeakyReLU:
+		ref := y
+		if x != nil {
+			ref = x
+		}
+		for i, v := range ref[:len(dx)] {
+			if v > 0 {
+				dx[i] = g[i]
+			} else {
+				dx[i] = g[i] * a.Alpha
+			}
+		}
+	case ActELU:
+		for i := range dx {
+			if x != nil {
+				if x[i] > 0 {
+					dx[i] = g[i]
+				} else {
+					dx[i] = g[i] * a.Alpha * float32(math.Exp(float64(x[i])))
+				}
+			} else if y[i] > 0 {
+				dx[i] = g[i]
+			} else {
+				dx[i] = g[i] * (y[i] + a.Alpha)
+			}
+		}
+	case ActGELU:
+		for i, v := range x[:len(dx)] {
+			t := float64(v)
+			cdf := 0.5 * (1 + math.Erf(t/math.Sqrt2))
+			pdf := math.Exp(-t*t/2) / math.Sqrt(2*math.Pi)
+			dx[i] = g[i] * float32(cdf+t*pdf)
+		}
+	case ActSiLU:
+		simd.Sigmoid(dx, x)
+		for i, s := range dx {
+			dx[i] = g[i] * s * (1 + x[i]*(1-s))
+		}
+	case ActSigmoid:
+		for i, s := range y[:len(dx)] {
+			dx[i] = g[i] * s * (1 - s)
+		}
+	case ActTanh:
+		for i, t := range y[:len(dx)] {
+			dx[i] = g[i] * (1 - t*t)
+		}
+	}
+}
+
+// reluGrad sets dx[i] to g[i] where y[i] > 0 and to 0 elsewhere, without
+// branches (the signs of y are random in training).
+func reluGrad(dx, g, y []float32) {
+	g, y = g[:len(dx)], y[:len(dx)]
+	for i, v := range y {
+		// v > 0 exactly when its bits b are in [1, 0x7fffffff] (NaN counts
+		// as positive), that is when b-1 < 0x7fffffff unsigned.
+		b := math.Float32bits(v) - 1
+		keep := uint32((int64(b) - 0x7fffffff) >> 63)
+		dx[i] = math.Float32frombits(math.Float32bits(g[i]) & keep)
+	}
+}

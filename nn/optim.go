@@ -1,0 +1,303 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/lanesgo/lanes/simd"
+)
+
+// Optimizer updates parameters from their gradients. Step skips the
+// parameters that have no gradient (Grad() == nil), as PyTorch skips those
+// whose grad is None.
+type Optimizer interface {
+	Step()
+	ZeroGrad()
+	LR() float32
+	SetLR(lr float32)
+}
+
+// The updates run as a sequence of simd kernels over blocks of optBlock
+// elements, so that each block of the parameter, its gradient and its
+// state is read from memory and written back once per step while the
+// intermediate passes stay in L1.
+const optBlock = 1024
+
+// blocks calls f for consecutive blocks of at most optBlock elements of
+// each parameter that has a gradient, with the block's slices of the
+// parameter, its gradient and each of its state slots.
+func blocks(params []*Var, state [][]float32, slots int, f func(p, g []float32, s [][]float32)) {
+	var sb [4][]float32
+	for i, v := range params {
+		if !v.gradOK {
+			continue
+		}
+		p, g := v.value.Data(), v.grad.Data()
+		for lo := 0; lo < len(p); lo += optBlock {
+			hi := min(lo+optBlock, len(p))
+			for k := range slots {
+				sb[k] = state[i*slots+k][lo:hi]
+			}
+			f(p[lo:hi], g[lo:hi], sb[:slots])
+		}
+	}
+}
+
+func newState(params []*Var, slots int) [][]float32 {
+	s := make([][]float32, len(params)*slots)
+	for i, v := range params {
+		if !v.requires || !v.param {
+			panic(fmt.Sprintf("nn: optimizer: parameter %d of shape %v is not a trainable parameter", i, v.value.Shape()))
+		}
+		for k := range slots {
+			s[i*slots+k] = make([]float32, v.value.Len())
+		}
+	}
+	return s
+}
+
+func zeroGrads(params []*Var) {
+	for _, v := range params {
+		v.ZeroGrad()
+	}
+}
+
+// SGD is stochastic gradient descent with optional momentum (Nesterov's
+// or not), dampening and L2 weight decay, as PyTorch's optim.SGD:
+//
+//	g ← g + WeightDecay·p
+//	b ← Momentum·b + (1 - Dampening)·g   (b ← g on the first step)
+//	g ← g + Momentum·b if Nesterov, else b
+//	p ← p - lr·g
+type SGD struct {
+	Momentum, Dampening, WeightDecay float32
+	Nesterov                         bool
+	params                           []*Var
+	state                            [][]float32
+	started                          []bool
+	lr                               float32
+	tmp                              []float32
+}
+
+// NewSGD returns plain SGD over params with learning rate lr; set the
+// fields for momentum and weight decay.
+func NewSGD(params []*Var, lr float32) *SGD {
+	return &SGD{params: params, state: newState(params, 1), started: make([]bool, len(params)), lr: lr, tmp: make([]float32, optBlock)}
+}
+
+// Step implements Optimizer.
+func (o *SGD) Step() {
+	for i, v := range o.params {
+		if !v.gradOK {
+			continue
+		}
+		p, g, buf := v.value.Data(), v.grad.Data(), o.state[i]
+		first := !o.started[i]
+		o.started[i] = true
+		for lo := 0; lo < len(p); lo += optBlock {
+			hi := min(lo+optBlock, len(p))
+			o.update(p[lo:hi], g[lo:hi], buf[lo:hi], first)
+		}
+	}
+}
+
+func (o *SGD) update(p, g, buf []float32, first bool) {
+	t := o.tmp[:len(p)]
+	copy(t, g)
+	if o.WeightDecay != 0 {
+		simd.Axpy(t, o.WeightDecay, p)
+	}
+	if o.Momentum != 0 {
+		if first {
+			copy(buf, t)
+		} else {
+			simd.Scale(buf, buf, o.Momentum)
+			simd.Axpy(buf, 1-o.Dampening, t)
+		}
+		if o.Nesterov {
+			simd.Axpy(t, o.Momentum, buf)
+		} else {
+			copy(t, buf)
+		}
+	}
+	simd.Axpy(p, -o.lr, t)
+}
+
+// ZeroGrad implements Optimizer.
+func (o *SGD) ZeroGrad() { zeroGrads(o.params) }
+
+// LR implements Optimizer.
+func (o *SGD) LR() float32 { return o.lr }
+
+// SetLR implements Optimizer.
+func (o *SGD) SetLR(lr float32) { o.lr = lr }
+
+// Adam is the Adam optimizer (Kingma and Ba) as PyTorch's optim.Adam, with
+// bias correction and, when Decoupled is set, AdamW's decoupled weight
+// decay (p ← p·(1 - lr·WeightDecay) before the update) instead of L2
+// decay added to the gradient:
+//
+//	m ← β₁m + (1-β₁)g,  v ← β₂v + (1-β₂)g²
+//	p ← p - lr/(1-β₁ᵗ) · m/(√v/√(1-β₂ᵗ) + ε)
+type Adam struct {
+	Beta1, Beta2, Eps, WeightDecay float32
+	Decoupled                      bool
+	params                         []*Var
+	state                          [][]float32
+	steps                          int
+	lr                             float32
+	tmp                            [2][]float32
+}
+
+// NewAdam returns Adam over params with learning rate lr and PyTorch's
+// defaults: β = (0.9, 0.999), ε = 1e-8, no weight decay.
+func NewAdam(params []*Var, lr float32) *Adam {
+	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, params: params, state: newState(params, 2), lr: lr,
+		tmp: [2][]float32{make([]float32, optBlock), make([]float32, optBlock)}}
+}
+
+// NewAdamW returns AdamW over params with learning rate lr and PyTorch's
+// defaults: β = (0.9, 0.999), ε = 1e-8, weight decay 0.01.
+func NewAdamW(params []*Var, lr float32) *Adam {
+	o := NewAdam(params, lr)
+	o.WeightDecay, o.Decoupled = 0.01, true
+	return o
+}
+
+// Step implements Optimizer.
+func (o *Adam) Step() {
+	o.steps++
+	t := float64(o.steps)
+	bc1 := 1 - math.Pow(float64(o.Beta1), t)
+	bc2 := 1 - math.Pow(float64(o.Beta2), t)
+	step := float32(float64(o.lr) / bc1)
+	invSqrtBC2 := float32(1 / math.Sqrt(bc2))
+	b1, b2, eps, wd := o.Beta1, o.Beta2, o.Eps, o.WeightDecay
+	decay := 1 - o.lr*wd
+	blocks(o.params, o.state, 2, func(p, g []float32, s [][]float32) {
+		m, v := s[0], s[1]
+		t1, t2 := o.tmp[0][:len(p)], o.tmp[1][:len(p)]
+		switch {
+		case wd != 0 && o.Decoupled:
+			simd.Scale(p, p, decay)
+		case wd != 0:
+			copy(t1, g)
+			simd.Axpy(t1, wd, p)
+			g = t1
+		}
+		simd.Scale(m, m, b1)
+		simd.Axpy(m, 1-b1, g)
+		simd.Mul(t2, g, g)
+		simd.Scale(v, v, b2)
+		simd.Axpy(v, 1-b2, t2)
+		simd.Sqrt(t2, v)
+		simd.Scale(t2, t2, invSqrtBC2)
+		simd.AddScalar(t2, t2, eps)
+		simd.Div(t2, m, t2)
+		simd.Axpy(p, -step, t2)
+	})
+}
+
+// ZeroGrad implements Optimizer.
+func (o *Adam) ZeroGrad() { zeroGrads(o.params) }
+
+// LR implements Optimizer.
+func (o *Adam) LR() float32 { return o.lr }
+
+// SetLR implements Optimizer.
+func (o *Adam) SetLR(lr float32) { o.lr = lr }
+
+// RMSProp is PyTorch's optim.RMSprop:
+//
+//	g ← g + WeightDecay·p
+//	v ← αv + (1-α)g²
+//	a ← √(v - ḡ²) + ε with ḡ ← αḡ + (1-α)g if Centered, else √v + ε
+//	b ← Momentum·b + g/a and p ← p - lr·b if Momentum > 0, else p ← p - lr·g/a
+type RMSProp struct {
+	Alpha, Eps, Momentum, WeightDecay float32
+	Centered                          bool
+	params                            []*Var
+	state                             [][]float32
+	lr                                float32
+	tmp                               [2][]float32
+}
+
+// NewRMSProp returns RMSProp over params with learning rate lr and
+// PyTorch's defaults: α = 0.99, ε = 1e-8.
+func NewRMSProp(params []*Var, lr float32) *RMSProp {
+	return &RMSProp{Alpha: 0.99, Eps: 1e-8, params: params, state: newState(params, 3), lr: lr,
+		tmp: [2][]float32{make([]float32, optBlock), make([]float32, optBlock)}}
+}
+
+// Step implements Optimizer.
+func (o *RMSProp) Step() {
+	a := o.Alpha
+	blocks(o.params, o.state, 3, func(p, g []float32, s [][]float32) {
+		v, gavg, buf := s[0], s[1], s[2]
+		t1, t2 := o.tmp[0][:len(p)], o.tmp[1][:len(p)]
+		if o.WeightDecay != 0 {
+			copy(t1, g)
+			simd.Axpy(t1, o.WeightDecay, p)
+			g = t1
+		}
+		simd.Mul(t2, g, g)
+		simd.Scale(v, v, a)
+		simd.Axpy(v, 1-a, t2)
+		if o.Centered {
+			simd.Scale(gavg, gavg, a)
+			simd.Axpy(gavg, 1-a, g)
+			simd.Mul(t2, gavg, gavg)
+			simd.Sub(t2, v, t2)
+			simd.Sqrt(t2, t2)
+		} else {
+			simd.Sqrt(t2, v)
+		}
+		simd.AddScalar(t2, t2, o.Eps)
+		simd.Div(t2, g, t2)
+		if o.Momentum > 0 {
+			simd.Scale(buf, buf, o.Momentum)
+			simd.Add(buf, buf, t2)
+			t2 = buf
+		}
+		simd.Axpy(p, -o.lr, t2)
+	})
+}
+
+// ZeroGrad implements Optimizer.
+func (o *RMSProp) ZeroGrad() { zeroGrads(o.params) }
+
+// LR implements Optimizer.
+func (o *RMSProp) LR() float32 { return o.lr }
+
+// SetLR implements Optimizer.
+func (o *RMSProp) SetLR(lr float32) { o.lr = lr }
+
+// Schedule gives the learning rate for an epoch (or step) counted from 0.
+// Apply it with opt.SetLR(s.At(epoch)).
+type Schedule interface {
+	At(epoch int) float32
+}
+
+// StepLR multiplies Base by Gamma every Every epochs (PyTorch's StepLR).
+type StepLR struct {
+	Base, Gamma float32
+	Every       int
+}
+
+// At implements Schedule.
+func (s StepLR) At(epoch int) float32 {
+	return s.Base * float32(math.Pow(float64(s.Gamma), float64(epoch/max(s.Every, 1))))
+}
+
+// CosineLR anneals from Base to Min over Epochs epochs along half a cosine
+// and stays at Min after (PyTorch's CosineAnnealingLR without restarts).
+type CosineLR struct {
+	Base, Min float32
+	Epochs    int
+}
+
+// At implements Schedule.
+func (s CosineLR) At(epoch int) float32 {
+	t := min(float64(epoch)/float64(max(s.Epochs, 1)), 1)
+	return s.Min + (s.Base-s.Min)*float32((1+math.Cos(math.Pi*t))/2)
+}

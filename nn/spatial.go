@@ -1,0 +1,294 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/lanesgo/lanes/simd"
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// This file holds the operations on feature maps (convolution, pooling),
+// the normalizations, dropout and embedding lookups.
+
+// Conv2D returns the convolution of x [N, C, H, W] with w [Cout, C/groups,
+// kh, kw] plus b [Cout] (b may be nil), computed by tensor.Conv2D; p.ReLU
+// is fused into the pass that adds the bias.
+func (tp *Tape) Conv2D(x, w, b *Var, p tensor.ConvParams) *Var {
+	tp.check("Conv2D", x, w, b)
+	s := tensor.Conv2DShape(x.value.Shape(), w.value.Shape(), p)
+	y := tp.alloc(s[:]...)
+	var bias *tensor.Tensor
+	if b != nil {
+		bias = b.value
+	}
+	tensor.Conv2DInto(y, x.value, w.value, bias, p)
+	out, nd := tp.result(y, backConv2D, x, w, b)
+	if nd != nil {
+		nd.conv = p
+	}
+	return out
+}
+
+func backConv2D(tp *Tape, n *node) {
+	x, w, b := n.in[0], n.in[1], n.in[2]
+	g := n.out.grad
+	if n.conv.ReLU {
+		dz := tp.like(g)
+		reluGrad(dz.Data(), g.Data(), data(n.out))
+		g = dz
+	}
+	if x.requires {
+		dx, add := tp.gradFor(x)
+		tensor.Conv2DBackwardInputInto(dx, g, w.value, n.conv)
+		tp.flush(x, dx, add)
+	}
+	if w.requires {
+		dw, add := tp.gradFor(w)
+		tensor.Conv2DBackwardWeightInto(dw, g, x.value, n.conv)
+		tp.flush(w, dw, add)
+	}
+	if b != nil && b.requires {
+		db, beta := tp.gradAcc(b)
+		d, gd := db.Data(), g.Data()
+		if beta == 0 {
+			clear(d)
+		}
+		c := len(d)
+		plane := g.Len() / max(g.Dim(0)*c, 1)
+		for i := range g.Dim(0) * c {
+			d[i%c] += simd.Sum(gd[i*plane : (i+1)*plane])
+		}
+	}
+}
+
+// MaxPool2D returns the maxima of x [N, C, H, W] over the windows of p.
+func (tp *Tape) MaxPool2D(x *Var, p tensor.PoolParams) *Var {
+	tp.check("MaxPool2D", x)
+	s := tensor.Pool2DShape(x.value.Shape(), p)
+	y := tp.alloc(s[:]...)
+	var idx *tensor.Tensor
+	if !tp.noGrad && x.requires {
+		idx = tp.alloc(s[:]...)
+	}
+	tensor.MaxPool2DInto(y, idx, x.value, p)
+	out, nd := tp.result(y, backMaxPool2D, x)
+	if nd != nil {
+		nd.pool, nd.saved[0] = p, idx
+	}
+	return out
+}
+
+func backMaxPool2D(tp *Tape, n *node) {
+	x := n.in[0]
+	dx, add := tp.gradFor(x)
+	tensor.MaxPool2DBackwardInto(dx, n.out.grad, n.saved[0], n.pool)
+	tp.flush(x, dx, add)
+}
+
+// AvgPool2D returns the means of x [N, C, H, W] over the windows of p.
+func (tp *Tape) AvgPool2D(x *Var, p tensor.PoolParams) *Var {
+	tp.check("AvgPool2D", x)
+	s := tensor.Pool2DShape(x.value.Shape(), p)
+	y := tp.alloc(s[:]...)
+	tensor.AvgPool2DInto(y, x.value, p)
+	out, nd := tp.result(y, backAvgPool2D, x)
+	if nd != nil {
+		nd.pool = p
+	}
+	return out
+}
+
+func backAvgPool2D(tp *Tape, n *node) {
+	x := n.in[0]
+	dx, add := tp.gradFor(x)
+	tensor.AvgPool2DBackwardInto(dx, n.out.grad, n.pool)
+	tp.flush(x, dx, add)
+}
+
+// NormParams are the settings of BatchNorm and LayerNorm that are not
+// tensors: Momentum and Eps as in tensor.BatchNormParams (0 means 0.1 and
+// 1e-5), Dims as in tensor.LayerNormParams.
+type NormParams struct {
+	Momentum, Eps float32
+	Dims          int
+}
+
+// BatchNorm normalizes x [N, C, ...] per channel with the batch
+// statistics (training, which also updates runMean and runVar when they
+// are not nil) or with runMean and runVar (inference), then scales by
+// gamma and shifts by beta (either may be nil), as tensor.BatchNorm.
+func (tp *Tape) BatchNorm(x, gamma, beta *Var, runMean, runVar *tensor.Tensor, training bool, p NormParams) *Var {
+	tp.check("BatchNorm", x, gamma, beta)
+	c := x.value.Dim(1)
+	y, st := tp.like(x.value), tensor.NormStats{Mean: tp.alloc(c), InvStd: tp.alloc(c)}
+	tensor.BatchNormInto(y, st, x.value, tensor.BatchNormParams{Gamma: value(gamma), Beta: value(beta),
+		RunningMean: runMean, RunningVar: runVar, Training: training, Momentum: p.Momentum, Eps: p.Eps})
+	out, nd := tp.result(y, backBatchNorm, x, gamma, beta)
+	if nd != nil {
+		nd.norm, nd.f[0], nd.f[1] = st, p.Eps, b2f(training)
+	}
+	return out
+}
+
+func backBatchNorm(tp *Tape, n *node) {
+	x, gamma, beta := n.in[0], n.in[1], n.in[2]
+	p := tensor.BatchNormParams{Gamma: value(gamma), Training: n.f[1] != 0, Eps: n.f[0]}
+	dx, dg, db, done := tp.normGrads(x, gamma, beta)
+	tensor.BatchNormBackwardInto(dx, dg, db, n.out.grad, x.value, n.norm, p)
+	done()
+}
+
+// LayerNorm normalizes each row of x's last p.Dims axes (0 means 1), then
+// scales by gamma and shifts by beta (of the rows' shape; either may be
+// nil), as tensor.LayerNorm.
+func (tp *Tape) LayerNorm(x, gamma, beta *Var, p NormParams) *Var {
+	tp.check("LayerNorm", x, gamma, beta)
+	dims := max(p.Dims, 1)
+	if dims > x.value.Dims() {
+		panic(fmt.Sprintf("nn: LayerNorm: %d normalized axes for x of shape %v", dims, x.value.Shape()))
+	}
+	lead := x.value.Shape()[:x.value.Dims()-dims]
+	y, st := tp.like(x.value), tensor.NormStats{Mean: tp.alloc(lead...), InvStd: tp.alloc(lead...)}
+	tensor.LayerNormInto(y, st, x.value, tensor.LayerNormParams{Dims: dims, Gamma: value(gamma), Beta: value(beta), Eps: p.Eps})
+	out, nd := tp.result(y, backLayerNorm, x, gamma, beta)
+	if nd != nil {
+		nd.norm, nd.f[0], nd.dims = st, p.Eps, dims
+	}
+	return out
+}
+
+func backLayerNorm(tp *Tape, n *node) {
+	x, gamma, beta := n.in[0], n.in[1], n.in[2]
+	p := tensor.LayerNormParams{Dims: n.dims, Gamma: value(gamma), Eps: n.f[0]}
+	dx, dg, db, done := tp.normGrads(x, gamma, beta)
+	tensor.LayerNormBackwardInto(dx, dg, db, n.out.grad, x.value, n.norm, p)
+	done()
+}
+
+// normGrads returns where a normalization's backward writes its
+// gradients (nil for gamma and beta when they need none; dx always, as the
+// tensor functions need it) and a func that adds them to the Vars.
+func (tp *Tape) normGrads(x, gamma, beta *Var) (dx, dg, db *tensor.Tensor, done func()) {
+	var addX, addG, addB bool
+	if x.requires {
+		dx, addX = tp.gradFor(x)
+	} else {
+		dx = tp.like(x.value)
+	}
+	if gamma != nil && gamma.requires {
+		dg, addG = tp.gradFor(gamma)
+	}
+	if beta != nil && beta.requires {
+		db, addB = tp.gradFor(beta)
+	}
+	return dx, dg, db, func() {
+		if x.requires {
+			tp.flush(x, dx, addX)
+		}
+		if dg != nil {
+			tp.flush(gamma, dg, addG)
+		}
+		if db != nil {
+			tp.flush(beta, db, addB)
+		}
+	}
+}
+
+// Dropout zeroes each element of x with probability p, drawn from r, and
+// scales the others by 1/(1-p), so that the expectation is unchanged. Use
+// it in training only (the Dropout layer is the identity in evaluation).
+func (tp *Tape) Dropout(x *Var, p float32, r *rand.Rand) *Var {
+	tp.check("Dropout", x)
+	if !(p >= 0 && p < 1) {
+		panic(fmt.Sprintf("nn: Dropout: probability %v outside [0, 1)", p))
+	}
+	if p == 0 {
+		return x
+	}
+	mask := tp.like(x.value)
+	keep := 1 / (1 - p)
+	m := mask.Data()
+	for i := range m {
+		if r.Float32() >= p {
+			m[i] = keep
+		} else {
+			m[i] = 0
+		}
+	}
+	y := tp.like(x.value)
+	simd.Mul(y.Data(), data(x), m)
+	out, nd := tp.result(y, backDropout, x)
+	if nd != nil {
+		nd.saved[0] = mask
+	}
+	return out
+}
+
+func backDropout(tp *Tape, n *node) {
+	x := n.in[0]
+	dx, add := tp.gradFor(x)
+	simd.Mul(dx.Data(), grad(n.out), n.saved[0].Data())
+	tp.flush(x, dx, add)
+}
+
+// Embedding returns the rows of w [V, D] named by indices (a tensor of any
+// shape holding integers in [0, V) as float32): a result of shape
+// indices' shape + [D]. It panics on an index that is not such an integer.
+func (tp *Tape) Embedding(indices *tensor.Tensor, w *Var) *Var {
+	const op = "Embedding"
+	tp.check(op, w)
+	rows, d := matrix(op, "weight", w)
+	idx := indices.Data()
+	for i, v := range idx {
+		if !(v >= 0 && v < float32(rows)) || v != float32(int(v)) {
+			panic(fmt.Sprintf("nn: %s: index %v at %d outside [0, %d) for weight of shape %v", op, v, i, rows, w.value.Shape()))
+		}
+	}
+	var dims [tensor.MaxDims + 1]int
+	nd := indices.Dims()
+	for i := range nd {
+		dims[i] = indices.Dim(i)
+	}
+	dims[nd] = d
+	y := tp.alloc(dims[:nd+1]...)
+	yd, wd := y.Data(), data(w)
+	for i, v := range idx {
+		r := int(v)
+		copy(yd[i*d:(i+1)*d], wd[r*d:(r+1)*d])
+	}
+	out, node := tp.result(y, backEmbedding, w)
+	if node != nil {
+		node.saved[0] = indices
+	}
+	return out
+}
+
+func backEmbedding(tp *Tape, n *node) {
+	w := n.in[0]
+	d := w.value.Dim(1)
+	dw, beta := tp.gradAcc(w)
+	wd, g := dw.Data(), grad(n.out)
+	if beta == 0 {
+		clear(wd)
+	}
+	for i, v := range n.saved[0].Data() {
+		r := int(v)
+		row := wd[r*d : (r+1)*d]
+		simd.Add(row, row, g[i*d:(i+1)*d])
+	}
+}
+
+func value(v *Var) *tensor.Tensor {
+	if v == nil {
+		return nil
+	}
+	return v.value
+}
+
+func b2f(b bool) float32 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,313 @@
+package nn
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/lanesgo/lanes/simd"
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// Var is a tensor taking part in a computation: a value and, once a
+// backward pass has reached it, its gradient.
+//
+// Parameters (NewParam) live as long as the model and accumulate their
+// gradient across backward passes until the optimizer's ZeroGrad. Every
+// other Var belongs to the Tape that made it and, like its value and
+// gradient, is valid until that tape's Reset: the tape reuses their storage
+// for the next step.
+type Var struct {
+	value, grad *tensor.Tensor
+	gradOK      bool // grad holds a current gradient
+	requires    bool // gradients flow to this Var
+	param       bool
+	tape        *Tape
+	gen         uint64
+}
+
+// NewParam returns a parameter holding a contiguous copy of t: a leaf that
+// requires a gradient.
+func NewParam(t *tensor.Tensor) *Var {
+	return &Var{value: t.Clone(), requires: true, param: true}
+}
+
+// Value returns v's value.
+func (v *Var) Value() *tensor.Tensor { return v.value }
+
+// Grad returns v's gradient, or nil when no backward pass has reached v
+// since it was made (or, for a parameter, since its gradient was zeroed).
+func (v *Var) Grad() *tensor.Tensor {
+	if !v.gradOK {
+		return nil
+	}
+	return v.grad
+}
+
+// RequiresGrad reports whether gradients flow to v.
+func (v *Var) RequiresGrad() bool { return v.requires }
+
+// ZeroGrad forgets v's gradient: the next backward pass writes it instead
+// of adding to it, and Grad returns nil until then. It costs no pass over
+// memory.
+func (v *Var) ZeroGrad() { v.gradOK = false }
+
+// Shape returns the shape of v's value.
+func (v *Var) Shape() []int { return v.value.Shape() }
+
+// Tape records the operations of one step (a forward pass) so that Backward
+// can compute gradients, and owns the storage of the values and gradients
+// it makes. Call Reset at the start of each step: the tape then hands out
+// the same buffers again, so a training loop that repeats the same
+// operations on the same shapes allocates no tensor storage after its first
+// step.
+//
+// With gradients off (SetGrad(false)), operations record nothing: use it for
+// evaluation. A Tape is not safe for concurrent use; the operations
+// themselves use every core.
+type Tape struct {
+	nodes    []node
+	bufs     []slot
+	views    []*tensor.Tensor
+	vars     [][]Var
+	nbuf     int
+	nview    int
+	nvar     int
+	gen      uint64
+	noGrad   bool
+	consumed bool
+}
+
+type slot struct {
+	buf []float32
+	t   *tensor.Tensor
+}
+
+// node is one recorded operation: how to send the gradient of out back to
+// its inputs, and what it saved for that.
+type node struct {
+	back  func(tp *Tape, n *node)
+	out   *Var
+	in    [3]*Var
+	saved [3]*tensor.Tensor
+	f     [2]float32
+	act   Act
+	conv  tensor.ConvParams
+	pool  tensor.PoolParams
+	norm  tensor.NormStats
+	dims  int
+}
+
+const varChunk = 64
+
+// NewTape returns an empty tape with gradients on.
+func NewTape() *Tape { return &Tape{gen: 1} }
+
+// SetGrad turns recording on or off and returns the previous setting. With
+// recording off, results do not require gradients and Backward has nothing
+// to run.
+func (tp *Tape) SetGrad(on bool) (prev bool) {
+	prev = !tp.noGrad
+	tp.noGrad = !on
+	return prev
+}
+
+// Reset forgets the recorded operations and makes the tape's values and
+// gradients free for reuse. Vars made before the Reset (other than
+// parameters and constants) must not be used after it.
+func (tp *Tape) Reset() {
+	tp.nodes = tp.nodes[:0]
+	tp.nbuf, tp.nview, tp.nvar = 0, 0, 0
+	tp.gen++
+	tp.consumed = false
+}
+
+// Const wraps t as a Var that requires no gradient (an input or a target).
+// t is used as is: it must stay unchanged until the step's Backward.
+func (tp *Tape) Const(t *tensor.Tensor) *Var {
+	v := tp.newVar()
+	v.value = t
+	return v
+}
+
+// alloc returns an uninitialized contiguous tensor of the given shape from
+// the tape's storage.
+func (tp *Tape) alloc(shape ...int) *tensor.Tensor {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	if tp.nbuf == len(tp.bufs) {
+		tp.bufs = append(tp.bufs, slot{})
+	}
+	s := &tp.bufs[tp.nbuf]
+	tp.nbuf++
+	if cap(s.buf) < n {
+		s.buf = make([]float32, n, n+n/4)
+		s.t = nil
+	}
+	if s.t == nil || !sameShape(s.t, shape) {
+		s.t = tensor.FromSlice(s.buf[:n], shape...)
+	}
+	return s.t
+}
+
+// zeros is alloc filled with zeros.
+func (tp *Tape) zeros(shape ...int) *tensor.Tensor {
+	t := tp.alloc(shape...)
+	clear(t.Data())
+	return t
+}
+
+// view returns a tensor of the given shape over data (len(data) elements),
+// reusing the header of the previous step when it matches.
+func (tp *Tape) view(data []float32, shape ...int) *tensor.Tensor {
+	if tp.nview == len(tp.views) {
+		tp.views = append(tp.views, nil)
+	}
+	t := tp.views[tp.nview]
+	if t == nil || !sameShape(t, shape) || len(data) == 0 || unsafe.SliceData(t.Data()) != unsafe.SliceData(data) {
+		t = tensor.FromSlice(data, shape...)
+		tp.views[tp.nview] = t
+	}
+	tp.nview++
+	return t
+}
+
+func sameShape(t *tensor.Tensor, shape []int) bool {
+	if t.Dims() != len(shape) {
+		return false
+	}
+	for i, d := range shape {
+		if t.Dim(i) != d {
+			return false
+		}
+	}
+	return true
+}
+
+func (tp *Tape) newVar() *Var {
+	c, i := tp.nvar/varChunk, tp.nvar%varChunk
+	if c == len(tp.vars) {
+		tp.vars = append(tp.vars, make([]Var, varChunk))
+	}
+	tp.nvar++
+	v := &tp.vars[c][i]
+	*v = Var{tape: tp, gen: tp.gen}
+	return v
+}
+
+// check panics when v cannot be used on tp: it belongs to another tape, or
+// to an earlier step of this one.
+func (tp *Tape) check(op string, vs ...*Var) {
+	for _, v := range vs {
+		if v == nil || v.param {
+			continue
+		}
+		if v.tape != tp {
+			panic(fmt.Sprintf("nn: %s: operand of shape %v belongs to another tape", op, v.value.Shape()))
+		}
+		if v.gen != tp.gen {
+			panic(fmt.Sprintf("nn: %s: operand is from before the tape's last Reset", op))
+		}
+	}
+}
+
+// result makes the output Var of an operation on ins with value t, and
+// records back as its gradient when gradients are on and an input needs
+// one. It returns the node to fill in, or nil when nothing was recorded.
+func (tp *Tape) result(t *tensor.Tensor, back func(*Tape, *node), ins ...*Var) (*Var, *node) {
+	out := tp.newVar()
+	out.value = t
+	if tp.noGrad {
+		return out, nil
+	}
+	for _, v := range ins {
+		if v != nil && v.requires {
+			out.requires = true
+		}
+	}
+	if !out.requires {
+		return out, nil
+	}
+	tp.nodes = append(tp.nodes, node{back: back, out: out})
+	n := &tp.nodes[len(tp.nodes)-1]
+	copy(n.in[:], ins)
+	return out, n
+}
+
+// Backward computes the gradient of loss, a Var of one element, with
+// respect to every Var on the tape that requires one, and adds it to the
+// gradients of the parameters. The tape is then consumed: a second
+// Backward panics until Reset (use BackwardRetain to run it again).
+func (tp *Tape) Backward(loss *Var) { tp.backward("Backward", loss, false) }
+
+// BackwardRetain is Backward that keeps the tape, so that another Backward
+// (from the same or another loss) can follow; parameter gradients add up.
+func (tp *Tape) BackwardRetain(loss *Var) { tp.backward("BackwardRetain", loss, true) }
+
+func (tp *Tape) backward(op string, loss *Var, retain bool) {
+	tp.check(op, loss)
+	if loss.value.Len() != 1 {
+		panic(fmt.Sprintf("nn: %s: loss of shape %v is not a single value", op, loss.value.Shape()))
+	}
+	if tp.consumed {
+		panic(fmt.Sprintf("nn: %s: the tape was consumed by an earlier Backward; call BackwardRetain to backpropagate more than once, or Reset to start a new step", op))
+	}
+	if !loss.requires {
+		panic(fmt.Sprintf("nn: %s: the loss does not depend on anything that requires a gradient (were gradients off?)", op))
+	}
+	for i := range tp.nodes {
+		tp.nodes[i].out.gradOK = false
+	}
+	g, add := tp.gradFor(loss)
+	g.Data()[0] = 1
+	tp.flush(loss, g, add)
+	for i := len(tp.nodes) - 1; i >= 0; i-- {
+		n := &tp.nodes[i]
+		if n.out.gradOK {
+			n.back(tp, n)
+		}
+	}
+	tp.consumed = !retain
+}
+
+// gradFor returns where to write a contribution to v's gradient: v's
+// gradient itself when it has none yet (add false), or scratch space whose
+// contents flush adds to it.
+func (tp *Tape) gradFor(v *Var) (dst *tensor.Tensor, add bool) {
+	if v.gradOK {
+		return tp.like(v.value), true
+	}
+	if !v.param {
+		v.grad = tp.like(v.value)
+	} else if v.grad == nil {
+		v.grad = tensor.New(v.value.Shape()...)
+	}
+	return v.grad, false
+}
+
+// flush completes a contribution written to dst by gradFor.
+func (tp *Tape) flush(v *Var, dst *tensor.Tensor, add bool) {
+	if add {
+		g := v.grad.Data()
+		simd.Add(g, g, dst.Data())
+		return
+	}
+	v.gradOK = true
+}
+
+// like returns an uninitialized tensor of t's shape from the tape.
+func (tp *Tape) like(t *tensor.Tensor) *tensor.Tensor {
+	var dims [tensor.MaxDims]int
+	for i := range t.Dims() {
+		dims[i] = t.Dim(i)
+	}
+	return tp.alloc(dims[:t.Dims()]...)
+}
+
+// data returns the contiguous values of v.
+func data(v *Var) []float32 { return v.value.Data() }
+
+// grad returns the contiguous gradient of v (in a backward function, the
+// gradient of the node's output, complete by then).
+func grad(v *Var) []float32 { return v.grad.Data() }
