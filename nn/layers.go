@@ -205,10 +205,10 @@ func (d *Dropout) SetTraining(on bool) { d.training = on }
 // batch statistics in training, updating the running ones, and with the
 // running statistics in evaluation, as PyTorch's nn.BatchNorm2d.
 type BatchNorm2D struct {
-	Gamma, Beta              *Var
-	RunningMean, RunningVar  *Var
-	Momentum, Eps            float32 // 0 means 0.1 and 1e-5
-	training                 bool
+	Gamma, Beta             *Var
+	RunningMean, RunningVar *Var
+	Momentum, Eps           float32 // 0 means 0.1 and 1e-5
+	training                bool
 }
 
 // NewBatchNorm2D returns a BatchNorm2D layer over c channels in training

@@ -196,7 +196,9 @@ func (tp *Tape) LeakyReLU(x *Var, alpha float32) *Var {
 }
 
 // ELU returns x where x > 0 and alpha·(eˣ - 1) elsewhere.
-func (tp *Tape) ELU(x *Var, alpha float32) *Var { return tp.Activate(x, Act{Kind: ActELU, Alpha: alpha}) }
+func (tp *Tape) ELU(x *Var, alpha float32) *Var {
+	return tp.Activate(x, Act{Kind: ActELU, Alpha: alpha})
+}
 
 // GELU returns x·Φ(x) with the exact (erf) Φ.
 func (tp *Tape) GELU(x *Var) *Var { return tp.Activate(x, Act{Kind: ActGELU}) }

@@ -270,6 +270,10 @@ func (j *poolJob) runRange(lo, hi int) {
 
 // maxPlane pools one plane; out or idx may be nil.
 func (g *poolGeom) maxPlane(out, idx, in []float32) {
+	if g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && 2*g.ow <= g.w {
+		g.max2x2(out, idx, in)
+		return
+	}
 	for i := 0; i < g.oh; i++ {
 		for jj := 0; jj < g.ow; jj++ {
 			r0, r1, c0, c1, _ := g.window(i, jj)
@@ -291,6 +295,51 @@ func (g *poolGeom) maxPlane(out, idx, in []float32) {
 			}
 			if idx != nil {
 				idx[i*g.ow+jj] = float32(at)
+			}
+		}
+	}
+}
+
+// max2x2 is maxPlane for 2×2 windows with stride 2 and no padding (the
+// common CNN case), whose windows lie inside the plane. The argmax is
+// chosen with conditional moves rather than branches, which random
+// activations mispredict; a window whose sum is NaN (it holds a NaN, or
+// both infinities) is redone by the general loop to keep its NaN rule.
+func (g *poolGeom) max2x2(out, idx, in []float32) {
+	w := g.w
+	for i := range g.oh {
+		for j := range g.ow {
+			k := 2*i*w + 2*j
+			win := in[k : k+w+2]
+			at := 0
+			if !(win[1] <= win[at]) {
+				at = 1
+			}
+			if !(win[w] <= win[at]) {
+				at = w
+			}
+			if !(win[w+1] <= win[at]) {
+				at = w + 1
+			}
+			m := win[at]
+			if s := win[0] + win[1] + win[w] + win[w+1]; s != s {
+				at = 0
+				for _, d := range [4]int{0, 1, w, w + 1} {
+					if v := win[d]; v > win[at] || v != v {
+						at = d
+						if v != v {
+							break
+						}
+					}
+				}
+				m = win[at]
+			}
+			o := i*g.ow + j
+			if out != nil {
+				out[o] = m
+			}
+			if idx != nil {
+				idx[o] = float32(k + at)
 			}
 		}
 	}
