@@ -32,3 +32,11 @@ func TestString(t *testing.T) {
 		t.Errorf("elided 2-D (%d lines):\n%s", lines, m)
 	}
 }
+
+func TestEmptyIsContiguous(t *testing.T) {
+	for _, x := range []*Tensor{New(3, 0, 2), New(0), New(2, 3).Slice(1, 1, 1, 1)} {
+		if !x.IsContiguous() {
+			t.Errorf("empty tensor of shape %v strides %v: IsContiguous false", x.Shape(), x.Strides())
+		}
+	}
+}

@@ -157,6 +157,9 @@ func (t *Tensor) Device() Device { return t.dev }
 // IsContiguous reports whether the elements are laid out row-major without
 // gaps, so that Data returns a view.
 func (t *Tensor) IsContiguous() bool {
+	if t.Len() == 0 {
+		return true // nothing to lay out
+	}
 	s := 1
 	for i := len(t.shape) - 1; i >= 0; i-- {
 		if t.shape[i] != 1 && t.strides[i] != s {
