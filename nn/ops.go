@@ -18,6 +18,7 @@ import (
 // contribution into it: 0 for the first contribution (overwrite), 1 after
 // (add), for kernels such as Sgemm that accumulate for free.
 func (tp *Tape) gradAcc(v *Var) (g *tensor.Tensor, beta float32) {
+	v.reluMasked = false
 	if v.gradOK {
 		return v.grad, 1
 	}

@@ -25,7 +25,7 @@ func (tp *Tape) Conv2D(x, w, b *Var, p tensor.ConvParams) *Var {
 	tensor.Conv2DInto(y, x.value, w.value, bias, p)
 	out, nd := tp.result(y, backConv2D, x, w, b)
 	if nd != nil {
-		nd.conv = p
+		nd.conv, nd.relu = p, p.ReLU
 	}
 	return out
 }
@@ -33,7 +33,7 @@ func (tp *Tape) Conv2D(x, w, b *Var, p tensor.ConvParams) *Var {
 func backConv2D(tp *Tape, n *node) {
 	x, w, b := n.in[0], n.in[1], n.in[2]
 	g := n.out.grad
-	if n.conv.ReLU {
+	if n.conv.ReLU && !n.out.reluMasked {
 		dz := tp.like(g)
 		reluGrad(dz.Data(), g.Data(), data(n.out))
 		g = dz
@@ -75,15 +75,30 @@ func (tp *Tape) MaxPool2D(x *Var, p tensor.PoolParams) *Var {
 	out, nd := tp.result(y, backMaxPool2D, x)
 	if nd != nil {
 		nd.pool, nd.saved[0] = p, idx
+		// Pooling a ReLU's output: see backMaxPool2D.
+		nd.relu = len(tp.nodes) > 1 && tp.nodes[len(tp.nodes)-2].out == x && tp.nodes[len(tp.nodes)-2].relu
 	}
 	return out
 }
 
+// backMaxPool2D routes each output gradient to its window's maximum. When
+// x came out of a ReLU, a maximum of 0 means the whole window was clipped
+// and the ReLU passes no gradient there: masking the (four times smaller)
+// output gradient by out > 0 before routing it gives the ReLU's input
+// gradient directly, and marks x so that the ReLU skips its mask pass over
+// the large input (unless another consumer of x adds to its gradient).
 func backMaxPool2D(tp *Tape, n *node) {
 	x := n.in[0]
 	dx, add := tp.gradFor(x)
-	tensor.MaxPool2DBackwardInto(dx, n.out.grad, n.saved[0], n.pool)
+	dy := n.out.grad
+	if n.relu {
+		m := tp.like(dy)
+		reluGrad(m.Data(), dy.Data(), data(n.out))
+		dy = m
+	}
+	tensor.MaxPool2DBackwardInto(dx, dy, n.saved[0], n.pool)
 	tp.flush(x, dx, add)
+	x.reluMasked = n.relu && !add
 }
 
 // AvgPool2D returns the means of x [N, C, H, W] over the windows of p.

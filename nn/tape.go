@@ -19,6 +19,10 @@ import (
 type Var struct {
 	value, grad *tensor.Tensor
 	gradOK      bool // grad holds a current gradient
+	// reluMasked says that grad is already zero wherever the ReLU that
+	// made this value output zero (see MaxPool2D), so that the ReLU's
+	// backward may skip its mask.
+	reluMasked bool
 	requires    bool // gradients flow to this Var
 	param       bool
 	tape        *Tape
@@ -90,6 +94,7 @@ type node struct {
 	in    [3]*Var
 	saved [3]*tensor.Tensor
 	f     [2]float32
+	relu  bool // the output went through a ReLU (a fused Conv2D's)
 	act   Act
 	conv  tensor.ConvParams
 	pool  tensor.PoolParams
@@ -275,6 +280,7 @@ func (tp *Tape) backward(op string, loss *Var, retain bool) {
 // gradient itself when it has none yet (add false), or scratch space whose
 // contents flush adds to it.
 func (tp *Tape) gradFor(v *Var) (dst *tensor.Tensor, add bool) {
+	v.reluMasked = false
 	if v.gradOK {
 		return tp.like(v.value), true
 	}

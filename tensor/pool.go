@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"unsafe"
 )
 
 // PoolParams configures MaxPool2D and AvgPool2D. The pairs are (height,
@@ -301,48 +302,64 @@ func (g *poolGeom) maxPlane(out, idx, in []float32) {
 }
 
 // max2x2 is maxPlane for 2×2 windows with stride 2 and no padding (the
-// common CNN case), whose windows lie inside the plane. The argmax is
-// chosen with conditional moves rather than branches, which random
-// activations mispredict; a window whose sum is NaN (it holds a NaN, or
-// both infinities) is redone by the general loop to keep its NaN rule.
+// common CNN case), whose windows lie inside the plane. It reads the
+// values' bits as order-preserving integers (orderKey) and picks the
+// argmax with masks rather than branches, which random activations
+// mispredict. A window holding a NaN is redone by the general rule.
 func (g *poolGeom) max2x2(out, idx, in []float32) {
 	w := g.w
+	bits := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(in))), len(in))
 	for i := range g.oh {
+		r := 2 * i * w
+		top, bot := bits[r:r+w], bits[r+w:r+2*w]
 		for j := range g.ow {
-			k := 2*i*w + 2*j
-			win := in[k : k+w+2]
-			at := 0
-			if !(win[1] <= win[at]) {
-				at = 1
-			}
-			if !(win[w] <= win[at]) {
-				at = w
-			}
-			if !(win[w+1] <= win[at]) {
-				at = w + 1
-			}
-			m := win[at]
-			if s := win[0] + win[1] + win[w] + win[w+1]; s != s {
-				at = 0
-				for _, d := range [4]int{0, 1, w, w + 1} {
-					if v := win[d]; v > win[at] || v != v {
-						at = d
+			c := 2 * j
+			a, b, d, e := int(top[c]), int(top[c+1]), int(bot[c]), int(bot[c+1])
+			var at int
+			if notNaN(a)|notNaN(b)|notNaN(d)|notNaN(e) >= 0 {
+				best := orderKey(a)
+				at, best = argmaxStep(0, best, 1, orderKey(b))
+				at, best = argmaxStep(at, best, w, orderKey(d))
+				at, _ = argmaxStep(at, best, w+1, orderKey(e))
+			} else {
+				for _, o := range [3]int{1, w, w + 1} {
+					if v := in[r+c+o]; v > in[r+c+at] || v != v {
+						at = o
 						if v != v {
 							break
 						}
 					}
 				}
-				m = win[at]
+				if v := in[r+c]; v != v {
+					at = 0
+				}
 			}
-			o := i*g.ow + j
+			k, o := r+c+at, i*g.ow+j
 			if out != nil {
-				out[o] = m
+				out[o] = in[k]
 			}
 			if idx != nil {
-				idx[o] = float32(k + at)
+				idx[o] = float32(k)
 			}
 		}
 	}
+}
+
+// notNaN is negative when the float32 bits b are a NaN's.
+func notNaN(b int) int { return 0x7f800000 - b&0x7fffffff }
+
+// orderKey maps the bits of a float32 other than NaN to an integer with
+// the same order, -0 and +0 both to 0.
+func orderKey(b int) int {
+	m := b >> 63
+	return b ^ (m & 0x7fffffff) + (m & 1)
+}
+
+// argmaxStep returns (o, k) when k > best and (at, best) otherwise, with
+// masks rather than a branch.
+func argmaxStep(at, best, o, k int) (int, int) {
+	m := (best - k) >> 63 // all ones when k > best
+	return at ^ ((at ^ o) & m), best ^ ((best ^ k) & m)
 }
 
 // avgPlane pools one plane.

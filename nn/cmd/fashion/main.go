@@ -1,0 +1,226 @@
+// Command fashion trains a classifier on Fashion-MNIST with package nn and
+// prints one line per epoch:
+//
+//	epoch=N seconds=S train_loss=L test_accuracy=A
+//
+// S is the wall time of the epoch's training loop (not the evaluation), L
+// the mean training loss over its batches and A the accuracy on the 10,000
+// test images, in percent. On a terminal a progress bar shows the epoch as
+// it runs.
+//
+// Usage:
+//
+//	go run ./nn/cmd/fashion -model mlp|cnn -epochs N [-data DIR] [-save FILE]
+//	go run ./nn/cmd/fashion -model mlp|cnn -eval FILE [-data DIR]
+//
+// The models and settings are those of bench/torchref/fashion.py, the
+// PyTorch reference: Adam with learning rate 1e-3, batches of 64, pixels
+// scaled to [0, 1] and normalized with the training set's mean and
+// standard deviation.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lanesgo/lanes/nn"
+	"github.com/lanesgo/lanes/simd"
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// Fashion-MNIST's training-set pixel mean and standard deviation, after
+// scaling to [0, 1].
+const (
+	pixelMean = 0.2860
+	pixelStd  = 0.3530
+)
+
+func main() {
+	model := flag.String("model", "mlp", "model: mlp (784-256-128-10) or cnn (conv32-pool-conv64-pool-fc128-fc10)")
+	epochs := flag.Int("epochs", 5, "training epochs")
+	dir := flag.String("data", "/usr/share/datasets/fashion-mnist", "directory holding the Fashion-MNIST IDX files")
+	save := flag.String("save", "", "write the trained parameters to this safetensors file")
+	eval := flag.String("eval", "", "load parameters from this safetensors file and evaluate them (no training)")
+	seed := flag.Uint64("seed", 1, "seed of the initialization, shuffling and dropout")
+	batch := flag.Int("batch", 64, "batch size")
+	lr := flag.Float64("lr", 1e-3, "Adam learning rate")
+	flag.Parse()
+	if err := run(*model, *epochs, *dir, *save, *eval, *seed, *batch, float32(*lr)); err != nil {
+		fmt.Fprintln(os.Stderr, "fashion:", err)
+		os.Exit(1)
+	}
+}
+
+func run(kind string, epochs int, dir, save, eval string, seed uint64, batch int, lr float32) error {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	model, err := newModel(kind, r)
+	if err != nil {
+		return err
+	}
+	d, err := loadData(dir, kind)
+	if err != nil {
+		return err
+	}
+	if eval != "" {
+		if _, err := nn.Load(eval, model); err != nil {
+			return err
+		}
+		fmt.Printf("test_accuracy=%.2f\n", accuracy(model, d.testX, d.testY))
+		return nil
+	}
+	opt := nn.NewAdam(nn.Params(model), lr)
+	batches := nn.NewBatches(d.trainX, d.trainY, batch, r)
+	tp := nn.NewTape()
+	bar := newProgress(os.Stderr, batches.Len())
+	for epoch := 1; epoch <= epochs; epoch++ {
+		if epoch > 1 {
+			batches.Reset()
+		}
+		model.SetTraining(true)
+		start := time.Now()
+		var sum float64
+		var steps int
+		for x, y, ok := batches.Next(); ok; x, y, ok = batches.Next() {
+			tp.Reset()
+			loss := tp.CrossEntropy(model.Forward(tp, tp.Const(x)), y)
+			opt.ZeroGrad()
+			tp.Backward(loss)
+			opt.Step()
+			sum += float64(loss.Value().Item())
+			steps++
+			bar.update(steps, sum/float64(steps))
+		}
+		secs := time.Since(start).Seconds()
+		bar.done()
+		acc := accuracy(model, d.testX, d.testY)
+		fmt.Printf("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f\n", epoch, secs, sum/float64(max(steps, 1)), acc)
+	}
+	if save != "" {
+		return nn.Save(save, model, map[string]string{"model": kind, "format": "pt"})
+	}
+	return nil
+}
+
+func newModel(kind string, r *rand.Rand) (nn.Module, error) {
+	switch kind {
+	case "mlp":
+		return nn.NewSequential(
+			nn.Flatten{},
+			nn.NewLinear(784, 256, r), nn.NewReLU(),
+			nn.NewLinear(256, 128, r), nn.NewReLU(),
+			nn.NewLinear(128, 10, r),
+		), nil
+	case "cnn":
+		same := tensor.ConvParams{Padding: [2]int{1, 1}}
+		pool := tensor.PoolParams{Kernel: [2]int{2, 2}}
+		return nn.NewSequential(
+			nn.NewConv2D(1, 32, 3, same, r), nn.NewReLU(), &nn.MaxPool2D{P: pool},
+			nn.NewConv2D(32, 64, 3, same, r), nn.NewReLU(), &nn.MaxPool2D{P: pool},
+			nn.Flatten{},
+			nn.NewLinear(64*7*7, 128, r), nn.NewReLU(),
+			nn.NewLinear(128, 10, r),
+		), nil
+	}
+	return nil, fmt.Errorf("unknown model %q (want mlp or cnn)", kind)
+}
+
+type dataset struct{ trainX, trainY, testX, testY *tensor.Tensor }
+
+// loadData reads the four IDX files (gzipped or not) and normalizes the
+// images, shaped [N, 1, 28, 28] for the CNN and [N, 28, 28] otherwise.
+func loadData(dir, kind string) (*dataset, error) {
+	var d dataset
+	for _, f := range []struct {
+		name string
+		dst  **tensor.Tensor
+	}{
+		{"train-images-idx3-ubyte", &d.trainX}, {"train-labels-idx1-ubyte", &d.trainY},
+		{"t10k-images-idx3-ubyte", &d.testX}, {"t10k-labels-idx1-ubyte", &d.testY},
+	} {
+		path := filepath.Join(dir, f.name+".gz")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			path = filepath.Join(dir, f.name)
+		}
+		t, err := nn.LoadIDX(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("Fashion-MNIST not found: %s(.gz) is missing.\n"+
+				"Install it with `apt-get install dataset-fashion-mnist` (Debian; files go to /usr/share/datasets/fashion-mnist)\n"+
+				"or download the four *-ubyte.gz files from https://github.com/zalandoresearch/fashion-mnist into a directory and pass -data DIR", filepath.Join(dir, f.name))
+		}
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = t
+	}
+	for _, x := range []*tensor.Tensor{d.trainX, d.testX} {
+		if x.Dims() != 3 || x.Dim(1) != 28 || x.Dim(2) != 28 {
+			return nil, fmt.Errorf("images of shape %v, want [N, 28, 28]", x.Shape())
+		}
+		v := x.Data()
+		simd.Scale(v, v, 1/(255*pixelStd))
+		simd.AddScalar(v, v, -pixelMean/pixelStd)
+	}
+	if kind == "cnn" {
+		d.trainX = d.trainX.Reshape(-1, 1, 28, 28)
+		d.testX = d.testX.Reshape(-1, 1, 28, 28)
+	}
+	return &d, nil
+}
+
+// accuracy returns the percentage of test images classified correctly,
+// evaluating in batches of 1000 with gradients off.
+func accuracy(m nn.Module, x, y *tensor.Tensor) float64 {
+	m.SetTraining(false)
+	defer m.SetTraining(true)
+	tp := nn.NewTape()
+	tp.SetGrad(false)
+	b := nn.NewBatches(x, y, 1000, nil)
+	correct, total := 0, 0
+	for bx, by, ok := b.Next(); ok; bx, by, ok = b.Next() {
+		tp.Reset()
+		pred := tensor.ArgMax(m.Forward(tp, tp.Const(bx)).Value(), 1, false).Data()
+		for i, l := range by.Data() {
+			if pred[i] == l {
+				correct++
+			}
+		}
+		total += len(pred)
+	}
+	return 100 * float64(correct) / float64(max(total, 1))
+}
+
+// progress draws a bar on a terminal and nothing elsewhere.
+type progress struct {
+	f     *os.File
+	total int
+	on    bool
+	last  time.Time
+}
+
+func newProgress(f *os.File, total int) *progress {
+	st, err := f.Stat()
+	return &progress{f: f, total: total, on: err == nil && st.Mode()&os.ModeCharDevice != 0}
+}
+
+func (p *progress) update(done int, loss float64) {
+	if !p.on || (done < p.total && time.Since(p.last) < 100*time.Millisecond) {
+		return
+	}
+	p.last = time.Now()
+	const width = 30
+	n := width * done / p.total
+	fmt.Fprintf(p.f, "\r[%s%s] %3d%% %d/%d loss=%.4f", strings.Repeat("=", n), strings.Repeat(" ", width-n), 100*done/p.total, done, p.total, loss)
+}
+
+func (p *progress) done() {
+	if p.on {
+		fmt.Fprint(p.f, "\r\033[K")
+	}
+}
