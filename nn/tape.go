@@ -23,10 +23,10 @@ type Var struct {
 	// made this value output zero (see MaxPool2D), so that the ReLU's
 	// backward may skip its mask.
 	reluMasked bool
-	requires    bool // gradients flow to this Var
-	param       bool
-	tape        *Tape
-	gen         uint64
+	requires   bool // gradients flow to this Var
+	param      bool
+	tape       *Tape
+	gen        uint64
 }
 
 // NewParam returns a parameter holding a contiguous copy of t: a leaf that
