@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/lanesgo/lanes/simd"
@@ -151,7 +152,8 @@ func (tp *Tape) alloc(shape ...int) *tensor.Tensor {
 		s.t = nil
 	}
 	if s.t == nil || !sameShape(s.t, shape) {
-		s.t = tensor.FromSlice(s.buf[:n], shape...)
+		// A copy, so that shape (often a caller's array) does not escape.
+		s.t = tensor.FromSlice(s.buf[:n], slices.Clone(shape)...)
 	}
 	return s.t
 }
@@ -171,7 +173,7 @@ func (tp *Tape) view(data []float32, shape ...int) *tensor.Tensor {
 	}
 	t := tp.views[tp.nview]
 	if t == nil || !sameShape(t, shape) || len(data) == 0 || unsafe.SliceData(t.Data()) != unsafe.SliceData(data) {
-		t = tensor.FromSlice(data, shape...)
+		t = tensor.FromSlice(data, slices.Clone(shape)...)
 		tp.views[tp.nview] = t
 	}
 	tp.nview++

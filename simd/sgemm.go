@@ -2,6 +2,7 @@ package simd
 
 import (
 	"fmt"
+	"github.com/lanesgo/lanes/internal/freelist"
 	"runtime"
 	"sync"
 
@@ -171,7 +172,9 @@ type gemmWork struct {
 	ap, bp, tile []float32
 }
 
-var gemmWorkPool = sync.Pool{New: func() any { return new(gemmWork) }}
+// gemmWorks is a free list rather than a sync.Pool, so that packing buffers
+// grown for the largest products stay grown (see freelist.Stack).
+var gemmWorks freelist.Stack[gemmWork]
 
 func grow(s []float32, n int) []float32 {
 	if cap(s) < n {
@@ -318,8 +321,8 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 // then mr×nr tiles from the packed data.
 func gemmRange(kern *gemmKernels, transA, transB bool, r0, r1, c0, c1, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mr, nr, bl := kern.mr, kern.nr, kern.bl
-	w := gemmWorkPool.Get().(*gemmWork)
-	defer gemmWorkPool.Put(w)
+	w := gemmWorks.Get()
+	defer gemmWorks.Put(w)
 	w.tile = grow(w.tile, mr*nr)
 	for jc := c0; jc < c1; jc += bl.nc {
 		nc := min(bl.nc, c1-jc)

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"github.com/lanesgo/lanes/internal/freelist"
 	"slices"
 	"sync"
 
@@ -211,7 +212,9 @@ func checkOut(op string, t *Tensor, want [4]int, operands ...*Tensor) {
 // product before it is placed, and a weight gradient being accumulated.
 type workBuf struct{ col, prod, dw []float32 }
 
-var workBufs = sync.Pool{New: func() any { return new(workBuf) }}
+// workBufs holds the scratch of the goroutines running convolutions and
+// norms (a free list, not a sync.Pool: see freelist.Stack).
+var workBufs freelist.Stack[workBuf]
 
 func growF(s []float32, n int) []float32 {
 	if cap(s) < n {
@@ -244,7 +247,7 @@ var convJobs = sync.Pool{New: func() any { return new(convJob) }}
 
 func (j *convJob) runRange(lo, hi int) {
 	g := &j.g
-	buf := workBufs.Get().(*workBuf)
+	buf := workBufs.Get()
 	if j.phase == backwardWeight {
 		buf.dw = growF(buf.dw, len(j.dw))
 		clear(buf.dw)

@@ -457,7 +457,7 @@ func (j *normJob) layerNormRow(r int) {
 // Σ_rows dy, summed per worker and added under the job's lock.
 func (j *normJob) layerNormGradRows(lo, hi int) {
 	d := j.groupLen
-	buf := workBufs.Get().(*workBuf)
+	buf := workBufs.Get()
 	buf.col = growF(buf.col, 2*d)
 	xh, g := buf.col[:d], buf.col[d:]
 	var dg, db []float32

@@ -74,10 +74,34 @@ def evaluate(model, x, y, batch=1000):
     return 100.0 * correct / x.shape[0]
 
 
+def read_safetensors(path):
+    """Reads a safetensors file with json and numpy alone (the safetensors
+    package is not packaged for Debian 12 and PyPI is out of reach here):
+    8-byte little-endian header length, JSON header, raw little-endian data."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = int.from_bytes(data[:8], "little")
+    header = __import__("json").loads(data[8:8 + n])
+    buf = data[8 + n:]
+    out = {}
+    for name, e in header.items():
+        if name == "__metadata__":
+            continue
+        if e["dtype"] != "F32":
+            raise ValueError("%s: %s is %s, want F32" % (path, name, e["dtype"]))
+        b, end = e["data_offsets"]
+        a = np.frombuffer(buf[b:end], dtype="<f4").reshape(e["shape"])
+        out[name] = torch.from_numpy(a.copy())
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description="PyTorch Fashion-MNIST reference")
     p.add_argument("-model", choices=["mlp", "cnn"], required=True)
-    p.add_argument("-epochs", type=int, required=True)
+    p.add_argument("-epochs", type=int, default=1)
+    p.add_argument("-eval", default="",
+                   help="load this safetensors file (written by lanes' nn.Save) into the model, "
+                        "print test_accuracy and exit")
     p.add_argument("-data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("-threads", type=int, default=2)
     p.add_argument("-seed", type=int, default=1)
@@ -92,6 +116,10 @@ def main():
     x_test, y_test = load_split(args.data, "t10k")
 
     model = build_model(args.model)
+    if args.eval:
+        model.load_state_dict(read_safetensors(args.eval), strict=True)
+        print("test_accuracy=%.2f" % evaluate(model, x_test, y_test))
+        return
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()
     batch = 64

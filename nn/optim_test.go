@@ -1,0 +1,313 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// refOpt is a float64 transcription of PyTorch's update rules (torch/optim
+// sgd.py, adam.py, adamw.py, rmsprop.py, single-tensor paths).
+type refOpt struct {
+	kind               string
+	lr, mom, damp, wd  float64
+	nesterov, centered bool
+	b1, b2, eps, alpha float64
+	p, buf, m, v, gavg []float64
+	t                  int
+}
+
+func (o *refOpt) step(g []float64) {
+	o.t++
+	for i := range o.p {
+		gi := g[i]
+		switch o.kind {
+		case "sgd":
+			gi += o.wd * o.p[i]
+			if o.mom != 0 {
+				if o.t == 1 {
+					o.buf[i] = gi
+				} else {
+					o.buf[i] = o.mom*o.buf[i] + (1-o.damp)*gi
+				}
+				if o.nesterov {
+					gi += o.mom * o.buf[i]
+				} else {
+					gi = o.buf[i]
+				}
+			}
+			o.p[i] -= o.lr * gi
+		case "adam", "adamw":
+			if o.kind == "adamw" {
+				o.p[i] *= 1 - o.lr*o.wd
+			} else {
+				gi += o.wd * o.p[i]
+			}
+			o.m[i] = o.b1*o.m[i] + (1-o.b1)*gi
+			o.v[i] = o.b2*o.v[i] + (1-o.b2)*gi*gi
+			bc1 := 1 - math.Pow(o.b1, float64(o.t))
+			bc2 := 1 - math.Pow(o.b2, float64(o.t))
+			o.p[i] -= o.lr / bc1 * o.m[i] / (math.Sqrt(o.v[i])/math.Sqrt(bc2) + o.eps)
+		case "rmsprop":
+			gi += o.wd * o.p[i]
+			o.v[i] = o.alpha*o.v[i] + (1-o.alpha)*gi*gi
+			avg := math.Sqrt(o.v[i])
+			if o.centered {
+				o.gavg[i] = o.alpha*o.gavg[i] + (1-o.alpha)*gi
+				avg = math.Sqrt(o.v[i] - o.gavg[i]*o.gavg[i])
+			}
+			avg += o.eps
+			if o.mom > 0 {
+				o.buf[i] = o.mom*o.buf[i] + gi/avg
+				o.p[i] -= o.lr * o.buf[i]
+			} else {
+				o.p[i] -= o.lr * gi / avg
+			}
+		}
+	}
+}
+
+func TestOptimizersMatchReference(t *testing.T) {
+	type tc struct {
+		name string
+		ref  refOpt
+		make func(ps []*Var) Optimizer
+	}
+	cases := []tc{
+		{"SGD", refOpt{kind: "sgd", lr: 0.1}, func(ps []*Var) Optimizer { return NewSGD(ps, 0.1) }},
+		{"SGD/momentum+wd+dampening", refOpt{kind: "sgd", lr: 0.05, mom: 0.9, damp: 0.1, wd: 0.01}, func(ps []*Var) Optimizer {
+			o := NewSGD(ps, 0.05)
+			o.Momentum, o.Dampening, o.WeightDecay = 0.9, 0.1, 0.01
+			return o
+		}},
+		{"SGD/nesterov", refOpt{kind: "sgd", lr: 0.05, mom: 0.9, nesterov: true}, func(ps []*Var) Optimizer {
+			o := NewSGD(ps, 0.05)
+			o.Momentum, o.Nesterov = 0.9, true
+			return o
+		}},
+		{"Adam", refOpt{kind: "adam", lr: 1e-2, b1: 0.9, b2: 0.999, eps: 1e-8}, func(ps []*Var) Optimizer { return NewAdam(ps, 1e-2) }},
+		{"Adam/wd", refOpt{kind: "adam", lr: 1e-2, b1: 0.8, b2: 0.99, eps: 1e-6, wd: 0.1}, func(ps []*Var) Optimizer {
+			o := NewAdam(ps, 1e-2)
+			o.Beta1, o.Beta2, o.Eps, o.WeightDecay = 0.8, 0.99, 1e-6, 0.1
+			return o
+		}},
+		{"AdamW", refOpt{kind: "adamw", lr: 1e-2, b1: 0.9, b2: 0.999, eps: 1e-8, wd: 0.01}, func(ps []*Var) Optimizer { return NewAdamW(ps, 1e-2) }},
+		{"RMSProp", refOpt{kind: "rmsprop", lr: 1e-2, alpha: 0.99, eps: 1e-8}, func(ps []*Var) Optimizer { return NewRMSProp(ps, 1e-2) }},
+		{"RMSProp/centered+momentum+wd", refOpt{kind: "rmsprop", lr: 1e-2, alpha: 0.9, eps: 1e-6, mom: 0.5, wd: 0.05, centered: true}, func(ps []*Var) Optimizer {
+			o := NewRMSProp(ps, 1e-2)
+			o.Alpha, o.Eps, o.Momentum, o.WeightDecay, o.Centered = 0.9, 1e-6, 0.5, 0.05, true
+			return o
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(5, 6))
+			// 2500 elements: two full optimizer blocks and a partial one.
+			p := NewParam(tensor.RandN(r, 50, 50))
+			skipped := NewParam(tensor.RandN(r, 3))
+			before := skipped.value.Clone()
+			opt := c.make([]*Var{p, skipped})
+			ref := c.ref
+			n := p.value.Len()
+			ref.p = make([]float64, n)
+			for i, v := range p.value.Data() {
+				ref.p[i] = float64(v)
+			}
+			ref.buf, ref.m, ref.v, ref.gavg = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+			for range 5 {
+				g := tensor.RandN(r, 50, 50)
+				opt.ZeroGrad()
+				p.grad, p.gradOK = g, true // as a backward pass leaves it
+				g64 := make([]float64, n)
+				for i, v := range g.Data() {
+					g64[i] = float64(v)
+				}
+				opt.Step()
+				ref.step(g64)
+			}
+			for i, v := range p.value.Data() {
+				if d := math.Abs(float64(v) - ref.p[i]); d > 1e-5*math.Max(1, math.Abs(ref.p[i])) {
+					t.Fatalf("element %d: %v, reference %v", i, v, ref.p[i])
+				}
+			}
+			for i, v := range skipped.value.Data() {
+				if v != before.Data()[i] {
+					t.Fatalf("a parameter without gradient moved")
+				}
+			}
+		})
+	}
+}
+
+func TestSchedules(t *testing.T) {
+	step := StepLR{Base: 0.1, Gamma: 0.5, Every: 3}
+	for e, want := range []float32{0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.025} {
+		if got := step.At(e); math.Abs(float64(got-want)) > 1e-7 {
+			t.Errorf("StepLR.At(%d) = %v, want %v", e, got, want)
+		}
+	}
+	cos := CosineLR{Base: 1, Min: 0.1, Epochs: 4}
+	for e, want := range []float64{1, 0.1 + 0.9*(1+math.Cos(math.Pi/4))/2, 0.55, 0.1 + 0.9*(1+math.Cos(3*math.Pi/4))/2, 0.1, 0.1} {
+		if got := cos.At(e); math.Abs(float64(got)-want) > 1e-6 {
+			t.Errorf("CosineLR.At(%d) = %v, want %v", e, got, want)
+		}
+	}
+}
+
+func TestInitializers(t *testing.T) {
+	const fanIn, fanOut = 400, 100
+	cases := []struct {
+		name     string
+		fill     func(*tensor.Tensor, *rand.Rand)
+		wantStd  float64
+		boundMax float64 // 0: unbounded
+	}{
+		{"KaimingUniform", func(x *tensor.Tensor, r *rand.Rand) { KaimingUniform(x, fanIn, math.Sqrt2, r) }, math.Sqrt2 / 20, math.Sqrt2 * math.Sqrt(3.0/fanIn)},
+		{"KaimingNormal", func(x *tensor.Tensor, r *rand.Rand) { KaimingNormal(x, fanIn, math.Sqrt2, r) }, math.Sqrt2 / 20, 0},
+		{"XavierUniform", func(x *tensor.Tensor, r *rand.Rand) { XavierUniform(x, fanIn, fanOut, 1, r) }, math.Sqrt(2.0 / 500), math.Sqrt(6.0 / 500)},
+		{"XavierNormal", func(x *tensor.Tensor, r *rand.Rand) { XavierNormal(x, fanIn, fanOut, 1, r) }, math.Sqrt(2.0 / 500), 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := tensor.New(fanOut, fanIn), tensor.New(fanOut, fanIn)
+			c.fill(a, rand.New(rand.NewPCG(9, 9)))
+			c.fill(b, rand.New(rand.NewPCG(9, 9)))
+			var s, ss float64
+			for i, v := range a.Data() {
+				if v != b.Data()[i] {
+					t.Fatal("the same seed gave different values")
+				}
+				if c.boundMax > 0 && math.Abs(float64(v)) > c.boundMax {
+					t.Fatalf("%v outside ±%v", v, c.boundMax)
+				}
+				s += float64(v)
+				ss += float64(v) * float64(v)
+			}
+			n := float64(a.Len())
+			mean, std := s/n, math.Sqrt(ss/n-(s/n)*(s/n))
+			if math.Abs(mean) > 3*c.wantStd/math.Sqrt(n)*2 || math.Abs(std/c.wantStd-1) > 0.03 {
+				t.Errorf("mean %v std %v, want 0 and %v", mean, std, c.wantStd)
+			}
+		})
+	}
+	if g := Gain(Act{Kind: ActLeakyReLU, Alpha: 0.2}); math.Abs(g-math.Sqrt(2/1.04)) > 1e-6 {
+		t.Errorf("Gain(LeakyReLU 0.2) = %v", g)
+	}
+}
+
+// TestSequentialFusion checks that the fused forward paths of Sequential
+// give the layers' unfused results and gradients.
+func TestSequentialFusion(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	model := cnnSmall(r)
+	x := tensor.RandN(r, 2, 1, 8, 8)
+	labels := tensor.FromSlice([]float32{1, 3}, 2)
+	run := func(fused bool) (loss float32, grads []*tensor.Tensor) {
+		for _, p := range Params(model) {
+			p.ZeroGrad()
+		}
+		tp := NewTape()
+		v := tp.Const(x)
+		if fused {
+			v = model.Forward(tp, v)
+		} else {
+			for _, l := range model.Layers {
+				v = l.Forward(tp, v)
+			}
+		}
+		out := tp.CrossEntropy(v, labels)
+		tp.Backward(out)
+		for _, p := range Params(model) {
+			grads = append(grads, p.Grad().Clone())
+		}
+		return out.Value().Item(), grads
+	}
+	l1, g1 := run(true)
+	l2, g2 := run(false)
+	if math.Abs(float64(l1-l2)) > 1e-6 {
+		t.Fatalf("fused loss %v, unfused %v", l1, l2)
+	}
+	for i := range g1 {
+		for j, v := range g1[i].Data() {
+			if w := g2[i].Data()[j]; math.Abs(float64(v-w)) > 1e-5*(1+math.Abs(float64(w))) {
+				t.Fatalf("parameter %d element %d: fused gradient %v, unfused %v", i, j, v, w)
+			}
+		}
+	}
+}
+
+func cnnSmall(r *rand.Rand) *Sequential {
+	same := tensor.ConvParams{Padding: [2]int{1, 1}}
+	return NewSequential(
+		NewConv2D(1, 4, 3, same, r), NewReLU(), &MaxPool2D{P: tensor.PoolParams{Kernel: [2]int{2, 2}}},
+		NewBatchNorm2D(4), NewDropout(0, r), Flatten{},
+		NewLinear(64, 16, r), NewGELU(), NewLayerNorm(16),
+		NewLinear(16, 8, r), NewTanh(), NewLinear(8, 5, r))
+}
+
+func TestSaveLoad(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	a, b := cnnSmall(r), cnnSmall(r)
+	path := filepath.Join(t.TempDir(), "m.safetensors")
+	if err := Save(path, a, map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	meta, err := Load(path, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta["k"] != "v" {
+		t.Errorf("metadata %v", meta)
+	}
+	sa, sb := StateDict(a), StateDict(b)
+	names := []string{}
+	for i := range sa {
+		names = append(names, sa[i].Name)
+		for j, v := range sa[i].T.Data() {
+			if sb[i].T.Data()[j] != v {
+				t.Fatalf("%s differs after load", sa[i].Name)
+			}
+		}
+	}
+	want := "0.weight 0.bias 3.weight 3.bias 3.running_mean 3.running_var 6.weight 6.bias 8.weight 8.bias 9.weight 9.bias 11.weight 11.bias"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("state names\n%s\nwant (PyTorch's)\n%s", got, want)
+	}
+
+	errCases := []struct {
+		name, want string
+		edit       func([]Named) []Named
+	}{
+		{"missing", `missing "0.bias"`, func(ts []Named) []Named { return ts[:1] }},
+		{"shape", `"0.weight" has shape [2]`, func(ts []Named) []Named {
+			ts[0].T = tensor.New(2)
+			return ts
+		}},
+		{"unexpected", `unexpected "extra"`, func(ts []Named) []Named { return append(ts, Named{Name: "extra", T: tensor.New(1)}) }},
+	}
+	for _, c := range errCases {
+		t.Run(c.name, func(t *testing.T) {
+			ts := StateDict(cnnSmall(r))
+			before := fmt.Sprint(StateDict(b)[0].T.Data()[:3])
+			err := LoadState(b, c.edit(ts))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+			if after := fmt.Sprint(StateDict(b)[0].T.Data()[:3]); after != before {
+				t.Fatal("a failed LoadState changed the model")
+			}
+		})
+	}
+	ts := append(StateDict(a), Named{Name: "3.num_batches_tracked", T: tensor.Scalar(7)})
+	if err := LoadState(b, ts); err != nil {
+		t.Errorf("PyTorch's num_batches_tracked should be ignored: %v", err)
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "none"), b); err == nil {
+		t.Error("Load of a missing file succeeded")
+	}
+}
