@@ -251,26 +251,11 @@ func (tp *Tape) binary(op string, kind binaryKind, a, b *Var) *Var {
 
 // broadcast returns the shape a and b broadcast to, or panics naming both.
 func broadcast(op string, a, b *tensor.Tensor) []int {
-	n := max(a.Dims(), b.Dims())
-	out := make([]int, n)
-	for i := range out {
-		da, db := 1, 1
-		if j := i - (n - a.Dims()); j >= 0 {
-			da = a.Dim(j)
-		}
-		if j := i - (n - b.Dims()); j >= 0 {
-			db = b.Dim(j)
-		}
-		switch {
-		case da == db || db == 1:
-			out[i] = da
-		case da == 1:
-			out[i] = db
-		default:
-			panic(fmt.Sprintf("nn: %s: shapes %v and %v do not broadcast", op, a.Shape(), b.Shape()))
-		}
+	shape, ok := tensor.BroadcastShape(a.Shape(), b.Shape())
+	if !ok {
+		panic(fmt.Sprintf("nn: %s: shapes %v and %v do not broadcast", op, a.Shape(), b.Shape()))
 	}
-	return out
+	return shape
 }
 
 func backBinary(tp *Tape, n *node) {

@@ -27,6 +27,13 @@ func cnn(r *rand.Rand) Module {
 		NewLinear(128, 10, r))
 }
 
+// models are the two models with their input shapes (batch 64).
+var models = []struct {
+	name  string
+	model func(*rand.Rand) Module
+	x     []int
+}{{"mlp", mlp, []int{64, 28, 28}}, {"cnn", cnn, []int{64, 1, 28, 28}}}
+
 // trainer runs training steps of a model on fixed random batches.
 type trainer struct {
 	m    Module
@@ -67,11 +74,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("-race: the race runtime allocates")
 	}
-	for _, c := range []struct {
-		name  string
-		model func(*rand.Rand) Module
-		x     []int
-	}{{"mlp", mlp, []int{64, 28, 28}}, {"cnn", cnn, []int{64, 1, 28, 28}}} {
+	for _, c := range models {
 		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, 2))
 			s := newTrainer(c.model(r), r, c.x...)
@@ -102,11 +105,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 }
 
 func BenchmarkTrainStep(b *testing.B) {
-	for _, c := range []struct {
-		name  string
-		model func(*rand.Rand) Module
-		x     []int
-	}{{"mlp", mlp, []int{64, 28, 28}}, {"cnn", cnn, []int{64, 1, 28, 28}}} {
+	for _, c := range models {
 		b.Run(c.name, func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
 			s := newTrainer(c.model(r), r, c.x...)

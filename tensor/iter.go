@@ -252,6 +252,10 @@ func broadcastShape(op string, ts ...*Tensor) []int {
 
 // broadcastDims returns the NumPy broadcast of shapes a and b (aligned at
 // their last dimension; size 1 repeats), or false when they conflict.
+// BroadcastShape returns the shape that tensors of shapes a and b
+// broadcast to under NumPy's rules, and whether they broadcast at all.
+func BroadcastShape(a, b []int) ([]int, bool) { return broadcastDims(a, b) }
+
 func broadcastDims(a, b []int) ([]int, bool) {
 	n := max(len(a), len(b))
 	out := make([]int, n)
