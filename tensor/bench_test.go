@@ -131,3 +131,20 @@ func BenchmarkConv2DPath(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMaxPool2D pools the two feature maps of nn's Fashion-MNIST CNN
+// (2×2 windows, stride 2), with indices as in training.
+func BenchmarkMaxPool2D(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, s := range [][]int{{64, 32, 28, 28}, {64, 64, 14, 14}} {
+		x := RandN(r, s...)
+		p := PoolParams{Kernel: [2]int{2, 2}}
+		out, idx := MaxPool2D(x, p)
+		b.Run(fmt.Sprint(s), func(b *testing.B) {
+			b.SetBytes(int64(4 * x.Len()))
+			for b.Loop() {
+				MaxPool2DInto(out, idx, x, p)
+			}
+		})
+	}
+}

@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"fmt"
-	"math"
 	"sync"
 	"unsafe"
 )
@@ -275,37 +274,43 @@ func (g *poolGeom) maxPlane(out, idx, in []float32) {
 		g.max2x2(out, idx, in)
 		return
 	}
-	for i := 0; i < g.oh; i++ {
-		for jj := 0; jj < g.ow; jj++ {
-			r0, r1, c0, c1, _ := g.window(i, jj)
-			m, at := float32(math.Inf(-1)), r0*g.w+c0
-			found := false
-			for r := r0; r < r1 && !(found && m != m); r++ {
-				for c := c0; c < c1; c++ {
-					v := in[r*g.w+c]
-					if !found || v > m || v != v {
-						m, at, found = v, r*g.w+c, true
-						if v != v {
-							break
-						}
-					}
-				}
-			}
+	for i := range g.oh {
+		for j := range g.ow {
+			at := g.argmax(in, i, j)
 			if out != nil {
-				out[i*g.ow+jj] = m
+				out[i*g.ow+j] = in[at]
 			}
 			if idx != nil {
-				idx[i*g.ow+jj] = float32(at)
+				idx[i*g.ow+j] = float32(at)
 			}
 		}
 	}
+}
+
+// argmax returns the plane index of the maximum of output pixel (i, j)'s
+// window: the first in row-major order among ties, the first NaN if there
+// is one. Padding never wins; every window holds an input element.
+func (g *poolGeom) argmax(in []float32, i, j int) int {
+	r0, r1, c0, c1, _ := g.window(i, j)
+	at := r0*g.w + c0
+	for r := r0; r < r1; r++ {
+		for c := c0; c < c1; c++ {
+			if in[at] != in[at] {
+				return at
+			}
+			if v := in[r*g.w+c]; v > in[at] || v != v {
+				at = r*g.w + c
+			}
+		}
+	}
+	return at
 }
 
 // max2x2 is maxPlane for 2×2 windows with stride 2 and no padding (the
 // common CNN case), whose windows lie inside the plane. It reads the
 // values' bits as order-preserving integers (orderKey) and picks the
 // argmax with masks rather than branches, which random activations
-// mispredict. A window holding a NaN is redone by the general rule.
+// mispredict. A window holding a NaN goes to argmax.
 func (g *poolGeom) max2x2(out, idx, in []float32) {
 	w := g.w
 	bits := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(in))), len(in))
@@ -322,17 +327,7 @@ func (g *poolGeom) max2x2(out, idx, in []float32) {
 				at, best = argmaxStep(at, best, w, orderKey(d))
 				at, _ = argmaxStep(at, best, w+1, orderKey(e))
 			} else {
-				for _, o := range [3]int{1, w, w + 1} {
-					if v := in[r+c+o]; v > in[r+c+at] || v != v {
-						at = o
-						if v != v {
-							break
-						}
-					}
-				}
-				if v := in[r+c]; v != v {
-					at = 0
-				}
+				at = g.argmax(in, i, j) - r - c
 			}
 			k, o := r+c+at, i*g.ow+j
 			if out != nil {
