@@ -16,7 +16,7 @@ import (
 // is fused into the pass that adds the bias.
 func (tp *Tape) Conv2D(x, w, b *Var, p tensor.ConvParams) *Var {
 	tp.check("Conv2D", x, w, b)
-	s := tensor.Conv2DShape(x.value.Shape(), w.value.Shape(), p)
+	s := tensor.Conv2DShape(x.value, w.value, p)
 	y := tp.alloc(s[:]...)
 	var bias *tensor.Tensor
 	if b != nil {
@@ -65,7 +65,7 @@ func backConv2D(tp *Tape, n *node) {
 // MaxPool2D returns the maxima of x [N, C, H, W] over the windows of p.
 func (tp *Tape) MaxPool2D(x *Var, p tensor.PoolParams) *Var {
 	tp.check("MaxPool2D", x)
-	s := tensor.Pool2DShape(x.value.Shape(), p)
+	s := tensor.Pool2DShape(x.value, p)
 	y := tp.alloc(s[:]...)
 	var idx *tensor.Tensor
 	if !tp.noGrad && x.requires {
@@ -104,7 +104,7 @@ func backMaxPool2D(tp *Tape, n *node) {
 // AvgPool2D returns the means of x [N, C, H, W] over the windows of p.
 func (tp *Tape) AvgPool2D(x *Var, p tensor.PoolParams) *Var {
 	tp.check("AvgPool2D", x)
-	s := tensor.Pool2DShape(x.value.Shape(), p)
+	s := tensor.Pool2DShape(x.value, p)
 	y := tp.alloc(s[:]...)
 	tensor.AvgPool2DInto(y, x.value, p)
 	out, nd := tp.result(y, backAvgPool2D, x)

@@ -580,10 +580,9 @@ func convBackwardWeight(g *convGeom, dw, dy, x *Tensor) {
 	finish(dw, out)
 }
 
-// Conv2DShape returns the output shape [N, Cout, OH, OW] of Conv2D for an
-// input of shape xShape and a weight of shape wShape, panicking as Conv2D
-// does when they do not agree.
-func Conv2DShape(xShape, wShape []int, p ConvParams) [4]int {
-	g := planConv("Conv2DShape", xShape, wShape, p)
+// Conv2DShape returns the output shape [N, Cout, OH, OW] of Conv2D(x, w,
+// ·, p), panicking as Conv2D does when x and w do not agree.
+func Conv2DShape(x, w *Tensor, p ConvParams) [4]int {
+	g := planConv("Conv2DShape", x.shape, w.shape, p)
 	return g.outShape()
 }

@@ -373,9 +373,8 @@ func (g *poolGeom) avgPlane(out, in []float32) {
 	}
 }
 
-// Pool2DShape returns the output shape [N, C, OH, OW] of MaxPool2D and
-// AvgPool2D for an input of shape xShape, panicking as they do on invalid
-// parameters.
-func Pool2DShape(xShape []int, p PoolParams) [4]int {
-	return planPool("Pool2DShape", xShape, p).shape
+// Pool2DShape returns the output shape [N, C, OH, OW] of MaxPool2D(x, p)
+// and AvgPool2D(x, p), panicking as they do on invalid parameters.
+func Pool2DShape(x *Tensor, p PoolParams) [4]int {
+	return planPool("Pool2DShape", x.shape, p).shape
 }
