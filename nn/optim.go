@@ -23,10 +23,15 @@ type Optimizer interface {
 // intermediate passes stay in L1.
 const optBlock = 1024
 
-// blocks calls f for consecutive blocks of at most optBlock elements of
-// each parameter that has a gradient, with the block's slices of the
-// parameter, its gradient and each of its state slots.
-func blocks(params []*Var, state [][]float32, slots int, f func(p, g []float32, s [][]float32)) {
+// blockUpdater is an optimizer's update of one block of parameter i:
+// its values p, gradient g and state slots s.
+type blockUpdater interface {
+	update(i int, p, g []float32, s [][]float32)
+}
+
+// blocks runs u over consecutive blocks of at most optBlock elements of
+// each parameter that has a gradient.
+func blocks(params []*Var, state [][]float32, slots int, u blockUpdater) {
 	var sb [4][]float32
 	for i, v := range params {
 		if !v.gradOK {
@@ -38,7 +43,7 @@ func blocks(params []*Var, state [][]float32, slots int, f func(p, g []float32, 
 			for k := range slots {
 				sb[k] = state[i*slots+k][lo:hi]
 			}
-			f(p[lo:hi], g[lo:hi], sb[:slots])
+			u.update(i, p[lo:hi], g[lo:hi], sb[:slots])
 		}
 	}
 }
@@ -87,28 +92,20 @@ func NewSGD(params []*Var, lr float32) *SGD {
 
 // Step implements Optimizer.
 func (o *SGD) Step() {
+	blocks(o.params, o.state, 1, o)
 	for i, v := range o.params {
-		if !v.gradOK {
-			continue
-		}
-		p, g, buf := v.value.Data(), v.grad.Data(), o.state[i]
-		first := !o.started[i]
-		o.started[i] = true
-		for lo := 0; lo < len(p); lo += optBlock {
-			hi := min(lo+optBlock, len(p))
-			o.update(p[lo:hi], g[lo:hi], buf[lo:hi], first)
-		}
+		o.started[i] = o.started[i] || v.gradOK
 	}
 }
 
-func (o *SGD) update(p, g, buf []float32, first bool) {
-	t := o.tmp[:len(p)]
+func (o *SGD) update(i int, p, g []float32, s [][]float32) {
+	buf, t := s[0], o.tmp[:len(p)]
 	copy(t, g)
 	if o.WeightDecay != 0 {
 		simd.Axpy(t, o.WeightDecay, p)
 	}
 	if o.Momentum != 0 {
-		if first {
+		if !o.started[i] {
 			copy(buf, t)
 		} else {
 			simd.Scale(buf, buf, o.Momentum)
@@ -146,6 +143,7 @@ type Adam struct {
 	state                          [][]float32
 	steps                          int
 	lr                             float32
+	stepSize, invSqrtBC2           float32 // this step's lr/(1-β₁ᵗ) and 1/√(1-β₂ᵗ)
 	tmp                            [2][]float32
 }
 
@@ -168,34 +166,33 @@ func NewAdamW(params []*Var, lr float32) *Adam {
 func (o *Adam) Step() {
 	o.steps++
 	t := float64(o.steps)
-	bc1 := 1 - math.Pow(float64(o.Beta1), t)
-	bc2 := 1 - math.Pow(float64(o.Beta2), t)
-	step := float32(float64(o.lr) / bc1)
-	invSqrtBC2 := float32(1 / math.Sqrt(bc2))
-	b1, b2, eps, wd := o.Beta1, o.Beta2, o.Eps, o.WeightDecay
-	decay := 1 - o.lr*wd
-	blocks(o.params, o.state, 2, func(p, g []float32, s [][]float32) {
-		m, v := s[0], s[1]
-		t1, t2 := o.tmp[0][:len(p)], o.tmp[1][:len(p)]
-		switch {
-		case wd != 0 && o.Decoupled:
-			simd.Scale(p, p, decay)
-		case wd != 0:
-			copy(t1, g)
-			simd.Axpy(t1, wd, p)
-			g = t1
-		}
-		simd.Scale(m, m, b1)
-		simd.Axpy(m, 1-b1, g)
-		simd.Mul(t2, g, g)
-		simd.Scale(v, v, b2)
-		simd.Axpy(v, 1-b2, t2)
-		simd.Sqrt(t2, v)
-		simd.Scale(t2, t2, invSqrtBC2)
-		simd.AddScalar(t2, t2, eps)
-		simd.Div(t2, m, t2)
-		simd.Axpy(p, -step, t2)
-	})
+	o.stepSize = float32(float64(o.lr) / (1 - math.Pow(float64(o.Beta1), t)))
+	o.invSqrtBC2 = float32(1 / math.Sqrt(1-math.Pow(float64(o.Beta2), t)))
+	blocks(o.params, o.state, 2, o)
+}
+
+func (o *Adam) update(_ int, p, g []float32, s [][]float32) {
+	m, v := s[0], s[1]
+	t1, t2 := o.tmp[0][:len(p)], o.tmp[1][:len(p)]
+	b1, b2, wd := o.Beta1, o.Beta2, o.WeightDecay
+	switch {
+	case wd != 0 && o.Decoupled:
+		simd.Scale(p, p, 1-o.lr*wd)
+	case wd != 0:
+		copy(t1, g)
+		simd.Axpy(t1, wd, p)
+		g = t1
+	}
+	simd.Scale(m, m, b1)
+	simd.Axpy(m, 1-b1, g)
+	simd.Mul(t2, g, g)
+	simd.Scale(v, v, b2)
+	simd.Axpy(v, 1-b2, t2)
+	simd.Sqrt(t2, v)
+	simd.Scale(t2, t2, o.invSqrtBC2)
+	simd.AddScalar(t2, t2, o.Eps)
+	simd.Div(t2, m, t2)
+	simd.Axpy(p, -o.stepSize, t2)
 }
 
 // ZeroGrad implements Optimizer.
@@ -230,37 +227,37 @@ func NewRMSProp(params []*Var, lr float32) *RMSProp {
 }
 
 // Step implements Optimizer.
-func (o *RMSProp) Step() {
+func (o *RMSProp) Step() { blocks(o.params, o.state, 3, o) }
+
+func (o *RMSProp) update(_ int, p, g []float32, s [][]float32) {
 	a := o.Alpha
-	blocks(o.params, o.state, 3, func(p, g []float32, s [][]float32) {
-		v, gavg, buf := s[0], s[1], s[2]
-		t1, t2 := o.tmp[0][:len(p)], o.tmp[1][:len(p)]
-		if o.WeightDecay != 0 {
-			copy(t1, g)
-			simd.Axpy(t1, o.WeightDecay, p)
-			g = t1
-		}
-		simd.Mul(t2, g, g)
-		simd.Scale(v, v, a)
-		simd.Axpy(v, 1-a, t2)
-		if o.Centered {
-			simd.Scale(gavg, gavg, a)
-			simd.Axpy(gavg, 1-a, g)
-			simd.Mul(t2, gavg, gavg)
-			simd.Sub(t2, v, t2)
-			simd.Sqrt(t2, t2)
-		} else {
-			simd.Sqrt(t2, v)
-		}
-		simd.AddScalar(t2, t2, o.Eps)
-		simd.Div(t2, g, t2)
-		if o.Momentum > 0 {
-			simd.Scale(buf, buf, o.Momentum)
-			simd.Add(buf, buf, t2)
-			t2 = buf
-		}
-		simd.Axpy(p, -o.lr, t2)
-	})
+	v, gavg, buf := s[0], s[1], s[2]
+	t1, t2 := o.tmp[0][:len(p)], o.tmp[1][:len(p)]
+	if o.WeightDecay != 0 {
+		copy(t1, g)
+		simd.Axpy(t1, o.WeightDecay, p)
+		g = t1
+	}
+	simd.Mul(t2, g, g)
+	simd.Scale(v, v, a)
+	simd.Axpy(v, 1-a, t2)
+	if o.Centered {
+		simd.Scale(gavg, gavg, a)
+		simd.Axpy(gavg, 1-a, g)
+		simd.Mul(t2, gavg, gavg)
+		simd.Sub(t2, v, t2)
+		simd.Sqrt(t2, t2)
+	} else {
+		simd.Sqrt(t2, v)
+	}
+	simd.AddScalar(t2, t2, o.Eps)
+	simd.Div(t2, g, t2)
+	if o.Momentum > 0 {
+		simd.Scale(buf, buf, o.Momentum)
+		simd.Add(buf, buf, t2)
+		t2 = buf
+	}
+	simd.Axpy(p, -o.lr, t2)
 }
 
 // ZeroGrad implements Optimizer.
