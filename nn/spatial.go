@@ -149,9 +149,9 @@ func (tp *Tape) BatchNorm(x, gamma, beta *Var, runMean, runVar *tensor.Tensor, t
 func backBatchNorm(tp *Tape, n *node) {
 	x, gamma, beta := n.in[0], n.in[1], n.in[2]
 	p := tensor.BatchNormParams{Gamma: value(gamma), Training: n.f[1] != 0, Eps: n.f[0]}
-	dx, dg, db, done := tp.normGrads(x, gamma, beta)
-	tensor.BatchNormBackwardInto(dx, dg, db, n.out.grad, x.value, n.norm, p)
-	done()
+	ng := tp.normGrads(x, gamma, beta)
+	tensor.BatchNormBackwardInto(ng.dx, ng.dg, ng.db, n.out.grad, x.value, n.norm, p)
+	ng.flush(tp)
 }
 
 // LayerNorm normalizes each row of x's last p.Dims axes (0 means 1), then
@@ -176,37 +176,46 @@ func (tp *Tape) LayerNorm(x, gamma, beta *Var, p NormParams) *Var {
 func backLayerNorm(tp *Tape, n *node) {
 	x, gamma, beta := n.in[0], n.in[1], n.in[2]
 	p := tensor.LayerNormParams{Dims: n.dims, Gamma: value(gamma), Eps: n.f[0]}
-	dx, dg, db, done := tp.normGrads(x, gamma, beta)
-	tensor.LayerNormBackwardInto(dx, dg, db, n.out.grad, x.value, n.norm, p)
-	done()
+	ng := tp.normGrads(x, gamma, beta)
+	tensor.LayerNormBackwardInto(ng.dx, ng.dg, ng.db, n.out.grad, x.value, n.norm, p)
+	ng.flush(tp)
 }
 
-// normGrads returns where a normalization's backward writes its
-// gradients (nil for gamma and beta when they need none; dx always, as the
-// tensor functions need it) and a func that adds them to the Vars.
-func (tp *Tape) normGrads(x, gamma, beta *Var) (dx, dg, db *tensor.Tensor, done func()) {
-	var addX, addG, addB bool
+// normGrads are where a normalization's backward writes its gradients:
+// dx always (the tensor functions need it), dg and db only for a gamma and
+// beta that require them.
+type normGrads struct {
+	x, gamma, beta   *Var
+	dx, dg, db       *tensor.Tensor
+	addX, addG, addB bool
+}
+
+func (tp *Tape) normGrads(x, gamma, beta *Var) normGrads {
+	ng := normGrads{x: x, gamma: gamma, beta: beta}
 	if x.requires {
-		dx, addX = tp.gradFor(x)
+		ng.dx, ng.addX = tp.gradFor(x)
 	} else {
-		dx = tp.like(x.value)
+		ng.dx = tp.like(x.value)
 	}
 	if gamma != nil && gamma.requires {
-		dg, addG = tp.gradFor(gamma)
+		ng.dg, ng.addG = tp.gradFor(gamma)
 	}
 	if beta != nil && beta.requires {
-		db, addB = tp.gradFor(beta)
+		ng.db, ng.addB = tp.gradFor(beta)
 	}
-	return dx, dg, db, func() {
-		if x.requires {
-			tp.flush(x, dx, addX)
-		}
-		if dg != nil {
-			tp.flush(gamma, dg, addG)
-		}
-		if db != nil {
-			tp.flush(beta, db, addB)
-		}
+	return ng
+}
+
+// flush adds the written gradients to the Vars.
+func (ng *normGrads) flush(tp *Tape) {
+	if ng.x.requires {
+		tp.flush(ng.x, ng.dx, ng.addX)
+	}
+	if ng.dg != nil {
+		tp.flush(ng.gamma, ng.dg, ng.addG)
+	}
+	if ng.db != nil {
+		tp.flush(ng.beta, ng.db, ng.addB)
 	}
 }
 
