@@ -353,16 +353,18 @@ func gemmRange(kern *gemmKernels, transA, transB bool, r0, r1, c0, c1, k int, al
 						}
 						// Edge tile: compute the padded tile aside, add the valid part.
 						kern.kernel(kc, aPanel, bPanel, w.tile, nr, alpha, 0)
+						// dst = src + bEff·dst, fused as in the kernel's store.
 						for i := 0; i < mrr; i++ {
 							dst := c[off+i*ldc : off+i*ldc+nrr]
 							src := w.tile[i*nr : i*nr+nrr]
-							if bEff == 0 {
-								copy(dst, src)
-								continue
+							switch bEff {
+							case 0:
+							case 1:
+								Add(src, src, dst)
+							default:
+								Axpy(src, bEff, dst)
 							}
-							for j := range dst {
-								dst[j] = src[j] + bEff*dst[j]
-							}
+							copy(dst, src)
 						}
 					}
 				}

@@ -3,7 +3,8 @@ package tensor
 import (
 	"fmt"
 	"sync"
-	"unsafe"
+
+	"github.com/lanesgo/lanes/simd"
 )
 
 // PoolParams configures MaxPool2D and AvgPool2D. The pairs are (height,
@@ -270,8 +271,10 @@ func (j *poolJob) runRange(lo, hi int) {
 
 // maxPlane pools one plane; out or idx may be nil.
 func (g *poolGeom) maxPlane(out, idx, in []float32) {
-	if g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && 2*g.ow <= g.w {
-		g.max2x2(out, idx, in)
+	if g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.oh == g.h/2 && g.ow == g.w/2 {
+		// The common CNN case (not a ceil-mode partial window):
+		// simd's kernel, which keeps the same first-wins rule.
+		simd.MaxPool2x2(out, idx, in, g.h, g.w)
 		return
 	}
 	for i := range g.oh {
@@ -304,57 +307,6 @@ func (g *poolGeom) argmax(in []float32, i, j int) int {
 		}
 	}
 	return at
-}
-
-// max2x2 is maxPlane for 2×2 windows with stride 2 and no padding (the
-// common CNN case), whose windows lie inside the plane. It reads the
-// values' bits as order-preserving integers (orderKey) and picks the
-// argmax with masks rather than branches, which random activations
-// mispredict. A window holding a NaN goes to argmax.
-func (g *poolGeom) max2x2(out, idx, in []float32) {
-	w := g.w
-	bits := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(in))), len(in))
-	for i := range g.oh {
-		r := 2 * i * w
-		top, bot := bits[r:r+w], bits[r+w:r+2*w]
-		for j := range g.ow {
-			c := 2 * j
-			a, b, d, e := int(top[c]), int(top[c+1]), int(bot[c]), int(bot[c+1])
-			var at int
-			if notNaN(a)|notNaN(b)|notNaN(d)|notNaN(e) >= 0 {
-				best := orderKey(a)
-				at, best = argmaxStep(0, best, 1, orderKey(b))
-				at, best = argmaxStep(at, best, w, orderKey(d))
-				at, _ = argmaxStep(at, best, w+1, orderKey(e))
-			} else {
-				at = g.argmax(in, i, j) - r - c
-			}
-			k, o := r+c+at, i*g.ow+j
-			if out != nil {
-				out[o] = in[k]
-			}
-			if idx != nil {
-				idx[o] = float32(k)
-			}
-		}
-	}
-}
-
-// notNaN is negative when the float32 bits b are a NaN's.
-func notNaN(b int) int { return 0x7f800000 - b&0x7fffffff }
-
-// orderKey maps the bits of a float32 other than NaN to an integer with
-// the same order, -0 and +0 both to 0.
-func orderKey(b int) int {
-	m := b >> 63
-	return b ^ (m & 0x7fffffff) + (m & 1)
-}
-
-// argmaxStep returns (o, k) when k > best and (at, best) otherwise, with
-// masks rather than a branch.
-func argmaxStep(at, best, o, k int) (int, int) {
-	m := (best - k) >> 63 // all ones when k > best
-	return at ^ ((at ^ o) & m), best ^ ((best ^ k) & m)
 }
 
 // avgPlane pools one plane.

@@ -29,6 +29,7 @@ func TestPool2D(t *testing.T) {
 	cases := []tc{
 		{2, 3, 4, 4, PoolParams{Kernel: [2]int{2, 2}}},
 		{1, 2, 5, 5, PoolParams{Kernel: [2]int{2, 2}, CeilMode: true}},                                              // partial last window
+		{1, 2, 5, 4, PoolParams{Kernel: [2]int{2, 2}, CeilMode: true}},                                              // partial last row only (read past the plane before)
 		{1, 2, 4, 7, PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, CeilMode: true}}, // ceil window dropped
 		{2, 1, 6, 5, PoolParams{Kernel: [2]int{3, 2}, Stride: [2]int{1, 3}, Padding: [2]int{1, 1}, ExcludePad: true}},
 		{1, 1, 1, 1, PoolParams{Kernel: [2]int{1, 1}}},

@@ -1,0 +1,42 @@
+package simd
+
+import "fmt"
+
+// poolKernels is the pooling family.
+type poolKernels struct {
+	maxPool2x2 func(dst, idx, x []float32, w, oh, ow int)
+}
+
+var pool table[poolKernels]
+
+// MaxPool2x2 pools an h×w plane x (row-major) in 2×2 windows at stride 2,
+// the common CNN pooling: for i < h/2 and j < w/2, dst[i·(w/2)+j] is the
+// maximum of x[2i·w+2j], x[2i·w+2j+1], x[(2i+1)·w+2j] and
+// x[(2i+1)·w+2j+1], and idx[i·(w/2)+j] is that element's index in x, as a
+// float32 (exact, since the kernel refuses planes of 2²⁴ elements or more).
+// Among equal values (-0 equals +0) the first in that order wins, and a
+// window holding a NaN has the first of its NaNs as its maximum. An odd
+// last row or column is not pooled (PyTorch's floor mode).
+//
+// It is exact: values are copied, never computed. dst or idx may be nil
+// to skip it; they must not overlap x. It panics, naming the lengths, when
+// len(x) != h·w or dst or idx does not have (h/2)·(w/2) elements.
+// On AVX-512 it handles 16 windows a step with masked compares (no
+// branches); the other levels run a branch-free Go loop.
+func MaxPool2x2(dst, idx, x []float32, h, w int) {
+	oh, ow := h/2, w/2
+	switch {
+	case h < 0 || w < 0 || h*w != len(x):
+		panic(fmt.Sprintf("simd: MaxPool2x2: len(x) = %d, want h·w = %d·%d", len(x), h, w))
+	case h*w >= 1<<24:
+		panic(fmt.Sprintf("simd: MaxPool2x2: a plane of %d·%d elements: indices from 2²⁴ on are not exact in float32", h, w))
+	case dst != nil && len(dst) != oh*ow:
+		panic(fmt.Sprintf("simd: MaxPool2x2: len(dst) = %d, want (h/2)·(w/2) = %d for a %d×%d plane", len(dst), oh*ow, h, w))
+	case idx != nil && len(idx) != oh*ow:
+		panic(fmt.Sprintf("simd: MaxPool2x2: len(idx) = %d, want (h/2)·(w/2) = %d for a %d×%d plane", len(idx), oh*ow, h, w))
+	}
+	if oh*ow == 0 || dst == nil && idx == nil {
+		return
+	}
+	pool.get().maxPool2x2(dst, idx, x, w, oh, ow)
+}
