@@ -4,7 +4,8 @@ import "fmt"
 
 // poolKernels is the pooling family.
 type poolKernels struct {
-	maxPool2x2 func(dst, idx, x []float32, w, oh, ow int)
+	maxPool2x2   func(dst, idx, x []float32, w, oh, ow int)
+	maxUnpool2x2 func(dx, dy, idx []float32, w, oh, ow int) bool
 }
 
 var pool table[poolKernels]
@@ -39,4 +40,36 @@ func MaxPool2x2(dst, idx, x []float32, h, w int) {
 		return
 	}
 	pool.get().maxPool2x2(dst, idx, x, w, oh, ow)
+}
+
+// MaxUnpool2x2 is the gradient of MaxPool2x2: it sets dx, an h×w plane, to
+// dy[o] at the element idx[o] names in window o (as MaxPool2x2 numbers
+// windows and elements) and to zero at the window's other elements and
+// in an odd last row or column. It reports false when some idx[o] names
+// no element of window o (MaxPool2x2's indices always do); dx is then
+// partly written and the caller must scatter dy itself.
+//
+// It is exact. dx must not overlap dy or idx. It panics, naming the
+// lengths, when len(dx) != h·w or dy or idx does not have (h/2)·(w/2)
+// elements.
+func MaxUnpool2x2(dx, dy, idx []float32, h, w int) bool {
+	oh, ow := h/2, w/2
+	switch {
+	case h < 0 || w < 0 || h*w != len(dx):
+		panic(fmt.Sprintf("simd: MaxUnpool2x2: len(dx) = %d, want h·w = %d·%d", len(dx), h, w))
+	case h*w >= 1<<24:
+		panic(fmt.Sprintf("simd: MaxUnpool2x2: a plane of %d·%d elements: indices from 2²⁴ on are not exact in float32", h, w))
+	case len(dy) != oh*ow || len(idx) != oh*ow:
+		panic(fmt.Sprintf("simd: MaxUnpool2x2: len(dy) = %d, len(idx) = %d, want (h/2)·(w/2) = %d for a %d×%d plane", len(dy), len(idx), oh*ow, h, w))
+	}
+	if w%2 != 0 {
+		for r := 0; r < 2*oh; r++ {
+			dx[r*w+w-1] = 0
+		}
+	}
+	clear(dx[2*oh*w:])
+	if oh*ow == 0 {
+		return true
+	}
+	return pool.get().maxUnpool2x2(dx, dy, idx, w, oh, ow)
 }

@@ -138,3 +138,145 @@ rowdone:
 done:
 	VZEROUPPER
 	RET
+
+DATA unpoolLo<>+0(SB)/4, $0x00000000
+DATA unpoolLo<>+4(SB)/4, $0x00000010
+DATA unpoolLo<>+8(SB)/4, $0x00000001
+DATA unpoolLo<>+12(SB)/4, $0x00000011
+DATA unpoolLo<>+16(SB)/4, $0x00000002
+DATA unpoolLo<>+20(SB)/4, $0x00000012
+DATA unpoolLo<>+24(SB)/4, $0x00000003
+DATA unpoolLo<>+28(SB)/4, $0x00000013
+DATA unpoolLo<>+32(SB)/4, $0x00000004
+DATA unpoolLo<>+36(SB)/4, $0x00000014
+DATA unpoolLo<>+40(SB)/4, $0x00000005
+DATA unpoolLo<>+44(SB)/4, $0x00000015
+DATA unpoolLo<>+48(SB)/4, $0x00000006
+DATA unpoolLo<>+52(SB)/4, $0x00000016
+DATA unpoolLo<>+56(SB)/4, $0x00000007
+DATA unpoolLo<>+60(SB)/4, $0x00000017
+GLOBL unpoolLo<>(SB), RODATA|NOPTR, $64
+
+DATA unpoolHi<>+0(SB)/4, $0x00000008
+DATA unpoolHi<>+4(SB)/4, $0x00000018
+DATA unpoolHi<>+8(SB)/4, $0x00000009
+DATA unpoolHi<>+12(SB)/4, $0x00000019
+DATA unpoolHi<>+16(SB)/4, $0x0000000a
+DATA unpoolHi<>+20(SB)/4, $0x0000001a
+DATA unpoolHi<>+24(SB)/4, $0x0000000b
+DATA unpoolHi<>+28(SB)/4, $0x0000001b
+DATA unpoolHi<>+32(SB)/4, $0x0000000c
+DATA unpoolHi<>+36(SB)/4, $0x0000001c
+DATA unpoolHi<>+40(SB)/4, $0x0000000d
+DATA unpoolHi<>+44(SB)/4, $0x0000001d
+DATA unpoolHi<>+48(SB)/4, $0x0000000e
+DATA unpoolHi<>+52(SB)/4, $0x0000001e
+DATA unpoolHi<>+56(SB)/4, $0x0000000f
+DATA unpoolHi<>+60(SB)/4, $0x0000001f
+GLOBL unpoolHi<>(SB), RODATA|NOPTR, $64
+
+// func maxUnpool2x2AVX512(dx []float32, dy []float32, idx []float32, w int, oh int, ow int) bool
+// Requires: AVX, AVX512F, BMI2
+TEXT ·maxUnpool2x2AVX512(SB), NOSPLIT, $0-97
+	MOVQ         dx_base+0(FP), DI
+	MOVQ         dy_base+24(FP), SI
+	MOVQ         idx_base+48(FP), DX
+	MOVQ         w+72(FP), R8
+	MOVQ         oh+80(FP), R9
+	MOVQ         ow+88(FP), R10
+	VMOVDQU32    poolEven<>+0(SB), Z31
+	VMOVDQU32    unpoolLo<>+0(SB), Z30
+	VMOVDQU32    unpoolHi<>+0(SB), Z24
+	MOVL         $0x00000001, AX
+	VPBROADCASTD AX, Z25
+	VCVTDQ2PS    Z25, Z28
+	VPBROADCASTD R8, Z27
+	VPADDD       Z25, Z27, Z26
+	VCVTDQ2PS    Z27, Z27
+	VCVTDQ2PS    Z26, Z26
+	MOVL         $0x00000020, AX
+	VPBROADCASTD AX, Z25
+	XORQ         R12, R12
+	SHLQ         $0x02, R8
+
+urow:
+	TESTQ        R9, R9
+	JE           uok
+	MOVQ         DI, R13
+	MOVQ         R10, R11
+	VPBROADCASTD R12, Z23
+	VPADDD       Z31, Z23, Z23
+
+ustep:
+	TESTQ R11, R11
+	JE    urowdone
+	MOVQ  R11, CX
+	CMPQ  CX, $0x10
+	JBE   umasks
+	MOVQ  $0x00000010, CX
+
+umasks:
+	MOVL      $0xffffffff, BX
+	LEAL      (CX)(CX*1), AX
+	BZHIL     AX, BX, AX
+	KMOVW     AX, K1
+	SHRL      $0x10, AX
+	KMOVW     AX, K2
+	BZHIL     CX, BX, AX
+	KMOVW     AX, K3
+	VMOVUPS.Z (SI), K3, Z0
+	VMOVUPS.Z (DX), K3, Z1
+	VCVTDQ2PS Z23, Z2
+	VADDPS    Z28, Z2, Z3
+	VADDPS    Z27, Z2, Z4
+	VADDPS    Z26, Z2, Z5
+	VCMPPS    $0x00, Z2, Z1, K3, K4
+	VMOVAPS.Z Z0, K4, Z6
+	VCMPPS    $0x00, Z3, Z1, K3, K5
+	VMOVAPS.Z Z0, K5, Z7
+	VCMPPS    $0x00, Z4, Z1, K3, K6
+	VMOVAPS.Z Z0, K6, Z8
+	VCMPPS    $0x00, Z5, Z1, K3, K7
+	VMOVAPS.Z Z0, K7, Z9
+	KORW      K5, K4, K4
+	KORW      K7, K6, K6
+	KORW      K6, K4, K4
+	KXORW     K3, K4, K4
+	KORTESTW  K4, K4
+	JNE       ufail
+	VMOVAPS   Z6, Z10
+	VPERMT2PS Z7, Z30, Z10
+	VPERMT2PS Z7, Z24, Z6
+	VMOVAPS   Z8, Z11
+	VPERMT2PS Z9, Z30, Z11
+	VPERMT2PS Z9, Z24, Z8
+	VMOVUPS   Z10, K1, (R13)
+	VMOVUPS   Z6, K2, 64(R13)
+	VMOVUPS   Z11, K1, (R13)(R8*1)
+	VMOVUPS   Z8, K2, 64(R13)(R8*1)
+	VPADDD    Z25, Z23, Z23
+	ADDQ      $0x80, R13
+	LEAQ      (SI)(CX*4), SI
+	LEAQ      (DX)(CX*4), DX
+	SUBQ      CX, R11
+	JMP       ustep
+
+urowdone:
+	LEAQ (DI)(R8*2), DI
+	MOVQ R8, AX
+	SHRQ $0x01, AX
+	ADDQ AX, R12
+	DECQ R9
+	JMP  urow
+
+uok:
+	MOVB $0x01, AL
+	MOVB AL, ret+96(FP)
+	VZEROUPPER
+	RET
+
+ufail:
+	MOVB $0x00, AL
+	MOVB AL, ret+96(FP)
+	VZEROUPPER
+	RET

@@ -6,10 +6,10 @@ import (
 	"github.com/lanesgo/lanes/dispatch"
 )
 
-// The generic pooling kernel: every level without its own.
+// The generic pooling kernels: every level without its own.
 
 func init() {
-	pool.set(dispatch.Generic, &poolKernels{maxPool2x2: maxPool2x2Generic})
+	pool.set(dispatch.Generic, &poolKernels{maxPool2x2: maxPool2x2Generic, maxUnpool2x2: maxUnpool2x2Generic})
 }
 
 // maxPool2x2Generic reads the values' bits as order-preserving integers
@@ -68,4 +68,32 @@ func orderKey(b int) int {
 func argmaxStep(at, best, o, k int) (int, int) {
 	m := (best - k) >> 63 // all ones when k > best
 	return at ^ ((at ^ o) & m), best ^ ((best ^ k) & m)
+}
+
+// maxUnpool2x2Generic writes each window's four elements: dy at the one
+// its index names, zero at the others.
+func maxUnpool2x2Generic(dx, dy, idx []float32, w, oh, ow int) bool {
+	for i := range oh {
+		r := 2 * i * w
+		top, bot := dx[r:r+w], dx[r+w:r+2*w]
+		for j := range ow {
+			c, o := 2*j, i*ow+j
+			d := dy[o]
+			var a, b, e, f float32
+			switch idx[o] - float32(r+c) {
+			case 0:
+				a = d
+			case 1:
+				b = d
+			case float32(w):
+				e = d
+			case float32(w + 1):
+				f = d
+			default:
+				return false
+			}
+			top[c], top[c+1], bot[c], bot[c+1] = a, b, e, f
+		}
+	}
+	return true
 }

@@ -12,3 +12,12 @@ package simd
 //
 //go:noescape
 func maxPool2x2AVX512(dst []float32, idx []float32, x []float32, w int, oh int, ow int)
+
+// maxUnpool2x2AVX512 sets the 2×2 window of dy[i·ow+j] in dx (rows 2i,
+// 2i+1, columns 2j, 2j+1, row stride w) to dy[i·ow+j] at the element
+// idx[i·ow+j] names and to zero elsewhere, for i < oh, j < ow. It returns
+// false, with dx partly written, when an index names no element of its window.
+// Requires: AVX-512 F, BMI2.
+//
+//go:noescape
+func maxUnpool2x2AVX512(dx []float32, dy []float32, idx []float32, w int, oh int, ow int) bool

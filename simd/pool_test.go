@@ -48,6 +48,9 @@ func checkMaxPool2x2(t *testing.T, x []float32, h, w int, what string) {
 			idx = nil
 		}
 		MaxPool2x2(dst, idx, x, h, w)
+		if skip == "" {
+			checkMaxUnpool2x2(t, idx, h, w, what)
+		}
 		d.check(t, what+" dst")
 		ix.check(t, what+" idx")
 		for o := range n {
@@ -57,6 +60,51 @@ func checkMaxPool2x2(t *testing.T, x []float32, h, w int, what string) {
 			if idx != nil && idx[o] != wantIdx[o] {
 				t.Fatalf("%s (skip %q): idx[%d] = %v, want %v (window values %v)", what, skip, o, idx[o], wantIdx[o], window(x, w, o, w/2))
 			}
+		}
+	}
+}
+
+// checkMaxUnpool2x2 unpools dy (values with specials) through idx, which
+// MaxPool2x2 wrote, into a guarded dx that starts full of garbage, and
+// compares bit for bit; then it moves one index out of its window and
+// expects false.
+func checkMaxUnpool2x2(t *testing.T, idx []float32, h, w int, what string) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(h), uint64(w)))
+	dy := make([]float32, len(idx))
+	fill(r, dy, 5, 3)
+	g := newGuarded(h*w, 3)
+	dx := g.s()
+	for i := range dx {
+		dx[i] = 42
+	}
+	if !MaxUnpool2x2(dx, dy, idx, h, w) {
+		t.Fatalf("%s: MaxUnpool2x2 refused MaxPool2x2's indices", what)
+	}
+	g.check(t, what+" unpool dx")
+	want := make([]float32, h*w)
+	for o, k := range idx {
+		want[int(k)] = dy[o]
+	}
+	for i := range dx {
+		if math.Float32bits(dx[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: unpool dx[%d] = %v, want %v", what, i, dx[i], want[i])
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	o := r.IntN(len(idx))
+	ow := w / 2
+	base := float32(2*(o/ow)*w + 2*(o%ow))
+	bad := append([]float32(nil), idx...)
+	for _, v := range []float32{base - 1, base + 2, base + float32(2*w), float32(math.NaN()), base + 0.5, -1, 1e30} {
+		if v == base || v == base+1 || v == base+float32(w) || v == base+float32(w+1) {
+			continue
+		}
+		bad[o] = v
+		if MaxUnpool2x2(dx, dy, bad, h, w) {
+			t.Fatalf("%s: MaxUnpool2x2 accepted index %v for window %d (first element %v)", what, v, o, base)
 		}
 	}
 }
@@ -107,20 +155,25 @@ func TestMaxPool2x2Panics(t *testing.T) {
 	expectPanic(t, "simd: MaxPool2x2: len(idx) = 1, want (h/2)·(w/2) = 2 for a 3×4 plane", func() { MaxPool2x2(nil, make([]float32, 1), x, 3, 4) })
 	expectPanic(t, "simd: MaxPool2x2: len(x) = 12, want h·w = -3·-4", func() { MaxPool2x2(nil, nil, x, -3, -4) })
 	expectPanic(t, "indices from 2²⁴ on are not exact", func() { MaxPool2x2(nil, nil, make([]float32, 1<<24), 1<<12, 1<<12) })
+	expectPanic(t, "simd: MaxUnpool2x2: len(dx) = 12, want h·w = 3·5", func() { MaxUnpool2x2(x, nil, nil, 3, 5) })
+	expectPanic(t, "simd: MaxUnpool2x2: len(dy) = 2, len(idx) = 1, want (h/2)·(w/2) = 2 for a 3×4 plane", func() { MaxUnpool2x2(x, make([]float32, 2), make([]float32, 1), 3, 4) })
 }
 
 func TestMaxPool2x2NoAlloc(t *testing.T) {
 	x, dst, idx := make([]float32, 28*28), make([]float32, 14*14), make([]float32, 14*14)
 	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
 		if n := testing.AllocsPerRun(20, func() { MaxPool2x2(dst, idx, x, 28, 28) }); n != 0 {
-			t.Errorf("%v allocations per call", n)
+			t.Errorf("MaxPool2x2: %v allocations per call", n)
+		}
+		if n := testing.AllocsPerRun(20, func() { MaxUnpool2x2(x, dst, idx, 28, 28) }); n != 0 {
+			t.Errorf("MaxUnpool2x2: %v allocations per call", n)
 		}
 	})
 }
 
 func TestPoolTablesComplete(t *testing.T) {
 	for l := range dispatch.NumLevels {
-		if k := pool.at(dispatch.Level(l)); k != nil && k.maxPool2x2 == nil {
+		if k := pool.at(dispatch.Level(l)); k != nil && (k.maxPool2x2 == nil || k.maxUnpool2x2 == nil) {
 			t.Errorf("level %v: pool table has a nil kernel", dispatch.Level(l))
 		}
 	}
@@ -156,6 +209,13 @@ func BenchmarkMaxPool2x2(b *testing.B) {
 				b.SetBytes(int64(4 * len(x)))
 				for b.Loop() {
 					MaxPool2x2(dst, idx, x, hw, hw)
+				}
+			})
+			b.Run(fmt.Sprintf("%v/unpool/%dx%d", l, hw, hw), func(b *testing.B) {
+				dispatch.SetLevel(l)
+				b.SetBytes(int64(4 * len(x)))
+				for b.Loop() {
+					MaxUnpool2x2(x, dst, idx, hw, hw)
 				}
 			})
 		}

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/lanesgo/lanes/simd"
 )
@@ -99,7 +100,7 @@ func MaxPool2DInto(out, indices, x *Tensor, p PoolParams) (*Tensor, *Tensor) {
 	const op = "MaxPool2DInto"
 	j := newPoolJob(op, maxPool, x.shape, p)
 	j.outputs(op, out, indices, x)
-	j.run()
+	j.run(op)
 	return out, indices
 }
 
@@ -115,7 +116,7 @@ func AvgPool2DInto(out, x *Tensor, p PoolParams) *Tensor {
 	const op = "AvgPool2DInto"
 	j := newPoolJob(op, avgPool, x.shape, p)
 	j.outputs(op, out, nil, x)
-	j.run()
+	j.run(op)
 	return out
 }
 
@@ -130,7 +131,7 @@ func MaxPool2DBackwardInto(dx, dy, indices *Tensor, p PoolParams) *Tensor {
 	const op = "MaxPool2DBackward"
 	j := newPoolJob(op, maxPoolBackward, dx.shape, p)
 	j.gradients(op, dx, dy, indices)
-	j.run()
+	j.run(op)
 	return dx
 }
 
@@ -145,7 +146,7 @@ func AvgPool2DBackwardInto(dx, dy *Tensor, p PoolParams) *Tensor {
 	const op = "AvgPool2DBackward"
 	j := newPoolJob(op, avgPoolBackward, dx.shape, p)
 	j.gradients(op, dx, dy, nil)
-	j.run()
+	j.run(op)
 	return dx
 }
 
@@ -166,6 +167,7 @@ type poolJob struct {
 	dsts            [2]*Tensor // the caller's outputs
 	results         [2]*Tensor // contiguous outputs, copied into dsts when different
 	inPlane, outPln int
+	badIndex        atomic.Pointer[float32] // an invalid index met by a worker
 }
 
 var poolJobs = sync.Pool{New: func() any { return new(poolJob) }}
@@ -207,10 +209,11 @@ func (j *poolJob) gradients(op string, dx, dy, indices *Tensor) {
 	if indices != nil {
 		checkOut(op, indices, j.g.shape, dx)
 		j.idx = detach(dx, indices).Data()
-		n := j.g.h * j.g.w
-		for _, v := range j.idx {
-			if !(v >= 0 && v < float32(n)) || v != float32(int(v)) {
-				panic(fmt.Sprintf("tensor: %s: index %v is not an element of an input plane of %d", op, v, n))
+		// The 2×2 path checks each plane's indices against its windows
+		// as it goes and falls back to validIndices then.
+		if !j.g.is2x2() {
+			if v, ok := j.g.validIndices(j.idx); !ok {
+				panic(fmt.Sprintf("tensor: %s: index %v is not an element of an input plane of %d", op, v, j.g.h*j.g.w))
 			}
 		}
 	}
@@ -219,9 +222,15 @@ func (j *poolJob) gradients(op string, dx, dy, indices *Tensor) {
 	j.inPlane, j.outPln = j.g.oh*j.g.ow, j.g.h*j.g.w
 }
 
-func (j *poolJob) run() {
+func (j *poolJob) run(op string) {
 	g := &j.g
 	parallel(j, g.planes, g.planes*g.oh*g.ow*g.kh*g.kw/4)
+	if v := j.badIndex.Load(); v != nil {
+		msg := fmt.Sprintf("tensor: %s: index %v is not an element of an input plane of %d", op, *v, g.h*g.w)
+		*j = poolJob{}
+		poolJobs.Put(j)
+		panic(msg)
+	}
 	for i, r := range j.results {
 		finish(j.dsts[i], r)
 	}
@@ -247,6 +256,13 @@ func (j *poolJob) runRange(lo, hi int) {
 		case avgPool:
 			g.avgPlane(out, in)
 		case maxPoolBackward:
+			if g.is2x2() && simd.MaxUnpool2x2(out, in, idx, g.h, g.w) {
+				continue
+			}
+			if v, ok := g.validIndices(idx); !ok {
+				j.badIndex.CompareAndSwap(nil, &v) // panics in run, on the caller's goroutine
+				continue
+			}
 			clear(out)
 			for k, d := range in {
 				out[int(idx[k])] += d
@@ -269,11 +285,28 @@ func (j *poolJob) runRange(lo, hi int) {
 	}
 }
 
+// is2x2 reports whether the pooling is simd's MaxPool2x2: 2×2 windows at
+// stride 2, no padding, no ceil-mode partial window (the common CNN case).
+func (g *poolGeom) is2x2() bool {
+	return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.oh == g.h/2 && g.ow == g.w/2
+}
+
+// validIndices reports whether every index names an element of an input
+// plane, and if not the first that does not.
+func (g *poolGeom) validIndices(idx []float32) (float32, bool) {
+	n := float32(g.h * g.w)
+	for _, v := range idx {
+		if !(v >= 0 && v < n) || v != float32(int(v)) {
+			return v, false
+		}
+	}
+	return 0, true
+}
+
 // maxPlane pools one plane; out or idx may be nil.
 func (g *poolGeom) maxPlane(out, idx, in []float32) {
-	if g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.oh == g.h/2 && g.ow == g.w/2 {
-		// The common CNN case (not a ceil-mode partial window):
-		// simd's kernel, which keeps the same first-wins rule.
+	if g.is2x2() {
+		// simd's kernel keeps the same first-wins rule.
 		simd.MaxPool2x2(out, idx, in, g.h, g.w)
 		return
 	}

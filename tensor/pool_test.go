@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -135,8 +136,27 @@ func TestPool2DPanics(t *testing.T) {
 		func() {
 			MaxPool2DBackward(New(1, 1, 2, 2), Full(16, 1, 1, 2, 2), []int{1, 1, 4, 4}, PoolParams{Kernel: [2]int{2, 2}})
 		})
+	expectPanic(t, "tensor: MaxPool2DBackward: index -1 is not an element of an input plane of 16",
+		func() {
+			MaxPool2DBackward(New(1, 1, 2, 2), Full(-1, 1, 1, 2, 2), []int{1, 1, 4, 4}, PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{1, 1}})
+		})
 	expectPanic(t, "tensor: MaxPool2DInto: shapes [1 1 4 4] give output [1 1 2 2], got [1 1 3 3]",
 		func() { MaxPool2DInto(New(1, 1, 3, 3), nil, x, PoolParams{Kernel: [2]int{2, 2}}) })
+}
+
+// TestMaxPool2DBackwardForeignIndices gives the 2×2 backward indices that
+// are valid but outside their windows (simd.MaxUnpool2x2 refuses them):
+// each plane falls back to adding dy at its indices.
+func TestMaxPool2DBackwardForeignIndices(t *testing.T) {
+	dy := Arange(0, 8, 1).Reshape(2, 1, 2, 2)
+	idx := FromSlice([]float32{0, 0, 5, 15, 3, 3, 3, 3}, 2, 1, 2, 2)
+	dx := MaxPool2DBackward(dy, idx, []int{2, 1, 4, 4}, PoolParams{Kernel: [2]int{2, 2}})
+	want := make([]float32, 32)
+	want[0], want[5], want[15] = 0+1, 2, 3
+	want[16+3] = 4 + 5 + 6 + 7
+	if got := dx.Data(); !slices.Equal(got, want) {
+		t.Fatalf("dx = %v, want %v", got, want)
+	}
 }
 
 func TestPool2DAllocs(t *testing.T) {

@@ -137,7 +137,138 @@ func main() {
 	VZEROUPPER()
 	RET()
 
+	unpool(even)
 	Generate()
+}
+
+// unpool writes maxUnpool2x2AVX512, the gradient of the pooling: for 16
+// windows a step it compares each index with the window's four positions
+// (as float32, exact below 2²⁴), keeps dy where they match (zero-masked
+// moves), interleaves the even and odd columns back with VPERMT2PS and
+// stores the two rows. An index that matches none of its window's
+// positions ends the kernel with false.
+func unpool(even Mem) {
+	lo := GLOBL("unpoolLo", RODATA|NOPTR) // a0 b0 a1 b1 ... a7 b7
+	for i := 0; i < 8; i++ {
+		DATA(8*i, U32(uint32(i)))
+		DATA(8*i+4, U32(uint32(16+i)))
+	}
+	hi := GLOBL("unpoolHi", RODATA|NOPTR) // a8 b8 ... a15 b15
+	for i := 0; i < 8; i++ {
+		DATA(8*i, U32(uint32(8+i)))
+		DATA(8*i+4, U32(uint32(24+i)))
+	}
+
+	TEXT("maxUnpool2x2AVX512", NOSPLIT, "func(dx, dy, idx []float32, w, oh, ow int) bool")
+	Pragma("noescape")
+	Doc("maxUnpool2x2AVX512 sets the 2×2 window of dy[i·ow+j] in dx (rows 2i,",
+		"2i+1, columns 2j, 2j+1, row stride w) to dy[i·ow+j] at the element",
+		"idx[i·ow+j] names and to zero elsewhere, for i < oh, j < ow. It returns",
+		"false, with dx partly written, when an index names no element of its window.",
+		"Requires: AVX-512 F, BMI2.")
+	z := func(i int) VecPhysical { return x86.AVX512.V(i) }
+	Load(Param("dx").Base(), RDI) // top row of the current windows
+	Load(Param("dy").Base(), RSI)
+	Load(Param("idx").Base(), RDX)
+	Load(Param("w"), R8)
+	Load(Param("oh"), R9)
+	Load(Param("ow"), R10)
+
+	// Z31 even column numbers, Z30/Z24 the interleaving permutations,
+	// Z28 = 1.0, Z27 = w, Z26 = w+1 (float32), Z25 = 32 (int32).
+	VMOVDQU32(even, z(31))
+	VMOVDQU32(lo, z(30))
+	VMOVDQU32(hi, z(24))
+	MOVL(U32(1), EAX)
+	VPBROADCASTD(EAX, z(25))
+	VCVTDQ2PS(z(25), z(28))
+	VPBROADCASTD(R8L, z(27))
+	VPADDD(z(25), z(27), z(26))
+	VCVTDQ2PS(z(27), z(27))
+	VCVTDQ2PS(z(26), z(26))
+	MOVL(U32(32), EAX)
+	VPBROADCASTD(EAX, z(25))
+	XORQ(R12, R12) // 2i·w
+	SHLQ(U8(2), R8)
+
+	Label("urow")
+	TESTQ(R9, R9)
+	JE(LabelRef("uok"))
+	MOVQ(RDI, R13)
+	MOVQ(R10, R11)
+	VPBROADCASTD(R12L, z(23))
+	VPADDD(z(31), z(23), z(23)) // each lane's window position, int32
+
+	Label("ustep")
+	TESTQ(R11, R11)
+	JE(LabelRef("urowdone"))
+	MOVQ(R11, RCX)
+	CMPQ(RCX, U8(16))
+	JBE(LabelRef("umasks"))
+	MOVQ(U32(16), RCX)
+	Label("umasks")
+	MOVL(U32(0xffffffff), EBX)
+	LEAL(Mem{Base: ECX, Index: ECX, Scale: 1}, EAX)
+	BZHIL(EAX, EBX, EAX)
+	KMOVW(EAX, K1)
+	SHRL(U8(16), EAX)
+	KMOVW(EAX, K2)
+	BZHIL(ECX, EBX, EAX)
+	KMOVW(EAX, K3)
+
+	VMOVUPS_Z(Mem{Base: RSI}, K3, z(0)) // dy
+	VMOVUPS_Z(Mem{Base: RDX}, K3, z(1)) // idx
+	VCVTDQ2PS(z(23), z(2))              // positions of a, b, d, e
+	VADDPS(z(28), z(2), z(3))
+	VADDPS(z(27), z(2), z(4))
+	VADDPS(z(26), z(2), z(5))
+	for i, k := range []OpmaskPhysical{K4, K5, K6, K7} {
+		VCMPPS(U8(0), z(2+i), z(1), K3, k) // EQ_OQ
+		VMOVAPS_Z(z(0), k, z(6+i))
+	}
+	KORW(K5, K4, K4)
+	KORW(K7, K6, K6)
+	KORW(K6, K4, K4)
+	KXORW(K3, K4, K4)
+	KORTESTW(K4, K4)
+	JNE(LabelRef("ufail"))
+
+	VMOVAPS(z(6), z(10))
+	VPERMT2PS(z(7), z(30), z(10))
+	VPERMT2PS(z(7), z(24), z(6))
+	VMOVAPS(z(8), z(11))
+	VPERMT2PS(z(9), z(30), z(11))
+	VPERMT2PS(z(9), z(24), z(8))
+	VMOVUPS(z(10), K1, Mem{Base: R13})
+	VMOVUPS(z(6), K2, Mem{Base: R13, Disp: 64})
+	VMOVUPS(z(11), K1, Mem{Base: R13, Index: R8, Scale: 1})
+	VMOVUPS(z(8), K2, Mem{Base: R13, Index: R8, Scale: 1, Disp: 64})
+
+	VPADDD(z(25), z(23), z(23))
+	ADDQ(U8(128), R13)
+	LEAQ(Mem{Base: RSI, Index: RCX, Scale: 4}, RSI)
+	LEAQ(Mem{Base: RDX, Index: RCX, Scale: 4}, RDX)
+	SUBQ(RCX, R11)
+	JMP(LabelRef("ustep"))
+
+	Label("urowdone")
+	LEAQ(Mem{Base: RDI, Index: R8, Scale: 2}, RDI)
+	MOVQ(R8, RAX)
+	SHRQ(U8(1), RAX)
+	ADDQ(RAX, R12)
+	DECQ(R9)
+	JMP(LabelRef("urow"))
+
+	Label("uok")
+	MOVB(U8(1), AL)
+	Store(AL, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+	Label("ufail")
+	MOVB(U8(0), AL)
+	Store(AL, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
 }
 
 // lenAddr is the stack address of a slice parameter's length (read in the
