@@ -463,6 +463,20 @@ func (g *convGeom) im2col(rows, plane []float32, p0, p1 int) {
 			row := rows[(u*g.kw+v)*n:][:n]
 			offW := v*g.dw - g.pw
 			lo, hi := validCols(offW, g.sw, g.w, g.ow)
+			if g.sameWidth() {
+				// One copy of the tap's shifted plane, then the columns
+				// that read the padding (and got a neighbour row) cleared.
+				qa, qb, delta := g.tapRun(u, offW, p0, p1)
+				if qa == qb {
+					clear(row)
+					continue
+				}
+				clear(row[:qa-p0])
+				copy(row[qa-p0:qb-p0], plane[qa+delta:qb+delta])
+				clear(row[qb-p0:])
+				g.clearPadCols(row, p0, qa, qb, lo, hi)
+				continue
+			}
 			for q := p0; q < p1; {
 				i, j0 := q/g.ow, q%g.ow
 				j1 := min(g.ow, j0+p1-q)
@@ -489,6 +503,45 @@ func (g *convGeom) im2col(rows, plane []float32, p0, p1 int) {
 	}
 }
 
+// sameWidth reports whether output rows are as wide as input rows with
+// stride 1 (a "same" convolution): then every kernel tap reads the plane
+// at a constant offset from the output pixel, q + delta, and im2col and
+// col2im move whole runs instead of rows.
+func (g *convGeom) sameWidth() bool { return g.sh == 1 && g.sw == 1 && g.ow == g.w }
+
+// tapRun returns, for kernel row u and column offset offW (v·dw - pw), the
+// pixels qa..qb within p0..p1 whose tap lies in a row of the plane and in
+// the plane's bounds (qa == qb when none does), and the offset delta of their plane elements (pixel
+// q reads plane[q+delta]). Pixels in that run whose column reads the
+// padding still map into the plane (a neighbour row): clearPadCols.
+func (g *convGeom) tapRun(u, offW, p0, p1 int) (qa, qb, delta int) {
+	delta = (u*g.dh-g.ph)*g.w + offW
+	iLo, iHi := max(0, g.ph-u*g.dh), min(g.oh, g.h+g.ph-u*g.dh)
+	qa = min(p1, max(p0, iLo*g.ow, -delta))
+	qb = max(qa, min(p1, iHi*g.ow, g.h*g.w-delta))
+	return qa, qb, delta
+}
+
+// clearPadCols clears the elements of row (pixels from p0 on) in qa..qb
+// whose output column j is outside the tap's valid columns lo..hi.
+func (g *convGeom) clearPadCols(row []float32, p0, qa, qb, lo, hi int) {
+	if lo == 0 && hi == g.ow {
+		return
+	}
+	for r := qa / g.ow * g.ow; r < qb; r += g.ow {
+		for j := 0; j < lo; j++ {
+			if q := r + j; q >= qa && q < qb {
+				row[q-p0] = 0
+			}
+		}
+		for j := hi; j < g.ow; j++ {
+			if q := r + j; q >= qa && q < qb {
+				row[q-p0] = 0
+			}
+		}
+	}
+}
+
 // col2im sets one input channel's plane to the sum of the im2col rows (of
 // a whole image, row stride p) that read each of its elements: the
 // adjoint of im2col.
@@ -500,6 +553,18 @@ func (g *convGeom) col2im(plane, rows []float32) {
 			offW := v*g.dw - g.pw
 			lo, hi := validCols(offW, g.sw, g.w, g.ow)
 			if lo == hi {
+				continue
+			}
+			if g.sameWidth() {
+				// The adjoint of im2col's run: clear the columns that read
+				// the padding (rows is scratch), then one Add.
+				qa, qb, delta := g.tapRun(u, offW, 0, g.p)
+				if qa == qb {
+					continue
+				}
+				g.clearPadCols(row, 0, qa, qb, lo, hi)
+				d := plane[qa+delta : qb+delta]
+				simd.Add(d, d, row[qa:qb])
 				continue
 			}
 			for i := 0; i < g.oh; i++ {

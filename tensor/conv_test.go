@@ -33,6 +33,8 @@ func randConvCases(r *rand.Rand, count int) []convCase {
 		{2, 3, 7, 7, 2, 7, 7, ConvParams{Padding: [2]int{3, 3}, Stride: [2]int{2, 2}}},               // kernel = input
 		{2, 1, 4, 9, 2, 2, 3, ConvParams{Stride: [2]int{3, 2}, Dilation: [2]int{2, 3}}},              // dilation, uneven strides
 		{1, 6, 6, 6, 6, 3, 3, ConvParams{Groups: 6, Padding: [2]int{1, 1}, ReLU: true}},              // depthwise
+		{1, 3, 9, 10, 4, 3, 3, ConvParams{Padding: [2]int{2, 2}, Dilation: [2]int{2, 2}}},            // same width, dilated: im2col and col2im in runs
+		{2, 5, 6, 3, 3, 5, 3, ConvParams{Padding: [2]int{2, 1}}},                                     // same width, taps past a whole row
 		{2, 1, 9, 9, 16, 3, 3, ConvParams{Padding: [2]int{1, 1}, ReLU: true}},                        // a first layer: weight gradient transposed (k < Cout)
 		{2, 2, 6, 7, 24, 2, 2, ConvParams{Groups: 2, Stride: [2]int{2, 1}}},                          // transposed weight gradient, grouped
 		{0, 2, 4, 4, 3, 3, 3, ConvParams{}},                                                          // no images
