@@ -17,6 +17,30 @@ func (c convCase) String() string {
 	return fmt.Sprintf("x=[%d %d %d %d] w=[%d %d %d %d] %+v", c.n, c.cin, c.h, c.w, c.cout, c.cin/max(c.p.Groups, 1), c.kh, c.kw, c.p)
 }
 
+// TestConvPaths checks that the fixed cases of randConvCases take the
+// paths their comments name.
+func TestConvPaths(t *testing.T) {
+	cases := randConvCases(rand.New(rand.NewPCG(1, 1)), 0)
+	for i, want := range map[int]struct {
+		shifted, wT      bool
+		imgs, spans, chk int
+	}{
+		3:  {imgs: 1, spans: 2, chk: 9}, // im2col in chunks
+		4:  {shifted: true, imgs: 1, spans: 1, chk: 1},
+		5:  {shifted: true, imgs: 1, spans: 1, chk: 1},
+		6:  {shifted: true, imgs: 1, spans: 2, chk: 7}, // chunks: the weight gradient
+		7:  {imgs: 4, spans: 2, chk: 1},
+		8:  {shifted: true, imgs: 1, spans: 1, chk: 9},
+		14: {wT: true, imgs: 2, spans: 1, chk: 1},
+	} {
+		c := cases[i]
+		g := planConv("test", []int{c.n, c.cin, c.h, c.w}, []int{c.cout, c.cin / max(c.p.Groups, 1), c.kh, c.kw}, c.p)
+		if g.shifted != want.shifted || g.wT != want.wT || g.imgs != want.imgs || g.spans != want.spans || g.chunks != want.chk {
+			t.Errorf("case %d %v: shifted %v, wT %v, %d images in %d spans, %d chunks; want %+v", i, c, g.shifted, g.wT, g.imgs, g.spans, g.chunks, want)
+		}
+	}
+}
+
 // randConvCases returns fixed edge cases and random ones: strides,
 // paddings and dilations 1..3, groups, kernels as large as the padded
 // input, 1×1 kernels, images unrolled in several chunks (the last
@@ -26,9 +50,11 @@ func randConvCases(r *rand.Rand, count int) []convCase {
 		{1, 1, 1, 1, 1, 1, 1, ConvParams{}},
 		{2, 3, 5, 5, 4, 1, 1, ConvParams{}},                                                          // pointwise
 		{2, 4, 5, 6, 6, 1, 1, ConvParams{Groups: 2}},                                                 // pointwise, grouped
-		{2, 8, 40, 40, 3, 3, 3, ConvParams{Padding: [2]int{1, 1}}},                                   // im2col in chunks, the last partial
+		{2, 8, 61, 61, 3, 3, 3, ConvParams{Padding: [2]int{1, 1}}},                                   // im2col in chunks, the last partial
 		{1, 32, 9, 11, 5, 3, 3, ConvParams{Padding: [2]int{1, 1}, ReLU: true}},                       // shifted
-		{2, 64, 6, 7, 4, 2, 3, ConvParams{Padding: [2]int{2, 1}, Dilation: [2]int{2, 1}, Groups: 2}}, // shifted, grouped, dilated
+		{1, 64, 6, 7, 4, 2, 3, ConvParams{Padding: [2]int{2, 1}, Dilation: [2]int{2, 1}, Groups: 2}}, // shifted, grouped, dilated
+		{2, 32, 20, 30, 3, 3, 3, ConvParams{Padding: [2]int{1, 1}, ReLU: true}},                      // shifted, two images
+		{7, 16, 20, 20, 4, 3, 3, ConvParams{Padding: [2]int{1, 1}, ReLU: true}},                      // images side by side, 4 and then 3
 		{1, 256, 7, 40, 2, 3, 3, ConvParams{Padding: [2]int{1, 1}}},                                  // shifted in row blocks, the last partial
 		{2, 3, 7, 7, 2, 7, 7, ConvParams{Padding: [2]int{3, 3}, Stride: [2]int{2, 2}}},               // kernel = input
 		{2, 1, 4, 9, 2, 2, 3, ConvParams{Stride: [2]int{3, 2}, Dilation: [2]int{2, 3}}},              // dilation, uneven strides
