@@ -605,15 +605,11 @@ func (g *convGeom) clearPadCols(row []float32, p0, qa, qb, lo, hi int) {
 		return
 	}
 	for r := qa / g.ow * g.ow; r < qb; r += g.ow {
-		for j := 0; j < lo; j++ {
-			if q := r + j; q >= qa && q < qb {
-				row[q-p0] = 0
-			}
+		for q := max(r, qa); q < min(r+lo, qb); q++ {
+			row[q-p0] = 0
 		}
-		for j := hi; j < g.ow; j++ {
-			if q := r + j; q >= qa && q < qb {
-				row[q-p0] = 0
-			}
+		for q := max(r+hi, qa); q < min(r+g.ow, qb); q++ {
+			row[q-p0] = 0
 		}
 	}
 }
