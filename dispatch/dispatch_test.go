@@ -151,7 +151,7 @@ func TestReportFields(t *testing.T) {
 		}
 		keys = append(keys, k)
 	}
-	if diff := cmp.Diff([]string{"cpu", "build", "levels", "active", "placement"}, keys); diff != "" {
+	if diff := cmp.Diff([]string{"cpu", "build", "levels", "active", "placement", "devices"}, keys); diff != "" {
 		t.Errorf("Report lines (-want +got):\n%s\n%s", diff, r)
 	}
 }
@@ -176,8 +176,9 @@ func (p thresholdPlacer) Describe() string {
 }
 
 func TestPlace(t *testing.T) {
+	defer SetThresholds(SetThresholds(CPUOnlyThresholds(), "test"))
 	if got := Place(Work{Op: OpMatMul, FLOPs: 1e15}); got != OnCPU {
-		t.Errorf("default Place = %v, want cpu", got)
+		t.Errorf("Place with CPU-only thresholds = %v, want cpu", got)
 	}
 	if prev := SetPlacer(thresholdPlacer{1e9}); prev != nil {
 		t.Fatalf("a placer was installed before the test: %v", prev)

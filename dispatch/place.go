@@ -58,8 +58,10 @@ type Placer interface {
 
 var placer atomic.Pointer[Placer]
 
-// SetPlacer installs p (nil restores the default, everything on the CPU)
-// and returns the previous one. The CUDA plugin installs its own.
+// SetPlacer installs p (nil restores the default: the thresholds in force,
+// see ActiveThresholds) and returns the previous one. An accelerator
+// plugin has no need to install one: the thresholds are what calibration
+// measures for it.
 func SetPlacer(p Placer) (prev Placer) {
 	var old *Placer
 	if p == nil {
@@ -73,13 +75,79 @@ func SetPlacer(p Placer) (prev Placer) {
 	return *old
 }
 
-// Place returns where w should run: the installed Placer's answer, or
-// OnCPU when none is installed.
+// Place returns where w should run: the installed Placer's answer or, when
+// none is installed, the answer of the thresholds in force (see
+// ActiveThresholds: a calibration file, else DefaultThresholds). OnGPU
+// only says the work is large enough to be worth an accelerator; tensor
+// asks only when an accelerator backend is registered. The first call
+// reads the thresholds file; later calls are a few loads and compares and
+// allocate nothing.
 func Place(w Work) Target {
 	if p := placer.Load(); p != nil {
 		return (*p).Place(w)
 	}
-	return OnCPU
+	return currentThresholds().t.Place(w)
+}
+
+// PlaceOp is Place for one call of op on shape (WorkOf's convention), with
+// inputs on the device when resident is set. Like Place it allocates
+// nothing.
+func PlaceOp(op Op, resident bool, shape ...int) Target {
+	w := WorkOf(op, shape...)
+	w.Resident = resident
+	return Place(w)
+}
+
+// WorkOf returns the Work of one call of op, counted as package tensor
+// counts it (FLOPs: a multiply-add is 2; Bytes: 4 per element of the
+// operands and the result), for these shapes:
+//
+//	OpMatMul: m, n, k [, batch]   batch products of m×k by k×n
+//	OpConv2D: n, c, h, w, cout, kh, kw [, stride [, pad]]   NCHW input,
+//	          cout×c×kh×kw weights, the same stride and padding on both axes
+//	          (defaults 1 and 0)
+//
+// It panics on another number of dimensions, a dimension below 1, a
+// negative padding or a kernel larger than the padded input.
+func WorkOf(op Op, shape ...int) Work {
+	for i, d := range shape {
+		if d < 1 && !(op == OpConv2D && i == 8 && d == 0) {
+			panic(fmt.Sprintf("dispatch: WorkOf(%v): dimension %d is %d", op, i, d))
+		}
+	}
+	switch op {
+	case OpMatMul:
+		if len(shape) != 3 && len(shape) != 4 {
+			break
+		}
+		m, n, k, batch := float64(shape[0]), float64(shape[1]), float64(shape[2]), 1.0
+		if len(shape) == 4 {
+			batch = float64(shape[3])
+		}
+		return Work{Op: op, FLOPs: 2 * batch * m * n * k, Bytes: 4 * batch * (m*k + k*n + m*n)}
+	case OpConv2D:
+		if len(shape) < 7 || len(shape) > 9 {
+			break
+		}
+		n, c, h, w, cout, kh, kw := shape[0], shape[1], shape[2], shape[3], shape[4], shape[5], shape[6]
+		stride, pad := 1, 0
+		if len(shape) > 7 {
+			stride = shape[7]
+		}
+		if len(shape) > 8 {
+			pad = shape[8]
+		}
+		if h+2*pad < kh || w+2*pad < kw {
+			panic(fmt.Sprintf("dispatch: WorkOf(%v): kernel %dx%d larger than the padded input %dx%d", op, kh, kw, h+2*pad, w+2*pad))
+		}
+		oh, ow := (h+2*pad-kh)/stride+1, (w+2*pad-kw)/stride+1
+		out := float64(n) * float64(cout) * float64(oh) * float64(ow)
+		return Work{Op: op, FLOPs: 2 * out * float64(c*kh*kw),
+			Bytes: 4 * (float64(n)*float64(c*h*w) + float64(cout*c*kh*kw) + out)}
+	default:
+		panic(fmt.Sprintf("dispatch: WorkOf(%v): not an operation with a placement", op))
+	}
+	panic(fmt.Sprintf("dispatch: WorkOf(%v): %d dimensions (MatMul: m, n, k[, batch]; Conv2D: n, c, h, w, cout, kh, kw[, stride[, pad]])", op, len(shape)))
 }
 
 // placementNote is Report's line on placement.
@@ -87,5 +155,5 @@ func placementNote() string {
 	if p := placer.Load(); p != nil {
 		return (*p).Describe()
 	}
-	return "CPU only (no accelerator placer installed)"
+	return thresholdsNote()
 }

@@ -44,6 +44,7 @@ func Report() string {
 	}
 	fmt.Fprintf(&b, "active:    %v (%s)\n", Active(), why)
 	fmt.Fprintf(&b, "placement: %s\n", placementNote())
+	fmt.Fprintf(&b, "devices:   %s\n", devicesNote())
 	return b.String()
 }
 
