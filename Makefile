@@ -1,7 +1,7 @@
 # lanes: make demo (the main job), make test (what CI runs), make generate.
 GO ?= go
 
-.PHONY: all demo test generate check-generate bench
+.PHONY: all demo test generate check-generate bench report bench-save bench-compare
 
 all: test
 
@@ -38,3 +38,61 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./simd/
 	$(GO) -C bench test $(SLEEF_TAGS) -run '^$$' -bench . ./peers/
+
+# report runs the comparative suite in one process (lanes at every level, vek,
+# gonum, naive Go; Sgemm against the measured FMA peak; Conv2D and training
+# against the recorded PyTorch figures; CPU vs GPU when an accelerator is
+# linked in) and writes report.md, PNG charts and bench.txt (benchstat input)
+# into REPORT_DIR, in about three minutes on 2 cores.
+REPORT_DIR ?= bench/results/tmp/report
+
+report:
+	$(GO) -C bench run $(SLEEF_TAGS) ./cmd/report -o $(abspath $(REPORT_DIR)) $(ARGS)
+
+# The regression guard. bench-save runs the report's suite and keeps every
+# sample as the baseline (BENCH_DIR/baseline.txt); bench-compare runs it again
+# and compares with benchstat, pinned and fetched through the Go module proxy.
+# ARGS narrows both the same way, e.g. ARGS="-ops Add,Exp -gemm 256 -train=false".
+BENCH_DIR ?= bench/results/tmp
+BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+
+bench-save:
+	$(GO) -C bench run $(SLEEF_TAGS) ./cmd/report -o $(abspath $(BENCH_DIR))/baseline $(ARGS)
+	cp $(BENCH_DIR)/baseline/bench.txt $(BENCH_DIR)/baseline.txt
+	@echo "baseline: $(BENCH_DIR)/baseline.txt"
+
+bench-compare:
+	@test -f $(BENCH_DIR)/baseline.txt || { echo "no baseline: run make bench-save first"; exit 1; }
+	$(GO) -C bench run $(SLEEF_TAGS) ./cmd/report -o $(abspath $(BENCH_DIR))/new $(ARGS)
+	$(GO) run $(BENCHSTAT) $(BENCH_DIR)/baseline.txt $(BENCH_DIR)/new/bench.txt
+
+# cuda builds cudaplugin's kernels (nvcc: sm_80 and sm_90 code, sm_90 PTX for
+# later GPUs) into a static library for the cgo files of -tags cuda, then
+# builds everything with the tag. No GPU is needed to build.
+# cuda-emulate runs the kernels on the host (emulate.h) against reference loops.
+# gpu-check builds bin/gpu-check (static cudart): on an NVIDIA machine it checks
+# the kernels against the CPU path and prints GFLOP/s, transfer and overhead
+# figures, and PyTorch's cuBLAS/cuDNN figures when torch is installed.
+.PHONY: cuda cuda-emulate gpu-check
+NVCC ?= nvcc
+CUDA_GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
+CUDA_LIB := cudaplugin/build/liblanescuda.a
+
+cuda: $(CUDA_LIB)
+	$(GO) build -tags cuda ./...
+
+$(CUDA_LIB): cudaplugin/kernels.cu cudaplugin/kernels.h
+	@mkdir -p cudaplugin/build
+	$(NVCC) -std=c++17 -O3 -Xcompiler -fPIC $(CUDA_GENCODE) -c cudaplugin/kernels.cu -o cudaplugin/build/kernels.o
+	ar rcs $@ cudaplugin/build/kernels.o
+
+cuda-emulate:
+	@mkdir -p cudaplugin/build
+	$$(command -v g++-12 || command -v g++) -std=c++20 -O1 -DLANES_EMULATE -Icudaplugin/emulate -pthread \
+	  -x c++ cudaplugin/kernels.cu -x none cudaplugin/emulate/emulate_test.cc -o cudaplugin/build/emulate_test
+	cudaplugin/build/emulate_test
+
+gpu-check: $(CUDA_LIB)
+	@mkdir -p bin
+	$(GO) build -tags cuda -o bin/gpu-check ./cudaplugin/cmd/gpu-check
+	@echo "built bin/gpu-check: run it on an NVIDIA machine (bin/gpu-check -h)"

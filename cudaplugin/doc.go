@@ -1,0 +1,52 @@
+// Package cudaplugin runs lanes' MatMul and Conv2D, and the small
+// operations of a forward pass, on an NVIDIA GPU with kernels of its own
+// (kernels.cu: no cuBLAS or cuDNN), compiled by nvcc into a static library
+// and linked with cgo and the static CUDA runtime.
+//
+// Build: `make cuda` (nvcc, sm_80 and sm_90 code plus PTX), then build or
+// test with -tags cuda. Without the tag the package is pure Go: Open and
+// Enable report ErrUnavailable, and everything runs on the CPU.
+//
+// Use:
+//
+//	g, err := cudaplugin.Enable() // device 0: tensor backend, placer, accelerator for calibration
+//	if err != nil { log.Print(err) } // no driver, no device, not built with -tags cuda: CPU only
+//	x, _ := img.To(g.Device())       // device-resident tensors
+//	y := tensor.New(...)             // or tensor.NewOn(g.Device(), ...) to keep y there
+//	tensor.Conv2DInto(y, x, w, b, p) // runs on the GPU, no host transfer for device operands
+//	h, _ := y.To(tensor.CPU)         // waits for the queued work and copies back
+//
+// Two ways to the GPU:
+//
+//   - Device-resident tensors (Tensor.To, tensor.NewOn): MatMul and Conv2D
+//     on them, and GPU.BiasAct, Add, Mul, SoftmaxRows, MaxPool2D,
+//     AvgPool2D, run on the device's stream without synchronizing; To(CPU)
+//     waits and copies back. Errors are returned (and, through package
+//     tensor's MatMul and Conv2D, reported as panics by tensor).
+//   - Op-level offload of host tensors: the placer (GPU.Place) sends MatMul
+//     and Conv2D there above the crossovers in dispatch's thresholds, which
+//     `go -C bench run ./cmd/calibrate` measures through GPU.Prepare (the
+//     dispatch.Accelerator that Enable registers); until then dispatch's
+//     conservative defaults apply. Operands travel through pinned staging buffers with
+//     asynchronous copies on a stream of their own, and the op
+//     synchronizes once. Any failure leaves the op to the CPU.
+//
+// Memory: device buffers come from a pool with size classes (four per
+// power of two: less than 25% waste) that reuses freed buffers; it is
+// flushed (cudaFree) by Close and when an allocation fails, after which
+// the allocation is retried once.
+//
+// Faults: every CUDA call is checked; a failure is an *Error carrying
+// cudaGetErrorString. No driver or no device: Open fails, the CPU does
+// everything. Out of memory: flush and retry once, then the CPU for
+// offloaded ops and an error for device tensors. A sticky error (illegal
+// address, launch failure, ...: the CUDA context is lost) disables the
+// plugin for the process with one log line; from then on every op is the
+// CPU's and device operations return ErrDisabled.
+//
+// Concurrency: a GPU is safe for concurrent use. Each entry locks its
+// goroutine to its thread and calls cudaSetDevice. Device-resident work
+// of all goroutines goes to one stream per device, in the order the calls
+// are made; offloaded ops use a free list of streams with their own
+// staging buffers.
+package cudaplugin

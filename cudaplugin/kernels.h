@@ -1,0 +1,79 @@
+// kernels.h: the C interface of kernels.cu, shared by nvcc and cgo.
+// Every launcher queues its kernel on stream (a cudaStream_t) and returns
+// cudaGetLastError() as an int (0: queued).
+#ifndef LANES_KERNELS_H
+#define LANES_KERNELS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Tile configurations of the SGEMM and Conv2D kernels; cudaplugin's
+// planGemm picks one and computes the grid (plan.go: gemmConfigs).
+enum { LANES_TILE_128 = 0, LANES_TILE_64 = 1 };
+
+// LanesGemm is C = alpha·op(A)·op(B) + beta·C for gz matrices, row-major:
+// op(A) is m×k, A(i, p) = a[i·lda + p], or a[p·lda + i] when trans_a;
+// op(B) is k×n, B(p, j) = b[p·ldb + j], or b[j·ldb + p] when trans_b;
+// C(i, j) = c[i·ldc + j]. Matrix z starts stride_* elements after matrix
+// z-1. C is not read when beta is 0. vec_a (vec_b): 16-byte loads are
+// safe: a is 16-byte aligned and lda and stride_a are multiples of 4.
+typedef struct {
+	int m, n, k;
+	float alpha, beta;
+	const float *a, *b;
+	float *c;
+	long long lda, ldb, ldc;
+	long long stride_a, stride_b, stride_c;
+	int trans_a, trans_b, vec_a, vec_b;
+} LanesGemm;
+
+// LanesConv is y = act(conv2d(x, w) + bias) in NCHW, as tensor.Conv2D:
+// x [n, c, h, w], w [cout, c/groups, kh, kw], bias [cout] or NULL,
+// y [n, cout, oh, ow]; an implicit GEMM per group (grid z) of m = cout/groups,
+// n = n·oh·ow, k = c/groups·kh·kw. vec_w: w is 16-byte aligned and k is a
+// multiple of 4. relu: apply max(0, ·) after the bias.
+typedef struct {
+	const float *x, *w, *bias;
+	float *y;
+	int n, c, h, w_, cout, kh, kw;
+	int sh, sw, ph, pw, dh, dw, groups;
+	int oh, ow;
+	int vec_w, relu;
+} LanesConv;
+
+// LanesPool is a 2-D max or average pooling of planes×h×w (NCHW with
+// planes = n·c) into planes×oh×ow, as tensor.MaxPool2D and AvgPool2D.
+typedef struct {
+	long long planes;
+	int h, w, oh, ow, kh, kw, sh, sw, ph, pw;
+	int exclude_pad;
+} LanesPool;
+
+// LanesGather copies a strided view (up to 8 dimensions, strides in
+// elements, possibly 0) into n contiguous elements, row-major.
+#define LANES_GATHER_DIMS 8
+typedef struct {
+	int dims;
+	long long n;
+	long long shape[LANES_GATHER_DIMS];
+	long long strides[LANES_GATHER_DIMS];
+} LanesGather;
+
+int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz);
+int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, int gy, int gz);
+// y[i] = act(x[i] + bias[(i / inner) % channels]); bias may be NULL; act 0: none, 1: ReLU.
+int lanes_bias_act(void *stream, float *y, const float *x, const float *bias, long long n, int channels, long long inner, int act);
+// y[i] = a[i] + b[i] (op 0) or a[i] * b[i] (op 1).
+int lanes_binary(void *stream, int op, float *y, const float *a, const float *b, long long n);
+// Softmax of each of rows rows of cols contiguous elements.
+int lanes_softmax_rows(void *stream, float *y, const float *x, long long rows, int cols);
+// kind 0: max (idx, if not NULL, gets row·w + column of each maximum), 1: average.
+int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *idx, const float *x);
+int lanes_gather(void *stream, float *y, const float *x, const LanesGather *g);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

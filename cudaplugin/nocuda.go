@@ -1,0 +1,56 @@
+//go:build !cuda
+
+package cudaplugin
+
+import (
+	"github.com/lanesgo/lanes/dispatch"
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// This file is the package without -tags cuda: no cgo, no device. Open
+// and Enable report ErrUnavailable, so no GPU exists and its methods,
+// which keep code written against the plugin compiling, are never reached.
+
+// GPU is one CUDA device (see cuda.go, built with -tags cuda).
+type GPU struct{}
+
+// Open reports ErrUnavailable: the package was built without -tags cuda.
+func Open(ordinal int) (*GPU, error) { return nil, ErrUnavailable }
+
+// Enable reports ErrUnavailable: the package was built without -tags cuda.
+func Enable() (*GPU, error) { return nil, ErrUnavailable }
+
+// DeviceCount reports ErrUnavailable.
+func DeviceCount() (int, error) { return 0, ErrUnavailable }
+
+// Devices reports ErrUnavailable.
+func Devices() ([]dispatch.DeviceInfo, error) { return nil, ErrUnavailable }
+
+func (g *GPU) Device() tensor.Device                 { return tensor.CPU }
+func (g *GPU) Info() dispatch.DeviceInfo             { return dispatch.DeviceInfo{} }
+func (g *GPU) Close() error                          { return ErrUnavailable }
+func (g *GPU) Sync() error                           { return ErrUnavailable }
+func (g *GPU) Stats() (resident, staging PoolStats)  { return }
+func (g *GPU) Place(dispatch.Work) dispatch.Target   { return dispatch.OnCPU }
+func (g *GPU) Describe() string                      { return ErrUnavailable.Error() }
+func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) Conv2D(dst, x, w, b *tensor.Tensor, p tensor.ConvParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) Name() string { return "" }
+func (g *GPU) Prepare(dispatch.Op, bool, ...int) (func() error, func(), error) {
+	return nil, nil, ErrUnavailable
+}
+func (g *GPU) Alloc(tensor.Device, int) (tensor.DeviceMemory, error) { return nil, ErrUnavailable }
+func (g *GPU) New(shape ...int) (*tensor.Tensor, error)              { return nil, ErrUnavailable }
+func (g *GPU) Contiguous(t *tensor.Tensor) (*tensor.Tensor, error)   { return nil, ErrUnavailable }
+func (g *GPU) BiasAct(dst, x, bias *tensor.Tensor, axis int, act Activation) error {
+	return ErrUnavailable
+}
+func (g *GPU) Add(dst, a, b *tensor.Tensor) error      { return ErrUnavailable }
+func (g *GPU) Mul(dst, a, b *tensor.Tensor) error      { return ErrUnavailable }
+func (g *GPU) SoftmaxRows(dst, x *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) MaxPool2D(dst, indices, x *tensor.Tensor, p tensor.PoolParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) AvgPool2D(dst, x *tensor.Tensor, p tensor.PoolParams) error { return ErrUnavailable }

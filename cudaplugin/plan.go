@@ -1,0 +1,256 @@
+package cudaplugin
+
+import (
+	"fmt"
+	"math"
+)
+
+// tileConfig is one instantiation of kernels.cu's SGEMM and Conv2D
+// kernels: a block of threads computes a bm×bn tile of the product.
+type tileConfig struct {
+	id      int // LANES_TILE_128 or LANES_TILE_64 in kernels.h
+	bm, bn  int
+	threads int
+}
+
+// tileConfigs lists the instantiations in lanes_sgemm and lanes_conv2d,
+// largest first: 128×128 tiles with an 8×8 register block per thread,
+// 64×64 tiles with 4×4.
+var tileConfigs = [...]tileConfig{
+	{id: 0, bm: 128, bn: 128, threads: 256},
+	{id: 1, bm: 64, bn: 64, threads: 256},
+}
+
+// Limits of a CUDA grid.
+const (
+	maxGridX  = 1<<31 - 1
+	maxGridYZ = 65535
+)
+
+// launchPlan is a tile configuration and the grid that covers an m×n
+// product gz times: x over columns, y over rows, z over the batch (or the
+// groups of a convolution).
+type launchPlan struct {
+	cfg        tileConfig
+	gx, gy, gz int
+}
+
+func (p launchPlan) blocks() int { return p.gx * p.gy * p.gz }
+
+// planTiles picks the large tile unless it gives fewer blocks than the
+// device has SMs (each SM then idles part of the time and the smaller
+// tile, four times as many blocks, keeps more of them busy).
+func planTiles(m, n, gz, sms int) (launchPlan, error) {
+	if m < 0 || n < 0 || gz < 0 {
+		panic(fmt.Sprintf("cudaplugin: planTiles: negative size %d×%d×%d", m, n, gz))
+	}
+	plan := func(c tileConfig) launchPlan {
+		return launchPlan{cfg: c, gx: ceilDiv(n, c.bn), gy: ceilDiv(m, c.bm), gz: gz}
+	}
+	p := plan(tileConfigs[0])
+	if p.blocks() < sms {
+		p = plan(tileConfigs[1])
+	}
+	if p.gx > maxGridX || p.gy > maxGridYZ || p.gz > maxGridYZ {
+		return p, fmt.Errorf("cudaplugin: a %d×%d product %d times needs a grid of %d×%d×%d blocks, beyond CUDA's limits", m, n, gz, p.gx, p.gy, p.gz)
+	}
+	return p, nil
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// matrixLayout returns how the kernels read a rows×cols matrix with row
+// stride rs and column stride cs (elements): row-major (trans false, ld
+// rs) or column-major (trans true, ld cs); ok is false when neither
+// dimension has unit stride. As tensor's matrixLayout.
+func matrixLayout(rows, cols, rs, cs int) (trans bool, ld int, ok bool) {
+	if cols == 1 {
+		cs = 1
+	}
+	if rows == 1 {
+		rs = max(cols, 1)
+	}
+	switch {
+	case cs == 1 && rs >= max(cols, 1):
+		return false, rs, true
+	case rs == 1 && cs >= max(rows, 1):
+		return true, cs, true
+	}
+	return false, 0, false
+}
+
+// vectorizable reports whether the kernels may read a matrix at element
+// offset off (of a 16-byte aligned buffer) with leading dimension ld and
+// batch stride stride in float4s.
+func vectorizable(off, ld, stride int) bool {
+	return off%4 == 0 && ld%4 == 0 && stride%4 == 0
+}
+
+// matmulShape is a MatMul after NumPy's rules (as tensor.MatMul): a and b
+// as stacks of matrices (1-D operands made 2-D), the batch shape and the
+// result's shape.
+type matmulShape struct {
+	m, n, k          int
+	aShape, aStrides []int // at least 2-D
+	bShape, bStrides []int
+	batch            []int
+	out              []int
+}
+
+// planMatMul checks shapes as tensor.MatMul does and panics with both
+// shapes on a mismatch (tensor has checked them before calling the
+// backend; the check guards direct callers).
+func planMatMul(as, ast, bs, bst []int) matmulShape {
+	if len(as) == 0 || len(bs) == 0 {
+		panic(fmt.Sprintf("cudaplugin: MatMul: shapes %v and %v: scalars have no matrix product", as, bs))
+	}
+	s := matmulShape{aShape: as, aStrides: ast, bShape: bs, bStrides: bst}
+	aVec, bVec := len(as) == 1, len(bs) == 1
+	if aVec {
+		s.aShape, s.aStrides = []int{1, as[0]}, []int{as[0] * ast[0], ast[0]}
+	}
+	if bVec {
+		s.bShape, s.bStrides = []int{bs[0], 1}, []int{bst[0], 1}
+	}
+	ra, rb := len(s.aShape), len(s.bShape)
+	s.m, s.k = s.aShape[ra-2], s.aShape[ra-1]
+	if k := s.bShape[rb-2]; k != s.k {
+		panic(fmt.Sprintf("cudaplugin: MatMul: shapes %v and %v: inner dimensions %d and %d differ", as, bs, s.k, k))
+	}
+	s.n = s.bShape[rb-1]
+	var ok bool
+	if s.batch, ok = broadcast(s.aShape[:ra-2], s.bShape[:rb-2]); !ok {
+		panic(fmt.Sprintf("cudaplugin: MatMul: shapes %v and %v: batch dimensions do not broadcast", as, bs))
+	}
+	s.out = append(append([]int{}, s.batch...), s.m, s.n)
+	switch {
+	case aVec && bVec:
+		s.out = s.out[:len(s.out)-2]
+	case aVec:
+		s.out = append(s.out[:len(s.out)-2], s.n)
+	case bVec:
+		s.out = s.out[:len(s.out)-1]
+	}
+	return s
+}
+
+func broadcast(a, b []int) ([]int, bool) {
+	n := max(len(a), len(b))
+	out := make([]int, n)
+	for i := range n {
+		da, db := 1, 1
+		if j := i - (n - len(a)); j >= 0 {
+			da = a[j]
+		}
+		if j := i - (n - len(b)); j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db || db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func (s *matmulShape) batchCount() int {
+	c := 1
+	for _, d := range s.batch {
+		c *= d
+	}
+	return c
+}
+
+// batchOffsets returns the element offset of each matrix of a stack of
+// the given shape and strides (the last two dimensions are the matrix)
+// for each index of the broadcast batch shape, in row-major order.
+func batchOffsets(batch, shape, strides []int) []int {
+	count := 1
+	for _, d := range batch {
+		count *= d
+	}
+	offs := make([]int, count)
+	lead := len(shape) - 2
+	skip := len(batch) - lead // batch dimensions the operand lacks
+	for i := range offs {
+		rest, off := i, 0
+		for d := len(batch) - 1; d >= 0; d-- {
+			idx := rest % batch[d]
+			rest /= batch[d]
+			if j := d - skip; j >= 0 && shape[j] != 1 {
+				off += idx * strides[j]
+			}
+		}
+		offs[i] = off
+	}
+	return offs
+}
+
+// uniformStride reports whether offs is 0, s, 2s, ... and returns s: then
+// one launch covers the whole batch.
+func uniformStride(offs []int) (int, bool) {
+	if len(offs) < 2 {
+		return 0, len(offs) == 0 || offs[0] == 0
+	}
+	s := offs[1] - offs[0]
+	for i, o := range offs {
+		if o != offs[0]+i*s || offs[0] != 0 {
+			return 0, false
+		}
+	}
+	return s, true
+}
+
+// convShape is a Conv2D's geometry for lanes_conv2d.
+type convShape struct {
+	n, c, h, w, cout, kh, kw   int
+	sh, sw, ph, pw, dh, dw, gr int
+	oh, ow                     int
+}
+
+func (g convShape) gemm() (m, n, k int) {
+	return g.cout / g.gr, g.n * g.oh * g.ow, g.c / g.gr * g.kh * g.kw
+}
+
+// planConv checks the shapes and parameters of a convolution (as
+// tensor.Conv2D, whose ConvParams' zero values mean stride 1, dilation 1,
+// one group) and panics naming both shapes when they do not fit.
+func planConv(op string, xs, ws []int, stride, padding, dilation [2]int, groups int) convShape {
+	if len(xs) != 4 || len(ws) != 4 {
+		panic(fmt.Sprintf("cudaplugin: %s: shapes %v and %v: want input [N, C, H, W] and weight [Cout, C/groups, kh, kw]", op, xs, ws))
+	}
+	def := func(v int) int {
+		if v == 0 {
+			return 1
+		}
+		return v
+	}
+	g := convShape{n: xs[0], c: xs[1], h: xs[2], w: xs[3], cout: ws[0], kh: ws[2], kw: ws[3],
+		sh: def(stride[0]), sw: def(stride[1]), ph: padding[0], pw: padding[1],
+		dh: def(dilation[0]), dw: def(dilation[1]), gr: def(groups)}
+	if g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1 || g.ph < 0 || g.pw < 0 || g.gr < 1 ||
+		g.c%g.gr != 0 || g.cout%g.gr != 0 || ws[1] != g.c/g.gr || g.kh < 1 || g.kw < 1 {
+		panic(fmt.Sprintf("cudaplugin: %s: shapes %v and %v do not agree with stride %v, padding %v, dilation %v, groups %d", op, xs, ws, stride, padding, dilation, groups))
+	}
+	eh, ew := g.dh*(g.kh-1)+1, g.dw*(g.kw-1)+1
+	if g.h+2*g.ph < eh || g.w+2*g.pw < ew {
+		panic(fmt.Sprintf("cudaplugin: %s: shapes %v and %v: kernel extent %dx%d larger than the padded input", op, xs, ws, eh, ew))
+	}
+	g.oh, g.ow = (g.h+2*g.ph-eh)/g.sh+1, (g.w+2*g.pw-ew)/g.sw+1
+	return g
+}
+
+// fitsInt32 reports whether every count the kernels keep in an int fits.
+func (g convShape) fitsInt32() bool {
+	m, n, k := g.gemm()
+	for _, v := range []int{m, n, k, g.c * g.h * g.w, g.oh * g.ow} {
+		if v > math.MaxInt32 {
+			return false
+		}
+	}
+	return true
+}

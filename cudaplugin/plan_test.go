@@ -1,0 +1,179 @@
+package cudaplugin
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lanesgo/lanes/dispatch"
+	"github.com/lanesgo/lanes/tensor"
+)
+
+func TestPlanTiles(t *testing.T) {
+	for _, c := range []struct {
+		m, n, gz, sms int
+		bm, gx, gy    int
+	}{
+		{4096, 4096, 1, 132, 128, 32, 32}, // large: 128×128 tiles
+		{130, 4097, 1, 132, 64, 65, 3},    // 66 big blocks < 132 SMs: 64×64
+		{200, 200, 1, 4, 128, 2, 2},       // a small device keeps the big tile
+		{1, 1, 1, 132, 64, 1, 1},
+		{0, 5, 1, 132, 64, 1, 0},
+		{64, 64, 40, 132, 64, 1, 1}, // a batch of small products
+	} {
+		p, err := planTiles(c.m, c.n, c.gz, c.sms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.cfg.bm != c.bm || p.gx != c.gx || p.gy != c.gy || p.gz != c.gz {
+			t.Errorf("planTiles(%d, %d, %d, %d) = %+v; want %d tiles, grid %d×%d×%d", c.m, c.n, c.gz, c.sms, p, c.bm, c.gx, c.gy, c.gz)
+		}
+		// The grid covers the product and no block is wholly outside it.
+		if p.gx*p.cfg.bn < c.n || p.gy*p.cfg.bm < c.m || (p.gx-1)*p.cfg.bn >= max(c.n, 1) || (p.gy > 0 && (p.gy-1)*p.cfg.bm >= c.m) {
+			t.Errorf("planTiles(%d, %d): grid %d×%d of %d×%d tiles does not fit", c.m, c.n, p.gx, p.gy, p.cfg.bm, p.cfg.bn)
+		}
+		if p.cfg.threads != (p.cfg.bm/8)*(p.cfg.bn/8) && p.cfg.threads != (p.cfg.bm/4)*(p.cfg.bn/4) {
+			t.Errorf("threads %d do not match the register blocks", p.cfg.threads)
+		}
+	}
+	if _, err := planTiles(65536*128+1, 8, 1, 1); err == nil || !strings.Contains(err.Error(), "beyond CUDA's limits") {
+		t.Errorf("a grid of more than 65535 rows of blocks: %v", err)
+	}
+	if _, err := planTiles(8, 8, 70000, 1); err == nil {
+		t.Errorf("a batch of 70000 in one grid accepted")
+	}
+}
+
+func TestMatrixLayout(t *testing.T) {
+	for _, c := range []struct {
+		rows, cols, rs, cs int
+		trans              bool
+		ld                 int
+		ok                 bool
+	}{
+		{3, 4, 4, 1, false, 4, true},  // row-major
+		{3, 4, 6, 1, false, 6, true},  // a slice of columns
+		{3, 4, 1, 3, true, 3, true},   // a transposed view
+		{3, 4, 2, 8, false, 0, false}, // strided both ways
+		{1, 4, 0, 1, false, 4, true},  // a broadcast row
+		{4, 1, 1, 0, false, 1, true},  // a column: reads as row-major with ld 1
+	} {
+		trans, ld, ok := matrixLayout(c.rows, c.cols, c.rs, c.cs)
+		if trans != c.trans || ld != c.ld || ok != c.ok {
+			t.Errorf("matrixLayout(%d, %d, %d, %d) = %v, %d, %v; want %v, %d, %v", c.rows, c.cols, c.rs, c.cs, trans, ld, ok, c.trans, c.ld, c.ok)
+		}
+	}
+	if !vectorizable(8, 12, 96) || vectorizable(1, 12, 96) || vectorizable(0, 6, 0) {
+		t.Errorf("vectorizable")
+	}
+}
+
+func TestPlanMatMul(t *testing.T) {
+	shapes := func(a, b *tensor.Tensor) matmulShape {
+		return planMatMul(a.Shape(), a.Strides(), b.Shape(), b.Strides())
+	}
+	for _, c := range []struct{ a, b []int }{
+		{[]int{3, 4}, []int{4, 5}},
+		{[]int{4}, []int{4, 5}},
+		{[]int{3, 4}, []int{4}},
+		{[]int{4}, []int{4}},
+		{[]int{2, 1, 3, 4}, []int{5, 4, 6}},
+		{[]int{7, 3, 4}, []int{4, 2}},
+	} {
+		a, b := tensor.New(c.a...), tensor.New(c.b...)
+		s := shapes(a, b)
+		if want := tensor.MatMul(a, b).Shape(); !slices.Equal(s.out, want) {
+			t.Errorf("%v @ %v: out %v, want %v", c.a, c.b, s.out, want)
+		}
+	}
+	defer func() {
+		if r := recover(); r != "cudaplugin: MatMul: shapes [3 4] and [5 6]: inner dimensions 4 and 5 differ" {
+			t.Errorf("panic %v", r)
+		}
+	}()
+	shapes(tensor.New(3, 4), tensor.New(5, 6))
+}
+
+func TestBatchOffsets(t *testing.T) {
+	// a [2, 1, 3, 4] broadcast against batch [2, 5]: a's matrices repeat
+	// along the second batch dimension.
+	offs := batchOffsets([]int{2, 5}, []int{2, 1, 3, 4}, []int{12, 12, 4, 1})
+	want := []int{0, 0, 0, 0, 0, 12, 12, 12, 12, 12}
+	if !slices.Equal(offs, want) {
+		t.Errorf("broadcast a: %v, want %v", offs, want)
+	}
+	if _, ok := uniformStride(offs); ok {
+		t.Errorf("uniformStride accepted %v", offs)
+	}
+	// b [5, 4, 6]: batch [2, 5] lacks its first dimension.
+	offs = batchOffsets([]int{2, 5}, []int{5, 4, 6}, []int{24, 6, 1})
+	want = []int{0, 24, 48, 72, 96, 0, 24, 48, 72, 96}
+	if !slices.Equal(offs, want) {
+		t.Errorf("b: %v, want %v", offs, want)
+	}
+	offs = batchOffsets([]int{3}, []int{3, 4, 6}, []int{24, 6, 1})
+	if s, ok := uniformStride(offs); !ok || s != 24 {
+		t.Errorf("uniformStride(%v) = %d, %v", offs, s, ok)
+	}
+	if s, ok := uniformStride([]int{0, 0, 0}); !ok || s != 0 {
+		t.Errorf("a broadcast operand is uniform with stride 0: %d, %v", s, ok)
+	}
+	if offs := batchOffsets(nil, []int{3, 4}, []int{4, 1}); !slices.Equal(offs, []int{0}) {
+		t.Errorf("no batch: %v", offs)
+	}
+}
+
+func TestPlanConv(t *testing.T) {
+	for _, c := range []struct {
+		x, w             []int
+		stride, pad, dil [2]int
+		groups           int
+	}{
+		{[]int{32, 64, 56, 56}, []int{64, 64, 3, 3}, [2]int{}, [2]int{1, 1}, [2]int{}, 0},
+		{[]int{2, 4, 11, 10}, []int{6, 2, 3, 2}, [2]int{2, 1}, [2]int{0, 1}, [2]int{2, 1}, 2},
+		{[]int{1, 3, 224, 224}, []int{64, 3, 7, 7}, [2]int{2, 2}, [2]int{3, 3}, [2]int{}, 1},
+	} {
+		g := planConv("Conv2D", c.x, c.w, c.stride, c.pad, c.dil, c.groups)
+		p := tensor.ConvParams{Stride: c.stride, Padding: c.pad, Dilation: c.dil, Groups: c.groups}
+		want := tensor.Conv2DShape(tensor.New(c.x...), tensor.New(c.w...), p)
+		if got := [4]int{g.n, g.cout, g.oh, g.ow}; got != want {
+			t.Errorf("planConv(%v, %v) gives %v, tensor %v", c.x, c.w, got, want)
+		}
+		if !g.fitsInt32() {
+			t.Errorf("fitsInt32 false for %v", c.x)
+		}
+	}
+	g := planConv("Conv2D", []int{32, 64, 56, 56}, []int{128, 64, 3, 3}, [2]int{}, [2]int{1, 1}, [2]int{}, 1)
+	if m, n, k := g.gemm(); m != 128 || n != 32*56*56 || k != 64*9 {
+		t.Errorf("gemm() = %d, %d, %d", m, n, k)
+	}
+	defer func() {
+		if r, _ := recover().(string); !strings.HasPrefix(r, "cudaplugin: Conv2D: shapes [1 4 8 8] and [6 3 3 3] do not agree") {
+			t.Errorf("panic %q", r)
+		}
+	}()
+	planConv("Conv2D", []int{1, 4, 8, 8}, []int{6, 3, 3, 3}, [2]int{}, [2]int{}, [2]int{}, 1)
+}
+
+func TestPlace(t *testing.T) {
+	prev, prevSource := dispatch.SetThresholds(dispatch.DefaultThresholds(), "test defaults")
+	defer dispatch.SetThresholds(prev, prevSource)
+	small := dispatch.WorkOf(dispatch.OpMatMul, 8, 8, 8)
+	if place(small) != dispatch.OnCPU {
+		t.Errorf("an 8³ product on host tensors went to the GPU")
+	}
+	small.Resident = true
+	if place(small) != dispatch.OnGPU {
+		t.Errorf("an 8³ product on device tensors left the device")
+	}
+	if big := dispatch.WorkOf(dispatch.OpMatMul, 8192, 8192, 8192); place(big) != dispatch.OnGPU {
+		t.Errorf("an 8192³ product on host tensors stayed on the CPU under the default thresholds")
+	}
+	dispatch.SetThresholds(dispatch.CPUOnlyThresholds(), "cpu only")
+	if big := dispatch.WorkOf(dispatch.OpMatMul, 8192, 8192, 8192); place(big) != dispatch.OnCPU {
+		t.Errorf("CPU-only thresholds sent host work to the GPU")
+	}
+	if d := describe("NVIDIA H100"); !strings.Contains(d, "cuda NVIDIA H100: device tensors on the GPU") || !strings.Contains(d, "cpu only") {
+		t.Errorf("describe: %s", d)
+	}
+}
