@@ -601,14 +601,18 @@ func (g *convGeom) tapRun(u, offW, p0, p1 int) (qa, qb, delta int) {
 // clearPadCols clears the elements of row (pixels from p0 on) in qa..qb
 // whose output column j is outside the tap's valid columns lo..hi.
 func (g *convGeom) clearPadCols(row []float32, p0, qa, qb, lo, hi int) {
-	if lo == 0 && hi == g.ow {
-		return
-	}
-	for r := qa / g.ow * g.ow; r < qb; r += g.ow {
-		for q := max(r, qa); q < min(r+lo, qb); q++ {
-			row[q-p0] = 0
+	for j := 0; j < g.ow; j++ {
+		if j == lo {
+			if j = hi; j >= g.ow {
+				break
+			}
 		}
-		for q := max(r+hi, qa); q < min(r+g.ow, qb); q++ {
+		// Column j of every output row from qa on: one strided pass.
+		q := qa - qa%g.ow + j
+		if q < qa {
+			q += g.ow
+		}
+		for ; q < qb; q += g.ow {
 			row[q-p0] = 0
 		}
 	}
