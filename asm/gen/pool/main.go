@@ -71,24 +71,7 @@ func main() {
 	VPBROADCASTD(R12L, z(24))
 	VPADDD(z(31), z(24), z(24)) // index of each lane's first window element
 
-	Label("step")
-	TESTQ(R11, R11)
-	JE(LabelRef("rowdone"))
-	// CX = min(16, left); K3: the CX outputs; K1, K2: the 2·CX inputs of
-	// each row, in two vectors.
-	MOVQ(R11, RCX)
-	CMPQ(RCX, U8(16))
-	JBE(LabelRef("masks"))
-	MOVQ(U32(16), RCX)
-	Label("masks")
-	MOVL(U32(0xffffffff), EBX)
-	LEAL(Mem{Base: ECX, Index: ECX, Scale: 1}, EAX)
-	BZHIL(EAX, EBX, EAX)
-	KMOVW(EAX, K1)
-	SHRL(U8(16), EAX)
-	KMOVW(EAX, K2)
-	BZHIL(ECX, EBX, EAX)
-	KMOVW(EAX, K3)
+	step("")
 
 	VMOVUPS_Z(Mem{Base: RSI}, K1, z(0))
 	VMOVUPS_Z(Mem{Base: RSI, Disp: 64}, K2, z(1))
@@ -199,22 +182,7 @@ func unpool(even Mem) {
 	VPBROADCASTD(R12L, z(23))
 	VPADDD(z(31), z(23), z(23)) // each lane's window position, int32
 
-	Label("ustep")
-	TESTQ(R11, R11)
-	JE(LabelRef("urowdone"))
-	MOVQ(R11, RCX)
-	CMPQ(RCX, U8(16))
-	JBE(LabelRef("umasks"))
-	MOVQ(U32(16), RCX)
-	Label("umasks")
-	MOVL(U32(0xffffffff), EBX)
-	LEAL(Mem{Base: ECX, Index: ECX, Scale: 1}, EAX)
-	BZHIL(EAX, EBX, EAX)
-	KMOVW(EAX, K1)
-	SHRL(U8(16), EAX)
-	KMOVW(EAX, K2)
-	BZHIL(ECX, EBX, EAX)
-	KMOVW(EAX, K3)
+	step("u")
 
 	VMOVUPS_Z(Mem{Base: RSI}, K3, z(0)) // dy
 	VMOVUPS_Z(Mem{Base: RDX}, K3, z(1)) // idx
@@ -279,4 +247,27 @@ func lenAddr(name string) Mem {
 		panic(err)
 	}
 	return b.Addr
+}
+
+// step starts a step of 16 windows (labels prefixed p): when no outputs
+// are left in the row (R11) it jumps to p+"rowdone"; else CX = min(16,
+// left), K3 = the CX outputs and K1, K2 = the 2·CX elements of each input
+// row, in two vectors. Clobbers AX and BX.
+func step(p string) {
+	Label(p + "step")
+	TESTQ(R11, R11)
+	JE(LabelRef(p + "rowdone"))
+	MOVQ(R11, RCX)
+	CMPQ(RCX, U8(16))
+	JBE(LabelRef(p + "masks"))
+	MOVQ(U32(16), RCX)
+	Label(p + "masks")
+	MOVL(U32(0xffffffff), EBX)
+	LEAL(Mem{Base: ECX, Index: ECX, Scale: 1}, EAX)
+	BZHIL(EAX, EBX, EAX)
+	KMOVW(EAX, K1)
+	SHRL(U8(16), EAX)
+	KMOVW(EAX, K2)
+	BZHIL(ECX, EBX, EAX)
+	KMOVW(EAX, K3)
 }
