@@ -376,20 +376,33 @@ func (j *convJob) gathered(buf *workBuf, sp span, grp, p0, p1 int) (a []float32,
 	return buf.prod, ld
 }
 
-// place applies the bias and ReLU to output rows [opg, p0..p1) of a group.
-func (j *convJob) place(img, grp, p0, p1 int) {
+// biasOf returns the bias of output channel o of group grp, 0 without one.
+func (j *convJob) biasOf(grp, o int) float32 {
+	if j.bias == nil {
+		return 0
+	}
+	return j.bias[grp*j.g.opg+o]
+}
+
+// place writes output rows [opg, p0..p1) of a group of image img: src (row
+// stride ld) plus the bias, then the ReLU. With src nil the rows already
+// hold the product and get the bias and ReLU in place.
+func (j *convJob) place(img, grp, p0, p1 int, src []float32, ld int) {
 	g := &j.g
-	if j.bias == nil && !g.relu {
+	if src == nil && j.bias == nil && !g.relu {
 		return
 	}
 	rows := g.outRows(j.out, img, grp, p0)
 	for o := 0; o < g.opg; o++ {
-		row := rows[o*g.p:][:p1-p0]
-		if j.bias != nil {
-			simd.AddScalar(row, row, j.bias[grp*g.opg+o])
+		d := rows[o*g.p:][:p1-p0]
+		switch {
+		case src != nil:
+			simd.AddScalar(d, src[o*ld:][:p1-p0], j.biasOf(grp, o))
+		case j.bias != nil:
+			simd.AddScalar(d, d, j.biasOf(grp, o))
 		}
 		if g.relu {
-			simd.ReLU(row, row)
+			simd.ReLU(d, d)
 		}
 	}
 }
@@ -400,7 +413,7 @@ func (j *convJob) forwardChunk(buf *workBuf, sp span, grp, p0, p1 int) {
 	a := j.w[grp*g.opg*g.k:]
 	if sp.i1-sp.i0 == 1 {
 		simd.Sgemm(false, false, g.opg, p1-p0, g.k, 1, a, max(g.k, 1), b, ldb, 0, g.outRows(j.out, sp.i0, grp, p0), g.p)
-		j.place(sp.i0, grp, p0, p1)
+		j.place(sp.i0, grp, p0, p1, nil, 0)
 		return
 	}
 	// Several whole images: the product goes to buf.prod, then to each
@@ -408,18 +421,7 @@ func (j *convJob) forwardChunk(buf *workBuf, sp span, grp, p0, p1 int) {
 	buf.prod = growF(buf.prod, g.opg*ldb)
 	simd.Sgemm(false, false, g.opg, ldb, g.k, 1, a, max(g.k, 1), b, ldb, 0, buf.prod, ldb)
 	for img := sp.i0; img < sp.i1; img++ {
-		rows := g.outRows(j.out, img, grp, 0)
-		for o := 0; o < g.opg; o++ {
-			var bias float32
-			if j.bias != nil {
-				bias = j.bias[grp*g.opg+o]
-			}
-			d := rows[o*g.p:][:g.p]
-			simd.AddScalar(d, buf.prod[o*ldb+(img-sp.i0)*g.p:][:g.p], bias)
-			if g.relu {
-				simd.ReLU(d, d)
-			}
-		}
+		j.place(img, grp, 0, g.p, buf.prod[(img-sp.i0)*g.p:], ldb)
 	}
 }
 
@@ -466,10 +468,7 @@ func (j *convJob) forwardBlock(buf *workBuf, img, grp, i0, i1 int) {
 	}
 	out := g.outRows(j.out, img, grp, i0*g.ow)
 	for o := 0; o < g.opg; o++ {
-		var bias float32
-		if j.bias != nil {
-			bias = j.bias[grp*g.opg+o]
-		}
+		bias := j.biasOf(grp, o)
 		for r := 0; r < rows; r++ {
 			simd.AddScalar(out[o*g.p+r*g.ow:][:g.ow], buf.prod[o*n+r*g.wp:][:g.ow], bias)
 		}
