@@ -73,7 +73,7 @@ bench-compare:
 # gpu-check builds bin/gpu-check (static cudart): on an NVIDIA machine it checks
 # the kernels against the CPU path and prints GFLOP/s, transfer and overhead
 # figures, and PyTorch's cuBLAS/cuDNN figures when torch is installed.
-.PHONY: cuda cuda-emulate gpu-check
+.PHONY: cuda cuda-emulate cuda-tune gpu-check
 NVCC ?= nvcc
 CUDA_GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 CUDA_LIB := cudaplugin/build/liblanescuda.a
@@ -91,6 +91,11 @@ cuda-emulate:
 	$$(command -v g++-12 || command -v g++) -std=c++20 -O1 -DLANES_EMULATE -Icudaplugin/emulate -pthread \
 	  -x c++ cudaplugin/kernels.cu -x none cudaplugin/emulate/emulate_test.cc -o cudaplugin/build/emulate_test
 	cudaplugin/build/emulate_test
+
+# cuda-tune times the kernels' tile configurations (run bin/cuda-tune on an NVIDIA machine).
+cuda-tune:
+	@mkdir -p bin
+	$(NVCC) -std=c++17 -O3 $(CUDA_GENCODE) -Xptxas -warn-spills cudaplugin/tune/tune.cu -o bin/cuda-tune
 
 gpu-check: $(CUDA_LIB)
 	@mkdir -p bin

@@ -2,7 +2,7 @@
 // every product is an fmaf, no TF32 and no fast-math.
 //
 // SGEMM and Conv2D share one main loop: a block computes a BM×BN tile of
-// C with BK = 8 deep slices of A and B in shared memory, double-buffered
+// C with BK deep slices of A and B in shared memory, double-buffered
 // (the next slice is loaded from global memory into registers while the
 // current one is multiplied, then stored into the other buffer: one
 // __syncthreads per slice). Each thread holds a TM×TN register block made
@@ -29,14 +29,13 @@
 
 namespace {
 
-constexpr int BK = 8;  // depth of a shared-memory slice
 constexpr int PAD = 4; // shared rows padded by 4 floats: fewer bank conflicts, still 16-byte aligned
 
 // TileLoad moves the BR×BK slice (r0, k0) of a matrix X(i, q) from global
 // memory into registers and then into shared memory S[q][i]. X(i, q) is
 // x[i·ld + q], or x[q·ld + i] when kMajor. A is such a matrix (kMajor =
 // trans_a); so is B with i = j (kMajor = !trans_b).
-template <int BR, int THREADS>
+template <int BR, int BK, int THREADS>
 struct TileLoad {
     static constexpr int VECS = BR * BK / 4; // float4s in a slice
     static constexpr int LOADS = (VECS + THREADS - 1) / THREADS;
@@ -106,13 +105,13 @@ struct TileLoad {
 
 // GemmSource feeds the main loop with the slices of A and B of one matrix
 // product.
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int BK, int THREADS>
 struct GemmSource {
     const LanesGemm &g;
     const float *a, *b;
     int row0, col0, tid;
-    TileLoad<BM, THREADS> ta;
-    TileLoad<BN, THREADS> tb;
+    TileLoad<BM, BK, THREADS> ta;
+    TileLoad<BN, BK, THREADS> tb;
 
     __device__ __forceinline__ void load(int k0) {
         ta.load(a, g.lda, g.trans_a != 0, g.vec_a != 0, g.m, g.k, row0, k0, tid);
@@ -124,19 +123,37 @@ struct GemmSource {
     }
 };
 
+// divmod returns n / d and sets r = n % d for 0 <= n and 0 < d, with inv
+// = 1/d: the float quotient is an estimate (exact to within one for n <
+// 2^22, far off only beyond 2^24) that integer steps correct, which is
+// several times cheaper than an integer division by a run-time divisor.
+__device__ __forceinline__ int divmod(int n, int d, float inv, int &r) {
+    int e = (int)((float)n * inv);
+    r = n - e * d;
+    while (r < 0) {
+        e--;
+        r += d;
+    }
+    while (r >= d) {
+        e++;
+        r -= d;
+    }
+    return e;
+}
+
 // ConvSource feeds the main loop of one group of an implicit-GEMM
 // convolution: A is the group's weights (opg × k, row-major), B(q, j) the
 // im2col element of input channel q / (kh·kw), tap q % (kh·kw), output
 // pixel j (over all images). THREADS is a multiple of BN, so each thread
 // gathers the same column j of every slice: its pixel is decoded once.
-template <int BM, int BN, int THREADS>
+template <int BM, int BN, int BK, int THREADS>
 struct ConvSource {
     static_assert(THREADS % BN == 0, "a thread's im2col column must not change");
     static constexpr int GATHERS = BK * BN / THREADS;
     const LanesConv &c;
     const float *w;
     int opg, K, row0, tid;
-    TileLoad<BM, THREADS> ta;
+    TileLoad<BM, BK, THREADS> ta;
     float rb[GATHERS];
     const float *xb; // the thread's image, first channel of the group
     int iy0, ix0;    // top left input pixel of the thread's window
@@ -159,14 +176,16 @@ struct ConvSource {
     }
     __device__ __forceinline__ void load(int k0) {
         ta.load(w, K, false, c.vec_w != 0, opg, K, row0, k0, tid);
-        int taps = c.kh * c.kw;
+        const int taps = c.kh * c.kw;
+        const float invTaps = 1.0f / (float)taps, invKw = 1.0f / (float)c.kw;
 #pragma unroll
         for (int l = 0; l < GATHERS; l++) {
             int q = k0 + ql0 + l * (THREADS / BN);
             float v = 0.0f;
             if (valid && q < K) {
-                int ci = q / taps, t = q - ci * taps;
-                int u = t / c.kw, vv = t - u * c.kw;
+                int t, vv;
+                int ci = divmod(q, taps, invTaps, t);
+                int u = divmod(t, c.kw, invKw, vv);
                 int iy = iy0 + u * c.dh, ix = ix0 + vv * c.dw;
                 if (iy >= 0 && iy < c.h && ix >= 0 && ix < c.w_) {
                     v = xb[((long long)ci * c.h + iy) * c.w_ + ix];
@@ -192,7 +211,7 @@ __device__ __forceinline__ int tileRow(int ty, int i) {
 }
 
 // mainLoop accumulates the thread's TM×TN block of the tile over K.
-template <int BM, int BN, int TM, int TN, class Source>
+template <int BM, int BN, int TM, int TN, int BK, class Source>
 __device__ __forceinline__ void mainLoop(Source &src, int K, float (&acc)[TM][TN]) {
     __shared__ __align__(16) float as[2][BK][BM + PAD];
     __shared__ __align__(16) float bs[2][BK][BN + PAD];
@@ -246,14 +265,14 @@ __device__ __forceinline__ void mainLoop(Source &src, int K, float (&acc)[TM][TN
     }
 }
 
-template <int BM, int BN, int TM, int TN>
+template <int BM, int BN, int TM, int TN, int BK>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) sgemmKernel(LanesGemm g) {
     constexpr int THREADS = (BM / TM) * (BN / TN);
     const int z = blockIdx.z;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-    GemmSource<BM, BN, THREADS> src{g, g.a + z * g.stride_a, g.b + z * g.stride_b, row0, col0, (int)threadIdx.x};
+    GemmSource<BM, BN, BK, THREADS> src{g, g.a + z * g.stride_a, g.b + z * g.stride_b, row0, col0, (int)threadIdx.x};
     float acc[TM][TN];
-    mainLoop<BM, BN, TM, TN>(src, g.k, acc);
+    mainLoop<BM, BN, TM, TN, BK>(src, g.k, acc);
     float *c = g.c + z * g.stride_c;
     const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);
 #pragma unroll
@@ -278,17 +297,17 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) sgemmKernel(LanesGemm g
     }
 }
 
-template <int BM, int BN, int TM, int TN>
+template <int BM, int BN, int TM, int TN, int BK>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) conv2dKernel(LanesConv c) {
     constexpr int THREADS = (BM / TM) * (BN / TN);
     const int group = blockIdx.z;
     const int opg = c.cout / c.groups;
     const int K = c.c / c.groups * c.kh * c.kw;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-    ConvSource<BM, BN, THREADS> src{c, c.w + (long long)group * opg * K, opg, K, row0, (int)threadIdx.x};
+    ConvSource<BM, BN, BK, THREADS> src{c, c.w + (long long)group * opg * K, opg, K, row0, (int)threadIdx.x};
     src.init(col0, group);
     float acc[TM][TN];
-    mainLoop<BM, BN, TM, TN>(src, K, acc);
+    mainLoop<BM, BN, TM, TN, BK>(src, K, acc);
     const long long pixels = (long long)c.oh * c.ow;
     const long long cols = (long long)c.n * pixels;
     const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);
@@ -472,13 +491,17 @@ constexpr int ERR_INVALID_VALUE = 1; // cudaErrorInvalidValue
 
 } // namespace
 
+// The tile configurations were chosen with cudaplugin/tune on an H100
+// (bench/results/h100-tune.txt): 16-deep slices pay for SGEMM at both tile
+// sizes; the convolution's large tile keeps 8-deep slices, whose gathers
+// fit its registers better.
 extern "C" int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz) {
     dim3 grid(gx, gy, gz);
     switch (cfg) {
     case LANES_TILE_128:
-        return launch(sgemmKernel<128, 128, 8, 8>, grid, dim3(256), stream, *g);
+        return launch(sgemmKernel<128, 128, 8, 8, 16>, grid, dim3(256), stream, *g);
     case LANES_TILE_64:
-        return launch(sgemmKernel<64, 64, 4, 4>, grid, dim3(256), stream, *g);
+        return launch(sgemmKernel<64, 64, 4, 4, 16>, grid, dim3(256), stream, *g);
     }
     return ERR_INVALID_VALUE;
 }
@@ -487,9 +510,9 @@ extern "C" int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, i
     dim3 grid(gx, gy, gz);
     switch (cfg) {
     case LANES_TILE_128:
-        return launch(conv2dKernel<128, 128, 8, 8>, grid, dim3(256), stream, *c);
+        return launch(conv2dKernel<128, 128, 8, 8, 8>, grid, dim3(256), stream, *c);
     case LANES_TILE_64:
-        return launch(conv2dKernel<64, 64, 4, 4>, grid, dim3(256), stream, *c);
+        return launch(conv2dKernel<64, 64, 4, 4, 16>, grid, dim3(256), stream, *c);
     }
     return ERR_INVALID_VALUE;
 }

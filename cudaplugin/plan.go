@@ -15,7 +15,8 @@ type tileConfig struct {
 
 // tileConfigs lists the instantiations in lanes_sgemm and lanes_conv2d,
 // largest first: 128×128 tiles with an 8×8 register block per thread,
-// 64×64 tiles with 4×4.
+// 64×64 tiles with 4×4 (the slice depths are kernels.cu's, measured with
+// cudaplugin/tune).
 var tileConfigs = [...]tileConfig{
 	{id: 0, bm: 128, bn: 128, threads: 256},
 	{id: 1, bm: 64, bn: 64, threads: 256},
@@ -39,7 +40,9 @@ func (p launchPlan) blocks() int { return p.gx * p.gy * p.gz }
 
 // planTiles picks the large tile unless it gives fewer blocks than the
 // device has SMs (each SM then idles part of the time and the smaller
-// tile, four times as many blocks, keeps more of them busy).
+// tile, four times as many blocks, keeps more of them busy) or the
+// product is at most half a large tile high or wide (half of each block's
+// work would be masked off: a 64-channel convolution).
 func planTiles(m, n, gz, sms int) (launchPlan, error) {
 	if m < 0 || n < 0 || gz < 0 {
 		panic(fmt.Sprintf("cudaplugin: planTiles: negative size %d×%d×%d", m, n, gz))
@@ -48,7 +51,7 @@ func planTiles(m, n, gz, sms int) (launchPlan, error) {
 		return launchPlan{cfg: c, gx: ceilDiv(n, c.bn), gy: ceilDiv(m, c.bm), gz: gz}
 	}
 	p := plan(tileConfigs[0])
-	if p.blocks() < sms {
+	if p.blocks() < sms || 2*m <= p.cfg.bm || 2*n <= p.cfg.bn {
 		p = plan(tileConfigs[1])
 	}
 	if p.gx > maxGridX || p.gy > maxGridYZ || p.gz > maxGridYZ {

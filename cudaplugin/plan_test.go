@@ -19,7 +19,10 @@ func TestPlanTiles(t *testing.T) {
 		{200, 200, 1, 4, 128, 2, 2},       // a small device keeps the big tile
 		{1, 1, 1, 132, 64, 1, 1},
 		{0, 5, 1, 132, 64, 1, 0},
-		{64, 64, 40, 132, 64, 1, 1}, // a batch of small products
+		{64, 64, 40, 132, 64, 1, 1},       // a batch of small products
+		{64, 100352, 1, 132, 64, 1568, 1}, // 64 output channels: half a big tile
+		{128, 25088, 1, 132, 128, 196, 1},
+		{4096, 60, 1, 1, 64, 1, 64},
 	} {
 		p, err := planTiles(c.m, c.n, c.gz, c.sms)
 		if err != nil {
