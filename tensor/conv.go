@@ -148,11 +148,16 @@ func (g *convGeom) outShape() [4]int { return [4]int{g.n, g.cout, g.oh, g.ow} }
 // input itself for 1×1 kernels with stride 1 and no padding) and the
 // weight of each group multiplies it; the bias and ReLU are applied in the
 // pass that places the result.
+//
+// Where it runs, and when it panics instead of returning an error, is as
+// for MatMul: with x, w or bias on a device the installed Backend computes
+// the result, on that device, and a Backend error panics (the plugin's
+// own (*cudaplugin.GPU).Conv2D returns it instead).
 func Conv2D(x, w, bias *Tensor, p ConvParams) *Tensor {
 	g := planConv("Conv2D", x.shape, w.shape, p)
 	out := g.outShape()
-	dst := New(out[:]...)
-	if !g.offload(dst, x, w, bias, p) {
+	dst := result("Conv2D", out[:], x, w, bias)
+	if !g.offload("Conv2D", dst, x, w, bias, p) {
 		convForward("Conv2D", &g, dst, x, w, bias)
 	}
 	return dst
@@ -160,12 +165,14 @@ func Conv2D(x, w, bias *Tensor, p ConvParams) *Tensor {
 
 // Conv2DInto sets dst to Conv2D(x, w, bias, p) and returns dst. With
 // contiguous operands it allocates nothing in steady state (the im2col
-// buffers are pooled); an operand overlapping dst is copied first.
+// buffers are pooled); an operand overlapping dst is copied first. Where
+// it runs and when it panics is as for MatMulInto.
 func Conv2DInto(dst, x, w, bias *Tensor, p ConvParams) *Tensor {
 	g := planConv("Conv2DInto", x.shape, w.shape, p)
 	checkOut("Conv2DInto", dst, g.outShape(), x, w)
 	checkWritable("Conv2DInto", dst)
-	if g.offload(dst, x, w, bias, p) {
+	deviceOf("Conv2DInto", dst, x, w, bias)
+	if g.offload("Conv2DInto", dst, x, w, bias, p) {
 		return dst
 	}
 	x, w = detach(dst, x), detach(dst, w)
@@ -218,14 +225,14 @@ func Conv2DBackwardWeightInto(dw, dy, x *Tensor, p ConvParams) *Tensor {
 	return dw
 }
 
-// offload runs the convolution on the accelerator backend when one is
-// installed and dispatch.Place sends it there; it reports whether it did.
-func (g *convGeom) offload(dst, x, w, bias *Tensor, p ConvParams) bool {
+// offload runs the convolution on the accelerator backend as
+// matmulPlan.offload does; it reports whether the backend did it.
+func (g *convGeom) offload(op string, dst, x, w, bias *Tensor, p ConvParams) bool {
 	bytes := 4 * float64(x.Len()+w.Len()+dst.Len())
 	work := dispatch.Work{Op: dispatch.OpConv2D, FLOPs: 2 * float64(g.n) * float64(g.cout) * float64(g.p) * float64(g.k),
 		Bytes: bytes, Resident: onDevice(dst, x, w, bias)}
-	be := placed(work)
-	return be != nil && be.Conv2D(dst, x, w, bias, p) == nil
+	be := placed(op, work, dst, x, w, bias)
+	return be != nil && ran(op, work, be.Conv2D(dst, x, w, bias, p), dst, x, w, bias)
 }
 
 // checkOut panics unless t (an output or its gradient) has the shape want

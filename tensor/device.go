@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"unsafe"
-	"weak"
 )
 
 // DeviceMemory is a buffer of float32 elements in an accelerator's
@@ -57,38 +55,54 @@ func allocator(op string, dev Device) (DeviceAllocator, error) {
 }
 
 // Device tensors. A tensor on an accelerator keeps its elements in a
-// DeviceMemory; its data slice is an anchor of length and capacity 0
-// that identifies the storage (views share it, as they share a host
-// backing slice) and keeps it alive. storages maps the anchor, weakly, to
-// the memory, which is released when the last view is collected. Host
-// code that indexes data on a device tensor fails with an index panic
-// rather than reading stale values.
-var storages sync.Map // weak.Pointer[float32] → DeviceMemory
+// DeviceMemory, held by a deviceStore that the tensor's store field points
+// to; its data slice is nil. Views (Reshape, Transpose, Slice, ...) share
+// the store as host views share a backing slice, and the memory is
+// released once, by a cleanup on the store, after the last view of it is
+// unreachable.
+//
+// The rules for device tensors:
+//
+//   - Host code does not read or write device memory. Data, At, Set, Item
+//     and every host operation (the elementwise, reduce, join, copy, norm
+//     and pool operations, Softmax, ...) panic when given a device tensor,
+//     with a message naming the operation (or Data, through which norm,
+//     pool and the convolution gradients read), the shape and the device.
+//     Copy the tensor with To(CPU) first.
+//   - Views (Transpose, Slice, Index, Reshape where no copy is needed,
+//     ...) and shape queries work on device tensors; views stay on the
+//     device and share its memory.
+//   - MatMul and Conv2D run on the installed Backend whenever an operand is
+//     on a device, whatever dispatch.Place says, and return a tensor on
+//     that device; their Into forms write dst wherever it is (the backend
+//     copies a result for a host dst back). Operands on two different
+//     devices, no Backend, or a Backend error make them panic, since they
+//     have no error return; the plugin's own methods (for instance
+//     (*cudaplugin.GPU).MatMul) return errors instead.
+
+// deviceStore is the storage of a device tensor: mem and its device. Every
+// view of the tensor points to the same deviceStore.
+type deviceStore struct {
+	mem DeviceMemory
+	dev Device // mem.Device(), asked once
+}
 
 // deviceStorage wraps mem as a contiguous tensor of the given shape on
-// mem's device.
+// mem's device. mem is released after the store is unreachable: the
+// cleanup's argument is mem itself, not the store, so that the store can
+// be collected.
 func deviceStorage(mem DeviceMemory, shape []int) *Tensor {
-	anchor := new([4]float32) // 16 bytes: not batched by the tiny allocator, which would delay the cleanup
-	key := weak.Make(&anchor[0])
-	storages.Store(key, mem)
-	runtime.AddCleanup(&anchor[0], func(k weak.Pointer[float32]) {
-		if m, ok := storages.LoadAndDelete(k); ok {
-			m.(DeviceMemory).Release()
-		}
-	}, key)
-	return &Tensor{data: anchor[:0:0], shape: slices.Clone(shape), strides: contiguousStrides(shape), dev: mem.Device()}
+	store := &deviceStore{mem: mem, dev: mem.Device()}
+	runtime.AddCleanup(store, func(m DeviceMemory) { m.Release() }, mem)
+	return &Tensor{shape: slices.Clone(shape), strides: contiguousStrides(shape), store: store}
 }
 
 // memoryOf returns the device memory behind t, or nil for a host tensor.
 func memoryOf(t *Tensor) DeviceMemory {
-	if t.dev == CPU {
+	if t.store == nil {
 		return nil
 	}
-	m, ok := storages.Load(weak.Make(unsafe.SliceData(t.data)))
-	if !ok {
-		panic(fmt.Sprintf("tensor: tensor of shape %v on %v has no device storage", t.shape, t.dev))
-	}
-	return m.(DeviceMemory)
+	return t.store.mem
 }
 
 // DeviceView returns the memory behind a device tensor and the element
@@ -138,15 +152,19 @@ func NewOn(dev Device, shape ...int) (*Tensor, error) {
 // To returns t on dev: t itself when it is there already, else a
 // contiguous copy there. Host to device copies the elements in row-major
 // order into new device memory; device to host waits for the work queued
-// on the tensor and copies them back into a new host tensor. A device
-// tensor is read on the host through To(CPU) (or Host): host operations
-// (At, Data, Add, ...) must not be given device tensors, except MatMul,
-// Conv2D and their Into forms, which the plugin runs on the device.
+// on the tensor and copies them back into a new host tensor; device to
+// another device goes through the host.
+//
+// To(CPU) (or Host) is how a device tensor is read on the host: Data, At,
+// Set and every host operation (Add, Sum, Concat, Softmax, ...) panic when
+// given a device tensor. Only views and MatMul, Conv2D and their Into
+// forms, which run on the installed Backend, take device tensors (see the
+// device section at the top of device.go).
 func (t *Tensor) To(dev Device) (*Tensor, error) {
-	if t.dev == dev {
+	if t.Device() == dev {
 		return t, nil
 	}
-	if t.dev != CPU {
+	if t.store != nil {
 		h, err := t.toHost()
 		if err != nil || dev == CPU {
 			return h, err

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -137,15 +138,8 @@ func TestDeviceNewOnAndErrors(t *testing.T) {
 		t.Errorf("Host with a failing copy: %v", err)
 	}
 	// Host code indexing a device tensor fails loudly instead of reading
-	// something stale.
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Errorf("At on a device tensor did not panic")
-			}
-		}()
-		z.At(0, 0)
-	}()
+	// something stale (TestDeviceHostOpsPanic has the other operations).
+	expectPanic(t, "tensor: At: tensor of shape [2 3] is on device(7): copy it with To(tensor.CPU) first", func() { z.At(0, 0) })
 	expectPanic(t, "tensor: RegisterDevice: CPU is not an accelerator", func() { RegisterDevice(CPU, a) })
 	expectPanic(t, "tensor: FromDeviceMemory: 6 elements for shape [7] (7 elements)", func() { FromDeviceMemory(mem, 7) })
 }
@@ -174,5 +168,134 @@ func TestDeviceRelease(t *testing.T) {
 	runtime.KeepAlive(keep)
 	if m, _, ok := DeviceView(view); !ok || m.Len() != 4 {
 		t.Errorf("the kept view lost its memory")
+	}
+}
+
+// deviceViews returns views of a new device tensor of shape [4, 6], made
+// in a function of its own so that the tensor itself is unreachable on
+// return.
+//
+//go:noinline
+func deviceViews(t *testing.T) []*Tensor {
+	d, err := NewOn(testDevice, 4, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []*Tensor{d.Reshape(2, 12), d.Transpose(0, 1), d.Slice(1, 1, 5, 2), d.Index(0, 3), d.Unsqueeze(0).Expand(3, 4, 6)}
+}
+
+// TestDeviceStoreShared checks that the views of a device tensor share its
+// store (no host slice), and that its memory is released once, after the
+// last view is unreachable, not before.
+func TestDeviceStoreShared(t *testing.T) {
+	a := &hostAllocator{}
+	RegisterDevice(testDevice, a)
+	defer RegisterDevice(testDevice, nil)
+	views := deviceViews(t)
+	store := views[0].store
+	if store == nil || store.mem == nil || store.dev != testDevice {
+		t.Fatalf("device tensor store = %+v", store)
+	}
+	for i, v := range views {
+		if v.store != store || v.data != nil || v.Device() != testDevice {
+			t.Errorf("view %d: store %p (want %p), data %v, device %v", i, v.store, store, v.data, v.Device())
+		}
+		if m, _, _ := DeviceView(v); m != store.mem {
+			t.Errorf("view %d: DeviceView gives other memory", i)
+		}
+	}
+	store = nil
+	settle := func() {
+		for range 3 {
+			runtime.GC()
+			time.Sleep(time.Millisecond)
+		}
+	}
+	// The base tensor is gone; the views keep the memory, down to the last.
+	for len(views) > 0 {
+		settle()
+		if n := a.released.Load(); n != 0 {
+			t.Fatalf("memory released with %d views left", len(views))
+		}
+		views[len(views)-1] = nil
+		views = views[:len(views)-1]
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for a.released.Load() == 0 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if n := a.released.Load(); n != 1 {
+		t.Fatalf("memory released %d times after the last view went, want 1", n)
+	}
+	settle()
+	if n := a.released.Load(); n != 1 {
+		t.Errorf("memory released %d times, want 1", n)
+	}
+	// Host tensors have no store.
+	if h := New(2, 3); h.store != nil || h.Device() != CPU || h.T().store != nil {
+		t.Errorf("a host tensor has a device store")
+	}
+}
+
+// TestDeviceHostOpsPanic checks that host code given a device tensor
+// panics with a message naming the operation, the shape and the device,
+// whichever choke point (Data, At/Set, the loop of the elementwise, copy
+// and reduce operations, rowwise, the joins) it reaches the elements by.
+func TestDeviceHostOpsPanic(t *testing.T) {
+	RegisterDevice(testDevice, &hostAllocator{})
+	defer RegisterDevice(testDevice, nil)
+	d, _ := NewOn(testDevice, 2, 3)
+	d4, _ := NewOn(testDevice, 1, 2, 4, 4)
+	h := New(2, 3)
+	for _, c := range []struct {
+		ops   []string // the operation named, or what it reads through
+		shape []int
+		f     func()
+	}{
+		{[]string{"Add"}, []int{2, 3}, func() { Add(h, d) }},
+		{[]string{"AddInto"}, []int{2, 3}, func() { AddInto(d, h, h) }},
+		{[]string{"Where"}, []int{2, 3}, func() { Where(h, d, h) }},
+		{[]string{"Exp"}, []int{2, 3}, func() { Exp(d) }},
+		{[]string{"Fill"}, []int{2, 3}, func() { Fill(d, 1) }},
+		{[]string{"Sum"}, []int{2, 3}, func() { Sum(d, false) }},
+		{[]string{"Max"}, []int{2, 3}, func() { Max(d, true, 1) }},
+		{[]string{"SumToInto"}, []int{2, 3}, func() { SumToInto(New(3), d) }},
+		{[]string{"ArgMax"}, []int{2, 3}, func() { ArgMax(d, 1, false) }},
+		{[]string{"Softmax"}, []int{2, 3}, func() { Softmax(d, -1) }},
+		{[]string{"Contiguous"}, []int{3, 2}, func() { d.T().Contiguous() }},
+		{[]string{"Clone"}, []int{2, 3}, func() { d.Clone() }},
+		{[]string{"Reshape"}, []int{3, 2}, func() { d.T().Reshape(6) }},
+		{[]string{"CopyInto"}, []int{2, 3}, func() { CopyInto(h, d) }},
+		{[]string{"Concat"}, []int{2, 3}, func() { Concat(0, h, d) }},
+		{[]string{"Stack"}, []int{2, 3}, func() { Stack(0, h, d) }},
+		{[]string{"Gather"}, []int{2, 3}, func() { Gather(d, 1, New(2, 3)) }},
+		{[]string{"At"}, []int{2, 3}, func() { d.At(1, 2) }},
+		{[]string{"Set"}, []int{2, 3}, func() { d.Set(1, 1, 2) }},
+		{[]string{"Item"}, []int{}, func() { d.Index(0, 0).Index(0, 0).Item() }},
+		{[]string{"Data"}, []int{2, 3}, func() { d.Data() }},
+		{[]string{"Data"}, []int{3, 2}, func() { d.T().Data() }},
+		{[]string{"MaxPool2D", "Data"}, []int{1, 2, 4, 4}, func() { MaxPool2D(d4, PoolParams{Kernel: [2]int{2, 2}}) }},
+		{[]string{"LayerNorm", "Data"}, []int{2, 3}, func() { LayerNorm(d, LayerNormParams{}) }},
+	} {
+		msg := func() (msg any) {
+			defer func() { msg = recover() }()
+			c.f()
+			return nil
+		}()
+		ok := false
+		for _, op := range c.ops {
+			ok = ok || msg == fmt.Sprintf("tensor: %s: tensor of shape %v is on device(7): copy it with To(tensor.CPU) first", op, c.shape)
+		}
+		if !ok {
+			t.Errorf("%s on a device tensor: panic %q", c.ops[0], msg)
+		}
+	}
+	// Views and printing do not touch the elements.
+	if v := d.T().Reshape(3, 2); v.Device() != testDevice {
+		t.Errorf("a view left the device")
+	}
+	if got := fmt.Sprint(d.T()); got != "<tensor of shape [3 2] on device(7)>" {
+		t.Errorf("String of a device tensor = %q", got)
 	}
 }

@@ -19,14 +19,14 @@ import (
 
 func binary(op string, k kernel, a, b *Tensor) *Tensor {
 	dst := New(broadcastShape(op, a, b)...)
-	run(dst.shape, k, [2]float32{}, dst, a, b)
+	run(op, dst.shape, k, [2]float32{}, dst, a, b)
 	return dst
 }
 
 func binaryInto(op string, k kernel, dst, a, b *Tensor) *Tensor {
 	checkBroadcastInto(op, dst, a, b)
 	a, b = unalias(dst, a), unalias(dst, b)
-	run(dst.shape, k, [2]float32{}, dst, a, b)
+	run(op, dst.shape, k, [2]float32{}, dst, a, b)
 	return dst
 }
 
@@ -181,7 +181,7 @@ func neKernel(s [][]float32, _ *[2]float32) {
 // the three broadcast together.
 func Where(cond, a, b *Tensor) *Tensor {
 	dst := New(broadcastShape("Where", cond, a, b)...)
-	run(dst.shape, whereKernel, [2]float32{}, dst, cond, a, b)
+	run("Where", dst.shape, whereKernel, [2]float32{}, dst, cond, a, b)
 	return dst
 }
 
@@ -189,7 +189,7 @@ func Where(cond, a, b *Tensor) *Tensor {
 func WhereInto(dst, cond, a, b *Tensor) *Tensor {
 	checkBroadcastInto("WhereInto", dst, cond, a, b)
 	cond, a, b = unalias(dst, cond), unalias(dst, a), unalias(dst, b)
-	run(dst.shape, whereKernel, [2]float32{}, dst, cond, a, b)
+	run("WhereInto", dst.shape, whereKernel, [2]float32{}, dst, cond, a, b)
 	return dst
 }
 
@@ -206,33 +206,33 @@ func whereKernel(s [][]float32, _ *[2]float32) {
 
 // Unary operations: the simd kernel of the same name over every element.
 
-func unary(k kernel, arg [2]float32, x *Tensor) *Tensor {
+func unary(op string, k kernel, arg [2]float32, x *Tensor) *Tensor {
 	dst := New(x.shape...)
-	run(dst.shape, k, arg, dst, x)
+	run(op, dst.shape, k, arg, dst, x)
 	return dst
 }
 
 func unaryInto(op string, k kernel, arg [2]float32, dst, x *Tensor) *Tensor {
 	checkBroadcastInto(op, dst, x)
 	x = unalias(dst, x)
-	run(dst.shape, k, arg, dst, x)
+	run(op, dst.shape, k, arg, dst, x)
 	return dst
 }
 
 // Exp returns e^x elementwise (simd.Exp).
-func Exp(x *Tensor) *Tensor { return unary(expKernel, [2]float32{}, x) }
+func Exp(x *Tensor) *Tensor { return unary("Exp", expKernel, [2]float32{}, x) }
 
 // ExpInto sets dst = e^x.
 func ExpInto(dst, x *Tensor) *Tensor { return unaryInto("ExpInto", expKernel, [2]float32{}, dst, x) }
 
 // Log returns the natural logarithm elementwise (simd.Log).
-func Log(x *Tensor) *Tensor { return unary(logKernel, [2]float32{}, x) }
+func Log(x *Tensor) *Tensor { return unary("Log", logKernel, [2]float32{}, x) }
 
 // LogInto sets dst = log(x).
 func LogInto(dst, x *Tensor) *Tensor { return unaryInto("LogInto", logKernel, [2]float32{}, dst, x) }
 
 // Sigmoid returns 1/(1+e^-x) elementwise (simd.Sigmoid).
-func Sigmoid(x *Tensor) *Tensor { return unary(sigmoidKernel, [2]float32{}, x) }
+func Sigmoid(x *Tensor) *Tensor { return unary("Sigmoid", sigmoidKernel, [2]float32{}, x) }
 
 // SigmoidInto sets dst = sigmoid(x).
 func SigmoidInto(dst, x *Tensor) *Tensor {
@@ -240,19 +240,19 @@ func SigmoidInto(dst, x *Tensor) *Tensor {
 }
 
 // SiLU returns x·sigmoid(x) elementwise (simd.SiLU).
-func SiLU(x *Tensor) *Tensor { return unary(siluKernel, [2]float32{}, x) }
+func SiLU(x *Tensor) *Tensor { return unary("SiLU", siluKernel, [2]float32{}, x) }
 
 // SiLUInto sets dst = silu(x).
 func SiLUInto(dst, x *Tensor) *Tensor { return unaryInto("SiLUInto", siluKernel, [2]float32{}, dst, x) }
 
 // Tanh returns tanh(x) elementwise (simd.Tanh).
-func Tanh(x *Tensor) *Tensor { return unary(tanhKernel, [2]float32{}, x) }
+func Tanh(x *Tensor) *Tensor { return unary("Tanh", tanhKernel, [2]float32{}, x) }
 
 // TanhInto sets dst = tanh(x).
 func TanhInto(dst, x *Tensor) *Tensor { return unaryInto("TanhInto", tanhKernel, [2]float32{}, dst, x) }
 
 // Softplus returns log(1+e^x) elementwise (simd.Softplus).
-func Softplus(x *Tensor) *Tensor { return unary(softplusKernel, [2]float32{}, x) }
+func Softplus(x *Tensor) *Tensor { return unary("Softplus", softplusKernel, [2]float32{}, x) }
 
 // SoftplusInto sets dst = softplus(x).
 func SoftplusInto(dst, x *Tensor) *Tensor {
@@ -260,19 +260,19 @@ func SoftplusInto(dst, x *Tensor) *Tensor {
 }
 
 // Erf returns the error function elementwise (simd.Erf).
-func Erf(x *Tensor) *Tensor { return unary(erfKernel, [2]float32{}, x) }
+func Erf(x *Tensor) *Tensor { return unary("Erf", erfKernel, [2]float32{}, x) }
 
 // ErfInto sets dst = erf(x).
 func ErfInto(dst, x *Tensor) *Tensor { return unaryInto("ErfInto", erfKernel, [2]float32{}, dst, x) }
 
 // GELU returns x·Φ(x) elementwise (simd.GELU, the erf form).
-func GELU(x *Tensor) *Tensor { return unary(geluKernel, [2]float32{}, x) }
+func GELU(x *Tensor) *Tensor { return unary("GELU", geluKernel, [2]float32{}, x) }
 
 // GELUInto sets dst = gelu(x).
 func GELUInto(dst, x *Tensor) *Tensor { return unaryInto("GELUInto", geluKernel, [2]float32{}, dst, x) }
 
 // GELUTanh returns the tanh approximation of GELU elementwise (simd.GELUTanh).
-func GELUTanh(x *Tensor) *Tensor { return unary(geluTanhKernel, [2]float32{}, x) }
+func GELUTanh(x *Tensor) *Tensor { return unary("GELUTanh", geluTanhKernel, [2]float32{}, x) }
 
 // GELUTanhInto sets dst = geluTanh(x).
 func GELUTanhInto(dst, x *Tensor) *Tensor {
@@ -280,32 +280,32 @@ func GELUTanhInto(dst, x *Tensor) *Tensor {
 }
 
 // Abs returns |x| elementwise.
-func Abs(x *Tensor) *Tensor { return unary(absKernel, [2]float32{}, x) }
+func Abs(x *Tensor) *Tensor { return unary("Abs", absKernel, [2]float32{}, x) }
 
 // AbsInto sets dst = |x|.
 func AbsInto(dst, x *Tensor) *Tensor { return unaryInto("AbsInto", absKernel, [2]float32{}, dst, x) }
 
 // Neg returns -x elementwise.
-func Neg(x *Tensor) *Tensor { return unary(negKernel, [2]float32{}, x) }
+func Neg(x *Tensor) *Tensor { return unary("Neg", negKernel, [2]float32{}, x) }
 
 // NegInto sets dst = -x.
 func NegInto(dst, x *Tensor) *Tensor { return unaryInto("NegInto", negKernel, [2]float32{}, dst, x) }
 
 // Sqrt returns the square root elementwise (correctly rounded).
-func Sqrt(x *Tensor) *Tensor { return unary(sqrtKernel, [2]float32{}, x) }
+func Sqrt(x *Tensor) *Tensor { return unary("Sqrt", sqrtKernel, [2]float32{}, x) }
 
 // SqrtInto sets dst = sqrt(x).
 func SqrtInto(dst, x *Tensor) *Tensor { return unaryInto("SqrtInto", sqrtKernel, [2]float32{}, dst, x) }
 
 // ReLU returns max(x, 0) elementwise (NaN stays NaN).
-func ReLU(x *Tensor) *Tensor { return unary(reluKernel, [2]float32{}, x) }
+func ReLU(x *Tensor) *Tensor { return unary("ReLU", reluKernel, [2]float32{}, x) }
 
 // ReLUInto sets dst = relu(x).
 func ReLUInto(dst, x *Tensor) *Tensor { return unaryInto("ReLUInto", reluKernel, [2]float32{}, dst, x) }
 
 // LeakyReLU returns x for x >= 0, alpha·x below (simd.LeakyReLU).
 func LeakyReLU(x *Tensor, alpha float32) *Tensor {
-	return unary(leakyKernel, [2]float32{alpha}, x)
+	return unary("LeakyReLU", leakyKernel, [2]float32{alpha}, x)
 }
 
 // LeakyReLUInto sets dst = leakyReLU(x, alpha).
@@ -314,7 +314,7 @@ func LeakyReLUInto(dst, x *Tensor, alpha float32) *Tensor {
 }
 
 // ELU returns x for x > 0, alpha·(e^x-1) below (simd.ELU).
-func ELU(x *Tensor, alpha float32) *Tensor { return unary(eluKernel, [2]float32{alpha}, x) }
+func ELU(x *Tensor, alpha float32) *Tensor { return unary("ELU", eluKernel, [2]float32{alpha}, x) }
 
 // ELUInto sets dst = elu(x, alpha).
 func ELUInto(dst, x *Tensor, alpha float32) *Tensor {
@@ -322,7 +322,9 @@ func ELUInto(dst, x *Tensor, alpha float32) *Tensor {
 }
 
 // Clamp returns x limited to [lo, hi] elementwise (simd.Clamp).
-func Clamp(x *Tensor, lo, hi float32) *Tensor { return unary(clampKernel, [2]float32{lo, hi}, x) }
+func Clamp(x *Tensor, lo, hi float32) *Tensor {
+	return unary("Clamp", clampKernel, [2]float32{lo, hi}, x)
+}
 
 // ClampInto sets dst = clamp(x, lo, hi).
 func ClampInto(dst, x *Tensor, lo, hi float32) *Tensor {
@@ -330,7 +332,7 @@ func ClampInto(dst, x *Tensor, lo, hi float32) *Tensor {
 }
 
 // Scale returns s·x.
-func Scale(x *Tensor, s float32) *Tensor { return unary(scaleKernel, [2]float32{s}, x) }
+func Scale(x *Tensor, s float32) *Tensor { return unary("Scale", scaleKernel, [2]float32{s}, x) }
 
 // ScaleInto sets dst = s·x.
 func ScaleInto(dst, x *Tensor, s float32) *Tensor {
@@ -338,7 +340,9 @@ func ScaleInto(dst, x *Tensor, s float32) *Tensor {
 }
 
 // AddScalar returns x + s.
-func AddScalar(x *Tensor, s float32) *Tensor { return unary(addScalarKernel, [2]float32{s}, x) }
+func AddScalar(x *Tensor, s float32) *Tensor {
+	return unary("AddScalar", addScalarKernel, [2]float32{s}, x)
+}
 
 // AddScalarInto sets dst = x + s.
 func AddScalarInto(dst, x *Tensor, s float32) *Tensor {
@@ -348,7 +352,7 @@ func AddScalarInto(dst, x *Tensor, s float32) *Tensor {
 // Fill sets every element of dst to v and returns dst.
 func Fill(dst *Tensor, v float32) *Tensor {
 	checkWritable("Fill", dst)
-	run(dst.shape, fillKernel, [2]float32{v}, dst)
+	run("Fill", dst.shape, fillKernel, [2]float32{v}, dst)
 	return dst
 }
 

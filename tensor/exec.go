@@ -88,10 +88,11 @@ var jobPool = sync.Pool{New: func() any { return new(job) }}
 
 func (j *job) runRange(lo, hi int) { j.l.apply(lo, hi, j.k, &j.arg) }
 
-// run applies k over the loop of ops aligned to shape, ops[0] written.
-func run(shape []int, k kernel, arg [2]float32, ops ...*Tensor) {
+// run applies k over the loop of ops aligned to shape, ops[0] written; op
+// names the operation in panics (see loop.init).
+func run(op string, shape []int, k kernel, arg [2]float32, ops ...*Tensor) {
 	j := jobPool.Get().(*job)
-	j.l.init(shape, ops...)
+	j.l.init(op, shape, ops...)
 	j.k, j.arg = k, arg
 	total := j.l.runs() * j.l.innerLen()
 	parallel(j, total, total)

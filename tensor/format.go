@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
@@ -14,8 +15,12 @@ const (
 
 // String formats t as NumPy prints arrays: nested brackets, one row per
 // line, values in the shortest form that reads back exactly, elided with
-// "..." when t has more than 1000 elements.
+// "..." when t has more than 1000 elements. A device tensor's elements
+// are not read: it formats as "<tensor of shape [2 3] on device(1)>".
 func (t *Tensor) String() string {
+	if t.store != nil {
+		return "<tensor of shape " + fmt.Sprint(t.shape) + " on " + t.Device().String() + ">"
+	}
 	var b strings.Builder
 	if t.Dims() == 0 {
 		b.WriteString(formatValue(t.data[t.offset]))

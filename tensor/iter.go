@@ -25,8 +25,13 @@ type loop struct {
 }
 
 // init aligns ops to shape; every op must broadcast to shape (checked by
-// the caller).
-func (l *loop) init(shape []int, ops ...*Tensor) {
+// the caller). It is where the elementwise, copy and reduce operations
+// take their operands' storage, so it is where a device tensor, whose
+// elements the host cannot read, makes op panic.
+func (l *loop) init(op string, shape []int, ops ...*Tensor) {
+	for _, t := range ops {
+		t.hostOnly(op)
+	}
 	l.nops, l.n, l.empty = len(ops), 0, false
 	for _, d := range shape {
 		if d == 0 {

@@ -29,7 +29,7 @@ func Concat(axis int, ts ...*Tensor) *Tensor {
 	at := 0
 	for _, t := range ts {
 		n := t.shape[axis]
-		CopyInto(out.Slice(axis, at, at+n, 1), t)
+		copyInto("Concat", out.Slice(axis, at, at+n, 1), t)
 		at += n
 	}
 	return out
@@ -54,7 +54,7 @@ func Stack(axis int, ts ...*Tensor) *Tensor {
 	shape := slices.Insert(slices.Clone(ts[0].shape), axis, len(ts))
 	out := New(shape...)
 	for i, t := range ts {
-		CopyInto(out.Index(axis, i), t)
+		copyInto("Stack", out.Index(axis, i), t)
 	}
 	return out
 }
@@ -114,6 +114,8 @@ func indexValue(op string, v float32, n int) int {
 // their order (repeats allowed), as a new tensor. Indices are float32
 // integers; negative ones count from the end.
 func IndexSelect(t *Tensor, axis int, index *Tensor) *Tensor {
+	t.hostOnly("IndexSelect")
+	index.hostOnly("IndexSelect")
 	axis = t.axis("IndexSelect", axis)
 	if index.Dims() != 1 {
 		panic(fmt.Sprintf("tensor: IndexSelect: index shape %v, want 1-D", index.shape))
@@ -124,7 +126,7 @@ func IndexSelect(t *Tensor, axis int, index *Tensor) *Tensor {
 	out := New(shape...)
 	for i, v := range idx {
 		k := indexValue("IndexSelect", v, t.shape[axis])
-		CopyInto(out.Index(axis, i), t.Index(axis, k))
+		copyInto("IndexSelect", out.Index(axis, i), t.Index(axis, k))
 	}
 	return out
 }
@@ -133,6 +135,8 @@ func IndexSelect(t *Tensor, axis int, index *Tensor) *Tensor {
 // 0 (likewise for other axes), as PyTorch's gather: index has t's rank and
 // each of its dimensions other than axis is at most t's.
 func Gather(t *Tensor, axis int, index *Tensor) *Tensor {
+	t.hostOnly("Gather") // read through t.data below
+	index.hostOnly("Gather")
 	axis = t.axis("Gather", axis)
 	if index.Dims() != t.Dims() {
 		panic(fmt.Sprintf("tensor: Gather: shapes %v and index %v differ in rank", t.shape, index.shape))
@@ -190,6 +194,7 @@ func OneHot(labels *Tensor, classes int) *Tensor {
 	if classes < 1 {
 		panic(fmt.Sprintf("tensor: OneHot: %d classes", classes))
 	}
+	labels.hostOnly("OneHot")
 	l := labels.Data()
 	out := New(append(slices.Clone(labels.shape), classes)...)
 	for i, v := range l {

@@ -16,10 +16,20 @@ import (
 // leading (batch) dimensions broadcast. Each product is simd.Sgemm, with
 // its error bound; transposed and strided views whose matrices have unit
 // stride along rows or columns are passed to it without a copy.
+//
+// With all operands on the host the product runs on the CPU, or on the
+// installed Backend when dispatch.Place sends it there (a Backend error
+// falls back to the CPU). With an operand on a device it always runs on
+// the Backend and the result is on that device. MatMul has no error
+// return, so it panics, naming the shapes, the devices and the cause,
+// when device operands are on two devices, when no Backend is installed
+// or the result cannot be allocated, and when the Backend fails; the
+// plugin's own methods, such as (*cudaplugin.GPU).MatMul, return those
+// errors instead.
 func MatMul(a, b *Tensor) *Tensor {
 	p := planMatMul("MatMul", a, b)
-	dst := New(p.out...)
-	if !p.offload(dst, a, b) {
+	dst := result("MatMul", p.out, a, b)
+	if !p.offload("MatMul", dst, a, b) {
 		p.run(dst)
 	}
 	return dst
@@ -27,14 +37,17 @@ func MatMul(a, b *Tensor) *Tensor {
 
 // MatMulInto sets dst = MatMul(a, b) and returns dst. dst must have the
 // result's shape and must not overlap a or b (an overlapping operand is
-// copied first).
+// copied first). Where it runs and when it panics is as for MatMul, dst
+// counting as an operand: with dst, a or b on a device the Backend does
+// the work, and writes dst wherever it is.
 func MatMulInto(dst, a, b *Tensor) *Tensor {
 	p := planMatMul("MatMulInto", a, b)
 	if !slices.Equal(dst.shape, p.out) {
 		panic(fmt.Sprintf("tensor: MatMulInto: dst shape %v, want %v for %v @ %v", dst.shape, p.out, a.shape, b.shape))
 	}
 	checkWritable("MatMulInto", dst)
-	if p.offload(dst, a, b) {
+	deviceOf("MatMulInto", dst, a, b)
+	if p.offload("MatMulInto", dst, a, b) {
 		return dst
 	}
 	p.a, p.b = detach(dst, p.a), detach(dst, p.b)
@@ -42,17 +55,19 @@ func MatMulInto(dst, a, b *Tensor) *Tensor {
 	return dst
 }
 
-// offload runs the product on the accelerator backend when one is
-// installed and dispatch.Place sends it there; it reports whether it did.
-func (p *matmulPlan) offload(dst, a, b *Tensor) bool {
+// offload runs the product on the accelerator backend: always when an
+// operand is on a device (panicking when that fails, see Backend), else
+// when a backend is installed and dispatch.Place sends the work there. It
+// reports whether the backend did it.
+func (p *matmulPlan) offload(op string, dst, a, b *Tensor) bool {
 	batch := 1
 	for _, d := range p.batch {
 		batch *= d
 	}
 	w := dispatch.Work{Op: dispatch.OpMatMul, FLOPs: 2 * float64(batch) * float64(p.m) * float64(p.n) * float64(p.k),
 		Bytes: 4 * float64(a.Len()+b.Len()+dst.Len()), Resident: onDevice(a, b, dst)}
-	be := placed(w)
-	return be != nil && be.MatMul(dst, a, b) == nil
+	be := placed(op, w, dst, a, b)
+	return be != nil && ran(op, w, be.MatMul(dst, a, b), dst, a, b)
 }
 
 // matmulPlan is a MatMul after its shape checks: a and b as (batched)

@@ -89,14 +89,15 @@ func (red *reduction) apply(x *Tensor, axes []int, keepdims bool) *Tensor {
 		panic(fmt.Sprintf("tensor: %s: zero-size reduction over axes %v of shape %v (no identity)", red.name, axes, x.shape))
 	}
 	dst := Full(red.init, keep...)
-	red.into(dst, x)
+	red.into(red.name, dst, x)
 	return dst.view(out, contiguousStrides(out), 0)
 }
 
-// into folds x into dst, whose shape is x's with reduced axes set to 1.
-func (red *reduction) into(dst, x *Tensor) {
+// into folds x into dst, whose shape is x's with reduced axes set to 1; op
+// names the operation in panics.
+func (red *reduction) into(op string, dst, x *Tensor) {
 	var l loop
-	l.init(x.shape, dst, x)
+	l.init(op, x.shape, dst, x)
 	if l.empty {
 		return
 	}
@@ -214,6 +215,7 @@ func ArgMin(x *Tensor, axis int, keepdims bool) *Tensor {
 }
 
 func argReduce(op string, f func([]float32) int, x *Tensor, axis int, keepdims bool) *Tensor {
+	x.hostOnly(op)
 	axis = x.axis(op, axis)
 	if x.shape[axis] == 0 {
 		panic(fmt.Sprintf("tensor: %s: zero-size axis %d of shape %v", op, axis, x.shape))
@@ -291,6 +293,8 @@ func (j *rowJob) runRange(lo, hi int) {
 // path (axis last, both contiguous) allocates nothing; others go through
 // contiguous copies.
 func rowwise(op string, f func(dst, x []float32), dst, x *Tensor, axis int) *Tensor {
+	dst.hostOnly(op)
+	x.hostOnly(op)
 	axis = x.axis(op, axis)
 	if !slices.Equal(dst.shape, x.shape) {
 		panic(fmt.Sprintf("tensor: %s: dst shape %v and x shape %v differ", op, dst.shape, x.shape))
@@ -333,6 +337,6 @@ func SumToInto(dst, x *Tensor) *Tensor {
 		}
 		d = dst.view(shape, strides, dst.offset)
 	}
-	sumRed.into(d, x)
+	sumRed.into("SumToInto", d, x)
 	return dst
 }

@@ -27,14 +27,16 @@ func (d Device) String() string {
 // through a shape, strides (in elements, 0 along broadcast dimensions) and
 // an offset. Views share the backing slice; writing through one is seen by
 // every other view of it. A Tensor with no dimensions is a scalar (Len 1).
+// A device tensor (see To) is a view of device memory instead, and host
+// code does not read it (see the device section in device.go).
 //
 // A Tensor is not safe for concurrent writes; concurrent reads are.
 type Tensor struct {
-	data    []float32
+	data    []float32 // the host elements; nil on a device
 	shape   []int
 	strides []int
 	offset  int
-	dev     Device
+	store   *deviceStore // the device memory; nil on the host
 }
 
 // New returns a zero-filled contiguous tensor of the given shape.
@@ -152,7 +154,12 @@ func (t *Tensor) Len() int {
 }
 
 // Device reports where the elements live.
-func (t *Tensor) Device() Device { return t.dev }
+func (t *Tensor) Device() Device {
+	if t.store == nil {
+		return CPU
+	}
+	return t.store.dev
+}
 
 // IsContiguous reports whether the elements are laid out row-major without
 // gaps, so that Data returns a view.
@@ -172,8 +179,10 @@ func (t *Tensor) IsContiguous() bool {
 
 // Data returns the elements in row-major order: the backing slice itself
 // (writes show in the tensor) when the tensor is contiguous, else a new
-// copy. Use IsContiguous to tell which.
+// copy. Use IsContiguous to tell which. It panics for a device tensor:
+// copy that with To(CPU) first.
 func (t *Tensor) Data() []float32 {
+	t.hostOnly("Data")
 	n := t.Len()
 	if t.IsContiguous() {
 		return t.data[t.offset : t.offset+n : t.offset+n]
@@ -182,7 +191,7 @@ func (t *Tensor) Data() []float32 {
 }
 
 // At returns the element at the given index (one per dimension; negative
-// values count from the end).
+// values count from the end). At, Set and Item panic for a device tensor.
 func (t *Tensor) At(idx ...int) float32 { return t.data[t.index("At", idx)] }
 
 // Set stores v at the given index.
@@ -193,10 +202,13 @@ func (t *Tensor) Item() float32 {
 	if t.Len() != 1 {
 		panic(fmt.Sprintf("tensor: Item: shape %v has %d elements, want 1", t.shape, t.Len()))
 	}
+	t.hostOnly("Item")
 	return t.data[t.offset]
 }
 
+// index returns the position in t.data of the element at idx.
 func (t *Tensor) index(op string, idx []int) int {
+	t.hostOnly(op)
 	if len(idx) != len(t.shape) {
 		panic(fmt.Sprintf("tensor: %s: %d indices for shape %v", op, len(idx), t.shape))
 	}
@@ -226,7 +238,27 @@ func (t *Tensor) axis(op string, a int) int {
 	return a
 }
 
-// view returns a tensor sharing t's storage with the given layout.
+// view returns a tensor sharing t's storage (host slice or device memory)
+// with the given layout. It is the one place where a tensor takes another
+// one's storage: every view, reshape and reduction result goes through it.
 func (t *Tensor) view(shape, strides []int, offset int) *Tensor {
-	return &Tensor{data: t.data, shape: shape, strides: strides, offset: offset, dev: t.dev}
+	return &Tensor{data: t.data, shape: shape, strides: strides, offset: offset, store: t.store}
+}
+
+// hostOnly panics unless t's elements are in host memory. The paths by
+// which host code reaches a tensor's elements call it first: Data (which
+// norm, pool and the convolutions' CPU paths read through), index (At,
+// Set), Item, loop.init (every elementwise, copy and reduce operation),
+// and the few that read t.data or Data otherwise (rowwise, argReduce,
+// clone, the joins). A device tensor given to a host operation so fails
+// with a message naming op rather than with an index error.
+func (t *Tensor) hostOnly(op string) {
+	if t.store != nil {
+		panicOnDevice(op, t)
+	}
+}
+
+func panicOnDevice(op string, t *Tensor) {
+	// The shape is cloned so that t does not escape through the message.
+	panic(fmt.Sprintf("tensor: %s: tensor of shape %v is on %v: copy it with To(tensor.CPU) first", op, slices.Clone(t.shape), t.Device()))
 }

@@ -36,7 +36,7 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 	if st, ok := reshapeStrides(t.shape, t.strides, shape); ok {
 		return t.view(shape, st, t.offset)
 	}
-	c := t.Contiguous()
+	c := t.clone("Reshape")
 	return c.view(shape, contiguousStrides(shape), 0)
 }
 
@@ -259,29 +259,37 @@ func (t *Tensor) Unsqueeze(axis int) *Tensor {
 	return t.view(shape, st, t.offset)
 }
 
-// Contiguous returns t when it is contiguous, else a contiguous copy.
+// Contiguous returns t when it is contiguous, else a contiguous copy. The
+// copy is made on the host: Contiguous panics for a non-contiguous device
+// tensor (a contiguous one is returned as is).
 func (t *Tensor) Contiguous() *Tensor {
 	if t.IsContiguous() {
 		return t
 	}
-	return t.Clone()
+	return t.clone("Contiguous")
 }
 
-// Clone returns a contiguous copy with its own storage.
-func (t *Tensor) Clone() *Tensor {
+// Clone returns a contiguous copy with its own storage, on the host (it
+// panics for a device tensor).
+func (t *Tensor) Clone() *Tensor { return t.clone("Clone") }
+
+func (t *Tensor) clone(op string) *Tensor {
+	t.hostOnly(op)
 	c := New(t.shape...)
-	c.dev = t.dev
-	CopyInto(c, t)
+	copyInto(op, c, t)
 	return c
 }
 
 // CopyInto copies src into dst, broadcasting src to dst's shape, and
 // returns dst. Overlapping src and dst are handled as if src were copied
 // first.
-func CopyInto(dst, src *Tensor) *Tensor {
-	checkBroadcastInto("CopyInto", dst, src)
+func CopyInto(dst, src *Tensor) *Tensor { return copyInto("CopyInto", dst, src) }
+
+// copyInto is CopyInto for op, which it names in panics.
+func copyInto(op string, dst, src *Tensor) *Tensor {
+	checkBroadcastInto(op, dst, src)
 	src = unalias(dst, src)
-	run(dst.shape, copyKernel, [2]float32{}, dst, src)
+	run(op, dst.shape, copyKernel, [2]float32{}, dst, src)
 	return dst
 }
 
