@@ -48,7 +48,10 @@ func (r Rule) String() string {
 
 // OpRules are an operation's rules for inputs in host memory (every call
 // copies them to the device and the result back) and for inputs already on
-// the device.
+// the device. Package tensor follows Host for host tensors; it runs work
+// on device tensors on the device whatever Device says (the CPU cannot read
+// device memory), so Device answers a program's own question of whether
+// work of that size is worth putting on the device.
 type OpRules struct {
 	Host, Device Rule
 }
