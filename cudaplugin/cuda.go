@@ -90,6 +90,7 @@ import (
 	"unsafe"
 
 	"github.com/lanesgo/lanes/dispatch"
+	"github.com/lanesgo/lanes/internal/shape"
 	"github.com/lanesgo/lanes/tensor"
 )
 
@@ -364,36 +365,30 @@ func (g *GPU) Name() string {
 }
 
 // Prepare implements dispatch.Accelerator for calibration: operands of
-// random values for op on shape (dispatch.WorkOf's convention), on the
+// random values for op on dims (dispatch.WorkOf's convention), on the
 // device when resident, else in host memory (each call is then an
 // offloaded op with its transfers). run returns when the result is
 // complete.
-func (g *GPU) Prepare(op dispatch.Op, resident bool, shape ...int) (run func() error, release func(), err error) {
-	dispatch.WorkOf(op, shape...) // panics on a malformed shape, as WorkOf documents
-	r := rand.New(rand.NewPCG(uint64(len(shape)), 1))
+func (g *GPU) Prepare(op dispatch.Op, resident bool, dims ...int) (run func() error, release func(), err error) {
+	dispatch.WorkOf(op, dims...) // panics on a malformed shape, as WorkOf documents
+	r := rand.New(rand.NewPCG(uint64(len(dims)), 1))
 	var ins []*tensor.Tensor
 	var outShape []int
 	var call func(dst *tensor.Tensor, in []*tensor.Tensor) error
 	switch op {
 	case dispatch.OpMatMul:
-		m, n, k, batch := shape[0], shape[1], shape[2], 1
-		if len(shape) == 4 {
-			batch = shape[3]
+		m, n, k, batch := dims[0], dims[1], dims[2], 1
+		if len(dims) == 4 {
+			batch = dims[3]
 		}
 		ins = []*tensor.Tensor{tensor.RandN(r, batch, m, k), tensor.RandN(r, batch, k, n)}
 		outShape = []int{batch, m, n}
 		call = func(dst *tensor.Tensor, in []*tensor.Tensor) error { return g.MatMul(dst, in[0], in[1]) }
 	case dispatch.OpConv2D:
-		stride, pad := 1, 0
-		if len(shape) > 7 {
-			stride = shape[7]
-		}
-		if len(shape) > 8 {
-			pad = shape[8]
-		}
+		xs, ws, stride, pad := shape.ConvWork(dims)
 		p := tensor.ConvParams{Stride: [2]int{stride, stride}, Padding: [2]int{pad, pad}}
-		x := tensor.RandN(r, shape[0], shape[1], shape[2], shape[3])
-		w := tensor.RandN(r, shape[4], shape[1], shape[5], shape[6])
+		x := tensor.RandN(r, xs[:]...)
+		w := tensor.RandN(r, ws[:]...)
 		ins = []*tensor.Tensor{x, w}
 		os := tensor.Conv2DShape(x, w, p)
 		outShape = os[:]
@@ -548,16 +543,6 @@ type operand struct {
 
 func (o operand) aligned() bool { return o.ptr%16 == 0 }
 
-func contiguousStrides(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= max(shape[i], 1)
-	}
-	return st
-}
-
 func isContiguous(shape, strides []int) bool {
 	s := 1
 	for i := len(shape) - 1; i >= 0; i-- {
@@ -610,7 +595,7 @@ func (c *call) input(op string, t *tensor.Tensor) (operand, error) {
 			return operand{}, err
 		}
 	}
-	return operand{ptr: m.ptr(0), shape: t.Shape(), strides: contiguousStrides(t.Shape())}, nil
+	return operand{ptr: m.ptr(0), shape: t.Shape(), strides: shape.ContiguousStrides(t.Shape())}, nil
 }
 
 // contiguous returns o itself when it is row-major contiguous, else a
@@ -630,7 +615,7 @@ func (c *call) contiguous(o operand) (operand, error) {
 	if err := c.g.gather(c.g.stream, m.ptr(0), o, n); err != nil {
 		return operand{}, err
 	}
-	return operand{ptr: m.ptr(0), shape: o.shape, strides: contiguousStrides(o.shape)}, nil
+	return operand{ptr: m.ptr(0), shape: o.shape, strides: shape.ContiguousStrides(o.shape)}, nil
 }
 
 // gather copies the n elements of view o into contiguous memory at dst.
@@ -709,8 +694,8 @@ func anyDevice(ts ...*tensor.Tensor) bool {
 // strides; each needs unit stride along its rows or columns.
 func (g *GPU) gemm(stream C.cudaStream_t, s matmulShape, a, b uintptr, dst uintptr) error {
 	ra, rb := len(s.aShape), len(s.bShape)
-	ta, lda, okA := matrixLayout(s.m, s.k, s.aStrides[ra-2], s.aStrides[ra-1])
-	tb, ldb, okB := matrixLayout(s.k, s.n, s.bStrides[rb-2], s.bStrides[rb-1])
+	ta, lda, okA := shape.MatrixLayout(s.m, s.k, s.aStrides[ra-2], s.aStrides[ra-1])
+	tb, ldb, okB := shape.MatrixLayout(s.k, s.n, s.bStrides[rb-2], s.bStrides[rb-1])
 	if !okA || !okB {
 		return fmt.Errorf("cudaplugin: MatMul: an operand without unit stride along rows or columns")
 	}
@@ -781,7 +766,7 @@ func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error {
 	defer g.exit()
 	if !anyDevice(dst, a, b) {
 		cs := s
-		cs.aStrides, cs.bStrides = contiguousStrides(s.aShape), contiguousStrides(s.bShape)
+		cs.aStrides, cs.bStrides = shape.ContiguousStrides(s.aShape), shape.ContiguousStrides(s.bShape)
 		return g.offload(dst, [][]float32{a.Data(), b.Data()}, func(st C.cudaStream_t, in []uintptr, out uintptr) error {
 			return g.gemm(st, cs, in[0], in[1], out)
 		})
@@ -798,12 +783,12 @@ func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error {
 	}
 	// Operands whose matrices have no unit stride are gathered first.
 	s2 := planMatMul(ao.shape, ao.strides, bo.shape, bo.strides)
-	if _, _, ok := matrixLayout(s2.m, s2.k, s2.aStrides[len(s2.aStrides)-2], s2.aStrides[len(s2.aStrides)-1]); !ok {
+	if _, _, ok := shape.MatrixLayout(s2.m, s2.k, s2.aStrides[len(s2.aStrides)-2], s2.aStrides[len(s2.aStrides)-1]); !ok {
 		if ao, err = c.contiguous(ao); err != nil {
 			return err
 		}
 	}
-	if _, _, ok := matrixLayout(s2.k, s2.n, s2.bStrides[len(s2.bStrides)-2], s2.bStrides[len(s2.bStrides)-1]); !ok {
+	if _, _, ok := shape.MatrixLayout(s2.k, s2.n, s2.bStrides[len(s2.bStrides)-2], s2.bStrides[len(s2.bStrides)-1]); !ok {
 		if bo, err = c.contiguous(bo); err != nil {
 			return err
 		}

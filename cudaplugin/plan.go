@@ -3,6 +3,8 @@ package cudaplugin
 import (
 	"fmt"
 	"math"
+
+	"github.com/lanesgo/lanes/internal/shape"
 )
 
 // tileConfig is one instantiation of kernels.cu's SGEMM and Conv2D
@@ -62,26 +64,6 @@ func planTiles(m, n, gz, sms int) (launchPlan, error) {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// matrixLayout returns how the kernels read a rows×cols matrix with row
-// stride rs and column stride cs (elements): row-major (trans false, ld
-// rs) or column-major (trans true, ld cs); ok is false when neither
-// dimension has unit stride. As tensor's matrixLayout.
-func matrixLayout(rows, cols, rs, cs int) (trans bool, ld int, ok bool) {
-	if cols == 1 {
-		cs = 1
-	}
-	if rows == 1 {
-		rs = max(cols, 1)
-	}
-	switch {
-	case cs == 1 && rs >= max(cols, 1):
-		return false, rs, true
-	case rs == 1 && cs >= max(rows, 1):
-		return true, cs, true
-	}
-	return false, 0, false
-}
-
 // vectorizable reports whether the kernels may read a matrix at element
 // offset off (of a 16-byte aligned buffer) with leading dimension ld and
 // batch stride stride in float4s.
@@ -100,64 +82,24 @@ type matmulShape struct {
 	out              []int
 }
 
-// planMatMul checks shapes as tensor.MatMul does and panics with both
-// shapes on a mismatch (tensor has checked them before calling the
-// backend; the check guards direct callers).
+// planMatMul checks shapes with shape.PlanMatMul, as tensor.MatMul does,
+// and panics with both shapes on a mismatch (tensor has checked them
+// before calling the backend; the check guards direct callers). A 1-D a
+// becomes a 1×k row, a 1-D b a k×1 column.
 func planMatMul(as, ast, bs, bst []int) matmulShape {
-	if len(as) == 0 || len(bs) == 0 {
-		panic(fmt.Sprintf("cudaplugin: MatMul: shapes %v and %v: scalars have no matrix product", as, bs))
+	p, err := shape.PlanMatMul(as, bs)
+	if err != nil {
+		panic(fmt.Sprintf("cudaplugin: MatMul: shapes %v and %v: %v", as, bs, err))
 	}
-	s := matmulShape{aShape: as, aStrides: ast, bShape: bs, bStrides: bst}
-	aVec, bVec := len(as) == 1, len(bs) == 1
-	if aVec {
+	s := matmulShape{m: p.M, n: p.N, k: p.K, batch: p.Batch, out: p.Out,
+		aShape: as, aStrides: ast, bShape: bs, bStrides: bst}
+	if len(as) == 1 {
 		s.aShape, s.aStrides = []int{1, as[0]}, []int{as[0] * ast[0], ast[0]}
 	}
-	if bVec {
+	if len(bs) == 1 {
 		s.bShape, s.bStrides = []int{bs[0], 1}, []int{bst[0], 1}
 	}
-	ra, rb := len(s.aShape), len(s.bShape)
-	s.m, s.k = s.aShape[ra-2], s.aShape[ra-1]
-	if k := s.bShape[rb-2]; k != s.k {
-		panic(fmt.Sprintf("cudaplugin: MatMul: shapes %v and %v: inner dimensions %d and %d differ", as, bs, s.k, k))
-	}
-	s.n = s.bShape[rb-1]
-	var ok bool
-	if s.batch, ok = broadcast(s.aShape[:ra-2], s.bShape[:rb-2]); !ok {
-		panic(fmt.Sprintf("cudaplugin: MatMul: shapes %v and %v: batch dimensions do not broadcast", as, bs))
-	}
-	s.out = append(append([]int{}, s.batch...), s.m, s.n)
-	switch {
-	case aVec && bVec:
-		s.out = s.out[:len(s.out)-2]
-	case aVec:
-		s.out = append(s.out[:len(s.out)-2], s.n)
-	case bVec:
-		s.out = s.out[:len(s.out)-1]
-	}
 	return s
-}
-
-func broadcast(a, b []int) ([]int, bool) {
-	n := max(len(a), len(b))
-	out := make([]int, n)
-	for i := range n {
-		da, db := 1, 1
-		if j := i - (n - len(a)); j >= 0 {
-			da = a[j]
-		}
-		if j := i - (n - len(b)); j >= 0 {
-			db = b[j]
-		}
-		switch {
-		case da == db || db == 1:
-			out[i] = da
-		case da == 1:
-			out[i] = db
-		default:
-			return nil, false
-		}
-	}
-	return out, true
 }
 
 func (s *matmulShape) batchCount() int {

@@ -47,25 +47,9 @@ func TestPlanTiles(t *testing.T) {
 	}
 }
 
-func TestMatrixLayout(t *testing.T) {
-	for _, c := range []struct {
-		rows, cols, rs, cs int
-		trans              bool
-		ld                 int
-		ok                 bool
-	}{
-		{3, 4, 4, 1, false, 4, true},  // row-major
-		{3, 4, 6, 1, false, 6, true},  // a slice of columns
-		{3, 4, 1, 3, true, 3, true},   // a transposed view
-		{3, 4, 2, 8, false, 0, false}, // strided both ways
-		{1, 4, 0, 1, false, 4, true},  // a broadcast row
-		{4, 1, 1, 0, false, 1, true},  // a column: reads as row-major with ld 1
-	} {
-		trans, ld, ok := matrixLayout(c.rows, c.cols, c.rs, c.cs)
-		if trans != c.trans || ld != c.ld || ok != c.ok {
-			t.Errorf("matrixLayout(%d, %d, %d, %d) = %v, %d, %v; want %v, %d, %v", c.rows, c.cols, c.rs, c.cs, trans, ld, ok, c.trans, c.ld, c.ok)
-		}
-	}
+// The matrix layouts the kernels read are internal/shape's MatrixLayout,
+// tested there.
+func TestVectorizable(t *testing.T) {
 	if !vectorizable(8, 12, 96) || vectorizable(1, 12, 96) || vectorizable(0, 6, 0) {
 		t.Errorf("vectorizable")
 	}

@@ -3,6 +3,8 @@ package dispatch
 import (
 	"fmt"
 	"sync/atomic"
+
+	"github.com/lanesgo/lanes/internal/shape"
 )
 
 // Op names an operation that may run somewhere other than the CPU.
@@ -109,34 +111,28 @@ func PlaceOp(op Op, resident bool, shape ...int) Target {
 //
 // It panics on another number of dimensions, a dimension below 1, a
 // negative padding or a kernel larger than the padded input.
-func WorkOf(op Op, shape ...int) Work {
-	for i, d := range shape {
+func WorkOf(op Op, dims ...int) Work {
+	for i, d := range dims {
 		if d < 1 && !(op == OpConv2D && i == 8 && d == 0) {
 			panic(fmt.Sprintf("dispatch: WorkOf(%v): dimension %d is %d", op, i, d))
 		}
 	}
 	switch op {
 	case OpMatMul:
-		if len(shape) != 3 && len(shape) != 4 {
+		if len(dims) != 3 && len(dims) != 4 {
 			break
 		}
-		m, n, k, batch := float64(shape[0]), float64(shape[1]), float64(shape[2]), 1.0
-		if len(shape) == 4 {
-			batch = float64(shape[3])
+		m, n, k, batch := float64(dims[0]), float64(dims[1]), float64(dims[2]), 1.0
+		if len(dims) == 4 {
+			batch = float64(dims[3])
 		}
 		return Work{Op: op, FLOPs: 2 * batch * m * n * k, Bytes: 4 * batch * (m*k + k*n + m*n)}
 	case OpConv2D:
-		if len(shape) < 7 || len(shape) > 9 {
+		if len(dims) < 7 || len(dims) > 9 {
 			break
 		}
-		n, c, h, w, cout, kh, kw := shape[0], shape[1], shape[2], shape[3], shape[4], shape[5], shape[6]
-		stride, pad := 1, 0
-		if len(shape) > 7 {
-			stride = shape[7]
-		}
-		if len(shape) > 8 {
-			pad = shape[8]
-		}
+		x, wt, stride, pad := shape.ConvWork(dims)
+		n, c, h, w, cout, kh, kw := x[0], x[1], x[2], x[3], wt[0], wt[2], wt[3]
 		if h+2*pad < kh || w+2*pad < kw {
 			panic(fmt.Sprintf("dispatch: WorkOf(%v): kernel %dx%d larger than the padded input %dx%d", op, kh, kw, h+2*pad, w+2*pad))
 		}
@@ -147,7 +143,7 @@ func WorkOf(op Op, shape ...int) Work {
 	default:
 		panic(fmt.Sprintf("dispatch: WorkOf(%v): not an operation with a placement", op))
 	}
-	panic(fmt.Sprintf("dispatch: WorkOf(%v): %d dimensions (MatMul: m, n, k[, batch]; Conv2D: n, c, h, w, cout, kh, kw[, stride[, pad]])", op, len(shape)))
+	panic(fmt.Sprintf("dispatch: WorkOf(%v): %d dimensions (MatMul: m, n, k[, batch]; Conv2D: n, c, h, w, cout, kh, kw[, stride[, pad]])", op, len(dims)))
 }
 
 // placementNote is Report's line on placement.

@@ -198,14 +198,7 @@ func (t *Tensor) toHost() (*Tensor, error) {
 	if t.IsContiguous() {
 		return h, mem.CopyToHost(h.data, t.offset)
 	}
-	first, last := t.offset, t.offset
-	for i, d := range t.shape {
-		if s := t.strides[i]; s > 0 {
-			last += (d - 1) * s
-		} else {
-			first += (d - 1) * s
-		}
-	}
+	first, last := t.reach()
 	span := make([]float32, last-first+1)
 	if err := mem.CopyToHost(span, first); err != nil {
 		return nil, err

@@ -30,7 +30,7 @@ func FuzzBroadcastAdd(f *testing.F) {
 	f.Add([]byte{0}, []byte{4, 0, 1, 2, 3}, uint8(3), uint64(3))
 	f.Fuzz(func(t *testing.T, as, bs []byte, kinds uint8, seed uint64) {
 		sa, sb := fuzzShape(as), fuzzShape(bs)
-		want, ok := broadcastDims(sa, sb)
+		want, ok := BroadcastShape(sa, sb)
 		r := rand.New(rand.NewPCG(seed, 1))
 		a := randLayout(r, layouts[kinds%4], sa...)
 		b := randLayout(r, layouts[kinds/4%4], sb...)

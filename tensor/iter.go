@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/lanesgo/lanes/internal/shape"
 )
 
 // maxOps is the most tensors one loop walks: Where's destination,
@@ -248,41 +250,16 @@ func broadcastShape(op string, ts ...*Tensor) []int {
 	var out []int
 	for _, t := range ts {
 		var ok bool
-		if out, ok = broadcastDims(out, t.shape); !ok {
+		if out, ok = shape.Broadcast(out, t.shape); !ok {
 			panic(fmt.Sprintf("tensor: %s: shapes %s are not broadcastable", op, shapesOf(ts)))
 		}
 	}
 	return out
 }
 
-// broadcastDims returns the NumPy broadcast of shapes a and b (aligned at
-// their last dimension; size 1 repeats), or false when they conflict.
 // BroadcastShape returns the shape that tensors of shapes a and b
 // broadcast to under NumPy's rules, and whether they broadcast at all.
-func BroadcastShape(a, b []int) ([]int, bool) { return broadcastDims(a, b) }
-
-func broadcastDims(a, b []int) ([]int, bool) {
-	n := max(len(a), len(b))
-	out := make([]int, n)
-	for i := range out {
-		da, db := 1, 1
-		if j := i - (n - len(a)); j >= 0 {
-			da = a[j]
-		}
-		if j := i - (n - len(b)); j >= 0 {
-			db = b[j]
-		}
-		switch {
-		case da == db || db == 1:
-			out[i] = da
-		case da == 1:
-			out[i] = db
-		default:
-			return nil, false
-		}
-	}
-	return out, true
-}
+func BroadcastShape(a, b []int) ([]int, bool) { return shape.Broadcast(a, b) }
 
 // checkBroadcastInto panics unless every t in ts broadcasts to dst's shape
 // and dst is writable element by element (no stride-0 dimension).
@@ -324,7 +301,17 @@ func (t *Tensor) span() (lo, hi uintptr) {
 	if t.Len() == 0 || len(t.data) == 0 {
 		return 0, 0
 	}
-	first, last := t.offset, t.offset
+	first, last := t.reach()
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(t.data)))
+	return base + uintptr(first)*4, base + uintptr(last+1)*4
+}
+
+// reach returns the positions, in the memory t views, of the first and the
+// last element t can reach: the offset moved by each dimension's extent
+// with a negative stride, and by each with a positive one. t must have at
+// least one element.
+func (t *Tensor) reach() (first, last int) {
+	first, last = t.offset, t.offset
 	for i, d := range t.shape {
 		if s := t.strides[i]; s > 0 {
 			last += (d - 1) * s
@@ -332,8 +319,7 @@ func (t *Tensor) span() (lo, hi uintptr) {
 			first += (d - 1) * s
 		}
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(t.data)))
-	return base + uintptr(first)*4, base + uintptr(last+1)*4
+	return first, last
 }
 
 // sameLayout reports whether a and b are the same elements in the same order.

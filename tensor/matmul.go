@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/lanesgo/lanes/dispatch"
+	"github.com/lanesgo/lanes/internal/shape"
 	"github.com/lanesgo/lanes/simd"
 )
 
@@ -79,36 +80,20 @@ type matmulPlan struct {
 	out     []int // the result's shape (vector dimensions removed)
 }
 
+// planMatMul checks the shapes of a and b with shape.PlanMatMul (the same
+// check as the CUDA plugin's) and panics naming op and both shapes when
+// they have no product.
 func planMatMul(op string, a, b *Tensor) *matmulPlan {
-	if a.Dims() == 0 || b.Dims() == 0 {
-		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: scalars have no matrix product", op, a.shape, b.shape))
+	s, err := shape.PlanMatMul(a.shape, b.shape)
+	if err != nil {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: %v", op, a.shape, b.shape, err))
 	}
-	p := &matmulPlan{a: a, b: b}
-	aVec, bVec := a.Dims() == 1, b.Dims() == 1
-	if aVec {
+	p := &matmulPlan{a: a, b: b, m: s.M, n: s.N, k: s.K, batch: s.Batch, out: s.Out}
+	if a.Dims() == 1 {
 		p.a = a.Unsqueeze(0)
 	}
-	if bVec {
+	if b.Dims() == 1 {
 		p.b = b.Unsqueeze(1)
-	}
-	ra, rb := p.a.Dims(), p.b.Dims()
-	p.m, p.k = p.a.shape[ra-2], p.a.shape[ra-1]
-	if k := p.b.shape[rb-2]; k != p.k {
-		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: inner dimensions %d and %d differ", op, a.shape, b.shape, p.k, k))
-	}
-	p.n = p.b.shape[rb-1]
-	var ok bool
-	if p.batch, ok = broadcastDims(p.a.shape[:ra-2], p.b.shape[:rb-2]); !ok {
-		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: batch dimensions do not broadcast", op, a.shape, b.shape))
-	}
-	p.out = append(append([]int{}, p.batch...), p.m, p.n)
-	switch {
-	case aVec && bVec:
-		p.out = p.out[:len(p.out)-2]
-	case aVec:
-		p.out = append(p.out[:len(p.out)-2], p.n)
-	case bVec:
-		p.out = p.out[:len(p.out)-1]
 	}
 	checkShape(op, p.out)
 	return p
@@ -116,24 +101,10 @@ func planMatMul(op string, a, b *Tensor) *matmulPlan {
 
 // matrixLayout returns how Sgemm reads the last two dimensions of x (rows
 // × cols): trans and the leading dimension, or ok = false when neither
-// dimension has unit stride.
+// dimension has unit stride (see shape.MatrixLayout).
 func matrixLayout(x *Tensor) (trans bool, ld int, ok bool) {
 	r := x.Dims()
-	rows, cols := x.shape[r-2], x.shape[r-1]
-	rs, cs := x.strides[r-2], x.strides[r-1]
-	if cols == 1 {
-		cs = 1
-	}
-	if rows == 1 {
-		rs = max(cols, 1)
-	}
-	switch {
-	case cs == 1 && rs >= max(cols, 1):
-		return false, rs, true
-	case rs == 1 && cs >= max(rows, 1):
-		return true, cs, true
-	}
-	return false, 0, false
+	return shape.MatrixLayout(x.shape[r-2], x.shape[r-1], x.strides[r-2], x.strides[r-1])
 }
 
 // matmulJob is the batch of products of one MatMul.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/lanesgo/lanes/internal/shape"
 	"github.com/lanesgo/lanes/simd"
 )
 
@@ -324,7 +325,7 @@ func rowwise(op string, f func(dst, x []float32), dst, x *Tensor, axis int) *Ten
 // Accuracy as Sum.
 func SumToInto(dst, x *Tensor) *Tensor {
 	checkWritable("SumToInto", dst)
-	if out, ok := broadcastDims(dst.shape, x.shape); !ok || !slices.Equal(out, x.shape) {
+	if out, ok := shape.Broadcast(dst.shape, x.shape); !ok || !slices.Equal(out, x.shape) {
 		panic(fmt.Sprintf("tensor: SumToInto: dst of shape %v does not broadcast to x's shape %v", dst.shape, x.shape))
 	}
 	x = detach(dst, x)

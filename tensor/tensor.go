@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/lanesgo/lanes/internal/shape"
 )
 
 // MaxDims is the largest number of dimensions a tensor may have.
@@ -122,15 +124,9 @@ func checkShape(op string, shape []int) int {
 	return n
 }
 
-func contiguousStrides(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= max(shape[i], 1)
-	}
-	return st
-}
+// contiguousStrides is shape.ContiguousStrides, for the many functions
+// here whose shape parameter hides the package.
+func contiguousStrides(dims []int) []int { return shape.ContiguousStrides(dims) }
 
 // Shape returns a copy of the dimensions.
 func (t *Tensor) Shape() []int { return slices.Clone(t.shape) }

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/lanesgo/lanes/dispatch"
+	"github.com/lanesgo/lanes/internal/shape"
 	"github.com/lanesgo/lanes/tensor"
 )
 
@@ -183,14 +184,8 @@ func timeCPU(sh Shape, timer Timer) float64 {
 		}
 		return timer(func() { tensor.MatMulInto(dst, a, b) })
 	case dispatch.OpConv2D:
-		stride, pad := 1, 0
-		if len(d) > 7 {
-			stride = d[7]
-		}
-		if len(d) > 8 {
-			pad = d[8]
-		}
-		x, w := tensor.RandN(r, d[0], d[1], d[2], d[3]), tensor.RandN(r, d[4], d[1], d[5], d[6])
+		xs, ws, stride, pad := shape.ConvWork(d)
+		x, w := tensor.RandN(r, xs[:]...), tensor.RandN(r, ws[:]...)
 		p := tensor.ConvParams{Stride: [2]int{stride, stride}, Padding: [2]int{pad, pad}}
 		dst := tensor.Conv2D(x, w, nil, p)
 		return timer(func() { tensor.Conv2DInto(dst, x, w, nil, p) })
