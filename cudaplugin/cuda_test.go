@@ -322,3 +322,48 @@ func TestConcurrentDevice(t *testing.T) {
 		t.Errorf("the pools reused nothing: %+v %+v", res, st)
 	}
 }
+
+// TestTensorFunctionsOnDevice checks package tensor's rules for device
+// tensors against the real backend: MatMul and Conv2D with device
+// operands run on the GPU whatever the thresholds say and return device
+// tensors; host operations on a device tensor panic naming the op.
+func TestTensorFunctionsOnDevice(t *testing.T) {
+	g := requireGPU(t)
+	tensor.SetBackend(g)
+	dispatch.SetPlacer(nil) // the built-in thresholds: tiny host work stays on the CPU
+	defer tensor.SetBackend(nil)
+	r := rand.New(rand.NewPCG(13, 14))
+	a, b := tensor.RandN(r, 7, 5), tensor.RandN(r, 5, 3) // far below any crossover
+	da, _ := a.To(g.Device())
+	db, _ := b.To(g.Device())
+	got := tensor.MatMul(da, db.T().T())
+	if got.Device() != g.Device() {
+		t.Fatalf("MatMul of device tensors returned a tensor on %v, want %v", got.Device(), g.Device())
+	}
+	checkClose(t, "tensor.MatMul on device tensors", got, tensor.MatMul(a, b), tensor.MatMul(tensor.Abs(a), tensor.Abs(b)))
+	mixed := tensor.MatMul(da, b) // one operand on the host
+	if mixed.Device() != g.Device() {
+		t.Errorf("MatMul of a device and a host tensor returned a tensor on %v", mixed.Device())
+	}
+	checkClose(t, "tensor.MatMul of a device and a host tensor", mixed, tensor.MatMul(a, b), tensor.MatMul(tensor.Abs(a), tensor.Abs(b)))
+
+	x, w, bias := tensor.RandN(r, 2, 3, 9, 9), tensor.RandN(r, 4, 3, 3, 3), tensor.RandN(r, 4)
+	p := tensor.ConvParams{Padding: [2]int{1, 1}, ReLU: true}
+	dx, _ := x.To(g.Device())
+	y := tensor.Conv2D(dx, w, bias, p)
+	if y.Device() != g.Device() {
+		t.Fatalf("Conv2D of a device input returned a tensor on %v", y.Device())
+	}
+	q := p
+	q.ReLU = false
+	checkClose(t, "tensor.Conv2D on a device input", y, tensor.Conv2D(x, w, bias, p), tensor.Conv2D(tensor.Abs(x), tensor.Abs(w), tensor.Abs(bias), q))
+
+	defer func() {
+		msg, _ := recover().(string)
+		if !strings.Contains(msg, "tensor: Add: ") || !strings.Contains(msg, "To(tensor.CPU)") {
+			t.Errorf("Add of a device tensor: panic %q, want one naming Add and To(tensor.CPU)", msg)
+		}
+	}()
+	tensor.Add(got, got)
+	t.Error("Add of a device tensor did not panic")
+}
