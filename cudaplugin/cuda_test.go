@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -341,6 +342,13 @@ func TestTensorFunctionsOnDevice(t *testing.T) {
 		t.Fatalf("MatMul of device tensors returned a tensor on %v, want %v", got.Device(), g.Device())
 	}
 	checkClose(t, "tensor.MatMul on device tensors", got, tensor.MatMul(a, b), tensor.MatMul(tensor.Abs(a), tensor.Abs(b)))
+	h, err := got.To(tensor.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, want := got.Data(), h.Data(); !slices.Equal(d, want) || got.At(6, 2) != want[20] || got.Index(0, 1).Index(0, 0).Item() != want[3] {
+		t.Errorf("Data, At or Item of a device tensor differ from its copy: %v, %v", d, want)
+	}
 	mixed := tensor.MatMul(da, b) // one operand on the host
 	if mixed.Device() != g.Device() {
 		t.Errorf("MatMul of a device and a host tensor returned a tensor on %v", mixed.Device())

@@ -693,14 +693,14 @@ func convForward(op string, g *convGeom, dst, x, w, bias *Tensor) {
 		if !slices.Equal(bias.shape, []int{g.cout}) {
 			panic(fmt.Sprintf("tensor: %s: bias shape %v, want [%d]", op, bias.shape, g.cout))
 		}
-		bd = bias.Data()
+		bd = bias.hostData(op)
 	}
 	out := target(dst)
 	if out.Len() == 0 {
 		return
 	}
 	j := convJobs.Get().(*convJob)
-	j.g, j.x, j.w, j.out, j.bias = *g, x.Data(), w.Data(), out.Data(), bd
+	j.g, j.x, j.w, j.out, j.bias = *g, x.hostData(op), w.hostData(op), out.hostData(op), bd
 	if g.shifted {
 		// [cout, cpg, kh, kw] to [groups, kh·kw, opg, cpg].
 		wb := weightBufs.Get().(*[]float32)
@@ -732,7 +732,8 @@ func convBackwardInput(g *convGeom, dx, dy, w *Tensor) {
 		return
 	}
 	j := convJobs.Get().(*convJob)
-	j.g, j.x, j.w, j.out, j.phase = *g, out.Data(), w.Data(), dy.Data(), backwardInput
+	const op = "Conv2DBackwardInput"
+	j.g, j.x, j.w, j.out, j.phase = *g, out.hostData(op), w.hostData(op), dy.hostData(op), backwardInput
 	parallelProducts(j, g.spans, g.groups*g.opg*g.k*g.p*g.imgs, g.opg*g.k*g.p*g.imgs)
 	*j = convJob{}
 	convJobs.Put(j)
@@ -745,7 +746,8 @@ func convBackwardWeight(g *convGeom, dw, dy, x *Tensor) {
 		return
 	}
 	j := convJobs.Get().(*convJob)
-	j.g, j.x, j.out, j.dw, j.phase = *g, x.Data(), dy.Data(), out.Data(), backwardWeight
+	const op = "Conv2DBackwardWeight"
+	j.g, j.x, j.out, j.dw, j.phase = *g, x.hostData(op), dy.hostData(op), out.hostData(op), backwardWeight
 	clear(j.dw)
 	parallelProducts(j, g.spans*g.chunks, g.groups*g.opg*g.k*g.cols*g.imgs, g.opg*g.k*g.cols*g.imgs)
 	*j = convJob{}

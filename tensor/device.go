@@ -63,12 +63,14 @@ func allocator(op string, dev Device) (DeviceAllocator, error) {
 //
 // The rules for device tensors:
 //
-//   - Host code does not read or write device memory. Data, At, Set, Item
-//     and every host operation (the elementwise, reduce, join, copy, norm
-//     and pool operations, Softmax, ...) panic when given a device tensor,
-//     with a message naming the operation (or Data, through which norm,
-//     pool and the convolution gradients read), the shape and the device.
-//     Copy the tensor with To(CPU) first.
+//   - Host code reads device memory only by copying: To(CPU) (or Host)
+//     copies a tensor, Data returns a host copy of its elements, At and
+//     Item copy one element back and Set one in; each waits for the work
+//     queued on the tensor. Every host operation (the elementwise, reduce,
+//     join, copy, norm, pool and convolution-gradient operations, Softmax,
+//     ...) panics when given a device tensor, with a message naming the
+//     operation, the shape and the device: copy the tensor with To(CPU)
+//     first.
 //   - Views (Transpose, Slice, Index, Reshape where no copy is needed,
 //     ...) and shape queries work on device tensors; views stay on the
 //     device and share its memory.
@@ -155,11 +157,11 @@ func NewOn(dev Device, shape ...int) (*Tensor, error) {
 // on the tensor and copies them back into a new host tensor; device to
 // another device goes through the host.
 //
-// To(CPU) (or Host) is how a device tensor is read on the host: Data, At,
-// Set and every host operation (Add, Sum, Concat, Softmax, ...) panic when
-// given a device tensor. Only views and MatMul, Conv2D and their Into
-// forms, which run on the installed Backend, take device tensors (see the
-// device section at the top of device.go).
+// To(CPU) (or Host) is how a device tensor is read on the host (Data, At
+// and Item copy too); every host operation (Add, Sum, Concat, Softmax,
+// ...) panics when given a device tensor. Only views and MatMul, Conv2D
+// and their Into forms, which run on the installed Backend, take device
+// tensors (see the device section at the top of device.go).
 func (t *Tensor) To(dev Device) (*Tensor, error) {
 	if t.Device() == dev {
 		return t, nil

@@ -137,9 +137,11 @@ func TestDeviceNewOnAndErrors(t *testing.T) {
 	if _, err := z.Host(); err == nil || err.Error() != "copy failed" {
 		t.Errorf("Host with a failing copy: %v", err)
 	}
-	// Host code indexing a device tensor fails loudly instead of reading
-	// something stale (TestDeviceHostOpsPanic has the other operations).
-	expectPanic(t, "tensor: At: tensor of shape [2 3] is on device(7): copy it with To(tensor.CPU) first", func() { z.At(0, 0) })
+	// Element access copies; a failed copy panics with the device's error.
+	expectPanic(t, "tensor: At: reading an element of a tensor of shape [2 3] on device(7): copy failed", func() { z.At(0, 0) })
+	expectPanic(t, "tensor: Item: reading an element of a tensor of shape [] on device(7): copy failed", func() { z.Index(0, 0).Index(0, 0).Item() })
+	expectPanic(t, "tensor: Set: writing an element of a tensor of shape [2 3] on device(7): copy failed", func() { z.Set(1, 0, 0) })
+	expectPanic(t, "tensor: Data: copying a tensor of shape [2 3] from device(7): copy failed", func() { z.Data() })
 	expectPanic(t, "tensor: RegisterDevice: CPU is not an accelerator", func() { RegisterDevice(CPU, a) })
 	expectPanic(t, "tensor: FromDeviceMemory: 6 elements for shape [7] (7 elements)", func() { FromDeviceMemory(mem, 7) })
 }
@@ -270,13 +272,8 @@ func TestDeviceHostOpsPanic(t *testing.T) {
 		{[]string{"Concat"}, []int{2, 3}, func() { Concat(0, h, d) }},
 		{[]string{"Stack"}, []int{2, 3}, func() { Stack(0, h, d) }},
 		{[]string{"Gather"}, []int{2, 3}, func() { Gather(d, 1, New(2, 3)) }},
-		{[]string{"At"}, []int{2, 3}, func() { d.At(1, 2) }},
-		{[]string{"Set"}, []int{2, 3}, func() { d.Set(1, 1, 2) }},
-		{[]string{"Item"}, []int{}, func() { d.Index(0, 0).Index(0, 0).Item() }},
-		{[]string{"Data"}, []int{2, 3}, func() { d.Data() }},
-		{[]string{"Data"}, []int{3, 2}, func() { d.T().Data() }},
-		{[]string{"MaxPool2D", "Data"}, []int{1, 2, 4, 4}, func() { MaxPool2D(d4, PoolParams{Kernel: [2]int{2, 2}}) }},
-		{[]string{"LayerNorm", "Data"}, []int{2, 3}, func() { LayerNorm(d, LayerNormParams{}) }},
+		{[]string{"MaxPool2DInto"}, []int{1, 2, 4, 4}, func() { MaxPool2D(d4, PoolParams{Kernel: [2]int{2, 2}}) }},
+		{[]string{"LayerNormInto"}, []int{2, 3}, func() { LayerNorm(d, LayerNormParams{}) }},
 	} {
 		msg := func() (msg any) {
 			defer func() { msg = recover() }()
@@ -290,6 +287,26 @@ func TestDeviceHostOpsPanic(t *testing.T) {
 		if !ok {
 			t.Errorf("%s on a device tensor: panic %q", c.ops[0], msg)
 		}
+	}
+	// Data, At, Item and Set copy; views and printing do not touch the elements.
+	src := FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	dd, err := src.To(testDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dd.Data(); !slices.Equal(got, src.Data()) {
+		t.Errorf("Data of a device tensor = %v, want %v", got, src.Data())
+	}
+	if got := dd.T().Data(); !slices.Equal(got, []float32{1, 4, 2, 5, 3, 6}) {
+		t.Errorf("Data of a transposed device tensor = %v", got)
+	}
+	dd.Data()[0] = 100 // a copy: the tensor keeps its element
+	dd.Set(-7, 1, 2)
+	if a, b, c := dd.At(0, 0), dd.At(1, 2), dd.T().At(2, 1); a != 1 || b != -7 || c != -7 {
+		t.Errorf("At after Set on a device tensor: %v %v %v, want 1 -7 -7", a, b, c)
+	}
+	if v := dd.Index(0, 1).Index(0, 1).Item(); v != 5 {
+		t.Errorf("Item of a device view = %v, want 5", v)
 	}
 	// Views and printing do not touch the elements.
 	if v := d.T().Reshape(3, 2); v.Device() != testDevice {

@@ -120,7 +120,7 @@ func IndexSelect(t *Tensor, axis int, index *Tensor) *Tensor {
 	if index.Dims() != 1 {
 		panic(fmt.Sprintf("tensor: IndexSelect: index shape %v, want 1-D", index.shape))
 	}
-	idx := index.Data()
+	idx := index.hostData("IndexSelect")
 	shape := slices.Clone(t.shape)
 	shape[axis] = len(idx)
 	out := New(shape...)
@@ -195,7 +195,7 @@ func OneHot(labels *Tensor, classes int) *Tensor {
 		panic(fmt.Sprintf("tensor: OneHot: %d classes", classes))
 	}
 	labels.hostOnly("OneHot")
-	l := labels.Data()
+	l := labels.hostData("OneHot")
 	out := New(append(slices.Clone(labels.shape), classes)...)
 	for i, v := range l {
 		k := int(v)

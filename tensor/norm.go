@@ -72,7 +72,7 @@ func BatchNormInto(y *Tensor, s NormStats, x *Tensor, p BatchNormParams) *Tensor
 	}
 	x = unalias(y, x)
 	out := target(y)
-	j.x, j.y = x.Data(), out.Data()
+	j.x, j.y = x.hostData(op), out.hostData(op)
 	parallel(j, c, x.Len())
 	j.done()
 	finish(y, out)
@@ -104,7 +104,7 @@ func BatchNormBackwardInto(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p Batc
 	j.training = p.Training
 	j.grads(op, c, dgamma, dbeta)
 	out := target(dx)
-	j.x, j.dy, j.y = detach(dx, x).Data(), detach(dx, dy).Data(), out.Data()
+	j.x, j.dy, j.y = detach(dx, x).hostData(op), detach(dx, dy).hostData(op), out.hostData(op)
 	parallel(j, c, 2*x.Len())
 	j.done()
 	finish(dx, out)
@@ -148,7 +148,7 @@ func LayerNormInto(y *Tensor, s NormStats, x *Tensor, p LayerNormParams) *Tensor
 	j.rows(op, x, lead, p, s)
 	x = unalias(y, x)
 	out := target(y)
-	j.x, j.y = x.Data(), out.Data()
+	j.x, j.y = x.hostData(op), out.hostData(op)
 	parallel(j, j.n, x.Len())
 	j.done()
 	finish(y, out)
@@ -179,7 +179,7 @@ func LayerNormBackwardInto(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p Laye
 	j.rows(op, x, lead, p, s)
 	j.grads(op, j.groupLen, dgamma, dbeta)
 	out := target(dx)
-	j.x, j.dy, j.y = detach(dx, x).Data(), detach(dx, dy).Data(), out.Data()
+	j.x, j.dy, j.y = detach(dx, x).hostData(op), detach(dx, dy).hostData(op), out.hostData(op)
 	parallel(j, j.n, 2*x.Len())
 	j.done()
 	finish(dx, out)
@@ -242,7 +242,7 @@ func vec(op, name string, t *Tensor, n int) []float32 {
 	if t == nil {
 		return nil
 	}
-	return t.Data()
+	return t.hostData(op)
 }
 
 func (j *normJob) channels(op string, x *Tensor, c int, gamma, beta, rm, rv, mean, invStd *Tensor) {
@@ -273,14 +273,14 @@ func (j *normJob) stats(op string, mean, invStd *Tensor, n int) {
 	checkLen(op, "mean", mean, n)
 	checkLen(op, "inverse std", invStd, n)
 	if j.kind == batchNormBackward || j.kind == layerNormBackward {
-		j.mean, j.invStd = mean.Data(), invStd.Data()
+		j.mean, j.invStd = mean.hostData(op), invStd.hostData(op)
 		return
 	}
 	for i, t := range []*Tensor{mean, invStd} {
 		checkWritable(op, t)
 		j.statDst[i], j.statOut[i] = t, target(t)
 	}
-	j.mean, j.invStd = j.statOut[0].Data(), j.statOut[1].Data()
+	j.mean, j.invStd = j.statOut[0].hostData(op), j.statOut[1].hostData(op)
 }
 
 func (j *normJob) rows(op string, x *Tensor, lead []int, p LayerNormParams, s NormStats) {
@@ -312,10 +312,10 @@ func (j *normJob) grads(op string, n int, dgamma, dbeta *Tensor) {
 		Fill(j.gradOut[i], 0)
 	}
 	if j.gradOut[0] != nil {
-		j.dgamma = j.gradOut[0].Data()
+		j.dgamma = j.gradOut[0].hostData(op)
 	}
 	if j.gradOut[1] != nil {
-		j.dbeta = j.gradOut[1].Data()
+		j.dbeta = j.gradOut[1].hostData(op)
 	}
 }
 

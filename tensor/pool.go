@@ -191,12 +191,12 @@ func (j *poolJob) outputs(op string, out, indices, x *Tensor) {
 		x = detach(t, x)
 		j.dsts[i], j.results[i] = t, target(t)
 	}
-	j.in = x.Data()
+	j.in = x.hostData(op)
 	if j.results[0] != nil {
-		j.out = j.results[0].Data()
+		j.out = j.results[0].hostData(op)
 	}
 	if j.results[1] != nil {
-		j.idx = j.results[1].Data()
+		j.idx = j.results[1].hostData(op)
 	}
 	j.inPlane, j.outPln = j.g.h*j.g.w, j.g.oh*j.g.ow
 }
@@ -208,7 +208,7 @@ func (j *poolJob) gradients(op string, dx, dy, indices *Tensor) {
 	dy = detach(dx, dy)
 	if indices != nil {
 		checkOut(op, indices, j.g.shape, dx)
-		j.idx = detach(dx, indices).Data()
+		j.idx = detach(dx, indices).hostData(op)
 		// The 2×2 path checks each plane's indices against its windows
 		// as it goes and falls back to validIndices then.
 		if !j.g.is2x2() {
@@ -218,7 +218,7 @@ func (j *poolJob) gradients(op string, dx, dy, indices *Tensor) {
 		}
 	}
 	j.dsts[0], j.results[0] = dx, target(dx)
-	j.in, j.out = dy.Data(), j.results[0].Data()
+	j.in, j.out = dy.hostData(op), j.results[0].hostData(op)
 	j.inPlane, j.outPln = j.g.oh*j.g.ow, j.g.h*j.g.w
 }
 

@@ -223,7 +223,7 @@ func argReduce(op string, f func([]float32) int, x *Tensor, axis int, keepdims b
 	}
 	r := moveAxisLast(x, axis).Contiguous()
 	n := x.shape[axis]
-	src := r.Data()
+	src := r.hostData(op)
 	out := New(r.shape[:len(r.shape)-1]...)
 	for i := range out.data {
 		out.data[i] = float32(f(src[i*n : (i+1)*n]))
@@ -308,7 +308,7 @@ func rowwise(op string, f func(dst, x []float32), dst, x *Tensor, axis int) *Ten
 		return dst
 	}
 	if axis == len(x.shape)-1 && x.IsContiguous() && dst.IsContiguous() {
-		rows(f, dst.Data(), x.Data(), n)
+		rows(f, dst.hostData(op), x.hostData(op), n)
 		return dst
 	}
 	tmp := moveAxisLast(x, axis).Clone()

@@ -175,10 +175,25 @@ func (t *Tensor) IsContiguous() bool {
 
 // Data returns the elements in row-major order: the backing slice itself
 // (writes show in the tensor) when the tensor is contiguous, else a new
-// copy. Use IsContiguous to tell which. It panics for a device tensor:
-// copy that with To(CPU) first.
+// copy. Use IsContiguous to tell which. For a device tensor it waits for
+// the work queued on it and returns a host copy of its elements (writes
+// do not show); it panics, naming the device's error, when the copy fails.
 func (t *Tensor) Data() []float32 {
-	t.hostOnly("Data")
+	if t.store != nil {
+		h, err := t.toHost()
+		if err != nil {
+			panic(fmt.Sprintf("tensor: Data: copying a tensor of shape %v from %v: %v", slices.Clone(t.shape), t.Device(), err))
+		}
+		return h.data
+	}
+	return t.hostData("Data")
+}
+
+// hostData is Data for the host code of an operation (op) that reads or
+// writes the elements in place: it panics for a device tensor, where Data
+// would hand out a copy whose writes are lost.
+func (t *Tensor) hostData(op string) []float32 {
+	t.hostOnly(op)
 	n := t.Len()
 	if t.IsContiguous() {
 		return t.data[t.offset : t.offset+n : t.offset+n]
@@ -187,24 +202,53 @@ func (t *Tensor) Data() []float32 {
 }
 
 // At returns the element at the given index (one per dimension; negative
-// values count from the end). At, Set and Item panic for a device tensor.
-func (t *Tensor) At(idx ...int) float32 { return t.data[t.index("At", idx)] }
+// values count from the end). On a device tensor it copies that one
+// element back, after the work queued on the tensor.
+func (t *Tensor) At(idx ...int) float32 {
+	i := t.index("At", idx)
+	if t.store != nil {
+		return t.deviceElem("At", i)
+	}
+	return t.data[i]
+}
 
-// Set stores v at the given index.
-func (t *Tensor) Set(v float32, idx ...int) { t.data[t.index("Set", idx)] = v }
+// Set stores v at the given index (on a device tensor, with a one-element
+// copy to the device).
+func (t *Tensor) Set(v float32, idx ...int) {
+	i := t.index("Set", idx)
+	if t.store != nil {
+		if err := t.store.mem.CopyFromHost(i, []float32{v}); err != nil {
+			panic(fmt.Sprintf("tensor: Set: writing an element of a tensor of shape %v on %v: %v", slices.Clone(t.shape), t.Device(), err))
+		}
+		return
+	}
+	t.data[i] = v
+}
 
-// Item returns the only element of a one-element tensor.
+// Item returns the only element of a one-element tensor (copied back from
+// a device tensor).
 func (t *Tensor) Item() float32 {
 	if t.Len() != 1 {
 		panic(fmt.Sprintf("tensor: Item: shape %v has %d elements, want 1", t.shape, t.Len()))
 	}
-	t.hostOnly("Item")
+	if t.store != nil {
+		return t.deviceElem("Item", t.offset)
+	}
 	return t.data[t.offset]
 }
 
-// index returns the position in t.data of the element at idx.
+// deviceElem copies element i of a device tensor's memory back (op names
+// the caller in the panic of a failed copy).
+func (t *Tensor) deviceElem(op string, i int) float32 {
+	var v [1]float32
+	if err := t.store.mem.CopyToHost(v[:], i); err != nil {
+		panic(fmt.Sprintf("tensor: %s: reading an element of a tensor of shape %v on %v: %v", op, slices.Clone(t.shape), t.Device(), err))
+	}
+	return v[0]
+}
+
+// index returns the position in t's storage of the element at idx.
 func (t *Tensor) index(op string, idx []int) int {
-	t.hostOnly(op)
 	if len(idx) != len(t.shape) {
 		panic(fmt.Sprintf("tensor: %s: %d indices for shape %v", op, len(idx), t.shape))
 	}
@@ -242,12 +286,12 @@ func (t *Tensor) view(shape, strides []int, offset int) *Tensor {
 }
 
 // hostOnly panics unless t's elements are in host memory. The paths by
-// which host code reaches a tensor's elements call it first: Data (which
-// norm, pool and the convolutions' CPU paths read through), index (At,
-// Set), Item, loop.init (every elementwise, copy and reduce operation),
-// and the few that read t.data or Data otherwise (rowwise, argReduce,
-// clone, the joins). A device tensor given to a host operation so fails
-// with a message naming op rather than with an index error.
+// which host code reaches a tensor's elements call it first: hostData
+// (norm, pool, the convolutions' CPU paths, rowwise, argReduce, the
+// index-based joins), loop.init (every elementwise, copy and reduce
+// operation), and clone and the joins. A device tensor given to a host
+// operation so fails with a message naming op rather than with an index
+// error or a write lost in a copy.
 func (t *Tensor) hostOnly(op string) {
 	if t.store != nil {
 		panicOnDevice(op, t)
