@@ -48,6 +48,7 @@ static int lanes_h2d(uintptr_t dst, const void *src, size_t n, cudaStream_t s) {
 static int lanes_d2h(void *dst, uintptr_t src, size_t n, cudaStream_t s) {
 	return cudaMemcpyAsync(dst, (const void *)src, n, cudaMemcpyDeviceToHost, s);
 }
+static float *lanes_fptr(uintptr_t p) { return (float *)p; }
 static int lanes_gemm_at(cudaStream_t s, int cfg, LanesGemm *g, uintptr_t a, uintptr_t b, uintptr_t c, int gx, int gy, int gz) {
 	g->a = (const float *)a;
 	g->b = (const float *)b;
@@ -575,6 +576,36 @@ func (c *call) temp(n int) (*deviceMemory, error) {
 	return m, err
 }
 
+// scratchFunc returns device memory of n floats for an op's own use, valid
+// until the op's work on its stream is done.
+type scratchFunc func(n int) (uintptr, error)
+
+// scratch is a scratchFunc for ops on the device stream: a temporary,
+// released with the call (later users of the memory queue on the same
+// stream).
+func (c *call) scratch(n int) (uintptr, error) {
+	m, err := c.temp(n)
+	if err != nil {
+		return 0, err
+	}
+	return m.ptr(0), nil
+}
+
+// splitK sets a kernel's split-K fields: splits parts of per floats each
+// in a workspace from scratch, or no split (0, nil) for splits 1.
+func splitK(splits *C.int, partial **C.float, n, per int, scratch scratchFunc) error {
+	if n <= 1 {
+		*splits, *partial = 0, nil
+		return nil
+	}
+	p, err := scratch(n * per)
+	if err != nil {
+		return err
+	}
+	*splits, *partial = C.int(n), C.lanes_fptr(C.uintptr_t(p))
+	return nil
+}
+
 // input returns t on the device: a device tensor of this GPU as it is, a
 // host tensor uploaded (row-major) into a temporary.
 func (c *call) input(op string, t *tensor.Tensor) (operand, error) {
@@ -692,7 +723,7 @@ func anyDevice(ts ...*tensor.Tensor) bool {
 // both operands' matrices are evenly spaced, one per matrix otherwise.
 // dst is contiguous with s.out's layout; a and b have s's shapes and
 // strides; each needs unit stride along its rows or columns.
-func (g *GPU) gemm(stream C.cudaStream_t, s matmulShape, a, b uintptr, dst uintptr) error {
+func (g *GPU) gemm(stream C.cudaStream_t, s matmulShape, a, b uintptr, dst uintptr, scratch scratchFunc) error {
 	ra, rb := len(s.aShape), len(s.bShape)
 	ta, lda, okA := shape.MatrixLayout(s.m, s.k, s.aStrides[ra-2], s.aStrides[ra-1])
 	tb, ldb, okB := shape.MatrixLayout(s.k, s.n, s.bStrides[rb-2], s.bStrides[rb-1])
@@ -722,16 +753,22 @@ func (g *GPU) gemm(stream C.cudaStream_t, s matmulShape, a, b uintptr, dst uintp
 	gm.vec_a, gm.vec_b = cbool(vec(a, lda, offA)), cbool(vec(b, ldb, offB))
 	mn := s.m * s.n
 	if uniA && uniB && count <= maxGridYZ {
-		plan, err := planTiles(s.m, s.n, count, g.info.Processors)
+		plan, err := planTiles(s.m, s.n, s.k, count, g.info.Processors)
 		if err != nil {
+			return err
+		}
+		if err := splitK(&gm.splits, &gm.partial, plan.splits, count*mn, scratch); err != nil {
 			return err
 		}
 		gm.stride_a, gm.stride_b, gm.stride_c = C.longlong(strideA), C.longlong(strideB), C.longlong(mn)
 		return check("lanes_sgemm", C.lanes_gemm_at(stream, C.int(plan.cfg.id), &gm, C.uintptr_t(a), C.uintptr_t(b), C.uintptr_t(dst),
 			C.int(plan.gx), C.int(plan.gy), C.int(plan.gz)))
 	}
-	plan, err := planTiles(s.m, s.n, 1, g.info.Processors)
+	plan, err := planTiles(s.m, s.n, s.k, 1, g.info.Processors)
 	if err != nil {
+		return err
+	}
+	if err := splitK(&gm.splits, &gm.partial, plan.splits, mn, scratch); err != nil { // one workspace: the products run in stream order
 		return err
 	}
 	for i := range count {
@@ -767,8 +804,8 @@ func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error {
 	if !anyDevice(dst, a, b) {
 		cs := s
 		cs.aStrides, cs.bStrides = shape.ContiguousStrides(s.aShape), shape.ContiguousStrides(s.bShape)
-		return g.offload(dst, [][]float32{a.Data(), b.Data()}, func(st C.cudaStream_t, in []uintptr, out uintptr) error {
-			return g.gemm(st, cs, in[0], in[1], out)
+		return g.offload(dst, [][]float32{a.Data(), b.Data()}, func(st C.cudaStream_t, in []uintptr, out uintptr, scratch scratchFunc) error {
+			return g.gemm(st, cs, in[0], in[1], out, scratch)
 		})
 	}
 	c := &call{g: g}
@@ -798,7 +835,7 @@ func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error {
 	if err != nil {
 		return err
 	}
-	if err := g.gemm(g.stream, s2, ao.ptr, bo.ptr, out); err != nil {
+	if err := g.gemm(g.stream, s2, ao.ptr, bo.ptr, out, c.scratch); err != nil {
 		return err
 	}
 	return c.finish(dst, out)
@@ -826,12 +863,12 @@ func (g *GPU) Conv2D(dst, x, w, bias *tensor.Tensor, p tensor.ConvParams) error 
 		if bias != nil {
 			in = append(in, bias.Data())
 		}
-		return g.offload(dst, in, func(st C.cudaStream_t, ptrs []uintptr, out uintptr) error {
+		return g.offload(dst, in, func(st C.cudaStream_t, ptrs []uintptr, out uintptr, scratch scratchFunc) error {
 			var bp uintptr
 			if bias != nil {
 				bp = ptrs[2]
 			}
-			return g.conv(st, cs, p.ReLU, ptrs[0], ptrs[1], bp, out)
+			return g.conv(st, cs, p.ReLU, ptrs[0], ptrs[1], bp, out, scratch)
 		})
 	}
 	c := &call{g: g}
@@ -854,26 +891,31 @@ func (g *GPU) Conv2D(dst, x, w, bias *tensor.Tensor, p tensor.ConvParams) error 
 	if err != nil {
 		return err
 	}
-	if err := g.conv(g.stream, cs, p.ReLU, ops[0].ptr, ops[1].ptr, ops[2].ptr, out); err != nil {
+	if err := g.conv(g.stream, cs, p.ReLU, ops[0].ptr, ops[1].ptr, ops[2].ptr, out, c.scratch); err != nil {
 		return err
 	}
 	return c.finish(dst, out)
 }
 
 // conv queues one implicit-GEMM convolution (bias may be 0: none).
-func (g *GPU) conv(stream C.cudaStream_t, cs convShape, relu bool, x, w, bias, y uintptr) error {
+func (g *GPU) conv(stream C.cudaStream_t, cs convShape, relu bool, x, w, bias, y uintptr, scratch scratchFunc) error {
 	m, n, k := cs.gemm()
 	if m == 0 || n == 0 {
 		return nil
 	}
-	plan, err := planTiles(m, n, cs.gr, g.info.Processors)
+	plan, err := planTiles(m, n, k, cs.gr, g.info.Processors)
 	if err != nil {
+		return err
+	}
+	var splits C.int
+	var partial *C.float
+	if err := splitK(&splits, &partial, plan.splits, cs.cout*n, scratch); err != nil {
 		return err
 	}
 	cv := C.LanesConv{n: C.int(cs.n), c: C.int(cs.c), h: C.int(cs.h), w_: C.int(cs.w), cout: C.int(cs.cout),
 		kh: C.int(cs.kh), kw: C.int(cs.kw), sh: C.int(cs.sh), sw: C.int(cs.sw), ph: C.int(cs.ph), pw: C.int(cs.pw),
 		dh: C.int(cs.dh), dw: C.int(cs.dw), groups: C.int(cs.gr), oh: C.int(cs.oh), ow: C.int(cs.ow),
-		vec_w: cbool(w%16 == 0 && k%4 == 0), relu: cbool(relu)}
+		vec_w: cbool(w%16 == 0 && k%4 == 0), relu: cbool(relu), splits: splits, partial: partial}
 	return check("lanes_conv2d", C.lanes_conv_at(stream, C.int(plan.cfg.id), &cv, C.uintptr_t(x), C.uintptr_t(w), C.uintptr_t(bias), C.uintptr_t(y),
 		C.int(plan.gx), C.int(plan.gy), C.int(plan.gz)))
 }
@@ -923,7 +965,7 @@ func align4(n int) int { return (n + 3) &^ 3 }
 // kernels on the lane's stream, the result comes back with one
 // asynchronous copy, and the op synchronizes once. Errors leave dst to
 // the CPU path.
-func (g *GPU) offload(dst *tensor.Tensor, inputs [][]float32, run func(C.cudaStream_t, []uintptr, uintptr) error) error {
+func (g *GPU) offload(dst *tensor.Tensor, inputs [][]float32, run func(C.cudaStream_t, []uintptr, uintptr, scratchFunc) error) error {
 	l, err := g.getLane()
 	if err != nil {
 		return err
@@ -961,7 +1003,23 @@ func (g *GPU) offload(dst *tensor.Tensor, inputs [][]float32, run func(C.cudaStr
 		ptrs[i] = b.ptr + uintptr(offs[i])*4
 	}
 	out := b.ptr + uintptr(inEnd)*4
-	runErr := run(l.stream, ptrs, out)
+	// Workspace of the op (split-K parts) comes from the staging pool and
+	// goes back after the synchronization, as the buffer above.
+	var scratchBlocks []block
+	defer func() {
+		for _, sb := range scratchBlocks {
+			g.staging.put(sb)
+		}
+	}()
+	scratch := func(n int) (uintptr, error) {
+		sb, err := g.staging.get(4 * max(n, 1))
+		if err != nil {
+			return 0, err
+		}
+		scratchBlocks = append(scratchBlocks, sb)
+		return sb.ptr, nil
+	}
+	runErr := run(l.stream, ptrs, out, scratch)
 	if runErr == nil && nOut > 0 {
 		runErr = check("cudaMemcpyAsync", C.lanes_d2h(unsafe.Add(l.host, 4*inEnd), C.uintptr_t(out), C.size_t(4*nOut), l.stream))
 	}

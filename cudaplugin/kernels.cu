@@ -12,7 +12,10 @@
 // the host says the layout allows them (vec_a, vec_b), else masked scalar
 // loads; edge tiles are masked on every side, so any m, n, k works.
 // Conv2D is an implicit GEMM: B(p, j) is the im2col matrix, gathered from
-// the NCHW input while the slice is loaded, never stored.
+// the NCHW input while the slice is loaded, never stored. A grid too small
+// to fill the device can split k (split-K): each block sums one part into
+// a workspace, and a second kernel adds the parts in order (so results do
+// not depend on timing) and applies alpha/beta, or the bias and ReLU.
 //
 // Built with LANES_EMULATE, this file compiles as plain C++ against
 // emulate.h, which runs each block's threads as host threads: the test in
@@ -110,12 +113,13 @@ struct GemmSource {
     const LanesGemm &g;
     const float *a, *b;
     int row0, col0, tid;
+    int kEnd; // the end of the block's part of k (g.k without split-K)
     TileLoad<BM, BK, THREADS> ta;
     TileLoad<BN, BK, THREADS> tb;
 
     __device__ __forceinline__ void load(int k0) {
-        ta.load(a, g.lda, g.trans_a != 0, g.vec_a != 0, g.m, g.k, row0, k0, tid);
-        tb.load(b, g.ldb, g.trans_b == 0, g.vec_b != 0, g.n, g.k, col0, k0, tid);
+        ta.load(a, g.lda, g.trans_a != 0, g.vec_a != 0, g.m, kEnd, row0, k0, tid);
+        tb.load(b, g.ldb, g.trans_b == 0, g.vec_b != 0, g.n, kEnd, col0, k0, tid);
     }
     __device__ __forceinline__ void store(float (*as)[BM + PAD], float (*bs)[BN + PAD]) const {
         ta.store(as, g.trans_a != 0, tid);
@@ -152,7 +156,8 @@ struct ConvSource {
     static constexpr int GATHERS = BK * BN / THREADS;
     const LanesConv &c;
     const float *w;
-    int opg, K, row0, tid;
+    int opg, K, row0, tid; // K: the weights' row length (c/groups·kh·kw)
+    int kEnd;              // the end of the block's part of K (K without split-K)
     TileLoad<BM, BK, THREADS> ta;
     float rb[GATHERS];
     const float *xb; // the thread's image, first channel of the group
@@ -175,14 +180,14 @@ struct ConvSource {
         xb = c.x + ((long long)img * c.c + (long long)group * cpg) * c.h * c.w_;
     }
     __device__ __forceinline__ void load(int k0) {
-        ta.load(w, K, false, c.vec_w != 0, opg, K, row0, k0, tid);
+        ta.load(w, K, false, c.vec_w != 0, opg, kEnd, row0, k0, tid);
         const int taps = c.kh * c.kw;
         const float invTaps = 1.0f / (float)taps, invKw = 1.0f / (float)c.kw;
 #pragma unroll
         for (int l = 0; l < GATHERS; l++) {
             int q = k0 + ql0 + l * (THREADS / BN);
             float v = 0.0f;
-            if (valid && q < K) {
+            if (valid && q < kEnd) {
                 int t, vv;
                 int ci = divmod(q, taps, invTaps, t);
                 int u = divmod(t, c.kw, invKw, vv);
@@ -203,6 +208,16 @@ struct ConvSource {
     }
 };
 
+// kPart returns the part kBeg..kEnd of k that split `split` of `splits`
+// sums: equal runs of whole BK-deep slices (the last ones may be short or
+// empty), so that every part starts 16-byte aligned.
+template <int BK>
+__device__ __forceinline__ void kPart(int k, int splits, int split, int &kBeg, int &kEnd) {
+    const int per = ((k + splits - 1) / splits + BK - 1) / BK * BK;
+    kBeg = min(k, split * per);
+    kEnd = min(k, kBeg + per);
+}
+
 // Row (column) of the tile that element i of a thread's TM (TN) register
 // rows (columns) stands for.
 template <int BM, int TM>
@@ -210,9 +225,10 @@ __device__ __forceinline__ int tileRow(int ty, int i) {
     return i < TM / 2 ? ty * (TM / 2) + i : BM / 2 + ty * (TM / 2) + (i - TM / 2);
 }
 
-// mainLoop accumulates the thread's TM×TN block of the tile over K.
+// mainLoop accumulates the thread's TM×TN block of the tile over k in
+// kBeg..kEnd (kBeg a multiple of BK; the sources mask at kEnd).
 template <int BM, int BN, int TM, int TN, int BK, class Source>
-__device__ __forceinline__ void mainLoop(Source &src, int K, float (&acc)[TM][TN]) {
+__device__ __forceinline__ void mainLoop(Source &src, int kBeg, int kEnd, float (&acc)[TM][TN]) {
     __shared__ __align__(16) float as[2][BK][BM + PAD];
     __shared__ __align__(16) float bs[2][BK][BN + PAD];
     const int tid = threadIdx.x;
@@ -224,18 +240,18 @@ __device__ __forceinline__ void mainLoop(Source &src, int K, float (&acc)[TM][TN
             acc[i][j] = 0.0f;
         }
     }
-    const int slices = (K + BK - 1) / BK;
+    const int slices = kEnd > kBeg ? (kEnd - kBeg + BK - 1) / BK : 0;
     if (slices == 0) {
         return; // uniform over the block: no __syncthreads is skipped by some threads only
     }
-    src.load(0);
+    src.load(kBeg);
     src.store(as[0], bs[0]);
     __syncthreads();
     for (int s = 0; s < slices; s++) {
         const int cur = s & 1;
         const bool more = s + 1 < slices;
         if (more) {
-            src.load((s + 1) * BK); // in flight while this slice is multiplied
+            src.load(kBeg + (s + 1) * BK); // in flight while this slice is multiplied
         }
 #pragma unroll
         for (int kk = 0; kk < BK; kk++) {
@@ -265,75 +281,161 @@ __device__ __forceinline__ void mainLoop(Source &src, int K, float (&acc)[TM][TN
     }
 }
 
-template <int BM, int BN, int TM, int TN, int BK>
+// sgemmKernel computes a BM×BN tile of C. SPLIT: the block sums one part
+// of k (split-K, g.splits parts, grid z = batch·splits) into g.partial;
+// without it the same code has k whole and none of the split bookkeeping.
+template <int BM, int BN, int TM, int TN, int BK, bool SPLIT>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) sgemmKernel(LanesGemm g) {
     constexpr int THREADS = (BM / TM) * (BN / TN);
-    const int z = blockIdx.z;
+    const int splits = SPLIT ? g.splits : 1;
+    const int z = SPLIT ? blockIdx.z / splits : blockIdx.z, split = SPLIT ? blockIdx.z % splits : 0;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-    GemmSource<BM, BN, BK, THREADS> src{g, g.a + z * g.stride_a, g.b + z * g.stride_b, row0, col0, (int)threadIdx.x};
+    int kBeg = 0, kEnd = g.k;
+    if constexpr (SPLIT) {
+        kPart<BK>(g.k, splits, split, kBeg, kEnd);
+    }
+    GemmSource<BM, BN, BK, THREADS> src{g, g.a + z * g.stride_a, g.b + z * g.stride_b, row0, col0, (int)threadIdx.x, kEnd};
     float acc[TM][TN];
-    mainLoop<BM, BN, TM, TN, BK>(src, g.k, acc);
-    float *c = g.c + z * g.stride_c;
+    mainLoop<BM, BN, TM, TN, BK>(src, kBeg, kEnd, acc);
     const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);
+    if constexpr (SPLIT) { // the part's raw sums, for gemmReduceKernel
+        float *part = g.partial + ((long long)z * splits + split) * g.m * g.n;
 #pragma unroll
-    for (int i = 0; i < TM; i++) {
-        int r = row0 + tileRow<BM, TM>(ty, i);
-        if (r >= g.m) {
-            continue;
+        for (int i = 0; i < TM; i++) {
+            int r = row0 + tileRow<BM, TM>(ty, i);
+#pragma unroll
+            for (int j = 0; j < TN; j++) {
+                int col = col0 + tileRow<BN, TN>(tx, j);
+                if (r < g.m && col < g.n) {
+                    part[(long long)r * g.n + col] = acc[i][j];
+                }
+            }
         }
+    } else {
+        float *c = g.c + z * g.stride_c;
 #pragma unroll
-        for (int j = 0; j < TN; j++) {
-            int col = col0 + tileRow<BN, TN>(tx, j);
-            if (col >= g.n) {
+        for (int i = 0; i < TM; i++) {
+            int r = row0 + tileRow<BM, TM>(ty, i);
+            if (r >= g.m) {
                 continue;
             }
-            float *p = c + (long long)r * g.ldc + col;
-            float v = g.alpha * acc[i][j];
-            if (g.beta != 0.0f) {
-                v = fmaf(g.beta, *p, v);
+#pragma unroll
+            for (int j = 0; j < TN; j++) {
+                int col = col0 + tileRow<BN, TN>(tx, j);
+                if (col >= g.n) {
+                    continue;
+                }
+                float *p = c + (long long)r * g.ldc + col;
+                float v = g.alpha * acc[i][j];
+                if (g.beta != 0.0f) {
+                    v = fmaf(g.beta, *p, v);
+                }
+                *p = v;
             }
-            *p = v;
         }
     }
 }
 
-template <int BM, int BN, int TM, int TN, int BK>
+// conv2dKernel computes a BM×BN tile of a group's implicit GEMM; SPLIT as
+// sgemmKernel's (grid z = groups·splits).
+template <int BM, int BN, int TM, int TN, int BK, bool SPLIT>
 __global__ void __launch_bounds__((BM / TM) * (BN / TN)) conv2dKernel(LanesConv c) {
     constexpr int THREADS = (BM / TM) * (BN / TN);
-    const int group = blockIdx.z;
+    const int splits = SPLIT ? c.splits : 1;
+    const int group = SPLIT ? blockIdx.z / splits : blockIdx.z, split = SPLIT ? blockIdx.z % splits : 0;
     const int opg = c.cout / c.groups;
     const int K = c.c / c.groups * c.kh * c.kw;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-    ConvSource<BM, BN, BK, THREADS> src{c, c.w + (long long)group * opg * K, opg, K, row0, (int)threadIdx.x};
+    int kBeg = 0, kEnd = K;
+    if constexpr (SPLIT) {
+        kPart<BK>(K, splits, split, kBeg, kEnd);
+    }
+    ConvSource<BM, BN, BK, THREADS> src{c, c.w + (long long)group * opg * K, opg, K, row0, (int)threadIdx.x, kEnd};
     src.init(col0, group);
     float acc[TM][TN];
-    mainLoop<BM, BN, TM, TN, BK>(src, K, acc);
+    mainLoop<BM, BN, TM, TN, BK>(src, kBeg, kEnd, acc);
     const long long pixels = (long long)c.oh * c.ow;
     const long long cols = (long long)c.n * pixels;
     const int tx = threadIdx.x % (BN / TN), ty = threadIdx.x / (BN / TN);
-#pragma unroll
-    for (int j = 0; j < TN; j++) {
-        long long col = col0 + tileRow<BN, TN>(tx, j);
-        if (col >= cols) {
-            continue;
-        }
-        long long img = col / pixels, pix = col % pixels;
+    if constexpr (SPLIT) { // the part's raw sums [cout, cols], for convReduceKernel
+        float *part = c.partial + (long long)split * c.cout * cols;
 #pragma unroll
         for (int i = 0; i < TM; i++) {
             int o = row0 + tileRow<BM, TM>(ty, i);
-            if (o >= opg) {
+#pragma unroll
+            for (int j = 0; j < TN; j++) {
+                long long col = col0 + tileRow<BN, TN>(tx, j);
+                if (o < opg && col < cols) {
+                    part[(long long)(group * opg + o) * cols + col] = acc[i][j];
+                }
+            }
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < TN; j++) {
+            long long col = col0 + tileRow<BN, TN>(tx, j);
+            if (col >= cols) {
                 continue;
             }
-            int oc = group * opg + o;
-            float v = acc[i][j];
-            if (c.bias) {
-                v += c.bias[oc];
+            long long img = col / pixels, pix = col % pixels;
+#pragma unroll
+            for (int i = 0; i < TM; i++) {
+                int o = row0 + tileRow<BM, TM>(ty, i);
+                if (o >= opg) {
+                    continue;
+                }
+                int oc = group * opg + o;
+                float v = acc[i][j];
+                if (c.bias) {
+                    v += c.bias[oc];
+                }
+                if (c.relu) {
+                    v = fmaxf(v, 0.0f);
+                }
+                c.y[(img * c.cout + oc) * pixels + pix] = v;
             }
-            if (c.relu) {
-                v = fmaxf(v, 0.0f);
-            }
-            c.y[(img * c.cout + oc) * pixels + pix] = v;
         }
+    }
+}
+
+// gemmReduceKernel finishes a split-K SGEMM of gz products: C = alpha ·
+// (the sum of the parts, in order) + beta · C.
+__global__ void gemmReduceKernel(LanesGemm g, int gz) {
+    const long long mn = (long long)g.m * g.n, total = mn * gz;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+        const long long z = i / mn, e = i % mn;
+        const float *part = g.partial + z * g.splits * mn + e;
+        float s = 0.0f;
+        for (int sp = 0; sp < g.splits; sp++) {
+            s += part[sp * mn];
+        }
+        float *p = g.c + z * g.stride_c + (e / g.n) * g.ldc + e % g.n;
+        float v = g.alpha * s;
+        if (g.beta != 0.0f) {
+            v = fmaf(g.beta, *p, v);
+        }
+        *p = v;
+    }
+}
+
+// convReduceKernel finishes a split-K convolution: y = act(the sum of the
+// parts, in order, + bias), written NCHW.
+__global__ void convReduceKernel(LanesConv c) {
+    const long long pixels = (long long)c.oh * c.ow, cols = (long long)c.n * pixels, total = cols * c.cout;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+        const long long oc = i / cols, col = i % cols;
+        const float *part = c.partial + i;
+        float v = 0.0f;
+        for (int sp = 0; sp < c.splits; sp++) {
+            v += part[sp * total];
+        }
+        if (c.bias) {
+            v += c.bias[oc];
+        }
+        if (c.relu) {
+            v = fmaxf(v, 0.0f);
+        }
+        c.y[((col / pixels) * c.cout + oc) * pixels + col % pixels] = v;
     }
 }
 
@@ -492,29 +594,53 @@ constexpr int ERR_INVALID_VALUE = 1; // cudaErrorInvalidValue
 } // namespace
 
 // The tile configurations were chosen with cudaplugin/tune on an H100
-// (bench/results/h100-tune.txt): 16-deep slices pay for SGEMM at both tile
+// (bench/results/gpu-h100/tune.txt): 16-deep slices pay for SGEMM at both tile
 // sizes; the convolution's large tile keeps 8-deep slices, whose gathers
 // fit its registers better.
 extern "C" int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz) {
-    dim3 grid(gx, gy, gz);
+    const int splits = g->splits > 1 ? g->splits : 1;
+    if (splits > 1 && g->partial == nullptr) {
+        return ERR_INVALID_VALUE;
+    }
+    dim3 grid(gx, gy, gz * splits);
+    int err = ERR_INVALID_VALUE;
     switch (cfg) {
     case LANES_TILE_128:
-        return launch(sgemmKernel<128, 128, 8, 8, 16>, grid, dim3(256), stream, *g);
+        err = splits > 1 ? launch(sgemmKernel<128, 128, 8, 8, 16, true>, grid, dim3(256), stream, *g)
+                         : launch(sgemmKernel<128, 128, 8, 8, 16, false>, grid, dim3(256), stream, *g);
+        break;
     case LANES_TILE_64:
-        return launch(sgemmKernel<64, 64, 4, 4, 16>, grid, dim3(256), stream, *g);
+        err = splits > 1 ? launch(sgemmKernel<64, 64, 4, 4, 16, true>, grid, dim3(256), stream, *g)
+                         : launch(sgemmKernel<64, 64, 4, 4, 16, false>, grid, dim3(256), stream, *g);
+        break;
     }
-    return ERR_INVALID_VALUE;
+    if (err != 0 || splits == 1) {
+        return err;
+    }
+    return launch(gemmReduceKernel, gridFor((long long)g->m * g->n * gz, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, *g, gz);
 }
 
 extern "C" int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, int gy, int gz) {
-    dim3 grid(gx, gy, gz);
+    const int splits = c->splits > 1 ? c->splits : 1;
+    if (splits > 1 && c->partial == nullptr) {
+        return ERR_INVALID_VALUE;
+    }
+    dim3 grid(gx, gy, gz * splits);
+    int err = ERR_INVALID_VALUE;
     switch (cfg) {
     case LANES_TILE_128:
-        return launch(conv2dKernel<128, 128, 8, 8, 8>, grid, dim3(256), stream, *c);
+        err = splits > 1 ? launch(conv2dKernel<128, 128, 8, 8, 8, true>, grid, dim3(256), stream, *c)
+                         : launch(conv2dKernel<128, 128, 8, 8, 8, false>, grid, dim3(256), stream, *c);
+        break;
     case LANES_TILE_64:
-        return launch(conv2dKernel<64, 64, 4, 4, 16>, grid, dim3(256), stream, *c);
+        err = splits > 1 ? launch(conv2dKernel<64, 64, 4, 4, 16, true>, grid, dim3(256), stream, *c)
+                         : launch(conv2dKernel<64, 64, 4, 4, 16, false>, grid, dim3(256), stream, *c);
+        break;
     }
-    return ERR_INVALID_VALUE;
+    if (err != 0 || splits == 1) {
+        return err;
+    }
+    return launch(convReduceKernel, gridFor((long long)c->n * c->oh * c->ow * c->cout, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, *c);
 }
 
 extern "C" int lanes_bias_act(void *stream, float *y, const float *x, const float *bias, long long n, int channels, long long inner, int act) {

@@ -26,6 +26,11 @@ typedef struct {
 	long long lda, ldb, ldc;
 	long long stride_a, stride_b, stride_c;
 	int trans_a, trans_b, vec_a, vec_b;
+	// Split-K: with splits > 1, each product's k is cut into splits parts
+	// summed by separate blocks into partial (splits·gz·m·n floats, device
+	// memory), then added in order by a second kernel; 0 or 1: no split.
+	int splits;
+	float *partial;
 } LanesGemm;
 
 // LanesConv is y = act(conv2d(x, w) + bias) in NCHW, as tensor.Conv2D:
@@ -40,6 +45,9 @@ typedef struct {
 	int sh, sw, ph, pw, dh, dw, groups;
 	int oh, ow;
 	int vec_w, relu;
+	// Split-K as LanesGemm's: partial holds splits·cout·n·oh·ow floats.
+	int splits;
+	float *partial;
 } LanesConv;
 
 // LanesPool is a 2-D max or average pooling of planes×h×w (NCHW with

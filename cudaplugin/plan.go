@@ -36,21 +36,49 @@ const (
 type launchPlan struct {
 	cfg        tileConfig
 	gx, gy, gz int
+	splits     int // parts of k summed by separate blocks (1: none; see planSplits)
 }
 
 func (p launchPlan) blocks() int { return p.gx * p.gy * p.gz }
 
-// planTiles picks the large tile unless it gives fewer blocks than the
-// device has SMs (each SM then idles part of the time and the smaller
-// tile, four times as many blocks, keeps more of them busy) or the
-// product is at most half a large tile high or wide (half of each block's
-// work would be masked off: a 64-channel convolution).
-func planTiles(m, n, gz, sms int) (launchPlan, error) {
-	if m < 0 || n < 0 || gz < 0 {
-		panic(fmt.Sprintf("cudaplugin: planTiles: negative size %d×%d×%d", m, n, gz))
+// Split-K: a grid of few blocks leaves much of the device idle while each
+// block walks all of k one slice after another, each slice waiting on
+// memory. Cutting k into parts summed by separate blocks (into a
+// workspace that a second kernel adds up in order, so that results do not
+// depend on timing) fills the device. Measured on an H100 with
+// cudaplugin/tune (bench/results/gpu-h100/tune.txt), 64×64 tiles: the best
+// split gives about 2.5 blocks per SM (1×64×56×56 3×3 convolution, 49
+// blocks: 63 µs whole, 26 µs in 8 parts; 4×64×56×56, 196 blocks: 76 and
+// 60 µs in 2; 64×64×4096 SGEMM, one block: 242 and 25 µs in 16), and
+// parts of 36 deep still pay (1×64×28×28, 16 parts of 576).
+const (
+	splitMinK = 32 // the shallowest part
+	maxSplits = 16
+)
+
+// planSplits returns the parts to cut k into for a grid of blocks on a
+// device of sms SMs, 1 for none: enough for about 2.5 blocks per SM.
+func planSplits(blocks, k, sms int) int {
+	if blocks == 0 || blocks >= 2*sms || k < 2*splitMinK {
+		return 1
+	}
+	want := (5*sms + 2*blocks - 1) / (2 * blocks)
+	return max(1, min(want, k/splitMinK, maxSplits))
+}
+
+// planTiles plans an m×n product over k, gz times. It picks the large
+// tile unless that gives fewer blocks than the device has SMs (each SM
+// then idles part of the time and the smaller tile, four times as many
+// blocks, keeps more of them busy) or the product is at most half a large
+// tile high or wide (half of each block's work would be masked off: a
+// 64-channel convolution); with the small tile it splits k (planSplits)
+// when even that grid leaves most SMs idle.
+func planTiles(m, n, k, gz, sms int) (launchPlan, error) {
+	if m < 0 || n < 0 || k < 0 || gz < 0 {
+		panic(fmt.Sprintf("cudaplugin: planTiles: negative size %d×%d×%d, %d times", m, n, k, gz))
 	}
 	plan := func(c tileConfig) launchPlan {
-		return launchPlan{cfg: c, gx: ceilDiv(n, c.bn), gy: ceilDiv(m, c.bm), gz: gz}
+		return launchPlan{cfg: c, gx: ceilDiv(n, c.bn), gy: ceilDiv(m, c.bm), gz: gz, splits: 1}
 	}
 	p := plan(tileConfigs[0])
 	if p.blocks() < sms || 2*m <= p.cfg.bm || 2*n <= p.cfg.bn {
@@ -58,6 +86,12 @@ func planTiles(m, n, gz, sms int) (launchPlan, error) {
 	}
 	if p.gx > maxGridX || p.gy > maxGridYZ || p.gz > maxGridYZ {
 		return p, fmt.Errorf("cudaplugin: a %d×%d product %d times needs a grid of %d×%d×%d blocks, beyond CUDA's limits", m, n, gz, p.gx, p.gy, p.gz)
+	}
+	if p.cfg == tileConfigs[1] { // the small tile: the one chosen for small grids
+		p.splits = planSplits(p.blocks(), k, sms)
+		for p.splits > 1 && p.gz*p.splits > maxGridYZ {
+			p.splits--
+		}
 	}
 	return p, nil
 }

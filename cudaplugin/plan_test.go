@@ -11,25 +11,33 @@ import (
 
 func TestPlanTiles(t *testing.T) {
 	for _, c := range []struct {
-		m, n, gz, sms int
-		bm, gx, gy    int
+		m, n, k, gz, sms  int
+		bm, gx, gy, split int
 	}{
-		{4096, 4096, 1, 132, 128, 32, 32}, // large: 128×128 tiles
-		{130, 4097, 1, 132, 64, 65, 3},    // 66 big blocks < 132 SMs: 64×64
-		{200, 200, 1, 4, 128, 2, 2},       // a small device keeps the big tile
-		{1, 1, 1, 132, 64, 1, 1},
-		{0, 5, 1, 132, 64, 1, 0},
-		{64, 64, 40, 132, 64, 1, 1},       // a batch of small products
-		{64, 100352, 1, 132, 64, 1568, 1}, // 64 output channels: half a big tile
-		{128, 25088, 1, 132, 128, 196, 1},
-		{4096, 60, 1, 1, 64, 1, 64},
+		{4096, 4096, 4096, 1, 132, 128, 32, 32, 1}, // large: 128×128 tiles
+		{130, 4097, 64, 1, 132, 64, 65, 3, 2},      // 66 big blocks < 132 SMs: 64×64; 195 small ones, k in 2 parts
+		{200, 200, 512, 1, 4, 128, 2, 2, 1},        // a small device keeps the big tile
+		{1, 1, 1, 1, 132, 64, 1, 1, 1},
+		{0, 5, 9, 1, 132, 64, 1, 0, 1},
+		{64, 64, 64, 40, 132, 64, 1, 1, 2},        // a batch of 40 small products: k in 2 parts of 32
+		{64, 100352, 576, 1, 132, 64, 1568, 1, 1}, // 64 output channels: half a big tile
+		{128, 25088, 1152, 1, 132, 128, 196, 1, 1},
+		{4096, 60, 64, 1, 1, 64, 1, 64, 1},
+		{64, 3136, 576, 1, 132, 64, 49, 1, 7},    // 49 blocks on 132 SMs: k in 7 parts (2.5·132/49)
+		{64, 49, 576, 1, 132, 64, 1, 1, 16},      // one block: at most 16 parts
+		{64, 64, 96, 1, 132, 64, 1, 1, 3},        // parts at least 32 deep
+		{64, 64, 63, 1, 132, 64, 1, 1, 1},        // k too short to split
+		{64, 64, 4096, 40000, 132, 64, 1, 1, 1},  // enough blocks
+		{512, 512, 1 << 20, 1, 132, 64, 8, 8, 6}, // 64 blocks: 6 parts
+		{64, 12544, 576, 1, 132, 64, 196, 1, 2},  // 196 blocks: 2 parts
+		{64, 17000, 576, 1, 132, 64, 266, 1, 1},  // two blocks a SM: no split
 	} {
-		p, err := planTiles(c.m, c.n, c.gz, c.sms)
+		p, err := planTiles(c.m, c.n, c.k, c.gz, c.sms)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.cfg.bm != c.bm || p.gx != c.gx || p.gy != c.gy || p.gz != c.gz {
-			t.Errorf("planTiles(%d, %d, %d, %d) = %+v; want %d tiles, grid %d×%d×%d", c.m, c.n, c.gz, c.sms, p, c.bm, c.gx, c.gy, c.gz)
+		if p.cfg.bm != c.bm || p.gx != c.gx || p.gy != c.gy || p.gz != c.gz || p.splits != c.split {
+			t.Errorf("planTiles(%d, %d, %d, %d, %d) = %+v; want %d tiles, grid %d×%d×%d, %d parts of k", c.m, c.n, c.k, c.gz, c.sms, p, c.bm, c.gx, c.gy, c.gz, c.split)
 		}
 		// The grid covers the product and no block is wholly outside it.
 		if p.gx*p.cfg.bn < c.n || p.gy*p.cfg.bm < c.m || (p.gx-1)*p.cfg.bn >= max(c.n, 1) || (p.gy > 0 && (p.gy-1)*p.cfg.bm >= c.m) {
@@ -38,11 +46,14 @@ func TestPlanTiles(t *testing.T) {
 		if p.cfg.threads != (p.cfg.bm/8)*(p.cfg.bn/8) && p.cfg.threads != (p.cfg.bm/4)*(p.cfg.bn/4) {
 			t.Errorf("threads %d do not match the register blocks", p.cfg.threads)
 		}
+		if p.gz*p.splits > maxGridYZ {
+			t.Errorf("grid z %d×%d beyond CUDA's limit", p.gz, p.splits)
+		}
 	}
-	if _, err := planTiles(65536*128+1, 8, 1, 1); err == nil || !strings.Contains(err.Error(), "beyond CUDA's limits") {
+	if _, err := planTiles(65536*128+1, 8, 8, 1, 1); err == nil || !strings.Contains(err.Error(), "beyond CUDA's limits") {
 		t.Errorf("a grid of more than 65535 rows of blocks: %v", err)
 	}
-	if _, err := planTiles(8, 8, 70000, 1); err == nil {
+	if _, err := planTiles(8, 8, 8, 70000, 1); err == nil {
 		t.Errorf("a batch of 70000 in one grid accepted")
 	}
 }

@@ -31,7 +31,7 @@ static bool close(double got, double want, double scale) {
 
 static int tiles(int n, int t) { return (n + t - 1) / t; }
 
-static void testGemm(int cfg, int m, int n, int k, bool ta, bool tb, float alpha, float beta, int batch, int padA) {
+static void testGemm(int cfg, int m, int n, int k, bool ta, bool tb, float alpha, float beta, int batch, int padA, int splits = 1) {
     int tile = cfg == LANES_TILE_128 ? 128 : 64;
     long long lda = (ta ? m : k) + padA, ldb = tb ? k : n, ldc = n + 3;
     long long sa = lda * (ta ? k : m), sb = ldb * (tb ? n : k), sc = ldc * m;
@@ -39,6 +39,11 @@ static void testGemm(int cfg, int m, int n, int k, bool ta, bool tb, float alpha
     auto c0 = c;
     LanesGemm g{m, n, k, alpha, beta, a.data(), b.data(), c.data(), lda, ldb, ldc, sa, sb, sc, ta, tb,
                 lda % 4 == 0, ldb % 4 == 0};
+    std::vector<float> partial((size_t)splits * batch * m * n, NAN); // every part element must be written
+    if (splits > 1) {
+        g.splits = splits;
+        g.partial = partial.data();
+    }
     lanes_sgemm(nullptr, cfg, &g, tiles(n, tile), tiles(m, tile), batch);
     for (int z = 0; z < batch; z++) {
         for (int i = 0; i < m; i++) {
@@ -61,8 +66,8 @@ static void testGemm(int cfg, int m, int n, int k, bool ta, bool tb, float alpha
                 }
                 double want = alpha * s + (beta != 0 ? beta * c0[z * sc + i * ldc + j] : 0);
                 if (!close(got, want, std::fabs(alpha) * mag + std::fabs(beta * c0[z * sc + i * ldc + j]))) {
-                    std::printf("sgemm cfg %d %dx%dx%d ta=%d tb=%d alpha=%g beta=%g batch %d: C[%d][%d][%d] = %g, want %g\n",
-                                cfg, m, n, k, ta, tb, alpha, beta, z, i, j, got, want);
+                    std::printf("sgemm cfg %d %dx%dx%d ta=%d tb=%d alpha=%g beta=%g batch %d splits %d: C[%d][%d][%d] = %g, want %g\n",
+                                cfg, m, n, k, ta, tb, alpha, beta, z, splits, i, j, got, want);
                     failures++;
                     return;
                 }
@@ -72,7 +77,7 @@ static void testGemm(int cfg, int m, int n, int k, bool ta, bool tb, float alpha
 }
 
 static void testConv(int cfg, int n, int c, int h, int w, int cout, int kh, int kw, int sh, int sw, int ph, int pw,
-                     int dh, int dw, int groups, bool bias, bool relu) {
+                     int dh, int dw, int groups, bool bias, bool relu, int splits = 1) {
     int tile = cfg == LANES_TILE_128 ? 128 : 64;
     int oh = (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1, ow = (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
     int cpg = c / groups, opg = cout / groups, K = cpg * kh * kw;
@@ -80,6 +85,11 @@ static void testConv(int cfg, int n, int c, int h, int w, int cout, int kh, int 
     std::vector<float> y((size_t)n * cout * oh * ow, NAN);
     LanesConv cv{x.data(), wt.data(), bias ? bs.data() : nullptr, y.data(), n, c, h, w, cout, kh, kw,
                  sh, sw, ph, pw, dh, dw, groups, oh, ow, K % 4 == 0, relu};
+    std::vector<float> partial((size_t)splits * cout * n * oh * ow, NAN);
+    if (splits > 1) {
+        cv.splits = splits;
+        cv.partial = partial.data();
+    }
     lanes_conv2d(nullptr, cfg, &cv, tiles(n * oh * ow, tile), tiles(opg, tile), groups);
     for (int im = 0; im < n; im++) {
         for (int o = 0; o < cout; o++) {
@@ -106,8 +116,8 @@ static void testConv(int cfg, int n, int c, int h, int w, int cout, int kh, int 
                     }
                     double got = y[((size_t)(im * cout + o) * oh + i) * ow + j];
                     if (!close(got, s, mag)) {
-                        std::printf("conv2d cfg %d n%d c%d %dx%d cout%d k%dx%d s%d,%d p%d,%d d%d,%d g%d: y[%d][%d][%d][%d] = %g, want %g\n",
-                                    cfg, n, c, h, w, cout, kh, kw, sh, sw, ph, pw, dh, dw, groups, im, o, i, j, got, s);
+                        std::printf("conv2d cfg %d n%d c%d %dx%d cout%d k%dx%d s%d,%d p%d,%d d%d,%d g%d splits %d: y[%d][%d][%d][%d] = %g, want %g\n",
+                                    cfg, n, c, h, w, cout, kh, kw, sh, sw, ph, pw, dh, dw, groups, splits, im, o, i, j, got, s);
                         failures++;
                         return;
                     }
@@ -234,6 +244,12 @@ int main() {
         testConv(cfg, 1, 4, 11, 10, 6, 3, 2, 2, 1, 0, 1, 2, 1, 2, true, false); // stride, dilation, groups
         testConv(cfg, 3, 8, 5, 5, 130, 1, 1, 1, 1, 0, 0, 1, 1, 1, false, false); // pointwise, cout over a tile
         testConv(cfg, 1, 2, 6, 7, 4, 5, 5, 3, 2, 2, 2, 1, 1, 2, true, true);
+        // Split-K: uneven parts, empty last parts, batches and groups.
+        testGemm(cfg, 70, 131, 37, false, true, 1.0f, 0.0f, 1, 0, 3);
+        testGemm(cfg, 129, 65, 64, true, false, -0.5f, 2.0f, 2, 1, 5);
+        testConv(cfg, 2, 3, 9, 8, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, true, 4);
+        testConv(cfg, 1, 4, 11, 10, 6, 3, 2, 2, 1, 0, 1, 2, 1, 2, true, true, 3);
+        testConv(cfg, 2, 40, 6, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, false, 7);
     }
     testSmallOps();
     if (failures > 0) {

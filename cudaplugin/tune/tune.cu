@@ -129,7 +129,7 @@ static void gemmVariant(int m, int n, int k, const float *a, const float *b, flo
     g.a = a, g.b = b, g.c = c, g.lda = k, g.ldb = n, g.ldc = n;
     g.vec_a = k % 4 == 0, g.vec_b = n % 4 == 0;
     dim3 grid((n + BN - 1) / BN, (m + BM - 1) / BM, 1);
-    auto run = [&] { sgemmKernel<BM, BN, TM, TN, BK><<<grid, THREADS>>>(g); };
+    auto run = [&] { sgemmKernel<BM, BN, TM, TN, BK, false><<<grid, THREADS>>>(g); };
     CK(cudaMemset(c, 0xff, (size_t)m * n * 4)); // NaN: every element must be written
     run();
     CK(cudaGetLastError());
@@ -146,7 +146,7 @@ static void convVariant(LanesConv cv, const double *want, const double *s) {
     constexpr int THREADS = (BM / TM) * (BN / TN);
     long long cols = (long long)cv.n * cv.oh * cv.ow;
     dim3 grid((unsigned)((cols + BN - 1) / BN), (cv.cout + BM - 1) / BM, 1);
-    auto run = [&] { conv2dKernel<BM, BN, TM, TN, BK><<<grid, THREADS>>>(cv); };
+    auto run = [&] { conv2dKernel<BM, BN, TM, TN, BK, false><<<grid, THREADS>>>(cv); };
     size_t total = (size_t)cols * cv.cout;
     CK(cudaMemset(cv.y, 0xff, total * 4));
     run();
@@ -158,6 +158,45 @@ static void convVariant(LanesConv cv, const double *want, const double *s) {
     double flops = 2.0 * total * cv.c * cv.kh * cv.kw;
     printf("BenchmarkConv2D/%dx%dx%dx%d/k%dx%d/out%d/tile=%dx%dx%d/reg=%dx%d 20 %.0f ns/op %.0f GFLOP/s %.1e maxrelerr\n", cv.n, cv.c,
            cv.h, cv.w_, cv.kh, cv.kw, cv.cout, BM, BN, BK, TM, TN, ms * 1e6, flops / (ms * 1e6), err);
+}
+
+// gemmSplit times lanes_sgemm with the small tile and k cut into splits
+// parts (1: none), reduction kernel included.
+static void gemmSplit(int m, int n, int k, int splits, const float *a, const float *b, float *c, float *partial, const double *want,
+                      const double *s) {
+    LanesGemm g{};
+    g.m = m, g.n = n, g.k = k, g.alpha = 1, g.beta = 0;
+    g.a = a, g.b = b, g.c = c, g.lda = k, g.ldb = n, g.ldc = n;
+    g.vec_a = k % 4 == 0, g.vec_b = n % 4 == 0;
+    g.splits = splits, g.partial = partial;
+    auto run = [&] { CK((cudaError_t)lanes_sgemm(nullptr, LANES_TILE_64, &g, (n + 63) / 64, (m + 63) / 64, 1)); };
+    CK(cudaMemset(c, 0xff, (size_t)m * n * 4));
+    run();
+    CK(cudaDeviceSynchronize());
+    double err = relErr(c, want, s, (size_t)m * n);
+    double ms = medianMs(run);
+    printf("BenchmarkSgemmSplit/%dx%dx%d/splits=%d 20 %.0f ns/op %.0f GFLOP/s %.1e maxrelerr\n", m, n, k, splits, ms * 1e6,
+           2.0 * m * n * k / (ms * 1e6), err);
+}
+
+static void gemmSplits(int m, int n, int k) {
+    float *a = randDev((size_t)m * k), *b = randDev((size_t)k * n), *c, *partial;
+    double *want, *s;
+    CK(cudaMalloc(&c, (size_t)m * n * 4));
+    CK(cudaMalloc(&partial, (size_t)16 * m * n * 4));
+    CK(cudaMalloc(&want, (size_t)m * n * 8));
+    CK(cudaMalloc(&s, (size_t)m * n * 8));
+    refGemm<<<dim3((n + 15) / 16, (m + 15) / 16), dim3(16, 16)>>>(m, n, k, a, b, want, s);
+    CK(cudaGetLastError());
+    for (int splits : {1, 2, 4, 8, 16}) {
+        gemmSplit(m, n, k, splits, a, b, c, partial, want, s);
+    }
+    CK(cudaFree(a));
+    CK(cudaFree(b));
+    CK(cudaFree(c));
+    CK(cudaFree(partial));
+    CK(cudaFree(want));
+    CK(cudaFree(s));
 }
 
 static void gemm(int m, int n, int k) {
@@ -178,6 +217,45 @@ static void gemm(int m, int n, int k) {
     CK(cudaFree(a));
     CK(cudaFree(b));
     CK(cudaFree(c));
+    CK(cudaFree(want));
+    CK(cudaFree(s));
+}
+
+static void convSplits(int n, int c, int h, int w, int cout, int k, int pad) {
+    LanesConv cv{};
+    cv.n = n, cv.c = c, cv.h = h, cv.w_ = w, cv.cout = cout, cv.kh = k, cv.kw = k;
+    cv.sh = cv.sw = cv.dh = cv.dw = cv.groups = 1;
+    cv.ph = cv.pw = pad;
+    cv.oh = h + 2 * pad - k + 1, cv.ow = w + 2 * pad - k + 1;
+    cv.vec_w = (c * k * k) % 4 == 0;
+    cv.x = randDev((size_t)n * c * h * w);
+    cv.w = randDev((size_t)cout * c * k * k);
+    long long cols = (long long)n * cv.oh * cv.ow;
+    size_t total = (size_t)cols * cout;
+    float *y, *partial;
+    double *want, *s;
+    CK(cudaMalloc(&y, total * 4));
+    CK(cudaMalloc(&partial, 16 * total * 4));
+    CK(cudaMalloc(&want, total * 8));
+    CK(cudaMalloc(&s, total * 8));
+    cv.y = y;
+    refConv<<<4096, 256>>>(cv, want, s);
+    CK(cudaGetLastError());
+    for (int splits : {1, 2, 4, 8, 16}) {
+        cv.splits = splits, cv.partial = partial;
+        auto run = [&] { CK((cudaError_t)lanes_conv2d(nullptr, LANES_TILE_64, &cv, (unsigned)((cols + 63) / 64), (cout + 63) / 64, 1)); };
+        CK(cudaMemset(y, 0xff, total * 4));
+        run();
+        CK(cudaDeviceSynchronize());
+        double err = relErr(y, want, s, total);
+        double ms = medianMs(run);
+        printf("BenchmarkConv2DSplit/%dx%dx%dx%d/k%dx%d/out%d/splits=%d 20 %.0f ns/op %.0f GFLOP/s %.1e maxrelerr\n", n, c, h, w, k, k,
+               cout, splits, ms * 1e6, 2.0 * total * c * k * k / (ms * 1e6), err);
+    }
+    CK(cudaFree((void *)cv.x));
+    CK(cudaFree((void *)cv.w));
+    CK(cudaFree(y));
+    CK(cudaFree(partial));
     CK(cudaFree(want));
     CK(cudaFree(s));
 }
@@ -223,5 +301,17 @@ int main(int argc, char **argv) {
     gemm(1000, 1000, 4096);
     conv(32, 64, 56, 56, 64, 3, 1);
     conv(32, 128, 28, 28, 128, 3, 1);
+    if (argc > 1 && std::string(argv[1]) == "-splits") { // split-K on grids that leave the device idle
+        for (int n : {256, 512}) {
+            gemmSplits(n, n, n);
+        }
+        gemmSplits(64, 64, 4096);
+        gemmSplits(128, 256, 2048);
+        convSplits(1, 64, 56, 56, 64, 3, 1);
+        convSplits(1, 64, 28, 28, 64, 3, 1);
+        convSplits(1, 64, 14, 14, 64, 3, 1);
+        convSplits(4, 64, 56, 56, 64, 3, 1);
+        convSplits(1, 256, 14, 14, 256, 3, 1);
+    }
     return 0;
 }

@@ -93,7 +93,8 @@ func checks(w io.Writer, g *cudaplugin.GPU) (failed bool) {
 		}
 		fmt.Fprintf(w, "| %s | %.2e | %s |\n", name, e, res)
 	}
-	for _, s := range [][3]int{{1, 1, 1}, {127, 129, 131}, {512, 512, 512}, {1000, 1000, 4096}, {64, 4096, 4096}} {
+	// The last three run with k split over several blocks (split-K).
+	for _, s := range [][3]int{{1, 1, 1}, {127, 129, 131}, {512, 512, 512}, {1000, 1000, 4096}, {64, 4096, 4096}, {64, 64, 4096}, {130, 70, 3000}} {
 		a, bb := tensor.RandN(r, s[0], s[2]), tensor.RandN(r, s[2], s[1])
 		want, scale := tensor.MatMul(a, bb), tensor.MatMul(tensor.Abs(a), tensor.Abs(bb))
 		dst := tensor.New(want.Shape()...)
@@ -117,6 +118,10 @@ func checks(w io.Writer, g *cudaplugin.GPU) (failed bool) {
 		{[]int{32, 64, 56, 56}, []int{64, 64, 3, 3}, tensor.ConvParams{Padding: [2]int{1, 1}, ReLU: true}},
 		{[]int{8, 3, 224, 224}, []int{64, 3, 7, 7}, tensor.ConvParams{Stride: [2]int{2, 2}, Padding: [2]int{3, 3}}},
 		{[]int{4, 32, 28, 28}, []int{64, 16, 3, 3}, tensor.ConvParams{Padding: [2]int{2, 2}, Dilation: [2]int{2, 2}, Groups: 2}},
+		// Small grids: k split over several blocks.
+		{[]int{1, 64, 56, 56}, []int{64, 64, 3, 3}, tensor.ConvParams{Padding: [2]int{1, 1}, ReLU: true}},
+		{[]int{1, 256, 14, 14}, []int{256, 256, 3, 3}, tensor.ConvParams{Padding: [2]int{1, 1}}},
+		{[]int{2, 64, 9, 9}, []int{96, 32, 3, 3}, tensor.ConvParams{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, Groups: 2, ReLU: true}},
 	} {
 		x, wt, bias := tensor.RandN(r, c.x...), tensor.RandN(r, c.wt...), tensor.RandN(r, c.wt[0])
 		want := tensor.Conv2D(x, wt, bias, c.p)
