@@ -221,7 +221,9 @@ static void gemm(int m, int n, int k) {
     CK(cudaFree(s));
 }
 
-static void convSplits(int n, int c, int h, int w, int cout, int k, int pad) {
+// sameConv is a stride-1 convolution of random input and weights on the
+// device (no bias), output not yet allocated.
+static LanesConv sameConv(int n, int c, int h, int w, int cout, int k, int pad) {
     LanesConv cv{};
     cv.n = n, cv.c = c, cv.h = h, cv.w_ = w, cv.cout = cout, cv.kh = k, cv.kw = k;
     cv.sh = cv.sw = cv.dh = cv.dw = cv.groups = 1;
@@ -230,6 +232,11 @@ static void convSplits(int n, int c, int h, int w, int cout, int k, int pad) {
     cv.vec_w = (c * k * k) % 4 == 0;
     cv.x = randDev((size_t)n * c * h * w);
     cv.w = randDev((size_t)cout * c * k * k);
+    return cv;
+}
+
+static void convSplits(int n, int c, int h, int w, int cout, int k, int pad) {
+    LanesConv cv = sameConv(n, c, h, w, cout, k, pad);
     long long cols = (long long)n * cv.oh * cv.ow;
     size_t total = (size_t)cols * cout;
     float *y, *partial;
@@ -261,14 +268,7 @@ static void convSplits(int n, int c, int h, int w, int cout, int k, int pad) {
 }
 
 static void conv(int n, int c, int h, int w, int cout, int k, int pad) {
-    LanesConv cv{};
-    cv.n = n, cv.c = c, cv.h = h, cv.w_ = w, cv.cout = cout, cv.kh = k, cv.kw = k;
-    cv.sh = cv.sw = cv.dh = cv.dw = cv.groups = 1;
-    cv.ph = cv.pw = pad;
-    cv.oh = h + 2 * pad - k + 1, cv.ow = w + 2 * pad - k + 1;
-    cv.vec_w = (c * k * k) % 4 == 0;
-    cv.x = randDev((size_t)n * c * h * w);
-    cv.w = randDev((size_t)cout * c * k * k);
+    LanesConv cv = sameConv(n, c, h, w, cout, k, pad);
     size_t total = (size_t)n * cout * cv.oh * cv.ow;
     float *y;
     double *want, *s;
