@@ -12,9 +12,8 @@
 //	g, err := cudaplugin.Enable() // device 0: tensor backend, placer, accelerator for calibration
 //	if err != nil { log.Print(err) } // no driver, no device, not built with -tags cuda: CPU only
 //	x, _ := img.To(g.Device())       // device-resident tensors
-//	y := tensor.New(...)             // or tensor.NewOn(g.Device(), ...) to keep y there
-//	tensor.Conv2DInto(y, x, w, b, p) // runs on the GPU, no host transfer for device operands
-//	h, _ := y.To(tensor.CPU)         // waits for the queued work and copies back
+//	y := tensor.Conv2D(x, w, b, p)   // a device operand: runs on the GPU, y stays there
+//	h, _ := y.To(tensor.CPU)         // waits for the queued work and copies back (y.Data(): a host copy)
 //
 // Two ways to the GPU:
 //
