@@ -34,12 +34,12 @@ func main() {
 		convFlag  = flag.Bool("conv", true, "print the Conv2D table (PyTorch timed in this run when python3 has torch)")
 	)
 	flag.Parse()
-	sizes, err := parseSizes(*sizesFlag)
+	sizes, err := peers.ParseSizes(*sizesFlag)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "lanes:", err)
+		fmt.Fprintln(os.Stderr, "lanes: -sizes:", err)
 		os.Exit(2)
 	}
-	ops, err := selectOps(*opsFlag)
+	ops, err := peers.SelectOps(*opsFlag)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lanes:", err)
 		os.Exit(2)
@@ -65,9 +65,9 @@ func main() {
 		runOp(op, sizes, best, *round, *rounds, stat)
 	}
 	if *gemmFlag != "" {
-		ns, err := parseSizes(*gemmFlag)
+		ns, err := peers.ParseSizes(*gemmFlag)
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "lanes:", err)
+			fmt.Fprintln(os.Stderr, "lanes: -gemm:", err)
 			os.Exit(2)
 		}
 		runGemm(ns, *round, *rounds, stat)
@@ -180,41 +180,4 @@ func formatNs(t float64) string {
 		return fmt.Sprintf("%.1f µs", t/1e3)
 	}
 	return fmt.Sprintf("%.1f ns", t)
-}
-
-func parseSizes(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("bad size %q in -sizes", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-func selectOps(s string) ([]peers.Op, error) {
-	all := peers.Ops()
-	if s == "" {
-		return all, nil
-	}
-	var out []peers.Op
-	for _, name := range strings.Split(s, ",") {
-		found := false
-		for _, op := range all {
-			if strings.EqualFold(op.Name, strings.TrimSpace(name)) {
-				out = append(out, op)
-				found = true
-			}
-		}
-		if !found {
-			var names []string
-			for _, op := range all {
-				names = append(names, op.Name)
-			}
-			return nil, fmt.Errorf("unknown op %q (have %s)", name, strings.Join(names, ", "))
-		}
-	}
-	return out, nil
 }

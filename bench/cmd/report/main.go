@@ -26,11 +26,12 @@
 package main
 
 import (
+	"github.com/lanesgo/lanes/bench/peers"
+
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -78,12 +79,12 @@ func main() {
 		os.Exit(2)
 	}
 	var err error
-	if c.sizes, err = parseSizes(sizes); err != nil || len(c.sizes) == 0 {
+	if c.sizes, err = peers.ParseSizes(sizes); err != nil || len(c.sizes) == 0 {
 		fmt.Fprintf(os.Stderr, "report: -sizes: %v\n", err)
 		os.Exit(2)
 	}
 	if gemm != "" {
-		if c.gemm, err = parseSizes(gemm); err != nil {
+		if c.gemm, err = peers.ParseSizes(gemm); err != nil {
 			fmt.Fprintf(os.Stderr, "report: -gemm: %v\n", err)
 			os.Exit(2)
 		}
@@ -104,16 +105,4 @@ func main() {
 		fmt.Fprintln(os.Stderr, "report:", err)
 		os.Exit(1)
 	}
-}
-
-func parseSizes(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("bad size %q", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }

@@ -153,16 +153,6 @@ PASS
 	}
 }
 
-func TestSelectOps(t *testing.T) {
-	ops, err := selectOps("add, EXP")
-	if err != nil || len(ops) != 2 || ops[0].Name != "Add" || ops[1].Name != "Exp" {
-		t.Errorf("selectOps = %v, %v", ops, err)
-	}
-	if _, err := selectOps("Add,Nope"); err == nil || !strings.Contains(err.Error(), `unknown op "Nope"`) {
-		t.Errorf("unknown op: %v", err)
-	}
-}
-
 // TestReportChartSubset draws only the charts asked for and links only
 // those.
 func TestReportChartSubset(t *testing.T) {

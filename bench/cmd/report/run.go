@@ -22,7 +22,7 @@ func run(c config) error {
 	if c.rounds < 1 {
 		return fmt.Errorf("-rounds %d: want at least 1", c.rounds)
 	}
-	ops, err := selectOps(c.ops)
+	ops, err := peers.SelectOps(c.ops)
 	if err != nil {
 		return err
 	}
@@ -122,30 +122,6 @@ func run(c config) error {
 	fmt.Fprintf(c.progress, "report: wrote %s, bench.txt and %d charts in %s (%s)\n",
 		filepath.Join(c.dir, "report.md"), len(charts), c.dir, elapsed.Round(time.Second))
 	return nil
-}
-
-func selectOps(s string) ([]peers.Op, error) {
-	all := peers.Ops()
-	if s == "" {
-		return all, nil
-	}
-	var out []peers.Op
-	for _, name := range strings.Split(s, ",") {
-		found := false
-		for _, op := range all {
-			if strings.EqualFold(op.Name, strings.TrimSpace(name)) {
-				out, found = append(out, op), true
-			}
-		}
-		if !found {
-			var names []string
-			for _, op := range all {
-				names = append(names, op.Name)
-			}
-			return nil, fmt.Errorf("unknown op %q (have %s)", name, strings.Join(names, ", "))
-		}
-	}
-	return out, nil
 }
 
 // wantChart reports whether the chart named key (an op name, "gemm" or

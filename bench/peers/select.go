@@ -1,0 +1,47 @@
+package peers
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// SelectOps returns the ops named in s, a comma-separated list matched
+// without regard to case; "" selects them all. An unknown name is an error
+// that lists the known ones.
+func SelectOps(s string) ([]Op, error) {
+	all := Ops()
+	if s == "" {
+		return all, nil
+	}
+	var out []Op
+	for _, name := range strings.Split(s, ",") {
+		found := false
+		for _, op := range all {
+			if strings.EqualFold(op.Name, strings.TrimSpace(name)) {
+				out, found = append(out, op), true
+			}
+		}
+		if !found {
+			var names []string
+			for _, op := range all {
+				names = append(names, op.Name)
+			}
+			return nil, fmt.Errorf("unknown op %q (have %s)", name, strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}
+
+// ParseSizes parses a comma-separated list of positive sizes.
+func ParseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("bad size %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
