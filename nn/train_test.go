@@ -9,23 +9,8 @@ import (
 )
 
 // The two Fashion-MNIST models of nn/cmd/fashion, on random data here.
-func mlp(r *rand.Rand) Module {
-	return NewSequential(Flatten{},
-		NewLinear(784, 256, r), NewReLU(),
-		NewLinear(256, 128, r), NewReLU(),
-		NewLinear(128, 10, r))
-}
-
-func cnn(r *rand.Rand) Module {
-	same := tensor.ConvParams{Padding: [2]int{1, 1}}
-	pool := tensor.PoolParams{Kernel: [2]int{2, 2}}
-	return NewSequential(
-		NewConv2D(1, 32, 3, same, r), NewReLU(), &MaxPool2D{P: pool},
-		NewConv2D(32, 64, 3, same, r), NewReLU(), &MaxPool2D{P: pool},
-		Flatten{},
-		NewLinear(64*7*7, 128, r), NewReLU(),
-		NewLinear(128, 10, r))
-}
+func mlp(r *rand.Rand) Module { return FashionMLP(r) }
+func cnn(r *rand.Rand) Module { return FashionCNN(r) }
 
 // models are the two models with their input shapes (batch 64).
 var models = []struct {

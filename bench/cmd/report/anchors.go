@@ -66,22 +66,8 @@ type trainCase struct {
 const stepsPerEpoch = (60000 + 63) / 64
 
 var trainCases = []trainCase{
-	{"MLP 784-256-128-10", func(r *rand.Rand) nn.Module {
-		return nn.NewSequential(nn.Flatten{},
-			nn.NewLinear(784, 256, r), nn.NewReLU(),
-			nn.NewLinear(256, 128, r), nn.NewReLU(),
-			nn.NewLinear(128, 10, r))
-	}, []int{64, 28, 28}, 4.1, 5.0},
-	{"CNN c32-p-c64-p-fc128-fc10", func(r *rand.Rand) nn.Module {
-		same := tensor.ConvParams{Padding: [2]int{1, 1}}
-		pool := tensor.PoolParams{Kernel: [2]int{2, 2}}
-		return nn.NewSequential(
-			nn.NewConv2D(1, 32, 3, same, r), nn.NewReLU(), &nn.MaxPool2D{P: pool},
-			nn.NewConv2D(32, 64, 3, same, r), nn.NewReLU(), &nn.MaxPool2D{P: pool},
-			nn.Flatten{},
-			nn.NewLinear(64*7*7, 128, r), nn.NewReLU(),
-			nn.NewLinear(128, 10, r))
-	}, []int{64, 1, 28, 28}, 26.6, 28.8},
+	{"MLP 784-256-128-10", func(r *rand.Rand) nn.Module { return nn.FashionMLP(r) }, []int{64, 28, 28}, 4.1, 5.0},
+	{"CNN c32-p-c64-p-fc128-fc10", func(r *rand.Rand) nn.Module { return nn.FashionCNN(r) }, []int{64, 1, 28, 28}, 26.6, 28.8},
 }
 
 type trainResult struct {

@@ -111,22 +111,9 @@ func run(kind string, epochs int, dir, save, eval string, seed uint64, batch int
 func newModel(kind string, r *rand.Rand) (nn.Module, error) {
 	switch kind {
 	case "mlp":
-		return nn.NewSequential(
-			nn.Flatten{},
-			nn.NewLinear(784, 256, r), nn.NewReLU(),
-			nn.NewLinear(256, 128, r), nn.NewReLU(),
-			nn.NewLinear(128, 10, r),
-		), nil
+		return nn.FashionMLP(r), nil
 	case "cnn":
-		same := tensor.ConvParams{Padding: [2]int{1, 1}}
-		pool := tensor.PoolParams{Kernel: [2]int{2, 2}}
-		return nn.NewSequential(
-			nn.NewConv2D(1, 32, 3, same, r), nn.NewReLU(), &nn.MaxPool2D{P: pool},
-			nn.NewConv2D(32, 64, 3, same, r), nn.NewReLU(), &nn.MaxPool2D{P: pool},
-			nn.Flatten{},
-			nn.NewLinear(64*7*7, 128, r), nn.NewReLU(),
-			nn.NewLinear(128, 10, r),
-		), nil
+		return nn.FashionCNN(r), nil
 	}
 	return nil, fmt.Errorf("unknown model %q (want mlp or cnn)", kind)
 }
