@@ -200,7 +200,7 @@ func Conv2DBackwardInputInto(dx, dy, w *Tensor, p ConvParams) *Tensor {
 	checkOut(op, dy, g.outShape(), dx, w)
 	checkWritable(op, dx)
 	dy, w = detach(dx, dy), detach(dx, w)
-	convBackwardInput(&g, dx, dy, w)
+	convBackwardInput(op, &g, dx, dy, w)
 	return dx
 }
 
@@ -221,7 +221,7 @@ func Conv2DBackwardWeightInto(dw, dy, x *Tensor, p ConvParams) *Tensor {
 	checkOut(op, dy, g.outShape(), x, dw)
 	checkWritable(op, dw)
 	dy, x = detach(dw, dy), detach(dw, x)
-	convBackwardWeight(&g, dw, dy, x)
+	convBackwardWeight(op, &g, dw, dy, x)
 	return dw
 }
 
@@ -726,13 +726,12 @@ func convForward(op string, g *convGeom, dst, x, w, bias *Tensor) {
 	finish(dst, out)
 }
 
-func convBackwardInput(g *convGeom, dx, dy, w *Tensor) {
+func convBackwardInput(op string, g *convGeom, dx, dy, w *Tensor) {
 	out := target(dx)
 	if out.Len() == 0 {
 		return
 	}
 	j := convJobs.Get().(*convJob)
-	const op = "Conv2DBackwardInput"
 	j.g, j.x, j.w, j.out, j.phase = *g, out.hostData(op), w.hostData(op), dy.hostData(op), backwardInput
 	parallelProducts(j, g.spans, g.groups*g.opg*g.k*g.p*g.imgs, g.opg*g.k*g.p*g.imgs)
 	*j = convJob{}
@@ -740,13 +739,12 @@ func convBackwardInput(g *convGeom, dx, dy, w *Tensor) {
 	finish(dx, out)
 }
 
-func convBackwardWeight(g *convGeom, dw, dy, x *Tensor) {
+func convBackwardWeight(op string, g *convGeom, dw, dy, x *Tensor) {
 	out := target(dw)
 	if out.Len() == 0 {
 		return
 	}
 	j := convJobs.Get().(*convJob)
-	const op = "Conv2DBackwardWeight"
 	j.g, j.x, j.out, j.dw, j.phase = *g, x.hostData(op), dy.hostData(op), out.hostData(op), backwardWeight
 	clear(j.dw)
 	parallelProducts(j, g.spans*g.chunks, g.groups*g.opg*g.k*g.cols*g.imgs, g.opg*g.k*g.cols*g.imgs)
