@@ -591,56 +591,59 @@ dim3 gridFor(long long n, int threads) {
 constexpr int ELEMENTWISE_THREADS = 256;
 constexpr int ERR_INVALID_VALUE = 1; // cudaErrorInvalidValue
 
+// launchTiles queues one tile configuration's kernel over grid (z: the
+// batch or the groups): whole, or with splits > 1 the split-K form over
+// splits times the grid's z, then reduce (with extra) over the outputs.
+// split is null for a configuration that planTiles never splits.
+template <class P, class... R>
+int launchTiles(void *stream, const P &p, dim3 grid, void (*whole)(P), void (*split)(P), long long outputs,
+                void (*reduce)(P, R...), R... extra) {
+    if (p.splits <= 1) {
+        return launch(whole, grid, dim3(256), stream, p);
+    }
+    if (split == nullptr || p.partial == nullptr) {
+        return ERR_INVALID_VALUE;
+    }
+    grid.z *= p.splits;
+    if (int err = launch(split, grid, dim3(256), stream, p); err != 0) {
+        return err;
+    }
+    return launch(reduce, gridFor(outputs, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, p, extra...);
+}
+
 } // namespace
 
 // The tile configurations were chosen with cudaplugin/tune on an H100
 // (bench/results/gpu-h100/tune.txt): 16-deep slices pay for SGEMM at both tile
 // sizes; the convolution's large tile keeps 8-deep slices, whose gathers
-// fit its registers better.
+// fit its registers better. Only the small tile has a split-K form: the
+// large one is planned only for grids that fill the device.
 extern "C" int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz) {
-    const int splits = g->splits > 1 ? g->splits : 1;
-    if (splits > 1 && g->partial == nullptr) {
-        return ERR_INVALID_VALUE;
-    }
-    dim3 grid(gx, gy, gz * splits);
-    int err = ERR_INVALID_VALUE;
+    const dim3 grid(gx, gy, gz);
+    const long long outputs = (long long)g->m * g->n * gz;
+    using K = void (*)(LanesGemm);
     switch (cfg) {
     case LANES_TILE_128:
-        err = splits > 1 ? launch(sgemmKernel<128, 128, 8, 8, 16, true>, grid, dim3(256), stream, *g)
-                         : launch(sgemmKernel<128, 128, 8, 8, 16, false>, grid, dim3(256), stream, *g);
-        break;
+        return launchTiles(stream, *g, grid, sgemmKernel<128, 128, 8, 8, 16, false>, K(nullptr), outputs, gemmReduceKernel, gz);
     case LANES_TILE_64:
-        err = splits > 1 ? launch(sgemmKernel<64, 64, 4, 4, 16, true>, grid, dim3(256), stream, *g)
-                         : launch(sgemmKernel<64, 64, 4, 4, 16, false>, grid, dim3(256), stream, *g);
-        break;
+        return launchTiles(stream, *g, grid, sgemmKernel<64, 64, 4, 4, 16, false>, sgemmKernel<64, 64, 4, 4, 16, true>, outputs,
+                           gemmReduceKernel, gz);
     }
-    if (err != 0 || splits == 1) {
-        return err;
-    }
-    return launch(gemmReduceKernel, gridFor((long long)g->m * g->n * gz, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, *g, gz);
+    return ERR_INVALID_VALUE;
 }
 
 extern "C" int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, int gy, int gz) {
-    const int splits = c->splits > 1 ? c->splits : 1;
-    if (splits > 1 && c->partial == nullptr) {
-        return ERR_INVALID_VALUE;
-    }
-    dim3 grid(gx, gy, gz * splits);
-    int err = ERR_INVALID_VALUE;
+    const dim3 grid(gx, gy, gz);
+    const long long outputs = (long long)c->n * c->oh * c->ow * c->cout;
+    using K = void (*)(LanesConv);
     switch (cfg) {
     case LANES_TILE_128:
-        err = splits > 1 ? launch(conv2dKernel<128, 128, 8, 8, 8, true>, grid, dim3(256), stream, *c)
-                         : launch(conv2dKernel<128, 128, 8, 8, 8, false>, grid, dim3(256), stream, *c);
-        break;
+        return launchTiles(stream, *c, grid, conv2dKernel<128, 128, 8, 8, 8, false>, K(nullptr), outputs, convReduceKernel);
     case LANES_TILE_64:
-        err = splits > 1 ? launch(conv2dKernel<64, 64, 4, 4, 16, true>, grid, dim3(256), stream, *c)
-                         : launch(conv2dKernel<64, 64, 4, 4, 16, false>, grid, dim3(256), stream, *c);
-        break;
+        return launchTiles(stream, *c, grid, conv2dKernel<64, 64, 4, 4, 16, false>, conv2dKernel<64, 64, 4, 4, 16, true>, outputs,
+                           convReduceKernel);
     }
-    if (err != 0 || splits == 1) {
-        return err;
-    }
-    return launch(convReduceKernel, gridFor((long long)c->n * c->oh * c->ow * c->cout, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, *c);
+    return ERR_INVALID_VALUE;
 }
 
 extern "C" int lanes_bias_act(void *stream, float *y, const float *x, const float *bias, long long n, int channels, long long inner, int act) {

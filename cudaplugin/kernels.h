@@ -29,6 +29,7 @@ typedef struct {
 	// Split-K: with splits > 1, each product's k is cut into splits parts
 	// summed by separate blocks into partial (splits·gz·m·n floats, device
 	// memory), then added in order by a second kernel; 0 or 1: no split.
+	// Only LANES_TILE_64 splits (cudaErrorInvalidValue otherwise).
 	int splits;
 	float *partial;
 } LanesGemm;

@@ -244,12 +244,23 @@ int main() {
         testConv(cfg, 1, 4, 11, 10, 6, 3, 2, 2, 1, 0, 1, 2, 1, 2, true, false); // stride, dilation, groups
         testConv(cfg, 3, 8, 5, 5, 130, 1, 1, 1, 1, 0, 0, 1, 1, 1, false, false); // pointwise, cout over a tile
         testConv(cfg, 1, 2, 6, 7, 4, 5, 5, 3, 2, 2, 2, 1, 1, 2, true, true);
-        // Split-K: uneven parts, empty last parts, batches and groups.
-        testGemm(cfg, 70, 131, 37, false, true, 1.0f, 0.0f, 1, 0, 3);
-        testGemm(cfg, 129, 65, 64, true, false, -0.5f, 2.0f, 2, 1, 5);
-        testConv(cfg, 2, 3, 9, 8, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, true, 4);
-        testConv(cfg, 1, 4, 11, 10, 6, 3, 2, 2, 1, 0, 1, 2, 1, 2, true, true, 3);
-        testConv(cfg, 2, 40, 6, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, false, 7);
+    }
+    // Split-K (the small tile only): uneven parts, empty last parts,
+    // batches and groups.
+    testGemm(LANES_TILE_64, 70, 131, 37, false, true, 1.0f, 0.0f, 1, 0, 3);
+    testGemm(LANES_TILE_64, 129, 65, 64, true, false, -0.5f, 2.0f, 2, 1, 5);
+    testConv(LANES_TILE_64, 2, 3, 9, 8, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, true, 4);
+    testConv(LANES_TILE_64, 1, 4, 11, 10, 6, 3, 2, 2, 1, 0, 1, 2, 1, 2, true, true, 3);
+    testConv(LANES_TILE_64, 2, 40, 6, 6, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, false, false, 7);
+    {
+        float dummy[4] = {};
+        LanesGemm g{1, 1, 1, 1.0f, 0.0f, dummy, dummy, dummy, 1, 1, 1, 1, 1, 1};
+        g.splits = 2;
+        g.partial = dummy;
+        if (lanes_sgemm(nullptr, LANES_TILE_128, &g, 1, 1, 1) == 0) {
+            std::printf("sgemm: the large tile accepted a split\n");
+            failures++;
+        }
     }
     testSmallOps();
     if (failures > 0) {
