@@ -164,6 +164,7 @@ struct ConvSource {
     int iy0, ix0;    // top left input pixel of the thread's window
     bool valid;      // the thread's column is a pixel
     int jl, ql0;
+    float invTaps, invKw; // divmod's reciprocals of kh·kw and kw
 
     __device__ __forceinline__ void init(int col0, int group) {
         jl = tid % BN;
@@ -178,11 +179,12 @@ struct ConvSource {
         ix0 = ox * c.sw - c.pw;
         int cpg = c.c / c.groups;
         xb = c.x + ((long long)img * c.c + (long long)group * cpg) * c.h * c.w_;
+        invTaps = 1.0f / (float)(c.kh * c.kw);
+        invKw = 1.0f / (float)c.kw;
     }
     __device__ __forceinline__ void load(int k0) {
         ta.load(w, K, false, c.vec_w != 0, opg, kEnd, row0, k0, tid);
         const int taps = c.kh * c.kw;
-        const float invTaps = 1.0f / (float)taps, invKw = 1.0f / (float)c.kw;
 #pragma unroll
         for (int l = 0; l < GATHERS; l++) {
             int q = k0 + ql0 + l * (THREADS / BN);
