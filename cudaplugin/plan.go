@@ -48,9 +48,10 @@ func (p launchPlan) blocks() int { return p.gx * p.gy * p.gz }
 // depend on timing) fills the device. Measured on an H100 with
 // cudaplugin/tune (bench/results/gpu-h100/tune.txt), 64×64 tiles: the best
 // split gives about 2.5 blocks per SM (1×64×56×56 3×3 convolution, 49
-// blocks: 63 µs whole, 26 µs in 8 parts; 4×64×56×56, 196 blocks: 76 and
-// 60 µs in 2; 64×64×4096 SGEMM, one block: 242 and 25 µs in 16), and
-// parts of 36 deep still pay (1×64×28×28, 16 parts of 576).
+// blocks: 60 µs whole, 24 µs in 8 parts; 4×64×56×56, 196 blocks: 75 and
+// 59 µs in 2; 64×64×4096 SGEMM, one block: 240 and 24 µs in 16), and
+// parts of 36 deep still pay (1×64×28×28: 60 µs whole, 16 µs in 16 parts
+// of 576).
 const (
 	splitMinK = 32 // the shallowest part
 	maxSplits = 16
