@@ -61,6 +61,22 @@ func newState(params []*Var, slots int) [][]float32 {
 	return s
 }
 
+// optBase holds what every optimizer has: its parameters and learning
+// rate, with the Optimizer methods that need nothing else.
+type optBase struct {
+	params []*Var
+	lr     float32
+}
+
+// ZeroGrad implements Optimizer.
+func (o *optBase) ZeroGrad() { zeroGrads(o.params) }
+
+// LR implements Optimizer.
+func (o *optBase) LR() float32 { return o.lr }
+
+// SetLR implements Optimizer.
+func (o *optBase) SetLR(lr float32) { o.lr = lr }
+
 func zeroGrads(params []*Var) {
 	for _, v := range params {
 		v.ZeroGrad()
@@ -77,17 +93,16 @@ func zeroGrads(params []*Var) {
 type SGD struct {
 	Momentum, Dampening, WeightDecay float32
 	Nesterov                         bool
-	params                           []*Var
-	state                            [][]float32
-	started                          []bool
-	lr                               float32
-	tmp                              []float32
+	optBase
+	state   [][]float32
+	started []bool
+	tmp     []float32
 }
 
 // NewSGD returns plain SGD over params with learning rate lr; set the
 // fields for momentum and weight decay.
 func NewSGD(params []*Var, lr float32) *SGD {
-	return &SGD{params: params, state: newState(params, 1), started: make([]bool, len(params)), lr: lr, tmp: make([]float32, optBlock)}
+	return &SGD{optBase: optBase{params: params, lr: lr}, state: newState(params, 1), started: make([]bool, len(params)), tmp: make([]float32, optBlock)}
 }
 
 // Step implements Optimizer.
@@ -120,15 +135,6 @@ func (o *SGD) update(i int, p, g []float32, s [][]float32) {
 	simd.Axpy(p, -o.lr, t)
 }
 
-// ZeroGrad implements Optimizer.
-func (o *SGD) ZeroGrad() { zeroGrads(o.params) }
-
-// LR implements Optimizer.
-func (o *SGD) LR() float32 { return o.lr }
-
-// SetLR implements Optimizer.
-func (o *SGD) SetLR(lr float32) { o.lr = lr }
-
 // Adam is the Adam optimizer (Kingma and Ba) as PyTorch's optim.Adam, with
 // bias correction and, when Decoupled is set, AdamW's decoupled weight
 // decay (p ← p·(1 - lr·WeightDecay) before the update) instead of L2
@@ -139,18 +145,17 @@ func (o *SGD) SetLR(lr float32) { o.lr = lr }
 type Adam struct {
 	Beta1, Beta2, Eps, WeightDecay float32
 	Decoupled                      bool
-	params                         []*Var
-	state                          [][]float32
-	steps                          int
-	lr                             float32
-	stepSize, invSqrtBC2           float32 // this step's lr/(1-β₁ᵗ) and 1/√(1-β₂ᵗ)
-	tmp                            [2][]float32
+	optBase
+	state                [][]float32
+	steps                int
+	stepSize, invSqrtBC2 float32 // this step's lr/(1-β₁ᵗ) and 1/√(1-β₂ᵗ)
+	tmp                  [2][]float32
 }
 
 // NewAdam returns Adam over params with learning rate lr and PyTorch's
 // defaults: β = (0.9, 0.999), ε = 1e-8, no weight decay.
 func NewAdam(params []*Var, lr float32) *Adam {
-	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, params: params, state: newState(params, 2), lr: lr,
+	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(params, 2),
 		tmp: [2][]float32{make([]float32, optBlock), make([]float32, optBlock)}}
 }
 
@@ -195,15 +200,6 @@ func (o *Adam) update(_ int, p, g []float32, s [][]float32) {
 	simd.Axpy(p, -o.stepSize, t2)
 }
 
-// ZeroGrad implements Optimizer.
-func (o *Adam) ZeroGrad() { zeroGrads(o.params) }
-
-// LR implements Optimizer.
-func (o *Adam) LR() float32 { return o.lr }
-
-// SetLR implements Optimizer.
-func (o *Adam) SetLR(lr float32) { o.lr = lr }
-
 // RMSProp is PyTorch's optim.RMSprop:
 //
 //	g ← g + WeightDecay·p
@@ -213,16 +209,15 @@ func (o *Adam) SetLR(lr float32) { o.lr = lr }
 type RMSProp struct {
 	Alpha, Eps, Momentum, WeightDecay float32
 	Centered                          bool
-	params                            []*Var
-	state                             [][]float32
-	lr                                float32
-	tmp                               [2][]float32
+	optBase
+	state [][]float32
+	tmp   [2][]float32
 }
 
 // NewRMSProp returns RMSProp over params with learning rate lr and
 // PyTorch's defaults: α = 0.99, ε = 1e-8.
 func NewRMSProp(params []*Var, lr float32) *RMSProp {
-	return &RMSProp{Alpha: 0.99, Eps: 1e-8, params: params, state: newState(params, 3), lr: lr,
+	return &RMSProp{Alpha: 0.99, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(params, 3),
 		tmp: [2][]float32{make([]float32, optBlock), make([]float32, optBlock)}}
 }
 
@@ -259,15 +254,6 @@ func (o *RMSProp) update(_ int, p, g []float32, s [][]float32) {
 	}
 	simd.Axpy(p, -o.lr, t2)
 }
-
-// ZeroGrad implements Optimizer.
-func (o *RMSProp) ZeroGrad() { zeroGrads(o.params) }
-
-// LR implements Optimizer.
-func (o *RMSProp) LR() float32 { return o.lr }
-
-// SetLR implements Optimizer.
-func (o *RMSProp) SetLR(lr float32) { o.lr = lr }
 
 // Schedule gives the learning rate for an epoch (or step) counted from 0.
 // Apply it with opt.SetLR(s.At(epoch)).
