@@ -25,12 +25,9 @@ var pool table[poolKernels]
 // On AVX-512 it handles 16 windows a step with masked compares (no
 // branches); the other levels run a branch-free Go loop.
 func MaxPool2x2(dst, idx, x []float32, h, w int) {
+	checkPlane("MaxPool2x2", "x", len(x), h, w)
 	oh, ow := h/2, w/2
 	switch {
-	case h < 0 || w < 0 || h*w != len(x):
-		panic(fmt.Sprintf("simd: MaxPool2x2: len(x) = %d, want h·w = %d·%d", len(x), h, w))
-	case h*w >= 1<<24:
-		panic(fmt.Sprintf("simd: MaxPool2x2: a plane of %d·%d elements: indices from 2²⁴ on are not exact in float32", h, w))
 	case dst != nil && len(dst) != oh*ow:
 		panic(fmt.Sprintf("simd: MaxPool2x2: len(dst) = %d, want (h/2)·(w/2) = %d for a %d×%d plane", len(dst), oh*ow, h, w))
 	case idx != nil && len(idx) != oh*ow:
@@ -53,13 +50,9 @@ func MaxPool2x2(dst, idx, x []float32, h, w int) {
 // lengths, when len(dx) != h·w or dy or idx does not have (h/2)·(w/2)
 // elements.
 func MaxUnpool2x2(dx, dy, idx []float32, h, w int) bool {
+	checkPlane("MaxUnpool2x2", "dx", len(dx), h, w)
 	oh, ow := h/2, w/2
-	switch {
-	case h < 0 || w < 0 || h*w != len(dx):
-		panic(fmt.Sprintf("simd: MaxUnpool2x2: len(dx) = %d, want h·w = %d·%d", len(dx), h, w))
-	case h*w >= 1<<24:
-		panic(fmt.Sprintf("simd: MaxUnpool2x2: a plane of %d·%d elements: indices from 2²⁴ on are not exact in float32", h, w))
-	case len(dy) != oh*ow || len(idx) != oh*ow:
+	if len(dy) != oh*ow || len(idx) != oh*ow {
 		panic(fmt.Sprintf("simd: MaxUnpool2x2: len(dy) = %d, len(idx) = %d, want (h/2)·(w/2) = %d for a %d×%d plane", len(dy), len(idx), oh*ow, h, w))
 	}
 	if w%2 != 0 {
@@ -72,4 +65,15 @@ func MaxUnpool2x2(dx, dy, idx []float32, h, w int) bool {
 		return true
 	}
 	return pool.get().maxUnpool2x2(dx, dy, idx, w, oh, ow)
+}
+
+// checkPlane panics unless the plane (name, of n elements) is h×w and small
+// enough for its indices to be exact in float32.
+func checkPlane(op, name string, n, h, w int) {
+	switch {
+	case h < 0 || w < 0 || h*w != n:
+		panic(fmt.Sprintf("simd: %s: len(%s) = %d, want h·w = %d·%d", op, name, n, h, w))
+	case h*w >= 1<<24:
+		panic(fmt.Sprintf("simd: %s: a plane of %d·%d elements: indices from 2²⁴ on are not exact in float32", op, h, w))
+	}
 }
