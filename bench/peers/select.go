@@ -45,3 +45,15 @@ func ParseSizes(s string) ([]int, error) {
 	}
 	return out, nil
 }
+
+// FormatNs writes a time in nanoseconds with a unit that keeps it short:
+// ns below 10 µs, then µs, then ms.
+func FormatNs(t float64) string {
+	switch {
+	case t >= 1e6:
+		return fmt.Sprintf("%.2f ms", t/1e6)
+	case t >= 1e4:
+		return fmt.Sprintf("%.1f µs", t/1e3)
+	}
+	return fmt.Sprintf("%.1f ns", t)
+}

@@ -29,3 +29,14 @@ func TestParseSizes(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatNs(t *testing.T) {
+	for _, c := range []struct {
+		ns   float64
+		want string
+	}{{12.34, "12.3 ns"}, {9999, "9999.0 ns"}, {12345, "12.3 µs"}, {2.5e6, "2.50 ms"}} {
+		if got := FormatNs(c.ns); got != c.want {
+			t.Errorf("FormatNs(%v) = %q, want %q", c.ns, got, c.want)
+		}
+	}
+}

@@ -147,7 +147,7 @@ func runOp(op peers.Op, sizes []int, best string, round time.Duration, rounds in
 			in := peers.Prepare(op, im, n)
 			t := peers.Measure(func() { im.Run(in) }, round, rounds)
 			ns[im.Name] = t
-			row = append(row, formatNs(t))
+			row = append(row, peers.FormatNs(t))
 			fmt.Fprintf(stat, "Benchmark%s/%s/%d-%d\t%d\t%.2f ns/op\t%.2f MB/s\n",
 				op.Name, im.Name, n, runtime.GOMAXPROCS(0), 1, t, float64(op.Bytes(n))/t*1e3)
 		}
@@ -170,14 +170,4 @@ func printHeader(head []string) {
 		sep[i] = "---:"
 	}
 	printRow(sep)
-}
-
-func formatNs(t float64) string {
-	switch {
-	case t >= 1e6:
-		return fmt.Sprintf("%.2f ms", t/1e6)
-	case t >= 1e4:
-		return fmt.Sprintf("%.1f µs", t/1e3)
-	}
-	return fmt.Sprintf("%.1f ns", t)
 }

@@ -147,16 +147,6 @@ func header(b *strings.Builder, cells ...string) {
 	row(b, sep...)
 }
 
-func formatNs(t float64) string {
-	switch {
-	case t >= 1e6:
-		return fmt.Sprintf("%.2f ms", t/1e6)
-	case t >= 1e4:
-		return fmt.Sprintf("%.1f µs", t/1e3)
-	}
-	return fmt.Sprintf("%.1f ns", t)
-}
-
 func writeOps(b *strings.Builder, rs []opResult, c config) {
 	fmt.Fprintf(b, "\n## Elementwise and reduction kernels\n\n")
 	fmt.Fprintf(b, "lanes at every level this CPU has (lanes-<level>) beside viterin/vek, gonum and a naive Go loop "+
@@ -194,7 +184,7 @@ func writeOps(b *strings.Builder, rs []opResult, c config) {
 			cells := []string{fmt.Sprint(n)}
 			top := 0.0
 			for _, im := range r.op.Impls {
-				cells = append(cells, formatNs(r.ns[im.Name][i]))
+				cells = append(cells, peers.FormatNs(r.ns[im.Name][i]))
 				top = max(top, r.gbps(im.Name, i))
 			}
 			row(b, append(cells, fmt.Sprintf("%.1f", top))...)
