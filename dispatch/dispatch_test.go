@@ -151,7 +151,7 @@ func TestReportFields(t *testing.T) {
 		}
 		keys = append(keys, k)
 	}
-	if diff := cmp.Diff([]string{"cpu", "build", "levels", "active", "placement", "devices"}, keys); diff != "" {
+	if diff := cmp.Diff([]string{"cpu", "build", "levels", "active", "workers", "placement", "devices"}, keys); diff != "" {
 		t.Errorf("Report lines (-want +got):\n%s\n%s", diff, r)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/cpuid/v2"
+
+	"github.com/lanesgo/lanes/internal/par"
 )
 
 // Report describes the CPU, the features lanes uses, the detected and active
@@ -43,6 +45,8 @@ func Report() string {
 		why = "set by SetLevel"
 	}
 	fmt.Fprintf(&b, "active:    %v (%s)\n", Active(), why)
+	spin, from := par.Spin()
+	fmt.Fprintf(&b, "workers:   %d besides the caller, spinning %v before they park (%s)\n", max(runtime.GOMAXPROCS(0)-1, 0), spin, from)
 	fmt.Fprintf(&b, "placement: %s\n", placementNote())
 	fmt.Fprintf(&b, "devices:   %s\n", devicesNote())
 	return b.String()

@@ -2,9 +2,10 @@ package simd
 
 import (
 	"fmt"
-	"github.com/lanesgo/lanes/internal/freelist"
 	"runtime"
-	"sync"
+
+	"github.com/lanesgo/lanes/internal/freelist"
+	"github.com/lanesgo/lanes/internal/par"
 
 	"github.com/klauspost/cpuid/v2"
 )
@@ -209,32 +210,16 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		gemmRange(kern, transA, transB, 0, m, 0, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	// Split the longer side of C, in whole tiles, one part per goroutine.
+	// Split the longer side of C, in whole tiles, one part per thread.
 	tilesM, tilesN := (m+kern.mr-1)/kern.mr, (n+kern.nr-1)/kern.nr
-	parts := min(threads, max(tilesM, tilesN))
-	wg := waitGroups.Get().(*sync.WaitGroup)
-	defer waitGroups.Put(wg)
-	for p := 0; p < parts; p++ {
-		t := gemmTasks.Get().(*gemmTask)
-		*t = gemmTask{kern: kern, transA: transA, transB: transB, r0: 0, r1: m, c0: 0, c1: n, k: k,
-			alpha: alpha, beta: beta, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc, wg: wg}
-		if tilesN >= tilesM {
-			t.c0, t.c1 = p*tilesN/parts*kern.nr, min(n, (p+1)*tilesN/parts*kern.nr)
-		} else {
-			t.r0, t.r1 = p*tilesM/parts*kern.mr, min(m, (p+1)*tilesM/parts*kern.mr)
-		}
-		if t.r0 >= t.r1 || t.c0 >= t.c1 {
-			gemmTasks.Put(t)
-			continue
-		}
-		wg.Add(1)
-		if p == parts-1 {
-			t.run() // the caller does the last part itself
-			continue
-		}
-		workers.run(t)
-	}
-	wg.Wait()
+	t := gemmTasks.Get()
+	*t = gemmTask{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
+		alpha: alpha, beta: beta, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc,
+		byCols: tilesN >= tilesM, tiles: max(tilesM, tilesN)}
+	t.parts = min(threads, t.tiles)
+	par.For(t, t.parts, t.parts)
+	*t = gemmTask{}
+	gemmTasks.Put(t)
 }
 
 // useDirect decides whether a product skips packing and runs as one gemv
@@ -278,29 +263,36 @@ func gemmDirect(transB bool, m, n, k int, alpha float32, a []float32, lda int, b
 	}
 }
 
-// gemmTask is one part of a product: rows r0..r1, columns c0..c1 of C.
+// gemmTask is a product split into parts of whole tiles along the longer
+// side of C (rows when byCols is false), run by par.For.
 type gemmTask struct {
-	kern              *gemmKernels
-	transA, transB    bool
-	r0, r1, c0, c1, k int
-	alpha, beta       float32
-	a, b, c           []float32
-	lda, ldb, ldc     int
-	wg                *sync.WaitGroup
+	kern           *gemmKernels
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+	a, b, c        []float32
+	lda, ldb, ldc  int
+	byCols         bool
+	tiles, parts   int
 }
 
-func (t *gemmTask) run() {
-	gemmRange(t.kern, t.transA, t.transB, t.r0, t.r1, t.c0, t.c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
-	wg := t.wg
-	*t = gemmTask{}
-	gemmTasks.Put(t)
-	wg.Done()
+// RunRange computes parts lo..hi of C.
+func (t *gemmTask) RunRange(lo, hi int) {
+	kern := t.kern
+	for p := lo; p < hi; p++ {
+		r0, r1, c0, c1 := 0, t.m, 0, t.n
+		if t.byCols {
+			c0, c1 = p*t.tiles/t.parts*kern.nr, min(t.n, (p+1)*t.tiles/t.parts*kern.nr)
+		} else {
+			r0, r1 = p*t.tiles/t.parts*kern.mr, min(t.m, (p+1)*t.tiles/t.parts*kern.mr)
+		}
+		if r0 < r1 && c0 < c1 {
+			gemmRange(kern, t.transA, t.transB, r0, r1, c0, c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
+		}
+	}
 }
 
-var (
-	gemmTasks  = sync.Pool{New: func() any { return new(gemmTask) }}
-	waitGroups = sync.Pool{New: func() any { return new(sync.WaitGroup) }}
-)
+var gemmTasks freelist.Stack[gemmTask]
 
 // scaleC sets C = beta·C, or 0 when beta == 0.
 func scaleC(m, n int, beta float32, c []float32, ldc int) {
@@ -460,35 +452,4 @@ func packB(kern *gemmKernels, bp, b []float32, ldb int, trans bool, pc, kc, jc, 
 			}
 		}
 	}
-}
-
-// workerPool is a persistent set of goroutines that run GEMM parts; it grows
-// to GOMAXPROCS-1 and never shrinks. Callers run one part themselves and a
-// worker never waits on another, so a busy pool only delays, never deadlocks.
-type workerPool struct {
-	mu    sync.Mutex
-	n     int
-	tasks chan *gemmTask
-}
-
-var workers = &workerPool{tasks: make(chan *gemmTask)}
-
-func (p *workerPool) run(t *gemmTask) {
-	want := runtime.GOMAXPROCS(0) - 1
-	p.mu.Lock()
-	for p.n < want {
-		p.n++
-		go func() {
-			for t := range p.tasks {
-				t.run()
-			}
-		}()
-	}
-	n := p.n
-	p.mu.Unlock()
-	if n == 0 {
-		t.run()
-		return
-	}
-	p.tasks <- t
 }

@@ -280,7 +280,7 @@ type convJob struct {
 
 var convJobs = sync.Pool{New: func() any { return new(convJob) }}
 
-func (j *convJob) runRange(lo, hi int) {
+func (j *convJob) RunRange(lo, hi int) {
 	g := &j.g
 	buf := workBufs.Get()
 	if j.phase == backwardWeight {

@@ -119,7 +119,7 @@ type matmulJob struct {
 	a, b *Tensor
 }
 
-func (j *matmulJob) runRange(lo, hi int) {
+func (j *matmulJob) RunRange(lo, hi int) {
 	p, a, b, c := j.p, j.a, j.b, j.dst
 	for i := lo; i < hi; i++ {
 		oa, ob, oc := a.offset, b.offset, c.offset

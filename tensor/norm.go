@@ -341,7 +341,7 @@ func (j *normJob) param(p []float32, i int, def float32) float32 {
 	return p[i]
 }
 
-func (j *normJob) runRange(lo, hi int) {
+func (j *normJob) RunRange(lo, hi int) {
 	switch j.kind {
 	case batchNormForward:
 		for c := lo; c < hi; c++ {

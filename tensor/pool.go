@@ -238,7 +238,7 @@ func (j *poolJob) run(op string) {
 	poolJobs.Put(j)
 }
 
-func (j *poolJob) runRange(lo, hi int) {
+func (j *poolJob) RunRange(lo, hi int) {
 	g := &j.g
 	for pl := lo; pl < hi; pl++ {
 		in := j.in[pl*j.inPlane:][:j.inPlane]

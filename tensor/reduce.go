@@ -284,7 +284,7 @@ func rows(f func(dst, x []float32), dst, src []float32, n int) {
 	rowJobs.Put(j)
 }
 
-func (j *rowJob) runRange(lo, hi int) {
+func (j *rowJob) RunRange(lo, hi int) {
 	for i := lo; i < hi; i++ {
 		j.f(j.dst[i*j.n:(i+1)*j.n], j.src[i*j.n:(i+1)*j.n])
 	}

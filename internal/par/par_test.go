@@ -1,0 +1,88 @@
+package par
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// counter counts how often each index is run.
+type counter struct{ hits []atomic.Int32 }
+
+func (c *counter) RunRange(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		c.hits[i].Add(1)
+	}
+}
+
+func check(t *testing.T, c *counter, n, parts int) {
+	t.Helper()
+	for i := range n {
+		if h := c.hits[i].Load(); h != 1 {
+			t.Fatalf("For(n=%d, parts=%d): index %d ran %d times, want 1", n, parts, i, h)
+		}
+	}
+}
+
+// TestForCoversEachIndexOnce runs loops of every small size and part count,
+// from several goroutines at once, and nested.
+func TestForCoversEachIndexOnce(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; n <= 40; n++ {
+				for parts := -1; parts <= 9; parts++ {
+					c := &counter{hits: make([]atomic.Int32, n)}
+					For(c, n, parts+g)
+					check(t, c, n, parts+g)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// nested runs an inner loop in each index of an outer one.
+type nested struct{ inner []*counter }
+
+func (x *nested) RunRange(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		For(x.inner[i], len(x.inner[i].hits), 3)
+	}
+}
+
+func TestForNested(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	for range 50 {
+		x := &nested{}
+		for i := range 7 {
+			x.inner = append(x.inner, &counter{hits: make([]atomic.Int32, 5+i)})
+		}
+		For(x, len(x.inner), 3)
+		for _, c := range x.inner {
+			check(t, c, len(c.hits), 3)
+		}
+	}
+}
+
+func TestForAllocatesNothing(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	c := &counter{hits: make([]atomic.Int32, 1000)}
+	For(c, 1000, 2)
+	if a := testing.AllocsPerRun(100, func() { For(c, 1000, 2) }); a != 0 {
+		t.Errorf("For allocated %v times per run, want 0", a)
+	}
+}
+
+// BenchmarkFor times an empty two-part loop: the cost of handing a part
+// to a worker and waiting for it.
+func BenchmarkFor(b *testing.B) {
+	c := &counter{hits: make([]atomic.Int32, 2)}
+	for b.Loop() {
+		For(c, 2, 2)
+	}
+}
