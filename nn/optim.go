@@ -3,7 +3,11 @@ package nn
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sort"
 
+	"github.com/lanesgo/lanes/internal/freelist"
+	"github.com/lanesgo/lanes/internal/par"
 	"github.com/lanesgo/lanes/simd"
 )
 
@@ -24,28 +28,78 @@ type Optimizer interface {
 const optBlock = 1024
 
 // blockUpdater is an optimizer's update of one block of parameter i:
-// its values p, gradient g and state slots s.
+// its values p, gradient g and state slots s, with two scratch blocks of
+// len(p) elements in tmp.
 type blockUpdater interface {
-	update(i int, p, g []float32, s [][]float32)
+	update(i int, p, g []float32, s [][]float32, tmp *[2][]float32)
 }
 
+// parallelUpdate is the number of parameter elements from which a step is
+// spread over the worker pool (internal/par), as tensor's elementwise
+// operations are. Adam on nn's CNN (421K parameters, Zen 5): 0.40-0.44 ms a
+// step on one thread, 0.27 on two.
+const parallelUpdate = 1 << 16
+
+// blockJob runs an optimizer's update over the blocks of its parameters;
+// block b of all of them is block b - starts[i] of parameter i, where
+// starts[i] <= b < starts[i+1].
+type blockJob struct {
+	params []*Var
+	state  [][]float32
+	slots  int
+	u      blockUpdater
+	starts []int
+}
+
+// scratch holds the workers' tmp blocks (see blockUpdater).
+var scratch freelist.Stack[[2][]float32]
+
 // blocks runs u over consecutive blocks of at most optBlock elements of
-// each parameter that has a gradient.
-func blocks(params []*Var, state [][]float32, slots int, u blockUpdater) {
-	var sb [4][]float32
-	for i, v := range params {
-		if !v.gradOK {
-			continue
+// each parameter that has a gradient, on several threads for large models.
+func (j *blockJob) blocks(params []*Var, state [][]float32, slots int, u blockUpdater) {
+	j.params, j.state, j.slots, j.u = params, state, slots, u
+	j.starts = append(j.starts[:0], 0)
+	elems := 0
+	for _, v := range params {
+		n := 0
+		if v.gradOK {
+			n = v.value.Len()
 		}
-		p, g := v.value.Data(), v.grad.Data()
-		for lo := 0; lo < len(p); lo += optBlock {
-			hi := min(lo+optBlock, len(p))
-			for k := range slots {
-				sb[k] = state[i*slots+k][lo:hi]
-			}
-			u.update(i, p[lo:hi], g[lo:hi], sb[:slots])
+		elems += n
+		j.starts = append(j.starts, j.starts[len(j.starts)-1]+(n+optBlock-1)/optBlock)
+	}
+	threads := runtime.GOMAXPROCS(0)
+	if elems < parallelUpdate {
+		threads = 1
+	}
+	par.For(j, j.starts[len(params)], threads)
+	j.params, j.state, j.u = nil, nil, nil
+}
+
+// RunRange updates blocks lo..hi.
+func (j *blockJob) RunRange(lo, hi int) {
+	tmp := scratch.Get()
+	for k := range tmp {
+		if len(tmp[k]) < optBlock {
+			tmp[k] = make([]float32, optBlock)
 		}
 	}
+	var sb [4][]float32
+	i := sort.SearchInts(j.starts, lo+1) - 1 // the parameter holding block lo
+	for b := lo; b < hi; b++ {
+		for b >= j.starts[i+1] {
+			i++
+		}
+		v := j.params[i]
+		p, g := v.value.Data(), v.grad.Data()
+		off := (b - j.starts[i]) * optBlock
+		end := min(off+optBlock, len(p))
+		for k := range j.slots {
+			sb[k] = j.state[i*j.slots+k][off:end]
+		}
+		j.u.update(i, p[off:end], g[off:end], sb[:j.slots], tmp)
+	}
+	scratch.Put(tmp)
 }
 
 func newState(params []*Var, slots int) [][]float32 {
@@ -66,6 +120,7 @@ func newState(params []*Var, slots int) [][]float32 {
 type optBase struct {
 	params []*Var
 	lr     float32
+	job    blockJob
 }
 
 // ZeroGrad implements Optimizer.
@@ -96,25 +151,24 @@ type SGD struct {
 	optBase
 	state   [][]float32
 	started []bool
-	tmp     []float32
 }
 
 // NewSGD returns plain SGD over params with learning rate lr; set the
 // fields for momentum and weight decay.
 func NewSGD(params []*Var, lr float32) *SGD {
-	return &SGD{optBase: optBase{params: params, lr: lr}, state: newState(params, 1), started: make([]bool, len(params)), tmp: make([]float32, optBlock)}
+	return &SGD{optBase: optBase{params: params, lr: lr}, state: newState(params, 1), started: make([]bool, len(params))}
 }
 
 // Step implements Optimizer.
 func (o *SGD) Step() {
-	blocks(o.params, o.state, 1, o)
+	o.job.blocks(o.params, o.state, 1, o)
 	for i, v := range o.params {
 		o.started[i] = o.started[i] || v.gradOK
 	}
 }
 
-func (o *SGD) update(i int, p, g []float32, s [][]float32) {
-	buf, t := s[0], o.tmp[:len(p)]
+func (o *SGD) update(i int, p, g []float32, s [][]float32, tmp *[2][]float32) {
+	buf, t := s[0], tmp[0][:len(p)]
 	copy(t, g)
 	if o.WeightDecay != 0 {
 		simd.Axpy(t, o.WeightDecay, p)
@@ -149,14 +203,12 @@ type Adam struct {
 	state                [][]float32
 	steps                int
 	stepSize, invSqrtBC2 float32 // this step's lr/(1-β₁ᵗ) and 1/√(1-β₂ᵗ)
-	tmp                  [2][]float32
 }
 
 // NewAdam returns Adam over params with learning rate lr and PyTorch's
 // defaults: β = (0.9, 0.999), ε = 1e-8, no weight decay.
 func NewAdam(params []*Var, lr float32) *Adam {
-	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(params, 2),
-		tmp: [2][]float32{make([]float32, optBlock), make([]float32, optBlock)}}
+	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(params, 2)}
 }
 
 // NewAdamW returns AdamW over params with learning rate lr and PyTorch's
@@ -173,12 +225,12 @@ func (o *Adam) Step() {
 	t := float64(o.steps)
 	o.stepSize = float32(float64(o.lr) / (1 - math.Pow(float64(o.Beta1), t)))
 	o.invSqrtBC2 = float32(1 / math.Sqrt(1-math.Pow(float64(o.Beta2), t)))
-	blocks(o.params, o.state, 2, o)
+	o.job.blocks(o.params, o.state, 2, o)
 }
 
-func (o *Adam) update(_ int, p, g []float32, s [][]float32) {
+func (o *Adam) update(_ int, p, g []float32, s [][]float32, tmp *[2][]float32) {
 	m, v := s[0], s[1]
-	t1, t2 := o.tmp[0][:len(p)], o.tmp[1][:len(p)]
+	t1, t2 := tmp[0][:len(p)], tmp[1][:len(p)]
 	b1, b2, wd := o.Beta1, o.Beta2, o.WeightDecay
 	switch {
 	case wd != 0 && o.Decoupled:
@@ -211,23 +263,21 @@ type RMSProp struct {
 	Centered                          bool
 	optBase
 	state [][]float32
-	tmp   [2][]float32
 }
 
 // NewRMSProp returns RMSProp over params with learning rate lr and
 // PyTorch's defaults: α = 0.99, ε = 1e-8.
 func NewRMSProp(params []*Var, lr float32) *RMSProp {
-	return &RMSProp{Alpha: 0.99, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(params, 3),
-		tmp: [2][]float32{make([]float32, optBlock), make([]float32, optBlock)}}
+	return &RMSProp{Alpha: 0.99, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(params, 3)}
 }
 
 // Step implements Optimizer.
-func (o *RMSProp) Step() { blocks(o.params, o.state, 3, o) }
+func (o *RMSProp) Step() { o.job.blocks(o.params, o.state, 3, o) }
 
-func (o *RMSProp) update(_ int, p, g []float32, s [][]float32) {
+func (o *RMSProp) update(_ int, p, g []float32, s [][]float32, tmp *[2][]float32) {
 	a := o.Alpha
 	v, gavg, buf := s[0], s[1], s[2]
-	t1, t2 := o.tmp[0][:len(p)], o.tmp[1][:len(p)]
+	t1, t2 := tmp[0][:len(p)], tmp[1][:len(p)]
 	if o.WeightDecay != 0 {
 		copy(t1, g)
 		simd.Axpy(t1, o.WeightDecay, p)
