@@ -35,7 +35,7 @@ func backConv2D(tp *Tape, n *node) {
 	g := n.out.grad
 	if n.conv.ReLU && !n.out.reluMasked {
 		dz := tp.like(g)
-		reluGrad(dz.Data(), g.Data(), data(n.out))
+		reluGradPar(dz.Data(), g.Data(), data(n.out))
 		g = dz
 	}
 	if x.requires {
@@ -50,15 +50,8 @@ func backConv2D(tp *Tape, n *node) {
 	}
 	if b != nil && b.requires {
 		db, beta := tp.gradAcc(b)
-		d, gd := db.Data(), g.Data()
-		if beta == 0 {
-			clear(d)
-		}
-		c := len(d)
-		plane := g.Len() / max(g.Dim(0)*c, 1)
-		for i := range g.Dim(0) * c {
-			d[i%c] += simd.Sum(gd[i*plane : (i+1)*plane])
-		}
+		d := db.Data()
+		channelSums(d, g.Data(), g.Dim(0), g.Len()/max(g.Dim(0)*len(d), 1), beta != 0)
 	}
 }
 
@@ -93,7 +86,7 @@ func backMaxPool2D(tp *Tape, n *node) {
 	dy := n.out.grad
 	if n.relu {
 		m := tp.like(dy)
-		reluGrad(m.Data(), dy.Data(), data(n.out))
+		reluGradPar(m.Data(), dy.Data(), data(n.out))
 		dy = m
 	}
 	tensor.MaxPool2DBackwardInto(dx, dy, n.saved[0], n.pool)
