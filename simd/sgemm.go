@@ -185,12 +185,14 @@ func grow(s []float32, n int) []float32 {
 }
 
 // parallelGemm is the size (m·n·k) from which a product is split over the
-// worker pool; smaller ones run on the calling goroutine. Measured on Zen 5
-// with two threads (AVX-512, GFLOP/s one thread vs two): 256³ 170 vs 162,
-// 64×784×256 145 vs 135, but 512³ 191 vs 323 and 256×3136×128 190 vs 305:
-// below about 2^25, splitting (each part packs its own B) costs more than it
-// gives.
-const parallelGemm = 1 << 25
+// worker pool; smaller ones run on the calling goroutine. With the pool of
+// internal/par and the split of splitCols, measured on Zen 5 with two
+// threads (AVX-512, BenchmarkTrainStep, runs side by side): 2²¹, 2²² and
+// 2²³ gave 0.47-0.50 ms for the MLP and 10.6-11.4 ms for the CNN, 2²⁰
+// 0.52-0.58 and 12.7-13.2. Against the old 2²⁵ and the longer-side split:
+// MLP 0.66-0.73 vs 0.47-0.57 ms, CNN 11.8-13.0 vs 10.5-11.3; Sgemm 256³
+// 186-190 vs 238-314 GFLOP/s, 512³ 287 vs 346-355.
+const parallelGemm = 1 << 22
 
 func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {
@@ -210,12 +212,16 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		gemmRange(kern, transA, transB, 0, m, 0, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	// Split the longer side of C, in whole tiles, one part per thread.
+	// Split C in whole tiles (see splitCols), one part per thread.
 	tilesM, tilesN := (m+kern.mr-1)/kern.mr, (n+kern.nr-1)/kern.nr
 	t := gemmTasks.Get()
 	*t = gemmTask{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc,
-		byCols: tilesN >= tilesM, tiles: max(tilesM, tilesN)}
+		byCols: splitCols(m, n, tilesM, tilesN, threads)}
+	t.tiles = tilesM
+	if t.byCols {
+		t.tiles = tilesN
+	}
 	t.parts = min(threads, t.tiles)
 	par.For(t, t.parts, t.parts)
 	*t = gemmTask{}
@@ -261,6 +267,22 @@ func gemmDirect(transB bool, m, n, k int, alpha float32, a []float32, lda int, b
 	for i := 0; i < m; i++ {
 		gemv(!transB, rows, cols, alpha, b, ldb, a[i*lda:i*lda+k], beta, c[i*ldc:i*ldc+n])
 	}
+}
+
+// splitCols reports whether a product is split by columns of C (each part
+// then packs all of A and its share of B) rather than by rows (each packs
+// all of B): by columns when A is the smaller (m ≤ n), as long as there
+// are a tile of columns for each thread; else by rows if there are enough
+// rows; else along the side with more tiles. nn's fc1 (64×128×3136, 2
+// threads) packs 1.6 MB a part this way instead of 2.0.
+func splitCols(m, n, tilesM, tilesN, threads int) bool {
+	switch {
+	case m <= n && tilesN >= threads:
+		return true
+	case m > n && tilesM >= threads:
+		return false
+	}
+	return tilesN >= tilesM
 }
 
 // gemmTask is a product split into parts of whole tiles along the longer
