@@ -45,9 +45,11 @@ var gemm table[gemmKernels]
 //
 // Sizes that are negative, strides smaller than a row, or slices too short
 // for the sizes and strides panic with a message naming them. C must not
-// overlap A or B. Large products run on a persistent pool of GOMAXPROCS
-// goroutines; Sgemm is safe for concurrent use and, after warm-up, allocates
-// nothing (packing buffers are pooled).
+// overlap A or B. Products of at least 2²² multiply-adds are split over the
+// calling goroutine and a persistent pool of GOMAXPROCS-1 workers, which
+// spin for a while before they park (LANES_SPIN, see the README); Sgemm is
+// safe for concurrent use and, after warm-up, allocates nothing (packing
+// buffers are pooled).
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	checkGemm("Sgemm", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

@@ -9,8 +9,9 @@
 // the result, merge dimensions that are contiguous in every operand, and
 // hand each innermost run to the simd kernel: a contiguous operation is one
 // kernel call; strided or broadcast runs go through small pooled buffers.
-// Loops of at least 2¹⁶ elements are split over a persistent pool of
-// GOMAXPROCS goroutines.
+// Loops of at least 2¹⁶ elements are split over the caller and a
+// persistent pool of GOMAXPROCS-1 workers, shared with simd's Sgemm, which
+// spin for a while before they park (LANES_SPIN, see the README).
 //
 // Errors: shape mismatches and out-of-range axes or indices panic with a
 // message "tensor: Op: ..." naming the shapes, as gonum's mat does. Nothing

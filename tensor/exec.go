@@ -24,11 +24,12 @@ func parallel(r par.Ranger, n, work int) {
 }
 
 // parallelProducts runs r over n items of perItem multiply-adds each,
-// done by Sgemm calls of perCall multiply-adds. When the calls are large
-// enough for Sgemm to use every core itself (its cut-off is 2²⁵
-// multiply-adds) the items run one after another on the caller; else they
-// are spread over the workers, a multiply-add counted as an eighth of an
-// elementwise element.
+// done by Sgemm calls of perCall multiply-adds. When the calls are so
+// large (2²⁵ multiply-adds) that Sgemm's own split uses every core well,
+// the items run one after another on the caller; else they are spread
+// over the workers, a multiply-add counted as an eighth of an elementwise
+// element. A call inside an item may still split (Sgemm does from 2²²):
+// its parts go to whichever thread is free, the caller's own first.
 func parallelProducts(r par.Ranger, n, perItem, perCall int) {
 	work := n * perItem / 8
 	if perCall >= 1<<25 {
