@@ -11,8 +11,9 @@ import (
 // The backward passes that are not tensor operations (a ReLU's mask, a
 // convolution's bias gradient) run on the worker pool (internal/par) once
 // they are large enough, as tensor's elementwise operations do. On nn's
-// CNN (Zen 5, 2 threads) the serial passes took about 0.4 ms of a 12 ms
-// step.
+// CNN (Zen 5, 2 threads, wall time of the backward nodes over 100 steps,
+// several runs) the first pooling's backward node, which masks, went from
+// 0.78-0.97 ms to 0.60-0.66 and the second's from 0.52-0.72 to 0.42-0.45.
 
 // parallelPass is the number of elements from which a pass is split.
 const parallelPass = 1 << 16
