@@ -3,7 +3,6 @@ package nn
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
 
 	"github.com/lanesgo/lanes/internal/freelist"
@@ -69,11 +68,7 @@ func (j *blockJob) blocks(params []*Var, state [][]float32, slots int, u blockUp
 		elems += n
 		j.starts = append(j.starts, j.starts[len(j.starts)-1]+(n+optBlock-1)/optBlock)
 	}
-	threads := runtime.GOMAXPROCS(0)
-	if elems < parallelUpdate {
-		threads = 1
-	}
-	par.For(j, j.starts[len(params)], threads)
+	par.Split(j, j.starts[len(params)], elems, parallelUpdate)
 	j.params, j.state, j.u = nil, nil, nil
 }
 

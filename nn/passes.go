@@ -1,8 +1,6 @@
 package nn
 
 import (
-	"runtime"
-
 	"github.com/lanesgo/lanes/internal/freelist"
 	"github.com/lanesgo/lanes/internal/par"
 	"github.com/lanesgo/lanes/simd"
@@ -50,19 +48,12 @@ func (j *passJob) RunRange(lo, hi int) {
 	}
 }
 
-func threadsFor(elems int) int {
-	if elems < parallelPass {
-		return 1
-	}
-	return runtime.GOMAXPROCS(0)
-}
-
 // reluGradPar is reluGrad on the worker pool.
 func reluGradPar(dx, g, y []float32) {
 	j := passJobs.Get()
 	*j = passJob{relu: true, dx: dx, g: g[:len(dx)], y: y[:len(dx)]}
 	chunks := (len(dx) + passChunk - 1) / passChunk
-	par.For(j, chunks, threadsFor(len(dx)))
+	par.Split(j, chunks, len(dx), parallelPass)
 	*j = passJob{}
 	passJobs.Put(j)
 }
@@ -73,7 +64,7 @@ func reluGradPar(dx, g, y []float32) {
 func channelSums(d, gd []float32, n, plane int, add bool) {
 	j := passJobs.Get()
 	*j = passJob{d: d, gd: gd, c: len(d), plane: plane, n: n, accumDest: add}
-	par.For(j, len(d), threadsFor(len(gd)))
+	par.Split(j, len(d), len(gd), parallelPass)
 	*j = passJob{}
 	passJobs.Put(j)
 }

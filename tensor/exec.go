@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"runtime"
 	"sync"
 
 	"github.com/lanesgo/lanes/internal/par"
@@ -15,13 +14,7 @@ const parallelElems = 1 << 16
 // parallel runs r over 0..n, split into GOMAXPROCS equal ranges on the
 // shared worker pool (internal/par) when work (an element count) reaches
 // parallelElems and n allows, else on the caller.
-func parallel(r par.Ranger, n, work int) {
-	threads := runtime.GOMAXPROCS(0)
-	if work < parallelElems {
-		threads = 1
-	}
-	par.For(r, n, threads)
-}
+func parallel(r par.Ranger, n, work int) { par.Split(r, n, work, parallelElems) }
 
 // parallelProducts runs r over n items of perItem multiply-adds each,
 // done by Sgemm calls of perCall multiply-adds. When the calls are so

@@ -140,6 +140,17 @@ func For(r Ranger, n, parts int) {
 	jobs.Put(j)
 }
 
+// Split is For with one part per thread (GOMAXPROCS) when work, in the
+// caller's unit, reaches from, and on the caller alone below it: the rule
+// of every elementwise-sized loop of tensor and nn.
+func Split(r Ranger, n, work, from int) {
+	parts := runtime.GOMAXPROCS(0)
+	if work < from {
+		parts = 1
+	}
+	For(r, n, parts)
+}
+
 // grow starts workers up to GOMAXPROCS-1 and returns how many there are.
 func grow() int {
 	want := runtime.GOMAXPROCS(0) - 1
