@@ -105,9 +105,9 @@ func (j *job) work() {
 }
 
 var pool struct {
-	mu     sync.Mutex
-	n      int       // workers started
-	tokens chan *job // one token per part a worker may take
+	mu     sync.Mutex   // held while starting workers
+	n      atomic.Int32 // workers started
+	tokens chan *job    // one token per part a worker may take
 }
 
 func init() { pool.tokens = make(chan *job, 256) }
@@ -152,15 +152,19 @@ func Split(r Ranger, n, work, from int) {
 }
 
 // grow starts workers up to GOMAXPROCS-1 and returns how many there are.
+// Once they are there (every call but the first few) it takes no lock.
 func grow() int {
-	want := runtime.GOMAXPROCS(0) - 1
+	want := int32(runtime.GOMAXPROCS(0) - 1)
+	if n := pool.n.Load(); n >= want {
+		return int(n)
+	}
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
-	for pool.n < want {
-		pool.n++
+	for pool.n.Load() < want {
+		pool.n.Add(1)
 		go worker()
 	}
-	return pool.n
+	return int(pool.n.Load())
 }
 
 func worker() {
