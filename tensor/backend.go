@@ -93,20 +93,7 @@ func residentFailure(op string, dst *Tensor, ts []*Tensor, err error) string {
 
 // placesOf describes where the operands ts (nil ones skipped) are:
 // "[2 3] on device(1) and [3 4] on cpu".
-func placesOf(ts []*Tensor) string {
-	s, n := "", 0
-	for _, t := range ts {
-		if t == nil {
-			continue
-		}
-		if n > 0 {
-			s += " and "
-		}
-		s += fmt.Sprintf("%v on %v", t.shape, t.Device())
-		n++
-	}
-	return s
-}
+func placesOf(ts []*Tensor) string { return describe(ts, true) }
 
 // onDevice reports whether any of ts lives off the CPU.
 func onDevice(ts ...*Tensor) bool {

@@ -285,13 +285,25 @@ func checkWritable(op string, dst *Tensor) {
 	}
 }
 
-func shapesOf(ts []*Tensor) string {
-	s := ""
-	for i, t := range ts {
-		if i > 0 {
+// shapesOf describes the operands ts (nil ones skipped): "[2 3] and [3 4]".
+func shapesOf(ts []*Tensor) string { return describe(ts, false) }
+
+// describe joins the shapes of ts (nil ones skipped) with " and ", each
+// followed by " on <device>" when where is set (see placesOf).
+func describe(ts []*Tensor, where bool) string {
+	s, n := "", 0
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		if n > 0 {
 			s += " and "
 		}
 		s += fmt.Sprint(t.shape)
+		if where {
+			s += fmt.Sprintf(" on %v", t.Device())
+		}
+		n++
 	}
 	return s
 }
