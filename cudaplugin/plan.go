@@ -90,8 +90,8 @@ func planTiles(m, n, k, gz, sms int) (launchPlan, error) {
 	}
 	if p.cfg == tileConfigs[1] { // the small tile: the one chosen for small grids
 		p.splits = planSplits(p.blocks(), k, sms)
-		for p.splits > 1 && p.gz*p.splits > maxGridYZ {
-			p.splits--
+		if p.splits > 1 { // then gz ≥ 1, and gz ≤ maxGridYZ from the check above
+			p.splits = min(p.splits, maxGridYZ/p.gz)
 		}
 	}
 	return p, nil
