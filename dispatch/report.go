@@ -46,7 +46,7 @@ func Report() string {
 	}
 	fmt.Fprintf(&b, "active:    %v (%s)\n", Active(), why)
 	spin, from := par.Spin()
-	fmt.Fprintf(&b, "workers:   %d besides the caller, spinning %v before they park (%s)\n", max(runtime.GOMAXPROCS(0)-1, 0), spin, from)
+	fmt.Fprintf(&b, "workers:   %d besides the caller, spinning %v before they park (%s)\n", par.Workers(), spin, from)
 	fmt.Fprintf(&b, "placement: %s\n", placementNote())
 	fmt.Fprintf(&b, "devices:   %s\n", devicesNote())
 	return b.String()

@@ -151,10 +151,14 @@ func Split(r Ranger, n, work, from int) {
 	For(r, n, parts)
 }
 
+// Workers returns how many workers the pool has, or will have once a
+// loop starts them: GOMAXPROCS-1 (0 with one thread).
+func Workers() int { return max(runtime.GOMAXPROCS(0)-1, 0) }
+
 // grow starts workers up to GOMAXPROCS-1 and returns how many there are.
 // Once they are there (every call but the first few) it takes no lock.
 func grow() int {
-	want := int32(runtime.GOMAXPROCS(0) - 1)
+	want := int32(Workers())
 	if n := pool.n.Load(); n >= want {
 		return int(n)
 	}
