@@ -220,12 +220,11 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	*t = gemmTask{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc,
 		byCols: splitCols(m, n, tilesM, tilesN, threads)}
-	t.tiles = tilesM
+	tiles := tilesM
 	if t.byCols {
-		t.tiles = tilesN
+		tiles = tilesN
 	}
-	t.parts = min(threads, t.tiles)
-	par.For(t, t.parts, t.parts)
+	par.For(t, tiles, threads)
 	*t = gemmTask{}
 	gemmTasks.Put(t)
 }
@@ -287,8 +286,8 @@ func splitCols(m, n, tilesM, tilesN, threads int) bool {
 	return tilesN >= tilesM
 }
 
-// gemmTask is a product split into parts of whole tiles along the longer
-// side of C (rows when byCols is false), run by par.For.
+// gemmTask is a product run by par.For over the tiles of one side of C:
+// columns of nr when byCols (see splitCols), else rows of mr.
 type gemmTask struct {
 	kern           *gemmKernels
 	transA, transB bool
@@ -297,23 +296,17 @@ type gemmTask struct {
 	a, b, c        []float32
 	lda, ldb, ldc  int
 	byCols         bool
-	tiles, parts   int
 }
 
-// RunRange computes parts lo..hi of C.
+// RunRange computes tiles lo..hi of C's split side.
 func (t *gemmTask) RunRange(lo, hi int) {
-	kern := t.kern
-	for p := lo; p < hi; p++ {
-		r0, r1, c0, c1 := 0, t.m, 0, t.n
-		if t.byCols {
-			c0, c1 = p*t.tiles/t.parts*kern.nr, min(t.n, (p+1)*t.tiles/t.parts*kern.nr)
-		} else {
-			r0, r1 = p*t.tiles/t.parts*kern.mr, min(t.m, (p+1)*t.tiles/t.parts*kern.mr)
-		}
-		if r0 < r1 && c0 < c1 {
-			gemmRange(kern, t.transA, t.transB, r0, r1, c0, c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
-		}
+	r0, r1, c0, c1 := 0, t.m, 0, t.n
+	if t.byCols {
+		c0, c1 = lo*t.kern.nr, min(t.n, hi*t.kern.nr)
+	} else {
+		r0, r1 = lo*t.kern.mr, min(t.m, hi*t.kern.mr)
 	}
+	gemmRange(t.kern, t.transA, t.transB, r0, r1, c0, c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
 }
 
 var gemmTasks freelist.Stack[gemmTask]
