@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/lanesgo/lanes/internal/par"
 	"github.com/lanesgo/lanes/simd"
 	"github.com/lanesgo/lanes/tensor"
 )
@@ -517,9 +518,19 @@ func (a Act) grad(dx, g, x, y []float32) {
 	}
 }
 
-// reluGrad sets dx[i] to g[i] where y[i] > 0 and to 0 elsewhere, without
-// branches (the signs of y are random in training).
+// reluGrad sets dx[i] to g[i] where y[i] > 0 and to 0 elsewhere, on the
+// worker pool from parallelPass elements (see passes.go).
 func reluGrad(dx, g, y []float32) {
+	j := reluJobs.Get()
+	*j = reluJob{dx: dx, g: g[:len(dx)], y: y[:len(dx)]}
+	par.Split(j, (len(dx)+passChunk-1)/passChunk, len(dx), parallelPass)
+	*j = reluJob{}
+	reluJobs.Put(j)
+}
+
+// reluGradRange is reluGrad on one thread, without branches (the signs of
+// y are random in training).
+func reluGradRange(dx, g, y []float32) {
 	g, y = g[:len(dx)], y[:len(dx)]
 	for i, v := range y {
 		// v > 0 exactly when its bits b are in [1, 0x7fffffff] (NaN counts

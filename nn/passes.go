@@ -19,52 +19,46 @@ const parallelPass = 1 << 16
 // passChunk is the number of elements of a ReLU mask part.
 const passChunk = 1 << 14
 
-type passJob struct {
-	relu      bool
-	dx, g, y  []float32 // relu: dx = g where y > 0, else 0
-	d, gd     []float32 // channel sums: d[c] (+)= Σ over images of gd's plane c
-	c, plane  int
-	n         int // images
-	accumDest bool
+// reluJob is reluGrad over chunks of passChunk elements.
+type reluJob struct{ dx, g, y []float32 }
+
+var reluJobs freelist.Stack[reluJob]
+
+func (j *reluJob) RunRange(lo, hi int) {
+	lo, hi = lo*passChunk, min(hi*passChunk, len(j.dx))
+	reluGradRange(j.dx[lo:hi], j.g[lo:hi], j.y[lo:hi])
 }
 
-var passJobs freelist.Stack[passJob]
+// sumJob is channelSums over a range of channels.
+type sumJob struct {
+	d, gd    []float32
+	plane, n int
+	add      bool
+}
 
-func (j *passJob) RunRange(lo, hi int) {
-	if j.relu {
-		hi = min(hi*passChunk, len(j.dx))
-		reluGrad(j.dx[lo*passChunk:hi], j.g[lo*passChunk:hi], j.y[lo*passChunk:hi])
-		return
-	}
+var sumJobs freelist.Stack[sumJob]
+
+func (j *sumJob) RunRange(lo, hi int) {
+	c := len(j.d)
 	for ch := lo; ch < hi; ch++ {
 		var s float32
-		if j.accumDest {
+		if j.add {
 			s = j.d[ch]
 		}
 		for img := range j.n {
-			s += simd.Sum(j.gd[(img*j.c+ch)*j.plane:][:j.plane])
+			s += simd.Sum(j.gd[(img*c+ch)*j.plane:][:j.plane])
 		}
 		j.d[ch] = s
 	}
-}
-
-// reluGradPar is reluGrad on the worker pool.
-func reluGradPar(dx, g, y []float32) {
-	j := passJobs.Get()
-	*j = passJob{relu: true, dx: dx, g: g[:len(dx)], y: y[:len(dx)]}
-	chunks := (len(dx) + passChunk - 1) / passChunk
-	par.Split(j, chunks, len(dx), parallelPass)
-	*j = passJob{}
-	passJobs.Put(j)
 }
 
 // channelSums sets (add: adds to) d[ch] the sum of the planes of channel ch
 // of gd, laid out [n, len(d), plane]: a convolution's bias gradient. Each
 // channel is summed in image order, as a serial loop would.
 func channelSums(d, gd []float32, n, plane int, add bool) {
-	j := passJobs.Get()
-	*j = passJob{d: d, gd: gd, c: len(d), plane: plane, n: n, accumDest: add}
+	j := sumJobs.Get()
+	*j = sumJob{d: d, gd: gd, plane: plane, n: n, add: add}
 	par.Split(j, len(d), len(gd), parallelPass)
-	*j = passJob{}
-	passJobs.Put(j)
+	*j = sumJob{}
+	sumJobs.Put(j)
 }

@@ -35,7 +35,7 @@ func backConv2D(tp *Tape, n *node) {
 	g := n.out.grad
 	if n.conv.ReLU && !n.out.reluMasked {
 		dz := tp.like(g)
-		reluGradPar(dz.Data(), g.Data(), data(n.out))
+		reluGrad(dz.Data(), g.Data(), data(n.out))
 		g = dz
 	}
 	if x.requires {
@@ -86,7 +86,7 @@ func backMaxPool2D(tp *Tape, n *node) {
 	dy := n.out.grad
 	if n.relu {
 		m := tp.like(dy)
-		reluGradPar(m.Data(), dy.Data(), data(n.out))
+		reluGrad(m.Data(), dy.Data(), data(n.out))
 		dy = m
 	}
 	tensor.MaxPool2DBackwardInto(dx, dy, n.saved[0], n.pool)
