@@ -44,7 +44,7 @@ const parallelUpdate = 1 << 16
 // block b of all of them is block b - starts[i] of parameter i, where
 // starts[i] <= b < starts[i+1].
 type blockJob struct {
-	params []*Var
+	p, g   [][]float32 // each parameter's values and gradient (nil without one)
 	state  [][]float32
 	slots  int
 	u      blockUpdater
@@ -57,19 +57,22 @@ var scratch freelist.Stack[[2][]float32]
 // blocks runs u over consecutive blocks of at most optBlock elements of
 // each parameter that has a gradient, on several threads for large models.
 func (j *blockJob) blocks(params []*Var, state [][]float32, slots int, u blockUpdater) {
-	j.params, j.state, j.slots, j.u = params, state, slots, u
-	j.starts = append(j.starts[:0], 0)
+	j.state, j.slots, j.u = state, slots, u
+	j.p, j.g, j.starts = j.p[:0], j.g[:0], append(j.starts[:0], 0)
 	elems := 0
 	for _, v := range params {
-		n := 0
+		var p, g []float32
 		if v.gradOK {
-			n = v.value.Len()
+			p, g = v.value.Data(), v.grad.Data()
 		}
-		elems += n
-		j.starts = append(j.starts, j.starts[len(j.starts)-1]+(n+optBlock-1)/optBlock)
+		j.p, j.g = append(j.p, p), append(j.g, g)
+		elems += len(p)
+		j.starts = append(j.starts, j.starts[len(j.starts)-1]+(len(p)+optBlock-1)/optBlock)
 	}
 	par.Split(j, j.starts[len(params)], elems, parallelUpdate)
-	j.params, j.state, j.u = nil, nil, nil
+	clear(j.p)
+	clear(j.g)
+	j.state, j.u = nil, nil
 }
 
 // RunRange updates blocks lo..hi.
@@ -86,8 +89,7 @@ func (j *blockJob) RunRange(lo, hi int) {
 		for b >= j.starts[i+1] {
 			i++
 		}
-		v := j.params[i]
-		p, g := v.value.Data(), v.grad.Data()
+		p, g := j.p[i], j.g[i]
 		off := (b - j.starts[i]) * optBlock
 		end := min(off+optBlock, len(p))
 		for k := range j.slots {
