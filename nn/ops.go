@@ -519,11 +519,11 @@ func (a Act) grad(dx, g, x, y []float32) {
 }
 
 // reluGrad sets dx[i] to g[i] where y[i] > 0 and to 0 elsewhere, on the
-// worker pool from parallelPass elements (see passes.go).
+// worker pool from par.SplitFrom elements (see passes.go).
 func reluGrad(dx, g, y []float32) {
 	j := reluJobs.Get()
 	*j = reluJob{dx: dx, g: g[:len(dx)], y: y[:len(dx)]}
-	par.Split(j, (len(dx)+passChunk-1)/passChunk, len(dx), parallelPass)
+	par.Split(j, (len(dx)+passChunk-1)/passChunk, len(dx))
 	*j = reluJob{}
 	reluJobs.Put(j)
 }

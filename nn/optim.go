@@ -33,13 +33,6 @@ type blockUpdater interface {
 	update(i int, p, g []float32, s [][]float32, tmp *[2][]float32)
 }
 
-// parallelUpdate is the number of parameter elements from which a step is
-// spread over the worker pool (internal/par), as tensor's elementwise
-// operations are. Adam on nn's CNN (421K parameters, Zen 5): 0.40-0.44 ms a
-// step on one thread, 0.27-0.39 on two (0.40-0.50 before, all blocks
-// on the caller).
-const parallelUpdate = 1 << 16
-
 // blockJob runs an optimizer's update over the blocks of its parameters;
 // block b of all of them is block b - starts[i] of parameter i, where
 // starts[i] <= b < starts[i+1].
@@ -56,6 +49,10 @@ var scratch freelist.Stack[[2][]float32]
 
 // blocks runs u over consecutive blocks of at most optBlock elements of
 // each parameter that has a gradient, on several threads for large models.
+// A step from par.SplitFrom parameter elements is spread over the worker
+// pool, as tensor's elementwise operations are. Adam on nn's CNN (421K
+// parameters, Zen 5): 0.40-0.44 ms a step on one thread, 0.27-0.39 on two
+// (0.40-0.50 before, all blocks on the caller).
 func (j *blockJob) blocks(params []*Var, state [][]float32, slots int, u blockUpdater) {
 	j.state, j.slots, j.u = state, slots, u
 	j.p, j.g, j.starts = j.p[:0], j.g[:0], append(j.starts[:0], 0)
@@ -69,7 +66,7 @@ func (j *blockJob) blocks(params []*Var, state [][]float32, slots int, u blockUp
 		elems += len(p)
 		j.starts = append(j.starts, j.starts[len(j.starts)-1]+(len(p)+optBlock-1)/optBlock)
 	}
-	par.Split(j, j.starts[len(params)], elems, parallelUpdate)
+	par.Split(j, j.starts[len(params)], elems)
 	clear(j.p)
 	clear(j.g)
 	j.state, j.u = nil, nil

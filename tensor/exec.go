@@ -6,15 +6,10 @@ import (
 	"github.com/lanesgo/lanes/internal/par"
 )
 
-// parallelElems is the size (elements written, or read by a reduction)
-// from which an operation splits across GOMAXPROCS goroutines; smaller ones
-// run on the caller.
-const parallelElems = 1 << 16
-
 // parallel runs r over 0..n, split into GOMAXPROCS equal ranges on the
-// shared worker pool (internal/par) when work (an element count) reaches
-// parallelElems and n allows, else on the caller.
-func parallel(r par.Ranger, n, work int) { par.Split(r, n, work, parallelElems) }
+// shared worker pool when work (an element count) reaches par.SplitFrom
+// and n allows, else on the caller.
+func parallel(r par.Ranger, n, work int) { par.Split(r, n, work) }
 
 // parallelProducts runs r over n items of perItem multiply-adds each,
 // done by Sgemm calls of perCall multiply-adds. When the calls are so

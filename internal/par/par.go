@@ -142,12 +142,16 @@ func For(r Ranger, n, parts int) {
 	jobs.Put(j)
 }
 
-// Split is For with one part per thread (GOMAXPROCS) when work, in the
-// caller's unit, reaches from, and on the caller alone below it: the rule
-// of every elementwise-sized loop of tensor and nn.
-func Split(r Ranger, n, work, from int) {
+// SplitFrom is the work (elements written, or read by a reduction) from
+// which Split uses every thread; smaller loops run on the caller.
+const SplitFrom = 1 << 16
+
+// Split is For with one part per thread (GOMAXPROCS) when work reaches
+// SplitFrom, and on the caller alone below it: the rule of every
+// elementwise-sized loop of tensor and nn.
+func Split(r Ranger, n, work int) {
 	parts := runtime.GOMAXPROCS(0)
-	if work < from {
+	if work < SplitFrom {
 		parts = 1
 	}
 	For(r, n, parts)
