@@ -2,8 +2,40 @@ package simd
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"unsafe"
 )
+
+// mulInt returns a·b for a, b >= 0 and whether it is representable as an
+// int. Every product of sizes in package simd goes through it (or through
+// fitsMatrix), so that a huge size or stride is refused rather than
+// wrapping round to a small number that passes a length check.
+func mulInt(a, b int) (int, bool) {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	return int(lo), a >= 0 && b >= 0 && hi == 0 && lo <= math.MaxInt
+}
+
+// fitsMatrix reports whether a rows×cols matrix stored with row stride ld
+// (ld >= max(1, cols), checked before) fits in n elements, that is
+// (rows-1)·ld + cols <= n, computed without overflow. An empty matrix
+// (rows or cols 0) fits anywhere.
+func fitsMatrix(n, rows, cols, ld int) bool {
+	if rows == 0 || cols == 0 {
+		return true
+	}
+	return n >= cols && rows-1 <= (n-cols)/ld
+}
+
+// matrixSpan is the number of elements a rows×cols matrix with row stride ld
+// reaches from its first, (rows-1)·ld + cols, or 0 when it is empty. Call it
+// only after fitsMatrix said yes (it cannot overflow then).
+func matrixSpan(rows, cols, ld int) int {
+	if rows == 0 || cols == 0 {
+		return 0
+	}
+	return (rows-1)*ld + cols
+}
 
 // checkLen2 panics unless len(dst) == len(x), or if they partially overlap.
 func checkLen2(fn string, dst, x []float32, dn, xn string) {

@@ -21,7 +21,8 @@ var pool table[poolKernels]
 //
 // It is exact: values are copied, never computed. dst or idx may be nil
 // to skip it; they must not overlap x. It panics, naming the lengths, when
-// len(x) != h·w or dst or idx does not have (h/2)·(w/2) elements.
+// len(x) != h·w (h·w computed without overflow: sizes whose product wraps
+// round int are refused) or dst or idx does not have (h/2)·(w/2) elements.
 // On AVX-512 it handles 16 windows a step with masked compares (no
 // branches); the other levels run a branch-free Go loop.
 func MaxPool2x2(dst, idx, x []float32, h, w int) {
@@ -68,12 +69,16 @@ func MaxUnpool2x2(dx, dy, idx []float32, h, w int) bool {
 }
 
 // checkPlane panics unless the plane (name, of n elements) is h×w and small
-// enough for its indices to be exact in float32.
+// enough for its indices to be exact in float32. h·w is computed without
+// overflow, so sizes whose product wraps round to n are refused too.
 func checkPlane(op, name string, n, h, w int) {
+	hw, ok := mulInt(h, w)
 	switch {
-	case h < 0 || w < 0 || h*w != n:
+	case !ok:
+		panic(fmt.Sprintf("simd: %s: len(%s) = %d, want h·w = %d·%d, which is negative or overflows int", op, name, n, h, w))
+	case hw != n:
 		panic(fmt.Sprintf("simd: %s: len(%s) = %d, want h·w = %d·%d", op, name, n, h, w))
-	case h*w >= 1<<24:
+	case hw >= 1<<24:
 		panic(fmt.Sprintf("simd: %s: a plane of %d·%d elements: indices from 2²⁴ on are not exact in float32", op, h, w))
 	}
 }

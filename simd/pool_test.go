@@ -221,3 +221,25 @@ func BenchmarkMaxPool2x2(b *testing.B) {
 		}
 	}
 }
+
+// TestMaxPool2x2OverflowingPlane gives MaxPool2x2 and MaxUnpool2x2 an h×w
+// whose product wraps round int to len(x) = 16 while (h/2)·(w/2) wraps to
+// 4: it must panic naming the sizes, at every level, and write nothing.
+// (Before, AVX-512 ran with w ≈ 7.4·10¹⁸ and faulted.)
+func TestMaxPool2x2OverflowingPlane(t *testing.T) {
+	const h, w = 10, 7378697629483820648 // h·w = 16 and (h/2)·(w/2) = 4 mod 2⁶⁴
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		x := make([]float32, 16)
+		dst, idx := newGuarded(4, 1), newGuarded(4, 2)
+		expectPanic(t, "simd: MaxPool2x2: len(x) = 16, want h·w = 10·7378697629483820648, which is negative or overflows int", func() {
+			MaxPool2x2(dst.s(), idx.s(), x, h, w)
+		})
+		dst.check(t, "MaxPool2x2 dst")
+		idx.check(t, "MaxPool2x2 idx")
+		dx := newGuarded(16, 3)
+		expectPanic(t, "simd: MaxUnpool2x2: len(dx) = 16, want h·w = 10·7378697629483820648, which is negative or overflows int", func() {
+			MaxUnpool2x2(dx.s(), make([]float32, 4), make([]float32, 4), h, w)
+		})
+		dx.check(t, "MaxUnpool2x2 dx")
+	})
+}

@@ -3,6 +3,7 @@ package simd
 import (
 	"fmt"
 	"runtime"
+	"strings"
 
 	"github.com/lanesgo/lanes/internal/freelist"
 	"github.com/lanesgo/lanes/internal/par"
@@ -44,7 +45,9 @@ var gemm table[gemmKernels]
 // k·2⁻²⁴·Σ_p |A_ip|·|B_pj| (times |alpha|) plus the rounding of the beta term.
 //
 // Sizes that are negative, strides smaller than a row, or slices too short
-// for the sizes and strides panic with a message naming them. C must not
+// for the sizes and strides panic with a message naming them; the bounds
+// are computed without overflow, so no stride passes by wrapping round
+// int. C must not
 // overlap A or B. Products of at least 2²² multiply-adds are split over the
 // calling goroutine and a persistent pool of GOMAXPROCS-1 workers, which
 // spin for a while before they park (LANES_SPIN, see the README); Sgemm is
@@ -58,7 +61,9 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 // SgemmStrided computes batch products C_i = alpha·op(A_i)·op(B_i) + beta·C_i
 // where X_i starts at element i·strideX of x (a stride of 0 shares one
 // matrix between all products, as for a weight matrix). Semantics and checks
-// are Sgemm's, applied to every product.
+// are Sgemm's, applied to every product; (batch-1)·stride is checked without
+// overflow too. An empty operand (k == 0) is not read and its stride is not
+// checked.
 func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int) {
 	if batch < 0 || strideA < 0 || strideB < 0 || strideC < 0 {
 		panic(fmt.Sprintf("simd.SgemmStrided: negative batch=%d or stride (strideA=%d strideB=%d strideC=%d)", batch, strideA, strideB, strideC))
@@ -66,12 +71,33 @@ func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	if batch == 0 {
 		return
 	}
-	// The last product starts furthest into every slice: if it fits, all do.
+	// The first product must fit; the last starts furthest into every slice
+	// (last·stride, checked by division so that it cannot wrap round).
+	sa, sb, sc := checkGemm("SgemmStrided", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	last := batch - 1
-	checkGemm("SgemmStrided (last product)", transA, transB, m, n, k,
-		a[min(last*strideA, len(a)):], lda, b[min(last*strideB, len(b)):], ldb, c[min(last*strideC, len(c)):], ldc)
+	checkStride := func(name string, x []float32, span, stride int) {
+		if span > 0 && stride > 0 && last > (len(x)-span)/stride {
+			panic(fmt.Sprintf("simd.SgemmStrided: len(%s)=%d too short for batch=%d products of %d elements each at stride%s=%d (m=%d n=%d k=%d)",
+				name, len(x), batch, span, strings.ToUpper(name), stride, m, n, k))
+		}
+	}
+	checkStride("a", a, sa, strideA)
+	checkStride("b", b, sb, strideB)
+	checkStride("c", c, sc, strideC)
+	if sc == 0 {
+		return // C is empty: nothing to compute
+	}
 	for i := 0; i < batch; i++ {
-		sgemm(transA, transB, m, n, k, alpha, a[i*strideA:], lda, b[i*strideB:], ldb, beta, c[i*strideC:], ldc)
+		// An operand that is empty (k == 0) is not read: its stride may
+		// point anywhere.
+		var ai, bi []float32
+		if sa > 0 {
+			ai = a[i*strideA:]
+		}
+		if sb > 0 {
+			bi = b[i*strideB:]
+		}
+		sgemm(transA, transB, m, n, k, alpha, ai, lda, bi, ldb, beta, c[i*strideC:], ldc)
 	}
 }
 
@@ -88,7 +114,7 @@ func Sgemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float
 	if lda < max(1, n) {
 		panic(fmt.Sprintf("simd.Sgemv: lda=%d < n=%d", lda, n))
 	}
-	if m > 0 && n > 0 && len(a) < (m-1)*lda+n {
+	if !fitsMatrix(len(a), m, n, lda) {
 		panic(fmt.Sprintf("simd.Sgemv: len(a)=%d too short for m=%d n=%d lda=%d", len(a), m, n, lda))
 	}
 	lx, ly := n, m
@@ -127,25 +153,27 @@ func gemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float3
 	}
 }
 
-// checkGemm panics on sizes, strides or lengths that do not fit.
-func checkGemm(fn string, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+// checkGemm panics on sizes, strides or lengths that do not fit, and
+// returns the number of elements of a, b and c the product reaches (0 for an
+// empty operand). Every bound is checked without overflow (fitsMatrix), so
+// that no stride, however large, passes by wrapping round.
+func checkGemm(fn string, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) (sa, sb, sc int) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("simd.%s: negative size m=%d n=%d k=%d", fn, m, n, k))
 	}
-	check := func(name string, x []float32, ld, rows, cols int, trans bool) {
+	check := func(name string, x []float32, ld, rows, cols int, trans bool) int {
 		if trans {
 			rows, cols = cols, rows
 		}
 		if ld < max(1, cols) {
 			panic(fmt.Sprintf("simd.%s: ld%s=%d < %d columns of %s (m=%d n=%d k=%d, trans=%v)", fn, name, ld, cols, name, m, n, k, trans))
 		}
-		if rows > 0 && cols > 0 && len(x) < (rows-1)*ld+cols {
+		if !fitsMatrix(len(x), rows, cols, ld) {
 			panic(fmt.Sprintf("simd.%s: len(%s)=%d too short for %d×%d with ld%s=%d (m=%d n=%d k=%d, trans=%v)", fn, name, len(x), rows, cols, name, ld, m, n, k, trans))
 		}
+		return matrixSpan(rows, cols, ld)
 	}
-	check("a", a, lda, m, k, transA)
-	check("b", b, ldb, k, n, transB)
-	check("c", c, ldc, m, n, false)
+	return check("a", a, lda, m, k, transA), check("b", b, ldb, k, n, transB), check("c", c, ldc, m, n, false)
 }
 
 // Blocking, from the data cache sizes cpuid reports. kc is the depth of a

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -176,7 +177,7 @@ func TestSgemmPanics(t *testing.T) {
 	expectPanic(t, "simd.Sgemm: len(b)=12 too short for 4×4", func() { Sgemm(false, false, 3, 4, 4, 1, a, 4, b, 4, 0, c, 4) })
 	big := make([]float32, 60)
 	expectPanic(t, "simd.Sgemm: len(c)=12 too short for 5×3", func() { Sgemm(false, false, 5, 3, 3, 1, big, 3, b, 3, 0, c, 3) })
-	expectPanic(t, "simd.SgemmStrided (last product): len(c)=6 too short for 3×3", func() {
+	expectPanic(t, "simd.SgemmStrided: len(c)=12 too short for batch=2 products of 9 elements each at strideC=6", func() {
 		SgemmStrided(false, false, 3, 3, 3, 1, big, 3, 9, big, 3, 9, 0, c, 3, 6, 2)
 	})
 	expectPanic(t, "simd.Sgemv: len(x)=12 len(y)=12, want 4 and 3", func() { Sgemv(false, 3, 4, 1, a, 4, b, 0, c) })
@@ -341,4 +342,120 @@ func comparePacked(t *testing.T, what string, got, want []float32) {
 			t.Fatalf("%s: element %d = %v (%#x), want %v (%#x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 		}
 	}
+}
+
+// TestSgemmOverflowingStrides gives Sgemm, SgemmStrided and Sgemv strides so
+// large that (rows-1)·ld + cols, or the last product's start, wraps round
+// int: each must panic naming the function and the operand, and write
+// nothing (the canaries around C stay), at every level. Before the checks
+// were overflow-proof, such strides passed them and the assembly wrote past
+// C (ld·4 bytes wraps too) or faulted in the transposing pack.
+func TestSgemmOverflowingStrides(t *testing.T) {
+	const huge = 1<<62 + 8 // ld·4 bytes wraps to 32: rows 8 elements apart
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		r := rand.New(rand.NewPCG(21, uint64(l)))
+		for _, tc := range []struct {
+			name           string
+			transA, transB bool
+			m, n, k        int
+			lda, ldb, ldc  int
+			want           string
+		}{
+			{"ldc", false, false, 64, 32, 8, 8, 32, huge, "simd.Sgemm: len(c)=2048 too short for 64×32 with ldc=4611686018427387912"},
+			{"ldc small m", false, false, 3, 4, 4, 4, 4, huge, "simd.Sgemm: len(c)=12 too short for 3×4"},
+			{"lda", false, false, 64, 32, 8, huge, 32, 32, "simd.Sgemm: len(a)=512 too short for 64×8 with lda=4611686018427387912"},
+			{"lda transA", true, false, 64, 32, 64, huge, 32, 32, "simd.Sgemm: len(a)=4096 too short for 64×64"},
+			{"ldb", false, false, 16, 32, 64, 64, huge, 32, "simd.Sgemm: len(b)=2048 too short for 64×32"},
+			{"ldb transB", false, true, 16, 64, 32, 32, huge, 64, "simd.Sgemm: len(b)=2048 too short for 64×32"},
+			{"ld MaxInt", false, false, 2, 4, 4, 4, 4, math.MaxInt, "simd.Sgemm: len(c)=8 too short for 2×4"},
+		} {
+			ra, ca := tc.m, tc.k
+			if tc.transA {
+				ra, ca = ca, ra
+			}
+			rb, cb := tc.k, tc.n
+			if tc.transB {
+				rb, cb = cb, rb
+			}
+			a, b := randSlice(r, ra*ca), randSlice(r, rb*cb)
+			g := newGuarded(tc.m*tc.n, 3)
+			expectPanic(t, tc.want, func() {
+				Sgemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, a, tc.lda, b, tc.ldb, 0, g.s(), tc.ldc)
+			})
+			g.check(t, tc.name)
+		}
+
+		// SgemmStrided: the last product's start (batch-1)·stride wraps.
+		a, b := randSlice(r, 4*4), randSlice(r, 4*4)
+		g := newGuarded(4*4, 5)
+		expectPanic(t, "simd.SgemmStrided: len(c)=16 too short for batch=5 products of 16 elements each at strideC=4611686018427387904", func() {
+			SgemmStrided(false, false, 4, 4, 4, 1, a, 4, 0, b, 4, 0, 0, g.s(), 4, 1<<62, 5)
+		})
+		expectPanic(t, "simd.SgemmStrided: len(a)=16 too short for batch=3 products", func() {
+			SgemmStrided(false, false, 4, 4, 4, 1, a, 4, math.MaxInt, b, 4, 0, 0, g.s(), 4, 0, 3)
+		})
+		expectPanic(t, "simd.SgemmStrided: len(c)=16 too short for 64×4 with ldc=4611686018427387912", func() {
+			SgemmStrided(false, false, 64, 4, 4, 1, randSlice(r, 256), 4, 0, b, 4, 0, 0, g.s(), huge, 0, 2)
+		})
+		g.check(t, "SgemmStrided")
+		// An empty operand (k == 0) is not read, so its stride is free.
+		SgemmStrided(false, false, 4, 4, 0, 1, nil, 1, math.MaxInt, nil, 4, math.MaxInt, 0, g.s(), 4, 0, 3)
+		for i, v := range g.s() {
+			if v != 0 {
+				t.Fatalf("SgemmStrided k=0: C[%d] = %v, want 0", i, v)
+			}
+		}
+		g.check(t, "SgemmStrided k=0")
+
+		// Sgemv: (m-1)·lda + n wraps.
+		x, y := randSlice(r, 8), newGuarded(64, 2)
+		expectPanic(t, "simd.Sgemv: len(a)=512 too short for m=64 n=8 lda=4611686018427387912", func() {
+			Sgemv(false, 64, 8, 1, randSlice(r, 512), huge, x, 0, y.s())
+		})
+		y.check(t, "Sgemv")
+	})
+}
+
+// FuzzSgemmArgs calls Sgemm with arbitrary sizes and strides (any int64,
+// overflowing products included) on operands of 300 elements: a call either
+// panics with a message naming simd.Sgemm and leaves C and the memory
+// around it untouched, or fits and matches the float64 product.
+func FuzzSgemmArgs(f *testing.F) {
+	f.Add(int64(3), int64(4), int64(5), int64(5), int64(4), int64(4), uint8(0))
+	f.Add(int64(64), int64(32), int64(8), int64(8), int64(32), int64(1<<62+8), uint8(0))
+	f.Add(int64(64), int64(4), int64(4), int64(1<<62+8), int64(4), int64(4), uint8(1))
+	f.Add(int64(2), int64(4), int64(4), int64(4), int64(math.MaxInt64), int64(4), uint8(2))
+	f.Add(int64(-1), int64(4), int64(4), int64(4), int64(4), int64(4), uint8(3))
+	f.Add(int64(10), int64(10), int64(0), int64(1), int64(10), int64(10), uint8(0))
+	const size = 300
+	r := rand.New(rand.NewPCG(22, 23))
+	a, b, c0 := randSlice(r, size), randSlice(r, size), randSlice(r, size)
+	f.Fuzz(func(t *testing.T, m, n, k, lda, ldb, ldc int64, flags uint8) {
+		transA, transB := flags&1 != 0, flags&2 != 0
+		forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+			g := newGuarded(size, 1)
+			copy(g.s(), c0)
+			var msg any
+			func() {
+				defer func() { msg = recover() }()
+				Sgemm(transA, transB, int(m), int(n), int(k), 1, a, int(lda), b, int(ldb), 0.5, g.s(), int(ldc))
+			}()
+			if msg != nil {
+				if s, ok := msg.(string); !ok || !strings.HasPrefix(s, "simd.Sgemm: ") {
+					t.Fatalf("m=%d n=%d k=%d lda=%d ldb=%d ldc=%d: panic %v, want a message naming simd.Sgemm", m, n, k, lda, ldb, ldc, msg)
+				}
+				g.check(t, "refused call")
+				for i, v := range g.s() {
+					if v != c0[i] {
+						t.Fatalf("m=%d n=%d k=%d lda=%d ldb=%d ldc=%d: refused call wrote C[%d]", m, n, k, lda, ldb, ldc, i)
+					}
+				}
+				return
+			}
+			g.check(t, "accepted call")
+			gc := &gemmCase{transA: transA, transB: transB, m: int(m), n: int(n), k: int(k), alpha: 1, beta: 0.5,
+				lda: int(lda), ldb: int(ldb), ldc: int(ldc), a: a, b: b, c: c0}
+			gc.check(t, fmt.Sprintf("m=%d n=%d k=%d lda=%d ldb=%d ldc=%d", m, n, k, lda, ldb, ldc))
+		})
+	})
 }
