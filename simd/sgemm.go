@@ -128,10 +128,12 @@ func Sgemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float
 }
 
 // gemv is Sgemv after its checks (also the rows of Sgemm's unpacked path).
-// alpha == 0 leaves beta·y; otherwise every product is taken, so NaN and
+// alpha == 0 or an empty A leaves beta·y; otherwise every product is taken, so NaN and
 // ±Inf in A or x propagate as in the exact arithmetic (0·Inf = NaN).
 func gemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
-	if alpha == 0 {
+	if alpha == 0 || m == 0 || n == 0 {
+		// Nothing to add (an empty A may be an empty slice: no row of it
+		// can be sliced).
 		scaleC(1, len(y), beta, y, len(y))
 		return
 	}

@@ -459,3 +459,34 @@ func FuzzSgemmArgs(f *testing.F) {
 		})
 	})
 }
+
+// TestSgemvEmpty: an empty A (m or n zero, as empty slices) gives y = beta·y
+// in both orientations at every level (with transA and n = 0, or without it
+// and m > 0 = n, the rows of A were sliced out of an empty slice).
+func TestSgemvEmpty(t *testing.T) {
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		for _, tc := range []struct {
+			trans bool
+			m, n  int
+		}{{false, 3, 0}, {true, 3, 0}, {false, 0, 3}, {true, 0, 3}, {false, 0, 0}} {
+			lx, ly := tc.n, tc.m
+			if tc.trans {
+				lx, ly = tc.m, tc.n
+			}
+			x, y := make([]float32, lx), newGuarded(ly, 1)
+			for i := range x {
+				x[i] = 1
+			}
+			for i := range y.s() {
+				y.s()[i] = 4
+			}
+			Sgemv(tc.trans, tc.m, tc.n, 2, make([]float32, tc.m*tc.n), max(1, tc.n), x, 0.5, y.s())
+			for i, v := range y.s() {
+				if v != 2 {
+					t.Fatalf("trans=%v m=%d n=%d: y[%d] = %v, want 0.5·4", tc.trans, tc.m, tc.n, i, v)
+				}
+			}
+			y.check(t, fmt.Sprintf("trans=%v m=%d n=%d", tc.trans, tc.m, tc.n))
+		}
+	})
+}
