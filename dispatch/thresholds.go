@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
 	"math"
 	"os"
@@ -166,7 +167,8 @@ type ruleF struct {
 	FLOPsPerByte *float64 `json:"flops_per_byte,omitempty"`
 }
 
-// maxThresholdsFile bounds what LoadThresholds reads.
+// maxThresholdsFile bounds what LoadThresholds reads: a calibrated file
+// is under 1 KiB, so a larger one is not a thresholds file.
 const maxThresholdsFile = 1 << 20
 
 // ParseThresholds decodes a thresholds file (see the format above).
@@ -296,13 +298,38 @@ func MarshalThresholds(t Thresholds) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// LoadThresholds reads and parses the thresholds file at path.
+// LoadThresholds reads and parses the thresholds file at path. The file
+// must be a regular file (or a symbolic link to one) of at most
+// maxThresholdsFile (1 MiB) bytes. A directory, a named pipe (FIFO), a
+// socket or a device is an error, found before the file is opened (and
+// again after: where the system has non-blocking opens, one swapped in
+// between is opened without waiting and refused), so that a
+// LANES_THRESHOLDS naming one never leaves Place waiting for a writer or
+// reading without end.
 func LoadThresholds(path string) (Thresholds, error) {
-	fh, err := os.Open(path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Thresholds{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Thresholds{}, notRegular(path, fi.Mode())
+	}
+	if fi.Size() > maxThresholdsFile {
+		return Thresholds{}, fmt.Errorf("dispatch: thresholds: %s is over %d bytes", path, maxThresholdsFile)
+	}
+	// The file may have been replaced since the Stat: open it without
+	// blocking (where the system can) and look again at what was opened.
+	fh, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return Thresholds{}, err
 	}
 	defer fh.Close()
+	if fi, err = fh.Stat(); err != nil {
+		return Thresholds{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Thresholds{}, notRegular(path, fi.Mode())
+	}
 	data, err := io.ReadAll(io.LimitReader(fh, maxThresholdsFile+1))
 	if err != nil {
 		return Thresholds{}, err
@@ -311,6 +338,22 @@ func LoadThresholds(path string) (Thresholds, error) {
 		return Thresholds{}, fmt.Errorf("dispatch: thresholds: %s is over %d bytes", path, maxThresholdsFile)
 	}
 	return ParseThresholds(data)
+}
+
+// notRegular is LoadThresholds' error for a file that is not a regular one.
+func notRegular(path string, m fs.FileMode) error {
+	what := "not a regular file"
+	switch {
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Errorf("dispatch: thresholds: %s is %s, not a regular file", path, what)
 }
 
 // WriteThresholds writes t to path (creating its directory), replacing the
