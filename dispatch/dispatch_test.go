@@ -2,6 +2,8 @@ package dispatch
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -75,32 +77,73 @@ func TestSetLevel(t *testing.T) {
 func TestEnvOverride(t *testing.T) {
 	orig := Active()
 	defer func() { active.Store(int32(orig)); envNote = "" }()
+	long := strings.Repeat("x", 10000)
 	cases := []struct {
-		env  string
-		want Level
-		note string
+		env      string
+		want     Level
+		note     string
+		warnings int
 	}{
-		{"generic", Generic, "LANES_SIMD=generic"},
-		{"bogus", orig, "ignored: not a level name"},
-		{"avx512", clamp(AVX512), ""},
-		{"neon", clamp(NEON), ""},
-		{"avx2", clamp(AVX2), ""},
+		{"generic", Generic, "LANES_SIMD=generic", 0},
+		{"bogus", Detected(), `LANES_SIMD="bogus" not understood; using ` + Detected().String() + ", the best level detected", 1},
+		{"avx2\nactive:    neon", Detected(), `LANES_SIMD="avx2\nactive:    neon" not understood`, 1},
+		{long, Detected(), `LANES_SIMD="` + long[:maxReportString] + `"... (10000 bytes) not understood`, 1},
+		{" Generic\n", Generic, `LANES_SIMD=" Generic\n"`, 0},
+		{"avx512", clamp(AVX512), "", 0},
+		{"neon", clamp(NEON), "", 0},
+		{"avx2", clamp(AVX2), "", 0},
 	}
 	for _, c := range cases {
 		active.Store(int32(orig))
-		applyEnv(c.env)
+		var warnings []string
+		applyEnv(c.env, func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) })
+		name := quoted(c.env)
 		if Active() != c.want {
-			t.Errorf("LANES_SIMD=%s: active %v, want %v", c.env, Active(), c.want)
+			t.Errorf("LANES_SIMD=%s: active %v, want %v", name, Active(), c.want)
 		}
 		if !strings.Contains(envNote, c.note) {
-			t.Errorf("LANES_SIMD=%s: note %q, want it to contain %q", c.env, envNote, c.note)
+			t.Errorf("LANES_SIMD=%s: note %q, want it to contain %q", name, envNote, c.note)
 		}
 		if want, _ := ParseLevel(c.env); c.note == "" && want != c.want && !strings.Contains(envNote, "clamped to "+c.want.String()) {
-			t.Errorf("LANES_SIMD=%s: clamp not explained: %q", c.env, envNote)
+			t.Errorf("LANES_SIMD=%s: clamp not explained: %q", name, envNote)
 		}
-		if c.env != "bogus" && !strings.Contains(Report(), envNote) {
-			t.Errorf("Report does not explain LANES_SIMD=%s:\n%s", c.env, Report())
+		r := Report()
+		if !strings.Contains(r, "active:    "+c.want.String()+" ("+envNote+")\n") {
+			t.Errorf("Report does not explain LANES_SIMD=%s:\n%s", name, r)
 		}
+		if len(warnings) != c.warnings || c.warnings > 0 && (!strings.Contains(warnings[0], "is not a level name") || strings.Contains(warnings[0], "\n")) {
+			t.Errorf("LANES_SIMD=%s: warnings %q, want %d", name, warnings, c.warnings)
+		}
+		if len(r) > 4000 {
+			t.Errorf("LANES_SIMD=%s: Report is %d bytes long", name, len(r))
+		}
+	}
+}
+
+// TestEnvGarbageChild starts the test binary with LANES_SIMD=garbage: one
+// warning at start-up, the detected level, and Report says why.
+func TestEnvGarbageChild(t *testing.T) {
+	if os.Getenv("LANES_SIMD_CHILD") == "1" {
+		for range 3 {
+			Place(Work{Op: OpMatMul})
+			fmt.Print(Report())
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestEnvGarbageChild$")
+	cmd.Env = append(os.Environ(), "LANES_SIMD_CHILD=1", "LANES_SIMD=garbage", ThresholdsEnv+"=default")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s%s", err, out, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), `lanes: LANES_SIMD="garbage" is not a level name`); n != 1 {
+		t.Errorf("%d warnings on stderr, want 1:\n%s", n, stderr.String())
+	}
+	want := fmt.Sprintf("active:    %v (LANES_SIMD=\"garbage\" not understood; using %[1]v, the best level detected)\n", Detected())
+	if n := strings.Count(string(out), want); n != 3 {
+		t.Errorf("%d reports contain %q, want 3:\n%s", n, want, out)
 	}
 }
 

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"fmt"
+	"log"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -105,26 +106,36 @@ func clamp(want Level) Level {
 func init() {
 	detected = detect()
 	active.Store(int32(detected))
-	applyEnv(os.Getenv("LANES_SIMD"))
+	applyEnv(os.Getenv("LANES_SIMD"), log.Printf)
 }
 
 // applyEnv honours a LANES_SIMD request and records what it did for Report.
-func applyEnv(v string) {
+// A value that is not a level name leaves the detected level in force and
+// is reported through warn (log.Printf: once, at start-up) and by Report.
+func applyEnv(v string, warn func(string, ...any)) {
 	envNote = ""
 	if v == "" {
 		return
 	}
 	want, err := ParseLevel(v)
 	if err != nil {
-		envNote = fmt.Sprintf("LANES_SIMD=%q ignored: not a level name", v)
+		got := detected
+		envLevel = got
+		active.Store(int32(got))
+		envNote = fmt.Sprintf("LANES_SIMD=%s not understood; using %v, the best level detected", quoted(v), got)
+		warn("lanes: LANES_SIMD=%s is not a level name (generic, avx2, avx512 or neon); using %v, the best level detected", quoted(v), got)
 		return
+	}
+	shown := v
+	if v != want.String() {
+		shown = quoted(v) // " AVX2\n" is accepted, but printed as written it would break Report's line
 	}
 	got := clamp(want)
 	envLevel = got
 	active.Store(int32(got))
 	if got == want {
-		envNote = fmt.Sprintf("LANES_SIMD=%s", v)
+		envNote = fmt.Sprintf("LANES_SIMD=%s", shown)
 	} else {
-		envNote = fmt.Sprintf("LANES_SIMD=%s clamped to %v: this CPU (in this build) has at most %v", v, got, detected)
+		envNote = fmt.Sprintf("LANES_SIMD=%s clamped to %v: this CPU (in this build) has at most %v", shown, got, detected)
 	}
 }

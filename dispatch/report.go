@@ -3,7 +3,9 @@ package dispatch
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/klauspost/cpuid/v2"
 
@@ -62,4 +64,49 @@ func size(n int) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// maxReportString caps, in bytes, a string Report (or a warning) shows
+// from outside the program: a thresholds file's "cpu" and "device", its
+// path, an environment variable's value. The longest a calibration
+// writes (a CPU brand string, a GPU name) is well under 100.
+const maxReportString = 200
+
+// clip returns s cut to at most maxReportString bytes at a rune boundary,
+// and whether it was cut.
+func clip(s string) (string, bool) {
+	if len(s) <= maxReportString {
+		return s, false
+	}
+	n := maxReportString
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+// quoted returns s as a Go string literal (control characters, invalid
+// UTF-8 and other unprintable runes escaped), clipped to maxReportString
+// bytes with "..." and the full length after a cut.
+func quoted(s string) string {
+	c, cut := clip(s)
+	if cut {
+		return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(c), len(s))
+	}
+	return strconv.Quote(c)
+}
+
+// reportString returns s as it is when it is printable UTF-8 of at most
+// maxReportString bytes, else quoted(s): a string from a file can neither
+// break Report's lines nor flood them.
+func reportString(s string) string {
+	if len(s) > maxReportString || !utf8.ValidString(s) {
+		return quoted(s)
+	}
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return quoted(s)
+		}
+	}
+	return s
 }
