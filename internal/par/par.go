@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,15 +49,32 @@ var (
 )
 
 func init() {
-	if s, ok := os.LookupEnv("LANES_SPIN"); ok {
-		d, err := time.ParseDuration(s)
-		if err != nil || d < 0 {
-			fmt.Fprintf(os.Stderr, "lanes: LANES_SPIN=%q is not a duration ≥ 0 (such as 0, 500us or 2ms); using %v\n", s, DefaultSpin)
-			spinNote = fmt.Sprintf("default; LANES_SPIN=%q ignored", s)
-			return
-		}
-		spin, spinNote = d, "LANES_SPIN"
+	var warning string
+	spin, spinNote, warning = spinFromEnv(os.Getenv("LANES_SPIN"))
+	if warning != "" {
+		fmt.Fprintln(os.Stderr, warning)
 	}
+}
+
+// spinFromEnv reads a LANES_SPIN value: the spin time, the note Spin
+// returns and, for a value that is not a duration ≥ 0, the one warning
+// printed at start-up. An empty value is no value, as for LANES_SIMD and
+// LANES_THRESHOLDS. The value is quoted and cut to 64 bytes in the note
+// and the warning, which end up in dispatch.Report and in logs.
+func spinFromEnv(s string) (d time.Duration, note, warning string) {
+	if s == "" {
+		return DefaultSpin, "default", ""
+	}
+	d, err := time.ParseDuration(s)
+	if err == nil && d >= 0 {
+		return d, "LANES_SPIN", ""
+	}
+	v := strconv.Quote(s)
+	if len(s) > 64 {
+		v = strconv.Quote(s[:64]) + fmt.Sprintf("... (%d bytes)", len(s))
+	}
+	return DefaultSpin, fmt.Sprintf("default; LANES_SPIN=%s ignored", v),
+		fmt.Sprintf("lanes: LANES_SPIN=%s is not a duration ≥ 0 (such as 0, 500us or 2ms); using %v", v, DefaultSpin)
 }
 
 // Spin returns how long an idle worker polls for work before it parks, and

@@ -2,9 +2,11 @@ package par
 
 import (
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // counter counts how often each index is run.
@@ -84,5 +86,34 @@ func BenchmarkFor(b *testing.B) {
 	c := &counter{hits: make([]atomic.Int32, 2)}
 	for b.Loop() {
 		For(c, 2, 2)
+	}
+}
+
+// TestSpinFromEnv: a LANES_SPIN that is not a duration ≥ 0 keeps the
+// default, with one warning and a note for Report that both quote the
+// value, cut to 64 bytes; an empty one is no value.
+func TestSpinFromEnv(t *testing.T) {
+	long := strings.Repeat("9", 100000) + "ms"
+	for _, c := range []struct {
+		env     string
+		spin    time.Duration
+		note    string
+		warning string
+	}{
+		{"", DefaultSpin, "default", ""},
+		{"0", 0, "LANES_SPIN", ""},
+		{"500us", 500 * time.Microsecond, "LANES_SPIN", ""},
+		{"garbage", DefaultSpin, `default; LANES_SPIN="garbage" ignored`, `lanes: LANES_SPIN="garbage" is not a duration ≥ 0`},
+		{"-1ms", DefaultSpin, `default; LANES_SPIN="-1ms" ignored`, `LANES_SPIN="-1ms" is not a duration`},
+		{"2ms\nworkers: 9", DefaultSpin, `default; LANES_SPIN="2ms\nworkers: 9" ignored`, `LANES_SPIN="2ms\nworkers: 9" is not`},
+		{long, DefaultSpin, `default; LANES_SPIN="` + long[:64] + `"... (100002 bytes) ignored`, `"... (100002 bytes) is not a duration`},
+	} {
+		d, note, warning := spinFromEnv(c.env)
+		if d != c.spin || note != c.note || (c.warning == "") != (warning == "") || !strings.Contains(warning, c.warning) {
+			t.Errorf("LANES_SPIN=%.80q: %v, %q, warning %.200q; want %v, %q, a warning containing %q", c.env, d, note, warning, c.spin, c.note, c.warning)
+		}
+		if strings.Contains(note+warning, "\n") {
+			t.Errorf("LANES_SPIN=%.80q: a raw newline in %q or %q", c.env, note, warning)
+		}
 	}
 }
