@@ -141,9 +141,10 @@ func (t *Thresholds) Describe() string {
 //	             "device": {"gpu": true, "min_flops": 1.1e8, "flops_per_byte": 0}}
 //	}
 //
-// Loading is strict: an unknown version, a missing or unknown field, a value
-// of the wrong type, a negative or non-finite number, or min_flops and
-// flops_per_byte on a rule with "gpu": false reject the whole file.
+// Loading is strict: an unknown version, a missing or unknown field, a key
+// spelled in another case ("Version") or given twice, a value of the wrong
+// type, a negative or non-finite number, or min_flops and flops_per_byte
+// on a rule with "gpu": false reject the whole file.
 const thresholdsVersion = 1
 
 type thresholdsFile struct {
@@ -181,6 +182,11 @@ func ParseThresholds(data []byte) (Thresholds, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return Thresholds{}, errors.New("dispatch: thresholds: data after the object")
+	}
+	// encoding/json matches keys without regard to case and lets a
+	// repeated key overwrite the first: look at the keys as written.
+	if err := checkKeys(json.NewDecoder(bytes.NewReader(data)), "", fileKeys); err != nil {
+		return Thresholds{}, err
 	}
 	switch {
 	case f.Version == nil:
@@ -220,6 +226,72 @@ func ParseThresholds(data []byte) (Thresholds, error) {
 		}
 	}
 	return t, nil
+}
+
+// keySet is the keys an object of the file may have, each with the keys of
+// its value when that is an object (nil for a number, string or bool).
+type keySet map[string]keySet
+
+var (
+	ruleKeys = keySet{"gpu": nil, "min_flops": nil, "flops_per_byte": nil}
+	opKeys   = keySet{"host": ruleKeys, "device": ruleKeys}
+	fileKeys = keySet{"version": nil, "calibrated": nil, "cpu": nil, "device": nil, "margin": nil,
+		"matmul": opKeys, "conv2d": opKeys}
+)
+
+// checkKeys reads the next value from dec, a file that json.Decoder has
+// already decoded into thresholdsFile without error, and rejects a key
+// given twice in one object or not spelled exactly as in keys (the
+// decoder rejected keys that match none in any case). at is the path of
+// the value ("" for the file, "matmul.host" for a rule).
+func checkKeys(dec *json.Decoder, at string, keys keySet) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("dispatch: thresholds: %w", err)
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return nil // a number, string, bool or null
+	}
+	if d == '[' { // not in a file that decoded, but skip it whole
+		for dec.More() {
+			if err := checkKeys(dec, at, nil); err != nil {
+				return err
+			}
+		}
+		_, err := dec.Token()
+		return err
+	}
+	seen := make(map[string]bool, len(keys))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("dispatch: thresholds: %w", err)
+		}
+		k := tok.(string)
+		name := k
+		if at != "" {
+			name = at + "." + k
+		}
+		sub, known := keys[k]
+		if !known {
+			for want := range keys {
+				if strings.EqualFold(want, k) {
+					return fmt.Errorf("dispatch: thresholds: key %q: keys are case-sensitive, want %q", name, want)
+				}
+			}
+			return fmt.Errorf("dispatch: thresholds: unknown key %q", name)
+		}
+		if seen[k] {
+			return fmt.Errorf("dispatch: thresholds: duplicate key %q", name)
+		}
+		seen[k] = true
+		if err := checkKeys(dec, name, sub); err != nil {
+			return err
+		}
+	}
+	_, err = dec.Token() // '}'
+	return err
 }
 
 func (r *ruleF) rule(name string) (Rule, error) {

@@ -77,6 +77,16 @@ var malformedFiles = []struct{ name, data, why string }{
 	{"bad time", strings.Replace(validFile, `2025-06-01T12:00:00Z`, `yesterday`, 1), "calibrated"},
 	{"trailing data", validFile + ` {}`, "data after the object"},
 	{"truncated", validFile[:len(validFile)-3], "unexpected EOF"},
+	{"key case", strings.Replace(validFile, `"version"`, `"Version"`, 1), `key "Version": keys are case-sensitive, want "version"`},
+	{"nested key case", strings.Replace(validFile, `"min_flops": 2.9e9`, `"MIN_FLOPS": 2.9e9`, 1), `key "matmul.host.MIN_FLOPS": keys are case-sensitive`},
+	{"object key case", strings.Replace(validFile, `"conv2d"`, `"Conv2D"`, 1), `key "Conv2D": keys are case-sensitive, want "conv2d"`},
+	{"key folded by Unicode", strings.Replace(validFile, `"flops_per_byte": 31.5`, `"flop\u017f_per_byte": 31.5`, 1), "key \"matmul.host.flop\u017f_per_byte\": keys are case-sensitive"},
+	{"duplicate key", strings.Replace(validFile, `"margin": 0.1`, `"margin": 0.1, "margin": 0.2`, 1), `duplicate key "margin"`},
+	{"duplicate key in another case", strings.Replace(validFile, `"margin": 0.1`, `"margin": 0.1, "MARGIN": 0.2`, 1), `key "MARGIN": keys are case-sensitive`},
+	{"duplicate escaped key", strings.Replace(validFile, `"margin": 0.1`, `"margin": 0.1, "m\u0061rgin": 0.2`, 1), `duplicate key "margin"`},
+	{"duplicate nested key", strings.Replace(validFile, `{"gpu": false}`, `{"gpu": false, "gpu": false}`, 1), `duplicate key "conv2d.host.gpu"`},
+	{"duplicate rule", strings.Replace(validFile, `"host": {"gpu": false}`, `"host": {"gpu": false}, "host": {"gpu": false}`, 1), `duplicate key "conv2d.host"`},
+	{"duplicate op", validFile[:len(validFile)-1] + `, "matmul": {"host": {"gpu": false}, "device": {"gpu": false}}}`, `duplicate key "matmul"`},
 }
 
 func TestParseThresholdsRejects(t *testing.T) {
@@ -88,6 +98,40 @@ func TestParseThresholdsRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.why) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.why)
 		}
+	}
+}
+
+// TestCommittedThresholdsLoad loads the thresholds files committed to the
+// repository (bench/results) and the example in the README: the strict
+// loader still reads what calibrate wrote.
+func TestCommittedThresholdsLoad(t *testing.T) {
+	files, _ := filepath.Glob("../bench/results/*/thresholds.json")
+	if len(files) == 0 {
+		t.Skip("no committed thresholds files (not in the repository?)")
+	}
+	for _, f := range files {
+		got, err := LoadThresholds(f)
+		if err != nil || got.Calibrated.IsZero() || got.Device == "" || got == DefaultThresholds() {
+			t.Errorf("LoadThresholds(%s) = %+v, %v", f, got, err)
+		}
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, block := range strings.Split(string(readme), "```json\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		if !strings.Contains(block, `"matmul"`) {
+			continue
+		}
+		n++
+		if _, err := ParseThresholds([]byte(block)); err != nil {
+			t.Errorf("README's thresholds example: %v\n%s", err, block)
+		}
+	}
+	if n == 0 {
+		t.Error("no thresholds example found in README.md")
 	}
 }
 
@@ -188,7 +232,7 @@ func TestThresholdsFileWarnsOnce(t *testing.T) {
 	if prev := SetPlacer(nil); prev != nil {
 		defer SetPlacer(prev)
 	}
-	saved := current.Load()
+	saved := currentThresholds() // loaded, so that the restore below leaves thresholds in force
 	defer func() { current.Store(saved) }()
 	var logged strings.Builder
 	log.SetOutput(&logged)
@@ -374,3 +418,4 @@ func TestSetAccelerator(t *testing.T) {
 		t.Errorf("RegisteredAccelerator() = %v", a)
 	}
 }
+

@@ -103,7 +103,7 @@ func TestThresholdsFIFODoesNotBlockPlace(t *testing.T) {
 	if prev := SetPlacer(nil); prev != nil {
 		defer SetPlacer(prev)
 	}
-	saved := current.Load()
+	saved := currentThresholds() // loaded, so that the restore below leaves thresholds in force
 	defer func() { current.Store(saved) }()
 	var logged strings.Builder
 	var mu sync.Mutex
