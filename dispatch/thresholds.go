@@ -329,7 +329,7 @@ func MarshalThresholds(t Thresholds) ([]byte, error) {
 	v := thresholdsVersion
 	f := thresholdsFile{Version: &v, CPU: t.CPU, Device: t.Device}
 	if !t.Calibrated.IsZero() {
-		f.Calibrated = t.Calibrated.UTC().Format(time.RFC3339)
+		f.Calibrated = t.Calibrated.UTC().Format(time.RFC3339Nano) // whole seconds as RFC3339; a fraction kept
 	}
 	if t.Margin != 0 {
 		f.Margin = &t.Margin

@@ -419,3 +419,34 @@ func TestSetAccelerator(t *testing.T) {
 	}
 }
 
+// FuzzParseThresholds: any input is an error or thresholds that write
+// back to a file that reads the same, and whose strings print on one
+// line of Report.
+func FuzzParseThresholds(f *testing.F) {
+	f.Add([]byte(validFile))
+	f.Add([]byte(strings.Replace(validFile, `12:00:00Z`, `12:00:00.5+05:30`, 1)))
+	for _, c := range malformedFiles {
+		f.Add([]byte(c.data))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := ParseThresholds(data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "dispatch: thresholds: ") {
+				t.Fatalf("error %q does not name the package", err)
+			}
+			return
+		}
+		out, err := MarshalThresholds(got)
+		if err != nil {
+			t.Fatalf("MarshalThresholds(%+v): %v", got, err)
+		}
+		back, err := ParseThresholds(out)
+		if err != nil || !back.Calibrated.Equal(got.Calibrated) {
+			t.Fatalf("the file written does not read back: %v\n%s", err, out)
+		}
+		back.Calibrated = got.Calibrated // same instant, maybe another zone
+		if back != got {
+			t.Fatalf("round trip: %+v, want %+v", back, got)
+		}
+	})
+}
