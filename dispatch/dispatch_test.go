@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -97,7 +100,7 @@ func TestEnvOverride(t *testing.T) {
 		active.Store(int32(orig))
 		var warnings []string
 		applyEnv(c.env, func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) })
-		name := quoted(c.env)
+		name := quoted(c.env, maxReportString)
 		if Active() != c.want {
 			t.Errorf("LANES_SIMD=%s: active %v, want %v", name, Active(), c.want)
 		}
@@ -251,4 +254,94 @@ func TestPlace(t *testing.T) {
 	if OpConv2D.String() != "Conv2D" || OnGPU.String() != "gpu" {
 		t.Error("names")
 	}
+}
+
+func TestPrintable(t *testing.T) {
+	long := strings.Repeat("é", 300) // 600 bytes: the cut falls inside a rune
+	for _, c := range []struct{ in, want string }{
+		{"", ""},
+		{"NVIDIA H100 80GB HBM3 (sm_90, 79 GiB)", "NVIDIA H100 80GB HBM3 (sm_90, 79 GiB)"},
+		{"Intel(R) Xeon(R) Processor, GOMAXPROCS 16, avx512", "Intel(R) Xeon(R) Processor, GOMAXPROCS 16, avx512"},
+		{"Ünïcödé GPU", "Ünïcödé GPU"},
+		{"a\nb", `"a\nb"`},
+		{"tab\there", `"tab\there"`},
+		{"\x1b[2Jclear", `"\x1b[2Jclear"`},
+		{"abc\u202etxt.exe", `"abc\u202etxt.exe"`},
+		{"bad \xff utf-8", `"bad \xff utf-8"`},
+		{`a "quoted" \ name`, `a "quoted" \ name`},
+		{long, `"` + strings.Repeat("é", 100) + `"... (600 bytes)`},
+	} {
+		if got := printable(c.in, maxReportString); got != c.want {
+			t.Errorf("printable(%q) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// reportLines returns Report's lines after checking that it has exactly
+// one of each (TestReportFields' keys) and no other.
+func reportLines(t *testing.T, r string) {
+	t.Helper()
+	var keys []string
+	for _, line := range strings.Split(strings.TrimSuffix(r, "\n"), "\n") {
+		k, _, _ := strings.Cut(line, ":")
+		if k != "caches" && k != "features" && k != "missing" {
+			keys = append(keys, k)
+		}
+	}
+	if diff := cmp.Diff([]string{"cpu", "build", "levels", "active", "workers", "placement", "devices"}, keys); diff != "" {
+		t.Errorf("Report lines (-want +got):\n%s\n%s", diff, r)
+	}
+}
+
+// TestReportQuotesFileStrings gives Report thresholds whose "cpu",
+// "device" and path hold newlines, escape sequences and megabytes: each
+// stays on its line, quoted, cut to maxReportString bytes.
+func TestReportQuotesFileStrings(t *testing.T) {
+	if prev := SetPlacer(nil); prev != nil {
+		defer SetPlacer(prev)
+	}
+	defer SetThresholds(ActiveThresholds())
+	dir := filepath.Join(t.TempDir(), "a\nplacement: b")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	th := DefaultThresholds()
+	th.Calibrated = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	th.CPU = "evil CPU\nactive:    generic (forced)"
+	th.Device = "GPU\x1b[2J" + strings.Repeat("x", 100000)
+	path := filepath.Join(dir, "thresholds.json")
+	if err := WriteThresholds(path, th); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	got := loadInstalled(env(map[string]string{ThresholdsEnv: path}), nil, func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) })
+	if len(warnings) != 0 || got.t != th {
+		t.Fatalf("the file does not load: %q", warnings)
+	}
+	if want := strconv.Quote(path); got.source != want {
+		t.Errorf("source %s, want %s", got.source, want)
+	}
+	SetThresholds(got.t, got.source)
+	r := Report()
+	reportLines(t, r)
+	for _, want := range []string{
+		"placement: thresholds from " + strconv.Quote(path) + " (calibrated 2025-06-01 on ",
+		`on "evil CPU\nactive:    generic (forced)", "GPU\x1b[2J` + strings.Repeat("x", maxReportString-7) + `"... (100007 bytes)): MatMul host`,
+	} {
+		if !strings.Contains(r, want) {
+			t.Errorf("Report lacks %q:\n%.2000s", want, r)
+		}
+	}
+	if len(r) > 8000 {
+		t.Errorf("Report is %d bytes long", len(r))
+	}
+
+	// A file that is rejected: the warning is one line too.
+	missing := filepath.Join(dir, "none\n.json")
+	got = loadInstalled(env(map[string]string{ThresholdsEnv: missing}), nil, func(f string, a ...any) { warnings = append(warnings, fmt.Sprintf(f, a...)) })
+	if len(warnings) != 1 || strings.Contains(warnings[0], "\n") || !strings.Contains(warnings[0], strconv.Quote(missing)) {
+		t.Errorf("warnings %q", warnings)
+	}
+	SetThresholds(got.t, got.source)
+	reportLines(t, Report())
 }

@@ -122,13 +122,13 @@ func applyEnv(v string, warn func(string, ...any)) {
 		got := detected
 		envLevel = got
 		active.Store(int32(got))
-		envNote = fmt.Sprintf("LANES_SIMD=%s not understood; using %v, the best level detected", quoted(v), got)
-		warn("lanes: LANES_SIMD=%s is not a level name (generic, avx2, avx512 or neon); using %v, the best level detected", quoted(v), got)
+		envNote = fmt.Sprintf("LANES_SIMD=%s not understood; using %v, the best level detected", quoted(v, maxReportString), got)
+		warn("lanes: LANES_SIMD=%s is not a level name (generic, avx2, avx512 or neon); using %v, the best level detected", quoted(v, maxReportString), got)
 		return
 	}
 	shown := v
 	if v != want.String() {
-		shown = quoted(v) // " AVX2\n" is accepted, but printed as written it would break Report's line
+		shown = quoted(v, maxReportString) // " AVX2\n" is accepted, but printed as written it would break Report's line
 	}
 	got := clamp(want)
 	envLevel = got

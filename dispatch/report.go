@@ -66,19 +66,23 @@ func size(n int) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// maxReportString caps, in bytes, a string Report (or a warning) shows
-// from outside the program: a thresholds file's "cpu" and "device", its
-// path, an environment variable's value. The longest a calibration
-// writes (a CPU brand string, a GPU name) is well under 100.
-const maxReportString = 200
+// The longest strings from outside the program (a thresholds file, its
+// path, the environment) that Report and the warnings show, in bytes: a
+// value such as a thresholds file's "cpu" and "device" (calibration
+// writes a CPU brand string and a GPU name, well under 100), and a path
+// or an error (PATH_MAX on Linux is 4096).
+const (
+	maxReportString = 200
+	maxReportPath   = 4096
+)
 
-// clip returns s cut to at most maxReportString bytes at a rune boundary,
-// and whether it was cut.
-func clip(s string) (string, bool) {
-	if len(s) <= maxReportString {
+// clip returns s cut to at most max bytes at a rune boundary, and whether
+// it was cut.
+func clip(s string, max int) (string, bool) {
+	if len(s) <= max {
 		return s, false
 	}
-	n := maxReportString
+	n := max
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
@@ -86,26 +90,28 @@ func clip(s string) (string, bool) {
 }
 
 // quoted returns s as a Go string literal (control characters, invalid
-// UTF-8 and other unprintable runes escaped), clipped to maxReportString
-// bytes with "..." and the full length after a cut.
-func quoted(s string) string {
-	c, cut := clip(s)
+// UTF-8 and other unprintable runes escaped), cut to max bytes, with
+// "..." and the full length after a cut.
+func quoted(s string, max int) string {
+	c, cut := clip(s, max)
 	if cut {
 		return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(c), len(s))
 	}
 	return strconv.Quote(c)
 }
 
-// reportString returns s as it is when it is printable UTF-8 of at most
-// maxReportString bytes, else quoted(s): a string from a file can neither
-// break Report's lines nor flood them.
-func reportString(s string) string {
-	if len(s) > maxReportString || !utf8.ValidString(s) {
-		return quoted(s)
+// printable returns s as it is when it is printable UTF-8 (spaces
+// included, no other control or format characters) of at most max bytes,
+// else quoted(s, max): a string from outside can neither break Report's
+// lines (or a warning's) nor flood them, and an ordinary one reads as
+// written.
+func printable(s string, max int) string {
+	if len(s) > max || !utf8.ValidString(s) {
+		return quoted(s, max)
 	}
 	for _, r := range s {
 		if !strconv.IsPrint(r) {
-			return quoted(s)
+			return quoted(s, max)
 		}
 	}
 	return s

@@ -527,14 +527,15 @@ func loadInstalled(getenv func(string) string, configDir func() (string, error),
 		return installed{DefaultThresholds(), "built-in defaults (" + why + ")"}
 	}
 	t, err := LoadThresholds(path)
+	shown := printable(path, maxReportPath) // a source, printed by Report
 	switch {
 	case err == nil:
-		return installed{t, path}
+		return installed{t, shown}
 	case errors.Is(err, os.ErrNotExist) && !explicit:
-		return installed{DefaultThresholds(), "built-in defaults (no " + path + "; run `go -C bench run ./cmd/calibrate`)"}
+		return installed{DefaultThresholds(), "built-in defaults (no " + shown + "; run `go -C bench run ./cmd/calibrate`)"}
 	}
-	warn("lanes: thresholds file %s not used (%v); placing with the built-in defaults", path, err)
-	return installed{DefaultThresholds(), "built-in defaults (" + path + " rejected: see the log)"}
+	warn("lanes: thresholds file %s not used (%s); placing with the built-in defaults", shown, printable(err.Error(), maxReportPath))
+	return installed{DefaultThresholds(), "built-in defaults (" + shown + " rejected: see the log)"}
 }
 
 // SetThresholds makes t the thresholds Place follows when no Placer is
@@ -548,7 +549,8 @@ func SetThresholds(t Thresholds, source string) (prev Thresholds, prevSource str
 }
 
 // ActiveThresholds returns the thresholds in force and where they came
-// from: a file's path, or the reason for the built-in defaults.
+// from: a file's path (quoted as a Go string if it has characters that
+// are not printable), or the reason for the built-in defaults.
 func ActiveThresholds() (Thresholds, string) {
 	c := currentThresholds()
 	return c.t, c.source
@@ -558,13 +560,13 @@ func ActiveThresholds() (Thresholds, string) {
 func thresholdsNote() string {
 	c := currentThresholds()
 	var b strings.Builder
-	fmt.Fprintf(&b, "thresholds from %s", c.source)
+	fmt.Fprintf(&b, "thresholds from %s", printable(c.source, maxReportPath))
 	if !c.t.Calibrated.IsZero() {
-		dev := c.t.Device
-		if dev == "" {
+		dev := printable(c.t.Device, maxReportString)
+		if c.t.Device == "" {
 			dev = "no GPU"
 		}
-		fmt.Fprintf(&b, " (calibrated %s on %s, %s)", c.t.Calibrated.Format(time.DateOnly), c.t.CPU, dev)
+		fmt.Fprintf(&b, " (calibrated %s on %s, %s)", c.t.Calibrated.Format(time.DateOnly), printable(c.t.CPU, maxReportString), dev)
 	}
 	fmt.Fprintf(&b, ": %s", c.t.Describe())
 	return b.String()
