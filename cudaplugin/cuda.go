@@ -171,6 +171,9 @@ func deviceInfo(i int) (dispatch.DeviceInfo, float64, error) {
 }
 
 // GPU is one CUDA device opened by Open. It is safe for concurrent use.
+// A nil *GPU (what Open returns with an error) is no device: its methods
+// return an error matching ErrUnavailable, or tensor.CPU, OnCPU, "" and
+// zero values, as in the build without -tags cuda.
 type GPU struct {
 	ordinal  int
 	dev      tensor.Device
@@ -183,6 +186,17 @@ type GPU struct {
 	enabled  atomic.Bool
 	closed   atomic.Bool
 }
+
+// errNilGPU is what the methods of a GPU that Open did not make (a nil
+// *GPU, as Open and Enable return with their error, or a zero GPU)
+// return: there is no device behind it.
+const errNilGPU = unavailable("cudaplugin: nil *GPU (Open or Enable failed, or was not called)")
+
+// opened reports whether Open made g. The methods of a GPU it did not
+// make answer as those of the build without -tags cuda: errNilGPU (which
+// matches ErrUnavailable) from those with an error, tensor.CPU from
+// Device, OnCPU from Place, "" from Name, zero Info and Stats.
+func (g *GPU) opened() bool { return g != nil && g.resident != nil }
 
 // maxLanes is the number of offloaded ops in flight at once; more wait.
 const maxLanes = 4
@@ -220,7 +234,7 @@ func Open(ordinal int) (*GPU, error) {
 		return nil, err
 	}
 	if ordinal < 0 || ordinal >= n {
-		return nil, fmt.Errorf("cudaplugin: device %d of %d", ordinal, n)
+		return nil, unavailable(fmt.Sprintf("cudaplugin: no CUDA device %d (%d found)", ordinal, n))
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -260,20 +274,38 @@ func Enable() (*GPU, error) {
 }
 
 // Device is the tensor.Device of the GPU's tensors.
-func (g *GPU) Device() tensor.Device { return g.dev }
+func (g *GPU) Device() tensor.Device {
+	if !g.opened() {
+		return tensor.CPU
+	}
+	return g.dev
+}
 
 // Info describes the device.
-func (g *GPU) Info() dispatch.DeviceInfo { return g.info }
+func (g *GPU) Info() dispatch.DeviceInfo {
+	if !g.opened() {
+		return dispatch.DeviceInfo{}
+	}
+	return g.info
+}
 
 // Stats returns the counters of the pool of device-resident buffers and of
 // the pool of offloaded ops.
-func (g *GPU) Stats() (resident, staging PoolStats) { return g.resident.Stats(), g.staging.Stats() }
+func (g *GPU) Stats() (resident, staging PoolStats) {
+	if !g.opened() {
+		return
+	}
+	return g.resident.Stats(), g.staging.Stats()
+}
 
 // Close waits for the queued work, frees the pooled buffers, the streams
 // and the staging buffers, and unregisters the device (and the backend and
 // placer if Enable installed them). Device tensors still alive must not
 // be used afterwards; their memory is freed when they are collected.
 func (g *GPU) Close() error {
+	if !g.opened() {
+		return errNilGPU
+	}
 	if g.closed.Swap(true) {
 		return ErrClosed
 	}
@@ -315,6 +347,9 @@ func (g *GPU) Close() error {
 // enter locks the goroutine to its thread and makes the GPU's device
 // current on it; exit undoes the lock.
 func (g *GPU) enter() error {
+	if !g.opened() {
+		return errNilGPU
+	}
 	runtime.LockOSThread()
 	var err error
 	switch {
@@ -346,7 +381,7 @@ func (g *GPU) Sync() error {
 // Place implements dispatch.Placer (place.go); everything is the CPU's
 // once the plugin is disabled or the GPU closed.
 func (g *GPU) Place(w dispatch.Work) dispatch.Target {
-	if disabled.Load() || g.closed.Load() {
+	if !g.opened() || disabled.Load() || g.closed.Load() {
 		return dispatch.OnCPU
 	}
 	return place(w)
@@ -354,6 +389,9 @@ func (g *GPU) Place(w dispatch.Work) dispatch.Target {
 
 // Describe implements dispatch.Placer.
 func (g *GPU) Describe() string {
+	if !g.opened() {
+		return errNilGPU.Error()
+	}
 	if disabled.Load() {
 		return ErrDisabled.Error()
 	}
@@ -362,6 +400,9 @@ func (g *GPU) Describe() string {
 
 // Name implements dispatch.Accelerator.
 func (g *GPU) Name() string {
+	if !g.opened() {
+		return ""
+	}
 	return fmt.Sprintf("%s (sm_%d%d, %d GiB)", g.info.Name, g.info.Major, g.info.Minor, g.info.Memory>>30)
 }
 
@@ -371,6 +412,9 @@ func (g *GPU) Name() string {
 // offloaded op with its transfers). run returns when the result is
 // complete.
 func (g *GPU) Prepare(op dispatch.Op, resident bool, dims ...int) (run func() error, release func(), err error) {
+	if !g.opened() {
+		return nil, nil, errNilGPU
+	}
 	dispatch.WorkOf(op, dims...) // panics on a malformed shape, as WorkOf documents
 	r := rand.New(rand.NewPCG(uint64(len(dims)), 1))
 	var ins []*tensor.Tensor
@@ -513,6 +557,9 @@ func (g *GPU) alloc(n int) (*deviceMemory, error) {
 
 // Alloc implements tensor.DeviceAllocator: n zero-filled elements.
 func (g *GPU) Alloc(dev tensor.Device, n int) (tensor.DeviceMemory, error) {
+	if !g.opened() {
+		return nil, errNilGPU
+	}
 	if dev != g.dev {
 		return nil, fmt.Errorf("cudaplugin: Alloc: %v is not this GPU (%v)", dev, g.dev)
 	}
@@ -532,7 +579,12 @@ func (g *GPU) Alloc(dev tensor.Device, n int) (tensor.DeviceMemory, error) {
 }
 
 // New returns a zero-filled tensor of the given shape on the GPU.
-func (g *GPU) New(shape ...int) (*tensor.Tensor, error) { return tensor.NewOn(g.dev, shape...) }
+func (g *GPU) New(shape ...int) (*tensor.Tensor, error) {
+	if !g.opened() {
+		return nil, errNilGPU
+	}
+	return tensor.NewOn(g.dev, shape...)
+}
 
 // operand is a tensor's elements on the device: the address of the view's
 // first element, its shape and strides.
@@ -793,6 +845,9 @@ func cbool(b bool) C.int {
 // synchronization); otherwise it runs on the device stream, host operands
 // uploaded first, and waits only when dst is on the host.
 func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error {
+	if !g.opened() {
+		return errNilGPU
+	}
 	s := planMatMul(a.Shape(), a.Strides(), b.Shape(), b.Strides())
 	if !slices.Equal(dst.Shape(), s.out) {
 		panic(fmt.Sprintf("cudaplugin: MatMul: dst shape %v, want %v for %v @ %v", dst.Shape(), s.out, a.Shape(), b.Shape()))
@@ -844,6 +899,9 @@ func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error {
 // Conv2D implements tensor.Backend: dst = tensor.Conv2D(x, w, bias, p),
 // as MatMul for where it runs.
 func (g *GPU) Conv2D(dst, x, w, bias *tensor.Tensor, p tensor.ConvParams) error {
+	if !g.opened() {
+		return errNilGPU
+	}
 	cs := planConv("Conv2D", x.Shape(), w.Shape(), p.Stride, p.Padding, p.Dilation, p.Groups)
 	if want := []int{cs.n, cs.cout, cs.oh, cs.ow}; !slices.Equal(dst.Shape(), want) {
 		panic(fmt.Sprintf("cudaplugin: Conv2D: shapes %v and %v give output %v, got %v", x.Shape(), w.Shape(), want, dst.Shape()))
@@ -1072,6 +1130,9 @@ func sameShape(op string, a, b *tensor.Tensor) {
 // contiguous copy on the GPU (a host t is uploaded; a device view is
 // gathered on the device).
 func (g *GPU) Contiguous(t *tensor.Tensor) (*tensor.Tensor, error) {
+	if !g.opened() {
+		return nil, errNilGPU
+	}
 	if t.Device() == tensor.CPU {
 		return t.To(g.dev)
 	}
@@ -1104,6 +1165,9 @@ func (g *GPU) Contiguous(t *tensor.Tensor) (*tensor.Tensor, error) {
 // x's axis (1 for an NCHW convolution output, -1 for a linear layer's).
 // dst may be x. Every tensor is a contiguous tensor on the GPU.
 func (g *GPU) BiasAct(dst, x, bias *tensor.Tensor, axis int, act Activation) error {
+	if !g.opened() {
+		return errNilGPU
+	}
 	sameShape("BiasAct", dst, x)
 	shape := x.Shape()
 	if axis < 0 {
@@ -1138,6 +1202,9 @@ func (g *GPU) Add(dst, a, b *tensor.Tensor) error { return g.binary("Add", 0, ds
 func (g *GPU) Mul(dst, a, b *tensor.Tensor) error { return g.binary("Mul", 1, dst, a, b) }
 
 func (g *GPU) binary(op string, code int, dst, a, b *tensor.Tensor) error {
+	if !g.opened() {
+		return errNilGPU
+	}
 	sameShape(op, a, b)
 	sameShape(op, dst, a)
 	p := g.deviceOperands(op, dst, a, b)
@@ -1151,6 +1218,9 @@ func (g *GPU) binary(op string, code int, dst, a, b *tensor.Tensor) error {
 // SoftmaxRows sets dst to the softmax of x along its last axis, as
 // tensor.Softmax(x, -1); dst may be x.
 func (g *GPU) SoftmaxRows(dst, x *tensor.Tensor) error {
+	if !g.opened() {
+		return errNilGPU
+	}
 	sameShape("SoftmaxRows", dst, x)
 	if x.Dims() == 0 {
 		panic("cudaplugin: SoftmaxRows: a scalar has no rows")
@@ -1179,6 +1249,9 @@ func (g *GPU) AvgPool2D(dst, x *tensor.Tensor, p tensor.PoolParams) error {
 }
 
 func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor.PoolParams) error {
+	if !g.opened() {
+		return errNilGPU
+	}
 	out := tensor.Pool2DShape(x, p) // checks x and p, panicking as tensor does
 	if !slices.Equal(dst.Shape(), out[:]) || (indices != nil && !slices.Equal(indices.Shape(), out[:])) {
 		panic(fmt.Sprintf("cudaplugin: %s: shape %v gives output %v, got dst %v", op, x.Shape(), out, dst.Shape()))

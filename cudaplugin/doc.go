@@ -37,7 +37,8 @@
 //
 // Faults: every CUDA call is checked; a failure is an *Error carrying
 // cudaGetErrorString. No driver or no device: Open fails, the CPU does
-// everything. Out of memory: flush and retry once, then the CPU for
+// everything; the error matches ErrUnavailable (errors.Is) as it does
+// without -tags cuda, and so do the methods of the nil *GPU Open returns. Out of memory: flush and retry once, then the CPU for
 // offloaded ops and an error for device tensors. A sticky error (illegal
 // address, launch failure, ...: the CUDA context is lost) disables the
 // plugin for the process with one log line; from then on every op is the

@@ -17,9 +17,26 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("cudaplugin: %s: %s (CUDA error %d)", e.Call, e.Msg, e.Code)
 }
 
+// Is makes an error that means there is no usable device or driver (no
+// device, no driver or one too old, the stub library, not initialized)
+// match ErrUnavailable.
+func (e *Error) Is(target error) bool { return target == ErrUnavailable && isNoDevice(e.Code) }
+
+// unavailable is an error of its own text that matches ErrUnavailable.
+type unavailable string
+
+func (e unavailable) Error() string        { return string(e) }
+func (e unavailable) Is(target error) bool { return target == ErrUnavailable }
+
 var (
-	// ErrUnavailable is returned by Open, Enable and the device operations
-	// when the package was built without -tags cuda.
+	// ErrUnavailable is what every error meaning "no GPU to use" matches
+	// (errors.Is), in both builds: without -tags cuda, Open, Enable,
+	// DeviceCount and Devices return it, as do the methods of a GPU
+	// (there is no other than nil); with the tag, the *Error of a CUDA
+	// call that found no device or no driver, Open of an ordinal with no
+	// device, and every method of a nil *GPU match it. A GPU that a
+	// sticky error disabled gives ErrDisabled instead, a closed one
+	// ErrClosed.
 	ErrUnavailable = errors.New("cudaplugin: built without -tags cuda (run make cuda, then build with -tags cuda)")
 	// ErrDisabled is returned after a sticky CUDA error disabled the plugin.
 	ErrDisabled = errors.New("cudaplugin: disabled after a sticky CUDA error; everything runs on the CPU")

@@ -8,10 +8,15 @@ import (
 )
 
 // This file is the package without -tags cuda: no cgo, no device. Open
-// and Enable report ErrUnavailable, so no GPU exists and its methods,
-// which keep code written against the plugin compiling, are never reached.
+// and Enable report ErrUnavailable, so no GPU exists but a nil (or zero)
+// one, and its methods, which keep code written against the plugin
+// compiling, answer as those of a nil *GPU in the cuda build: methods
+// with an error return ErrUnavailable, Device is tensor.CPU, Place
+// OnCPU, Name "", Info and Stats zero.
 
-// GPU is one CUDA device (see cuda.go, built with -tags cuda).
+// GPU is one CUDA device (see cuda.go, built with -tags cuda). Without
+// the tag there is none: only a nil *GPU, whose methods answer as in the
+// file comment above.
 type GPU struct{}
 
 // Open reports ErrUnavailable: the package was built without -tags cuda.

@@ -1,0 +1,154 @@
+package cudaplugin
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/lanesgo/lanes/dispatch"
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// This file has no build tag: both builds must answer alike when there is
+// no GPU to use.
+
+// TestNoDeviceIsUnavailable: the errors of "no device, no driver" match
+// ErrUnavailable, with and without -tags cuda; other CUDA errors do not.
+func TestNoDeviceIsUnavailable(t *testing.T) {
+	for _, c := range []struct {
+		code int
+		want bool
+	}{
+		{errNoDevice, true}, {errInsufficientDriver, true}, {errStubLibrary, true},
+		{errInitializationError, true}, {errSystemNotReady, true},
+		{errMemoryAllocation, false}, {errIllegalAddress, false}, {errUnknown, false},
+	} {
+		err := error(&Error{Call: "cudaGetDeviceCount", Code: c.code, Msg: "m"})
+		if got := errors.Is(err, ErrUnavailable); got != c.want {
+			t.Errorf("errors.Is(CUDA error %d, ErrUnavailable) = %v, want %v", c.code, got, c.want)
+		}
+		var e *Error
+		if !errors.As(fmt.Errorf("wrapped: %w", err), &e) || e.Code != c.code {
+			t.Errorf("CUDA error %d: errors.As lost the *Error", c.code)
+		}
+	}
+	if errors.Is(ErrDisabled, ErrUnavailable) || errors.Is(ErrClosed, ErrUnavailable) {
+		t.Error("ErrDisabled or ErrClosed matches ErrUnavailable")
+	}
+
+	n, err := DeviceCount()
+	if err == nil && n > 0 {
+		t.Logf("%d CUDA devices: only the ordinals past them are unavailable", n)
+	} else {
+		if !errors.Is(err, ErrUnavailable) && !(err == nil && n == 0) {
+			t.Errorf("DeviceCount() = %d, %v; want an error matching ErrUnavailable", n, err)
+		}
+		if ds, err := Devices(); len(ds) != 0 || !errors.Is(err, ErrUnavailable) && err != nil {
+			t.Errorf("Devices() = %v, %v; want an error matching ErrUnavailable", ds, err)
+		}
+		if g, err := Enable(); g != nil || !errors.Is(err, ErrUnavailable) {
+			t.Errorf("Enable() = %v, %v; want nil and an error matching ErrUnavailable", g, err)
+		}
+	}
+	for _, ordinal := range []int{-1, max(n, 0), max(n, 0) + 1000} {
+		if g, err := Open(ordinal); g != nil || !errors.Is(err, ErrUnavailable) {
+			t.Errorf("Open(%d) = %v, %v; want nil and an error matching ErrUnavailable", ordinal, g, err)
+		}
+	}
+}
+
+// TestNilGPU calls every method of a nil *GPU (what Open returns with its
+// error) and of a zero GPU: none dereferences nil, those with an error
+// return one matching ErrUnavailable, the others the documented zeros.
+func TestNilGPU(t *testing.T) {
+	for _, g := range []*GPU{nil, new(GPU)} {
+		name := "nil *GPU"
+		if g != nil {
+			name = "zero GPU"
+		}
+		a, b, c := tensor.New(2, 2), tensor.New(2, 2), tensor.New(2, 2)
+		x, w := tensor.New(1, 1, 4, 4), tensor.New(1, 1, 3, 3)
+		pp := tensor.PoolParams{Kernel: [2]int{2, 2}}
+		calls := []struct {
+			name string
+			call func() error
+		}{
+			{"Close", g.Close},
+			{"Sync", g.Sync},
+			{"MatMul", func() error { return g.MatMul(c, a, b) }},
+			{"Conv2D", func() error { return g.Conv2D(tensor.New(1, 1, 2, 2), x, w, nil, tensor.ConvParams{}) }},
+			{"Prepare", func() error {
+				run, release, err := g.Prepare(dispatch.OpMatMul, true, 4, 4, 4)
+				if run != nil || release != nil {
+					return errors.New("Prepare returned functions")
+				}
+				return err
+			}},
+			{"Alloc", func() error {
+				m, err := g.Alloc(tensor.Device(1), 4)
+				if m != nil {
+					return errors.New("Alloc returned memory")
+				}
+				return err
+			}},
+			{"New", func() error {
+				t, err := g.New(2, 3)
+				if t != nil {
+					return errors.New("New returned a tensor")
+				}
+				return err
+			}},
+			{"Contiguous", func() error {
+				t, err := g.Contiguous(a)
+				if t != nil {
+					return errors.New("Contiguous returned a tensor")
+				}
+				return err
+			}},
+			{"BiasAct", func() error { return g.BiasAct(c, a, tensor.New(2), -1, ReLU) }},
+			{"Add", func() error { return g.Add(c, a, b) }},
+			{"Mul", func() error { return g.Mul(c, a, b) }},
+			{"SoftmaxRows", func() error { return g.SoftmaxRows(c, a) }},
+			{"MaxPool2D", func() error { return g.MaxPool2D(tensor.New(1, 1, 2, 2), nil, x, pp) }},
+			{"AvgPool2D", func() error { return g.AvgPool2D(tensor.New(1, 1, 2, 2), x, pp) }},
+		}
+		for _, c := range calls {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("%s.%s panicked: %v", name, c.name, r)
+					}
+				}()
+				if err := c.call(); !errors.Is(err, ErrUnavailable) || !strings.HasPrefix(err.Error(), "cudaplugin: ") {
+					t.Errorf("%s.%s = %v, want an error matching ErrUnavailable", name, c.name, err)
+				}
+			}()
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: a method without an error panicked: %v", name, r)
+				}
+			}()
+			if d := g.Device(); d != tensor.CPU {
+				t.Errorf("%s.Device() = %v, want cpu", name, d)
+			}
+			if i := g.Info(); i != (dispatch.DeviceInfo{}) {
+				t.Errorf("%s.Info() = %+v, want zero", name, i)
+			}
+			if r, s := g.Stats(); r != (PoolStats{}) || s != (PoolStats{}) {
+				t.Errorf("%s.Stats() = %+v, %+v, want zero", name, r, s)
+			}
+			if p := g.Place(dispatch.Work{Op: dispatch.OpMatMul, FLOPs: 1e15, Resident: true}); p != dispatch.OnCPU {
+				t.Errorf("%s.Place = %v, want cpu", name, p)
+			}
+			if s := g.Name(); s != "" {
+				t.Errorf("%s.Name() = %q, want \"\"", name, s)
+			}
+			if s := g.Describe(); !strings.HasPrefix(s, "cudaplugin: ") {
+				t.Errorf("%s.Describe() = %q, want the reason there is no GPU", name, s)
+			}
+		}()
+	}
+}
