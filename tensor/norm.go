@@ -288,9 +288,11 @@ func (j *normJob) rows(op string, x *Tensor, lead []int, p LayerNormParams, s No
 	for _, d := range lead {
 		j.n *= d
 	}
-	j.groupLen = x.Len() / max(j.n, 1)
-	if j.n == 0 {
-		j.groupLen = 0
+	// The row length is the trailing shape's, also when there are no rows
+	// (gamma and beta have it).
+	j.groupLen = 1
+	for _, d := range x.shape[len(lead):] {
+		j.groupLen *= d
 	}
 	j.gamma, j.beta = vec(op, "gamma", p.Gamma, j.groupLen), vec(op, "beta", p.Beta, j.groupLen)
 	j.eps = p.Eps
