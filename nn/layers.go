@@ -59,8 +59,12 @@ type Linear struct {
 }
 
 // NewLinear returns a Linear layer initialized as PyTorch's: W and B
-// uniform in ±1/√in, drawn from r.
+// uniform in ±1/√in, drawn from r, which must not be nil.
 func NewLinear(in, out int, r *rand.Rand) *Linear {
+	if in < 0 || out < 0 {
+		panic(fmt.Sprintf("nn: NewLinear: negative size in=%d out=%d", in, out))
+	}
+	mustRand("NewLinear", r)
 	bound := 1 / math.Sqrt(float64(in))
 	w, b := tensor.New(out, in), tensor.New(out)
 	Uniform(w, -bound, bound, r)
@@ -91,8 +95,13 @@ type Conv2D struct {
 }
 
 // NewConv2D returns a Conv2D layer with square kernels of size k,
-// initialized as PyTorch's: uniform in ±1/√(Cin/groups·k·k), drawn from r.
+// initialized as PyTorch's: uniform in ±1/√(Cin/groups·k·k), drawn from r,
+// which must not be nil.
 func NewConv2D(cin, cout, k int, p tensor.ConvParams, r *rand.Rand) *Conv2D {
+	if cin < 0 || cout < 0 || k < 0 {
+		panic(fmt.Sprintf("nn: NewConv2D: negative size cin=%d cout=%d k=%d", cin, cout, k))
+	}
+	mustRand("NewConv2D", r)
 	groups := max(p.Groups, 1)
 	if cin%groups != 0 || cout%groups != 0 {
 		panic(fmt.Sprintf("nn: NewConv2D: %d and %d channels do not split into %d groups", cin, cout, groups))
@@ -177,18 +186,22 @@ func NewSigmoid() *Activation { return &Activation{Act: Act{Kind: ActSigmoid}} }
 func NewTanh() *Activation { return &Activation{Act: Act{Kind: ActTanh}} }
 
 // Dropout zeroes each element with probability P in training, drawing
-// from R, and is the identity in evaluation.
+// from R (which must not be nil), and is the identity in evaluation.
 type Dropout struct {
 	P        float32
 	R        *rand.Rand
 	training bool
 }
 
-// NewDropout returns a Dropout layer in training mode.
-func NewDropout(p float32, r *rand.Rand) *Dropout { return &Dropout{P: p, R: r, training: true} }
+// NewDropout returns a Dropout layer in training mode, drawing from r.
+func NewDropout(p float32, r *rand.Rand) *Dropout {
+	mustRand("NewDropout", r)
+	return &Dropout{P: p, R: r, training: true}
+}
 
 // Forward implements Module.
 func (d *Dropout) Forward(tp *Tape, x *Var) *Var {
+	tp.use("Dropout", "x", x)
 	if !d.training {
 		return x
 	}
@@ -266,15 +279,22 @@ func (l *LayerNorm) SetTraining(bool) {}
 type Embedding struct{ W *Var }
 
 // NewEmbedding returns an Embedding of n rows of size d, normally
-// distributed as PyTorch's.
+// distributed as PyTorch's, drawn from r, which must not be nil.
 func NewEmbedding(n, d int, r *rand.Rand) *Embedding {
+	if n < 0 || d < 0 {
+		panic(fmt.Sprintf("nn: NewEmbedding: negative size n=%d d=%d", n, d))
+	}
+	mustRand("NewEmbedding", r)
 	w := tensor.New(n, d)
 	Normal(w, 0, 1, r)
 	return &Embedding{W: NewParam(w)}
 }
 
 // Forward implements Module.
-func (e *Embedding) Forward(tp *Tape, x *Var) *Var { return tp.Embedding(x.value, e.W) }
+func (e *Embedding) Forward(tp *Tape, x *Var) *Var {
+	tp.use("Embedding", "indices", x)
+	return tp.Embedding(x.value, e.W)
+}
 
 // State implements Module: weight.
 func (e *Embedding) State(prefix string, f func(string, *Var)) { f(prefix+"weight", e.W) }
@@ -293,6 +313,7 @@ func NewSequential(layers ...Module) *Sequential { return &Sequential{Layers: la
 
 // Forward implements Module.
 func (s *Sequential) Forward(tp *Tape, x *Var) *Var {
+	tp.use("Sequential", "x", x)
 	for i := 0; i < len(s.Layers); i++ {
 		var act *Activation
 		if i+1 < len(s.Layers) {

@@ -16,7 +16,8 @@ import (
 // by the forward pass. It panics on a label that is not such an integer.
 func (tp *Tape) CrossEntropy(logits *Var, labels *tensor.Tensor) *Var {
 	const op = "CrossEntropy"
-	tp.check(op, logits)
+	tp.use(op, "logits", logits)
+	mustTensor(op, "labels", labels)
 	n, c := matrix(op, "logits", logits)
 	if labels.Dims() != 1 || labels.Dim(0) != n {
 		panic(fmt.Sprintf("nn: %s: labels of shape %v do not match logits of shape %v", op, labels.Shape(), logits.value.Shape()))
@@ -61,7 +62,8 @@ func backCrossEntropy(tp *Tape, n *node) {
 // pred's shape.
 func (tp *Tape) MSE(pred *Var, target *tensor.Tensor) *Var {
 	const op = "MSE"
-	tp.check(op, pred)
+	tp.use(op, "pred", pred)
+	mustTensor(op, "target", target)
 	p := data(pred)
 	t := sameLen(op, pred, target)
 	diff := tp.like(pred.value)
@@ -88,7 +90,8 @@ func backMSE(tp *Tape, n *node) {
 // computed stably from the logits: max(x, 0) - x·t + log(1 + e^-|x|).
 func (tp *Tape) BCEWithLogits(x *Var, target *tensor.Tensor) *Var {
 	const op = "BCEWithLogits"
-	tp.check(op, x)
+	tp.use(op, "x", x)
+	mustTensor(op, "target", target)
 	xd := data(x)
 	t := sameLen(op, x, target)
 	var sum float64

@@ -50,7 +50,8 @@ func matrix(op, name string, v *Var) (rows, cols int) {
 // MatMul returns a·b for matrices a [m, k] and b [k, n].
 func (tp *Tape) MatMul(a, b *Var) *Var {
 	const op = "MatMul"
-	tp.check(op, a, b)
+	tp.use(op, "a", a)
+	tp.use(op, "b", b)
 	m, k := matrix(op, "a", a)
 	k2, n := matrix(op, "b", b)
 	if k != k2 {
@@ -82,7 +83,9 @@ func backMatMul(tp *Tape, n *node) {
 // result in place.
 func (tp *Tape) Linear(x, w, b *Var, act Act) *Var {
 	const op = "Linear"
-	tp.check(op, x, w, b)
+	tp.use(op, "x", x)
+	tp.use(op, "weight", w)
+	tp.useOpt(op, "bias", b)
 	rows, in := matrix(op, "x", x)
 	outs, in2 := matrix(op, "w", w)
 	if in != in2 {
@@ -166,7 +169,7 @@ func backLinear(tp *Tape, n *node) {
 
 // Activate returns act(x) elementwise.
 func (tp *Tape) Activate(x *Var, act Act) *Var {
-	tp.check("Activate", x)
+	tp.use("Activate", "x", x)
 	if act.Kind == ActNone {
 		return x
 	}
@@ -232,7 +235,8 @@ func (tp *Tape) Sub(a, b *Var) *Var { return tp.binary("Sub", subOp, a, b) }
 func (tp *Tape) Mul(a, b *Var) *Var { return tp.binary("Mul", mulOp, a, b) }
 
 func (tp *Tape) binary(op string, kind binaryKind, a, b *Var) *Var {
-	tp.check(op, a, b)
+	tp.use(op, "a", a)
+	tp.use(op, "b", b)
 	shape := broadcast(op, a.value, b.value)
 	y := tp.alloc(shape...)
 	switch kind {
@@ -294,7 +298,7 @@ func (tp *Tape) reduceGrad(v *Var, src *tensor.Tensor) {
 
 // Scale returns s·x.
 func (tp *Tape) Scale(x *Var, s float32) *Var {
-	tp.check("Scale", x)
+	tp.use("Scale", "x", x)
 	y := tp.like(x.value)
 	simd.Scale(y.Data(), data(x), s)
 	out, nd := tp.result(y, backScale, x)
@@ -312,15 +316,19 @@ func backScale(tp *Tape, n *node) {
 }
 
 // Sum returns the sum of every element of x as a tensor of shape [].
-func (tp *Tape) Sum(x *Var) *Var { return tp.total("Sum", x, 1) }
+func (tp *Tape) Sum(x *Var) *Var {
+	tp.use("Sum", "x", x)
+	return tp.total(x, 1)
+}
 
 // Mean returns the mean of every element of x as a tensor of shape [].
 func (tp *Tape) Mean(x *Var) *Var {
-	return tp.total("Mean", x, 1/float32(max(x.value.Len(), 1)))
+	tp.use("Mean", "x", x)
+	return tp.total(x, 1/float32(max(x.value.Len(), 1)))
 }
 
-func (tp *Tape) total(op string, x *Var, scale float32) *Var {
-	tp.check(op, x)
+// total is Sum (scale 1) and Mean (scale 1/len) after their checks.
+func (tp *Tape) total(x *Var, scale float32) *Var {
 	y := tp.alloc()
 	y.Data()[0] = simd.Sum(data(x)) * scale
 	out, nd := tp.result(y, backTotal, x)
@@ -348,7 +356,7 @@ func backTotal(tp *Tape, n *node) {
 // storage; one dimension may be -1 (inferred).
 func (tp *Tape) Reshape(x *Var, shape ...int) *Var {
 	const op = "Reshape"
-	tp.check(op, x)
+	tp.use(op, "x", x)
 	n, infer := 1, -1
 	for i, d := range shape {
 		switch {
@@ -380,6 +388,7 @@ func backReshape(tp *Tape, n *node) { tp.addGrad(n.in[0], grad(n.out)) }
 
 // Flatten returns x [n, ...] reshaped to [n, rest].
 func (tp *Tape) Flatten(x *Var) *Var {
+	tp.use("Flatten", "x", x)
 	if x.value.Dims() < 1 {
 		panic(fmt.Sprintf("nn: Flatten: x of shape %v has no leading axis", x.value.Shape()))
 	}

@@ -15,7 +15,10 @@ import (
 // kh, kw] plus b [Cout] (b may be nil), computed by tensor.Conv2D; p.ReLU
 // is fused into the pass that adds the bias.
 func (tp *Tape) Conv2D(x, w, b *Var, p tensor.ConvParams) *Var {
-	tp.check("Conv2D", x, w, b)
+	const op = "Conv2D"
+	tp.use(op, "x", x)
+	tp.use(op, "weight", w)
+	tp.useOpt(op, "bias", b)
 	s := tensor.Conv2DShape(x.value, w.value, p)
 	y := tp.alloc(s[:]...)
 	var bias *tensor.Tensor
@@ -57,7 +60,7 @@ func backConv2D(tp *Tape, n *node) {
 
 // MaxPool2D returns the maxima of x [N, C, H, W] over the windows of p.
 func (tp *Tape) MaxPool2D(x *Var, p tensor.PoolParams) *Var {
-	tp.check("MaxPool2D", x)
+	tp.use("MaxPool2D", "x", x)
 	s := tensor.Pool2DShape(x.value, p)
 	y := tp.alloc(s[:]...)
 	var idx *tensor.Tensor
@@ -96,7 +99,7 @@ func backMaxPool2D(tp *Tape, n *node) {
 
 // AvgPool2D returns the means of x [N, C, H, W] over the windows of p.
 func (tp *Tape) AvgPool2D(x *Var, p tensor.PoolParams) *Var {
-	tp.check("AvgPool2D", x)
+	tp.use("AvgPool2D", "x", x)
 	s := tensor.Pool2DShape(x.value, p)
 	y := tp.alloc(s[:]...)
 	tensor.AvgPool2DInto(y, x.value, p)
@@ -127,7 +130,13 @@ type NormParams struct {
 // are not nil) or with runMean and runVar (inference), then scales by
 // gamma and shifts by beta (either may be nil), as tensor.BatchNorm.
 func (tp *Tape) BatchNorm(x, gamma, beta *Var, runMean, runVar *tensor.Tensor, training bool, p NormParams) *Var {
-	tp.check("BatchNorm", x, gamma, beta)
+	const op = "BatchNorm"
+	tp.use(op, "x", x)
+	tp.useOpt(op, "gamma", gamma)
+	tp.useOpt(op, "beta", beta)
+	if x.value.Dims() < 2 {
+		panic(fmt.Sprintf("nn: %s: x of shape %v has no channel axis", op, x.value.Shape()))
+	}
 	c := x.value.Dim(1)
 	y, st := tp.like(x.value), tensor.NormStats{Mean: tp.alloc(c), InvStd: tp.alloc(c)}
 	tensor.BatchNormInto(y, st, x.value, tensor.BatchNormParams{Gamma: value(gamma), Beta: value(beta),
@@ -151,7 +160,10 @@ func backBatchNorm(tp *Tape, n *node) {
 // scales by gamma and shifts by beta (of the rows' shape; either may be
 // nil), as tensor.LayerNorm.
 func (tp *Tape) LayerNorm(x, gamma, beta *Var, p NormParams) *Var {
-	tp.check("LayerNorm", x, gamma, beta)
+	const op = "LayerNorm"
+	tp.use(op, "x", x)
+	tp.useOpt(op, "gamma", gamma)
+	tp.useOpt(op, "beta", beta)
 	dims := max(p.Dims, 1)
 	if dims > x.value.Dims() {
 		panic(fmt.Sprintf("nn: LayerNorm: %d normalized axes for x of shape %v", dims, x.value.Shape()))
@@ -216,7 +228,10 @@ func (ng *normGrads) flush(tp *Tape) {
 // scales the others by 1/(1-p), so that the expectation is unchanged. Use
 // it in training only (the Dropout layer is the identity in evaluation).
 func (tp *Tape) Dropout(x *Var, p float32, r *rand.Rand) *Var {
-	tp.check("Dropout", x)
+	tp.use("Dropout", "x", x)
+	if r == nil {
+		panic("nn: Dropout: nil rand source")
+	}
 	if !(p >= 0 && p < 1) {
 		panic(fmt.Sprintf("nn: Dropout: probability %v outside [0, 1)", p))
 	}
@@ -254,7 +269,8 @@ func backDropout(tp *Tape, n *node) {
 // indices' shape + [D]. It panics on an index that is not such an integer.
 func (tp *Tape) Embedding(indices *tensor.Tensor, w *Var) *Var {
 	const op = "Embedding"
-	tp.check(op, w)
+	tp.use(op, "weight", w)
+	mustTensor(op, "indices", indices)
 	rows, d := matrix(op, "weight", w)
 	idx := indices.Data()
 	for i, v := range idx {

@@ -14,9 +14,10 @@ import (
 //
 // Parameters (NewParam) live as long as the model and accumulate their
 // gradient across backward passes until the optimizer's ZeroGrad. Every
-// other Var belongs to the Tape that made it and, like its value and
-// gradient, is valid until that tape's Reset: the tape reuses their storage
-// for the next step.
+// other Var (constants included) belongs to the Tape that made it and, like
+// its value and gradient, is valid until that tape's Reset: the tape reuses
+// their storage for the next step. An operation given a Var from an earlier
+// step panics, naming the step the Var was made in and the tape's step.
 type Var struct {
 	value, grad *tensor.Tensor
 	gradOK      bool // grad holds a current gradient
@@ -27,12 +28,15 @@ type Var struct {
 	requires   bool // gradients flow to this Var
 	param      bool
 	tape       *Tape
-	gen        uint64
+	gen        uint64 // the tape's step when it made this Var; never changes
 }
 
 // NewParam returns a parameter holding a contiguous copy of t: a leaf that
 // requires a gradient.
 func NewParam(t *tensor.Tensor) *Var {
+	if t == nil {
+		panic("nn: NewParam: nil tensor")
+	}
 	return &Var{value: t.Clone(), requires: true, param: true}
 }
 
@@ -70,13 +74,15 @@ func (v *Var) Shape() []int { return v.value.Shape() }
 // evaluation. A Tape is not safe for concurrent use; the operations
 // themselves use every core.
 type Tape struct {
-	nodes    []node
-	bufs     []slot
-	views    []*tensor.Tensor
-	vars     [][]Var
+	nodes []node
+	bufs  []slot
+	views []*tensor.Tensor
+	// vars is the block the step's Vars are cut from (see newVar).
+	vars     []Var
 	nbuf     int
 	nview    int
-	nvar     int
+	nvar     int // Vars made in this step
+	lastVars int // Vars made in the previous step
 	gen      uint64
 	noGrad   bool
 	consumed bool
@@ -103,7 +109,8 @@ type node struct {
 	dims  int
 }
 
-const varChunk = 64
+// varBlock is the smallest block of Vars newVar allocates.
+const varBlock = 8
 
 // NewTape returns an empty tape with gradients on.
 func NewTape() *Tape { return &Tape{gen: 1} }
@@ -118,18 +125,28 @@ func (tp *Tape) SetGrad(on bool) (prev bool) {
 }
 
 // Reset forgets the recorded operations and makes the tape's values and
-// gradients free for reuse. Vars made before the Reset (other than
-// parameters and constants) must not be used after it.
+// gradients free for reuse, starting the tape's next step. Vars made before
+// the Reset (other than parameters) must not be used after it: an operation
+// given one panics.
 func (tp *Tape) Reset() {
 	tp.nodes = tp.nodes[:0]
+	tp.lastVars = tp.nvar
 	tp.nbuf, tp.nview, tp.nvar = 0, 0, 0
+	tp.vars = nil
 	tp.gen++
 	tp.consumed = false
 }
 
 // Const wraps t as a Var that requires no gradient (an input or a target).
-// t is used as is: it must stay unchanged until the step's Backward.
+// t is used as is: it must stay unchanged until the step's Backward. Like
+// every Var the tape makes, the result is valid until the tape's Reset.
 func (tp *Tape) Const(t *tensor.Tensor) *Var {
+	if tp == nil {
+		panic("nn: Const: nil Tape")
+	}
+	if t == nil {
+		panic("nn: Const: nil tensor")
+	}
 	v := tp.newVar()
 	v.value = t
 	return v
@@ -192,30 +209,59 @@ func sameShape(t *tensor.Tensor, shape []int) bool {
 	return true
 }
 
+// newVar returns a new Var of the tape's current step. Unlike values and
+// gradients, Vars are never reused: a Var from an earlier step that a
+// caller still holds keeps the step it was made in, so that check can
+// refuse it (a reused Var would carry the new step's number and value).
+// They are cut from blocks sized by the previous step's count, so that a
+// repeated step allocates one block (40 bytes per Var, a few hundred bytes
+// for a model's step) and no other Var storage.
 func (tp *Tape) newVar() *Var {
-	c, i := tp.nvar/varChunk, tp.nvar%varChunk
-	if c == len(tp.vars) {
-		tp.vars = append(tp.vars, make([]Var, varChunk))
+	if len(tp.vars) == cap(tp.vars) {
+		n := tp.lastVars - tp.nvar
+		if n <= 0 {
+			n = varBlock
+		}
+		tp.vars = make([]Var, 0, n)
 	}
+	tp.vars = tp.vars[:len(tp.vars)+1]
 	tp.nvar++
-	v := &tp.vars[c][i]
-	*v = Var{tape: tp, gen: tp.gen}
+	v := &tp.vars[len(tp.vars)-1]
+	v.tape, v.gen = tp, tp.gen
 	return v
 }
 
-// check panics when v cannot be used on tp: it belongs to another tape, or
-// to an earlier step of this one.
-func (tp *Tape) check(op string, vs ...*Var) {
-	for _, v := range vs {
-		if v == nil || v.param {
-			continue
-		}
-		if v.tape != tp {
-			panic(fmt.Sprintf("nn: %s: operand of shape %v belongs to another tape", op, v.value.Shape()))
-		}
-		if v.gen != tp.gen {
-			panic(fmt.Sprintf("nn: %s: operand is from before the tape's last Reset", op))
-		}
+// use panics unless v can be the operand name of op on tp: v is not nil
+// and is a parameter or a Var of tp's current step.
+func (tp *Tape) use(op, name string, v *Var) {
+	if tp == nil {
+		panic(fmt.Sprintf("nn: %s: nil Tape", op))
+	}
+	if v == nil {
+		panic(fmt.Sprintf("nn: %s: nil %s", op, name))
+	}
+	if v.param {
+		return
+	}
+	if v.tape != tp {
+		panic(fmt.Sprintf("nn: %s: %s of shape %v belongs to another tape", op, name, v.value.Shape()))
+	}
+	if v.gen != tp.gen {
+		panic(fmt.Sprintf("nn: %s: %s of shape %v was made in step %d, before the tape's last Reset (it is in step %d); only parameters outlive a Reset", op, name, v.value.Shape(), v.gen, tp.gen))
+	}
+}
+
+// useOpt is use for an optional operand: nil is allowed.
+func (tp *Tape) useOpt(op, name string, v *Var) {
+	if v != nil {
+		tp.use(op, name, v)
+	}
+}
+
+// mustTensor panics when t, the tensor operand name of op, is nil.
+func mustTensor(op, name string, t *tensor.Tensor) {
+	if t == nil {
+		panic(fmt.Sprintf("nn: %s: nil %s", op, name))
 	}
 }
 
@@ -253,7 +299,7 @@ func (tp *Tape) Backward(loss *Var) { tp.backward("Backward", loss, false) }
 func (tp *Tape) BackwardRetain(loss *Var) { tp.backward("BackwardRetain", loss, true) }
 
 func (tp *Tape) backward(op string, loss *Var, retain bool) {
-	tp.check(op, loss)
+	tp.use(op, "loss", loss)
 	if loss.value.Len() != 1 {
 		panic(fmt.Sprintf("nn: %s: loss of shape %v is not a single value", op, loss.value.Shape()))
 	}
