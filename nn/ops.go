@@ -353,7 +353,9 @@ func backTotal(tp *Tape, n *node) {
 }
 
 // Reshape returns x with a new shape of the same length, sharing its
-// storage; one dimension may be -1 (inferred).
+// storage; one dimension may be -1, inferred from the others unless they
+// hold no element (as PyTorch, which refuses to guess it then: reshaping
+// [0, 28, 28] to [-1, 784] gives [0, 784], to [-1, 0] panics).
 func (tp *Tape) Reshape(x *Var, shape ...int) *Var {
 	const op = "Reshape"
 	tp.use(op, "x", x)
@@ -364,13 +366,18 @@ func (tp *Tape) Reshape(x *Var, shape ...int) *Var {
 			infer = i
 		case d < 0:
 			panic(fmt.Sprintf("nn: %s: bad shape %v for x of shape %v", op, shape, x.value.Shape()))
+		case d != 0 && n > math.MaxInt/d:
+			panic(fmt.Sprintf("nn: %s: shape %v overflows int", op, shape))
 		default:
 			n *= d
 		}
 	}
 	total := x.value.Len()
 	if infer >= 0 {
-		if n == 0 || total%n != 0 {
+		if n == 0 {
+			panic(fmt.Sprintf("nn: %s: shape %v for x of shape %v: the -1 could be any size, as the other dimensions hold no element", op, shape, x.value.Shape()))
+		}
+		if total%n != 0 {
 			panic(fmt.Sprintf("nn: %s: shape %v does not fit x of shape %v", op, shape, x.value.Shape()))
 		}
 		shape = slices.Clone(shape)
@@ -386,18 +393,22 @@ func (tp *Tape) Reshape(x *Var, shape ...int) *Var {
 
 func backReshape(tp *Tape, n *node) { tp.addGrad(n.in[0], grad(n.out)) }
 
-// Flatten returns x [n, ...] reshaped to [n, rest].
+// Flatten returns x [n, d1, d2, ...] reshaped to [n, d1·d2·...] (as
+// PyTorch's nn.Flatten, also when n is 0: [0, 28, 28] gives [0, 784]).
 func (tp *Tape) Flatten(x *Var) *Var {
 	tp.use("Flatten", "x", x)
 	if x.value.Dims() < 1 {
 		panic(fmt.Sprintf("nn: Flatten: x of shape %v has no leading axis", x.value.Shape()))
 	}
-	n := x.value.Dim(0)
 	rest := 1
-	if n > 0 {
-		rest = x.value.Len() / n
+	for i := 1; i < x.value.Dims(); i++ {
+		d := x.value.Dim(i)
+		if d != 0 && rest > math.MaxInt/d {
+			panic(fmt.Sprintf("nn: Flatten: x of shape %v: the flattened size overflows int", x.value.Shape()))
+		}
+		rest *= d
 	}
-	return tp.Reshape(x, n, rest)
+	return tp.Reshape(x, x.value.Dim(0), rest)
 }
 
 // ActKind names an activation function.

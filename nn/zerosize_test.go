@@ -44,3 +44,50 @@ func TestLayerNormZeroRows(t *testing.T) {
 		}
 	})
 }
+
+// TestFlattenReshapeZeroSize checks Flatten and Reshape against PyTorch's
+// shapes when a dimension is 0.
+func TestFlattenReshapeZeroSize(t *testing.T) {
+	tests := []struct {
+		x       []int
+		reshape []int // nil: Flatten
+		want    []int
+		refuse  string // the panic, for shapes PyTorch refuses
+	}{
+		{x: []int{0, 28, 28}, want: []int{0, 784}},
+		{x: []int{0, 1, 28, 28}, want: []int{0, 784}},
+		{x: []int{3, 0, 5}, want: []int{3, 0}},
+		{x: []int{0}, want: []int{0, 1}},
+		{x: []int{4, 2, 3}, want: []int{4, 6}},
+		{x: []int{0, 28, 28}, reshape: []int{-1, 784}, want: []int{0, 784}},
+		{x: []int{0, 28, 28}, reshape: []int{0, -1, 28}, refuse: "the -1 could be any size"},
+		{x: []int{0, 28, 28}, reshape: []int{-1, 0}, refuse: "the -1 could be any size"},
+		{x: []int{0, 28, 28}, reshape: []int{28, 0, 28}, want: []int{28, 0, 28}},
+		{x: []int{2, 4}, reshape: []int{4, 1 << 62}, refuse: "overflows int"},
+		{x: []int{8}, reshape: []int{4, 1<<62 + 2}, refuse: "overflows int"}, // the product wraps to 8
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%v/%v", tc.x, tc.reshape), func(t *testing.T) {
+			tp := NewTape()
+			x := NewParam(tensor.New(tc.x...))
+			f := func() *Var {
+				if tc.reshape == nil {
+					return tp.Flatten(x)
+				}
+				return tp.Reshape(x, tc.reshape...)
+			}
+			if tc.refuse != "" {
+				wantPanic(t, func() { f() }, "nn: Reshape: ", tc.refuse)
+				return
+			}
+			y := f()
+			if !slices.Equal(y.Shape(), tc.want) {
+				t.Fatalf("shape %v, want %v", y.Shape(), tc.want)
+			}
+			tp.Backward(tp.Sum(y))
+			if !slices.Equal(x.Grad().Shape(), tc.x) {
+				t.Errorf("gradient of shape %v, want %v", x.Grad().Shape(), tc.x)
+			}
+		})
+	}
+}
