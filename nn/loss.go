@@ -14,6 +14,8 @@ import (
 // fused and stable: each row's loss is logsumexp(row) - row[label], and the
 // backward is (softmax(row) - onehot(label))/N from the probabilities kept
 // by the forward pass. It panics on a label that is not such an integer.
+// With no rows (N = 0) the mean is NaN, as PyTorch's, and the gradient is
+// the empty [0, C].
 func (tp *Tape) CrossEntropy(logits *Var, labels *tensor.Tensor) *Var {
 	const op = "CrossEntropy"
 	tp.use(op, "logits", logits)
@@ -35,7 +37,7 @@ func (tp *Tape) CrossEntropy(logits *Var, labels *tensor.Tensor) *Var {
 		simd.Softmax(pd[i*c:(i+1)*c], row)
 	}
 	y := tp.alloc()
-	y.Data()[0] = float32(sum / float64(max(n, 1)))
+	y.Data()[0] = float32(sum / float64(n)) // 0/0 = NaN for no rows
 	out, nd := tp.result(y, backCrossEntropy, logits)
 	if nd != nil {
 		nd.saved[0], nd.saved[1] = probs, labels
@@ -47,8 +49,8 @@ func backCrossEntropy(tp *Tape, n *node) {
 	logits := n.in[0]
 	probs, lab := n.saved[0].Data(), n.saved[1].Data()
 	rows := len(lab)
-	c := len(probs) / max(rows, 1)
-	s := grad(n.out)[0] / float32(max(rows, 1))
+	c := logits.value.Dim(1)
+	s := grad(n.out)[0] / float32(rows) // no rows: s is ±Inf or NaN, and unused
 	dx, add := tp.gradFor(logits)
 	d := dx.Data()
 	simd.Scale(d, probs, s)
@@ -58,8 +60,8 @@ func backCrossEntropy(tp *Tape, n *node) {
 	tp.flush(logits, dx, add)
 }
 
-// MSE returns the mean of (pred - target)² over every element; target has
-// pred's shape.
+// MSE returns the mean of (pred - target)² over every element (NaN when
+// there is none, as PyTorch's); target has pred's shape.
 func (tp *Tape) MSE(pred *Var, target *tensor.Tensor) *Var {
 	const op = "MSE"
 	tp.use(op, "pred", pred)
@@ -70,7 +72,7 @@ func (tp *Tape) MSE(pred *Var, target *tensor.Tensor) *Var {
 	d := diff.Data()
 	simd.Sub(d, p, t)
 	y := tp.alloc()
-	y.Data()[0] = float32(float64(simd.Dot(d, d)) / float64(max(len(d), 1)))
+	y.Data()[0] = float32(float64(simd.Dot(d, d)) / float64(len(d))) // 0/0 = NaN when empty
 	out, nd := tp.result(y, backMSE, pred)
 	if nd != nil {
 		nd.saved[0] = diff
@@ -81,13 +83,14 @@ func (tp *Tape) MSE(pred *Var, target *tensor.Tensor) *Var {
 func backMSE(tp *Tape, n *node) {
 	pred, d := n.in[0], n.saved[0].Data()
 	dx, add := tp.gradFor(pred)
-	simd.Scale(dx.Data(), d, 2*grad(n.out)[0]/float32(max(len(d), 1)))
+	simd.Scale(dx.Data(), d, 2*grad(n.out)[0]/float32(len(d)))
 	tp.flush(pred, dx, add)
 }
 
 // BCEWithLogits returns the mean over every element of the binary cross
 // entropy between sigmoid(x) and target (values in [0, 1], x's shape),
-// computed stably from the logits: max(x, 0) - x·t + log(1 + e^-|x|).
+// computed stably from the logits: max(x, 0) - x·t + log(1 + e^-|x|). It is
+// NaN when x has no element, as PyTorch's.
 func (tp *Tape) BCEWithLogits(x *Var, target *tensor.Tensor) *Var {
 	const op = "BCEWithLogits"
 	tp.use(op, "x", x)
@@ -100,7 +103,7 @@ func (tp *Tape) BCEWithLogits(x *Var, target *tensor.Tensor) *Var {
 		sum += math.Max(a, 0) - a*float64(t[i]) + math.Log1p(math.Exp(-math.Abs(a)))
 	}
 	y := tp.alloc()
-	y.Data()[0] = float32(sum / float64(max(len(xd), 1)))
+	y.Data()[0] = float32(sum / float64(len(xd))) // 0/0 = NaN when empty
 	out, nd := tp.result(y, backBCE, x)
 	if nd != nil {
 		nd.saved[0] = target
@@ -115,7 +118,7 @@ func backBCE(tp *Tape, n *node) {
 	d := dx.Data()
 	simd.Sigmoid(d, data(x))
 	simd.Sub(d, d, t)
-	simd.Scale(d, d, grad(n.out)[0]/float32(max(len(d), 1)))
+	simd.Scale(d, d, grad(n.out)[0]/float32(len(d)))
 	tp.flush(x, dx, add)
 }
 

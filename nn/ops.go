@@ -315,16 +315,19 @@ func backScale(tp *Tape, n *node) {
 	tp.flush(x, dx, add)
 }
 
-// Sum returns the sum of every element of x as a tensor of shape [].
+// Sum returns the sum of every element of x as a tensor of shape [] (0
+// when x has none).
 func (tp *Tape) Sum(x *Var) *Var {
 	tp.use("Sum", "x", x)
 	return tp.total(x, 1)
 }
 
-// Mean returns the mean of every element of x as a tensor of shape [].
+// Mean returns the mean of every element of x as a tensor of shape []: NaN
+// when x has none, as tensor.Mean and PyTorch.
 func (tp *Tape) Mean(x *Var) *Var {
 	tp.use("Mean", "x", x)
-	return tp.total(x, 1/float32(max(x.value.Len(), 1)))
+	// 1/0 = +Inf, and the empty sum 0 times it is NaN.
+	return tp.total(x, 1/float32(x.value.Len()))
 }
 
 // total is Sum (scale 1) and Mean (scale 1/len) after their checks.

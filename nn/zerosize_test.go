@@ -2,6 +2,8 @@ package nn
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -87,6 +89,67 @@ func TestFlattenReshapeZeroSize(t *testing.T) {
 			tp.Backward(tp.Sum(y))
 			if !slices.Equal(x.Grad().Shape(), tc.x) {
 				t.Errorf("gradient of shape %v, want %v", x.Grad().Shape(), tc.x)
+			}
+		})
+	}
+}
+
+// TestEmptyMeans checks that the means over no element are NaN (as
+// PyTorch's and tensor.Mean), a sum 0, and that their backward gives the
+// empty gradient.
+func TestEmptyMeans(t *testing.T) {
+	tests := []struct {
+		name  string
+		shape []int
+		sum   bool
+		f     func(tp *Tape, x *Var) *Var
+	}{
+		{"CrossEntropy", []int{0, 10}, false, func(tp *Tape, x *Var) *Var { return tp.CrossEntropy(x, tensor.New(0)) }},
+		{"MSE", []int{0, 3}, false, func(tp *Tape, x *Var) *Var { return tp.MSE(x, tensor.New(0, 3)) }},
+		{"MSE/1d", []int{0}, false, func(tp *Tape, x *Var) *Var { return tp.MSE(x, tensor.New(0)) }},
+		{"BCEWithLogits", []int{4, 0}, false, func(tp *Tape, x *Var) *Var { return tp.BCEWithLogits(x, tensor.New(4, 0)) }},
+		{"Mean", []int{0, 3}, false, func(tp *Tape, x *Var) *Var { return tp.Mean(x) }},
+		{"Sum", []int{0, 3}, true, func(tp *Tape, x *Var) *Var { return tp.Sum(x) }},
+	}
+	if !math.IsNaN(float64(tensor.Mean(tensor.New(0, 3), false).Item())) {
+		t.Fatal("tensor.Mean of no element is not NaN")
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tp := NewTape()
+			x := NewParam(tensor.New(tc.shape...))
+			loss := tc.f(tp, x)
+			v := loss.Value().Item()
+			if tc.sum && v != 0 || !tc.sum && !math.IsNaN(float64(v)) {
+				t.Errorf("loss %v, want %v", v, map[bool]string{true: "0", false: "NaN"}[tc.sum])
+			}
+			tp.Backward(loss)
+			if g := x.Grad(); g == nil || !slices.Equal(g.Shape(), tc.shape) {
+				t.Errorf("gradient %v, want an empty one of shape %v", g, tc.shape)
+			}
+		})
+	}
+}
+
+// TestEmptyBatch runs the forward and backward pass of a training step of
+// the two Fashion models on a batch of no images: the loss is NaN and
+// every parameter gradient zeros, as PyTorch's.
+func TestEmptyBatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, c := range models {
+		t.Run(c.name+"/empty batch", func(t *testing.T) {
+			m := c.model(r)
+			tp := NewTape()
+			x := tensor.New(append([]int{0}, c.x[1:]...)...)
+			loss := tp.CrossEntropy(m.Forward(tp, tp.Const(x)), tensor.New(0))
+			if !math.IsNaN(float64(loss.Value().Item())) {
+				t.Errorf("loss %v, want NaN", loss.Value().Item())
+			}
+			tp.Backward(loss)
+			for i, p := range Params(m) {
+				if g := p.Grad(); g == nil || slices.ContainsFunc(g.Data(), func(v float32) bool { return v != 0 }) {
+					t.Errorf("parameter %d: gradient not all zeros", i)
+				}
 			}
 		})
 	}
