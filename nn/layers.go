@@ -59,14 +59,15 @@ type Linear struct {
 }
 
 // NewLinear returns a Linear layer initialized as PyTorch's: W and B
-// uniform in ±1/√in, drawn from r, which must not be nil.
+// uniform in ±1/√in (B zero when in is 0), drawn from r, which must not be
+// nil.
 func NewLinear(in, out int, r *rand.Rand) *Linear {
 	if in < 0 || out < 0 {
 		panic(fmt.Sprintf("nn: NewLinear: negative size in=%d out=%d", in, out))
 	}
 	mustRand("NewLinear", r)
-	bound := 1 / math.Sqrt(float64(in))
 	w, b := tensor.New(out, in), tensor.New(out)
+	bound := fanBound(in)
 	Uniform(w, -bound, bound, r)
 	Uniform(b, -bound, bound, r)
 	return &Linear{W: NewParam(w), B: NewParam(b)}
@@ -86,6 +87,16 @@ func (l *Linear) State(prefix string, f func(string, *Var)) {
 // SetTraining implements Module.
 func (l *Linear) SetTraining(bool) {}
 
+// fanBound is PyTorch's bound 1/√fanIn for the default initialization of
+// Linear and Conv2D, 0 for a fan-in of 0 (where PyTorch makes it 0 too,
+// rather than infinite).
+func fanBound(fanIn int) float64 {
+	if fanIn == 0 {
+		return 0
+	}
+	return 1 / math.Sqrt(float64(fanIn))
+}
+
 // Conv2D is a 2-D convolution with weight W [Cout, Cin/groups, kh, kw] and
 // bias B [Cout] (nil for none), as PyTorch's nn.Conv2d. P.ReLU fuses a
 // ReLU into the bias pass.
@@ -95,8 +106,8 @@ type Conv2D struct {
 }
 
 // NewConv2D returns a Conv2D layer with square kernels of size k,
-// initialized as PyTorch's: uniform in ±1/√(Cin/groups·k·k), drawn from r,
-// which must not be nil.
+// initialized as PyTorch's: uniform in ±1/√(Cin/groups·k·k) (the bias zero
+// when that fan-in is 0), drawn from r, which must not be nil.
 func NewConv2D(cin, cout, k int, p tensor.ConvParams, r *rand.Rand) *Conv2D {
 	if cin < 0 || cout < 0 || k < 0 {
 		panic(fmt.Sprintf("nn: NewConv2D: negative size cin=%d cout=%d k=%d", cin, cout, k))
@@ -106,9 +117,8 @@ func NewConv2D(cin, cout, k int, p tensor.ConvParams, r *rand.Rand) *Conv2D {
 	if cin%groups != 0 || cout%groups != 0 {
 		panic(fmt.Sprintf("nn: NewConv2D: %d and %d channels do not split into %d groups", cin, cout, groups))
 	}
-	fanIn := cin / groups * k * k
-	bound := 1 / math.Sqrt(float64(fanIn))
 	w, b := tensor.New(cout, cin/groups, k, k), tensor.New(cout)
+	bound := fanBound(cin / groups * k * k)
 	Uniform(w, -bound, bound, r)
 	Uniform(b, -bound, bound, r)
 	return &Conv2D{W: NewParam(w), B: NewParam(b), P: p}

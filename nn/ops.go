@@ -47,7 +47,13 @@ func matrix(op, name string, v *Var) (rows, cols int) {
 	return v.value.Dim(0), v.value.Dim(1)
 }
 
-// MatMul returns a·b for matrices a [m, k] and b [k, n].
+// ld returns the leading dimension of a row-major matrix of the given
+// number of columns: simd.Sgemm wants at least 1 even for a matrix of no
+// columns, which it then does not read.
+func ld(cols int) int { return max(cols, 1) }
+
+// MatMul returns a·b for matrices a [m, k] and b [k, n]. Any of m, k and n
+// may be 0; with k = 0 the product is zeros.
 func (tp *Tape) MatMul(a, b *Var) *Var {
 	const op = "MatMul"
 	tp.use(op, "a", a)
@@ -58,7 +64,7 @@ func (tp *Tape) MatMul(a, b *Var) *Var {
 		panic(fmt.Sprintf("nn: %s: shapes %v and %v do not match", op, a.value.Shape(), b.value.Shape()))
 	}
 	y := tp.alloc(m, n)
-	simd.Sgemm(false, false, m, n, k, 1, data(a), k, data(b), n, 0, y.Data(), n)
+	simd.Sgemm(false, false, m, n, k, 1, data(a), ld(k), data(b), ld(n), 0, y.Data(), ld(n))
 	out, _ := tp.result(y, backMatMul, a, b)
 	return out
 }
@@ -69,18 +75,19 @@ func backMatMul(tp *Tape, n *node) {
 	cols := b.value.Dim(1)
 	if a.requires {
 		da, beta := tp.gradAcc(a)
-		simd.Sgemm(false, true, rows, k, cols, 1, g, cols, data(b), cols, beta, da.Data(), k)
+		simd.Sgemm(false, true, rows, k, cols, 1, g, ld(cols), data(b), ld(cols), beta, da.Data(), ld(k))
 	}
 	if b.requires {
 		db, beta := tp.gradAcc(b)
-		simd.Sgemm(true, false, k, cols, rows, 1, data(a), k, g, cols, beta, db.Data(), cols)
+		simd.Sgemm(true, false, k, cols, rows, 1, data(a), ld(k), g, ld(cols), beta, db.Data(), ld(cols))
 	}
 }
 
 // Linear returns act(x·wᵀ + b) for x [n, in], a weight w [out, in] (the
 // layout of PyTorch's nn.Linear) and a bias b [out] or nil, in one pass: the
 // bias seeds the output that Sgemm adds to, and the activation runs on the
-// result in place.
+// result in place. Any of n, in and out may be 0; with in = 0 the output
+// is act(b) (act(0) without a bias).
 func (tp *Tape) Linear(x, w, b *Var, act Act) *Var {
 	const op = "Linear"
 	tp.use(op, "x", x)
@@ -104,7 +111,7 @@ func (tp *Tape) Linear(x, w, b *Var, act Act) *Var {
 		}
 		beta = 1
 	}
-	simd.Sgemm(false, true, rows, outs, in, 1, data(x), in, data(w), in, beta, zd, outs)
+	simd.Sgemm(false, true, rows, outs, in, 1, data(x), ld(in), data(w), ld(in), beta, zd, ld(outs))
 	y, pre := tp.activate(act, z)
 	out, nd := tp.result(y, backLinear, x, w, b)
 	if nd != nil {
@@ -151,14 +158,19 @@ func backLinear(tp *Tape, n *node) {
 	dz := tp.actInputGrad(n.act, grad(n.out), n.out.value, n.saved[0])
 	if x.requires {
 		dx, beta := tp.gradAcc(x)
-		simd.Sgemm(false, false, rows, in, outs, 1, dz, outs, data(w), in, beta, dx.Data(), in)
+		simd.Sgemm(false, false, rows, in, outs, 1, dz, ld(outs), data(w), ld(in), beta, dx.Data(), ld(in))
 	}
 	if w.requires {
 		dw, beta := tp.gradAcc(w)
-		simd.Sgemm(true, false, outs, in, rows, 1, dz, outs, data(x), in, beta, dw.Data(), in)
+		simd.Sgemm(true, false, outs, in, rows, 1, dz, ld(outs), data(x), ld(in), beta, dw.Data(), ld(in))
 	}
 	if b != nil && b.requires {
 		db, beta := tp.gradAcc(b)
+		if outs == 0 {
+			// The gradient is empty (and simd.Sgemv would slice the rows
+			// of a matrix without columns out of an empty slice).
+			return
+		}
 		ones := tp.alloc(rows).Data()
 		for i := range ones {
 			ones[i] = 1

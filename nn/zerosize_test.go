@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/lanesgo/lanes/dispatch"
 	"github.com/lanesgo/lanes/tensor"
 )
 
@@ -153,4 +154,152 @@ func TestEmptyBatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// eachSIMDLevel runs f once at every SIMD level this CPU and build
+// support, restoring the active level after.
+func eachSIMDLevel(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	prev := dispatch.Active()
+	defer dispatch.SetLevel(prev)
+	for _, l := range dispatch.Levels() {
+		if _, err := dispatch.SetLevel(l); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(l.String(), f)
+	}
+}
+
+// TestZeroSizeMatMulLinear checks MatMul and Linear, forward and backward,
+// against a float64 reference when any of the sizes is 0 (and one case
+// without): the loss is Σ y·R for a fixed R, run twice with BackwardRetain
+// so that the second gradients add to the first.
+func TestZeroSizeMatMulLinear(t *testing.T) {
+	shapes := [][3]int{{0, 3, 4}, {2, 0, 4}, {2, 3, 0}, {0, 0, 3}, {0, 0, 0}, {0, 3, 0}, {3, 0, 0}, {3, 2, 5}}
+	eachSIMDLevel(t, func(t *testing.T) {
+		for _, s := range shapes {
+			rows, in, outs := s[0], s[1], s[2]
+			for _, variant := range []string{"MatMul", "Linear", "Linear/nobias", "Linear/Sigmoid"} {
+				t.Run(fmt.Sprintf("%s/%v", variant, s), func(t *testing.T) {
+					r := rand.New(rand.NewPCG(uint64(rows), uint64(in*10+outs)))
+					xt, wt, bt := tensor.RandN(r, rows, in), tensor.RandN(r, outs, in), tensor.RandN(r, outs)
+					proj := tensor.RandN(r, rows, outs)
+					act := Act{}
+					if variant == "Linear/Sigmoid" {
+						act = Act{Kind: ActSigmoid}
+					}
+					withBias := variant == "Linear" || variant == "Linear/Sigmoid"
+					x, w, b := NewParam(xt), NewParam(wt), NewParam(bt)
+					tp := NewTape()
+					var y *Var
+					if variant == "MatMul" {
+						// x·wᵀ, with wᵀ [in, outs] as its own parameter.
+						w = NewParam(wt.T().Contiguous())
+						y = tp.MatMul(x, w)
+					} else {
+						bias := b
+						if !withBias {
+							bias = nil
+						}
+						y = tp.Linear(x, w, bias, act)
+					}
+					loss := tp.Sum(tp.Mul(y, tp.Const(proj)))
+					tp.BackwardRetain(loss)
+					tp.BackwardRetain(loss)
+
+					// The reference, in float64: z = x·wᵀ + b, y = act(z),
+					// dz = R·act'(z), dx = 2·dz·w, dw = 2·dzᵀ·x, db = 2·Σ dz.
+					xd, wd, bd, pd := xt.Data(), wt.Data(), bt.Data(), proj.Data()
+					wantY := make([]float64, rows*outs)
+					dz := make([]float64, rows*outs)
+					for i := range rows {
+						for o := range outs {
+							z := 0.0
+							if withBias {
+								z = float64(bd[o])
+							}
+							for k := range in {
+								z += float64(xd[i*in+k]) * float64(wd[o*in+k])
+							}
+							d := 1.0
+							if act.Kind == ActSigmoid {
+								z = 1 / (1 + math.Exp(-z))
+								d = z * (1 - z)
+							}
+							wantY[i*outs+o] = z
+							dz[i*outs+o] = float64(pd[i*outs+o]) * d
+						}
+					}
+					wantDx := make([]float64, rows*in)
+					wantDw := make([]float64, outs*in)
+					wantDb := make([]float64, outs)
+					for i := range rows {
+						for o := range outs {
+							for k := range in {
+								wantDx[i*in+k] += 2 * dz[i*outs+o] * float64(wd[o*in+k])
+								wantDw[o*in+k] += 2 * dz[i*outs+o] * float64(xd[i*in+k])
+							}
+							wantDb[o] += 2 * dz[i*outs+o]
+						}
+					}
+					if variant == "MatMul" {
+						// w holds wᵀ: its gradient is dwᵀ.
+						tr := make([]float64, in*outs)
+						for o := range outs {
+							for k := range in {
+								tr[k*outs+o] = wantDw[o*in+k]
+							}
+						}
+						wantDw = tr
+					}
+					near(t, "y", y.Value(), []int{rows, outs}, wantY)
+					near(t, "dx", x.Grad(), x.Shape(), wantDx)
+					near(t, "dw", w.Grad(), w.Shape(), wantDw)
+					if withBias {
+						near(t, "db", b.Grad(), b.Shape(), wantDb)
+					}
+				})
+			}
+		}
+	})
+}
+
+// near fails t unless got has the given shape and is within 1e-4 +
+// 1e-4·|want| of want.
+func near(t *testing.T, name string, got *tensor.Tensor, shape []int, want []float64) {
+	t.Helper()
+	if got == nil {
+		t.Errorf("%s: nil, want shape %v", name, shape)
+		return
+	}
+	if !slices.Equal(got.Shape(), shape) {
+		t.Errorf("%s: shape %v, want %v", name, got.Shape(), shape)
+		return
+	}
+	for i, g := range got.Data() {
+		if math.Abs(float64(g)-want[i]) > 1e-4+1e-4*math.Abs(want[i]) {
+			t.Errorf("%s[%d] = %v, want %v", name, i, g, want[i])
+		}
+	}
+}
+
+// TestZeroFanIn checks that Linear and Conv2D layers with no input
+// features get a zero bias, as PyTorch's (1/√0 made it NaN), and that
+// Linear's output is then zeros.
+func TestZeroFanIn(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	t.Run("NewLinear/in=0", func(t *testing.T) {
+		l := NewLinear(0, 3, r)
+		tp := NewTape()
+		y := l.Forward(tp, tp.Const(tensor.New(2, 0)))
+		if !slices.Equal(y.Shape(), []int{2, 3}) || slices.ContainsFunc(y.Value().Data(), func(v float32) bool { return v != 0 }) {
+			t.Errorf("output %v of shape %v, want zeros of shape [2 3]", y.Value().Data(), y.Shape())
+		}
+	})
+	t.Run("NewConv2D/cin=0", func(t *testing.T) {
+		c := NewConv2D(0, 3, 3, tensor.ConvParams{}, r)
+		if d := c.B.Value().Data(); slices.ContainsFunc(d, func(v float32) bool { return v != 0 }) {
+			t.Errorf("bias %v, want zeros", d)
+		}
+	})
 }
