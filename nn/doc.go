@@ -28,7 +28,9 @@
 // ZeroGrad. With SetGrad(false) a tape records nothing (evaluation).
 // Misuse panics with a message starting "nn: ": a second Backward on a
 // consumed tape, a loss of more than one element, a Var from another tape
-// or from before a Reset, operands whose shapes do not match. Every
+// or from before a Reset (the message names the step it was made in), a
+// nil Var, tensor or random source, operands whose shapes do not match.
+// Means over no element (Mean and the losses) are NaN, as PyTorch's. Every
 // operation's backward is checked against central finite differences in
 // the tests (TestGradients; TestEveryOpChecked fails for an operation
 // without such a check).
@@ -39,7 +41,9 @@
 // out again after Reset, so a training loop repeating the same operations
 // on the same shapes makes no new tensor storage after its first step
 // (TestSteadyStateAllocs measures the heap over 100 steps). Vars made on a
-// tape are therefore valid until its next Reset.
+// tape are therefore valid until its next Reset. The Var headers themselves
+// are not reused (a step allocates one block of them, 40 bytes a Var), so
+// that an operation given a Var from an earlier step can tell and panic.
 //
 // # Speed
 //
