@@ -211,7 +211,7 @@ func sameShape(t *tensor.Tensor, shape []int) bool {
 
 // newVar returns a new Var of the tape's current step. Unlike values and
 // gradients, Vars are never reused: a Var from an earlier step that a
-// caller still holds keeps the step it was made in, so that check can
+// caller still holds keeps the step it was made in, so that use can
 // refuse it (a reused Var would carry the new step's number and value).
 // They are cut from blocks sized by the previous step's count, so that a
 // repeated step allocates one block (40 bytes per Var, a few hundred bytes
