@@ -177,6 +177,20 @@ func TestStaleVarRefused(t *testing.T) {
 		tp.Const(tensor.FromSlice([]float32{5, 7}, 2))
 		wantPanic(t, func() { tp.Sum(y) }, "nn: Sum: x of shape [2] was made in step 1, before the tape's last Reset (it is in step 2)")
 	})
+	t.Run("accessors", func(t *testing.T) {
+		// Value, Grad and Shape of a stale Var would hand out the new
+		// step's storage: they are refused too.
+		tp := NewTape()
+		y := tp.ReLU(NewParam(tensor.FromSlice([]float32{1, 2}, 2)))
+		tp.Backward(tp.Sum(y))
+		tp.Reset()
+		tp.ReLU(NewParam(tensor.FromSlice([]float32{5, 7}, 2)))
+		wantPanic(t, func() { y.Value() }, "nn: Var.Value: a Var made in step 1 read after the tape's Reset (it is in step 2)")
+		wantPanic(t, func() { y.Grad() }, "nn: Var.Grad: a Var made in step 1")
+		wantPanic(t, func() { y.Shape() }, "nn: Var.Shape: a Var made in step 1")
+		var nilVar *Var
+		wantPanic(t, func() { nilVar.Value() }, "nn: Var.Value: nil Var")
+	})
 	t.Run("constant", func(t *testing.T) {
 		tp := NewTape()
 		x := tp.Const(tensor.New(2, 3))

@@ -40,12 +40,28 @@ func NewParam(t *tensor.Tensor) *Var {
 	return &Var{value: t.Clone(), requires: true, param: true}
 }
 
-// Value returns v's value.
-func (v *Var) Value() *tensor.Tensor { return v.value }
+// Value returns v's value. It panics, naming v's step, when v belongs to a
+// tape that has been Reset since v was made: its storage is the new step's.
+func (v *Var) Value() *tensor.Tensor {
+	v.live("Var.Value")
+	return v.value
+}
+
+// live panics when v is nil or a Var of an earlier step of its tape.
+func (v *Var) live(op string) {
+	switch {
+	case v == nil:
+		panic(fmt.Sprintf("nn: %s: nil Var", op))
+	case !v.param && v.tape != nil && v.gen != v.tape.gen:
+		panic(fmt.Sprintf("nn: %s: a Var made in step %d read after the tape's Reset (it is in step %d): its storage belongs to the new step", op, v.gen, v.tape.gen))
+	}
+}
 
 // Grad returns v's gradient, or nil when no backward pass has reached v
 // since it was made (or, for a parameter, since its gradient was zeroed).
+// It panics as Value does for a Var of an earlier step.
 func (v *Var) Grad() *tensor.Tensor {
+	v.live("Var.Grad")
 	if !v.gradOK {
 		return nil
 	}
@@ -60,8 +76,11 @@ func (v *Var) RequiresGrad() bool { return v.requires }
 // memory.
 func (v *Var) ZeroGrad() { v.gradOK = false }
 
-// Shape returns the shape of v's value.
-func (v *Var) Shape() []int { return v.value.Shape() }
+// Shape returns the shape of v's value (it panics as Value does).
+func (v *Var) Shape() []int {
+	v.live("Var.Shape")
+	return v.value.Shape()
+}
 
 // Tape records the operations of one step (a forward pass) so that Backward
 // can compute gradients, and owns the storage of the values and gradients
