@@ -3,7 +3,6 @@ package nn
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/lanesgo/lanes/tensor"
@@ -256,14 +257,25 @@ func stWrite(w io.Writer, hdr []byte, ts []Named, order []int) error {
 // kept.
 //
 // ReadSafetensors never panics. It validates the whole header against size
-// before allocating any tensor storage, so it allocates at most about four
-// times size (float32 storage for one-byte dtypes) whatever the header
-// claims. It returns an error prefixed "nn: safetensors: " when size is
-// below 8; the header length exceeds 100,000,000 bytes or what follows the
-// length prefix; the header is not valid UTF-8, does not start with '{' or
-// is not a single JSON object; a key (tensor name, metadata key or entry
-// field) is repeated; a tensor name is empty; "__metadata__" is neither
-// null nor an object of strings; an entry lacks dtype, shape or
+// before allocating any tensor storage, and whatever the header holds it
+// allocates at most 4·D + 12·H + 80 KiB bytes in all, where H is the
+// header's length and D the data buffer's. The float32 storage takes up to
+// 4 bytes per data byte (for one-byte dtypes), and reading it a 64 KiB
+// buffer. The header's JSON is scanned in place; the entries, tensors and
+// metadata map it describes take at most 12 bytes per header byte (a
+// tensor keeps its shape and strides as two []int, 16 bytes per dimension
+// written in 2 header bytes; a metadata object of many short keys, the
+// worst case measured, takes about 10.5), and zero-size tensors allocate
+// no storage. For a file whose header is small beside its data that is
+// about four times size.
+//
+// It returns an error prefixed "nn: safetensors: " when size is below 8;
+// the header length exceeds 100,000,000 bytes or what follows the length
+// prefix; the header is not valid UTF-8, does not start with '{' or is not
+// a single JSON object (its syntax checked as by encoding/json, which also
+// refuses nesting about 10,000 levels deep); a key (tensor name, metadata
+// key or entry field) is repeated; a tensor name is empty; "__metadata__"
+// is neither null nor an object of strings; an entry lacks dtype, shape or
 // data_offsets, has an unsupported dtype, a dimension that is not a
 // non-negative integer, more than tensor.MaxDims dimensions or an element
 // count that overflows, or data_offsets that are not [begin, end] with
@@ -301,14 +313,43 @@ func LoadSafetensors(path string) ([]Named, map[string]string, error) {
 	return ts, meta, nil
 }
 
-// stEntry is one tensor entry of a header.
+// stEntry is one tensor entry of a header. Its shape is not stored: it is
+// parsed again from the header, at shapeAt, when needed, so that the
+// entries take the same memory whatever their number of dimensions.
 type stEntry struct {
 	name       string
-	dtype      string
-	size       int // bytes per element
-	shape      []int
-	n          int // elements
 	begin, end uint64
+	shapeAt    int32 // offset in the header of the shape's '['
+	dtype      uint8 // index in stDtypes
+	misfit     bool  // end-begin is not the element count times the size
+}
+
+// stDtypes are the supported dtypes.
+var stDtypes = [...]string{"F64", "I64", "U64", "F32", "I32", "U32", "F16", "BF16", "I16", "U16", "I8", "U8", "BOOL"}
+
+// stDtypeCode returns the index of dtype in stDtypes, or -1.
+func stDtypeCode(dtype []byte) int {
+	for i, d := range stDtypes {
+		if string(dtype) == d {
+			return i
+		}
+	}
+	return -1
+}
+
+// stDtypeSize returns the bytes per element of a supported dtype, else 0.
+func stDtypeSize(dtype string) int {
+	switch dtype {
+	case "F64", "I64", "U64":
+		return 8
+	case "F32", "I32", "U32":
+		return 4
+	case "F16", "BF16", "I16", "U16":
+		return 2
+	case "I8", "U8", "BOOL":
+		return 1
+	}
+	return 0
 }
 
 func stRead(r io.ReaderAt, size int64) ([]Named, map[string]string, error) {
@@ -335,15 +376,18 @@ func stRead(r io.ReaderAt, size int64) ([]Named, map[string]string, error) {
 		return nil, nil, err
 	}
 	dataStart := 8 + int64(n)
-	if err := stCheckLayout(es, uint64(size-dataStart)); err != nil {
+	if err := stCheckLayout(hdr, es, uint64(size-dataStart)); err != nil {
 		return nil, nil, err
 	}
 
 	ts := make([]Named, len(es))
 	var buf []byte
+	var shape [tensor.MaxDims]int
 	for i, e := range es {
-		data := make([]float32, e.n)
+		dtype := stDtypes[e.dtype]
+		esize := uint64(stDtypeSize(dtype))
 		nbytes := e.end - e.begin
+		data := make([]float32, nbytes/esize) // no allocation for zero-size tensors
 		if buf == nil && nbytes > 0 {
 			buf = make([]byte, min(stChunk, size-dataStart))
 		}
@@ -352,10 +396,10 @@ func stRead(r io.ReaderAt, size int64) ([]Named, map[string]string, error) {
 			if err := stReadAt(r, buf[:m], dataStart+int64(e.begin+off)); err != nil {
 				return nil, nil, fmt.Errorf("reading tensor %q: %w", e.name, err)
 			}
-			stDecode(e.dtype, data[off/uint64(e.size):], buf[:m])
+			stDecode(dtype, data[off/esize:], buf[:m])
 			off += m
 		}
-		ts[i] = Named{Name: e.name, T: tensor.FromSlice(data, e.shape...), DType: e.dtype}
+		ts[i] = Named{Name: e.name, T: tensor.FromSlice(data, stShape(hdr, e, shape[:0])...), DType: dtype}
 	}
 	return ts, meta, nil
 }
@@ -372,6 +416,375 @@ func stReadAt(r io.ReaderAt, p []byte, off int64) error {
 	return err
 }
 
+// stShape appends the shape of e, parsed again from hdr, to dst.
+func stShape(hdr []byte, e stEntry, dst []int) []int {
+	var dims [tensor.MaxDims]uint64
+	p := stParser{b: hdr, i: int(e.shapeAt)}
+	k, _ := p.uints("shape", dims[:]) // checked by stParseEntry
+	for _, d := range dims[:k] {
+		dst = append(dst, int(d))
+	}
+	return dst
+}
+
+// stParser scans a header's JSON in place, allocating nothing but the
+// strings it returns. It accepts exactly what encoding/json accepts
+// (RFC 8259 on valid UTF-8) and decodes strings as encoding/json does.
+type stParser struct {
+	b     []byte
+	i     int
+	name  string // the tensor whose entry is being parsed, for messages
+	where int    // what is being parsed: inHeader, inMetadata or inEntry
+	stack []byte // the containers open in skip
+}
+
+const (
+	inHeader = iota
+	inMetadata
+	inEntry
+)
+
+// stMinEntry is the length of the shortest tensor entry, in a header's
+// JSON, with its separating comma:
+// "a":{"dtype":"U8","shape":[],"data_offsets":[0,0]},
+const stMinEntry = 51
+
+// stMaxDepth is encoding/json's limit on nesting.
+const stMaxDepth = 10000
+
+func (p *stParser) context() string {
+	switch p.where {
+	case inMetadata:
+		return stMetadataKey
+	case inEntry:
+		return fmt.Sprintf("tensor %q", p.name)
+	}
+	return "header"
+}
+
+// errorf returns an error about the current context.
+func (p *stParser) errorf(format string, args ...any) error {
+	return fmt.Errorf("%s: %s", p.context(), fmt.Sprintf(format, args...))
+}
+
+// unexpected reports a syntax error at p.i, where want was expected.
+func (p *stParser) unexpected(want string) error {
+	if p.i >= len(p.b) {
+		return fmt.Errorf("%s: invalid JSON: %w where %s was expected", p.context(), io.ErrUnexpectedEOF, want)
+	}
+	r, _ := utf8.DecodeRune(p.b[p.i:])
+	return p.errorf("invalid JSON: %q at byte %d where %s was expected", r, p.i, want)
+}
+
+// peek skips white space and returns the next byte, or 0 at the end.
+func (p *stParser) peek() byte {
+	for ; p.i < len(p.b); p.i++ {
+		switch c := p.b[p.i]; c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// expect consumes c, after white space.
+func (p *stParser) expect(c byte) error {
+	if p.peek() != c {
+		return p.unexpected(strconv.QuoteRune(rune(c)))
+	}
+	p.i++
+	return nil
+}
+
+// more consumes the ',' or the closing delim after an element of an
+// object or array and reports whether another element follows.
+func (p *stParser) more(delim byte) (bool, error) {
+	switch p.peek() {
+	case ',':
+		p.i++
+		return true, nil
+	case delim:
+		p.i++
+		return false, nil
+	}
+	return false, p.unexpected(fmt.Sprintf("',' or %q", delim))
+}
+
+// open consumes the '{' or '[' at p.i (already peeked) and reports whether
+// the object or array has elements, consuming its end if not.
+func (p *stParser) open(delim byte) bool {
+	p.i++
+	if p.peek() == delim {
+		p.i++
+		return false
+	}
+	return true
+}
+
+// str scans the string at p.i and returns its contents as they are in the
+// header, escapes undecoded, and whether it has escapes.
+func (p *stParser) str() (raw []byte, esc bool, err error) {
+	if p.peek() != '"' {
+		return nil, false, p.unexpected("a string")
+	}
+	start := p.i + 1
+	for i := start; i < len(p.b); i++ {
+		switch c := p.b[i]; {
+		case c == '"':
+			p.i = i + 1
+			return p.b[start:i], esc, nil
+		case c == '\\':
+			esc = true
+			if i++; i == len(p.b) {
+				break
+			}
+			switch p.b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+5 > len(p.b) || stHex4(p.b[i+1:i+5]) < 0 {
+					p.i = i
+					return nil, false, p.errorf("invalid JSON: bad \\u escape at byte %d", i-1)
+				}
+				i += 4
+			default:
+				p.i = i
+				return nil, false, p.errorf("invalid JSON: bad escape \\%c at byte %d", p.b[i], i-1)
+			}
+		case c < 0x20:
+			p.i = i
+			return nil, false, p.errorf("invalid JSON: control character %#02x in a string at byte %d", c, i)
+		}
+	}
+	p.i = len(p.b)
+	return nil, false, p.unexpected("the end of a string")
+}
+
+// text scans a string and returns it decoded.
+func (p *stParser) text() (string, error) {
+	raw, esc, err := p.str()
+	if err != nil {
+		return "", err
+	}
+	if !esc {
+		return string(raw), nil
+	}
+	return stUnquote(raw), nil
+}
+
+// stHex4 decodes 4 hex digits, or returns -1.
+func stHex4(b []byte) rune {
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// stUnquote decodes the escapes of raw, a string checked by str, as
+// encoding/json does: a \u escape of a surrogate not paired with the one
+// that follows becomes U+FFFD.
+func stUnquote(raw []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(raw))
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			sb.WriteByte(c)
+			i++
+			continue
+		}
+		c = raw[i+1]
+		i += 2
+		switch c {
+		case 'b':
+			sb.WriteByte('\b')
+		case 'f':
+			sb.WriteByte('\f')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'u':
+			r := stHex4(raw[i:])
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					r2 = stHex4(raw[i+2:])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+					i += 6
+					r = dec
+				} else {
+					r = unicode.ReplacementChar
+				}
+			}
+			sb.WriteRune(r)
+		default: // '"', '\\', '/'
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
+}
+
+// number scans the number at p.i and returns it as written.
+func (p *stParser) number() ([]byte, error) {
+	b, i, start := p.b, p.i, p.i
+	digits := func() bool {
+		j := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case !digits():
+		p.i = i
+		return nil, p.unexpected("a value")
+	}
+	if i < len(b) && b[i] == '.' {
+		if i++; !digits() {
+			p.i = i
+			return nil, p.unexpected("a digit")
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		if i++; i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			p.i = i
+			return nil, p.unexpected("a digit")
+		}
+	}
+	p.i = i
+	return b[start:i], nil
+}
+
+// literal scans true, false or null.
+func (p *stParser) literal() error {
+	for _, lit := range [...]string{"true", "false", "null"} {
+		if p.b[p.i] == lit[0] {
+			if !bytes.HasPrefix(p.b[p.i:], []byte(lit)) {
+				return p.unexpected(strconv.Quote(lit))
+			}
+			p.i += len(lit)
+			return nil
+		}
+	}
+	return p.unexpected("a value")
+}
+
+// scalar scans a value that is not an object or array.
+func (p *stParser) scalar() error {
+	switch p.peek() {
+	case '"':
+		_, _, err := p.str()
+		return err
+	case 't', 'f', 'n':
+		return p.literal()
+	}
+	_, err := p.number()
+	return err
+}
+
+// skip scans any value, checking its syntax, and returns the description
+// of its kind (as stDescribe).
+func (p *stParser) skip() (string, error) {
+	kind := stDescribe(p.peek())
+	p.stack = p.stack[:0]
+	for {
+		// A value.
+		switch c := p.peek(); c {
+		case '{', '[':
+			end := byte('}')
+			if c == '[' {
+				end = ']'
+			}
+			if len(p.stack) == stMaxDepth {
+				return "", p.errorf("invalid JSON: nesting deeper than %d at byte %d", stMaxDepth, p.i)
+			}
+			if !p.open(end) {
+				break
+			}
+			p.stack = append(p.stack, end)
+			if c == '{' {
+				if err := p.key(); err != nil {
+					return "", err
+				}
+			}
+			continue
+		default:
+			if err := p.scalar(); err != nil {
+				return "", err
+			}
+		}
+		// After a value: close what ends here, then go on to the next one.
+		for {
+			if len(p.stack) == 0 {
+				return kind, nil
+			}
+			end := p.stack[len(p.stack)-1]
+			more, err := p.more(end)
+			if err != nil {
+				return "", err
+			}
+			if more {
+				if end == '}' {
+					if err := p.key(); err != nil {
+						return "", err
+					}
+				}
+				break
+			}
+			p.stack = p.stack[:len(p.stack)-1]
+		}
+	}
+}
+
+// key scans an object key and its colon.
+func (p *stParser) key() error {
+	if _, _, err := p.str(); err != nil {
+		return err
+	}
+	return p.expect(':')
+}
+
+// stDescribe names the kind of JSON value starting with c.
+func stDescribe(c byte) string {
+	switch c {
+	case 'n':
+		return "null"
+	case '[':
+		return "an array"
+	case '{':
+		return "an object"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
+
 // stParseHeader parses and checks the header's JSON on its own, without
 // regard to the size of the data buffer.
 func stParseHeader(hdr []byte) ([]stEntry, map[string]string, error) {
@@ -381,287 +794,317 @@ func stParseHeader(hdr []byte) ([]stEntry, map[string]string, error) {
 	if len(hdr) == 0 || hdr[0] != '{' {
 		return nil, nil, errors.New("header does not start with '{'")
 	}
-	d := json.NewDecoder(bytes.NewReader(hdr))
-	d.UseNumber()
-	if _, err := stToken(d, "header"); err != nil { // the '{' checked above
-		return nil, nil, err
+	if len(hdr) > math.MaxInt32 {
+		// Not reached: stMaxHeader is smaller; shapeAt is an int32.
+		return nil, nil, errors.New("header too long")
 	}
+	p := &stParser{b: hdr}
 	var (
-		es   []stEntry
-		meta map[string]string
-		seen = make(map[string]bool)
+		// Allocated once for as many entries as the header can hold:
+		// growing it would allocate up to five times its final size.
+		es      = make([]stEntry, 0, len(hdr)/stMinEntry)
+		meta    map[string]string
+		hasMeta bool
 	)
-	for d.More() {
-		key, err := stKey(d, "header")
+	for more := p.open('}'); more; {
+		raw, esc, err := p.str()
 		if err != nil {
 			return nil, nil, err
 		}
-		if seen[key] {
-			return nil, nil, fmt.Errorf("header: duplicate key %q", key)
+		if err := p.expect(':'); err != nil {
+			return nil, nil, err
 		}
-		seen[key] = true
-		if key == stMetadataKey {
-			if meta, err = stParseMetadata(d); err != nil {
+		var key string
+		if esc {
+			key = stUnquote(raw)
+		}
+		switch {
+		case !esc && string(raw) == stMetadataKey || esc && key == stMetadataKey:
+			if hasMeta {
+				return nil, nil, fmt.Errorf("header: duplicate key %q", stMetadataKey)
+			}
+			hasMeta = true
+			p.where = inMetadata
+			if meta, err = p.metadata(); err != nil {
 				return nil, nil, err
 			}
-			continue
-		}
-		if key == "" {
+		case len(raw) == 0:
 			return nil, nil, errors.New("header: tensor with an empty name")
+		default:
+			if !esc {
+				key = string(raw)
+			}
+			p.where, p.name = inEntry, key
+			e, err := p.entry()
+			if err != nil {
+				return nil, nil, err
+			}
+			es = append(es, e)
 		}
-		e, err := stParseEntry(d, key)
-		if err != nil {
+		p.where = inHeader
+		if more, err = p.more('}'); err != nil {
 			return nil, nil, err
 		}
-		es = append(es, e)
 	}
-	if err := stEnd(d, '}', "header"); err != nil {
-		return nil, nil, err
-	}
-	if tok, err := d.Token(); err != io.EOF {
-		if err != nil {
-			return nil, nil, fmt.Errorf("header: invalid JSON: %w", err)
+	if c := p.peek(); p.i < len(p.b) {
+		if strings.IndexByte(`{["-0123456789tfn`, c) >= 0 {
+			return nil, nil, fmt.Errorf("header: data after the JSON object at byte %d", p.i)
 		}
-		return nil, nil, fmt.Errorf("header: data after the JSON object: %v", tok)
+		return nil, nil, p.unexpected("the end of the header")
+	}
+	// Repeated names, found by sorting (a set would cost more memory than
+	// the header).
+	slices.SortFunc(es, func(a, b stEntry) int { return strings.Compare(a.name, b.name) })
+	for i := 1; i < len(es); i++ {
+		if es[i].name == es[i-1].name {
+			return nil, nil, fmt.Errorf("header: duplicate key %q", es[i].name)
+		}
 	}
 	return es, meta, nil
 }
 
-// stToken returns the next JSON token, describing syntax errors by where.
-func stToken(d *json.Decoder, where string) (json.Token, error) {
-	tok, err := d.Token()
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: invalid JSON: %w", where, err)
-	}
-	return tok, nil
-}
-
-// stKey returns the next object key.
-func stKey(d *json.Decoder, where string) (string, error) {
-	tok, err := stToken(d, where)
-	if err != nil {
-		return "", err
-	}
-	k, ok := tok.(string)
-	if !ok {
-		return "", fmt.Errorf("%s: invalid JSON: object key is %v", where, tok)
-	}
-	return k, nil
-}
-
-// stEnd consumes the closing delimiter of the current object or array.
-func stEnd(d *json.Decoder, delim json.Delim, where string) error {
-	tok, err := stToken(d, where)
-	if err != nil {
-		return err
-	}
-	if tok != delim {
-		return fmt.Errorf("%s: invalid JSON: %v where %v was expected", where, tok, delim)
-	}
-	return nil
-}
-
-// stParseMetadata parses the value of "__metadata__": null (no metadata) or
-// an object of strings.
-func stParseMetadata(d *json.Decoder) (map[string]string, error) {
-	const where = "__metadata__"
-	tok, err := stToken(d, where)
-	if err != nil {
-		return nil, err
-	}
-	if tok == nil {
-		return nil, nil
-	}
-	if tok != json.Delim('{') {
-		return nil, fmt.Errorf("%s is %s, not an object of strings", where, stDescribe(tok))
-	}
-	m := make(map[string]string)
-	for d.More() {
-		k, err := stKey(d, where)
+// metadata parses the value of "__metadata__": null (no metadata) or an
+// object of strings.
+func (p *stParser) metadata() (map[string]string, error) {
+	switch c := p.peek(); c {
+	case 'n':
+		kind, err := p.skip()
 		if err != nil {
+			return nil, err
+		}
+		if kind != "null" {
+			return nil, fmt.Errorf("%s is %s, not an object of strings", stMetadataKey, kind)
+		}
+		return nil, nil
+	case '{':
+	default:
+		kind, err := p.skip()
+		if err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s is %s, not an object of strings", stMetadataKey, kind)
+	}
+	// A first pass checks the syntax and counts the pairs, so that the map
+	// is allocated once, at its final size (growing it would allocate about
+	// twice as much, more than the header's own size).
+	start, count := p.i, 0
+	for more := p.open('}'); more; count++ {
+		if err := p.key(); err != nil {
+			return nil, err
+		}
+		if _, err := p.skip(); err != nil {
+			return nil, err
+		}
+		var err error
+		if more, err = p.more('}'); err != nil {
+			return nil, err
+		}
+	}
+	p.i = start
+	m := make(map[string]string, count)
+	for more := p.open('}'); more; {
+		k, err := p.text()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect(':'); err != nil {
 			return nil, err
 		}
 		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("%s: duplicate key %q", where, k)
+			return nil, p.errorf("duplicate key %q", k)
 		}
-		tok, err := stToken(d, where)
+		if p.peek() != '"' {
+			kind, err := p.skip()
+			if err != nil {
+				return nil, err
+			}
+			return nil, p.errorf("value of %q is %s, not a string", k, kind)
+		}
+		v, err := p.text()
 		if err != nil {
 			return nil, err
 		}
-		v, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("%s: value of %q is %s, not a string", where, k, stDescribe(tok))
-		}
 		m[k] = v
-	}
-	return m, stEnd(d, '}', where)
-}
-
-// stDescribe names the JSON value starting with tok.
-func stDescribe(tok json.Token) string {
-	switch tok := tok.(type) {
-	case nil:
-		return "null"
-	case json.Delim:
-		if tok == '[' {
-			return "an array"
+		if more, err = p.more('}'); err != nil {
+			return nil, err
 		}
-		return "an object"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
 	}
-	return "a number"
+	return m, nil
 }
 
-// stParseEntry parses the entry of the tensor called name and checks it on
-// its own: its fields, dtype and shape.
-func stParseEntry(d *json.Decoder, name string) (stEntry, error) {
-	where := fmt.Sprintf("tensor %q", name)
-	e := stEntry{name: name}
-	tok, err := stToken(d, where)
-	if err != nil {
-		return e, err
-	}
-	if tok != json.Delim('{') {
-		return e, fmt.Errorf("%s: entry is %s, not an object", where, stDescribe(tok))
-	}
-	var dims, offs []uint64
-	var hasDtype, hasShape, hasOffsets bool
-	for d.More() {
-		k, err := stKey(d, where)
+// entry parses the entry of tensor p.name and checks it on its own: its
+// fields, dtype and shape.
+func (p *stParser) entry() (stEntry, error) {
+	e := stEntry{name: p.name}
+	if p.peek() != '{' {
+		kind, err := p.skip()
 		if err != nil {
 			return e, err
 		}
-		switch k {
+		return e, p.errorf("entry is %s, not an object", kind)
+	}
+	var (
+		dims                          [tensor.MaxDims]uint64
+		offs                          [2]uint64
+		ndims                         int
+		dtype                         []byte
+		hasDtype, hasShape, hasOffset bool
+	)
+	for more := p.open('}'); more; {
+		k, esc, err := p.str()
+		if err != nil {
+			return e, err
+		}
+		if esc {
+			k = []byte(stUnquote(k))
+		}
+		if err := p.expect(':'); err != nil {
+			return e, err
+		}
+		switch string(k) {
 		case "dtype":
 			if hasDtype {
-				return e, fmt.Errorf("%s: duplicate field %q", where, k)
+				return e, p.errorf("duplicate field %q", k)
 			}
 			hasDtype = true
-			tok, err := stToken(d, where)
+			if p.peek() != '"' {
+				kind, err := p.skip()
+				if err != nil {
+					return e, err
+				}
+				return e, p.errorf("dtype is %s, not a string", kind)
+			}
+			raw, esc, err := p.str()
 			if err != nil {
 				return e, err
 			}
-			s, ok := tok.(string)
-			if !ok {
-				return e, fmt.Errorf("%s: dtype is %s, not a string", where, stDescribe(tok))
+			if esc {
+				raw = []byte(stUnquote(raw))
 			}
-			e.dtype = s
+			dtype = raw
 		case "shape":
 			if hasShape {
-				return e, fmt.Errorf("%s: duplicate field %q", where, k)
+				return e, p.errorf("duplicate field %q", k)
 			}
 			hasShape = true
-			if dims, err = stParseUints(d, where, "shape", tensor.MaxDims); err != nil {
+			p.peek()
+			e.shapeAt = int32(p.i)
+			if ndims, err = p.uints("shape", dims[:]); err != nil {
 				return e, err
 			}
 		case "data_offsets":
-			if hasOffsets {
-				return e, fmt.Errorf("%s: duplicate field %q", where, k)
+			if hasOffset {
+				return e, p.errorf("duplicate field %q", k)
 			}
-			hasOffsets = true
-			if offs, err = stParseUints(d, where, "data_offsets", 2); err != nil {
+			hasOffset = true
+			n, err := p.uints("data_offsets", offs[:])
+			if err != nil {
 				return e, err
 			}
-			if len(offs) != 2 {
-				return e, fmt.Errorf("%s: data_offsets has %d numbers, not [begin, end]", where, len(offs))
+			if n != 2 {
+				return e, p.errorf("data_offsets has %d numbers, not [begin, end]", n)
 			}
 		default:
 			// Unknown fields are ignored, as by the reference.
-			var skip json.RawMessage
-			if err := d.Decode(&skip); err != nil {
-				return e, fmt.Errorf("%s: invalid JSON: %w", where, err)
+			if _, err := p.skip(); err != nil {
+				return e, err
 			}
 		}
-	}
-	if err := stEnd(d, '}', where); err != nil {
-		return e, err
+		if more, err = p.more('}'); err != nil {
+			return e, err
+		}
 	}
 	switch {
 	case !hasDtype:
-		return e, fmt.Errorf("%s: missing dtype", where)
+		return e, p.errorf("missing dtype")
 	case !hasShape:
-		return e, fmt.Errorf("%s: missing shape", where)
-	case !hasOffsets:
-		return e, fmt.Errorf("%s: missing data_offsets", where)
+		return e, p.errorf("missing shape")
+	case !hasOffset:
+		return e, p.errorf("missing data_offsets")
 	}
-	if e.size = stDtypeSize(e.dtype); e.size == 0 {
-		return e, fmt.Errorf("%s: unsupported dtype %q", where, e.dtype)
+	code := stDtypeCode(dtype)
+	if code < 0 {
+		return e, p.errorf("unsupported dtype %q", dtype)
 	}
+	e.dtype = uint8(code)
+	size := stDtypeSize(stDtypes[code])
 	e.begin, e.end = offs[0], offs[1]
 	if e.begin > e.end {
-		return e, fmt.Errorf("%s: data_offsets [%d, %d] end before they begin", where, e.begin, e.end)
+		return e, p.errorf("data_offsets [%d, %d] end before they begin", e.begin, e.end)
 	}
 	// The product of the non-zero dimensions must fit in an int (so that
 	// strides do too), and so must the byte count.
-	e.shape = make([]int, len(dims))
-	p, zero := 1, false
-	for i, dim := range dims {
-		if dim > math.MaxInt || dim != 0 && p > math.MaxInt/int(dim) {
-			return e, fmt.Errorf("%s: shape %v overflows the element count", where, dims)
+	p1, zero := 1, false
+	for _, dim := range dims[:ndims] {
+		if dim > math.MaxInt || dim != 0 && p1 > math.MaxInt/int(dim) {
+			return e, p.errorf("shape %v overflows the element count", slices.Clone(dims[:ndims]))
 		}
-		e.shape[i] = int(dim)
 		if dim == 0 {
 			zero = true
 		} else {
-			p *= int(dim)
+			p1 *= int(dim)
 		}
 	}
-	if p > math.MaxInt/e.size {
-		return e, fmt.Errorf("%s: shape %v overflows the byte count", where, dims)
+	if p1 > math.MaxInt/size {
+		return e, p.errorf("shape %v overflows the byte count", slices.Clone(dims[:ndims]))
 	}
-	if !zero {
-		e.n = p
+	if zero {
+		p1 = 0
 	}
+	// Reported by stCheckLayout, after the checks that come first there.
+	e.misfit = e.end-e.begin != uint64(p1*size)
 	return e, nil
 }
 
-// stParseUints parses an array of at most maxLen non-negative integers.
-func stParseUints(d *json.Decoder, where, field string, maxLen int) ([]uint64, error) {
-	tok, err := stToken(d, where)
-	if err != nil {
-		return nil, err
-	}
-	if tok != json.Delim('[') {
-		return nil, fmt.Errorf("%s: %s is %s, not an array", where, field, stDescribe(tok))
-	}
-	var us []uint64
-	for d.More() {
-		if len(us) == maxLen {
-			return nil, fmt.Errorf("%s: %s has more than %d numbers", where, field, maxLen)
-		}
-		tok, err := stToken(d, where)
+// uints parses an array of at most len(dst) non-negative integers into dst
+// and returns how many there were.
+func (p *stParser) uints(field string, dst []uint64) (int, error) {
+	if p.peek() != '[' {
+		kind, err := p.skip()
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		num, ok := tok.(json.Number)
-		if !ok {
-			return nil, fmt.Errorf("%s: %s holds %s, not a number", where, field, stDescribe(tok))
+		return 0, p.errorf("%s is %s, not an array", field, kind)
+	}
+	n := 0
+	for more := p.open(']'); more; {
+		if n == len(dst) {
+			return 0, p.errorf("%s has more than %d numbers", field, len(dst))
+		}
+		if c := p.peek(); c != '-' && (c < '0' || c > '9') {
+			kind, err := p.skip()
+			if err != nil {
+				return 0, err
+			}
+			return 0, p.errorf("%s holds %s, not a number", field, kind)
+		}
+		num, err := p.number()
+		if err != nil {
+			return 0, err
 		}
 		u, err := strconv.ParseUint(string(num), 10, 64)
 		switch {
-		case strings.HasPrefix(string(num), "-"):
-			return nil, fmt.Errorf("%s: %s holds negative number %s", where, field, num)
+		case num[0] == '-':
+			return 0, p.errorf("%s holds negative number %s", field, num)
 		case errors.Is(err, strconv.ErrRange):
-			return nil, fmt.Errorf("%s: %s holds %s, which overflows uint64", where, field, num)
+			return 0, p.errorf("%s holds %s, which overflows uint64", field, num)
 		case err != nil:
-			return nil, fmt.Errorf("%s: %s holds %s, not an integer", where, field, num)
+			return 0, p.errorf("%s holds %s, not an integer", field, num)
 		}
-		us = append(us, u)
+		dst[n] = u
+		n++
+		if more, err = p.more(']'); err != nil {
+			return 0, err
+		}
 	}
-	return us, stEnd(d, ']', where)
+	return n, nil
 }
 
 // stCheckLayout sorts es by data offsets (then name) and checks that each
 // tensor's range holds exactly its data and that the ranges tile the data
 // buffer of dataLen bytes, as the reference's Metadata::validate and its
 // MetadataIncompleteBuffer check do.
-func stCheckLayout(es []stEntry, dataLen uint64) error {
+func stCheckLayout(hdr []byte, es []stEntry, dataLen uint64) error {
 	slices.SortFunc(es, func(a, b stEntry) int {
 		if a.begin != b.begin {
 			return cmpUint64(a.begin, b.begin)
@@ -680,8 +1123,14 @@ func stCheckLayout(es []stEntry, dataLen uint64) error {
 			return fmt.Errorf("tensor %q: data_offsets [%d, %d] leave a gap of %d bytes after offset %d", e.name, e.begin, e.end, e.begin-pos, pos)
 		case e.end > dataLen:
 			return fmt.Errorf("tensor %q: data_offsets [%d, %d] end beyond the %d-byte data buffer", e.name, e.begin, e.end, dataLen)
-		case e.end-e.begin != uint64(e.n*e.size):
-			return fmt.Errorf("tensor %q: data_offsets [%d, %d] span %d bytes, but %s shape %v needs %d", e.name, e.begin, e.end, e.end-e.begin, e.dtype, e.shape, e.n*e.size)
+		case e.misfit:
+			sh := stShape(hdr, e, nil)
+			n := 1
+			for _, d := range sh {
+				n *= d
+			}
+			size := stDtypeSize(stDtypes[e.dtype])
+			return fmt.Errorf("tensor %q: data_offsets [%d, %d] span %d bytes, but %s shape %v needs %d", e.name, e.begin, e.end, e.end-e.begin, stDtypes[e.dtype], sh, n*size)
 		}
 		pos = e.end
 	}
@@ -696,21 +1145,6 @@ func cmpUint64(a, b uint64) int {
 		return -1
 	}
 	return 1
-}
-
-// stDtypeSize returns the bytes per element of a supported dtype, else 0.
-func stDtypeSize(dtype string) int {
-	switch dtype {
-	case "F64", "I64", "U64":
-		return 8
-	case "F32", "I32", "U32":
-		return 4
-	case "F16", "BF16", "I16", "U16":
-		return 2
-	case "I8", "U8", "BOOL":
-		return 1
-	}
-	return 0
 }
 
 // stDecode converts src, whole little-endian elements of dtype, into the

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -450,6 +451,10 @@ func TestReadSafetensorsErrors(t *testing.T) {
 		{"trailing comma", stFile(`{"__metadata__":{},}`, nil), "invalid JSON"},
 		{"bad value", stFile(`{"a":{"dtype":"F32","x":tru,"shape":[],"data_offsets":[0,4]}}`, zeros[:4]), "invalid JSON"},
 		{"bad string", stFile(`{"a\q":{}}`, nil), "invalid JSON"},
+		{"nesting too deep", stFile(`{"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0],"x":`+strings.Repeat("[", 10001)+strings.Repeat("]", 10001)+`}}`, nil), "invalid JSON"},
+		{"bad escape in name", stFile(`{"\ud8":{}}`, nil), "invalid JSON"},
+		{"control character", stFile("{\"a\x01\":{}}", nil), "invalid JSON"},
+		{"leading zero", stFile(obj(ent("a", "U8", "[01]", "[0,1]")), zeros[:1]), "invalid JSON"},
 		{"empty name", stFile(obj(ent("", "F32", "[]", "[0,4]")), zeros[:4]), "tensor with an empty name"},
 		{"duplicate name", stFile(obj(ent("a", "F32", "[1]", "[0,4]"), ent("a", "F32", "[1]", "[0,4]")), zeros[:4]), `duplicate key "a"`},
 		{"duplicate metadata", stFile(`{"__metadata__":{},"__metadata__":{}}`, nil), `duplicate key "__metadata__"`},
@@ -524,6 +529,102 @@ func TestReadSafetensorsErrors(t *testing.T) {
 			}
 			if msg := err.Error(); !strings.HasPrefix(msg, "nn: safetensors: ") || !strings.Contains(msg, tt.want) {
 				t.Errorf("error %q, want one containing %q", msg, tt.want)
+			}
+		})
+	}
+}
+
+// stAllocBound is the most ReadSafetensors may allocate reading file, as
+// documented: 4·D + 12·H + 80 KiB, H the header's length and D the data
+// buffer's (H is 0 when the length prefix is absent or claims too much,
+// which is refused before anything is allocated).
+func stAllocBound(file []byte) uint64 {
+	var h uint64
+	if len(file) >= 8 {
+		if n := binary.LittleEndian.Uint64(file); n <= uint64(len(file)-8) {
+			h = n
+		}
+	}
+	d := uint64(len(file)) - min(uint64(len(file)), 8+h)
+	return 4*d + 12*h + 80<<10
+}
+
+// stAllocated returns the bytes allocated while f runs.
+func stAllocated(f func()) uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	f()
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc - before
+}
+
+// stManyEntries returns a header of n tensor entries produced by entry(i).
+func stManyEntries(n int, entry func(i int) string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(entry(i))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// stZeroDims returns the shape of d dimensions, all 0 but those set in
+// bits, which are 1.
+func stZeroDims(d int, bits int) string {
+	s := make([]string, d)
+	for j := range s {
+		s[j] = strconv.Itoa(bits >> j & 1)
+	}
+	s[d-1] = "0"
+	return "[" + strings.Join(s, ",") + "]"
+}
+
+// TestReadSafetensorsAllocBound checks the allocation bound that
+// ReadSafetensors documents on headers built to cost the most memory per
+// byte: many zero-size tensors of 32 dimensions (the issue's 117 KB file
+// allocated 57 times its size), tiny tensors, metadata of many short
+// keys, deep nesting in an ignored field; and on a file that is mostly
+// one-byte data, the case the 4 bytes per data byte are for.
+func TestReadSafetensorsAllocBound(t *testing.T) {
+	zeros32 := strings.Repeat("0,", 31) + "0"
+	tests := []struct {
+		name    string
+		file    []byte
+		wantErr string
+	}{
+		{"1000 zero-size 32-dim", stFile(stManyEntries(1000, func(i int) string {
+			return fmt.Sprintf(`"%d":{"dtype":"F32","shape":[%s],"data_offsets":[0,0]}`, i, zeros32)
+		}), nil), ""},
+		{"10000 distinct zero-size 32-dim", stFile(stManyEntries(10000, func(i int) string {
+			return fmt.Sprintf(`"%x":{"dtype":"U8","shape":%s,"data_offsets":[0,0]}`, i, stZeroDims(32, i))
+		}), nil), ""},
+		{"zero-size, then an error", stFile(stManyEntries(2000, func(i int) string {
+			return fmt.Sprintf(`"%d":{"dtype":"F32","shape":[%s],"data_offsets":[0,0]}`, i, zeros32)
+		})[:1999*96]+`x`, nil), "invalid JSON"},
+		{"20000 one-byte scalars", stFile(stManyEntries(20000, func(i int) string {
+			return fmt.Sprintf(`"%x":{"dtype":"U8","shape":[],"data_offsets":[%d,%d]}`, i, i, i+1)
+		}), make([]byte, 20000)), ""},
+		{"metadata of 15000 keys", stFile(`{"__metadata__":`+stManyEntries(15000, func(i int) string {
+			return fmt.Sprintf(`"%x":""`, i)
+		})+"}", nil), ""},
+		{"deep ignored field", stFile(`{"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0],"x":`+
+			strings.Repeat("[", 9999)+strings.Repeat("]", 9999)+"}}", nil), ""},
+		{"1 MB of U8", stFile(`{"a":{"dtype":"U8","shape":[1024,1024],"data_offsets":[0,1048576]}}`, make([]byte, 1<<20)), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			alloc := stAllocated(func() { _, _, err = ReadSafetensors(bytes.NewReader(tt.file), int64(len(tt.file))) })
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("error %v, want %q", err, tt.wantErr)
+			}
+			if bound := stAllocBound(tt.file); alloc > bound {
+				t.Errorf("reading %d bytes allocated %d bytes (%.1f times the size), more than %d", len(tt.file), alloc, float64(alloc)/float64(len(tt.file)), bound)
 			}
 		})
 	}
@@ -645,6 +746,21 @@ func FuzzReadSafetensors(f *testing.F) {
 	f.Add(stFile(`{"a":{"dtype":"F32","shape":[1099511627776,1099511627776],"data_offsets":[0,4]}}`, make([]byte, 4)))
 	f.Add(stFile(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, make([]byte, 4)))
 	f.Add(stFile(`{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}`, make([]byte, 5)))
+	// Headers that cost the most memory per byte: zero-size tensors of 32
+	// dimensions, one-byte scalars, metadata of short keys, nesting.
+	zeros32 := strings.Repeat("0,", 31) + "0"
+	f.Add(stFile(stManyEntries(100, func(i int) string {
+		return fmt.Sprintf(`"%d":{"dtype":"F32","shape":[%s],"data_offsets":[0,0]}`, i, zeros32)
+	}), nil))
+	f.Add(stFile(stManyEntries(100, func(i int) string {
+		return fmt.Sprintf(`"%x":{"dtype":"U8","shape":%s,"data_offsets":[0,0]}`, i, stZeroDims(32, i))
+	}), nil))
+	f.Add(stFile(stManyEntries(100, func(i int) string {
+		return fmt.Sprintf(`"%x":{"dtype":"U8","shape":[],"data_offsets":[%d,%d]}`, i, i, i+1)
+	}), make([]byte, 100)))
+	f.Add(stFile(`{"__metadata__":`+stManyEntries(100, func(i int) string { return fmt.Sprintf(`"%x":""`, i) })+"}", nil))
+	f.Add(stFile(`{"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0],"x":[[[{"y":[[{}]]}]]]}}`, nil))
+	f.Add(stFile(`{"\u0061":{"dtype":"F\u0033\u0032","shape":[0],"data_offsets":[0,0],"\ud800":1},"\ud83d\ude00":{"dtype":"U8","shape":[],"data_offsets":[0,1]}}`, []byte{7}))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var ms runtime.MemStats
@@ -652,7 +768,7 @@ func FuzzReadSafetensors(f *testing.F) {
 		before := ms.TotalAlloc
 		ts, meta, err := ReadSafetensors(bytes.NewReader(data), int64(len(data)))
 		runtime.ReadMemStats(&ms)
-		if alloc, limit := ms.TotalAlloc-before, 16*uint64(len(data))+1<<20; alloc > limit {
+		if alloc, limit := ms.TotalAlloc-before, stAllocBound(data); alloc > limit {
 			t.Fatalf("reading %d bytes allocated %d bytes, more than %d", len(data), alloc, limit)
 		}
 		if err != nil {
