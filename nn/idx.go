@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -26,7 +27,19 @@ const (
 	// memory follows the data actually present rather than the count the
 	// header claims.
 	idxChunk = 1 << 20
+	// idxGroup is the most chunks read and decoded at a time once the
+	// result is allocated.
+	idxGroup = 8
+	// idxHoldRatio bounds the raw data held from a seekable gzip stream
+	// (see ReadIDX) to this many times the compressed bytes read, or
+	// idxHoldMin when that is more.
+	idxHoldRatio = 16
 )
+
+// idxHoldMin is the least raw data held from a seekable gzip stream before
+// it is checked without being kept and read a second time (a variable for
+// the tests).
+var idxHoldMin = 64 << 20
 
 // idxElemSize maps the IDX type byte to the size of one element in bytes.
 var idxElemSize = map[byte]int{
@@ -54,10 +67,26 @@ var idxElemSize = map[byte]int{
 //
 // ReadIDX accepts 1 to 8 dimensions and at most 2^31 elements. A dimension
 // of 0 is allowed and gives an empty tensor. The stream must end right
-// after the last element. The data is read in chunks of 1 MiB and the
-// result is allocated only once all of it has arrived, so memory follows
-// the data present: a short stream claiming a huge shape fails having
-// allocated about 1 MiB.
+// after the last element.
+//
+// Memory follows the data actually present, never the shape the header
+// claims, and a short stream fails at its first short read:
+//   - When r is also an io.Seeker (a *bytes.Reader, a regular *os.File as
+//     LoadIDX opens), an uncompressed stream's length is checked before
+//     any data is read, so a short one fails having allocated little more
+//     than a 64 KiB buffer; the result is then allocated once, 4 bytes per
+//     element, and filled through at most 8 buffers of 1 MiB.
+//   - Otherwise the data is read in chunks of 1 MiB and the result is
+//     allocated only once all of it has arrived, so a short stream fails
+//     having allocated about the bytes it holds plus 1 MiB.
+//   - From a seekable gzip stream, at most max(64 MiB, 16 × the compressed
+//     bytes read) of decompressed data are held: past that, the rest is
+//     checked to its end without being kept and the stream is read again,
+//     straight into the result. A small file that decompresses to a huge
+//     one (a gzip bomb claiming a huge shape) thus fails having allocated
+//     at most about 64 MiB plus 16 times its size; a valid one costs a
+//     second decompression. From a gzip stream that cannot seek, memory
+//     follows the decompressed data present.
 //
 // Errors start with "nn: idx: " and report a bad magic number, an unknown
 // type, a bad dimension count, too many elements, a truncated header or
@@ -105,65 +134,177 @@ func (g gzipReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func readIDX(r io.Reader) (*tensor.Tensor, error) {
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// idxHeader is what an IDX header says.
+type idxHeader struct {
+	typ   byte
+	size  int // bytes per element
+	shape []int
+	n     int // elements
+	len   int // bytes of the header
+}
+
+// idxOpen returns the IDX stream in r, decompressed when it starts with
+// the gzip magic bytes, with a function that releases it.
+func idxOpen(r io.Reader) (src io.Reader, gz bool, done func(), err error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var src io.Reader = br
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		z, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, &gzipError{err}
+			return nil, false, nil, &gzipError{err}
 		}
-		defer z.Close()
-		src = gzipReader{z}
+		return gzipReader{z}, true, func() { z.Close() }, nil
 	}
+	return br, false, func() {}, nil
+}
 
-	var hdr [4 + 4*idxMaxDims]byte
-	if err := readFull(src, hdr[:4], "header"); err != nil {
+func readIDX(r io.Reader) (*tensor.Tensor, error) {
+	// A stream that can seek can be measured, or read twice; of files,
+	// only regular ones have a size that says what they hold.
+	rs, _ := r.(io.ReadSeeker)
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+			rs = nil
+		}
+	}
+	var start int64
+	if rs != nil {
+		var err error
+		if start, err = rs.Seek(0, io.SeekCurrent); err != nil {
+			rs = nil
+		}
+	}
+	cr := &countingReader{r: r}
+	src, gz, done, err := idxOpen(cr)
+	if err != nil {
 		return nil, err
 	}
+	defer func() { done() }()
+	h, err := readIDXHeader(src)
+	if err != nil {
+		return nil, err
+	}
+
+	var data []float32
+	switch {
+	case rs != nil && !gz:
+		// The bytes left say at once whether the data are all there.
+		end, err := rs.Seek(0, io.SeekEnd)
+		if err != nil {
+			return nil, err
+		}
+		dataStart := start + int64(h.len)
+		switch have, want := end-dataStart, int64(h.n)*int64(h.size); {
+		case have < want:
+			return nil, fmt.Errorf("truncated data: %d of %d elements present", max(have, 0)/int64(h.size), h.n)
+		case have > want:
+			return nil, fmt.Errorf("trailing data after %d elements of shape %v", h.n, h.shape)
+		}
+		if _, err := rs.Seek(dataStart, io.SeekStart); err != nil {
+			return nil, err
+		}
+		data = make([]float32, h.n)
+		if err := readIDXInto(rs, data, h.typ, h.size); err != nil {
+			return nil, err
+		}
+		return tensor.FromSlice(data, h.shape...), nil
+	case rs != nil:
+		hold := func() int { return max(idxHoldMin, idxHoldRatio*int(min(cr.n, math.MaxInt/idxHoldRatio))) }
+		data, err = readIDXData(src, h.typ, h.size, h.n, hold)
+		if err == errIDXRewind {
+			// The data are all there: read the stream again, into the
+			// result.
+			if err := idxEnd(src, h); err != nil {
+				return nil, err
+			}
+			if _, err := rs.Seek(start, io.SeekStart); err != nil {
+				return nil, err
+			}
+			done()
+			done = func() {}
+			var again func()
+			if src, _, again, err = idxOpen(r); err != nil {
+				return nil, err
+			}
+			done = again
+			if _, err := io.CopyN(io.Discard, src, int64(h.len)); err != nil {
+				return nil, fmt.Errorf("reading again: %w", err)
+			}
+			data = make([]float32, h.n)
+			err = readIDXInto(src, data, h.typ, h.size)
+		}
+	default:
+		data, err = readIDXData(src, h.typ, h.size, h.n, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := idxEnd(src, h); err != nil {
+		return nil, err
+	}
+	return tensor.FromSlice(data, h.shape...), nil
+}
+
+// idxEnd checks that src ends right after the data; reading on also lets
+// gzip verify its checksum.
+func idxEnd(src io.Reader, h idxHeader) error {
+	var one [1]byte
+	switch _, err := io.ReadFull(src, one[:]); {
+	case err == nil:
+		return fmt.Errorf("trailing data after %d elements of shape %v", h.n, h.shape)
+	case err != io.EOF:
+		return err
+	}
+	return nil
+}
+
+// readIDXHeader reads and checks the header.
+func readIDXHeader(src io.Reader) (idxHeader, error) {
+	var h idxHeader
+	var hdr [4 + 4*idxMaxDims]byte
+	if err := readFull(src, hdr[:4], "header"); err != nil {
+		return h, err
+	}
 	if hdr[0] != 0 || hdr[1] != 0 {
-		return nil, fmt.Errorf("bad magic % x, want 00 00", hdr[:2])
+		return h, fmt.Errorf("bad magic % x, want 00 00", hdr[:2])
 	}
 	typ, ndims := hdr[2], int(hdr[3])
 	size, ok := idxElemSize[typ]
 	if !ok {
-		return nil, fmt.Errorf("unknown type 0x%02x", typ)
+		return h, fmt.Errorf("unknown type 0x%02x", typ)
 	}
 	if ndims < 1 || ndims > idxMaxDims {
-		return nil, fmt.Errorf("%d dimensions, want 1 to %d", ndims, idxMaxDims)
+		return h, fmt.Errorf("%d dimensions, want 1 to %d", ndims, idxMaxDims)
 	}
 	dimBytes := hdr[4 : 4+4*ndims]
 	if err := readFull(src, dimBytes, "header"); err != nil {
-		return nil, err
+		return h, err
 	}
 	shape := make([]int, ndims)
 	n := uint64(1)
 	for i := range shape {
 		d := uint64(binary.BigEndian.Uint32(dimBytes[4*i:]))
 		if d > idxMaxElems || d > math.MaxInt {
-			return nil, fmt.Errorf("dimension %d is %d, more than %d elements", i, d, uint64(idxMaxElems))
+			return h, fmt.Errorf("dimension %d is %d, more than %d elements", i, d, uint64(idxMaxElems))
 		}
 		shape[i] = int(d)
 		n *= d // no overflow: both factors are at most 2^31 before the check below
 		if n > idxMaxElems || n*uint64(size) > math.MaxInt {
-			return nil, fmt.Errorf("shape %v has more than %d elements", idxDims(dimBytes), uint64(idxMaxElems))
+			return h, fmt.Errorf("shape %v has more than %d elements", idxDims(dimBytes), uint64(idxMaxElems))
 		}
 	}
-
-	data, err := readIDXData(src, typ, size, int(n))
-	if err != nil {
-		return nil, err
-	}
-	// The stream must end here; reading on also lets gzip verify its
-	// checksum.
-	var one [1]byte
-	switch _, err := io.ReadFull(src, one[:]); {
-	case err == nil:
-		return nil, fmt.Errorf("trailing data after %d elements of shape %v", n, shape)
-	case err != io.EOF:
-		return nil, err
-	}
-	return tensor.FromSlice(data, shape...), nil
+	return idxHeader{typ: typ, size: size, shape: shape, n: int(n), len: 4 + 4*ndims}, nil
 }
 
 // idxDims decodes the dimensions of an IDX header, for messages.
@@ -184,20 +325,47 @@ func readFull(r io.Reader, p []byte, what string) error {
 	return err
 }
 
+// errIDXRewind tells readIDX that readIDXData checked that the data are
+// all there without keeping them, so that they must be read again.
+var errIDXRewind = errors.New("nn: idx: read again")
+
+// truncatedData reports that only got of the n elements' bytes arrived.
+func truncatedData(got, size, n int) error {
+	return fmt.Errorf("truncated data: %d of %d elements present", got/size, n)
+}
+
 // readIDXData reads n elements of the given type and size. The raw bytes
 // are read in chunks of at most idxChunk bytes, so memory follows the data
 // actually present; the float32 result is allocated once all of it has
-// arrived, and decoded without further copying.
-func readIDXData(r io.Reader, typ byte, size, n int) ([]float32, error) {
+// arrived, and decoded without further copying. When hold is not nil and
+// the chunks would exceed hold() bytes, it drops them, reads the rest of
+// the data without keeping it and returns errIDXRewind if it was all
+// there.
+func readIDXData(r io.Reader, typ byte, size, n int, hold func() int) ([]float32, error) {
 	var chunks [][]byte
+	held := 0
 	for left := n * size; left > 0; {
-		c := make([]byte, min(left, idxChunk))
+		m := min(left, idxChunk)
+		if hold != nil && held+m > hold() {
+			clear(chunks)
+			chunks = nil
+			got, err := io.CopyN(io.Discard, r, int64(left))
+			switch {
+			case err == io.EOF:
+				return nil, truncatedData(held+int(got), size, n)
+			case err != nil:
+				return nil, err
+			}
+			return nil, errIDXRewind
+		}
+		c := make([]byte, m)
 		got, err := io.ReadFull(r, c)
 		chunks = append(chunks, c[:got])
 		left -= got
+		held += got
 		switch {
 		case err == io.EOF || err == io.ErrUnexpectedEOF:
-			return nil, fmt.Errorf("truncated data: %d of %d elements present", (n*size-left)/size, n)
+			return nil, truncatedData(held, size, n)
 		case err != nil:
 			return nil, err
 		}
@@ -226,6 +394,45 @@ func readIDXData(r io.Reader, typ byte, size, n int) ([]float32, error) {
 	}
 	wg.Wait()
 	return out, nil
+}
+
+// readIDXInto reads len(out) elements of the given type and size into
+// out, through at most idxGroup buffers of idxChunk bytes: it reads a
+// group of chunks and decodes them in parallel (see readIDXData), then the
+// next group.
+func readIDXInto(r io.Reader, out []float32, typ byte, size int) error {
+	per := idxChunk / size
+	chunks := (len(out) + per - 1) / per
+	bufs := make([][]byte, min(runtime.GOMAXPROCS(0), idxGroup, chunks))
+	var wg sync.WaitGroup
+	for first := 0; first < chunks; first += len(bufs) {
+		k := min(len(bufs), chunks-first)
+		for i := range k {
+			lo := (first + i) * per
+			m := (min(lo+per, len(out)) - lo) * size
+			if bufs[i] == nil {
+				bufs[i] = make([]byte, min(idxChunk, len(out)*size))
+			}
+			if got, err := io.ReadFull(r, bufs[i][:m]); err != nil {
+				if err == io.EOF || err == io.ErrUnexpectedEOF {
+					return truncatedData(lo*size+got, size, len(out))
+				}
+				return err
+			}
+		}
+		for i := range k {
+			lo := (first + i) * per
+			hi := min(lo+per, len(out))
+			decode := func() { decodeIDX(out[lo:hi], bufs[i], typ) }
+			if i == k-1 {
+				decode()
+			} else {
+				wg.Go(decode)
+			}
+		}
+		wg.Wait()
+	}
+	return nil
 }
 
 // decodeIDX converts big-endian elements of type typ in src to dst.

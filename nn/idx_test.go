@@ -9,7 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -210,19 +210,136 @@ func TestReadIDXTruncatedEverywhere(t *testing.T) {
 	}
 }
 
-// TestReadIDXBoundedAlloc checks that a short file claiming 2^31 elements
-// fails having allocated about a chunk, not gigabytes.
+// idxNoSeek hides every method of a reader but Read, as a pipe or a
+// network stream would.
+type idxNoSeek struct{ r io.Reader }
+
+func (n idxNoSeek) Read(p []byte) (int, error) { return n.r.Read(p) }
+
+// gzippedBest returns b compressed with gzip at its best compression.
+func gzippedBest(b []byte) []byte {
+	var buf bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+// withHoldMin sets idxHoldMin for the rest of the test.
+func withHoldMin(t *testing.T, n int) {
+	old := idxHoldMin
+	idxHoldMin = n
+	t.Cleanup(func() { idxHoldMin = old })
+}
+
+// TestReadIDXBoundedAlloc checks the memory ReadIDX documents, with
+// streams claiming 2^31 float64 elements (16 GiB) and holding far fewer:
+// a short uncompressed stream that can seek fails before reading its data;
+// a seekable gzip bomb (16 MiB of zeros in 16 KB) fails having held at
+// most idxHoldMin (lowered to 1 MiB here, to keep the test fast) plus 16
+// times its size, where it held all 16 MiB; from a stream that cannot
+// seek, memory follows the bytes present. Valid streams allocate the
+// result, 4 bytes per element, and buffers, not the raw data besides.
 func TestReadIDXBoundedAlloc(t *testing.T) {
-	file := idxFile(0x0E, []uint32{1 << 15, 1 << 16}, make([]byte, 12))
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	_, err := ReadIDX(bytes.NewReader(file))
-	runtime.ReadMemStats(&after)
-	if err == nil || !strings.Contains(err.Error(), "truncated data") {
-		t.Fatalf("error %v, want truncated data", err)
+	withHoldMin(t, 1<<20)
+	huge := []uint32{1 << 15, 1 << 16}
+	plain := idxFile(0x0E, huge, make([]byte, 4<<20))
+	bomb := gzippedBest(idxFile(0x0E, huge, make([]byte, 16<<20)))
+	const n = 16 << 20
+	valid := idxFile(0x08, []uint32{n}, make([]byte, n))
+	validGz := gzippedBest(valid)
+	tests := []struct {
+		name  string
+		r     io.Reader
+		bound int
+		want  string // the error, or "" for none
+	}{
+		{"12 bytes of 16 GiB", bytes.NewReader(idxFile(0x0E, huge, make([]byte, 12))), 256 << 10, "truncated data: 1 of 2147483648 elements present"},
+		{"4 MiB of 16 GiB", bytes.NewReader(plain), 256 << 10, "truncated data: 524288 of 2147483648 elements present"},
+		{"4 MiB of 16 GiB, no seek", idxNoSeek{bytes.NewReader(plain)}, 4<<20 + 2<<20, "truncated data: 524288 of 2147483648 elements present"},
+		{"gzip bomb", bytes.NewReader(bomb), idxHoldMin + idxHoldRatio*len(bomb) + 512<<10, "truncated data: 2097152 of 2147483648 elements present"},
+		{"gzip bomb, no seek", idxNoSeek{bytes.NewReader(bomb)}, 16<<20 + 2<<20, "truncated data: 2097152 of 2147483648 elements present"},
+		{"valid", bytes.NewReader(valid), 4*n + idxGroup<<20 + 256<<10, ""},
+		{"valid gzip, read twice", bytes.NewReader(validGz), 4*n + idxHoldMin + idxHoldRatio*len(validGz) + idxGroup<<20 + 512<<10, ""},
 	}
-	if n := after.TotalAlloc - before.TotalAlloc; n > 4<<20 {
-		t.Errorf("allocated %d bytes reading a %d-byte file", n, len(file))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			var got *tensor.Tensor
+			alloc := stAllocated(func() { got, err = ReadIDX(tt.r) })
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatal(err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("error %v, want %q", err, tt.want)
+			case tt.want == "" && got.Len() != n:
+				t.Fatalf("read %d elements, want %d", got.Len(), n)
+			}
+			if alloc > uint64(tt.bound) {
+				t.Errorf("allocated %d bytes, more than %d", alloc, tt.bound)
+			}
+		})
+	}
+}
+
+// TestReadIDXReadTwice checks the path where a seekable gzip stream is
+// checked to its end without being kept and then read again: the same
+// values and the same errors as a single pass.
+func TestReadIDXReadTwice(t *testing.T) {
+	withHoldMin(t, 64<<10)
+	const n = 3<<20 + 5
+	data := make([]byte, 2*n)
+	for i := 0; i < n; i += 4099 {
+		binary.BigEndian.PutUint16(data[2*i:], uint16(i))
+	}
+	valid := idxFile(0x0B, []uint32{n}, data)
+	corrupt := gzippedBest(valid)
+	corrupt[len(corrupt)-6] ^= 0xff // CRC-32 of the content
+	tests := []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"valid", gzippedBest(valid), ""},
+		{"two members", append(gzippedBest(valid[:1<<20]), gzippedBest(valid[1<<20:])...), ""},
+		{"truncated", gzippedBest(valid[:len(valid)-3]), "truncated data: 3145731 of 3145733 elements present"},
+		{"trailing", gzippedBest(append(valid, 0)), "trailing data after 3145733 elements"},
+		{"checksum", corrupt, "corrupt gzip"},
+		{"garbage after", append(gzippedBest(valid), 1, 2, 3), "corrupt gzip"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if max(idxHoldMin, idxHoldRatio*len(tt.file)) >= len(valid)-idxChunk {
+				t.Fatalf("%d-byte file: would not be read twice", len(tt.file))
+			}
+			once, errOnce := ReadIDX(idxNoSeek{bytes.NewReader(tt.file)})
+			twice, err := ReadIDX(bytes.NewReader(tt.file))
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("error %v, want %q", err, tt.want)
+				}
+				if errOnce == nil || errOnce.Error() != err.Error() {
+					t.Errorf("error %v; in one pass %v", err, errOnce)
+				}
+				return
+			}
+			if err != nil || errOnce != nil {
+				t.Fatalf("errors %v, %v", err, errOnce)
+			}
+			a, b := once.Data(), twice.Data()
+			if len(a) != n || len(b) != n {
+				t.Fatalf("read %d and %d elements, want %d", len(a), len(b), n)
+			}
+			for i := range b {
+				want := float32(0)
+				if i%4099 == 0 {
+					want = float32(int16(uint16(i)))
+				}
+				if a[i] != want || b[i] != want {
+					t.Fatalf("element %d: %v in one pass, %v read twice, want %v", i, a[i], b[i], want)
+				}
+			}
+		})
 	}
 }
 
@@ -278,8 +395,24 @@ func FuzzReadIDX(f *testing.F) {
 	f.Add(idxFile(0x0E, []uint32{0, 5}, nil))
 	f.Add(gzipped(idxFile(0x08, []uint32{2}, []byte{9, 8})))
 	f.Add([]byte{0, 0, 8, 1, 0x80, 0, 0, 0})
+	// Short streams claiming 2^31 float64 elements, plain and gzipped.
+	f.Add(idxFile(0x0E, []uint32{1 << 15, 1 << 16}, make([]byte, 100)))
+	f.Add(gzippedBest(idxFile(0x0E, []uint32{1 << 15, 1 << 16}, make([]byte, 256<<10))))
+	f.Add(gzippedBest(idxFile(0x08, []uint32{3, 100000}, make([]byte, 300000))))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// The same stream read from a reader that cannot seek, and read
+		// twice with a small hold: the same tensor or the same error.
+		once, errOnce := ReadIDX(idxNoSeek{bytes.NewReader(b)})
+		old := idxHoldMin
+		idxHoldMin = 4 << 10
 		got, err := ReadIDX(bytes.NewReader(b))
+		idxHoldMin = old
+		if (err == nil) != (errOnce == nil) || err != nil && err.Error() != errOnce.Error() {
+			t.Fatalf("error %v; from a reader that cannot seek %v", err, errOnce)
+		}
+		if err == nil && !slices.Equal(once.Shape(), got.Shape()) || err == nil && !slices.EqualFunc(once.Data(), got.Data(), func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+			t.Fatalf("shape %v; from a reader that cannot seek %v, or their data differ", got.Shape(), once.Shape())
+		}
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "nn: idx: ") {
 				t.Fatalf("error %q lacks the nn: idx: prefix", err)
