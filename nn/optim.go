@@ -191,19 +191,26 @@ func (o *SGD) update(i int, p, g []float32, s [][]float32, tmp *[2][]float32) {
 //
 //	m ← β₁m + (1-β₁)g,  v ← β₂v + (1-β₂)g²
 //	p ← p - lr/(1-β₁ᵗ) · m/(√v/√(1-β₂ᵗ) + ε)
+//
+// where t counts the steps that updated the parameter: each parameter
+// keeps its own t, as PyTorch's state["step"], so one that had no gradient
+// in the first steps starts its bias correction from 1 when it first has
+// one. The bias corrections are computed in float64 and rounded once.
 type Adam struct {
 	Beta1, Beta2, Eps, WeightDecay float32
 	Decoupled                      bool
 	optBase
-	state                [][]float32
-	steps                int
-	stepSize, invSqrtBC2 float32 // this step's lr/(1-β₁ᵗ) and 1/√(1-β₂ᵗ)
+	state [][]float32
+	steps []int64 // each parameter's t
+	// This step's lr/(1-β₁ᵗ) and 1/√(1-β₂ᵗ), for each parameter.
+	stepSize, invSqrtBC2 []float32
 }
 
 // NewAdam returns Adam over params with learning rate lr and PyTorch's
 // defaults: β = (0.9, 0.999), ε = 1e-8, no weight decay.
 func NewAdam(params []*Var, lr float32) *Adam {
-	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(params, 2)}
+	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(params, 2),
+		steps: make([]int64, len(params)), stepSize: make([]float32, len(params)), invSqrtBC2: make([]float32, len(params))}
 }
 
 // NewAdamW returns AdamW over params with learning rate lr and PyTorch's
@@ -216,14 +223,19 @@ func NewAdamW(params []*Var, lr float32) *Adam {
 
 // Step implements Optimizer.
 func (o *Adam) Step() {
-	o.steps++
-	t := float64(o.steps)
-	o.stepSize = float32(float64(o.lr) / (1 - math.Pow(float64(o.Beta1), t)))
-	o.invSqrtBC2 = float32(1 / math.Sqrt(1-math.Pow(float64(o.Beta2), t)))
+	for i, v := range o.params {
+		if !v.gradOK {
+			continue
+		}
+		o.steps[i]++
+		t := float64(o.steps[i])
+		o.stepSize[i] = float32(float64(o.lr) / (1 - math.Pow(float64(o.Beta1), t)))
+		o.invSqrtBC2[i] = float32(1 / math.Sqrt(1-math.Pow(float64(o.Beta2), t)))
+	}
 	o.job.blocks(o.params, o.state, 2, o)
 }
 
-func (o *Adam) update(_ int, p, g []float32, s [][]float32, tmp *[2][]float32) {
+func (o *Adam) update(i int, p, g []float32, s [][]float32, tmp *[2][]float32) {
 	m, v := s[0], s[1]
 	t1, t2 := tmp[0][:len(p)], tmp[1][:len(p)]
 	b1, b2, wd := o.Beta1, o.Beta2, o.WeightDecay
@@ -241,10 +253,10 @@ func (o *Adam) update(_ int, p, g []float32, s [][]float32, tmp *[2][]float32) {
 	simd.Scale(v, v, b2)
 	simd.Axpy(v, 1-b2, t2)
 	simd.Sqrt(t2, v)
-	simd.Scale(t2, t2, o.invSqrtBC2)
+	simd.Scale(t2, t2, o.invSqrtBC2[i])
 	simd.AddScalar(t2, t2, o.Eps)
 	simd.Div(t2, m, t2)
-	simd.Axpy(p, -o.stepSize, t2)
+	simd.Axpy(p, -o.stepSize[i], t2)
 }
 
 // RMSProp is PyTorch's optim.RMSprop:

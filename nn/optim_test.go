@@ -144,6 +144,67 @@ func TestOptimizersMatchReference(t *testing.T) {
 	}
 }
 
+// TestAdamStepPerParameter checks that Adam and AdamW count steps per
+// parameter, as PyTorch's state["step"]: a parameter that has no gradient
+// in the first 3 of 8 steps gets, from its first gradient on, the bias
+// correction of its own step 1, 2, ..., not of the optimizer's step 4, 5,
+// ... (which made its first update, with the default betas, 0.58 of
+// PyTorch's).
+func TestAdamStepPerParameter(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		ref  refOpt
+		make func(ps []*Var) *Adam
+	}{
+		{"Adam", refOpt{kind: "adam", lr: 1e-2, b1: 0.9, b2: 0.999, eps: 1e-8}, func(ps []*Var) *Adam { return NewAdam(ps, 1e-2) }},
+		{"Adam/wd", refOpt{kind: "adam", lr: 1e-2, b1: 0.8, b2: 0.99, eps: 1e-6, wd: 0.1}, func(ps []*Var) *Adam {
+			o := NewAdam(ps, 1e-2)
+			o.Beta1, o.Beta2, o.Eps, o.WeightDecay = 0.8, 0.99, 1e-6, 0.1
+			return o
+		}},
+		{"AdamW", refOpt{kind: "adamw", lr: 1e-2, b1: 0.9, b2: 0.999, eps: 1e-8, wd: 0.01}, func(ps []*Var) *Adam { return NewAdamW(ps, 1e-2) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, 8))
+			// 1500 elements (a full block and a partial one), and 40.
+			ps := []*Var{NewParam(tensor.RandN(r, 1500)), NewParam(tensor.RandN(r, 40))}
+			opt := c.make(ps)
+			refs := []refOpt{c.ref, c.ref}
+			for k, p := range ps {
+				n := p.value.Len()
+				refs[k].p = make([]float64, n)
+				for i, v := range p.value.Data() {
+					refs[k].p[i] = float64(v)
+				}
+				refs[k].m, refs[k].v = make([]float64, n), make([]float64, n)
+			}
+			for step := range 8 {
+				opt.ZeroGrad()
+				for k, p := range ps {
+					if k == 1 && step < 3 {
+						continue // no gradient: PyTorch's grad is None
+					}
+					g := tensor.RandN(r, p.value.Len())
+					p.grad, p.gradOK = g, true
+					g64 := make([]float64, g.Len())
+					for i, v := range g.Data() {
+						g64[i] = float64(v)
+					}
+					refs[k].step(g64)
+				}
+				opt.Step()
+			}
+			for k, p := range ps {
+				for i, v := range p.value.Data() {
+					if want := refs[k].p[i]; math.Abs(float64(v)-want) > 1e-5*math.Max(1, math.Abs(want)) {
+						t.Fatalf("parameter %d element %d: %v, reference %v", k, i, v, want)
+					}
+				}
+			}
+		})
+	}
+}
+
 func TestSchedules(t *testing.T) {
 	step := StepLR{Base: 0.1, Gamma: 0.5, Every: 3}
 	for e, want := range []float32{0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.025} {
