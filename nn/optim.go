@@ -13,6 +13,10 @@ import (
 // Optimizer updates parameters from their gradients. Step skips the
 // parameters that have no gradient (Grad() == nil), as PyTorch skips those
 // whose grad is None.
+//
+// The constructors (NewSGD, NewAdam, NewAdamW, NewRMSProp) panic, naming
+// themselves and the parameter's index, when a parameter is nil or is not
+// a trainable parameter (made by NewParam).
 type Optimizer interface {
 	Step()
 	ZeroGrad()
@@ -97,11 +101,16 @@ func (j *blockJob) RunRange(lo, hi int) {
 	scratch.Put(tmp)
 }
 
-func newState(params []*Var, slots int) [][]float32 {
+// newState returns slots zeroed state slices for each of params, and
+// panics, naming fn, when one is nil or not a trainable parameter.
+func newState(fn string, params []*Var, slots int) [][]float32 {
 	s := make([][]float32, len(params)*slots)
 	for i, v := range params {
+		if v == nil || v.value == nil {
+			panic(fmt.Sprintf("nn: %s: parameter %d of %d is nil", fn, i, len(params)))
+		}
 		if !v.requires || !v.param {
-			panic(fmt.Sprintf("nn: optimizer: parameter %d of shape %v is not a trainable parameter", i, v.value.Shape()))
+			panic(fmt.Sprintf("nn: %s: parameter %d of shape %v is not a trainable parameter", fn, i, v.value.Shape()))
 		}
 		for k := range slots {
 			s[i*slots+k] = make([]float32, v.value.Len())
@@ -151,7 +160,7 @@ type SGD struct {
 // NewSGD returns plain SGD over params with learning rate lr; set the
 // fields for momentum and weight decay.
 func NewSGD(params []*Var, lr float32) *SGD {
-	return &SGD{optBase: optBase{params: params, lr: lr}, state: newState(params, 1), started: make([]bool, len(params))}
+	return &SGD{optBase: optBase{params: params, lr: lr}, state: newState("NewSGD", params, 1), started: make([]bool, len(params))}
 }
 
 // Step implements Optimizer.
@@ -208,17 +217,19 @@ type Adam struct {
 
 // NewAdam returns Adam over params with learning rate lr and PyTorch's
 // defaults: β = (0.9, 0.999), ε = 1e-8, no weight decay.
-func NewAdam(params []*Var, lr float32) *Adam {
-	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(params, 2),
-		steps: make([]int64, len(params)), stepSize: make([]float32, len(params)), invSqrtBC2: make([]float32, len(params))}
-}
+func NewAdam(params []*Var, lr float32) *Adam { return newAdam("NewAdam", params, lr) }
 
 // NewAdamW returns AdamW over params with learning rate lr and PyTorch's
 // defaults: β = (0.9, 0.999), ε = 1e-8, weight decay 0.01.
 func NewAdamW(params []*Var, lr float32) *Adam {
-	o := NewAdam(params, lr)
+	o := newAdam("NewAdamW", params, lr)
 	o.WeightDecay, o.Decoupled = 0.01, true
 	return o
+}
+
+func newAdam(fn string, params []*Var, lr float32) *Adam {
+	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(fn, params, 2),
+		steps: make([]int64, len(params)), stepSize: make([]float32, len(params)), invSqrtBC2: make([]float32, len(params))}
 }
 
 // Step implements Optimizer.
@@ -275,7 +286,7 @@ type RMSProp struct {
 // NewRMSProp returns RMSProp over params with learning rate lr and
 // PyTorch's defaults: α = 0.99, ε = 1e-8.
 func NewRMSProp(params []*Var, lr float32) *RMSProp {
-	return &RMSProp{Alpha: 0.99, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(params, 3)}
+	return &RMSProp{Alpha: 0.99, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState("NewRMSProp", params, 3)}
 }
 
 // Step implements Optimizer.

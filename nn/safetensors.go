@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,25 +76,91 @@ func WriteSafetensors(w io.Writer, ts []Named, metadata map[string]string) error
 	return nil
 }
 
-// SaveSafetensors writes ts and metadata to the file at path, creating or
-// truncating it, as WriteSafetensors. Invalid tensors or metadata are
-// reported before the file is touched; after a write error the file may be
-// left incomplete. Errors name the path.
+// SaveSafetensors writes ts and metadata to the file at path as
+// WriteSafetensors, replacing the file atomically: it writes a temporary
+// file in the same directory (named after path's base name, starting with
+// '.' and ending in ".tmp"), syncs it to disk, renames it over path (over
+// the file a symbolic link at path points to) and syncs the directory
+// where the system allows. A crash, a full disk or any error thus leaves
+// either the previous file or the new one, never a partial file, and the
+// temporary file is removed on error. A file replaced keeps its
+// permission bits; a new one gets 0666 less the umask, as os.Create gives.
+// Invalid tensors or metadata are reported before any file is created.
+// Errors name the path.
 func SaveSafetensors(path string, ts []Named, metadata map[string]string) error {
 	hdr, order, err := stPrepare(ts, metadata)
 	if err != nil {
 		return fmt.Errorf("nn: safetensors: %s: %w", path, err)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("nn: safetensors: %w", err)
-	}
-	err = stWrite(f, hdr, ts, order)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	err = writeFileAtomic(path, func(w io.Writer) error { return stWrite(w, hdr, ts, order) })
 	if err != nil {
 		return fmt.Errorf("nn: safetensors: %s: %w", path, err)
+	}
+	return nil
+}
+
+// saveHook, when not nil, wraps the writer of writeFileAtomic's temporary
+// file (the tests make writes fail half way).
+var saveHook func(io.Writer) io.Writer
+
+// writeFileAtomic writes the file at path with write, through a temporary
+// file renamed over it (see SaveSafetensors).
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	target := path
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			target = real
+		}
+	}
+	dir, base := filepath.Split(target)
+	var f *os.File
+	var tmp string
+	for range 100 {
+		tmp = filepath.Join(dir, fmt.Sprintf(".%s.%016x.tmp", base, rand.Uint64()))
+		f, err = os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	closed := false
+	defer func() {
+		if err != nil {
+			if !closed {
+				f.Close()
+			}
+			os.Remove(tmp)
+		}
+	}()
+	if fi, err := os.Stat(target); err == nil && fi.Mode().IsRegular() {
+		if err := f.Chmod(fi.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	var w io.Writer = f
+	if saveHook != nil {
+		w = saveHook(w)
+	}
+	if err := write(w); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	closed = true
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		return err
+	}
+	// The rename is durable once the directory is synced; not every system
+	// can open or sync a directory, and the file is in place either way.
+	if d, err := os.Open(filepath.Clean(dir + ".")); err == nil {
+		d.Sync()
+		d.Close()
 	}
 	return nil
 }
