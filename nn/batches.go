@@ -10,10 +10,18 @@ import (
 // Batches iterates over mini-batches of (x, y) rows of a dataset held in
 // memory: x has shape [N, ...] and y has shape [N, ...] with the same N,
 // and row i of x goes with row i of y. Each epoch visits every row once,
-// in an order drawn from the random source given to NewBatches (nil means
-// sequential order, no shuffling). Batches hold Size rows; the last batch
-// of an epoch is smaller when N is not a multiple of the size, unless
-// DropLast is set, in which case it is skipped.
+// in a random order when NewBatches is given a random source (as PyTorch's
+// DataLoader with shuffle=True) and in sequential order when it is given
+// nil (shuffle=False). Batches hold Size rows; the last batch of an epoch
+// is smaller when N is not a multiple of the size, unless DropLast is set,
+// in which case it is skipped.
+//
+// Each epoch's order is a uniformly random permutation drawn from the
+// iterator's own PCG generator, which NewBatches seeds from the source it
+// is given; the order depends on nothing but the generator's state at the
+// epoch's start, so that SaveCheckpoint can record the iterator's place
+// (the epoch, the rows handed out and that state) and LoadCheckpoint
+// resume it exactly.
 //
 // Batches reads the rows of x and y in place: writes to them are seen by
 // later batches. A Batches is not safe for concurrent use.
@@ -25,10 +33,13 @@ type Batches struct {
 	x, y       []float32 // the dataset, row-major
 	xRow, yRow int       // elements per row
 	n, size    int
-	full       int // rows in a full batch: min(size, n)
+	full       int       // rows in a full batch: min(size, n)
+	pcg        *rand.PCG // the shuffling generator; nil when sequential
 	r          *rand.Rand
-	order      []int // the epoch's row order; nil when sequential
-	pos        int   // rows of the epoch handed out
+	start      rand.PCG // pcg's state at the start of the epoch
+	order      []int    // the epoch's row order; nil when sequential
+	pos        int      // rows of the epoch handed out
+	epoch      int      // Resets since NewBatches
 
 	xBuf, yBuf         []float32 // size rows each
 	xFull, yFull       *tensor.Tensor
@@ -37,7 +48,10 @@ type Batches struct {
 
 // NewBatches returns an iterator over batches of size rows of x and y,
 // ready for its first epoch (Reset need not be called first). Rows are
-// visited in an order drawn from r, or sequentially when r is nil.
+// visited in random orders when r is not nil, sequentially when it is.
+// NewBatches draws two numbers from r to seed the iterator's own
+// generator and does not keep r: later uses of r, by the caller or by
+// layers sharing it, do not change the orders.
 //
 // NewBatches panics when x or y is nil or has no dimensions, when their
 // first dimensions differ, or when size < 1; the message starts with
@@ -63,7 +77,6 @@ func NewBatches(x, y *tensor.Tensor, size int, r *rand.Rand) *Batches {
 		yRow: rowLen(ys),
 		n:    n,
 		size: size,
-		r:    r,
 	}
 	b.full = min(size, n) // no buffer larger than the dataset
 	b.xBuf = make([]float32, b.full*b.xRow)
@@ -73,12 +86,11 @@ func NewBatches(x, y *tensor.Tensor, size int, r *rand.Rand) *Batches {
 		b.xPartial, b.yPartial = b.headers(rest, xs, ys)
 	}
 	if r != nil {
+		b.pcg = rand.NewPCG(r.Uint64(), r.Uint64())
+		b.r = rand.New(b.pcg)
 		b.order = make([]int, n)
-		for i := range b.order {
-			b.order[i] = i
-		}
 	}
-	b.Reset()
+	b.shuffle()
 	return b
 }
 
@@ -137,14 +149,29 @@ func (b *Batches) Next() (x, y *tensor.Tensor, ok bool) {
 	return b.xPartial, b.yPartial, true
 }
 
-// Reset starts a new epoch, drawing a new row order from the random
-// source (the order stays sequential without one).
+// Reset starts a new epoch, drawing a new row order (the order stays
+// sequential without a random source). It allocates nothing.
 func (b *Batches) Reset() {
+	b.epoch++
+	b.shuffle()
+}
+
+// Epoch returns the number of epochs started before the current one: 0
+// until the first Reset, then 1, and so on. It is the epoch to give a
+// Schedule, and, after LoadCheckpoint, the epoch to resume.
+func (b *Batches) Epoch() int { return b.epoch }
+
+// shuffle starts the epoch: it records the generator's state and draws
+// the order, a Fisher–Yates shuffle of 0..N-1.
+func (b *Batches) shuffle() {
 	b.pos = 0
-	if b.r == nil {
+	if b.pcg == nil {
 		return
 	}
-	// Fisher–Yates, written out so that Reset allocates nothing.
+	b.start = *b.pcg
+	for i := range b.order {
+		b.order[i] = i
+	}
 	for i := len(b.order) - 1; i > 0; i-- {
 		j := b.r.IntN(i + 1)
 		b.order[i], b.order[j] = b.order[j], b.order[i]
@@ -158,4 +185,53 @@ func (b *Batches) Len() int {
 		return b.n / b.size
 	}
 	return (b.n + b.size - 1) / b.size
+}
+
+// batchesState is what a checkpoint keeps of a Batches (see
+// SaveCheckpoint).
+type batchesState struct {
+	Rows     int    `json:"rows"`
+	Size     int    `json:"size"`
+	DropLast bool   `json:"drop_last"`
+	Shuffle  bool   `json:"shuffle"`
+	Epoch    int    `json:"epoch"`
+	Pos      int    `json:"pos"`           // rows of the epoch handed out
+	RNG      []byte `json:"rng,omitempty"` // the PCG's state at the epoch's start
+}
+
+func (b *Batches) saveState() (batchesState, error) {
+	st := batchesState{Rows: b.n, Size: b.size, DropLast: b.DropLast, Shuffle: b.pcg != nil, Epoch: b.epoch, Pos: b.pos}
+	if b.pcg != nil {
+		var err error
+		if st.RNG, err = b.start.MarshalBinary(); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// planLoad checks st against b and returns the function that puts b where
+// st says.
+func (b *Batches) planLoad(st batchesState) (func(), error) {
+	var start rand.PCG
+	switch {
+	case st.Rows != b.n || st.Size != b.size:
+		return nil, fmt.Errorf("batches of %d rows of %d, the iterator's are of %d rows of %d", st.Size, st.Rows, b.size, b.n)
+	case st.Shuffle != (b.pcg != nil):
+		return nil, fmt.Errorf("shuffled %v, the iterator %v", st.Shuffle, b.pcg != nil)
+	case st.Epoch < 0 || st.Pos < 0 || st.Pos > st.Rows:
+		return nil, fmt.Errorf("position %d of %d rows in epoch %d", st.Pos, st.Rows, st.Epoch)
+	case st.Shuffle:
+		if err := start.UnmarshalBinary(st.RNG); err != nil {
+			return nil, fmt.Errorf("generator state: %w", err)
+		}
+	}
+	return func() {
+		b.DropLast, b.epoch = st.DropLast, st.Epoch
+		if b.pcg != nil {
+			*b.pcg = start
+		}
+		b.shuffle()
+		b.pos = st.Pos
+	}, nil
 }

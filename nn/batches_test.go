@@ -115,6 +115,29 @@ func TestBatchesShuffle(t *testing.T) {
 	}
 }
 
+// TestBatchesOwnGenerator checks that the orders depend only on the seed
+// NewBatches draws from r: the caller drawing from r afterwards (as a
+// Dropout sharing it does) changes none of them; and that Epoch counts the
+// Resets.
+func TestBatchesOwnGenerator(t *testing.T) {
+	x, y := indexRows(30, 2)
+	r1, r2 := rand.New(rand.NewPCG(3, 4)), rand.New(rand.NewPCG(3, 4))
+	b1, b2 := NewBatches(x, y, 4, r1), NewBatches(x, y, 4, r2)
+	for e := range 3 {
+		if b1.Epoch() != e || b2.Epoch() != e {
+			t.Fatalf("Epoch() = %d and %d after %d Resets", b1.Epoch(), b2.Epoch(), e)
+		}
+		r2.Uint64()
+		rows1, _ := epoch(t, b1)
+		rows2, _ := epoch(t, b2)
+		if !slices.Equal(rows1, rows2) {
+			t.Fatalf("epoch %d: drawing from r changed the order:\n%v\n%v", e, rows1, rows2)
+		}
+		b1.Reset()
+		b2.Reset()
+	}
+}
+
 func TestBatchesSequential(t *testing.T) {
 	x, y := indexRows(10, 4)
 	b := NewBatches(x, y, 4, nil)

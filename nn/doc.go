@@ -59,8 +59,13 @@
 //
 // Save and Load write and read parameters in the safetensors format under
 // PyTorch's state_dict names ("0.weight", "3.running_mean"), so that files
-// move between lanes and PyTorch; ReadSafetensors bounds its allocations by
-// the file's size and rejects malformed files with errors. ReadIDX reads
-// the MNIST family's IDX files, gzipped or not; Batches shuffles rows into
-// mini-batches without allocating.
+// move between lanes and PyTorch; saving replaces a file atomically, so a
+// failed save leaves the previous one whole. SaveCheckpoint and
+// LoadCheckpoint add the optimizer's state and the batch iterator's place,
+// so that training resumed from a checkpoint gives bit for bit the
+// parameters of training that never stopped. ReadSafetensors bounds its
+// allocations by the file's size and rejects malformed files with errors.
+// ReadIDX reads the MNIST family's IDX files, gzipped or not, in memory
+// that follows the data present; Batches shuffles rows into mini-batches
+// without allocating.
 package nn

@@ -9,11 +9,14 @@ import (
 // The two models of the Fashion-MNIST benchmark, which nn/cmd/fashion
 // trains, bench/cmd/report times and bench/torchref/fashion.py builds in
 // PyTorch for the comparison. Both are initialized from r, as PyTorch
-// initializes its layers.
+// initializes its layers; they panic, naming themselves, when r is nil.
 
 // FashionMLP returns the 784-256-128-10 ReLU MLP; its input is [N, 28, 28]
 // (or [N, 1, 28, 28]).
 func FashionMLP(r *rand.Rand) *Sequential {
+	if r == nil {
+		panic("nn: FashionMLP: nil rand source")
+	}
 	return NewSequential(Flatten{},
 		NewLinear(784, 256, r), NewReLU(),
 		NewLinear(256, 128, r), NewReLU(),
@@ -24,6 +27,9 @@ func FashionMLP(r *rand.Rand) *Sequential {
 // convolutions with ReLU, each followed by 2×2 max pooling, then two
 // Linear layers; its input is [N, 1, 28, 28].
 func FashionCNN(r *rand.Rand) *Sequential {
+	if r == nil {
+		panic("nn: FashionCNN: nil rand source")
+	}
 	same := tensor.ConvParams{Padding: [2]int{1, 1}}
 	pool := tensor.PoolParams{Kernel: [2]int{2, 2}}
 	return NewSequential(

@@ -3,7 +3,9 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/lanesgo/lanes/internal/freelist"
 	"github.com/lanesgo/lanes/internal/par"
@@ -351,4 +353,111 @@ type CosineLR struct {
 func (s CosineLR) At(epoch int) float32 {
 	t := min(float64(epoch)/float64(max(s.Epochs, 1)), 1)
 	return s.Min + (s.Base-s.Min)*float32((1+math.Cos(math.Pi*t))/2)
+}
+
+// jf32 is a float32 that JSON holds exactly: as the shortest number that
+// parses back to it when finite, as "NaN", "+Inf" or "-Inf" otherwise.
+type jf32 float32
+
+// MarshalJSON implements json.Marshaler.
+func (f jf32) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.AppendQuote(nil, strconv.FormatFloat(v, 'g', -1, 32)), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 32), nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *jf32) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if len(b) > 0 && b[0] == '"' {
+		var err error
+		if s, err = strconv.Unquote(s); err != nil {
+			return err
+		}
+	}
+	v, err := strconv.ParseFloat(s, 32)
+	if err != nil {
+		return err
+	}
+	*f = jf32(v)
+	return nil
+}
+
+// optimizerState is what a checkpoint keeps of an optimizer besides its
+// per-parameter state tensors: its type, learning rate, hyperparameters
+// and counters (see SaveCheckpoint).
+type optimizerState struct {
+	Type        string  `json:"type"`
+	Params      int     `json:"params"`
+	LR          jf32    `json:"lr"`
+	Momentum    jf32    `json:"momentum"`
+	Dampening   jf32    `json:"dampening"`
+	WeightDecay jf32    `json:"weight_decay"`
+	Nesterov    bool    `json:"nesterov"`
+	Beta1       jf32    `json:"beta1"`
+	Beta2       jf32    `json:"beta2"`
+	Eps         jf32    `json:"eps"`
+	Alpha       jf32    `json:"alpha"`
+	Decoupled   bool    `json:"decoupled"`
+	Centered    bool    `json:"centered"`
+	Steps       []int64 `json:"steps,omitempty"`   // Adam: each parameter's step count
+	Started     []bool  `json:"started,omitempty"` // SGD: whether each momentum buffer is set
+}
+
+// optimizerOf returns what a checkpoint keeps of opt: its scalar state,
+// PyTorch's names of its per-parameter state slots, the slots (parameter
+// i's slot k is state[i*len(slots)+k]) and its parameters. ok is false
+// when opt is not one of this package's optimizers, or a nil one.
+func optimizerOf(opt Optimizer) (st optimizerState, slots []string, state [][]float32, params []*Var, ok bool) {
+	switch o := opt.(type) {
+	case *SGD:
+		if o != nil {
+			return optimizerState{Type: "SGD", Params: len(o.params), LR: jf32(o.lr), Momentum: jf32(o.Momentum), Dampening: jf32(o.Dampening),
+				WeightDecay: jf32(o.WeightDecay), Nesterov: o.Nesterov, Started: slices.Clone(o.started)}, []string{"momentum_buffer"}, o.state, o.params, true
+		}
+	case *Adam:
+		if o != nil {
+			return optimizerState{Type: "Adam", Params: len(o.params), LR: jf32(o.lr), Beta1: jf32(o.Beta1), Beta2: jf32(o.Beta2), Eps: jf32(o.Eps),
+				WeightDecay: jf32(o.WeightDecay), Decoupled: o.Decoupled, Steps: slices.Clone(o.steps)}, []string{"exp_avg", "exp_avg_sq"}, o.state, o.params, true
+		}
+	case *RMSProp:
+		if o != nil {
+			return optimizerState{Type: "RMSProp", Params: len(o.params), LR: jf32(o.lr), Alpha: jf32(o.Alpha), Eps: jf32(o.Eps), Momentum: jf32(o.Momentum),
+				WeightDecay: jf32(o.WeightDecay), Centered: o.Centered}, []string{"square_avg", "grad_avg", "momentum_buffer"}, o.state, o.params, true
+		}
+	}
+	return st, nil, nil, nil, false
+}
+
+// checkOptimizerState checks st's counters against its parameter count.
+func checkOptimizerState(st optimizerState) error {
+	switch {
+	case st.Type == "Adam" && len(st.Steps) != st.Params:
+		return fmt.Errorf("%d step counts for %d parameters", len(st.Steps), st.Params)
+	case st.Type == "SGD" && len(st.Started) != st.Params:
+		return fmt.Errorf("%d momentum flags for %d parameters", len(st.Started), st.Params)
+	}
+	for i, s := range st.Steps {
+		if s < 0 {
+			return fmt.Errorf("step count %d of parameter %d", s, i)
+		}
+	}
+	return nil
+}
+
+// restoreOptimizer sets opt's scalar state from st, which is of opt's type
+// and parameter count and has passed checkOptimizerState.
+func restoreOptimizer(opt Optimizer, st optimizerState) {
+	switch o := opt.(type) {
+	case *SGD:
+		o.lr, o.Momentum, o.Dampening, o.WeightDecay, o.Nesterov = float32(st.LR), float32(st.Momentum), float32(st.Dampening), float32(st.WeightDecay), st.Nesterov
+		copy(o.started, st.Started)
+	case *Adam:
+		o.lr, o.Beta1, o.Beta2, o.Eps, o.WeightDecay, o.Decoupled = float32(st.LR), float32(st.Beta1), float32(st.Beta2), float32(st.Eps), float32(st.WeightDecay), st.Decoupled
+		copy(o.steps, st.Steps)
+	case *RMSProp:
+		o.lr, o.Alpha, o.Eps, o.Momentum, o.WeightDecay, o.Centered = float32(st.LR), float32(st.Alpha), float32(st.Eps), float32(st.Momentum), float32(st.WeightDecay), st.Centered
+	}
 }

@@ -1,8 +1,12 @@
 package nn
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/lanesgo/lanes/tensor"
 )
 
 // stateOf returns m's parameters and buffers by name, in State order,
@@ -31,14 +35,15 @@ func stateOf(fn string, m Module) []Named {
 func LoadState(m Module, ts []Named) error {
 	copies, err := planLoadState("LoadState", m, ts)
 	if err != nil {
-		return err
+		return fmt.Errorf("nn: LoadState: %w", err)
 	}
 	copies()
 	return nil
 }
 
 // planLoadState checks ts against m as LoadState and returns the function
-// that copies them.
+// that copies them, or an error listing the problems. It panics, naming
+// fn, when m is nil or gives a nil Var.
 func planLoadState(fn string, m Module, ts []Named) (func(), error) {
 	mine := stateOf(fn, m)
 	byName := make(map[string]Named, len(ts))
@@ -70,7 +75,7 @@ func planLoadState(fn string, m Module, ts []Named) (func(), error) {
 		}
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("nn: %s: %s", fn, strings.Join(problems, "; "))
+		return nil, errors.New(strings.Join(problems, "; "))
 	}
 	return func() {
 		for _, p := range pairs {
@@ -89,8 +94,9 @@ func Save(path string, m Module, metadata map[string]string) error {
 }
 
 // Load reads a safetensors file into m's parameters and buffers (see
-// LoadState) and returns the file's metadata. Load panics when m is nil or
-// gives a nil Var.
+// LoadState) and returns the file's metadata. Of a checkpoint (see
+// SaveCheckpoint) it reads the model and ignores the optimizer's tensors.
+// Load panics when m is nil or gives a nil Var.
 func Load(path string, m Module) (map[string]string, error) {
 	if m == nil {
 		panic("nn: Load: nil module")
@@ -99,8 +105,233 @@ func Load(path string, m Module) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := meta[ckptKey]; ok {
+		ts, _ = splitCheckpoint(ts)
+	}
 	if err := LoadState(m, ts); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return meta, nil
+}
+
+// The names a checkpoint adds to a model's state.
+const (
+	// ckptPrefix starts the metadata keys of a checkpoint; the caller's
+	// may not.
+	ckptPrefix = "lanes."
+	// ckptKey marks a checkpoint and holds its format version, "1".
+	ckptKey = "lanes.checkpoint"
+	// ckptOptimizer holds the optimizer's optimizerState as JSON.
+	ckptOptimizer = "lanes.optimizer"
+	// ckptBatches holds the batch iterator's batchesState as JSON.
+	ckptBatches = "lanes.batches"
+	// ckptOptimPrefix starts the names of the optimizer's tensors.
+	ckptOptimPrefix = "optim."
+)
+
+// SaveCheckpoint writes to path what training needs to resume exactly
+// where it is: m's parameters and buffers under their state_dict names,
+// as Save; the state of opt, unless it is nil; the place of b in its
+// epochs, unless it is nil; and metadata, whose keys must not start with
+// "lanes.". The file is a safetensors file, replaced atomically as by
+// SaveSafetensors. opt must be one of this package's optimizers (SGD,
+// Adam, RMSProp): their per-parameter state (momentum buffers, Adam's
+// moments, RMSProp's averages) is kept as float32 tensors named
+// "optim.<i>.<name>" after PyTorch's state names, i indexing opt's
+// parameters ("optim.0.exp_avg"), and their learning rate,
+// hyperparameters and counters (Adam's step count for each parameter,
+// whether each SGD momentum buffer is set) as JSON in the metadata, under
+// "lanes.optimizer", floats written so that they read back to the same
+// bits. Of b it keeps the epoch (see Epoch), the rows of it handed out,
+// DropLast and the state of its generator at the epoch's start, under
+// "lanes.batches".
+//
+// Training resumed with LoadCheckpoint into a model, optimizer and
+// iterator made as the saved ones were (the same layers, the same
+// parameters given to the optimizer in the same order, an iterator over
+// the same data with the same batch size) and run with the same settings,
+// SIMD level and GOMAXPROCS, gives bit for bit the parameters that
+// training which never stopped gives (TestCheckpointResume). What the file does not hold stays the caller's: the random
+// sources of layers such as Dropout (a model that draws from them resumes
+// with other draws) and the learning-rate schedule, which the caller
+// applies from the epoch (opt.SetLR(s.At(b.Epoch()))).
+//
+// SaveCheckpoint panics when m is nil or gives a nil Var; it returns an
+// error, having written nothing, for an optimizer of another kind, a
+// metadata key starting with "lanes." or a model state name starting with
+// "optim.", and otherwise the errors of SaveSafetensors.
+func SaveCheckpoint(path string, m Module, opt Optimizer, b *Batches, metadata map[string]string) error {
+	ts := stateOf("SaveCheckpoint", m)
+	for _, t := range ts {
+		if strings.HasPrefix(t.Name, ckptOptimPrefix) {
+			return fmt.Errorf("nn: SaveCheckpoint: %s: the model's %q starts with %q, kept for the optimizer's state", path, t.Name, ckptOptimPrefix)
+		}
+	}
+	meta := make(map[string]string, len(metadata)+3)
+	for k, v := range metadata {
+		if strings.HasPrefix(k, ckptPrefix) {
+			return fmt.Errorf("nn: SaveCheckpoint: %s: metadata key %q starts with %q, kept for the checkpoint's own", path, k, ckptPrefix)
+		}
+		meta[k] = v
+	}
+	meta[ckptKey] = "1"
+	if opt != nil {
+		st, slots, state, params, ok := optimizerOf(opt)
+		if !ok {
+			return fmt.Errorf("nn: SaveCheckpoint: %s: optimizer %T: only this package's SGD, Adam and RMSProp can be saved", path, opt)
+		}
+		for i, p := range params {
+			for k, slot := range slots {
+				ts = append(ts, Named{Name: fmt.Sprintf("%s%d.%s", ckptOptimPrefix, i, slot), T: tensor.FromSlice(state[i*len(slots)+k], p.value.Shape()...)})
+			}
+		}
+		js, err := json.Marshal(st)
+		if err != nil {
+			return fmt.Errorf("nn: SaveCheckpoint: %s: %w", path, err)
+		}
+		meta[ckptOptimizer] = string(js)
+	}
+	if b != nil {
+		st, err := b.saveState()
+		if err != nil {
+			return fmt.Errorf("nn: SaveCheckpoint: %s: %w", path, err)
+		}
+		js, err := json.Marshal(st)
+		if err != nil {
+			return fmt.Errorf("nn: SaveCheckpoint: %s: %w", path, err)
+		}
+		meta[ckptBatches] = string(js)
+	}
+	return SaveSafetensors(path, ts, meta)
+}
+
+// splitCheckpoint separates a checkpoint's model tensors from its
+// optimizer's.
+func splitCheckpoint(ts []Named) (model []Named, optim map[string]*tensor.Tensor) {
+	optim = make(map[string]*tensor.Tensor)
+	for _, t := range ts {
+		if strings.HasPrefix(t.Name, ckptOptimPrefix) {
+			optim[t.Name] = t.T
+		} else {
+			model = append(model, t)
+		}
+	}
+	return model, optim
+}
+
+// LoadCheckpoint restores from a file written by SaveCheckpoint the
+// parameters and buffers of m, the state of opt and the place of b, and
+// returns the caller's metadata (without the "lanes." keys). opt and b may
+// be nil, to leave them out; the file must hold the state of those that
+// are not. Nothing changes unless everything matches: the model's state
+// names and shapes (as LoadState), the optimizer's type, parameter count
+// and parameter shapes, and the iterator's row count, batch size and
+// shuffling. The optimizer takes the file's learning rate and
+// hyperparameters, as PyTorch's load_state_dict; the iterator resumes at
+// the file's epoch and row, so that Next gives the batch that would have
+// come next, and after the last batch of an epoch the caller's Reset
+// starts the next one.
+//
+// LoadCheckpoint panics when m is nil or gives a nil Var; it returns an
+// error for an unreadable or malformed file, a file that is not a
+// checkpoint or lacks a state asked for, an optimizer of another kind, or
+// any mismatch.
+func LoadCheckpoint(path string, m Module, opt Optimizer, b *Batches) (map[string]string, error) {
+	if m == nil {
+		panic("nn: LoadCheckpoint: nil module")
+	}
+	ts, meta, err := LoadSafetensors(path)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("nn: LoadCheckpoint: %s: %s", path, fmt.Sprintf(format, args...))
+	}
+	if v, ok := meta[ckptKey]; !ok {
+		return nil, fail("not a checkpoint (no %q in its metadata)", ckptKey)
+	} else if v != "1" {
+		return nil, fail("checkpoint format %q, want \"1\"", v)
+	}
+	model, optim := splitCheckpoint(ts)
+	loadModel, err := planLoadState("LoadCheckpoint", m, model)
+	if err != nil {
+		return nil, fail("model: %v", err)
+	}
+	loadOpt := func() {}
+	if opt != nil {
+		if loadOpt, err = planLoadOptimizer(opt, meta[ckptOptimizer], optim); err != nil {
+			return nil, fail("optimizer: %v", err)
+		}
+	}
+	loadBatches := func() {}
+	if b != nil {
+		js, ok := meta[ckptBatches]
+		if !ok {
+			return nil, fail("no batch iterator state (%q)", ckptBatches)
+		}
+		var st batchesState
+		if err := json.Unmarshal([]byte(js), &st); err != nil {
+			return nil, fail("batch iterator state: %v", err)
+		}
+		if loadBatches, err = b.planLoad(st); err != nil {
+			return nil, fail("batch iterator: %v", err)
+		}
+	}
+	loadModel()
+	loadOpt()
+	loadBatches()
+	user := make(map[string]string, len(meta))
+	for k, v := range meta {
+		if !strings.HasPrefix(k, ckptPrefix) {
+			user[k] = v
+		}
+	}
+	return user, nil
+}
+
+// planLoadOptimizer checks a checkpoint's optimizer state, js and the
+// tensors in optim, against opt and returns the function that restores it.
+func planLoadOptimizer(opt Optimizer, js string, optim map[string]*tensor.Tensor) (func(), error) {
+	cur, slots, state, params, ok := optimizerOf(opt)
+	if !ok {
+		return nil, fmt.Errorf("%T: only this package's SGD, Adam and RMSProp can be loaded", opt)
+	}
+	if js == "" {
+		return nil, fmt.Errorf("no state (%q)", ckptOptimizer)
+	}
+	var st optimizerState
+	if err := json.Unmarshal([]byte(js), &st); err != nil {
+		return nil, err
+	}
+	switch {
+	case st.Type != cur.Type:
+		return nil, fmt.Errorf("the file's is %s, this one %s", st.Type, cur.Type)
+	case st.Params != len(params):
+		return nil, fmt.Errorf("the file's has %d parameters, this one %d", st.Params, len(params))
+	case len(optim) != len(params)*len(slots):
+		return nil, fmt.Errorf("the file has %d tensors for it, want %d", len(optim), len(params)*len(slots))
+	}
+	if err := checkOptimizerState(st); err != nil {
+		return nil, err
+	}
+	src := make([]*tensor.Tensor, len(state))
+	for i, p := range params {
+		for k, slot := range slots {
+			name := fmt.Sprintf("%s%d.%s", ckptOptimPrefix, i, slot)
+			t, ok := optim[name]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("missing %q", name)
+			case t == nil || !sameShapeAs(t, p.value):
+				return nil, fmt.Errorf("%q has shape %v, parameter %d %v", name, shapeOf(t), i, p.value.Shape())
+			}
+			src[i*len(slots)+k] = t
+		}
+	}
+	return func() {
+		for j, t := range src {
+			copy(state[j], t.Data())
+		}
+		restoreOptimizer(opt, st)
+	}, nil
 }

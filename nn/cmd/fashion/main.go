@@ -10,8 +10,14 @@
 //
 // Usage:
 //
-//	go run ./nn/cmd/fashion -model mlp|cnn -epochs N [-data DIR] [-save FILE]
+//	go run ./nn/cmd/fashion -model mlp|cnn -epochs N [-data DIR] [-save FILE] [-checkpoint FILE] [-resume FILE]
 //	go run ./nn/cmd/fashion -model mlp|cnn -eval FILE [-data DIR]
+//
+// -checkpoint FILE saves, after every epoch, the model, the optimizer's
+// state and the batch iterator's place (nn.SaveCheckpoint); -resume FILE
+// starts from such a file, with the epoch after the one it was saved at,
+// and trains to epoch N: the parameters are bit for bit those of a run
+// that never stopped. -eval reads the model of a checkpoint too.
 //
 // The models and settings are those of bench/torchref/fashion.py, the
 // PyTorch reference: Adam with learning rate 1e-3, batches of 64, pixels
@@ -51,14 +57,16 @@ func main() {
 	seed := flag.Uint64("seed", 1, "seed of the initialization, shuffling and dropout")
 	batch := flag.Int("batch", 64, "batch size")
 	lr := flag.Float64("lr", 1e-3, "Adam learning rate")
+	checkpoint := flag.String("checkpoint", "", "after each epoch, save the model, the optimizer and the batch iterator's place to this file")
+	resume := flag.String("resume", "", "resume training from this checkpoint (written by -checkpoint); -epochs counts from the start")
 	flag.Parse()
-	if err := run(*model, *epochs, *dir, *save, *eval, *seed, *batch, float32(*lr)); err != nil {
+	if err := run(*model, *epochs, *dir, *save, *eval, *checkpoint, *resume, *seed, *batch, float32(*lr)); err != nil {
 		fmt.Fprintln(os.Stderr, "fashion:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kind string, epochs int, dir, save, eval string, seed uint64, batch int, lr float32) error {
+func run(kind string, epochs int, dir, save, eval, checkpoint, resume string, seed uint64, batch int, lr float32) error {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	model, err := newModel(kind, r)
 	if err != nil {
@@ -77,9 +85,21 @@ func run(kind string, epochs int, dir, save, eval string, seed uint64, batch int
 	}
 	opt := nn.NewAdam(nn.Params(model), lr)
 	batches := nn.NewBatches(d.trainX, d.trainY, batch, r)
+	first := 1
+	if resume != "" {
+		meta, err := nn.LoadCheckpoint(resume, model, opt, batches)
+		if err != nil {
+			return err
+		}
+		if meta["model"] != kind {
+			return fmt.Errorf("%s: a checkpoint of model %q, not %q", resume, meta["model"], kind)
+		}
+		// The checkpoint was saved at the end of epoch Epoch()+1.
+		first = batches.Epoch() + 2
+	}
 	tp := nn.NewTape()
 	bar := newProgress(os.Stderr, batches.Len())
-	for epoch := 1; epoch <= epochs; epoch++ {
+	for epoch := first; epoch <= epochs; epoch++ {
 		if epoch > 1 {
 			batches.Reset()
 		}
@@ -101,6 +121,11 @@ func run(kind string, epochs int, dir, save, eval string, seed uint64, batch int
 		bar.done()
 		acc := accuracy(model, d.testX, d.testY)
 		fmt.Printf("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f\n", epoch, secs, sum/float64(max(steps, 1)), acc)
+		if checkpoint != "" {
+			if err := nn.SaveCheckpoint(checkpoint, model, opt, batches, map[string]string{"model": kind}); err != nil {
+				return err
+			}
+		}
 	}
 	if save != "" {
 		return nn.Save(save, model, map[string]string{"model": kind, "format": "pt"})
