@@ -189,3 +189,54 @@ func BenchmarkConvTraining(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMoments times Mean and Var over all of a 1024×1024 tensor, over
+// its rows (axis 1: each output a contiguous run) and over its columns
+// (axis 0: each run adds into a row of outputs).
+func BenchmarkMoments(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 7))
+	x := RandN(r, 1024, 1024)
+	AddScalarInto(x, x, 3)
+	for _, c := range []struct {
+		name string
+		axes []int
+	}{{"all", nil}, {"axis1", []int{1}}, {"axis0", []int{0}}} {
+		b.Run("Mean/1024x1024/"+c.name, func(b *testing.B) {
+			b.SetBytes(4 * 1024 * 1024)
+			for b.Loop() {
+				Mean(x, false, c.axes...)
+			}
+		})
+		b.Run("Var/1024x1024/"+c.name, func(b *testing.B) {
+			b.SetBytes(4 * 1024 * 1024)
+			for b.Loop() {
+				Var(x, 0, false, c.axes...)
+			}
+		})
+	}
+}
+
+// BenchmarkNorms times the forward passes of LayerNorm over rows of 768
+// (a transformer's, 1024 rows) and of BatchNorm in training over the
+// CNN's first feature map (64×32×28×28), with gamma and beta.
+func BenchmarkNorms(b *testing.B) {
+	r := rand.New(rand.NewPCG(8, 8))
+	x := RandN(r, 1024, 768)
+	lp := LayerNormParams{Gamma: RandN(r, 768), Beta: RandN(r, 768)}
+	y, s := LayerNorm(x, lp)
+	b.Run("LayerNorm/1024x768", func(b *testing.B) {
+		b.SetBytes(2 * 4 * 1024 * 768)
+		for b.Loop() {
+			LayerNormInto(y, s, x, lp)
+		}
+	})
+	xb := RandN(r, 64, 32, 28, 28)
+	bp := BatchNormParams{Gamma: RandN(r, 32), Beta: RandN(r, 32), RunningMean: New(32), RunningVar: Ones(32), Training: true}
+	yb, sb := BatchNorm(xb, bp)
+	b.Run("BatchNorm/64x32x28x28", func(b *testing.B) {
+		b.SetBytes(2 * 4 * int64(xb.Len()))
+		for b.Loop() {
+			BatchNormInto(yb, sb, xb, bp)
+		}
+	})
+}
