@@ -138,8 +138,10 @@ func (t *Tensor) T() *Tensor {
 }
 
 // Slice returns the view of indices start, start+step, ... (< end) along
-// dim, with Python's rules: negative start and end count from the end and
-// both are clamped to the dimension. step must be positive.
+// dim, with Python's rules (slice.indices): negative start and end count
+// from the end and both are clamped to the dimension, so any int values
+// are valid, math.MinInt and math.MaxInt included. step must be positive
+// (as in PyTorch); a step beyond the dimension takes one element.
 func (t *Tensor) Slice(dim, start, end, step int) *Tensor {
 	dim = t.axis("Slice", dim)
 	if step <= 0 {
@@ -148,18 +150,25 @@ func (t *Tensor) Slice(dim, start, end, step int) *Tensor {
 	d := t.shape[dim]
 	clamp := func(x int) int {
 		if x < 0 {
-			x += d
+			x += d // cannot overflow: d >= 0
 		}
 		return min(max(x, 0), d)
 	}
 	start, end = clamp(start), clamp(end)
 	n := 0
 	if end > start {
-		n = (end - start + step - 1) / step
+		// ceil((end-start)/step) without forming end-start+step-1, which
+		// overflows for a step near math.MaxInt.
+		n = (end-start-1)/step + 1
 	}
 	shape, st := slices.Clone(t.shape), slices.Clone(t.strides)
 	shape[dim] = n
-	st[dim] *= step
+	if n > 1 {
+		// step·stride is at most the distance between two elements of
+		// t, so it fits; with one element or none the stride is unused
+		// and is kept, rather than multiplied by a step that may overflow.
+		st[dim] *= step
+	}
 	off := t.offset
 	if n > 0 {
 		off += start * t.strides[dim]
