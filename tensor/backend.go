@@ -130,7 +130,7 @@ func deviceOf(op string, ts ...*Tensor) Device {
 func result(op string, shape []int, ts ...*Tensor) *Tensor {
 	dev := deviceOf(op, ts...)
 	if dev == CPU {
-		return New(shape...)
+		return alloc(op, shape)
 	}
 	if backend.Load() == nil {
 		panic(residentFailure(op, nil, ts, errNoBackend))

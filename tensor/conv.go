@@ -2,11 +2,13 @@ package tensor
 
 import (
 	"fmt"
-	"github.com/lanesgo/lanes/internal/freelist"
+	"math"
 	"slices"
 	"sync"
 
 	"github.com/lanesgo/lanes/dispatch"
+	"github.com/lanesgo/lanes/internal/freelist"
+	"github.com/lanesgo/lanes/internal/shape"
 	"github.com/lanesgo/lanes/simd"
 )
 
@@ -69,13 +71,29 @@ func planConv(op string, xs, ws []int, prm ConvParams) convGeom {
 	if g.kh < 1 || g.kw < 1 {
 		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: empty kernel", op, xs, ws))
 	}
-	eh, ew := g.dh*(g.kh-1)+1, g.dw*(g.kw-1)+1 // dilated kernel extent
-	if g.h+2*g.ph < eh || g.w+2*g.pw < ew {
-		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: kernel extent %dx%d larger than the padded input %dx%d", op, xs, ws, eh, ew, g.h+2*g.ph, g.w+2*g.pw))
+	// Every size below is computed without overflow: the padded input
+	// must fit in int, a kernel extent that does not is larger than it,
+	// and the output must have at most MaxElems elements.
+	ph, okh := padded(g.h, g.ph)
+	pw, okw := padded(g.w, g.pw)
+	if _, ok := shape.Size([]int{ph, pw}, MaxElems); !okh || !okw || !ok {
+		// Bounding the padded plane bounds every index computed in it.
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v with padding %v: the padded input plane has more than MaxElems = %d elements", op, xs, ws, prm.Padding, MaxElems))
 	}
-	g.oh, g.ow = (g.h+2*g.ph-eh)/g.sh+1, (g.w+2*g.pw-ew)/g.sw+1
+	eh, okh := kernelExtent(g.kh, g.dh)
+	ew, okw := kernelExtent(g.kw, g.dw)
+	if !okh || !okw {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v with dilation %v: the kernel extent overflows int", op, xs, ws, [2]int{g.dh, g.dw}))
+	}
+	if ph < eh || pw < ew {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: kernel extent %dx%d larger than the padded input %dx%d", op, xs, ws, eh, ew, ph, pw))
+	}
+	g.oh, g.ow = (ph-eh)/g.sh+1, (pw-ew)/g.sw+1
+	if _, ok := shape.Size([]int{g.n, g.cout, g.oh, g.ow}, MaxElems); !ok {
+		panic(fmt.Sprintf("tensor: %s: shapes %v and %v with %+v give an output of shape %v: more than MaxElems = %d elements", op, xs, ws, prm, []int{g.n, g.cout, g.oh, g.ow}, MaxElems))
+	}
 	g.cpg, g.opg = g.cin/g.groups, g.cout/g.groups
-	g.k, g.p = g.cpg*g.kh*g.kw, g.oh*g.ow
+	g.k, g.p = g.cpg*g.kh*g.kw, g.oh*g.ow // a weight's and an output plane's elements: at most MaxElems
 	// With fewer rows k than output channels (a first layer: C·kh·kw = 9
 	// for 3×3 on one channel), the weight gradient dW [opg, k] is computed
 	// as dWᵀ = cols·dyᵀ, whose tiles Sgemm fills better: for 32 channels
@@ -91,7 +109,7 @@ func planConv(op string, xs, ws []int, prm ConvParams) convGeom {
 	// Small images go several to an item, side by side in the im2col
 	// matrix (and dy gathered likewise), so that the products are wider.
 	g.imgs = 1
-	if !g.pointwise && g.k*g.p > 0 && g.k*g.p <= convGroup/2 {
+	if kp := satMul(g.k, g.p); !g.pointwise && kp > 0 && kp <= convGroup/2 {
 		g.imgs = max(1, min(g.n, convGroup/(g.k*g.p)))
 		g.cols, g.chunks = g.p, 1
 	}
@@ -99,12 +117,38 @@ func planConv(op string, xs, ws []int, prm ConvParams) convGeom {
 	// The shifted path (stride 1, enough channels per group, images too
 	// large to group) pads blocks of rows output rows of the input and
 	// multiplies each kernel tap's weights with a shifted view of them.
-	g.shifted = g.sh == 1 && g.sw == 1 && !g.pointwise && g.cpg >= shiftedMinChannels && g.imgs == 1
-	g.wp, g.ext = g.w+2*g.pw, (g.kh-1)*g.dh
-	g.rows = min(g.oh, max(1, convChunk/max(1, g.wp*(g.cpg+g.opg))))
+	// Its padded block must stay a buffer (see shiftedMaxBlock).
+	g.wp, g.ext = pw, eh-1
+	g.rows = min(g.oh, max(1, convChunk/max(1, satMul(g.wp, g.cpg+g.opg))))
 	g.blocks = (g.oh + g.rows - 1) / g.rows
-	g.plane = (g.rows+g.ext)*g.wp + (g.kw-1)*g.dw
+	g.plane = satAdd(satMul(satAdd(g.rows, g.ext), g.wp), ew-1)
+	g.shifted = g.sh == 1 && g.sw == 1 && !g.pointwise && g.cpg >= shiftedMinChannels && g.imgs == 1 &&
+		satMul(g.plane, g.cpg) <= shiftedMaxBlock
 	return g
+}
+
+// shiftedMaxBlock is the largest padded block, in elements, that the
+// shifted path allocates per worker (16 MiB). Real layers are far below
+// it (8×64×56×56 3×3: 22K; a 1024-wide image with 32 channels: 98K); a
+// huge padding or dilation, whose every block would be mostly zeros,
+// goes to the im2col path instead, which allocates by output chunk.
+const shiftedMaxBlock = 4 << 20
+
+// padded returns n + 2·pad (n, pad >= 0) and whether it fits in int.
+func padded(n, pad int) (int, bool) {
+	if pad > (math.MaxInt-n)/2 {
+		return 0, false
+	}
+	return n + 2*pad, true
+}
+
+// kernelExtent returns d·(k-1)+1, the extent of k taps at dilation d (k,
+// d >= 1), and whether it fits in int.
+func kernelExtent(k, d int) (int, bool) {
+	if k > 1 && d > (math.MaxInt-1)/(k-1) {
+		return 0, false
+	}
+	return d*(k-1) + 1, true
 }
 
 // convChunk is the size in elements of the unrolled (or padded) input and
@@ -188,7 +232,7 @@ func Conv2DInto(dst, x, w, bias *Tensor, p ConvParams) *Tensor {
 // respect to the output. Each element is a sum of Sgemm dot products of
 // length Cout/groups over the kernel taps that read it.
 func Conv2DBackwardInput(dy, w *Tensor, xShape []int, p ConvParams) *Tensor {
-	dx := New(xShape...)
+	dx := alloc("Conv2DBackwardInput", xShape)
 	return Conv2DBackwardInputInto(dx, dy, w, p)
 }
 
@@ -209,7 +253,7 @@ func Conv2DBackwardInputInto(dx, dy, w *Tensor, p ConvParams) *Tensor {
 // Each element is a Sgemm dot product of length N·OH·OW. The bias gradient
 // is Sum(dy, false, 0, 2, 3).
 func Conv2DBackwardWeight(dy, x *Tensor, wShape []int, p ConvParams) *Tensor {
-	dw := New(wShape...)
+	dw := alloc("Conv2DBackwardWeight", wShape)
 	return Conv2DBackwardWeightInto(dw, dy, x, p)
 }
 
@@ -525,7 +569,7 @@ func (j *convJob) weightChunk(buf *workBuf, sp span, grp, p0, p1 int) {
 // o·s + off inside 0..n, for o in 0..out.
 func validCols(off, s, n, out int) (lo, hi int) {
 	if off < 0 {
-		lo = (-off + s - 1) / s
+		lo = (-off-1)/s + 1 // ceil(-off/s), without overflow for a huge s
 	}
 	if n-1-off < 0 {
 		return 0, 0

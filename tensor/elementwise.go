@@ -18,7 +18,7 @@ import (
 // transcendentals), whatever the layouts.
 
 func binary(op string, k kernel, a, b *Tensor) *Tensor {
-	dst := New(broadcastShape(op, a, b)...)
+	dst := alloc(op, broadcastShape(op, a, b))
 	run(op, dst.shape, k, [2]float32{}, dst, a, b)
 	return dst
 }
@@ -180,7 +180,7 @@ func neKernel(s [][]float32, _ *[2]float32) {
 // Where returns a where cond is nonzero (NaN counts as nonzero), else b;
 // the three broadcast together.
 func Where(cond, a, b *Tensor) *Tensor {
-	dst := New(broadcastShape("Where", cond, a, b)...)
+	dst := alloc("Where", broadcastShape("Where", cond, a, b))
 	run("Where", dst.shape, whereKernel, [2]float32{}, dst, cond, a, b)
 	return dst
 }

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"math"
 	"sync"
 
 	"github.com/lanesgo/lanes/internal/par"
@@ -19,7 +20,7 @@ func parallel(r par.Ranger, n, work int) { par.Split(r, n, work) }
 // element. A call inside an item may still split (Sgemm does from 2²²):
 // its parts go to whichever thread is free, the caller's own first.
 func parallelProducts(r par.Ranger, n, perItem, perCall int) {
-	work := n * perItem / 8
+	work := satMul(n, perItem) / 8
 	if perCall >= 1<<25 {
 		work = 0
 	}
@@ -49,4 +50,21 @@ func run(op string, shape []int, k kernel, arg [2]float32, ops ...*Tensor) {
 	j.l.clear()
 	j.k = nil
 	jobPool.Put(j)
+}
+
+// satMul and satAdd are a·b and a+b for a, b >= 0, capped at math.MaxInt
+// instead of overflowing: sizes derived from user parameters (a huge
+// padding, dilation or kernel) compare as too large rather than wrap.
+func satMul(a, b int) int {
+	if a != 0 && b > math.MaxInt/a {
+		return math.MaxInt
+	}
+	return a * b
+}
+
+func satAdd(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }

@@ -23,9 +23,12 @@ func Concat(axis int, ts ...*Tensor) *Tensor {
 				panic(fmt.Sprintf("tensor: Concat: shapes %s differ outside axis %d", shapesOf(ts), axis))
 			}
 		}
+		if shape[axis] > MaxElems-t.shape[axis] {
+			panic(fmt.Sprintf("tensor: Concat: shapes %s give more than MaxElems = %d elements along axis %d", shapesOf(ts), MaxElems, axis))
+		}
 		shape[axis] += t.shape[axis]
 	}
-	out := New(shape...)
+	out := alloc("Concat", shape)
 	at := 0
 	for _, t := range ts {
 		n := t.shape[axis]
@@ -52,7 +55,7 @@ func Stack(axis int, ts ...*Tensor) *Tensor {
 		}
 	}
 	shape := slices.Insert(slices.Clone(ts[0].shape), axis, len(ts))
-	out := New(shape...)
+	out := alloc("Stack", shape)
 	for i, t := range ts {
 		copyInto("Stack", out.Index(axis, i), t)
 	}
@@ -123,7 +126,7 @@ func IndexSelect(t *Tensor, axis int, index *Tensor) *Tensor {
 	idx := index.hostData("IndexSelect")
 	shape := slices.Clone(t.shape)
 	shape[axis] = len(idx)
-	out := New(shape...)
+	out := alloc("IndexSelect", shape)
 	for i, v := range idx {
 		k := indexValue("IndexSelect", v, t.shape[axis])
 		copyInto("IndexSelect", out.Index(axis, i), t.Index(axis, k))
@@ -196,7 +199,7 @@ func OneHot(labels *Tensor, classes int) *Tensor {
 	}
 	labels.hostOnly("OneHot")
 	l := labels.hostData("OneHot")
-	out := New(append(slices.Clone(labels.shape), classes)...)
+	out := alloc("OneHot", append(slices.Clone(labels.shape), classes))
 	for i, v := range l {
 		k := int(v)
 		if float32(k) != v || k < 0 || k >= classes {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/lanesgo/lanes/internal/shape"
 	"github.com/lanesgo/lanes/simd"
 )
 
@@ -59,14 +60,23 @@ func planPool(op string, xs []int, p PoolParams) poolGeom {
 	if g.sw == 0 {
 		g.sw = g.kw
 	}
-	if g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.ph < 0 || g.pw < 0 || 2*g.ph > g.kh || 2*g.pw > g.kw {
+	if g.kh < 1 || g.kw < 1 || g.sh < 1 || g.sw < 1 || g.ph < 0 || g.pw < 0 || g.ph > g.kh/2 || g.pw > g.kw/2 {
 		panic(fmt.Sprintf("tensor: %s: invalid parameters %+v (kernel ≥ 1, stride ≥ 1, 0 ≤ padding ≤ kernel/2)", op, p))
 	}
-	if g.h+2*g.ph < g.kh || g.w+2*g.pw < g.kw {
+	// The padded plane bounds every size and index below (see planConv).
+	ph, okh := padded(g.h, g.ph)
+	pw, okw := padded(g.w, g.pw)
+	if _, ok := shape.Size([]int{ph, pw}, MaxElems); !okh || !okw || !ok {
+		panic(fmt.Sprintf("tensor: %s: shape %v with padding %v: the padded input plane has more than MaxElems = %d elements", op, xs, p.Padding, MaxElems))
+	}
+	if ph < g.kh || pw < g.kw {
 		panic(fmt.Sprintf("tensor: %s: shape %v: kernel %v larger than the padded input", op, xs, p.Kernel))
 	}
 	g.oh, g.ow = poolOut(g.h, g.kh, g.sh, g.ph, p.CeilMode), poolOut(g.w, g.kw, g.sw, g.pw, p.CeilMode)
 	g.shape = [4]int{xs[0], xs[1], g.oh, g.ow}
+	if _, ok := shape.Size(g.shape[:], MaxElems); !ok {
+		panic(fmt.Sprintf("tensor: %s: shape %v with %+v gives an output of shape %v: more than MaxElems = %d elements", op, xs, p, g.shape, MaxElems))
+	}
 	return g
 }
 
@@ -75,7 +85,7 @@ func planPool(op string, xs []int, p PoolParams) poolGeom {
 func (g *poolGeom) window(i, j int) (r0, r1, c0, c1 int, div float32) {
 	r0, c0 = i*g.sh-g.ph, j*g.sw-g.pw
 	r1, c1 = min(r0+g.kh, g.h+g.ph), min(c0+g.kw, g.w+g.pw)
-	size := (r1 - r0) * (c1 - c0)
+	size := (r1 - r0) * (c1 - c0) // at most kh·kw, within the padded plane
 	r0, c0, r1, c1 = max(r0, 0), max(c0, 0), min(r1, g.h), min(c1, g.w)
 	if g.excludePad {
 		size = (r1 - r0) * (c1 - c0)
@@ -123,7 +133,7 @@ func AvgPool2DInto(out, x *Tensor, p PoolParams) *Tensor {
 // MaxPool2DBackward returns the gradient of MaxPool2D with respect to its
 // input of shape xShape: each dy element added at its index.
 func MaxPool2DBackward(dy, indices *Tensor, xShape []int, p PoolParams) *Tensor {
-	return MaxPool2DBackwardInto(New(xShape...), dy, indices, p)
+	return MaxPool2DBackwardInto(alloc("MaxPool2DBackward", xShape), dy, indices, p)
 }
 
 // MaxPool2DBackwardInto writes the gradient into dx and returns dx.
@@ -138,7 +148,7 @@ func MaxPool2DBackwardInto(dx, dy, indices *Tensor, p PoolParams) *Tensor {
 // AvgPool2DBackward returns the gradient of AvgPool2D with respect to its
 // input of shape xShape: each dy element spread over its window.
 func AvgPool2DBackward(dy *Tensor, xShape []int, p PoolParams) *Tensor {
-	return AvgPool2DBackwardInto(New(xShape...), dy, p)
+	return AvgPool2DBackwardInto(alloc("AvgPool2DBackward", xShape), dy, p)
 }
 
 // AvgPool2DBackwardInto writes the gradient into dx and returns dx.
@@ -224,7 +234,7 @@ func (j *poolJob) gradients(op string, dx, dy, indices *Tensor) {
 
 func (j *poolJob) run(op string) {
 	g := &j.g
-	parallel(j, g.planes, g.planes*g.oh*g.ow*g.kh*g.kw/4)
+	parallel(j, g.planes, satMul(satMul(g.planes, g.oh*g.ow), g.kh*g.kw)/4) // oh·ow, kh·kw: each at most MaxElems
 	if v := j.badIndex.Load(); v != nil {
 		msg := fmt.Sprintf("tensor: %s: index %v is not an element of an input plane of %d", op, *v, g.h*g.w)
 		*j = poolJob{}

@@ -41,21 +41,34 @@ type Tensor struct {
 	store   *deviceStore // the device memory; nil on the host
 }
 
+// MaxElems is the most elements a tensor may have: a []float32 longer
+// than that cannot be allocated (Go's heap has 48 address bits on the
+// 64-bit ports, 2⁴⁸ bytes). Functions given a shape of more elements, or
+// whose result would have more (OneHot, Concat, Conv2D with a huge
+// padding, ...), panic naming themselves and the shape rather than fail
+// in the runtime; an empty shape counts its nonzero dimensions, as
+// NumPy's. Below the limit, an allocation the machine cannot back is the
+// runtime's fatal out-of-memory error, as for any Go allocation.
+const MaxElems = min(math.MaxInt, 1<<48) / 4
+
 // New returns a zero-filled contiguous tensor of the given shape.
-func New(shape ...int) *Tensor {
-	n := checkShape("New", shape)
+func New(shape ...int) *Tensor { return alloc("New", shape) }
+
+// alloc is New for op, which its panics name.
+func alloc(op string, shape []int) *Tensor {
+	n := checkShape(op, shape)
 	return &Tensor{data: make([]float32, n), shape: slices.Clone(shape), strides: contiguousStrides(shape)}
 }
 
 // Zeros is New.
-func Zeros(shape ...int) *Tensor { return New(shape...) }
+func Zeros(shape ...int) *Tensor { return alloc("Zeros", shape) }
 
 // Ones returns a contiguous tensor of the given shape filled with 1.
-func Ones(shape ...int) *Tensor { return Full(1, shape...) }
+func Ones(shape ...int) *Tensor { return Fill(alloc("Ones", shape), 1) }
 
 // Full returns a contiguous tensor of the given shape filled with v.
 func Full(v float32, shape ...int) *Tensor {
-	return Fill(New(shape...), v)
+	return Fill(alloc("Full", shape), v)
 }
 
 // FromSlice returns a contiguous tensor of the given shape that uses data as
@@ -72,16 +85,28 @@ func FromSlice(data []float32, shape ...int) *Tensor {
 func Scalar(v float32) *Tensor { return &Tensor{data: []float32{v}} }
 
 // Arange returns the 1-D tensor start, start+step, ... up to but excluding
-// stop, as NumPy's arange: ceil((stop-start)/step) elements, each computed
-// as start + i·step in float64. step must not be 0.
+// stop, as NumPy's arange: ceil((stop-start)/step) elements (at least one
+// when start is before stop in step's direction), element i computed as
+// start + i·step in float64. step must not be 0 and no argument NaN; a
+// length that is infinite or above MaxElems (Arange(0, +Inf, 1)) panics.
 func Arange(start, stop, step float64) *Tensor {
 	if step == 0 || math.IsNaN(start) || math.IsNaN(stop) || math.IsNaN(step) {
 		panic(fmt.Sprintf("tensor: Arange: invalid start=%v stop=%v step=%v", start, stop, step))
 	}
-	n := int(math.Max(0, math.Ceil((stop-start)/step)))
-	t := New(n)
+	count := math.Ceil((stop - start) / step) // NaN for Inf-Inf
+	if count == 0 && (stop > start) == (step > 0) && stop != start {
+		count = 1 // the quotient underflowed, or step is infinite
+	}
+	if !(count <= MaxElems) {
+		panic(fmt.Sprintf("tensor: Arange: start=%v stop=%v step=%v give %v elements, at most %d", start, stop, step, count, MaxElems))
+	}
+	t := alloc("Arange", []int{int(max(0, count))})
 	for i := range t.data {
-		t.data[i] = float32(start + float64(i)*step)
+		v := start
+		if i > 0 { // 0·Inf would be NaN
+			v += float64(i) * step
+		}
+		t.data[i] = float32(v)
 	}
 	return t
 }
@@ -89,7 +114,7 @@ func Arange(start, stop, step float64) *Tensor {
 // RandN returns a contiguous tensor of normally distributed values (mean 0,
 // standard deviation 1) drawn from r.
 func RandN(r *rand.Rand, shape ...int) *Tensor {
-	t := New(shape...)
+	t := alloc("RandN", shape)
 	for i := range t.data {
 		t.data[i] = float32(r.NormFloat64())
 	}
@@ -98,28 +123,26 @@ func RandN(r *rand.Rand, shape ...int) *Tensor {
 
 // RandU returns a contiguous tensor of values uniform in [lo, hi) drawn from r.
 func RandU(r *rand.Rand, lo, hi float32, shape ...int) *Tensor {
-	t := New(shape...)
+	t := alloc("RandU", shape)
 	for i := range t.data {
 		t.data[i] = lo + (hi-lo)*r.Float32()
 	}
 	return t
 }
 
-// checkShape panics on negative dimensions or too many of them and returns
-// the number of elements.
-func checkShape(op string, shape []int) int {
-	if len(shape) > MaxDims {
-		panic(fmt.Sprintf("tensor: %s: %d dimensions, at most %d", op, len(shape), MaxDims))
+// checkShape panics on negative dimensions, too many of them or more
+// than MaxElems elements, naming op and the shape, and returns the number
+// of elements.
+func checkShape(op string, dims []int) int {
+	if len(dims) > MaxDims {
+		panic(fmt.Sprintf("tensor: %s: %d dimensions, at most %d", op, len(dims), MaxDims))
 	}
-	n := 1
-	for _, d := range shape {
-		if d < 0 {
-			panic(fmt.Sprintf("tensor: %s: negative dimension in shape %v", op, shape))
+	n, ok := shape.Size(dims, MaxElems)
+	if !ok {
+		if slices.ContainsFunc(dims, func(d int) bool { return d < 0 }) {
+			panic(fmt.Sprintf("tensor: %s: negative dimension in shape %v", op, dims))
 		}
-		if d != 0 && n > math.MaxInt/d {
-			panic(fmt.Sprintf("tensor: %s: shape %v overflows int", op, shape))
-		}
-		n *= d
+		panic(fmt.Sprintf("tensor: %s: shape %v has more elements than a tensor can hold (MaxElems = %d)", op, dims, MaxElems))
 	}
 	return n
 }

@@ -3,6 +3,8 @@ package tensor
 import (
 	"fmt"
 	"slices"
+
+	"github.com/lanesgo/lanes/internal/shape"
 )
 
 // Reshape returns t with a new shape of the same number of elements; one
@@ -10,27 +12,27 @@ import (
 // layout allows it (always for contiguous tensors), else a contiguous copy.
 func (t *Tensor) Reshape(shape ...int) *Tensor {
 	shape = slices.Clone(shape)
-	infer, n := -1, 1
+	infer := -1
 	for i, d := range shape {
 		switch {
 		case d == -1 && infer < 0:
 			infer = i
 		case d < 0:
 			panic(fmt.Sprintf("tensor: Reshape: invalid shape %v for %v", shape, t.shape))
-		default:
-			n *= d
 		}
 	}
 	total := t.Len()
 	if infer >= 0 {
-		if n == 0 || total%n != 0 {
+		shape[infer] = 1
+		n, ok := checkedSize(shape)
+		if !ok || n == 0 || total%n != 0 {
+			shape[infer] = -1
 			panic(fmt.Sprintf("tensor: Reshape: cannot infer -1 in %v for %v (%d elements)", shape, t.shape, total))
 		}
 		shape[infer] = total / n
-		n *= shape[infer]
 	}
-	if n != total {
-		panic(fmt.Sprintf("tensor: Reshape: shape %v (%d elements) does not match %v (%d elements)", shape, n, t.shape, total))
+	if n, ok := checkedSize(shape); !ok || n != total {
+		panic(fmt.Sprintf("tensor: Reshape: shape %v does not match %v (%d elements)", shape, t.shape, total))
 	}
 	checkShape("Reshape", shape)
 	if st, ok := reshapeStrides(t.shape, t.strides, shape); ok {
@@ -39,6 +41,10 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 	c := t.clone("Reshape")
 	return c.view(shape, contiguousStrides(shape), 0)
 }
+
+// checkedSize is the number of elements of shape, and false when it is
+// above MaxElems (or a dimension is negative).
+func checkedSize(dims []int) (int, bool) { return shape.Size(dims, MaxElems) }
 
 // reshapeStrides finds strides that give shape the same elements as
 // (old, oldSt) in row-major order, if any (NumPy's _attempt_nocopy_reshape):
@@ -284,7 +290,7 @@ func (t *Tensor) Clone() *Tensor { return t.clone("Clone") }
 
 func (t *Tensor) clone(op string) *Tensor {
 	t.hostOnly(op)
-	c := New(t.shape...)
+	c := alloc(op, t.shape)
 	copyInto(op, c, t)
 	return c
 }

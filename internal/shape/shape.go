@@ -40,6 +40,32 @@ func Broadcast(a, b []int) ([]int, bool) {
 	return out, true
 }
 
+// Size returns the number of elements of a tensor of shape dims (the
+// product of its dimensions) and true; or 0 and false when a dimension is
+// negative or the product of the nonzero dimensions exceeds limit. An
+// empty tensor is so held to the limit too, as NumPy holds it, since its
+// strides (see ContiguousStrides) multiply every dimension but the zeros.
+// The product is computed without overflow for any limit >= 0.
+func Size(dims []int, limit int) (int, bool) {
+	n, empty := 1, false
+	for _, d := range dims {
+		switch {
+		case d < 0:
+			return 0, false
+		case d == 0:
+			empty = true
+		case n > limit/d:
+			return 0, false
+		default:
+			n *= d
+		}
+	}
+	if empty {
+		return 0, true
+	}
+	return n, true
+}
+
 // ContiguousStrides returns the strides of a row-major tensor of the given
 // shape without gaps. A dimension of size 0 counts as 1, so that the
 // strides of an empty tensor are still valid (and distinct) positions.
