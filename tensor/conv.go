@@ -198,6 +198,7 @@ func (g *convGeom) outShape() [4]int { return [4]int{g.n, g.cout, g.oh, g.ow} }
 // the result, on that device, and a Backend error panics (the plugin's
 // own (*cudaplugin.GPU).Conv2D returns it instead).
 func Conv2D(x, w, bias *Tensor, p ConvParams) *Tensor {
+	checkNil("Conv2D", "x, w", x, w)
 	g := planConv("Conv2D", x.shape, w.shape, p)
 	out := g.outShape()
 	dst := result("Conv2D", out[:], x, w, bias)
@@ -212,6 +213,7 @@ func Conv2D(x, w, bias *Tensor, p ConvParams) *Tensor {
 // buffers are pooled); an operand overlapping dst is copied first. Where
 // it runs and when it panics is as for MatMulInto.
 func Conv2DInto(dst, x, w, bias *Tensor, p ConvParams) *Tensor {
+	checkNil("Conv2DInto", "dst, x, w", dst, x, w)
 	g := planConv("Conv2DInto", x.shape, w.shape, p)
 	checkOut("Conv2DInto", dst, g.outShape(), x, w)
 	checkWritable("Conv2DInto", dst)
@@ -232,6 +234,7 @@ func Conv2DInto(dst, x, w, bias *Tensor, p ConvParams) *Tensor {
 // respect to the output. Each element is a sum of Sgemm dot products of
 // length Cout/groups over the kernel taps that read it.
 func Conv2DBackwardInput(dy, w *Tensor, xShape []int, p ConvParams) *Tensor {
+	checkNil("Conv2DBackwardInput", "dy, w", dy, w)
 	dx := alloc("Conv2DBackwardInput", xShape)
 	return Conv2DBackwardInputInto(dx, dy, w, p)
 }
@@ -240,6 +243,7 @@ func Conv2DBackwardInput(dy, w *Tensor, xShape []int, p ConvParams) *Tensor {
 // input (see Conv2DBackwardInput) and returns dx; dx's shape is the input's.
 func Conv2DBackwardInputInto(dx, dy, w *Tensor, p ConvParams) *Tensor {
 	const op = "Conv2DBackwardInput"
+	checkNil(op, "dx, dy, w", dx, dy, w)
 	g := planConv(op, dx.shape, w.shape, p)
 	checkOut(op, dy, g.outShape(), dx, w)
 	checkWritable(op, dx)
@@ -253,6 +257,7 @@ func Conv2DBackwardInputInto(dx, dy, w *Tensor, p ConvParams) *Tensor {
 // Each element is a Sgemm dot product of length N·OH·OW. The bias gradient
 // is Sum(dy, false, 0, 2, 3).
 func Conv2DBackwardWeight(dy, x *Tensor, wShape []int, p ConvParams) *Tensor {
+	checkNil("Conv2DBackwardWeight", "dy, x", dy, x)
 	dw := alloc("Conv2DBackwardWeight", wShape)
 	return Conv2DBackwardWeightInto(dw, dy, x, p)
 }
@@ -261,6 +266,7 @@ func Conv2DBackwardWeight(dy, x *Tensor, wShape []int, p ConvParams) *Tensor {
 // weight (see Conv2DBackwardWeight) and returns dw.
 func Conv2DBackwardWeightInto(dw, dy, x *Tensor, p ConvParams) *Tensor {
 	const op = "Conv2DBackwardWeight"
+	checkNil(op, "dw, dy, x", dw, dy, x)
 	g := planConv(op, x.shape, dw.shape, p)
 	checkOut(op, dy, g.outShape(), x, dw)
 	checkWritable(op, dw)
@@ -800,6 +806,7 @@ func convBackwardWeight(op string, g *convGeom, dw, dy, x *Tensor) {
 // Conv2DShape returns the output shape [N, Cout, OH, OW] of Conv2D(x, w,
 // ·, p), panicking as Conv2D does when x and w do not agree.
 func Conv2DShape(x, w *Tensor, p ConvParams) [4]int {
+	checkNil("Conv2DShape", "x, w", x, w)
 	g := planConv("Conv2DShape", x.shape, w.shape, p)
 	return g.outShape()
 }

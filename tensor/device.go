@@ -112,6 +112,7 @@ func memoryOf(t *Tensor) DeviceMemory {
 // tensor's layout. ok is false for host tensors. Plugins use it to run
 // operations on device tensors.
 func DeviceView(t *Tensor) (mem DeviceMemory, offset int, ok bool) {
+	checkNil("DeviceView", "t", t)
 	if m := memoryOf(t); m != nil {
 		return m, t.offset, true
 	}
@@ -124,6 +125,9 @@ func DeviceView(t *Tensor) (mem DeviceMemory, offset int, ok bool) {
 // of it is left. Plugins use it to return results that stay on the device.
 func FromDeviceMemory(mem DeviceMemory, shape ...int) *Tensor {
 	n := checkShape("FromDeviceMemory", shape)
+	if mem == nil {
+		panic("tensor: FromDeviceMemory: nil DeviceMemory")
+	}
 	if mem.Device() == CPU {
 		panic("tensor: FromDeviceMemory: memory on the CPU")
 	}
@@ -163,6 +167,7 @@ func NewOn(dev Device, shape ...int) (*Tensor, error) {
 // and their Into forms, which run on the installed Backend, take device
 // tensors (see the device section at the top of device.go).
 func (t *Tensor) To(dev Device) (*Tensor, error) {
+	t.need("To")
 	if t.Device() == dev {
 		return t, nil
 	}
@@ -186,7 +191,10 @@ func (t *Tensor) To(dev Device) (*Tensor, error) {
 }
 
 // Host is To(CPU).
-func (t *Tensor) Host() (*Tensor, error) { return t.To(CPU) }
+func (t *Tensor) Host() (*Tensor, error) {
+	t.need("Host")
+	return t.To(CPU)
+}
 
 // toHost copies a device tensor back: a contiguous view in one copy, any
 // other view through the span of elements it covers.

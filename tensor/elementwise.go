@@ -18,12 +18,14 @@ import (
 // transcendentals), whatever the layouts.
 
 func binary(op string, k kernel, a, b *Tensor) *Tensor {
+	checkNil(op, "a, b", a, b)
 	dst := alloc(op, broadcastShape(op, a, b))
 	run(op, dst.shape, k, [2]float32{}, dst, a, b)
 	return dst
 }
 
 func binaryInto(op string, k kernel, dst, a, b *Tensor) *Tensor {
+	checkNil(op, "dst, a, b", dst, a, b)
 	checkBroadcastInto(op, dst, a, b)
 	a, b = unalias(dst, a), unalias(dst, b)
 	run(op, dst.shape, k, [2]float32{}, dst, a, b)
@@ -180,6 +182,7 @@ func neKernel(s [][]float32, _ *[2]float32) {
 // Where returns a where cond is nonzero (NaN counts as nonzero), else b;
 // the three broadcast together.
 func Where(cond, a, b *Tensor) *Tensor {
+	checkNil("Where", "cond, a, b", cond, a, b)
 	dst := alloc("Where", broadcastShape("Where", cond, a, b))
 	run("Where", dst.shape, whereKernel, [2]float32{}, dst, cond, a, b)
 	return dst
@@ -187,6 +190,7 @@ func Where(cond, a, b *Tensor) *Tensor {
 
 // WhereInto sets dst to a where cond is nonzero, else b.
 func WhereInto(dst, cond, a, b *Tensor) *Tensor {
+	checkNil("WhereInto", "dst, cond, a, b", dst, cond, a, b)
 	checkBroadcastInto("WhereInto", dst, cond, a, b)
 	cond, a, b = unalias(dst, cond), unalias(dst, a), unalias(dst, b)
 	run("WhereInto", dst.shape, whereKernel, [2]float32{}, dst, cond, a, b)
@@ -207,12 +211,14 @@ func whereKernel(s [][]float32, _ *[2]float32) {
 // Unary operations: the simd kernel of the same name over every element.
 
 func unary(op string, k kernel, arg [2]float32, x *Tensor) *Tensor {
+	checkNil(op, "x", x)
 	dst := New(x.shape...)
 	run(op, dst.shape, k, arg, dst, x)
 	return dst
 }
 
 func unaryInto(op string, k kernel, arg [2]float32, dst, x *Tensor) *Tensor {
+	checkNil(op, "dst, x", dst, x)
 	checkBroadcastInto(op, dst, x)
 	x = unalias(dst, x)
 	run(op, dst.shape, k, arg, dst, x)
@@ -351,6 +357,7 @@ func AddScalarInto(dst, x *Tensor, s float32) *Tensor {
 
 // Fill sets every element of dst to v and returns dst.
 func Fill(dst *Tensor, v float32) *Tensor {
+	checkNil("Fill", "dst", dst)
 	checkWritable("Fill", dst)
 	run("Fill", dst.shape, fillKernel, [2]float32{v}, dst)
 	return dst

@@ -18,6 +18,9 @@ const (
 // "..." when t has more than 1000 elements. A device tensor's elements
 // are not read: it formats as "<tensor of shape [2 3] on device(1)>".
 func (t *Tensor) String() string {
+	if t == nil {
+		return "<nil>"
+	}
 	if t.store != nil {
 		return "<tensor of shape " + fmt.Sprint(t.shape) + " on " + t.Device().String() + ">"
 	}

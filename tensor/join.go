@@ -11,6 +11,7 @@ func Concat(axis int, ts ...*Tensor) *Tensor {
 	if len(ts) == 0 {
 		panic("tensor: Concat: no tensors")
 	}
+	checkNil("Concat", "ts", ts...)
 	axis = ts[0].axis("Concat", axis)
 	shape := slices.Clone(ts[0].shape)
 	shape[axis] = 0
@@ -43,6 +44,7 @@ func Stack(axis int, ts ...*Tensor) *Tensor {
 	if len(ts) == 0 {
 		panic("tensor: Stack: no tensors")
 	}
+	checkNil("Stack", "ts", ts...)
 	if axis < 0 {
 		axis += len(ts[0].shape) + 1
 	}
@@ -65,6 +67,7 @@ func Stack(axis int, ts ...*Tensor) *Tensor {
 // Split returns views of t cut along axis into pieces of the given sizes,
 // which must add up to the axis length. No data is copied.
 func (t *Tensor) Split(axis int, sizes ...int) []*Tensor {
+	t.need("Split")
 	axis = t.axis("Split", axis)
 	total := 0
 	for _, s := range sizes {
@@ -88,6 +91,7 @@ func (t *Tensor) Split(axis int, sizes ...int) []*Tensor {
 // Chunk splits t along axis into n views of equal size (the last smaller
 // when the length does not divide), as PyTorch's chunk with n ≥ 1.
 func (t *Tensor) Chunk(axis, n int) []*Tensor {
+	t.need("Chunk")
 	axis = t.axis("Chunk", axis)
 	if n < 1 {
 		panic(fmt.Sprintf("tensor: Chunk: %d chunks", n))
@@ -117,6 +121,7 @@ func indexValue(op string, v float32, n int) int {
 // their order (repeats allowed), as a new tensor. Indices are float32
 // integers; negative ones count from the end.
 func IndexSelect(t *Tensor, axis int, index *Tensor) *Tensor {
+	checkNil("IndexSelect", "t, index", t, index)
 	t.hostOnly("IndexSelect")
 	index.hostOnly("IndexSelect")
 	axis = t.axis("IndexSelect", axis)
@@ -138,6 +143,7 @@ func IndexSelect(t *Tensor, axis int, index *Tensor) *Tensor {
 // 0 (likewise for other axes), as PyTorch's gather: index has t's rank and
 // each of its dimensions other than axis is at most t's.
 func Gather(t *Tensor, axis int, index *Tensor) *Tensor {
+	checkNil("Gather", "t, index", t, index)
 	t.hostOnly("Gather") // read through t.data below
 	index.hostOnly("Gather")
 	axis = t.axis("Gather", axis)
@@ -194,6 +200,7 @@ func forEachIndex(shape, pos []int, f func()) {
 // of classes elements: the result has labels' shape plus a last dimension
 // of classes, 1 at each label and 0 elsewhere.
 func OneHot(labels *Tensor, classes int) *Tensor {
+	checkNil("OneHot", "labels", labels)
 	if classes < 1 {
 		panic(fmt.Sprintf("tensor: OneHot: %d classes", classes))
 	}

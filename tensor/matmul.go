@@ -42,6 +42,7 @@ func MatMul(a, b *Tensor) *Tensor {
 // counting as an operand: with dst, a or b on a device the Backend does
 // the work, and writes dst wherever it is.
 func MatMulInto(dst, a, b *Tensor) *Tensor {
+	checkNil("MatMulInto", "dst, a, b", dst, a, b)
 	p := planMatMul("MatMulInto", a, b)
 	if !slices.Equal(dst.shape, p.out) {
 		panic(fmt.Sprintf("tensor: MatMulInto: dst shape %v, want %v for %v @ %v", dst.shape, p.out, a.shape, b.shape))
@@ -84,6 +85,7 @@ type matmulPlan struct {
 // check as the CUDA plugin's) and panics naming op and both shapes when
 // they have no product.
 func planMatMul(op string, a, b *Tensor) *matmulPlan {
+	checkNil(op, "a, b", a, b)
 	s, err := shape.PlanMatMul(a.shape, b.shape)
 	if err != nil {
 		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: %v", op, a.shape, b.shape, err))

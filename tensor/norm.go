@@ -45,6 +45,7 @@ func (p *BatchNormParams) defaults() (momentum, eps float32) {
 // deviations, two passes); the result is within a few ulp of the float64
 // formula.
 func BatchNorm(x *Tensor, p BatchNormParams) (*Tensor, NormStats) {
+	checkNil("BatchNorm", "x", x)
 	c := channelsOf("BatchNorm", x)
 	s := NormStats{Mean: New(c), InvStd: New(c)}
 	return BatchNormInto(New(x.shape...), s, x, p), s
@@ -54,6 +55,7 @@ func BatchNorm(x *Tensor, p BatchNormParams) (*Tensor, NormStats) {
 // (two [C] tensors) and returns y. y may be x.
 func BatchNormInto(y *Tensor, s NormStats, x *Tensor, p BatchNormParams) *Tensor {
 	const op = "BatchNormInto"
+	checkNil(op, "y, x", y, x)
 	c := channelsOf(op, x)
 	if !slices.Equal(y.shape, x.shape) {
 		panic(fmt.Sprintf("tensor: %s: y shape %v and x shape %v differ", op, y.shape, x.shape))
@@ -83,6 +85,7 @@ func BatchNormInto(y *Tensor, s NormStats, x *Tensor, p BatchNormParams) *Tensor
 // beta of BatchNorm(x, p) that returned s, given dy. In training the batch
 // statistics depend on x and their gradient is included.
 func BatchNormBackward(dy, x *Tensor, s NormStats, p BatchNormParams) (dx, dgamma, dbeta *Tensor) {
+	checkNil("BatchNormBackward", "dy, x", dy, x)
 	c := channelsOf("BatchNormBackward", x)
 	dx, dgamma, dbeta = New(x.shape...), New(c), New(c)
 	BatchNormBackwardInto(dx, dgamma, dbeta, dy, x, s, p)
@@ -93,6 +96,7 @@ func BatchNormBackward(dy, x *Tensor, s NormStats, p BatchNormParams) (dx, dgamm
 // dx, dgamma and dbeta ([C] each; dgamma and dbeta may be nil).
 func BatchNormBackwardInto(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p BatchNormParams) {
 	const op = "BatchNormBackward"
+	checkNil(op, "dx, dy, x", dx, dy, x)
 	c := channelsOf(op, x)
 	if !slices.Equal(dy.shape, x.shape) || !slices.Equal(dx.shape, x.shape) {
 		panic(fmt.Sprintf("tensor: %s: shapes dx %v, dy %v and x %v differ", op, dx.shape, dy.shape, x.shape))
@@ -129,6 +133,7 @@ type LayerNormParams struct {
 // x's last p.Dims axes (biased variance), and the statistics of each row
 // (shaped as x's leading axes). Accuracy as BatchNorm.
 func LayerNorm(x *Tensor, p LayerNormParams) (*Tensor, NormStats) {
+	checkNil("LayerNorm", "x", x)
 	lead := layerRows("LayerNorm", x, p)
 	s := NormStats{Mean: New(lead...), InvStd: New(lead...)}
 	return LayerNormInto(New(x.shape...), s, x, p), s
@@ -138,6 +143,7 @@ func LayerNorm(x *Tensor, p LayerNormParams) (*Tensor, NormStats) {
 // and returns y. y may be x.
 func LayerNormInto(y *Tensor, s NormStats, x *Tensor, p LayerNormParams) *Tensor {
 	const op = "LayerNormInto"
+	checkNil(op, "y, x", y, x)
 	lead := layerRows(op, x, p)
 	if !slices.Equal(y.shape, x.shape) {
 		panic(fmt.Sprintf("tensor: %s: y shape %v and x shape %v differ", op, y.shape, x.shape))
@@ -158,6 +164,7 @@ func LayerNormInto(y *Tensor, s NormStats, x *Tensor, p LayerNormParams) *Tensor
 // LayerNormBackward returns the gradients with respect to x, gamma and
 // beta of LayerNorm(x, p) that returned s, given dy.
 func LayerNormBackward(dy, x *Tensor, s NormStats, p LayerNormParams) (dx, dgamma, dbeta *Tensor) {
+	checkNil("LayerNormBackward", "dy, x", dy, x)
 	layerRows("LayerNormBackward", x, p)
 	trail := x.shape[len(x.shape)-max(p.Dims, 1):]
 	dx, dgamma, dbeta = New(x.shape...), New(trail...), New(trail...)
@@ -169,6 +176,7 @@ func LayerNormBackward(dy, x *Tensor, s NormStats, p LayerNormParams) (dx, dgamm
 // (of the trailing shape; either may be nil).
 func LayerNormBackwardInto(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p LayerNormParams) {
 	const op = "LayerNormBackward"
+	checkNil(op, "dx, dy, x", dx, dy, x)
 	lead := layerRows(op, x, p)
 	if !slices.Equal(dy.shape, x.shape) || !slices.Equal(dx.shape, x.shape) {
 		panic(fmt.Sprintf("tensor: %s: shapes dx %v, dy %v and x %v differ", op, dx.shape, dy.shape, x.shape))

@@ -99,6 +99,7 @@ func (g *poolGeom) window(i, j int) (r0, r1, c0, c1 int, div float32) {
 // return_indices. Ties and NaN keep the first in row-major window order;
 // a NaN in a window is its maximum.
 func MaxPool2D(x *Tensor, p PoolParams) (out, indices *Tensor) {
+	checkNil("MaxPool2D", "x", x)
 	g := planPool("MaxPool2D", x.shape, p)
 	out, indices = New(g.shape[:]...), New(g.shape[:]...)
 	return MaxPool2DInto(out, indices, x, p)
@@ -108,6 +109,7 @@ func MaxPool2D(x *Tensor, p PoolParams) (out, indices *Tensor) {
 // nil to skip it) and returns them.
 func MaxPool2DInto(out, indices, x *Tensor, p PoolParams) (*Tensor, *Tensor) {
 	const op = "MaxPool2DInto"
+	checkNil(op, "x", x)
 	j := newPoolJob(op, maxPool, x.shape, p)
 	j.outputs(op, out, indices, x)
 	j.run(op)
@@ -117,6 +119,7 @@ func MaxPool2DInto(out, indices, x *Tensor, p PoolParams) (*Tensor, *Tensor) {
 // AvgPool2D returns the mean of each kernel window of x [N, C, H, W]:
 // zeros of the padding count unless p.ExcludePad.
 func AvgPool2D(x *Tensor, p PoolParams) *Tensor {
+	checkNil("AvgPool2D", "x", x)
 	g := planPool("AvgPool2D", x.shape, p)
 	return AvgPool2DInto(New(g.shape[:]...), x, p)
 }
@@ -124,6 +127,7 @@ func AvgPool2D(x *Tensor, p PoolParams) *Tensor {
 // AvgPool2DInto writes AvgPool2D(x, p) into out and returns out.
 func AvgPool2DInto(out, x *Tensor, p PoolParams) *Tensor {
 	const op = "AvgPool2DInto"
+	checkNil(op, "out, x", out, x)
 	j := newPoolJob(op, avgPool, x.shape, p)
 	j.outputs(op, out, nil, x)
 	j.run(op)
@@ -133,12 +137,14 @@ func AvgPool2DInto(out, x *Tensor, p PoolParams) *Tensor {
 // MaxPool2DBackward returns the gradient of MaxPool2D with respect to its
 // input of shape xShape: each dy element added at its index.
 func MaxPool2DBackward(dy, indices *Tensor, xShape []int, p PoolParams) *Tensor {
+	checkNil("MaxPool2DBackward", "dy, indices", dy, indices)
 	return MaxPool2DBackwardInto(alloc("MaxPool2DBackward", xShape), dy, indices, p)
 }
 
 // MaxPool2DBackwardInto writes the gradient into dx and returns dx.
 func MaxPool2DBackwardInto(dx, dy, indices *Tensor, p PoolParams) *Tensor {
 	const op = "MaxPool2DBackward"
+	checkNil(op, "dx, dy, indices", dx, dy, indices)
 	j := newPoolJob(op, maxPoolBackward, dx.shape, p)
 	j.gradients(op, dx, dy, indices)
 	j.run(op)
@@ -148,12 +154,14 @@ func MaxPool2DBackwardInto(dx, dy, indices *Tensor, p PoolParams) *Tensor {
 // AvgPool2DBackward returns the gradient of AvgPool2D with respect to its
 // input of shape xShape: each dy element spread over its window.
 func AvgPool2DBackward(dy *Tensor, xShape []int, p PoolParams) *Tensor {
+	checkNil("AvgPool2DBackward", "dy", dy)
 	return AvgPool2DBackwardInto(alloc("AvgPool2DBackward", xShape), dy, p)
 }
 
 // AvgPool2DBackwardInto writes the gradient into dx and returns dx.
 func AvgPool2DBackwardInto(dx, dy *Tensor, p PoolParams) *Tensor {
 	const op = "AvgPool2DBackward"
+	checkNil(op, "dx, dy", dx, dy)
 	j := newPoolJob(op, avgPoolBackward, dx.shape, p)
 	j.gradients(op, dx, dy, nil)
 	j.run(op)
@@ -371,5 +379,6 @@ func (g *poolGeom) avgPlane(out, in []float32) {
 // Pool2DShape returns the output shape [N, C, OH, OW] of MaxPool2D(x, p)
 // and AvgPool2D(x, p), panicking as they do on invalid parameters.
 func Pool2DShape(x *Tensor, p PoolParams) [4]int {
+	checkNil("Pool2DShape", "x", x)
 	return planPool("Pool2DShape", x.shape, p).shape
 }

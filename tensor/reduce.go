@@ -84,6 +84,7 @@ func reducedShapes(x *Tensor, mask [MaxDims]bool, keepdims bool) (keep, out []in
 }
 
 func (red *reduction) apply(x *Tensor, axes []int, keepdims bool) *Tensor {
+	checkNil(red.name, "x", x)
 	mask := reduceAxes(red.name, x, axes)
 	keep, out, count := reducedShapes(x, mask, keepdims)
 	if count == 0 && !red.identity {
@@ -151,6 +152,7 @@ func Min(x *Tensor, keepdims bool, axes ...int) *Tensor { return minRed.apply(x,
 // Mean returns the mean over axes: the Sum times 1/n (so one more rounding);
 // NaN for a zero-size reduction.
 func Mean(x *Tensor, keepdims bool, axes ...int) *Tensor {
+	checkNil("Mean", "x", x)
 	return sumDivided("Mean", x, 0, keepdims, axes)
 }
 
@@ -169,6 +171,7 @@ func sumDivided(op string, x *Tensor, ddof int, keepdims bool, axes []int) *Tens
 // (divisor n-ddof), computed in two passes (mean, then squared deviations);
 // NaN when n-ddof <= 0.
 func Var(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
+	checkNil("Var", "x", x)
 	d := Sub(x, Mean(x, true, axes...))
 	MulInto(d, d, d)
 	return sumDivided("Var", d, ddof, keepdims, axes)
@@ -176,6 +179,7 @@ func Var(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
 
 // Std returns the square root of Var.
 func Std(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
+	checkNil("Std", "x", x)
 	v := Var(x, ddof, keepdims, axes...)
 	return SqrtInto(v, v)
 }
@@ -184,6 +188,7 @@ func Std(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
 // with m the maximum (0 where m is infinite), so it neither overflows nor
 // underflows needlessly.
 func LogSumExp(x *Tensor, keepdims bool, axes ...int) *Tensor {
+	checkNil("LogSumExp", "x", x)
 	m := Max(x, true, axes...)
 	md := m.Data()
 	for i, v := range md {
@@ -216,6 +221,7 @@ func ArgMin(x *Tensor, axis int, keepdims bool) *Tensor {
 }
 
 func argReduce(op string, f func([]float32) int, x *Tensor, axis int, keepdims bool) *Tensor {
+	checkNil(op, "x", x)
 	x.hostOnly(op)
 	axis = x.axis(op, axis)
 	if x.shape[axis] == 0 {
@@ -248,6 +254,7 @@ func moveAxisLast(x *Tensor, axis int) *Tensor {
 // Softmax returns e^x / Σ e^x along axis (simd.Softmax per row: max
 // subtracted, so no overflow).
 func Softmax(x *Tensor, axis int) *Tensor {
+	checkNil("Softmax", "x", x)
 	return rowwise("Softmax", simd.Softmax, New(x.shape...), x, axis)
 }
 
@@ -258,6 +265,7 @@ func SoftmaxInto(dst, x *Tensor, axis int) *Tensor {
 
 // LogSoftmax returns x - log Σ e^x along axis (simd.LogSoftmax per row).
 func LogSoftmax(x *Tensor, axis int) *Tensor {
+	checkNil("LogSoftmax", "x", x)
 	return rowwise("LogSoftmax", simd.LogSoftmax, New(x.shape...), x, axis)
 }
 
@@ -294,6 +302,7 @@ func (j *rowJob) RunRange(lo, hi int) {
 // path (axis last, both contiguous) allocates nothing; others go through
 // contiguous copies.
 func rowwise(op string, f func(dst, x []float32), dst, x *Tensor, axis int) *Tensor {
+	checkNil(op, "dst, x", dst, x)
 	dst.hostOnly(op)
 	x.hostOnly(op)
 	axis = x.axis(op, axis)
@@ -324,6 +333,7 @@ func rowwise(op string, f func(dst, x []float32), dst, x *Tensor, axis int) *Ten
 // broadcast to exactly x's shape; an x overlapping dst is copied first.
 // Accuracy as Sum.
 func SumToInto(dst, x *Tensor) *Tensor {
+	checkNil("SumToInto", "dst, x", dst, x)
 	checkWritable("SumToInto", dst)
 	if out, ok := shape.Broadcast(dst.shape, x.shape); !ok || !slices.Equal(out, x.shape) {
 		panic(fmt.Sprintf("tensor: SumToInto: dst of shape %v does not broadcast to x's shape %v", dst.shape, x.shape))

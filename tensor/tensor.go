@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/lanesgo/lanes/internal/shape"
 )
@@ -114,6 +115,7 @@ func Arange(start, stop, step float64) *Tensor {
 // RandN returns a contiguous tensor of normally distributed values (mean 0,
 // standard deviation 1) drawn from r.
 func RandN(r *rand.Rand, shape ...int) *Tensor {
+	checkRand("RandN", r)
 	t := alloc("RandN", shape)
 	for i := range t.data {
 		t.data[i] = float32(r.NormFloat64())
@@ -121,8 +123,16 @@ func RandN(r *rand.Rand, shape ...int) *Tensor {
 	return t
 }
 
+// checkRand panics, naming op, when r is nil.
+func checkRand(op string, r *rand.Rand) {
+	if r == nil {
+		panic(fmt.Sprintf("tensor: %s: nil *rand.Rand", op))
+	}
+}
+
 // RandU returns a contiguous tensor of values uniform in [lo, hi) drawn from r.
 func RandU(r *rand.Rand, lo, hi float32, shape ...int) *Tensor {
+	checkRand("RandU", r)
 	t := alloc("RandU", shape)
 	for i := range t.data {
 		t.data[i] = lo + (hi-lo)*r.Float32()
@@ -147,24 +157,65 @@ func checkShape(op string, dims []int) int {
 	return n
 }
 
+// checkNil panics, naming op and the parameter, when one of ts is nil:
+// "tensor: Add: nil tensor b". names lists the parameters' names in ts's
+// order, separated by ", "; "ts" names a variadic list, whose elements
+// are then ts[0], ts[1], ... Every exported function taking tensors
+// calls it (or need, for its receiver) before touching them.
+func checkNil(op, names string, ts ...*Tensor) {
+	for i, t := range ts {
+		if t == nil {
+			panicNil(op, names, i)
+		}
+	}
+}
+
+// need is checkNil for a method's receiver t.
+func (t *Tensor) need(op string) {
+	if t == nil {
+		panicNil(op, "t", 0)
+	}
+}
+
+func panicNil(op, names string, i int) {
+	name := fmt.Sprintf("ts[%d]", i)
+	if names != "ts" {
+		name = strings.Split(names, ", ")[i]
+	}
+	panic(fmt.Sprintf("tensor: %s: nil tensor %s", op, name))
+}
+
 // contiguousStrides is shape.ContiguousStrides, for the many functions
 // here whose shape parameter hides the package.
 func contiguousStrides(dims []int) []int { return shape.ContiguousStrides(dims) }
 
 // Shape returns a copy of the dimensions.
-func (t *Tensor) Shape() []int { return slices.Clone(t.shape) }
+func (t *Tensor) Shape() []int {
+	t.need("Shape")
+	return slices.Clone(t.shape)
+}
 
 // Strides returns a copy of the strides, in elements.
-func (t *Tensor) Strides() []int { return slices.Clone(t.strides) }
+func (t *Tensor) Strides() []int {
+	t.need("Strides")
+	return slices.Clone(t.strides)
+}
 
 // Dims is the number of dimensions.
-func (t *Tensor) Dims() int { return len(t.shape) }
+func (t *Tensor) Dims() int {
+	t.need("Dims")
+	return len(t.shape)
+}
 
 // Dim returns dimension i; negative i counts from the end.
-func (t *Tensor) Dim(i int) int { return t.shape[t.axis("Dim", i)] }
+func (t *Tensor) Dim(i int) int {
+	t.need("Dim")
+	return t.shape[t.axis("Dim", i)]
+}
 
 // Len is the number of elements.
 func (t *Tensor) Len() int {
+	t.need("Len")
 	n := 1
 	for _, d := range t.shape {
 		n *= d
@@ -174,6 +225,7 @@ func (t *Tensor) Len() int {
 
 // Device reports where the elements live.
 func (t *Tensor) Device() Device {
+	t.need("Device")
 	if t.store == nil {
 		return CPU
 	}
@@ -183,6 +235,7 @@ func (t *Tensor) Device() Device {
 // IsContiguous reports whether the elements are laid out row-major without
 // gaps, so that Data returns a view.
 func (t *Tensor) IsContiguous() bool {
+	t.need("IsContiguous")
 	if t.Len() == 0 {
 		return true // nothing to lay out
 	}
@@ -202,6 +255,7 @@ func (t *Tensor) IsContiguous() bool {
 // the work queued on it and returns a host copy of its elements (writes
 // do not show); it panics, naming the device's error, when the copy fails.
 func (t *Tensor) Data() []float32 {
+	t.need("Data")
 	if t.store != nil {
 		h, err := t.toHost()
 		if err != nil {
@@ -228,6 +282,7 @@ func (t *Tensor) hostData(op string) []float32 {
 // values count from the end). On a device tensor it copies that one
 // element back, after the work queued on the tensor.
 func (t *Tensor) At(idx ...int) float32 {
+	t.need("At")
 	i := t.index("At", idx)
 	if t.store != nil {
 		return t.deviceElem("At", i)
@@ -238,6 +293,7 @@ func (t *Tensor) At(idx ...int) float32 {
 // Set stores v at the given index (on a device tensor, with a one-element
 // copy to the device).
 func (t *Tensor) Set(v float32, idx ...int) {
+	t.need("Set")
 	i := t.index("Set", idx)
 	if t.store != nil {
 		if err := t.store.mem.CopyFromHost(i, []float32{v}); err != nil {
@@ -251,6 +307,7 @@ func (t *Tensor) Set(v float32, idx ...int) {
 // Item returns the only element of a one-element tensor (copied back from
 // a device tensor).
 func (t *Tensor) Item() float32 {
+	t.need("Item")
 	if t.Len() != 1 {
 		panic(fmt.Sprintf("tensor: Item: shape %v has %d elements, want 1", t.shape, t.Len()))
 	}

@@ -11,6 +11,7 @@ import (
 // dimension may be -1 and is then inferred. The result is a view when t's
 // layout allows it (always for contiguous tensors), else a contiguous copy.
 func (t *Tensor) Reshape(shape ...int) *Tensor {
+	t.need("Reshape")
 	shape = slices.Clone(shape)
 	infer := -1
 	for i, d := range shape {
@@ -104,11 +105,15 @@ func reshapeStrides(old, oldSt, shape []int) ([]int, bool) {
 }
 
 // Flatten returns t as a 1-D tensor (a view when possible).
-func (t *Tensor) Flatten() *Tensor { return t.Reshape(-1) }
+func (t *Tensor) Flatten() *Tensor {
+	t.need("Flatten")
+	return t.Reshape(-1)
+}
 
 // Permute returns a view with the dimensions reordered: dimension i of the
 // result is dimension axes[i] of t.
 func (t *Tensor) Permute(axes ...int) *Tensor {
+	t.need("Permute")
 	if len(axes) != len(t.shape) {
 		panic(fmt.Sprintf("tensor: Permute: axes %v for shape %v", axes, t.shape))
 	}
@@ -127,6 +132,7 @@ func (t *Tensor) Permute(axes ...int) *Tensor {
 
 // Transpose returns a view with dimensions a and b swapped.
 func (t *Tensor) Transpose(a, b int) *Tensor {
+	t.need("Transpose")
 	a, b = t.axis("Transpose", a), t.axis("Transpose", b)
 	shape, st := slices.Clone(t.shape), slices.Clone(t.strides)
 	shape[a], shape[b] = shape[b], shape[a]
@@ -137,6 +143,7 @@ func (t *Tensor) Transpose(a, b int) *Tensor {
 // T returns the view with the last two dimensions swapped (a matrix's
 // transpose); tensors with fewer than two dimensions are returned as is.
 func (t *Tensor) T() *Tensor {
+	t.need("T")
 	if len(t.shape) < 2 {
 		return t
 	}
@@ -149,6 +156,7 @@ func (t *Tensor) T() *Tensor {
 // are valid, math.MinInt and math.MaxInt included. step must be positive
 // (as in PyTorch); a step beyond the dimension takes one element.
 func (t *Tensor) Slice(dim, start, end, step int) *Tensor {
+	t.need("Slice")
 	dim = t.axis("Slice", dim)
 	if step <= 0 {
 		panic(fmt.Sprintf("tensor: Slice: step %d must be positive (shape %v)", step, t.shape))
@@ -184,6 +192,7 @@ func (t *Tensor) Slice(dim, start, end, step int) *Tensor {
 
 // Index returns the view of position i along dim, with that dimension removed.
 func (t *Tensor) Index(dim, i int) *Tensor {
+	t.need("Index")
 	dim = t.axis("Index", dim)
 	if i < 0 {
 		i += t.shape[dim]
@@ -200,6 +209,7 @@ func (t *Tensor) Index(dim, i int) *Tensor {
 // (dimensions of size 1, and missing leading ones, repeat with stride 0).
 // The result must not be written through.
 func (t *Tensor) BroadcastTo(shape ...int) *Tensor {
+	t.need("BroadcastTo")
 	checkShape("BroadcastTo", shape)
 	if len(shape) < len(t.shape) {
 		panic(fmt.Sprintf("tensor: BroadcastTo: cannot broadcast %v to %v", t.shape, shape))
@@ -221,6 +231,7 @@ func (t *Tensor) BroadcastTo(shape ...int) *Tensor {
 
 // Expand is BroadcastTo, where -1 keeps t's size of that dimension.
 func (t *Tensor) Expand(shape ...int) *Tensor {
+	t.need("Expand")
 	shape = slices.Clone(shape)
 	for i, d := range shape {
 		if j := i - (len(shape) - len(t.shape)); d == -1 && j >= 0 {
@@ -233,6 +244,7 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 // Squeeze returns a view without the given dimensions, which must have size
 // 1; with no axes, without every dimension of size 1.
 func (t *Tensor) Squeeze(axes ...int) *Tensor {
+	t.need("Squeeze")
 	drop := make([]bool, len(t.shape))
 	if len(axes) == 0 {
 		for i, d := range t.shape {
@@ -258,6 +270,7 @@ func (t *Tensor) Squeeze(axes ...int) *Tensor {
 // Unsqueeze returns a view with a dimension of size 1 inserted at position
 // axis of the result (negative counts from the end of the result).
 func (t *Tensor) Unsqueeze(axis int) *Tensor {
+	t.need("Unsqueeze")
 	n := len(t.shape) + 1
 	if axis < 0 {
 		axis += n
@@ -278,6 +291,7 @@ func (t *Tensor) Unsqueeze(axis int) *Tensor {
 // copy is made on the host: Contiguous panics for a non-contiguous device
 // tensor (a contiguous one is returned as is).
 func (t *Tensor) Contiguous() *Tensor {
+	t.need("Contiguous")
 	if t.IsContiguous() {
 		return t
 	}
@@ -286,7 +300,10 @@ func (t *Tensor) Contiguous() *Tensor {
 
 // Clone returns a contiguous copy with its own storage, on the host (it
 // panics for a device tensor).
-func (t *Tensor) Clone() *Tensor { return t.clone("Clone") }
+func (t *Tensor) Clone() *Tensor {
+	t.need("Clone")
+	return t.clone("Clone")
+}
 
 func (t *Tensor) clone(op string) *Tensor {
 	t.hostOnly(op)
@@ -302,6 +319,7 @@ func CopyInto(dst, src *Tensor) *Tensor { return copyInto("CopyInto", dst, src) 
 
 // copyInto is CopyInto for op, which it names in panics.
 func copyInto(op string, dst, src *Tensor) *Tensor {
+	checkNil(op, "dst, src", dst, src)
 	checkBroadcastInto(op, dst, src)
 	src = unalias(dst, src)
 	run(op, dst.shape, copyKernel, [2]float32{}, dst, src)
