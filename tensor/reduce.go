@@ -186,9 +186,13 @@ func Std(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
 
 // LogSumExp returns log Σ e^x over axes, computed as m + log Σ e^(x-m)
 // with m the maximum (0 where m is infinite), so it neither overflows nor
-// underflows needlessly.
+// underflows needlessly. Over zero elements it is -Inf, the log of an
+// empty sum, as simd.LogSumExp.
 func LogSumExp(x *Tensor, keepdims bool, axes ...int) *Tensor {
 	checkNil("LogSumExp", "x", x)
+	if _, out, n := reducedShapes(x, reduceAxes("LogSumExp", x, axes), keepdims); n == 0 {
+		return Full(float32(math.Inf(-1)), out...)
+	}
 	m := Max(x, true, axes...)
 	md := m.Data()
 	for i, v := range md {

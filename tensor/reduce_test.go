@@ -232,3 +232,53 @@ func TestSoftmaxIntoAllocs(t *testing.T) {
 	f()
 	noAllocs(t, "SoftmaxInto", f)
 }
+
+// TestEmptyReductions reduces over zero elements: sums are 0, means and
+// variances NaN (NumPy, PyTorch), LogSumExp -Inf (the log of an empty sum,
+// as simd.LogSumExp; it panicked, naming Max), and Max, Min, ArgMax and
+// ArgMin, which have no identity, panic naming themselves (PyTorch
+// raises). Reductions whose kept axes are empty give empty results.
+func TestEmptyReductions(t *testing.T) {
+	inf, nan := math.Inf(-1), math.NaN()
+	for _, c := range []struct {
+		name  string
+		f     func() *Tensor
+		shape []int
+		want  float64
+	}{
+		{"Sum all of [0]", func() *Tensor { return Sum(New(0), false) }, []int{}, 0},
+		{"Sum axis 1 of [3 0]", func() *Tensor { return Sum(New(3, 0), false, 1) }, []int{3}, 0},
+		{"Mean all of [0]", func() *Tensor { return Mean(New(0), false) }, []int{}, nan},
+		{"Mean axis 1 of [3 0]", func() *Tensor { return Mean(New(3, 0), true, 1) }, []int{3, 1}, nan},
+		{"Var axis 0 of [0 2]", func() *Tensor { return Var(New(0, 2), 0, false, 0) }, []int{2}, nan},
+		{"Var ddof 1 of one", func() *Tensor { return Var(New(1), 1, false) }, []int{}, nan},
+		{"Std axis 0 of [0 2]", func() *Tensor { return Std(New(0, 2), 0, false, 0) }, []int{2}, nan},
+		{"LogSumExp all of [0]", func() *Tensor { return LogSumExp(New(0), false) }, []int{}, inf},
+		{"LogSumExp axis 1 of [3 0]", func() *Tensor { return LogSumExp(New(3, 0), false, 1) }, []int{3}, inf},
+		{"LogSumExp axis 1 of [3 0] keepdims", func() *Tensor { return LogSumExp(New(3, 0), true, 1) }, []int{3, 1}, inf},
+		{"LogSumExp axes 0, 2 of [2 0 3]", func() *Tensor { return LogSumExp(New(2, 0, 3), false, 0, 2) }, []int{0}, 0},
+		{"LogSumExp axis 1 of [0 3]", func() *Tensor { return LogSumExp(New(0, 3), false, 1) }, []int{0}, 0},
+		{"Max axis 1 of [0 3]", func() *Tensor { return Max(New(0, 3), false, 1) }, []int{0}, 0},
+		{"ArgMax axis 1 of [0 3]", func() *Tensor { return ArgMax(New(0, 3), 1, false) }, []int{0}, 0},
+	} {
+		var got *Tensor
+		if msg := panicOf(func() { got = c.f() }); msg != "" {
+			t.Errorf("%s: panic %q", c.name, msg)
+			continue
+		}
+		checkAgainst(t, c.name, got, c.shape, func([]int) float64 { return c.want }, exact)
+	}
+	for _, c := range []struct {
+		want string
+		f    func()
+	}{
+		{"tensor: Max: zero-size reduction over axes [0] of shape [0 3] (no identity)", func() { Max(New(0, 3), false, 0) }},
+		{"tensor: Min: zero-size reduction over axes [] of shape [0] (no identity)", func() { Min(New(0), false) }},
+		{"tensor: ArgMax: zero-size axis 1 of shape [2 0]", func() { ArgMax(New(2, 0), 1, false) }},
+		{"tensor: ArgMin: zero-size axis 0 of shape [0]", func() { ArgMin(New(0), 0, true) }},
+	} {
+		if msg := panicOf(c.f); msg != c.want {
+			t.Errorf("panic %q, want %q", msg, c.want)
+		}
+	}
+}
