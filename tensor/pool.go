@@ -94,23 +94,48 @@ func (g *poolGeom) window(i, j int) (r0, r1, c0, c1 int, div float32) {
 }
 
 // MaxPool2D returns the maximum of each kernel window of x [N, C, H, W]
-// (padding never wins) and, as float32 values exact below 2²⁴, the index
-// of each maximum within its input plane (row·W + column), as PyTorch's
-// return_indices. Ties and NaN keep the first in row-major window order;
-// a NaN in a window is its maximum.
+// (padding never wins) and the index of each maximum within its input
+// plane (row·W + column), as PyTorch's return_indices. Ties and NaN keep
+// the first in row-major window order; a NaN in a window is its maximum.
+//
+// The indices are float32 values, exact because planes are held to
+// MaxIndexPlane elements (4096×4096): for a larger plane, where an index
+// would round and a gradient routed by it land on the wrong element,
+// MaxPool2D panics naming the limit. MaxPool2DInto with nil indices pools
+// planes of any size.
 func MaxPool2D(x *Tensor, p PoolParams) (out, indices *Tensor) {
-	checkNil("MaxPool2D", "x", x)
-	g := planPool("MaxPool2D", x.shape, p)
+	const op = "MaxPool2D"
+	checkNil(op, "x", x)
+	g := planPool(op, x.shape, p)
+	g.checkIndexable(op, x.shape)
 	out, indices = New(g.shape[:]...), New(g.shape[:]...)
 	return MaxPool2DInto(out, indices, x, p)
 }
 
+// MaxIndexPlane is the largest input plane (H·W elements) for which
+// MaxPool2D and MaxPool2DInto return indices and MaxPool2DBackward takes
+// them: every index below it is exact in float32.
+const MaxIndexPlane = 1 << 24
+
+// checkIndexable panics, naming op and the shape xs, when the plane is too
+// large for exact float32 indices.
+func (g *poolGeom) checkIndexable(op string, xs []int) {
+	if g.h*g.w > MaxIndexPlane {
+		panic(fmt.Sprintf("tensor: %s: shape %v: indices into a plane of %d·%d elements would not be exact in float32 (MaxIndexPlane = 2²⁴); pool without indices (MaxPool2DInto with nil indices) or split the plane", op, xs, g.h, g.w))
+	}
+}
+
 // MaxPool2DInto writes MaxPool2D(x, p) into out and indices (either may be
-// nil to skip it) and returns them.
+// nil to skip it) and returns them. With indices it panics as MaxPool2D
+// for planes of more than MaxIndexPlane elements; without, any plane size
+// is pooled.
 func MaxPool2DInto(out, indices, x *Tensor, p PoolParams) (*Tensor, *Tensor) {
 	const op = "MaxPool2DInto"
 	checkNil(op, "x", x)
 	j := newPoolJob(op, maxPool, x.shape, p)
+	if indices != nil {
+		j.g.checkIndexable(op, x.shape)
+	}
 	j.outputs(op, out, indices, x)
 	j.run(op)
 	return out, indices
@@ -135,7 +160,9 @@ func AvgPool2DInto(out, x *Tensor, p PoolParams) *Tensor {
 }
 
 // MaxPool2DBackward returns the gradient of MaxPool2D with respect to its
-// input of shape xShape: each dy element added at its index.
+// input of shape xShape: each dy element added at its index. Indices that
+// name no element of their plane make it panic, and so do planes of more
+// than MaxIndexPlane elements, whose indices could not be exact.
 func MaxPool2DBackward(dy, indices *Tensor, xShape []int, p PoolParams) *Tensor {
 	checkNil("MaxPool2DBackward", "dy, indices", dy, indices)
 	return MaxPool2DBackwardInto(alloc("MaxPool2DBackward", xShape), dy, indices, p)
@@ -146,6 +173,7 @@ func MaxPool2DBackwardInto(dx, dy, indices *Tensor, p PoolParams) *Tensor {
 	const op = "MaxPool2DBackward"
 	checkNil(op, "dx, dy, indices", dx, dy, indices)
 	j := newPoolJob(op, maxPoolBackward, dx.shape, p)
+	j.g.checkIndexable(op, dx.shape)
 	j.gradients(op, dx, dy, indices)
 	j.run(op)
 	return dx
@@ -304,9 +332,11 @@ func (j *poolJob) RunRange(lo, hi int) {
 }
 
 // is2x2 reports whether the pooling is simd's MaxPool2x2: 2×2 windows at
-// stride 2, no padding, no ceil-mode partial window (the common CNN case).
+// stride 2, no padding, no ceil-mode partial window (the common CNN case),
+// on a plane below the 2²⁴ elements the kernel takes.
 func (g *poolGeom) is2x2() bool {
-	return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.oh == g.h/2 && g.ow == g.w/2
+	return g.kh == 2 && g.kw == 2 && g.sh == 2 && g.sw == 2 && g.ph == 0 && g.pw == 0 && g.oh == g.h/2 && g.ow == g.w/2 &&
+		g.h*g.w < 1<<24
 }
 
 // validIndices reports whether every index names an element of an input

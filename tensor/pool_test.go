@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -173,5 +174,69 @@ func TestPool2DAllocs(t *testing.T) {
 		"AvgPool2DBackwardInto": func() { AvgPool2DBackwardInto(dx, out, p) },
 	} {
 		noAllocs(t, name, f)
+	}
+}
+
+// TestMaxPoolLargePlanes pools planes of more than 2²⁴ elements, where a
+// float32 index rounds: MaxPool2D's indices for a 2×3 kernel on a
+// 2×(2²³+2) plane came out rounded (the gradient then went to another
+// element); they are now refused, naming the limit, and so is the
+// backward pass. Without indices any plane pools, the 2×2 case included
+// (simd's kernel refuses such planes: it panicked naming simd).
+func TestMaxPoolLargePlanes(t *testing.T) {
+	w := 1<<23 + 2 // 2·w = 2²⁴+4 elements
+	shape := []int{1, 1, 2, w}
+	k23 := PoolParams{Kernel: [2]int{2, 3}}
+	limit := "would not be exact in float32 (MaxIndexPlane = 2²⁴)"
+	for _, c := range []struct {
+		op string
+		f  func()
+	}{
+		{"MaxPool2D", func() { MaxPool2D(Scalar(1).BroadcastTo(shape...), k23) }},
+		{"MaxPool2DInto", func() {
+			s := Pool2DShape(Scalar(1).BroadcastTo(shape...), k23)
+			MaxPool2DInto(nil, New(s[:]...), Scalar(1).BroadcastTo(shape...), k23)
+		}},
+		{"MaxPool2DBackward", func() {
+			s := Pool2DShape(Scalar(1).BroadcastTo(shape...), k23)
+			MaxPool2DBackward(New(s[:]...), New(s[:]...), shape, k23)
+		}},
+	} {
+		want := fmt.Sprintf("tensor: %s: shape %v: indices into a plane of 2·%d elements %s", c.op, shape, w, limit)
+		if msg := panicOf(c.f); !strings.HasPrefix(msg, want) {
+			t.Errorf("%s on a plane of 2²⁴+4 elements: panic %q, want %q...", c.op, msg, want)
+		}
+	}
+	// The largest plane with indices, 2²⁴ elements, pools exactly.
+	x := New(1, 1, 1, 1<<24)
+	xd := x.Data()
+	xd[1<<24-1] = 1
+	last := 1<<22 - 1 // the window of elements 2²⁴-4 .. 2²⁴-1
+	if m, idx := MaxPool2D(x, PoolParams{Kernel: [2]int{1, 4}}); m.At(0, 0, 0, last) != 1 || idx.At(0, 0, 0, last) != 1<<24-1 {
+		t.Errorf("plane of 2²⁴: last window max %v at %v, want 1 at %d", m.At(0, 0, 0, last), idx.At(0, 0, 0, last), 1<<24-1)
+	}
+	// Without indices, 2×2 and 2×3 windows on the 2×(2²³+2) plane.
+	x = New(shape...)
+	xd = x.Data()
+	for i := range xd {
+		xd[i] = float32(i*7919%1013) - 500
+	}
+	for _, p := range []PoolParams{{Kernel: [2]int{2, 2}}, k23} {
+		s := Pool2DShape(x, p)
+		out, _ := MaxPool2DInto(New(s[:]...), nil, x, p)
+		od := out.Data()
+		bad := 0
+		for j := range od {
+			want := float32(math.Inf(-1))
+			for r := 0; r < 2; r++ {
+				for c := j * p.Kernel[1]; c < (j+1)*p.Kernel[1]; c++ {
+					want = max(want, xd[r*w+c])
+				}
+			}
+			if od[j] != want && bad < 5 {
+				bad++
+				t.Errorf("kernel %v: window %d max %v, want %v", p.Kernel, j, od[j], want)
+			}
+		}
 	}
 }
