@@ -214,7 +214,8 @@ func LogSumExp(x *Tensor, keepdims bool, axes ...int) *Tensor {
 }
 
 // ArgMax returns the index of the maximum along axis (the first one on
-// ties, the first NaN if any) as float32 values, exact below 2²⁴.
+// ties, the first NaN if any) as float32 values, exact since an axis of
+// more than 2²⁴ elements, whose indices would round, makes it panic.
 func ArgMax(x *Tensor, axis int, keepdims bool) *Tensor {
 	return argReduce("ArgMax", simd.ArgMax, x, axis, keepdims)
 }
@@ -230,6 +231,9 @@ func argReduce(op string, f func([]float32) int, x *Tensor, axis int, keepdims b
 	axis = x.axis(op, axis)
 	if x.shape[axis] == 0 {
 		panic(fmt.Sprintf("tensor: %s: zero-size axis %d of shape %v", op, axis, x.shape))
+	}
+	if x.shape[axis] > 1<<24 {
+		panic(fmt.Sprintf("tensor: %s: axis %d of shape %v: indices past 2²⁴ would not be exact in float32", op, axis, x.shape))
 	}
 	r := moveAxisLast(x, axis).Contiguous()
 	n := x.shape[axis]

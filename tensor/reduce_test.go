@@ -237,7 +237,9 @@ func TestSoftmaxIntoAllocs(t *testing.T) {
 // variances NaN (NumPy, PyTorch), LogSumExp -Inf (the log of an empty sum,
 // as simd.LogSumExp; it panicked, naming Max), and Max, Min, ArgMax and
 // ArgMin, which have no identity, panic naming themselves (PyTorch
-// raises). Reductions whose kept axes are empty give empty results.
+// raises). Reductions whose kept axes are empty give empty results. The
+// last cases are the index reductions' other refusal, axes too long for
+// exact float32 indices.
 func TestEmptyReductions(t *testing.T) {
 	inf, nan := math.Inf(-1), math.NaN()
 	for _, c := range []struct {
@@ -276,6 +278,10 @@ func TestEmptyReductions(t *testing.T) {
 		{"tensor: Min: zero-size reduction over axes [] of shape [0] (no identity)", func() { Min(New(0), false) }},
 		{"tensor: ArgMax: zero-size axis 1 of shape [2 0]", func() { ArgMax(New(2, 0), 1, false) }},
 		{"tensor: ArgMin: zero-size axis 0 of shape [0]", func() { ArgMin(New(0), 0, true) }},
+		// Indices past 2²⁴ would round in float32 (the maximum's index
+		// came back as a neighbour's): refused, as MaxPool2D's.
+		{"tensor: ArgMax: axis 1 of shape [2 16777218]: indices past 2²⁴ would not be exact in float32", func() { ArgMax(huge(2, 1<<24+2), 1, false) }},
+		{"tensor: ArgMin: axis 0 of shape [16777217]: indices past 2²⁴ would not be exact in float32", func() { ArgMin(huge(1<<24+1), 0, false) }},
 	} {
 		if msg := panicOf(c.f); msg != c.want {
 			t.Errorf("panic %q, want %q", msg, c.want)
