@@ -149,39 +149,44 @@ func Max(x *Tensor, keepdims bool, axes ...int) *Tensor { return maxRed.apply(x,
 // Min returns the minimum over axes; a zero-size reduction panics.
 func Min(x *Tensor, keepdims bool, axes ...int) *Tensor { return minRed.apply(x, axes, keepdims) }
 
-// Mean returns the mean over axes: the Sum times 1/n (so one more rounding);
-// NaN for a zero-size reduction.
+// Mean returns the mean over axes (NaN for a zero-size reduction),
+// accumulated in float64 around float32 partial means (see moments.go):
+// within half an ulp of the exact mean of the n elements plus
+// 2⁻¹⁴·mean|x - mean| + (2⁻³¹ + n·2⁻⁵³)·mean|x|, so within an ulp (Mean
+// of 16777216, 16777218 and 16777220 is 16777218) while the elements
+// spread less than 2¹³ ulps of the mean around it. ±Inf and NaN elements
+// give what they give in float64.
 func Mean(x *Tensor, keepdims bool, axes ...int) *Tensor {
-	checkNil("Mean", "x", x)
-	return sumDivided("Mean", x, 0, keepdims, axes)
-}
-
-// sumDivided returns the Sum of x over axes times 1/(n-ddof) for n reduced
-// elements, or NaN where n-ddof <= 0: Mean, and Var's last step.
-func sumDivided(op string, x *Tensor, ddof int, keepdims bool, axes []int) *Tensor {
-	_, _, n := reducedShapes(x, reduceAxes(op, x, axes), keepdims)
-	s := Sum(x, keepdims, axes...)
-	if n-ddof <= 0 {
-		return Fill(s, float32(math.NaN()))
-	}
-	return ScaleInto(s, s, float32(1/float64(n-ddof)))
+	const op = "Mean"
+	checkNil(op, "x", x)
+	mask := reduceAxes(op, x, axes)
+	mean, _, _ := meanOf(op, x, mask)
+	return fromMoments(op, x, mask, keepdims, mean, nil)
 }
 
 // Var returns the variance over axes with ddof delta degrees of freedom
-// (divisor n-ddof), computed in two passes (mean, then squared deviations);
-// NaN when n-ddof <= 0.
+// (divisor n-ddof; NaN when n-ddof <= 0), in two passes (see moments.go):
+// Mean, then the deviations from it summed in float64 with the corrected
+// two-pass formula. It is within half an ulp of the exact variance of the
+// elements plus a relative (n+2)·2⁻⁵¹: Var of 16777216 and 16777218 is 1,
+// of 1e20 and -1e20 1e40 (+Inf in float32).
 func Var(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
-	checkNil("Var", "x", x)
-	d := Sub(x, Mean(x, true, axes...))
-	MulInto(d, d, d)
-	return sumDivided("Var", d, ddof, keepdims, axes)
+	const op = "Var"
+	checkNil(op, "x", x)
+	mask := reduceAxes(op, x, axes)
+	v, _ := varianceOf(op, x, ddof, mask)
+	return fromMoments(op, x, mask, keepdims, v, nil)
 }
 
-// Std returns the square root of Var.
+// Std returns the square root of Var, taken in float64 before rounding
+// (Std of 1e20 and -1e20 is 1e20): within half an ulp of the exact
+// standard deviation plus a relative (n+2)·2⁻⁵².
 func Std(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
-	checkNil("Std", "x", x)
-	v := Var(x, ddof, keepdims, axes...)
-	return SqrtInto(v, v)
+	const op = "Std"
+	checkNil(op, "x", x)
+	mask := reduceAxes(op, x, axes)
+	v, _ := varianceOf(op, x, ddof, mask)
+	return fromMoments(op, x, mask, keepdims, v, math.Sqrt)
 }
 
 // LogSumExp returns log Σ e^x over axes, computed as m + log Σ e^(x-m)

@@ -1,0 +1,208 @@
+package tensor
+
+import (
+	"math"
+
+	"github.com/lanesgo/lanes/simd"
+)
+
+// Mean and Var accumulate in float64, so that their results are those of
+// the exact mean and variance of the float32 elements rounded, give or
+// take a little, instead of float32 sums' n·2⁻²⁴·Σ|x| (the mean of
+// 16777216, 16777218 and 16777220 was 16777220). The elements are walked
+// as Sum walks them, in runs of up to chunk elements.
+//
+// Mean: a chunk of m elements of a run along the reduced axes (one
+// output) is shifted by an estimate s of its mean (simd.AddScalar into
+// scratch) and summed by simd.Sum; m·s plus that sum goes to the output's
+// float64 total. s is the previous chunk's mean in the same run, or for a
+// run's first chunk simd.Sum's float32 mean of it. The sum's error is at
+// most 257·2⁻²⁴·Σ|x - s| by simd.Sum's bound, and Σ|x - s| is at most
+// about twice Σ|x - mean| over the chunk and the one before: the error
+// scales with the spread of the values, not with their magnitude. A run along kept axes (one element
+// per output) adds each element to its output in float64. A run whose
+// float32 sums are not finite (an element is ±Inf or NaN, or a sum
+// overflows) is summed in float64.
+//
+// Var: with c the mean rounded to float32, a second pass sums x - c and
+// (x - c)² in float64 (each element exactly converted, each deviation and
+// square rounded once), and the variance is (Σ(x-c)² - (Σ(x-c))²/n)/(n -
+// ddof), the corrected two-pass formula: the shift c is within Mean's
+// error of the mean, and the correction term removes what remains.
+
+// momentJob is one Mean or Var pass over x into float64 totals, one per
+// output, laid out as the output with reduced axes kept as 1.
+type momentJob struct {
+	acc, acc2 []float64 // Σx, or Σ(x-c) and Σ(x-c)²
+	mean      []float64 // nil for Mean's pass; else c = float32(mean[o])
+	shift     float32   // Mean's pass: the previous chunk's mean in a run
+}
+
+// reduceMoments returns the float64 totals of x over the axes in mask
+// (see momentJob; acc2 is nil without mean) and the kept shape they are
+// laid out in.
+func reduceMoments(op string, x *Tensor, mask [MaxDims]bool, mean []float64) (acc, acc2 []float64, keep []int) {
+	keep, _, _ = reducedShapes(x, mask, true)
+	n, _ := checkedSize(keep) // at most x's elements
+	j := momentJob{acc: make([]float64, n), mean: mean}
+	if mean != nil {
+		j.acc2 = make([]float64, n)
+	}
+	// dst only lays out the totals: loop reads its strides, not its data.
+	dst := &Tensor{shape: keep, strides: contiguousStrides(keep)}
+	var l loop
+	l.init(op, x.shape, dst, x)
+	if l.empty {
+		return j.acc, j.acc2, keep
+	}
+	runLen, st := l.inner()
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	xs := x.data
+	l.each(0, l.runs(), &sc.off, &sc.idx, func(off *[maxOps]int) {
+		j.shift = nan32 // a new run: estimate its first chunk's mean afresh
+		for c := 0; c < runLen; c += chunk {
+			m := min(chunk, runLen-c)
+			o := off[1] + c*st[1]
+			var run []float32
+			if st[1] == 1 {
+				run = xs[o : o+m]
+			} else {
+				run = sc.buf[1][:m]
+				for i := range run {
+					run[i] = xs[o+i*st[1]]
+				}
+			}
+			j.add(off[0]+c*st[0], st[0], run, sc.buf[0][:m])
+		}
+	})
+	return j.acc, j.acc2, keep
+}
+
+// add folds run into the totals from output od on, output stride ost (0:
+// every element into od); tmp is scratch of len(run).
+func (j *momentJob) add(od, ost int, run, tmp []float32) {
+	switch {
+	case ost == 0 && j.mean == nil:
+		var t float64
+		t, j.shift = sumRun(run, tmp, j.shift)
+		j.acc[od] += t
+	case ost == 0:
+		s1, s2 := deviations(run, float32(j.mean[od]))
+		j.acc[od] += s1
+		j.acc2[od] += s2
+	case ost == 1:
+		// The common kept-axis layout (the reduced axes outside the run):
+		// slices of the outputs, without a multiply per element.
+		a := j.acc[od : od+len(run)]
+		if j.mean == nil {
+			for i, v := range run {
+				a[i] += float64(v)
+			}
+			return
+		}
+		a2, mean := j.acc2[od:od+len(run)], j.mean[od:od+len(run)]
+		for i, v := range run {
+			d := float64(v) - float64(float32(mean[i]))
+			a[i] += d
+			a2[i] += d * d
+		}
+	case j.mean == nil:
+		for i, v := range run {
+			j.acc[od+i*ost] += float64(v)
+		}
+	default:
+		for i, v := range run {
+			o := od + i*ost
+			d := float64(v) - float64(float32(j.mean[o]))
+			j.acc[o] += d
+			j.acc2[o] += d * d
+		}
+	}
+}
+
+// sumRun returns Σ run, in float32 around sh (see the comment at the
+// top), or in float64 when that is not finite, and run's mean as the
+// shift for the next chunk of the run. A NaN sh is estimated first, with
+// simd.Sum.
+func sumRun(run, tmp []float32, sh float32) (float64, float32) {
+	m := float64(len(run))
+	if sh != sh {
+		sh = float32(float64(simd.Sum(run)) / m)
+	}
+	if isFinite(sh) {
+		simd.AddScalar(tmp, run, -sh)
+		if d := simd.Sum(tmp); isFinite(d) {
+			t := float64(d) + m*float64(sh)
+			return t, float32(t / m)
+		}
+	}
+	var t float64
+	for _, v := range run {
+		t += float64(v)
+	}
+	return t, float32(t / m)
+}
+
+var nan32 = float32(math.NaN())
+
+// deviations returns Σ(run - c) and Σ(run - c)² in float64, in four
+// independent chains (as simd's generic sums) to break the add latency.
+func deviations(run []float32, c float32) (s1, s2 float64) {
+	cc := float64(c)
+	var a0, a1, a2, a3, q0, q1, q2, q3 float64
+	i := 0
+	for ; i+4 <= len(run); i += 4 {
+		r := run[i : i+4 : i+4]
+		d0, d1, d2, d3 := float64(r[0])-cc, float64(r[1])-cc, float64(r[2])-cc, float64(r[3])-cc
+		a0, a1, a2, a3 = a0+d0, a1+d1, a2+d2, a3+d3
+		q0, q1, q2, q3 = q0+d0*d0, q1+d1*d1, q2+d2*d2, q3+d3*d3
+	}
+	for ; i < len(run); i++ {
+		d := float64(run[i]) - cc
+		a0 += d
+		q0 += d * d
+	}
+	return (a0 + a1) + (a2 + a3), (q0 + q1) + (q2 + q3)
+}
+
+func isFinite(v float32) bool { return v-v == 0 }
+
+// meanOf returns the float64 means of x over the axes in mask (NaN for no
+// elements), laid out in keep, and the number of elements n per output.
+func meanOf(op string, x *Tensor, mask [MaxDims]bool) (mean []float64, keep []int, n int) {
+	_, _, n = reducedShapes(x, mask, true)
+	mean, _, keep = reduceMoments(op, x, mask, nil)
+	for i := range mean {
+		mean[i] /= float64(n) // 0/0 = NaN for no elements
+	}
+	return mean, keep, n
+}
+
+// varianceOf returns the float64 variances of x over the axes in mask
+// with divisor n - ddof (NaN where that is not positive), laid out in keep.
+func varianceOf(op string, x *Tensor, ddof int, mask [MaxDims]bool) (v []float64, keep []int) {
+	mean, keep, n := meanOf(op, x, mask)
+	s1, s2, _ := reduceMoments(op, x, mask, mean)
+	for i := range s1 {
+		s1[i] = math.Max(s2[i]-s1[i]*s1[i]/float64(n), 0) / float64(n-ddof)
+		if n-ddof <= 0 {
+			s1[i] = math.NaN()
+		}
+	}
+	return s1, keep
+}
+
+// fromMoments returns the tensor of f(v[i]) (v[i] for a nil f) rounded
+// to float32, shaped as a reduction of x over mask (keepdims or not).
+func fromMoments(op string, x *Tensor, mask [MaxDims]bool, keepdims bool, v []float64, f func(float64) float64) *Tensor {
+	_, out, _ := reducedShapes(x, mask, keepdims)
+	t := alloc(op, out)
+	for i, e := range v {
+		if f != nil {
+			e = f(e)
+		}
+		t.data[i] = float32(e)
+	}
+	return t
+}
