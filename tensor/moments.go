@@ -12,17 +12,21 @@ import (
 // 16777216, 16777218 and 16777220 was 16777220). The elements are walked
 // as Sum walks them, in runs of up to chunk elements.
 //
-// Mean: a chunk of m elements of a run along the reduced axes (one
-// output) is shifted by an estimate s of its mean (simd.AddScalar into
-// scratch) and summed by simd.Sum; m·s plus that sum goes to the output's
-// float64 total. s is the previous chunk's mean in the same run, or for a
-// run's first chunk simd.Sum's float32 mean of it. The sum's error is at
-// most 257·2⁻²⁴·Σ|x - s| by simd.Sum's bound, and Σ|x - s| is at most
-// about twice Σ|x - mean| over the chunk and the one before: the error
-// scales with the spread of the values, not with their magnitude. A run along kept axes (one element
-// per output) adds each element to its output in float64. A run whose
-// float32 sums are not finite (an element is ±Inf or NaN, or a sum
-// overflows) is summed in float64.
+// Mean: a piece of m elements (up to sumPiece) of a run along the
+// reduced axes (one output) is shifted by an estimate s of its mean
+// (simd.AddScalar into scratch) and summed by simd.Sum; m·s plus that sum
+// goes to the output's float64 total. s is the previous piece's mean in
+// the same run, or for a run's first piece simd.Sum's float32 mean of it.
+// The sum's error is at most (m+1)·2⁻²⁴·Σ|x - s| by simd.Sum's bound, and
+// Σ|x - s| is at most Σ|x - mean| over the piece, twice, plus over the
+// piece before (or for a first piece plus 2⁻¹³·Σ|x|): the error scales
+// with the spread of the values, not with their magnitude. A run along kept axes (one element per output) goes into
+// float32 block sums of the deviations from each output's first element
+// (simd.Sub, simd.Add), moved to float64 every blockRuns runs: at most
+// 17·2⁻²⁴·Σ|x - first| is lost, which scales with the spread too. A run
+// whose float32 sums are not finite (an element is ±Inf or NaN, or a sum
+// overflows) is summed in float64; for the blocks, the whole pass is then
+// done again in float64.
 //
 // Var: with c the mean rounded to float32, a second pass sums x - c and
 // (x - c)² in float64 (each element exactly converted, each deviation and
@@ -36,33 +40,75 @@ type momentJob struct {
 	acc, acc2 []float64 // Σx, or Σ(x-c) and Σ(x-c)²
 	mean      []float64 // nil for Mean's pass; else c = float32(mean[o])
 	shift     float32   // Mean's pass: the previous chunk's mean in a run
+	// Mean's pass over kept-axis runs of stride 1 (see blockSum): the
+	// float32 block sums, each output's shift (its first element), and
+	// how many runs each segment of outputs has had (at its first output).
+	acc32, shift32 []float32
+	visits         []int
+	exact          bool // add kept-axis runs in float64 instead
 }
+
+// blockRuns is how many kept-axis runs Mean's pass adds in float32
+// before moving the block sums to float64: at most 17·2⁻²⁴ of the
+// deviations' absolute sum is lost per block.
+const blockRuns = 16
 
 // reduceMoments returns the float64 totals of x over the axes in mask
 // (see momentJob; acc2 is nil without mean) and the kept shape they are
 // laid out in.
 func reduceMoments(op string, x *Tensor, mask [MaxDims]bool, mean []float64) (acc, acc2 []float64, keep []int) {
-	keep, _, _ = reducedShapes(x, mask, true)
+	keep, _, count := reducedShapes(x, mask, true)
 	n, _ := checkedSize(keep) // at most x's elements
 	j := momentJob{acc: make([]float64, n), mean: mean}
 	if mean != nil {
 		j.acc2 = make([]float64, n)
 	}
+	if !j.walk(op, x, keep) {
+		return j.acc, j.acc2, keep
+	}
+	// Mean's pass went through blocks: add them and the shifts, or
+	// when one is not finite (an element is ±Inf or NaN, or a block
+	// overflowed float32) do the pass again in float64.
+	finite := true
+	for o, a := range j.acc32 {
+		j.acc[o] += float64(a) + float64(count)*float64(j.shift32[o])
+		finite = finite && !math.IsInf(j.acc[o], 0) && j.acc[o] == j.acc[o]
+	}
+	if !finite {
+		clear(j.acc)
+		j.exact = true
+		j.walk(op, x, keep)
+	}
+	return j.acc, j.acc2, keep
+}
+
+// walk runs j over x's elements (outputs laid out in keep) and reports
+// whether it used the float32 blocks.
+func (j *momentJob) walk(op string, x *Tensor, keep []int) (blocks bool) {
 	// dst only lays out the totals: loop reads its strides, not its data.
 	dst := &Tensor{shape: keep, strides: contiguousStrides(keep)}
 	var l loop
 	l.init(op, x.shape, dst, x)
 	if l.empty {
-		return j.acc, j.acc2, keep
+		return false
 	}
 	runLen, st := l.inner()
+	if blocks = st[0] == 1 && j.mean == nil && !j.exact; blocks {
+		j.acc32, j.shift32, j.visits = make([]float32, len(j.acc)), make([]float32, len(j.acc)), make([]int, len(j.acc))
+	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
+	// Mean's contiguous runs go to simd in pieces of sumPiece elements
+	// (fewer calls), others in chunks through scratch.
+	step, tmp := chunk, sc.buf[0][:]
+	if st[1] == 1 && (st[0] == 0 || blocks) {
+		step, tmp = sumPiece, make([]float32, sumPiece)
+	}
 	xs := x.data
 	l.each(0, l.runs(), &sc.off, &sc.idx, func(off *[maxOps]int) {
-		j.shift = nan32 // a new run: estimate its first chunk's mean afresh
-		for c := 0; c < runLen; c += chunk {
-			m := min(chunk, runLen-c)
+		j.shift = nan32 // a new run: estimate its first piece's mean afresh
+		for c := 0; c < runLen; c += step {
+			m := min(step, runLen-c)
 			o := off[1] + c*st[1]
 			var run []float32
 			if st[1] == 1 {
@@ -73,11 +119,19 @@ func reduceMoments(op string, x *Tensor, mask [MaxDims]bool, mean []float64) (ac
 					run[i] = xs[o+i*st[1]]
 				}
 			}
-			j.add(off[0]+c*st[0], st[0], run, sc.buf[0][:m])
+			j.add(off[0]+c*st[0], st[0], run, tmp[:m])
 		}
 	})
-	return j.acc, j.acc2, keep
+	return blocks
 }
+
+// sumPiece is the length of the pieces of contiguous runs that Mean's
+// pass hands simd: simd.Sum's bound for it is 2⁻¹³ of the deviations'
+// absolute sum (its lanes do much better), and pieces of chunk (256)
+// took about twice as long: Mean of 1024×1024 over all axes, best of 6
+// runs, 228 µs with chunks (and an estimate of each one's mean), 108 µs
+// with pieces.
+const sumPiece = 2048
 
 // add folds run into the totals from output od on, output stride ost (0:
 // every element into od); tmp is scratch of len(run).
@@ -91,6 +145,8 @@ func (j *momentJob) add(od, ost int, run, tmp []float32) {
 		s1, s2 := deviations(run, float32(j.mean[od]))
 		j.acc[od] += s1
 		j.acc2[od] += s2
+	case ost == 1 && j.acc32 != nil && !j.exact:
+		j.blockSum(od, run, tmp)
 	case ost == 1:
 		// The common kept-axis layout (the reduced axes outside the run):
 		// slices of the outputs, without a multiply per element.
@@ -118,6 +174,29 @@ func (j *momentJob) add(od, ost int, run, tmp []float32) {
 			j.acc[o] += d
 			j.acc2[o] += d * d
 		}
+	}
+}
+
+// blockSum adds a kept-axis run to the outputs od.. in float32, as
+// deviations from each output's first element (the shift, taken on the
+// segment's first visit): simd.Sub and simd.Add, and every blockRuns runs
+// the block sums move to the float64 totals. reduceMoments adds the
+// shifts, count times each, at the end.
+func (j *momentJob) blockSum(od int, run, tmp []float32) {
+	m := len(run)
+	a32, sh := j.acc32[od:od+m], j.shift32[od:od+m]
+	if j.visits[od] == 0 {
+		copy(sh, run)
+	} else {
+		simd.Sub(tmp, run, sh)
+		simd.Add(a32, a32, tmp)
+	}
+	if j.visits[od]++; j.visits[od]%blockRuns == 0 {
+		a := j.acc[od : od+m]
+		for i, v := range a32 {
+			a[i] += float64(v)
+		}
+		clear(a32)
 	}
 }
 

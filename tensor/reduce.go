@@ -150,12 +150,13 @@ func Max(x *Tensor, keepdims bool, axes ...int) *Tensor { return maxRed.apply(x,
 func Min(x *Tensor, keepdims bool, axes ...int) *Tensor { return minRed.apply(x, axes, keepdims) }
 
 // Mean returns the mean over axes (NaN for a zero-size reduction),
-// accumulated in float64 around float32 partial means (see moments.go):
-// within half an ulp of the exact mean of the n elements plus
-// 2⁻¹⁴·mean|x - mean| + (2⁻³¹ + n·2⁻⁵³)·mean|x|, so within an ulp (Mean
-// of 16777216, 16777218 and 16777220 is 16777218) while the elements
-// spread less than 2¹³ ulps of the mean around it. ±Inf and NaN elements
-// give what they give in float64.
+// accumulated in float64 from float32 sums of deviations from partial
+// means (see moments.go): within half an ulp of the exact mean of the n
+// elements plus 2⁻¹¹·mean|x - mean| + 2⁻¹⁹·max|x - mean| + (2⁻²⁶ +
+// n·2⁻⁵³)·mean|x|, so within an ulp (Mean of 16777216, 16777218 and
+// 16777220 is 16777218) while every element is within 2⁹ ulps of the
+// mean and n is below 2²⁸. ±Inf and NaN elements give what they give in
+// float64.
 func Mean(x *Tensor, keepdims bool, axes ...int) *Tensor {
 	const op = "Mean"
 	checkNil(op, "x", x)
