@@ -41,9 +41,12 @@ func (p *BatchNormParams) defaults() (momentum, eps float32) {
 // BatchNorm returns (x - mean)/√(var + eps)·gamma + beta per channel, with
 // the batch's mean and biased variance over every axis but 1 in training
 // and the running ones in inference, and the statistics it used. The mean
-// and variance are float64 sums of simd partial sums (variance from the
-// deviations, two passes); the result is within a few ulp of the float64
-// formula.
+// and variance are float64 sums of simd partial sums of the deviations
+// from a float32 estimate of the mean (see normJob.moments), so neither a
+// mean far above the spread nor squares beyond float32's range (BatchNorm
+// of 1e20 and -1e20 is 1 and -1) spoil them; the result is within a few
+// ulp of the float64 formula (the tests hold each element to
+// 16·2⁻²⁴·(|y| + |gamma|)).
 func BatchNorm(x *Tensor, p BatchNormParams) (*Tensor, NormStats) {
 	checkNil("BatchNorm", "x", x)
 	c := channelsOf("BatchNorm", x)
@@ -372,21 +375,11 @@ func (j *normJob) RunRange(lo, hi int) {
 
 func (j *normJob) batchNormChannel(c int) {
 	m := j.n * j.groupLen
-	var mean, invStd float64
+	var mean, invStd, delta float64
+	normalized := false
 	if j.training {
-		var sum float64
-		for n := 0; n < j.n; n++ {
-			sum += float64(simd.Sum(j.plane(j.x, n, c)))
-		}
-		mean = sum / float64(m)
-		// y holds the deviations; the variance is their mean square.
-		var ss float64
-		for n := 0; n < j.n; n++ {
-			y := j.plane(j.y, n, c)
-			simd.AddScalar(y, j.plane(j.x, n, c), float32(-mean))
-			ss += float64(simd.Dot(y, y))
-		}
-		variance := ss / float64(m)
+		var variance float64
+		mean, variance, delta, normalized = j.moments(c)
 		invStd = 1 / math.Sqrt(variance+float64(j.eps))
 		if j.runMean != nil {
 			mom := float64(j.momentum)
@@ -398,18 +391,133 @@ func (j *normJob) batchNormChannel(c int) {
 		invStd = 1 / math.Sqrt(float64(j.runVar[c])+float64(j.eps))
 	}
 	j.mean[c], j.invStd[c] = float32(mean), float32(invStd)
-	scale := float64(j.param(j.gamma, c, 1)) * invStd
-	shift := float64(j.param(j.beta, c, 0))
+	gamma, shift := float64(j.param(j.gamma, c, 1)), float64(j.param(j.beta, c, 0))
+	scale := gamma * invStd
 	for n := 0; n < j.n; n++ {
 		y := j.plane(j.y, n, c)
-		if j.training {
-			simd.Scale(y, y, float32(scale))
+		switch {
+		case normalized: // y holds (x - mean)·invStd
+			simd.Scale(y, y, float32(gamma))
 			simd.AddScalar(y, y, float32(shift))
-		} else {
+		case j.training: // y holds x - c, with mean - c = delta
+			simd.Scale(y, y, float32(scale))
+			simd.AddScalar(y, y, float32(shift-delta*scale))
+		default:
 			simd.Scale(y, j.plane(j.x, n, c), float32(scale))
 			simd.AddScalar(y, y, float32(shift-mean*scale))
 		}
 	}
+}
+
+// moments returns the mean and biased variance of group g (BatchNorm: a
+// channel, over its planes; LayerNorm: a row) and leaves y holding the
+// deviations x - c from a float32 c, with delta = mean - c. c is the
+// float32 mean from simd.Sum; y = x - c (simd.AddScalar), and in float64
+// s2 = Σy² from simd.Norm (squares accumulated in float64, so no
+// overflow) and s1 = Σy, from simd.Sum of pieces of sumPiece elements of
+// y, or when c is below the spread from the first pass's sums (which then
+// err no more); then delta = s1/m and variance = s2/m - delta²,
+// recentering once if delta was not small against the spread. Only float32 rounding of the deviations and
+// of the partial sums of each run enters, relative to the spread of x,
+// not its magnitude. When float32 could not hold the deviations or their
+// sums (values near float32's limits), it computes everything in float64
+// instead, leaves y holding (x - mean)·invStd and reports normalized.
+func (j *normJob) moments(g int) (mean, variance, delta float64, normalized bool) {
+	planes := j.groupPlanes()
+	m := float64(planes * j.groupLen)
+	var s float64
+	for p := range planes {
+		s += float64(simd.Sum(j.groupPlane(j.x, g, p)))
+	}
+	c := float32(s / m)
+	for iter := 0; ; iter++ {
+		var s1, s2 float64
+		ok := isFinite(c)
+		for p := 0; p < planes && ok; p++ {
+			x, y := j.groupPlane(j.x, g, p), j.groupPlane(j.y, g, p)
+			simd.AddScalar(y, x, -c)
+			r := simd.Norm(y)
+			s2 += float64(r) * float64(r)
+			ok = isFinite(r)
+		}
+		if !ok {
+			break
+		}
+		if iter == 0 && float64(c)*float64(c) <= s2/m {
+			// A mean below the spread: the first pass's sums erred by
+			// no more than a sum of the deviations would, so they give
+			// Σ(x - c) without another pass (zero-mean activations).
+			s1 = s - m*float64(c)
+		} else {
+			for p := 0; p < planes && ok; p++ {
+				y := j.groupPlane(j.y, g, p)
+				for k := 0; k < len(y); k += sumPiece {
+					d := simd.Sum(y[k:min(k+sumPiece, len(y))])
+					s1 += float64(d)
+					ok = ok && isFinite(d)
+				}
+			}
+			if !ok {
+				break
+			}
+		}
+		delta = s1 / m
+		variance = max(s2/m-delta*delta, 0)
+		// Recenter once when the first estimate of the mean was off by
+		// more than 2⁻⁵ standard deviations (a large mean, whose float32
+		// sum erred by more than the spread): the subtraction above then
+		// cancels less than 2⁻¹⁰ of s2.
+		if delta*delta <= 0x1p-10*variance || iter == 1 {
+			return float64(c) + delta, variance, delta, false
+		}
+		c = float32(float64(c) + delta)
+	}
+	mean, variance = j.exactMoments(g)
+	invStd := 1 / math.Sqrt(variance+float64(j.eps))
+	for p := range planes {
+		x, y := j.groupPlane(j.x, g, p), j.groupPlane(j.y, g, p)
+		for i, v := range x {
+			y[i] = float32((float64(v) - mean) * invStd)
+		}
+	}
+	return mean, variance, 0, true
+}
+
+// exactMoments returns group g's mean and biased variance summed in
+// float64 element by element: moments' fallback.
+func (j *normJob) exactMoments(g int) (mean, variance float64) {
+	planes := j.groupPlanes()
+	m := float64(planes * j.groupLen)
+	for p := range planes {
+		for _, v := range j.groupPlane(j.x, g, p) {
+			mean += float64(v)
+		}
+	}
+	mean /= m
+	for p := range planes {
+		for _, v := range j.groupPlane(j.x, g, p) {
+			d := float64(v) - mean
+			variance += d * d
+		}
+	}
+	return mean, variance / m
+}
+
+// groupPlanes is the number of contiguous planes of a group: a BatchNorm
+// channel has one per image, a LayerNorm row is one.
+func (j *normJob) groupPlanes() int {
+	if j.kind == layerNormForward {
+		return 1
+	}
+	return j.n
+}
+
+// groupPlane returns plane p of group g in s.
+func (j *normJob) groupPlane(s []float32, g, p int) []float32 {
+	if j.kind == layerNormForward {
+		return s[g*j.groupLen:][:j.groupLen]
+	}
+	return j.plane(s, p, g)
 }
 
 // batchNormGradChannel: with xm = x - mean, a = gamma·invStd and M the
@@ -448,12 +556,19 @@ func (j *normJob) batchNormGradChannel(c int) {
 
 func (j *normJob) layerNormRow(r int) {
 	d := j.groupLen
-	x, y := j.x[r*d:][:d], j.y[r*d:][:d]
-	mean := float64(simd.Sum(x)) / float64(d)
-	simd.AddScalar(y, x, float32(-mean))
-	invStd := 1 / math.Sqrt(float64(simd.Dot(y, y))/float64(d)+float64(j.eps))
+	y := j.y[r*d:][:d]
+	mean, variance, delta, normalized := j.moments(r)
+	invStd := 1 / math.Sqrt(variance+float64(j.eps))
 	j.mean[r], j.invStd[r] = float32(mean), float32(invStd)
-	simd.Scale(y, y, float32(invStd))
+	if !normalized { // y holds x - c, with mean - c = delta
+		simd.Scale(y, y, float32(invStd))
+		// The shift moves each normalized value by |delta|·invStd: a pass
+		// when that is more than 2⁻²⁴, within the stated bound below
+		// (zero-mean rows: c is within an ulp of their mean).
+		if off := -delta * invStd; math.Abs(off) > 0x1p-24 {
+			simd.AddScalar(y, y, float32(off))
+		}
+	}
 	if j.gamma != nil {
 		simd.Mul(y, y, j.gamma)
 	}

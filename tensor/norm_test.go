@@ -211,3 +211,79 @@ func TestNormPanicsAndAllocs(t *testing.T) {
 		noAllocs(t, name, f)
 	}
 }
+
+// TestNormAccuracy compares LayerNorm and BatchNorm (training) with the
+// float64 formula on data that float32 statistics got wrong: a mean far
+// above the spread, values near 2²⁴, values whose squares overflow float32
+// (LayerNorm of [1e20, -1e20] was [0, 0]: the float32 sum of squares was
+// +Inf), values near float32's limit, and plain normal data. Each output
+// must be within 16·2⁻²⁴·(|y| + |gamma|) of the formula's (about 8 ulp of
+// a normalized value of size 1).
+func TestNormAccuracy(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	gens := []struct {
+		name string
+		f    func() float32
+	}{
+		{"normal", func() float32 { return float32(r.NormFloat64()) }},
+		{"offset 1e4", func() float32 { return float32(1e4 + 1e-2*r.NormFloat64()) }},
+		{"offset 1e6", func() float32 { return float32(1e6 + r.NormFloat64()) }},
+		{"near 2^24", func() float32 { return float32(1<<24 + 2*r.IntN(8)) }},
+		{"1e20 signed", func() float32 { return float32(1e20 * float64(2*r.IntN(2)-1)) }},
+		{"huge", func() float32 { return float32(3e38 * (2*r.Float64() - 1)) }},
+		{"wide", func() float32 { return float32(math.Ldexp(r.NormFloat64(), r.IntN(40)-20)) }},
+	}
+	worst := 0.0
+	check := func(what string, got *Tensor, want, gamma []float64, param func(int) int) {
+		t.Helper()
+		for i, v := range got.Data() {
+			w := want[i]
+			bound := 16 * 0x1p-24 * (math.Abs(w) + math.Abs(gamma[param(i)]))
+			err := math.Abs(float64(v) - w)
+			if !(err <= bound) {
+				t.Errorf("%s: element %d is %v, float64 formula %v (off %.3g of the bound)", what, i, v, w, err/bound)
+				return
+			}
+			worst = max(worst, err/bound*16)
+		}
+	}
+	for _, g := range gens {
+		for _, d := range []int{2, 3, 768, 1000} {
+			x := New(4, d)
+			xd := x.Data()
+			for i := range xd {
+				xd[i] = g.f()
+			}
+			if d == 2 && g.name == "1e20 signed" {
+				copy(xd, []float32{1e20, -1e20})
+			}
+			gamma, beta := RandN(r, d), RandN(r, d)
+			y, _ := LayerNorm(x, LayerNormParams{Gamma: gamma, Beta: beta})
+			want, _, _ := refNorm(f64(x), 4, func(i int) int { return i / d }, func(i int) int { return i % d }, f64(gamma), f64(beta), 1e-5)
+			check(fmt.Sprintf("LayerNorm %s d=%d", g.name, d), y, want, f64(gamma), func(i int) int { return i % d })
+		}
+		for _, s := range [][]int{{2, 3, 1, 1}, {4, 3, 5, 7}, {3, 2, 20, 20}} {
+			x := New(s...)
+			xd := x.Data()
+			for i := range xd {
+				xd[i] = g.f()
+			}
+			c, hw := s[1], s[2]*s[3]
+			gamma, beta := RandN(r, c), RandN(r, c)
+			y, _ := BatchNorm(x, BatchNormParams{Gamma: gamma, Beta: beta, Training: true})
+			ch := func(i int) int { return i / hw % c }
+			want, _, _ := refNorm(f64(x), c, ch, ch, f64(gamma), f64(beta), 1e-5)
+			check(fmt.Sprintf("BatchNorm %s %v", g.name, s), y, want, f64(gamma), ch)
+		}
+	}
+	t.Logf("worst error: %.3g·2⁻²⁴·(|y| + |gamma|)", worst)
+	// The case, without gamma and beta: ±1.
+	y, _ := LayerNorm(FromSlice([]float32{1e20, -1e20}, 1, 2), LayerNormParams{})
+	if got := y.Data(); math.Abs(float64(got[0])-1) > 1e-6 || math.Abs(float64(got[1])+1) > 1e-6 {
+		t.Errorf("LayerNorm of [1e20, -1e20] = %v, want [1 -1]", got)
+	}
+	y, _ = BatchNorm(FromSlice([]float32{1e20, -1e20}, 2, 1), BatchNormParams{Training: true})
+	if got := y.Data(); math.Abs(float64(got[0])-1) > 1e-6 || math.Abs(float64(got[1])+1) > 1e-6 {
+		t.Errorf("BatchNorm of [1e20, -1e20] = %v, want [1 -1]", got)
+	}
+}
