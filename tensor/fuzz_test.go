@@ -14,10 +14,10 @@ import (
 var extremeConv = []func(p *ConvParams){
 	func(p *ConvParams) { p.Stride = [2]int{math.MaxInt, math.MaxInt} },
 	func(p *ConvParams) { p.Stride[1] = math.MaxInt - 1 },
-	func(p *ConvParams) { p.Padding = [2]int{1 << 40, 1 << 40} },
+	func(p *ConvParams) { p.Padding = [2]int{math.MaxInt >> 23, math.MaxInt >> 23} }, // 2⁴⁰-1 on 64-bit
 	func(p *ConvParams) { p.Padding[0] = math.MaxInt / 2 },
 	func(p *ConvParams) { p.Padding[1] = math.MaxInt },
-	func(p *ConvParams) { p.Dilation = [2]int{1 << 62, 1} },
+	func(p *ConvParams) { p.Dilation = [2]int{math.MaxInt/2 + 1, 1} },
 	func(p *ConvParams) { p.Dilation[1] = math.MaxInt },
 }
 
