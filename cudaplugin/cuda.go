@@ -852,6 +852,9 @@ func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error {
 	if !slices.Equal(dst.Shape(), s.out) {
 		panic(fmt.Sprintf("cudaplugin: MatMul: dst shape %v, want %v for %v @ %v", dst.Shape(), s.out, a.Shape(), b.Shape()))
 	}
+	if err := fitInt32("MatMul", map[string]int{"m": s.m, "n": s.n, "k": s.k}); err != nil {
+		return err
+	}
 	if err := g.enter(); err != nil {
 		return err
 	}
@@ -1186,6 +1189,9 @@ func (g *GPU) BiasAct(dst, x, bias *tensor.Tensor, axis int, act Activation) err
 	for _, d := range shape[axis+1:] {
 		inner *= d
 	}
+	if err := fitInt32("BiasAct", map[string]int{"channels": shape[axis]}); err != nil {
+		return err
+	}
 	p := g.deviceOperands("BiasAct", dst, x, bias)
 	if err := g.enter(); err != nil {
 		return err
@@ -1225,8 +1231,11 @@ func (g *GPU) SoftmaxRows(dst, x *tensor.Tensor) error {
 	if x.Dims() == 0 {
 		panic("cudaplugin: SoftmaxRows: a scalar has no rows")
 	}
-	p := g.deviceOperands("SoftmaxRows", dst, x)
 	cols := x.Dim(-1)
+	if err := fitInt32("SoftmaxRows", map[string]int{"columns": cols}); err != nil {
+		return err
+	}
+	p := g.deviceOperands("SoftmaxRows", dst, x)
 	rows := 0
 	if cols > 0 {
 		rows = x.Len() / cols
@@ -1256,8 +1265,10 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 	if !slices.Equal(dst.Shape(), out[:]) || (indices != nil && !slices.Equal(indices.Shape(), out[:])) {
 		panic(fmt.Sprintf("cudaplugin: %s: shape %v gives output %v, got dst %v", op, x.Shape(), out, dst.Shape()))
 	}
-	ptrs := g.deviceOperands(op, dst, indices, x)
 	xs := x.Shape()
+	if indices != nil {
+		checkPoolIndices(op, xs)
+	}
 	sh, sw := p.Stride[0], p.Stride[1]
 	if sh == 0 {
 		sh = p.Kernel[0]
@@ -1265,6 +1276,11 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 	if sw == 0 {
 		sw = p.Kernel[1]
 	}
+	if err := fitInt32(op, map[string]int{"h": xs[2], "w": xs[3], "oh": out[2], "ow": out[3], "kh": p.Kernel[0], "kw": p.Kernel[1],
+		"sh": sh, "sw": sw, "ph": p.Padding[0], "pw": p.Padding[1]}); err != nil {
+		return err
+	}
+	ptrs := g.deviceOperands(op, dst, indices, x)
 	lp := C.LanesPool{planes: C.longlong(xs[0] * xs[1]), h: C.int(xs[2]), w: C.int(xs[3]), oh: C.int(out[2]), ow: C.int(out[3]),
 		kh: C.int(p.Kernel[0]), kw: C.int(p.Kernel[1]), sh: C.int(sh), sw: C.int(sw), ph: C.int(p.Padding[0]), pw: C.int(p.Padding[1]),
 		exclude_pad: cbool(p.ExcludePad)}

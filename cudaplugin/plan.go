@@ -2,9 +2,12 @@ package cudaplugin
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/lanesgo/lanes/internal/shape"
+	"github.com/lanesgo/lanes/tensor"
 )
 
 // tileConfig is one instantiation of kernels.cu's SGEMM and Conv2D
@@ -233,4 +236,25 @@ func (g convShape) fitsInt32() bool {
 		}
 	}
 	return true
+}
+
+// fitInt32 returns an error naming op and the sizes when one of them does
+// not fit the int the kernels keep it in (kernels.h), so that a size of 2³¹
+// or more is refused instead of wrapping round in the conversion to C.int.
+func fitInt32(op string, sizes map[string]int) error {
+	for _, name := range slices.Sorted(maps.Keys(sizes)) {
+		if v := sizes[name]; v < 0 || v > math.MaxInt32 {
+			return fmt.Errorf("cudaplugin: %s: %s = %d does not fit the kernels' 32-bit sizes", op, name, v)
+		}
+	}
+	return nil
+}
+
+// checkPoolIndices panics, as tensor.MaxPool2D does, when max pooling with
+// indices is asked of a plane whose float32 indices would not be exact
+// (more than tensor.MaxIndexPlane elements).
+func checkPoolIndices(op string, xs []int) {
+	if len(xs) == 4 && xs[2]*xs[3] > tensor.MaxIndexPlane {
+		panic(fmt.Sprintf("cudaplugin: %s: shape %v: indices into a plane of %d·%d elements would not be exact in float32 (tensor.MaxIndexPlane = 2²⁴)", op, xs, xs[2], xs[3]))
+	}
 }

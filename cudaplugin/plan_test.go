@@ -175,3 +175,29 @@ func TestPlace(t *testing.T) {
 		t.Errorf("describe: %s", d)
 	}
 }
+
+// TestDeviceSizeLimits: sizes past the kernels' 32-bit ints are refused
+// with an error naming the op and the size (they wrapped round in the
+// conversion to C.int), and max pooling with indices refuses planes whose
+// float32 indices would round, as tensor.MaxPool2D does. Host-side: the GPU
+// methods call these before anything reaches the device.
+func TestDeviceSizeLimits(t *testing.T) {
+	if err := fitInt32("MatMul", map[string]int{"m": 1 << 31, "n": 4, "k": 4}); err == nil ||
+		err.Error() != "cudaplugin: MatMul: m = 2147483648 does not fit the kernels' 32-bit sizes" {
+		t.Errorf("m = 2^31: %v", err)
+	}
+	if err := fitInt32("MaxPool2D", map[string]int{"h": 1<<31 - 1, "w": 1}); err != nil {
+		t.Errorf("h = 2^31-1: %v", err)
+	}
+	if err := fitInt32("SoftmaxRows", map[string]int{"columns": -1}); err == nil {
+		t.Error("a negative size was accepted")
+	}
+	checkPoolIndices("MaxPool2D", []int{1, 1, 4096, 4096})
+	defer func() {
+		msg, _ := recover().(string)
+		if !strings.Contains(msg, "cudaplugin: MaxPool2D: shape [1 1 4097 4096]: indices into a plane") {
+			t.Errorf("plane of 4097·4096: panic %q", msg)
+		}
+	}()
+	checkPoolIndices("MaxPool2D", []int{1, 1, 4097, 4096})
+}
