@@ -102,7 +102,8 @@ func TestParseThresholdsRejects(t *testing.T) {
 }
 
 // TestCommittedThresholdsLoad loads the thresholds files committed to the
-// repository (bench/results) and the example in the README: the strict
+// repository (bench/results) and the examples in the documentation
+// (README.md and docs/*.md, where docs/placement.md shows one): the strict
 // loader still reads what calibrate wrote.
 func TestCommittedThresholdsLoad(t *testing.T) {
 	files, _ := filepath.Glob("../bench/results/*/thresholds.json")
@@ -115,23 +116,26 @@ func TestCommittedThresholdsLoad(t *testing.T) {
 			t.Errorf("LoadThresholds(%s) = %+v, %v", f, got, err)
 		}
 	}
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	docs, _ := filepath.Glob("../docs/*.md")
 	n := 0
-	for _, block := range strings.Split(string(readme), "```json\n")[1:] {
-		block, _, _ = strings.Cut(block, "```")
-		if !strings.Contains(block, `"matmul"`) {
-			continue
+	for _, doc := range append([]string{"../README.md"}, docs...) {
+		text, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
 		}
-		n++
-		if _, err := ParseThresholds([]byte(block)); err != nil {
-			t.Errorf("README's thresholds example: %v\n%s", err, block)
+		for _, block := range strings.Split(string(text), "```json\n")[1:] {
+			block, _, _ = strings.Cut(block, "```")
+			if !strings.Contains(block, `"matmul"`) {
+				continue
+			}
+			n++
+			if _, err := ParseThresholds([]byte(block)); err != nil {
+				t.Errorf("%s: thresholds example: %v\n%s", doc, err, block)
+			}
 		}
 	}
 	if n == 0 {
-		t.Error("no thresholds example found in README.md")
+		t.Error("no thresholds example found in README.md or docs/*.md")
 	}
 }
 
