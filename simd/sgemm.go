@@ -50,7 +50,7 @@ var gemm table[gemmKernels]
 // int. C must not
 // overlap A or B. Products of at least 2²² multiply-adds are split over the
 // calling goroutine and a persistent pool of GOMAXPROCS-1 workers, which
-// spin for a while before they park (LANES_SPIN, see the README); Sgemm is
+// spin for a while before they park (LANES_SPIN, see docs/workers.md); Sgemm is
 // safe for concurrent use and, after warm-up, allocates nothing (packing
 // buffers are pooled).
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

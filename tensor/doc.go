@@ -11,7 +11,7 @@
 // kernel call; strided or broadcast runs go through small pooled buffers.
 // Loops of at least 2¹⁶ elements are split over the caller and a
 // persistent pool of GOMAXPROCS-1 workers, shared with simd's Sgemm, which
-// spin for a while before they park (LANES_SPIN, see the README).
+// spin for a while before they park (LANES_SPIN, see docs/workers.md).
 //
 // Errors: shape mismatches and out-of-range axes or indices panic with a
 // message "tensor: Op: ..." naming the shapes, as gonum's mat does. Nothing
