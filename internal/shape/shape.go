@@ -115,6 +115,25 @@ type MatMul struct {
 // an error, naming neither shape, when they have none: a scalar operand,
 // inner dimensions that differ, or batch dimensions that do not broadcast.
 func PlanMatMul(a, b []int) (MatMul, error) {
+	p, err := MatMulDims(a, b)
+	if err != nil {
+		return p, err
+	}
+	p.Out = append(append(make([]int, 0, len(p.Batch)+2), p.Batch...), p.M, p.N)
+	switch aVec, bVec := len(a) == 1, len(b) == 1; {
+	case aVec && bVec:
+		p.Out = p.Out[:len(p.Out)-2]
+	case aVec:
+		p.Out = append(p.Out[:len(p.Out)-2], p.N)
+	case bVec:
+		p.Out = p.Out[:len(p.Out)-1]
+	}
+	return p, nil
+}
+
+// MatMulDims is PlanMatMul without Out: for operands of shapes a and b
+// without batch dimensions it allocates nothing.
+func MatMulDims(a, b []int) (MatMul, error) {
 	if len(a) == 0 || len(b) == 0 {
 		return MatMul{}, errors.New("scalars have no matrix product")
 	}
@@ -137,15 +156,6 @@ func PlanMatMul(a, b []int) (MatMul, error) {
 	var ok bool
 	if p.Batch, ok = Broadcast(aBatch, bBatch); !ok {
 		return MatMul{}, errors.New("batch dimensions do not broadcast")
-	}
-	p.Out = append(append(make([]int, 0, len(p.Batch)+2), p.Batch...), p.M, p.N)
-	switch aVec, bVec := len(a) == 1, len(b) == 1; {
-	case aVec && bVec:
-		p.Out = p.Out[:len(p.Out)-2]
-	case aVec:
-		p.Out = append(p.Out[:len(p.Out)-2], p.N)
-	case bVec:
-		p.Out = p.Out[:len(p.Out)-1]
 	}
 	return p, nil
 }
