@@ -13,11 +13,13 @@ const (
 	ReLU                       // max(0, ·)
 )
 
-// A GPU is what it is to each package: tensor's backend and the memory
-// of its device, dispatch's placer.
+// A GPU is what it is to each package: the memory of its tensor device
+// and its implementation of the op families (tensor.Backend's fields),
+// dispatch's placer and accelerator.
 var _ interface {
-	tensor.Backend
 	tensor.DeviceAllocator
+	tensor.MatMulKernels
+	tensor.ConvKernels
 	dispatch.Placer
 	dispatch.Accelerator
 } = (*GPU)(nil)

@@ -81,6 +81,7 @@ static int lanes_gather_at(cudaStream_t s, uintptr_t y, uintptr_t x, LanesGather
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"math/rand/v2"
@@ -223,8 +224,9 @@ func (cudaMemory) alloc(n int) (uintptr, error) {
 func (cudaMemory) free(p uintptr) error { return check("cudaFree", C.lanes_free(C.uintptr_t(p))) }
 
 // Open opens CUDA device ordinal and registers it with package tensor as
-// tensor.Device(ordinal+1), for To and NewOn. It does not install the
-// backend or the placer (Enable does).
+// tensor.Device(ordinal+1): its memory (To, NewOn) and the op families it
+// runs (MatMul, Conv), so that tensor's ops on its tensors run on it. It
+// does not offload host work or install the placer (Enable does).
 func Open(ordinal int) (*GPU, error) {
 	if disabled.Load() {
 		return nil, ErrDisabled
@@ -252,12 +254,12 @@ func Open(ordinal int) (*GPU, error) {
 	if err := check("cudaStreamCreate", C.lanes_stream_create(&g.stream)); err != nil {
 		return nil, err
 	}
-	tensor.RegisterDevice(g.dev, g)
+	tensor.RegisterDevice(g.dev, &tensor.Backend{Memory: g, MatMul: g, Conv: g})
 	return g, nil
 }
 
-// Enable opens device 0 and makes it lanes' accelerator: the tensor
-// backend for MatMul and Conv2D, the dispatch placer (device tensors on
+// Enable opens device 0 and makes it lanes' accelerator: the offload
+// device for MatMul and Conv2D on host tensors, the dispatch placer (device tensors on
 // the GPU, host tensors by the calibrated thresholds) and the accelerator
 // that calibration measures. With no driver or no device it returns the
 // reason and changes nothing.
@@ -267,7 +269,7 @@ func Enable() (*GPU, error) {
 		return nil, err
 	}
 	g.enabled.Store(true)
-	tensor.SetBackend(g)
+	tensor.SetOffload(g.dev)
 	dispatch.SetPlacer(g)
 	dispatch.SetAccelerator(g)
 	return g, nil
@@ -299,8 +301,8 @@ func (g *GPU) Stats() (resident, staging PoolStats) {
 }
 
 // Close waits for the queued work, frees the pooled buffers, the streams
-// and the staging buffers, and unregisters the device (and the backend and
-// placer if Enable installed them). Device tensors still alive must not
+// and the staging buffers, and unregisters the device (and the offload
+// device and placer if Enable installed them). Device tensors still alive must not
 // be used afterwards; their memory is freed when they are collected.
 func (g *GPU) Close() error {
 	if !g.opened() {
@@ -311,7 +313,7 @@ func (g *GPU) Close() error {
 	}
 	tensor.RegisterDevice(g.dev, nil)
 	if g.enabled.Load() {
-		tensor.SetBackend(nil)
+		tensor.SetOffload(tensor.CPU)
 		dispatch.SetPlacer(nil)
 		dispatch.SetAccelerator(nil)
 	}
@@ -840,7 +842,7 @@ func cbool(b bool) C.int {
 	return 0
 }
 
-// MatMul implements tensor.Backend: dst = tensor.MatMul(a, b). With every
+// MatMul implements tensor.MatMulKernels: dst = tensor.MatMul(a, b). With every
 // operand on the host it is an offloaded op (pinned staging, one
 // synchronization); otherwise it runs on the device stream, host operands
 // uploaded first, and waits only when dst is on the host.
@@ -899,8 +901,8 @@ func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error {
 	return c.finish(dst, out)
 }
 
-// Conv2D implements tensor.Backend: dst = tensor.Conv2D(x, w, bias, p),
-// as MatMul for where it runs.
+// Conv2D implements tensor.ConvKernels: dst = tensor.Conv2D(x, w, bias,
+// p), as MatMul for where it runs.
 func (g *GPU) Conv2D(dst, x, w, bias *tensor.Tensor, p tensor.ConvParams) error {
 	if !g.opened() {
 		return errNilGPU
@@ -956,6 +958,26 @@ func (g *GPU) Conv2D(dst, x, w, bias *tensor.Tensor, p tensor.ConvParams) error 
 		return err
 	}
 	return c.finish(dst, out)
+}
+
+// Conv2DBackwardInput implements tensor.ConvKernels. The plugin has no
+// kernel for it yet: it returns an error naming it, which package tensor
+// turns into the op's panic on device tensors (host work never comes
+// here: tensor does not offload the gradients).
+func (g *GPU) Conv2DBackwardInput(dx, dy, w *tensor.Tensor, p tensor.ConvParams) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	return errors.New("cudaplugin: Conv2DBackwardInput: no device kernel yet")
+}
+
+// Conv2DBackwardWeight implements tensor.ConvKernels; as
+// Conv2DBackwardInput, it has no kernel yet.
+func (g *GPU) Conv2DBackwardWeight(dw, dy, x *tensor.Tensor, p tensor.ConvParams) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	return errors.New("cudaplugin: Conv2DBackwardWeight: no device kernel yet")
 }
 
 // conv queues one implicit-GEMM convolution (bias may be 0: none).

@@ -269,9 +269,9 @@ func TestSmallOpsDevice(t *testing.T) {
 
 func TestBackendAndPlacer(t *testing.T) {
 	g := requireGPU(t)
-	tensor.SetBackend(g)
+	tensor.SetOffload(g.Device())
 	dispatch.SetPlacer(g)
-	defer tensor.SetBackend(nil)
+	defer tensor.SetOffload(tensor.CPU)
 	defer dispatch.SetPlacer(nil)
 	r := rand.New(rand.NewPCG(11, 12))
 	a, b := tensor.RandN(r, 1024, 1024), tensor.RandN(r, 1024, 1024)
@@ -325,14 +325,13 @@ func TestConcurrentDevice(t *testing.T) {
 }
 
 // TestTensorFunctionsOnDevice checks package tensor's rules for device
-// tensors against the real backend: MatMul and Conv2D with device
-// operands run on the GPU whatever the thresholds say and return device
-// tensors; host operations on a device tensor panic naming the op.
+// tensors against the plugin's registered families: MatMul and Conv2D
+// with device operands run on the GPU whatever the thresholds say and
+// return device tensors; the convolution gradients, which have no kernel
+// yet, and host operations on a device tensor panic naming the op.
 func TestTensorFunctionsOnDevice(t *testing.T) {
 	g := requireGPU(t)
-	tensor.SetBackend(g)
 	dispatch.SetPlacer(nil) // the built-in thresholds: tiny host work stays on the CPU
-	defer tensor.SetBackend(nil)
 	r := rand.New(rand.NewPCG(13, 14))
 	a, b := tensor.RandN(r, 7, 5), tensor.RandN(r, 5, 3) // far below any crossover
 	da, _ := a.To(g.Device())
@@ -365,6 +364,15 @@ func TestTensorFunctionsOnDevice(t *testing.T) {
 	q := p
 	q.ReLU = false
 	checkClose(t, "tensor.Conv2D on a device input", y, tensor.Conv2D(x, w, bias, p), tensor.Conv2D(tensor.Abs(x), tensor.Abs(w), tensor.Abs(bias), q))
+	func() {
+		defer func() {
+			msg, _ := recover().(string)
+			if !strings.HasPrefix(msg, "tensor: Conv2DBackwardInput: ") || !strings.HasSuffix(msg, "cudaplugin: Conv2DBackwardInput: no device kernel yet") {
+				t.Errorf("Conv2DBackwardInput of a device tensor: panic %q, want one naming the op and the missing kernel", msg)
+			}
+		}()
+		tensor.Conv2DBackwardInput(y, w, x.Shape(), q)
+	}()
 
 	defer func() {
 		msg, _ := recover().(string)

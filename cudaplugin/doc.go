@@ -9,7 +9,7 @@
 //
 // Use:
 //
-//	g, err := cudaplugin.Enable() // device 0: tensor backend, placer, accelerator for calibration
+//	g, err := cudaplugin.Enable() // device 0: tensor device and offload device, placer, accelerator for calibration
 //	if err != nil { log.Print(err) } // no driver, no device, not built with -tags cuda: CPU only
 //	x, _ := img.To(g.Device())       // device-resident tensors
 //	y := tensor.Conv2D(x, w, b, p)   // a device operand: runs on the GPU, y stays there

@@ -42,6 +42,12 @@ func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error { return ErrUnavailable }
 func (g *GPU) Conv2D(dst, x, w, b *tensor.Tensor, p tensor.ConvParams) error {
 	return ErrUnavailable
 }
+func (g *GPU) Conv2DBackwardInput(dx, dy, w *tensor.Tensor, p tensor.ConvParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) Conv2DBackwardWeight(dw, dy, x *tensor.Tensor, p tensor.ConvParams) error {
+	return ErrUnavailable
+}
 func (g *GPU) Name() string { return "" }
 func (g *GPU) Prepare(dispatch.Op, bool, ...int) (func() error, func(), error) {
 	return nil, nil, ErrUnavailable

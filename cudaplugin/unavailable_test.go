@@ -78,6 +78,12 @@ func TestNilGPU(t *testing.T) {
 			{"Sync", g.Sync},
 			{"MatMul", func() error { return g.MatMul(c, a, b) }},
 			{"Conv2D", func() error { return g.Conv2D(tensor.New(1, 1, 2, 2), x, w, nil, tensor.ConvParams{}) }},
+			{"Conv2DBackwardInput", func() error {
+				return g.Conv2DBackwardInput(tensor.New(1, 1, 4, 4), tensor.New(1, 1, 2, 2), w, tensor.ConvParams{})
+			}},
+			{"Conv2DBackwardWeight", func() error {
+				return g.Conv2DBackwardWeight(tensor.New(1, 1, 3, 3), tensor.New(1, 1, 2, 2), x, tensor.ConvParams{})
+			}},
 			{"Prepare", func() error {
 				run, release, err := g.Prepare(dispatch.OpMatMul, true, 4, 4, 4)
 				if run != nil || release != nil {

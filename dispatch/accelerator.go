@@ -20,7 +20,7 @@ type Accelerator interface {
 	// this shape; calibration reports it and treats the shape as a CPU win.
 	// While calibration times the device it installs a Placer that answers
 	// OnGPU, so run may go through package tensor's offload path (MatMulInto
-	// on host tensors with the plugin's tensor.Backend registered).
+	// on host tensors with the plugin's device as tensor's offload device).
 	Prepare(op Op, resident bool, shape ...int) (run func() error, release func(), err error)
 }
 

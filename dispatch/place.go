@@ -30,7 +30,7 @@ type Target uint8
 
 const (
 	OnCPU Target = iota // lanes' own kernels on this process's cores
-	OnGPU               // the accelerator backend registered with package tensor
+	OnGPU               // the offload device named with tensor.SetOffload
 )
 
 func (t Target) String() string {
@@ -81,7 +81,7 @@ func SetPlacer(p Placer) (prev Placer) {
 // none is installed, the answer of the thresholds in force (see
 // ActiveThresholds: a calibration file, else DefaultThresholds). OnGPU
 // only says the work is large enough to be worth an accelerator; tensor
-// asks only when an accelerator backend is registered. The first call
+// asks only when an offload device is set. The first call
 // reads the thresholds file; later calls are a few loads and compares and
 // allocate nothing.
 func Place(w Work) Target {

@@ -1,86 +1,190 @@
 package tensor
 
 import (
-	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/lanesgo/lanes/dispatch"
 )
 
-// Backend runs operations on an accelerator; the CUDA plugin registers
-// one with SetBackend. tensor checks shapes before calling it, and where
-// the call goes follows two rules:
+// Where ops run (docs/device-backends.md has the whole design). Every op
+// belongs to a family, an interface below; each place ops run, the CPU or
+// a device, has a Backend holding its implementation of each family. The
+// public function (MatMul, Conv2D, ...) checks its arguments, finds the
+// device of its operands (dst included) and calls that device's
+// implementation:
 //
-//   - Resident work, with an operand (dst included) on a device, always
-//     goes to the installed Backend, whatever dispatch.Place says: the CPU
-//     cannot read device memory. Its device operands are all on one
-//     device; the others, dst included in the Into forms, are on the
-//     host. With no Backend installed, or when the Backend returns an
-//     error, the tensor function panics naming the op, the shapes, the
-//     devices and the error (MatMul and Conv2D have no error return).
-//   - Host work, with every operand on the host, goes to the Backend only
-//     when one is installed and dispatch.Place says OnGPU; an error then
-//     leaves the work to the CPU path, which overwrites dst.
-type Backend interface {
-	// MatMul sets dst to MatMul(a, b). Any of dst, a and b may be on the
-	// backend's device (dst contiguous unless the backend copes
-	// otherwise) and the others on the host.
+//   - Operands on two devices panic, naming the op, the shapes and the
+//     devices. MatMul and Conv2D also take host operands beside device
+//     ones: the device's implementation reads them from the host.
+//   - Operands on a device run on its Backend whatever dispatch.Place
+//     says: the CPU cannot read device memory. A device that lacks the
+//     family, or is no longer registered, or whose implementation returns
+//     an error, makes the op panic naming the op, the shapes, the devices
+//     and the cause (the public functions have no error return; a
+//     plugin's own methods, such as (*cudaplugin.GPU).MatMul, return the
+//     error instead). Nothing is copied to the host behind the caller's
+//     back.
+//   - Operands all on the host run on the CPU's Backend, except MatMul
+//     and Conv2D work that dispatch.Place sends to the offload device
+//     (SetOffload); an error there leaves the work to the CPU, which
+//     overwrites dst.
+
+// MatMulKernels is the family of matrix products. The public function
+// has checked the shapes (dst has the shape of MatMul(a, b)).
+type MatMulKernels interface {
+	// MatMul sets dst to MatMul(a, b). Any of dst, a and b may be views;
+	// on a device Backend, some may be on the host.
 	MatMul(dst, a, b *Tensor) error
-	// Conv2D sets dst to Conv2D(x, w, bias, p), with MatMul's contract;
-	// bias may be nil.
-	Conv2D(dst, x, w, bias *Tensor, p ConvParams) error
 }
 
-var backend atomic.Pointer[Backend]
+// ConvKernels is the family of 2-D convolutions and their gradients. The
+// public functions have checked the shapes, the parameters and bias.
+type ConvKernels interface {
+	// Conv2D sets dst to Conv2D(x, w, bias, p); bias may be nil.
+	Conv2D(dst, x, w, bias *Tensor, p ConvParams) error
+	// Conv2DBackwardInput sets dx to the gradient of Conv2D with respect
+	// to its input, given dy and the weight w.
+	Conv2DBackwardInput(dx, dy, w *Tensor, p ConvParams) error
+	// Conv2DBackwardWeight sets dw to the gradient of Conv2D with respect
+	// to its weight, given dy and the input x.
+	Conv2DBackwardWeight(dw, dy, x *Tensor, p ConvParams) error
+}
 
-// SetBackend installs b (nil removes it) and returns the previous one.
-func SetBackend(b Backend) (prev Backend) {
-	var old *Backend
-	if b == nil {
-		old = backend.Swap(nil)
-	} else {
-		old = backend.Swap(&b)
+// A Backend is a place ops run: its memory and its implementation of each
+// op family. A nil family is one the device lacks: ops of that family on
+// its tensors panic.
+type Backend struct {
+	// Memory provides the device's tensors (NewOn, To). It is nil only
+	// for the CPU's Backend.
+	Memory DeviceAllocator
+	MatMul MatMulKernels
+	Conv   ConvKernels
+}
+
+// cpuBackend runs every family on the host (cpuKernels: matmul.go,
+// conv.go).
+var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}}
+
+// cpuKernels is the CPU's implementation of every family.
+type cpuKernels struct{}
+
+// devices maps each registered device to its Backend; it is copied on
+// write, so that finding a device's Backend is one atomic load and a map
+// read.
+var (
+	devices   atomic.Pointer[map[Device]*Backend]
+	devicesMu sync.Mutex // serialises the writers of devices
+)
+
+// RegisterDevice makes dev usable: its tensors' memory comes from
+// b.Memory (To, NewOn) and the ops on them run on b's families. A nil b
+// unregisters dev. dev must not be CPU and b.Memory must not be nil; b is
+// not copied, and must not be changed afterwards.
+func RegisterDevice(dev Device, b *Backend) {
+	if dev == CPU {
+		panic("tensor: RegisterDevice: CPU is not an accelerator")
 	}
-	if old == nil {
+	if b != nil && b.Memory == nil {
+		panic(fmt.Sprintf("tensor: RegisterDevice: %v without Memory", dev))
+	}
+	devicesMu.Lock()
+	defer devicesMu.Unlock()
+	m := map[Device]*Backend{}
+	if old := devices.Load(); old != nil {
+		for d, ob := range *old {
+			m[d] = ob
+		}
+	}
+	if b == nil {
+		delete(m, dev)
+	} else {
+		m[dev] = b
+	}
+	devices.Store(&m)
+}
+
+// registered returns dev's Backend: the CPU's, a registered device's, or
+// nil.
+func registered(dev Device) *Backend {
+	if dev == CPU {
+		return &cpuBackend
+	}
+	if m := devices.Load(); m != nil {
+		return (*m)[dev]
+	}
+	return nil
+}
+
+// backendOf returns the Backend of dev, where op runs on the operands ts
+// (dst, if not nil, is the result); an unregistered device makes op panic.
+func backendOf(op string, dev Device, dst *Tensor, ts ...*Tensor) *Backend {
+	if b := registered(dev); b != nil {
+		return b
+	}
+	panic(residentFailure(op, dst, ts, fmt.Errorf("%v is not registered (tensor.RegisterDevice)", dev)))
+}
+
+// lacks is the panic of op on dev, whose Backend has no family fam.
+func lacks(op string, dev Device, fam string, dst *Tensor, ts ...*Tensor) string {
+	return residentFailure(op, dst, ts, fmt.Errorf("%v has no %s kernels", dev, fam))
+}
+
+// matmulOn returns dev's MatMul family for op on the operands ts,
+// panicking when dev has none.
+func matmulOn(op string, dev Device, dst *Tensor, ts ...*Tensor) MatMulKernels {
+	if k := backendOf(op, dev, dst, ts...).MatMul; k != nil {
+		return k
+	}
+	panic(lacks(op, dev, "MatMul", dst, ts...))
+}
+
+// convOn returns dev's Conv family for op on the operands ts, panicking
+// when dev has none.
+func convOn(op string, dev Device, dst *Tensor, ts ...*Tensor) ConvKernels {
+	if k := backendOf(op, dev, dst, ts...).Conv; k != nil {
+		return k
+	}
+	panic(lacks(op, dev, "Conv", dst, ts...))
+}
+
+// offloadDevice is the device that SetOffload named (CPU: none).
+var offloadDevice atomic.Int64
+
+// SetOffload names the device that may run MatMul and Conv2D work whose
+// operands are all on the host (CPU, the default, names none), and
+// returns the previous one. Such work goes to dev's family when dev is
+// registered with it and dispatch.Place answers OnGPU; the family then
+// reads the host operands and writes dst on the host, and an error leaves
+// the work to the CPU. Device work never asks dispatch.Place.
+func SetOffload(dev Device) (prev Device) {
+	return Device(offloadDevice.Swap(int64(dev)))
+}
+
+// offloadTo returns the Backend that takes host work w instead of the CPU,
+// or nil: Place is asked only when an offload device is registered.
+func offloadTo(w dispatch.Work) *Backend {
+	dev := Device(offloadDevice.Load())
+	if dev == CPU {
 		return nil
 	}
-	return *old
-}
-
-// errNoBackend is why resident work found nowhere to run.
-var errNoBackend = errors.New("no accelerator backend is installed (tensor.SetBackend)")
-
-// placed returns the backend that runs w, or nil for the CPU path (see
-// Backend). Resident work goes to the installed backend whatever
-// dispatch.Place says, and panics when none is installed; dst and ts (the
-// operands) are for the message. Host work goes to the backend when one
-// is installed and Place sends it there.
-func placed(op string, w dispatch.Work, dst *Tensor, ts ...*Tensor) Backend {
-	b := backend.Load()
-	if w.Resident {
-		if b == nil {
-			panic(residentFailure(op, dst, ts, errNoBackend))
-		}
-		return *b
-	}
+	b := registered(dev)
 	if b == nil || dispatch.Place(w) != dispatch.OnGPU {
 		return nil
 	}
-	return *b
+	return b
 }
 
-// ran reports whether the backend did w, given the error its call
-// returned: host work that failed goes back to the CPU path, resident work
-// that failed panics (the CPU cannot do it).
-func ran(op string, w dispatch.Work, err error, dst *Tensor, ts ...*Tensor) bool {
-	if err != nil && w.Resident {
+// ran panics, naming op, the operands ts and the cause, when the
+// implementation that ran op returned err.
+func ran(op string, err error, dst *Tensor, ts ...*Tensor) {
+	if err != nil {
 		panic(residentFailure(op, dst, ts, err))
 	}
-	return err == nil
 }
 
-// residentFailure is the panic message of resident work that could not
+// residentFailure is the panic message of device work that could not
 // run: "tensor: MatMul: [2 3] on device(1) and [3 4] on cpu (result [2 4]
 // on device(1)): " and the cause.
 func residentFailure(op string, dst *Tensor, ts []*Tensor, err error) string {
@@ -94,16 +198,6 @@ func residentFailure(op string, dst *Tensor, ts []*Tensor, err error) string {
 // placesOf describes where the operands ts (nil ones skipped) are:
 // "[2 3] on device(1) and [3 4] on cpu".
 func placesOf(ts []*Tensor) string { return describe(ts, true) }
-
-// onDevice reports whether any of ts lives off the CPU.
-func onDevice(ts ...*Tensor) bool {
-	for _, t := range ts {
-		if t != nil && t.store != nil {
-			return true
-		}
-	}
-	return false
-}
 
 // deviceOf returns the device of the operands ts that are off the CPU
 // (nil ones skipped), or CPU when none is; operands on two different
@@ -123,17 +217,12 @@ func deviceOf(op string, ts ...*Tensor) Device {
 	return dev
 }
 
-// result returns the tensor of the given shape that MatMul or Conv2D
-// (op) writes for operands ts: on the host for host operands, else on
-// their device, which then needs a backend (see Backend); failing to
-// allocate it panics.
-func result(op string, shape []int, ts ...*Tensor) *Tensor {
-	dev := deviceOf(op, ts...)
+// result returns the tensor of the given shape that op writes on dev for
+// the operands ts: a host tensor for CPU, else one on dev, failing to
+// allocate which panics.
+func result(op string, dev Device, shape []int, ts ...*Tensor) *Tensor {
 	if dev == CPU {
 		return alloc(op, shape)
-	}
-	if backend.Load() == nil {
-		panic(residentFailure(op, nil, ts, errNoBackend))
 	}
 	dst, err := NewOn(dev, shape...)
 	if err != nil {

@@ -34,6 +34,14 @@ func (f *fakeBackend) Conv2D(dst, _, _, _ *Tensor, _ ConvParams) error {
 	return nil
 }
 
+func (f *fakeBackend) Conv2DBackwardInput(_, _, _ *Tensor, _ ConvParams) error {
+	return errors.New("fake: no kernel")
+}
+
+func (f *fakeBackend) Conv2DBackwardWeight(_, _, _ *Tensor, _ ConvParams) error {
+	return errors.New("fake: no kernel")
+}
+
 // flopsPlacer sends work of at least min FLOPs to the accelerator and
 // records what it was asked.
 type flopsPlacer struct {
@@ -57,11 +65,16 @@ func TestBackendPlacement(t *testing.T) {
 	dispatch.SetPlacer(pl)
 	defer dispatch.SetPlacer(nil)
 	fb := &fakeBackend{}
-	// Without a backend everything stays on the CPU, whatever Place says.
+	// Without an offload device everything stays on the CPU, whatever Place says.
 	small, big := RandN(r, 4, 4), RandN(r, 32, 32)
 	want := MatMul(big, big)
-	SetBackend(fb)
-	defer SetBackend(nil)
+	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}, MatMul: fb, Conv: fb})
+	defer RegisterDevice(testDevice, nil)
+	if got := MatMul(big, big); got.At(3, 3) == 42 || fb.matmul != 0 {
+		t.Errorf("host work went to a device that SetOffload did not name")
+	}
+	SetOffload(testDevice)
+	defer SetOffload(CPU)
 
 	if got := MatMul(small, small); got.At(0, 0) == 42 || fb.matmul != 0 {
 		t.Errorf("a 4×4 product (%v FLOPs) went to the backend", pl.last.FLOPs)
@@ -88,9 +101,15 @@ func TestBackendPlacement(t *testing.T) {
 			t.Fatalf("after a backend error, element %d is %v, want the CPU's %v", i, dst.Data()[i], v)
 		}
 	}
-	SetBackend(nil)
+	fb.fail = false
+	SetOffload(CPU)
 	if got := MatMul(big, big); got.At(3, 3) == 42 {
-		t.Error("the removed backend still runs")
+		t.Error("the offload device still runs host work after SetOffload(CPU)")
+	}
+	SetOffload(testDevice)
+	RegisterDevice(testDevice, nil)
+	if got := MatMul(big, big); got.At(3, 3) == 42 {
+		t.Error("an unregistered offload device still runs host work")
 	}
 }
 
@@ -139,9 +158,8 @@ func (f *recordingBackend) MatMul(dst, a, b *Tensor) error {
 	if err := f.record("MatMul", "dab", dst, a, b); err != nil {
 		return err
 	}
-	ha, hb := hostCopy(a), hostCopy(b)
 	r := New(dst.shape...)
-	planMatMul("fake", ha, hb).run(r) // the CPU path itself: no second dispatch
+	cpuKernels{}.MatMul(r, hostCopy(a), hostCopy(b)) // the CPU path itself: no second dispatch
 	store(dst, r)
 	return nil
 }
@@ -150,11 +168,29 @@ func (f *recordingBackend) Conv2D(dst, x, w, bias *Tensor, p ConvParams) error {
 	if err := f.record("Conv2D", "dxwb", dst, x, w, bias); err != nil {
 		return err
 	}
-	hx, hw, hb := hostCopy(x), hostCopy(w), hostCopy(bias)
-	g := planConv("fake", hx.shape, hw.shape, p)
 	r := New(dst.shape...)
-	convForward("fake", &g, r, hx, hw, hb)
+	cpuKernels{}.Conv2D(r, hostCopy(x), hostCopy(w), hostCopy(bias), p)
 	store(dst, r)
+	return nil
+}
+
+func (f *recordingBackend) Conv2DBackwardInput(dx, dy, w *Tensor, p ConvParams) error {
+	if err := f.record("Conv2DBackwardInput", "xyw", dx, dy, w); err != nil {
+		return err
+	}
+	r := New(dx.shape...)
+	cpuKernels{}.Conv2DBackwardInput(r, hostCopy(dy), hostCopy(w), p)
+	store(dx, r)
+	return nil
+}
+
+func (f *recordingBackend) Conv2DBackwardWeight(dw, dy, x *Tensor, p ConvParams) error {
+	if err := f.record("Conv2DBackwardWeight", "wyx", dw, dy, x); err != nil {
+		return err
+	}
+	r := New(dw.shape...)
+	cpuKernels{}.Conv2DBackwardWeight(r, hostCopy(dy), hostCopy(x), p)
+	store(dw, r)
 	return nil
 }
 
@@ -177,14 +213,14 @@ func onHost(t *testing.T, what string, x *Tensor, dev Device) []float32 {
 // device run on the backend even when placement says CPU, and return
 // their result on that device.
 func TestBackendResident(t *testing.T) {
-	RegisterDevice(testDevice, &hostAllocator{})
+	rb := &recordingBackend{}
+	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}, MatMul: rb, Conv: rb})
 	defer RegisterDevice(testDevice, nil)
+	SetOffload(testDevice)
+	defer SetOffload(CPU)
 	pl := &cpuPlacer{}
 	dispatch.SetPlacer(pl)
 	defer dispatch.SetPlacer(nil)
-	rb := &recordingBackend{}
-	SetBackend(rb)
-	defer SetBackend(nil)
 	r := rand.New(rand.NewPCG(43, 44))
 	a, b := RandN(r, 3, 4), RandN(r, 4, 5)
 	x, w, bias := RandN(r, 2, 2, 6, 6), RandN(r, 3, 2, 3, 3), RandN(r, 3)
@@ -227,6 +263,18 @@ func TestBackendResident(t *testing.T) {
 	hc := New(wantConv.shape...)
 	Conv2DInto(hc, dx, w, nil, q)
 	check("Conv2DInto(host dst, device x, no bias)", hc.Data(), wantConvQ.Data(), "Conv2D d@cpu x@device(7) w@cpu")
+	// The gradients run on the device too (the placer is not asked: host
+	// gradients are never offloaded).
+	dy := RandN(r, wantConvQ.shape...)
+	wantDX, wantDW := Conv2DBackwardInput(dy, w, x.shape, q), Conv2DBackwardWeight(dy, x, w.shape, q)
+	ddy := dev(dy)
+	check("Conv2DBackwardInput(device dy, w)", onHost(t, "Conv2DBackwardInput", Conv2DBackwardInput(ddy, dw, x.shape, q), testDevice),
+		wantDX.Data(), "Conv2DBackwardInput x@device(7) y@device(7) w@device(7)")
+	check("Conv2DBackwardWeight(device dy, host x)", onHost(t, "Conv2DBackwardWeight", Conv2DBackwardWeight(ddy, x, w.shape, q), testDevice),
+		wantDW.Data(), "Conv2DBackwardWeight w@device(7) y@device(7) x@cpu")
+	hdw := New(w.shape...)
+	Conv2DBackwardWeightInto(hdw, ddy, dx, q)
+	check("Conv2DBackwardWeightInto(host dw)", hdw.Data(), wantDW.Data(), "Conv2DBackwardWeight w@cpu y@device(7) x@device(7)")
 	if pl.calls != 3 {
 		t.Errorf("resident work asked the placer %d times", pl.calls-3)
 	}
@@ -240,7 +288,7 @@ func TestBackendResident(t *testing.T) {
 
 	// Operands on two devices.
 	const other Device = 8
-	RegisterDevice(other, &hostAllocator{})
+	RegisterDevice(other, &Backend{Memory: &hostAllocator{}})
 	defer RegisterDevice(other, nil)
 	ob, _ := b.To(other)
 	expectPanic(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on device(8): operands on device(7) and device(8); copy them to one device with To",
@@ -255,7 +303,7 @@ func TestBackendResident(t *testing.T) {
 // op, the shapes, the devices and the cause, when there is no backend or
 // the backend fails, while failing host work falls back to the CPU.
 func TestBackendResidentFailures(t *testing.T) {
-	RegisterDevice(testDevice, &hostAllocator{})
+	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}})
 	defer RegisterDevice(testDevice, nil)
 	r := rand.New(rand.NewPCG(45, 46))
 	a, b := RandN(r, 3, 4), RandN(r, 4, 5)
@@ -264,18 +312,23 @@ func TestBackendResidentFailures(t *testing.T) {
 	dx, _ := x.To(testDevice)
 	want, wantConv := MatMul(a, b), Conv2D(x, w, nil, ConvParams{})
 
-	const none = "no accelerator backend is installed (tensor.SetBackend)"
-	expectPanic(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on cpu: "+none, func() { MatMul(da, b) })
-	expectPanic(t, "tensor: MatMulInto: [3 4] on device(7) and [4 5] on cpu (result [3 5] on cpu): "+none, func() { MatMulInto(New(3, 5), da, b) })
-	expectPanic(t, "tensor: Conv2D: [1 2 6 6] on device(7) and [3 2 3 3] on cpu: "+none, func() { Conv2D(dx, w, nil, ConvParams{}) })
-	expectPanic(t, "tensor: Conv2DInto: [1 2 6 6] on cpu and [3 2 3 3] on cpu (result [1 3 4 4] on device(7)): "+none, func() {
+	const noMatMul, noConv = "device(7) has no MatMul kernels", "device(7) has no Conv kernels"
+	expectPanic(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on cpu: "+noMatMul, func() { MatMul(da, b) })
+	expectPanic(t, "tensor: MatMulInto: [3 4] on device(7) and [4 5] on cpu (result [3 5] on cpu): "+noMatMul, func() { MatMulInto(New(3, 5), da, b) })
+	expectPanic(t, "tensor: Conv2D: [1 2 6 6] on device(7) and [3 2 3 3] on cpu: "+noConv, func() { Conv2D(dx, w, nil, ConvParams{}) })
+	expectPanic(t, "tensor: Conv2DInto: [1 2 6 6] on cpu and [3 2 3 3] on cpu (result [1 3 4 4] on device(7)): "+noConv, func() {
 		d, _ := NewOn(testDevice, 1, 3, 4, 4)
 		Conv2DInto(d, x, w, nil, ConvParams{})
 	})
+	expectPanic(t, "tensor: Conv2DBackwardInput: [1 3 4 4] on cpu and [3 2 3 3] on cpu (result [1 2 6 6] on device(7)): "+noConv, func() {
+		d, _ := NewOn(testDevice, 1, 2, 6, 6)
+		Conv2DBackwardInputInto(d, New(1, 3, 4, 4), w, ConvParams{})
+	})
 
 	rb := &recordingBackend{fail: errors.New("fake: out of memory")}
-	SetBackend(rb)
-	defer SetBackend(nil)
+	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}, MatMul: rb, Conv: rb})
+	SetOffload(testDevice)
+	defer SetOffload(CPU)
 	pl := &flopsPlacer{min: 0} // host work to the backend too
 	dispatch.SetPlacer(pl)
 	defer dispatch.SetPlacer(nil)
@@ -298,6 +351,10 @@ func TestBackendResidentFailures(t *testing.T) {
 	}
 	// The result of device work cannot be allocated.
 	rb.fail = nil
-	RegisterDevice(testDevice, &hostAllocator{fail: errors.New("device full")})
+	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{fail: errors.New("device full")}, MatMul: rb, Conv: rb})
 	expectPanic(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on cpu: allocating the result of shape [3 5]: device full", func() { MatMul(da, b) })
+	// The device is gone (cudaplugin's Close) while its tensors live.
+	RegisterDevice(testDevice, nil)
+	expectPanic(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on cpu: device(7) is not registered (tensor.RegisterDevice)", func() { MatMul(da, b) })
+	expectPanic(t, "tensor: RegisterDevice: device(7) without Memory", func() { RegisterDevice(testDevice, &Backend{MatMul: rb}) })
 }

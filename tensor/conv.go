@@ -194,16 +194,19 @@ func (g *convGeom) outShape() [4]int { return [4]int{g.n, g.cout, g.oh, g.ow} }
 // pass that places the result.
 //
 // Where it runs, and when it panics instead of returning an error, is as
-// for MatMul: with x, w or bias on a device the installed Backend computes
-// the result, on that device, and a Backend error panics (the plugin's
-// own (*cudaplugin.GPU).Conv2D returns it instead).
+// for MatMul: with x, w or bias on a device that device's Backend
+// computes the result, on that device, and an error there panics (the
+// plugin's own (*cudaplugin.GPU).Conv2D returns it instead).
 func Conv2D(x, w, bias *Tensor, p ConvParams) *Tensor {
 	checkNil("Conv2D", "x, w", x, w)
 	g := planConv("Conv2D", x.shape, w.shape, p)
+	checkBias("Conv2D", &g, bias)
+	dev := deviceOf("Conv2D", x, w, bias)
+	k := convOn("Conv2D", dev, nil, x, w, bias)
 	out := g.outShape()
-	dst := result("Conv2D", out[:], x, w, bias)
-	if !g.offload("Conv2D", dst, x, w, bias, p) {
-		convForward("Conv2D", &g, dst, x, w, bias)
+	dst := result("Conv2D", dev, out[:], x, w, bias)
+	if dev != CPU || !g.offload(dst, x, w, bias, p) {
+		ran("Conv2D", k.Conv2D(dst, x, w, bias, p), dst, x, w, bias)
 	}
 	return dst
 }
@@ -217,25 +220,32 @@ func Conv2DInto(dst, x, w, bias *Tensor, p ConvParams) *Tensor {
 	g := planConv("Conv2DInto", x.shape, w.shape, p)
 	checkOut("Conv2DInto", dst, g.outShape(), x, w)
 	checkWritable("Conv2DInto", dst)
-	deviceOf("Conv2DInto", dst, x, w, bias)
-	if g.offload("Conv2DInto", dst, x, w, bias, p) {
-		return dst
+	checkBias("Conv2DInto", &g, bias)
+	dev := deviceOf("Conv2DInto", dst, x, w, bias)
+	k := convOn("Conv2DInto", dev, dst, x, w, bias)
+	if dev == CPU {
+		if g.offload(dst, x, w, bias, p) {
+			return dst
+		}
+		x, w = detach(dst, x), detach(dst, w)
+		if bias != nil {
+			bias = detach(dst, bias)
+		}
 	}
-	x, w = detach(dst, x), detach(dst, w)
-	if bias != nil {
-		bias = detach(dst, bias)
-	}
-	convForward("Conv2DInto", &g, dst, x, w, bias)
+	ran("Conv2DInto", k.Conv2D(dst, x, w, bias, p), dst, x, w, bias)
 	return dst
 }
 
 // Conv2DBackwardInput returns the gradient of Conv2D(x, w, ·, p) with
 // respect to x, for an input of shape xShape, given dy, the gradient with
 // respect to the output. Each element is a sum of Sgemm dot products of
-// length Cout/groups over the kernel taps that read it.
+// length Cout/groups over the kernel taps that read it. It runs where
+// Conv2D does, on the device of dy and w (the result is there); nothing
+// is offloaded from the host.
 func Conv2DBackwardInput(dy, w *Tensor, xShape []int, p ConvParams) *Tensor {
-	checkNil("Conv2DBackwardInput", "dy, w", dy, w)
-	dx := alloc("Conv2DBackwardInput", xShape)
+	const op = "Conv2DBackwardInput"
+	checkNil(op, "dy, w", dy, w)
+	dx := result(op, deviceOf(op, dy, w), xShape, dy, w)
 	return Conv2DBackwardInputInto(dx, dy, w, p)
 }
 
@@ -247,18 +257,23 @@ func Conv2DBackwardInputInto(dx, dy, w *Tensor, p ConvParams) *Tensor {
 	g := planConv(op, dx.shape, w.shape, p)
 	checkOut(op, dy, g.outShape(), dx, w)
 	checkWritable(op, dx)
-	dy, w = detach(dx, dy), detach(dx, w)
-	convBackwardInput(op, &g, dx, dy, w)
+	dev := deviceOf(op, dx, dy, w)
+	k := convOn(op, dev, dx, dy, w)
+	if dev == CPU {
+		dy, w = detach(dx, dy), detach(dx, w)
+	}
+	ran(op, k.Conv2DBackwardInput(dx, dy, w, p), dx, dy, w)
 	return dx
 }
 
 // Conv2DBackwardWeight returns the gradient of Conv2D(x, w, ·, p) with
 // respect to w, for a weight of shape wShape, given the input x and dy.
 // Each element is a Sgemm dot product of length N·OH·OW. The bias gradient
-// is Sum(dy, false, 0, 2, 3).
+// is Sum(dy, false, 0, 2, 3). It runs as Conv2DBackwardInput does.
 func Conv2DBackwardWeight(dy, x *Tensor, wShape []int, p ConvParams) *Tensor {
-	checkNil("Conv2DBackwardWeight", "dy, x", dy, x)
-	dw := alloc("Conv2DBackwardWeight", wShape)
+	const op = "Conv2DBackwardWeight"
+	checkNil(op, "dy, x", dy, x)
+	dw := result(op, deviceOf(op, dy, x), wShape, dy, x)
 	return Conv2DBackwardWeightInto(dw, dy, x, p)
 }
 
@@ -270,19 +285,52 @@ func Conv2DBackwardWeightInto(dw, dy, x *Tensor, p ConvParams) *Tensor {
 	g := planConv(op, x.shape, dw.shape, p)
 	checkOut(op, dy, g.outShape(), x, dw)
 	checkWritable(op, dw)
-	dy, x = detach(dw, dy), detach(dw, x)
-	convBackwardWeight(op, &g, dw, dy, x)
+	dev := deviceOf(op, dw, dy, x)
+	k := convOn(op, dev, dw, dy, x)
+	if dev == CPU {
+		dy, x = detach(dw, dy), detach(dw, x)
+	}
+	ran(op, k.Conv2DBackwardWeight(dw, dy, x, p), dw, dy, x)
 	return dw
 }
 
-// offload runs the convolution on the accelerator backend as
-// matmulPlan.offload does; it reports whether the backend did it.
-func (g *convGeom) offload(op string, dst, x, w, bias *Tensor, p ConvParams) bool {
+// offload offers the convolution of host operands to the offload device
+// (see SetOffload) and reports whether it did it.
+func (g *convGeom) offload(dst, x, w, bias *Tensor, p ConvParams) bool {
 	bytes := 4 * float64(x.Len()+w.Len()+dst.Len())
 	work := dispatch.Work{Op: dispatch.OpConv2D, FLOPs: 2 * float64(g.n) * float64(g.cout) * float64(g.p) * float64(g.k),
-		Bytes: bytes, Resident: onDevice(dst, x, w, bias)}
-	be := placed(op, work, dst, x, w, bias)
-	return be != nil && ran(op, work, be.Conv2D(dst, x, w, bias, p), dst, x, w, bias)
+		Bytes: bytes}
+	be := offloadTo(work)
+	return be != nil && be.Conv != nil && be.Conv.Conv2D(dst, x, w, bias, p) == nil
+}
+
+// checkBias panics unless bias is nil or [Cout].
+func checkBias(op string, g *convGeom, bias *Tensor) {
+	if bias != nil && !slices.Equal(bias.shape, []int{g.cout}) {
+		panic(fmt.Sprintf("tensor: %s: bias shape %v, want [%d]", op, bias.shape, g.cout))
+	}
+}
+
+// Conv2D is the CPU's convolution: host operands whose shapes the public
+// function has checked, dst not overlapping them.
+func (cpuKernels) Conv2D(dst, x, w, bias *Tensor, p ConvParams) error {
+	g := planConv("Conv2D", x.shape, w.shape, p)
+	convForward("Conv2D", &g, dst, x, w, bias)
+	return nil
+}
+
+// Conv2DBackwardInput is the CPU's input gradient, as Conv2D.
+func (cpuKernels) Conv2DBackwardInput(dx, dy, w *Tensor, p ConvParams) error {
+	g := planConv("Conv2DBackwardInput", dx.shape, w.shape, p)
+	convBackwardInput("Conv2DBackwardInput", &g, dx, dy, w)
+	return nil
+}
+
+// Conv2DBackwardWeight is the CPU's weight gradient, as Conv2D.
+func (cpuKernels) Conv2DBackwardWeight(dw, dy, x *Tensor, p ConvParams) error {
+	g := planConv("Conv2DBackwardWeight", x.shape, dw.shape, p)
+	convBackwardWeight("Conv2DBackwardWeight", &g, dw, dy, x)
+	return nil
 }
 
 // checkOut panics unless t (an output or its gradient) has the shape want
@@ -740,9 +788,6 @@ var weightBufs = sync.Pool{New: func() any { return new([]float32) }}
 func convForward(op string, g *convGeom, dst, x, w, bias *Tensor) {
 	var bd []float32
 	if bias != nil {
-		if !slices.Equal(bias.shape, []int{g.cout}) {
-			panic(fmt.Sprintf("tensor: %s: bias shape %v, want [%d]", op, bias.shape, g.cout))
-		}
 		bd = bias.hostData(op)
 	}
 	out := target(dst)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 )
 
 // DeviceMemory is a buffer of float32 elements in an accelerator's
@@ -26,30 +25,15 @@ type DeviceMemory interface {
 }
 
 // A DeviceAllocator hands out device memory; a plugin registers one per
-// device with RegisterDevice.
+// device, as its Backend's Memory, with RegisterDevice.
 type DeviceAllocator interface {
 	// Alloc returns a buffer of n zero-filled elements on dev.
 	Alloc(dev Device, n int) (DeviceMemory, error)
 }
 
-var allocators sync.Map // Device → DeviceAllocator
-
-// RegisterDevice makes dev usable with To and NewOn, its memory coming
-// from a; a nil a unregisters it. dev must not be CPU.
-func RegisterDevice(dev Device, a DeviceAllocator) {
-	if dev == CPU {
-		panic("tensor: RegisterDevice: CPU is not an accelerator")
-	}
-	if a == nil {
-		allocators.Delete(dev)
-		return
-	}
-	allocators.Store(dev, a)
-}
-
 func allocator(op string, dev Device) (DeviceAllocator, error) {
-	if a, ok := allocators.Load(dev); ok {
-		return a.(DeviceAllocator), nil
+	if b := registered(dev); b != nil && b.Memory != nil {
+		return b.Memory, nil
 	}
 	return nil, fmt.Errorf("tensor: %s: no plugin serves %v", op, dev)
 }
@@ -67,20 +51,21 @@ func allocator(op string, dev Device) (DeviceAllocator, error) {
 //     copies a tensor, Data returns a host copy of its elements, At and
 //     Item copy one element back and Set one in; each waits for the work
 //     queued on the tensor. Every host operation (the elementwise, reduce,
-//     join, copy, norm, pool and convolution-gradient operations, Softmax,
-//     ...) panics when given a device tensor, with a message naming the
+//     join, copy, norm and pool operations, Softmax, ...) panics when given a device tensor, with a message naming the
 //     operation, the shape and the device: copy the tensor with To(CPU)
 //     first.
 //   - Views (Transpose, Slice, Index, Reshape where no copy is needed,
 //     ...) and shape queries work on device tensors; views stay on the
 //     device and share its memory.
-//   - MatMul and Conv2D run on the installed Backend whenever an operand is
-//     on a device, whatever dispatch.Place says, and return a tensor on
-//     that device; their Into forms write dst wherever it is (the backend
-//     copies a result for a host dst back). Operands on two different
-//     devices, no Backend, or a Backend error make them panic, since they
-//     have no error return; the plugin's own methods (for instance
-//     (*cudaplugin.GPU).MatMul) return errors instead.
+//   - MatMul, Conv2D and the convolution gradients run on the device's
+//     Backend (see backend.go) whenever an operand is on a device,
+//     whatever dispatch.Place says, and return a tensor on that device;
+//     their Into forms write dst wherever it is (the device's
+//     implementation copies a result for a host dst back). Operands on two
+//     different devices, a device lacking the family, or an error of its
+//     implementation make them panic, since they have no error return;
+//     the plugin's own methods (for instance (*cudaplugin.GPU).MatMul)
+//     return errors instead.
 
 // deviceStore is the storage of a device tensor: mem and its device. Every
 // view of the tensor points to the same deviceStore.
@@ -163,9 +148,10 @@ func NewOn(dev Device, shape ...int) (*Tensor, error) {
 //
 // To(CPU) (or Host) is how a device tensor is read on the host (Data, At
 // and Item copy too); every host operation (Add, Sum, Concat, Softmax,
-// ...) panics when given a device tensor. Only views and MatMul, Conv2D
-// and their Into forms, which run on the installed Backend, take device
-// tensors (see the device section at the top of device.go).
+// ...) panics when given a device tensor. Only views and MatMul, Conv2D,
+// the convolution gradients and their Into forms, which run on the
+// device's Backend, take device tensors (see the device section at the
+// top of device.go).
 func (t *Tensor) To(dev Device) (*Tensor, error) {
 	t.need("To")
 	if t.Device() == dev {

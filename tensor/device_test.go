@@ -58,7 +58,7 @@ const testDevice Device = 7
 
 func TestDeviceRoundTrip(t *testing.T) {
 	a := &hostAllocator{}
-	RegisterDevice(testDevice, a)
+	RegisterDevice(testDevice, &Backend{Memory: a})
 	defer RegisterDevice(testDevice, nil)
 	r := rand.New(rand.NewPCG(1, 2))
 	x := RandN(r, 3, 4, 5)
@@ -102,7 +102,7 @@ func TestDeviceRoundTrip(t *testing.T) {
 	}
 	// Device to another device goes through the host.
 	const other Device = 8
-	RegisterDevice(other, a)
+	RegisterDevice(other, &Backend{Memory: a})
 	defer RegisterDevice(other, nil)
 	if o, err := d.Transpose(0, 1).To(other); err != nil || o.Device() != other {
 		t.Errorf("To(other): %v, %v", o, err)
@@ -116,7 +116,7 @@ func TestDeviceNewOnAndErrors(t *testing.T) {
 		t.Errorf("To an unregistered device: %v", err)
 	}
 	a := &hostAllocator{fail: errors.New("out of memory")}
-	RegisterDevice(testDevice, a)
+	RegisterDevice(testDevice, &Backend{Memory: a})
 	defer RegisterDevice(testDevice, nil)
 	if _, err := NewOn(testDevice, 2, 3); err == nil || err.Error() != "out of memory" {
 		t.Errorf("NewOn with a failing allocator: %v", err)
@@ -142,7 +142,7 @@ func TestDeviceNewOnAndErrors(t *testing.T) {
 	expectPanic(t, "tensor: Item: reading an element of a tensor of shape [] on device(7): copy failed", func() { z.Index(0, 0).Index(0, 0).Item() })
 	expectPanic(t, "tensor: Set: writing an element of a tensor of shape [2 3] on device(7): copy failed", func() { z.Set(1, 0, 0) })
 	expectPanic(t, "tensor: Data: copying a tensor of shape [2 3] from device(7): copy failed", func() { z.Data() })
-	expectPanic(t, "tensor: RegisterDevice: CPU is not an accelerator", func() { RegisterDevice(CPU, a) })
+	expectPanic(t, "tensor: RegisterDevice: CPU is not an accelerator", func() { RegisterDevice(CPU, &Backend{Memory: a}) })
 	expectPanic(t, "tensor: FromDeviceMemory: 6 elements for shape [7] (7 elements)", func() { FromDeviceMemory(mem, 7) })
 }
 
@@ -150,7 +150,7 @@ func TestDeviceNewOnAndErrors(t *testing.T) {
 // no view of it is left.
 func TestDeviceRelease(t *testing.T) {
 	a := &hostAllocator{}
-	RegisterDevice(testDevice, a)
+	RegisterDevice(testDevice, &Backend{Memory: a})
 	defer RegisterDevice(testDevice, nil)
 	keep, _ := NewOn(testDevice, 4)
 	view := keep.Reshape(2, 2)
@@ -191,7 +191,7 @@ func deviceViews(t *testing.T) []*Tensor {
 // last view is unreachable, not before.
 func TestDeviceStoreShared(t *testing.T) {
 	a := &hostAllocator{}
-	RegisterDevice(testDevice, a)
+	RegisterDevice(testDevice, &Backend{Memory: a})
 	defer RegisterDevice(testDevice, nil)
 	views := deviceViews(t)
 	store := views[0].store
@@ -245,7 +245,7 @@ func TestDeviceStoreShared(t *testing.T) {
 // whichever choke point (Data, At/Set, the loop of the elementwise, copy
 // and reduce operations, rowwise, the joins) it reaches the elements by.
 func TestDeviceHostOpsPanic(t *testing.T) {
-	RegisterDevice(testDevice, &hostAllocator{})
+	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}})
 	defer RegisterDevice(testDevice, nil)
 	d, _ := NewOn(testDevice, 2, 3)
 	d4, _ := NewOn(testDevice, 1, 2, 4, 4)

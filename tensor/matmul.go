@@ -19,19 +19,21 @@ import (
 // stride along rows or columns are passed to it without a copy.
 //
 // With all operands on the host the product runs on the CPU, or on the
-// installed Backend when dispatch.Place sends it there (a Backend error
-// falls back to the CPU). With an operand on a device it always runs on
-// the Backend and the result is on that device. MatMul has no error
-// return, so it panics, naming the shapes, the devices and the cause,
-// when device operands are on two devices, when no Backend is installed
-// or the result cannot be allocated, and when the Backend fails; the
-// plugin's own methods, such as (*cudaplugin.GPU).MatMul, return those
-// errors instead.
+// offload device (SetOffload) when dispatch.Place sends it there (an
+// error there falls back to the CPU). With an operand on a device it
+// always runs on that device's Backend and the result is on that device.
+// MatMul has no error return, so it panics, naming the shapes, the
+// devices and the cause, when device operands are on two devices, when
+// the device has no MatMul kernels or the result cannot be allocated, and
+// when the device fails; the plugin's own methods, such as
+// (*cudaplugin.GPU).MatMul, return those errors instead.
 func MatMul(a, b *Tensor) *Tensor {
-	p := planMatMul("MatMul", a, b)
-	dst := result("MatMul", p.out, a, b)
-	if !p.offload("MatMul", dst, a, b) {
-		p.run(dst)
+	s := checkMatMul("MatMul", a, b)
+	dev := deviceOf("MatMul", a, b)
+	k := matmulOn("MatMul", dev, nil, a, b)
+	dst := result("MatMul", dev, s.Out, a, b)
+	if dev != CPU || !offloadMatMul(&s, dst, a, b) {
+		ran("MatMul", k.MatMul(dst, a, b), dst, a, b)
 	}
 	return dst
 }
@@ -39,65 +41,83 @@ func MatMul(a, b *Tensor) *Tensor {
 // MatMulInto sets dst = MatMul(a, b) and returns dst. dst must have the
 // result's shape and must not overlap a or b (an overlapping operand is
 // copied first). Where it runs and when it panics is as for MatMul, dst
-// counting as an operand: with dst, a or b on a device the Backend does
-// the work, and writes dst wherever it is.
+// counting as an operand: with dst, a or b on a device that device's
+// Backend does the work, and writes dst wherever it is.
 func MatMulInto(dst, a, b *Tensor) *Tensor {
 	checkNil("MatMulInto", "dst, a, b", dst, a, b)
-	p := planMatMul("MatMulInto", a, b)
-	if !slices.Equal(dst.shape, p.out) {
-		panic(fmt.Sprintf("tensor: MatMulInto: dst shape %v, want %v for %v @ %v", dst.shape, p.out, a.shape, b.shape))
+	s := checkMatMul("MatMulInto", a, b)
+	if !slices.Equal(dst.shape, s.Out) {
+		panic(fmt.Sprintf("tensor: MatMulInto: dst shape %v, want %v for %v @ %v", dst.shape, s.Out, a.shape, b.shape))
 	}
 	checkWritable("MatMulInto", dst)
-	deviceOf("MatMulInto", dst, a, b)
-	if p.offload("MatMulInto", dst, a, b) {
-		return dst
+	dev := deviceOf("MatMulInto", dst, a, b)
+	k := matmulOn("MatMulInto", dev, dst, a, b)
+	if dev == CPU {
+		if offloadMatMul(&s, dst, a, b) {
+			return dst
+		}
+		a, b = detach(dst, a), detach(dst, b)
 	}
-	p.a, p.b = detach(dst, p.a), detach(dst, p.b)
-	p.run(dst)
+	ran("MatMulInto", k.MatMul(dst, a, b), dst, a, b)
 	return dst
 }
 
-// offload runs the product on the accelerator backend: always when an
-// operand is on a device (panicking when that fails, see Backend), else
-// when a backend is installed and dispatch.Place sends the work there. It
-// reports whether the backend did it.
-func (p *matmulPlan) offload(op string, dst, a, b *Tensor) bool {
-	batch := 1
-	for _, d := range p.batch {
-		batch *= d
-	}
-	w := dispatch.Work{Op: dispatch.OpMatMul, FLOPs: 2 * float64(batch) * float64(p.m) * float64(p.n) * float64(p.k),
-		Bytes: 4 * float64(a.Len()+b.Len()+dst.Len()), Resident: onDevice(a, b, dst)}
-	be := placed(op, w, dst, a, b)
-	return be != nil && ran(op, w, be.MatMul(dst, a, b), dst, a, b)
-}
-
-// matmulPlan is a MatMul after its shape checks: a and b as (batched)
-// matrices, the batch shape and the result shape.
-type matmulPlan struct {
-	a, b    *Tensor // at least 2-D
-	m, n, k int
-	batch   []int
-	out     []int // the result's shape (vector dimensions removed)
-}
-
-// planMatMul checks the shapes of a and b with shape.PlanMatMul (the same
-// check as the CUDA plugin's) and panics naming op and both shapes when
-// they have no product.
-func planMatMul(op string, a, b *Tensor) *matmulPlan {
+// checkMatMul checks the shapes of a and b with shape.PlanMatMul (the
+// same check as the CUDA plugin's) and panics naming op and both shapes
+// when they have no product.
+func checkMatMul(op string, a, b *Tensor) shape.MatMul {
 	checkNil(op, "a, b", a, b)
 	s, err := shape.PlanMatMul(a.shape, b.shape)
 	if err != nil {
 		panic(fmt.Sprintf("tensor: %s: shapes %v and %v: %v", op, a.shape, b.shape, err))
 	}
-	p := &matmulPlan{a: a, b: b, m: s.M, n: s.N, k: s.K, batch: s.Batch, out: s.Out}
+	checkShape(op, s.Out)
+	return s
+}
+
+// offloadMatMul offers the product of host operands to the offload device
+// (see SetOffload) and reports whether it did it.
+func offloadMatMul(s *shape.MatMul, dst, a, b *Tensor) bool {
+	batch := 1
+	for _, d := range s.Batch {
+		batch *= d
+	}
+	w := dispatch.Work{Op: dispatch.OpMatMul, FLOPs: 2 * float64(batch) * float64(s.M) * float64(s.N) * float64(s.K),
+		Bytes: 4 * float64(a.Len()+b.Len()+dst.Len())}
+	be := offloadTo(w)
+	return be != nil && be.MatMul != nil && be.MatMul.MatMul(dst, a, b) == nil
+}
+
+// MatMul is the CPU's product: dst = MatMul(a, b), host operands whose
+// shapes the public function has checked, dst not overlapping them.
+func (cpuKernels) MatMul(dst, a, b *Tensor) error {
+	p := planMatMul(a, b)
+	p.run(dst)
+	return nil
+}
+
+// matmulPlan is a MatMul on the CPU: a and b as (batched) matrices and
+// the batch shape.
+type matmulPlan struct {
+	a, b    *Tensor // at least 2-D
+	m, n, k int
+	batch   []int
+}
+
+// planMatMul returns the plan of the product of a and b, whose shapes
+// checkMatMul accepted.
+func planMatMul(a, b *Tensor) matmulPlan {
+	s, err := shape.MatMulDims(a.shape, b.shape)
+	if err != nil {
+		panic(fmt.Sprintf("tensor: MatMul: shapes %v and %v: %v", a.shape, b.shape, err))
+	}
+	p := matmulPlan{a: a, b: b, m: s.M, n: s.N, k: s.K, batch: s.Batch}
 	if a.Dims() == 1 {
 		p.a = a.Unsqueeze(0)
 	}
 	if b.Dims() == 1 {
 		p.b = b.Unsqueeze(1)
 	}
-	checkShape(op, p.out)
 	return p
 }
 
@@ -111,7 +131,7 @@ func matrixLayout(x *Tensor) (trans bool, ld int, ok bool) {
 
 // matmulJob is the batch of products of one MatMul.
 type matmulJob struct {
-	p        *matmulPlan
+	p        matmulPlan
 	dst      *Tensor // contiguous result in [batch..., m, n] layout
 	transA   bool
 	transB   bool
@@ -122,7 +142,7 @@ type matmulJob struct {
 }
 
 func (j *matmulJob) RunRange(lo, hi int) {
-	p, a, b, c := j.p, j.a, j.b, j.dst
+	p, a, b, c := &j.p, j.a, j.b, j.dst
 	for i := lo; i < hi; i++ {
 		oa, ob, oc := a.offset, b.offset, c.offset
 		r := i
@@ -161,7 +181,7 @@ func (p *matmulPlan) run(dst *Tensor) {
 	shape := append(append([]int{}, p.batch...), p.m, p.n)
 	full := c.view(shape, contiguousStrides(shape), c.offset)
 	j := matmulJobs.Get().(*matmulJob)
-	*j = matmulJob{p: p, dst: full, transA: transA, transB: transB, lda: lda, ldb: ldb,
+	*j = matmulJob{p: *p, dst: full, transA: transA, transB: transB, lda: lda, ldb: ldb,
 		a: p.a.BroadcastTo(append(append([]int{}, p.batch...), p.m, p.k)...),
 		b: p.b.BroadcastTo(append(append([]int{}, p.batch...), p.k, p.n)...)}
 	batch := 1

@@ -111,9 +111,9 @@ func (s *Sweep) HasDevice() bool { return s.Device != "" }
 type Timer func(f func()) float64
 
 // pinned is the placer installed while one side is timed: OnCPU while the
-// CPU is timed, so that a registered tensor backend cannot take the work,
+// CPU is timed, so that tensor's offload device cannot take the work,
 // and OnGPU while the device is, so that an Accelerator whose calls go
-// through package tensor's offload path reaches its backend at every size.
+// through package tensor's offload path reaches the device at every size.
 type pinned dispatch.Target
 
 func (p pinned) Place(dispatch.Work) dispatch.Target { return dispatch.Target(p) }
