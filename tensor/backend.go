@@ -16,8 +16,10 @@ import (
 // implementation:
 //
 //   - Operands on two devices panic, naming the op, the shapes and the
-//     devices. MatMul and Conv2D also take host operands beside device
-//     ones: the device's implementation reads them from the host.
+//     devices; so do host operands beside device ones, except a 0-d host
+//     tensor (a scalar), which the device's implementation reads. MatMul
+//     and Conv2D take any host operands beside device ones: the device's
+//     implementation reads them from the host.
 //   - Operands on a device run on its Backend whatever dispatch.Place
 //     says: the CPU cannot read device memory. A device that lacks the
 //     family, or is no longer registered, or whose implementation returns
@@ -52,20 +54,37 @@ type ConvKernels interface {
 	Conv2DBackwardWeight(dw, dy, x *Tensor, p ConvParams) error
 }
 
+// ElementwiseKernels is the family of elementwise ops (elementwise.go).
+// The public function has checked that the operands broadcast to dst's
+// shape under NumPy's rules; the implementation broadcasts them (a
+// dimension of size 1, or missing, repeats) and reads any strides. The
+// ops and their arguments are ElemOp's.
+type ElementwiseKernels interface {
+	// Binary sets dst = op(a, b) for the binary ops and comparisons
+	// (ElemAdd ... ElemNotEqual).
+	Binary(op ElemOp, dst, a, b *Tensor) error
+	// Unary sets dst = op(x; arg) for the unary ops (ElemExp ...
+	// ElemFill); x is nil for ElemFill.
+	Unary(op ElemOp, dst, x *Tensor, arg [2]float32) error
+	// Where sets dst to a where cond is nonzero (NaN included), else b.
+	Where(dst, cond, a, b *Tensor) error
+}
+
 // A Backend is a place ops run: its memory and its implementation of each
 // op family. A nil family is one the device lacks: ops of that family on
 // its tensors panic.
 type Backend struct {
 	// Memory provides the device's tensors (NewOn, To). It is nil only
 	// for the CPU's Backend.
-	Memory DeviceAllocator
-	MatMul MatMulKernels
-	Conv   ConvKernels
+	Memory      DeviceAllocator
+	MatMul      MatMulKernels
+	Conv        ConvKernels
+	Elementwise ElementwiseKernels
 }
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,
 // conv.go).
-var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}}
+var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{}}
 
 // cpuKernels is the CPU's implementation of every family.
 type cpuKernels struct{}
@@ -128,7 +147,7 @@ func backendOf(op string, dev Device, dst *Tensor, ts ...*Tensor) *Backend {
 
 // lacks is the panic of op on dev, whose Backend has no family fam.
 func lacks(op string, dev Device, fam string, dst *Tensor, ts ...*Tensor) string {
-	return residentFailure(op, dst, ts, fmt.Errorf("%v has no %s kernels", dev, fam))
+	return residentFailure(op, dst, ts, fmt.Errorf("%v has no %s kernels; copy the operands with To(tensor.CPU)", dev, fam))
 }
 
 // matmulOn returns dev's MatMul family for op on the operands ts,
@@ -147,6 +166,15 @@ func convOn(op string, dev Device, dst *Tensor, ts ...*Tensor) ConvKernels {
 		return k
 	}
 	panic(lacks(op, dev, "Conv", dst, ts...))
+}
+
+// elementwiseOn returns dev's Elementwise family for op on the operands
+// ts, panicking when dev has none.
+func elementwiseOn(op string, dev Device, dst *Tensor, ts ...*Tensor) ElementwiseKernels {
+	if k := backendOf(op, dev, dst, ts...).Elementwise; k != nil {
+		return k
+	}
+	panic(lacks(op, dev, "Elementwise", dst, ts...))
 }
 
 // offloadDevice is the device that SetOffload named (CPU: none).
@@ -215,6 +243,41 @@ func deviceOf(op string, ts ...*Tensor) Device {
 		}
 	}
 	return dev
+}
+
+// deviceOn is deviceOf, dst included (it may be nil), for the families
+// whose operands are all on one device: a host operand of one or more
+// dimensions beside a device operand makes op panic too. A 0-d host
+// operand is allowed: it is a scalar that the device reads.
+func deviceOn(op string, dst *Tensor, ts ...*Tensor) Device {
+	dev := CPU
+	if dst != nil && dst.store != nil {
+		dev = dst.store.dev
+	}
+	host := dst != nil && dst.store == nil && len(dst.shape) > 0
+	for _, t := range ts {
+		switch {
+		case t == nil:
+		case t.store == nil:
+			host = host || len(t.shape) > 0
+		case dev == CPU:
+			dev = t.store.dev
+		case t.store.dev != dev:
+			panic(fmt.Sprintf("tensor: %s: %s: operands on %v and %v; copy them to one device with To", op, placesOf(withDst(dst, ts)), dev, t.store.dev))
+		}
+	}
+	if dev != CPU && host {
+		panic(fmt.Sprintf("tensor: %s: %s: operands on %v and cpu; copy them to one device with To", op, placesOf(withDst(dst, ts)), dev))
+	}
+	return dev
+}
+
+// withDst returns dst (if not nil) followed by ts, for messages.
+func withDst(dst *Tensor, ts []*Tensor) []*Tensor {
+	if dst == nil {
+		return ts
+	}
+	return append([]*Tensor{dst}, ts...)
 }
 
 // result returns the tensor of the given shape that op writes on dev for

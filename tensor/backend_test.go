@@ -312,7 +312,7 @@ func TestBackendResidentFailures(t *testing.T) {
 	dx, _ := x.To(testDevice)
 	want, wantConv := MatMul(a, b), Conv2D(x, w, nil, ConvParams{})
 
-	const noMatMul, noConv = "device(7) has no MatMul kernels", "device(7) has no Conv kernels"
+	const noMatMul, noConv = "device(7) has no MatMul kernels; copy the operands with To(tensor.CPU)", "device(7) has no Conv kernels; copy the operands with To(tensor.CPU)"
 	expectPanic(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on cpu: "+noMatMul, func() { MatMul(da, b) })
 	expectPanic(t, "tensor: MatMulInto: [3 4] on device(7) and [4 5] on cpu (result [3 5] on cpu): "+noMatMul, func() { MatMulInto(New(3, 5), da, b) })
 	expectPanic(t, "tensor: Conv2D: [1 2 6 6] on device(7) and [3 2 3 3] on cpu: "+noConv, func() { Conv2D(dx, w, nil, ConvParams{}) })
@@ -357,4 +357,102 @@ func TestBackendResidentFailures(t *testing.T) {
 	RegisterDevice(testDevice, nil)
 	expectPanic(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on cpu: device(7) is not registered (tensor.RegisterDevice)", func() { MatMul(da, b) })
 	expectPanic(t, "tensor: RegisterDevice: device(7) without Memory", func() { RegisterDevice(testDevice, &Backend{MatMul: rb}) })
+}
+
+// hostElementwise is a device's Elementwise family that runs the CPU's on
+// host copies of the operands, recording the ops it was asked.
+type hostElementwise struct{ calls []ElemOp }
+
+func (e *hostElementwise) Binary(op ElemOp, dst, a, b *Tensor) error {
+	e.calls = append(e.calls, op)
+	r := New(dst.shape...)
+	cpuKernels{}.Binary(op, r, hostCopy(a), hostCopy(b))
+	store(dst, r)
+	return nil
+}
+
+func (e *hostElementwise) Unary(op ElemOp, dst, x *Tensor, arg [2]float32) error {
+	e.calls = append(e.calls, op)
+	r := New(dst.shape...)
+	cpuKernels{}.Unary(op, r, hostCopy(x), arg)
+	store(dst, r)
+	return nil
+}
+
+func (e *hostElementwise) Where(dst, cond, a, b *Tensor) error {
+	e.calls = append(e.calls, 0)
+	r := New(dst.shape...)
+	cpuKernels{}.Where(r, hostCopy(cond), hostCopy(a), hostCopy(b))
+	store(dst, r)
+	return nil
+}
+
+// TestElementwiseOnDevice checks that the elementwise ops with device
+// operands run on the device's Elementwise family and return tensors
+// there (broadcast and transposed operands, a 0-d host scalar beside
+// device ones, the Into forms, Fill), and that host operands beside device
+// ones, or a device without the family, make them panic naming the op and
+// the devices.
+func TestElementwiseOnDevice(t *testing.T) {
+	fam := &hostElementwise{}
+	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}, Elementwise: fam})
+	defer RegisterDevice(testDevice, nil)
+	r := rand.New(rand.NewPCG(47, 48))
+	a, b, c := RandN(r, 2, 3), RandN(r, 3), RandN(r, 3, 2)
+	cond := Greater(a, RandN(r, 2, 3))
+	s := Scalar(2.5) // 0-d
+	dev := func(h *Tensor) *Tensor {
+		d, err := h.To(testDevice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	da, db, dc, dcond := dev(a), dev(b), dev(c), dev(cond)
+	dd, _ := NewOn(testDevice, 2, 3)
+	for _, k := range []struct {
+		name string
+		got  func() *Tensor
+		want *Tensor
+		op   ElemOp
+	}{
+		{"Add(broadcast)", func() *Tensor { return Add(da, db) }, Add(a, b), ElemAdd},
+		{"Sub(transposed)", func() *Tensor { return Sub(da, dc.T()) }, Sub(a, c.T()), ElemSub},
+		{"Mul(0-d host scalar)", func() *Tensor { return Mul(da, s) }, Mul(a, s), ElemMul},
+		{"Less", func() *Tensor { return Less(db, da) }, Less(b, a), ElemLess},
+		{"Exp", func() *Tensor { return Exp(da) }, Exp(a), ElemExp},
+		{"Clamp", func() *Tensor { return Clamp(da, -0.5, 0.5) }, Clamp(a, -0.5, 0.5), ElemClamp},
+		{"Where", func() *Tensor { return Where(dcond, da, db) }, Where(cond, a, b), 0},
+		{"MaximumInto", func() *Tensor { return MaximumInto(dd, da, db) }, Maximum(a, b), ElemMaximum},
+		{"ScaleInto", func() *Tensor { return ScaleInto(dd, da, 3) }, Scale(a, 3), ElemScale},
+		{"Fill", func() *Tensor { return Fill(dd, 4) }, Full(4, 2, 3), ElemFill},
+	} {
+		n := len(fam.calls)
+		if got := onHost(t, k.name, k.got(), testDevice); !slices.Equal(got, k.want.Data()) {
+			t.Errorf("%s on the device = %v, want %v", k.name, got, k.want.Data())
+		}
+		if len(fam.calls) != n+1 || fam.calls[n] != k.op {
+			t.Errorf("%s: family calls %v, want one more, op %d", k.name, fam.calls[n:], k.op)
+		}
+	}
+	if n := len(fam.calls); n != 10 {
+		t.Errorf("the family was called %d times, want 10 (the host references ran on the CPU)", n)
+	}
+
+	expectPanic(t, "tensor: Add: [2 3] on cpu and [3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { Add(a, db) })
+	expectPanic(t, "tensor: AddInto: [2 3] on cpu and [2 3] on device(7) and [3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { AddInto(New(2, 3), da, db) })
+	expectPanic(t, "tensor: WhereInto: [2 3] on device(7) and [2 3] on device(7) and [2 3] on device(7) and [3] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { WhereInto(dd, dcond, da, b) })
+	const other Device = 8
+	RegisterDevice(other, &Backend{Memory: &hostAllocator{}})
+	defer RegisterDevice(other, nil)
+	oa, _ := a.To(other)
+	expectPanic(t, "tensor: Add: [2 3] on device(7) and [2 3] on device(8): operands on device(7) and device(8); copy them to one device with To",
+		func() { Add(da, oa) })
+	expectPanic(t, "tensor: Exp: [2 3] on device(8): device(8) has no Elementwise kernels; copy the operands with To(tensor.CPU)",
+		func() { Exp(oa) })
+	expectPanic(t, "tensor: Fill: [2 3] on device(8): device(8) has no Elementwise kernels; copy the operands with To(tensor.CPU)",
+		func() { Fill(oa, 1) })
 }
