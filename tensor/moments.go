@@ -109,16 +109,7 @@ func (j *momentJob) walk(op string, x *Tensor, keep []int) (blocks bool) {
 		j.shift = nan32 // a new run: estimate its first piece's mean afresh
 		for c := 0; c < runLen; c += step {
 			m := min(step, runLen-c)
-			o := off[1] + c*st[1]
-			var run []float32
-			if st[1] == 1 {
-				run = xs[o : o+m]
-			} else {
-				run = sc.buf[1][:m]
-				for i := range run {
-					run[i] = xs[o+i*st[1]]
-				}
-			}
+			run := stridedRun(xs, off[1]+c*st[1], m, st[1], sc.buf[1][:])
 			j.add(off[0]+c*st[0], st[0], run, tmp[:m])
 		}
 	})

@@ -110,16 +110,7 @@ func (red *reduction) into(op string, dst, x *Tensor) {
 	l.each(0, l.runs(), &sc.off, &sc.idx, func(off *[maxOps]int) {
 		for c := 0; c < n; c += chunk {
 			m := min(chunk, n-c)
-			o := off[1] + c*st[1]
-			var run []float32
-			if st[1] == 1 {
-				run = xs[o : o+m]
-			} else {
-				run = sc.buf[1][:m]
-				for j := range run {
-					run[j] = xs[o+j*st[1]]
-				}
-			}
+			run := stridedRun(xs, off[1]+c*st[1], m, st[1], sc.buf[1][:])
 			od := off[0] + c*st[0]
 			switch st[0] {
 			case 0:
@@ -364,4 +355,17 @@ func SumToInto(dst, x *Tensor) *Tensor {
 	}
 	sumRed.into("SumToInto", d, x)
 	return dst
+}
+
+// stridedRun returns the m elements of xs from o at stride st: xs itself
+// when they are contiguous, else a copy gathered into buf (of at least m).
+func stridedRun(xs []float32, o, m, st int, buf []float32) []float32 {
+	if st == 1 {
+		return xs[o : o+m]
+	}
+	run := buf[:m]
+	for j := range run {
+		run[j] = xs[o+j*st]
+	}
+	return run
 }
