@@ -704,14 +704,15 @@ loop:
 	VMULPS            Z1, Z1, Z6
 	VFMADD213PS       Z1, Z5, Z6
 	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z6, Z1
-	VSCALEFPS         Z4, Z1, Z5
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z5
-	VXORPS            Z6, Z6, Z6
-	VCMPPS            $0x01, Z6, Z0, K1
-	VMULPS            Z1, Z0, Z1
 	VSCALEFPS         Z4, Z1, Z1
-	VBLENDMPS         Z1, Z0, K1, Z2
-	VDIVPS            Z5, Z2, Z0
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z1, Z1
+	VXORPS            Z5, Z5, Z5
+	VCMPPS            $0x01, Z5, Z0, K1
+	VMOVAPS           Z0, Z5
+	VFMADD213PS       Z0, Z6, Z5
+	VSCALEFPS         Z4, Z5, Z4
+	VBLENDMPS         Z4, Z0, K1, Z2
+	VDIVPS            Z1, Z2, Z0
 	VMOVUPS           Z0, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
@@ -744,14 +745,15 @@ tail:
 	VMULPS            Z1, Z1, Z5
 	VFMADD213PS       Z1, Z4, Z5
 	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z1
-	VSCALEFPS         Z2, Z1, Z4
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z4, Z4
-	VXORPS            Z5, Z5, Z5
-	VCMPPS            $0x01, Z5, Z0, K2
-	VMULPS            Z1, Z0, Z1
 	VSCALEFPS         Z2, Z1, Z1
-	VBLENDMPS         Z1, Z0, K2, Z3
-	VDIVPS            Z4, Z3, Z0
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z1, Z1
+	VXORPS            Z4, Z4, Z4
+	VCMPPS            $0x01, Z4, Z0, K2
+	VMOVAPS           Z0, Z4
+	VFMADD213PS       Z0, Z5, Z4
+	VSCALEFPS         Z2, Z4, Z2
+	VBLENDMPS         Z2, Z0, K2, Z3
+	VDIVPS            Z1, Z3, Z0
 	VMOVUPS           Z0, K1, (DI)
 
 done:
@@ -999,9 +1001,10 @@ loop:
 	VFMADD213PS.BCST  lanes_c3ecccccd<>+0(SB), Z3, Z4
 	VFMADD213PS.BCST  lanes_c3f2aaaab<>+0(SB), Z3, Z4
 	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z4, Z4
-	VFMADD213PS.BCST  lanes_c3f800000<>+0(SB), Z4, Z3
-	VMULPS            Z3, Z1, Z1
-	VSCALEFPS         Z2, Z1, Z1
+	VMULPS            Z4, Z3, Z3
+	VMOVAPS           Z1, Z4
+	VFMADD213PS       Z1, Z3, Z4
+	VSCALEFPS         Z2, Z4, Z1
 	VXORPS            Z2, Z2, Z2
 	VMAXPS            Z0, Z2, Z0
 	VADDPS            Z1, Z0, Z0
@@ -1050,9 +1053,10 @@ tail:
 	VFMADD213PS.BCST  lanes_c3ecccccd<>+0(SB), Z3, Z4
 	VFMADD213PS.BCST  lanes_c3f2aaaab<>+0(SB), Z3, Z4
 	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z4, Z4
-	VFMADD213PS.BCST  lanes_c3f800000<>+0(SB), Z4, Z3
-	VMULPS            Z3, Z1, Z1
-	VSCALEFPS         Z2, Z1, Z1
+	VMULPS            Z4, Z3, Z3
+	VMOVAPS           Z1, Z4
+	VFMADD213PS       Z1, Z3, Z4
+	VSCALEFPS         Z2, Z4, Z1
 	VXORPS            Z2, Z2, Z2
 	VMAXPS            Z0, Z2, Z0
 	VADDPS            Z1, Z0, Z0
@@ -1099,34 +1103,37 @@ loop:
 	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z3, Z4
 	VMULPS            Z3, Z3, Z8
 	VFMADD213PS       Z3, Z4, Z8
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z8, Z3
-	VSCALEFPS         Z7, Z3, Z3
 	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z1
-	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z4
-	VMOVAPS           Z4, Z7
-	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z7
-	VSUBPS            Z7, Z4, Z8
-	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z8
-	VDIVPS            Z7, Z4, Z1
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z9
-	VFMADD213PS       Z4, Z7, Z9
-	VMULPS            Z8, Z1, Z4
-	VSUBPS            Z4, Z9, Z4
-	VMULPS            Z4, Z1, Z4
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z3
+	VMOVAPS           Z3, Z4
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z4
+	VSUBPS            Z4, Z3, Z9
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z9
+	VDIVPS            Z4, Z3, Z1
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z10
+	VFMADD213PS       Z3, Z4, Z10
+	VMULPS            Z9, Z1, Z3
+	VSUBPS            Z3, Z10, Z3
+	VMULPS            Z3, Z1, Z3
 	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z1, Z1
-	VADDPS            Z4, Z1, Z1
-	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z4
-	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z1, Z4
-	VMULPS            Z4, Z3, Z1
+	VADDPS            Z3, Z1, Z1
+	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z1, Z3
+	VMULPS            Z3, Z1, Z3
+	VMOVAPS           Z1, Z4
+	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z9
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z9, Z4
+	VFMADD213PS       Z4, Z3, Z1
+	VMOVAPS           Z8, Z3
+	VFMADD213PS       Z1, Z1, Z3
+	VSCALEFPS         Z7, Z3, Z1
 	VSUBPS            Z1, Z2, Z1
 	VANDPS.BCST       lanes_c80000000<>+0(SB), Z0, Z2
 	VORPS             Z2, Z1, Z1
@@ -1181,34 +1188,37 @@ tail:
 	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z3, Z4
 	VMULPS            Z3, Z3, Z7
 	VFMADD213PS       Z3, Z4, Z7
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z7, Z3
-	VSCALEFPS         Z5, Z3, Z3
 	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z1
-	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z4
-	VMOVAPS           Z4, Z5
-	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z5
-	VSUBPS            Z5, Z4, Z7
-	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z7
-	VDIVPS            Z5, Z4, Z1
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z8
-	VFMADD213PS       Z4, Z5, Z8
-	VMULPS            Z7, Z1, Z4
-	VSUBPS            Z4, Z8, Z4
-	VMULPS            Z4, Z1, Z4
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z3
+	VMOVAPS           Z3, Z4
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z4
+	VSUBPS            Z4, Z3, Z8
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z8
+	VDIVPS            Z4, Z3, Z1
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z9
+	VFMADD213PS       Z3, Z4, Z9
+	VMULPS            Z8, Z1, Z3
+	VSUBPS            Z3, Z9, Z3
+	VMULPS            Z3, Z1, Z3
 	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z1, Z1
-	VADDPS            Z4, Z1, Z1
-	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z4
-	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z1, Z4
-	VMULPS            Z4, Z3, Z1
+	VADDPS            Z3, Z1, Z1
+	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z1, Z3
+	VMULPS            Z3, Z1, Z3
+	VMOVAPS           Z1, Z4
+	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z8
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z8, Z4
+	VFMADD213PS       Z4, Z3, Z1
+	VMOVAPS           Z7, Z3
+	VFMADD213PS       Z1, Z1, Z3
+	VSCALEFPS         Z5, Z3, Z1
 	VSUBPS            Z1, Z2, Z1
 	VANDPS.BCST       lanes_c80000000<>+0(SB), Z0, Z2
 	VORPS             Z2, Z1, Z1
@@ -1645,34 +1655,37 @@ loop:
 	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z2, Z9
 	VMULPS            Z2, Z2, Z11
 	VFMADD213PS       Z2, Z9, Z11
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z11, Z2
-	VSCALEFPS         Z10, Z2, Z2
-	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z9
-	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z10
-	VMOVAPS           Z10, Z11
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z9, Z11
-	VSUBPS            Z11, Z10, Z12
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z9, Z12
-	VDIVPS            Z11, Z10, Z9
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z9, Z13
-	VFMADD213PS       Z10, Z11, Z13
-	VMULPS            Z12, Z9, Z10
-	VSUBPS            Z10, Z13, Z10
-	VMULPS            Z10, Z9, Z10
-	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z9, Z9
-	VADDPS            Z10, Z9, Z9
-	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z10
-	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z9, Z10
-	VMULPS            Z10, Z2, Z2
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z2
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z9
+	VMOVAPS           Z9, Z12
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z12
+	VSUBPS            Z12, Z9, Z13
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z13
+	VDIVPS            Z12, Z9, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z14
+	VFMADD213PS       Z9, Z12, Z14
+	VMULPS            Z13, Z2, Z9
+	VSUBPS            Z9, Z14, Z9
+	VMULPS            Z9, Z2, Z9
+	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z2, Z2
+	VADDPS            Z9, Z2, Z2
+	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z9
+	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z2, Z9
+	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z2, Z9
+	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z2, Z9
+	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z2, Z9
+	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z2, Z9
+	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z2, Z9
+	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z2, Z9
+	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z2, Z9
+	VMULPS            Z9, Z2, Z9
+	VMOVAPS           Z2, Z12
+	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z13
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z13, Z12
+	VFMADD213PS       Z12, Z9, Z2
+	VMOVAPS           Z11, Z9
+	VFMADD213PS       Z2, Z2, Z9
+	VSCALEFPS         Z10, Z9, Z2
 	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
 	VXORPS            Z9, Z9, Z9
 	VCMPPS            $0x01, Z9, Z1, K3
@@ -1724,34 +1737,37 @@ tail:
 	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z2, Z3
 	VMULPS            Z2, Z2, Z5
 	VFMADD213PS       Z2, Z3, Z5
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z2
-	VSCALEFPS         Z4, Z2, Z2
-	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z3
-	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z4
-	VMOVAPS           Z4, Z5
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z3, Z5
-	VSUBPS            Z5, Z4, Z9
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z3, Z9
-	VDIVPS            Z5, Z4, Z3
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z10
-	VFMADD213PS       Z4, Z5, Z10
-	VMULPS            Z9, Z3, Z4
-	VSUBPS            Z4, Z10, Z4
-	VMULPS            Z4, Z3, Z4
-	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z3, Z3
-	VADDPS            Z4, Z3, Z3
-	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z4
-	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST  lanes_c3f9d5ec1<>+0(SB), Z3, Z4
-	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z3, Z4
-	VMULPS            Z4, Z2, Z2
+	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z2
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z3
+	VMOVAPS           Z3, Z9
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z9
+	VSUBPS            Z9, Z3, Z10
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z10
+	VDIVPS            Z9, Z3, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z11
+	VFMADD213PS       Z3, Z9, Z11
+	VMULPS            Z10, Z2, Z3
+	VSUBPS            Z3, Z11, Z3
+	VMULPS            Z3, Z2, Z3
+	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z2, Z2
+	VADDPS            Z3, Z2, Z2
+	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z2, Z3
+	VMULPS            Z3, Z2, Z3
+	VMOVAPS           Z2, Z9
+	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z10
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z10, Z9
+	VFMADD213PS       Z9, Z3, Z2
+	VMOVAPS           Z5, Z3
+	VFMADD213PS       Z2, Z2, Z3
+	VSCALEFPS         Z4, Z3, Z2
 	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
 	VXORPS            Z3, Z3, Z3
 	VCMPPS            $0x01, Z3, Z1, K4
@@ -2790,29 +2806,30 @@ loop:
 	VFMADD213PS  Y1, Y3, Y4
 	VADDPS       lanes_c3f800000<>+0(SB), Y4, Y1
 	VCVTPS2DQ    Y2, Y3
-	VPSRAD       $0x01, Y3, Y4
-	VPSUBD       Y4, Y3, Y3
-	VPADDD       lanes_c0000007f<>+0(SB), Y4, Y4
-	VPSLLD       $0x17, Y4, Y4
-	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
-	VPSLLD       $0x17, Y3, Y3
-	VMULPS       Y4, Y1, Y4
-	VMULPS       Y3, Y4, Y3
-	VADDPS       lanes_c3f800000<>+0(SB), Y3, Y3
-	VXORPS       Y4, Y4, Y4
-	VCMPPS       $0x01, Y4, Y0, Y4
-	VMULPS       Y1, Y0, Y1
-	VCVTPS2DQ    Y2, Y2
-	VPSRAD       $0x01, Y2, Y5
-	VPSUBD       Y5, Y2, Y2
+	VPSRAD       $0x01, Y3, Y5
+	VPSUBD       Y5, Y3, Y3
 	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
+	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
+	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y5, Y1, Y1
+	VMULPS       Y3, Y1, Y1
+	VADDPS       lanes_c3f800000<>+0(SB), Y1, Y1
+	VXORPS       Y3, Y3, Y3
+	VCMPPS       $0x01, Y3, Y0, Y3
+	VMOVAPS      Y0, Y5
+	VFMADD213PS  Y0, Y4, Y5
+	VCVTPS2DQ    Y2, Y2
+	VPSRAD       $0x01, Y2, Y4
+	VPSUBD       Y4, Y2, Y2
+	VPADDD       lanes_c0000007f<>+0(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
 	VPADDD       lanes_c0000007f<>+0(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
-	VMULPS       Y5, Y1, Y1
-	VMULPS       Y2, Y1, Y1
-	VBLENDVPS    Y4, Y1, Y0, Y0
-	VDIVPS       Y3, Y0, Y0
+	VMULPS       Y4, Y5, Y4
+	VMULPS       Y2, Y4, Y2
+	VBLENDVPS    Y3, Y2, Y0, Y0
+	VDIVPS       Y1, Y0, Y0
 	VMOVUPS      Y0, (DI)
 	ADDQ         $0x00000020, DI
 	ADDQ         $0x00000020, SI
@@ -2846,29 +2863,30 @@ tail:
 	VFMADD213PS  Y2, Y4, Y5
 	VADDPS       lanes_c3f800000<>+0(SB), Y5, Y2
 	VCVTPS2DQ    Y3, Y4
-	VPSRAD       $0x01, Y4, Y5
-	VPSUBD       Y5, Y4, Y4
-	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
-	VPSLLD       $0x17, Y5, Y5
-	VPADDD       lanes_c0000007f<>+0(SB), Y4, Y4
-	VPSLLD       $0x17, Y4, Y4
-	VMULPS       Y5, Y2, Y5
-	VMULPS       Y4, Y5, Y4
-	VADDPS       lanes_c3f800000<>+0(SB), Y4, Y4
-	VXORPS       Y5, Y5, Y5
-	VCMPPS       $0x01, Y5, Y1, Y5
-	VMULPS       Y2, Y1, Y2
-	VCVTPS2DQ    Y3, Y3
-	VPSRAD       $0x01, Y3, Y6
-	VPSUBD       Y6, Y3, Y3
+	VPSRAD       $0x01, Y4, Y6
+	VPSUBD       Y6, Y4, Y4
 	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
 	VPSLLD       $0x17, Y6, Y6
+	VPADDD       lanes_c0000007f<>+0(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y6, Y2, Y2
+	VMULPS       Y4, Y2, Y2
+	VADDPS       lanes_c3f800000<>+0(SB), Y2, Y2
+	VXORPS       Y4, Y4, Y4
+	VCMPPS       $0x01, Y4, Y1, Y4
+	VMOVAPS      Y1, Y6
+	VFMADD213PS  Y1, Y5, Y6
+	VCVTPS2DQ    Y3, Y3
+	VPSRAD       $0x01, Y3, Y5
+	VPSUBD       Y5, Y3, Y3
+	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
 	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
-	VMULPS       Y6, Y2, Y2
-	VMULPS       Y3, Y2, Y2
-	VBLENDVPS    Y5, Y2, Y1, Y1
-	VDIVPS       Y4, Y1, Y1
+	VMULPS       Y5, Y6, Y5
+	VMULPS       Y3, Y5, Y3
+	VBLENDVPS    Y4, Y3, Y1, Y1
+	VDIVPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (DI)
 
 done:
@@ -3018,17 +3036,18 @@ loop:
 	VFMADD213PS  lanes_c3ecccccd<>+0(SB), Y3, Y4
 	VFMADD213PS  lanes_c3f2aaaab<>+0(SB), Y3, Y4
 	VMULPS       lanes_c3f000000<>+0(SB), Y4, Y4
-	VFMADD213PS  lanes_c3f800000<>+0(SB), Y4, Y3
-	VMULPS       Y3, Y1, Y1
-	VCVTPS2DQ    Y2, Y2
-	VPSRAD       $0x01, Y2, Y3
-	VPSUBD       Y3, Y2, Y2
-	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
-	VPSLLD       $0x17, Y3, Y3
+	VMULPS       Y4, Y3, Y3
+	VMOVAPS      Y1, Y4
+	VFMADD213PS  Y1, Y3, Y4
+	VCVTPS2DQ    Y2, Y1
+	VPSRAD       $0x01, Y1, Y2
+	VPSUBD       Y2, Y1, Y1
 	VPADDD       lanes_c0000007f<>+0(SB), Y2, Y2
 	VPSLLD       $0x17, Y2, Y2
-	VMULPS       Y3, Y1, Y1
-	VMULPS       Y2, Y1, Y1
+	VPADDD       lanes_c0000007f<>+0(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
+	VMULPS       Y2, Y4, Y2
+	VMULPS       Y1, Y2, Y1
 	VXORPS       Y2, Y2, Y2
 	VMAXPS       Y0, Y2, Y0
 	VADDPS       Y1, Y0, Y0
@@ -3085,17 +3104,18 @@ tail:
 	VFMADD213PS  lanes_c3ecccccd<>+0(SB), Y4, Y5
 	VFMADD213PS  lanes_c3f2aaaab<>+0(SB), Y4, Y5
 	VMULPS       lanes_c3f000000<>+0(SB), Y5, Y5
-	VFMADD213PS  lanes_c3f800000<>+0(SB), Y5, Y4
-	VMULPS       Y4, Y2, Y2
-	VCVTPS2DQ    Y3, Y3
-	VPSRAD       $0x01, Y3, Y4
-	VPSUBD       Y4, Y3, Y3
-	VPADDD       lanes_c0000007f<>+0(SB), Y4, Y4
-	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y5, Y4, Y4
+	VMOVAPS      Y2, Y5
+	VFMADD213PS  Y2, Y4, Y5
+	VCVTPS2DQ    Y3, Y2
+	VPSRAD       $0x01, Y2, Y3
+	VPSUBD       Y3, Y2, Y2
 	VPADDD       lanes_c0000007f<>+0(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
-	VMULPS       Y4, Y2, Y2
-	VMULPS       Y3, Y2, Y2
+	VPADDD       lanes_c0000007f<>+0(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
+	VMULPS       Y3, Y5, Y3
+	VMULPS       Y2, Y3, Y2
 	VXORPS       Y3, Y3, Y3
 	VMAXPS       Y1, Y3, Y1
 	VADDPS       Y2, Y1, Y1
@@ -3142,42 +3162,45 @@ loop:
 	VFMADD213PS  lanes_c3f000000<>+0(SB), Y4, Y5
 	VMULPS       Y4, Y4, Y7
 	VFMADD213PS  Y4, Y5, Y7
-	VADDPS       lanes_c3f800000<>+0(SB), Y7, Y4
-	VCVTPS2DQ    Y6, Y5
-	VPSRAD       $0x01, Y5, Y6
-	VPSUBD       Y6, Y5, Y5
-	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
-	VPSLLD       $0x17, Y6, Y6
+	VANDPS       lanes_c7fffffff<>+0(SB), Y1, Y1
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y4
+	VMOVAPS      Y4, Y5
+	VFMADD231PS  lanes_c3f000000<>+0(SB), Y1, Y5
+	VSUBPS       Y5, Y4, Y8
+	VFMADD231PS  lanes_c3f000000<>+0(SB), Y1, Y8
+	VDIVPS       Y5, Y4, Y1
+	VXORPS       lanes_c80000000<>+0(SB), Y1, Y9
+	VFMADD213PS  Y4, Y5, Y9
+	VMULPS       Y8, Y1, Y4
+	VSUBPS       Y4, Y9, Y4
+	VMULPS       Y4, Y1, Y4
+	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y1, Y1
+	VADDPS       Y4, Y1, Y1
+	VMOVUPS      lanes_c3d331033<>+0(SB), Y4
+	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y1, Y4
+	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y1, Y4
+	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y1, Y4
+	VFMADD213PS  lanes_c3d943653<>+0(SB), Y1, Y4
+	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y1, Y4
+	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y1, Y4
+	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y1, Y4
+	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y1, Y4
+	VMULPS       Y4, Y1, Y4
+	VMOVAPS      Y1, Y5
+	VMOVUPS      lanes_c3f9d5ec1<>+0(SB), Y8
+	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y8, Y5
+	VFMADD213PS  Y5, Y4, Y1
+	VMOVAPS      Y7, Y4
+	VFMADD213PS  Y1, Y1, Y4
+	VCVTPS2DQ    Y6, Y1
+	VPSRAD       $0x01, Y1, Y5
+	VPSUBD       Y5, Y1, Y1
 	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
-	VMULPS       Y6, Y4, Y4
+	VPADDD       lanes_c0000007f<>+0(SB), Y1, Y1
+	VPSLLD       $0x17, Y1, Y1
 	VMULPS       Y5, Y4, Y4
-	VANDPS       lanes_c7fffffff<>+0(SB), Y1, Y1
-	VMOVUPS      lanes_c3f800000<>+0(SB), Y5
-	VMOVAPS      Y5, Y6
-	VFMADD231PS  lanes_c3f000000<>+0(SB), Y1, Y6
-	VSUBPS       Y6, Y5, Y7
-	VFMADD231PS  lanes_c3f000000<>+0(SB), Y1, Y7
-	VDIVPS       Y6, Y5, Y1
-	VXORPS       lanes_c80000000<>+0(SB), Y1, Y8
-	VFMADD213PS  Y5, Y6, Y8
-	VMULPS       Y7, Y1, Y5
-	VSUBPS       Y5, Y8, Y5
-	VMULPS       Y5, Y1, Y5
-	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y1, Y1
-	VADDPS       Y5, Y1, Y1
-	VMOVUPS      lanes_c3d331033<>+0(SB), Y5
-	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y1, Y5
-	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y1, Y5
-	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y1, Y5
-	VFMADD213PS  lanes_c3d943653<>+0(SB), Y1, Y5
-	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y1, Y5
-	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y1, Y5
-	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y1, Y5
-	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y1, Y5
-	VFMADD213PS  lanes_c3f9d5ec1<>+0(SB), Y1, Y5
-	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y1, Y5
-	VMULPS       Y5, Y4, Y1
+	VMULPS       Y1, Y4, Y1
 	VSUBPS       Y1, Y3, Y1
 	VANDPS       lanes_c80000000<>+0(SB), Y0, Y3
 	VORPS        Y3, Y1, Y1
@@ -3232,42 +3255,45 @@ tail:
 	VFMADD213PS  lanes_c3f000000<>+0(SB), Y5, Y6
 	VMULPS       Y5, Y5, Y8
 	VFMADD213PS  Y5, Y6, Y8
-	VADDPS       lanes_c3f800000<>+0(SB), Y8, Y5
-	VCVTPS2DQ    Y7, Y6
-	VPSRAD       $0x01, Y6, Y7
-	VPSUBD       Y7, Y6, Y6
-	VPADDD       lanes_c0000007f<>+0(SB), Y7, Y7
-	VPSLLD       $0x17, Y7, Y7
+	VANDPS       lanes_c7fffffff<>+0(SB), Y2, Y2
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y5
+	VMOVAPS      Y5, Y6
+	VFMADD231PS  lanes_c3f000000<>+0(SB), Y2, Y6
+	VSUBPS       Y6, Y5, Y9
+	VFMADD231PS  lanes_c3f000000<>+0(SB), Y2, Y9
+	VDIVPS       Y6, Y5, Y2
+	VXORPS       lanes_c80000000<>+0(SB), Y2, Y10
+	VFMADD213PS  Y5, Y6, Y10
+	VMULPS       Y9, Y2, Y5
+	VSUBPS       Y5, Y10, Y5
+	VMULPS       Y5, Y2, Y5
+	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y2, Y2
+	VADDPS       Y5, Y2, Y2
+	VMOVUPS      lanes_c3d331033<>+0(SB), Y5
+	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y2, Y5
+	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y2, Y5
+	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y2, Y5
+	VFMADD213PS  lanes_c3d943653<>+0(SB), Y2, Y5
+	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y2, Y5
+	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y2, Y5
+	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y2, Y5
+	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y2, Y5
+	VMULPS       Y5, Y2, Y5
+	VMOVAPS      Y2, Y6
+	VMOVUPS      lanes_c3f9d5ec1<>+0(SB), Y9
+	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y9, Y6
+	VFMADD213PS  Y6, Y5, Y2
+	VMOVAPS      Y8, Y5
+	VFMADD213PS  Y2, Y2, Y5
+	VCVTPS2DQ    Y7, Y2
+	VPSRAD       $0x01, Y2, Y6
+	VPSUBD       Y6, Y2, Y2
 	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
 	VPSLLD       $0x17, Y6, Y6
-	VMULPS       Y7, Y5, Y5
+	VPADDD       lanes_c0000007f<>+0(SB), Y2, Y2
+	VPSLLD       $0x17, Y2, Y2
 	VMULPS       Y6, Y5, Y5
-	VANDPS       lanes_c7fffffff<>+0(SB), Y2, Y2
-	VMOVUPS      lanes_c3f800000<>+0(SB), Y6
-	VMOVAPS      Y6, Y7
-	VFMADD231PS  lanes_c3f000000<>+0(SB), Y2, Y7
-	VSUBPS       Y7, Y6, Y8
-	VFMADD231PS  lanes_c3f000000<>+0(SB), Y2, Y8
-	VDIVPS       Y7, Y6, Y2
-	VXORPS       lanes_c80000000<>+0(SB), Y2, Y9
-	VFMADD213PS  Y6, Y7, Y9
-	VMULPS       Y8, Y2, Y6
-	VSUBPS       Y6, Y9, Y6
-	VMULPS       Y6, Y2, Y6
-	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y2, Y2
-	VADDPS       Y6, Y2, Y2
-	VMOVUPS      lanes_c3d331033<>+0(SB), Y6
-	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y2, Y6
-	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y2, Y6
-	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y2, Y6
-	VFMADD213PS  lanes_c3d943653<>+0(SB), Y2, Y6
-	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y2, Y6
-	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y2, Y6
-	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y2, Y6
-	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y2, Y6
-	VFMADD213PS  lanes_c3f9d5ec1<>+0(SB), Y2, Y6
-	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y2, Y6
-	VMULPS       Y6, Y5, Y2
+	VMULPS       Y2, Y5, Y2
 	VSUBPS       Y2, Y4, Y2
 	VANDPS       lanes_c80000000<>+0(SB), Y1, Y4
 	VORPS        Y4, Y2, Y2
@@ -3326,42 +3352,45 @@ loop:
 	VFMADD213PS  lanes_c3f000000<>+0(SB), Y4, Y5
 	VMULPS       Y4, Y4, Y7
 	VFMADD213PS  Y4, Y5, Y7
-	VADDPS       lanes_c3f800000<>+0(SB), Y7, Y4
-	VCVTPS2DQ    Y6, Y5
-	VPSRAD       $0x01, Y5, Y6
-	VPSUBD       Y6, Y5, Y5
+	VANDPS       lanes_c7fffffff<>+0(SB), Y3, Y4
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y5
+	VMOVAPS      Y5, Y8
+	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y4, Y8
+	VSUBPS       Y8, Y5, Y9
+	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y4, Y9
+	VDIVPS       Y8, Y5, Y4
+	VXORPS       lanes_c80000000<>+0(SB), Y4, Y10
+	VFMADD213PS  Y5, Y8, Y10
+	VMULPS       Y9, Y4, Y5
+	VSUBPS       Y5, Y10, Y5
+	VMULPS       Y5, Y4, Y5
+	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y4, Y4
+	VADDPS       Y5, Y4, Y4
+	VMOVUPS      lanes_c3d331033<>+0(SB), Y5
+	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3d943653<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y4, Y5
+	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y4, Y5
+	VMULPS       Y5, Y4, Y5
+	VMOVAPS      Y4, Y8
+	VMOVUPS      lanes_c3f9d5ec1<>+0(SB), Y9
+	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y9, Y8
+	VFMADD213PS  Y8, Y5, Y4
+	VMOVAPS      Y7, Y5
+	VFMADD213PS  Y4, Y4, Y5
+	VCVTPS2DQ    Y6, Y4
+	VPSRAD       $0x01, Y4, Y6
+	VPSUBD       Y6, Y4, Y4
 	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
 	VPSLLD       $0x17, Y6, Y6
-	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
-	VPSLLD       $0x17, Y5, Y5
-	VMULPS       Y6, Y4, Y4
-	VMULPS       Y5, Y4, Y4
-	VANDPS       lanes_c7fffffff<>+0(SB), Y3, Y5
-	VMOVUPS      lanes_c3f800000<>+0(SB), Y6
-	VMOVAPS      Y6, Y7
-	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y5, Y7
-	VSUBPS       Y7, Y6, Y8
-	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y5, Y8
-	VDIVPS       Y7, Y6, Y5
-	VXORPS       lanes_c80000000<>+0(SB), Y5, Y9
-	VFMADD213PS  Y6, Y7, Y9
-	VMULPS       Y8, Y5, Y6
-	VSUBPS       Y6, Y9, Y6
-	VMULPS       Y6, Y5, Y6
-	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y5, Y5
-	VADDPS       Y6, Y5, Y5
-	VMOVUPS      lanes_c3d331033<>+0(SB), Y6
-	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y5, Y6
-	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y5, Y6
-	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y5, Y6
-	VFMADD213PS  lanes_c3d943653<>+0(SB), Y5, Y6
-	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y5, Y6
-	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y5, Y6
-	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y5, Y6
-	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y5, Y6
-	VFMADD213PS  lanes_c3f9d5ec1<>+0(SB), Y5, Y6
-	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y5, Y6
-	VMULPS       Y6, Y4, Y4
+	VPADDD       lanes_c0000007f<>+0(SB), Y4, Y4
+	VPSLLD       $0x17, Y4, Y4
+	VMULPS       Y6, Y5, Y5
+	VMULPS       Y4, Y5, Y4
 	VMULPS       lanes_c3f000000<>+0(SB), Y4, Y4
 	VXORPS       Y5, Y5, Y5
 	VCMPPS       $0x01, Y5, Y3, Y5
@@ -3413,42 +3442,45 @@ tail:
 	VFMADD213PS  lanes_c3f000000<>+0(SB), Y5, Y6
 	VMULPS       Y5, Y5, Y8
 	VFMADD213PS  Y5, Y6, Y8
-	VADDPS       lanes_c3f800000<>+0(SB), Y8, Y5
-	VCVTPS2DQ    Y7, Y6
-	VPSRAD       $0x01, Y6, Y7
-	VPSUBD       Y7, Y6, Y6
+	VANDPS       lanes_c7fffffff<>+0(SB), Y4, Y5
+	VMOVUPS      lanes_c3f800000<>+0(SB), Y6
+	VMOVAPS      Y6, Y9
+	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y5, Y9
+	VSUBPS       Y9, Y6, Y10
+	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y5, Y10
+	VDIVPS       Y9, Y6, Y5
+	VXORPS       lanes_c80000000<>+0(SB), Y5, Y11
+	VFMADD213PS  Y6, Y9, Y11
+	VMULPS       Y10, Y5, Y6
+	VSUBPS       Y6, Y11, Y6
+	VMULPS       Y6, Y5, Y6
+	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y5, Y5
+	VADDPS       Y6, Y5, Y5
+	VMOVUPS      lanes_c3d331033<>+0(SB), Y6
+	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3d943653<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y5, Y6
+	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y5, Y6
+	VMULPS       Y6, Y5, Y6
+	VMOVAPS      Y5, Y9
+	VMOVUPS      lanes_c3f9d5ec1<>+0(SB), Y10
+	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y10, Y9
+	VFMADD213PS  Y9, Y6, Y5
+	VMOVAPS      Y8, Y6
+	VFMADD213PS  Y5, Y5, Y6
+	VCVTPS2DQ    Y7, Y5
+	VPSRAD       $0x01, Y5, Y7
+	VPSUBD       Y7, Y5, Y5
 	VPADDD       lanes_c0000007f<>+0(SB), Y7, Y7
 	VPSLLD       $0x17, Y7, Y7
-	VPADDD       lanes_c0000007f<>+0(SB), Y6, Y6
-	VPSLLD       $0x17, Y6, Y6
-	VMULPS       Y7, Y5, Y5
-	VMULPS       Y6, Y5, Y5
-	VANDPS       lanes_c7fffffff<>+0(SB), Y4, Y6
-	VMOVUPS      lanes_c3f800000<>+0(SB), Y7
-	VMOVAPS      Y7, Y8
-	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y6, Y8
-	VSUBPS       Y8, Y7, Y9
-	VFMADD231PS  lanes_c3eb504f3<>+0(SB), Y6, Y9
-	VDIVPS       Y8, Y7, Y6
-	VXORPS       lanes_c80000000<>+0(SB), Y6, Y10
-	VFMADD213PS  Y7, Y8, Y10
-	VMULPS       Y9, Y6, Y7
-	VSUBPS       Y7, Y10, Y7
-	VMULPS       Y7, Y6, Y7
-	VSUBPS       lanes_c3f2aaaab<>+0(SB), Y6, Y6
-	VADDPS       Y7, Y6, Y6
-	VMOVUPS      lanes_c3d331033<>+0(SB), Y7
-	VFMADD213PS  lanes_c39b038cf<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_cbd7cfe2e<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_c3d94dc90<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_c3d943653<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_cbe5610a4<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_cbe04d183<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_c3f1b9584<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_c3fa41364<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_c3f9d5ec1<>+0(SB), Y6, Y7
-	VFMADD213PS  lanes_c3edaec3d<>+0(SB), Y6, Y7
-	VMULPS       Y7, Y5, Y5
+	VPADDD       lanes_c0000007f<>+0(SB), Y5, Y5
+	VPSLLD       $0x17, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	VMULPS       Y5, Y6, Y5
 	VMULPS       lanes_c3f000000<>+0(SB), Y5, Y5
 	VXORPS       Y6, Y6, Y6
 	VCMPPS       $0x01, Y6, Y4, Y6

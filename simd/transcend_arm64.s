@@ -864,22 +864,34 @@ loop4:
 	VFMLA V16.S4, V17.S4, V5.S4
 	VFMLA V15.S4, V18.S4, V6.S4
 	VFMLA V12.S4, V19.S4, V7.S4
-	WORD $0x4e3ed484 // fadd v4.4s, v4.4s, v30.4s
-	WORD $0x4e3ed4a5 // fadd v5.4s, v5.4s, v30.4s
-	WORD $0x4e3ed4c6 // fadd v6.4s, v6.4s, v30.4s
-	WORD $0x4e3ed4e7 // fadd v7.4s, v7.4s, v30.4s
-	WORD $0x4ea1b90c // fcvtzs v12.4s, v8.4s
-	WORD $0x4ea1b92d // fcvtzs v13.4s, v9.4s
-	WORD $0x4ea1b94e // fcvtzs v14.4s, v10.4s
-	WORD $0x4ea1b96f // fcvtzs v15.4s, v11.4s
-	WORD $0x4f3f0590 // sshr v16.4s, v12.4s, #1
-	WORD $0x4f3f05b1 // sshr v17.4s, v13.4s, #1
-	WORD $0x4f3f05d2 // sshr v18.4s, v14.4s, #1
-	WORD $0x4f3f05f3 // sshr v19.4s, v15.4s, #1
-	VSUB V16.S4, V12.S4, V12.S4
-	VSUB V17.S4, V13.S4, V13.S4
-	VSUB V18.S4, V14.S4, V14.S4
-	VSUB V19.S4, V15.S4, V15.S4
+	WORD $0x4e3ed48c // fadd v12.4s, v4.4s, v30.4s
+	WORD $0x4e3ed4ad // fadd v13.4s, v5.4s, v30.4s
+	WORD $0x4e3ed4ce // fadd v14.4s, v6.4s, v30.4s
+	WORD $0x4e3ed4ef // fadd v15.4s, v7.4s, v30.4s
+	WORD $0x4ea1b910 // fcvtzs v16.4s, v8.4s
+	WORD $0x4ea1b931 // fcvtzs v17.4s, v9.4s
+	WORD $0x4ea1b952 // fcvtzs v18.4s, v10.4s
+	WORD $0x4ea1b973 // fcvtzs v19.4s, v11.4s
+	WORD $0x4f3f0614 // sshr v20.4s, v16.4s, #1
+	WORD $0x4f3f0635 // sshr v21.4s, v17.4s, #1
+	WORD $0x4f3f0656 // sshr v22.4s, v18.4s, #1
+	WORD $0x4f3f0677 // sshr v23.4s, v19.4s, #1
+	VSUB V20.S4, V16.S4, V16.S4
+	VSUB V21.S4, V17.S4, V17.S4
+	VSUB V22.S4, V18.S4, V18.S4
+	VSUB V23.S4, V19.S4, V19.S4
+	VADD V31.S4, V20.S4, V20.S4
+	VADD V31.S4, V21.S4, V21.S4
+	VADD V31.S4, V22.S4, V22.S4
+	VADD V31.S4, V23.S4, V23.S4
+	VSHL $23, V20.S4, V20.S4
+	VSHL $23, V21.S4, V21.S4
+	VSHL $23, V22.S4, V22.S4
+	VSHL $23, V23.S4, V23.S4
+	WORD $0x6e34dd8c // fmul v12.4s, v12.4s, v20.4s
+	WORD $0x6e35ddad // fmul v13.4s, v13.4s, v21.4s
+	WORD $0x6e36ddce // fmul v14.4s, v14.4s, v22.4s
+	WORD $0x6e37ddef // fmul v15.4s, v15.4s, v23.4s
 	VADD V31.S4, V16.S4, V16.S4
 	VADD V31.S4, V17.S4, V17.S4
 	VADD V31.S4, V18.S4, V18.S4
@@ -888,22 +900,10 @@ loop4:
 	VSHL $23, V17.S4, V17.S4
 	VSHL $23, V18.S4, V18.S4
 	VSHL $23, V19.S4, V19.S4
-	WORD $0x6e30dc90 // fmul v16.4s, v4.4s, v16.4s
-	WORD $0x6e31dcb1 // fmul v17.4s, v5.4s, v17.4s
-	WORD $0x6e32dcd2 // fmul v18.4s, v6.4s, v18.4s
-	WORD $0x6e33dcf3 // fmul v19.4s, v7.4s, v19.4s
-	VADD V31.S4, V12.S4, V12.S4
-	VADD V31.S4, V13.S4, V13.S4
-	VADD V31.S4, V14.S4, V14.S4
-	VADD V31.S4, V15.S4, V15.S4
-	VSHL $23, V12.S4, V12.S4
-	VSHL $23, V13.S4, V13.S4
-	VSHL $23, V14.S4, V14.S4
-	VSHL $23, V15.S4, V15.S4
-	WORD $0x6e2cde0c // fmul v12.4s, v16.4s, v12.4s
-	WORD $0x6e2dde2d // fmul v13.4s, v17.4s, v13.4s
-	WORD $0x6e2ede4e // fmul v14.4s, v18.4s, v14.4s
-	WORD $0x6e2fde6f // fmul v15.4s, v19.4s, v15.4s
+	WORD $0x6e30dd8c // fmul v12.4s, v12.4s, v16.4s
+	WORD $0x6e31ddad // fmul v13.4s, v13.4s, v17.4s
+	WORD $0x6e32ddce // fmul v14.4s, v14.4s, v18.4s
+	WORD $0x6e33ddef // fmul v15.4s, v15.4s, v19.4s
 	WORD $0x4e3ed58c // fadd v12.4s, v12.4s, v30.4s
 	WORD $0x4e3ed5ad // fadd v13.4s, v13.4s, v30.4s
 	WORD $0x4e3ed5ce // fadd v14.4s, v14.4s, v30.4s
@@ -913,50 +913,54 @@ loop4:
 	WORD $0x6ea1e612 // fcmgt v18.4s, v16.4s, v1.4s
 	WORD $0x6ea2e613 // fcmgt v19.4s, v16.4s, v2.4s
 	WORD $0x6ea3e610 // fcmgt v16.4s, v16.4s, v3.4s
-	WORD $0x6e24dc04 // fmul v4.4s, v0.4s, v4.4s
-	WORD $0x6e25dc25 // fmul v5.4s, v1.4s, v5.4s
-	WORD $0x6e26dc46 // fmul v6.4s, v2.4s, v6.4s
-	WORD $0x6e27dc67 // fmul v7.4s, v3.4s, v7.4s
-	WORD $0x4ea1b908 // fcvtzs v8.4s, v8.4s
-	WORD $0x4ea1b929 // fcvtzs v9.4s, v9.4s
-	WORD $0x4ea1b94a // fcvtzs v10.4s, v10.4s
-	WORD $0x4ea1b96b // fcvtzs v11.4s, v11.4s
-	WORD $0x4f3f0514 // sshr v20.4s, v8.4s, #1
-	WORD $0x4f3f0535 // sshr v21.4s, v9.4s, #1
-	WORD $0x4f3f0556 // sshr v22.4s, v10.4s, #1
-	WORD $0x4f3f0577 // sshr v23.4s, v11.4s, #1
-	VSUB V20.S4, V8.S4, V8.S4
-	VSUB V21.S4, V9.S4, V9.S4
-	VSUB V22.S4, V10.S4, V10.S4
-	VSUB V23.S4, V11.S4, V11.S4
-	VADD V31.S4, V20.S4, V20.S4
+	VORR V0.B16, V0.B16, V20.B16
+	VFMLA V4.S4, V0.S4, V20.S4
+	VORR V1.B16, V1.B16, V4.B16
+	VFMLA V5.S4, V1.S4, V4.S4
+	VORR V2.B16, V2.B16, V5.B16
+	VFMLA V6.S4, V2.S4, V5.S4
+	VORR V3.B16, V3.B16, V6.B16
+	VFMLA V7.S4, V3.S4, V6.S4
+	WORD $0x4ea1b907 // fcvtzs v7.4s, v8.4s
+	WORD $0x4ea1b928 // fcvtzs v8.4s, v9.4s
+	WORD $0x4ea1b949 // fcvtzs v9.4s, v10.4s
+	WORD $0x4ea1b96a // fcvtzs v10.4s, v11.4s
+	WORD $0x4f3f04eb // sshr v11.4s, v7.4s, #1
+	WORD $0x4f3f0515 // sshr v21.4s, v8.4s, #1
+	WORD $0x4f3f0536 // sshr v22.4s, v9.4s, #1
+	WORD $0x4f3f0557 // sshr v23.4s, v10.4s, #1
+	VSUB V11.S4, V7.S4, V7.S4
+	VSUB V21.S4, V8.S4, V8.S4
+	VSUB V22.S4, V9.S4, V9.S4
+	VSUB V23.S4, V10.S4, V10.S4
+	VADD V31.S4, V11.S4, V11.S4
 	VADD V31.S4, V21.S4, V21.S4
 	VADD V31.S4, V22.S4, V22.S4
 	VADD V31.S4, V23.S4, V23.S4
-	VSHL $23, V20.S4, V20.S4
+	VSHL $23, V11.S4, V11.S4
 	VSHL $23, V21.S4, V21.S4
 	VSHL $23, V22.S4, V22.S4
 	VSHL $23, V23.S4, V23.S4
-	WORD $0x6e34dc84 // fmul v4.4s, v4.4s, v20.4s
-	WORD $0x6e35dca5 // fmul v5.4s, v5.4s, v21.4s
-	WORD $0x6e36dcc6 // fmul v6.4s, v6.4s, v22.4s
-	WORD $0x6e37dce7 // fmul v7.4s, v7.4s, v23.4s
+	WORD $0x6e2bde8b // fmul v11.4s, v20.4s, v11.4s
+	WORD $0x6e35dc84 // fmul v4.4s, v4.4s, v21.4s
+	WORD $0x6e36dca5 // fmul v5.4s, v5.4s, v22.4s
+	WORD $0x6e37dcc6 // fmul v6.4s, v6.4s, v23.4s
+	VADD V31.S4, V7.S4, V7.S4
 	VADD V31.S4, V8.S4, V8.S4
 	VADD V31.S4, V9.S4, V9.S4
 	VADD V31.S4, V10.S4, V10.S4
-	VADD V31.S4, V11.S4, V11.S4
+	VSHL $23, V7.S4, V7.S4
 	VSHL $23, V8.S4, V8.S4
 	VSHL $23, V9.S4, V9.S4
 	VSHL $23, V10.S4, V10.S4
-	VSHL $23, V11.S4, V11.S4
+	WORD $0x6e27dd67 // fmul v7.4s, v11.4s, v7.4s
 	WORD $0x6e28dc84 // fmul v4.4s, v4.4s, v8.4s
 	WORD $0x6e29dca5 // fmul v5.4s, v5.4s, v9.4s
 	WORD $0x6e2adcc6 // fmul v6.4s, v6.4s, v10.4s
-	WORD $0x6e2bdce7 // fmul v7.4s, v7.4s, v11.4s
-	VBSL V0.B16, V4.B16, V17.B16
-	VBSL V1.B16, V5.B16, V18.B16
-	VBSL V2.B16, V6.B16, V19.B16
-	VBSL V3.B16, V7.B16, V16.B16
+	VBSL V0.B16, V7.B16, V17.B16
+	VBSL V1.B16, V4.B16, V18.B16
+	VBSL V2.B16, V5.B16, V19.B16
+	VBSL V3.B16, V6.B16, V16.B16
 	WORD $0x6e2cfe20 // fdiv v0.4s, v17.4s, v12.4s
 	WORD $0x6e2dfe41 // fdiv v1.4s, v18.4s, v13.4s
 	WORD $0x6e2efe62 // fdiv v2.4s, v19.4s, v14.4s
@@ -993,29 +997,30 @@ one:
 	VFMLA V1.S4, V4.S4, V3.S4
 	WORD $0x6e21dc24 // fmul v4.4s, v1.4s, v1.4s
 	VFMLA V3.S4, V4.S4, V1.S4
-	WORD $0x4e3ed421 // fadd v1.4s, v1.4s, v30.4s
-	WORD $0x4ea1b843 // fcvtzs v3.4s, v2.4s
-	WORD $0x4f3f0464 // sshr v4.4s, v3.4s, #1
-	VSUB V4.S4, V3.S4, V3.S4
+	WORD $0x4e3ed423 // fadd v3.4s, v1.4s, v30.4s
+	WORD $0x4ea1b844 // fcvtzs v4.4s, v2.4s
+	WORD $0x4f3f0485 // sshr v5.4s, v4.4s, #1
+	VSUB V5.S4, V4.S4, V4.S4
+	VADD V31.S4, V5.S4, V5.S4
+	VSHL $23, V5.S4, V5.S4
+	WORD $0x6e25dc63 // fmul v3.4s, v3.4s, v5.4s
 	VADD V31.S4, V4.S4, V4.S4
 	VSHL $23, V4.S4, V4.S4
-	WORD $0x6e24dc24 // fmul v4.4s, v1.4s, v4.4s
-	VADD V31.S4, V3.S4, V3.S4
-	VSHL $23, V3.S4, V3.S4
-	WORD $0x6e23dc83 // fmul v3.4s, v4.4s, v3.4s
+	WORD $0x6e24dc63 // fmul v3.4s, v3.4s, v4.4s
 	WORD $0x4e3ed463 // fadd v3.4s, v3.4s, v30.4s
 	FMOVQ 464(R9), F4
 	WORD $0x6ea0e484 // fcmgt v4.4s, v4.4s, v0.4s
-	WORD $0x6e21dc01 // fmul v1.4s, v0.4s, v1.4s
-	WORD $0x4ea1b842 // fcvtzs v2.4s, v2.4s
-	WORD $0x4f3f0445 // sshr v5.4s, v2.4s, #1
-	VSUB V5.S4, V2.S4, V2.S4
-	VADD V31.S4, V5.S4, V5.S4
-	VSHL $23, V5.S4, V5.S4
-	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	VORR V0.B16, V0.B16, V5.B16
+	VFMLA V1.S4, V0.S4, V5.S4
+	WORD $0x4ea1b841 // fcvtzs v1.4s, v2.4s
+	WORD $0x4f3f0422 // sshr v2.4s, v1.4s, #1
+	VSUB V2.S4, V1.S4, V1.S4
 	VADD V31.S4, V2.S4, V2.S4
 	VSHL $23, V2.S4, V2.S4
-	WORD $0x6e22dc21 // fmul v1.4s, v1.4s, v2.4s
+	WORD $0x6e22dca2 // fmul v2.4s, v5.4s, v2.4s
+	VADD V31.S4, V1.S4, V1.S4
+	VSHL $23, V1.S4, V1.S4
+	WORD $0x6e21dc41 // fmul v1.4s, v2.4s, v1.4s
 	VBSL V0.B16, V1.B16, V4.B16
 	WORD $0x6e23fc80 // fdiv v0.4s, v4.4s, v3.4s
 	FMOVQ.P F0, 16(R0)
@@ -1297,15 +1302,15 @@ TEXT ·softplusNEON(SB), NOSPLIT, $16-48
 	MOVD x_base+24(FP), R1
 	MOVD $consts<>(SB), R9
 	MOVD ZR, R4
-	FMOVQ 0(R9), F28
-	FMOVQ 32(R9), F27
-	FMOVQ 48(R9), F26
-	FMOVQ 64(R9), F25
-	FMOVQ 80(R9), F24
-	FMOVQ 96(R9), F23
-	FMOVQ 112(R9), F22
+	FMOVQ 0(R9), F29
+	FMOVQ 32(R9), F28
+	FMOVQ 48(R9), F27
+	FMOVQ 64(R9), F26
+	FMOVQ 80(R9), F25
+	FMOVQ 96(R9), F24
+	FMOVQ 112(R9), F23
+	FMOVQ 128(R9), F22
 	FMOVQ 160(R9), F30
-	FMOVQ 176(R9), F29
 	FMOVQ 192(R9), F31
 
 loop4:
@@ -1322,78 +1327,79 @@ loop4:
 	WORD $0x6ea0f8a5 // fneg v5.4s, v5.4s
 	WORD $0x6ea0f8c6 // fneg v6.4s, v6.4s
 	WORD $0x6ea0f8e7 // fneg v7.4s, v7.4s
-	WORD $0x4e3cf484 // fmax v4.4s, v4.4s, v28.4s
-	WORD $0x4e3cf4a5 // fmax v5.4s, v5.4s, v28.4s
-	WORD $0x4e3cf4c6 // fmax v6.4s, v6.4s, v28.4s
-	WORD $0x4e3cf4e7 // fmax v7.4s, v7.4s, v28.4s
-	WORD $0x6e3bdc88 // fmul v8.4s, v4.4s, v27.4s
-	WORD $0x6e3bdca9 // fmul v9.4s, v5.4s, v27.4s
-	WORD $0x6e3bdcca // fmul v10.4s, v6.4s, v27.4s
-	WORD $0x6e3bdceb // fmul v11.4s, v7.4s, v27.4s
+	WORD $0x4e3df484 // fmax v4.4s, v4.4s, v29.4s
+	WORD $0x4e3df4a5 // fmax v5.4s, v5.4s, v29.4s
+	WORD $0x4e3df4c6 // fmax v6.4s, v6.4s, v29.4s
+	WORD $0x4e3df4e7 // fmax v7.4s, v7.4s, v29.4s
+	WORD $0x6e3cdc88 // fmul v8.4s, v4.4s, v28.4s
+	WORD $0x6e3cdca9 // fmul v9.4s, v5.4s, v28.4s
+	WORD $0x6e3cdcca // fmul v10.4s, v6.4s, v28.4s
+	WORD $0x6e3cdceb // fmul v11.4s, v7.4s, v28.4s
 	WORD $0x4e218908 // frintn v8.4s, v8.4s
 	WORD $0x4e218929 // frintn v9.4s, v9.4s
 	WORD $0x4e21894a // frintn v10.4s, v10.4s
 	WORD $0x4e21896b // frintn v11.4s, v11.4s
+	VFMLS V27.S4, V8.S4, V4.S4
+	VFMLS V27.S4, V9.S4, V5.S4
+	VFMLS V27.S4, V10.S4, V6.S4
+	VFMLS V27.S4, V11.S4, V7.S4
 	VFMLS V26.S4, V8.S4, V4.S4
 	VFMLS V26.S4, V9.S4, V5.S4
 	VFMLS V26.S4, V10.S4, V6.S4
 	VFMLS V26.S4, V11.S4, V7.S4
-	VFMLS V25.S4, V8.S4, V4.S4
-	VFMLS V25.S4, V9.S4, V5.S4
-	VFMLS V25.S4, V10.S4, V6.S4
-	VFMLS V25.S4, V11.S4, V7.S4
-	VORR V23.B16, V23.B16, V12.B16
-	VFMLA V4.S4, V24.S4, V12.S4
-	VORR V23.B16, V23.B16, V13.B16
-	VFMLA V5.S4, V24.S4, V13.S4
-	VORR V23.B16, V23.B16, V14.B16
-	VFMLA V6.S4, V24.S4, V14.S4
-	VORR V23.B16, V23.B16, V15.B16
-	VFMLA V7.S4, V24.S4, V15.S4
-	VORR V22.B16, V22.B16, V16.B16
+	VORR V24.B16, V24.B16, V12.B16
+	VFMLA V4.S4, V25.S4, V12.S4
+	VORR V24.B16, V24.B16, V13.B16
+	VFMLA V5.S4, V25.S4, V13.S4
+	VORR V24.B16, V24.B16, V14.B16
+	VFMLA V6.S4, V25.S4, V14.S4
+	VORR V24.B16, V24.B16, V15.B16
+	VFMLA V7.S4, V25.S4, V15.S4
+	VORR V23.B16, V23.B16, V16.B16
 	VFMLA V4.S4, V12.S4, V16.S4
-	VORR V22.B16, V22.B16, V12.B16
+	VORR V23.B16, V23.B16, V12.B16
 	VFMLA V5.S4, V13.S4, V12.S4
-	VORR V22.B16, V22.B16, V13.B16
+	VORR V23.B16, V23.B16, V13.B16
 	VFMLA V6.S4, V14.S4, V13.S4
-	VORR V22.B16, V22.B16, V14.B16
+	VORR V23.B16, V23.B16, V14.B16
 	VFMLA V7.S4, V15.S4, V14.S4
-	FMOVQ 128(R9), F15
-	VORR V15.B16, V15.B16, V17.B16
-	VFMLA V4.S4, V16.S4, V17.S4
-	VORR V15.B16, V15.B16, V16.B16
+	VORR V22.B16, V22.B16, V15.B16
+	VFMLA V4.S4, V16.S4, V15.S4
+	VORR V22.B16, V22.B16, V16.B16
 	VFMLA V5.S4, V12.S4, V16.S4
-	VORR V15.B16, V15.B16, V12.B16
+	VORR V22.B16, V22.B16, V12.B16
 	VFMLA V6.S4, V13.S4, V12.S4
-	VFMLA V7.S4, V14.S4, V15.S4
-	FMOVQ 144(R9), F13
-	VORR V13.B16, V13.B16, V14.B16
-	VFMLA V4.S4, V17.S4, V14.S4
-	VORR V13.B16, V13.B16, V17.B16
-	VFMLA V5.S4, V16.S4, V17.S4
-	VORR V13.B16, V13.B16, V16.B16
+	VORR V22.B16, V22.B16, V13.B16
+	VFMLA V7.S4, V14.S4, V13.S4
+	FMOVQ 144(R9), F14
+	VORR V14.B16, V14.B16, V17.B16
+	VFMLA V4.S4, V15.S4, V17.S4
+	VORR V14.B16, V14.B16, V15.B16
+	VFMLA V5.S4, V16.S4, V15.S4
+	VORR V14.B16, V14.B16, V16.B16
 	VFMLA V6.S4, V12.S4, V16.S4
-	VFMLA V7.S4, V15.S4, V13.S4
+	VFMLA V7.S4, V13.S4, V14.S4
 	VORR V30.B16, V30.B16, V12.B16
-	VFMLA V4.S4, V14.S4, V12.S4
-	VORR V30.B16, V30.B16, V14.B16
-	VFMLA V5.S4, V17.S4, V14.S4
+	VFMLA V4.S4, V17.S4, V12.S4
+	VORR V30.B16, V30.B16, V13.B16
+	VFMLA V5.S4, V15.S4, V13.S4
 	VORR V30.B16, V30.B16, V15.B16
 	VFMLA V6.S4, V16.S4, V15.S4
 	VORR V30.B16, V30.B16, V16.B16
-	VFMLA V7.S4, V13.S4, V16.S4
-	WORD $0x6e24dc8d // fmul v13.4s, v4.4s, v4.4s
+	VFMLA V7.S4, V14.S4, V16.S4
+	WORD $0x6e24dc8e // fmul v14.4s, v4.4s, v4.4s
 	WORD $0x6e25dcb1 // fmul v17.4s, v5.4s, v5.4s
 	WORD $0x6e26dcd2 // fmul v18.4s, v6.4s, v6.4s
 	WORD $0x6e27dcf3 // fmul v19.4s, v7.4s, v7.4s
-	VFMLA V12.S4, V13.S4, V4.S4
-	VFMLA V14.S4, V17.S4, V5.S4
+	VFMLA V12.S4, V14.S4, V4.S4
+	VFMLA V13.S4, V17.S4, V5.S4
 	VFMLA V15.S4, V18.S4, V6.S4
 	VFMLA V16.S4, V19.S4, V7.S4
-	WORD $0x4e3dd484 // fadd v4.4s, v4.4s, v29.4s
-	WORD $0x4e3dd4a5 // fadd v5.4s, v5.4s, v29.4s
-	WORD $0x4e3dd4c6 // fadd v6.4s, v6.4s, v29.4s
-	WORD $0x4e3dd4e7 // fadd v7.4s, v7.4s, v29.4s
+	FMOVQ 176(R9), F12
+	WORD $0x4e2cd484 // fadd v4.4s, v4.4s, v12.4s
+	WORD $0x4e2cd4a5 // fadd v5.4s, v5.4s, v12.4s
+	WORD $0x4e2cd4c6 // fadd v6.4s, v6.4s, v12.4s
+	WORD $0x4e2cd4e7 // fadd v7.4s, v7.4s, v12.4s
 	WORD $0x4ea1b90c // fcvtzs v12.4s, v8.4s
 	WORD $0x4ea1b92d // fcvtzs v13.4s, v9.4s
 	WORD $0x4ea1b94e // fcvtzs v14.4s, v10.4s
@@ -1512,18 +1518,14 @@ loop4:
 	WORD $0x6e3edeb3 // fmul v19.4s, v21.4s, v30.4s
 	WORD $0x6e3ede52 // fmul v18.4s, v18.4s, v30.4s
 	WORD $0x6e3ede10 // fmul v16.4s, v16.4s, v30.4s
-	VORR V29.B16, V29.B16, V20.B16
-	VFMLA V17.S4, V12.S4, V20.S4
-	VORR V29.B16, V29.B16, V12.B16
-	VFMLA V19.S4, V13.S4, V12.S4
-	VORR V29.B16, V29.B16, V13.B16
-	VFMLA V18.S4, V14.S4, V13.S4
-	VORR V29.B16, V29.B16, V14.B16
-	VFMLA V16.S4, V15.S4, V14.S4
-	WORD $0x6e34dc84 // fmul v4.4s, v4.4s, v20.4s
-	WORD $0x6e2cdca5 // fmul v5.4s, v5.4s, v12.4s
-	WORD $0x6e2ddcc6 // fmul v6.4s, v6.4s, v13.4s
-	WORD $0x6e2edce7 // fmul v7.4s, v7.4s, v14.4s
+	WORD $0x6e31dd8c // fmul v12.4s, v12.4s, v17.4s
+	WORD $0x6e33ddad // fmul v13.4s, v13.4s, v19.4s
+	WORD $0x6e32ddce // fmul v14.4s, v14.4s, v18.4s
+	WORD $0x6e30ddef // fmul v15.4s, v15.4s, v16.4s
+	VFMLA V12.S4, V4.S4, V4.S4
+	VFMLA V13.S4, V5.S4, V5.S4
+	VFMLA V14.S4, V6.S4, V6.S4
+	VFMLA V15.S4, V7.S4, V7.S4
 	FMOVQ 464(R9), F12
 	WORD $0x4e2cf400 // fmax v0.4s, v0.4s, v12.4s
 	WORD $0x4e2cf421 // fmax v1.4s, v1.4s, v12.4s
@@ -1582,16 +1584,16 @@ one:
 	FMOVQ.P 16(R1), F0
 	WORD $0x4ea0f801 // fabs v1.4s, v0.4s
 	WORD $0x6ea0f821 // fneg v1.4s, v1.4s
-	WORD $0x4e3cf421 // fmax v1.4s, v1.4s, v28.4s
-	WORD $0x6e3bdc22 // fmul v2.4s, v1.4s, v27.4s
+	WORD $0x4e3df421 // fmax v1.4s, v1.4s, v29.4s
+	WORD $0x6e3cdc22 // fmul v2.4s, v1.4s, v28.4s
 	WORD $0x4e218842 // frintn v2.4s, v2.4s
+	VFMLS V27.S4, V2.S4, V1.S4
 	VFMLS V26.S4, V2.S4, V1.S4
-	VFMLS V25.S4, V2.S4, V1.S4
-	VORR V23.B16, V23.B16, V3.B16
-	VFMLA V1.S4, V24.S4, V3.S4
-	VORR V22.B16, V22.B16, V4.B16
+	VORR V24.B16, V24.B16, V3.B16
+	VFMLA V1.S4, V25.S4, V3.S4
+	VORR V23.B16, V23.B16, V4.B16
 	VFMLA V1.S4, V3.S4, V4.S4
-	FMOVQ 128(R9), F3
+	VORR V22.B16, V22.B16, V3.B16
 	VFMLA V1.S4, V4.S4, V3.S4
 	FMOVQ 144(R9), F4
 	VFMLA V1.S4, V3.S4, V4.S4
@@ -1599,7 +1601,8 @@ one:
 	VFMLA V1.S4, V4.S4, V3.S4
 	WORD $0x6e21dc24 // fmul v4.4s, v1.4s, v1.4s
 	VFMLA V3.S4, V4.S4, V1.S4
-	WORD $0x4e3dd421 // fadd v1.4s, v1.4s, v29.4s
+	FMOVQ 176(R9), F3
+	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
 	WORD $0x4ea1b843 // fcvtzs v3.4s, v2.4s
 	WORD $0x4f3f0464 // sshr v4.4s, v3.4s, #1
 	VSUB V4.S4, V3.S4, V3.S4
@@ -1631,9 +1634,8 @@ one:
 	FMOVQ 400(R9), F4
 	VFMLA V3.S4, V5.S4, V4.S4
 	WORD $0x6e3edc84 // fmul v4.4s, v4.4s, v30.4s
-	VORR V29.B16, V29.B16, V5.B16
-	VFMLA V4.S4, V3.S4, V5.S4
-	WORD $0x6e25dc21 // fmul v1.4s, v1.4s, v5.4s
+	WORD $0x6e24dc63 // fmul v3.4s, v3.4s, v4.4s
+	VFMLA V3.S4, V1.S4, V1.S4
 	FMOVQ 464(R9), F3
 	WORD $0x4e23f400 // fmax v0.4s, v0.4s, v3.4s
 	WORD $0x4ea1b842 // fcvtzs v2.4s, v2.4s
@@ -1688,10 +1690,6 @@ TEXT ·erfNEON(SB), NOSPLIT, $16-48
 	MOVD x_base+24(FP), R1
 	MOVD $consts<>(SB), R9
 	MOVD ZR, R4
-	FMOVQ 32(R9), F28
-	FMOVQ 48(R9), F27
-	FMOVQ 64(R9), F26
-	FMOVQ 80(R9), F25
 	FMOVQ 160(R9), F30
 	FMOVQ 176(R9), F31
 	FMOVQ 192(R9), F29
@@ -1728,544 +1726,6 @@ loop4:
 	VFMLA V5.S4, V5.S4, V13.S4
 	VFMLA V6.S4, V6.S4, V14.S4
 	VFMLA V7.S4, V7.S4, V15.S4
-	WORD $0x6ea0f98c // fneg v12.4s, v12.4s
-	WORD $0x6ea0f9ad // fneg v13.4s, v13.4s
-	WORD $0x6ea0f9ce // fneg v14.4s, v14.4s
-	WORD $0x6ea0f9ef // fneg v15.4s, v15.4s
-	WORD $0x6ea0f908 // fneg v8.4s, v8.4s
-	WORD $0x6ea0f929 // fneg v9.4s, v9.4s
-	WORD $0x6ea0f94a // fneg v10.4s, v10.4s
-	WORD $0x6ea0f96b // fneg v11.4s, v11.4s
-	WORD $0x6e3cdd10 // fmul v16.4s, v8.4s, v28.4s
-	WORD $0x6e3cdd31 // fmul v17.4s, v9.4s, v28.4s
-	WORD $0x6e3cdd52 // fmul v18.4s, v10.4s, v28.4s
-	WORD $0x6e3cdd73 // fmul v19.4s, v11.4s, v28.4s
-	WORD $0x4e218a10 // frintn v16.4s, v16.4s
-	WORD $0x4e218a31 // frintn v17.4s, v17.4s
-	WORD $0x4e218a52 // frintn v18.4s, v18.4s
-	WORD $0x4e218a73 // frintn v19.4s, v19.4s
-	VFMLS V27.S4, V16.S4, V8.S4
-	VFMLS V27.S4, V17.S4, V9.S4
-	VFMLS V27.S4, V18.S4, V10.S4
-	VFMLS V27.S4, V19.S4, V11.S4
-	VFMLS V26.S4, V16.S4, V8.S4
-	VFMLS V26.S4, V17.S4, V9.S4
-	VFMLS V26.S4, V18.S4, V10.S4
-	VFMLS V26.S4, V19.S4, V11.S4
-	WORD $0x4e2cd508 // fadd v8.4s, v8.4s, v12.4s
-	WORD $0x4e2dd529 // fadd v9.4s, v9.4s, v13.4s
-	WORD $0x4e2ed54a // fadd v10.4s, v10.4s, v14.4s
-	WORD $0x4e2fd56b // fadd v11.4s, v11.4s, v15.4s
-	FMOVQ 96(R9), F12
-	VORR V12.B16, V12.B16, V13.B16
-	VFMLA V8.S4, V25.S4, V13.S4
-	VORR V12.B16, V12.B16, V14.B16
-	VFMLA V9.S4, V25.S4, V14.S4
-	VORR V12.B16, V12.B16, V15.B16
-	VFMLA V10.S4, V25.S4, V15.S4
-	VFMLA V11.S4, V25.S4, V12.S4
-	FMOVQ 112(R9), F20
-	VORR V20.B16, V20.B16, V21.B16
-	VFMLA V8.S4, V13.S4, V21.S4
-	VORR V20.B16, V20.B16, V13.B16
-	VFMLA V9.S4, V14.S4, V13.S4
-	VORR V20.B16, V20.B16, V14.B16
-	VFMLA V10.S4, V15.S4, V14.S4
-	VFMLA V11.S4, V12.S4, V20.S4
-	FMOVQ 128(R9), F12
-	VORR V12.B16, V12.B16, V15.B16
-	VFMLA V8.S4, V21.S4, V15.S4
-	VORR V12.B16, V12.B16, V21.B16
-	VFMLA V9.S4, V13.S4, V21.S4
-	VORR V12.B16, V12.B16, V13.B16
-	VFMLA V10.S4, V14.S4, V13.S4
-	VFMLA V11.S4, V20.S4, V12.S4
-	FMOVQ 144(R9), F14
-	VORR V14.B16, V14.B16, V20.B16
-	VFMLA V8.S4, V15.S4, V20.S4
-	VORR V14.B16, V14.B16, V15.B16
-	VFMLA V9.S4, V21.S4, V15.S4
-	VORR V14.B16, V14.B16, V21.B16
-	VFMLA V10.S4, V13.S4, V21.S4
-	VFMLA V11.S4, V12.S4, V14.S4
-	VORR V30.B16, V30.B16, V12.B16
-	VFMLA V8.S4, V20.S4, V12.S4
-	VORR V30.B16, V30.B16, V13.B16
-	VFMLA V9.S4, V15.S4, V13.S4
-	VORR V30.B16, V30.B16, V15.B16
-	VFMLA V10.S4, V21.S4, V15.S4
-	VORR V30.B16, V30.B16, V20.B16
-	VFMLA V11.S4, V14.S4, V20.S4
-	WORD $0x6e28dd0e // fmul v14.4s, v8.4s, v8.4s
-	WORD $0x6e29dd35 // fmul v21.4s, v9.4s, v9.4s
-	WORD $0x6e2add56 // fmul v22.4s, v10.4s, v10.4s
-	WORD $0x6e2bdd77 // fmul v23.4s, v11.4s, v11.4s
-	VFMLA V12.S4, V14.S4, V8.S4
-	VFMLA V13.S4, V21.S4, V9.S4
-	VFMLA V15.S4, V22.S4, V10.S4
-	VFMLA V20.S4, V23.S4, V11.S4
-	WORD $0x4e3fd508 // fadd v8.4s, v8.4s, v31.4s
-	WORD $0x4e3fd529 // fadd v9.4s, v9.4s, v31.4s
-	WORD $0x4e3fd54a // fadd v10.4s, v10.4s, v31.4s
-	WORD $0x4e3fd56b // fadd v11.4s, v11.4s, v31.4s
-	WORD $0x4ea1ba0c // fcvtzs v12.4s, v16.4s
-	WORD $0x4ea1ba2d // fcvtzs v13.4s, v17.4s
-	WORD $0x4ea1ba4e // fcvtzs v14.4s, v18.4s
-	WORD $0x4ea1ba6f // fcvtzs v15.4s, v19.4s
-	WORD $0x4f3f0590 // sshr v16.4s, v12.4s, #1
-	WORD $0x4f3f05b1 // sshr v17.4s, v13.4s, #1
-	WORD $0x4f3f05d2 // sshr v18.4s, v14.4s, #1
-	WORD $0x4f3f05f3 // sshr v19.4s, v15.4s, #1
-	VSUB V16.S4, V12.S4, V12.S4
-	VSUB V17.S4, V13.S4, V13.S4
-	VSUB V18.S4, V14.S4, V14.S4
-	VSUB V19.S4, V15.S4, V15.S4
-	VADD V29.S4, V16.S4, V16.S4
-	VADD V29.S4, V17.S4, V17.S4
-	VADD V29.S4, V18.S4, V18.S4
-	VADD V29.S4, V19.S4, V19.S4
-	VSHL $23, V16.S4, V16.S4
-	VSHL $23, V17.S4, V17.S4
-	VSHL $23, V18.S4, V18.S4
-	VSHL $23, V19.S4, V19.S4
-	WORD $0x6e30dd08 // fmul v8.4s, v8.4s, v16.4s
-	WORD $0x6e31dd29 // fmul v9.4s, v9.4s, v17.4s
-	WORD $0x6e32dd4a // fmul v10.4s, v10.4s, v18.4s
-	WORD $0x6e33dd6b // fmul v11.4s, v11.4s, v19.4s
-	VADD V29.S4, V12.S4, V12.S4
-	VADD V29.S4, V13.S4, V13.S4
-	VADD V29.S4, V14.S4, V14.S4
-	VADD V29.S4, V15.S4, V15.S4
-	VSHL $23, V12.S4, V12.S4
-	VSHL $23, V13.S4, V13.S4
-	VSHL $23, V14.S4, V14.S4
-	VSHL $23, V15.S4, V15.S4
-	WORD $0x6e2cdd08 // fmul v8.4s, v8.4s, v12.4s
-	WORD $0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
-	WORD $0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
-	WORD $0x6e2fdd6b // fmul v11.4s, v11.4s, v15.4s
-	WORD $0x4ea0f884 // fabs v4.4s, v4.4s
-	WORD $0x4ea0f8a5 // fabs v5.4s, v5.4s
-	WORD $0x4ea0f8c6 // fabs v6.4s, v6.4s
-	WORD $0x4ea0f8e7 // fabs v7.4s, v7.4s
-	VORR V31.B16, V31.B16, V12.B16
-	VFMLA V30.S4, V4.S4, V12.S4
-	VORR V31.B16, V31.B16, V13.B16
-	VFMLA V30.S4, V5.S4, V13.S4
-	VORR V31.B16, V31.B16, V14.B16
-	VFMLA V30.S4, V6.S4, V14.S4
-	VORR V31.B16, V31.B16, V15.B16
-	VFMLA V30.S4, V7.S4, V15.S4
-	WORD $0x4eacd7f0 // fsub v16.4s, v31.4s, v12.4s
-	WORD $0x4eadd7f1 // fsub v17.4s, v31.4s, v13.4s
-	WORD $0x4eaed7f2 // fsub v18.4s, v31.4s, v14.4s
-	WORD $0x4eafd7f3 // fsub v19.4s, v31.4s, v15.4s
-	VFMLA V30.S4, V4.S4, V16.S4
-	VFMLA V30.S4, V5.S4, V17.S4
-	VFMLA V30.S4, V6.S4, V18.S4
-	VFMLA V30.S4, V7.S4, V19.S4
-	WORD $0x6e2cffe4 // fdiv v4.4s, v31.4s, v12.4s
-	WORD $0x6e2dffe5 // fdiv v5.4s, v31.4s, v13.4s
-	WORD $0x6e2effe6 // fdiv v6.4s, v31.4s, v14.4s
-	WORD $0x6e2fffe7 // fdiv v7.4s, v31.4s, v15.4s
-	WORD $0x6ea0f894 // fneg v20.4s, v4.4s
-	WORD $0x6ea0f8b5 // fneg v21.4s, v5.4s
-	WORD $0x6ea0f8d6 // fneg v22.4s, v6.4s
-	WORD $0x6ea0f8f7 // fneg v23.4s, v7.4s
-	VORR V31.B16, V31.B16, V24.B16
-	VFMLA V12.S4, V20.S4, V24.S4
-	VORR V31.B16, V31.B16, V12.B16
-	VFMLA V13.S4, V21.S4, V12.S4
-	VORR V31.B16, V31.B16, V13.B16
-	VFMLA V14.S4, V22.S4, V13.S4
-	VORR V31.B16, V31.B16, V14.B16
-	VFMLA V15.S4, V23.S4, V14.S4
-	WORD $0x6e30dc8f // fmul v15.4s, v4.4s, v16.4s
-	WORD $0x6e31dcb0 // fmul v16.4s, v5.4s, v17.4s
-	WORD $0x6e32dcd1 // fmul v17.4s, v6.4s, v18.4s
-	WORD $0x6e33dcf2 // fmul v18.4s, v7.4s, v19.4s
-	WORD $0x4eafd70f // fsub v15.4s, v24.4s, v15.4s
-	WORD $0x4eb0d58c // fsub v12.4s, v12.4s, v16.4s
-	WORD $0x4eb1d5ad // fsub v13.4s, v13.4s, v17.4s
-	WORD $0x4eb2d5ce // fsub v14.4s, v14.4s, v18.4s
-	WORD $0x6e2fdc8f // fmul v15.4s, v4.4s, v15.4s
-	WORD $0x6e2cdcac // fmul v12.4s, v5.4s, v12.4s
-	WORD $0x6e2ddccd // fmul v13.4s, v6.4s, v13.4s
-	WORD $0x6e2edcee // fmul v14.4s, v7.4s, v14.4s
-	FMOVQ 400(R9), F16
-	WORD $0x4eb0d484 // fsub v4.4s, v4.4s, v16.4s
-	WORD $0x4eb0d4a5 // fsub v5.4s, v5.4s, v16.4s
-	WORD $0x4eb0d4c6 // fsub v6.4s, v6.4s, v16.4s
-	WORD $0x4eb0d4e7 // fsub v7.4s, v7.4s, v16.4s
-	WORD $0x4e2fd484 // fadd v4.4s, v4.4s, v15.4s
-	WORD $0x4e2cd4a5 // fadd v5.4s, v5.4s, v12.4s
-	WORD $0x4e2dd4c6 // fadd v6.4s, v6.4s, v13.4s
-	WORD $0x4e2ed4e7 // fadd v7.4s, v7.4s, v14.4s
-	FMOVQ 592(R9), F12
-	FMOVQ 576(R9), F13
-	VORR V12.B16, V12.B16, V14.B16
-	VFMLA V4.S4, V13.S4, V14.S4
-	VORR V12.B16, V12.B16, V15.B16
-	VFMLA V5.S4, V13.S4, V15.S4
-	VORR V12.B16, V12.B16, V16.B16
-	VFMLA V6.S4, V13.S4, V16.S4
-	VFMLA V7.S4, V13.S4, V12.S4
-	FMOVQ 608(R9), F13
-	VORR V13.B16, V13.B16, V17.B16
-	VFMLA V4.S4, V14.S4, V17.S4
-	VORR V13.B16, V13.B16, V14.B16
-	VFMLA V5.S4, V15.S4, V14.S4
-	VORR V13.B16, V13.B16, V15.B16
-	VFMLA V6.S4, V16.S4, V15.S4
-	VFMLA V7.S4, V12.S4, V13.S4
-	FMOVQ 624(R9), F12
-	VORR V12.B16, V12.B16, V16.B16
-	VFMLA V4.S4, V17.S4, V16.S4
-	VORR V12.B16, V12.B16, V17.B16
-	VFMLA V5.S4, V14.S4, V17.S4
-	VORR V12.B16, V12.B16, V14.B16
-	VFMLA V6.S4, V15.S4, V14.S4
-	VFMLA V7.S4, V13.S4, V12.S4
-	FMOVQ 640(R9), F13
-	VORR V13.B16, V13.B16, V15.B16
-	VFMLA V4.S4, V16.S4, V15.S4
-	VORR V13.B16, V13.B16, V16.B16
-	VFMLA V5.S4, V17.S4, V16.S4
-	VORR V13.B16, V13.B16, V17.B16
-	VFMLA V6.S4, V14.S4, V17.S4
-	VFMLA V7.S4, V12.S4, V13.S4
-	FMOVQ 656(R9), F12
-	VORR V12.B16, V12.B16, V14.B16
-	VFMLA V4.S4, V15.S4, V14.S4
-	VORR V12.B16, V12.B16, V15.B16
-	VFMLA V5.S4, V16.S4, V15.S4
-	VORR V12.B16, V12.B16, V16.B16
-	VFMLA V6.S4, V17.S4, V16.S4
-	VFMLA V7.S4, V13.S4, V12.S4
-	FMOVQ 672(R9), F13
-	VORR V13.B16, V13.B16, V17.B16
-	VFMLA V4.S4, V14.S4, V17.S4
-	VORR V13.B16, V13.B16, V14.B16
-	VFMLA V5.S4, V15.S4, V14.S4
-	VORR V13.B16, V13.B16, V15.B16
-	VFMLA V6.S4, V16.S4, V15.S4
-	VFMLA V7.S4, V12.S4, V13.S4
-	FMOVQ 688(R9), F12
-	VORR V12.B16, V12.B16, V16.B16
-	VFMLA V4.S4, V17.S4, V16.S4
-	VORR V12.B16, V12.B16, V17.B16
-	VFMLA V5.S4, V14.S4, V17.S4
-	VORR V12.B16, V12.B16, V14.B16
-	VFMLA V6.S4, V15.S4, V14.S4
-	VFMLA V7.S4, V13.S4, V12.S4
-	FMOVQ 704(R9), F13
-	VORR V13.B16, V13.B16, V15.B16
-	VFMLA V4.S4, V16.S4, V15.S4
-	VORR V13.B16, V13.B16, V16.B16
-	VFMLA V5.S4, V17.S4, V16.S4
-	VORR V13.B16, V13.B16, V17.B16
-	VFMLA V6.S4, V14.S4, V17.S4
-	VFMLA V7.S4, V12.S4, V13.S4
-	FMOVQ 720(R9), F12
-	VORR V12.B16, V12.B16, V14.B16
-	VFMLA V4.S4, V15.S4, V14.S4
-	VORR V12.B16, V12.B16, V15.B16
-	VFMLA V5.S4, V16.S4, V15.S4
-	VORR V12.B16, V12.B16, V16.B16
-	VFMLA V6.S4, V17.S4, V16.S4
-	VFMLA V7.S4, V13.S4, V12.S4
-	FMOVQ 736(R9), F13
-	VORR V13.B16, V13.B16, V17.B16
-	VFMLA V4.S4, V14.S4, V17.S4
-	VORR V13.B16, V13.B16, V4.B16
-	VFMLA V5.S4, V15.S4, V4.S4
-	VORR V13.B16, V13.B16, V5.B16
-	VFMLA V6.S4, V16.S4, V5.S4
-	VFMLA V7.S4, V12.S4, V13.S4
-	WORD $0x6e31dd06 // fmul v6.4s, v8.4s, v17.4s
-	WORD $0x6e24dd24 // fmul v4.4s, v9.4s, v4.4s
-	WORD $0x6e25dd45 // fmul v5.4s, v10.4s, v5.4s
-	WORD $0x6e2ddd67 // fmul v7.4s, v11.4s, v13.4s
-	WORD $0x4ea6d7e6 // fsub v6.4s, v31.4s, v6.4s
-	WORD $0x4ea4d7e4 // fsub v4.4s, v31.4s, v4.4s
-	WORD $0x4ea5d7e5 // fsub v5.4s, v31.4s, v5.4s
-	WORD $0x4ea7d7e7 // fsub v7.4s, v31.4s, v7.4s
-	FMOVQ 544(R9), F8
-	VAND V8.B16, V0.B16, V9.B16
-	VAND V8.B16, V1.B16, V10.B16
-	VAND V8.B16, V2.B16, V11.B16
-	VAND V8.B16, V3.B16, V8.B16
-	VORR V9.B16, V6.B16, V6.B16
-	VORR V10.B16, V4.B16, V4.B16
-	VORR V11.B16, V5.B16, V5.B16
-	VORR V8.B16, V7.B16, V7.B16
-	WORD $0x6e20dc08 // fmul v8.4s, v0.4s, v0.4s
-	WORD $0x6e21dc29 // fmul v9.4s, v1.4s, v1.4s
-	WORD $0x6e22dc4a // fmul v10.4s, v2.4s, v2.4s
-	WORD $0x6e23dc6b // fmul v11.4s, v3.4s, v3.4s
-	FMOVQ 768(R9), F12
-	FMOVQ 752(R9), F13
-	VORR V12.B16, V12.B16, V14.B16
-	VFMLA V8.S4, V13.S4, V14.S4
-	VORR V12.B16, V12.B16, V15.B16
-	VFMLA V9.S4, V13.S4, V15.S4
-	VORR V12.B16, V12.B16, V16.B16
-	VFMLA V10.S4, V13.S4, V16.S4
-	VFMLA V11.S4, V13.S4, V12.S4
-	FMOVQ 784(R9), F13
-	VORR V13.B16, V13.B16, V17.B16
-	VFMLA V8.S4, V14.S4, V17.S4
-	VORR V13.B16, V13.B16, V14.B16
-	VFMLA V9.S4, V15.S4, V14.S4
-	VORR V13.B16, V13.B16, V15.B16
-	VFMLA V10.S4, V16.S4, V15.S4
-	VFMLA V11.S4, V12.S4, V13.S4
-	FMOVQ 800(R9), F12
-	VORR V12.B16, V12.B16, V16.B16
-	VFMLA V8.S4, V17.S4, V16.S4
-	VORR V12.B16, V12.B16, V17.B16
-	VFMLA V9.S4, V14.S4, V17.S4
-	VORR V12.B16, V12.B16, V14.B16
-	VFMLA V10.S4, V15.S4, V14.S4
-	VFMLA V11.S4, V13.S4, V12.S4
-	FMOVQ 816(R9), F13
-	VORR V13.B16, V13.B16, V15.B16
-	VFMLA V8.S4, V16.S4, V15.S4
-	VORR V13.B16, V13.B16, V16.B16
-	VFMLA V9.S4, V17.S4, V16.S4
-	VORR V13.B16, V13.B16, V17.B16
-	VFMLA V10.S4, V14.S4, V17.S4
-	VFMLA V11.S4, V12.S4, V13.S4
-	FMOVQ 832(R9), F12
-	VORR V12.B16, V12.B16, V14.B16
-	VFMLA V8.S4, V15.S4, V14.S4
-	VORR V12.B16, V12.B16, V15.B16
-	VFMLA V9.S4, V16.S4, V15.S4
-	VORR V12.B16, V12.B16, V16.B16
-	VFMLA V10.S4, V17.S4, V16.S4
-	VFMLA V11.S4, V13.S4, V12.S4
-	FMOVQ 864(R9), F13
-	VORR V13.B16, V13.B16, V17.B16
-	VFMLA V14.S4, V8.S4, V17.S4
-	VORR V13.B16, V13.B16, V8.B16
-	VFMLA V15.S4, V9.S4, V8.S4
-	VORR V13.B16, V13.B16, V9.B16
-	VFMLA V16.S4, V10.S4, V9.S4
-	VFMLA V12.S4, V11.S4, V13.S4
-	WORD $0x6e31dc0a // fmul v10.4s, v0.4s, v17.4s
-	WORD $0x6e28dc28 // fmul v8.4s, v1.4s, v8.4s
-	WORD $0x6e29dc49 // fmul v9.4s, v2.4s, v9.4s
-	WORD $0x6e2ddc6b // fmul v11.4s, v3.4s, v13.4s
-	FMOVQ 848(R9), F12
-	VFMLA V12.S4, V0.S4, V10.S4
-	VFMLA V12.S4, V1.S4, V8.S4
-	VFMLA V12.S4, V2.S4, V9.S4
-	VFMLA V12.S4, V3.S4, V11.S4
-	WORD $0x4ea0f800 // fabs v0.4s, v0.4s
-	WORD $0x4ea0f821 // fabs v1.4s, v1.4s
-	WORD $0x4ea0f842 // fabs v2.4s, v2.4s
-	WORD $0x4ea0f863 // fabs v3.4s, v3.4s
-	FMOVQ 880(R9), F12
-	WORD $0x6ea0e580 // fcmgt v0.4s, v12.4s, v0.4s
-	WORD $0x6ea1e581 // fcmgt v1.4s, v12.4s, v1.4s
-	WORD $0x6ea2e582 // fcmgt v2.4s, v12.4s, v2.4s
-	WORD $0x6ea3e583 // fcmgt v3.4s, v12.4s, v3.4s
-	VBSL V6.B16, V10.B16, V0.B16
-	VBSL V4.B16, V8.B16, V1.B16
-	VBSL V5.B16, V9.B16, V2.B16
-	VBSL V7.B16, V11.B16, V3.B16
-	FSTPQ.P (F0, F1), 32(R0)
-	FSTPQ.P (F2, F3), 32(R0)
-	SUB $16, R3
-	B loop4
-
-loop1:
-	CMP $4, R3
-	BLT tail
-
-one:
-	FMOVQ.P 16(R1), F0
-	WORD $0x4ea0f801 // fabs v1.4s, v0.4s
-	FMOVQ 464(R9), F2
-	WORD $0x4e22f421 // fmax v1.4s, v1.4s, v2.4s
-	FMOVQ 560(R9), F2
-	WORD $0x4ea2f421 // fmin v1.4s, v1.4s, v2.4s
-	WORD $0x6e21dc22 // fmul v2.4s, v1.4s, v1.4s
-	WORD $0x6ea0f843 // fneg v3.4s, v2.4s
-	VFMLA V1.S4, V1.S4, V3.S4
-	WORD $0x6ea0f863 // fneg v3.4s, v3.4s
-	WORD $0x6ea0f842 // fneg v2.4s, v2.4s
-	WORD $0x6e3cdc44 // fmul v4.4s, v2.4s, v28.4s
-	WORD $0x4e218884 // frintn v4.4s, v4.4s
-	VFMLS V27.S4, V4.S4, V2.S4
-	VFMLS V26.S4, V4.S4, V2.S4
-	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
-	FMOVQ 96(R9), F3
-	VFMLA V2.S4, V25.S4, V3.S4
-	FMOVQ 112(R9), F5
-	VFMLA V2.S4, V3.S4, V5.S4
-	FMOVQ 128(R9), F3
-	VFMLA V2.S4, V5.S4, V3.S4
-	FMOVQ 144(R9), F5
-	VFMLA V2.S4, V3.S4, V5.S4
-	VORR V30.B16, V30.B16, V3.B16
-	VFMLA V2.S4, V5.S4, V3.S4
-	WORD $0x6e22dc45 // fmul v5.4s, v2.4s, v2.4s
-	VFMLA V3.S4, V5.S4, V2.S4
-	WORD $0x4e3fd442 // fadd v2.4s, v2.4s, v31.4s
-	WORD $0x4ea1b883 // fcvtzs v3.4s, v4.4s
-	WORD $0x4f3f0464 // sshr v4.4s, v3.4s, #1
-	VSUB V4.S4, V3.S4, V3.S4
-	VADD V29.S4, V4.S4, V4.S4
-	VSHL $23, V4.S4, V4.S4
-	WORD $0x6e24dc42 // fmul v2.4s, v2.4s, v4.4s
-	VADD V29.S4, V3.S4, V3.S4
-	VSHL $23, V3.S4, V3.S4
-	WORD $0x6e23dc42 // fmul v2.4s, v2.4s, v3.4s
-	WORD $0x4ea0f821 // fabs v1.4s, v1.4s
-	VORR V31.B16, V31.B16, V3.B16
-	VFMLA V30.S4, V1.S4, V3.S4
-	WORD $0x4ea3d7e4 // fsub v4.4s, v31.4s, v3.4s
-	VFMLA V30.S4, V1.S4, V4.S4
-	WORD $0x6e23ffe1 // fdiv v1.4s, v31.4s, v3.4s
-	WORD $0x6ea0f825 // fneg v5.4s, v1.4s
-	VORR V31.B16, V31.B16, V6.B16
-	VFMLA V3.S4, V5.S4, V6.S4
-	WORD $0x6e24dc23 // fmul v3.4s, v1.4s, v4.4s
-	WORD $0x4ea3d4c3 // fsub v3.4s, v6.4s, v3.4s
-	WORD $0x6e23dc23 // fmul v3.4s, v1.4s, v3.4s
-	FMOVQ 400(R9), F4
-	WORD $0x4ea4d421 // fsub v1.4s, v1.4s, v4.4s
-	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
-	FMOVQ 592(R9), F3
-	FMOVQ 576(R9), F4
-	VFMLA V1.S4, V4.S4, V3.S4
-	FMOVQ 608(R9), F4
-	VFMLA V1.S4, V3.S4, V4.S4
-	FMOVQ 624(R9), F3
-	VFMLA V1.S4, V4.S4, V3.S4
-	FMOVQ 640(R9), F4
-	VFMLA V1.S4, V3.S4, V4.S4
-	FMOVQ 656(R9), F3
-	VFMLA V1.S4, V4.S4, V3.S4
-	FMOVQ 672(R9), F4
-	VFMLA V1.S4, V3.S4, V4.S4
-	FMOVQ 688(R9), F3
-	VFMLA V1.S4, V4.S4, V3.S4
-	FMOVQ 704(R9), F4
-	VFMLA V1.S4, V3.S4, V4.S4
-	FMOVQ 720(R9), F3
-	VFMLA V1.S4, V4.S4, V3.S4
-	FMOVQ 736(R9), F4
-	VFMLA V1.S4, V3.S4, V4.S4
-	WORD $0x6e24dc41 // fmul v1.4s, v2.4s, v4.4s
-	WORD $0x4ea1d7e1 // fsub v1.4s, v31.4s, v1.4s
-	FMOVQ 544(R9), F2
-	VAND V2.B16, V0.B16, V2.B16
-	VORR V2.B16, V1.B16, V1.B16
-	WORD $0x6e20dc02 // fmul v2.4s, v0.4s, v0.4s
-	FMOVQ 768(R9), F3
-	FMOVQ 752(R9), F4
-	VFMLA V2.S4, V4.S4, V3.S4
-	FMOVQ 784(R9), F4
-	VFMLA V2.S4, V3.S4, V4.S4
-	FMOVQ 800(R9), F3
-	VFMLA V2.S4, V4.S4, V3.S4
-	FMOVQ 816(R9), F4
-	VFMLA V2.S4, V3.S4, V4.S4
-	FMOVQ 832(R9), F3
-	VFMLA V2.S4, V4.S4, V3.S4
-	FMOVQ 864(R9), F4
-	VFMLA V3.S4, V2.S4, V4.S4
-	WORD $0x6e24dc02 // fmul v2.4s, v0.4s, v4.4s
-	FMOVQ 848(R9), F3
-	VFMLA V3.S4, V0.S4, V2.S4
-	WORD $0x4ea0f800 // fabs v0.4s, v0.4s
-	FMOVQ 880(R9), F3
-	WORD $0x6ea0e460 // fcmgt v0.4s, v3.4s, v0.4s
-	VBSL V1.B16, V2.B16, V0.B16
-	FMOVQ.P F0, 16(R0)
-	SUB $4, R3
-	B loop1
-
-tail:
-	CBNZ R4, back
-	CBZ R3, done
-	MOVD R0, R5
-	MOVD R3, R6
-	MOVD $1, R4
-	MOVD $buf0-16(SP), R7
-	MOVD R3, R8
-
-in0:
-	FMOVS.P 4(R1), F0
-	FMOVS.P F0, 4(R7)
-	SUBS $1, R8
-	BNE in0
-	MOVD $buf0-16(SP), R1
-	MOVD $buf0-16(SP), R0
-	MOVD $4, R3
-	B one
-
-back:
-	MOVD $buf0-16(SP), R7
-
-out:
-	FMOVS.P 4(R7), F0
-	FMOVS.P F0, 4(R5)
-	SUBS $1, R6
-	BNE out
-
-done:
-	RET
-
-// func geluNEON(dst, x []float32)
-TEXT ·geluNEON(SB), NOSPLIT, $16-48
-	MOVD dst_base+0(FP), R0
-	MOVD dst_len+8(FP), R3
-	MOVD x_base+24(FP), R1
-	MOVD $consts<>(SB), R9
-	MOVD ZR, R4
-	FMOVQ 160(R9), F30
-	FMOVQ 176(R9), F31
-	FMOVQ 192(R9), F29
-
-loop4:
-	// 4 vectors an iteration
-	CMP $16, R3
-	BLT loop1
-	FLDPQ.P 32(R1), (F0, F1)
-	FLDPQ.P 32(R1), (F2, F3)
-	FMOVQ 896(R9), F4
-	WORD $0x4e24f405 // fmax v5.4s, v0.4s, v4.4s
-	WORD $0x4e24f426 // fmax v6.4s, v1.4s, v4.4s
-	WORD $0x4e24f447 // fmax v7.4s, v2.4s, v4.4s
-	WORD $0x4e24f464 // fmax v4.4s, v3.4s, v4.4s
-	FMOVQ 496(R9), F8
-	WORD $0x4ea8f4a5 // fmin v5.4s, v5.4s, v8.4s
-	WORD $0x4ea8f4c6 // fmin v6.4s, v6.4s, v8.4s
-	WORD $0x4ea8f4e7 // fmin v7.4s, v7.4s, v8.4s
-	WORD $0x4ea8f484 // fmin v4.4s, v4.4s, v8.4s
-	WORD $0x6e25dca8 // fmul v8.4s, v5.4s, v5.4s
-	WORD $0x6e26dcc9 // fmul v9.4s, v6.4s, v6.4s
-	WORD $0x6e27dcea // fmul v10.4s, v7.4s, v7.4s
-	WORD $0x6e24dc8b // fmul v11.4s, v4.4s, v4.4s
-	WORD $0x6ea0f90c // fneg v12.4s, v8.4s
-	WORD $0x6ea0f92d // fneg v13.4s, v9.4s
-	WORD $0x6ea0f94e // fneg v14.4s, v10.4s
-	WORD $0x6ea0f96f // fneg v15.4s, v11.4s
-	VFMLA V5.S4, V5.S4, V12.S4
-	VFMLA V6.S4, V6.S4, V13.S4
-	VFMLA V7.S4, V7.S4, V14.S4
-	VFMLA V4.S4, V4.S4, V15.S4
-	WORD $0x6e3edd08 // fmul v8.4s, v8.4s, v30.4s
-	WORD $0x6e3edd29 // fmul v9.4s, v9.4s, v30.4s
-	WORD $0x6e3edd4a // fmul v10.4s, v10.4s, v30.4s
-	WORD $0x6e3edd6b // fmul v11.4s, v11.4s, v30.4s
-	WORD $0x6e3edd8c // fmul v12.4s, v12.4s, v30.4s
-	WORD $0x6e3eddad // fmul v13.4s, v13.4s, v30.4s
-	WORD $0x6e3eddce // fmul v14.4s, v14.4s, v30.4s
-	WORD $0x6e3eddef // fmul v15.4s, v15.4s, v30.4s
 	WORD $0x6ea0f98c // fneg v12.4s, v12.4s
 	WORD $0x6ea0f9ad // fneg v13.4s, v13.4s
 	WORD $0x6ea0f9ce // fneg v14.4s, v14.4s
@@ -2346,234 +1806,273 @@ loop4:
 	VFMLA V14.S4, V21.S4, V9.S4
 	VFMLA V15.S4, V22.S4, V10.S4
 	VFMLA V20.S4, V23.S4, V11.S4
-	WORD $0x4e3fd508 // fadd v8.4s, v8.4s, v31.4s
-	WORD $0x4e3fd529 // fadd v9.4s, v9.4s, v31.4s
-	WORD $0x4e3fd54a // fadd v10.4s, v10.4s, v31.4s
-	WORD $0x4e3fd56b // fadd v11.4s, v11.4s, v31.4s
-	WORD $0x4ea1ba2c // fcvtzs v12.4s, v17.4s
-	WORD $0x4ea1ba4d // fcvtzs v13.4s, v18.4s
-	WORD $0x4ea1ba6e // fcvtzs v14.4s, v19.4s
-	WORD $0x4ea1ba0f // fcvtzs v15.4s, v16.4s
-	WORD $0x4f3f0590 // sshr v16.4s, v12.4s, #1
-	WORD $0x4f3f05b1 // sshr v17.4s, v13.4s, #1
-	WORD $0x4f3f05d2 // sshr v18.4s, v14.4s, #1
-	WORD $0x4f3f05f3 // sshr v19.4s, v15.4s, #1
-	VSUB V16.S4, V12.S4, V12.S4
-	VSUB V17.S4, V13.S4, V13.S4
-	VSUB V18.S4, V14.S4, V14.S4
-	VSUB V19.S4, V15.S4, V15.S4
-	VADD V29.S4, V16.S4, V16.S4
-	VADD V29.S4, V17.S4, V17.S4
-	VADD V29.S4, V18.S4, V18.S4
-	VADD V29.S4, V19.S4, V19.S4
-	VSHL $23, V16.S4, V16.S4
-	VSHL $23, V17.S4, V17.S4
-	VSHL $23, V18.S4, V18.S4
-	VSHL $23, V19.S4, V19.S4
-	WORD $0x6e30dd08 // fmul v8.4s, v8.4s, v16.4s
-	WORD $0x6e31dd29 // fmul v9.4s, v9.4s, v17.4s
-	WORD $0x6e32dd4a // fmul v10.4s, v10.4s, v18.4s
-	WORD $0x6e33dd6b // fmul v11.4s, v11.4s, v19.4s
-	VADD V29.S4, V12.S4, V12.S4
-	VADD V29.S4, V13.S4, V13.S4
-	VADD V29.S4, V14.S4, V14.S4
-	VADD V29.S4, V15.S4, V15.S4
-	VSHL $23, V12.S4, V12.S4
-	VSHL $23, V13.S4, V13.S4
-	VSHL $23, V14.S4, V14.S4
-	VSHL $23, V15.S4, V15.S4
-	WORD $0x6e2cdd08 // fmul v8.4s, v8.4s, v12.4s
-	WORD $0x6e2ddd29 // fmul v9.4s, v9.4s, v13.4s
-	WORD $0x6e2edd4a // fmul v10.4s, v10.4s, v14.4s
-	WORD $0x6e2fdd6b // fmul v11.4s, v11.4s, v15.4s
-	WORD $0x4ea0f8ac // fabs v12.4s, v5.4s
-	WORD $0x4ea0f8cd // fabs v13.4s, v6.4s
-	WORD $0x4ea0f8ee // fabs v14.4s, v7.4s
-	WORD $0x4ea0f88f // fabs v15.4s, v4.4s
-	FMOVQ 912(R9), F16
-	VORR V31.B16, V31.B16, V17.B16
-	VFMLA V16.S4, V12.S4, V17.S4
-	VORR V31.B16, V31.B16, V18.B16
-	VFMLA V16.S4, V13.S4, V18.S4
-	VORR V31.B16, V31.B16, V19.B16
-	VFMLA V16.S4, V14.S4, V19.S4
-	VORR V31.B16, V31.B16, V20.B16
-	VFMLA V16.S4, V15.S4, V20.S4
-	WORD $0x4eb1d7f0 // fsub v16.4s, v31.4s, v17.4s
-	WORD $0x4eb2d7f5 // fsub v21.4s, v31.4s, v18.4s
-	WORD $0x4eb3d7f6 // fsub v22.4s, v31.4s, v19.4s
-	WORD $0x4eb4d7f7 // fsub v23.4s, v31.4s, v20.4s
-	FMOVQ 912(R9), F24
-	VFMLA V24.S4, V12.S4, V16.S4
-	VFMLA V24.S4, V13.S4, V21.S4
-	VFMLA V24.S4, V14.S4, V22.S4
-	VFMLA V24.S4, V15.S4, V23.S4
-	WORD $0x6e31ffec // fdiv v12.4s, v31.4s, v17.4s
-	WORD $0x6e32ffed // fdiv v13.4s, v31.4s, v18.4s
-	WORD $0x6e33ffee // fdiv v14.4s, v31.4s, v19.4s
-	WORD $0x6e34ffef // fdiv v15.4s, v31.4s, v20.4s
-	WORD $0x6ea0f998 // fneg v24.4s, v12.4s
-	WORD $0x6ea0f9b9 // fneg v25.4s, v13.4s
-	WORD $0x6ea0f9da // fneg v26.4s, v14.4s
-	WORD $0x6ea0f9fb // fneg v27.4s, v15.4s
+	WORD $0x4ea0f884 // fabs v4.4s, v4.4s
+	WORD $0x4ea0f8a5 // fabs v5.4s, v5.4s
+	WORD $0x4ea0f8c6 // fabs v6.4s, v6.4s
+	WORD $0x4ea0f8e7 // fabs v7.4s, v7.4s
+	VORR V31.B16, V31.B16, V12.B16
+	VFMLA V30.S4, V4.S4, V12.S4
+	VORR V31.B16, V31.B16, V13.B16
+	VFMLA V30.S4, V5.S4, V13.S4
+	VORR V31.B16, V31.B16, V14.B16
+	VFMLA V30.S4, V6.S4, V14.S4
+	VORR V31.B16, V31.B16, V15.B16
+	VFMLA V30.S4, V7.S4, V15.S4
+	WORD $0x4eacd7f4 // fsub v20.4s, v31.4s, v12.4s
+	WORD $0x4eadd7f5 // fsub v21.4s, v31.4s, v13.4s
+	WORD $0x4eaed7f6 // fsub v22.4s, v31.4s, v14.4s
+	WORD $0x4eafd7f7 // fsub v23.4s, v31.4s, v15.4s
+	VFMLA V30.S4, V4.S4, V20.S4
+	VFMLA V30.S4, V5.S4, V21.S4
+	VFMLA V30.S4, V6.S4, V22.S4
+	VFMLA V30.S4, V7.S4, V23.S4
+	WORD $0x6e2cffe4 // fdiv v4.4s, v31.4s, v12.4s
+	WORD $0x6e2dffe5 // fdiv v5.4s, v31.4s, v13.4s
+	WORD $0x6e2effe6 // fdiv v6.4s, v31.4s, v14.4s
+	WORD $0x6e2fffe7 // fdiv v7.4s, v31.4s, v15.4s
+	WORD $0x6ea0f898 // fneg v24.4s, v4.4s
+	WORD $0x6ea0f8b9 // fneg v25.4s, v5.4s
+	WORD $0x6ea0f8da // fneg v26.4s, v6.4s
+	WORD $0x6ea0f8fb // fneg v27.4s, v7.4s
 	VORR V31.B16, V31.B16, V28.B16
-	VFMLA V17.S4, V24.S4, V28.S4
-	VORR V31.B16, V31.B16, V17.B16
-	VFMLA V18.S4, V25.S4, V17.S4
-	VORR V31.B16, V31.B16, V18.B16
-	VFMLA V19.S4, V26.S4, V18.S4
-	VORR V31.B16, V31.B16, V19.B16
-	VFMLA V20.S4, V27.S4, V19.S4
-	WORD $0x6e30dd90 // fmul v16.4s, v12.4s, v16.4s
-	WORD $0x6e35ddb4 // fmul v20.4s, v13.4s, v21.4s
-	WORD $0x6e36ddd5 // fmul v21.4s, v14.4s, v22.4s
-	WORD $0x6e37ddf6 // fmul v22.4s, v15.4s, v23.4s
-	WORD $0x4eb0d790 // fsub v16.4s, v28.4s, v16.4s
-	WORD $0x4eb4d631 // fsub v17.4s, v17.4s, v20.4s
-	WORD $0x4eb5d652 // fsub v18.4s, v18.4s, v21.4s
-	WORD $0x4eb6d673 // fsub v19.4s, v19.4s, v22.4s
-	WORD $0x6e30dd90 // fmul v16.4s, v12.4s, v16.4s
-	WORD $0x6e31ddb1 // fmul v17.4s, v13.4s, v17.4s
-	WORD $0x6e32ddd2 // fmul v18.4s, v14.4s, v18.4s
-	WORD $0x6e33ddf3 // fmul v19.4s, v15.4s, v19.4s
-	FMOVQ 400(R9), F20
+	VFMLA V12.S4, V24.S4, V28.S4
+	VORR V31.B16, V31.B16, V12.B16
+	VFMLA V13.S4, V25.S4, V12.S4
+	VORR V31.B16, V31.B16, V13.B16
+	VFMLA V14.S4, V26.S4, V13.S4
+	VORR V31.B16, V31.B16, V14.B16
+	VFMLA V15.S4, V27.S4, V14.S4
+	WORD $0x6e34dc8f // fmul v15.4s, v4.4s, v20.4s
+	WORD $0x6e35dcb4 // fmul v20.4s, v5.4s, v21.4s
+	WORD $0x6e36dcd5 // fmul v21.4s, v6.4s, v22.4s
+	WORD $0x6e37dcf6 // fmul v22.4s, v7.4s, v23.4s
+	WORD $0x4eafd78f // fsub v15.4s, v28.4s, v15.4s
 	WORD $0x4eb4d58c // fsub v12.4s, v12.4s, v20.4s
-	WORD $0x4eb4d5ad // fsub v13.4s, v13.4s, v20.4s
-	WORD $0x4eb4d5ce // fsub v14.4s, v14.4s, v20.4s
-	WORD $0x4eb4d5ef // fsub v15.4s, v15.4s, v20.4s
-	WORD $0x4e30d58c // fadd v12.4s, v12.4s, v16.4s
-	WORD $0x4e31d5ad // fadd v13.4s, v13.4s, v17.4s
-	WORD $0x4e32d5ce // fadd v14.4s, v14.4s, v18.4s
-	WORD $0x4e33d5ef // fadd v15.4s, v15.4s, v19.4s
-	FMOVQ 592(R9), F16
-	FMOVQ 576(R9), F17
-	VORR V16.B16, V16.B16, V18.B16
-	VFMLA V12.S4, V17.S4, V18.S4
-	VORR V16.B16, V16.B16, V19.B16
-	VFMLA V13.S4, V17.S4, V19.S4
-	VORR V16.B16, V16.B16, V20.B16
-	VFMLA V14.S4, V17.S4, V20.S4
-	VFMLA V15.S4, V17.S4, V16.S4
-	FMOVQ 608(R9), F17
-	VORR V17.B16, V17.B16, V21.B16
-	VFMLA V12.S4, V18.S4, V21.S4
-	VORR V17.B16, V17.B16, V18.B16
-	VFMLA V13.S4, V19.S4, V18.S4
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V14.S4, V20.S4, V19.S4
-	VFMLA V15.S4, V16.S4, V17.S4
-	FMOVQ 624(R9), F16
-	VORR V16.B16, V16.B16, V20.B16
-	VFMLA V12.S4, V21.S4, V20.S4
-	VORR V16.B16, V16.B16, V21.B16
-	VFMLA V13.S4, V18.S4, V21.S4
-	VORR V16.B16, V16.B16, V18.B16
-	VFMLA V14.S4, V19.S4, V18.S4
-	VFMLA V15.S4, V17.S4, V16.S4
-	FMOVQ 640(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V12.S4, V20.S4, V19.S4
-	VORR V17.B16, V17.B16, V20.B16
-	VFMLA V13.S4, V21.S4, V20.S4
-	VORR V17.B16, V17.B16, V21.B16
-	VFMLA V14.S4, V18.S4, V21.S4
-	VFMLA V15.S4, V16.S4, V17.S4
-	FMOVQ 656(R9), F16
-	VORR V16.B16, V16.B16, V18.B16
-	VFMLA V12.S4, V19.S4, V18.S4
-	VORR V16.B16, V16.B16, V19.B16
-	VFMLA V13.S4, V20.S4, V19.S4
-	VORR V16.B16, V16.B16, V20.B16
-	VFMLA V14.S4, V21.S4, V20.S4
-	VFMLA V15.S4, V17.S4, V16.S4
-	FMOVQ 672(R9), F17
-	VORR V17.B16, V17.B16, V21.B16
-	VFMLA V12.S4, V18.S4, V21.S4
-	VORR V17.B16, V17.B16, V18.B16
-	VFMLA V13.S4, V19.S4, V18.S4
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V14.S4, V20.S4, V19.S4
-	VFMLA V15.S4, V16.S4, V17.S4
-	FMOVQ 688(R9), F16
-	VORR V16.B16, V16.B16, V20.B16
-	VFMLA V12.S4, V21.S4, V20.S4
-	VORR V16.B16, V16.B16, V21.B16
-	VFMLA V13.S4, V18.S4, V21.S4
-	VORR V16.B16, V16.B16, V18.B16
-	VFMLA V14.S4, V19.S4, V18.S4
-	VFMLA V15.S4, V17.S4, V16.S4
-	FMOVQ 704(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V12.S4, V20.S4, V19.S4
-	VORR V17.B16, V17.B16, V20.B16
-	VFMLA V13.S4, V21.S4, V20.S4
-	VORR V17.B16, V17.B16, V21.B16
-	VFMLA V14.S4, V18.S4, V21.S4
-	VFMLA V15.S4, V16.S4, V17.S4
-	FMOVQ 720(R9), F16
-	VORR V16.B16, V16.B16, V18.B16
-	VFMLA V12.S4, V19.S4, V18.S4
-	VORR V16.B16, V16.B16, V19.B16
-	VFMLA V13.S4, V20.S4, V19.S4
-	VORR V16.B16, V16.B16, V20.B16
-	VFMLA V14.S4, V21.S4, V20.S4
-	VFMLA V15.S4, V17.S4, V16.S4
-	FMOVQ 736(R9), F17
-	VORR V17.B16, V17.B16, V21.B16
-	VFMLA V12.S4, V18.S4, V21.S4
-	VORR V17.B16, V17.B16, V12.B16
-	VFMLA V13.S4, V19.S4, V12.S4
-	VORR V17.B16, V17.B16, V13.B16
-	VFMLA V14.S4, V20.S4, V13.S4
-	VFMLA V15.S4, V16.S4, V17.S4
-	WORD $0x6e35dd08 // fmul v8.4s, v8.4s, v21.4s
-	WORD $0x6e2cdd29 // fmul v9.4s, v9.4s, v12.4s
-	WORD $0x6e2ddd4a // fmul v10.4s, v10.4s, v13.4s
-	WORD $0x6e31dd6b // fmul v11.4s, v11.4s, v17.4s
-	WORD $0x6e3edd08 // fmul v8.4s, v8.4s, v30.4s
-	WORD $0x6e3edd29 // fmul v9.4s, v9.4s, v30.4s
-	WORD $0x6e3edd4a // fmul v10.4s, v10.4s, v30.4s
-	WORD $0x6e3edd6b // fmul v11.4s, v11.4s, v30.4s
-	FMOVQ 464(R9), F12
-	WORD $0x6ea5e58d // fcmgt v13.4s, v12.4s, v5.4s
-	WORD $0x6ea6e58e // fcmgt v14.4s, v12.4s, v6.4s
-	WORD $0x6ea7e58f // fcmgt v15.4s, v12.4s, v7.4s
-	WORD $0x6ea4e58c // fcmgt v12.4s, v12.4s, v4.4s
-	WORD $0x6e28dcb0 // fmul v16.4s, v5.4s, v8.4s
-	WORD $0x6e29dcd1 // fmul v17.4s, v6.4s, v9.4s
-	WORD $0x6e2adcf2 // fmul v18.4s, v7.4s, v10.4s
-	WORD $0x6e2bdc93 // fmul v19.4s, v4.4s, v11.4s
-	WORD $0x6ea0f8b4 // fneg v20.4s, v5.4s
-	WORD $0x6ea0f8d5 // fneg v21.4s, v6.4s
-	WORD $0x6ea0f8f6 // fneg v22.4s, v7.4s
-	WORD $0x6ea0f897 // fneg v23.4s, v4.4s
-	VFMLA V8.S4, V20.S4, V5.S4
-	VFMLA V9.S4, V21.S4, V6.S4
-	VFMLA V10.S4, V22.S4, V7.S4
-	VFMLA V11.S4, V23.S4, V4.S4
-	VBSL V5.B16, V16.B16, V13.B16
-	VBSL V6.B16, V17.B16, V14.B16
-	VBSL V7.B16, V18.B16, V15.B16
-	VBSL V4.B16, V19.B16, V12.B16
-	FMOVQ 496(R9), F4
-	WORD $0x6ea4e405 // fcmgt v5.4s, v0.4s, v4.4s
-	WORD $0x6ea4e426 // fcmgt v6.4s, v1.4s, v4.4s
-	WORD $0x6ea4e447 // fcmgt v7.4s, v2.4s, v4.4s
-	WORD $0x6ea4e464 // fcmgt v4.4s, v3.4s, v4.4s
-	VBSL V13.B16, V0.B16, V5.B16
-	VBSL V14.B16, V1.B16, V6.B16
-	VBSL V15.B16, V2.B16, V7.B16
-	VBSL V12.B16, V3.B16, V4.B16
-	FMOVQ 896(R9), F8
-	WORD $0x6ea0e500 // fcmgt v0.4s, v8.4s, v0.4s
-	WORD $0x6ea1e501 // fcmgt v1.4s, v8.4s, v1.4s
-	WORD $0x6ea2e502 // fcmgt v2.4s, v8.4s, v2.4s
-	WORD $0x6ea3e503 // fcmgt v3.4s, v8.4s, v3.4s
+	WORD $0x4eb5d5ad // fsub v13.4s, v13.4s, v21.4s
+	WORD $0x4eb6d5ce // fsub v14.4s, v14.4s, v22.4s
+	WORD $0x6e2fdc8f // fmul v15.4s, v4.4s, v15.4s
+	WORD $0x6e2cdcac // fmul v12.4s, v5.4s, v12.4s
+	WORD $0x6e2ddccd // fmul v13.4s, v6.4s, v13.4s
+	WORD $0x6e2edcee // fmul v14.4s, v7.4s, v14.4s
+	FMOVQ 400(R9), F20
+	WORD $0x4eb4d484 // fsub v4.4s, v4.4s, v20.4s
+	WORD $0x4eb4d4a5 // fsub v5.4s, v5.4s, v20.4s
+	WORD $0x4eb4d4c6 // fsub v6.4s, v6.4s, v20.4s
+	WORD $0x4eb4d4e7 // fsub v7.4s, v7.4s, v20.4s
+	WORD $0x4e2fd484 // fadd v4.4s, v4.4s, v15.4s
+	WORD $0x4e2cd4a5 // fadd v5.4s, v5.4s, v12.4s
+	WORD $0x4e2dd4c6 // fadd v6.4s, v6.4s, v13.4s
+	WORD $0x4e2ed4e7 // fadd v7.4s, v7.4s, v14.4s
+	FMOVQ 592(R9), F12
+	FMOVQ 576(R9), F13
+	VORR V12.B16, V12.B16, V14.B16
+	VFMLA V4.S4, V13.S4, V14.S4
+	VORR V12.B16, V12.B16, V15.B16
+	VFMLA V5.S4, V13.S4, V15.S4
+	VORR V12.B16, V12.B16, V20.B16
+	VFMLA V6.S4, V13.S4, V20.S4
+	VFMLA V7.S4, V13.S4, V12.S4
+	FMOVQ 608(R9), F13
+	VORR V13.B16, V13.B16, V21.B16
+	VFMLA V4.S4, V14.S4, V21.S4
+	VORR V13.B16, V13.B16, V14.B16
+	VFMLA V5.S4, V15.S4, V14.S4
+	VORR V13.B16, V13.B16, V15.B16
+	VFMLA V6.S4, V20.S4, V15.S4
+	VFMLA V7.S4, V12.S4, V13.S4
+	FMOVQ 624(R9), F12
+	VORR V12.B16, V12.B16, V20.B16
+	VFMLA V4.S4, V21.S4, V20.S4
+	VORR V12.B16, V12.B16, V21.B16
+	VFMLA V5.S4, V14.S4, V21.S4
+	VORR V12.B16, V12.B16, V14.B16
+	VFMLA V6.S4, V15.S4, V14.S4
+	VFMLA V7.S4, V13.S4, V12.S4
+	FMOVQ 640(R9), F13
+	VORR V13.B16, V13.B16, V15.B16
+	VFMLA V4.S4, V20.S4, V15.S4
+	VORR V13.B16, V13.B16, V20.B16
+	VFMLA V5.S4, V21.S4, V20.S4
+	VORR V13.B16, V13.B16, V21.B16
+	VFMLA V6.S4, V14.S4, V21.S4
+	VFMLA V7.S4, V12.S4, V13.S4
+	FMOVQ 656(R9), F12
+	VORR V12.B16, V12.B16, V14.B16
+	VFMLA V4.S4, V15.S4, V14.S4
+	VORR V12.B16, V12.B16, V15.B16
+	VFMLA V5.S4, V20.S4, V15.S4
+	VORR V12.B16, V12.B16, V20.B16
+	VFMLA V6.S4, V21.S4, V20.S4
+	VFMLA V7.S4, V13.S4, V12.S4
+	FMOVQ 672(R9), F13
+	VORR V13.B16, V13.B16, V21.B16
+	VFMLA V4.S4, V14.S4, V21.S4
+	VORR V13.B16, V13.B16, V14.B16
+	VFMLA V5.S4, V15.S4, V14.S4
+	VORR V13.B16, V13.B16, V15.B16
+	VFMLA V6.S4, V20.S4, V15.S4
+	VFMLA V7.S4, V12.S4, V13.S4
+	FMOVQ 688(R9), F12
+	VORR V12.B16, V12.B16, V20.B16
+	VFMLA V4.S4, V21.S4, V20.S4
+	VORR V12.B16, V12.B16, V21.B16
+	VFMLA V5.S4, V14.S4, V21.S4
+	VORR V12.B16, V12.B16, V14.B16
+	VFMLA V6.S4, V15.S4, V14.S4
+	VFMLA V7.S4, V13.S4, V12.S4
+	FMOVQ 704(R9), F13
+	VORR V13.B16, V13.B16, V15.B16
+	VFMLA V4.S4, V20.S4, V15.S4
+	VORR V13.B16, V13.B16, V20.B16
+	VFMLA V5.S4, V21.S4, V20.S4
+	VORR V13.B16, V13.B16, V21.B16
+	VFMLA V6.S4, V14.S4, V21.S4
+	VFMLA V7.S4, V12.S4, V13.S4
+	WORD $0x6e2fdc8c // fmul v12.4s, v4.4s, v15.4s
+	WORD $0x6e34dcae // fmul v14.4s, v5.4s, v20.4s
+	WORD $0x6e35dccf // fmul v15.4s, v6.4s, v21.4s
+	WORD $0x6e2ddced // fmul v13.4s, v7.4s, v13.4s
+	FMOVQ 736(R9), F20
+	FMOVQ 720(R9), F21
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V21.S4, V4.S4, V22.S4
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V21.S4, V5.S4, V23.S4
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V21.S4, V6.S4, V24.S4
+	VFMLA V21.S4, V7.S4, V20.S4
+	VFMLA V12.S4, V4.S4, V22.S4
+	VFMLA V14.S4, V5.S4, V23.S4
+	VFMLA V15.S4, V6.S4, V24.S4
+	VFMLA V13.S4, V7.S4, V20.S4
+	VFMLA V22.S4, V8.S4, V22.S4
+	VFMLA V23.S4, V9.S4, V23.S4
+	VFMLA V24.S4, V10.S4, V24.S4
+	VFMLA V20.S4, V11.S4, V20.S4
+	WORD $0x4ea1ba24 // fcvtzs v4.4s, v17.4s
+	WORD $0x4ea1ba45 // fcvtzs v5.4s, v18.4s
+	WORD $0x4ea1ba66 // fcvtzs v6.4s, v19.4s
+	WORD $0x4ea1ba07 // fcvtzs v7.4s, v16.4s
+	WORD $0x4f3f0488 // sshr v8.4s, v4.4s, #1
+	WORD $0x4f3f04a9 // sshr v9.4s, v5.4s, #1
+	WORD $0x4f3f04ca // sshr v10.4s, v6.4s, #1
+	WORD $0x4f3f04eb // sshr v11.4s, v7.4s, #1
+	VSUB V8.S4, V4.S4, V4.S4
+	VSUB V9.S4, V5.S4, V5.S4
+	VSUB V10.S4, V6.S4, V6.S4
+	VSUB V11.S4, V7.S4, V7.S4
+	VADD V29.S4, V8.S4, V8.S4
+	VADD V29.S4, V9.S4, V9.S4
+	VADD V29.S4, V10.S4, V10.S4
+	VADD V29.S4, V11.S4, V11.S4
+	VSHL $23, V8.S4, V8.S4
+	VSHL $23, V9.S4, V9.S4
+	VSHL $23, V10.S4, V10.S4
+	VSHL $23, V11.S4, V11.S4
+	WORD $0x6e28dec8 // fmul v8.4s, v22.4s, v8.4s
+	WORD $0x6e29dee9 // fmul v9.4s, v23.4s, v9.4s
+	WORD $0x6e2adf0a // fmul v10.4s, v24.4s, v10.4s
+	WORD $0x6e2bde8b // fmul v11.4s, v20.4s, v11.4s
+	VADD V29.S4, V4.S4, V4.S4
+	VADD V29.S4, V5.S4, V5.S4
+	VADD V29.S4, V6.S4, V6.S4
+	VADD V29.S4, V7.S4, V7.S4
+	VSHL $23, V4.S4, V4.S4
+	VSHL $23, V5.S4, V5.S4
+	VSHL $23, V6.S4, V6.S4
+	VSHL $23, V7.S4, V7.S4
+	WORD $0x6e24dd04 // fmul v4.4s, v8.4s, v4.4s
+	WORD $0x6e25dd25 // fmul v5.4s, v9.4s, v5.4s
+	WORD $0x6e26dd46 // fmul v6.4s, v10.4s, v6.4s
+	WORD $0x6e27dd67 // fmul v7.4s, v11.4s, v7.4s
+	WORD $0x4ea4d7e4 // fsub v4.4s, v31.4s, v4.4s
+	WORD $0x4ea5d7e5 // fsub v5.4s, v31.4s, v5.4s
+	WORD $0x4ea6d7e6 // fsub v6.4s, v31.4s, v6.4s
+	WORD $0x4ea7d7e7 // fsub v7.4s, v31.4s, v7.4s
 	FMOVQ 544(R9), F8
-	VBSL V5.B16, V8.B16, V0.B16
-	VBSL V6.B16, V8.B16, V1.B16
-	VBSL V7.B16, V8.B16, V2.B16
-	VBSL V4.B16, V8.B16, V3.B16
+	VAND V8.B16, V0.B16, V9.B16
+	VAND V8.B16, V1.B16, V10.B16
+	VAND V8.B16, V2.B16, V11.B16
+	VAND V8.B16, V3.B16, V8.B16
+	VORR V9.B16, V4.B16, V4.B16
+	VORR V10.B16, V5.B16, V5.B16
+	VORR V11.B16, V6.B16, V6.B16
+	VORR V8.B16, V7.B16, V7.B16
+	WORD $0x6e20dc08 // fmul v8.4s, v0.4s, v0.4s
+	WORD $0x6e21dc29 // fmul v9.4s, v1.4s, v1.4s
+	WORD $0x6e22dc4a // fmul v10.4s, v2.4s, v2.4s
+	WORD $0x6e23dc6b // fmul v11.4s, v3.4s, v3.4s
+	FMOVQ 768(R9), F12
+	FMOVQ 752(R9), F13
+	VORR V12.B16, V12.B16, V14.B16
+	VFMLA V8.S4, V13.S4, V14.S4
+	VORR V12.B16, V12.B16, V15.B16
+	VFMLA V9.S4, V13.S4, V15.S4
+	VORR V12.B16, V12.B16, V16.B16
+	VFMLA V10.S4, V13.S4, V16.S4
+	VFMLA V11.S4, V13.S4, V12.S4
+	FMOVQ 784(R9), F13
+	VORR V13.B16, V13.B16, V17.B16
+	VFMLA V8.S4, V14.S4, V17.S4
+	VORR V13.B16, V13.B16, V14.B16
+	VFMLA V9.S4, V15.S4, V14.S4
+	VORR V13.B16, V13.B16, V15.B16
+	VFMLA V10.S4, V16.S4, V15.S4
+	VFMLA V11.S4, V12.S4, V13.S4
+	FMOVQ 800(R9), F12
+	VORR V12.B16, V12.B16, V16.B16
+	VFMLA V8.S4, V17.S4, V16.S4
+	VORR V12.B16, V12.B16, V17.B16
+	VFMLA V9.S4, V14.S4, V17.S4
+	VORR V12.B16, V12.B16, V14.B16
+	VFMLA V10.S4, V15.S4, V14.S4
+	VFMLA V11.S4, V13.S4, V12.S4
+	FMOVQ 816(R9), F13
+	VORR V13.B16, V13.B16, V15.B16
+	VFMLA V8.S4, V16.S4, V15.S4
+	VORR V13.B16, V13.B16, V16.B16
+	VFMLA V9.S4, V17.S4, V16.S4
+	VORR V13.B16, V13.B16, V17.B16
+	VFMLA V10.S4, V14.S4, V17.S4
+	VFMLA V11.S4, V12.S4, V13.S4
+	FMOVQ 832(R9), F12
+	VORR V12.B16, V12.B16, V14.B16
+	VFMLA V8.S4, V15.S4, V14.S4
+	VORR V12.B16, V12.B16, V15.B16
+	VFMLA V9.S4, V16.S4, V15.S4
+	VORR V12.B16, V12.B16, V16.B16
+	VFMLA V10.S4, V17.S4, V16.S4
+	VFMLA V11.S4, V13.S4, V12.S4
+	FMOVQ 864(R9), F13
+	VORR V13.B16, V13.B16, V17.B16
+	VFMLA V14.S4, V8.S4, V17.S4
+	VORR V13.B16, V13.B16, V8.B16
+	VFMLA V15.S4, V9.S4, V8.S4
+	VORR V13.B16, V13.B16, V9.B16
+	VFMLA V16.S4, V10.S4, V9.S4
+	VFMLA V12.S4, V11.S4, V13.S4
+	WORD $0x6e31dc0a // fmul v10.4s, v0.4s, v17.4s
+	WORD $0x6e28dc28 // fmul v8.4s, v1.4s, v8.4s
+	WORD $0x6e29dc49 // fmul v9.4s, v2.4s, v9.4s
+	WORD $0x6e2ddc6b // fmul v11.4s, v3.4s, v13.4s
+	FMOVQ 848(R9), F12
+	VFMLA V12.S4, V0.S4, V10.S4
+	VFMLA V12.S4, V1.S4, V8.S4
+	VFMLA V12.S4, V2.S4, V9.S4
+	VFMLA V12.S4, V3.S4, V11.S4
+	WORD $0x4ea0f800 // fabs v0.4s, v0.4s
+	WORD $0x4ea0f821 // fabs v1.4s, v1.4s
+	WORD $0x4ea0f842 // fabs v2.4s, v2.4s
+	WORD $0x4ea0f863 // fabs v3.4s, v3.4s
+	FMOVQ 880(R9), F12
+	WORD $0x6ea0e580 // fcmgt v0.4s, v12.4s, v0.4s
+	WORD $0x6ea1e581 // fcmgt v1.4s, v12.4s, v1.4s
+	WORD $0x6ea2e582 // fcmgt v2.4s, v12.4s, v2.4s
+	WORD $0x6ea3e583 // fcmgt v3.4s, v12.4s, v3.4s
+	VBSL V4.B16, V10.B16, V0.B16
+	VBSL V5.B16, V8.B16, V1.B16
+	VBSL V6.B16, V9.B16, V2.B16
+	VBSL V7.B16, V11.B16, V3.B16
 	FSTPQ.P (F0, F1), 32(R0)
 	FSTPQ.P (F2, F3), 32(R0)
 	SUB $16, R3
@@ -2585,15 +2084,14 @@ loop1:
 
 one:
 	FMOVQ.P 16(R1), F0
-	FMOVQ 896(R9), F1
-	WORD $0x4e21f401 // fmax v1.4s, v0.4s, v1.4s
-	FMOVQ 496(R9), F2
+	WORD $0x4ea0f801 // fabs v1.4s, v0.4s
+	FMOVQ 464(R9), F2
+	WORD $0x4e22f421 // fmax v1.4s, v1.4s, v2.4s
+	FMOVQ 560(R9), F2
 	WORD $0x4ea2f421 // fmin v1.4s, v1.4s, v2.4s
 	WORD $0x6e21dc22 // fmul v2.4s, v1.4s, v1.4s
 	WORD $0x6ea0f843 // fneg v3.4s, v2.4s
 	VFMLA V1.S4, V1.S4, V3.S4
-	WORD $0x6e3edc42 // fmul v2.4s, v2.4s, v30.4s
-	WORD $0x6e3edc63 // fmul v3.4s, v3.4s, v30.4s
 	WORD $0x6ea0f863 // fneg v3.4s, v3.4s
 	WORD $0x6ea0f842 // fneg v2.4s, v2.4s
 	FMOVQ 32(R9), F4
@@ -2617,67 +2115,397 @@ one:
 	VFMLA V2.S4, V5.S4, V3.S4
 	WORD $0x6e22dc45 // fmul v5.4s, v2.4s, v2.4s
 	VFMLA V3.S4, V5.S4, V2.S4
-	WORD $0x4e3fd442 // fadd v2.4s, v2.4s, v31.4s
-	WORD $0x4ea1b883 // fcvtzs v3.4s, v4.4s
-	WORD $0x4f3f0464 // sshr v4.4s, v3.4s, #1
-	VSUB V4.S4, V3.S4, V3.S4
+	WORD $0x4ea0f821 // fabs v1.4s, v1.4s
+	VORR V31.B16, V31.B16, V3.B16
+	VFMLA V30.S4, V1.S4, V3.S4
+	WORD $0x4ea3d7e5 // fsub v5.4s, v31.4s, v3.4s
+	VFMLA V30.S4, V1.S4, V5.S4
+	WORD $0x6e23ffe1 // fdiv v1.4s, v31.4s, v3.4s
+	WORD $0x6ea0f826 // fneg v6.4s, v1.4s
+	VORR V31.B16, V31.B16, V7.B16
+	VFMLA V3.S4, V6.S4, V7.S4
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	WORD $0x4ea3d4e3 // fsub v3.4s, v7.4s, v3.4s
+	WORD $0x6e23dc23 // fmul v3.4s, v1.4s, v3.4s
+	FMOVQ 400(R9), F5
+	WORD $0x4ea5d421 // fsub v1.4s, v1.4s, v5.4s
+	WORD $0x4e23d421 // fadd v1.4s, v1.4s, v3.4s
+	FMOVQ 592(R9), F3
+	FMOVQ 576(R9), F5
+	VFMLA V1.S4, V5.S4, V3.S4
+	FMOVQ 608(R9), F5
+	VFMLA V1.S4, V3.S4, V5.S4
+	FMOVQ 624(R9), F3
+	VFMLA V1.S4, V5.S4, V3.S4
+	FMOVQ 640(R9), F5
+	VFMLA V1.S4, V3.S4, V5.S4
+	FMOVQ 656(R9), F3
+	VFMLA V1.S4, V5.S4, V3.S4
+	FMOVQ 672(R9), F5
+	VFMLA V1.S4, V3.S4, V5.S4
+	FMOVQ 688(R9), F3
+	VFMLA V1.S4, V5.S4, V3.S4
+	FMOVQ 704(R9), F5
+	VFMLA V1.S4, V3.S4, V5.S4
+	WORD $0x6e25dc23 // fmul v3.4s, v1.4s, v5.4s
+	FMOVQ 736(R9), F5
+	FMOVQ 720(R9), F6
+	VFMLA V6.S4, V1.S4, V5.S4
+	VFMLA V3.S4, V1.S4, V5.S4
+	VFMLA V5.S4, V2.S4, V5.S4
+	WORD $0x4ea1b881 // fcvtzs v1.4s, v4.4s
+	WORD $0x4f3f0422 // sshr v2.4s, v1.4s, #1
+	VSUB V2.S4, V1.S4, V1.S4
+	VADD V29.S4, V2.S4, V2.S4
+	VSHL $23, V2.S4, V2.S4
+	WORD $0x6e22dca2 // fmul v2.4s, v5.4s, v2.4s
+	VADD V29.S4, V1.S4, V1.S4
+	VSHL $23, V1.S4, V1.S4
+	WORD $0x6e21dc41 // fmul v1.4s, v2.4s, v1.4s
+	WORD $0x4ea1d7e1 // fsub v1.4s, v31.4s, v1.4s
+	FMOVQ 544(R9), F2
+	VAND V2.B16, V0.B16, V2.B16
+	VORR V2.B16, V1.B16, V1.B16
+	WORD $0x6e20dc02 // fmul v2.4s, v0.4s, v0.4s
+	FMOVQ 768(R9), F3
+	FMOVQ 752(R9), F4
+	VFMLA V2.S4, V4.S4, V3.S4
+	FMOVQ 784(R9), F4
+	VFMLA V2.S4, V3.S4, V4.S4
+	FMOVQ 800(R9), F3
+	VFMLA V2.S4, V4.S4, V3.S4
+	FMOVQ 816(R9), F4
+	VFMLA V2.S4, V3.S4, V4.S4
+	FMOVQ 832(R9), F3
+	VFMLA V2.S4, V4.S4, V3.S4
+	FMOVQ 864(R9), F4
+	VFMLA V3.S4, V2.S4, V4.S4
+	WORD $0x6e24dc02 // fmul v2.4s, v0.4s, v4.4s
+	FMOVQ 848(R9), F3
+	VFMLA V3.S4, V0.S4, V2.S4
+	WORD $0x4ea0f800 // fabs v0.4s, v0.4s
+	FMOVQ 880(R9), F3
+	WORD $0x6ea0e460 // fcmgt v0.4s, v3.4s, v0.4s
+	VBSL V1.B16, V2.B16, V0.B16
+	FMOVQ.P F0, 16(R0)
+	SUB $4, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVS.P 4(R1), F0
+	FMOVS.P F0, 4(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $4, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVS.P 4(R7), F0
+	FMOVS.P F0, 4(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func geluNEON(dst, x []float32)
+TEXT ·geluNEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 32(R9), F25
+	FMOVQ 48(R9), F24
+	FMOVQ 64(R9), F23
+	FMOVQ 80(R9), F22
+	FMOVQ 96(R9), F21
+	FMOVQ 112(R9), F20
+	FMOVQ 128(R9), F19
+	FMOVQ 144(R9), F18
+	FMOVQ 160(R9), F31
+	FMOVQ 176(R9), F30
+	FMOVQ 192(R9), F29
+	FMOVQ 400(R9), F17
+	FMOVQ 496(R9), F28
+	FMOVQ 896(R9), F27
+	FMOVQ 912(R9), F26
+
+loop4:
+	// 2 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	WORD $0x4e3bf402 // fmax v2.4s, v0.4s, v27.4s
+	WORD $0x4e3bf423 // fmax v3.4s, v1.4s, v27.4s
+	WORD $0x4ebcf442 // fmin v2.4s, v2.4s, v28.4s
+	WORD $0x4ebcf463 // fmin v3.4s, v3.4s, v28.4s
+	WORD $0x6e22dc44 // fmul v4.4s, v2.4s, v2.4s
+	WORD $0x6e23dc65 // fmul v5.4s, v3.4s, v3.4s
+	WORD $0x6ea0f886 // fneg v6.4s, v4.4s
+	WORD $0x6ea0f8a7 // fneg v7.4s, v5.4s
+	VFMLA V2.S4, V2.S4, V6.S4
+	VFMLA V3.S4, V3.S4, V7.S4
+	WORD $0x6e3fdc84 // fmul v4.4s, v4.4s, v31.4s
+	WORD $0x6e3fdca5 // fmul v5.4s, v5.4s, v31.4s
+	WORD $0x6e3fdcc6 // fmul v6.4s, v6.4s, v31.4s
+	WORD $0x6e3fdce7 // fmul v7.4s, v7.4s, v31.4s
+	WORD $0x6ea0f8c6 // fneg v6.4s, v6.4s
+	WORD $0x6ea0f8e7 // fneg v7.4s, v7.4s
+	WORD $0x6ea0f884 // fneg v4.4s, v4.4s
+	WORD $0x6ea0f8a5 // fneg v5.4s, v5.4s
+	WORD $0x6e39dc88 // fmul v8.4s, v4.4s, v25.4s
+	WORD $0x6e39dca9 // fmul v9.4s, v5.4s, v25.4s
+	WORD $0x4e218908 // frintn v8.4s, v8.4s
+	WORD $0x4e218929 // frintn v9.4s, v9.4s
+	VFMLS V24.S4, V8.S4, V4.S4
+	VFMLS V24.S4, V9.S4, V5.S4
+	VFMLS V23.S4, V8.S4, V4.S4
+	VFMLS V23.S4, V9.S4, V5.S4
+	WORD $0x4e26d484 // fadd v4.4s, v4.4s, v6.4s
+	WORD $0x4e27d4a5 // fadd v5.4s, v5.4s, v7.4s
+	VORR V21.B16, V21.B16, V6.B16
+	VFMLA V4.S4, V22.S4, V6.S4
+	VORR V21.B16, V21.B16, V7.B16
+	VFMLA V5.S4, V22.S4, V7.S4
+	VORR V20.B16, V20.B16, V10.B16
+	VFMLA V4.S4, V6.S4, V10.S4
+	VORR V20.B16, V20.B16, V6.B16
+	VFMLA V5.S4, V7.S4, V6.S4
+	VORR V19.B16, V19.B16, V7.B16
+	VFMLA V4.S4, V10.S4, V7.S4
+	VORR V19.B16, V19.B16, V10.B16
+	VFMLA V5.S4, V6.S4, V10.S4
+	VORR V18.B16, V18.B16, V6.B16
+	VFMLA V4.S4, V7.S4, V6.S4
+	VORR V18.B16, V18.B16, V7.B16
+	VFMLA V5.S4, V10.S4, V7.S4
+	VORR V31.B16, V31.B16, V10.B16
+	VFMLA V4.S4, V6.S4, V10.S4
+	VORR V31.B16, V31.B16, V6.B16
+	VFMLA V5.S4, V7.S4, V6.S4
+	WORD $0x6e24dc87 // fmul v7.4s, v4.4s, v4.4s
+	WORD $0x6e25dcab // fmul v11.4s, v5.4s, v5.4s
+	VFMLA V10.S4, V7.S4, V4.S4
+	VFMLA V6.S4, V11.S4, V5.S4
+	WORD $0x4ea0f846 // fabs v6.4s, v2.4s
+	WORD $0x4ea0f867 // fabs v7.4s, v3.4s
+	VORR V30.B16, V30.B16, V10.B16
+	VFMLA V26.S4, V6.S4, V10.S4
+	VORR V30.B16, V30.B16, V11.B16
+	VFMLA V26.S4, V7.S4, V11.S4
+	WORD $0x4eaad7cc // fsub v12.4s, v30.4s, v10.4s
+	WORD $0x4eabd7cd // fsub v13.4s, v30.4s, v11.4s
+	VFMLA V26.S4, V6.S4, V12.S4
+	VFMLA V26.S4, V7.S4, V13.S4
+	WORD $0x6e2affc6 // fdiv v6.4s, v30.4s, v10.4s
+	WORD $0x6e2bffc7 // fdiv v7.4s, v30.4s, v11.4s
+	WORD $0x6ea0f8ce // fneg v14.4s, v6.4s
+	WORD $0x6ea0f8ef // fneg v15.4s, v7.4s
+	VORR V30.B16, V30.B16, V16.B16
+	VFMLA V10.S4, V14.S4, V16.S4
+	VORR V30.B16, V30.B16, V10.B16
+	VFMLA V11.S4, V15.S4, V10.S4
+	WORD $0x6e2cdccb // fmul v11.4s, v6.4s, v12.4s
+	WORD $0x6e2ddcec // fmul v12.4s, v7.4s, v13.4s
+	WORD $0x4eabd60b // fsub v11.4s, v16.4s, v11.4s
+	WORD $0x4eacd54a // fsub v10.4s, v10.4s, v12.4s
+	WORD $0x6e2bdccb // fmul v11.4s, v6.4s, v11.4s
+	WORD $0x6e2adcea // fmul v10.4s, v7.4s, v10.4s
+	WORD $0x4eb1d4c6 // fsub v6.4s, v6.4s, v17.4s
+	WORD $0x4eb1d4e7 // fsub v7.4s, v7.4s, v17.4s
+	WORD $0x4e2bd4c6 // fadd v6.4s, v6.4s, v11.4s
+	WORD $0x4e2ad4e7 // fadd v7.4s, v7.4s, v10.4s
+	FMOVQ 592(R9), F10
+	FMOVQ 576(R9), F11
+	VORR V10.B16, V10.B16, V12.B16
+	VFMLA V6.S4, V11.S4, V12.S4
+	VFMLA V7.S4, V11.S4, V10.S4
+	FMOVQ 608(R9), F11
+	VORR V11.B16, V11.B16, V13.B16
+	VFMLA V6.S4, V12.S4, V13.S4
+	VFMLA V7.S4, V10.S4, V11.S4
+	FMOVQ 624(R9), F10
+	VORR V10.B16, V10.B16, V12.B16
+	VFMLA V6.S4, V13.S4, V12.S4
+	VFMLA V7.S4, V11.S4, V10.S4
+	FMOVQ 640(R9), F11
+	VORR V11.B16, V11.B16, V13.B16
+	VFMLA V6.S4, V12.S4, V13.S4
+	VFMLA V7.S4, V10.S4, V11.S4
+	FMOVQ 656(R9), F10
+	VORR V10.B16, V10.B16, V12.B16
+	VFMLA V6.S4, V13.S4, V12.S4
+	VFMLA V7.S4, V11.S4, V10.S4
+	FMOVQ 672(R9), F11
+	VORR V11.B16, V11.B16, V13.B16
+	VFMLA V6.S4, V12.S4, V13.S4
+	VFMLA V7.S4, V10.S4, V11.S4
+	FMOVQ 688(R9), F10
+	VORR V10.B16, V10.B16, V12.B16
+	VFMLA V6.S4, V13.S4, V12.S4
+	VFMLA V7.S4, V11.S4, V10.S4
+	FMOVQ 704(R9), F11
+	VORR V11.B16, V11.B16, V13.B16
+	VFMLA V6.S4, V12.S4, V13.S4
+	VFMLA V7.S4, V10.S4, V11.S4
+	WORD $0x6e2ddcca // fmul v10.4s, v6.4s, v13.4s
+	WORD $0x6e2bdceb // fmul v11.4s, v7.4s, v11.4s
+	FMOVQ 736(R9), F12
+	FMOVQ 720(R9), F13
+	VORR V12.B16, V12.B16, V14.B16
+	VFMLA V13.S4, V6.S4, V14.S4
+	VFMLA V13.S4, V7.S4, V12.S4
+	VFMLA V10.S4, V6.S4, V14.S4
+	VFMLA V11.S4, V7.S4, V12.S4
+	VFMLA V14.S4, V4.S4, V14.S4
+	VFMLA V12.S4, V5.S4, V12.S4
+	WORD $0x4ea1b904 // fcvtzs v4.4s, v8.4s
+	WORD $0x4ea1b925 // fcvtzs v5.4s, v9.4s
+	WORD $0x4f3f0486 // sshr v6.4s, v4.4s, #1
+	WORD $0x4f3f04a7 // sshr v7.4s, v5.4s, #1
+	VSUB V6.S4, V4.S4, V4.S4
+	VSUB V7.S4, V5.S4, V5.S4
+	VADD V29.S4, V6.S4, V6.S4
+	VADD V29.S4, V7.S4, V7.S4
+	VSHL $23, V6.S4, V6.S4
+	VSHL $23, V7.S4, V7.S4
+	WORD $0x6e26ddc6 // fmul v6.4s, v14.4s, v6.4s
+	WORD $0x6e27dd87 // fmul v7.4s, v12.4s, v7.4s
 	VADD V29.S4, V4.S4, V4.S4
+	VADD V29.S4, V5.S4, V5.S4
 	VSHL $23, V4.S4, V4.S4
-	WORD $0x6e24dc42 // fmul v2.4s, v2.4s, v4.4s
+	VSHL $23, V5.S4, V5.S4
+	WORD $0x6e24dcc4 // fmul v4.4s, v6.4s, v4.4s
+	WORD $0x6e25dce5 // fmul v5.4s, v7.4s, v5.4s
+	WORD $0x6e3fdc84 // fmul v4.4s, v4.4s, v31.4s
+	WORD $0x6e3fdca5 // fmul v5.4s, v5.4s, v31.4s
+	FMOVQ 464(R9), F6
+	WORD $0x6ea2e4c7 // fcmgt v7.4s, v6.4s, v2.4s
+	WORD $0x6ea3e4c6 // fcmgt v6.4s, v6.4s, v3.4s
+	WORD $0x6e24dc48 // fmul v8.4s, v2.4s, v4.4s
+	WORD $0x6e25dc69 // fmul v9.4s, v3.4s, v5.4s
+	WORD $0x6ea0f84a // fneg v10.4s, v2.4s
+	WORD $0x6ea0f86b // fneg v11.4s, v3.4s
+	VFMLA V4.S4, V10.S4, V2.S4
+	VFMLA V5.S4, V11.S4, V3.S4
+	VBSL V2.B16, V8.B16, V7.B16
+	VBSL V3.B16, V9.B16, V6.B16
+	WORD $0x6ebce402 // fcmgt v2.4s, v0.4s, v28.4s
+	WORD $0x6ebce423 // fcmgt v3.4s, v1.4s, v28.4s
+	VBSL V7.B16, V0.B16, V2.B16
+	VBSL V6.B16, V1.B16, V3.B16
+	WORD $0x6ea0e760 // fcmgt v0.4s, v27.4s, v0.4s
+	WORD $0x6ea1e761 // fcmgt v1.4s, v27.4s, v1.4s
+	FMOVQ 544(R9), F4
+	VBSL V2.B16, V4.B16, V0.B16
+	VBSL V3.B16, V4.B16, V1.B16
+	FSTPQ.P (F0, F1), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $4, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x4e3bf401 // fmax v1.4s, v0.4s, v27.4s
+	WORD $0x4ebcf421 // fmin v1.4s, v1.4s, v28.4s
+	WORD $0x6e21dc22 // fmul v2.4s, v1.4s, v1.4s
+	WORD $0x6ea0f843 // fneg v3.4s, v2.4s
+	VFMLA V1.S4, V1.S4, V3.S4
+	WORD $0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
+	WORD $0x6e3fdc63 // fmul v3.4s, v3.4s, v31.4s
+	WORD $0x6ea0f863 // fneg v3.4s, v3.4s
+	WORD $0x6ea0f842 // fneg v2.4s, v2.4s
+	WORD $0x6e39dc44 // fmul v4.4s, v2.4s, v25.4s
+	WORD $0x4e218884 // frintn v4.4s, v4.4s
+	VFMLS V24.S4, V4.S4, V2.S4
+	VFMLS V23.S4, V4.S4, V2.S4
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	VORR V21.B16, V21.B16, V3.B16
+	VFMLA V2.S4, V22.S4, V3.S4
+	VORR V20.B16, V20.B16, V5.B16
+	VFMLA V2.S4, V3.S4, V5.S4
+	VORR V19.B16, V19.B16, V3.B16
+	VFMLA V2.S4, V5.S4, V3.S4
+	VORR V18.B16, V18.B16, V5.B16
+	VFMLA V2.S4, V3.S4, V5.S4
+	VORR V31.B16, V31.B16, V3.B16
+	VFMLA V2.S4, V5.S4, V3.S4
+	WORD $0x6e22dc45 // fmul v5.4s, v2.4s, v2.4s
+	VFMLA V3.S4, V5.S4, V2.S4
+	WORD $0x4ea0f823 // fabs v3.4s, v1.4s
+	VORR V30.B16, V30.B16, V5.B16
+	VFMLA V26.S4, V3.S4, V5.S4
+	WORD $0x4ea5d7c6 // fsub v6.4s, v30.4s, v5.4s
+	VFMLA V26.S4, V3.S4, V6.S4
+	WORD $0x6e25ffc3 // fdiv v3.4s, v30.4s, v5.4s
+	WORD $0x6ea0f867 // fneg v7.4s, v3.4s
+	VORR V30.B16, V30.B16, V8.B16
+	VFMLA V5.S4, V7.S4, V8.S4
+	WORD $0x6e26dc65 // fmul v5.4s, v3.4s, v6.4s
+	WORD $0x4ea5d505 // fsub v5.4s, v8.4s, v5.4s
+	WORD $0x6e25dc65 // fmul v5.4s, v3.4s, v5.4s
+	WORD $0x4eb1d463 // fsub v3.4s, v3.4s, v17.4s
+	WORD $0x4e25d463 // fadd v3.4s, v3.4s, v5.4s
+	FMOVQ 592(R9), F5
+	FMOVQ 576(R9), F6
+	VFMLA V3.S4, V6.S4, V5.S4
+	FMOVQ 608(R9), F6
+	VFMLA V3.S4, V5.S4, V6.S4
+	FMOVQ 624(R9), F5
+	VFMLA V3.S4, V6.S4, V5.S4
+	FMOVQ 640(R9), F6
+	VFMLA V3.S4, V5.S4, V6.S4
+	FMOVQ 656(R9), F5
+	VFMLA V3.S4, V6.S4, V5.S4
+	FMOVQ 672(R9), F6
+	VFMLA V3.S4, V5.S4, V6.S4
+	FMOVQ 688(R9), F5
+	VFMLA V3.S4, V6.S4, V5.S4
+	FMOVQ 704(R9), F6
+	VFMLA V3.S4, V5.S4, V6.S4
+	WORD $0x6e26dc65 // fmul v5.4s, v3.4s, v6.4s
+	FMOVQ 736(R9), F6
+	FMOVQ 720(R9), F7
+	VFMLA V7.S4, V3.S4, V6.S4
+	VFMLA V5.S4, V3.S4, V6.S4
+	VFMLA V6.S4, V2.S4, V6.S4
+	WORD $0x4ea1b882 // fcvtzs v2.4s, v4.4s
+	WORD $0x4f3f0443 // sshr v3.4s, v2.4s, #1
+	VSUB V3.S4, V2.S4, V2.S4
 	VADD V29.S4, V3.S4, V3.S4
 	VSHL $23, V3.S4, V3.S4
-	WORD $0x6e23dc42 // fmul v2.4s, v2.4s, v3.4s
-	WORD $0x4ea0f823 // fabs v3.4s, v1.4s
-	FMOVQ 912(R9), F4
-	VORR V31.B16, V31.B16, V5.B16
-	VFMLA V4.S4, V3.S4, V5.S4
-	WORD $0x4ea5d7e4 // fsub v4.4s, v31.4s, v5.4s
-	FMOVQ 912(R9), F6
-	VFMLA V6.S4, V3.S4, V4.S4
-	WORD $0x6e25ffe3 // fdiv v3.4s, v31.4s, v5.4s
-	WORD $0x6ea0f866 // fneg v6.4s, v3.4s
-	VORR V31.B16, V31.B16, V7.B16
-	VFMLA V5.S4, V6.S4, V7.S4
-	WORD $0x6e24dc64 // fmul v4.4s, v3.4s, v4.4s
-	WORD $0x4ea4d4e4 // fsub v4.4s, v7.4s, v4.4s
-	WORD $0x6e24dc64 // fmul v4.4s, v3.4s, v4.4s
-	FMOVQ 400(R9), F5
-	WORD $0x4ea5d463 // fsub v3.4s, v3.4s, v5.4s
-	WORD $0x4e24d463 // fadd v3.4s, v3.4s, v4.4s
-	FMOVQ 592(R9), F4
-	FMOVQ 576(R9), F5
-	VFMLA V3.S4, V5.S4, V4.S4
-	FMOVQ 608(R9), F5
-	VFMLA V3.S4, V4.S4, V5.S4
-	FMOVQ 624(R9), F4
-	VFMLA V3.S4, V5.S4, V4.S4
-	FMOVQ 640(R9), F5
-	VFMLA V3.S4, V4.S4, V5.S4
-	FMOVQ 656(R9), F4
-	VFMLA V3.S4, V5.S4, V4.S4
-	FMOVQ 672(R9), F5
-	VFMLA V3.S4, V4.S4, V5.S4
-	FMOVQ 688(R9), F4
-	VFMLA V3.S4, V5.S4, V4.S4
-	FMOVQ 704(R9), F5
-	VFMLA V3.S4, V4.S4, V5.S4
-	FMOVQ 720(R9), F4
-	VFMLA V3.S4, V5.S4, V4.S4
-	FMOVQ 736(R9), F5
-	VFMLA V3.S4, V4.S4, V5.S4
-	WORD $0x6e25dc42 // fmul v2.4s, v2.4s, v5.4s
-	WORD $0x6e3edc42 // fmul v2.4s, v2.4s, v30.4s
+	WORD $0x6e23dcc3 // fmul v3.4s, v6.4s, v3.4s
+	VADD V29.S4, V2.S4, V2.S4
+	VSHL $23, V2.S4, V2.S4
+	WORD $0x6e22dc62 // fmul v2.4s, v3.4s, v2.4s
+	WORD $0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
 	FMOVQ 464(R9), F3
 	WORD $0x6ea1e463 // fcmgt v3.4s, v3.4s, v1.4s
 	WORD $0x6e22dc24 // fmul v4.4s, v1.4s, v2.4s
 	WORD $0x6ea0f825 // fneg v5.4s, v1.4s
 	VFMLA V2.S4, V5.S4, V1.S4
 	VBSL V1.B16, V4.B16, V3.B16
-	FMOVQ 496(R9), F1
-	WORD $0x6ea1e401 // fcmgt v1.4s, v0.4s, v1.4s
+	WORD $0x6ebce401 // fcmgt v1.4s, v0.4s, v28.4s
 	VBSL V3.B16, V0.B16, V1.B16
-	FMOVQ 896(R9), F2
-	WORD $0x6ea0e440 // fcmgt v0.4s, v2.4s, v0.4s
+	WORD $0x6ea0e760 // fcmgt v0.4s, v27.4s, v0.4s
 	FMOVQ 544(R9), F2
 	VBSL V1.B16, V2.B16, V0.B16
 	FMOVQ.P F0, 16(R0)

@@ -87,19 +87,20 @@ func expm1x32(x float32) float32 {
 	return fma32(t, q, t-1)
 }
 
-// expNegAbs returns e^-|x| as p·2^n and as e, the common start of Sigmoid,
-// SiLU and Softplus (-|x| <= 0 needs only the lower clamp).
-func expNegAbs(x float32) (p, n, e float32) {
-	n, q := expReduce(maximum32(-abs32(x), approx.ExpMin), 0)
+// expNegAbs returns e^-|x| as p·2^n with p = 1 + q (q = expm1 of the
+// reduced argument, before 1 + q rounds), and as e: the common start of
+// Sigmoid, SiLU and Softplus (-|x| <= 0 needs only the lower clamp).
+func expNegAbs(x float32) (q, p, n, e float32) {
+	n, q = expReduce(maximum32(-abs32(x), approx.ExpMin), 0)
 	p = 1 + q
-	return p, n, scale32(p, n)
+	return q, p, n, scale32(p, n)
 }
 
 // sigmoid32: with e = e^-|x|, 1/(1+e) for x >= 0 and e/(1+e) for x < 0.
 // Where e is denormal, 1+e is 1 and the result is e itself, correctly
 // rounded, so tiny results keep their precision.
 func sigmoid32(x float32) float32 {
-	_, _, e := expNegAbs(x)
+	_, _, _, e := expNegAbs(x)
 	num := float32(1)
 	if x < 0 {
 		num = e
@@ -108,17 +109,18 @@ func sigmoid32(x float32) float32 {
 }
 
 // silu32 is x·sigmoid(x): x/(1+e) for x >= 0 and (x·p)·2^n/(1+e) for x < 0,
-// with e = e^-|x| = p·2^n; x·p is scaled on its own so that results next to
-// the denormals keep their precision. x is raised to SiLUMin first: below
+// with e = e^-|x| = p·2^n; x·p is taken as x + x·q, one rounding instead of
+// two (1 + q, then the product), and scaled on its own so that results next
+// to the denormals keep their precision. x is raised to SiLUMin first: below
 // ExpMin the result rounds to -0 (the limit at -Inf), which x·e^ExpMin with
 // x >= SiLUMin also gives.
 func silu32(x float32) float32 {
 	x = maximum32(x, approx.SiLUMin)
-	p, n, e := expNegAbs(x)
+	q, _, n, e := expNegAbs(x)
 	d := 1 + e
 	num := x
 	if x < 0 {
-		num = scale32(x*p, n)
+		num = scale32(fma32(x, q, x), n)
 	}
 	return num / d
 }
@@ -131,19 +133,17 @@ func tanh32(x float32) float32 {
 	return withSign(t, x)
 }
 
-// atanhSeries returns 1 + z·R(z)/2, so that 2·atanh(s) = 2s·atanhSeries(s²).
-func atanhSeries(z float32) float32 {
-	p := horner(approx.AtanhPoly[:], z)
-	return fma32(z, p*0.5, 1)
-}
-
 // softplus32 = max(x, 0) + log1p(e^-|x|), with log1p(e) = 2s·(1 + s²R(s²)/2),
-// s = e/(2+e), and 2s = (2p/(2+e))·2^n scaled last for tiny results.
+// s = e/(2+e), and 2s = w·2^n, w = 2p/(2+e), scaled last for tiny results;
+// w + w·(s²R(s²)/2) is one fused multiply-add, so the series adds a single
+// rounding.
 func softplus32(x float32) float32 {
-	p, n, e := expNegAbs(x)
+	_, p, n, e := expNegAbs(x)
 	d := 2 + e
 	s := e / d
-	l := scale32((p+p)/d*atanhSeries(s*s), n)
+	w := (p + p) / d
+	z := s * s
+	l := scale32(fma32(w, z*(horner(approx.AtanhPoly[:], z)*0.5), w), n)
 	return maximum32(x, 0) + l
 }
 
@@ -251,11 +251,16 @@ func erf32(x float32) float32 {
 // erfcTail returns e^(-x²·s)·Q(u), u = 1/(1+h·|x|) - centre, with x² exact
 // and the reciprocal carried to about 2^-40 so u is accurate to its last bit:
 // erf uses s = 1, h = 1/2 (erfc(|x|)); GELU s = 1/2, h = 1/(2√2) (2·Φ(-|x|)).
+// The product is 2^n·(Q + q·Q) with e^(-x²·s) = 2^n·(1+q), so 1 + q never
+// rounds on its own. Q is (c0 + c1·u) + u·(u·P2(u)) rather than Horner's
+// c0 + u·(c1 + u·P2(u)): for u near -0.3 (|x| ≈ 5 in GELU) Q ≈ 0.16 is the
+// difference of 0.43 and 0.27, and the rounding of the inner c1 + u·P2 ≈ 0.9
+// would come through twice as large relative to Q; c0 + c1·u rounds far
+// less, and u·P2 is smaller.
 func erfcTail(x float32, s, h float32) float32 {
 	hi := x * x
 	lo := fma32(x, x, -hi)
 	n, q := expReduce(-hi*s, -lo*s) // |x| <= 6.5: no clamp needed
-	e := scale32(1+q, n)
 	a := abs32(x)
 	d := fma32(a, h, 1)
 	dErr := fma32(a, h, 1-d)
@@ -263,12 +268,14 @@ func erfcTail(x float32, s, h float32) float32 {
 	r := fma32(-t, d, 1)
 	tLo := t * (r - t*dErr)
 	u := (t - approx.ErfcxCentre) + tLo
-	p := horner(approx.ErfcxPoly[:], u)
-	return e * p
+	c := approx.ErfcxPoly[:]
+	p2 := horner(c[2:], u)
+	p := fma32(u, u*p2, fma32(c[1], u, c[0]))
+	return scale32(fma32(q, p, p), n)
 }
 
 // gelu32 = x·Φ(x) with E = Φ(-|x|) = e^(-x²/2)·Q(|x|/√2)/2:
-// x·E for x < 0, x - x·E for x >= 0 (E is accurate to about 2 ULP on the
+// x·E for x < 0, x - x·E for x >= 0 (E is accurate to about 3 ULP on the
 // whole range, so no separate form near 0 is needed).
 func gelu32(x float32) float32 {
 	if x > approx.GELUMax {

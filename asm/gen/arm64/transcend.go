@@ -140,24 +140,24 @@ func (v *nv) expm1(x Val) Val {
 	return v.fma(t, q, v.sub(t, v.f(1)))
 }
 
-// expNegAbs returns e^-|x| as p·2^n and as e.
-func (v *nv) expNegAbs(x Val) (p, n, e Val) {
-	n, q := v.expReduce(v.max(v.neg(v.abs(x)), v.f(approx.ExpMin)), nil)
+// expNegAbs returns e^-|x| as p·2^n with p = 1 + q, and as e.
+func (v *nv) expNegAbs(x Val) (q, p, n, e Val) {
+	n, q = v.expReduce(v.max(v.neg(v.abs(x)), v.f(approx.ExpMin)), nil)
 	p = v.add(q, v.f(1))
-	return p, n, v.scale(p, n)
+	return q, p, n, v.scale(p, n)
 }
 
 func (v *nv) sigmoid(x Val) Val {
-	_, _, e := v.expNegAbs(x)
+	_, _, _, e := v.expNegAbs(x)
 	num := v.sel(v.lt(x, v.zero()), e, v.f(1))
 	return v.div(num, v.add(e, v.f(1)))
 }
 
 func (v *nv) silu(x Val) Val {
 	x = v.max(x, v.f(approx.SiLUMin))
-	p, n, e := v.expNegAbs(x)
+	q, _, n, e := v.expNegAbs(x)
 	d := v.add(e, v.f(1))
-	num := v.sel(v.lt(x, v.zero()), v.scale(v.mul(x, p), n), x)
+	num := v.sel(v.lt(x, v.zero()), v.scale(v.fma(x, q, x), n), x)
 	return v.div(num, d)
 }
 
@@ -168,18 +168,14 @@ func (v *nv) tanh(x Val) Val {
 	return v.or(t, v.and(x, v.b.Bits(1<<31)))
 }
 
-// atanhSeries returns 1 + z·R(z)/2.
-func (v *nv) atanhSeries(z Val) Val {
-	p := v.poly(z, approx.AtanhPoly[:])
-	return v.fma(z, v.mul(p, v.f(0.5)), v.f(1))
-}
-
 func (v *nv) softplus(x Val) Val {
-	p, n, e := v.expNegAbs(x)
+	_, p, n, e := v.expNegAbs(x)
 	d := v.add(e, v.f(2))
 	s := v.div(e, d)
-	w := v.mul(v.div(v.add(p, p), d), v.atanhSeries(v.mul(s, s)))
-	return v.add(v.max(x, v.zero()), v.scale(w, n))
+	w := v.div(v.add(p, p), d)
+	z := v.mul(s, s)
+	l := v.fma(w, v.mul(z, v.mul(v.poly(z, approx.AtanhPoly[:]), v.f(0.5))), w)
+	return v.add(v.max(x, v.zero()), v.scale(l, n))
 }
 
 func (v *nv) log(x Val) Val {
@@ -216,7 +212,6 @@ func (v *nv) erfcTail(x Val, s, h float32) Val {
 	}
 	nlo := v.neg(lo)
 	n, q := v.expReduce(v.neg(hi), &nlo) // |x| <= 6.5: no clamp
-	e := v.scale(v.add(q, v.f(1)), n)
 	a := v.abs(x)
 	one := v.f(1)
 	d := v.fma(a, v.f(h), one)
@@ -225,7 +220,16 @@ func (v *nv) erfcTail(x Val, s, h float32) Val {
 	r := v.fma(v.neg(t), d, one)
 	tLo := v.mul(t, v.sub(r, v.mul(t, dErr)))
 	u := v.add(v.sub(t, v.f(approx.ErfcxCentre)), tLo)
-	return v.mul(e, v.poly(u, approx.ErfcxPoly[:]))
+	p := v.erfcxPoly(u)
+	return v.scale(v.fma(q, p, p), n)
+}
+
+// erfcxPoly evaluates ErfcxPoly at u as (c0 + c1·u) + u·(u·P2(u)), P2 by
+// Horner's rule.
+func (v *nv) erfcxPoly(u Val) Val {
+	c := approx.ErfcxPoly[:]
+	p2 := v.poly(u, c[2:])
+	return v.fma(u, v.mul(u, p2), v.fma(u, v.f(c[1]), v.f(c[0])))
 }
 
 // erfSmall is erf(x) = x·(C0 + z·P(z)) for |x| < ErfSplit.

@@ -342,7 +342,6 @@ func (v *vm) erfcTail(x VecVirtual, s, h float32) VecVirtual {
 		lo = v.mul(lo, cf(s))
 	}
 	n, q := v.expReduce(v.xor(hi, c(1<<31)), v.xor(lo, c(1<<31))) // |x| <= 6.5: no clamp
-	e := v.scale(v.add(q, cf(1)), n)
 	a := v.and(x, c(0x7fffffff))
 	one := v.load(cf(1))
 	d := v.fma(a, cf(h), one)
@@ -351,7 +350,16 @@ func (v *vm) erfcTail(x VecVirtual, s, h float32) VecVirtual {
 	r := v.fma(v.xor(t, c(1<<31)), d, one)
 	tLo := v.mul(t, v.sub(r, v.mul(t, dErr)))
 	u := v.add(v.sub(t, cf(approx.ErfcxCentre)), tLo)
-	return v.mul(e, v.poly(u, approx.ErfcxPoly[:]))
+	p := v.erfcxPoly(u)
+	return v.scale(v.fma(q, p, p), n)
+}
+
+// erfcxPoly evaluates ErfcxPoly at u as (c0 + c1·u) + u·(u·P2(u)), P2 by
+// Horner's rule (see erfcTail in transcend_generic.go).
+func (v *vm) erfcxPoly(u VecVirtual) VecVirtual {
+	c := approx.ErfcxPoly[:]
+	p2 := v.poly(u, c[2:])
+	return v.fma(u, v.mul(u, p2), v.fma(u, cf(c[1]), cf(c[0])))
 }
 
 // erfSmall is erf(x) = x·(C0 + z·P(z)) for |x| < ErfSplit.
@@ -437,18 +445,18 @@ func (v *vm) atLeast(x VecVirtual, lo float32) VecVirtual {
 // negAbs returns -|x|.
 func (v *vm) negAbs(x VecVirtual) VecVirtual { return v.or(x, c(1<<31)) }
 
-// expNegAbs returns e^-|x| as p·2^n and as e (see expNegAbs in
-// transcend_generic.go): -|x| <= 0 needs only the lower clamp.
-func (v *vm) expNegAbs(x VecVirtual) (p, n, e VecVirtual) {
-	n, q := v.expReduce(v.atLeast(v.negAbs(x), approx.ExpMin), nil)
+// expNegAbs returns e^-|x| as p·2^n with p = 1 + q, and as e (see
+// expNegAbs in transcend_generic.go): -|x| <= 0 needs only the lower clamp.
+func (v *vm) expNegAbs(x VecVirtual) (q, p, n, e VecVirtual) {
+	n, q = v.expReduce(v.atLeast(v.negAbs(x), approx.ExpMin), nil)
 	p = v.add(q, cf(1))
-	return p, n, v.scale(p, n)
+	return q, p, n, v.scale(p, n)
 }
 
 func (v *vm) zero() VecVirtual { d := v.reg(); VXORPS(d, d, d); return d }
 
 func (v *vm) sigmoid(x VecVirtual) VecVirtual {
-	_, _, e := v.expNegAbs(x)
+	_, _, _, e := v.expNegAbs(x)
 	neg := v.cmp(cmpLT, x, v.zero())
 	num := v.sel(neg, e, v.load(cf(1)))
 	return v.div(num, v.add(e, cf(1)))
@@ -456,10 +464,10 @@ func (v *vm) sigmoid(x VecVirtual) VecVirtual {
 
 func (v *vm) silu(x VecVirtual) VecVirtual {
 	x = v.atLeast(x, approx.SiLUMin)
-	p, n, e := v.expNegAbs(x)
+	q, _, n, e := v.expNegAbs(x)
 	d := v.add(e, cf(1))
 	neg := v.cmp(cmpLT, x, v.zero())
-	num := v.sel(neg, v.scale(v.mul(x, p), n), x)
+	num := v.sel(neg, v.scale(v.fma(x, q, x), n), x)
 	return v.div(num, d)
 }
 
@@ -470,18 +478,13 @@ func (v *vm) tanh(x VecVirtual) VecVirtual {
 	return v.or(t, v.and(x, c(1<<31)))
 }
 
-// atanhSeries returns 1 + z·R(z)/2.
-func (v *vm) atanhSeries(z VecVirtual) VecVirtual {
-	p := v.poly(z, approx.AtanhPoly[:])
-	return v.fma(z, v.mul(p, cf(0.5)), cf(1))
-}
-
 func (v *vm) softplus(x VecVirtual) VecVirtual {
-	p, n, e := v.expNegAbs(x)
+	_, p, n, e := v.expNegAbs(x)
 	d := v.add(e, cf(2))
 	s := v.div(e, d)
-	w := v.mul(v.div(v.add(p, p), d), v.atanhSeries(v.mul(s, s)))
-	l := v.scale(w, n)
+	w := v.div(v.add(p, p), d)
+	z := v.mul(s, s)
+	l := v.scale(v.fma(w, v.mul(z, v.mul(v.poly(z, approx.AtanhPoly[:]), cf(0.5))), w), n)
 	// max(x, 0) keeping NaN: MAXPS returns its second source, x, for NaN.
 	m := v.reg()
 	VMAXPS(x, v.zero(), m)
