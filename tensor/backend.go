@@ -70,6 +70,31 @@ type ElementwiseKernels interface {
 	Where(dst, cond, a, b *Tensor) error
 }
 
+// ReduceKernels is the family of reductions (reduce.go, moments.go). The
+// public functions have checked the axes and shapes. dst and x are as
+// the public function made or was given them: on a device Backend both
+// are on the device.
+type ReduceKernels interface {
+	// Reduce sets dst to op over x's axes (distinct, ascending, none
+	// negative; every axis for a reduction over all of them), dst having
+	// x's rank with size 1 along axes (keepdims: the public function drops
+	// them). ddof is Var's and Std's degrees of freedom. A reduction of
+	// no elements gives Sum 0, Mean, Var and Std NaN, LogSumExp -Inf (Max
+	// and Min panic before the call). axes must not be written.
+	Reduce(op ReduceOp, dst, x *Tensor, axes []int, ddof int) error
+	// ArgReduce sets dst to the index, as a float32, of the maximum
+	// (ArgOpMax) or minimum (ArgOpMin) of x along axis, dst having x's
+	// shape with size 1 along axis. The axis is not empty and has at most
+	// 2²⁴ elements.
+	ArgReduce(op ArgOp, dst, x *Tensor, axis int) error
+	// Softmax sets dst, of x's shape, to the softmax of x along axis
+	// (LogSoftmax when log is set).
+	Softmax(dst, x *Tensor, axis int, log bool) error
+	// SumTo adds to dst the sums of x over the axes along which dst
+	// broadcasts to x's shape (SumToInto).
+	SumTo(dst, x *Tensor) error
+}
+
 // A Backend is a place ops run: its memory and its implementation of each
 // op family. A nil family is one the device lacks: ops of that family on
 // its tensors panic.
@@ -80,11 +105,12 @@ type Backend struct {
 	MatMul      MatMulKernels
 	Conv        ConvKernels
 	Elementwise ElementwiseKernels
+	Reduce      ReduceKernels
 }
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,
-// conv.go).
-var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{}}
+// conv.go, elementwise.go, reduce.go).
+var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{}, Reduce: cpuKernels{}}
 
 // cpuKernels is the CPU's implementation of every family.
 type cpuKernels struct{}
@@ -175,6 +201,15 @@ func elementwiseOn(op string, dev Device, dst *Tensor, ts ...*Tensor) Elementwis
 		return k
 	}
 	panic(lacks(op, dev, "Elementwise", dst, ts...))
+}
+
+// reduceOn returns dev's Reduce family for op on the operands ts,
+// panicking when dev has none.
+func reduceOn(op string, dev Device, dst *Tensor, ts ...*Tensor) ReduceKernels {
+	if k := backendOf(op, dev, dst, ts...).Reduce; k != nil {
+		return k
+	}
+	panic(lacks(op, dev, "Reduce", dst, ts...))
 }
 
 // offloadDevice is the device that SetOffload named (CPU: none).

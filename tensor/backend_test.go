@@ -3,6 +3,7 @@ package tensor
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -455,4 +456,152 @@ func TestElementwiseOnDevice(t *testing.T) {
 		func() { Exp(oa) })
 	expectPanic(t, "tensor: Fill: [2 3] on device(8): device(8) has no Elementwise kernels; copy the operands with To(tensor.CPU)",
 		func() { Fill(oa, 1) })
+}
+
+// hostReduce is a device's Reduce family that runs the CPU's on host
+// copies of the operands, recording the ops it was asked, or fails.
+type hostReduce struct {
+	calls []string
+	fail  bool
+}
+
+func (r *hostReduce) record(call string) error {
+	r.calls = append(r.calls, call)
+	if r.fail {
+		return errors.New("fake: out of memory")
+	}
+	return nil
+}
+
+func (r *hostReduce) Reduce(op ReduceOp, dst, x *Tensor, axes []int, ddof int) error {
+	if err := r.record(fmt.Sprintf("%s%v", reduceNames[op], axes)); err != nil {
+		return err
+	}
+	h := New(dst.shape...)
+	cpuKernels{}.Reduce(op, h, hostCopy(x), axes, ddof)
+	store(dst, h)
+	return nil
+}
+
+func (r *hostReduce) ArgReduce(op ArgOp, dst, x *Tensor, axis int) error {
+	if err := r.record(fmt.Sprintf("Arg%d[%d]", op, axis)); err != nil {
+		return err
+	}
+	h := New(dst.shape...)
+	cpuKernels{}.ArgReduce(op, h, hostCopy(x), axis)
+	store(dst, h)
+	return nil
+}
+
+func (r *hostReduce) Softmax(dst, x *Tensor, axis int, log bool) error {
+	if err := r.record(fmt.Sprintf("Softmax[%d]%v", axis, log)); err != nil {
+		return err
+	}
+	h := New(dst.shape...)
+	cpuKernels{}.Softmax(h, hostCopy(x), axis, log)
+	store(dst, h)
+	return nil
+}
+
+func (r *hostReduce) SumTo(dst, x *Tensor) error {
+	if err := r.record("SumTo"); err != nil {
+		return err
+	}
+	h := hostCopy(dst).Contiguous()
+	cpuKernels{}.SumTo(h, hostCopy(x))
+	store(dst, h)
+	return nil
+}
+
+// TestReduceOnDevice checks that the reductions, ArgMax/ArgMin,
+// Softmax/LogSoftmax and SumToInto with device operands run on the
+// device's Reduce family (axes resolved and sorted, keepdims or not,
+// transposed operands, the Into forms) and return tensors there, and that
+// host operands beside device ones, a device without the family, or an
+// error of its implementation make them panic naming the op and the
+// devices.
+func TestReduceOnDevice(t *testing.T) {
+	fam := &hostReduce{}
+	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}, Reduce: fam})
+	defer RegisterDevice(testDevice, nil)
+	r := rand.New(rand.NewPCG(49, 50))
+	a, b, c := RandN(r, 2, 3), RandN(r, 2, 3, 2), RandN(r, 3, 2)
+	dev := func(h *Tensor) *Tensor {
+		d, err := h.To(testDevice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	da, db, dc := dev(a), dev(b), dev(c)
+	dd, _ := NewOn(testDevice, 2, 3)
+	acc := dev(FromSlice([]float32{1, 2, 3}, 3))
+	for _, k := range []struct {
+		name  string
+		got   func() *Tensor
+		want  *Tensor
+		shape []int
+		call  string
+	}{
+		{"Sum(all)", func() *Tensor { return Sum(da, false) }, Sum(a, false), []int{}, "Sum[0 1]"},
+		{"Sum(-1)", func() *Tensor { return Sum(da, false, -1) }, Sum(a, false, -1), []int{2}, "Sum[1]"},
+		{"Sum(axes 2, 0)", func() *Tensor { return Sum(db, true, 2, 0) }, Sum(b, true, 2, 0), []int{1, 3, 1}, "Sum[0 2]"},
+		{"Max(keepdims)", func() *Tensor { return Max(da, true, 0) }, Max(a, true, 0), []int{1, 3}, "Max[0]"},
+		{"Min(transposed)", func() *Tensor { return Min(dc.T(), false, 1, 0) }, Min(c.T(), false, 1, 0), []int{}, "Min[0 1]"},
+		{"Mean(transposed)", func() *Tensor { return Mean(dc.T(), false, 1) }, Mean(c.T(), false, 1), []int{2}, "Mean[1]"},
+		{"Var(ddof 1)", func() *Tensor { return Var(da, 1, true, 1) }, Var(a, 1, true, 1), []int{2, 1}, "Var[1]"},
+		{"Std", func() *Tensor { return Std(da, 0, false, 0) }, Std(a, 0, false, 0), []int{3}, "Std[0]"},
+		{"LogSumExp", func() *Tensor { return LogSumExp(da, false, 1) }, LogSumExp(a, false, 1), []int{2}, "LogSumExp[1]"},
+		{"ArgMax", func() *Tensor { return ArgMax(da, 1, false) }, ArgMax(a, 1, false), []int{2}, "Arg1[1]"},
+		{"ArgMin(keepdims)", func() *Tensor { return ArgMin(da, -2, true) }, ArgMin(a, -2, true), []int{1, 3}, "Arg2[0]"},
+		{"Softmax", func() *Tensor { return Softmax(da, -1) }, Softmax(a, -1), []int{2, 3}, "Softmax[1]false"},
+		{"LogSoftmax(transposed)", func() *Tensor { return LogSoftmax(dc.T(), 0) }, LogSoftmax(c.T(), 0), []int{2, 3}, "Softmax[0]true"},
+		{"SoftmaxInto", func() *Tensor { return SoftmaxInto(dd, da, 0) }, Softmax(a, 0), []int{2, 3}, "Softmax[0]false"},
+		{"SumToInto", func() *Tensor { return SumToInto(acc, da) }, Add(FromSlice([]float32{1, 2, 3}, 3), Sum(a, false, 0)), []int{3}, "SumTo"},
+	} {
+		n := len(fam.calls)
+		res := k.got()
+		got := onHost(t, k.name, res, testDevice)
+		if !slices.Equal(res.Shape(), k.shape) || !slices.Equal(k.want.Shape(), k.shape) {
+			t.Errorf("%s: shape %v on the device, %v on the host, want %v", k.name, res.Shape(), k.want.Shape(), k.shape)
+		}
+		for i, w := range k.want.Data() {
+			if d := math.Abs(float64(got[i] - w)); d > 1e-6*(1+math.Abs(float64(w))) {
+				t.Errorf("%s on the device = %v, want %v", k.name, got, k.want.Data())
+				break
+			}
+		}
+		if len(fam.calls) != n+1 || fam.calls[n] != k.call {
+			t.Errorf("%s: family calls %v, want one more, %s", k.name, fam.calls[n:], k.call)
+		}
+	}
+	if n := len(fam.calls); n != 15 {
+		t.Errorf("the family was called %d times, want 15 (the host references ran on the CPU)", n)
+	}
+
+	expectPanic(t, "tensor: SumToInto: [3] on cpu and [2 3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { SumToInto(New(3), da) })
+	expectPanic(t, "tensor: SoftmaxInto: [2 3] on device(7) and [2 3] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { SoftmaxInto(dd, a, 1) })
+	const other Device = 8
+	RegisterDevice(other, &Backend{Memory: &hostAllocator{}})
+	defer RegisterDevice(other, nil)
+	oa, _ := a.To(other)
+	expectPanic(t, "tensor: SumToInto: [3] on device(7) and [2 3] on device(8): operands on device(7) and device(8); copy them to one device with To",
+		func() { SumToInto(acc, oa) })
+	for name, f := range map[string]func(){
+		"Sum":        func() { Sum(oa, false) },
+		"Max":        func() { Max(oa, true, 1) },
+		"Mean":       func() { Mean(oa, false) },
+		"Var":        func() { Var(oa, 0, false) },
+		"LogSumExp":  func() { LogSumExp(oa, false) },
+		"ArgMax":     func() { ArgMax(oa, 1, false) },
+		"Softmax":    func() { Softmax(oa, -1) },
+		"LogSoftmax": func() { LogSoftmax(oa, -1) },
+	} {
+		expectPanic(t, "tensor: "+name+": [2 3] on device(8): device(8) has no Reduce kernels; copy the operands with To(tensor.CPU)", f)
+	}
+	fam.fail = true
+	expectPanic(t, "tensor: Sum: [2 3] on device(7) (result [2 1] on device(7)): fake: out of memory",
+		func() { Sum(da, false, 1) })
 }

@@ -242,9 +242,10 @@ func TestDeviceStoreShared(t *testing.T) {
 
 // TestDeviceHostOpsPanic checks that host code given a device tensor
 // panics with a message naming the operation, the shape and the device,
-// whichever choke point (Data, At/Set, the loop of the copy and reduce
-// operations, rowwise, the joins) it reaches the elements by. (The
-// elementwise ops go to the device's family: TestElementwiseOnDevice.)
+// whichever choke point (Data, At/Set, the loop of the copy operations,
+// the joins) it reaches the elements by. (The elementwise ops and the
+// reductions go to the device's families: TestElementwiseOnDevice,
+// TestReduceOnDevice.)
 func TestDeviceHostOpsPanic(t *testing.T) {
 	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}})
 	defer RegisterDevice(testDevice, nil)
@@ -256,11 +257,6 @@ func TestDeviceHostOpsPanic(t *testing.T) {
 		shape []int
 		f     func()
 	}{
-		{[]string{"Sum"}, []int{2, 3}, func() { Sum(d, false) }},
-		{[]string{"Max"}, []int{2, 3}, func() { Max(d, true, 1) }},
-		{[]string{"SumToInto"}, []int{2, 3}, func() { SumToInto(New(3), d) }},
-		{[]string{"ArgMax"}, []int{2, 3}, func() { ArgMax(d, 1, false) }},
-		{[]string{"Softmax"}, []int{2, 3}, func() { Softmax(d, -1) }},
 		{[]string{"Contiguous"}, []int{3, 2}, func() { d.T().Contiguous() }},
 		{[]string{"Clone"}, []int{2, 3}, func() { d.Clone() }},
 		{[]string{"Reshape"}, []int{3, 2}, func() { d.T().Reshape(6) }},

@@ -262,17 +262,3 @@ func varianceOf(op string, x *Tensor, ddof int, mask [MaxDims]bool) (v []float64
 	}
 	return s1, keep
 }
-
-// fromMoments returns the tensor of f(v[i]) (v[i] for a nil f) rounded
-// to float32, shaped as a reduction of x over mask (keepdims or not).
-func fromMoments(op string, x *Tensor, mask [MaxDims]bool, keepdims bool, v []float64, f func(float64) float64) *Tensor {
-	_, out, _ := reducedShapes(x, mask, keepdims)
-	t := alloc(op, out)
-	for i, e := range v {
-		if f != nil {
-			e = f(e)
-		}
-		t.data[i] = float32(e)
-	}
-	return t
-}

@@ -18,9 +18,45 @@ import (
 // the output row. Sums therefore accumulate in float32 and are within
 // n·2⁻²⁴·Σ|x| of the exact sum for n reduced elements. Max and Min give
 // NaN when a reduced element is NaN.
+//
+// With x (or SumToInto's or SoftmaxInto's dst) on a device, a reduction
+// runs on that device's Reduce family (ReduceKernels) and returns a tensor
+// there; the operands must all be on that device. A device without the
+// family, or an error of its implementation, makes the op panic naming
+// it, the shapes and the devices; nothing is copied to the host behind
+// the caller's back.
+
+// ReduceOp names a reduction of the Reduce family (ReduceKernels).
+type ReduceOp uint8
+
+// The reductions of the Reduce family, each named after its tensor
+// function.
+const (
+	ReduceSum ReduceOp = iota + 1
+	ReduceMax
+	ReduceMin
+	ReduceMean
+	ReduceVar // ddof
+	ReduceStd // ddof
+	ReduceLogSumExp
+	numReduceOps
+)
+
+var reduceNames = [numReduceOps]string{ReduceSum: "Sum", ReduceMax: "Max", ReduceMin: "Min",
+	ReduceMean: "Mean", ReduceVar: "Var", ReduceStd: "Std", ReduceLogSumExp: "LogSumExp"}
+
+// ArgOp names an index reduction of the Reduce family (ArgReduce).
+type ArgOp uint8
+
+// The index reductions: ArgMax and ArgMin.
+const (
+	ArgOpMax ArgOp = iota + 1
+	ArgOpMin
+)
 
 type reduction struct {
 	name     string
+	op       ReduceOp
 	identity bool // a reduction of no elements gives init; else it panics, as NumPy's
 	init     float32
 	run      func(x []float32) float32
@@ -29,15 +65,15 @@ type reduction struct {
 }
 
 var (
-	sumRed = reduction{"Sum", true, 0, simd.Sum, func(a, v float32) float32 { return a + v },
+	sumRed = reduction{"Sum", ReduceSum, true, 0, simd.Sum, func(a, v float32) float32 { return a + v },
 		func(acc, x []float32) { simd.Add(acc, acc, x) }}
-	maxRed = reduction{"Max", false, float32(math.Inf(-1)), simd.Max, func(a, v float32) float32 {
+	maxRed = reduction{"Max", ReduceMax, false, float32(math.Inf(-1)), simd.Max, func(a, v float32) float32 {
 		if v > a || v != v {
 			return v
 		}
 		return a
 	}, func(acc, x []float32) { simd.Maximum(acc, acc, x) }}
-	minRed = reduction{"Min", false, float32(math.Inf(1)), simd.Min, func(a, v float32) float32 {
+	minRed = reduction{"Min", ReduceMin, false, float32(math.Inf(1)), simd.Min, func(a, v float32) float32 {
 		if v < a || v != v {
 			return v
 		}
@@ -90,9 +126,129 @@ func (red *reduction) apply(x *Tensor, axes []int, keepdims bool) *Tensor {
 	if count == 0 && !red.identity {
 		panic(fmt.Sprintf("tensor: %s: zero-size reduction over axes %v of shape %v (no identity)", red.name, axes, x.shape))
 	}
-	dst := Full(red.init, keep...)
-	red.into(red.name, dst, x)
+	return reduceOnDevice(red.name, red.op, x, mask, keep, out, 0)
+}
+
+// reduceOnDevice runs the reduction op of x over the axes in mask (keep
+// and out as reducedShapes gives them) on the device of x, and returns
+// its result shaped out.
+func reduceOnDevice(name string, op ReduceOp, x *Tensor, mask [MaxDims]bool, keep, out []int, ddof int) *Tensor {
+	dev := deviceOn(name, nil, x)
+	k := reduceOn(name, dev, nil, x)
+	dst := result(name, dev, keep, x)
+	ran(name, k.Reduce(op, dst, x, axesOf(mask, len(x.shape)), ddof), dst, x)
+	if len(out) == len(keep) {
+		return dst // keepdims
+	}
 	return dst.view(out, contiguousStrides(out), 0)
+}
+
+// axisRange holds 0 ... MaxDims-1: a run of consecutive axes is a slice
+// of it, so that the usual reductions (over all axes, or one, or the last
+// few) hand the Reduce family their axes without allocating.
+var axisRange = func() (r [MaxDims]int) {
+	for i := range r {
+		r[i] = i
+	}
+	return r
+}()
+
+// axesOf returns the axes set in mask, ascending, of a tensor of rank
+// dims. The slice must not be written.
+func axesOf(mask [MaxDims]bool, dims int) []int {
+	lo, hi := 0, dims
+	for lo < dims && !mask[lo] {
+		lo++
+	}
+	for hi > lo && !mask[hi-1] {
+		hi--
+	}
+	for i := lo; i < hi; i++ {
+		if !mask[i] {
+			axes := make([]int, 0, dims)
+			for j := lo; j < hi; j++ {
+				if mask[j] {
+					axes = append(axes, j)
+				}
+			}
+			return axes
+		}
+	}
+	return axisRange[lo:hi:hi]
+}
+
+// Reduce is the CPU's reductions: x and dst on the host, dst of x's shape
+// with size 1 along axes, not overlapping x.
+func (cpuKernels) Reduce(op ReduceOp, dst, x *Tensor, axes []int, ddof int) error {
+	if op == 0 || op >= numReduceOps {
+		panic(fmt.Sprintf("tensor: Reduce: op %d is not a reduction", op))
+	}
+	name := reduceNames[op]
+	var mask [MaxDims]bool
+	for _, a := range axes {
+		mask[a] = true
+	}
+	switch op {
+	case ReduceSum, ReduceMax, ReduceMin:
+		red := [...]*reduction{ReduceSum: &sumRed, ReduceMax: &maxRed, ReduceMin: &minRed}[op]
+		Fill(dst, red.init)
+		red.into(name, dst, x)
+	case ReduceMean:
+		mean, _, _ := meanOf(name, x, mask)
+		setFrom64(name, dst, mean, nil)
+	case ReduceVar, ReduceStd:
+		v, _ := varianceOf(name, x, ddof, mask)
+		f := math.Sqrt
+		if op == ReduceVar {
+			f = nil
+		}
+		setFrom64(name, dst, v, f)
+	case ReduceLogSumExp:
+		logSumExp(dst, x, mask)
+	}
+	return nil
+}
+
+// logSumExp sets dst, x's shape with the axes in mask of size 1, to log Σ
+// e^x over them: m + log Σ e^(x-m), m the maximum (0 where infinite).
+func logSumExp(dst, x *Tensor, mask [MaxDims]bool) {
+	if _, _, n := reducedShapes(x, mask, true); n == 0 {
+		Fill(dst, float32(math.Inf(-1)))
+		return
+	}
+	m := Full(float32(math.Inf(-1)), dst.shape...)
+	maxRed.into("LogSumExp", m, x)
+	md := m.data
+	for i, v := range md {
+		if math.IsInf(float64(v), 0) {
+			md[i] = 0
+		}
+	}
+	e := Sub(x, m)
+	ExpInto(e, e)
+	Fill(dst, 0)
+	sumRed.into("LogSumExp", dst, e)
+	LogInto(dst, dst)
+	AddInto(dst, dst, m)
+}
+
+// setFrom64 sets the host tensor dst to f(v[i]) (v[i] for a nil f)
+// rounded to float32, v laid out as dst contiguous.
+func setFrom64(op string, dst *Tensor, v []float64, f func(float64) float64) {
+	t := dst
+	if !dst.IsContiguous() {
+		t = alloc(op, dst.shape)
+	}
+	d := t.data[t.offset : t.offset+len(v)]
+	for i, e := range v {
+		if f != nil {
+			e = f(e)
+		}
+		d[i] = float32(e)
+	}
+	if t != dst {
+		CopyInto(dst, t)
+	}
 }
 
 // into folds x into dst, whose shape is x's with reduced axes set to 1; op
@@ -152,8 +308,8 @@ func Mean(x *Tensor, keepdims bool, axes ...int) *Tensor {
 	const op = "Mean"
 	checkNil(op, "x", x)
 	mask := reduceAxes(op, x, axes)
-	mean, _, _ := meanOf(op, x, mask)
-	return fromMoments(op, x, mask, keepdims, mean, nil)
+	keep, out, _ := reducedShapes(x, mask, keepdims)
+	return reduceOnDevice(op, ReduceMean, x, mask, keep, out, 0)
 }
 
 // Var returns the variance over axes with ddof delta degrees of freedom
@@ -166,8 +322,8 @@ func Var(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
 	const op = "Var"
 	checkNil(op, "x", x)
 	mask := reduceAxes(op, x, axes)
-	v, _ := varianceOf(op, x, ddof, mask)
-	return fromMoments(op, x, mask, keepdims, v, nil)
+	keep, out, _ := reducedShapes(x, mask, keepdims)
+	return reduceOnDevice(op, ReduceVar, x, mask, keep, out, ddof)
 }
 
 // Std returns the square root of Var, taken in float64 before rounding
@@ -177,8 +333,8 @@ func Std(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
 	const op = "Std"
 	checkNil(op, "x", x)
 	mask := reduceAxes(op, x, axes)
-	v, _ := varianceOf(op, x, ddof, mask)
-	return fromMoments(op, x, mask, keepdims, v, math.Sqrt)
+	keep, out, _ := reducedShapes(x, mask, keepdims)
+	return reduceOnDevice(op, ReduceStd, x, mask, keep, out, ddof)
 }
 
 // LogSumExp returns log Σ e^x over axes, computed as m + log Σ e^(x-m)
@@ -186,45 +342,27 @@ func Std(x *Tensor, ddof int, keepdims bool, axes ...int) *Tensor {
 // underflows needlessly. Over zero elements it is -Inf, the log of an
 // empty sum, as simd.LogSumExp.
 func LogSumExp(x *Tensor, keepdims bool, axes ...int) *Tensor {
-	checkNil("LogSumExp", "x", x)
-	if _, out, n := reducedShapes(x, reduceAxes("LogSumExp", x, axes), keepdims); n == 0 {
-		return Full(float32(math.Inf(-1)), out...)
-	}
-	m := Max(x, true, axes...)
-	md := m.Data()
-	for i, v := range md {
-		if math.IsInf(float64(v), 0) {
-			md[i] = 0
-		}
-	}
-	e := Sub(x, m)
-	ExpInto(e, e)
-	s := Sum(e, true, axes...)
-	LogInto(s, s)
-	AddInto(s, s, m)
-	if keepdims {
-		return s
-	}
-	mask := reduceAxes("LogSumExp", x, axes)
-	_, out, _ := reducedShapes(x, mask, false)
-	return s.Reshape(out...)
+	const op = "LogSumExp"
+	checkNil(op, "x", x)
+	mask := reduceAxes(op, x, axes)
+	keep, out, _ := reducedShapes(x, mask, keepdims)
+	return reduceOnDevice(op, ReduceLogSumExp, x, mask, keep, out, 0)
 }
 
 // ArgMax returns the index of the maximum along axis (the first one on
 // ties, the first NaN if any) as float32 values, exact since an axis of
 // more than 2²⁴ elements, whose indices would round, makes it panic.
 func ArgMax(x *Tensor, axis int, keepdims bool) *Tensor {
-	return argReduce("ArgMax", simd.ArgMax, x, axis, keepdims)
+	return argReduce("ArgMax", ArgOpMax, x, axis, keepdims)
 }
 
 // ArgMin returns the index of the minimum along axis, as ArgMax.
 func ArgMin(x *Tensor, axis int, keepdims bool) *Tensor {
-	return argReduce("ArgMin", simd.ArgMin, x, axis, keepdims)
+	return argReduce("ArgMin", ArgOpMin, x, axis, keepdims)
 }
 
-func argReduce(op string, f func([]float32) int, x *Tensor, axis int, keepdims bool) *Tensor {
+func argReduce(op string, a ArgOp, x *Tensor, axis int, keepdims bool) *Tensor {
 	checkNil(op, "x", x)
-	x.hostOnly(op)
 	axis = x.axis(op, axis)
 	if x.shape[axis] == 0 {
 		panic(fmt.Sprintf("tensor: %s: zero-size axis %d of shape %v", op, axis, x.shape))
@@ -232,17 +370,52 @@ func argReduce(op string, f func([]float32) int, x *Tensor, axis int, keepdims b
 	if x.shape[axis] > 1<<24 {
 		panic(fmt.Sprintf("tensor: %s: axis %d of shape %v: indices past 2²⁴ would not be exact in float32", op, axis, x.shape))
 	}
+	dev := deviceOn(op, nil, x)
+	k := reduceOn(op, dev, nil, x)
+	keep := slices.Clone(x.shape)
+	keep[axis] = 1
+	dst := result(op, dev, keep, x)
+	ran(op, k.ArgReduce(a, dst, x, axis), dst, x)
+	if keepdims {
+		return dst
+	}
+	// dst without its axis of size 1: the same layout, in one allocation.
+	n := len(keep) - 1
+	buf := make([]int, 2*n)
+	out, st := buf[:n:n], buf[n:]
+	copy(out, keep[:axis])
+	copy(out[axis:], keep[axis+1:])
+	copy(st, dst.strides[:axis])
+	copy(st[axis:], dst.strides[axis+1:])
+	return dst.view(out, st, dst.offset)
+}
+
+// ArgReduce is the CPU's ArgMax and ArgMin: x and dst on the host.
+func (cpuKernels) ArgReduce(op ArgOp, dst, x *Tensor, axis int) error {
+	f := simd.ArgMax
+	switch op {
+	case ArgOpMax:
+	case ArgOpMin:
+		f = simd.ArgMin
+	default:
+		panic(fmt.Sprintf("tensor: ArgReduce: op %d is not an index reduction", op))
+	}
+	name := [...]string{ArgOpMax: "ArgMax", ArgOpMin: "ArgMin"}[op]
 	r := moveAxisLast(x, axis).Contiguous()
 	n := x.shape[axis]
-	src := r.hostData(op)
-	out := New(r.shape[:len(r.shape)-1]...)
-	for i := range out.data {
-		out.data[i] = float32(f(src[i*n : (i+1)*n]))
+	src := r.hostData(name)
+	out := dst
+	if !dst.IsContiguous() {
+		out = alloc(name, dst.shape)
 	}
-	if keepdims {
-		return out.Unsqueeze(axis)
+	d := out.data[out.offset : out.offset+dst.Len()]
+	for i := range d {
+		d[i] = float32(f(src[i*n : (i+1)*n]))
 	}
-	return out
+	if out != dst {
+		CopyInto(dst, out)
+	}
+	return nil
 }
 
 // moveAxisLast returns the view of x with axis moved to the end.
@@ -260,23 +433,23 @@ func moveAxisLast(x *Tensor, axis int) *Tensor {
 // subtracted, so no overflow).
 func Softmax(x *Tensor, axis int) *Tensor {
 	checkNil("Softmax", "x", x)
-	return rowwise("Softmax", simd.Softmax, New(x.shape...), x, axis)
+	return softmax("Softmax", nil, x, axis, false)
 }
 
 // SoftmaxInto sets dst to the softmax of x along axis; dst has x's shape.
 func SoftmaxInto(dst, x *Tensor, axis int) *Tensor {
-	return rowwise("SoftmaxInto", simd.Softmax, dst, x, axis)
+	return softmax("SoftmaxInto", dst, x, axis, false)
 }
 
 // LogSoftmax returns x - log Σ e^x along axis (simd.LogSoftmax per row).
 func LogSoftmax(x *Tensor, axis int) *Tensor {
 	checkNil("LogSoftmax", "x", x)
-	return rowwise("LogSoftmax", simd.LogSoftmax, New(x.shape...), x, axis)
+	return softmax("LogSoftmax", nil, x, axis, true)
 }
 
 // LogSoftmaxInto sets dst to the log-softmax of x along axis.
 func LogSoftmaxInto(dst, x *Tensor, axis int) *Tensor {
-	return rowwise("LogSoftmaxInto", simd.LogSoftmax, dst, x, axis)
+	return softmax("LogSoftmaxInto", dst, x, axis, true)
 }
 
 // rowJob runs a row kernel over rows of n contiguous elements.
@@ -303,32 +476,53 @@ func (j *rowJob) RunRange(lo, hi int) {
 	}
 }
 
-// rowwise applies f to every row of x along axis, writing dst. The fast
-// path (axis last, both contiguous) allocates nothing; others go through
-// contiguous copies.
-func rowwise(op string, f func(dst, x []float32), dst, x *Tensor, axis int) *Tensor {
+// softmax is Softmax (log: LogSoftmax) of x along axis on the device of
+// its operands, into dst (nil: a new tensor).
+func softmax(op string, dst, x *Tensor, axis int, log bool) *Tensor {
+	if dst == nil {
+		axis = x.axis(op, axis)
+		dev := deviceOn(op, nil, x)
+		k := reduceOn(op, dev, nil, x)
+		dst = result(op, dev, x.shape, x)
+		ran(op, k.Softmax(dst, x, axis, log), dst, x)
+		return dst
+	}
 	checkNil(op, "dst, x", dst, x)
-	dst.hostOnly(op)
-	x.hostOnly(op)
 	axis = x.axis(op, axis)
 	if !slices.Equal(dst.shape, x.shape) {
 		panic(fmt.Sprintf("tensor: %s: dst shape %v and x shape %v differ", op, dst.shape, x.shape))
 	}
 	checkWritable(op, dst)
-	x = unalias(dst, x)
+	dev := deviceOn(op, dst, x)
+	k := reduceOn(op, dev, dst, x)
+	if dev == CPU {
+		x = unalias(dst, x)
+	}
+	ran(op, k.Softmax(dst, x, axis, log), dst, x)
+	return dst
+}
+
+// Softmax is the CPU's Softmax and LogSoftmax: x and dst on the host, not
+// overlapping. The fast path (axis last, both contiguous) allocates
+// nothing; others go through contiguous copies.
+func (cpuKernels) Softmax(dst, x *Tensor, axis int, log bool) error {
+	op, f := "Softmax", simd.Softmax
+	if log {
+		op, f = "LogSoftmax", simd.LogSoftmax
+	}
 	n := x.shape[axis]
 	total := x.Len()
 	if total == 0 || n == 0 {
-		return dst
+		return nil
 	}
 	if axis == len(x.shape)-1 && x.IsContiguous() && dst.IsContiguous() {
 		rows(f, dst.hostData(op), x.hostData(op), n)
-		return dst
+		return nil
 	}
 	tmp := moveAxisLast(x, axis).Clone()
 	rows(f, tmp.data, tmp.data, n)
 	CopyInto(moveAxisLast(dst, axis), tmp)
-	return dst
+	return nil
 }
 
 // SumToInto adds to dst the sums of x over the axes along which dst
@@ -343,7 +537,17 @@ func SumToInto(dst, x *Tensor) *Tensor {
 	if out, ok := shape.Broadcast(dst.shape, x.shape); !ok || !slices.Equal(out, x.shape) {
 		panic(fmt.Sprintf("tensor: SumToInto: dst of shape %v does not broadcast to x's shape %v", dst.shape, x.shape))
 	}
-	x = detach(dst, x)
+	dev := deviceOn("SumToInto", dst, x)
+	k := reduceOn("SumToInto", dev, dst, x)
+	if dev == CPU {
+		x = detach(dst, x)
+	}
+	ran("SumToInto", k.SumTo(dst, x), dst, x)
+	return dst
+}
+
+// SumTo is the CPU's SumToInto: x and dst on the host, not overlapping.
+func (cpuKernels) SumTo(dst, x *Tensor) error {
 	d := dst
 	if lead := len(x.shape) - len(dst.shape); lead > 0 {
 		shape := append(make([]int, lead, len(x.shape)), dst.shape...)
@@ -354,7 +558,7 @@ func SumToInto(dst, x *Tensor) *Tensor {
 		d = dst.view(shape, strides, dst.offset)
 	}
 	sumRed.into("SumToInto", d, x)
-	return dst
+	return nil
 }
 
 // stridedRun returns the m elements of xs from o at stride st: xs itself

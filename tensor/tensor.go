@@ -367,9 +367,9 @@ func (t *Tensor) view(shape, strides []int, offset int) *Tensor {
 
 // hostOnly panics unless t's elements are in host memory. The paths by
 // which host code reaches a tensor's elements call it first: hostData
-// (norm, pool, the convolutions' CPU paths, rowwise, argReduce, the
-// index-based joins), loop.init (every elementwise, copy and reduce
-// operation), and clone and the joins. A device tensor given to a host
+// (norm, pool, the convolutions' CPU paths, the CPU's Softmax and
+// ArgReduce, the index-based joins), loop.init (every elementwise, copy
+// and reduce operation), and clone and the joins. A device tensor given to a host
 // operation so fails with a message naming op rather than with an index
 // error or a write lost in a copy.
 func (t *Tensor) hostOnly(op string) {
