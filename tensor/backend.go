@@ -95,6 +95,18 @@ type ReduceKernels interface {
 	SumTo(dst, x *Tensor) error
 }
 
+// CopyKernels is the family of copies (view.go, join.go). The public
+// functions have checked the shapes. On a device Backend the operands are
+// all on the device.
+type CopyKernels interface {
+	// CopyInto copies src into dst, src broadcasting to dst's shape; both
+	// may have any strides (Contiguous, Clone, CopyInto).
+	CopyInto(dst, src *Tensor) error
+	// Concat copies ts, joined along axis, into dst (Concat; Stack gives
+	// it views of its operands with the new axis of size 1).
+	Concat(dst *Tensor, axis int, ts []*Tensor) error
+}
+
 // A Backend is a place ops run: its memory and its implementation of each
 // op family. A nil family is one the device lacks: ops of that family on
 // its tensors panic.
@@ -106,11 +118,13 @@ type Backend struct {
 	Conv        ConvKernels
 	Elementwise ElementwiseKernels
 	Reduce      ReduceKernels
+	Copy        CopyKernels
 }
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,
-// conv.go, elementwise.go, reduce.go).
-var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{}, Reduce: cpuKernels{}}
+// conv.go, elementwise.go, reduce.go, view.go, join.go).
+var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{},
+	Reduce: cpuKernels{}, Copy: cpuKernels{}}
 
 // cpuKernels is the CPU's implementation of every family.
 type cpuKernels struct{}
@@ -210,6 +224,15 @@ func reduceOn(op string, dev Device, dst *Tensor, ts ...*Tensor) ReduceKernels {
 		return k
 	}
 	panic(lacks(op, dev, "Reduce", dst, ts...))
+}
+
+// copyOn returns dev's Copy family for op on the operands ts, panicking
+// when dev has none.
+func copyOn(op string, dev Device, dst *Tensor, ts ...*Tensor) CopyKernels {
+	if k := backendOf(op, dev, dst, ts...).Copy; k != nil {
+		return k
+	}
+	panic(lacks(op, dev, "Copy", dst, ts...))
 }
 
 // offloadDevice is the device that SetOffload named (CPU: none).

@@ -605,3 +605,106 @@ func TestReduceOnDevice(t *testing.T) {
 	expectPanic(t, "tensor: Sum: [2 3] on device(7) (result [2 1] on device(7)): fake: out of memory",
 		func() { Sum(da, false, 1) })
 }
+
+// hostCopies is a device's Copy family that runs the CPU's on host copies
+// of the operands, recording the calls.
+type hostCopies struct{ calls []string }
+
+func (c *hostCopies) CopyInto(dst, src *Tensor) error {
+	c.calls = append(c.calls, "CopyInto")
+	h := New(dst.shape...)
+	cpuKernels{}.CopyInto(h, hostCopy(src))
+	store(dst, h)
+	return nil
+}
+
+func (c *hostCopies) Concat(dst *Tensor, axis int, ts []*Tensor) error {
+	c.calls = append(c.calls, fmt.Sprintf("Concat[%d]", axis))
+	hs := make([]*Tensor, len(ts))
+	for i, t := range ts {
+		hs[i] = hostCopy(t)
+	}
+	h := New(dst.shape...)
+	cpuKernels{}.Concat(h, axis, hs)
+	store(dst, h)
+	return nil
+}
+
+// TestCopyOnDevice checks that Contiguous, Clone, Reshape of a strided
+// view, CopyInto, Concat and Stack with device operands run on the
+// device's Copy family and return tensors there, and that host operands
+// beside device ones, or a device without the family, make them panic
+// naming the op and the devices.
+func TestCopyOnDevice(t *testing.T) {
+	fam := &hostCopies{}
+	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}, Copy: fam})
+	defer RegisterDevice(testDevice, nil)
+	r := rand.New(rand.NewPCG(51, 52))
+	a, b, c := RandN(r, 2, 3), RandN(r, 1, 3), RandN(r, 3, 2)
+	dev := func(h *Tensor) *Tensor {
+		d, err := h.To(testDevice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	da, db, dc := dev(a), dev(b), dev(c)
+	dd, _ := NewOn(testDevice, 2, 3)
+	for _, k := range []struct {
+		name string
+		got  func() *Tensor
+		want *Tensor
+		call string
+	}{
+		{"Contiguous(transposed)", func() *Tensor { return dc.T().Contiguous() }, c.T().Contiguous(), "CopyInto"},
+		{"Clone", func() *Tensor { return da.Clone() }, a.Clone(), "CopyInto"},
+		{"Reshape(transposed)", func() *Tensor { return dc.T().Reshape(6) }, c.T().Reshape(6), "CopyInto"},
+		{"CopyInto(broadcast)", func() *Tensor { return CopyInto(dd, db) }, CopyInto(New(2, 3), b), "CopyInto"},
+		{"Concat", func() *Tensor { return Concat(0, da, db, dc.T()) }, Concat(0, a, b, c.T()), "Concat[0]"},
+		{"Stack", func() *Tensor { return Stack(1, da, dc.T()) }, Stack(1, a, c.T()), "Concat[1]"},
+	} {
+		n := len(fam.calls)
+		res := k.got()
+		if got := onHost(t, k.name, res, testDevice); !slices.Equal(got, k.want.Data()) || !slices.Equal(res.Shape(), k.want.Shape()) {
+			t.Errorf("%s on the device = %v of shape %v, want %v", k.name, got, res.Shape(), k.want)
+		}
+		if len(fam.calls) != n+1 || fam.calls[n] != k.call {
+			t.Errorf("%s: family calls %v, want one more, %s", k.name, fam.calls[n:], k.call)
+		}
+	}
+	if n := len(fam.calls); n != 6 {
+		t.Errorf("the family was called %d times, want 6 (the host references ran on the CPU)", n)
+	}
+	// A contiguous device tensor is its own Contiguous: no call.
+	if da.Contiguous() != da || len(fam.calls) != 6 {
+		t.Errorf("Contiguous of a contiguous device tensor copied it")
+	}
+
+	expectPanic(t, "tensor: CopyInto: [2 3] on cpu and [2 3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { CopyInto(New(2, 3), da) })
+	expectPanic(t, "tensor: Concat: [2 3] on cpu and [2 3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { Concat(0, a, da) })
+	expectPanic(t, "tensor: Stack: [2 3] on device(7) and [2 3] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { Stack(0, da, a) })
+	const other Device = 8
+	RegisterDevice(other, &Backend{Memory: &hostAllocator{}})
+	defer RegisterDevice(other, nil)
+	oa, _ := a.To(other)
+	expectPanic(t, "tensor: Concat: [2 3] on device(7) and [2 3] on device(8): operands on device(7) and device(8); copy them to one device with To",
+		func() { Concat(0, da, oa) })
+	for name, f := range map[string]func(){
+		"Contiguous": func() { oa.T().Contiguous() },
+		"Clone":      func() { oa.Clone() },
+		"Reshape":    func() { oa.T().Reshape(6) },
+		"Stack":      func() { Stack(0, oa, oa) },
+	} {
+		want := "tensor: " + name + ": [2 3] on device(8): device(8) has no Copy kernels; copy the operands with To(tensor.CPU)"
+		switch name {
+		case "Contiguous", "Reshape":
+			want = "tensor: " + name + ": [3 2] on device(8): device(8) has no Copy kernels; copy the operands with To(tensor.CPU)"
+		case "Stack":
+			want = "tensor: Stack: [2 3] on device(8) and [2 3] on device(8): device(8) has no Copy kernels; copy the operands with To(tensor.CPU)"
+		}
+		expectPanic(t, want, f)
+	}
+}

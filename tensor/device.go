@@ -147,11 +147,12 @@ func NewOn(dev Device, shape ...int) (*Tensor, error) {
 // another device goes through the host.
 //
 // To(CPU) (or Host) is how a device tensor is read on the host (Data, At
-// and Item copy too); every host operation (Add, Sum, Concat, Softmax,
-// ...) panics when given a device tensor. Only views and MatMul, Conv2D,
-// the convolution gradients and their Into forms, which run on the
-// device's Backend, take device tensors (see the device section at the
-// top of device.go).
+// and Item copy too). Views and the ops of the families in backend.go
+// (MatMul, the convolutions, the elementwise ops, the reductions and
+// Softmax, the copies: Contiguous, Clone, CopyInto, Concat, Stack) run
+// on the device of their operands, through its Backend; the other host
+// operations (pooling, normalization, Gather, ...) panic when given a
+// device tensor.
 func (t *Tensor) To(dev Device) (*Tensor, error) {
 	t.need("To")
 	if t.Device() == dev {

@@ -242,27 +242,20 @@ func TestDeviceStoreShared(t *testing.T) {
 
 // TestDeviceHostOpsPanic checks that host code given a device tensor
 // panics with a message naming the operation, the shape and the device,
-// whichever choke point (Data, At/Set, the loop of the copy operations,
-// the joins) it reaches the elements by. (The elementwise ops and the
-// reductions go to the device's families: TestElementwiseOnDevice,
-// TestReduceOnDevice.)
+// whichever choke point (Data, At/Set, the index-based joins, pooling,
+// normalization) it reaches the elements by. (The elementwise ops, the
+// reductions and the copies go to the device's families:
+// TestElementwiseOnDevice, TestReduceOnDevice, TestCopyOnDevice.)
 func TestDeviceHostOpsPanic(t *testing.T) {
 	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}})
 	defer RegisterDevice(testDevice, nil)
 	d, _ := NewOn(testDevice, 2, 3)
 	d4, _ := NewOn(testDevice, 1, 2, 4, 4)
-	h := New(2, 3)
 	for _, c := range []struct {
 		ops   []string // the operation named, or what it reads through
 		shape []int
 		f     func()
 	}{
-		{[]string{"Contiguous"}, []int{3, 2}, func() { d.T().Contiguous() }},
-		{[]string{"Clone"}, []int{2, 3}, func() { d.Clone() }},
-		{[]string{"Reshape"}, []int{3, 2}, func() { d.T().Reshape(6) }},
-		{[]string{"CopyInto"}, []int{2, 3}, func() { CopyInto(h, d) }},
-		{[]string{"Concat"}, []int{2, 3}, func() { Concat(0, h, d) }},
-		{[]string{"Stack"}, []int{2, 3}, func() { Stack(0, h, d) }},
 		{[]string{"Gather"}, []int{2, 3}, func() { Gather(d, 1, New(2, 3)) }},
 		{[]string{"MaxPool2DInto"}, []int{1, 2, 4, 4}, func() { MaxPool2D(d4, PoolParams{Kernel: [2]int{2, 2}}) }},
 		{[]string{"LayerNormInto"}, []int{2, 3}, func() { LayerNorm(d, LayerNormParams{}) }},

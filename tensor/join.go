@@ -6,7 +6,8 @@ import (
 )
 
 // Concat returns the tensors joined along axis; their other dimensions
-// must be equal. Each is copied into its slice of the result.
+// must be equal. Each is copied into its slice of the result. The tensors
+// must all be on one device, where the result is (its Copy family).
 func Concat(axis int, ts ...*Tensor) *Tensor {
 	if len(ts) == 0 {
 		panic("tensor: Concat: no tensors")
@@ -29,17 +30,27 @@ func Concat(axis int, ts ...*Tensor) *Tensor {
 		}
 		shape[axis] += t.shape[axis]
 	}
-	out := alloc("Concat", shape)
-	at := 0
-	for _, t := range ts {
-		n := t.shape[axis]
-		copyInto("Concat", out.Slice(axis, at, at+n, 1), t)
-		at += n
-	}
+	dev := deviceOn("Concat", nil, ts...)
+	k := copyOn("Concat", dev, nil, ts...)
+	out := result("Concat", dev, shape, ts...)
+	ran("Concat", k.Concat(out, axis, ts), out, ts...)
 	return out
 }
 
-// Stack returns the tensors, all of one shape, joined along a new axis.
+// Concat is the CPU's Concat: host operands of dst's shape but along
+// axis, where their lengths add up to dst's.
+func (cpuKernels) Concat(dst *Tensor, axis int, ts []*Tensor) error {
+	at := 0
+	for _, t := range ts {
+		n := t.shape[axis]
+		copyInto("Concat", dst.Slice(axis, at, at+n, 1), t)
+		at += n
+	}
+	return nil
+}
+
+// Stack returns the tensors, all of one shape, joined along a new axis;
+// they must all be on one device, where the result is.
 func Stack(axis int, ts ...*Tensor) *Tensor {
 	if len(ts) == 0 {
 		panic("tensor: Stack: no tensors")
@@ -57,10 +68,25 @@ func Stack(axis int, ts ...*Tensor) *Tensor {
 		}
 	}
 	shape := slices.Insert(slices.Clone(ts[0].shape), axis, len(ts))
-	out := alloc("Stack", shape)
+	dev := deviceOn("Stack", nil, ts...)
+	k := copyOn("Stack", dev, nil, ts...)
+	out := result("Stack", dev, shape, ts...)
+	// The operands with the new axis of size 1 (t.Unsqueeze(axis)), in
+	// four allocations whatever their number: they share one shape, and
+	// their strides are one buffer.
+	n := len(shape)
+	one := slices.Clone(shape)
+	one[axis] = 1
+	views, us, strides := make([]Tensor, len(ts)), make([]*Tensor, len(ts)), make([]int, len(ts)*n)
 	for i, t := range ts {
-		copyInto("Stack", out.Index(axis, i), t)
+		st := strides[i*n : (i+1)*n : (i+1)*n]
+		copy(st, t.strides[:axis])
+		copy(st[axis+1:], t.strides[axis:])
+		st[axis] = 1
+		views[i] = Tensor{data: t.data, shape: one, strides: st, offset: t.offset, store: t.store}
+		us[i] = &views[i]
 	}
+	ran("Stack", k.Concat(out, axis, us), out, ts...)
 	return out
 }
 

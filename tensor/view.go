@@ -287,9 +287,8 @@ func (t *Tensor) Unsqueeze(axis int) *Tensor {
 	return t.view(shape, st, t.offset)
 }
 
-// Contiguous returns t when it is contiguous, else a contiguous copy. The
-// copy is made on the host: Contiguous panics for a non-contiguous device
-// tensor (a contiguous one is returned as is).
+// Contiguous returns t when it is contiguous, else a contiguous copy, on
+// t's device (its Copy family, as Clone).
 func (t *Tensor) Contiguous() *Tensor {
 	t.need("Contiguous")
 	if t.IsContiguous() {
@@ -298,32 +297,46 @@ func (t *Tensor) Contiguous() *Tensor {
 	return t.clone("Contiguous")
 }
 
-// Clone returns a contiguous copy with its own storage, on the host (it
-// panics for a device tensor).
+// Clone returns a contiguous copy with its own storage, on t's device: a
+// device tensor is copied by the device's Copy family (CopyKernels), and
+// a device without it makes Clone panic naming it.
 func (t *Tensor) Clone() *Tensor {
 	t.need("Clone")
 	return t.clone("Clone")
 }
 
 func (t *Tensor) clone(op string) *Tensor {
-	t.hostOnly(op)
-	c := alloc(op, t.shape)
-	copyInto(op, c, t)
+	dev := t.Device()
+	k := copyOn(op, dev, nil, t)
+	c := result(op, dev, t.shape, t)
+	ran(op, k.CopyInto(c, t), c, t)
 	return c
 }
 
 // CopyInto copies src into dst, broadcasting src to dst's shape, and
 // returns dst. Overlapping src and dst are handled as if src were copied
-// first.
+// first. With dst or src on a device, the copy runs on that device's Copy
+// family; both must be on it (copy between the host and a device with To).
 func CopyInto(dst, src *Tensor) *Tensor { return copyInto("CopyInto", dst, src) }
 
 // copyInto is CopyInto for op, which it names in panics.
 func copyInto(op string, dst, src *Tensor) *Tensor {
 	checkNil(op, "dst, src", dst, src)
 	checkBroadcastInto(op, dst, src)
-	src = unalias(dst, src)
-	run(op, dst.shape, copyKernel, [2]float32{}, dst, src)
+	dev := deviceOn(op, dst, src)
+	k := copyOn(op, dev, dst, src)
+	if dev == CPU {
+		src = unalias(dst, src)
+	}
+	ran(op, k.CopyInto(dst, src), dst, src)
 	return dst
+}
+
+// CopyInto is the CPU's copy: host operands, src broadcasting to dst,
+// not overlapping it.
+func (cpuKernels) CopyInto(dst, src *Tensor) error {
+	run("CopyInto", dst.shape, copyKernel, [2]float32{}, dst, src)
+	return nil
 }
 
 func copyKernel(s [][]float32, _ *[2]float32) { copy(s[0], s[1]) }
