@@ -54,25 +54,18 @@ func done(term, sum *big.Float, p uint) bool {
 }
 
 // bigAtanh returns atanh(s) = Σ s^(2k+1)/(2k+1) for |s| <= 1/3.
-func bigAtanh(s *big.Float, p uint) *big.Float {
-	s2 := new(big.Float).SetPrec(p).Mul(s, s)
-	pow := new(big.Float).SetPrec(p).Set(s)
-	sum := new(big.Float).SetPrec(p).Set(s)
-	t := new(big.Float).SetPrec(p)
-	for k := 1; ; k++ {
-		pow.Mul(pow, s2)
-		t.Quo(pow, bf(float64(2*k+1), p))
-		if done(t, sum, p) {
-			return sum
-		}
-		sum.Add(sum, t)
-	}
-}
+func bigAtanh(s *big.Float, p uint) *big.Float { return oddSeries(s, p, false) }
 
 // bigAtan returns atan(s) = Σ (-1)^k s^(2k+1)/(2k+1) for |s| <= 1/5.
-func bigAtan(s *big.Float, p uint) *big.Float {
+func bigAtan(s *big.Float, p uint) *big.Float { return oddSeries(s, p, true) }
+
+// oddSeries returns Σ (±1)^k s^(2k+1)/(2k+1), the signs alternating when
+// alternate is set (atan) and all positive otherwise (atanh).
+func oddSeries(s *big.Float, p uint, alternate bool) *big.Float {
 	s2 := new(big.Float).SetPrec(p).Mul(s, s)
-	s2.Neg(s2)
+	if alternate {
+		s2.Neg(s2)
+	}
 	pow := new(big.Float).SetPrec(p).Set(s)
 	sum := new(big.Float).SetPrec(p).Set(s)
 	t := new(big.Float).SetPrec(p)
