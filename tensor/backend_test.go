@@ -231,13 +231,7 @@ func TestBackendResident(t *testing.T) {
 	if len(rb.calls) != 0 || pl.calls != 3 {
 		t.Fatalf("host work: backend calls %v, placer asked %d times", rb.calls, pl.calls)
 	}
-	dev := func(h *Tensor) *Tensor {
-		d, err := h.To(testDevice)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	dev := func(h *Tensor) *Tensor { return onTestDevice(t, h) }
 	da, db, dx, dw, dbias := dev(a), dev(b), dev(x), dev(w), dev(bias)
 	check := func(what string, got, want []float32, call string) {
 		t.Helper()
@@ -402,13 +396,7 @@ func TestElementwiseOnDevice(t *testing.T) {
 	a, b, c := RandN(r, 2, 3), RandN(r, 3), RandN(r, 3, 2)
 	cond := Greater(a, RandN(r, 2, 3))
 	s := Scalar(2.5) // 0-d
-	dev := func(h *Tensor) *Tensor {
-		d, err := h.To(testDevice)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	dev := func(h *Tensor) *Tensor { return onTestDevice(t, h) }
 	da, db, dc, dcond := dev(a), dev(b), dev(c), dev(cond)
 	dd, _ := NewOn(testDevice, 2, 3)
 	for _, k := range []struct {
@@ -526,13 +514,7 @@ func TestReduceOnDevice(t *testing.T) {
 	defer RegisterDevice(testDevice, nil)
 	r := rand.New(rand.NewPCG(49, 50))
 	a, b, c := RandN(r, 2, 3), RandN(r, 2, 3, 2), RandN(r, 3, 2)
-	dev := func(h *Tensor) *Tensor {
-		d, err := h.To(testDevice)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	dev := func(h *Tensor) *Tensor { return onTestDevice(t, h) }
 	da, db, dc := dev(a), dev(b), dev(c)
 	dd, _ := NewOn(testDevice, 2, 3)
 	acc := dev(FromSlice([]float32{1, 2, 3}, 3))
@@ -641,13 +623,7 @@ func TestCopyOnDevice(t *testing.T) {
 	defer RegisterDevice(testDevice, nil)
 	r := rand.New(rand.NewPCG(51, 52))
 	a, b, c := RandN(r, 2, 3), RandN(r, 1, 3), RandN(r, 3, 2)
-	dev := func(h *Tensor) *Tensor {
-		d, err := h.To(testDevice)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	dev := func(h *Tensor) *Tensor { return onTestDevice(t, h) }
 	da, db, dc := dev(a), dev(b), dev(c)
 	dd, _ := NewOn(testDevice, 2, 3)
 	for _, k := range []struct {
@@ -707,4 +683,14 @@ func TestCopyOnDevice(t *testing.T) {
 		}
 		expectPanic(t, want, f)
 	}
+}
+
+// onTestDevice copies h to testDevice, failing the test if it cannot.
+func onTestDevice(t *testing.T, h *Tensor) *Tensor {
+	t.Helper()
+	d, err := h.To(testDevice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
