@@ -14,9 +14,7 @@ import (
 // FashionMLP returns the 784-256-128-10 ReLU MLP; its input is [N, 28, 28]
 // (or [N, 1, 28, 28]).
 func FashionMLP(r *rand.Rand) *Sequential {
-	if r == nil {
-		panic("nn: FashionMLP: nil rand source")
-	}
+	mustRand("FashionMLP", r)
 	return NewSequential(Flatten{},
 		NewLinear(784, 256, r), NewReLU(),
 		NewLinear(256, 128, r), NewReLU(),
@@ -27,9 +25,7 @@ func FashionMLP(r *rand.Rand) *Sequential {
 // convolutions with ReLU, each followed by 2×2 max pooling, then two
 // Linear layers; its input is [N, 1, 28, 28].
 func FashionCNN(r *rand.Rand) *Sequential {
-	if r == nil {
-		panic("nn: FashionCNN: nil rand source")
-	}
+	mustRand("FashionCNN", r)
 	same := tensor.ConvParams{Padding: [2]int{1, 1}}
 	pool := tensor.PoolParams{Kernel: [2]int{2, 2}}
 	return NewSequential(

@@ -34,12 +34,9 @@ func Params(m Module) []*Var {
 }
 
 // StateDict returns m's parameters and buffers by name, in State order,
-// sharing their storage.
-func StateDict(m Module) []Named {
-	var ts []Named
-	m.State("", func(name string, v *Var) { ts = append(ts, Named{Name: name, T: v.value, DType: "F32"}) })
-	return ts
-}
+// sharing their storage. It panics, naming the entry, when m is nil or
+// gives a nil Var.
+func StateDict(m Module) []Named { return stateOf("StateDict", m) }
 
 // newBuffer returns persistent state that is not trained (running
 // statistics).

@@ -166,16 +166,11 @@ func backLinear(tp *Tape, n *node) {
 	}
 	if b != nil && b.requires {
 		db, beta := tp.gradAcc(b)
-		if outs == 0 {
-			// The gradient is empty (and simd.Sgemv would slice the rows
-			// of a matrix without columns out of an empty slice).
-			return
-		}
 		ones := tp.alloc(rows).Data()
 		for i := range ones {
 			ones[i] = 1
 		}
-		simd.Sgemv(true, rows, outs, 1, dz, outs, ones, beta, db.Data())
+		simd.Sgemv(true, rows, outs, 1, dz, ld(outs), ones, beta, db.Data())
 	}
 }
 

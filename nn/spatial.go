@@ -229,9 +229,7 @@ func (ng *normGrads) flush(tp *Tape) {
 // it in training only (the Dropout layer is the identity in evaluation).
 func (tp *Tape) Dropout(x *Var, p float32, r *rand.Rand) *Var {
 	tp.use("Dropout", "x", x)
-	if r == nil {
-		panic("nn: Dropout: nil rand source")
-	}
+	mustRand("Dropout", r)
 	if !(p >= 0 && p < 1) {
 		panic(fmt.Sprintf("nn: Dropout: probability %v outside [0, 1)", p))
 	}

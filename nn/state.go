@@ -182,7 +182,7 @@ func SaveCheckpoint(path string, m Module, opt Optimizer, b *Batches, metadata m
 		}
 		for i, p := range params {
 			for k, slot := range slots {
-				ts = append(ts, Named{Name: fmt.Sprintf("%s%d.%s", ckptOptimPrefix, i, slot), T: tensor.FromSlice(state[i*len(slots)+k], p.value.Shape()...)})
+				ts = append(ts, Named{Name: ckptOptimName(i, slot), T: tensor.FromSlice(state[i*len(slots)+k], p.value.Shape()...)})
 			}
 		}
 		js, err := json.Marshal(st)
@@ -317,7 +317,7 @@ func planLoadOptimizer(opt Optimizer, js string, optim map[string]*tensor.Tensor
 	src := make([]*tensor.Tensor, len(state))
 	for i, p := range params {
 		for k, slot := range slots {
-			name := fmt.Sprintf("%s%d.%s", ckptOptimPrefix, i, slot)
+			name := ckptOptimName(i, slot)
 			t, ok := optim[name]
 			switch {
 			case !ok:
@@ -334,4 +334,10 @@ func planLoadOptimizer(opt Optimizer, js string, optim map[string]*tensor.Tensor
 		}
 		restoreOptimizer(opt, st)
 	}, nil
+}
+
+// ckptOptimName is the name of slot (a PyTorch state name such as
+// "exp_avg") of the optimizer's parameter i in a checkpoint.
+func ckptOptimName(i int, slot string) string {
+	return fmt.Sprintf("%s%d.%s", ckptOptimPrefix, i, slot)
 }

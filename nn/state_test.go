@@ -420,8 +420,8 @@ func TestCheckpointErrors(t *testing.T) {
 
 func TestFashionNilRand(t *testing.T) {
 	for name, f := range map[string]func(){
-		"nn: FashionMLP: nil rand source": func() { FashionMLP(nil) },
-		"nn: FashionCNN: nil rand source": func() { FashionCNN(nil) },
+		"nn: FashionMLP: nil rand source (give a seeded *rand.Rand)": func() { FashionMLP(nil) },
+		"nn: FashionCNN: nil rand source (give a seeded *rand.Rand)": func() { FashionCNN(nil) },
 	} {
 		if msg := panicMessage(f); msg != name {
 			t.Errorf("panic %q, want %q", msg, name)

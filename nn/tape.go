@@ -47,12 +47,16 @@ func (v *Var) Value() *tensor.Tensor {
 	return v.value
 }
 
+// stale reports whether v is a tape's Var from before its last Reset
+// (parameters and constants of no tape never are).
+func (v *Var) stale() bool { return !v.param && v.tape != nil && v.gen != v.tape.gen }
+
 // live panics when v is nil or a Var of an earlier step of its tape.
 func (v *Var) live(op string) {
 	switch {
 	case v == nil:
 		panic(fmt.Sprintf("nn: %s: nil Var", op))
-	case !v.param && v.tape != nil && v.gen != v.tape.gen:
+	case v.stale():
 		panic(fmt.Sprintf("nn: %s: a Var made in step %d read after the tape's Reset (it is in step %d): its storage belongs to the new step", op, v.gen, v.tape.gen))
 	}
 }
@@ -265,7 +269,7 @@ func (tp *Tape) use(op, name string, v *Var) {
 	if v.tape != tp {
 		panic(fmt.Sprintf("nn: %s: %s of shape %v belongs to another tape", op, name, v.value.Shape()))
 	}
-	if v.gen != tp.gen {
+	if v.stale() {
 		panic(fmt.Sprintf("nn: %s: %s of shape %v was made in step %d, before the tape's last Reset (it is in step %d); only parameters outlive a Reset", op, name, v.value.Shape(), v.gen, tp.gen))
 	}
 }
