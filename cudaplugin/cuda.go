@@ -854,8 +854,8 @@ func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error {
 	if !slices.Equal(dst.Shape(), s.out) {
 		panic(fmt.Sprintf("cudaplugin: MatMul: dst shape %v, want %v for %v @ %v", dst.Shape(), s.out, a.Shape(), b.Shape()))
 	}
-	if err := fitInt32("MatMul", map[string]int{"m": s.m, "n": s.n, "k": s.k}); err != nil {
-		return err
+	if !fitsInt32(s.m, s.n, s.k) {
+		return fmt.Errorf("cudaplugin: MatMul: m=%d n=%d k=%d do not fit the kernels' 32-bit sizes", s.m, s.n, s.k)
 	}
 	if err := g.enter(); err != nil {
 		return err
@@ -1211,8 +1211,8 @@ func (g *GPU) BiasAct(dst, x, bias *tensor.Tensor, axis int, act Activation) err
 	for _, d := range shape[axis+1:] {
 		inner *= d
 	}
-	if err := fitInt32("BiasAct", map[string]int{"channels": shape[axis]}); err != nil {
-		return err
+	if !fitsInt32(shape[axis]) {
+		return fmt.Errorf("cudaplugin: BiasAct: %d channels do not fit the kernels' 32-bit sizes", shape[axis])
 	}
 	p := g.deviceOperands("BiasAct", dst, x, bias)
 	if err := g.enter(); err != nil {
@@ -1254,8 +1254,8 @@ func (g *GPU) SoftmaxRows(dst, x *tensor.Tensor) error {
 		panic("cudaplugin: SoftmaxRows: a scalar has no rows")
 	}
 	cols := x.Dim(-1)
-	if err := fitInt32("SoftmaxRows", map[string]int{"columns": cols}); err != nil {
-		return err
+	if !fitsInt32(cols) {
+		return fmt.Errorf("cudaplugin: SoftmaxRows: %d columns do not fit the kernels' 32-bit sizes", cols)
 	}
 	p := g.deviceOperands("SoftmaxRows", dst, x)
 	rows := 0
@@ -1298,9 +1298,8 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 	if sw == 0 {
 		sw = p.Kernel[1]
 	}
-	if err := fitInt32(op, map[string]int{"h": xs[2], "w": xs[3], "oh": out[2], "ow": out[3], "kh": p.Kernel[0], "kw": p.Kernel[1],
-		"sh": sh, "sw": sw, "ph": p.Padding[0], "pw": p.Padding[1]}); err != nil {
-		return err
+	if !fitsInt32(xs[2], xs[3], out[2], out[3], p.Kernel[0], p.Kernel[1], sh, sw, p.Padding[0], p.Padding[1]) {
+		return fmt.Errorf("cudaplugin: %s: shape %v with %+v does not fit the kernels' 32-bit sizes", op, xs, p)
 	}
 	ptrs := g.deviceOperands(op, dst, indices, x)
 	lp := C.LanesPool{planes: C.longlong(xs[0] * xs[1]), h: C.int(xs[2]), w: C.int(xs[3]), oh: C.int(out[2]), ow: C.int(out[3]),

@@ -2,9 +2,7 @@ package cudaplugin
 
 import (
 	"fmt"
-	"maps"
 	"math"
-	"slices"
 
 	"github.com/lanesgo/lanes/internal/shape"
 	"github.com/lanesgo/lanes/tensor"
@@ -230,24 +228,19 @@ func planConv(op string, xs, ws []int, stride, padding, dilation [2]int, groups 
 // fitsInt32 reports whether every count the kernels keep in an int fits.
 func (g convShape) fitsInt32() bool {
 	m, n, k := g.gemm()
-	for _, v := range []int{m, n, k, g.c * g.h * g.w, g.oh * g.ow} {
-		if v > math.MaxInt32 {
+	return fitsInt32(m, n, k, g.c*g.h*g.w, g.oh*g.ow)
+}
+
+// fitsInt32 reports whether every size fits the int the kernels keep it in
+// (kernels.h): a size of 2³¹ or more would wrap round in the conversion to
+// C.int. Callers build their error only when it does not.
+func fitsInt32(sizes ...int) bool {
+	for _, v := range sizes {
+		if v < 0 || v > math.MaxInt32 {
 			return false
 		}
 	}
 	return true
-}
-
-// fitInt32 returns an error naming op and the sizes when one of them does
-// not fit the int the kernels keep it in (kernels.h), so that a size of 2³¹
-// or more is refused instead of wrapping round in the conversion to C.int.
-func fitInt32(op string, sizes map[string]int) error {
-	for _, name := range slices.Sorted(maps.Keys(sizes)) {
-		if v := sizes[name]; v < 0 || v > math.MaxInt32 {
-			return fmt.Errorf("cudaplugin: %s: %s = %d does not fit the kernels' 32-bit sizes", op, name, v)
-		}
-	}
-	return nil
 }
 
 // checkPoolIndices panics, as tensor.MaxPool2D does, when max pooling with

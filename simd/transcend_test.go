@@ -107,29 +107,6 @@ func refELU(x float64) float64 {
 	return math.Expm1(x)
 }
 
-// ulpDiff is the number of float32 values between a and b (0 if equal, both
-// NaN counting as equal; MaxInt64 if only one is NaN).
-func ulpDiff(a, b float32) int64 {
-	if a != a || b != b {
-		if a != a && b != b {
-			return 0
-		}
-		return math.MaxInt64
-	}
-	ord := func(f float32) int64 {
-		u := math.Float32bits(f)
-		if u&(1<<31) != 0 {
-			return -int64(u &^ (1 << 31))
-		}
-		return int64(u)
-	}
-	d := ord(a) - ord(b)
-	if d < 0 {
-		d = -d
-	}
-	return d
-}
-
 // sweepStride is the step through the 2^32 float32 bit patterns: about four
 // million inputs per function and level, every exponent and sign included; a
 // full sweep with LANES_EXHAUSTIVE=1.
