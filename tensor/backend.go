@@ -190,49 +190,36 @@ func lacks(op string, dev Device, fam string, dst *Tensor, ts ...*Tensor) string
 	return residentFailure(op, dst, ts, fmt.Errorf("%v has no %s kernels; copy the operands with To(tensor.CPU)", dev, fam))
 }
 
-// matmulOn returns dev's MatMul family for op on the operands ts,
-// panicking when dev has none.
+// present returns k, dev's family fam for op, panicking (see lacks) when
+// dev has none. The xxxOn functions below find each family through it.
+func present[K comparable](k K, op string, dev Device, fam string, dst *Tensor, ts []*Tensor) K {
+	var none K
+	if k == none {
+		panic(lacks(op, dev, fam, dst, ts...))
+	}
+	return k
+}
+
+// matmulOn, convOn, elementwiseOn, reduceOn and copyOn return dev's family
+// for op on the operands ts, panicking when dev has none.
 func matmulOn(op string, dev Device, dst *Tensor, ts ...*Tensor) MatMulKernels {
-	if k := backendOf(op, dev, dst, ts...).MatMul; k != nil {
-		return k
-	}
-	panic(lacks(op, dev, "MatMul", dst, ts...))
+	return present(backendOf(op, dev, dst, ts...).MatMul, op, dev, "MatMul", dst, ts)
 }
 
-// convOn returns dev's Conv family for op on the operands ts, panicking
-// when dev has none.
 func convOn(op string, dev Device, dst *Tensor, ts ...*Tensor) ConvKernels {
-	if k := backendOf(op, dev, dst, ts...).Conv; k != nil {
-		return k
-	}
-	panic(lacks(op, dev, "Conv", dst, ts...))
+	return present(backendOf(op, dev, dst, ts...).Conv, op, dev, "Conv", dst, ts)
 }
 
-// elementwiseOn returns dev's Elementwise family for op on the operands
-// ts, panicking when dev has none.
 func elementwiseOn(op string, dev Device, dst *Tensor, ts ...*Tensor) ElementwiseKernels {
-	if k := backendOf(op, dev, dst, ts...).Elementwise; k != nil {
-		return k
-	}
-	panic(lacks(op, dev, "Elementwise", dst, ts...))
+	return present(backendOf(op, dev, dst, ts...).Elementwise, op, dev, "Elementwise", dst, ts)
 }
 
-// reduceOn returns dev's Reduce family for op on the operands ts,
-// panicking when dev has none.
 func reduceOn(op string, dev Device, dst *Tensor, ts ...*Tensor) ReduceKernels {
-	if k := backendOf(op, dev, dst, ts...).Reduce; k != nil {
-		return k
-	}
-	panic(lacks(op, dev, "Reduce", dst, ts...))
+	return present(backendOf(op, dev, dst, ts...).Reduce, op, dev, "Reduce", dst, ts)
 }
 
-// copyOn returns dev's Copy family for op on the operands ts, panicking
-// when dev has none.
 func copyOn(op string, dev Device, dst *Tensor, ts ...*Tensor) CopyKernels {
-	if k := backendOf(op, dev, dst, ts...).Copy; k != nil {
-		return k
-	}
-	panic(lacks(op, dev, "Copy", dst, ts...))
+	return present(backendOf(op, dev, dst, ts...).Copy, op, dev, "Copy", dst, ts)
 }
 
 // offloadDevice is the device that SetOffload named (CPU: none).
