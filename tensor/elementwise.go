@@ -413,6 +413,10 @@ func clampKernel(s [][]float32, a *[2]float32)     { simd.Clamp(s[0], s[1], a[0]
 func scaleKernel(s [][]float32, a *[2]float32)     { simd.Scale(s[0], s[1], a[0]) }
 func addScalarKernel(s [][]float32, a *[2]float32) { simd.AddScalar(s[0], s[1], a[0]) }
 
+// fillHost is Fill for the CPU's own kernels: dst is a checked host tensor,
+// so it goes straight to the kernel, not through Fill's checks and routing.
+func fillHost(dst *Tensor, v float32) { run("Fill", dst.shape, fillKernel, [2]float32{v}, dst) }
+
 func fillKernel(s [][]float32, a *[2]float32) {
 	for i := range s[0] {
 		s[0][i] = a[0]

@@ -43,7 +43,7 @@ func (cpuKernels) Concat(dst *Tensor, axis int, ts []*Tensor) error {
 	at := 0
 	for _, t := range ts {
 		n := t.shape[axis]
-		copyInto("Concat", dst.Slice(axis, at, at+n, 1), t)
+		cpuKernels{}.CopyInto(dst.Slice(axis, at, at+n, 1), t)
 		at += n
 	}
 	return nil

@@ -191,7 +191,7 @@ func (cpuKernels) Reduce(op ReduceOp, dst, x *Tensor, axes []int, ddof int) erro
 	switch op {
 	case ReduceSum, ReduceMax, ReduceMin:
 		red := [...]*reduction{ReduceSum: &sumRed, ReduceMax: &maxRed, ReduceMin: &minRed}[op]
-		Fill(dst, red.init)
+		fillHost(dst, red.init)
 		red.into(name, dst, x)
 	case ReduceMean:
 		mean, _, _ := meanOf(name, x, mask)
@@ -213,7 +213,7 @@ func (cpuKernels) Reduce(op ReduceOp, dst, x *Tensor, axes []int, ddof int) erro
 // e^x over them: m + log Σ e^(x-m), m the maximum (0 where infinite).
 func logSumExp(dst, x *Tensor, mask [MaxDims]bool) {
 	if _, _, n := reducedShapes(x, mask, true); n == 0 {
-		Fill(dst, float32(math.Inf(-1)))
+		fillHost(dst, float32(math.Inf(-1)))
 		return
 	}
 	m := Full(float32(math.Inf(-1)), dst.shape...)
@@ -226,7 +226,7 @@ func logSumExp(dst, x *Tensor, mask [MaxDims]bool) {
 	}
 	e := Sub(x, m)
 	ExpInto(e, e)
-	Fill(dst, 0)
+	fillHost(dst, 0)
 	sumRed.into("LogSumExp", dst, e)
 	LogInto(dst, dst)
 	AddInto(dst, dst, m)
@@ -247,7 +247,7 @@ func setFrom64(op string, dst *Tensor, v []float64, f func(float64) float64) {
 		d[i] = float32(e)
 	}
 	if t != dst {
-		CopyInto(dst, t)
+		cpuKernels{}.CopyInto(dst, t)
 	}
 }
 
@@ -413,7 +413,7 @@ func (cpuKernels) ArgReduce(op ArgOp, dst, x *Tensor, axis int) error {
 		d[i] = float32(f(src[i*n : (i+1)*n]))
 	}
 	if out != dst {
-		CopyInto(dst, out)
+		cpuKernels{}.CopyInto(dst, out)
 	}
 	return nil
 }
@@ -521,7 +521,7 @@ func (cpuKernels) Softmax(dst, x *Tensor, axis int, log bool) error {
 	}
 	tmp := moveAxisLast(x, axis).Clone()
 	rows(f, tmp.data, tmp.data, n)
-	CopyInto(moveAxisLast(dst, axis), tmp)
+	cpuKernels{}.CopyInto(moveAxisLast(dst, axis), tmp)
 	return nil
 }
 
