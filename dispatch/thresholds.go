@@ -386,9 +386,6 @@ func LoadThresholds(path string) (Thresholds, error) {
 	if !fi.Mode().IsRegular() {
 		return Thresholds{}, notRegular(path, fi.Mode())
 	}
-	if fi.Size() > maxThresholdsFile {
-		return Thresholds{}, fmt.Errorf("dispatch: thresholds: %s is over %d bytes", path, maxThresholdsFile)
-	}
 	// The file may have been replaced since the Stat: open it without
 	// blocking (where the system can) and look again at what was opened.
 	fh, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
