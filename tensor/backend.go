@@ -129,6 +129,16 @@ var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: 
 // cpuKernels is the CPU's implementation of every family.
 type cpuKernels struct{}
 
+// CPUBackend returns a copy of the CPU's Backend: every family, run on
+// the host by the code the public functions run for host operands; its
+// Memory is nil. It is for device stand-ins (tensortest.HostDevice runs
+// it on host copies of device operands) and conformance tests (the
+// reference a device is compared with), not for programs, which call the
+// public functions. Its methods take host operands whose shapes and
+// parameters are as the public functions check them, and a dst that does
+// not overlap them; they do not check again.
+func CPUBackend() Backend { return cpuBackend }
+
 // devices maps each registered device to its Backend; it is copied on
 // write, so that finding a device's Backend is one atomic load and a map
 // read.
