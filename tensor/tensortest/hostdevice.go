@@ -408,3 +408,15 @@ func (k kernels) Concat(dst *tensor.Tensor, axis int, ts []*tensor.Tensor) error
 		return k.d.cpu.Copy.Concat(h[0], axis, h[1:])
 	})
 }
+
+// Panic returns what f panics with, formatted by fmt.Sprint, or "" when
+// f returns: the message a test compares with the op's.
+func Panic(f func()) (msg string) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg = fmt.Sprint(p)
+		}
+	}()
+	f()
+	return ""
+}

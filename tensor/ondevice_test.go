@@ -1,0 +1,375 @@
+package tensor_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/lanesgo/lanes/dispatch"
+	. "github.com/lanesgo/lanes/tensor"
+	"github.com/lanesgo/lanes/tensor/tensortest"
+)
+
+// The routing of ops to a device's families, checked on tensortest's
+// stand-in (a device whose families run the CPU's code on host copies).
+
+const (
+	onDev    Device = 7 // a tensortest.HostDevice
+	otherDev Device = 8 // another, with Memory only (no families)
+)
+
+// registerBare registers dev with memory and no family.
+func registerBare(t *testing.T, dev Device) {
+	RegisterDevice(dev, &Backend{Memory: tensortest.NewHostDevice(dev).Backend().Memory})
+	t.Cleanup(func() { RegisterDevice(dev, nil) })
+}
+
+// toDev copies h to dev, failing the test if it cannot.
+func toDev(t *testing.T, h *Tensor, dev Device) *Tensor {
+	t.Helper()
+	d, err := h.To(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// fromDev returns x's elements on the host, failing unless x is on dev.
+func fromDev(t *testing.T, what string, x *Tensor, dev Device) *Tensor {
+	t.Helper()
+	if x.Device() != dev {
+		t.Fatalf("%s: result on %v, want %v", what, x.Device(), dev)
+	}
+	h, err := x.To(CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// panics checks that f panics with want.
+func panics(t *testing.T, want string, f func()) {
+	t.Helper()
+	if got := tensortest.Panic(f); got != want {
+		t.Errorf("panic %q, want %q", got, want)
+	}
+}
+
+// oneCall checks that the family method name, and nothing else, was
+// called once since before.
+func oneCall(t *testing.T, what string, d *tensortest.HostDevice, before tensortest.Counts, name string) {
+	t.Helper()
+	c := d.Counts()
+	if c.Calls[name] != before.Calls[name]+1 || c.Kernels() != before.Kernels()+1 {
+		t.Errorf("%s: family calls %v after %v, want one more %s", what, c.Calls, before.Calls, name)
+	}
+}
+
+// TestElementwiseOnDevice checks that the elementwise ops with device
+// operands run on the device's Elementwise family and return tensors
+// there (broadcast and transposed operands, a 0-d host scalar beside
+// device ones, the Into forms, Fill), and that host operands beside device
+// ones, or a device without the family, make them panic naming the op and
+// the devices.
+func TestElementwiseOnDevice(t *testing.T) {
+	d := tensortest.Register(t, onDev)
+	r := rand.New(rand.NewPCG(47, 48))
+	a, b, c := RandN(r, 2, 3), RandN(r, 3), RandN(r, 3, 2)
+	cond := Greater(a, RandN(r, 2, 3))
+	s := Scalar(2.5) // 0-d
+	da, db, dc, dcond := toDev(t, a, onDev), toDev(t, b, onDev), toDev(t, c, onDev), toDev(t, cond, onDev)
+	dd, _ := NewOn(onDev, 2, 3)
+	const bin, un = "Elementwise.Binary", "Elementwise.Unary"
+	for _, k := range []struct {
+		name string
+		got  func() *Tensor
+		want *Tensor
+		call string
+	}{
+		{"Add(broadcast)", func() *Tensor { return Add(da, db) }, Add(a, b), bin},
+		{"Sub(transposed)", func() *Tensor { return Sub(da, dc.T()) }, Sub(a, c.T()), bin},
+		{"Mul(0-d host scalar)", func() *Tensor { return Mul(da, s) }, Mul(a, s), bin},
+		{"Less", func() *Tensor { return Less(db, da) }, Less(b, a), bin},
+		{"Exp", func() *Tensor { return Exp(da) }, Exp(a), un},
+		{"Clamp", func() *Tensor { return Clamp(da, -0.5, 0.5) }, Clamp(a, -0.5, 0.5), un},
+		{"Where", func() *Tensor { return Where(dcond, da, db) }, Where(cond, a, b), "Elementwise.Where"},
+		{"MaximumInto", func() *Tensor { return MaximumInto(dd, da, db) }, Maximum(a, b), bin},
+		{"ScaleInto", func() *Tensor { return ScaleInto(dd, da, 3) }, Scale(a, 3), un},
+		{"Fill", func() *Tensor { return Fill(dd, 4) }, Full(4, 2, 3), un},
+	} {
+		before := d.Counts()
+		if got := fromDev(t, k.name, k.got(), onDev); !slices.Equal(got.Data(), k.want.Data()) {
+			t.Errorf("%s on the device = %v, want %v", k.name, got, k.want)
+		}
+		oneCall(t, k.name, d, before, k.call)
+	}
+
+	panics(t, "tensor: Add: [2 3] on cpu and [3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { Add(a, db) })
+	panics(t, "tensor: AddInto: [2 3] on cpu and [2 3] on device(7) and [3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { AddInto(New(2, 3), da, db) })
+	panics(t, "tensor: WhereInto: [2 3] on device(7) and [2 3] on device(7) and [2 3] on device(7) and [3] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { WhereInto(dd, dcond, da, b) })
+	registerBare(t, otherDev)
+	oa := toDev(t, a, otherDev)
+	panics(t, "tensor: Add: [2 3] on device(7) and [2 3] on device(8): operands on device(7) and device(8); copy them to one device with To",
+		func() { Add(da, oa) })
+	panics(t, "tensor: Exp: [2 3] on device(8): device(8) has no Elementwise kernels; copy the operands with To(tensor.CPU)",
+		func() { Exp(oa) })
+	panics(t, "tensor: Fill: [2 3] on device(8): device(8) has no Elementwise kernels; copy the operands with To(tensor.CPU)",
+		func() { Fill(oa, 1) })
+}
+
+// reduceLog is a Reduce family that records the axes it is given, then
+// runs the stand-in's.
+type reduceLog struct {
+	ReduceKernels
+	calls []string
+}
+
+func (l *reduceLog) Reduce(op ReduceOp, dst, x *Tensor, axes []int, ddof int) error {
+	l.calls = append(l.calls, fmt.Sprintf("Reduce%v", axes))
+	return l.ReduceKernels.Reduce(op, dst, x, axes, ddof)
+}
+
+func (l *reduceLog) ArgReduce(op ArgOp, dst, x *Tensor, axis int) error {
+	l.calls = append(l.calls, fmt.Sprintf("ArgReduce[%d]", axis))
+	return l.ReduceKernels.ArgReduce(op, dst, x, axis)
+}
+
+func (l *reduceLog) Softmax(dst, x *Tensor, axis int, log bool) error {
+	l.calls = append(l.calls, fmt.Sprintf("Softmax[%d]%v", axis, log))
+	return l.ReduceKernels.Softmax(dst, x, axis, log)
+}
+
+func (l *reduceLog) SumTo(dst, x *Tensor) error {
+	l.calls = append(l.calls, "SumTo")
+	return l.ReduceKernels.SumTo(dst, x)
+}
+
+// TestReduceOnDevice checks that the reductions, ArgMax/ArgMin,
+// Softmax/LogSoftmax and SumToInto with device operands run on the
+// device's Reduce family (axes resolved and sorted, keepdims or not,
+// transposed operands, the Into forms) and return tensors there, and that
+// host operands beside device ones, a device without the family, or an
+// error of its implementation make them panic naming the op and the
+// devices.
+func TestReduceOnDevice(t *testing.T) {
+	d := tensortest.NewHostDevice(onDev)
+	b := d.Backend()
+	fam := &reduceLog{ReduceKernels: b.Reduce}
+	b.Reduce = fam
+	RegisterDevice(onDev, b)
+	defer RegisterDevice(onDev, nil)
+	r := rand.New(rand.NewPCG(49, 50))
+	x, y, z := RandN(r, 2, 3), RandN(r, 2, 3, 2), RandN(r, 3, 2)
+	dx, dy, dz := toDev(t, x, onDev), toDev(t, y, onDev), toDev(t, z, onDev)
+	dd, _ := NewOn(onDev, 2, 3)
+	acc := toDev(t, FromSlice([]float32{1, 2, 3}, 3), onDev)
+	for _, k := range []struct {
+		name  string
+		got   func() *Tensor
+		want  *Tensor
+		shape []int
+		call  string
+	}{
+		{"Sum(all)", func() *Tensor { return Sum(dx, false) }, Sum(x, false), []int{}, "Reduce[0 1]"},
+		{"Sum(-1)", func() *Tensor { return Sum(dx, false, -1) }, Sum(x, false, -1), []int{2}, "Reduce[1]"},
+		{"Sum(axes 2, 0)", func() *Tensor { return Sum(dy, true, 2, 0) }, Sum(y, true, 2, 0), []int{1, 3, 1}, "Reduce[0 2]"},
+		{"Max(keepdims)", func() *Tensor { return Max(dx, true, 0) }, Max(x, true, 0), []int{1, 3}, "Reduce[0]"},
+		{"Min(transposed)", func() *Tensor { return Min(dz.T(), false, 1, 0) }, Min(z.T(), false, 1, 0), []int{}, "Reduce[0 1]"},
+		{"Mean(transposed)", func() *Tensor { return Mean(dz.T(), false, 1) }, Mean(z.T(), false, 1), []int{2}, "Reduce[1]"},
+		{"Var(ddof 1)", func() *Tensor { return Var(dx, 1, true, 1) }, Var(x, 1, true, 1), []int{2, 1}, "Reduce[1]"},
+		{"Std", func() *Tensor { return Std(dx, 0, false, 0) }, Std(x, 0, false, 0), []int{3}, "Reduce[0]"},
+		{"LogSumExp", func() *Tensor { return LogSumExp(dx, false, 1) }, LogSumExp(x, false, 1), []int{2}, "Reduce[1]"},
+		{"ArgMax", func() *Tensor { return ArgMax(dx, 1, false) }, ArgMax(x, 1, false), []int{2}, "ArgReduce[1]"},
+		{"ArgMin(keepdims)", func() *Tensor { return ArgMin(dx, -2, true) }, ArgMin(x, -2, true), []int{1, 3}, "ArgReduce[0]"},
+		{"Softmax", func() *Tensor { return Softmax(dx, -1) }, Softmax(x, -1), []int{2, 3}, "Softmax[1]false"},
+		{"LogSoftmax(transposed)", func() *Tensor { return LogSoftmax(dz.T(), 0) }, LogSoftmax(z.T(), 0), []int{2, 3}, "Softmax[0]true"},
+		{"SoftmaxInto", func() *Tensor { return SoftmaxInto(dd, dx, 0) }, Softmax(x, 0), []int{2, 3}, "Softmax[0]false"},
+		{"SumToInto", func() *Tensor { return SumToInto(acc, dx) }, Add(FromSlice([]float32{1, 2, 3}, 3), Sum(x, false, 0)), []int{3}, "SumTo"},
+	} {
+		n := len(fam.calls)
+		res := k.got()
+		got := fromDev(t, k.name, res, onDev)
+		if !slices.Equal(res.Shape(), k.shape) || !slices.Equal(k.want.Shape(), k.shape) {
+			t.Errorf("%s: shape %v on the device, %v on the host, want %v", k.name, res.Shape(), k.want.Shape(), k.shape)
+		}
+		for i, w := range k.want.Data() {
+			if e := math.Abs(float64(got.Data()[i] - w)); e > 1e-6*(1+math.Abs(float64(w))) {
+				t.Errorf("%s on the device = %v, want %v", k.name, got, k.want)
+				break
+			}
+		}
+		if len(fam.calls) != n+1 || fam.calls[n] != k.call {
+			t.Errorf("%s: family calls %v, want one more, %s", k.name, fam.calls[n:], k.call)
+		}
+	}
+	if c := d.Counts(); c.Kernels() != 15 {
+		t.Errorf("the device ran %d family calls, want 15 (the host references ran on the CPU): %v", c.Kernels(), c.Calls)
+	}
+
+	panics(t, "tensor: SumToInto: [3] on cpu and [2 3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { SumToInto(New(3), dx) })
+	panics(t, "tensor: SoftmaxInto: [2 3] on device(7) and [2 3] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { SoftmaxInto(dd, x, 1) })
+	registerBare(t, otherDev)
+	ox := toDev(t, x, otherDev)
+	panics(t, "tensor: SumToInto: [3] on device(7) and [2 3] on device(8): operands on device(7) and device(8); copy them to one device with To",
+		func() { SumToInto(acc, ox) })
+	for name, f := range map[string]func(){
+		"Sum":        func() { Sum(ox, false) },
+		"Max":        func() { Max(ox, true, 1) },
+		"Mean":       func() { Mean(ox, false) },
+		"Var":        func() { Var(ox, 0, false) },
+		"LogSumExp":  func() { LogSumExp(ox, false) },
+		"ArgMax":     func() { ArgMax(ox, 1, false) },
+		"Softmax":    func() { Softmax(ox, -1) },
+		"LogSoftmax": func() { LogSoftmax(ox, -1) },
+	} {
+		panics(t, "tensor: "+name+": [2 3] on device(8): device(8) has no Reduce kernels; copy the operands with To(tensor.CPU)", f)
+	}
+	d.SetFaults(tensortest.Faults{Kernels: errors.New("fake: out of memory")})
+	panics(t, "tensor: Sum: [2 3] on device(7) (result [2 1] on device(7)): fake: out of memory",
+		func() { Sum(dx, false, 1) })
+}
+
+// TestCopyOnDevice checks that Contiguous, Clone, Reshape of a strided
+// view, CopyInto, Concat and Stack with device operands run on the
+// device's Copy family and return tensors there, and that host operands
+// beside device ones, or a device without the family, make them panic
+// naming the op and the devices.
+func TestCopyOnDevice(t *testing.T) {
+	d := tensortest.Register(t, onDev)
+	r := rand.New(rand.NewPCG(51, 52))
+	a, b, c := RandN(r, 2, 3), RandN(r, 1, 3), RandN(r, 3, 2)
+	da, db, dc := toDev(t, a, onDev), toDev(t, b, onDev), toDev(t, c, onDev)
+	dd, _ := NewOn(onDev, 2, 3)
+	const cp, cat = "Copy.CopyInto", "Copy.Concat"
+	for _, k := range []struct {
+		name string
+		got  func() *Tensor
+		want *Tensor
+		call string
+	}{
+		{"Contiguous(transposed)", func() *Tensor { return dc.T().Contiguous() }, c.T().Contiguous(), cp},
+		{"Clone", func() *Tensor { return da.Clone() }, a.Clone(), cp},
+		{"Reshape(transposed)", func() *Tensor { return dc.T().Reshape(6) }, c.T().Reshape(6), cp},
+		{"CopyInto(broadcast)", func() *Tensor { return CopyInto(dd, db) }, CopyInto(New(2, 3), b), cp},
+		{"Concat", func() *Tensor { return Concat(0, da, db, dc.T()) }, Concat(0, a, b, c.T()), cat},
+		{"Stack", func() *Tensor { return Stack(1, da, dc.T()) }, Stack(1, a, c.T()), cat},
+	} {
+		before := d.Counts()
+		res := k.got()
+		if got := fromDev(t, k.name, res, onDev); !slices.Equal(got.Data(), k.want.Data()) || !slices.Equal(res.Shape(), k.want.Shape()) {
+			t.Errorf("%s on the device = %v of shape %v, want %v", k.name, got, res.Shape(), k.want)
+		}
+		oneCall(t, k.name, d, before, k.call)
+	}
+	// A contiguous device tensor is its own Contiguous: no call.
+	before := d.Counts()
+	if da.Contiguous() != da || d.Counts().Kernels() != before.Kernels() {
+		t.Errorf("Contiguous of a contiguous device tensor copied it")
+	}
+
+	panics(t, "tensor: CopyInto: [2 3] on cpu and [2 3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { CopyInto(New(2, 3), da) })
+	panics(t, "tensor: Concat: [2 3] on cpu and [2 3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { Concat(0, a, da) })
+	panics(t, "tensor: Stack: [2 3] on device(7) and [2 3] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { Stack(0, da, a) })
+	registerBare(t, otherDev)
+	oa := toDev(t, a, otherDev)
+	panics(t, "tensor: Concat: [2 3] on device(7) and [2 3] on device(8): operands on device(7) and device(8); copy them to one device with To",
+		func() { Concat(0, da, oa) })
+	for _, k := range []struct {
+		name, where string
+		f           func()
+	}{
+		{"Contiguous", "[3 2] on device(8)", func() { oa.T().Contiguous() }},
+		{"Clone", "[2 3] on device(8)", func() { oa.Clone() }},
+		{"Reshape", "[3 2] on device(8)", func() { oa.T().Reshape(6) }},
+		{"Stack", "[2 3] on device(8) and [2 3] on device(8)", func() { Stack(0, oa, oa) }},
+	} {
+		panics(t, "tensor: "+k.name+": "+k.where+": device(8) has no Copy kernels; copy the operands with To(tensor.CPU)", k.f)
+	}
+}
+
+// flopsPlacer sends work of at least min FLOPs to the accelerator and
+// records what it was asked.
+type flopsPlacer struct {
+	min  float64
+	last dispatch.Work
+}
+
+func (p *flopsPlacer) Place(w dispatch.Work) dispatch.Target {
+	p.last = w
+	if w.FLOPs >= p.min {
+		return dispatch.OnGPU
+	}
+	return dispatch.OnCPU
+}
+
+func (p *flopsPlacer) Describe() string { return "test" }
+
+// TestBackendPlacement checks that host MatMul and Conv2D work goes to
+// the offload device (SetOffload) when dispatch.Place says so, with the
+// Work it describes, that an error there leaves the work to the CPU, and
+// that no other device, nor an unregistered one, takes it.
+func TestBackendPlacement(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	pl := &flopsPlacer{min: 1e4}
+	dispatch.SetPlacer(pl)
+	defer dispatch.SetPlacer(nil)
+	small, big := RandN(r, 4, 4), RandN(r, 32, 32)
+	want := MatMul(big, big)
+	d := tensortest.Register(t, onDev)
+	offloads := func(what string, n int64) {
+		t.Helper()
+		if c := d.Counts(); c.Offloads != n || c.Kernels() != n {
+			t.Errorf("%s: the device took %d host calls (%v), want %d", what, c.Offloads, c.Calls, n)
+		}
+	}
+	// Without an offload device everything stays on the CPU, whatever Place says.
+	MatMul(big, big)
+	offloads("no offload device", 0)
+	SetOffload(onDev)
+	defer SetOffload(CPU)
+
+	MatMul(small, small)
+	offloads(fmt.Sprintf("a 4×4 product (%v FLOPs)", pl.last.FLOPs), 0)
+	if got := MatMul(big, big); got.Device() != CPU || !slices.Equal(got.Data(), want.Data()) {
+		t.Errorf("offloaded 32×32 product = %v on %v", got, got.Device())
+	}
+	offloads("a 32×32 product", 1)
+	if pl.last.Op != dispatch.OpMatMul || pl.last.FLOPs != 2*32*32*32 || pl.last.Bytes != 4*3*32*32 || pl.last.Resident {
+		t.Errorf("Place asked %+v", pl.last)
+	}
+	x, w := RandN(r, 1, 2, 16, 16), RandN(r, 3, 2, 3, 3)
+	Conv2D(x, w, nil, ConvParams{})
+	if c := d.Counts(); c.Calls["Conv.Conv2D"] != 1 || c.Offloads != 2 {
+		t.Errorf("Conv2D did not go to the offload device: %+v", c)
+	}
+	if pl.last.Op != dispatch.OpConv2D || pl.last.FLOPs != 2*3*196*18 {
+		t.Errorf("Place asked %+v", pl.last)
+	}
+	// A failing device leaves the work to the CPU.
+	d.SetFaults(tensortest.Faults{Kernels: errors.New("fake: out of memory")})
+	dst := Full(42, 32, 32)
+	MatMulInto(dst, big, big)
+	if !slices.Equal(dst.Data(), want.Data()) {
+		t.Errorf("after a device error, MatMulInto = %v, want the CPU's %v", dst, want)
+	}
+	offloads("a failing device", 3)
+	d.SetFaults(tensortest.Faults{})
+	SetOffload(CPU)
+	MatMul(big, big)
+	offloads("after SetOffload(CPU)", 3)
+	SetOffload(onDev)
+	RegisterDevice(onDev, nil)
+	MatMul(big, big)
+	offloads("an unregistered offload device", 3)
+}
