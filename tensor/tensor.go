@@ -362,6 +362,9 @@ func (t *Tensor) axis(op string, a int) int {
 // with the given layout. It is the one place where a tensor takes another
 // one's storage: every view, reshape and reduction result goes through it.
 func (t *Tensor) view(shape, strides []int, offset int) *Tensor {
+	if slices.Contains(shape, 0) {
+		offset = 0 // no elements: an offset past the storage's end would be sliced out of it
+	}
 	return &Tensor{data: t.data, shape: shape, strides: strides, offset: offset, store: t.store}
 }
 

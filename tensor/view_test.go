@@ -69,3 +69,20 @@ func TestSliceExtremeArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroSizeViewOffset checks that a zero-size view whose first element
+// would lie past its storage (a slice of an empty tensor starting inside
+// it) reads as empty instead of slicing out of range.
+func TestZeroSizeViewOffset(t *testing.T) {
+	for name, v := range map[string]*Tensor{
+		"Slice":      New(0, 4).Slice(1, 1, 4, 1),
+		"Slice step": New(0, 4, 6).Slice(2, 1, 6, 2),
+		"Index":      New(0, 3).Index(1, 2),
+		"Transpose":  New(2, 0, 4).Slice(2, 3, 4, 1).Transpose(0, 2),
+		"Contiguous": New(0, 4).Slice(1, 1, 4, 1).Contiguous(),
+	} {
+		if d := v.Data(); len(d) != 0 || v.Clone().Len() != 0 || Add(v, v).Len() != 0 {
+			t.Errorf("%s: %d elements", name, len(d))
+		}
+	}
+}
