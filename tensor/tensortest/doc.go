@@ -15,6 +15,49 @@
 // training step; and it can be made to fail (SetFaults), as a device out
 // of memory does.
 //
+// # The conformance suite
+//
+// The conformance suite is one exported function per family (TestMatMul,
+// TestConv, TestElementwise, TestReduce, TestCopy; TestAll runs them
+// all), as gonum's testblas has one per BLAS routine. Each takes the
+// device under test, already registered, and runs every op of its family
+// through the public functions as a subtest per case: the operands are
+// made on the host (random, with edge sizes: zero-size dimensions, 1, odd
+// sizes such as 7, 33 and 257), copied to dev with To, viewed there as
+// the case says (transposed, sliced with a step, broadcast with stride 0
+// by Expand, broadcast by NumPy's rules through size-1 and missing
+// dimensions), and the op's result must be on dev, of the CPU's shape,
+// and equal to what the same op gives on the host operands on the CPU, to
+// the tolerance below. The Into forms write into device tensors that are
+// views of a buffer filled with a guard value: the elements outside the
+// view must keep it, and the operands the op only reads must come back
+// unchanged. A 0-d host scalar stands beside device operands where the
+// op allows it. A panic of the op on dev fails its case, not the test.
+//
+// # Tolerance
+//
+// A device need not run the CPU's algorithm, so results are
+// not compared for equality, except where any correct implementation
+// gives the exact value: comparisons, Maximum, Minimum, Where, Fill, Max,
+// Min, ArgMax, ArgMin and the copies must be equal (NaN where the CPU
+// gives NaN, infinities equal). Elsewhere a device's element g may differ
+// from the CPU's w by
+//
+//	1e-6 + 1e-5·|w| + 2·n·u·S
+//
+// with u = 2⁻²⁴, float32's unit roundoff: 1e-5 relative (84 to 168 ulps)
+// allows for elementwise functions (Exp, Tanh, Erf, GELU, ...)
+// implemented otherwise, 1e-6 absolute for results near 0 of operands of
+// order 1; n is the reduction length of each result (the K of a product,
+// C/groups·kh·kw of a convolution, the elements summed), and 2·n·u·S
+// bounds the rounding of two sums of n terms in any order, S being the
+// same op on the absolute values of the operands (Σ|x| for Sum, |A|·|B|
+// for MatMul, the convolution of |x| and |w|), or |w| itself for Var,
+// Std and Softmax, whose errors are relative; LogSoftmax and LogSumExp
+// are allowed 2·n·u absolute.
+//
+// # Using the stand-in
+//
 // Register registers a HostDevice for the length of a test:
 //
 //	d := tensortest.Register(t, 7)
