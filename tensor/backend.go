@@ -16,10 +16,9 @@ import (
 // implementation:
 //
 //   - Operands on two devices panic, naming the op, the shapes and the
-//     devices; so do host operands beside device ones, except a 0-d host
-//     tensor (a scalar), which the device's implementation reads. MatMul
-//     and Conv2D take any host operands beside device ones: the device's
-//     implementation reads them from the host.
+//     devices; so do host operands beside device ones (MatMul and the
+//     convolutions included), except a 0-d host tensor (a scalar), which
+//     the device's implementation reads.
 //   - Operands on a device run on its Backend whatever dispatch.Place
 //     says: the CPU cannot read device memory. A device that lacks the
 //     family, or is no longer registered, or whose implementation returns
@@ -37,12 +36,15 @@ import (
 // has checked the shapes (dst has the shape of MatMul(a, b)).
 type MatMulKernels interface {
 	// MatMul sets dst to MatMul(a, b). Any of dst, a and b may be views;
-	// on a device Backend, some may be on the host.
+	// on a device Backend they are all on the device, or all on the host
+	// for work offloaded to it (SetOffload).
 	MatMul(dst, a, b *Tensor) error
 }
 
 // ConvKernels is the family of 2-D convolutions and their gradients. The
-// public functions have checked the shapes, the parameters and bias.
+// public functions have checked the shapes, the parameters and bias. On a
+// device Backend the operands are all on the device, or all on the host
+// for a Conv2D offloaded to it (SetOffload).
 type ConvKernels interface {
 	// Conv2D sets dst to Conv2D(x, w, bias, p); bias may be nil.
 	Conv2D(dst, x, w, bias *Tensor, p ConvParams) error
@@ -282,28 +284,11 @@ func residentFailure(op string, dst *Tensor, ts []*Tensor, err error) string {
 // "[2 3] on device(1) and [3 4] on cpu".
 func placesOf(ts []*Tensor) string { return describe(ts, true) }
 
-// deviceOf returns the device of the operands ts that are off the CPU
-// (nil ones skipped), or CPU when none is; operands on two different
-// devices make op panic.
-func deviceOf(op string, ts ...*Tensor) Device {
-	dev := CPU
-	for _, t := range ts {
-		if t == nil || t.store == nil {
-			continue
-		}
-		if dev == CPU {
-			dev = t.store.dev
-		} else if t.store.dev != dev {
-			panic(fmt.Sprintf("tensor: %s: %s: operands on %v and %v; copy them to one device with To", op, placesOf(ts), dev, t.store.dev))
-		}
-	}
-	return dev
-}
-
-// deviceOn is deviceOf, dst included (it may be nil), for the families
-// whose operands are all on one device: a host operand of one or more
-// dimensions beside a device operand makes op panic too. A 0-d host
-// operand is allowed: it is a scalar that the device reads.
+// deviceOn returns the device of op's operands, dst (it may be nil) and
+// ts (nil ones skipped): CPU when all are on the host. Operands on two
+// devices make op panic, and so does a host operand of one or more
+// dimensions beside a device operand; a 0-d host operand is allowed: it
+// is a scalar that the device reads.
 func deviceOn(op string, dst *Tensor, ts ...*Tensor) Device {
 	dev := CPU
 	if dst != nil && dst.store != nil {

@@ -194,14 +194,15 @@ func (g *convGeom) outShape() [4]int { return [4]int{g.n, g.cout, g.oh, g.ow} }
 // pass that places the result.
 //
 // Where it runs, and when it panics instead of returning an error, is as
-// for MatMul: with x, w or bias on a device that device's Backend
-// computes the result, on that device, and an error there panics (the
-// plugin's own (*cudaplugin.GPU).Conv2D returns it instead).
+// for MatMul: with x, w and bias (if any) on a device that device's
+// Backend computes the result, on that device, and an error there panics
+// (the plugin's own (*cudaplugin.GPU).Conv2D returns it instead); host
+// and device operands mixed panic.
 func Conv2D(x, w, bias *Tensor, p ConvParams) *Tensor {
 	checkNil("Conv2D", "x, w", x, w)
 	g := planConv("Conv2D", x.shape, w.shape, p)
 	checkBias("Conv2D", &g, bias)
-	dev := deviceOf("Conv2D", x, w, bias)
+	dev := deviceOn("Conv2D", nil, x, w, bias)
 	k := convOn("Conv2D", dev, nil, x, w, bias)
 	out := g.outShape()
 	dst := result("Conv2D", dev, out[:], x, w, bias)
@@ -221,7 +222,7 @@ func Conv2DInto(dst, x, w, bias *Tensor, p ConvParams) *Tensor {
 	checkOut("Conv2DInto", dst, g.outShape(), x, w)
 	checkWritable("Conv2DInto", dst)
 	checkBias("Conv2DInto", &g, bias)
-	dev := deviceOf("Conv2DInto", dst, x, w, bias)
+	dev := deviceOn("Conv2DInto", dst, x, w, bias)
 	k := convOn("Conv2DInto", dev, dst, x, w, bias)
 	if dev == CPU {
 		if g.offload(dst, x, w, bias, p) {
@@ -245,7 +246,9 @@ func Conv2DInto(dst, x, w, bias *Tensor, p ConvParams) *Tensor {
 func Conv2DBackwardInput(dy, w *Tensor, xShape []int, p ConvParams) *Tensor {
 	const op = "Conv2DBackwardInput"
 	checkNil(op, "dy, w", dy, w)
-	dx := result(op, deviceOf(op, dy, w), xShape, dy, w)
+	dev := deviceOn(op, nil, dy, w)
+	convOn(op, dev, nil, dy, w) // a lacking family panics before the result is allocated
+	dx := result(op, dev, xShape, dy, w)
 	return Conv2DBackwardInputInto(dx, dy, w, p)
 }
 
@@ -257,7 +260,7 @@ func Conv2DBackwardInputInto(dx, dy, w *Tensor, p ConvParams) *Tensor {
 	g := planConv(op, dx.shape, w.shape, p)
 	checkOut(op, dy, g.outShape(), dx, w)
 	checkWritable(op, dx)
-	dev := deviceOf(op, dx, dy, w)
+	dev := deviceOn(op, dx, dy, w)
 	k := convOn(op, dev, dx, dy, w)
 	if dev == CPU {
 		dy, w = detach(dx, dy), detach(dx, w)
@@ -273,7 +276,9 @@ func Conv2DBackwardInputInto(dx, dy, w *Tensor, p ConvParams) *Tensor {
 func Conv2DBackwardWeight(dy, x *Tensor, wShape []int, p ConvParams) *Tensor {
 	const op = "Conv2DBackwardWeight"
 	checkNil(op, "dy, x", dy, x)
-	dw := result(op, deviceOf(op, dy, x), wShape, dy, x)
+	dev := deviceOn(op, nil, dy, x)
+	convOn(op, dev, nil, dy, x)
+	dw := result(op, dev, wShape, dy, x)
 	return Conv2DBackwardWeightInto(dw, dy, x, p)
 }
 
@@ -285,7 +290,7 @@ func Conv2DBackwardWeightInto(dw, dy, x *Tensor, p ConvParams) *Tensor {
 	g := planConv(op, x.shape, dw.shape, p)
 	checkOut(op, dy, g.outShape(), x, dw)
 	checkWritable(op, dw)
-	dev := deviceOf(op, dw, dy, x)
+	dev := deviceOn(op, dw, dy, x)
 	k := convOn(op, dev, dw, dy, x)
 	if dev == CPU {
 		dy, x = detach(dw, dy), detach(dw, x)

@@ -50,22 +50,24 @@ func allocator(op string, dev Device) (DeviceAllocator, error) {
 //   - Host code reads device memory only by copying: To(CPU) (or Host)
 //     copies a tensor, Data returns a host copy of its elements, At and
 //     Item copy one element back and Set one in; each waits for the work
-//     queued on the tensor. Every host operation (the elementwise, reduce,
-//     join, copy, norm and pool operations, Softmax, ...) panics when given a device tensor, with a message naming the
-//     operation, the shape and the device: copy the tensor with To(CPU)
-//     first.
+//     queued on the tensor.
 //   - Views (Transpose, Slice, Index, Reshape where no copy is needed,
 //     ...) and shape queries work on device tensors; views stay on the
 //     device and share its memory.
-//   - MatMul, Conv2D and the convolution gradients run on the device's
-//     Backend (see backend.go) whenever an operand is on a device,
-//     whatever dispatch.Place says, and return a tensor on that device;
-//     their Into forms write dst wherever it is (the device's
-//     implementation copies a result for a host dst back). Operands on two
-//     different devices, a device lacking the family, or an error of its
-//     implementation make them panic, since they have no error return;
-//     the plugin's own methods (for instance (*cudaplugin.GPU).MatMul)
-//     return errors instead.
+//   - The ops of the families in backend.go (MatMul, the convolutions and
+//     their gradients, the elementwise ops, the reductions and Softmax,
+//     the copies) run on the device of their operands, dst included,
+//     through its Backend, whatever dispatch.Place says, and return
+//     tensors on that device. Their operands are all on that device, but
+//     for 0-d host tensors (scalars): operands on two devices, or on the
+//     host and a device, a device lacking the family, or an error of its
+//     implementation make them panic, naming the op, the shapes and the
+//     devices, since they have no error return; the plugin's own methods
+//     (for instance (*cudaplugin.GPU).MatMul) return errors instead.
+//   - The other host operations (pooling, normalization, Gather, ...)
+//     panic when given a device tensor, with a message naming the
+//     operation, the shape and the device: copy the tensor with To(CPU)
+//     first.
 
 // deviceStore is the storage of a device tensor: mem and its device. Every
 // view of the tensor points to the same deviceStore.

@@ -20,16 +20,17 @@ import (
 //
 // With all operands on the host the product runs on the CPU, or on the
 // offload device (SetOffload) when dispatch.Place sends it there (an
-// error there falls back to the CPU). With an operand on a device it
+// error there falls back to the CPU). With the operands on a device it
 // always runs on that device's Backend and the result is on that device.
 // MatMul has no error return, so it panics, naming the shapes, the
-// devices and the cause, when device operands are on two devices, when
-// the device has no MatMul kernels or the result cannot be allocated, and
-// when the device fails; the plugin's own methods, such as
-// (*cudaplugin.GPU).MatMul, return those errors instead.
+// devices and the cause, when the operands are on two devices or on the
+// host and a device (copy them to one with To), when the device has no
+// MatMul kernels or the result cannot be allocated, and when the device
+// fails; the plugin's own methods, such as (*cudaplugin.GPU).MatMul,
+// return those errors instead (and take host operands).
 func MatMul(a, b *Tensor) *Tensor {
 	s := checkMatMul("MatMul", a, b)
-	dev := deviceOf("MatMul", a, b)
+	dev := deviceOn("MatMul", nil, a, b)
 	k := matmulOn("MatMul", dev, nil, a, b)
 	dst := result("MatMul", dev, s.Out, a, b)
 	if dev != CPU || !offloadMatMul(&s, dst, a, b) {
@@ -41,8 +42,8 @@ func MatMul(a, b *Tensor) *Tensor {
 // MatMulInto sets dst = MatMul(a, b) and returns dst. dst must have the
 // result's shape and must not overlap a or b (an overlapping operand is
 // copied first). Where it runs and when it panics is as for MatMul, dst
-// counting as an operand: with dst, a or b on a device that device's
-// Backend does the work, and writes dst wherever it is.
+// counting as an operand: dst, a and b are all on the host or all on one
+// device, whose Backend does the work.
 func MatMulInto(dst, a, b *Tensor) *Tensor {
 	checkNil("MatMulInto", "dst, a, b", dst, a, b)
 	s := checkMatMul("MatMulInto", a, b)
@@ -50,7 +51,7 @@ func MatMulInto(dst, a, b *Tensor) *Tensor {
 		panic(fmt.Sprintf("tensor: MatMulInto: dst shape %v, want %v for %v @ %v", dst.shape, s.Out, a.shape, b.shape))
 	}
 	checkWritable("MatMulInto", dst)
-	dev := deviceOf("MatMulInto", dst, a, b)
+	dev := deviceOn("MatMulInto", dst, a, b)
 	k := matmulOn("MatMulInto", dev, dst, a, b)
 	if dev == CPU {
 		if offloadMatMul(&s, dst, a, b) {

@@ -373,3 +373,149 @@ func TestBackendPlacement(t *testing.T) {
 	MatMul(big, big)
 	offloads("an unregistered offload device", 3)
 }
+
+// countingPlacer sends everything to the CPU and counts its calls.
+type countingPlacer struct{ calls int }
+
+func (p *countingPlacer) Place(dispatch.Work) dispatch.Target { p.calls++; return dispatch.OnCPU }
+func (p *countingPlacer) Describe() string                    { return "test: all on the CPU" }
+
+// TestMatMulConvOnDevice checks that MatMul, Conv2D and the convolution
+// gradients with their operands on a device run on its families even when
+// placement says CPU, and return their result on that device; and that
+// host operands beside device ones, or operands on two devices, make them
+// panic naming the op and the devices, before anything is allocated or
+// run on the device.
+func TestMatMulConvOnDevice(t *testing.T) {
+	d := tensortest.Register(t, onDev)
+	SetOffload(onDev)
+	defer SetOffload(CPU)
+	pl := &countingPlacer{}
+	dispatch.SetPlacer(pl)
+	defer dispatch.SetPlacer(nil)
+	r := rand.New(rand.NewPCG(43, 44))
+	a, b := RandN(r, 3, 4), RandN(r, 4, 5)
+	x, w, bias := RandN(r, 2, 2, 6, 6), RandN(r, 3, 2, 3, 3), RandN(r, 3)
+	p := ConvParams{Padding: [2]int{1, 1}, ReLU: true}
+	q := ConvParams{Padding: [2]int{1, 1}}
+	wantMM, wantConv, wantConvQ := MatMul(a, b), Conv2D(x, w, bias, p), Conv2D(x, w, nil, q) // host work: the placer says CPU
+	dy := RandN(r, wantConvQ.Shape()...)
+	wantDX, wantDW := Conv2DBackwardInput(dy, w, x.Shape(), q), Conv2DBackwardWeight(dy, x, w.Shape(), q)
+	if c := d.Counts(); c.Kernels() != 0 || pl.calls != 3 {
+		t.Fatalf("host work: device calls %v, placer asked %d times", c.Calls, pl.calls)
+	}
+	da, db, dx, dw, dbias, ddy := toDev(t, a, onDev), toDev(t, b, onDev), toDev(t, x, onDev), toDev(t, w, onDev), toDev(t, bias, onDev), toDev(t, dy, onDev)
+	dd, _ := NewOn(onDev, 3, 5)
+	dc, _ := NewOn(onDev, wantConvQ.Shape()...)
+	ddw, _ := NewOn(onDev, w.Shape()...)
+	for _, k := range []struct {
+		name string
+		got  func() *Tensor
+		want *Tensor
+		call string
+	}{
+		{"MatMul", func() *Tensor { return MatMul(da, db) }, wantMM, "MatMul.MatMul"},
+		{"MatMul(transposed views)", func() *Tensor { return MatMul(toDev(t, a.T(), onDev).T(), toDev(t, b.T(), onDev).T()) }, wantMM, "MatMul.MatMul"},
+		{"MatMulInto", func() *Tensor { return MatMulInto(dd, da, db) }, wantMM, "MatMul.MatMul"},
+		{"Conv2D(bias, ReLU)", func() *Tensor { return Conv2D(dx, dw, dbias, p) }, wantConv, "Conv.Conv2D"},
+		{"Conv2DInto(no bias)", func() *Tensor { return Conv2DInto(dc, dx, dw, nil, q) }, wantConvQ, "Conv.Conv2D"},
+		{"Conv2DBackwardInput", func() *Tensor { return Conv2DBackwardInput(ddy, dw, x.Shape(), q) }, wantDX, "Conv.Conv2DBackwardInput"},
+		{"Conv2DBackwardWeight", func() *Tensor { return Conv2DBackwardWeight(ddy, dx, w.Shape(), q) }, wantDW, "Conv.Conv2DBackwardWeight"},
+		{"Conv2DBackwardWeightInto", func() *Tensor { return Conv2DBackwardWeightInto(ddw, ddy, dx, q) }, wantDW, "Conv.Conv2DBackwardWeight"},
+	} {
+		before := d.Counts()
+		if got := fromDev(t, k.name, k.got(), onDev); !slices.Equal(got.Data(), k.want.Data()) {
+			t.Errorf("%s on the device = %v, want %v", k.name, got, k.want)
+		}
+		oneCall(t, k.name, d, before, k.call)
+	}
+	if pl.calls != 3 {
+		t.Errorf("device work asked the placer %d times", pl.calls-3)
+	}
+	// The default thresholds send work this small to the CPU; device
+	// operands go to the device all the same.
+	dispatch.SetPlacer(nil)
+	before := d.Counts()
+	if got := MatMul(da, db); got.Device() != onDev {
+		t.Errorf("with the default thresholds a device MatMul ran on %v", got.Device())
+	}
+	oneCall(t, "MatMul with the default thresholds", d, before, "MatMul.MatMul")
+
+	// Host and device operands mixed, or two devices: panics before any
+	// allocation or call on the device.
+	before = d.Counts()
+	const mixed = ": operands on device(7) and cpu; copy them to one device with To"
+	panics(t, "tensor: MatMul: [3 4] on cpu and [4 5] on device(7)"+mixed, func() { MatMul(a, db) })
+	panics(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on cpu"+mixed, func() { MatMul(da, b) })
+	panics(t, "tensor: MatMulInto: [3 5] on cpu and [3 4] on device(7) and [4 5] on device(7)"+mixed, func() { MatMulInto(New(3, 5), da, db) })
+	panics(t, "tensor: MatMulInto: [3 5] on device(7) and [3 4] on cpu and [4 5] on cpu"+mixed, func() { MatMulInto(dd, a, b) })
+	panics(t, "tensor: Conv2D: [2 2 6 6] on device(7) and [3 2 3 3] on cpu and [3] on device(7)"+mixed, func() { Conv2D(dx, w, dbias, p) })
+	panics(t, "tensor: Conv2D: [2 2 6 6] on cpu and [3 2 3 3] on cpu and [3] on device(7)"+mixed, func() { Conv2D(x, w, dbias, p) })
+	panics(t, "tensor: Conv2DInto: [2 3 6 6] on cpu and [2 2 6 6] on device(7) and [3 2 3 3] on device(7)"+mixed,
+		func() { Conv2DInto(New(wantConvQ.Shape()...), dx, dw, nil, q) })
+	panics(t, "tensor: Conv2DBackwardInput: [2 3 6 6] on device(7) and [3 2 3 3] on cpu"+mixed, func() { Conv2DBackwardInput(ddy, w, x.Shape(), q) })
+	panics(t, "tensor: Conv2DBackwardWeight: [2 3 6 6] on device(7) and [2 2 6 6] on cpu"+mixed, func() { Conv2DBackwardWeight(ddy, x, w.Shape(), q) })
+	panics(t, "tensor: Conv2DBackwardWeight: [3 2 3 3] on cpu and [2 3 6 6] on device(7) and [2 2 6 6] on device(7)"+mixed,
+		func() { Conv2DBackwardWeightInto(New(w.Shape()...), ddy, dx, q) })
+	registerBare(t, otherDev)
+	ob, obias := toDev(t, b, otherDev), toDev(t, bias, otherDev)
+	const two = ": operands on device(7) and device(8); copy them to one device with To"
+	panics(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on device(8)"+two, func() { MatMul(da, ob) })
+	panics(t, "tensor: Conv2D: [2 2 6 6] on device(7) and [3 2 3 3] on device(7) and [3] on device(8)"+two, func() { Conv2D(dx, dw, obias, p) })
+	if c := d.Counts(); c.Allocs != before.Allocs || c.Kernels() != before.Kernels() {
+		t.Errorf("the refused ops allocated %d buffers and ran %d calls on the device", c.Allocs-before.Allocs, c.Kernels()-before.Kernels())
+	}
+}
+
+// TestMatMulConvOnDeviceFailures checks that device work panics, naming
+// the op, the shapes, the devices and the cause, when the device lacks the
+// family, fails, cannot allocate the result or is gone, while failing
+// offloaded host work falls back to the CPU.
+func TestMatMulConvOnDeviceFailures(t *testing.T) {
+	registerBare(t, onDev)
+	r := rand.New(rand.NewPCG(45, 46))
+	a, b := RandN(r, 3, 4), RandN(r, 4, 5)
+	x, w := RandN(r, 1, 2, 6, 6), RandN(r, 3, 2, 3, 3)
+	da, db, dx, dw := toDev(t, a, onDev), toDev(t, b, onDev), toDev(t, x, onDev), toDev(t, w, onDev)
+	want, wantConv := MatMul(a, b), Conv2D(x, w, nil, ConvParams{})
+
+	const noMatMul, noConv = "device(7) has no MatMul kernels; copy the operands with To(tensor.CPU)", "device(7) has no Conv kernels; copy the operands with To(tensor.CPU)"
+	panics(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on device(7): "+noMatMul, func() { MatMul(da, db) })
+	panics(t, "tensor: Conv2D: [1 2 6 6] on device(7) and [3 2 3 3] on device(7): "+noConv, func() { Conv2D(dx, dw, nil, ConvParams{}) })
+	dy, _ := NewOn(onDev, 1, 3, 4, 4)
+	panics(t, "tensor: Conv2DBackwardInput: [1 3 4 4] on device(7) and [3 2 3 3] on device(7): "+noConv, func() { Conv2DBackwardInput(dy, dw, x.Shape(), ConvParams{}) })
+	panics(t, "tensor: Conv2DBackwardWeight: [1 3 4 4] on device(7) and [1 2 6 6] on device(7): "+noConv, func() { Conv2DBackwardWeight(dy, dx, w.Shape(), ConvParams{}) })
+
+	d := tensortest.NewHostDevice(onDev)
+	RegisterDevice(onDev, d.Backend())
+	d.SetFaults(tensortest.Faults{Kernels: errors.New("fake: out of memory")})
+	SetOffload(onDev)
+	defer SetOffload(CPU)
+	dispatch.SetPlacer(&flopsPlacer{min: 0}) // host work to the device too
+	defer dispatch.SetPlacer(nil)
+	panics(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on device(7) (result [3 5] on device(7)): fake: out of memory", func() { MatMul(da, db) })
+	panics(t, "tensor: Conv2DInto: [1 2 6 6] on device(7) and [3 2 3 3] on device(7) (result [1 3 4 4] on device(7)): fake: out of memory", func() {
+		dc, _ := NewOn(onDev, 1, 3, 4, 4)
+		Conv2DInto(dc, dx, dw, nil, ConvParams{})
+	})
+	if c := d.Counts(); c.Kernels() != 2 || c.Offloads != 0 {
+		t.Errorf("device calls %v, want the two failing ones", c.Calls)
+	}
+	// Host work: the device is tried, fails, and the CPU does the work.
+	if got := MatMul(a, b); !slices.Equal(got.Data(), want.Data()) || got.Device() != CPU {
+		t.Errorf("MatMul after a device error = %v on %v, want %v", got, got.Device(), want)
+	}
+	if got := Conv2D(x, w, nil, ConvParams{}); !slices.Equal(got.Data(), wantConv.Data()) {
+		t.Errorf("Conv2D after a device error = %v, want %v", got, wantConv)
+	}
+	if c := d.Counts(); c.Offloads != 2 || c.Calls["MatMul.MatMul"] != 2 || c.Calls["Conv.Conv2D"] != 2 {
+		t.Errorf("device calls %v: the host work was not offered to it", c.Calls)
+	}
+	// The result of device work cannot be allocated.
+	d.SetFaults(tensortest.Faults{Alloc: errors.New("device full")})
+	panics(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on device(7): allocating the result of shape [3 5]: device full", func() { MatMul(da, db) })
+	// The device is gone (cudaplugin's Close) while its tensors live.
+	RegisterDevice(onDev, nil)
+	panics(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on device(7): device(7) is not registered (tensor.RegisterDevice)", func() { MatMul(da, db) })
+	panics(t, "tensor: RegisterDevice: device(7) without Memory", func() { RegisterDevice(onDev, &Backend{MatMul: d.Backend().MatMul}) })
+}
