@@ -288,13 +288,14 @@ func placesOf(ts []*Tensor) string { return describe(ts, true) }
 // ts (nil ones skipped): CPU when all are on the host. Operands on two
 // devices make op panic, and so does a host operand of one or more
 // dimensions beside a device operand; a 0-d host operand is allowed: it
-// is a scalar that the device reads.
+// is a scalar that the device reads. A host dst beside device operands
+// panics whatever its shape: a device does not write host memory.
 func deviceOn(op string, dst *Tensor, ts ...*Tensor) Device {
 	dev := CPU
 	if dst != nil && dst.store != nil {
 		dev = dst.store.dev
 	}
-	host := dst != nil && dst.store == nil && len(dst.shape) > 0
+	host := dst != nil && dst.store == nil
 	for _, t := range ts {
 		switch {
 		case t == nil:

@@ -214,6 +214,10 @@ func TestReduceOnDevice(t *testing.T) {
 
 	panics(t, "tensor: SumToInto: [3] on cpu and [2 3] on device(7): operands on device(7) and cpu; copy them to one device with To",
 		func() { SumToInto(New(3), dx) })
+	// A 0-d host dst is refused too: a scalar operand is read, but a
+	// device does not write host memory.
+	panics(t, "tensor: SumToInto: [] on cpu and [2 3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { SumToInto(Scalar(0), dx) })
 	panics(t, "tensor: SoftmaxInto: [2 3] on device(7) and [2 3] on cpu: operands on device(7) and cpu; copy them to one device with To",
 		func() { SoftmaxInto(dd, x, 1) })
 	registerBare(t, otherDev)
