@@ -5,6 +5,10 @@
 // single vectors, then a tail of fewer than one vector, which AVX-512 handles
 // with a k-masked load, operation and store and AVX2 with scalar VEX
 // instructions. Inputs are loaded before dst is stored, so dst may be an input.
+//
+// Each kernel is written once and generated for both element widths: float32
+// (addAVX512) and float64 (addF64AVX512, for AddF64); the width picks the
+// PS or PD form of each instruction (x86.ISA.P).
 package main
 
 //go:generate go run . -out ../../../simd/arith_amd64.s -stubs ../../../simd/arith_stubs_amd64.go -pkg simd
@@ -24,83 +28,87 @@ type op func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical
 
 // kernel describes one elementwise kernel.
 type kernel struct {
-	name   string // Go name prefix: add -> addAVX512, addAVX2
-	sig    string // Go signature
-	inputs int    // 1 or 2 slices besides dst (dst is the first parameter)
-	doc    string
+	name   string          // Go name prefix: add -> addAVX512, addAVX2, addF64AVX512
+	sig    string          // Go signature, with T for the element type
+	inputs int             // 1 or 2 slices besides dst (dst is the first parameter)
+	doc    string          // with N for the width: maximumN is maximum32 or maximum64
 	setup  func(s x86.ISA) // loads constants into registers 12..15
 	op     op
 }
 
+const binary = "func(dst, a, b []T)"
+
+// kernels is the family, in the order of simd/arith.go.
+var kernels = []kernel{
+	{name: "add", sig: binary, inputs: 2, doc: "dst[i] = a[i] + b[i]", op: vec3(VADDPS, VADDPD)},
+	{name: "sub", sig: binary, inputs: 2, doc: "dst[i] = a[i] - b[i]", op: vec3(VSUBPS, VSUBPD)},
+	{name: "mul", sig: binary, inputs: 2, doc: "dst[i] = a[i] * b[i]", op: vec3(VMULPS, VMULPD)},
+	{name: "div", sig: binary, inputs: 2, doc: "dst[i] = a[i] / b[i]", op: vec3(VDIVPS, VDIVPD)},
+	{name: "maximum", sig: binary, inputs: 2, doc: "dst[i] = maximumN(a[i], b[i])", op: nanAware(VMAXPS, VMAXPD)},
+	{name: "minimum", sig: binary, inputs: 2, doc: "dst[i] = minimumN(a[i], b[i])", op: nanAware(VMINPS, VMINPD)},
+	{
+		name: "addScalar", sig: "func(dst, a []T, s T)", inputs: 1, doc: "dst[i] = a[i] + s",
+		setup: func(s x86.ISA) { s.BroadcastParam("s", s.V(15)) },
+		op:    withConst(VADDPS, VADDPD, 15),
+	},
+	{
+		name: "scale", sig: "func(dst, a []T, s T)", inputs: 1, doc: "dst[i] = a[i] * s",
+		setup: func(s x86.ISA) { s.BroadcastParam("s", s.V(15)) },
+		op:    withConst(VMULPS, VMULPD, 15),
+	},
+	{
+		name: "axpy", sig: "func(y []T, alpha T, x []T)", inputs: 2, doc: "y[i] += alpha * x[i], fused",
+		setup: func(s x86.ISA) { s.BroadcastParam("alpha", s.V(15)) },
+		op: func(w x86.Width, y, x, out, tmp VecPhysical) VecPhysical {
+			x86.P(w.ISA, VFMADD231PS, VFMADD231PD)(x, w.R(15), y)
+			return y
+		},
+	},
+	{
+		name: "abs", sig: "func(dst, x []T)", inputs: 1, doc: "dst[i] = |x[i]| (sign bit cleared)",
+		setup: func(s x86.ISA) { s.BroadcastBits(s.SignBit()-1, s.V(15)) },
+		op:    withConst(VANDPS, VANDPD, 15),
+	},
+	{
+		name: "neg", sig: "func(dst, x []T)", inputs: 1, doc: "dst[i] = -x[i] (sign bit flipped)",
+		setup: func(s x86.ISA) { s.BroadcastBits(s.SignBit(), s.V(15)) },
+		op:    withConst(VXORPS, VXORPD, 15),
+	},
+	{
+		name: "sqrt", sig: "func(dst, x []T)", inputs: 1, doc: "dst[i] = sqrt(x[i]), correctly rounded",
+		op: func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
+			x86.P(w.ISA, VSQRTPS, VSQRTPD)(a, a)
+			return a
+		},
+	},
+	{
+		name: "relu", sig: "func(dst, x []T)", inputs: 1, doc: "dst[i] = maximumN(x[i], +0)",
+		setup: func(s x86.ISA) { VXORPS(s.V(15), s.V(15), s.V(15)) },
+		op: func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
+			x86.P(w.ISA, VMAXPS, VMAXPD)(w.R(15), a, out)
+			w.BlendNaN(a, out, tmp)
+			return out
+		},
+	},
+	{
+		name: "clamp", sig: "func(dst, x []T, lo, hi T)", inputs: 1,
+		doc: "dst[i] = minimumN(maximumN(x[i], lo), hi)",
+		setup: func(s x86.ISA) {
+			s.BroadcastParam("lo", s.V(14))
+			s.BroadcastParam("hi", s.V(15))
+		},
+		op: func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
+			x86.P(w.ISA, VMAXPS, VMAXPD)(w.R(14), a, out) // a > lo ? a : lo
+			x86.P(w.ISA, VMINPS, VMINPD)(w.R(15), out, out)
+			w.BlendNaN(a, out, tmp) // only a NaN x gives a NaN result
+			return out
+		},
+	},
+}
+
 func main() {
 	ConstraintExpr("!purego")
-	binary := "func(dst, a, b []float32)"
-	for _, k := range []kernel{
-		{name: "add", sig: binary, inputs: 2, doc: "dst[i] = a[i] + b[i]", op: vec3(VADDPS)},
-		{name: "sub", sig: binary, inputs: 2, doc: "dst[i] = a[i] - b[i]", op: vec3(VSUBPS)},
-		{name: "mul", sig: binary, inputs: 2, doc: "dst[i] = a[i] * b[i]", op: vec3(VMULPS)},
-		{name: "div", sig: binary, inputs: 2, doc: "dst[i] = a[i] / b[i]", op: vec3(VDIVPS)},
-		{name: "maximum", sig: binary, inputs: 2, doc: "dst[i] = maximum32(a[i], b[i])", op: nanAware(VMAXPS)},
-		{name: "minimum", sig: binary, inputs: 2, doc: "dst[i] = minimum32(a[i], b[i])", op: nanAware(VMINPS)},
-		{
-			name: "addScalar", sig: "func(dst, a []float32, s float32)", inputs: 1, doc: "dst[i] = a[i] + s",
-			setup: func(s x86.ISA) { s.BroadcastParam("s", s.V(15)) },
-			op:    withConst(VADDPS, 15),
-		},
-		{
-			name: "scale", sig: "func(dst, a []float32, s float32)", inputs: 1, doc: "dst[i] = a[i] * s",
-			setup: func(s x86.ISA) { s.BroadcastParam("s", s.V(15)) },
-			op:    withConst(VMULPS, 15),
-		},
-		{
-			name: "axpy", sig: "func(y []float32, alpha float32, x []float32)", inputs: 2, doc: "y[i] += alpha * x[i], fused",
-			setup: func(s x86.ISA) { s.BroadcastParam("alpha", s.V(15)) },
-			op: func(w x86.Width, y, x, out, tmp VecPhysical) VecPhysical {
-				VFMADD231PS(x, w.R(15), y)
-				return y
-			},
-		},
-		{
-			name: "abs", sig: "func(dst, x []float32)", inputs: 1, doc: "dst[i] = |x[i]| (sign bit cleared)",
-			setup: func(s x86.ISA) { s.BroadcastBits(0x7fffffff, s.V(15)) },
-			op:    withConst(VANDPS, 15),
-		},
-		{
-			name: "neg", sig: "func(dst, x []float32)", inputs: 1, doc: "dst[i] = -x[i] (sign bit flipped)",
-			setup: func(s x86.ISA) { s.BroadcastBits(0x80000000, s.V(15)) },
-			op:    withConst(VXORPS, 15),
-		},
-		{
-			name: "sqrt", sig: "func(dst, x []float32)", inputs: 1, doc: "dst[i] = sqrt(x[i]), correctly rounded",
-			op: func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
-				VSQRTPS(a, a)
-				return a
-			},
-		},
-		{
-			name: "relu", sig: "func(dst, x []float32)", inputs: 1, doc: "dst[i] = maximum32(x[i], +0)",
-			setup: func(s x86.ISA) { VXORPS(s.V(15), s.V(15), s.V(15)) },
-			op: func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
-				VMAXPS(w.R(15), a, out)
-				w.BlendNaN(a, out, tmp)
-				return out
-			},
-		},
-		{
-			name: "clamp", sig: "func(dst, x []float32, lo, hi float32)", inputs: 1,
-			doc: "dst[i] = minimum32(maximum32(x[i], lo), hi)",
-			setup: func(s x86.ISA) {
-				s.BroadcastParam("lo", s.V(14))
-				s.BroadcastParam("hi", s.V(15))
-			},
-			op: func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
-				VMAXPS(w.R(14), a, out) // a > lo ? a : lo
-				VMINPS(w.R(15), out, out)
-				w.BlendNaN(a, out, tmp) // only a NaN x gives a NaN result
-				return out
-			},
-		},
-	} {
+	for _, k := range kernels {
 		for _, s := range x86.Levels {
 			generate(k, s)
 		}
@@ -109,17 +117,17 @@ func main() {
 }
 
 // vec3 is a plain two-input vector instruction: out = a OP b.
-func vec3(ins func(...Op)) op {
+func vec3(single, double func(...Op)) op {
 	return func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
-		ins(b, a, a)
+		x86.P(w.ISA, single, double)(b, a, a)
 		return a
 	}
 }
 
 // withConst is out = a OP constant register c.
-func withConst(ins func(...Op), c int) op {
+func withConst(single, double func(...Op), c int) op {
 	return func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
-		ins(w.R(c), a, a)
+		x86.P(w.ISA, single, double)(w.R(c), a, a)
 		return a
 	}
 }
@@ -127,19 +135,21 @@ func withConst(ins func(...Op), c int) op {
 // nanAware is Maximum/Minimum: the x86 MAXPS/MINPS a,b returns b when either is
 // NaN, so lanes where a is NaN are blended back to a. With Intel's operand order
 // MAXPS(src1=a, src2=b) = a > b ? a : b, exactly maximum32 except for a NaN a.
-func nanAware(ins func(...Op)) op {
+func nanAware(single, double func(...Op)) op {
 	return func(w x86.Width, a, b, out, tmp VecPhysical) VecPhysical {
-		ins(b, a, out)
+		x86.P(w.ISA, single, double)(b, a, out)
 		w.BlendNaN(a, out, tmp)
 		return out
 	}
 }
 
 func generate(k kernel, s x86.ISA) {
-	TEXT(k.name+s.Name, NOSPLIT, k.sig)
+	name := k.name + s.Suffix() + s.Name
+	TEXT(name, NOSPLIT, s.Typed(k.sig))
 	Pragma("noescape")
-	Doc(k.name+s.Name+" sets "+k.doc+".", "Requires: "+requires(s)+".")
+	Doc(name+" sets "+s.Typed(k.doc)+".", "Requires: "+requires(s)+".")
 
+	movu, movuZ, movs := x86.P(s, VMOVUPS, VMOVUPD), x86.P(s, VMOVUPS_Z, VMOVUPD_Z), x86.P(s, VMOVSS, VMOVSD)
 	dst, a, b := RDI, RSI, RDX
 	first := ParamIndex(0)
 	Load(first.Base(), dst)
@@ -164,19 +174,19 @@ func generate(k kernel, s x86.ISA) {
 		ra, rb := w.R(i), w.R(4+i)
 		switch {
 		case mask:
-			VMOVUPS_Z(x86.At(a, 0), x86.KReg(1), ra)
+			movuZ(x86.At(a, 0), x86.KReg(1), ra)
 			if k.inputs == 2 {
-				VMOVUPS_Z(x86.At(b, 0), x86.KReg(1), rb)
+				movuZ(x86.At(b, 0), x86.KReg(1), rb)
 			}
 		case w.Scalar:
-			VMOVSS(x86.At(a, 0), ra)
+			movs(x86.At(a, 0), ra)
 			if k.inputs == 2 {
-				VMOVSS(x86.At(b, 0), rb)
+				movs(x86.At(b, 0), rb)
 			}
 		default:
-			VMOVUPS(x86.At(a, i*s.Bytes()), ra)
+			movu(x86.At(a, i*s.Bytes()), ra)
 			if k.inputs == 2 {
-				VMOVUPS(x86.At(b, i*s.Bytes()), rb)
+				movu(x86.At(b, i*s.Bytes()), rb)
 			}
 		}
 		return ra, rb
@@ -194,26 +204,27 @@ func generate(k kernel, s x86.ISA) {
 	}
 
 	streaming(s, dst, compute, step, func(r GPPhysical) {
-		LEAQ(Mem{Base: dst, Index: r, Scale: 4}, dst)
-		LEAQ(Mem{Base: a, Index: r, Scale: 4}, a)
+		sc := uint8(s.Size())
+		LEAQ(Mem{Base: dst, Index: r, Scale: sc}, dst)
+		LEAQ(Mem{Base: a, Index: r, Scale: sc}, a)
 		if k.inputs == 2 {
-			LEAQ(Mem{Base: b, Index: r, Scale: 4}, b)
+			LEAQ(Mem{Base: b, Index: r, Scale: sc}, b)
 		}
 	})
 	s.Loop("", 4, func(w x86.Width, i int) {
 		r := compute(w, i, false)
-		VMOVUPS(r, x86.At(dst, i*s.Bytes()))
+		movu(r, x86.At(dst, i*s.Bytes()))
 	}, step, func() {
 		if s.Masked {
 			x86.TailMask(x86.KReg(1))
 			r := compute(s.Full(x86.KReg(2)), 0, true)
-			VMOVUPS(r, x86.KReg(1), x86.At(dst, 0))
+			movu(r, x86.KReg(1), x86.At(dst, 0))
 			return
 		}
 		Label("scalar")
 		r := compute(s.Tail(), 0, false)
-		VMOVSS(r, x86.At(dst, 0))
-		step(4)
+		movs(r, x86.At(dst, 0))
+		step(s.Size())
 		DECQ(RCX)
 		JNE(LabelRef("scalar"))
 	})
@@ -234,11 +245,11 @@ const streamMin = 1 << 20
 func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int, bool) VecPhysical, step func(int), advance func(GPPhysical)) {
 	CMPQ(RCX, U32(streamMin))
 	JB(LabelRef("cached"))
-	// R9 = elements before dst is aligned (dst is 4-byte aligned: float32).
+	// R9 = elements before dst is aligned (dst is aligned to its element size).
 	MOVQ(dst, R9)
 	NEGQ(R9)
 	ANDQ(U32(s.Bytes()-1), R9)
-	SHRQ(U8(2), R9)
+	SHRQ(U8(s.Shift()), R9)
 	JE(LabelRef("aligned"))
 	SUBQ(R9, RCX)
 	if s.Masked {
@@ -247,13 +258,13 @@ func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int, bool) Vec
 		x86.TailMask(x86.KReg(1))
 		MOVQ(R8, RCX)
 		r := compute(s.Full(x86.KReg(2)), 0, true)
-		VMOVUPS(r, x86.KReg(1), x86.At(dst, 0))
+		x86.P(s, VMOVUPS, VMOVUPD)(r, x86.KReg(1), x86.At(dst, 0))
 		advance(R9)
 	} else {
 		Label("head")
 		r := compute(s.Tail(), 0, false)
-		VMOVSS(r, x86.At(dst, 0))
-		step(4)
+		x86.P(s, VMOVSS, VMOVSD)(r, x86.At(dst, 0))
+		step(s.Size())
 		DECQ(R9)
 		JNE(LabelRef("head"))
 	}
@@ -262,7 +273,7 @@ func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int, bool) Vec
 	CMPQ(RCX, U32(4*s.Lanes))
 	JB(LabelRef("streamed"))
 	for i := 0; i < 4; i++ {
-		VMOVNTPS(compute(s.Full(x86.KReg(2+i)), i, false), x86.At(dst, i*s.Bytes()))
+		x86.P(s, VMOVNTPS, VMOVNTPD)(compute(s.Full(x86.KReg(2+i)), i, false), x86.At(dst, i*s.Bytes()))
 	}
 	step(4 * s.Bytes())
 	SUBQ(U32(4*s.Lanes), RCX)

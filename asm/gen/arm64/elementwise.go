@@ -22,6 +22,7 @@ var rIn = []string{"R1", "R2"}
 
 // ew is one elementwise kernel.
 type ew struct {
+	w         Float // element width: F32 (the zero value) or F64
 	name, sig string
 	dst       string   // dst parameter (its length is the count)
 	ins       []string // input slice parameters, in load order
@@ -59,6 +60,10 @@ func elementwise(f *File, k ew) {
 		}
 		return b, out
 	}
+	if k.mask && k.w.Double() {
+		log.Fatalf("%s: the tail mask is built for float32 lanes", k.name)
+	}
+	lanes, sc := k.w.Lanes(), k.w.Scalar()
 	// Four vectors an iteration where the registers allow, else two.
 	b4, out := record()
 	g := 4
@@ -110,26 +115,27 @@ func elementwise(f *File, k ew) {
 
 	fn.Label("loop4")
 	fn.Comment(fmt.Sprintf("%d vectors an iteration", g))
-	fn.Asm("CMP $%d, %s", 4*g, rCount)
+	fn.Asm("CMP $%d, %s", lanes*g, rCount)
 	fn.Asm("BLT loop1")
 	for _, l := range code4.Lines {
 		fn.Asm("%s", l)
 	}
-	fn.Asm("SUB $%d, %s", 4*g, rCount)
+	fn.Asm("SUB $%d, %s", lanes*g, rCount)
 	fn.Asm("B loop4")
 
 	fn.Label("loop1")
-	fn.Asm("CMP $4, %s", rCount)
+	fn.Asm("CMP $%d, %s", lanes, rCount)
 	fn.Asm("BLT tail")
 	fn.Label("one")
 	for _, l := range code1.Lines {
 		fn.Asm("%s", l)
 	}
-	fn.Asm("SUB $4, %s", rCount)
+	fn.Asm("SUB $%d, %s", lanes, rCount)
 	fn.Asm("B loop1")
 
-	// The tail: copy the last 1..3 floats of each input to a buffer on the
-	// stack, run the one-vector body there once, copy the results back.
+	// The tail: copy the last 1..3 floats (one float64) of each input to a
+	// buffer on the stack, run the one-vector body there once, copy the
+	// results back.
 	fn.Label("tail")
 	fn.Asm("CBNZ R4, back")
 	fn.Asm("CBZ %s, done", rCount)
@@ -140,8 +146,8 @@ func elementwise(f *File, k ew) {
 		fn.Asm("MOVD %s, R7", buf(i))
 		fn.Asm("MOVD %s, R8", rCount)
 		fn.Label(fmt.Sprintf("in%d", i))
-		fn.Asm("FMOVS.P 4(%s), F0", rIn[i])
-		fn.Asm("FMOVS.P F0, 4(R7)")
+		fn.Asm("FMOV%s.P %d(%s), F0", sc, k.w.Size(), rIn[i])
+		fn.Asm("FMOV%s.P F0, %d(R7)", sc, k.w.Size())
 		fn.Asm("SUBS $1, R8")
 		fn.Asm("BNE in%d", i)
 		fn.Asm("MOVD %s, %s", buf(i), rIn[i])
@@ -152,14 +158,14 @@ func elementwise(f *File, k ew) {
 		fn.Asm("VDUP %s, V1.S4", rCount)
 		fn.I(CMGT(b4.Reg(mask), 1, 0)) // lane j: count > j
 	}
-	fn.Asm("MOVD $4, %s", rCount)
+	fn.Asm("MOVD $%d, %s", lanes, rCount)
 	fn.Asm("B one")
 	fn.Label("back")
 	if out != nil {
 		fn.Asm("MOVD %s, R7", buf(0))
 		fn.Label("out")
-		fn.Asm("FMOVS.P 4(R7), F0")
-		fn.Asm("FMOVS.P F0, 4(R5)")
+		fn.Asm("FMOV%s.P %d(R7), F0", sc, k.w.Size())
+		fn.Asm("FMOV%s.P F0, %d(R5)", sc, k.w.Size())
 		fn.Asm("SUBS $1, R6")
 		fn.Asm("BNE out")
 	}
@@ -170,11 +176,12 @@ func elementwise(f *File, k ew) {
 	fn.Asm("RET")
 }
 
-// scalarPin broadcasts the float32 argument name into a pinned register.
-func scalarPin(b *B, name string) Val {
+// scalarPin broadcasts the float argument name (of width w) into a pinned
+// register.
+func scalarPin(b *B, w Float, name string) Val {
 	return b.Pin(func(fn *Func, r V) {
-		fn.Asm("FMOVS %s, F%d", fn.Arg(name), r)
-		fn.I(DUPS(r, r))
+		fn.Asm("FMOV%s %s, F%d", w.Scalar(), fn.Arg(name), r)
+		fn.I(w.DUP(r, r))
 	})
 }
 

@@ -3,11 +3,26 @@ package main
 import . "github.com/lanesgo/lanes/asm/gen/internal/a64"
 
 // reduce writes the reductions of simd/reduce.go. Each folds eight vector
-// accumulators (V24..V31, independent chains) over 32 floats an iteration,
-// then single vectors into V24, folds the accumulators as a tree and the
-// lanes pairwise, and finishes the last 0..3 floats with scalar instructions
-// into lane 0. R0 (and R1) walk the inputs, R2 counts.
+// accumulators (V24..V31, independent chains) over 32 floats (16 float64) an
+// iteration, then single vectors into V24, folds the accumulators as a tree
+// and the lanes pairwise, and finishes the last 0..3 floats (0..1 float64)
+// with scalar instructions into lane 0. R0 (and R1) walk the inputs, R2
+// counts. Every kernel is generated for each element width (sumNEON for Sum,
+// sumF64NEON for SumF64); sumSquares64, Norm's float64 sum of squares of
+// float32, has no float64 form: NormF64 uses dotF64.
 func reduce(f *File) {
+	for _, w := range widths {
+		reduceWidth(f, w)
+		if !w.Double() {
+			sumSquares64(f)
+		}
+		indexOf(f, w, "indexEq", "func(x []T, v T) int", "the first i with x[i] == v, or -1")
+		indexOf(f, w, "indexNaN", "func(x []T) int", "the first i with x[i] NaN, or -1")
+	}
+}
+
+func reduceWidth(f *File, w Float) {
+	sc := w.Scalar()
 	type fold struct {
 		name, sig, doc string
 		ins            int
@@ -23,48 +38,54 @@ func reduce(f *File) {
 	}
 	zeroAcc := func(fn *Func) { zero(fn, 24, 32) }
 	firstAcc := func(fn *Func) { // every accumulator starts as x[0]
-		fn.Asm("FMOVS (R0), F24")
+		fn.Asm("FMOV%s (R0), F24", sc)
 		for r := V(24); r < 32; r++ {
-			fn.I(DUPS(r, 24))
+			fn.I(w.DUP(r, 24))
 		}
 	}
-	addLanes := func(fn *Func) { fn.I(FADDP(24, 24, 24), FADDPS(24, 24)) }
+	addLanes := func(fn *Func) {
+		if w.Double() {
+			fn.I(FADDPD(24, 24))
+			return
+		}
+		fn.I(FADDP(24, 24, 24), FADDPS(24, 24))
+	}
 	for _, k := range []fold{
 		{
-			name: "sum", sig: "func(x []float32) float32", doc: "Σ x[i]", ins: 1, init: zeroAcc,
-			step:    func(fn *Func, acc, x, _ V) { fn.I(FADD(acc, acc, x)) },
-			combine: func(d, n V) Inst { return FADD(d, d, n) }, lanes: addLanes,
-			scalar: func(fn *Func) { fn.Asm("FADDS F0, F24") },
+			name: "sum", sig: "func(x []T) T", doc: "Σ x[i]", ins: 1, init: zeroAcc,
+			step:    func(fn *Func, acc, x, _ V) { fn.I(w.FADD(acc, acc, x)) },
+			combine: func(d, n V) Inst { return w.FADD(d, d, n) }, lanes: addLanes,
+			scalar: func(fn *Func) { fn.Asm("FADD%s F0, F24", sc) },
 		},
 		{
-			name: "sumAbs", sig: "func(x []float32) float32", doc: "Σ |x[i]|", ins: 1, init: zeroAcc,
-			step:    func(fn *Func, acc, x, _ V) { fn.I(FABS(x, x), FADD(acc, acc, x)) },
-			combine: func(d, n V) Inst { return FADD(d, d, n) }, lanes: addLanes,
-			scalar: func(fn *Func) { fn.Asm("FABSS F0, F0"); fn.Asm("FADDS F0, F24") },
+			name: "sumAbs", sig: "func(x []T) T", doc: "Σ |x[i]|", ins: 1, init: zeroAcc,
+			step:    func(fn *Func, acc, x, _ V) { fn.I(w.FABS(x, x), w.FADD(acc, acc, x)) },
+			combine: func(d, n V) Inst { return w.FADD(d, d, n) }, lanes: addLanes,
+			scalar: func(fn *Func) { fn.Asm("FABS%s F0, F0", sc); fn.Asm("FADD%s F0, F24", sc) },
 		},
 		{
-			name: "dot", sig: "func(a, b []float32) float32", doc: "Σ a[i]·b[i] (fused steps)", ins: 2, init: zeroAcc,
-			step:    func(fn *Func, acc, x, y V) { fn.I(FMLA(acc, x, y)) },
-			combine: func(d, n V) Inst { return FADD(d, d, n) }, lanes: addLanes,
-			scalar: func(fn *Func) { fn.Asm("FMADDS F8, F24, F0, F24") },
+			name: "dot", sig: "func(a, b []T) T", doc: "Σ a[i]·b[i] (fused steps)", ins: 2, init: zeroAcc,
+			step:    func(fn *Func, acc, x, y V) { fn.I(w.FMLA(acc, x, y)) },
+			combine: func(d, n V) Inst { return w.FADD(d, d, n) }, lanes: addLanes,
+			scalar: func(fn *Func) { fn.Asm("FMADD%s F8, F24, F0, F24", sc) },
 		},
 		{
-			name: "max", sig: "func(x []float32) float32", doc: "the largest x[i], NaN if any is NaN (len(x) > 0)", ins: 1, init: firstAcc,
-			step:    func(fn *Func, acc, x, _ V) { fn.I(FMAX(acc, acc, x)) },
-			combine: func(d, n V) Inst { return FMAX(d, d, n) },
-			lanes:   func(fn *Func) { fn.I(FMAXV(24, 24)) },
-			scalar:  func(fn *Func) { fn.Asm("FMAXS F0, F24") },
+			name: "max", sig: "func(x []T) T", doc: "the largest x[i], NaN if any is NaN (len(x) > 0)", ins: 1, init: firstAcc,
+			step:    func(fn *Func, acc, x, _ V) { fn.I(w.FMAX(acc, acc, x)) },
+			combine: func(d, n V) Inst { return w.FMAX(d, d, n) },
+			lanes:   func(fn *Func) { fn.I(w.FMAXV(24, 24)) },
+			scalar:  func(fn *Func) { fn.Asm("FMAX%s F0, F24", sc) },
 		},
 		{
-			name: "min", sig: "func(x []float32) float32", doc: "the smallest x[i], NaN if any is NaN (len(x) > 0)", ins: 1, init: firstAcc,
-			step:    func(fn *Func, acc, x, _ V) { fn.I(FMIN(acc, acc, x)) },
-			combine: func(d, n V) Inst { return FMIN(d, d, n) },
-			lanes:   func(fn *Func) { fn.I(FMINV(24, 24)) },
-			scalar:  func(fn *Func) { fn.Asm("FMINS F0, F24") },
+			name: "min", sig: "func(x []T) T", doc: "the smallest x[i], NaN if any is NaN (len(x) > 0)", ins: 1, init: firstAcc,
+			step:    func(fn *Func, acc, x, _ V) { fn.I(w.FMIN(acc, acc, x)) },
+			combine: func(d, n V) Inst { return w.FMIN(d, d, n) },
+			lanes:   func(fn *Func) { fn.I(w.FMINV(24, 24)) },
+			scalar:  func(fn *Func) { fn.Asm("FMIN%s F0, F24", sc) },
 		},
 	} {
-		name := k.name + "NEON"
-		fn := f.Func(name, k.sig, 0, name+" returns "+k.doc+".", requires)
+		name := k.name + w.Suffix() + "NEON"
+		fn := f.Func(name, w.Typed(k.sig), 0, name+" returns "+k.doc+".", requires)
 		first := "x"
 		if k.ins == 2 {
 			first = "a"
@@ -74,7 +95,7 @@ func reduce(f *File) {
 		fn.Asm("MOVD %s, R2", fn.Arg(first+"_len"))
 		k.init(fn)
 		fn.Label("loop8")
-		fn.Asm("CMP $32, R2")
+		fn.Asm("CMP $%d, R2", 8*w.Lanes())
 		fn.Asm("BLT loop1")
 		for i := 0; i < 8; i += 2 {
 			fn.Asm("FLDPQ.P 32(R0), (F%d, F%d)", i, i+1)
@@ -85,37 +106,34 @@ func reduce(f *File) {
 		for i := V(0); i < 8; i++ {
 			k.step(fn, 24+i, i, 8+i)
 		}
-		fn.Asm("SUB $32, R2")
+		fn.Asm("SUB $%d, R2", 8*w.Lanes())
 		fn.Asm("B loop8")
 		fn.Label("loop1")
-		fn.Asm("CMP $4, R2")
+		fn.Asm("CMP $%d, R2", w.Lanes())
 		fn.Asm("BLT fold")
 		fn.Asm("FMOVQ.P 16(R0), F0")
 		if k.ins == 2 {
 			fn.Asm("FMOVQ.P 16(R1), F8")
 		}
 		k.step(fn, 24, 0, 8)
-		fn.Asm("SUB $4, R2")
+		fn.Asm("SUB $%d, R2", w.Lanes())
 		fn.Asm("B loop1")
 		fn.Label("fold")
 		tree(fn, k.combine)
 		k.lanes(fn)
 		fn.Label("tail")
 		fn.Asm("CBZ R2, done")
-		fn.Asm("FMOVS.P 4(R0), F0")
+		fn.Asm("FMOV%s.P %d(R0), F0", sc, w.Size())
 		if k.ins == 2 {
-			fn.Asm("FMOVS.P 4(R1), F8")
+			fn.Asm("FMOV%s.P %d(R1), F8", sc, w.Size())
 		}
 		k.scalar(fn)
 		fn.Asm("SUB $1, R2")
 		fn.Asm("B tail")
 		fn.Label("done")
-		fn.Asm("FMOVS F24, %s", fn.Arg("ret"))
+		fn.Asm("FMOV%s F24, %s", sc, fn.Arg("ret"))
 		fn.Asm("RET")
 	}
-	sumSquares64(f)
-	indexOf(f, "indexEq", "func(x []float32, v float32) int", "the first i with x[i] == v, or -1")
-	indexOf(f, "indexNaN", "func(x []float32) int", "the first i with x[i] NaN, or -1")
 }
 
 // sumSquares64 widens every float to float64 (FCVTL, FCVTL2) and folds its
@@ -164,24 +182,25 @@ func sumSquares64(f *File) {
 // indexOf writes indexEq (x[i] == v) or indexNaN: sixteen floats an
 // iteration are compared and the lane masks merged into one test; on a hit
 // (or for the last floats) a scalar scan finds the exact index.
-func indexOf(f *File, base, sig, doc string) {
-	name := base + "NEON"
+func indexOf(f *File, w Float, base, sig, doc string) {
+	name := base + w.Suffix() + "NEON"
 	eq := base == "indexEq"
-	fn := f.Func(name, sig, 0, name+" returns "+doc+".", requires)
+	sc, lanes := w.Scalar(), w.Lanes()
+	fn := f.Func(name, w.Typed(sig), 0, name+" returns "+doc+".", requires)
 	fn.Asm("MOVD %s, R0", fn.Arg("x_base"))
 	fn.Asm("MOVD %s, R2", fn.Arg("x_len"))
 	fn.Asm("MOVD R0, R3")
 	if eq {
-		fn.Asm("FMOVS %s, F31", fn.Arg("v"))
-		fn.I(DUPS(31, 31))
+		fn.Asm("FMOV%s %s, F31", sc, fn.Arg("v"))
+		fn.I(w.DUP(31, 31))
 	}
 	// hits compares vector r; merge folds two masks; test branches to hit
 	// when the merged mask has a lane of interest.
 	hits := func(r V) Inst {
 		if eq {
-			return FCMEQ(r, r, 31)
+			return w.FCMEQ(r, r, 31)
 		}
-		return FCMEQ(r, r, r) // ordered lanes set
+		return w.FCMEQ(r, r, r) // ordered lanes set
 	}
 	merge := ORR // indexEq: any lane equal
 	if !eq {
@@ -198,45 +217,46 @@ func indexOf(f *File, base, sig, doc string) {
 			fn.Asm("CBZ R4, %s", hit)
 		}
 	}
+	// Labels name the elements a block holds at float32 (found16, found4).
 	fn.Label("loop4")
-	fn.Asm("CMP $16, R2")
+	fn.Asm("CMP $%d, R2", 4*lanes)
 	fn.Asm("BLT loop1")
 	fn.Asm("FLDPQ.P 32(R0), (F0, F1)")
 	fn.Asm("FLDPQ.P 32(R0), (F2, F3)")
 	fn.I(hits(0), hits(1), hits(2), hits(3), merge(0, 0, 1), merge(2, 2, 3), merge(0, 0, 2))
 	test(fn, "found16")
-	fn.Asm("SUB $16, R2")
+	fn.Asm("SUB $%d, R2", 4*lanes)
 	fn.Asm("B loop4")
 	fn.Label("found16")
 	fn.Asm("SUB $64, R0")
-	fn.Asm("MOVD $16, R2")
+	fn.Asm("MOVD $%d, R2", 4*lanes)
 	fn.Asm("B scalar")
 	fn.Label("loop1")
-	fn.Asm("CMP $4, R2")
+	fn.Asm("CMP $%d, R2", lanes)
 	fn.Asm("BLT scalar")
 	fn.Asm("FMOVQ.P 16(R0), F0")
 	fn.I(hits(0))
 	test(fn, "found4")
-	fn.Asm("SUB $4, R2")
+	fn.Asm("SUB $%d, R2", lanes)
 	fn.Asm("B loop1")
 	fn.Label("found4")
 	fn.Asm("SUB $16, R0")
-	fn.Asm("MOVD $4, R2")
+	fn.Asm("MOVD $%d, R2", lanes)
 	fn.Label("scalar")
 	fn.Asm("CBZ R2, none")
-	fn.Asm("FMOVS.P 4(R0), F0")
+	fn.Asm("FMOV%s.P %d(R0), F0", sc, w.Size())
 	if eq {
-		fn.Asm("FCMPS F31, F0")
+		fn.Asm("FCMP%s F31, F0", sc)
 		fn.Asm("BEQ hit")
 	} else {
-		fn.Asm("FCMPS F0, F0")
+		fn.Asm("FCMP%s F0, F0", sc)
 		fn.Asm("BVS hit")
 	}
 	fn.Asm("SUB $1, R2")
 	fn.Asm("B scalar")
 	fn.Label("hit")
 	fn.Asm("SUB R3, R0, R0")
-	fn.Asm("LSR $2, R0, R0")
+	fn.Asm("LSR $%d, R0, R0", w.Shift())
 	fn.Asm("SUB $1, R0, R0")
 	fn.Asm("MOVD R0, %s", fn.Arg("ret"))
 	fn.Asm("RET")

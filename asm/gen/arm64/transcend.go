@@ -29,7 +29,7 @@ func transcend(f *File) {
 			name: name + "NEON", sig: "func(dst, x []float32, alpha float32)", dst: "dst", ins: []string{"x"},
 			doc: []string{name + "NEON sets dst[i] = " + doc + ".", requires},
 			body: func(b *B, in []Val, _ *Val) *Val {
-				r := body(&nv{b}, in[0], scalarPin(b, "alpha"))
+				r := body(&nv{b}, in[0], scalarPin(b, F32, "alpha"))
 				return &r
 			},
 		})

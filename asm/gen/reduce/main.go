@@ -9,6 +9,10 @@
 // track NaNs beside the extremum: AVX-512 in four k-register AND chains of
 // "ordered" compares (one instruction a vector), AVX2 in four OR-accumulated
 // "unordered" compare masks.
+//
+// Each kernel is written once and generated for both element widths, float32
+// (sumAVX512) and float64 (sumF64AVX512, for SumF64); the width picks the PS
+// or PD form of each instruction (x86.P).
 package main
 
 //go:generate go run . -out ../../../simd/reduce_amd64.s -stubs ../../../simd/reduce_stubs_amd64.go -pkg simd
@@ -43,19 +47,20 @@ func main() {
 		sum(s, "sum", "Σ x[i]", false)
 		sum(s, "sumAbs", "Σ |x[i]|", true)
 		dot(s)
-		extremum(s, "max", VMAXPS, VMAXSS)
-		extremum(s, "min", VMINPS, VMINSS)
+		extremum(s, "max", x86.P(s, VMAXPS, VMAXPD), x86.P(s, VMAXSS, VMAXSD))
+		extremum(s, "min", x86.P(s, VMINPS, VMINPD), x86.P(s, VMINSS, VMINSD))
 		sumSquares64(s)
-		index(s, "indexEq", "func(x []float32, v float32) int", "the first i with x[i] == v, or -1")
-		index(s, "indexNaN", "func(x []float32) int", "the first i with x[i] NaN, or -1")
+		index(s, "indexEq", "func(x []T, v T) int", "the first i with x[i] == v, or -1")
+		index(s, "indexNaN", "func(x []T) int", "the first i with x[i] NaN, or -1")
 	}
 	Generate()
 }
 
 func header(name string, s x86.ISA, sig, doc string) {
-	TEXT(name+s.Name, NOSPLIT, sig)
+	name += s.Suffix() + s.Name
+	TEXT(name, NOSPLIT, s.Typed(sig))
 	Pragma("noescape")
-	Doc(name+s.Name+" returns "+doc+".", "Requires: "+requires(s)+".")
+	Doc(name+" returns "+doc+".", "Requires: "+requires(s)+".")
 }
 
 func requires(s x86.ISA) string {
@@ -65,7 +70,7 @@ func requires(s x86.ISA) string {
 	return "AVX2, FMA"
 }
 
-// zero clears registers 0..n-1.
+// zero clears registers 0..n-1 (of either width: XORPS clears every bit).
 func zero(s x86.ISA, n int) {
 	for i := 0; i < n; i++ {
 		VXORPS(s.V(i), s.V(i), s.V(i))
@@ -91,46 +96,49 @@ func horizontal(s x86.ISA, ins func(...Op)) {
 	ins(X1, X0, X0)
 	VMOVHLPS(X0, X0, X1)
 	ins(X1, X0, X0)
-	VMOVSHDUP(X0, X1)
-	ins(X1, X0, X0)
+	if !s.Double() {
+		VMOVSHDUP(X0, X1)
+		ins(X1, X0, X0)
+	}
 }
 
 // sum writes sum/sumAbs: four accumulators of vector adds.
 func sum(s x86.ISA, name, doc string, abs bool) {
 	u := unroll(s)
-	header(name, s, "func(x []float32) float32", doc+" in "+fmt.Sprint(u)+" vector accumulators")
+	header(name, s, "func(x []T) T", doc+" in "+fmt.Sprint(u)+" vector accumulators")
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
 	zero(s, u)
 	mask := s.V(s.Registers() - 1)
 	if abs {
-		s.BroadcastBits(0x7fffffff, mask)
+		s.BroadcastBits(s.SignBit()-1, mask)
 	}
+	vand, vadd := x86.P(s, VANDPS, VANDPD), x86.P(s, VADDPS, VADDPD)
 	add := func(src Op, i int) {
 		if abs {
-			VANDPS(src, mask, s.V(u+i))
+			vand(src, mask, s.V(u+i))
 			src = s.V(u + i)
 		}
-		VADDPS(src, s.V(i), s.V(i))
+		vadd(src, s.V(i), s.V(i))
 	}
 	s.Loop("", u, func(w x86.Width, i int) {
 		add(x86.At(RSI, i*s.Bytes()), i)
 	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
 		if s.Masked {
 			x86.TailMask(K1)
-			VMOVUPS_Z(x86.At(RSI, 0), K1, Z16)
+			x86.P(s, VMOVUPS_Z, VMOVUPD_Z)(x86.At(RSI, 0), K1, Z16)
 			add(Z16, 0)
 		}
 	})
-	combine(s, u, VADDPS)
-	horizontal(s, VADDPS)
+	combine(s, u, vadd)
+	horizontal(s, vadd)
 	if !s.Masked {
-		scalarTail("scalar", func() {
-			VMOVSS(x86.At(RSI, 0), X8)
+		scalarTail(s, "scalar", func() {
+			x86.P(s, VMOVSS, VMOVSD)(x86.At(RSI, 0), X8)
 			if abs {
-				VANDPS(X15, X8, X8)
+				vand(X15, X8, X8)
 			}
-			VADDSS(X8, X0, X0)
+			x86.P(s, VADDSS, VADDSD)(X8, X0, X0)
 		})
 	}
 	VZEROUPPER()
@@ -139,13 +147,13 @@ func sum(s x86.ISA, name, doc string, abs bool) {
 }
 
 // scalarTail emits a loop over the CX remaining elements at RSI (and RDX).
-func scalarTail(label string, body func()) {
+func scalarTail(s x86.ISA, label string, body func()) {
 	TESTQ(RCX, RCX)
 	JE(LabelRef(label + "end"))
 	Label(label)
 	body()
-	ADDQ(U8(4), RSI)
-	ADDQ(U8(4), RDX)
+	ADDQ(U8(s.Size()), RSI)
+	ADDQ(U8(s.Size()), RDX)
 	DECQ(RCX)
 	JNE(LabelRef(label))
 	Label(label + "end")
@@ -153,31 +161,33 @@ func scalarTail(label string, body func()) {
 
 func dot(s x86.ISA) {
 	u := unroll(s)
-	header("dot", s, "func(a, b []float32) float32", "Σ a[i]·b[i] in "+fmt.Sprint(u)+" vector FMA accumulators")
+	header("dot", s, "func(a, b []T) T", "Σ a[i]·b[i] in "+fmt.Sprint(u)+" vector FMA accumulators")
 	Load(Param("a").Base(), RSI)
 	Load(Param("a").Len(), RCX)
 	Load(Param("b").Base(), RDX)
 	zero(s, u)
+	fma, movuZ := x86.P(s, VFMADD231PS, VFMADD231PD), x86.P(s, VMOVUPS_Z, VMOVUPD_Z)
 	s.Loop("", u, func(w x86.Width, i int) {
-		VMOVUPS(x86.At(RSI, i*s.Bytes()), s.V(u+i))
-		VFMADD231PS(x86.At(RDX, i*s.Bytes()), s.V(u+i), s.V(i))
+		x86.P(s, VMOVUPS, VMOVUPD)(x86.At(RSI, i*s.Bytes()), s.V(u+i))
+		fma(x86.At(RDX, i*s.Bytes()), s.V(u+i), s.V(i))
 	}, func(n int) {
 		ADDQ(U32(n), RSI)
 		ADDQ(U32(n), RDX)
 	}, func() {
 		if s.Masked {
 			x86.TailMask(K1)
-			VMOVUPS_Z(x86.At(RSI, 0), K1, Z8)
-			VMOVUPS_Z(x86.At(RDX, 0), K1, Z9)
-			VFMADD231PS(Z9, Z8, Z0)
+			movuZ(x86.At(RSI, 0), K1, Z8)
+			movuZ(x86.At(RDX, 0), K1, Z9)
+			fma(Z9, Z8, Z0)
 		}
 	})
-	combine(s, u, VADDPS)
-	horizontal(s, VADDPS)
+	vadd := x86.P(s, VADDPS, VADDPD)
+	combine(s, u, vadd)
+	horizontal(s, vadd)
 	if !s.Masked {
-		scalarTail("scalar", func() {
-			VMOVSS(x86.At(RSI, 0), X8)
-			VFMADD231SS(x86.At(RDX, 0), X8, X0)
+		scalarTail(s, "scalar", func() {
+			x86.P(s, VMOVSS, VMOVSD)(x86.At(RSI, 0), X8)
+			x86.P(s, VFMADD231SS, VFMADD231SD)(x86.At(RDX, 0), X8, X0)
 		})
 	}
 	VZEROUPPER()
@@ -188,43 +198,57 @@ func dot(s x86.ISA) {
 // extremum writes max/min. With Intel's operand order MAXPS(src1=x, src2=acc)
 // returns acc when either is NaN, so NaNs never enter the accumulators. They
 // are caught on the side with integer instructions, which run on the vector
-// ports that MAXPS leaves idle: |x| as an integer is above 0x7f800000 exactly
+// ports that MAXPS leaves idle: |x| as an integer is above +Inf's bits exactly
 // for NaNs, so u more accumulators keep the unsigned maximum of the bits with
-// the sign cleared. x must be non-empty: the accumulators start at x[0].
+// the sign cleared. AVX2 has no unsigned 64-bit maximum: its float64 kernels
+// OR "unordered" compare masks instead. x must be non-empty: the accumulators
+// start at x[0].
 func extremum(s x86.ISA, name string, packed, scalar func(...Op)) {
 	u := unroll(s)
-	header(name, s, "func(x []float32) float32", "the "+name+"imum of x, or NaN if any element is NaN; len(x) > 0")
+	header(name, s, "func(x []T) T", "the "+name+"imum of x, or NaN if any element is NaN; len(x) > 0")
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
-	VBROADCASTSS(x86.At(RSI, 0), s.V(0))
+	x86.P(s, VBROADCASTSS, VBROADCASTSD)(x86.At(RSI, 0), s.V(0))
+	vmova := x86.P(s, VMOVAPS, VMOVAPD)
 	for i := 1; i < u; i++ {
-		VMOVAPS(s.V(0), s.V(i))
+		vmova(s.V(0), s.V(i))
 	}
 	zeroFrom(s, u, u)
 	abs := s.V(s.Registers() - 1)
-	s.BroadcastBits(0x7fffffff, abs)
+	s.BroadcastBits(s.SignBit()-1, abs)
+	// side folds x into NaN tracker i; fold folds tracker n into d.
 	side := func(x VecPhysical, i int) {
 		VPAND(x, abs, x)
 		VPMAXUD(x, s.V(u+i), s.V(u+i))
 	}
-	if s.Masked {
+	fold := func(n, d VecPhysical) { VPMAXUD(n, d, d) }
+	switch {
+	case s.Masked:
+		and, umax := x86.P(s, VPANDD, VPANDQ), x86.P(s, VPMAXUD, VPMAXUQ)
 		side = func(x VecPhysical, i int) {
-			VPANDD(x, abs, x)
-			VPMAXUD(x, s.V(u+i), s.V(u+i))
+			and(x, abs, x)
+			umax(x, s.V(u+i), s.V(u+i))
 		}
+		fold = func(n, d VecPhysical) { umax(n, d, d) }
+	case s.Double():
+		side = func(x VecPhysical, i int) {
+			VCMPPD(U8(3), x, x, x) // UNORD_Q
+			VORPD(x, s.V(u+i), s.V(u+i))
+		}
+		fold = func(n, d VecPhysical) { VORPD(n, d, d) }
 	}
 	s.Loop("", u, func(w x86.Width, i int) {
 		x := s.V(2*u + i)
-		VMOVUPS(x86.At(RSI, i*s.Bytes()), x)
+		x86.P(s, VMOVUPS, VMOVUPD)(x86.At(RSI, i*s.Bytes()), x)
 		packed(s.V(i), x, s.V(i))
 		side(x, i)
 	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
 		if s.Masked {
 			// Lanes past the end take the accumulator's own values (and 0 bits).
 			x86.TailMask(K1)
-			VMOVUPS_Z(x86.At(RSI, 0), K1, Z16)
-			VMOVAPS(Z0, Z17)
-			VMOVAPS(Z16, K1, Z17)
+			x86.P(s, VMOVUPS_Z, VMOVUPD_Z)(x86.At(RSI, 0), K1, Z16)
+			vmova(Z0, Z17)
+			vmova(Z16, K1, Z17)
 			packed(Z0, Z17, Z0)
 			side(Z16, 0)
 		}
@@ -233,24 +257,32 @@ func extremum(s x86.ISA, name string, packed, scalar func(...Op)) {
 	horizontal(s, packed)
 	for step := 1; step < u; step *= 2 {
 		for i := 0; i+step < u; i += 2 * step {
-			VPMAXUD(s.V(u+i+step), s.V(u+i), s.V(u+i))
+			fold(s.V(u+i+step), s.V(u+i))
 		}
 	}
 	// Any lane with bits above +Inf's means a NaN.
 	inf := s.V(s.Registers() - 2)
-	s.BroadcastBits(0x7f800000, inf)
-	if s.Masked {
-		VPCMPUD(U8(6), inf, s.V(u), K1) // NLE: lane > inf
+	switch {
+	case s.Masked:
+		s.BroadcastBits(s.Inf(), inf)
+		x86.P(s, VPCMPUD, VPCMPUQ)(U8(6), inf, s.V(u), K1) // NLE: lane > inf
 		KORTESTW(K1, K1)
 		JNE(LabelRef("nan"))
-	} else {
+	case s.Double(): // the tracker is a mask already
+		VMOVMSKPD(s.V(u), EAX)
+		TESTL(EAX, EAX)
+		JNE(LabelRef("nan"))
+	default:
+		s.BroadcastBits(s.Inf(), inf)
 		VPCMPGTD(inf, s.V(u), s.V(u)) // values are below 2^31: signed compare is exact
 		VMOVMSKPS(s.V(u), EAX)
 		TESTL(EAX, EAX)
 		JNE(LabelRef("nan"))
-		scalarTail("scalar", func() {
-			VMOVSS(x86.At(RSI, 0), X8)
-			VUCOMISS(X8, X8)
+	}
+	if !s.Masked {
+		scalarTail(s, "scalar", func() {
+			x86.P(s, VMOVSS, VMOVSD)(x86.At(RSI, 0), X8)
+			x86.P(s, VUCOMISS, VUCOMISD)(X8, X8)
 			JPS(LabelRef("nan"))
 			scalar(X0, X8, X0)
 		})
@@ -261,8 +293,13 @@ func extremum(s x86.ISA, name string, packed, scalar func(...Op)) {
 	RET()
 
 	Label("nan")
-	MOVL(U32(0x7fc00000), EAX)
-	VMOVD(EAX, X0)
+	if s.Double() {
+		MOVQ(U64(0x7ff8000000000000), RAX)
+		VMOVQ(RAX, X0)
+	} else {
+		MOVL(U32(0x7fc00000), EAX)
+		VMOVD(EAX, X0)
+	}
 	JMP(LabelRef("ret"))
 }
 
@@ -309,7 +346,7 @@ func sumSquares64(s x86.ISA) {
 	VMOVHLPS(X0, X0, X1)
 	VADDSD(X1, X0, X0)
 	if !s.Masked {
-		scalarTail("scalar", func() {
+		scalarTail(s, "scalar", func() {
 			VCVTSS2SD(x86.At(RSI, 0), X8, X8)
 			VFMADD231SD(X8, X8, X0)
 		})
@@ -341,7 +378,7 @@ func index(s x86.ISA, name, sig, doc string) {
 			KORTESTW(k, k)
 			JNE(LabelRef(label))
 		} else {
-			VMOVMSKPS(x, EAX)
+			x86.P(s, VMOVMSKPS, VMOVMSKPD)(x, EAX)
 			TESTL(EAX, EAX)
 			JNE(LabelRef(label))
 		}
@@ -355,16 +392,17 @@ func index(s x86.ISA, name, sig, doc string) {
 			JMP(LabelRef("ret"))
 		})
 	}
+	vcmp := x86.P(s, VCMPPS, VCMPPD)
 	compare := func(src Op, x VecPhysical, k OpmaskPhysical) {
 		dst := Op(x)
 		if s.Masked {
 			dst = k
 		}
 		if nan {
-			VMOVUPS(src, x)
-			VCMPPS(U8(3), x, x, dst) // UNORD_Q
+			x86.P(s, VMOVUPS, VMOVUPD)(src, x)
+			vcmp(U8(3), x, x, dst) // UNORD_Q
 		} else {
-			VCMPPS(U8(0), src, s.V(15), dst) // EQ_OQ
+			vcmp(U8(0), src, s.V(15), dst) // EQ_OQ
 		}
 	}
 	s.Loop("", indexUnroll, func(w x86.Width, i int) {
@@ -373,11 +411,11 @@ func index(s x86.ISA, name, sig, doc string) {
 	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
 		if s.Masked {
 			x86.TailMask(K1)
-			VMOVUPS_Z(x86.At(RSI, 0), K1, Z8)
+			x86.P(s, VMOVUPS_Z, VMOVUPD_Z)(x86.At(RSI, 0), K1, Z8)
 			if nan {
-				VCMPPS(U8(3), Z8, Z8, K1, K4)
+				vcmp(U8(3), Z8, Z8, K1, K4)
 			} else {
-				VCMPPS(U8(0), Z8, Z15, K1, K4)
+				vcmp(U8(0), Z8, Z15, K1, K4)
 			}
 			hit(Z8, K4, 0)
 		}
@@ -386,17 +424,18 @@ func index(s x86.ISA, name, sig, doc string) {
 		TESTQ(RCX, RCX)
 		JE(LabelRef("none"))
 		Label("scalar")
-		VMOVSS(x86.At(RSI, 0), X8)
+		x86.P(s, VMOVSS, VMOVSD)(x86.At(RSI, 0), X8)
+		ucomi := x86.P(s, VUCOMISS, VUCOMISD)
 		if nan {
-			VUCOMISS(X8, X8)
+			ucomi(X8, X8)
 			JPS(LabelRef("scalarhit"))
 		} else {
-			VUCOMISS(X15, X8)
+			ucomi(X15, X8)
 			JPS(LabelRef("scalarnext"))
 			JEQ(LabelRef("scalarhit"))
 		}
 		Label("scalarnext")
-		ADDQ(U8(4), RSI)
+		ADDQ(U8(s.Size()), RSI)
 		DECQ(RCX)
 		JNE(LabelRef("scalar"))
 	}
@@ -417,7 +456,7 @@ func index(s x86.ISA, name, sig, doc string) {
 	Label("ret")
 	VZEROUPPER()
 	SUBQ(RBX, RSI)
-	SHRQ(U8(2), RSI)
+	SHRQ(U8(s.Shift()), RSI)
 	ADDQ(RSI, RAX)
 	Store(RAX, ReturnIndex(0))
 	RET()

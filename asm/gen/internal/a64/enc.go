@@ -9,7 +9,11 @@
 // GNU assembler (aarch64-linux-gnu-as, when installed).
 package a64
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/lanesgo/lanes/asm/gen/internal/elem"
+)
 
 // V is a vector register, V0..V31.
 type V uint8
@@ -64,32 +68,151 @@ func two(base uint32, name, arrD, arrN string, d, n V) Inst {
 	}
 }
 
-// Float arithmetic, 4 lanes of float32 or (the D forms) 2 of float64.
+// Float is the element width of float ops: F32 (arrangement 4s, four
+// float32 lanes) or F64 (2d, two float64 lanes). The encodings differ in one
+// bit (sz, bit 22), so every float op is written once as a method and the
+// generators pick the width; the package-level FADD, FMUL, ... are the F32
+// forms (FADDD, FMULD, FMLAD the F64 forms the float32 kernels use for
+// widened sums).
+type Float struct{ elem.Type }
 
-func FADD(d, n, m V) Inst  { return three(0x4E20D400, "fadd", S4, d, n, m) }
-func FSUB(d, n, m V) Inst  { return three(0x4EA0D400, "fsub", S4, d, n, m) }
-func FMUL(d, n, m V) Inst  { return three(0x6E20DC00, "fmul", S4, d, n, m) }
-func FDIV(d, n, m V) Inst  { return three(0x6E20FC00, "fdiv", S4, d, n, m) }
-func FMAX(d, n, m V) Inst  { return three(0x4E20F400, "fmax", S4, d, n, m) }
-func FMIN(d, n, m V) Inst  { return three(0x4EA0F400, "fmin", S4, d, n, m) }
-func FADDP(d, n, m V) Inst { return three(0x6E20D400, "faddp", S4, d, n, m) }
+var (
+	F32 = Float{elem.F32}
+	F64 = Float{elem.F64}
+)
+
+// Arr is the arrangement: 4s or 2d.
+func (w Float) Arr() string {
+	if w.Double() {
+		return D2
+	}
+	return S4
+}
+
+// Lanes is the number of elements in a vector register: 4 or 2.
+func (w Float) Lanes() int { return 16 / w.Size() }
+
+// Scalar is the suffix of Go's scalar float mnemonics at this width
+// (FADDS, FADDD): "S" or "D".
+func (w Float) Scalar() string {
+	if w.Double() {
+		return "D"
+	}
+	return "S"
+}
+
+// sz sets the size bit of a float op's encoding for F64.
+func (w Float) sz(base uint32) uint32 {
+	if w.Double() {
+		return base | 1<<22
+	}
+	return base
+}
+
+func (w Float) three(base uint32, name string, d, n, m V) Inst {
+	return three(w.sz(base), name, w.Arr(), d, n, m)
+}
+
+func (w Float) two(base uint32, name string, d, n V) Inst {
+	return two(w.sz(base), name, w.Arr(), w.Arr(), d, n)
+}
+
+// Float arithmetic.
+
+func (w Float) FADD(d, n, m V) Inst  { return w.three(0x4E20D400, "fadd", d, n, m) }
+func (w Float) FSUB(d, n, m V) Inst  { return w.three(0x4EA0D400, "fsub", d, n, m) }
+func (w Float) FMUL(d, n, m V) Inst  { return w.three(0x6E20DC00, "fmul", d, n, m) }
+func (w Float) FDIV(d, n, m V) Inst  { return w.three(0x6E20FC00, "fdiv", d, n, m) }
+func (w Float) FMAX(d, n, m V) Inst  { return w.three(0x4E20F400, "fmax", d, n, m) }
+func (w Float) FMIN(d, n, m V) Inst  { return w.three(0x4EA0F400, "fmin", d, n, m) }
+func (w Float) FADDP(d, n, m V) Inst { return w.three(0x6E20D400, "faddp", d, n, m) }
 
 // FMLA is d += n·m (fused); Go has the mnemonic.
-func FMLA(d, n, m V) Inst {
-	return native(three(0x4E20CC00, "fmla", S4, d, n, m), "VFMLA", S4, d, n, m)
+func (w Float) FMLA(d, n, m V) Inst {
+	return native(w.three(0x4E20CC00, "fmla", d, n, m), "VFMLA", w.Arr(), d, n, m)
 }
 
 // FMLS is d -= n·m (fused); Go has the mnemonic.
-func FMLS(d, n, m V) Inst {
-	return native(three(0x4EA0CC00, "fmls", S4, d, n, m), "VFMLS", S4, d, n, m)
+func (w Float) FMLS(d, n, m V) Inst {
+	return native(w.three(0x4EA0CC00, "fmls", d, n, m), "VFMLS", w.Arr(), d, n, m)
 }
 
-func FADDD(d, n, m V) Inst { return three(0x4E60D400, "fadd", D2, d, n, m) }
-func FSUBD(d, n, m V) Inst { return three(0x4EE0D400, "fsub", D2, d, n, m) }
-func FMULD(d, n, m V) Inst { return three(0x6E60DC00, "fmul", D2, d, n, m) }
-func FMLAD(d, n, m V) Inst {
-	return native(three(0x4E60CC00, "fmla", D2, d, n, m), "VFMLA", D2, d, n, m)
+// Comparisons set a lane to all ones where they hold, to zero elsewhere
+// (false for NaN).
+
+func (w Float) FCMEQ(d, n, m V) Inst { return w.three(0x4E20E400, "fcmeq", d, n, m) }
+func (w Float) FCMGE(d, n, m V) Inst { return w.three(0x6E20E400, "fcmge", d, n, m) }
+func (w Float) FCMGT(d, n, m V) Inst { return w.three(0x6EA0E400, "fcmgt", d, n, m) }
+
+// Comparisons with zero.
+func (w Float) zero(base uint32, name string, d, n V) Inst {
+	return Inst{
+		Word: w.sz(base) | uint32(n)<<5 | uint32(d),
+		GNU:  fmt.Sprintf("%s v%d.%s, v%d.%s, #0.0", name, d, w.Arr(), n, w.Arr()),
+	}
 }
+
+func (w Float) FCMGT0(d, n V) Inst { return w.zero(0x4EA0C800, "fcmgt", d, n) }
+func (w Float) FCMGE0(d, n V) Inst { return w.zero(0x6EA0C800, "fcmge", d, n) }
+func (w Float) FCMLT0(d, n V) Inst { return w.zero(0x4EA0E800, "fcmlt", d, n) }
+func (w Float) FCMEQ0(d, n V) Inst { return w.zero(0x4EA0D800, "fcmeq", d, n) }
+
+// One-operand float ops and conversions.
+
+func (w Float) FABS(d, n V) Inst   { return w.two(0x4EA0F800, "fabs", d, n) }
+func (w Float) FNEG(d, n V) Inst   { return w.two(0x6EA0F800, "fneg", d, n) }
+func (w Float) FSQRT(d, n V) Inst  { return w.two(0x6EA1F800, "fsqrt", d, n) }
+func (w Float) FRINTN(d, n V) Inst { return w.two(0x4E218800, "frintn", d, n) }
+func (w Float) FCVTZS(d, n V) Inst { return w.two(0x4EA1B800, "fcvtzs", d, n) }
+func (w Float) SCVTF(d, n V) Inst  { return w.two(0x4E21D800, "scvtf", d, n) }
+
+// FMAXV, FMINV fold the lanes of n into the scalar d; for F64 (two lanes)
+// they are the pairwise FMAXP, FMINP (scalar), as FMAXV has no 2d form.
+func (w Float) FMAXV(d, n V) Inst {
+	if w.Double() {
+		return across(0x7E70F800, "fmaxp", "d", D2, d, n)
+	}
+	return across(0x6E30F800, "fmaxv", "s", S4, d, n)
+}
+
+func (w Float) FMINV(d, n V) Inst {
+	if w.Double() {
+		return across(0x7EF0F800, "fminp", "d", D2, d, n)
+	}
+	return across(0x6EB0F800, "fminv", "s", S4, d, n)
+}
+
+// DUP broadcasts lane 0 of n to every lane of d; Go has the mnemonic.
+func (w Float) DUP(d, n V) Inst {
+	if w.Double() {
+		return Inst{
+			Word: 0x4E080400 | uint32(n)<<5 | uint32(d),
+			GNU:  fmt.Sprintf("dup v%d.2d, v%d.d[0]", d, n),
+			Go:   fmt.Sprintf("VDUP V%d.D[0], V%d.D2", n, d),
+		}
+	}
+	return Inst{
+		Word: 0x4E040400 | uint32(n)<<5 | uint32(d),
+		GNU:  fmt.Sprintf("dup v%d.4s, v%d.s[0]", d, n),
+		Go:   fmt.Sprintf("VDUP V%d.S[0], V%d.S4", n, d),
+	}
+}
+
+// The float32 forms, and the float64 forms the float32 kernels use.
+var (
+	FADD, FSUB, FMUL, FDIV = F32.FADD, F32.FSUB, F32.FMUL, F32.FDIV
+	FMAX, FMIN, FADDP      = F32.FMAX, F32.FMIN, F32.FADDP
+	FMLA, FMLS             = F32.FMLA, F32.FMLS
+	FCMEQ, FCMGE, FCMGT    = F32.FCMEQ, F32.FCMGE, F32.FCMGT
+	FCMGT0, FCMGE0         = F32.FCMGT0, F32.FCMGE0
+	FCMLT0, FCMEQ0         = F32.FCMLT0, F32.FCMEQ0
+	FABS, FNEG, FSQRT      = F32.FABS, F32.FNEG, F32.FSQRT
+	FRINTN, FCVTZS, SCVTF  = F32.FRINTN, F32.FCVTZS, F32.SCVTF
+	FMAXV, FMINV           = F32.FMAXV, F32.FMINV
+	DUPS                   = F32.DUP
+
+	FADDD, FSUBD, FMULD, FMLAD = F64.FADD, F64.FSUB, F64.FMUL, F64.FMLA
+)
 
 // FMLAE is d += n·m.s[i], the by-element form (SGEMM's broadcast of A).
 func FMLAE(d, n, m V, i int) Inst {
@@ -98,35 +221,6 @@ func FMLAE(d, n, m V, i int) Inst {
 		GNU:  fmt.Sprintf("fmla v%d.4s, v%d.4s, v%d.s[%d]", d, n, m, i),
 	}
 }
-
-// Comparisons set a lane to all ones where they hold, to zero elsewhere
-// (false for NaN).
-
-func FCMEQ(d, n, m V) Inst { return three(0x4E20E400, "fcmeq", S4, d, n, m) }
-func FCMGE(d, n, m V) Inst { return three(0x6E20E400, "fcmge", S4, d, n, m) }
-func FCMGT(d, n, m V) Inst { return three(0x6EA0E400, "fcmgt", S4, d, n, m) }
-
-// Comparisons with zero.
-func zero(base uint32, name string, d, n V) Inst {
-	return Inst{
-		Word: base | uint32(n)<<5 | uint32(d),
-		GNU:  fmt.Sprintf("%s v%d.4s, v%d.4s, #0.0", name, d, n),
-	}
-}
-
-func FCMGT0(d, n V) Inst { return zero(0x4EA0C800, "fcmgt", d, n) }
-func FCMGE0(d, n V) Inst { return zero(0x6EA0C800, "fcmge", d, n) }
-func FCMLT0(d, n V) Inst { return zero(0x4EA0E800, "fcmlt", d, n) }
-func FCMEQ0(d, n V) Inst { return zero(0x4EA0D800, "fcmeq", d, n) }
-
-// One-operand float ops and conversions.
-
-func FABS(d, n V) Inst   { return two(0x4EA0F800, "fabs", S4, S4, d, n) }
-func FNEG(d, n V) Inst   { return two(0x6EA0F800, "fneg", S4, S4, d, n) }
-func FSQRT(d, n V) Inst  { return two(0x6EA1F800, "fsqrt", S4, S4, d, n) }
-func FRINTN(d, n V) Inst { return two(0x4E218800, "frintn", S4, S4, d, n) }
-func FCVTZS(d, n V) Inst { return two(0x4EA1B800, "fcvtzs", S4, S4, d, n) }
-func SCVTF(d, n V) Inst  { return two(0x4E21D800, "scvtf", S4, S4, d, n) }
 
 // FCVTL widens the low two float32 lanes of n to float64; FCVTL2 the high two.
 func FCVTL(d, n V) Inst  { return two(0x0E617800, "fcvtl", D2, "2s", d, n) }
@@ -145,8 +239,6 @@ func across(base uint32, name, scalar, arr string, d, n V) Inst {
 	}
 }
 
-func FMAXV(d, n V) Inst { return across(0x6E30F800, "fmaxv", "s", S4, d, n) }
-func FMINV(d, n V) Inst { return across(0x6EB0F800, "fminv", "s", S4, d, n) }
 func UMAXV(d, n V) Inst { return across(0x6EB0A800, "umaxv", "s", S4, d, n) }
 func UMINV(d, n V) Inst { return across(0x6EB1A800, "uminv", "s", S4, d, n) }
 
@@ -217,14 +309,5 @@ func ONES(d V) Inst {
 	return Inst{
 		Word: 0x6F07E7E0 | uint32(d),
 		GNU:  fmt.Sprintf("movi v%d.2d, #0xffffffffffffffff", d),
-	}
-}
-
-// DUPS broadcasts lane 0 of n to the four float32 lanes of d; Go has the mnemonic.
-func DUPS(d, n V) Inst {
-	return Inst{
-		Word: 0x4E040400 | uint32(n)<<5 | uint32(d),
-		GNU:  fmt.Sprintf("dup v%d.4s, v%d.s[0]", d, n),
-		Go:   fmt.Sprintf("VDUP V%d.S[0], V%d.S4", n, d),
 	}
 }

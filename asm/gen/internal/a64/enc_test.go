@@ -19,18 +19,28 @@ func every() []Inst {
 	for _, r := range regs {
 		d, n, m := r[0], r[1], r[2]
 		for _, f := range []func(d, n, m V) Inst{
-			FADD, FSUB, FMUL, FDIV, FMAX, FMIN, FADDP, FMLA, FMLS,
-			FADDD, FSUBD, FMULD, FMLAD, FCMEQ, FCMGE, FCMGT,
 			ADD, SUB, CMGT, AND, ORR, EOR, BIC, ORN, BSL, BIT, BIF,
 		} {
 			is = append(is, f(d, n, m))
 		}
 		for _, f := range []func(d, n V) Inst{
-			FCMGT0, FCMGE0, FCMLT0, FCMEQ0, FABS, FNEG, FSQRT, FRINTN, FCVTZS,
-			SCVTF, FCVTL, FCVTL2, FCVTN, FCVTN2, FMAXV, FMINV, UMAXV, UMINV,
-			FADDPS, FADDPD, MOV, NOT, DUPS,
+			FCVTL, FCVTL2, FCVTN, FCVTN2, UMAXV, UMINV, FADDPS, FADDPD, MOV, NOT,
 		} {
 			is = append(is, f(d, n))
+		}
+		for _, w := range []Float{F32, F64} {
+			for _, f := range []func(d, n, m V) Inst{
+				w.FADD, w.FSUB, w.FMUL, w.FDIV, w.FMAX, w.FMIN, w.FADDP, w.FMLA, w.FMLS,
+				w.FCMEQ, w.FCMGE, w.FCMGT,
+			} {
+				is = append(is, f(d, n, m))
+			}
+			for _, f := range []func(d, n V) Inst{
+				w.FCMGT0, w.FCMGE0, w.FCMLT0, w.FCMEQ0, w.FABS, w.FNEG, w.FSQRT, w.FRINTN,
+				w.FCVTZS, w.SCVTF, w.FMAXV, w.FMINV, w.DUP,
+			} {
+				is = append(is, f(d, n))
+			}
 		}
 		for _, s := range []int{1, 23, 31} {
 			is = append(is, SSHR(d, n, s), USHR(d, n, s), SHL(d, n, s))

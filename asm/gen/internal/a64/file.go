@@ -88,7 +88,7 @@ func layout(ps []param, result string) (map[string]int, int) {
 	align := func(n int) { off = (off + n - 1) / n * n }
 	for _, p := range ps {
 		switch p.typ {
-		case "[]float32":
+		case "[]float32", "[]float64":
 			align(8)
 			at[p.name+"_base"], at[p.name+"_len"], at[p.name+"_cap"] = off, off+8, off+16
 			off += 24

@@ -5,17 +5,19 @@ package x86
 import (
 	"fmt"
 
+	"github.com/lanesgo/lanes/asm/gen/internal/elem"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// ISA is one amd64 vector level.
+// ISA is one amd64 vector level at one element width.
 type ISA struct {
-	Name   string // kernel name suffix, as dispatch names the level in Go: AVX512, AVX2
-	Lanes  int    // float32 lanes per vector
-	Masked bool   // AVX-512: tails and blends use k mask registers
+	Name      string // kernel name suffix, as dispatch names the level in Go: AVX512, AVX2
+	Lanes     int    // elements per vector: float32 lanes, or float64 lanes after F64
+	Masked    bool   // AVX-512: tails and blends use k mask registers
+	elem.Type        // the element type: float32 unless F64
 }
 
 var (
@@ -33,8 +35,34 @@ func (s ISA) Registers() int {
 	return 16
 }
 
+// F64 is the level with float64 elements: half the lanes, the same vectors.
+// Families generate each kernel for both widths; instructions that depend on
+// the width are picked with P.
+func (s ISA) F64() ISA {
+	s.Lanes /= 2
+	s.Type = elem.F64
+	return s
+}
+
+// At returns the level with elements of type t.
+func (s ISA) At(t elem.Type) ISA {
+	if t.Double() && !s.Double() {
+		return s.F64()
+	}
+	return s
+}
+
 // Bytes is the vector size in bytes.
-func (s ISA) Bytes() int { return 4 * s.Lanes }
+func (s ISA) Bytes() int { return s.Size() * s.Lanes }
+
+// P picks the single or the double form of an instruction for the element
+// width of s: P(s, VADDPS, VADDPD), P(s, VMOVSS, VMOVSD).
+func P[F any](s ISA, single, double F) F {
+	if s.Double() {
+		return double
+	}
+	return single
+}
 
 // V returns vector register i at the level's full width.
 func (s ISA) V(i int) reg.VecPhysical {
@@ -75,18 +103,26 @@ func (s ISA) Full(mask reg.OpmaskPhysical) Width { return Width{ISA: s, R: s.V, 
 // Tail returns the scalar register file of AVX2 tails.
 func (s ISA) Tail() Width { return Width{ISA: s, R: X, Scalar: true} }
 
-// BroadcastBits fills register dst with the 32-bit pattern bits in every lane.
-func (s ISA) BroadcastBits(bits uint32, dst reg.VecPhysical) {
-	MOVL(U32(bits), EAX)
-	VMOVD(EAX, X(regIndex(dst)))
-	VBROADCASTSS(X(regIndex(dst)), dst)
+// BroadcastBits fills register dst with the pattern bits (32 or 64 bits,
+// the element width) in every lane.
+func (s ISA) BroadcastBits(bits uint64, dst reg.VecPhysical) {
+	x := X(regIndex(dst))
+	if s.Double() {
+		MOVQ(U64(bits), RAX)
+		VMOVQ(RAX, x)
+		VBROADCASTSD(x, dst)
+		return
+	}
+	MOVL(U32(uint32(bits)), EAX)
+	VMOVD(EAX, x)
+	VBROADCASTSS(x, dst)
 }
 
-// BroadcastParam fills dst with the float32 parameter name in every lane.
+// BroadcastParam fills dst with the float parameter name in every lane.
 func (s ISA) BroadcastParam(name string, dst reg.VecPhysical) {
 	x := X(regIndex(dst))
 	Load(Param(name), x)
-	VBROADCASTSS(x, dst)
+	P(s, VBROADCASTSS, VBROADCASTSD)(x, dst)
 }
 
 func regIndex(r reg.VecPhysical) int {
@@ -107,12 +143,17 @@ func TailMask(k reg.OpmaskPhysical) {
 
 // BlendNaN sets dst = src in every lane where src is NaN; tmp is scratch (AVX2).
 func (w Width) BlendNaN(src, dst, tmp reg.VecPhysical) {
+	cmp := P(w.ISA, VCMPPS, VCMPPD)
 	if w.Masked {
-		VCMPPS(U8(3), src, src, w.Mask) // UNORD_Q
-		VMOVAPS(src, w.Mask, dst)
+		cmp(U8(3), src, src, w.Mask) // UNORD_Q
+		P(w.ISA, VMOVAPS, VMOVAPD)(src, w.Mask, dst)
 		return
 	}
-	VCMPPS(U8(3), src, src, tmp)
+	cmp(U8(3), src, src, tmp)
+	if w.Double() {
+		VBLENDVPD(tmp, src, dst, dst)
+		return
+	}
 	VBLENDVPS(tmp, src, dst, dst)
 }
 
