@@ -109,6 +109,41 @@ type CopyKernels interface {
 	Concat(dst *Tensor, axis int, ts []*Tensor) error
 }
 
+// IndexKernels is the family of lookups by index and their gradients
+// (index.go). Indices are float32 tensors holding integers (exact below
+// MaxIndexPlane); along an axis of length n, -n..n-1 name its positions,
+// negative ones counting from the end. The public functions have checked
+// the shapes and the axis (in range, not negative) but not the index
+// values, which a device's implementation cannot have read: an index that
+// names no position (out of range, not an integer, NaN), or a label of
+// OneHot outside 0..classes-1, must make it return an error, never read
+// or write outside its operands. (The CPU's returns an error that the
+// public function panics with, naming itself and the value; it checks
+// the indices before it writes into a tensor of the caller's.) The
+// operands are all on the Backend's device; on the host dst overlaps no
+// other operand.
+type IndexKernels interface {
+	// IndexSelect sets dst.Index(axis, i) to t.Index(axis, index[i]) for
+	// each i of the 1-D index; dst has t's shape but index's length along
+	// axis.
+	IndexSelect(dst, t *Tensor, axis int, index *Tensor) error
+	// Gather sets dst[p] to t[p with p[axis] replaced by index[p]] for
+	// each position p of index, which has t's rank; dst has index's shape.
+	Gather(dst, t *Tensor, axis int, index *Tensor) error
+	// IndexAdd adds src.Index(axis, i) to dst.Index(axis, index[i]) for
+	// each i of the 1-D index (repeated indices accumulate); src has dst's
+	// shape but index's length along axis. It is IndexSelect's adjoint.
+	IndexAdd(dst *Tensor, axis int, index, src *Tensor) error
+	// ScatterAdd adds src[p] to dst[p with p[axis] replaced by index[p]]
+	// for each position p of index, which has src's shape and dst's rank
+	// (repeated targets accumulate). It is Gather's adjoint.
+	ScatterAdd(dst *Tensor, axis int, index, src *Tensor) error
+	// OneHot sets to 1 the element of dst at each label (labels are
+	// integers in 0..classes-1): dst, of labels' shape plus a last axis of
+	// classes, is a new tensor, contiguous and zero-filled.
+	OneHot(dst, labels *Tensor) error
+}
+
 // A Backend is a place ops run: its memory and its implementation of each
 // op family. A nil family is one the device lacks: ops of that family on
 // its tensors panic.
@@ -121,12 +156,14 @@ type Backend struct {
 	Elementwise ElementwiseKernels
 	Reduce      ReduceKernels
 	Copy        CopyKernels
+	Index       IndexKernels
 }
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,
-// conv.go, elementwise.go, reduce.go, view.go, join.go).
+// conv.go, elementwise.go, reduce.go, view.go, join.go, index.go).
 var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{},
-	Reduce: cpuKernels{}, Copy: cpuKernels{}}
+	Reduce: cpuKernels{}, Copy: cpuKernels{},
+	Index: cpuKernels{}}
 
 // cpuKernels is the CPU's implementation of every family.
 type cpuKernels struct{}
@@ -212,8 +249,8 @@ func present[K comparable](k K, op string, dev Device, fam string, dst *Tensor, 
 	return k
 }
 
-// matmulOn, convOn, elementwiseOn, reduceOn and copyOn return dev's family
-// for op on the operands ts, panicking when dev has none.
+// matmulOn, convOn, elementwiseOn, reduceOn, copyOn and indexOn return
+// dev's family for op on the operands ts, panicking when dev has none.
 func matmulOn(op string, dev Device, dst *Tensor, ts ...*Tensor) MatMulKernels {
 	return present(backendOf(op, dev, dst, ts...).MatMul, op, dev, "MatMul", dst, ts)
 }
@@ -232,6 +269,10 @@ func reduceOn(op string, dev Device, dst *Tensor, ts ...*Tensor) ReduceKernels {
 
 func copyOn(op string, dev Device, dst *Tensor, ts ...*Tensor) CopyKernels {
 	return present(backendOf(op, dev, dst, ts...).Copy, op, dev, "Copy", dst, ts)
+}
+
+func indexOn(op string, dev Device, dst *Tensor, ts ...*Tensor) IndexKernels {
+	return present(backendOf(op, dev, dst, ts...).Index, op, dev, "Index", dst, ts)
 }
 
 // offloadDevice is the device that SetOffload named (CPU: none).

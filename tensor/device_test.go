@@ -242,10 +242,11 @@ func TestDeviceStoreShared(t *testing.T) {
 
 // TestDeviceHostOpsPanic checks that host code given a device tensor
 // panics with a message naming the operation, the shape and the device,
-// whichever choke point (Data, At/Set, the index-based joins, pooling,
-// normalization) it reaches the elements by. (The elementwise ops, the
-// reductions and the copies go to the device's families:
-// TestElementwiseOnDevice, TestReduceOnDevice, TestCopyOnDevice.)
+// whichever choke point (Data, At/Set, pooling, normalization) it
+// reaches the elements by. (The elementwise ops, the reductions, the
+// copies and the index ops go to the device's families:
+// TestElementwiseOnDevice, TestReduceOnDevice, TestCopyOnDevice,
+// TestIndexOnDevice.)
 func TestDeviceHostOpsPanic(t *testing.T) {
 	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}})
 	defer RegisterDevice(testDevice, nil)
@@ -256,7 +257,6 @@ func TestDeviceHostOpsPanic(t *testing.T) {
 		shape []int
 		f     func()
 	}{
-		{[]string{"Gather"}, []int{2, 3}, func() { Gather(d, 1, New(2, 3)) }},
 		{[]string{"MaxPool2DInto"}, []int{1, 2, 4, 4}, func() { MaxPool2D(d4, PoolParams{Kernel: [2]int{2, 2}}) }},
 		{[]string{"LayerNormInto"}, []int{2, 3}, func() { LayerNorm(d, LayerNormParams{}) }},
 	} {

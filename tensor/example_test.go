@@ -99,3 +99,29 @@ func ExampleSoftmax() {
 	// [6 3] [[1 2 3]]
 	// [0.0900 0.2447 0.6652 0.3333 0.3333 0.3333]
 }
+
+// IndexSelect looks rows up (an embedding); IndexAdd, its adjoint, adds
+// the rows of a gradient back where they came from, repeated indices
+// accumulating. Gather and ScatterAdd do the same element by element.
+func ExampleIndexAdd() {
+	table := tensor.Arange(0, 6, 1).Reshape(3, 2)
+	ids := tensor.FromSlice([]float32{2, 0, 2}, 3)
+	fmt.Println(tensor.IndexSelect(table, 0, ids))
+	grad := tensor.IndexAdd(tensor.Zeros(3, 2), 0, ids, tensor.Ones(3, 2))
+	fmt.Println(grad)
+
+	logits := tensor.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	labels := tensor.FromSlice([]float32{2, 0}, 2, 1)
+	picked := tensor.Gather(logits, 1, labels) // one logit per row
+	fmt.Println(picked, tensor.ScatterAdd(tensor.Zeros(2, 3), 1, labels, picked))
+	// Output:
+	// [[4 5]
+	//  [0 1]
+	//  [4 5]]
+	// [[1 1]
+	//  [0 0]
+	//  [2 2]]
+	// [[3]
+	//  [4]] [[0 0 3]
+	//  [4 0 0]]
+}

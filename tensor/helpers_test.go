@@ -121,3 +121,26 @@ func noAllocs(t *testing.T, name string, f func()) {
 		t.Errorf("%s allocates %v times per call", name, n)
 	}
 }
+
+// forEachIndex calls f with pos set to every index of shape in row-major order.
+func forEachIndex(shape, pos []int, f func()) {
+	for _, d := range shape {
+		if d == 0 {
+			return
+		}
+	}
+	for {
+		f()
+		i := len(shape) - 1
+		for ; i >= 0; i-- {
+			pos[i]++
+			if pos[i] < shape[i] {
+				break
+			}
+			pos[i] = 0
+		}
+		if i < 0 {
+			return
+		}
+	}
+}

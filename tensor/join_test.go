@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -49,32 +48,4 @@ func TestConcatStackSplit(t *testing.T) {
 	expectPanic(t, "tensor: Concat: shapes [2 3] and [2 4] differ outside axis 0", func() { Concat(0, New(2, 3), New(2, 4)) })
 	expectPanic(t, "tensor: Stack: shapes [2] and [3] differ", func() { Stack(0, New(2), New(3)) })
 	expectPanic(t, "tensor: Split: sizes [1 1] add up to 2, not dimension 0 of shape [3]", func() { New(3).Split(0, 1, 1) })
-}
-
-func TestIndexSelectGatherOneHot(t *testing.T) {
-	r := rand.New(rand.NewPCG(33, 34))
-	x := randLayout(r, "transposed", 4, 5, 3)
-	idx := FromSlice([]float32{3, 0, -1, 3}, 4)
-	got := IndexSelect(x, 1, idx)
-	checkAgainst(t, "IndexSelect", got, []int{4, 4, 3}, func(i []int) float64 {
-		k := []int{3, 0, 4, 3}[i[1]]
-		return float64(x.At(i[0], k, i[2]))
-	}, exact)
-	gi := New(4, 2, 3)
-	for i := range gi.data {
-		gi.data[i] = float32(r.IntN(5))
-	}
-	g := Gather(x, 1, gi)
-	checkAgainst(t, "Gather", g, []int{4, 2, 3}, func(i []int) float64 {
-		return float64(x.At(i[0], int(gi.At(i...)), i[2]))
-	}, exact)
-	oh := OneHot(FromSlice([]float32{2, 0, 1}, 3), 4)
-	want := []float32{0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0}
-	if !slices.Equal(oh.Data(), want) || !slices.Equal(oh.Shape(), []int{3, 4}) {
-		t.Errorf("OneHot = %v", oh)
-	}
-	expectPanic(t, "tensor: IndexSelect: index 5 is not an integer in -5..4", func() { IndexSelect(x, 1, FromSlice([]float32{5}, 1)) })
-	expectPanic(t, "tensor: Gather: index 1.5 is not an integer in -5..4", func() { Gather(x, 1, Full(1.5, 1, 1, 1)) })
-	expectPanic(t, "tensor: OneHot: label NaN not in 0..3", func() { OneHot(Full(float32(math.NaN()), 2), 4) })
-	expectPanic(t, "tensor: Gather: index shape [5 1 1] exceeds shape [4 5 3] outside axis 1", func() { Gather(x, 1, New(5, 1, 1)) })
 }

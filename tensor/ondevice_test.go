@@ -523,3 +523,77 @@ func TestMatMulConvOnDeviceFailures(t *testing.T) {
 	panics(t, "tensor: MatMul: [3 4] on device(7) and [4 5] on device(7): device(7) is not registered (tensor.RegisterDevice)", func() { MatMul(da, db) })
 	panics(t, "tensor: RegisterDevice: device(7) without Memory", func() { RegisterDevice(onDev, &Backend{MatMul: d.Backend().MatMul}) })
 }
+
+// TestIndexOnDevice checks that the index ops with device operands run on
+// the device's Index family (axes resolved, transposed operands, the Into
+// forms, the adds accumulating into device tensors) and return tensors
+// there; that an invalid index there panics with the family's error,
+// naming the op and the value; and that host operands beside device ones,
+// a device without the family, or an error of its implementation make
+// them panic naming the op and the devices.
+func TestIndexOnDevice(t *testing.T) {
+	d := tensortest.Register(t, onDev)
+	r := rand.New(rand.NewPCG(41, 42))
+	x, y := RandN(r, 4, 3), RandN(r, 3, 4)
+	idx := FromSlice([]float32{2, 0, -1, 2, 3}, 5)
+	gi := FromSlice([]float32{1, 3, 0, 0, 2, 3}, 2, 3)
+	src, gsrc := RandN(r, 5, 3), RandN(r, 2, 3)
+	labels := FromSlice([]float32{2, 0, 1, 1}, 2, 2)
+	dev := func(h *Tensor) *Tensor { return toDev(t, h, onDev) }
+	dx, dy, didx, dgi, dsrc, dgsrc, dlabels := dev(x), dev(y), dev(idx), dev(gi), dev(src), dev(gsrc), dev(labels)
+	dsel, _ := NewOn(onDev, 5, 3)
+	dg, _ := NewOn(onDev, 2, 3)
+	for _, k := range []struct {
+		name string
+		got  func() *Tensor
+		want *Tensor
+		call string
+	}{
+		{"IndexSelect", func() *Tensor { return IndexSelect(dx, -2, didx) }, IndexSelect(x, 0, idx), "Index.IndexSelect"},
+		{"IndexSelect(transposed)", func() *Tensor { return IndexSelect(dy.T(), 0, didx) }, IndexSelect(y.T(), 0, idx), "Index.IndexSelect"},
+		{"IndexSelectInto", func() *Tensor { return IndexSelectInto(dsel, dx, 0, didx) }, IndexSelect(x, 0, idx), "Index.IndexSelect"},
+		{"Gather", func() *Tensor { return Gather(dx, 0, dgi) }, Gather(x, 0, gi), "Index.Gather"},
+		{"GatherInto(transposed)", func() *Tensor { return GatherInto(dg, dy.T(), 0, dgi) }, Gather(y.T(), 0, gi), "Index.Gather"},
+		{"IndexAdd", func() *Tensor { return IndexAdd(dev(x), 0, didx, dsrc) }, IndexAdd(x.Clone(), 0, idx, src), "Index.IndexAdd"},
+		{"ScatterAdd", func() *Tensor { return ScatterAdd(dev(x), -2, dgi, dgsrc) }, ScatterAdd(x.Clone(), 0, gi, gsrc), "Index.ScatterAdd"},
+		{"OneHot", func() *Tensor { return OneHot(dlabels, 3) }, OneHot(labels, 3), "Index.OneHot"},
+	} {
+		before := d.Counts()
+		res := k.got()
+		if got := fromDev(t, k.name, res, onDev); !slices.Equal(got.Data(), k.want.Data()) || !slices.Equal(res.Shape(), k.want.Shape()) {
+			t.Errorf("%s on the device = %v of shape %v, want %v", k.name, got, res.Shape(), k.want)
+		}
+		oneCall(t, k.name, d, before, k.call)
+	}
+	if c := d.Counts(); c.Kernels() != 8 {
+		t.Errorf("the device ran %d family calls, want 8 (the host references ran on the CPU): %v", c.Kernels(), c.Calls)
+	}
+	// An invalid index reaches the family, which reports it.
+	panics(t, "tensor: IndexSelect: index 4 is not an integer in -4..3", func() { IndexSelect(dx, 0, dev(Full(4, 1))) })
+	panics(t, "tensor: OneHot: label 2 not in 0..1", func() { OneHot(dlabels, 2) })
+
+	panics(t, "tensor: IndexSelect: [4 3] on device(7) and [5] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { IndexSelect(dx, 0, idx) })
+	panics(t, "tensor: IndexAdd: [4 3] on cpu and [5] on device(7) and [5 3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { IndexAdd(x.Clone(), 0, didx, dsrc) })
+	panics(t, "tensor: GatherInto: [2 3] on device(7) and [4 3] on device(7) and [2 3] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { GatherInto(dg, dx, 0, gi) })
+	registerBare(t, otherDev)
+	ox, oi := toDev(t, x, otherDev), toDev(t, FromSlice([]float32{1}, 1), otherDev)
+	panics(t, "tensor: ScatterAdd: [4 3] on device(8) and [2 3] on device(7) and [2 3] on device(7): operands on device(8) and device(7); copy them to one device with To",
+		func() { ScatterAdd(ox, 0, dgi, dgsrc) })
+	for _, k := range []struct {
+		name, where string
+		f           func()
+	}{
+		{"IndexSelect", "[4 3] on device(8) and [1] on device(8)", func() { IndexSelect(ox, 0, oi) }},
+		{"IndexAdd", "[1] on device(8) and [1 3] on device(8) (result [4 3] on device(8))", func() { IndexAdd(ox, 0, oi, ox.Slice(0, 0, 1, 1)) }},
+		{"Gather", "[12] on device(8) and [1] on device(8)", func() { Gather(ox.Reshape(12), 0, oi) }},
+		{"OneHot", "[4 3] on device(8)", func() { OneHot(ox, 3) }},
+	} {
+		panics(t, "tensor: "+k.name+": "+k.where+": device(8) has no Index kernels; copy the operands with To(tensor.CPU)", k.f)
+	}
+	d.SetFaults(tensortest.Faults{Kernels: errors.New("fake: out of memory")})
+	panics(t, "tensor: Gather: [4 3] on device(7) and [2 3] on device(7) (result [2 3] on device(7)): fake: out of memory",
+		func() { Gather(dx, 0, dgi) })
+}

@@ -47,6 +47,8 @@ const (
 	nans                // steps, with NaN in about one element in seven
 	special             // ±0, ±Inf, NaN, ±1e-30, ±1e30, ±1, ±20
 	guard               // the guard value, for the buffers of Into forms
+	index               // integers naming positions of an axis of length n: -n..n-1
+	label               // integers 0..n-1 (indices that Abs leaves as they are)
 )
 
 // guardValue fills the buffers that the Into forms write views of.
@@ -54,17 +56,21 @@ const guardValue = 1234.5
 
 // operand is an operand of a case: a host tensor of the given shape,
 // copied to the device under test unless host is set (a 0-d scalar that
-// stays on the host).
+// stays on the host). n is the axis length that index and label operands
+// name positions of.
 type operand struct {
 	shape []int
 	gen   gen
 	host  bool
+	n     int
 }
 
-func rn(shape ...int) operand        { return operand{shape: shape, gen: normal} }
-func of(g gen, shape ...int) operand { return operand{shape: shape, gen: g} }
-func guarded(shape ...int) operand   { return operand{shape: shape, gen: guard} }
-func hostScalar(g gen) operand       { return operand{gen: g, host: true} }
+func rn(shape ...int) operand         { return operand{shape: shape, gen: normal} }
+func of(g gen, shape ...int) operand  { return operand{shape: shape, gen: g} }
+func guarded(shape ...int) operand    { return operand{shape: shape, gen: guard} }
+func hostScalar(g gen) operand        { return operand{gen: g, host: true} }
+func idx(n int, shape ...int) operand { return operand{shape: shape, gen: index, n: n} }
+func lab(n int, shape ...int) operand { return operand{shape: shape, gen: label, n: n} }
 func ops(g gen, shapes ...[]int) []operand {
 	o := make([]operand, len(shapes))
 	for i, s := range shapes {
@@ -97,6 +103,10 @@ func (o operand) make(r *rand.Rand) *tensor.Tensor {
 			data[i] = specials[i%len(specials)]
 		case guard:
 			data[i] = guardValue
+		case index:
+			data[i] = float32(r.IntN(2*o.n) - o.n)
+		case label:
+			data[i] = float32(r.IntN(o.n))
 		}
 	}
 	return tensor.FromSlice(data, o.shape...)
@@ -253,6 +263,7 @@ func TestAll(t *testing.T, dev tensor.Device) {
 	}{
 		{"MatMul", TestMatMul}, {"Conv", TestConv}, {"Elementwise", TestElementwise},
 		{"Reduce", TestReduce}, {"Copy", TestCopy},
+		{"Index", TestIndex},
 	} {
 		t.Run(f.name, func(t *testing.T) { f.test(t, dev) })
 	}
@@ -692,4 +703,88 @@ func TestConv(t *testing.T, dev tensor.Device) {
 		)
 	}
 	run(t, dev, 5, cases)
+}
+
+// TestIndex checks every op of the Index family on dev: IndexSelect and
+// Gather along each axis (negative indices, repeats, an empty index,
+// zero-size operands, transposed, sliced and stride-0 operands and
+// indices, the Into forms into strided views of a guard buffer), their
+// adjoints IndexAdd and ScatterAdd (repeated targets accumulating, into
+// strided dst views; sums in any order), and OneHot of labels of any
+// shape.
+func TestIndex(t *testing.T, dev tensor.Device) {
+	var cases []kase
+	sel := func(axis int) func(x []*tsr) *tsr {
+		return func(x []*tsr) *tsr { return tensor.IndexSelect(x[0], axis, x[1]) }
+	}
+	gather := func(axis int) func(x []*tsr) *tsr {
+		return func(x []*tsr) *tsr { return tensor.Gather(x[0], axis, x[1]) }
+	}
+	for _, l := range []layout{
+		{"IndexSelect [7 33] axis 0", []operand{rn(7, 33), idx(7, 12)}, sel(0)},
+		{"IndexSelect [7 33] axis -1 repeats", []operand{rn(7, 33), idx(33, 40)}, sel(-1)},
+		{"IndexSelect [2 3 257] axis 1", []operand{rn(2, 3, 257), idx(3, 5)}, sel(1)},
+		{"IndexSelect [257] NaN values", []operand{of(nans, 257), idx(257, 9)}, sel(0)},
+		{"IndexSelect empty index", []operand{rn(7, 33), idx(7, 0)}, sel(0)},
+		{"IndexSelect zero-size", []operand{rn(0, 5), idx(5, 3)}, sel(1)},
+		{"IndexSelect transposed", []operand{rn(33, 7), idx(33, 4)}, func(x []*tsr) *tsr { return tensor.IndexSelect(x[0].T(), 1, x[1]) }},
+		{"IndexSelect stride 0", []operand{rn(1, 33), idx(7, 3)}, func(x []*tsr) *tsr { return tensor.IndexSelect(x[0].Expand(7, 33), 0, x[1]) }},
+		{"IndexSelect sliced index", []operand{rn(7, 33), idx(7, 10)}, func(x []*tsr) *tsr { return tensor.IndexSelect(x[0], 0, x[1].Slice(0, 1, 10, 2)) }},
+		{"IndexSelectInto strided dst", []operand{guarded(33, 24), rn(7, 33), idx(7, 12)},
+			func(x []*tsr) *tsr { return tensor.IndexSelectInto(x[0].Slice(1, 0, 24, 2).T(), x[1], 0, x[2]) }},
+		{"Gather [7 33] axis 1", []operand{rn(7, 33), idx(33, 7, 5)}, gather(1)},
+		{"Gather [7 33] axis 0", []operand{rn(7, 33), idx(7, 12, 33)}, gather(0)},
+		{"Gather [2 3 257] axis -1", []operand{rn(2, 3, 257), idx(257, 2, 3, 9)}, gather(-1)},
+		{"Gather index smaller than t", []operand{rn(7, 33), idx(33, 3, 5)}, gather(1)},
+		{"Gather zero-size", []operand{rn(7, 33), idx(33, 0, 5)}, gather(1)},
+		{"Gather transposed", []operand{rn(33, 7), idx(33, 5, 7)}, func(x []*tsr) *tsr { return tensor.Gather(x[0].T(), 1, x[1].T()) }},
+		{"Gather stride-0 index", []operand{rn(7, 33), idx(33, 1, 5)}, func(x []*tsr) *tsr { return tensor.Gather(x[0], 1, x[1].Expand(7, 5)) }},
+		{"GatherInto strided dst", []operand{guarded(5, 14), rn(7, 33), idx(33, 7, 5)},
+			func(x []*tsr) *tsr { return tensor.GatherInto(x[0].Slice(1, 0, 14, 2).T(), x[1], 1, x[2]) }},
+		{"OneHot [7]", []operand{lab(10, 7)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0], 10) }},
+		{"OneHot [3 5]", []operand{lab(4, 3, 5)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0], 4) }},
+		{"OneHot transposed", []operand{lab(6, 5, 3)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0].T(), 6) }},
+		{"OneHot one class", []operand{lab(1, 5)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0], 1) }},
+		{"OneHot zero-size", []operand{lab(3, 0, 4)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0], 3) }},
+		{"OneHot 0-d", []operand{lab(5)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0], 5) }},
+	} {
+		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: exactly})
+	}
+	// The adds take label indices (Abs, which gives the scale S, leaves
+	// them as they are) but for the negative ones, whose operands are
+	// positive: their sums do not cancel, so |w| bounds them.
+	add := func(axis int) func(x []*tsr) *tsr {
+		return func(x []*tsr) *tsr { return tensor.IndexAdd(x[0], axis, x[1], x[2]) }
+	}
+	scatter := func(axis int) func(x []*tsr) *tsr {
+		return func(x []*tsr) *tsr { return tensor.ScatterAdd(x[0], axis, x[1], x[2]) }
+	}
+	for _, l := range []struct {
+		sized
+		tol func(n int) tolerance
+	}{
+		{sized{"IndexAdd [7 33] axis 0 repeats", []operand{rn(7, 33), lab(7, 20), rn(20, 33)}, add(0), 21}, summed},
+		{sized{"IndexAdd [4 9] axis -1", []operand{rn(4, 9), lab(9, 15), rn(4, 15)}, add(-1), 16}, summed},
+		{sized{"IndexAdd [2 3 257] axis 1", []operand{rn(2, 3, 257), lab(3, 4), rn(2, 4, 257)}, add(1), 5}, summed},
+		{sized{"IndexAdd empty index", []operand{rn(7, 33), lab(7, 0), rn(0, 33)}, add(0), 1}, summed},
+		{sized{"IndexAdd strided dst", []operand{rn(33, 14), lab(7, 10), rn(10, 33)},
+			func(x []*tsr) *tsr { return tensor.IndexAdd(x[0].Slice(1, 0, 14, 2).T(), 0, x[1], x[2]) }, 11}, summed},
+		{sized{"IndexAdd transposed src", []operand{rn(7, 33), lab(7, 10), rn(33, 10)},
+			func(x []*tsr) *tsr { return tensor.IndexAdd(x[0], 0, x[1], x[2].T()) }, 11}, summed},
+		{sized{"IndexAdd stride-0 src", []operand{rn(7, 33), lab(7, 10), rn(1, 33)},
+			func(x []*tsr) *tsr { return tensor.IndexAdd(x[0], 0, x[1], x[2].Expand(10, 33)) }, 11}, summed},
+		{sized{"IndexAdd negative indices", []operand{of(positive, 7, 33), idx(7, 20), of(positive, 20, 33)}, add(0), 21}, relative},
+		{sized{"ScatterAdd [7 33] axis 1 repeats", []operand{rn(7, 33), lab(33, 7, 40), rn(7, 40)}, scatter(1), 41}, summed},
+		{sized{"ScatterAdd [7 33] axis 0", []operand{rn(7, 33), lab(7, 12, 33), rn(12, 33)}, scatter(0), 13}, summed},
+		{sized{"ScatterAdd index smaller than dst", []operand{rn(7, 33), lab(33, 3, 5), rn(3, 5)}, scatter(-1), 6}, summed},
+		{sized{"ScatterAdd zero-size", []operand{rn(7, 33), lab(33, 0, 5), rn(0, 5)}, scatter(1), 1}, summed},
+		{sized{"ScatterAdd strided dst", []operand{rn(33, 14), lab(33, 7, 9), rn(7, 9)},
+			func(x []*tsr) *tsr { return tensor.ScatterAdd(x[0].Slice(1, 0, 14, 2).T(), 1, x[1], x[2]) }, 10}, summed},
+		{sized{"ScatterAdd transposed index and src", []operand{rn(7, 33), lab(33, 9, 7), rn(9, 7)},
+			func(x []*tsr) *tsr { return tensor.ScatterAdd(x[0], 1, x[1].T(), x[2].T()) }, 10}, summed},
+		{sized{"ScatterAdd negative indices", []operand{of(positive, 7, 33), idx(33, 7, 40), of(positive, 7, 40)}, scatter(1), 41}, relative},
+	} {
+		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: l.tol(l.n)})
+	}
+	run(t, dev, 6, cases)
 }

@@ -88,7 +88,8 @@ func (d *HostDevice) Device() tensor.Device { return d.dev }
 // arguments) before registering it.
 func (d *HostDevice) Backend() *tensor.Backend {
 	k := kernels{d}
-	return &tensor.Backend{Memory: allocator{d}, MatMul: k, Conv: k, Elementwise: k, Reduce: k, Copy: k}
+	return &tensor.Backend{Memory: allocator{d}, MatMul: k, Conv: k, Elementwise: k, Reduce: k, Copy: k,
+		Index: k}
 }
 
 // Counts returns what d has done since it was made or last Reset.
@@ -189,6 +190,7 @@ var (
 	_ tensor.ElementwiseKernels = kernels{}
 	_ tensor.ReduceKernels      = kernels{}
 	_ tensor.CopyKernels        = kernels{}
+	_ tensor.IndexKernels       = kernels{}
 )
 
 // do counts the call name, checks that the operands ts (nil ones
@@ -406,6 +408,36 @@ func (k kernels) CopyInto(dst, src *tensor.Tensor) error {
 func (k kernels) Concat(dst *tensor.Tensor, axis int, ts []*tensor.Tensor) error {
 	return k.do("Copy.Concat", 1, append([]*tensor.Tensor{dst}, ts...), func(h []*tensor.Tensor) error {
 		return k.d.cpu.Copy.Concat(h[0], axis, h[1:])
+	})
+}
+
+func (k kernels) IndexSelect(dst, t *tensor.Tensor, axis int, index *tensor.Tensor) error {
+	return k.do("Index.IndexSelect", 1, []*tensor.Tensor{dst, t, index}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Index.IndexSelect(h[0], h[1], axis, h[2])
+	})
+}
+
+func (k kernels) Gather(dst, t *tensor.Tensor, axis int, index *tensor.Tensor) error {
+	return k.do("Index.Gather", 1, []*tensor.Tensor{dst, t, index}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Index.Gather(h[0], h[1], axis, h[2])
+	})
+}
+
+func (k kernels) IndexAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return k.do("Index.IndexAdd", 1, []*tensor.Tensor{dst, index, src}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Index.IndexAdd(h[0], axis, h[1], h[2])
+	})
+}
+
+func (k kernels) ScatterAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return k.do("Index.ScatterAdd", 1, []*tensor.Tensor{dst, index, src}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Index.ScatterAdd(h[0], axis, h[1], h[2])
+	})
+}
+
+func (k kernels) OneHot(dst, labels *tensor.Tensor) error {
+	return k.do("Index.OneHot", 1, []*tensor.Tensor{dst, labels}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Index.OneHot(h[0], h[1])
 	})
 }
 
