@@ -109,6 +109,29 @@ type CopyKernels interface {
 	Concat(dst *Tensor, axis int, ts []*Tensor) error
 }
 
+// PoolKernels is the family of 2-D poolings and their gradients (pool.go).
+// The public functions have checked the shapes (NCHW) and the parameters;
+// the operands are all on the Backend's device. On the host, no output
+// overlaps an input.
+type PoolKernels interface {
+	// MaxPool2D sets dst to MaxPool2D(x, p) and indices to the index of
+	// each maximum in its input plane (as float32; the plane has at most
+	// MaxIndexPlane elements when indices is not nil). Either may be nil
+	// to skip it, not both.
+	MaxPool2D(dst, indices, x *Tensor, p PoolParams) error
+	// AvgPool2D sets dst to AvgPool2D(x, p).
+	AvgPool2D(dst, x *Tensor, p PoolParams) error
+	// MaxPool2DBackward sets dx (the input's shape) to the gradient of
+	// MaxPool2D: zero but for each dy element added at its index. An index
+	// that names no element of its plane must make it return an error,
+	// never write outside dx (the public function cannot read device
+	// indices to check them).
+	MaxPool2DBackward(dx, dy, indices *Tensor, p PoolParams) error
+	// AvgPool2DBackward sets dx (the input's shape) to the gradient of
+	// AvgPool2D: each dy element spread over its window.
+	AvgPool2DBackward(dx, dy *Tensor, p PoolParams) error
+}
+
 // IndexKernels is the family of lookups by index and their gradients
 // (index.go). Indices are float32 tensors holding integers (exact below
 // MaxIndexPlane); along an axis of length n, -n..n-1 name its positions,
@@ -156,13 +179,16 @@ type Backend struct {
 	Elementwise ElementwiseKernels
 	Reduce      ReduceKernels
 	Copy        CopyKernels
+	Pool        PoolKernels
 	Index       IndexKernels
 }
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,
-// conv.go, elementwise.go, reduce.go, view.go, join.go, index.go).
+// conv.go, elementwise.go, reduce.go, view.go, join.go, pool.go,
+// index.go).
 var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{},
 	Reduce: cpuKernels{}, Copy: cpuKernels{},
+	Pool:  cpuKernels{},
 	Index: cpuKernels{}}
 
 // cpuKernels is the CPU's implementation of every family.
@@ -249,8 +275,9 @@ func present[K comparable](k K, op string, dev Device, fam string, dst *Tensor, 
 	return k
 }
 
-// matmulOn, convOn, elementwiseOn, reduceOn, copyOn and indexOn return
-// dev's family for op on the operands ts, panicking when dev has none.
+// matmulOn, convOn, elementwiseOn, reduceOn, copyOn, poolOn and indexOn
+// return dev's family for op on the operands ts, panicking when dev has
+// none.
 func matmulOn(op string, dev Device, dst *Tensor, ts ...*Tensor) MatMulKernels {
 	return present(backendOf(op, dev, dst, ts...).MatMul, op, dev, "MatMul", dst, ts)
 }
@@ -269,6 +296,10 @@ func reduceOn(op string, dev Device, dst *Tensor, ts ...*Tensor) ReduceKernels {
 
 func copyOn(op string, dev Device, dst *Tensor, ts ...*Tensor) CopyKernels {
 	return present(backendOf(op, dev, dst, ts...).Copy, op, dev, "Copy", dst, ts)
+}
+
+func poolOn(op string, dev Device, dst *Tensor, ts ...*Tensor) PoolKernels {
+	return present(backendOf(op, dev, dst, ts...).Pool, op, dev, "Pool", dst, ts)
 }
 
 func indexOn(op string, dev Device, dst *Tensor, ts ...*Tensor) IndexKernels {

@@ -68,6 +68,19 @@ func oneCall(t *testing.T, what string, d *tensortest.HostDevice, before tensort
 	}
 }
 
+// sameOnDevice runs got, an op on d's device, and checks that it returns
+// want's elements and shape there with one call, of the family method
+// call, and nothing else.
+func sameOnDevice(t *testing.T, what string, d *tensortest.HostDevice, got func() *Tensor, want *Tensor, call string) {
+	t.Helper()
+	before := d.Counts()
+	res := got()
+	if h := fromDev(t, what, res, onDev); !slices.Equal(h.Data(), want.Data()) || !slices.Equal(res.Shape(), want.Shape()) {
+		t.Errorf("%s on the device = %v of shape %v, want %v", what, h, res.Shape(), want)
+	}
+	oneCall(t, what, d, before, call)
+}
+
 // TestElementwiseOnDevice checks that the elementwise ops with device
 // operands run on the device's Elementwise family and return tensors
 // there (broadcast and transposed operands, a 0-d host scalar beside
@@ -266,12 +279,7 @@ func TestCopyOnDevice(t *testing.T) {
 		{"Concat", func() *Tensor { return Concat(0, da, db, dc.T()) }, Concat(0, a, b, c.T()), cat},
 		{"Stack", func() *Tensor { return Stack(1, da, dc.T()) }, Stack(1, a, c.T()), cat},
 	} {
-		before := d.Counts()
-		res := k.got()
-		if got := fromDev(t, k.name, res, onDev); !slices.Equal(got.Data(), k.want.Data()) || !slices.Equal(res.Shape(), k.want.Shape()) {
-			t.Errorf("%s on the device = %v of shape %v, want %v", k.name, got, res.Shape(), k.want)
-		}
-		oneCall(t, k.name, d, before, k.call)
+		sameOnDevice(t, k.name, d, k.got, k.want, k.call)
 	}
 	// A contiguous device tensor is its own Contiguous: no call.
 	before := d.Counts()
@@ -558,12 +566,7 @@ func TestIndexOnDevice(t *testing.T) {
 		{"ScatterAdd", func() *Tensor { return ScatterAdd(dev(x), -2, dgi, dgsrc) }, ScatterAdd(x.Clone(), 0, gi, gsrc), "Index.ScatterAdd"},
 		{"OneHot", func() *Tensor { return OneHot(dlabels, 3) }, OneHot(labels, 3), "Index.OneHot"},
 	} {
-		before := d.Counts()
-		res := k.got()
-		if got := fromDev(t, k.name, res, onDev); !slices.Equal(got.Data(), k.want.Data()) || !slices.Equal(res.Shape(), k.want.Shape()) {
-			t.Errorf("%s on the device = %v of shape %v, want %v", k.name, got, res.Shape(), k.want)
-		}
-		oneCall(t, k.name, d, before, k.call)
+		sameOnDevice(t, k.name, d, k.got, k.want, k.call)
 	}
 	if c := d.Counts(); c.Kernels() != 8 {
 		t.Errorf("the device ran %d family calls, want 8 (the host references ran on the CPU): %v", c.Kernels(), c.Calls)
@@ -596,4 +599,81 @@ func TestIndexOnDevice(t *testing.T) {
 	d.SetFaults(tensortest.Faults{Kernels: errors.New("fake: out of memory")})
 	panics(t, "tensor: Gather: [4 3] on device(7) and [2 3] on device(7) (result [2 3] on device(7)): fake: out of memory",
 		func() { Gather(dx, 0, dgi) })
+}
+
+// TestPoolOnDevice checks that the poolings and their gradients with
+// device operands run on the device's Pool family (transposed operands,
+// the Into forms, indices only) and return tensors there, that an invalid
+// index there panics with the family's error, and that host operands
+// beside device ones, a device without the family, or an error of its
+// implementation make them panic naming the op and the devices.
+func TestPoolOnDevice(t *testing.T) {
+	d := tensortest.Register(t, onDev)
+	r := rand.New(rand.NewPCG(15, 16))
+	x, xt := RandN(r, 2, 3, 5, 4), RandN(r, 3, 2, 5, 4)
+	xs := x.Shape()
+	p := PoolParams{Kernel: [2]int{2, 2}, Stride: [2]int{1, 2}, Padding: [2]int{1, 0}}
+	out, idx := MaxPool2D(x, p)
+	dy := RandN(r, out.Shape()...)
+	dev := func(h *Tensor) *Tensor { return toDev(t, h, onDev) }
+	dx, dxt, ddy, didx := dev(x), dev(xt), dev(dy), dev(idx)
+	dout, _ := NewOn(onDev, out.Shape()...)
+	dgrad, _ := NewOn(onDev, xs...)
+	maxOf := func(x *Tensor) *Tensor { m, _ := MaxPool2D(x, p); return m }
+	indicesOf := func(x *Tensor) *Tensor { _, i := MaxPool2D(x, p); return i }
+	const mp, ap, mb, ab = "Pool.MaxPool2D", "Pool.AvgPool2D", "Pool.MaxPool2DBackward", "Pool.AvgPool2DBackward"
+	for _, k := range []struct {
+		name string
+		got  func() *Tensor
+		want *Tensor
+		call string
+	}{
+		{"MaxPool2D", func() *Tensor { return maxOf(dx) }, out, mp},
+		{"MaxPool2D indices", func() *Tensor { return indicesOf(dx) }, idx, mp},
+		{"MaxPool2D(transposed)", func() *Tensor { return maxOf(dxt.Transpose(0, 1)) }, maxOf(xt.Transpose(0, 1)), mp},
+		{"MaxPool2DInto", func() *Tensor { o, _ := MaxPool2DInto(dout, nil, dx, p); return o }, out, mp},
+		{"MaxPool2DInto(indices only)", func() *Tensor { _, i := MaxPool2DInto(nil, dout, dx, p); return i }, idx, mp},
+		{"AvgPool2D", func() *Tensor { return AvgPool2D(dx, p) }, AvgPool2D(x, p), ap},
+		{"AvgPool2DInto", func() *Tensor { return AvgPool2DInto(dout, dx, p) }, AvgPool2D(x, p), ap},
+		{"MaxPool2DBackward", func() *Tensor { return MaxPool2DBackward(ddy, didx, xs, p) }, MaxPool2DBackward(dy, idx, xs, p), mb},
+		{"MaxPool2DBackwardInto", func() *Tensor { return MaxPool2DBackwardInto(dgrad, ddy, didx, p) }, MaxPool2DBackward(dy, idx, xs, p), mb},
+		{"AvgPool2DBackward", func() *Tensor { return AvgPool2DBackward(ddy, xs, p) }, AvgPool2DBackward(dy, xs, p), ab},
+		{"AvgPool2DBackwardInto", func() *Tensor { return AvgPool2DBackwardInto(dgrad, ddy, p) }, AvgPool2DBackward(dy, xs, p), ab},
+	} {
+		sameOnDevice(t, k.name, d, k.got, k.want, k.call)
+	}
+	// Nothing to write: no call.
+	before := d.Counts()
+	if o, i := MaxPool2DInto(nil, nil, dx, p); o != nil || i != nil || d.Counts().Kernels() != before.Kernels() {
+		t.Errorf("MaxPool2DInto(nil, nil, x) = %v, %v after %d family calls", o, i, d.Counts().Kernels()-before.Kernels())
+	}
+	// An invalid index reaches the family, which reports it.
+	panics(t, "tensor: MaxPool2DBackward: index 20 is not an element of an input plane of 20",
+		func() { MaxPool2DBackward(ddy, dev(Full(20, out.Shape()...)), xs, p) })
+
+	panics(t, "tensor: MaxPool2DInto: [2 3 6 2] on cpu and [2 3 5 4] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { MaxPool2DInto(New(out.Shape()...), nil, dx, p) })
+	panics(t, "tensor: MaxPool2DInto: [2 3 6 2] on device(7) and [2 3 5 4] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { MaxPool2DInto(nil, dout, x, p) })
+	panics(t, "tensor: MaxPool2DBackward: [2 3 6 2] on device(7) and [2 3 6 2] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { MaxPool2DBackward(ddy, idx, xs, p) })
+	panics(t, "tensor: AvgPool2DBackward: [2 3 5 4] on cpu and [2 3 6 2] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { AvgPool2DBackwardInto(New(xs...), ddy, p) })
+	registerBare(t, otherDev)
+	ox, oy := toDev(t, x, otherDev), toDev(t, dy, otherDev)
+	panics(t, "tensor: AvgPool2DInto: [2 3 6 2] on device(7) and [2 3 5 4] on device(8): operands on device(7) and device(8); copy them to one device with To",
+		func() { AvgPool2DInto(dout, ox, p) })
+	for _, k := range []struct {
+		name, where string
+		f           func()
+	}{
+		{"MaxPool2D", "[2 3 5 4] on device(8)", func() { MaxPool2D(ox, p) }},
+		{"AvgPool2D", "[2 3 5 4] on device(8)", func() { AvgPool2D(ox, p) }},
+		{"AvgPool2DBackward", "[2 3 6 2] on device(8)", func() { AvgPool2DBackward(oy, xs, p) }},
+	} {
+		panics(t, "tensor: "+k.name+": "+k.where+": device(8) has no Pool kernels; copy the operands with To(tensor.CPU)", k.f)
+	}
+	d.SetFaults(tensortest.Faults{Kernels: errors.New("fake: out of memory")})
+	panics(t, "tensor: AvgPool2D: [2 3 5 4] on device(7) (result [2 3 6 2] on device(7)): fake: out of memory",
+		func() { AvgPool2D(dx, p) })
 }

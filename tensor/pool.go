@@ -1,7 +1,9 @@
 package tensor
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -103,18 +105,30 @@ func (g *poolGeom) window(i, j int) (r0, r1, c0, c1 int, div float32) {
 // would round and a gradient routed by it land on the wrong element,
 // MaxPool2D panics naming the limit. MaxPool2DInto with nil indices pools
 // planes of any size.
+//
+// The pooling ops run on the device of their operands, through its Pool
+// family (PoolKernels), and return tensors there; the operands (the
+// outputs of the Into forms included) must all be on that device. A
+// device without the family, or an error of its implementation, makes the
+// op panic naming it, the shapes and the devices; nothing is copied to
+// the host behind the caller's back.
 func MaxPool2D(x *Tensor, p PoolParams) (out, indices *Tensor) {
 	const op = "MaxPool2D"
 	checkNil(op, "x", x)
 	g := planPool(op, x.shape, p)
 	g.checkIndexable(op, x.shape)
-	out, indices = New(g.shape[:]...), New(g.shape[:]...)
-	return MaxPool2DInto(out, indices, x, p)
+	dev := deviceOn(op, nil, x)
+	k := poolOn(op, dev, nil, x)
+	out, indices = result(op, dev, g.shape[:], x), result(op, dev, g.shape[:], x)
+	ran(op, k.MaxPool2D(out, indices, x, p), out, x)
+	return out, indices
 }
 
 // MaxIndexPlane is the largest input plane (H·W elements) for which
 // MaxPool2D and MaxPool2DInto return indices and MaxPool2DBackward takes
-// them: every index below it is exact in float32.
+// them: every index below it is exact in float32. It is also the bound
+// below which the index ops (IndexSelect, Gather, IndexAdd, ScatterAdd,
+// OneHot) can name every position of an axis.
 const MaxIndexPlane = 1 << 24
 
 // checkIndexable panics, naming op and the shape xs, when the plane is too
@@ -126,74 +140,181 @@ func (g *poolGeom) checkIndexable(op string, xs []int) {
 }
 
 // MaxPool2DInto writes MaxPool2D(x, p) into out and indices (either may be
-// nil to skip it) and returns them. With indices it panics as MaxPool2D
-// for planes of more than MaxIndexPlane elements; without, any plane size
-// is pooled.
+// nil to skip it; with both nil it only checks its arguments) and returns
+// them. With indices it panics as MaxPool2D for planes of more than
+// MaxIndexPlane elements; without, any plane size is pooled.
 func MaxPool2DInto(out, indices, x *Tensor, p PoolParams) (*Tensor, *Tensor) {
 	const op = "MaxPool2DInto"
 	checkNil(op, "x", x)
-	j := newPoolJob(op, maxPool, x.shape, p)
+	g := planPool(op, x.shape, p)
 	if indices != nil {
-		j.g.checkIndexable(op, x.shape)
+		g.checkIndexable(op, x.shape)
 	}
-	j.outputs(op, out, indices, x)
-	j.run(op)
+	for _, t := range [2]*Tensor{out, indices} {
+		if t != nil {
+			checkOut(op, t, g.shape, x)
+			checkWritable(op, t)
+		}
+	}
+	dev := deviceOn(op, out, indices, x)
+	k := poolOn(op, dev, out, indices, x)
+	if out == nil && indices == nil {
+		return nil, nil
+	}
+	if dev == CPU {
+		for _, t := range [2]*Tensor{out, indices} {
+			if t != nil {
+				x = detach(t, x)
+			}
+		}
+	}
+	ran(op, k.MaxPool2D(out, indices, x, p), cmp.Or(out, indices), x)
 	return out, indices
 }
 
 // AvgPool2D returns the mean of each kernel window of x [N, C, H, W]:
-// zeros of the padding count unless p.ExcludePad.
+// zeros of the padding count unless p.ExcludePad. It runs where MaxPool2D
+// does.
 func AvgPool2D(x *Tensor, p PoolParams) *Tensor {
-	checkNil("AvgPool2D", "x", x)
-	g := planPool("AvgPool2D", x.shape, p)
-	return AvgPool2DInto(New(g.shape[:]...), x, p)
+	const op = "AvgPool2D"
+	checkNil(op, "x", x)
+	g := planPool(op, x.shape, p)
+	dev := deviceOn(op, nil, x)
+	k := poolOn(op, dev, nil, x)
+	out := result(op, dev, g.shape[:], x)
+	ran(op, k.AvgPool2D(out, x, p), out, x)
+	return out
 }
 
 // AvgPool2DInto writes AvgPool2D(x, p) into out and returns out.
 func AvgPool2DInto(out, x *Tensor, p PoolParams) *Tensor {
 	const op = "AvgPool2DInto"
 	checkNil(op, "out, x", out, x)
-	j := newPoolJob(op, avgPool, x.shape, p)
-	j.outputs(op, out, nil, x)
-	j.run(op)
+	g := planPool(op, x.shape, p)
+	checkOut(op, out, g.shape, x)
+	checkWritable(op, out)
+	dev := deviceOn(op, out, x)
+	k := poolOn(op, dev, out, x)
+	if dev == CPU {
+		x = detach(out, x)
+	}
+	ran(op, k.AvgPool2D(out, x, p), out, x)
 	return out
 }
 
 // MaxPool2DBackward returns the gradient of MaxPool2D with respect to its
-// input of shape xShape: each dy element added at its index. Indices that
-// name no element of their plane make it panic, and so do planes of more
-// than MaxIndexPlane elements, whose indices could not be exact.
+// input of shape xShape: each dy element added at its index. It runs on
+// the device of dy and indices, where the result is. Indices that name no
+// element of their plane make it panic (on a device, through the error
+// its implementation returns; MaxPool2DBackwardInto's dx may then be
+// partly written), and so do planes of more than MaxIndexPlane elements,
+// whose indices could not be exact.
 func MaxPool2DBackward(dy, indices *Tensor, xShape []int, p PoolParams) *Tensor {
-	checkNil("MaxPool2DBackward", "dy, indices", dy, indices)
-	return MaxPool2DBackwardInto(alloc("MaxPool2DBackward", xShape), dy, indices, p)
+	const op = "MaxPool2DBackward"
+	checkNil(op, "dy, indices", dy, indices)
+	checkShape(op, xShape)
+	checkPoolGradient(op, xShape, p, dy, indices)
+	dev := deviceOn(op, nil, dy, indices)
+	k := poolOn(op, dev, nil, dy, indices)
+	dx := result(op, dev, xShape, dy, indices)
+	ranIndex(op, k.MaxPool2DBackward(dx, dy, indices, p), dx, dy, indices)
+	return dx
 }
 
 // MaxPool2DBackwardInto writes the gradient into dx and returns dx.
 func MaxPool2DBackwardInto(dx, dy, indices *Tensor, p PoolParams) *Tensor {
 	const op = "MaxPool2DBackward"
 	checkNil(op, "dx, dy, indices", dx, dy, indices)
-	j := newPoolJob(op, maxPoolBackward, dx.shape, p)
-	j.g.checkIndexable(op, dx.shape)
-	j.gradients(op, dx, dy, indices)
-	j.run(op)
+	checkPoolGradient(op, dx.shape, p, dy, indices)
+	checkWritable(op, dx)
+	dev := deviceOn(op, dx, dy, indices)
+	k := poolOn(op, dev, dx, dy, indices)
+	if dev == CPU {
+		dy, indices = detach(dx, dy), detach(dx, indices)
+	}
+	ranIndex(op, k.MaxPool2DBackward(dx, dy, indices, p), dx, dy, indices)
 	return dx
 }
 
 // AvgPool2DBackward returns the gradient of AvgPool2D with respect to its
-// input of shape xShape: each dy element spread over its window.
+// input of shape xShape: each dy element spread over its window. It runs
+// on the device of dy, where the result is.
 func AvgPool2DBackward(dy *Tensor, xShape []int, p PoolParams) *Tensor {
-	checkNil("AvgPool2DBackward", "dy", dy)
-	return AvgPool2DBackwardInto(alloc("AvgPool2DBackward", xShape), dy, p)
+	const op = "AvgPool2DBackward"
+	checkNil(op, "dy", dy)
+	checkShape(op, xShape)
+	checkPoolGradient(op, xShape, p, dy, nil)
+	dev := deviceOn(op, nil, dy)
+	k := poolOn(op, dev, nil, dy)
+	dx := result(op, dev, xShape, dy)
+	ran(op, k.AvgPool2DBackward(dx, dy, p), dx, dy)
+	return dx
 }
 
 // AvgPool2DBackwardInto writes the gradient into dx and returns dx.
 func AvgPool2DBackwardInto(dx, dy *Tensor, p PoolParams) *Tensor {
 	const op = "AvgPool2DBackward"
 	checkNil(op, "dx, dy", dx, dy)
-	j := newPoolJob(op, avgPoolBackward, dx.shape, p)
-	j.gradients(op, dx, dy, nil)
-	j.run(op)
+	checkPoolGradient(op, dx.shape, p, dy, nil)
+	checkWritable(op, dx)
+	dev := deviceOn(op, dx, dy)
+	k := poolOn(op, dev, dx, dy)
+	if dev == CPU {
+		dy = detach(dx, dy)
+	}
+	ran(op, k.AvgPool2DBackward(dx, dy, p), dx, dy)
 	return dx
+}
+
+// checkPoolGradient panics unless dy (and indices, for the maximum's
+// gradient) have the output shape of a pooling of an input of shape xs.
+func checkPoolGradient(op string, xs []int, p PoolParams, dy, indices *Tensor) {
+	g := planPool(op, xs, p)
+	if indices != nil {
+		g.checkIndexable(op, xs)
+	}
+	for _, t := range [2]*Tensor{dy, indices} {
+		if t != nil && !slices.Equal(t.shape, g.shape[:]) {
+			panic(fmt.Sprintf("tensor: %s: shapes %v give output %v, got %v", op, xs, g.shape, t.shape))
+		}
+	}
+}
+
+// MaxPool2D is the CPU's max pooling: host operands whose shapes the
+// public function has checked, dst or indices nil to skip it,
+// neither overlapping x.
+func (cpuKernels) MaxPool2D(dst, indices, x *Tensor, p PoolParams) error {
+	j := newPoolJob("MaxPool2D", maxPool, x.shape, p)
+	j.outputs("MaxPool2D", dst, indices, x)
+	return j.run()
+}
+
+// AvgPool2D is the CPU's average pooling, as MaxPool2D.
+func (cpuKernels) AvgPool2D(dst, x *Tensor, p PoolParams) error {
+	j := newPoolJob("AvgPool2D", avgPool, x.shape, p)
+	j.outputs("AvgPool2D", dst, nil, x)
+	return j.run()
+}
+
+// MaxPool2DBackward is the CPU's gradient of max pooling: host operands
+// whose shapes the public function has checked, dx overlapping neither
+// dy nor indices. An index that names no element of its plane is an
+// indexError; dx may then be partly written.
+func (cpuKernels) MaxPool2DBackward(dx, dy, indices *Tensor, p PoolParams) error {
+	j := newPoolJob("MaxPool2DBackward", maxPoolBackward, dx.shape, p)
+	if err := j.gradients("MaxPool2DBackward", dx, dy, indices); err != nil {
+		j.release()
+		return err
+	}
+	return j.run()
+}
+
+// AvgPool2DBackward is the CPU's gradient of average pooling, as
+// MaxPool2DBackward.
+func (cpuKernels) AvgPool2DBackward(dx, dy *Tensor, p PoolParams) error {
+	j := newPoolJob("AvgPool2DBackward", avgPoolBackward, dx.shape, p)
+	j.gradients("AvgPool2DBackward", dx, dy, nil)
+	return j.run()
 }
 
 const (
@@ -226,16 +347,12 @@ func newPoolJob(op string, kind int, xs []int, p PoolParams) *poolJob {
 	return j
 }
 
-// outputs checks and prepares a forward pooling's outputs.
+// outputs prepares a forward pooling's outputs.
 func (j *poolJob) outputs(op string, out, indices, x *Tensor) {
-	for i, t := range []*Tensor{out, indices} {
-		if t == nil {
-			continue
+	for i, t := range [2]*Tensor{out, indices} {
+		if t != nil {
+			j.dsts[i], j.results[i] = t, target(t)
 		}
-		checkOut(op, t, j.g.shape, x)
-		checkWritable(op, t)
-		x = detach(t, x)
-		j.dsts[i], j.results[i] = t, target(t)
 	}
 	j.in = x.hostData(op)
 	if j.results[0] != nil {
@@ -247,41 +364,52 @@ func (j *poolJob) outputs(op string, out, indices, x *Tensor) {
 	j.inPlane, j.outPln = j.g.h*j.g.w, j.g.oh*j.g.ow
 }
 
-// gradients checks and prepares a backward pooling.
-func (j *poolJob) gradients(op string, dx, dy, indices *Tensor) {
-	checkOut(op, dy, j.g.shape, dx)
-	checkWritable(op, dx)
-	dy = detach(dx, dy)
+// gradients prepares a backward pooling, returning the indexError of
+// the first invalid index (checked here unless the 2×2 path checks them
+// as it goes).
+func (j *poolJob) gradients(op string, dx, dy, indices *Tensor) error {
 	if indices != nil {
-		checkOut(op, indices, j.g.shape, dx)
-		j.idx = detach(dx, indices).hostData(op)
+		j.idx = indices.hostData(op)
 		// The 2×2 path checks each plane's indices against its windows
 		// as it goes and falls back to validIndices then.
 		if !j.g.is2x2() {
 			if v, ok := j.g.validIndices(j.idx); !ok {
-				panic(fmt.Sprintf("tensor: %s: index %v is not an element of an input plane of %d", op, v, j.g.h*j.g.w))
+				return j.g.indexErr(v)
 			}
 		}
 	}
 	j.dsts[0], j.results[0] = dx, target(dx)
 	j.in, j.out = dy.hostData(op), j.results[0].hostData(op)
 	j.inPlane, j.outPln = j.g.oh*j.g.ow, j.g.h*j.g.w
+	return nil
 }
 
-func (j *poolJob) run(op string) {
+// run pools and releases the job, returning the indexError of an
+// invalid index that a worker met.
+func (j *poolJob) run() error {
 	g := &j.g
 	parallel(j, g.planes, satMul(satMul(g.planes, g.oh*g.ow), g.kh*g.kw)/4) // oh·ow, kh·kw: each at most MaxElems
 	if v := j.badIndex.Load(); v != nil {
-		msg := fmt.Sprintf("tensor: %s: index %v is not an element of an input plane of %d", op, *v, g.h*g.w)
-		*j = poolJob{}
-		poolJobs.Put(j)
-		panic(msg)
+		err := g.indexErr(*v)
+		j.release()
+		return err
 	}
 	for i, r := range j.results {
 		finish(j.dsts[i], r)
 	}
+	j.release()
+	return nil
+}
+
+// release returns the job to poolJobs.
+func (j *poolJob) release() {
 	*j = poolJob{}
 	poolJobs.Put(j)
+}
+
+// indexErr is the error of an index v that names no element of a plane.
+func (g *poolGeom) indexErr(v float32) error {
+	return indexError(fmt.Sprintf("index %v is not an element of an input plane of %d", v, g.h*g.w))
 }
 
 func (j *poolJob) RunRange(lo, hi int) {
@@ -306,7 +434,7 @@ func (j *poolJob) RunRange(lo, hi int) {
 				continue
 			}
 			if v, ok := g.validIndices(idx); !ok {
-				j.badIndex.CompareAndSwap(nil, &v) // panics in run, on the caller's goroutine
+				j.badIndex.CompareAndSwap(nil, &v) // returned by run, on the caller's goroutine
 				continue
 			}
 			clear(out)

@@ -121,6 +121,15 @@ func TestPool2D(t *testing.T) {
 			i2 := New(outShape...)
 			MaxPool2DInto(nil, i2, x, c.p)
 			checkAgainst(t, "MaxPool2DInto (indices only)", i2, outShape, func(i []int) float64 { return float64(maxI[key(i)]) }, exact)
+			// Strided gradients and indices, into a strided dx.
+			sdy, sind := New(c.c, c.n, oh, ow).Permute(1, 0, 2, 3), New(c.c, c.n, oh, ow).Permute(1, 0, 2, 3)
+			CopyInto(sdy, dy)
+			CopyInto(sind, ind)
+			sdx := New(c.c, c.n, c.h, c.w).Permute(1, 0, 2, 3)
+			checkAgainst(t, "MaxPool2DBackwardInto (permuted)", MaxPool2DBackwardInto(sdx, sdy, sind, c.p), xs, func(i []int) float64 { return dxMax[flat(i)] },
+				func([]int) (float64, float64) { return kk * 0x1p-24, 4 })
+			checkAgainst(t, "AvgPool2DBackwardInto (permuted)", AvgPool2DBackwardInto(sdx, sdy, c.p), xs, func(i []int) float64 { return dxAvg[flat(i)] },
+				func([]int) (float64, float64) { return kk * 0x1p-23, 4 })
 		})
 	}
 }

@@ -263,7 +263,7 @@ func TestAll(t *testing.T, dev tensor.Device) {
 	}{
 		{"MatMul", TestMatMul}, {"Conv", TestConv}, {"Elementwise", TestElementwise},
 		{"Reduce", TestReduce}, {"Copy", TestCopy},
-		{"Index", TestIndex},
+		{"Pool", TestPool}, {"Index", TestIndex},
 	} {
 		t.Run(f.name, func(t *testing.T) { f.test(t, dev) })
 	}
@@ -703,6 +703,92 @@ func TestConv(t *testing.T, dev tensor.Device) {
 		)
 	}
 	run(t, dev, 5, cases)
+}
+
+// TestPool checks MaxPool2D (its maxima and its indices), AvgPool2D and
+// their gradients (and their Into forms, into strided views of a guard
+// buffer) on dev, over kernel sizes, strides, padding, ceil mode and
+// ExcludePad, 2×2 windows on even and odd planes, 1×1, ties and NaN
+// (the first in row-major window order wins), a zero-size batch, and
+// strided and transposed inputs. The gradients' sums may be in any
+// order.
+func TestPool(t *testing.T, dev tensor.Device) {
+	var cases []kase
+	for _, l := range []struct {
+		name    string
+		x       []int
+		p       tensor.PoolParams
+		g       gen
+		strided bool // x is every other image of a batch twice as large
+		swapped bool // x is a [C, N, H, W] operand with N and C swapped
+	}{
+		{name: "2×2", x: []int{2, 3, 8, 8}, p: tensor.PoolParams{Kernel: [2]int{2, 2}}},
+		{name: "2×2 odd plane", x: []int{2, 3, 7, 9}, p: tensor.PoolParams{Kernel: [2]int{2, 2}}},
+		{name: "2×2 ties and NaN", x: []int{2, 3, 8, 8}, p: tensor.PoolParams{Kernel: [2]int{2, 2}}, g: nans},
+		{name: "3×3 stride 2 padding 1", x: []int{2, 3, 9, 8}, p: tensor.PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}},
+		{name: "3×2 stride 1,3 padding 1 ceil", x: []int{1, 2, 7, 8},
+			p: tensor.PoolParams{Kernel: [2]int{3, 2}, Stride: [2]int{1, 3}, Padding: [2]int{1, 1}, CeilMode: true}},
+		{name: "2×2 ceil partial windows", x: []int{1, 2, 5, 5}, p: tensor.PoolParams{Kernel: [2]int{2, 2}, CeilMode: true}},
+		{name: "3×3 stride 2 padding 1 ExcludePad", x: []int{1, 2, 7, 6},
+			p: tensor.PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, ExcludePad: true}},
+		{name: "3×3 ties and NaN", x: []int{1, 2, 9, 9}, p: tensor.PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}}, g: nans},
+		{name: "1×1", x: []int{1, 33, 3, 3}, p: tensor.PoolParams{Kernel: [2]int{1, 1}}},
+		{name: "zero batch", x: []int{0, 3, 4, 4}, p: tensor.PoolParams{Kernel: [2]int{2, 2}}},
+		{name: "strided input", x: []int{2, 3, 6, 6}, p: tensor.PoolParams{Kernel: [2]int{2, 2}}, strided: true},
+		{name: "transposed input", x: []int{2, 3, 6, 7}, p: tensor.PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}, swapped: true},
+	} {
+		p := l.p
+		y := tensor.Pool2DShape(tensor.New(l.x...), p)
+		xs := slices.Clone(l.x)
+		xv := func(x *tsr) *tsr { return x }
+		switch {
+		case l.strided:
+			xs[0] *= 2
+			xv = func(x *tsr) *tsr { return x.Slice(0, 0, xs[0], 2) }
+		case l.swapped:
+			xs[0], xs[1] = xs[1], xs[0]
+			xv = func(x *tsr) *tsr { return x.Transpose(0, 1) }
+		}
+		// Windows overlapping one input element: the terms of a
+		// gradient's sum.
+		s := [2]int{p.Stride[0], p.Stride[1]}
+		for i, v := range s {
+			if v == 0 {
+				s[i] = p.Kernel[i]
+			}
+		}
+		nb := (p.Kernel[0] + s[0] - 1) / s[0] * ((p.Kernel[1] + s[1] - 1) / s[1])
+		// dst views of a guard buffer twice as wide as the result.
+		wide := func(s []int) []int { return append(slices.Clone(s[:3]), 2*s[3]) }
+		half := func(x *tsr) *tsr { return x.Slice(3, 1, x.Dim(3), 2) }
+		maxOf := func(x *tsr) (*tsr, *tsr) { return tensor.MaxPool2D(xv(x), p) }
+		// The gradient of the maximum takes the indices of positive
+		// inputs, which Abs (the scale S) leaves where they are.
+		pos := of(positive, xs...)
+		cases = append(cases,
+			kase{name: "MaxPool2D " + l.name, in: []operand{of(l.g, xs...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { m, _ := maxOf(x[0]); return m }},
+			kase{name: "MaxPool2D indices " + l.name, in: []operand{of(l.g, xs...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { _, i := maxOf(x[0]); return i }},
+			kase{name: "MaxPool2DInto " + l.name, in: []operand{of(l.g, xs...), guarded(wide(y[:])...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { m, _ := tensor.MaxPool2DInto(half(x[1]), nil, xv(x[0]), p); return m }},
+			kase{name: "MaxPool2DInto indices only " + l.name, in: []operand{of(l.g, xs...), guarded(wide(y[:])...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { _, i := tensor.MaxPool2DInto(nil, half(x[1]), xv(x[0]), p); return i }},
+			kase{name: "AvgPool2D " + l.name, in: []operand{rn(xs...)}, tol: summed(p.Kernel[0] * p.Kernel[1]),
+				op: func(x []*tsr) *tsr { return tensor.AvgPool2D(xv(x[0]), p) }},
+			kase{name: "AvgPool2DInto " + l.name, in: []operand{rn(xs...), guarded(wide(y[:])...)}, tol: summed(p.Kernel[0] * p.Kernel[1]),
+				op: func(x []*tsr) *tsr { return tensor.AvgPool2DInto(half(x[1]), xv(x[0]), p) }},
+			kase{name: "MaxPool2DBackward " + l.name, in: []operand{pos, rn(y[:]...)}, tol: summed(nb),
+				op: func(x []*tsr) *tsr { _, i := maxOf(x[0]); return tensor.MaxPool2DBackward(x[1], i, l.x, p) }},
+			kase{name: "MaxPool2DBackwardInto " + l.name, in: []operand{pos, rn(y[:]...), guarded(wide(l.x)...)}, tol: summed(nb),
+				op: func(x []*tsr) *tsr { _, i := maxOf(x[0]); return tensor.MaxPool2DBackwardInto(half(x[2]), x[1], i, p) }},
+			kase{name: "AvgPool2DBackward " + l.name, in: []operand{rn(y[:]...)}, tol: summed(nb),
+				op: func(x []*tsr) *tsr { return tensor.AvgPool2DBackward(x[0], l.x, p) }},
+			kase{name: "AvgPool2DBackwardInto " + l.name, in: []operand{rn(y[:]...), guarded(wide(l.x)...)}, tol: summed(nb),
+				op: func(x []*tsr) *tsr { return tensor.AvgPool2DBackwardInto(half(x[1]), x[0], p) }},
+		)
+	}
+	run(t, dev, 7, cases)
 }
 
 // TestIndex checks every op of the Index family on dev: IndexSelect and

@@ -18,8 +18,8 @@
 // # The conformance suite
 //
 // The conformance suite is one exported function per family (TestMatMul,
-// TestConv, TestElementwise, TestReduce, TestCopy, TestIndex; TestAll
-// runs them all), as gonum's testblas has one per BLAS routine. Each takes the
+// TestConv, TestElementwise, TestReduce, TestCopy, TestPool, TestIndex;
+// TestAll runs them all), as gonum's testblas has one per BLAS routine. Each takes the
 // device under test, already registered, and runs every op of its family
 // through the public functions as a subtest per case: the operands are
 // made on the host (random, with edge sizes: zero-size dimensions, 1, odd
@@ -36,12 +36,13 @@
 //
 // # Tolerance
 //
-// A device need not run the CPU's algorithm, so results are
-// not compared for equality, except where any correct implementation
-// gives the exact value: comparisons, Maximum, Minimum, Where, Fill, Max,
-// Min, ArgMax, ArgMin, the copies and the lookups (IndexSelect, Gather,
-// OneHot) must be equal (NaN where the CPU gives NaN, infinities equal).
-// Elsewhere a device's element g may differ from the CPU's w by
+// A device need not run the CPU's algorithm, so results are not compared
+// for equality, except where any correct implementation gives the exact
+// value: comparisons, Maximum, Minimum, Where, Fill, Max, Min, ArgMax,
+// ArgMin, the copies, MaxPool2D and its indices, and the lookups
+// (IndexSelect, Gather, OneHot) must be equal (NaN where the CPU gives
+// NaN, infinities equal). Elsewhere a device's element g may differ from
+// the CPU's w by
 //
 //	1e-6 + 1e-5·|w| + 2·n·u·S
 //
@@ -49,14 +50,14 @@
 // allows for elementwise functions (Exp, Tanh, Erf, GELU, ...)
 // implemented otherwise, 1e-6 absolute for results near 0 of operands of
 // order 1; n is the reduction length of each result (the K of a product,
-// C/groups·kh·kw of a convolution, the elements summed, the terms that
-// IndexAdd or ScatterAdd adds into one element), and 2·n·u·S
-// bounds the rounding of two sums of n terms in any order, S being the
-// same op on the absolute values of the operands (Σ|x| for Sum, |A|·|B|
-// for MatMul, the convolution of |x| and |w|), or |w| itself for Var,
-// Std and Softmax, whose errors are relative (and for the adds of
-// positive terms at negative indices, which Abs would change); LogSoftmax and LogSumExp
-// are allowed 2·n·u absolute.
+// C/groups·kh·kw of a convolution, the elements summed or averaged, the
+// terms that a pooling's gradient, IndexAdd or ScatterAdd adds into one
+// element), and 2·n·u·S bounds the rounding of two sums of n terms in
+// any order, S being the same op on the absolute values of the operands
+// (Σ|x| for Sum, |A|·|B| for MatMul, the convolution of |x| and |w|), or
+// |w| itself for Var, Std and Softmax, whose errors are relative, and for
+// the adds of positive terms at negative indices (which Abs would move);
+// LogSoftmax and LogSumExp are allowed 2·n·u absolute.
 //
 // # Using the stand-in
 //

@@ -89,7 +89,7 @@ func (d *HostDevice) Device() tensor.Device { return d.dev }
 func (d *HostDevice) Backend() *tensor.Backend {
 	k := kernels{d}
 	return &tensor.Backend{Memory: allocator{d}, MatMul: k, Conv: k, Elementwise: k, Reduce: k, Copy: k,
-		Index: k}
+		Pool: k, Index: k}
 }
 
 // Counts returns what d has done since it was made or last Reset.
@@ -190,6 +190,7 @@ var (
 	_ tensor.ElementwiseKernels = kernels{}
 	_ tensor.ReduceKernels      = kernels{}
 	_ tensor.CopyKernels        = kernels{}
+	_ tensor.PoolKernels        = kernels{}
 	_ tensor.IndexKernels       = kernels{}
 )
 
@@ -408,6 +409,30 @@ func (k kernels) CopyInto(dst, src *tensor.Tensor) error {
 func (k kernels) Concat(dst *tensor.Tensor, axis int, ts []*tensor.Tensor) error {
 	return k.do("Copy.Concat", 1, append([]*tensor.Tensor{dst}, ts...), func(h []*tensor.Tensor) error {
 		return k.d.cpu.Copy.Concat(h[0], axis, h[1:])
+	})
+}
+
+func (k kernels) MaxPool2D(dst, indices, x *tensor.Tensor, p tensor.PoolParams) error {
+	return k.do("Pool.MaxPool2D", 2, []*tensor.Tensor{dst, indices, x}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Pool.MaxPool2D(h[0], h[1], h[2], p)
+	})
+}
+
+func (k kernels) AvgPool2D(dst, x *tensor.Tensor, p tensor.PoolParams) error {
+	return k.do("Pool.AvgPool2D", 1, []*tensor.Tensor{dst, x}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Pool.AvgPool2D(h[0], h[1], p)
+	})
+}
+
+func (k kernels) MaxPool2DBackward(dx, dy, indices *tensor.Tensor, p tensor.PoolParams) error {
+	return k.do("Pool.MaxPool2DBackward", 1, []*tensor.Tensor{dx, dy, indices}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Pool.MaxPool2DBackward(h[0], h[1], h[2], p)
+	})
+}
+
+func (k kernels) AvgPool2DBackward(dx, dy *tensor.Tensor, p tensor.PoolParams) error {
+	return k.do("Pool.AvgPool2DBackward", 1, []*tensor.Tensor{dx, dy}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Pool.AvgPool2DBackward(h[0], h[1], p)
 	})
 }
 
