@@ -97,6 +97,39 @@ type ReduceKernels interface {
 	SumTo(dst, x *Tensor) error
 }
 
+// NormKernels is the family of normalizations (norm.go). The public
+// functions have checked the shapes and parameters and filled in the
+// parameters' defaults (Momentum, Eps and Dims are not zero): x is [N, C,
+// ...] for BatchNorm, y, dy and dx have x's shape; gamma, beta, the
+// running statistics and NormStats' Mean and InvStd have one element per
+// group (a channel for BatchNorm, a row for LayerNorm: LayerNorm's gamma
+// and beta have the normalized trailing shape, its statistics the leading
+// one), in row-major order whatever their shape. Gamma and Beta may be
+// nil (1 and 0). The running statistics are both nil or both contiguous.
+type NormKernels interface {
+	// BatchNorm sets y to BatchNorm(x, p) and s to the mean and
+	// 1/√(variance + eps) it used per channel: the batch's (biased
+	// variance) when p.Training, which also updates p.RunningMean and
+	// p.RunningVar when they are not nil (r = (1 - Momentum)·r +
+	// Momentum·statistic, with the unbiased variance); else the running
+	// ones (then not nil). In training each channel has at least two
+	// elements.
+	BatchNorm(y *Tensor, s NormStats, x *Tensor, p BatchNormParams) error
+	// BatchNormBackward sets dx, dgamma and dbeta (either of the last two
+	// may be nil) to the gradients of BatchNorm(x, p), which returned s,
+	// given dy; p.Training says whether the batch statistics' gradient is
+	// included. It reads p.Gamma and p.Training only (the other tensors
+	// of p are nil).
+	BatchNormBackward(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p BatchNormParams) error
+	// LayerNorm sets y to LayerNorm(x, p) and s to each row's mean and
+	// 1/√(variance + eps).
+	LayerNorm(y *Tensor, s NormStats, x *Tensor, p LayerNormParams) error
+	// LayerNormBackward sets dx, dgamma and dbeta (either of the last two
+	// may be nil) to the gradients of LayerNorm(x, p), which returned s,
+	// given dy. It reads p.Gamma and p.Dims (p.Beta is nil).
+	LayerNormBackward(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p LayerNormParams) error
+}
+
 // CopyKernels is the family of copies (view.go, join.go). The public
 // functions have checked the shapes. On a device Backend the operands are
 // all on the device.
@@ -181,15 +214,15 @@ type Backend struct {
 	Copy        CopyKernels
 	Pool        PoolKernels
 	Index       IndexKernels
+	Norm        NormKernels
 }
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,
 // conv.go, elementwise.go, reduce.go, view.go, join.go, pool.go,
-// index.go).
+// index.go, norm.go).
 var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{},
-	Reduce: cpuKernels{}, Copy: cpuKernels{},
-	Pool:  cpuKernels{},
-	Index: cpuKernels{}}
+	Reduce: cpuKernels{}, Copy: cpuKernels{}, Pool: cpuKernels{}, Index: cpuKernels{},
+	Norm: cpuKernels{}}
 
 // cpuKernels is the CPU's implementation of every family.
 type cpuKernels struct{}
@@ -275,7 +308,7 @@ func present[K comparable](k K, op string, dev Device, fam string, dst *Tensor, 
 	return k
 }
 
-// matmulOn, convOn, elementwiseOn, reduceOn, copyOn, poolOn and indexOn
+// matmulOn, convOn, elementwiseOn, reduceOn, copyOn, poolOn, indexOn and normOn
 // return dev's family for op on the operands ts, panicking when dev has
 // none.
 func matmulOn(op string, dev Device, dst *Tensor, ts ...*Tensor) MatMulKernels {
@@ -304,6 +337,10 @@ func poolOn(op string, dev Device, dst *Tensor, ts ...*Tensor) PoolKernels {
 
 func indexOn(op string, dev Device, dst *Tensor, ts ...*Tensor) IndexKernels {
 	return present(backendOf(op, dev, dst, ts...).Index, op, dev, "Index", dst, ts)
+}
+
+func normOn(op string, dev Device, dst *Tensor, ts ...*Tensor) NormKernels {
+	return present(backendOf(op, dev, dst, ts...).Norm, op, dev, "Norm", dst, ts)
 }
 
 // offloadDevice is the device that SetOffload named (CPU: none).

@@ -216,9 +216,9 @@ func BenchmarkMoments(b *testing.B) {
 	}
 }
 
-// BenchmarkNorms times the forward passes of LayerNorm over rows of 768
-// (a transformer's, 1024 rows) and of BatchNorm in training over the
-// CNN's first feature map (64×32×28×28), with gamma and beta.
+// BenchmarkNorms times the forward and backward passes of LayerNorm over
+// rows of 768 (a transformer's, 1024 rows) and of BatchNorm in training
+// over the CNN's first feature map (64×32×28×28), with gamma and beta.
 func BenchmarkNorms(b *testing.B) {
 	r := rand.New(rand.NewPCG(8, 8))
 	x := RandN(r, 1024, 768)
@@ -237,6 +237,20 @@ func BenchmarkNorms(b *testing.B) {
 		b.SetBytes(2 * 4 * int64(xb.Len()))
 		for b.Loop() {
 			BatchNormInto(yb, sb, xb, bp)
+		}
+	})
+	dy, dx, dg, db := RandN(r, 1024, 768), New(1024, 768), New(768), New(768)
+	b.Run("LayerNormBackward/1024x768", func(b *testing.B) {
+		b.SetBytes(3 * 4 * 1024 * 768)
+		for b.Loop() {
+			LayerNormBackwardInto(dx, dg, db, dy, x, s, lp)
+		}
+	})
+	dyb, dxb, dgb, dbb := RandN(r, xb.Shape()...), New(xb.Shape()...), New(32), New(32)
+	b.Run("BatchNormBackward/64x32x28x28", func(b *testing.B) {
+		b.SetBytes(3 * 4 * int64(xb.Len()))
+		for b.Loop() {
+			BatchNormBackwardInto(dxb, dgb, dbb, dyb, xb, sb, bp)
 		}
 	})
 }

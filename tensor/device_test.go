@@ -242,21 +242,27 @@ func TestDeviceStoreShared(t *testing.T) {
 
 // TestDeviceHostOpsPanic checks that host code given a device tensor
 // panics with a message naming the operation, the shape and the device,
-// whichever choke point (Data, At/Set, normalization) it reaches the
-// elements by. (The elementwise ops, the reductions, the copies, pooling
-// and the index ops go to the device's families: TestElementwiseOnDevice,
-// TestReduceOnDevice, TestCopyOnDevice, TestPoolOnDevice,
-// TestIndexOnDevice.)
+// whichever choke point (Data, At/Set, the CPU's kernels) it reaches the
+// elements by. (Every public operation goes to the device's families:
+// TestElementwiseOnDevice, TestReduceOnDevice, TestCopyOnDevice,
+// TestPoolOnDevice, TestIndexOnDevice, TestNormOnDevice; only a caller of
+// the CPU's kernels themselves, CPUBackend, can hand them a device
+// tensor.)
 func TestDeviceHostOpsPanic(t *testing.T) {
 	RegisterDevice(testDevice, &Backend{Memory: &hostAllocator{}})
 	defer RegisterDevice(testDevice, nil)
 	d, _ := NewOn(testDevice, 2, 3)
+	d4, _ := NewOn(testDevice, 1, 2, 4, 4)
 	for _, c := range []struct {
 		ops   []string // the operation named, or what it reads through
 		shape []int
 		f     func()
 	}{
-		{[]string{"LayerNormInto"}, []int{2, 3}, func() { LayerNorm(d, LayerNormParams{}) }},
+		{[]string{"LayerNormInto"}, []int{2, 3}, func() {
+			cpuBackend.Norm.LayerNorm(New(2, 3), NormStats{Mean: New(2, 1), InvStd: New(2, 1)}, d, LayerNormParams{Dims: 1, Eps: 1e-5})
+		}},
+		{[]string{"Gather"}, []int{2, 3}, func() { cpuBackend.Index.Gather(New(2, 3), d, 1, New(2, 3)) }},
+		{[]string{"MaxPool2D"}, []int{1, 2, 4, 4}, func() { cpuBackend.Pool.MaxPool2D(New(1, 2, 2, 2), nil, d4, PoolParams{Kernel: [2]int{2, 2}}) }},
 	} {
 		msg := func() (msg any) {
 			defer func() { msg = recover() }()

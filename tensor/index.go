@@ -249,6 +249,8 @@ func position(v float32, n int) int {
 // IndexSelect is the CPU's IndexSelect: host operands whose shapes the
 // public function has checked, dst overlapping neither.
 func (cpuKernels) IndexSelect(dst, t *Tensor, axis int, index *Tensor) error {
+	dst.hostOnly("IndexSelect")
+	t.hostOnly("IndexSelect")
 	idx := index.hostData("IndexSelect")
 	if err := checkIndices(idx, t.shape[axis]); err != nil {
 		return err
@@ -260,6 +262,8 @@ func (cpuKernels) IndexSelect(dst, t *Tensor, axis int, index *Tensor) error {
 // IndexAdd is the CPU's IndexAdd, as IndexSelect: the slices are added in
 // the order of the index.
 func (cpuKernels) IndexAdd(dst *Tensor, axis int, index, src *Tensor) error {
+	dst.hostOnly("IndexAdd")
+	src.hostOnly("IndexAdd")
 	idx := index.hostData("IndexAdd")
 	if err := checkIndices(idx, dst.shape[axis]); err != nil {
 		return err
@@ -341,6 +345,8 @@ func slice(t *Tensor, axis int) *Tensor {
 // Gather is the CPU's Gather: host operands whose shapes the public
 // function has checked, dst overlapping neither.
 func (cpuKernels) Gather(dst, t *Tensor, axis int, index *Tensor) error {
+	dst.hostOnly("Gather")
+	t.hostOnly("Gather")
 	idx := index.hostData("Gather")
 	if err := checkIndices(idx, t.shape[axis]); err != nil {
 		return err
@@ -353,6 +359,8 @@ func (cpuKernels) Gather(dst, t *Tensor, axis int, index *Tensor) error {
 // ScatterAdd is the CPU's ScatterAdd, as Gather: src's elements are added
 // in row-major order.
 func (cpuKernels) ScatterAdd(dst *Tensor, axis int, index, src *Tensor) error {
+	dst.hostOnly("ScatterAdd")
+	src.hostOnly("ScatterAdd")
 	idx := index.hostData("ScatterAdd")
 	if err := checkIndices(idx, dst.shape[axis]); err != nil {
 		return err

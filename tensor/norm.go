@@ -38,6 +38,13 @@ func (p *BatchNormParams) defaults() (momentum, eps float32) {
 	return momentum, eps
 }
 
+// Normalizations run on the device of their operands (x, dy, the results,
+// gamma, beta, the running statistics and NormStats: all on one device)
+// through its Norm family (NormKernels), which also updates the running
+// statistics there; the functions without Into allocate their results
+// there. A device without the family, or an error of its implementation,
+// makes them panic naming the op, the shapes and the devices.
+
 // BatchNorm returns (x - mean)/√(var + eps)·gamma + beta per channel, with
 // the batch's mean and biased variance over every axis but 1 in training
 // and the running ones in inference, and the statistics it used. The mean
@@ -48,39 +55,33 @@ func (p *BatchNormParams) defaults() (momentum, eps float32) {
 // ulp of the float64 formula (the tests hold each element to
 // 16·2⁻²⁴·(|y| + |gamma|)).
 func BatchNorm(x *Tensor, p BatchNormParams) (*Tensor, NormStats) {
-	checkNil("BatchNorm", "x", x)
-	c := channelsOf("BatchNorm", x)
-	s := NormStats{Mean: New(c), InvStd: New(c)}
-	return BatchNormInto(New(x.shape...), s, x, p), s
+	const op = "BatchNorm"
+	checkNil(op, "x", x)
+	c, p := checkBatchNorm(op, x, p)
+	dev := deviceOn(op, nil, x, p.Gamma, p.Beta, p.RunningMean, p.RunningVar)
+	k := normOn(op, dev, nil, x, p.Gamma, p.Beta, p.RunningMean, p.RunningVar)
+	y := result(op, dev, x.shape, x)
+	s := NormStats{Mean: result(op, dev, []int{c}, x), InvStd: result(op, dev, []int{c}, x)}
+	ran(op, k.BatchNorm(y, s, x, p), y, x)
+	return y, s
 }
 
 // BatchNormInto writes BatchNorm(x, p) into y and the statistics into s
-// (two [C] tensors) and returns y. y may be x.
+// (two tensors of C elements) and returns y. y may be x (x is then copied
+// first).
 func BatchNormInto(y *Tensor, s NormStats, x *Tensor, p BatchNormParams) *Tensor {
 	const op = "BatchNormInto"
 	checkNil(op, "y, x", y, x)
-	c := channelsOf(op, x)
-	if !slices.Equal(y.shape, x.shape) {
-		panic(fmt.Sprintf("tensor: %s: y shape %v and x shape %v differ", op, y.shape, x.shape))
+	c, p := checkBatchNorm(op, x, p)
+	checkSameShape(op, "y", y, x)
+	checkStats(op, s, c, true)
+	dev := deviceOn(op, y, x, p.Gamma, p.Beta, p.RunningMean, p.RunningVar, s.Mean, s.InvStd)
+	k := normOn(op, dev, y, x, p.Gamma, p.Beta, p.RunningMean, p.RunningVar, s.Mean, s.InvStd)
+	if dev == CPU {
+		// Not unalias: the statistics' passes read x after y is written.
+		x = detach(y, x)
 	}
-	checkWritable(op, y)
-	j := normJobs.Get().(*normJob)
-	*j = normJob{kind: batchNormForward}
-	j.channels(op, x, c, p.Gamma, p.Beta, p.RunningMean, p.RunningVar, s.Mean, s.InvStd)
-	j.momentum, j.eps = p.defaults()
-	j.training = p.Training
-	if !p.Training && p.RunningMean == nil {
-		panic(fmt.Sprintf("tensor: %s: inference needs RunningMean and RunningVar", op))
-	}
-	if p.Training && j.groupLen*j.n < 2 {
-		panic(fmt.Sprintf("tensor: %s: shape %v: training needs more than one value per channel", op, x.shape))
-	}
-	x = unalias(y, x)
-	out := target(y)
-	j.x, j.y = x.hostData(op), out.hostData(op)
-	parallel(j, c, x.Len())
-	j.done()
-	finish(y, out)
+	ran(op, k.BatchNorm(y, s, x, p), y, x)
 	return y
 }
 
@@ -88,33 +89,69 @@ func BatchNormInto(y *Tensor, s NormStats, x *Tensor, p BatchNormParams) *Tensor
 // beta of BatchNorm(x, p) that returned s, given dy. In training the batch
 // statistics depend on x and their gradient is included.
 func BatchNormBackward(dy, x *Tensor, s NormStats, p BatchNormParams) (dx, dgamma, dbeta *Tensor) {
-	checkNil("BatchNormBackward", "dy, x", dy, x)
-	c := channelsOf("BatchNormBackward", x)
-	dx, dgamma, dbeta = New(x.shape...), New(c), New(c)
-	BatchNormBackwardInto(dx, dgamma, dbeta, dy, x, s, p)
+	const op = "BatchNormBackward"
+	checkNil(op, "dy, x", dy, x)
+	c, p := checkBatchNormBackward(op, dy, x, s, p)
+	dev := deviceOn(op, nil, dy, x, p.Gamma, s.Mean, s.InvStd)
+	k := normOn(op, dev, nil, dy, x, p.Gamma, s.Mean, s.InvStd)
+	dx, dgamma, dbeta = result(op, dev, x.shape, dy, x), result(op, dev, []int{c}, dy, x), result(op, dev, []int{c}, dy, x)
+	ran(op, k.BatchNormBackward(dx, dgamma, dbeta, dy, x, s, p), dx, dy, x)
 	return dx, dgamma, dbeta
 }
 
 // BatchNormBackwardInto writes the gradients of BatchNormBackward into
-// dx, dgamma and dbeta ([C] each; dgamma and dbeta may be nil).
+// dx, dgamma and dbeta (C elements each; dgamma and dbeta may be nil).
+// Inputs overlapping dx are copied first.
 func BatchNormBackwardInto(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p BatchNormParams) {
-	const op = "BatchNormBackward"
+	const op = "BatchNormBackwardInto"
 	checkNil(op, "dx, dy, x", dx, dy, x)
-	c := channelsOf(op, x)
-	if !slices.Equal(dy.shape, x.shape) || !slices.Equal(dx.shape, x.shape) {
-		panic(fmt.Sprintf("tensor: %s: shapes dx %v, dy %v and x %v differ", op, dx.shape, dy.shape, x.shape))
+	c, p := checkBatchNormBackward(op, dy, x, s, p)
+	checkSameShape(op, "dx", dx, x)
+	checkGrads(op, c, dgamma, dbeta)
+	dev := deviceOn(op, dx, dgamma, dbeta, dy, x, p.Gamma, s.Mean, s.InvStd)
+	k := normOn(op, dev, dx, dgamma, dbeta, dy, x, p.Gamma, s.Mean, s.InvStd)
+	if dev == CPU {
+		x, dy = detach(dx, x), detach(dx, dy)
 	}
-	checkWritable(op, dx)
-	j := normJobs.Get().(*normJob)
-	*j = normJob{kind: batchNormBackward}
-	j.channels(op, x, c, p.Gamma, nil, nil, nil, s.Mean, s.InvStd)
-	j.training = p.Training
-	j.grads(op, c, dgamma, dbeta)
-	out := target(dx)
-	j.x, j.dy, j.y = detach(dx, x).hostData(op), detach(dx, dy).hostData(op), out.hostData(op)
-	parallel(j, c, 2*x.Len())
-	j.done()
-	finish(dx, out)
+	ran(op, k.BatchNormBackward(dx, dgamma, dbeta, dy, x, s, p), dx, dy, x)
+}
+
+// checkBatchNorm checks x [N, C, ...] and p for BatchNorm's forward and
+// returns C and p with its defaults filled in.
+func checkBatchNorm(op string, x *Tensor, p BatchNormParams) (int, BatchNormParams) {
+	c := channelsOf(op, x)
+	checkLen(op, "gamma", p.Gamma, c)
+	checkLen(op, "beta", p.Beta, c)
+	checkLen(op, "running mean", p.RunningMean, c)
+	checkLen(op, "running var", p.RunningVar, c)
+	if (p.RunningMean == nil) != (p.RunningVar == nil) {
+		panic(fmt.Sprintf("tensor: %s: give both running statistics or neither", op))
+	}
+	for _, t := range []*Tensor{p.RunningMean, p.RunningVar} {
+		if t != nil && !t.IsContiguous() {
+			panic(fmt.Sprintf("tensor: %s: running statistics must be contiguous, got strides %v", op, t.strides))
+		}
+	}
+	if !p.Training && p.RunningMean == nil {
+		panic(fmt.Sprintf("tensor: %s: inference needs RunningMean and RunningVar", op))
+	}
+	if p.Training && satMul(x.shape[0], shapeLen(x.shape[2:])) < 2 {
+		panic(fmt.Sprintf("tensor: %s: shape %v: training needs more than one value per channel", op, x.shape))
+	}
+	p.Momentum, p.Eps = p.defaults()
+	return c, p
+}
+
+// checkBatchNormBackward checks dy, x, s and p for BatchNorm's backward
+// and returns C and the part of p the backward reads (Gamma, Training,
+// Eps).
+func checkBatchNormBackward(op string, dy, x *Tensor, s NormStats, p BatchNormParams) (int, BatchNormParams) {
+	c := channelsOf(op, x)
+	checkSameShape(op, "dy", dy, x)
+	checkLen(op, "gamma", p.Gamma, c)
+	checkStats(op, s, c, false)
+	_, eps := p.defaults()
+	return c, BatchNormParams{Gamma: p.Gamma, Training: p.Training, Eps: eps}
 }
 
 // channelsOf returns the channel count of x [N, C, ...].
@@ -136,68 +173,69 @@ type LayerNormParams struct {
 // x's last p.Dims axes (biased variance), and the statistics of each row
 // (shaped as x's leading axes). Accuracy as BatchNorm.
 func LayerNorm(x *Tensor, p LayerNormParams) (*Tensor, NormStats) {
-	checkNil("LayerNorm", "x", x)
-	lead := layerRows("LayerNorm", x, p)
-	s := NormStats{Mean: New(lead...), InvStd: New(lead...)}
-	return LayerNormInto(New(x.shape...), s, x, p), s
+	const op = "LayerNorm"
+	checkNil(op, "x", x)
+	lead, p := checkLayerNorm(op, x, p)
+	dev := deviceOn(op, nil, x, p.Gamma, p.Beta)
+	k := normOn(op, dev, nil, x, p.Gamma, p.Beta)
+	y := result(op, dev, x.shape, x)
+	s := NormStats{Mean: result(op, dev, lead, x), InvStd: result(op, dev, lead, x)}
+	ran(op, k.LayerNorm(y, s, x, p), y, x)
+	return y, s
 }
 
 // LayerNormInto writes LayerNorm(x, p) into y and the statistics into s
-// and returns y. y may be x.
+// (as many elements each as x has rows) and returns y. y may be x (x is
+// then copied first).
 func LayerNormInto(y *Tensor, s NormStats, x *Tensor, p LayerNormParams) *Tensor {
 	const op = "LayerNormInto"
 	checkNil(op, "y, x", y, x)
-	lead := layerRows(op, x, p)
-	if !slices.Equal(y.shape, x.shape) {
-		panic(fmt.Sprintf("tensor: %s: y shape %v and x shape %v differ", op, y.shape, x.shape))
+	lead, p := checkLayerNorm(op, x, p)
+	checkSameShape(op, "y", y, x)
+	checkStats(op, s, shapeLen(lead), true)
+	dev := deviceOn(op, y, x, p.Gamma, p.Beta, s.Mean, s.InvStd)
+	k := normOn(op, dev, y, x, p.Gamma, p.Beta, s.Mean, s.InvStd)
+	if dev == CPU {
+		x = detach(y, x) // as BatchNormInto
 	}
-	checkWritable(op, y)
-	j := normJobs.Get().(*normJob)
-	*j = normJob{kind: layerNormForward}
-	j.rows(op, x, lead, p, s)
-	x = unalias(y, x)
-	out := target(y)
-	j.x, j.y = x.hostData(op), out.hostData(op)
-	parallel(j, j.n, x.Len())
-	j.done()
-	finish(y, out)
+	ran(op, k.LayerNorm(y, s, x, p), y, x)
 	return y
 }
 
 // LayerNormBackward returns the gradients with respect to x, gamma and
 // beta of LayerNorm(x, p) that returned s, given dy.
 func LayerNormBackward(dy, x *Tensor, s NormStats, p LayerNormParams) (dx, dgamma, dbeta *Tensor) {
-	checkNil("LayerNormBackward", "dy, x", dy, x)
-	layerRows("LayerNormBackward", x, p)
-	trail := x.shape[len(x.shape)-max(p.Dims, 1):]
-	dx, dgamma, dbeta = New(x.shape...), New(trail...), New(trail...)
-	LayerNormBackwardInto(dx, dgamma, dbeta, dy, x, s, p)
+	const op = "LayerNormBackward"
+	checkNil(op, "dy, x", dy, x)
+	lead, p := checkLayerNormBackward(op, dy, x, s, p)
+	dev := deviceOn(op, nil, dy, x, p.Gamma, s.Mean, s.InvStd)
+	k := normOn(op, dev, nil, dy, x, p.Gamma, s.Mean, s.InvStd)
+	trail := x.shape[len(lead):]
+	dx, dgamma, dbeta = result(op, dev, x.shape, dy, x), result(op, dev, trail, dy, x), result(op, dev, trail, dy, x)
+	ran(op, k.LayerNormBackward(dx, dgamma, dbeta, dy, x, s, p), dx, dy, x)
 	return dx, dgamma, dbeta
 }
 
 // LayerNormBackwardInto writes the gradients into dx, dgamma and dbeta
-// (of the trailing shape; either may be nil).
+// (of the trailing shape's size; either may be nil). Inputs overlapping dx
+// are copied first.
 func LayerNormBackwardInto(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p LayerNormParams) {
-	const op = "LayerNormBackward"
+	const op = "LayerNormBackwardInto"
 	checkNil(op, "dx, dy, x", dx, dy, x)
-	lead := layerRows(op, x, p)
-	if !slices.Equal(dy.shape, x.shape) || !slices.Equal(dx.shape, x.shape) {
-		panic(fmt.Sprintf("tensor: %s: shapes dx %v, dy %v and x %v differ", op, dx.shape, dy.shape, x.shape))
+	lead, p := checkLayerNormBackward(op, dy, x, s, p)
+	checkSameShape(op, "dx", dx, x)
+	checkGrads(op, shapeLen(x.shape[len(lead):]), dgamma, dbeta)
+	dev := deviceOn(op, dx, dgamma, dbeta, dy, x, p.Gamma, s.Mean, s.InvStd)
+	k := normOn(op, dev, dx, dgamma, dbeta, dy, x, p.Gamma, s.Mean, s.InvStd)
+	if dev == CPU {
+		x, dy = detach(dx, x), detach(dx, dy)
 	}
-	checkWritable(op, dx)
-	j := normJobs.Get().(*normJob)
-	*j = normJob{kind: layerNormBackward}
-	j.rows(op, x, lead, p, s)
-	j.grads(op, j.groupLen, dgamma, dbeta)
-	out := target(dx)
-	j.x, j.dy, j.y = detach(dx, x).hostData(op), detach(dx, dy).hostData(op), out.hostData(op)
-	parallel(j, j.n, 2*x.Len())
-	j.done()
-	finish(dx, out)
+	ran(op, k.LayerNormBackward(dx, dgamma, dbeta, dy, x, s, p), dx, dy, x)
 }
 
-// layerRows checks p against x and returns the shape of the statistics.
-func layerRows(op string, x *Tensor, p LayerNormParams) []int {
+// checkLayerNorm checks p against x and returns the shape of the
+// statistics (x's leading axes) and p with its defaults filled in.
+func checkLayerNorm(op string, x *Tensor, p LayerNormParams) ([]int, LayerNormParams) {
 	d := max(p.Dims, 1)
 	if p.Dims < 0 || d > x.Dims() {
 		panic(fmt.Sprintf("tensor: %s: %d normalized axes for shape %v", op, p.Dims, x.shape))
@@ -208,7 +246,129 @@ func layerRows(op string, x *Tensor, p LayerNormParams) []int {
 			panic(fmt.Sprintf("tensor: %s: shapes %v and %v: gamma and beta must have the normalized shape %v", op, x.shape, t.shape, trail))
 		}
 	}
-	return x.shape[:x.Dims()-d]
+	p.Dims = d
+	if p.Eps == 0 {
+		p.Eps = 1e-5
+	}
+	return x.shape[:x.Dims()-d], p
+}
+
+// checkLayerNormBackward checks dy, x, s and p for LayerNorm's backward
+// and returns the statistics' shape and the part of p the backward reads
+// (Dims, Gamma, Eps).
+func checkLayerNormBackward(op string, dy, x *Tensor, s NormStats, p LayerNormParams) ([]int, LayerNormParams) {
+	lead, p := checkLayerNorm(op, x, p)
+	checkSameShape(op, "dy", dy, x)
+	checkStats(op, s, shapeLen(lead), false)
+	p.Beta = nil
+	return lead, p
+}
+
+// checkSameShape panics unless t (named name) has x's shape.
+func checkSameShape(op, name string, t, x *Tensor) {
+	if !slices.Equal(t.shape, x.shape) {
+		panic(fmt.Sprintf("tensor: %s: %s shape %v and x shape %v differ", op, name, t.shape, x.shape))
+	}
+}
+
+// checkStats checks s: n elements each, writable when write (a forward
+// pass writes them).
+func checkStats(op string, s NormStats, n int, write bool) {
+	if s.Mean == nil || s.InvStd == nil {
+		panic(fmt.Sprintf("tensor: %s: NormStats needs Mean and InvStd", op))
+	}
+	checkLen(op, "mean", s.Mean, n)
+	checkLen(op, "inverse std", s.InvStd, n)
+	if write {
+		checkWritable(op, s.Mean)
+		checkWritable(op, s.InvStd)
+	}
+}
+
+// checkGrads checks the parameter gradients dgamma and dbeta (n elements
+// each, writable; either may be nil).
+func checkGrads(op string, n int, dgamma, dbeta *Tensor) {
+	checkLen(op, "dgamma", dgamma, n)
+	checkLen(op, "dbeta", dbeta, n)
+	for _, t := range []*Tensor{dgamma, dbeta} {
+		if t != nil {
+			checkWritable(op, t)
+		}
+	}
+}
+
+// shapeLen is the number of elements of a tensor of the given shape
+// (capped at math.MaxInt: part of a shape with a zero elsewhere may
+// overflow).
+func shapeLen(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n = satMul(n, d)
+	}
+	return n
+}
+
+// BatchNorm is the CPU's BatchNorm: host operands, y not overlapping x.
+func (cpuKernels) BatchNorm(y *Tensor, s NormStats, x *Tensor, p BatchNormParams) error {
+	const op = "BatchNorm"
+	j := normJobs.Get().(*normJob)
+	*j = normJob{kind: batchNormForward, training: p.Training, momentum: p.Momentum, eps: p.Eps}
+	j.channels(op, x, p.Gamma, p.Beta)
+	if p.RunningMean != nil { // contiguous: the updates go straight to them
+		j.runMean, j.runVar = p.RunningMean.hostData(op), p.RunningVar.hostData(op)
+	}
+	j.run(op, s, y, x, nil, j.c)
+	return nil
+}
+
+// BatchNormBackward is the CPU's BatchNormBackward: host operands, dx
+// overlapping neither dy nor x.
+func (cpuKernels) BatchNormBackward(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p BatchNormParams) error {
+	const op = "BatchNormBackward"
+	j := normJobs.Get().(*normJob)
+	*j = normJob{kind: batchNormBackward, training: p.Training}
+	j.channels(op, x, p.Gamma, nil)
+	j.grads(op, dgamma, dbeta)
+	j.run(op, s, dx, x, dy, j.c)
+	return nil
+}
+
+// LayerNorm is the CPU's LayerNorm: host operands, y not overlapping x.
+func (cpuKernels) LayerNorm(y *Tensor, s NormStats, x *Tensor, p LayerNormParams) error {
+	const op = "LayerNorm"
+	j := normJobs.Get().(*normJob)
+	*j = normJob{kind: layerNormForward, eps: p.Eps}
+	j.rows(op, x, p)
+	j.run(op, s, y, x, nil, j.n)
+	return nil
+}
+
+// LayerNormBackward is the CPU's LayerNormBackward: host operands, dx
+// overlapping neither dy nor x.
+func (cpuKernels) LayerNormBackward(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p LayerNormParams) error {
+	const op = "LayerNormBackward"
+	j := normJobs.Get().(*normJob)
+	*j = normJob{kind: layerNormBackward}
+	j.rows(op, x, p)
+	j.grads(op, dgamma, dbeta)
+	j.run(op, s, dx, x, dy, j.n)
+	return nil
+}
+
+// run runs the prepared job over its groups (channels or rows) with the
+// statistics s, reading x (and dy, for a backward pass) and writing out
+// (y or dx), then frees it.
+func (j *normJob) run(op string, s NormStats, out, x, dy *Tensor, groups int) {
+	j.stats(op, s)
+	o := target(out)
+	j.x, j.y = x.hostData(op), o.hostData(op)
+	work := x.Len()
+	if dy != nil {
+		j.dy, work = dy.hostData(op), 2*work
+	}
+	parallel(j, groups, work)
+	j.done()
+	finish(out, o)
 }
 
 const (
@@ -247,82 +407,52 @@ func checkLen(op, name string, t *Tensor, n int) {
 	}
 }
 
-// vec returns t's elements checked to be n long (nil for a nil t).
-func vec(op, name string, t *Tensor, n int) []float32 {
-	checkLen(op, name, t, n)
+// vec returns t's elements in row-major order (nil for a nil t).
+func vec(op string, t *Tensor) []float32 {
 	if t == nil {
 		return nil
 	}
 	return t.hostData(op)
 }
 
-func (j *normJob) channels(op string, x *Tensor, c int, gamma, beta, rm, rv, mean, invStd *Tensor) {
-	j.c, j.n = c, x.shape[0]
-	j.groupLen = 1
-	for _, d := range x.shape[2:] {
-		j.groupLen *= d
-	}
-	j.gamma, j.beta = vec(op, "gamma", gamma, c), vec(op, "beta", beta, c)
-	j.runMean, j.runVar = vec(op, "running mean", rm, c), vec(op, "running var", rv, c)
-	if (rm == nil) != (rv == nil) {
-		panic(fmt.Sprintf("tensor: %s: give both running statistics or neither", op))
-	}
-	for _, t := range []*Tensor{rm, rv} {
-		if t != nil && !t.IsContiguous() {
-			panic(fmt.Sprintf("tensor: %s: running statistics must be contiguous, got strides %v", op, t.strides))
-		}
-	}
-	j.stats(op, mean, invStd, c)
+// channels sets up a BatchNorm of x [N, C, ...] over its channels.
+func (j *normJob) channels(op string, x, gamma, beta *Tensor) {
+	j.c, j.n = x.shape[1], x.shape[0]
+	j.groupLen = shapeLen(x.shape[2:])
+	j.gamma, j.beta = vec(op, gamma), vec(op, beta)
 }
 
-// stats prepares the statistics (n elements each): for writing by a
-// forward pass, or for reading by a backward one (j.kind says which).
-func (j *normJob) stats(op string, mean, invStd *Tensor, n int) {
-	if mean == nil || invStd == nil {
-		panic(fmt.Sprintf("tensor: %s: NormStats needs Mean and InvStd", op))
-	}
-	checkLen(op, "mean", mean, n)
-	checkLen(op, "inverse std", invStd, n)
+// stats prepares the statistics: for writing by a forward pass, or for
+// reading by a backward one (j.kind says which).
+func (j *normJob) stats(op string, s NormStats) {
 	if j.kind == batchNormBackward || j.kind == layerNormBackward {
-		j.mean, j.invStd = mean.hostData(op), invStd.hostData(op)
+		j.mean, j.invStd = s.Mean.hostData(op), s.InvStd.hostData(op)
 		return
 	}
-	for i, t := range []*Tensor{mean, invStd} {
-		checkWritable(op, t)
+	for i, t := range []*Tensor{s.Mean, s.InvStd} {
 		j.statDst[i], j.statOut[i] = t, target(t)
 	}
 	j.mean, j.invStd = j.statOut[0].hostData(op), j.statOut[1].hostData(op)
 }
 
-func (j *normJob) rows(op string, x *Tensor, lead []int, p LayerNormParams, s NormStats) {
-	j.n = 1
-	for _, d := range lead {
-		j.n *= d
-	}
+// rows sets up a LayerNorm of x over its last p.Dims axes.
+func (j *normJob) rows(op string, x *Tensor, p LayerNormParams) {
+	lead := len(x.shape) - p.Dims
+	j.n = shapeLen(x.shape[:lead])
 	// The row length is the trailing shape's, also when there are no rows
 	// (gamma and beta have it).
-	j.groupLen = 1
-	for _, d := range x.shape[len(lead):] {
-		j.groupLen *= d
-	}
-	j.gamma, j.beta = vec(op, "gamma", p.Gamma, j.groupLen), vec(op, "beta", p.Beta, j.groupLen)
-	j.eps = p.Eps
-	if j.eps == 0 {
-		j.eps = 1e-5
-	}
-	j.stats(op, s.Mean, s.InvStd, j.n)
+	j.groupLen = shapeLen(x.shape[lead:])
+	j.gamma, j.beta = vec(op, p.Gamma), vec(op, p.Beta)
 }
 
-// grads prepares the parameter gradients (n elements each, may be nil).
-func (j *normJob) grads(op string, n int, dgamma, dbeta *Tensor) {
+// grads prepares the parameter gradients (may be nil), zeroed.
+func (j *normJob) grads(op string, dgamma, dbeta *Tensor) {
 	for i, t := range []*Tensor{dgamma, dbeta} {
 		if t == nil {
 			continue
 		}
-		checkLen(op, [2]string{"dgamma", "dbeta"}[i], t, n)
-		checkWritable(op, t)
 		j.gradDst[i], j.gradOut[i] = t, target(t)
-		Fill(j.gradOut[i], 0)
+		fillHost(j.gradOut[i], 0)
 	}
 	if j.gradOut[0] != nil {
 		j.dgamma = j.gradOut[0].hostData(op)

@@ -187,9 +187,9 @@ func TestLayerNorm(t *testing.T) {
 }
 
 func TestNormPanicsAndAllocs(t *testing.T) {
-	expectPanic(t, "tensor: BatchNormInto: inference needs RunningMean and RunningVar", func() { BatchNorm(New(2, 3), BatchNormParams{}) })
-	expectPanic(t, "tensor: BatchNormInto: shape [1 3]: training needs more than one value per channel", func() { BatchNorm(New(1, 3), BatchNormParams{Training: true}) })
-	expectPanic(t, "tensor: BatchNormInto: gamma shape [2], want 3 elements", func() { BatchNorm(New(2, 3), BatchNormParams{Training: true, Gamma: New(2)}) })
+	expectPanic(t, "tensor: BatchNorm: inference needs RunningMean and RunningVar", func() { BatchNorm(New(2, 3), BatchNormParams{}) })
+	expectPanic(t, "tensor: BatchNorm: shape [1 3]: training needs more than one value per channel", func() { BatchNorm(New(1, 3), BatchNormParams{Training: true}) })
+	expectPanic(t, "tensor: BatchNorm: gamma shape [2], want 3 elements", func() { BatchNorm(New(2, 3), BatchNormParams{Training: true, Gamma: New(2)}) })
 	expectPanic(t, "tensor: LayerNorm: shapes [2 3] and [2]: gamma and beta must have the normalized shape [3]", func() { LayerNorm(New(2, 3), LayerNormParams{Gamma: New(2)}) })
 	expectPanic(t, "tensor: LayerNorm: 3 normalized axes for shape [2 3]", func() { LayerNorm(New(2, 3), LayerNormParams{Dims: 3}) })
 
@@ -285,5 +285,55 @@ func TestNormAccuracy(t *testing.T) {
 	y, _ = BatchNorm(FromSlice([]float32{1e20, -1e20}, 2, 1), BatchNormParams{Training: true})
 	if got := y.Data(); math.Abs(float64(got[0])-1) > 1e-6 || math.Abs(float64(got[1])+1) > 1e-6 {
 		t.Errorf("BatchNorm of [1e20, -1e20] = %v, want [1 -1]", got)
+	}
+}
+
+// TestNormInPlace normalizes x into itself, on data whose statistics need
+// the second pass over x (a mean far above the spread): the passes read x
+// after y is written, so an x that is y is copied first (BatchNormInto(x,
+// s, x) gave 0 for every element of this data, LayerNormInto -800 for
+// about -2.2).
+func TestNormInPlace(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	for _, off := range []float32{0, 1e4, 1e6, 3e7} {
+		x := AddScalar(RandN(r, 4, 3, 5, 5), off)
+		want, _ := BatchNorm(x, BatchNormParams{Training: true})
+		xc := x.Clone()
+		BatchNormInto(xc, NormStats{New(3), New(3)}, xc, BatchNormParams{Training: true})
+		assertEqual(t, fmt.Sprintf("BatchNormInto in place, offset %g", off), xc, want)
+		want, _ = LayerNorm(x, LayerNormParams{Dims: 2})
+		xc = x.Clone()
+		LayerNormInto(xc, NormStats{New(4, 3), New(4, 3)}, xc, LayerNormParams{Dims: 2})
+		assertEqual(t, fmt.Sprintf("LayerNormInto in place, offset %g", off), xc, want)
+	}
+}
+
+func TestNormArgumentPanics(t *testing.T) {
+	x := New(2, 3)
+	s := NormStats{New(3), New(3)}
+	for _, c := range []struct {
+		msg string
+		f   func()
+	}{
+		{"tensor: BatchNorm: give both running statistics or neither", func() { BatchNorm(x, BatchNormParams{Training: true, RunningMean: New(3)}) }},
+		{"tensor: BatchNorm: running statistics must be contiguous, got strides [2]", func() {
+			BatchNorm(x, BatchNormParams{RunningMean: New(6).Slice(0, 0, 6, 2), RunningVar: New(3)})
+		}},
+		{"tensor: BatchNorm: shape [3]: want [N, C, ...]", func() { BatchNorm(New(3), BatchNormParams{Training: true}) }},
+		{"tensor: BatchNormInto: y shape [3 2] and x shape [2 3] differ", func() { BatchNormInto(New(3, 2), s, x, BatchNormParams{Training: true}) }},
+		{"tensor: BatchNormInto: NormStats needs Mean and InvStd", func() { BatchNormInto(New(2, 3), NormStats{Mean: New(3)}, x, BatchNormParams{Training: true}) }},
+		{"tensor: BatchNormInto: inverse std shape [2], want 3 elements", func() { BatchNormInto(New(2, 3), NormStats{New(3), New(2)}, x, BatchNormParams{Training: true}) }},
+		{"tensor: BatchNormBackward: dy shape [3 2] and x shape [2 3] differ", func() { BatchNormBackward(New(3, 2), x, s, BatchNormParams{}) }},
+		{"tensor: BatchNormBackwardInto: dgamma shape [2], want 3 elements", func() { BatchNormBackwardInto(New(2, 3), New(2), nil, x, x, s, BatchNormParams{}) }},
+		{"tensor: BatchNormBackwardInto: dst of shape [3] has a broadcast (stride 0) dimension 0", func() {
+			BatchNormBackwardInto(New(2, 3), nil, New(1).BroadcastTo(3), x, x, s, BatchNormParams{})
+		}},
+		{"tensor: LayerNormInto: mean shape [3], want 2 elements", func() { LayerNormInto(New(2, 3), s, x, LayerNormParams{}) }},
+		{"tensor: LayerNormBackwardInto: dx shape [2 2] and x shape [2 3] differ", func() {
+			LayerNormBackwardInto(New(2, 2), nil, nil, x, x, NormStats{New(2), New(2)}, LayerNormParams{})
+		}},
+		{"tensor: LayerNormBackward: nil tensor x", func() { LayerNormBackward(x, nil, s, LayerNormParams{}) }},
+	} {
+		expectPanic(t, c.msg, c.f)
 	}
 }

@@ -27,6 +27,18 @@ func registerBare(t *testing.T, dev Device) {
 	t.Cleanup(func() { RegisterDevice(dev, nil) })
 }
 
+// registerWrapped registers a stand-in for onDev, for the test, whose
+// Backend wrap has changed first (a family wrapped to record what it is
+// given).
+func registerWrapped(t *testing.T, wrap func(b *Backend)) *tensortest.HostDevice {
+	d := tensortest.NewHostDevice(onDev)
+	b := d.Backend()
+	wrap(b)
+	RegisterDevice(onDev, b)
+	t.Cleanup(func() { RegisterDevice(onDev, nil) })
+	return d
+}
+
 // toDev copies h to dev, failing the test if it cannot.
 func toDev(t *testing.T, h *Tensor, dev Device) *Tensor {
 	t.Helper()
@@ -171,12 +183,11 @@ func (l *reduceLog) SumTo(dst, x *Tensor) error {
 // error of its implementation make them panic naming the op and the
 // devices.
 func TestReduceOnDevice(t *testing.T) {
-	d := tensortest.NewHostDevice(onDev)
-	b := d.Backend()
-	fam := &reduceLog{ReduceKernels: b.Reduce}
-	b.Reduce = fam
-	RegisterDevice(onDev, b)
-	defer RegisterDevice(onDev, nil)
+	var fam *reduceLog
+	d := registerWrapped(t, func(b *Backend) {
+		fam = &reduceLog{ReduceKernels: b.Reduce}
+		b.Reduce = fam
+	})
 	r := rand.New(rand.NewPCG(49, 50))
 	x, y, z := RandN(r, 2, 3), RandN(r, 2, 3, 2), RandN(r, 3, 2)
 	dx, dy, dz := toDev(t, x, onDev), toDev(t, y, onDev), toDev(t, z, onDev)
@@ -676,4 +687,127 @@ func TestPoolOnDevice(t *testing.T) {
 	d.SetFaults(tensortest.Faults{Kernels: errors.New("fake: out of memory")})
 	panics(t, "tensor: AvgPool2D: [2 3 5 4] on device(7) (result [2 3 6 2] on device(7)): fake: out of memory",
 		func() { AvgPool2D(dx, p) })
+}
+
+// normLog is a Norm family that records which tensors of p each backward
+// call is given, then runs the stand-in's.
+type normLog struct {
+	NormKernels
+	given []string
+}
+
+func (l *normLog) BatchNormBackward(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p BatchNormParams) error {
+	l.given = append(l.given, fmt.Sprintf("gamma:%v beta:%v running:%v", p.Gamma != nil, p.Beta != nil, p.RunningMean != nil || p.RunningVar != nil))
+	return l.NormKernels.BatchNormBackward(dx, dgamma, dbeta, dy, x, s, p)
+}
+
+func (l *normLog) LayerNormBackward(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p LayerNormParams) error {
+	l.given = append(l.given, fmt.Sprintf("gamma:%v beta:%v", p.Gamma != nil, p.Beta != nil))
+	return l.NormKernels.LayerNormBackward(dx, dgamma, dbeta, dy, x, s, p)
+}
+
+// TestNormOnDevice checks that the normalizations with device operands
+// (x a transposed view) run on the device's Norm family, with every
+// operand there and the backward given only the tensors it reads, and
+// give the CPU's results there (statistics and running statistics
+// included: the running statistics are updated on the device), in
+// training and inference, forward and backward, new results and the Into
+// forms; and that host operands beside device ones, a device without the
+// family, or an error of its implementation make them panic naming the op
+// and the devices.
+func TestNormOnDevice(t *testing.T) {
+	var fam *normLog
+	d := registerWrapped(t, func(b *Backend) {
+		fam = &normLog{NormKernels: b.Norm}
+		b.Norm = fam
+	})
+	r := rand.New(rand.NewPCG(29, 30))
+	dev := func(h *Tensor) *Tensor { return toDev(t, h, onDev) }
+	x, dy := RandN(r, 4, 3, 5), RandN(r, 4, 3, 5)
+	gamma, beta, rm, rv := RandN(r, 3), RandN(r, 3), RandN(r, 3), RandU(r, 0.5, 2, 3)
+	dX := dev(x.Permute(2, 0, 1).Contiguous()).Permute(1, 2, 0) // a view of [5 4 3]
+	dDY, dG, dB := dev(dy), dev(gamma), dev(beta)
+	same := func(what string, got, want *Tensor) {
+		t.Helper()
+		if h := fromDev(t, what, got, onDev); !slices.Equal(h.Data(), want.Data()) || !slices.Equal(got.Shape(), want.Shape()) {
+			t.Errorf("%s on the device = %v of shape %v, want %v", what, h, got.Shape(), want)
+		}
+	}
+	call := func(what, name string, f func()) {
+		t.Helper()
+		before := d.Counts()
+		f()
+		oneCall(t, what, d, before, name)
+	}
+
+	// BatchNorm in training, updating running statistics, then inference.
+	hp := BatchNormParams{Gamma: gamma, Beta: beta, RunningMean: rm.Clone(), RunningVar: rv.Clone(), Training: true, Momentum: 0.2}
+	dp := BatchNormParams{Gamma: dG, Beta: dB, RunningMean: dev(rm), RunningVar: dev(rv), Training: true, Momentum: 0.2}
+	wy, ws := BatchNorm(x, hp)
+	var y *Tensor
+	var s NormStats
+	call("BatchNorm", "Norm.BatchNorm", func() { y, s = BatchNorm(dX, dp) })
+	same("BatchNorm", y, wy)
+	same("BatchNorm's mean", s.Mean, ws.Mean)
+	same("BatchNorm's inverse std", s.InvStd, ws.InvStd)
+	same("the running mean", dp.RunningMean, hp.RunningMean)
+	same("the running variance", dp.RunningVar, hp.RunningVar)
+	wdx, wdg, wdb := BatchNormBackward(dy, x, ws, hp)
+	var gx, gg, gb *Tensor
+	call("BatchNormBackward", "Norm.BatchNormBackward", func() { gx, gg, gb = BatchNormBackward(dDY, dX, s, dp) })
+	same("BatchNormBackward dx", gx, wdx)
+	same("BatchNormBackward dgamma", gg, wdg)
+	same("BatchNormBackward dbeta", gb, wdb)
+	dgInto, _ := NewOn(onDev, 3)
+	call("BatchNormBackwardInto", "Norm.BatchNormBackward", func() { BatchNormBackwardInto(gx, dgInto, nil, dDY, dX, s, dp) })
+	same("BatchNormBackwardInto dx", gx, wdx)
+	same("BatchNormBackwardInto dgamma", dgInto, wdg)
+	hp.Training, dp.Training = false, false
+	wy, ws = BatchNorm(x, hp)
+	yInto, _ := NewOn(onDev, 4, 3, 5)
+	sInto := NormStats{Mean: dev(New(3)), InvStd: dev(New(3))}
+	call("BatchNormInto", "Norm.BatchNorm", func() { BatchNormInto(yInto, sInto, dX, dp) })
+	same("BatchNormInto (inference)", yInto, wy)
+	same("BatchNormInto's inverse std (inference)", sInto.InvStd, ws.InvStd)
+
+	// LayerNorm over the last two axes.
+	lp := LayerNormParams{Dims: 2, Gamma: RandN(r, 3, 5), Beta: RandN(r, 3, 5)}
+	dlp := LayerNormParams{Dims: 2, Gamma: dev(lp.Gamma), Beta: dev(lp.Beta)}
+	wy, ws = LayerNorm(x, lp)
+	call("LayerNorm", "Norm.LayerNorm", func() { y, s = LayerNorm(dX, dlp) })
+	same("LayerNorm", y, wy)
+	same("LayerNorm's mean", s.Mean, ws.Mean)
+	wdx, wdg, wdb = LayerNormBackward(dy, x, ws, lp)
+	call("LayerNormBackward", "Norm.LayerNormBackward", func() { gx, gg, gb = LayerNormBackward(dDY, dX, s, dlp) })
+	same("LayerNormBackward dx", gx, wdx)
+	same("LayerNormBackward dgamma", gg, wdg)
+	same("LayerNormBackward dbeta", gb, wdb)
+	call("LayerNormInto", "Norm.LayerNorm", func() { LayerNormInto(yInto, s, dX, dlp) })
+	same("LayerNormInto", yInto, wy)
+	dbInto, _ := NewOn(onDev, 3, 5)
+	call("LayerNormBackwardInto", "Norm.LayerNormBackward", func() { LayerNormBackwardInto(gx, nil, dbInto, dDY, dX, s, dlp) })
+	same("LayerNormBackwardInto dx", gx, wdx)
+	same("LayerNormBackwardInto dbeta", dbInto, wdb)
+	if want := []string{"gamma:true beta:false running:false", "gamma:true beta:false running:false", "gamma:true beta:false", "gamma:true beta:false"}; !slices.Equal(fam.given, want) {
+		t.Errorf("the backward calls were given %v, want %v", fam.given, want)
+	}
+
+	panics(t, "tensor: BatchNorm: [4 3 5] on device(7) and [3] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { BatchNorm(dX, BatchNormParams{Gamma: gamma, Training: true}) })
+	panics(t, "tensor: BatchNorm: [4 3 5] on device(7) and [3] on cpu and [3] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { BatchNorm(dX, BatchNormParams{RunningMean: rm, RunningVar: rv, Training: true}) })
+	panics(t, "tensor: LayerNormBackwardInto: [4 3 5] on device(7) and [4 3 5] on device(7) and [4 3 5] on device(7) and [4] on cpu and [4] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { LayerNormBackwardInto(gx, nil, nil, dDY, dX, ws, LayerNormParams{Dims: 2}) })
+	registerBare(t, otherDev)
+	ox := toDev(t, x, otherDev)
+	panics(t, "tensor: LayerNorm: [4 3 5] on device(8) and [3 5] on device(7) and [3 5] on device(7): operands on device(8) and device(7); copy them to one device with To",
+		func() { LayerNorm(ox, dlp) })
+	panics(t, "tensor: LayerNorm: [4 3 5] on device(8): device(8) has no Norm kernels; copy the operands with To(tensor.CPU)",
+		func() { LayerNorm(ox, LayerNormParams{}) })
+	oStats := NormStats{Mean: toDev(t, New(3), otherDev), InvStd: toDev(t, New(3), otherDev)}
+	panics(t, "tensor: BatchNormBackward: [4 3 5] on device(8) and [4 3 5] on device(8) and [3] on device(8) and [3] on device(8): device(8) has no Norm kernels; copy the operands with To(tensor.CPU)",
+		func() { BatchNormBackward(ox, ox, oStats, BatchNormParams{}) })
+	d.SetFaults(tensortest.Faults{Kernels: errors.New("fake: out of memory")})
+	panics(t, "tensor: BatchNorm: [4 3 5] on device(7) (result [4 3 5] on device(7)): fake: out of memory",
+		func() { BatchNorm(dX, BatchNormParams{Training: true}) })
 }

@@ -34,7 +34,8 @@ func summed(n int) tolerance { return tolerance{abs: 1e-6, rel: 1e-5, n: n, absO
 func relative(n int) tolerance { return tolerance{abs: 1e-6, rel: 1e-5, n: n} }
 
 // logarithmic is the tolerance of logs of sums of n terms (LogSumExp,
-// LogSoftmax).
+// LogSoftmax), and of results of order 1 computed from sums of n terms of
+// order 1 (the normalizations and their gradients).
 func logarithmic(n int) tolerance { return tolerance{abs: 1e-6 + 2*float64(n)*u, rel: 1e-5} }
 
 // gen says how an operand's elements are drawn.
@@ -263,7 +264,7 @@ func TestAll(t *testing.T, dev tensor.Device) {
 	}{
 		{"MatMul", TestMatMul}, {"Conv", TestConv}, {"Elementwise", TestElementwise},
 		{"Reduce", TestReduce}, {"Copy", TestCopy},
-		{"Pool", TestPool}, {"Index", TestIndex},
+		{"Pool", TestPool}, {"Index", TestIndex}, {"Norm", TestNorm},
 	} {
 		t.Run(f.name, func(t *testing.T) { f.test(t, dev) })
 	}
@@ -871,6 +872,127 @@ func TestIndex(t *testing.T, dev tensor.Device) {
 		{sized{"ScatterAdd negative indices", []operand{of(positive, 7, 33), idx(33, 7, 40), of(positive, 7, 40)}, scatter(1), 41}, relative},
 	} {
 		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: l.tol(l.n)})
+	}
+	run(t, dev, 6, cases)
+}
+
+// TestNorm checks every op of the Norm family on dev: BatchNorm in
+// training (updating running statistics, whose new values are compared
+// too) and in inference, with and without gamma and beta, of [N, C] and
+// [N, C, H, W] inputs, transposed inputs, a zero-size batch in inference;
+// LayerNorm over one and two trailing axes, with and without gamma and
+// beta, of transposed inputs and of no rows; the Into forms into strided
+// results; and the gradients of each (dgamma or dbeta left out in the
+// Into forms), after the forward on dev. Each case's result is the
+// concatenation of everything the op wrote, flattened.
+func TestNorm(t *testing.T, dev tensor.Device) {
+	flat := func(ts ...*tsr) *tsr {
+		f := make([]*tsr, 0, len(ts))
+		for _, t := range ts {
+			if t != nil {
+				f = append(f, t.Reshape(t.Len()))
+			}
+		}
+		return tensor.Concat(0, f...)
+	}
+	// x[0] is x, x[1] dy, x[2] and x[3] gamma and beta, x[4] and x[5]
+	// the running mean and variance (nil where the case has fewer).
+	at := func(x []*tsr, i int) *tsr {
+		if i < len(x) {
+			return x[i]
+		}
+		return nil
+	}
+	bn := func(training bool, view func(*tsr) *tsr) func(x []*tsr) *tsr {
+		return func(x []*tsr) *tsr {
+			p := tensor.BatchNormParams{Gamma: at(x, 2), Beta: at(x, 3), RunningMean: at(x, 4), RunningVar: at(x, 5), Training: training, Momentum: 0.2}
+			y, s := tensor.BatchNorm(view(x[0]), p)
+			return flat(y, s.Mean, s.InvStd, p.RunningMean, p.RunningVar)
+		}
+	}
+	bnBack := func(training bool, view func(*tsr) *tsr) func(x []*tsr) *tsr {
+		return func(x []*tsr) *tsr {
+			p := tensor.BatchNormParams{Gamma: at(x, 2), Beta: at(x, 3), RunningMean: at(x, 4), RunningVar: at(x, 5), Training: training}
+			_, s := tensor.BatchNorm(view(x[0]), p)
+			dx, dg, db := tensor.BatchNormBackward(view(x[1]), view(x[0]), s, p)
+			return flat(dx, dg, db)
+		}
+	}
+	id := func(x *tsr) *tsr { return x }
+	perm := func(x *tsr) *tsr { return x.Permute(3, 1, 2, 0) } // [W C H N] to [N C H W]
+	c3, c5 := []int{3}, []int{5}
+	bnIn := func(shape, c []int, running bool) []operand {
+		in := []operand{rn(shape...), rn(shape...), rn(c...), rn(c...)}
+		if running {
+			in = append(in, rn(c...), of(positive, c...))
+		}
+		return in
+	}
+	var cases []kase
+	for _, l := range []sized{
+		{"BatchNorm training [4 3 5]", bnIn([]int{4, 3, 5}, c3, true), bn(true, id), 20},
+		{"BatchNorm training [33 5]", bnIn([]int{33, 5}, c5, true), bn(true, id), 33},
+		{"BatchNorm training [2 3 7 5] no affine", []operand{rn(2, 3, 7, 5), rn(2, 3, 7, 5)}, bn(true, id), 70},
+		{"BatchNorm training transposed", bnIn([]int{5, 3, 7, 2}, c3, true), bn(true, perm), 70},
+		{"BatchNorm inference [4 3 5]", bnIn([]int{4, 3, 5}, c3, true), bn(false, id), 1},
+		{"BatchNorm inference zero-size", bnIn([]int{0, 3, 5}, c3, true), bn(false, id), 1},
+		{"BatchNormInto strided", append(bnIn([]int{4, 3, 5}, c3, true), guarded(4, 3, 10), guarded(2, 3)), func(x []*tsr) *tsr {
+			p := tensor.BatchNormParams{Gamma: x[2], Beta: x[3], RunningMean: x[4], RunningVar: x[5], Training: true}
+			y, s := x[6].Slice(2, 1, 10, 2), tensor.NormStats{Mean: x[7].Index(0, 0), InvStd: x[7].Index(0, 1)}
+			tensor.BatchNormInto(y, s, x[0], p)
+			return flat(y, s.Mean, s.InvStd, p.RunningMean, p.RunningVar)
+		}, 20},
+		{"BatchNormBackward training [4 3 5]", bnIn([]int{4, 3, 5}, c3, false), bnBack(true, id), 20},
+		{"BatchNormBackward training transposed no affine", []operand{rn(5, 3, 7, 2), rn(5, 3, 7, 2)}, bnBack(true, perm), 70},
+		{"BatchNormBackward inference", bnIn([]int{4, 3, 5}, c3, true), bnBack(false, id), 20},
+		{"BatchNormBackwardInto strided, no dbeta", append(bnIn([]int{4, 3, 5}, c3, false), guarded(4, 3, 10), guarded(3)), func(x []*tsr) *tsr {
+			p := tensor.BatchNormParams{Gamma: x[2], Training: true}
+			_, s := tensor.BatchNorm(x[0], p)
+			dx := x[4].Slice(2, 1, 10, 2)
+			tensor.BatchNormBackwardInto(dx, x[5], nil, x[1], x[0], s, p)
+			return flat(dx, x[5])
+		}, 20},
+	} {
+		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: logarithmic(l.n)})
+	}
+	ln := func(dims int, view func(*tsr) *tsr, back bool) func(x []*tsr) *tsr {
+		return func(x []*tsr) *tsr {
+			p := tensor.LayerNormParams{Dims: dims, Gamma: at(x, 2), Beta: at(x, 3)}
+			y, s := tensor.LayerNorm(view(x[0]), p)
+			if !back {
+				return flat(y, s.Mean, s.InvStd)
+			}
+			dx, dg, db := tensor.LayerNormBackward(view(x[1]), view(x[0]), s, p)
+			return flat(dx, dg, db)
+		}
+	}
+	lnIn := func(shape, trail []int) []operand {
+		return []operand{rn(shape...), rn(shape...), rn(trail...), rn(trail...)}
+	}
+	tr := func(x *tsr) *tsr { return x.T() }
+	for _, l := range []sized{
+		{"LayerNorm [7 33]", lnIn([]int{7, 33}, []int{33}), ln(1, id, false), 33},
+		{"LayerNorm [2 3 257] no affine", []operand{rn(2, 3, 257), rn(2, 3, 257)}, ln(0, id, false), 257},
+		{"LayerNorm [4 3 5] two axes", lnIn([]int{4, 3, 5}, []int{3, 5}), ln(2, id, false), 15},
+		{"LayerNorm transposed", lnIn([]int{33, 7}, []int{33}), ln(1, tr, false), 33},
+		{"LayerNorm no rows", lnIn([]int{0, 5}, []int{5}), ln(1, id, false), 5},
+		{"LayerNormInto strided", append(lnIn([]int{7, 33}, []int{33}), guarded(7, 66), guarded(7, 2)), func(x []*tsr) *tsr {
+			y, s := x[4].Slice(1, 0, 66, 2), tensor.NormStats{Mean: x[5].Index(1, 0), InvStd: x[5].Index(1, 1)}
+			tensor.LayerNormInto(y, s, x[0], tensor.LayerNormParams{Gamma: x[2], Beta: x[3]})
+			return flat(y, s.Mean, s.InvStd)
+		}, 33},
+		{"LayerNormBackward [7 33]", lnIn([]int{7, 33}, []int{33}), ln(1, id, true), 33},
+		{"LayerNormBackward [4 3 5] two axes no affine", []operand{rn(4, 3, 5), rn(4, 3, 5)}, ln(2, id, true), 15},
+		{"LayerNormBackward transposed", lnIn([]int{33, 7}, []int{33}), ln(1, tr, true), 33},
+		{"LayerNormBackwardInto strided, no dgamma", append(lnIn([]int{7, 33}, []int{33}), guarded(7, 66), guarded(33)), func(x []*tsr) *tsr {
+			p := tensor.LayerNormParams{Gamma: x[2], Beta: x[3]}
+			_, s := tensor.LayerNorm(x[0], p)
+			dx := x[4].Slice(1, 0, 66, 2)
+			tensor.LayerNormBackwardInto(dx, nil, x[5], x[1], x[0], s, p)
+			return flat(dx, x[5])
+		}, 33},
+	} {
+		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: logarithmic(l.n)})
 	}
 	run(t, dev, 6, cases)
 }

@@ -18,8 +18,9 @@
 // # The conformance suite
 //
 // The conformance suite is one exported function per family (TestMatMul,
-// TestConv, TestElementwise, TestReduce, TestCopy, TestPool, TestIndex;
-// TestAll runs them all), as gonum's testblas has one per BLAS routine. Each takes the
+// TestConv, TestElementwise, TestReduce, TestCopy, TestPool, TestIndex,
+// TestNorm; TestAll runs them all), as gonum's testblas has one per BLAS
+// routine. Each takes the
 // device under test, already registered, and runs every op of its family
 // through the public functions as a subtest per case: the operands are
 // made on the host (random, with edge sizes: zero-size dimensions, 1, odd
@@ -57,7 +58,10 @@
 // (Σ|x| for Sum, |A|·|B| for MatMul, the convolution of |x| and |w|), or
 // |w| itself for Var, Std and Softmax, whose errors are relative, and for
 // the adds of positive terms at negative indices (which Abs would move);
-// LogSoftmax and LogSumExp are allowed 2·n·u absolute.
+// LogSoftmax and LogSumExp, and the normalizations and their gradients (results of order 1 from
+// sums of n terms: n the group length) are allowed 2·n·u absolute. The
+// ops that write several results (BatchNorm: y, the statistics, the
+// running statistics) are compared on all of them.
 //
 // # Using the stand-in
 //

@@ -89,7 +89,7 @@ func (d *HostDevice) Device() tensor.Device { return d.dev }
 func (d *HostDevice) Backend() *tensor.Backend {
 	k := kernels{d}
 	return &tensor.Backend{Memory: allocator{d}, MatMul: k, Conv: k, Elementwise: k, Reduce: k, Copy: k,
-		Pool: k, Index: k}
+		Pool: k, Index: k, Norm: k}
 }
 
 // Counts returns what d has done since it was made or last Reset.
@@ -192,6 +192,7 @@ var (
 	_ tensor.CopyKernels        = kernels{}
 	_ tensor.PoolKernels        = kernels{}
 	_ tensor.IndexKernels       = kernels{}
+	_ tensor.NormKernels        = kernels{}
 )
 
 // do counts the call name, checks that the operands ts (nil ones
@@ -463,6 +464,41 @@ func (k kernels) ScatterAdd(dst *tensor.Tensor, axis int, index, src *tensor.Ten
 func (k kernels) OneHot(dst, labels *tensor.Tensor) error {
 	return k.do("Index.OneHot", 1, []*tensor.Tensor{dst, labels}, func(h []*tensor.Tensor) error {
 		return k.d.cpu.Index.OneHot(h[0], h[1])
+	})
+}
+
+// The normalizations write their statistics, and BatchNorm in training
+// its running statistics, which are results as well as operands.
+
+func (k kernels) BatchNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, p tensor.BatchNormParams) error {
+	ts := []*tensor.Tensor{y, s.Mean, s.InvStd, p.RunningMean, p.RunningVar, x, p.Gamma, p.Beta}
+	return k.do("Norm.BatchNorm", 5, ts, func(h []*tensor.Tensor) error {
+		p.RunningMean, p.RunningVar, p.Gamma, p.Beta = h[3], h[4], h[6], h[7]
+		return k.d.cpu.Norm.BatchNorm(h[0], tensor.NormStats{Mean: h[1], InvStd: h[2]}, h[5], p)
+	})
+}
+
+func (k kernels) BatchNormBackward(dx, dgamma, dbeta, dy, x *tensor.Tensor, s tensor.NormStats, p tensor.BatchNormParams) error {
+	ts := []*tensor.Tensor{dx, dgamma, dbeta, dy, x, s.Mean, s.InvStd, p.Gamma}
+	return k.do("Norm.BatchNormBackward", 3, ts, func(h []*tensor.Tensor) error {
+		p.Gamma = h[7]
+		return k.d.cpu.Norm.BatchNormBackward(h[0], h[1], h[2], h[3], h[4], tensor.NormStats{Mean: h[5], InvStd: h[6]}, p)
+	})
+}
+
+func (k kernels) LayerNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, p tensor.LayerNormParams) error {
+	ts := []*tensor.Tensor{y, s.Mean, s.InvStd, x, p.Gamma, p.Beta}
+	return k.do("Norm.LayerNorm", 3, ts, func(h []*tensor.Tensor) error {
+		p.Gamma, p.Beta = h[4], h[5]
+		return k.d.cpu.Norm.LayerNorm(h[0], tensor.NormStats{Mean: h[1], InvStd: h[2]}, h[3], p)
+	})
+}
+
+func (k kernels) LayerNormBackward(dx, dgamma, dbeta, dy, x *tensor.Tensor, s tensor.NormStats, p tensor.LayerNormParams) error {
+	ts := []*tensor.Tensor{dx, dgamma, dbeta, dy, x, s.Mean, s.InvStd, p.Gamma}
+	return k.do("Norm.LayerNormBackward", 3, ts, func(h []*tensor.Tensor) error {
+		p.Gamma = h[7]
+		return k.d.cpu.Norm.LayerNormBackward(h[0], h[1], h[2], h[3], h[4], tensor.NormStats{Mean: h[5], InvStd: h[6]}, p)
 	})
 }
 
