@@ -70,6 +70,13 @@ type ElementwiseKernels interface {
 	Unary(op ElemOp, dst, x *Tensor, arg [2]float32) error
 	// Where sets dst to a where cond is nonzero (NaN included), else b.
 	Where(dst, cond, a, b *Tensor) error
+	// UnaryBackward sets dx = dy·f'(x), the gradient of the unary op f =
+	// op(·; arg) (ElemExp ... ElemAddScalar, not ElemFill), given the op's
+	// input x or its output y: exactly the one UnaryGrad documents for op
+	// is given, the other is nil (both are nil for ElemNeg, ElemScale and
+	// ElemAddScalar). dy, x and y have dx's shape (no broadcasting), any
+	// strides.
+	UnaryBackward(op ElemOp, dx, dy, x, y *Tensor, arg [2]float32) error
 }
 
 // ReduceKernels is the family of reductions (reduce.go, moments.go). The
@@ -95,6 +102,11 @@ type ReduceKernels interface {
 	// SumTo adds to dst the sums of x over the axes along which dst
 	// broadcasts to x's shape (SumToInto).
 	SumTo(dst, x *Tensor) error
+	// SoftmaxBackward sets dx to the gradient with respect to x of
+	// Softmax(x, axis) (LogSoftmax when log is set), given its output y
+	// and the gradient dy of y, all three of one shape: dx = y·(dy - Σ
+	// dy·y) (softmax) or dy - e^y·Σ dy (log), the sums along axis.
+	SoftmaxBackward(dx, y, dy *Tensor, axis int, log bool) error
 }
 
 // NormKernels is the family of normalizations (norm.go). The public
@@ -219,7 +231,7 @@ type Backend struct {
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,
 // conv.go, elementwise.go, reduce.go, view.go, join.go, pool.go,
-// index.go, norm.go).
+// index.go, norm.go, grad.go).
 var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{},
 	Reduce: cpuKernels{}, Copy: cpuKernels{}, Pool: cpuKernels{}, Index: cpuKernels{},
 	Norm: cpuKernels{}}

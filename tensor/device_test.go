@@ -258,7 +258,7 @@ func TestDeviceHostOpsPanic(t *testing.T) {
 		shape []int
 		f     func()
 	}{
-		{[]string{"LayerNormInto"}, []int{2, 3}, func() {
+		{[]string{"LayerNorm"}, []int{2, 3}, func() {
 			cpuBackend.Norm.LayerNorm(New(2, 3), NormStats{Mean: New(2, 1), InvStd: New(2, 1)}, d, LayerNormParams{Dims: 1, Eps: 1e-5})
 		}},
 		{[]string{"Gather"}, []int{2, 3}, func() { cpuBackend.Index.Gather(New(2, 3), d, 1, New(2, 3)) }},

@@ -811,3 +811,108 @@ func TestNormOnDevice(t *testing.T) {
 	panics(t, "tensor: BatchNorm: [4 3 5] on device(7) (result [4 3 5] on device(7)): fake: out of memory",
 		func() { BatchNorm(dX, BatchNormParams{Training: true}) })
 }
+
+// gradLog is an Elementwise family that records which of x and y each
+// UnaryBackward call is given, then runs the stand-in's.
+type gradLog struct {
+	ElementwiseKernels
+	given []string
+}
+
+func (l *gradLog) UnaryBackward(op ElemOp, dx, dy, x, y *Tensor, arg [2]float32) error {
+	l.given = append(l.given, fmt.Sprintf("x:%v y:%v", x != nil, y != nil))
+	return l.ElementwiseKernels.UnaryBackward(op, dx, dy, x, y, arg)
+}
+
+// TestUnaryGradOnDevice checks that UnaryGrad and UnaryGradInto with
+// device operands run on the device's Elementwise family, given only the
+// operand the op reads, and return their result there; and that host
+// operands beside device ones, or a device without the family, make them
+// panic naming the op and the devices.
+func TestUnaryGradOnDevice(t *testing.T) {
+	var fam *gradLog
+	d := registerWrapped(t, func(b *Backend) {
+		fam = &gradLog{ElementwiseKernels: b.Elementwise}
+		b.Elementwise = fam
+	})
+	r := rand.New(rand.NewPCG(65, 66))
+	x, dy := RandN(r, 3, 4), RandN(r, 4, 3)
+	y := Sigmoid(x)
+	dx, ddy, dy0 := toDev(t, x, onDev), toDev(t, dy, onDev), toDev(t, dy, onDev).T()
+	dsig := toDev(t, y, onDev)
+	dd, _ := NewOn(onDev, 3, 4)
+	for _, k := range []struct {
+		name  string
+		got   func() *Tensor
+		want  *Tensor
+		given string
+	}{
+		{"Sigmoid(transposed dy)", func() *Tensor { return UnaryGrad(ElemSigmoid, dy0, nil, dsig, [2]float32{}) }, UnaryGrad(ElemSigmoid, dy.T(), nil, y, [2]float32{}), "x:false y:true"},
+		{"GELU(x and y given)", func() *Tensor { return UnaryGrad(ElemGELU, dy0, dx, dsig, [2]float32{}) }, UnaryGrad(ElemGELU, dy.T(), x, nil, [2]float32{}), "x:true y:false"},
+		{"ReLU(x and y given: y read)", func() *Tensor { return UnaryGrad(ElemReLU, dy0, dx, dsig, [2]float32{}) }, UnaryGrad(ElemReLU, dy.T(), nil, y, [2]float32{}), "x:false y:true"},
+		{"Scale(neither)", func() *Tensor { return UnaryGrad(ElemScale, dy0, nil, nil, [2]float32{3}) }, Scale(dy.T(), 3), "x:false y:false"},
+		{"ELUInto(alpha < 0: x read)", func() *Tensor { return UnaryGradInto(dd, ElemELU, dy0, dx, dsig, [2]float32{-1}) }, UnaryGrad(ElemELU, dy.T(), x, nil, [2]float32{-1}), "x:true y:false"},
+	} {
+		before := d.Counts()
+		n := len(fam.given)
+		if got := fromDev(t, k.name, k.got(), onDev); !slices.Equal(got.Data(), k.want.Data()) {
+			t.Errorf("%s on the device = %v, want %v", k.name, got, k.want)
+		}
+		oneCall(t, k.name, d, before, "Elementwise.UnaryBackward")
+		if len(fam.given) != n+1 || fam.given[n] != k.given {
+			t.Errorf("%s: the family was given %v, want %s", k.name, fam.given[n:], k.given)
+		}
+	}
+	panics(t, "tensor: UnaryGrad: [4 3] on device(7) and [4 3] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { UnaryGrad(ElemTanh, ddy, nil, y.T(), [2]float32{}) })
+	panics(t, "tensor: UnaryGradInto: [3 4] on cpu and [3 4] on device(7) and [3 4] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { UnaryGradInto(New(3, 4), ElemSiLU, dy0, dx, nil, [2]float32{}) })
+	registerBare(t, otherDev)
+	ox := toDev(t, x, otherDev)
+	panics(t, "tensor: UnaryGrad: [3 4] on device(7) and [3 4] on device(8): operands on device(7) and device(8); copy them to one device with To",
+		func() { UnaryGrad(ElemSiLU, dy0, ox, nil, [2]float32{}) })
+	panics(t, "tensor: UnaryGrad: [3 4] on device(8) and [3 4] on device(8): device(8) has no Elementwise kernels; copy the operands with To(tensor.CPU)",
+		func() { UnaryGrad(ElemReLU, ox, ox, nil, [2]float32{}) })
+}
+
+// TestSoftmaxBackwardOnDevice checks that SoftmaxBackward and
+// LogSoftmaxBackward with device operands run on the device's Reduce
+// family and return their result there, and that host operands beside
+// device ones, a device without the family, or an error of its
+// implementation make them panic naming the op and the devices.
+func TestSoftmaxBackwardOnDevice(t *testing.T) {
+	d := tensortest.Register(t, onDev)
+	r := rand.New(rand.NewPCG(69, 70))
+	x, dy := RandN(r, 2, 3), RandN(r, 3, 2)
+	y, ly := Softmax(x, 1), LogSoftmax(x, 0)
+	dY, dLY, dDYT := toDev(t, y, onDev), toDev(t, ly, onDev), toDev(t, dy, onDev).T()
+	dd, _ := NewOn(onDev, 2, 3)
+	for _, k := range []struct {
+		name string
+		got  func() *Tensor
+		want *Tensor
+	}{
+		{"SoftmaxBackward(transposed dy)", func() *Tensor { return SoftmaxBackward(dY, dDYT, -1) }, SoftmaxBackward(y, dy.T(), 1)},
+		{"LogSoftmaxBackward", func() *Tensor { return LogSoftmaxBackward(dLY, dDYT, 0) }, LogSoftmaxBackward(ly, dy.T(), 0)},
+		{"SoftmaxBackwardInto", func() *Tensor { return SoftmaxBackwardInto(dd, dY, dDYT, 1) }, SoftmaxBackward(y, dy.T(), 1)},
+	} {
+		before := d.Counts()
+		if got := fromDev(t, k.name, k.got(), onDev); !slices.Equal(got.Data(), k.want.Data()) {
+			t.Errorf("%s on the device = %v, want %v", k.name, got, k.want)
+		}
+		oneCall(t, k.name, d, before, "Reduce.SoftmaxBackward")
+	}
+	panics(t, "tensor: SoftmaxBackward: [2 3] on device(7) and [2 3] on cpu: operands on device(7) and cpu; copy them to one device with To",
+		func() { SoftmaxBackward(dY, dy.T(), 1) })
+	panics(t, "tensor: LogSoftmaxBackwardInto: [2 3] on cpu and [2 3] on device(7) and [2 3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { LogSoftmaxBackwardInto(New(2, 3), dLY, dDYT, 1) })
+	registerBare(t, otherDev)
+	oy := toDev(t, y, otherDev)
+	panics(t, "tensor: SoftmaxBackward: [2 3] on device(7) and [2 3] on device(8): operands on device(7) and device(8); copy them to one device with To",
+		func() { SoftmaxBackward(dY, oy, 1) })
+	panics(t, "tensor: LogSoftmaxBackward: [2 3] on device(8) and [2 3] on device(8): device(8) has no Reduce kernels; copy the operands with To(tensor.CPU)",
+		func() { LogSoftmaxBackward(oy, oy, 1) })
+	d.SetFaults(tensortest.Faults{Kernels: errors.New("fake: out of memory")})
+	panics(t, "tensor: SoftmaxBackward: [2 3] on device(7) and [2 3] on device(7) (result [2 3] on device(7)): fake: out of memory",
+		func() { SoftmaxBackward(dY, dDYT, 1) })
+}

@@ -525,6 +525,130 @@ func (cpuKernels) Softmax(dst, x *Tensor, axis int, log bool) error {
 	return nil
 }
 
+// SoftmaxBackward returns the gradient with respect to x of y =
+// Softmax(x, axis), given y and the gradient dy of y (both of one shape):
+// dx = y·(dy - Σ dy·y), the sum along axis (simd.Dot: float32 lanes,
+// within n·2⁻²⁴·Σ|dy·y| ≤ n·2⁻²⁴·max|dy| of the exact sum for n elements
+// along axis, then one rounding per operation).
+func SoftmaxBackward(y, dy *Tensor, axis int) *Tensor {
+	return softmaxBackward("SoftmaxBackward", nil, y, dy, axis, false)
+}
+
+// SoftmaxBackwardInto sets dx to SoftmaxBackward(y, dy, axis) and returns
+// dx; dx may be dy or y (in place).
+func SoftmaxBackwardInto(dx, y, dy *Tensor, axis int) *Tensor {
+	return softmaxBackward("SoftmaxBackwardInto", dx, y, dy, axis, false)
+}
+
+// LogSoftmaxBackward returns the gradient with respect to x of y =
+// LogSoftmax(x, axis), given y and dy: dx = dy - e^y·Σ dy along axis
+// (simd.Sum and simd.Exp; the product and difference round once each, or
+// once in all with Axpy's fused multiply-add).
+func LogSoftmaxBackward(y, dy *Tensor, axis int) *Tensor {
+	return softmaxBackward("LogSoftmaxBackward", nil, y, dy, axis, true)
+}
+
+// LogSoftmaxBackwardInto sets dx to LogSoftmaxBackward(y, dy, axis) and
+// returns dx; dx may be dy or y (in place).
+func LogSoftmaxBackwardInto(dx, y, dy *Tensor, axis int) *Tensor {
+	return softmaxBackward("LogSoftmaxBackwardInto", dx, y, dy, axis, true)
+}
+
+// softmaxBackward is SoftmaxBackward (log: LogSoftmaxBackward) on the
+// device of its operands, into dx (nil: a new tensor).
+func softmaxBackward(op string, dx, y, dy *Tensor, axis int, log bool) *Tensor {
+	if dx == nil {
+		checkNil(op, "y, dy", y, dy)
+	} else {
+		checkNil(op, "dx, y, dy", dx, y, dy)
+	}
+	axis = y.axis(op, axis)
+	if !slices.Equal(dy.shape, y.shape) || (dx != nil && !slices.Equal(dx.shape, y.shape)) {
+		panic(fmt.Sprintf("tensor: %s: shapes %s differ", op, shapesOf([]*Tensor{dx, y, dy})))
+	}
+	if dx != nil {
+		checkWritable(op, dx)
+	}
+	dev := deviceOn(op, dx, y, dy)
+	k := reduceOn(op, dev, dx, y, dy)
+	if dx == nil {
+		dx = result(op, dev, y.shape, y, dy)
+	} else if dev == CPU {
+		// A row's sum is read before it is written, and dy's elements
+		// before dx's; y is read after.
+		y, dy = detach(dx, y), unalias(dx, dy)
+	}
+	ran(op, k.SoftmaxBackward(dx, y, dy, axis, log), dx, y, dy)
+	return dx
+}
+
+// SoftmaxBackward is the CPU's SoftmaxBackward and LogSoftmaxBackward:
+// host operands, dx not overlapping y and overlapping dy only exactly (in
+// place). The fast path (axis last, all three contiguous) allocates
+// nothing; others go through contiguous copies.
+func (cpuKernels) SoftmaxBackward(dx, y, dy *Tensor, axis int, log bool) error {
+	op := "SoftmaxBackward"
+	if log {
+		op = "LogSoftmaxBackward"
+	}
+	n := y.shape[axis]
+	if y.Len() == 0 || n == 0 {
+		return nil
+	}
+	j := softmaxGradJobs.Get().(*softmaxGradJob)
+	defer func() {
+		*j = softmaxGradJob{}
+		softmaxGradJobs.Put(j)
+	}()
+	*j = softmaxGradJob{n: n, log: log}
+	if axis == len(y.shape)-1 && y.IsContiguous() && dy.IsContiguous() && dx.IsContiguous() {
+		j.dx, j.y, j.dy = dx.hostData(op), y.hostData(op), dy.hostData(op)
+		parallel(j, y.Len()/n, 2*y.Len())
+		return nil
+	}
+	yt, dyt := moveAxisLast(y, axis).Clone(), moveAxisLast(dy, axis).Clone()
+	j.dx, j.y, j.dy = dyt.data, yt.data, dyt.data
+	parallel(j, y.Len()/n, 2*y.Len())
+	cpuKernels{}.CopyInto(moveAxisLast(dx, axis), dyt)
+	return nil
+}
+
+// softmaxGradJob is SoftmaxBackward over rows of n contiguous elements.
+type softmaxGradJob struct {
+	dx, y, dy []float32
+	n         int
+	log       bool
+}
+
+var softmaxGradJobs = sync.Pool{New: func() any { return new(softmaxGradJob) }}
+
+func (j *softmaxGradJob) RunRange(lo, hi int) {
+	var t *gradTemp
+	if j.log {
+		t = gradTemps.Get().(*gradTemp)
+		defer gradTemps.Put(t)
+	}
+	for r := lo; r < hi; r++ {
+		dx, y, dy := j.dx[r*j.n:][:j.n], j.y[r*j.n:][:j.n], j.dy[r*j.n:][:j.n]
+		if !j.log {
+			// dx = y·(dy - Σ dy·y)
+			s := simd.Dot(dy, y)
+			simd.AddScalar(dx, dy, -s)
+			simd.Mul(dx, dx, y)
+			continue
+		}
+		// dx = dy - e^y·Σ dy, by pieces of e^y.
+		s := simd.Sum(dy)
+		for p := 0; p < j.n; p += chunk {
+			q := min(p+chunk, j.n)
+			e := t[0][:q-p]
+			simd.Exp(e, y[p:q])
+			copy(dx[p:q], dy[p:q])
+			simd.Axpy(dx[p:q], -s, e)
+		}
+	}
+}
+
 // SumToInto adds to dst the sums of x over the axes along which dst
 // broadcasts to x's shape, and returns dst: dst[j] += Σ x[i] over every i
 // that dst[j] is broadcast to. It is the adjoint of broadcasting, the way a

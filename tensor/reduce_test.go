@@ -227,10 +227,15 @@ func refLogSumExp(row []float64) float64 {
 
 func TestSoftmaxIntoAllocs(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	x, dst := RandN(r, 256, 512), New(256, 512)
-	f := func() { SoftmaxInto(dst, x, -1) }
-	f()
-	noAllocs(t, "SoftmaxInto", f)
+	x, dy, dst := RandN(r, 256, 512), RandN(r, 256, 512), New(256, 512)
+	for name, f := range map[string]func(){
+		"SoftmaxInto":            func() { SoftmaxInto(dst, x, -1) },
+		"SoftmaxBackwardInto":    func() { SoftmaxBackwardInto(dst, x, dy, -1) },
+		"LogSoftmaxBackwardInto": func() { LogSoftmaxBackwardInto(dst, x, dy, 1) },
+	} {
+		f()
+		noAllocs(t, name, f)
+	}
 }
 
 // TestEmptyReductions reduces over zero elements: sums are 0, means and
@@ -287,4 +292,123 @@ func TestEmptyReductions(t *testing.T) {
 			t.Errorf("panic %q, want %q", msg, c.want)
 		}
 	}
+}
+
+// TestSoftmaxBackward checks SoftmaxBackward and LogSoftmaxBackward along
+// any axis against the float64 formula on the y given and against central
+// differences of the float64 softmax of x, over random shapes (zero-size
+// included) and layouts (dy also broadcast), and their Into forms into a
+// strided dx and in place over dy and over y.
+func TestSoftmaxBackward(t *testing.T) {
+	r := rand.New(rand.NewPCG(67, 68))
+	kinds := []string{"contiguous", "transposed", "strided"}
+	for trial := range 120 {
+		shape := randShape(r, 3, 7)
+		if len(shape) == 0 {
+			shape = []int{5}
+		}
+		if trial == 0 {
+			shape = []int{3, 700} // rows of several pieces of chunk elements
+		}
+		axis := r.IntN(len(shape))
+		log := trial%2 == 1
+		x := Scale(randLayout(r, layouts[r.IntN(len(layouts))], shape...), 3)
+		fwd, back, backInto := Softmax, SoftmaxBackward, SoftmaxBackwardInto
+		if log {
+			fwd, back, backInto = LogSoftmax, LogSoftmaxBackward, LogSoftmaxBackwardInto
+		}
+		y := filled(r, kinds[r.IntN(3)], fwd(x, axis))
+		dy := randLayout(r, layouts[r.IntN(len(layouts))], shape...)
+		what := fmt.Sprintf("log=%v %v axis %d", log, shape, axis)
+		neg := axis - len(shape) // a negative axis, half the time
+		if trial%4 < 2 {
+			neg = axis
+		}
+		dx := back(y, dy, neg)
+		if !slices.Equal(dx.Shape(), shape) {
+			t.Fatalf("%s: shape %v", what, dx.Shape())
+		}
+		row := func(t *Tensor, idx []int) []float64 {
+			j := slices.Clone(idx)
+			out := make([]float64, shape[axis])
+			for k := range out {
+				j[axis] = k
+				out[k] = float64(t.At(j...))
+			}
+			return out
+		}
+		indices(shape, func(idx []int) {
+			ys, dys, xs := row(y, idx), row(dy, idx), row(x, idx)
+			n, k := float64(len(ys)), idx[axis]
+			var s, sAbs float64
+			for i := range ys {
+				if log {
+					s += dys[i]
+					sAbs += math.Abs(dys[i])
+				} else {
+					s += dys[i] * ys[i]
+					sAbs += math.Abs(dys[i] * ys[i])
+				}
+			}
+			var want, tol float64
+			if log {
+				e := math.Exp(ys[k])
+				want = dys[k] - e*s
+				tol = (n + 4) * 0x1p-24 * (e*sAbs + math.Abs(dys[k]))
+			} else {
+				want = ys[k] * (dys[k] - s)
+				tol = (n+4)*0x1p-24*ys[k]*(sAbs+math.Abs(dys[k])) + 0x1p-24*math.Abs(want)
+			}
+			got := float64(dx.At(idx...))
+			if math.Abs(got-want) > tol {
+				t.Errorf("%s at %v: dx = %v, want %v (tolerance %.3g)", what, idx, got, want, tol)
+			}
+			// Central differences of L = Σ dy·f(x) along the row.
+			f := func(xs []float64) float64 {
+				m, z := math.Inf(-1), 0.0
+				for _, v := range xs {
+					m = math.Max(m, v)
+				}
+				for _, v := range xs {
+					z += math.Exp(v - m)
+				}
+				l := 0.0
+				for i, v := range xs {
+					if log {
+						l += dys[i] * (v - m - math.Log(z))
+					} else {
+						l += dys[i] * math.Exp(v-m) / z
+					}
+				}
+				return l
+			}
+			h := 1e-6
+			old := xs[k]
+			xs[k] = old + h
+			lp := f(xs)
+			xs[k] = old - h
+			lm := f(xs)
+			fd := (lp - lm) / (2 * h)
+			if math.Abs(got-fd) > 1e-5*(1+sAbs+math.Abs(dys[k])) {
+				t.Errorf("%s at %v: dx = %v, central differences give %v", what, idx, got, fd)
+			}
+		})
+		sdx := randLayout(r, "strided", shape...)
+		if got := backInto(sdx, y, dy, axis); got != sdx {
+			t.Fatalf("%s: Into did not return dx", what)
+		}
+		assertEqual(t, what+" Into strided", sdx.Contiguous(), dx)
+		dyc := dy.Clone()
+		backInto(dyc, y, dyc, axis)
+		assertEqual(t, what+" Into over dy", dyc, dx)
+		yc := y.Clone()
+		backInto(yc, yc, dy, axis)
+		assertEqual(t, what+" Into over y", yc, dx)
+	}
+	expectPanic(t, "tensor: SoftmaxBackward: shapes [2 3] and [3 2] differ", func() { SoftmaxBackward(New(2, 3), New(3, 2), 0) })
+	expectPanic(t, "tensor: LogSoftmaxBackwardInto: shapes [2 2] and [2 3] and [2 3] differ", func() { LogSoftmaxBackwardInto(New(2, 2), New(2, 3), New(2, 3), 0) })
+	expectPanic(t, "tensor: SoftmaxBackward: nil tensor dy", func() { SoftmaxBackward(New(2), nil, 0) })
+	expectPanic(t, "tensor: LogSoftmaxBackwardInto: dst of shape [2 3] has a broadcast (stride 0) dimension 0", func() {
+		LogSoftmaxBackwardInto(New(1, 3).BroadcastTo(2, 3), New(2, 3), New(2, 3), 1)
+	})
 }

@@ -35,7 +35,7 @@ func relative(n int) tolerance { return tolerance{abs: 1e-6, rel: 1e-5, n: n} }
 
 // logarithmic is the tolerance of logs of sums of n terms (LogSumExp,
 // LogSoftmax), and of results of order 1 computed from sums of n terms of
-// order 1 (the normalizations and their gradients).
+// order 1 (Softmax's gradients, the normalizations and theirs).
 func logarithmic(n int) tolerance { return tolerance{abs: 1e-6 + 2*float64(n)*u, rel: 1e-5} }
 
 // gen says how an operand's elements are drawn.
@@ -338,13 +338,47 @@ var unaries = []struct {
 	{"AddScalar", func(d, x *tsr) *tsr { return tensor.AddScalarInto(d, x, 0.75) }, normal},
 }
 
+// gradients are the unary ops with a gradient (UnaryGrad), their
+// arguments, forward (for y) and operand.
+var gradients = []struct {
+	name string
+	op   tensor.ElemOp
+	arg  [2]float32
+	fwd  func(x *tsr) *tsr
+	gen  gen
+}{
+	{"Exp", tensor.ElemExp, [2]float32{}, tensor.Exp, normal},
+	{"Log", tensor.ElemLog, [2]float32{}, tensor.Log, positive},
+	{"Sigmoid", tensor.ElemSigmoid, [2]float32{}, tensor.Sigmoid, normal},
+	{"SiLU", tensor.ElemSiLU, [2]float32{}, tensor.SiLU, normal},
+	{"Tanh", tensor.ElemTanh, [2]float32{}, tensor.Tanh, normal},
+	{"Softplus", tensor.ElemSoftplus, [2]float32{}, tensor.Softplus, normal},
+	{"Erf", tensor.ElemErf, [2]float32{}, tensor.Erf, normal},
+	{"GELU", tensor.ElemGELU, [2]float32{}, tensor.GELU, normal},
+	{"GELUTanh", tensor.ElemGELUTanh, [2]float32{}, tensor.GELUTanh, normal},
+	{"Abs", tensor.ElemAbs, [2]float32{}, tensor.Abs, normal},
+	{"Neg", tensor.ElemNeg, [2]float32{}, tensor.Neg, normal},
+	{"Sqrt", tensor.ElemSqrt, [2]float32{}, tensor.Sqrt, positive},
+	{"ReLU", tensor.ElemReLU, [2]float32{}, tensor.ReLU, steps},
+	{"LeakyReLU", tensor.ElemLeakyReLU, [2]float32{0.1}, func(x *tsr) *tsr { return tensor.LeakyReLU(x, 0.1) }, steps},
+	{"LeakyReLU alpha<0", tensor.ElemLeakyReLU, [2]float32{-0.5}, func(x *tsr) *tsr { return tensor.LeakyReLU(x, -0.5) }, steps},
+	{"ELU", tensor.ElemELU, [2]float32{1.5}, func(x *tsr) *tsr { return tensor.ELU(x, 1.5) }, normal},
+	{"ELU alpha<0", tensor.ElemELU, [2]float32{-0.3}, func(x *tsr) *tsr { return tensor.ELU(x, -0.3) }, normal},
+	{"Clamp", tensor.ElemClamp, [2]float32{-0.5, 0.5}, func(x *tsr) *tsr { return tensor.Clamp(x, -0.5, 0.5) }, steps},
+	{"Scale", tensor.ElemScale, [2]float32{-2.5}, func(x *tsr) *tsr { return tensor.Scale(x, -2.5) }, normal},
+	{"AddScalar", tensor.ElemAddScalar, [2]float32{0.75}, func(x *tsr) *tsr { return tensor.AddScalar(x, 0.75) }, normal},
+}
+
 // TestElementwise checks every op of the Elementwise family on dev: each
 // binary op and comparison over equal shapes, broadcasting (size-1 and
 // missing dimensions, stride-0 views), zero-size and one-element shapes,
 // transposed and sliced operands, 0-d operands on the device and on the
 // host, and its Into form into a contiguous or strided dst and in place;
 // each unary op over those layouts and special values (±0, ±Inf, NaN,
-// tiny and huge); Where and Fill.
+// tiny and huge); Where and Fill; the gradient of each unary op
+// (UnaryGrad, given the op's input and output) over those layouts, at
+// special values and at the ties of steps (ReLU at 0), its Into form into
+// a strided dx and in place over dy.
 func TestElementwise(t *testing.T, dev tensor.Device) {
 	var cases []kase
 	for _, b := range binaries {
@@ -389,6 +423,30 @@ func TestElementwise(t *testing.T, dev tensor.Device) {
 			{"Into in place", ops(g, []int{7, 33}), func(x []*tsr) *tsr { return un.into(x[0], x[0]) }},
 		} {
 			cases = append(cases, kase{name: un.name + " " + l.name, in: l.in, op: l.op, tol: pointwise})
+		}
+	}
+	for _, gr := range gradients {
+		g := gr.gen
+		grad := func(dx, dy, x *tsr) *tsr {
+			if dx == nil {
+				return tensor.UnaryGrad(gr.op, dy, x, gr.fwd(x), gr.arg)
+			}
+			return tensor.UnaryGradInto(dx, gr.op, dy, x, gr.fwd(x), gr.arg)
+		}
+		res := func(x []*tsr) *tsr { return grad(nil, x[1], x[0]) }
+		for _, l := range []layout{
+			{"[7 33]", []operand{of(g, 7, 33), rn(7, 33)}, res},
+			{"[257]", []operand{of(g, 257), rn(257)}, res},
+			{"zero-size", []operand{of(g, 0, 5), rn(0, 5)}, res},
+			{"0-d", []operand{of(g), rn()}, res},
+			{"special values", []operand{of(special, 2, 13), rn(2, 13)}, res},
+			{"transposed", []operand{of(g, 33, 7), rn(7, 33)}, func(x []*tsr) *tsr { return grad(nil, x[1], x[0].T()) }},
+			{"stride-0 dy", []operand{of(g, 7, 33), rn(1, 33)}, func(x []*tsr) *tsr { return grad(nil, x[1].Expand(7, 33), x[0]) }},
+			{"Into strided dx", []operand{guarded(33, 14), of(g, 7, 33), rn(7, 33)},
+				func(x []*tsr) *tsr { return grad(x[0].Slice(1, 0, 14, 2).T(), x[2], x[1]) }},
+			{"Into in place", []operand{of(g, 7, 33), rn(7, 33)}, func(x []*tsr) *tsr { return grad(x[1], x[1], x[0]) }},
+		} {
+			cases = append(cases, kase{name: "UnaryGrad " + gr.name + " " + l.name, in: l.in, op: l.op, tol: pointwise})
 		}
 	}
 	where := func(x []*tsr) *tsr { return tensor.Where(x[0], x[1], x[2]) }
@@ -440,7 +498,9 @@ var reductions = []struct {
 // not, of transposed, sliced and stride-0 operands, zero-size ones where
 // the reduction is defined, one-element and 0-d ones; ArgMax and ArgMin
 // along each axis, with ties and NaN; Softmax and LogSoftmax along every
-// axis, with their Into forms; SumToInto into every broadcast shape.
+// axis, with their Into forms, and their gradients (SoftmaxBackward,
+// LogSoftmaxBackward, given the output) likewise; SumToInto into every
+// broadcast shape.
 func TestReduce(t *testing.T, dev tensor.Device) {
 	var cases []kase
 	for _, red := range reductions {
@@ -525,6 +585,40 @@ func TestReduce(t *testing.T, dev tensor.Device) {
 				func(x []*tsr) *tsr { return sm.into(x[0].Slice(1, 0, 14, 2).T(), x[1], 1) }, 33},
 		} {
 			cases = append(cases, kase{name: sm.name + " " + l.name, in: l.in, op: l.op, tol: sm.tol(l.n)})
+		}
+	}
+	for _, sb := range []struct {
+		name string
+		fwd  func(x *tsr, axis int) *tsr
+		back func(dx, y, dy *tsr, axis int) *tsr
+	}{
+		{"SoftmaxBackward", tensor.Softmax, tensor.SoftmaxBackwardInto},
+		{"LogSoftmaxBackward", tensor.LogSoftmax, tensor.LogSoftmaxBackwardInto},
+	} {
+		// x[0] is the forward's input, x[1] dy; the forward runs first.
+		grad := func(dx, x, dy *tsr, axis int) *tsr {
+			if dx == nil {
+				dx = on(x, x.Shape()...)
+			}
+			return sb.back(dx, sb.fwd(x, axis), dy, axis)
+		}
+		res := func(axis int) func(x []*tsr) *tsr {
+			return func(x []*tsr) *tsr { return grad(nil, x[0], x[1], axis) }
+		}
+		for _, l := range []sized{
+			{"[4 7 33] axis 0", []operand{rn(4, 7, 33), rn(4, 7, 33)}, res(0), 4},
+			{"[4 7 33] axis 1", []operand{rn(4, 7, 33), rn(4, 7, 33)}, res(1), 7},
+			{"[4 7 33] axis -1", []operand{rn(4, 7, 33), rn(4, 7, 33)}, res(-1), 33},
+			{"[257]", []operand{rn(257), rn(257)}, res(0), 257},
+			{"one element", []operand{rn(3, 1), rn(3, 1)}, res(1), 1},
+			{"zero-size", []operand{rn(0, 5), rn(0, 5)}, res(1), 5},
+			{"transposed", []operand{rn(33, 7), rn(33, 7)}, func(x []*tsr) *tsr { return grad(nil, x[0].T(), x[1].T(), 1) }, 33},
+			{"stride-0 dy", []operand{rn(7, 5), rn(7, 1)}, func(x []*tsr) *tsr { return grad(nil, x[0], x[1].Expand(7, 5), 1) }, 5},
+			{"Into strided dx", []operand{rn(7, 33), rn(7, 33), guarded(33, 14)},
+				func(x []*tsr) *tsr { return grad(x[2].Slice(1, 0, 14, 2).T(), x[0], x[1], 1) }, 33},
+			{"Into in place", []operand{rn(7, 33), rn(7, 33)}, func(x []*tsr) *tsr { return grad(x[1], x[0], x[1], 0) }, 7},
+		} {
+			cases = append(cases, kase{name: sb.name + " " + l.name, in: l.in, op: l.op, tol: logarithmic(l.n)})
 		}
 	}
 	sumTo := func(x []*tsr) *tsr { return tensor.SumToInto(x[0], x[1]) }

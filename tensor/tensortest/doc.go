@@ -58,10 +58,11 @@
 // (Σ|x| for Sum, |A|·|B| for MatMul, the convolution of |x| and |w|), or
 // |w| itself for Var, Std and Softmax, whose errors are relative, and for
 // the adds of positive terms at negative indices (which Abs would move);
-// LogSoftmax and LogSumExp, and the normalizations and their gradients (results of order 1 from
-// sums of n terms: n the group length) are allowed 2·n·u absolute. The
-// ops that write several results (BatchNorm: y, the statistics, the
-// running statistics) are compared on all of them.
+// LogSoftmax and LogSumExp, Softmax's gradients, and the normalizations
+// and their gradients (results of order 1 from sums of n terms: n the
+// group or axis length) are allowed 2·n·u absolute. The ops that write
+// several results (BatchNorm: y, the statistics, the running statistics)
+// are compared on all of them.
 //
 // # Using the stand-in
 //

@@ -377,6 +377,12 @@ func (k kernels) Where(dst, cond, a, b *tensor.Tensor) error {
 	})
 }
 
+func (k kernels) UnaryBackward(op tensor.ElemOp, dx, dy, x, y *tensor.Tensor, arg [2]float32) error {
+	return k.do("Elementwise.UnaryBackward", 1, []*tensor.Tensor{dx, dy, x, y}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Elementwise.UnaryBackward(op, h[0], h[1], h[2], h[3], arg)
+	})
+}
+
 func (k kernels) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof int) error {
 	return k.do("Reduce.Reduce", 1, []*tensor.Tensor{dst, x}, func(h []*tensor.Tensor) error {
 		return k.d.cpu.Reduce.Reduce(op, h[0], h[1], axes, ddof)
@@ -398,6 +404,12 @@ func (k kernels) Softmax(dst, x *tensor.Tensor, axis int, log bool) error {
 func (k kernels) SumTo(dst, x *tensor.Tensor) error {
 	return k.do("Reduce.SumTo", 1, []*tensor.Tensor{dst, x}, func(h []*tensor.Tensor) error {
 		return k.d.cpu.Reduce.SumTo(h[0], h[1])
+	})
+}
+
+func (k kernels) SoftmaxBackward(dx, y, dy *tensor.Tensor, axis int, log bool) error {
+	return k.do("Reduce.SoftmaxBackward", 1, []*tensor.Tensor{dx, y, dy}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Reduce.SoftmaxBackward(h[0], h[1], h[2], axis, log)
 	})
 }
 
