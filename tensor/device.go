@@ -55,20 +55,18 @@ func allocator(op string, dev Device) (DeviceAllocator, error) {
 //     ...) and shape queries work on device tensors; views stay on the
 //     device and share its memory.
 //   - The ops of the families in backend.go (MatMul, the convolutions and
-//     their gradients, the elementwise ops, the reductions and Softmax,
-//     the copies, pooling and its gradients, the index ops: IndexSelect,
-//     Gather, IndexAdd, ScatterAdd, OneHot) run on the device of their
+//     their gradients, the elementwise ops and UnaryGrad, the reductions,
+//     Softmax and its gradients, the copies, pooling and its gradients,
+//     the index ops: IndexSelect, Gather, IndexAdd, ScatterAdd, OneHot,
+//     the normalizations and their gradients) run on the device of their
 //     operands, dst included, through its Backend, whatever
 //     dispatch.Place says, and return tensors on that device. Their
 //     operands are all on that device, but for 0-d host tensors
-//     (scalars): operands on two devices, or on the host and a device, a
-//     device lacking the family, or an error of its implementation make
-//     them panic, naming the op, the shapes and the devices, since they
-//     have no error return; the plugin's own methods (for instance
-//     (*cudaplugin.GPU).MatMul) return errors instead.
-//   - The other host operations (normalization) panic when given a device
-//     tensor, with a message naming the operation, the shape and the
-//     device: copy the tensor with To(CPU) first.
+//     (scalars) read as inputs: operands on two devices, or on the host
+//     and a device, a device lacking the family, or an error of its
+//     implementation make them panic, naming the op, the shapes and the
+//     devices, since they have no error return; the plugin's own methods
+//     (for instance (*cudaplugin.GPU).MatMul) return errors instead.
 
 // deviceStore is the storage of a device tensor: mem and its device. Every
 // view of the tensor points to the same deviceStore.
@@ -151,11 +149,11 @@ func NewOn(dev Device, shape ...int) (*Tensor, error) {
 //
 // To(CPU) (or Host) is how a device tensor is read on the host (Data, At
 // and Item copy too). Views and the ops of the families in backend.go
-// (MatMul, the convolutions, the elementwise ops, the reductions and
-// Softmax, the copies: Contiguous, Clone, CopyInto, Concat, Stack;
-// pooling; the index ops: IndexSelect, Gather, IndexAdd, ScatterAdd,
-// OneHot) run on the device of their operands, through its Backend; the
-// other host operations (normalization) panic when given a device tensor.
+// (MatMul, the convolutions, the elementwise ops and UnaryGrad, the
+// reductions, Softmax and SoftmaxBackward, the copies: Contiguous, Clone,
+// CopyInto, Concat, Stack; pooling; the index ops: IndexSelect, Gather,
+// IndexAdd, ScatterAdd, OneHot; BatchNorm, LayerNorm and their gradients)
+// run on the device of their operands, through its Backend.
 func (t *Tensor) To(dev Device) (*Tensor, error) {
 	t.need("To")
 	if t.Device() == dev {

@@ -2,7 +2,19 @@
 // kernels: views without copies (Reshape, Permute, Slice, BroadcastTo,
 // Squeeze, Unsqueeze), elementwise operations with NumPy broadcasting and
 // an allocation-free ...Into form for each, reductions over any set of
-// axes, Softmax along an axis, and MatMul with NumPy's matmul rules.
+// axes, Softmax along an axis, and MatMul with NumPy's matmul rules; and
+// what a backward pass needs: the convolutions', poolings' and
+// normalizations' gradients, the unary ops' (UnaryGrad: dy·f' in one
+// pass) and Softmax's (SoftmaxBackward, LogSoftmaxBackward).
+//
+// Devices: a tensor may live on an accelerator (To, NewOn). MatMul, the
+// convolutions, the elementwise ops and UnaryGrad, the reductions,
+// Softmax and its gradients, the copies and the normalizations run on the
+// device of their operands, through the op families that the device
+// registered (RegisterDevice, backend.go), and return tensors there;
+// operands on two devices, or host ones beside device ones (but for 0-d
+// scalars), panic naming the op and the devices. Nothing is copied to
+// the host behind the caller's back.
 //
 // Layout: a Tensor is a view (shape, strides in elements, offset) of a
 // backing []float32. Operations walk their operands in row-major order of
