@@ -212,6 +212,45 @@ type IndexKernels interface {
 	OneHot(dst, labels *Tensor) error
 }
 
+// LossKernels is the family of fused losses (loss.go). The public
+// functions have checked the shapes; loss is 0-d, the gradient (dlogits,
+// dpred, dx) nil or of the prediction's shape, and all operands are on
+// the device of the Backend.
+type LossKernels interface {
+	// CrossEntropy sets loss to the mean over the rows of logits [N, C] of
+	// logsumexp(row) - row[label], labels [N] holding class indices as
+	// float32, and dlogits (unless nil) to (softmax(row) - onehot(label))/N.
+	// A label that is not an integer in [0, C) is an error naming it; a
+	// device that finds one only after the call returned (it checks the
+	// labels in its kernel) reports it as its error from a later
+	// operation, and the loss and the label's row are NaN meanwhile.
+	CrossEntropy(loss, dlogits, logits, labels *Tensor) error
+	// MSE sets loss to the mean of (pred - target)² and dpred (unless nil)
+	// to 2(pred - target)/n, n the number of elements.
+	MSE(loss, dpred, pred, target *Tensor) error
+	// BCEWithLogits sets loss to the mean of max(x, 0) - x·t +
+	// log(1 + e^-|x|), t the target, and dx (unless nil) to
+	// (sigmoid(x) - t)/n.
+	BCEWithLogits(loss, dx, x, target *Tensor) error
+}
+
+// OptimKernels is the family of multi-tensor optimizer steps (optim.go):
+// one call updates every parameter. The public functions have checked
+// the lists (one entry per parameter; every tensor contiguous, of its
+// parameter's shape, on the Backend's device; the slot lists a step
+// does not read may be nil) and the counters. A nil grads[i] skips
+// parameter i and its state.
+type OptimKernels interface {
+	// SGD is SGDStep's update; started[i] says whether momentum[i] holds
+	// a buffer yet (the public function sets the flags afterwards).
+	SGD(params, grads, momentum []*Tensor, started []bool, hp SGDParams) error
+	// Adam is AdamStep's update; steps[i] is parameter i's step t,
+	// already advanced, whose bias corrections AdamCorrections gives.
+	Adam(params, grads, m, v []*Tensor, steps []int64, hp AdamParams) error
+	// RMSProp is RMSPropStep's update.
+	RMSProp(params, grads, squareAvg, gradAvg, momentum []*Tensor, hp RMSPropParams) error
+}
+
 // A Backend is a place ops run: its memory and its implementation of each
 // op family. A nil family is one the device lacks: ops of that family on
 // its tensors panic.
@@ -227,6 +266,8 @@ type Backend struct {
 	Pool        PoolKernels
 	Index       IndexKernels
 	Norm        NormKernels
+	Loss        LossKernels
+	Optim       OptimKernels
 }
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,
@@ -234,7 +275,7 @@ type Backend struct {
 // index.go, norm.go, grad.go).
 var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{},
 	Reduce: cpuKernels{}, Copy: cpuKernels{}, Pool: cpuKernels{}, Index: cpuKernels{},
-	Norm: cpuKernels{}}
+	Norm: cpuKernels{}, Loss: cpuKernels{}, Optim: cpuKernels{}}
 
 // cpuKernels is the CPU's implementation of every family.
 type cpuKernels struct{}
@@ -353,6 +394,18 @@ func indexOn(op string, dev Device, dst *Tensor, ts ...*Tensor) IndexKernels {
 
 func normOn(op string, dev Device, dst *Tensor, ts ...*Tensor) NormKernels {
 	return present(backendOf(op, dev, dst, ts...).Norm, op, dev, "Norm", dst, ts)
+}
+
+// lossOn returns dev's Loss family for op, panicking when dev has none.
+func lossOn(op string, dev Device, dst *Tensor, ts ...*Tensor) LossKernels {
+	return present(backendOf(op, dev, dst, ts...).Loss, op, dev, "Loss", dst, ts)
+}
+
+// optimOn returns dev's Optim family for op on params, panicking (naming
+// the first parameter) when dev has none.
+func optimOn(op string, dev Device, params []*Tensor) OptimKernels {
+	first := params[:min(len(params), 1)]
+	return present(backendOf(op, dev, nil, first...).Optim, op, dev, "Optim", nil, first)
 }
 
 // offloadDevice is the device that SetOffload named (CPU: none).
