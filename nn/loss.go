@@ -2,62 +2,37 @@ package nn
 
 import (
 	"fmt"
-	"math"
 
-	"github.com/lanesgo/lanes/simd"
 	"github.com/lanesgo/lanes/tensor"
 )
+
+// The losses run as one call of tensor's Loss family each (tensor's
+// CrossEntropy, MSE, BCEWithLogits), which computes the loss and, when a
+// gradient will be wanted, its gradient for an upstream gradient of 1, on
+// the device of the prediction; the backward pass multiplies that saved
+// gradient by the loss's gradient (a tensor op, on the same device). The
+// loss stays on the device until the caller reads it (Value().Item()).
 
 // CrossEntropy returns the mean over the rows of logits [N, C] of
 // -log softmax(row)[label], with labels [N] holding class indices in
 // [0, C) as float32 (PyTorch's cross_entropy with mean reduction). It is
-// fused and stable: each row's loss is logsumexp(row) - row[label], and the
-// backward is (softmax(row) - onehot(label))/N from the probabilities kept
-// by the forward pass. It panics on a label that is not such an integer.
-// With no rows (N = 0) the mean is NaN, as PyTorch's, and the gradient is
-// the empty [0, C].
+// fused and stable (tensor.CrossEntropy): each row's loss is
+// logsumexp(row) - row[label], and the gradient (softmax(row) -
+// onehot(label))/N is computed with it. It panics on a label that is not
+// such an integer (tensor's panic; on a device, the device's error). With
+// no rows (N = 0) the mean is NaN, as PyTorch's, and the gradient is the
+// empty [0, C].
 func (tp *Tape) CrossEntropy(logits *Var, labels *tensor.Tensor) *Var {
 	const op = "CrossEntropy"
 	tp.use(op, "logits", logits)
 	mustTensor(op, "labels", labels)
-	n, c := matrix(op, "logits", logits)
+	n, _ := matrix(op, "logits", logits)
 	if labels.Dims() != 1 || labels.Dim(0) != n {
 		panic(fmt.Sprintf("nn: %s: labels of shape %v do not match logits of shape %v", op, labels.Shape(), logits.value.Shape()))
 	}
-	lab, x := labels.Data(), data(logits)
-	probs := tp.alloc(n, c)
-	pd := probs.Data()
-	var sum float64
-	for i, l := range lab {
-		if !(l >= 0 && l < float32(c)) || l != float32(int(l)) {
-			panic(fmt.Sprintf("nn: %s: label %v of row %d outside [0, %d)", op, l, i, c))
-		}
-		row := x[i*c : (i+1)*c]
-		sum += float64(simd.LogSumExp(row)) - float64(row[int(l)])
-		simd.Softmax(pd[i*c:(i+1)*c], row)
-	}
-	y := tp.alloc()
-	y.Data()[0] = float32(sum / float64(n)) // 0/0 = NaN for no rows
-	out, nd := tp.result(y, backCrossEntropy, logits)
-	if nd != nil {
-		nd.saved[0], nd.saved[1] = probs, labels
-	}
-	return out
-}
-
-func backCrossEntropy(tp *Tape, n *node) {
-	logits := n.in[0]
-	probs, lab := n.saved[0].Data(), n.saved[1].Data()
-	rows := len(lab)
-	c := logits.value.Dim(1)
-	s := grad(n.out)[0] / float32(rows) // no rows: s is ±Inf or NaN, and unused
-	dx, add := tp.gradFor(logits)
-	d := dx.Data()
-	simd.Scale(d, probs, s)
-	for i, l := range lab {
-		d[i*c+int(l)] -= s
-	}
-	tp.flush(logits, dx, add)
+	y, d := tp.lossOutputs(logits)
+	tensor.CrossEntropyInto(y, d, logits.value, labels)
+	return tp.lossResult(y, d, logits)
 }
 
 // MSE returns the mean of (pred - target)² over every element (NaN when
@@ -66,25 +41,10 @@ func (tp *Tape) MSE(pred *Var, target *tensor.Tensor) *Var {
 	const op = "MSE"
 	tp.use(op, "pred", pred)
 	mustTensor(op, "target", target)
-	p := data(pred)
-	t := sameLen(op, pred, target)
-	diff := tp.like(pred.value)
-	d := diff.Data()
-	simd.Sub(d, p, t)
-	y := tp.alloc()
-	y.Data()[0] = float32(float64(simd.Dot(d, d)) / float64(len(d))) // 0/0 = NaN when empty
-	out, nd := tp.result(y, backMSE, pred)
-	if nd != nil {
-		nd.saved[0] = diff
-	}
-	return out
-}
-
-func backMSE(tp *Tape, n *node) {
-	pred, d := n.in[0], n.saved[0].Data()
-	dx, add := tp.gradFor(pred)
-	simd.Scale(dx.Data(), d, 2*grad(n.out)[0]/float32(len(d)))
-	tp.flush(pred, dx, add)
+	checkTarget(op, pred, target)
+	y, d := tp.lossOutputs(pred)
+	tensor.MSEInto(y, d, pred.value, target)
+	return tp.lossResult(y, d, pred)
 }
 
 // BCEWithLogits returns the mean over every element of the binary cross
@@ -95,39 +55,47 @@ func (tp *Tape) BCEWithLogits(x *Var, target *tensor.Tensor) *Var {
 	const op = "BCEWithLogits"
 	tp.use(op, "x", x)
 	mustTensor(op, "target", target)
-	xd := data(x)
-	t := sameLen(op, x, target)
-	var sum float64
-	for i, v := range xd {
-		a := float64(v)
-		sum += math.Max(a, 0) - a*float64(t[i]) + math.Log1p(math.Exp(-math.Abs(a)))
+	checkTarget(op, x, target)
+	y, d := tp.lossOutputs(x)
+	tensor.BCEWithLogitsInto(y, d, x.value, target)
+	return tp.lossResult(y, d, x)
+}
+
+// lossOutputs returns where a loss of the prediction pred writes its value
+// (0-d) and its gradient (nil when no gradient will be asked for: the
+// loss alone then costs less).
+func (tp *Tape) lossOutputs(pred *Var) (y, d *tensor.Tensor) {
+	y = tp.alloc()
+	if pred.requires && !tp.noGrad {
+		d = tp.like(pred.value)
 	}
-	y := tp.alloc()
-	y.Data()[0] = float32(sum / float64(len(xd))) // 0/0 = NaN when empty
-	out, nd := tp.result(y, backBCE, x)
+	return y, d
+}
+
+// lossResult makes the output Var of a loss with value y whose gradient
+// with respect to pred, for an upstream gradient of 1, is d.
+func (tp *Tape) lossResult(y, d *tensor.Tensor, pred *Var) *Var {
+	out, nd := tp.result(y, backLoss, pred)
 	if nd != nil {
-		nd.saved[0] = target
+		nd.saved[0] = d
 	}
 	return out
 }
 
-func backBCE(tp *Tape, n *node) {
-	x := n.in[0]
-	t := n.saved[0].Data()
-	dx, add := tp.gradFor(x)
-	d := dx.Data()
-	simd.Sigmoid(d, data(x))
-	simd.Sub(d, d, t)
-	simd.Scale(d, d, grad(n.out)[0]/float32(len(d)))
-	tp.flush(x, dx, add)
+// backLoss sends a loss's gradient back: its saved gradient times the
+// loss's own (a 0-d tensor, broadcast).
+func backLoss(tp *Tape, n *node) {
+	pred := n.in[0]
+	dx, add := tp.gradFor(pred)
+	tensor.MulInto(dx, n.saved[0], n.out.grad)
+	tp.flush(pred, dx, add)
 }
 
-// sameLen returns target's data after checking that its shape is pred's.
-func sameLen(op string, pred *Var, target *tensor.Tensor) []float32 {
+// checkTarget checks that target's shape is pred's.
+func checkTarget(op string, pred *Var, target *tensor.Tensor) {
 	if !sameShapeAs(pred.value, target) {
 		panic(fmt.Sprintf("nn: %s: prediction of shape %v and target of shape %v differ", op, pred.value.Shape(), target.Shape()))
 	}
-	return target.Data()
 }
 
 func sameShapeAs(a, b *tensor.Tensor) bool {

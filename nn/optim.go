@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 
-	"github.com/lanesgo/lanes/internal/freelist"
-	"github.com/lanesgo/lanes/internal/par"
-	"github.com/lanesgo/lanes/simd"
+	"github.com/lanesgo/lanes/tensor"
 )
 
 // Optimizer updates parameters from their gradients. Step skips the
@@ -19,94 +16,37 @@ import (
 // The constructors (NewSGD, NewAdam, NewAdamW, NewRMSProp) panic, naming
 // themselves and the parameter's index, when a parameter is nil or is not
 // a trainable parameter (made by NewParam).
+//
+// An optimizer's state (momentum buffers, Adam's moments, RMSProp's
+// averages) is made on the device of each parameter when the optimizer
+// is made, and stays where it is until To moves it: Step runs on the
+// device of the parameters (tensor's SGDStep, AdamStep, RMSPropStep, one
+// multi-tensor call), and parameters on another device than their state
+// make it panic, naming the devices. So a model moved to a device before
+// its optimizer is made needs nothing more; one moved after needs the
+// optimizer's To (PyTorch's optimizers, which keep no device of their
+// own, move their state when load_state_dict gives it; lanes asks for the
+// move, as it asks for every copy between devices).
 type Optimizer interface {
 	Step()
 	ZeroGrad()
 	LR() float32
 	SetLR(lr float32)
+	// To moves the optimizer's state to dev (its parameters are the
+	// model's, moved by the model's own To). The error is the device's;
+	// the state is then unchanged.
+	To(dev tensor.Device) error
 }
 
-// The updates run as a sequence of simd kernels over blocks of optBlock
-// elements, so that each block of the parameter, its gradient and its
-// state is read from memory and written back once per step while the
-// intermediate passes stay in L1.
-const optBlock = 1024
-
-// blockUpdater is an optimizer's update of one block of parameter i:
-// its values p, gradient g and state slots s, with two scratch blocks of
-// len(p) elements in tmp.
-type blockUpdater interface {
-	update(i int, p, g []float32, s [][]float32, tmp *[2][]float32)
-}
-
-// blockJob runs an optimizer's update over the blocks of its parameters;
-// block b of all of them is block b - starts[i] of parameter i, where
-// starts[i] <= b < starts[i+1].
-type blockJob struct {
-	p, g   [][]float32 // each parameter's values and gradient (nil without one)
-	state  [][]float32
-	slots  int
-	u      blockUpdater
-	starts []int
-}
-
-// scratch holds the workers' tmp blocks (see blockUpdater).
-var scratch freelist.Stack[[2][]float32]
-
-// blocks runs u over consecutive blocks of at most optBlock elements of
-// each parameter that has a gradient, on several threads for large models.
-// A step from par.SplitFrom parameter elements is spread over the worker
-// pool, as tensor's elementwise operations are. Adam on nn's CNN (421K
-// parameters, Zen 5): 0.40-0.44 ms a step on one thread, 0.27-0.39 on two
-// (0.40-0.50 before, all blocks on the caller).
-func (j *blockJob) blocks(params []*Var, state [][]float32, slots int, u blockUpdater) {
-	j.state, j.slots, j.u = state, slots, u
-	j.p, j.g, j.starts = j.p[:0], j.g[:0], append(j.starts[:0], 0)
-	elems := 0
-	for _, v := range params {
-		var p, g []float32
-		if v.gradOK {
-			p, g = v.value.Data(), v.grad.Data()
-		}
-		j.p, j.g = append(j.p, p), append(j.g, g)
-		elems += len(p)
-		j.starts = append(j.starts, j.starts[len(j.starts)-1]+(len(p)+optBlock-1)/optBlock)
+// newState returns slots lists of zeroed state tensors, one for each of
+// params on the parameter's device (list k holds slot k of every
+// parameter), and panics, naming fn, when a parameter is nil or not a
+// trainable parameter, or its device cannot provide the memory.
+func newState(fn string, params []*Var, slots int) [][]*tensor.Tensor {
+	s := make([][]*tensor.Tensor, slots)
+	for k := range s {
+		s[k] = make([]*tensor.Tensor, len(params))
 	}
-	par.Split(j, j.starts[len(params)], elems)
-	clear(j.p)
-	clear(j.g)
-	j.state, j.u = nil, nil
-}
-
-// RunRange updates blocks lo..hi.
-func (j *blockJob) RunRange(lo, hi int) {
-	tmp := scratch.Get()
-	for k := range tmp {
-		if len(tmp[k]) < optBlock {
-			tmp[k] = make([]float32, optBlock)
-		}
-	}
-	var sb [4][]float32
-	i := sort.SearchInts(j.starts, lo+1) - 1 // the parameter holding block lo
-	for b := lo; b < hi; b++ {
-		for b >= j.starts[i+1] {
-			i++
-		}
-		p, g := j.p[i], j.g[i]
-		off := (b - j.starts[i]) * optBlock
-		end := min(off+optBlock, len(p))
-		for k := range j.slots {
-			sb[k] = j.state[i*j.slots+k][off:end]
-		}
-		j.u.update(i, p[off:end], g[off:end], sb[:j.slots], tmp)
-	}
-	scratch.Put(tmp)
-}
-
-// newState returns slots zeroed state slices for each of params, and
-// panics, naming fn, when one is nil or not a trainable parameter.
-func newState(fn string, params []*Var, slots int) [][]float32 {
-	s := make([][]float32, len(params)*slots)
 	for i, v := range params {
 		if v == nil || v.value == nil {
 			panic(fmt.Sprintf("nn: %s: parameter %d of %d is nil", fn, i, len(params)))
@@ -114,19 +54,41 @@ func newState(fn string, params []*Var, slots int) [][]float32 {
 		if !v.requires || !v.param {
 			panic(fmt.Sprintf("nn: %s: parameter %d of shape %v is not a trainable parameter", fn, i, v.value.Shape()))
 		}
-		for k := range slots {
-			s[i*slots+k] = make([]float32, v.value.Len())
+		for k := range s {
+			t, err := tensor.NewOn(v.value.Device(), v.value.Shape()...)
+			if err != nil {
+				panic(fmt.Sprintf("nn: %s: state of parameter %d of shape %v on %v: %v", fn, i, v.value.Shape(), v.value.Device(), err))
+			}
+			s[k][i] = t
 		}
 	}
 	return s
 }
 
-// optBase holds what every optimizer has: its parameters and learning
-// rate, with the Optimizer methods that need nothing else.
+// optBase holds what every optimizer has: its parameters, learning rate
+// and state, with the Optimizer methods that need nothing else.
 type optBase struct {
 	params []*Var
 	lr     float32
-	job    blockJob
+	// state[k][i] is slot k of parameter i (see optimizerOf for the
+	// slots' names).
+	state [][]*tensor.Tensor
+	// The operands of a step, kept so that a step allocates nothing.
+	values, grads []*tensor.Tensor
+}
+
+// operands returns the parameters' values and gradients (nil where a
+// parameter has none) for a step.
+func (o *optBase) operands() (values, grads []*tensor.Tensor) {
+	o.values, o.grads = o.values[:0], o.grads[:0]
+	for _, v := range o.params {
+		var g *tensor.Tensor
+		if v.gradOK {
+			g = v.grad
+		}
+		o.values, o.grads = append(o.values, v.value), append(o.grads, g)
+	}
+	return o.values, o.grads
 }
 
 // ZeroGrad implements Optimizer.
@@ -138,6 +100,26 @@ func (o *optBase) LR() float32 { return o.lr }
 // SetLR implements Optimizer.
 func (o *optBase) SetLR(lr float32) { o.lr = lr }
 
+// To implements Optimizer: it copies every state tensor to dev, and
+// replaces the state only once all are there.
+func (o *optBase) To(dev tensor.Device) error {
+	moved := make([][]*tensor.Tensor, len(o.state))
+	for k, slot := range o.state {
+		moved[k] = make([]*tensor.Tensor, len(slot))
+		for i, t := range slot {
+			m, err := t.To(dev)
+			if err != nil {
+				return fmt.Errorf("nn: optimizer To(%v): state of parameter %d of shape %v: %w", dev, i, t.Shape(), err)
+			}
+			moved[k][i] = m
+		}
+	}
+	for k := range moved {
+		copy(o.state[k], moved[k])
+	}
+	return nil
+}
+
 func zeroGrads(params []*Var) {
 	for _, v := range params {
 		v.ZeroGrad()
@@ -145,7 +127,8 @@ func zeroGrads(params []*Var) {
 }
 
 // SGD is stochastic gradient descent with optional momentum (Nesterov's
-// or not), dampening and L2 weight decay, as PyTorch's optim.SGD:
+// or not), dampening and L2 weight decay, as PyTorch's optim.SGD (see
+// tensor.SGDStep):
 //
 //	g ← g + WeightDecay·p
 //	b ← Momentum·b + (1 - Dampening)·g   (b ← g on the first step)
@@ -155,50 +138,26 @@ type SGD struct {
 	Momentum, Dampening, WeightDecay float32
 	Nesterov                         bool
 	optBase
-	state   [][]float32
 	started []bool
 }
 
 // NewSGD returns plain SGD over params with learning rate lr; set the
 // fields for momentum and weight decay.
 func NewSGD(params []*Var, lr float32) *SGD {
-	return &SGD{optBase: optBase{params: params, lr: lr}, state: newState("NewSGD", params, 1), started: make([]bool, len(params))}
+	return &SGD{optBase: optBase{params: params, lr: lr, state: newState("NewSGD", params, 1)}, started: make([]bool, len(params))}
 }
 
 // Step implements Optimizer.
 func (o *SGD) Step() {
-	o.job.blocks(o.params, o.state, 1, o)
-	for i, v := range o.params {
-		o.started[i] = o.started[i] || v.gradOK
-	}
-}
-
-func (o *SGD) update(i int, p, g []float32, s [][]float32, tmp *[2][]float32) {
-	buf, t := s[0], tmp[0][:len(p)]
-	copy(t, g)
-	if o.WeightDecay != 0 {
-		simd.Axpy(t, o.WeightDecay, p)
-	}
-	if o.Momentum != 0 {
-		if !o.started[i] {
-			copy(buf, t)
-		} else {
-			simd.Scale(buf, buf, o.Momentum)
-			simd.Axpy(buf, 1-o.Dampening, t)
-		}
-		if o.Nesterov {
-			simd.Axpy(t, o.Momentum, buf)
-		} else {
-			copy(t, buf)
-		}
-	}
-	simd.Axpy(p, -o.lr, t)
+	values, grads := o.operands()
+	tensor.SGDStep(values, grads, o.state[0], o.started,
+		tensor.SGDParams{LR: o.lr, Momentum: o.Momentum, Dampening: o.Dampening, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov})
 }
 
 // Adam is the Adam optimizer (Kingma and Ba) as PyTorch's optim.Adam, with
 // bias correction and, when Decoupled is set, AdamW's decoupled weight
 // decay (p ← p·(1 - lr·WeightDecay) before the update) instead of L2
-// decay added to the gradient:
+// decay added to the gradient (see tensor.AdamStep):
 //
 //	m ← β₁m + (1-β₁)g,  v ← β₂v + (1-β₂)g²
 //	p ← p - lr/(1-β₁ᵗ) · m/(√v/√(1-β₂ᵗ) + ε)
@@ -211,10 +170,7 @@ type Adam struct {
 	Beta1, Beta2, Eps, WeightDecay float32
 	Decoupled                      bool
 	optBase
-	state [][]float32
 	steps []int64 // each parameter's t
-	// This step's lr/(1-β₁ᵗ) and 1/√(1-β₂ᵗ), for each parameter.
-	stepSize, invSqrtBC2 []float32
 }
 
 // NewAdam returns Adam over params with learning rate lr and PyTorch's
@@ -230,49 +186,18 @@ func NewAdamW(params []*Var, lr float32) *Adam {
 }
 
 func newAdam(fn string, params []*Var, lr float32) *Adam {
-	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState(fn, params, 2),
-		steps: make([]int64, len(params)), stepSize: make([]float32, len(params)), invSqrtBC2: make([]float32, len(params))}
+	return &Adam{Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, optBase: optBase{params: params, lr: lr, state: newState(fn, params, 2)},
+		steps: make([]int64, len(params))}
 }
 
 // Step implements Optimizer.
 func (o *Adam) Step() {
-	for i, v := range o.params {
-		if !v.gradOK {
-			continue
-		}
-		o.steps[i]++
-		t := float64(o.steps[i])
-		o.stepSize[i] = float32(float64(o.lr) / (1 - math.Pow(float64(o.Beta1), t)))
-		o.invSqrtBC2[i] = float32(1 / math.Sqrt(1-math.Pow(float64(o.Beta2), t)))
-	}
-	o.job.blocks(o.params, o.state, 2, o)
+	values, grads := o.operands()
+	tensor.AdamStep(values, grads, o.state[0], o.state[1], o.steps,
+		tensor.AdamParams{LR: o.lr, Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, WeightDecay: o.WeightDecay, Decoupled: o.Decoupled})
 }
 
-func (o *Adam) update(i int, p, g []float32, s [][]float32, tmp *[2][]float32) {
-	m, v := s[0], s[1]
-	t1, t2 := tmp[0][:len(p)], tmp[1][:len(p)]
-	b1, b2, wd := o.Beta1, o.Beta2, o.WeightDecay
-	switch {
-	case wd != 0 && o.Decoupled:
-		simd.Scale(p, p, 1-o.lr*wd)
-	case wd != 0:
-		copy(t1, g)
-		simd.Axpy(t1, wd, p)
-		g = t1
-	}
-	simd.Scale(m, m, b1)
-	simd.Axpy(m, 1-b1, g)
-	simd.Mul(t2, g, g)
-	simd.Scale(v, v, b2)
-	simd.Axpy(v, 1-b2, t2)
-	simd.Sqrt(t2, v)
-	simd.Scale(t2, t2, o.invSqrtBC2[i])
-	simd.AddScalar(t2, t2, o.Eps)
-	simd.Div(t2, m, t2)
-	simd.Axpy(p, -o.stepSize[i], t2)
-}
-
-// RMSProp is PyTorch's optim.RMSprop:
+// RMSProp is PyTorch's optim.RMSprop (see tensor.RMSPropStep):
 //
 //	g ← g + WeightDecay·p
 //	v ← αv + (1-α)g²
@@ -282,47 +207,19 @@ type RMSProp struct {
 	Alpha, Eps, Momentum, WeightDecay float32
 	Centered                          bool
 	optBase
-	state [][]float32
 }
 
 // NewRMSProp returns RMSProp over params with learning rate lr and
 // PyTorch's defaults: α = 0.99, ε = 1e-8.
 func NewRMSProp(params []*Var, lr float32) *RMSProp {
-	return &RMSProp{Alpha: 0.99, Eps: 1e-8, optBase: optBase{params: params, lr: lr}, state: newState("NewRMSProp", params, 3)}
+	return &RMSProp{Alpha: 0.99, Eps: 1e-8, optBase: optBase{params: params, lr: lr, state: newState("NewRMSProp", params, 3)}}
 }
 
 // Step implements Optimizer.
-func (o *RMSProp) Step() { o.job.blocks(o.params, o.state, 3, o) }
-
-func (o *RMSProp) update(_ int, p, g []float32, s [][]float32, tmp *[2][]float32) {
-	a := o.Alpha
-	v, gavg, buf := s[0], s[1], s[2]
-	t1, t2 := tmp[0][:len(p)], tmp[1][:len(p)]
-	if o.WeightDecay != 0 {
-		copy(t1, g)
-		simd.Axpy(t1, o.WeightDecay, p)
-		g = t1
-	}
-	simd.Mul(t2, g, g)
-	simd.Scale(v, v, a)
-	simd.Axpy(v, 1-a, t2)
-	if o.Centered {
-		simd.Scale(gavg, gavg, a)
-		simd.Axpy(gavg, 1-a, g)
-		simd.Mul(t2, gavg, gavg)
-		simd.Sub(t2, v, t2)
-		simd.Sqrt(t2, t2)
-	} else {
-		simd.Sqrt(t2, v)
-	}
-	simd.AddScalar(t2, t2, o.Eps)
-	simd.Div(t2, g, t2)
-	if o.Momentum > 0 {
-		simd.Scale(buf, buf, o.Momentum)
-		simd.Add(buf, buf, t2)
-		t2 = buf
-	}
-	simd.Axpy(p, -o.lr, t2)
+func (o *RMSProp) Step() {
+	values, grads := o.operands()
+	tensor.RMSPropStep(values, grads, o.state[0], o.state[1], o.state[2],
+		tensor.RMSPropParams{LR: o.lr, Alpha: o.Alpha, Eps: o.Eps, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Centered: o.Centered})
 }
 
 // Schedule gives the learning rate for an epoch (or step) counted from 0.
@@ -408,9 +305,9 @@ type optimizerState struct {
 
 // optimizerOf returns what a checkpoint keeps of opt: its scalar state,
 // PyTorch's names of its per-parameter state slots, the slots (parameter
-// i's slot k is state[i*len(slots)+k]) and its parameters. ok is false
+// i's slot k is state[k][i], on the device it is on) and its parameters. ok is false
 // when opt is not one of this package's optimizers, or a nil one.
-func optimizerOf(opt Optimizer) (st optimizerState, slots []string, state [][]float32, params []*Var, ok bool) {
+func optimizerOf(opt Optimizer) (st optimizerState, slots []string, state [][]*tensor.Tensor, params []*Var, ok bool) {
 	switch o := opt.(type) {
 	case *SGD:
 		if o != nil {

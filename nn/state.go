@@ -180,9 +180,13 @@ func SaveCheckpoint(path string, m Module, opt Optimizer, b *Batches, metadata m
 		if !ok {
 			return fmt.Errorf("nn: SaveCheckpoint: %s: optimizer %T: only this package's SGD, Adam and RMSProp can be saved", path, opt)
 		}
-		for i, p := range params {
+		for i := range params {
 			for k, slot := range slots {
-				ts = append(ts, Named{Name: ckptOptimName(i, slot), T: tensor.FromSlice(state[i*len(slots)+k], p.value.Shape()...)})
+				h, err := state[k][i].To(tensor.CPU) // a device's state is copied back
+				if err != nil {
+					return fmt.Errorf("nn: SaveCheckpoint: %s: optimizer state %q: %w", path, ckptOptimName(i, slot), err)
+				}
+				ts = append(ts, Named{Name: ckptOptimName(i, slot), T: h})
 			}
 		}
 		js, err := json.Marshal(st)
@@ -314,7 +318,10 @@ func planLoadOptimizer(opt Optimizer, js string, optim map[string]*tensor.Tensor
 	if err := checkOptimizerState(st); err != nil {
 		return nil, err
 	}
-	src := make([]*tensor.Tensor, len(state))
+	src := make([][]*tensor.Tensor, len(slots))
+	for k := range src {
+		src[k] = make([]*tensor.Tensor, len(params))
+	}
 	for i, p := range params {
 		for k, slot := range slots {
 			name := ckptOptimName(i, slot)
@@ -325,12 +332,23 @@ func planLoadOptimizer(opt Optimizer, js string, optim map[string]*tensor.Tensor
 			case t == nil || !sameShapeAs(t, p.value):
 				return nil, fmt.Errorf("%q has shape %v, parameter %d %v", name, shapeOf(t), i, p.value.Shape())
 			}
-			src[i*len(slots)+k] = t
+			src[k][i] = t
+		}
+	}
+	for k, slot := range src { // the state on a device gets a copy there
+		for i, t := range slot {
+			d, err := t.To(state[k][i].Device())
+			if err != nil {
+				return nil, fmt.Errorf("%q: %w", ckptOptimName(i, slots[k]), err)
+			}
+			slot[i] = d
 		}
 	}
 	return func() {
-		for j, t := range src {
-			copy(state[j], t.Data())
+		for k, slot := range src {
+			for i, t := range slot {
+				tensor.CopyInto(state[k][i], t)
+			}
 		}
 		restoreOptimizer(opt, st)
 	}, nil
