@@ -89,7 +89,7 @@ func (d *HostDevice) Device() tensor.Device { return d.dev }
 func (d *HostDevice) Backend() *tensor.Backend {
 	k := kernels{d}
 	return &tensor.Backend{Memory: allocator{d}, MatMul: k, Conv: k, Elementwise: k, Reduce: k, Copy: k,
-		Pool: k, Index: k, Norm: k}
+		Pool: k, Index: k, Norm: k, Loss: k, Optim: k}
 }
 
 // Counts returns what d has done since it was made or last Reset.
@@ -193,6 +193,8 @@ var (
 	_ tensor.PoolKernels        = kernels{}
 	_ tensor.IndexKernels       = kernels{}
 	_ tensor.NormKernels        = kernels{}
+	_ tensor.LossKernels        = kernels{}
+	_ tensor.OptimKernels       = kernels{}
 )
 
 // do counts the call name, checks that the operands ts (nil ones
@@ -511,6 +513,66 @@ func (k kernels) LayerNormBackward(dx, dgamma, dbeta, dy, x *tensor.Tensor, s te
 	return k.do("Norm.LayerNormBackward", 3, ts, func(h []*tensor.Tensor) error {
 		p.Gamma = h[7]
 		return k.d.cpu.Norm.LayerNormBackward(h[0], h[1], h[2], h[3], h[4], tensor.NormStats{Mean: h[5], InvStd: h[6]}, p)
+	})
+}
+
+func (k kernels) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error {
+	return k.do("Loss.CrossEntropy", 2, []*tensor.Tensor{loss, dlogits, logits, labels}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Loss.CrossEntropy(h[0], h[1], h[2], h[3])
+	})
+}
+
+func (k kernels) MSE(loss, dpred, pred, target *tensor.Tensor) error {
+	return k.do("Loss.MSE", 2, []*tensor.Tensor{loss, dpred, pred, target}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Loss.MSE(h[0], h[1], h[2], h[3])
+	})
+}
+
+func (k kernels) BCEWithLogits(loss, dx, x, target *tensor.Tensor) error {
+	return k.do("Loss.BCEWithLogits", 2, []*tensor.Tensor{loss, dx, x, target}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Loss.BCEWithLogits(h[0], h[1], h[2], h[3])
+	})
+}
+
+// step runs an optimizer step through do: the lists written (parameters,
+// then state slots; a nil list, unused, stands for nils) are its results,
+// the gradients read after them; f gets the host copies, as lists again.
+func (k kernels) step(name string, written [][]*tensor.Tensor, grads []*tensor.Tensor, f func(w [][]*tensor.Tensor, g []*tensor.Tensor) error) error {
+	n := len(grads)
+	ts := make([]*tensor.Tensor, 0, (len(written)+1)*n)
+	for _, l := range written {
+		if l == nil {
+			l = make([]*tensor.Tensor, n)
+		}
+		ts = append(ts, l...)
+	}
+	ts = append(ts, grads...)
+	return k.do(name, len(written)*n, ts, func(h []*tensor.Tensor) error {
+		w := make([][]*tensor.Tensor, len(written))
+		for i, l := range written {
+			if l != nil {
+				w[i] = h[i*n : (i+1)*n]
+			}
+		}
+		return f(w, h[len(written)*n:])
+	})
+}
+
+func (k kernels) SGD(params, grads, momentum []*tensor.Tensor, started []bool, hp tensor.SGDParams) error {
+	return k.step("Optim.SGD", [][]*tensor.Tensor{params, momentum}, grads, func(w [][]*tensor.Tensor, g []*tensor.Tensor) error {
+		return k.d.cpu.Optim.SGD(w[0], g, w[1], started, hp)
+	})
+}
+
+func (k kernels) Adam(params, grads, m, v []*tensor.Tensor, steps []int64, hp tensor.AdamParams) error {
+	return k.step("Optim.Adam", [][]*tensor.Tensor{params, m, v}, grads, func(w [][]*tensor.Tensor, g []*tensor.Tensor) error {
+		return k.d.cpu.Optim.Adam(w[0], g, w[1], w[2], steps, hp)
+	})
+}
+
+func (k kernels) RMSProp(params, grads, squareAvg, gradAvg, momentum []*tensor.Tensor, hp tensor.RMSPropParams) error {
+	return k.step("Optim.RMSProp", [][]*tensor.Tensor{params, squareAvg, gradAvg, momentum}, grads, func(w [][]*tensor.Tensor, g []*tensor.Tensor) error {
+		return k.d.cpu.Optim.RMSProp(w[0], g, w[1], w[2], w[3], hp)
 	})
 }
 

@@ -1,0 +1,226 @@
+package nn
+
+import (
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lanesgo/lanes/tensor"
+	"github.com/lanesgo/lanes/tensor/tensortest"
+)
+
+// onDev copies h to dev (or back to the host), failing the test if it
+// cannot.
+func onDev(t *testing.T, dev tensor.Device, h *tensor.Tensor) *tensor.Tensor {
+	t.Helper()
+	d, err := h.To(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// stateDevices returns the devices of opt's state tensors.
+func stateDevices(opt Optimizer) []tensor.Device {
+	_, _, state, _, _ := optimizerOf(opt)
+	var devs []tensor.Device
+	for _, slot := range state {
+		for _, s := range slot {
+			devs = append(devs, s.Device())
+		}
+	}
+	return devs
+}
+
+// allOn reports whether every device in devs is dev.
+func allOn(devs []tensor.Device, dev tensor.Device) bool {
+	for _, d := range devs {
+		if d != dev {
+			return false
+		}
+	}
+	return len(devs) > 0
+}
+
+// TestOptimizersOnDevice trains parameters on a stand-in device with each
+// optimizer: the state is made there, each Step is one call of the
+// device's Optim family with no transfer and no allocation, and the
+// parameters and state equal the CPU's bit for bit (the stand-in runs the
+// CPU's code).
+func TestOptimizersOnDevice(t *testing.T) {
+	d := tensortest.Register(t, 7)
+	dev := d.Device()
+	calls := map[string]string{"sgd": "Optim.SGD", "sgd-nesterov": "Optim.SGD", "adam": "Optim.Adam", "adamw": "Optim.Adam", "rmsprop": "Optim.RMSProp"}
+	for _, c := range compatOptimizers {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(41, 42))
+			w, b := tensor.RandN(r, 40, 30), tensor.RandN(r, 1100)
+			host := []*Var{NewParam(w), NewParam(b)}
+			on := []*Var{NewParam(onDev(t, dev, w)), NewParam(onDev(t, dev, b))}
+			hopt, dopt := c.make(host), c.make(on)
+			if devs := stateDevices(dopt); !allOn(devs, dev) {
+				t.Fatalf("state made on %v, want %v", devs, dev)
+			}
+			for step := range 4 {
+				hopt.ZeroGrad()
+				dopt.ZeroGrad()
+				for k := range host {
+					if (k+step)%3 == 0 {
+						continue
+					}
+					g := tensor.RandN(r, host[k].value.Shape()...)
+					host[k].grad, host[k].gradOK = g, true
+					on[k].grad, on[k].gradOK = onDev(t, dev, g), true
+				}
+				d.Reset()
+				dopt.Step()
+				cs := d.Counts()
+				if cs.Uploads+cs.Downloads != 0 || cs.Allocs != 0 || cs.Kernels() != 1 || cs.Calls[calls[c.name]] != 1 {
+					t.Errorf("step %d: counts %+v, want one %s call and no transfer or allocation", step, cs, calls[c.name])
+				}
+				hopt.Step()
+			}
+			for k := range host {
+				if on[k].value.Device() != dev || !slices.Equal(on[k].value.Data(), host[k].value.Data()) {
+					t.Errorf("parameter %d on %v: %v, the CPU's %v", k, on[k].value.Device(), on[k].value.Data()[:3], host[k].value.Data()[:3])
+				}
+			}
+			_, _, hs, _, _ := optimizerOf(hopt)
+			_, _, ds, _, _ := optimizerOf(dopt)
+			for k := range hs {
+				for i := range hs[k] {
+					if ds[k][i].Device() != dev || !slices.Equal(ds[k][i].Data(), hs[k][i].Data()) {
+						t.Errorf("state %d of parameter %d on %v differs from the CPU's", k, i, ds[k][i].Device())
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestOptimizerTo checks Optimizer.To: an optimizer made before its
+// parameters moved panics in Step, naming the devices, until To moves its
+// state; a To that fails leaves the state where it was; and state moved
+// there and back, with checkpoints saved from the device (through the
+// host) and loaded into state on the device, trains as on the CPU.
+func TestOptimizerTo(t *testing.T) {
+	d := tensortest.Register(t, 7)
+	dev := d.Device()
+	r := rand.New(rand.NewPCG(43, 44))
+	m, ref := compatModel(), compatModel()
+	opt, refOpt := compatOptimizers[2].make([]*Var{m.W, m.B}), compatOptimizers[2].make([]*Var{ref.W, ref.B}) // Adam
+	grads := func() []*tensor.Tensor {
+		return []*tensor.Tensor{tensor.RandN(r, 3, 4), tensor.RandN(r, 3)}
+	}
+	train := func(vs []*Var, o Optimizer, gs []*tensor.Tensor) {
+		o.ZeroGrad()
+		for k, v := range vs {
+			g := gs[k]
+			if v.value.Device() != g.Device() {
+				g = onDev(t, v.value.Device(), g)
+			}
+			v.grad, v.gradOK = g, true
+		}
+		o.Step()
+	}
+	gs := grads()
+	train([]*Var{m.W, m.B}, opt, gs)
+	train([]*Var{ref.W, ref.B}, refOpt, gs)
+
+	// The model moves; the optimizer's state does not follow by itself.
+	m.W.value, m.B.value = onDev(t, dev, m.W.value), onDev(t, dev, m.B.value)
+	gs = grads()
+	msg := panicMessage(func() { train([]*Var{m.W, m.B}, opt, gs) })
+	if !strings.HasPrefix(msg, "tensor: AdamStep: parameter 0: tensors of shape [3 4] on device(7) and cpu") {
+		t.Errorf("Step with the state on the host and the parameters on %v panicked %q", dev, msg)
+	}
+	d.SetFaults(tensortest.Faults{Alloc: errors.New("out of memory")})
+	if err := opt.To(dev); err == nil || !strings.Contains(err.Error(), "out of memory") {
+		t.Errorf("To with the device out of memory: %v", err)
+	}
+	if devs := stateDevices(opt); !allOn(devs, tensor.CPU) {
+		t.Fatalf("a failed To moved state: %v", devs)
+	}
+	d.SetFaults(tensortest.Faults{})
+	if err := opt.To(dev); err != nil {
+		t.Fatal(err)
+	}
+	if devs := stateDevices(opt); !allOn(devs, dev) {
+		t.Fatalf("state on %v after To(%v)", devs, dev)
+	}
+	train([]*Var{m.W, m.B}, opt, gs)
+	train([]*Var{ref.W, ref.B}, refOpt, gs)
+
+	// A checkpoint of the state on the device is the CPU's; loaded into
+	// state on the device, it stays there.
+	dir := t.TempDir()
+	devFile, refFile := filepath.Join(dir, "dev"), filepath.Join(dir, "ref")
+	for _, f := range []struct {
+		path string
+		m    *Linear
+		o    Optimizer
+	}{{devFile, compatModel(), opt}, {refFile, compatModel(), refOpt}} {
+		if err := SaveCheckpoint(f.path, f.m, f.o, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameOptimizerTensors(t, devFile, refFile)
+	loaded := compatOptimizers[2].make([]*Var{compatModel().W, compatModel().B})
+	if err := loaded.To(dev); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCheckpoint(devFile, compatModel(), loaded, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, _, ls, _, _ := optimizerOf(loaded)
+	_, _, rs, _, _ := optimizerOf(refOpt)
+	for k := range rs {
+		for i := range rs[k] {
+			if ls[k][i].Device() != dev || !slices.Equal(ls[k][i].Data(), rs[k][i].Data()) {
+				t.Errorf("loaded state %d of parameter %d on %v differs", k, i, ls[k][i].Device())
+			}
+		}
+	}
+
+	// Back to the host with the parameters: training goes on as the CPU's.
+	m.W.value, m.B.value = onDev(t, tensor.CPU, m.W.value), onDev(t, tensor.CPU, m.B.value)
+	if err := opt.To(tensor.CPU); err != nil {
+		t.Fatal(err)
+	}
+	gs = grads()
+	train([]*Var{m.W, m.B}, opt, gs)
+	train([]*Var{ref.W, ref.B}, refOpt, gs)
+	for k, v := range []*Var{m.W, m.B} {
+		w := []*Var{ref.W, ref.B}[k]
+		if v.value.Device() != tensor.CPU || !slices.Equal(v.value.Data(), w.value.Data()) {
+			t.Errorf("parameter %d: %v, the CPU-only run's %v", k, v.value.Data(), w.value.Data())
+		}
+	}
+}
+
+// sameOptimizerTensors fails unless the optimizer tensors of the
+// checkpoints a and b are the same.
+func sameOptimizerTensors(t *testing.T, a, b string) {
+	t.Helper()
+	ta, _, err := LoadSafetensors(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, _, err := LoadSafetensors(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, oa := splitCheckpoint(ta)
+	_, ob := splitCheckpoint(tb)
+	if len(oa) != len(ob) || len(oa) == 0 {
+		t.Fatalf("%d and %d optimizer tensors", len(oa), len(ob))
+	}
+	for name, x := range oa {
+		if y := ob[name]; y == nil || !slices.Equal(x.Data(), y.Data()) {
+			t.Errorf("%s differs", name)
+		}
+	}
+}
