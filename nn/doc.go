@@ -51,9 +51,12 @@
 // bias seeds the Sgemm output, the activation runs in place) and a Conv2D
 // followed by a ReLU into the convolution's bias pass; a MaxPool2D over
 // such a convolution masks its small output gradient instead of the ReLU
-// masking the large input one. Optimizers update parameters in L1-sized
-// blocks with simd kernels, reading and writing each parameter, gradient
-// and moment once per step.
+// masking the large input one. The losses compute the loss and its
+// gradient in one call (tensor's CrossEntropy, MSE, BCEWithLogits), and an
+// optimizer's Step is one call updating every parameter (tensor's
+// SGDStep, AdamStep, RMSPropStep): on the CPU, in L1-sized blocks with
+// simd kernels, reading and writing each parameter, gradient and moment
+// once per step.
 //
 // # Files
 //
