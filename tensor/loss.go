@@ -175,9 +175,6 @@ func sameDevice(op string, dst *Tensor, ts ...*Tensor) Device {
 	if dev == CPU {
 		return dev
 	}
-	if dst != nil && dst.store == nil {
-		panic(mixed(op, dev, withDst(dst, ts)))
-	}
 	for _, t := range ts {
 		if t != nil && t.store == nil {
 			panic(mixed(op, dev, withDst(dst, ts)))

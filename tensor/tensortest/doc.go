@@ -19,7 +19,7 @@
 //
 // The conformance suite is one exported function per family (TestMatMul,
 // TestConv, TestElementwise, TestReduce, TestCopy, TestPool, TestIndex,
-// TestNorm; TestAll runs them all), as gonum's testblas has one per BLAS
+// TestNorm, TestLoss, TestOptim; TestAll runs them all), as gonum's testblas has one per BLAS
 // routine. Each takes the
 // device under test, already registered, and runs every op of its family
 // through the public functions as a subtest per case: the operands are
@@ -62,7 +62,9 @@
 // and their gradients (results of order 1 from sums of n terms: n the
 // group or axis length) are allowed 2·n·u absolute. The ops that write
 // several results (BatchNorm: y, the statistics, the running statistics)
-// are compared on all of them.
+// are compared on all of them. A loss is relative to its n terms,
+// CrossEntropy's gradient to its C classes, and the optimizer steps'
+// parameters and state pointwise (n = 0).
 //
 // # Using the stand-in
 //
