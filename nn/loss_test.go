@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -58,5 +59,27 @@ func TestCrossEntropyLabelPanics(t *testing.T) {
 	want := "tensor: CrossEntropyInto: label 7 of row 0 outside [0, 3)"
 	if got := panicMessage(func() { NewTape().CrossEntropy(w, tensor.FromSlice([]float32{7, 0, 1}, 3)) }); got != want {
 		t.Errorf("panic %q, want %q", got, want)
+	}
+}
+
+// BenchmarkCrossEntropy times the loss and its backward pass through the
+// tape: the Fashion models' [64 10] logits and a [256 1000] batch.
+func BenchmarkCrossEntropy(b *testing.B) {
+	for _, s := range [][2]int{{64, 10}, {256, 1000}} {
+		b.Run(fmt.Sprintf("%dx%d", s[0], s[1]), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			x := NewParam(tensor.RandN(r, s[0], s[1]))
+			labels := tensor.New(s[0])
+			for i := range s[0] {
+				labels.Data()[i] = float32(r.IntN(s[1]))
+			}
+			tp := NewTape()
+			b.ReportAllocs()
+			for b.Loop() {
+				tp.Reset()
+				x.ZeroGrad()
+				tp.Backward(tp.CrossEntropy(x, labels))
+			}
+		})
 	}
 }

@@ -33,10 +33,11 @@ import (
 // -log softmax(row)[label], labels [N] holding class indices in [0, C) as
 // float32 (PyTorch's cross_entropy with mean reduction), and its gradient
 // with respect to logits, (softmax(row) - onehot(label))/N. It is fused
-// and stable: each row's loss is logsumexp(row) - row[label] (simd's
-// LogSumExp, 2 ulp), summed in float64 and rounded once; each gradient
-// element is simd's Softmax (a few ulp) minus the one-hot, times the
-// float32 1/N. On the host a label that is not such an integer panics,
+// and stable: one softmax of each row (simd's, within 4 ulp) gives both
+// the row's loss, -log softmax(row)[label] (within 2.4e-7 absolute; where
+// that probability underflows, below 2⁻¹⁰⁰, logsumexp(row) - row[label],
+// within 3e-7), summed in float64 and rounded once, and each gradient
+// element, the probability minus the one-hot, times the float32 1/N. On the host a label that is not such an integer panics,
 // naming the function, the row and the value; on a device it is the
 // device's error (see LossKernels). With no rows the loss is NaN and the
 // gradient the empty [0, C].
@@ -203,9 +204,19 @@ func lossRan(op string, dev Device, err error, dst *Tensor, ts ...*Tensor) {
 // float32 (simd.Dot) before adding the block's sum in float64.
 const lossBlock = 1024
 
-// lossScratch holds MSE's blocks of differences when it computes no
-// gradient.
-var lossScratch freelist.Stack[[lossBlock]float32]
+// lossScratch holds the losses' scratch when they compute no gradient:
+// MSE's blocks of differences, CrossEntropy's rows of probabilities.
+var lossScratch freelist.Stack[[]float32]
+
+// scratchOf returns a scratch buffer of at least n elements from
+// lossScratch (put it back there).
+func scratchOf(n int) *[]float32 {
+	b := lossScratch.Get()
+	if len(*b) < n {
+		*b = make([]float32, n)
+	}
+	return b
+}
 
 // CrossEntropy is the CPU's CrossEntropy: the operands on the host,
 // outputs not overlapping inputs. It checks every label before it writes
@@ -221,22 +232,43 @@ func (cpuKernels) CrossEntropy(loss, dlogits, logits, labels *Tensor) error {
 	}
 	x := logits.hostData(op)
 	d, out := gradBuffer(op, dlogits)
+	var p []float32 // a row's softmax without a gradient to write it to
+	if d == nil && n > 0 {
+		buf := scratchOf(c)
+		defer lossScratch.Put(buf)
+		p = (*buf)[:c]
+	}
 	inv := 1 / float32(n)
 	var sum float64
 	for i, l := range lab {
 		row := x[i*c : (i+1)*c]
 		k := int(l)
-		sum += float64(simd.LogSumExp(row)) - float64(row[k])
 		if d != nil {
-			dr := d[i*c : (i+1)*c]
-			simd.Softmax(dr, row)
-			dr[k]--
-			simd.Scale(dr, dr, inv)
+			p = d[i*c : (i+1)*c]
+		}
+		simd.Softmax(p, row)
+		sum += rowLoss(row, p, k)
+		if d != nil {
+			p[k]--
+			simd.Scale(p, p, inv)
 		}
 	}
 	setLoss(loss, sum, n)
 	finishGrad(dlogits, out)
 	return nil
+}
+
+// rowLoss is the cross entropy of a row of logits whose softmax is p and
+// label k: -log p[k] (p within 4 ulp, so within 2.4e-7 absolute), or
+// logsumexp(row) - row[k] (2 ulp or 3e-7 absolute) where p[k] is below
+// 2⁻¹⁰⁰, its relative accuracy lost to underflow, or NaN (a row with
+// ±Inf). The softmax so serves loss and gradient with one pass of
+// exponentials.
+func rowLoss(row, p []float32, k int) float64 {
+	if pk := p[k]; pk >= 0x1p-100 {
+		return -math.Log(float64(pk))
+	}
+	return float64(simd.LogSumExp(row)) - float64(row[k])
 }
 
 // MSE is the CPU's MSE: the operands on the host, outputs not overlapping
@@ -246,10 +278,11 @@ func (cpuKernels) MSE(loss, dpred, pred, target *Tensor) error {
 	p, t := pred.hostData(op), target.hostData(op)
 	d, out := gradBuffer(op, dpred)
 	scale := 2 / float32(len(p))
-	var buf *[lossBlock]float32 // the differences' block without a gradient
+	var buf []float32 // the differences' block without a gradient
 	if d == nil {
-		buf = lossScratch.Get()
-		defer lossScratch.Put(buf)
+		b := scratchOf(lossBlock)
+		defer lossScratch.Put(b)
+		buf = *b
 	}
 	var sum float64
 	for lo := 0; lo < len(p); lo += lossBlock {

@@ -204,6 +204,13 @@ func TestLossEdges(t *testing.T) {
 	want, wantGrad := refCrossEntropy(float64s(x), float64s(lab), []int{2, 3})
 	checkLoss(t, "CrossEntropy(±1e4)", loss, g, want, wantGrad)
 
+	inf := float32(math.Inf(1))
+	x = FromSlice([]float32{inf, 0, 0, 1}, 2, 2)
+	loss, g = CrossEntropy(x, FromSlice([]float32{1, 0}, 2))
+	if l := loss.Item(); !math.IsInf(float64(l), 1) || !math.IsNaN(float64(g.At(0, 0))) {
+		t.Errorf("CrossEntropy of a row with +Inf: loss %v, gradient %v; want +Inf and NaN", l, g.Data())
+	}
+
 	b := FromSlice([]float32{100, -100, 30, -30}, 4)
 	bt := FromSlice([]float32{0, 1, 0.5, 1}, 4)
 	loss, g = BCEWithLogits(b, bt)
