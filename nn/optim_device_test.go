@@ -12,9 +12,9 @@ import (
 	"github.com/lanesgo/lanes/tensor/tensortest"
 )
 
-// onDev copies h to dev (or back to the host), failing the test if it
+// copyTo copies h to dev (or back to the host), failing the test if it
 // cannot.
-func onDev(t *testing.T, dev tensor.Device, h *tensor.Tensor) *tensor.Tensor {
+func copyTo(t *testing.T, h *tensor.Tensor, dev tensor.Device) *tensor.Tensor {
 	t.Helper()
 	d, err := h.To(dev)
 	if err != nil {
@@ -59,7 +59,7 @@ func TestOptimizersOnDevice(t *testing.T) {
 			r := rand.New(rand.NewPCG(41, 42))
 			w, b := tensor.RandN(r, 40, 30), tensor.RandN(r, 1100)
 			host := []*Var{NewParam(w), NewParam(b)}
-			on := []*Var{NewParam(onDev(t, dev, w)), NewParam(onDev(t, dev, b))}
+			on := []*Var{NewParam(copyTo(t, w, dev)), NewParam(copyTo(t, b, dev))}
 			hopt, dopt := c.make(host), c.make(on)
 			if devs := stateDevices(dopt); !allOn(devs, dev) {
 				t.Fatalf("state made on %v, want %v", devs, dev)
@@ -73,7 +73,7 @@ func TestOptimizersOnDevice(t *testing.T) {
 					}
 					g := tensor.RandN(r, host[k].value.Shape()...)
 					host[k].grad, host[k].gradOK = g, true
-					on[k].grad, on[k].gradOK = onDev(t, dev, g), true
+					on[k].grad, on[k].gradOK = copyTo(t, g, dev), true
 				}
 				d.Reset()
 				dopt.Step()
@@ -120,7 +120,7 @@ func TestOptimizerTo(t *testing.T) {
 		for k, v := range vs {
 			g := gs[k]
 			if v.value.Device() != g.Device() {
-				g = onDev(t, v.value.Device(), g)
+				g = copyTo(t, g, v.value.Device())
 			}
 			v.grad, v.gradOK = g, true
 		}
@@ -131,7 +131,7 @@ func TestOptimizerTo(t *testing.T) {
 	train([]*Var{ref.W, ref.B}, refOpt, gs)
 
 	// The model moves; the optimizer's state does not follow by itself.
-	m.W.value, m.B.value = onDev(t, dev, m.W.value), onDev(t, dev, m.B.value)
+	m.W.value, m.B.value = copyTo(t, m.W.value, dev), copyTo(t, m.B.value, dev)
 	gs = grads()
 	msg := panicMessage(func() { train([]*Var{m.W, m.B}, opt, gs) })
 	if !strings.HasPrefix(msg, "tensor: AdamStep: parameter 0: tensors of shape [3 4] on device(7) and cpu") {
@@ -186,7 +186,7 @@ func TestOptimizerTo(t *testing.T) {
 	}
 
 	// Back to the host with the parameters: training goes on as the CPU's.
-	m.W.value, m.B.value = onDev(t, tensor.CPU, m.W.value), onDev(t, tensor.CPU, m.B.value)
+	m.W.value, m.B.value = copyTo(t, m.W.value, tensor.CPU), copyTo(t, m.B.value, tensor.CPU)
 	if err := opt.To(tensor.CPU); err != nil {
 		t.Fatal(err)
 	}
