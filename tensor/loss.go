@@ -37,36 +37,25 @@ import (
 // the row's loss, -log softmax(row)[label] (within 2.4e-7 absolute; where
 // that probability underflows, below 2⁻¹⁰⁰, logsumexp(row) - row[label],
 // within 3e-7), summed in float64 and rounded once, and each gradient
-// element, the probability minus the one-hot, times the float32 1/N. On the host a label that is not such an integer panics,
-// naming the function, the row and the value; on a device it is the
-// device's error (see LossKernels). With no rows the loss is NaN and the
-// gradient the empty [0, C].
+// element, the probability minus the one-hot, times the float32 1/N. On
+// the host a label that is not such an integer panics, naming the
+// function, the row and the value; on a device it is the device's error
+// (see LossKernels). With no rows the loss is NaN and the gradient the
+// empty [0, C].
 func CrossEntropy(logits, labels *Tensor) (loss, dlogits *Tensor) {
 	const op = "CrossEntropy"
 	checkNil(op, "logits, labels", logits, labels)
 	checkCrossEntropy(op, logits, labels)
-	dev := sameDevice(op, nil, logits, labels)
-	k := lossOn(op, dev, nil, logits, labels)
-	loss = result(op, dev, nil, logits, labels)
-	dlogits = result(op, dev, logits.shape, logits, labels)
-	lossRan(op, dev, k.CrossEntropy(loss, dlogits, logits, labels), loss, logits, labels)
-	return loss, dlogits
+	return runLoss(op, LossKernels.CrossEntropy, logits, labels)
 }
 
 // CrossEntropyInto is CrossEntropy into loss (0-d) and dlogits (of
-// logits' shape, or nil for the loss alone, which then costs one pass
-// over logits).
+// logits' shape, or nil for the loss alone).
 func CrossEntropyInto(loss, dlogits, logits, labels *Tensor) {
 	const op = "CrossEntropyInto"
 	checkNil(op, "loss, logits, labels", loss, logits, labels)
 	checkCrossEntropy(op, logits, labels)
-	checkLossOutputs(op, loss, dlogits, logits)
-	dev := sameDevice(op, loss, dlogits, logits, labels)
-	k := lossOn(op, dev, loss, dlogits, logits, labels)
-	if dev == CPU {
-		logits, labels = detachFrom(logits, loss, dlogits), detachFrom(labels, loss, dlogits)
-	}
-	lossRan(op, dev, k.CrossEntropy(loss, dlogits, logits, labels), loss, dlogits, logits, labels)
+	runLossInto(op, LossKernels.CrossEntropy, loss, dlogits, logits, labels)
 }
 
 func checkCrossEntropy(op string, logits, labels *Tensor) {
@@ -85,12 +74,7 @@ func MSE(pred, target *Tensor) (loss, dpred *Tensor) {
 	const op = "MSE"
 	checkNil(op, "pred, target", pred, target)
 	checkSameShape(op, "target", target, pred)
-	dev := sameDevice(op, nil, pred, target)
-	k := lossOn(op, dev, nil, pred, target)
-	loss = result(op, dev, nil, pred, target)
-	dpred = result(op, dev, pred.shape, pred, target)
-	lossRan(op, dev, k.MSE(loss, dpred, pred, target), loss, pred, target)
-	return loss, dpred
+	return runLoss(op, LossKernels.MSE, pred, target)
 }
 
 // MSEInto is MSE into loss (0-d) and dpred (of pred's shape, or nil for
@@ -99,13 +83,7 @@ func MSEInto(loss, dpred, pred, target *Tensor) {
 	const op = "MSEInto"
 	checkNil(op, "loss, pred, target", loss, pred, target)
 	checkSameShape(op, "target", target, pred)
-	checkLossOutputs(op, loss, dpred, pred)
-	dev := sameDevice(op, loss, dpred, pred, target)
-	k := lossOn(op, dev, loss, dpred, pred, target)
-	if dev == CPU {
-		pred, target = detachFrom(pred, loss, dpred), detachFrom(target, loss, dpred)
-	}
-	lossRan(op, dev, k.MSE(loss, dpred, pred, target), loss, dpred, pred, target)
+	runLossInto(op, LossKernels.MSE, loss, dpred, pred, target)
 }
 
 // BCEWithLogits returns the mean over every element of the binary cross
@@ -120,12 +98,7 @@ func BCEWithLogits(x, target *Tensor) (loss, dx *Tensor) {
 	const op = "BCEWithLogits"
 	checkNil(op, "x, target", x, target)
 	checkSameShape(op, "target", target, x)
-	dev := sameDevice(op, nil, x, target)
-	k := lossOn(op, dev, nil, x, target)
-	loss = result(op, dev, nil, x, target)
-	dx = result(op, dev, x.shape, x, target)
-	lossRan(op, dev, k.BCEWithLogits(loss, dx, x, target), loss, x, target)
-	return loss, dx
+	return runLoss(op, LossKernels.BCEWithLogits, x, target)
 }
 
 // BCEWithLogitsInto is BCEWithLogits into loss (0-d) and dx (of x's
@@ -134,13 +107,33 @@ func BCEWithLogitsInto(loss, dx, x, target *Tensor) {
 	const op = "BCEWithLogitsInto"
 	checkNil(op, "loss, x, target", loss, x, target)
 	checkSameShape(op, "target", target, x)
-	checkLossOutputs(op, loss, dx, x)
-	dev := sameDevice(op, loss, dx, x, target)
-	k := lossOn(op, dev, loss, dx, x, target)
+	runLossInto(op, LossKernels.BCEWithLogits, loss, dx, x, target)
+}
+
+// lossKernel is a method of LossKernels.
+type lossKernel func(k LossKernels, loss, d, pred, target *Tensor) error
+
+// runLoss runs the loss f of pred and target, checked, on their device,
+// into a new loss (0-d) and gradient there.
+func runLoss(op string, f lossKernel, pred, target *Tensor) (loss, d *Tensor) {
+	dev := sameDevice(op, nil, pred, target)
+	k := lossOn(op, dev, nil, pred, target)
+	loss = result(op, dev, nil, pred, target)
+	d = result(op, dev, pred.shape, pred, target)
+	lossRan(op, dev, f(k, loss, d, pred, target), loss, pred, target)
+	return loss, d
+}
+
+// runLossInto runs the loss f of pred and target, checked, into loss and
+// d (nil: none) after checking them, on their device.
+func runLossInto(op string, f lossKernel, loss, d, pred, target *Tensor) {
+	checkLossOutputs(op, loss, d, pred)
+	dev := sameDevice(op, loss, d, pred, target)
+	k := lossOn(op, dev, loss, d, pred, target)
 	if dev == CPU {
-		x, target = detachFrom(x, loss, dx), detachFrom(target, loss, dx)
+		pred, target = detachFrom(pred, loss, d), detachFrom(target, loss, d)
 	}
-	lossRan(op, dev, k.BCEWithLogits(loss, dx, x, target), loss, dx, x, target)
+	lossRan(op, dev, f(k, loss, d, pred, target), loss, d, pred, target)
 }
 
 // checkLossOutputs checks an Into form's loss (0-d) and gradient d (nil,
@@ -168,9 +161,9 @@ func detachFrom(x, loss, d *Tensor) *Tensor {
 }
 
 // sameDevice is deviceOn (dst may be nil) without its exception for 0-d
-// host operands: every operand must be on the one device, for the
-// families (Loss, Optim) whose operands are all results or all belong
-// together on it.
+// host operands: every operand must be on the one device, for the Loss
+// family, whose 0-d operands (a loss, a prediction of one element) belong
+// with the others.
 func sameDevice(op string, dst *Tensor, ts ...*Tensor) Device {
 	dev := deviceOn(op, dst, ts...)
 	if dev == CPU {

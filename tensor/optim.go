@@ -29,9 +29,12 @@ import (
 // advanced (see AdamStep).
 //
 // On the CPU the updates run as a sequence of simd kernels over blocks of
-// optBlock elements, spread over the worker pool for large models; the
-// results are those of the float32 operations in the order the doc
-// comments write them, identical at every run for a given SIMD level.
+// optBlock elements, spread over the worker pool for large models; each
+// element is the float32 arithmetic of its rule as written (Adam's
+// divisions by the bias corrections as products by AdamCorrections'
+// factors), one rounding an operation but where simd's Axpy fuses a
+// multiply-add (at the SIMD levels), so the results are the same at every
+// run and thread count for a given SIMD level.
 
 // SGDParams are SGD's hyperparameters (PyTorch's optim.SGD).
 type SGDParams struct {
