@@ -19,10 +19,10 @@
 //
 // The conformance suite is one exported function per family (TestMatMul,
 // TestConv, TestElementwise, TestReduce, TestCopy, TestPool, TestIndex,
-// TestNorm, TestLoss, TestOptim; TestAll runs them all), as gonum's testblas has one per BLAS
-// routine. Each takes the
-// device under test, already registered, and runs every op of its family
-// through the public functions as a subtest per case: the operands are
+// TestNorm, TestLoss, TestOptim; TestAll runs them all), as gonum's
+// testblas has one per BLAS routine. Each takes the device under test,
+// already registered, and runs every op of its family through the public
+// functions as a subtest per case: the operands are
 // made on the host (random, with edge sizes: zero-size dimensions, 1, odd
 // sizes such as 7, 33 and 257), copied to dev with To, viewed there as
 // the case says (transposed, sliced with a step, broadcast with stride 0
