@@ -32,22 +32,13 @@ func TestLossOnDevice(t *testing.T) {
 	} {
 		wl, wg := c.f(c.pred, c.target)
 		dp, dt := toDev(t, c.pred, onDev), toDev(t, c.target, onDev)
-		before := d.Counts()
-		loss, grad := c.f(dp, dt)
-		oneCall(t, c.name, d, before, c.call)
-		if l := fromDev(t, c.name+" loss", loss, onDev); loss.Dims() != 0 || l.Item() != wl.Item() {
-			t.Errorf("%s on the device: loss %v of shape %v, the CPU's %v", c.name, l.Item(), loss.Shape(), wl.Item())
-		}
+		var grad *Tensor
+		sameOnDevice(t, c.name+" loss", d, func() *Tensor { l, g := c.f(dp, dt); grad = g; return l }, wl, c.call)
 		if g := fromDev(t, c.name+" gradient", grad, onDev); !slices.Equal(g.Data(), wg.Data()) {
 			t.Errorf("%s on the device: gradient %v, the CPU's %v", c.name, g.Data(), wg.Data())
 		}
 		l, _ := NewOn(onDev)
-		before = d.Counts()
-		c.into(l, nil, dp, dt)
-		oneCall(t, c.name+"Into", d, before, c.call)
-		if l.Item() != wl.Item() {
-			t.Errorf("%sInto on the device without the gradient: %v, the CPU's %v", c.name, l.Item(), wl.Item())
-		}
+		sameOnDevice(t, c.name+"Into (the loss alone)", d, func() *Tensor { c.into(l, nil, dp, dt); return l }, wl, c.call)
 	}
 
 	x := RandN(r, 2, 3)
