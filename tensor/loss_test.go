@@ -261,7 +261,7 @@ func TestLossPanics(t *testing.T) {
 		{"tensor: CrossEntropy: nil tensor logits", func() { CrossEntropy(nil, lab) }},
 		{"tensor: CrossEntropyInto: loss of shape [1], want a 0-d tensor", func() { CrossEntropyInto(New(1), nil, x, lab) }},
 		{"tensor: CrossEntropyInto: gradient of shape [3 2] for a prediction of shape [3 3]", func() { CrossEntropyInto(New(), New(3, 2), x, lab) }},
-		{"tensor: MSE: prediction of shape [3 3] and target of shape [3] differ", func() { MSE(x, lab) }},
+		{"tensor: MSE: target shape [3] and x shape [3 3] differ", func() { MSE(x, lab) }},
 		{"tensor: BCEWithLogitsInto: dst of shape [3 3] has a broadcast (stride 0) dimension 0", func() {
 			BCEWithLogitsInto(New(), New(3).BroadcastTo(3, 3), x, x)
 		}},
