@@ -1,4 +1,6 @@
-// kernels.h: the C interface of kernels.cu, shared by nvcc and cgo.
+// kernels.h: the C interface of the kernels (one .cu file per op family:
+// gemm.cu, conv.cu, elementwise.cu, reduce.cu, pooling.cu, copy.cu),
+// shared by nvcc and cgo.
 // Every launcher queues its kernel on stream (a cudaStream_t) and returns
 // cudaGetLastError() as an int (0: queued).
 #ifndef LANES_KERNELS_H

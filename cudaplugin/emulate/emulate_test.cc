@@ -1,4 +1,4 @@
-// emulate_test.cc: runs kernels.cu's kernels on the host (emulate.h) and
+// emulate_test.cc: runs the kernels (every family's .cu file) on the host (emulate.h) and
 // compares them with plain double-precision loops. It checks indexing,
 // masking, transposes, batching, the double buffering and the conv
 // gather, not speed and not the GPU's own arithmetic. Exit status 1 on a

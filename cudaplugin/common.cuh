@@ -1,0 +1,52 @@
+// common.cuh: what the kernels of every family (gemm.cu, conv.cu,
+// elementwise.cu, reduce.cu, pooling.cu, copy.cu) share: the launch of a
+// kernel on a stream and the grid of a grid-stride loop. FP32 throughout:
+// every product is an fmaf, no TF32 and no fast-math. No cuBLAS, no cuDNN.
+//
+// Built with LANES_EMULATE, the kernels compile as plain C++ against
+// emulate.h, which runs each block's threads as host threads: the test in
+// emulate_test.cc checks the kernels' indexing without a GPU.
+#ifndef LANES_COMMON_CUH
+#define LANES_COMMON_CUH
+
+#include "kernels.h"
+
+#ifdef LANES_EMULATE
+#include "emulate.h"
+#else
+#include <cuda_runtime.h>
+#include <math.h>
+#endif
+
+namespace {
+
+// launch queues kernel k and returns cudaGetLastError().
+template <class... P, class... A>
+int launch(void (*k)(P...), dim3 grid, dim3 block, void *stream, A... args) {
+#ifdef LANES_EMULATE
+    emu::run(grid, block, [&] { k(args...); });
+    return 0;
+#else
+    k<<<grid, block, 0, (cudaStream_t)stream>>>(args...);
+    return (int)cudaGetLastError();
+#endif
+}
+
+// gridFor is the grid of a grid-stride loop over n elements.
+inline dim3 gridFor(long long n, int threads) {
+    long long b = (n + threads - 1) / threads;
+    if (b > 65535) {
+        b = 65535;
+    }
+    if (b < 1) {
+        b = 1;
+    }
+    return dim3((unsigned)b);
+}
+
+constexpr int ELEMENTWISE_THREADS = 256;
+constexpr int ERR_INVALID_VALUE = 1; // cudaErrorInvalidValue
+
+} // namespace
+
+#endif
