@@ -1,10 +1,8 @@
-//go:build cuda
+//go:build cuda || cudaemu
 
 package cudaplugin
 
 /*
-#cgo CFLAGS: -I/usr/local/cuda/include
-#cgo LDFLAGS: -L${SRCDIR}/build -llanescuda -L/usr/local/cuda/lib64 -lcudart_static -lstdc++ -ldl -lpthread -lrt -lm
 #include "runtime.h"
 */
 import "C"

@@ -1,4 +1,4 @@
-//go:build cuda
+//go:build cuda || cudaemu
 
 package cudaplugin
 
@@ -24,7 +24,7 @@ var (
 )
 
 // requireGPU returns device 0, or skips the test saying why there is none.
-func requireGPU(t *testing.T) *GPU {
+func requireGPU(t testing.TB) *GPU {
 	t.Helper()
 	gpuOnce.Do(func() { gpu, gpuErr = Open(0) })
 	if gpuErr != nil {
@@ -78,9 +78,32 @@ func TestStickyErrorDisables(t *testing.T) {
 	}
 }
 
+// inChild reports whether the test runs in the child process that it
+// starts otherwise: the same test binary running only t, with env added
+// to its environment (LANES_CUDAEMU_DEVICES, LANES_CUDAEMU_MEMORY: the
+// emulated runtime reads them once). The parent fails t when the child
+// does not pass it.
+func inChild(t *testing.T, env ...string) bool {
+	t.Helper()
+	if os.Getenv("LANES_CUDAPLUGIN_CHILD") == t.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), env...), "LANES_CUDAPLUGIN_CHILD="+t.Name())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("child with %v: %v\n%s", env, err, out)
+	}
+	return false
+}
+
 // TestUnavailable checks the CPU fallback on a machine without a device
 // or driver: Open and Enable fail, nothing is installed, Report says why.
+// The emulated device checks it in a child process with no device.
 func TestUnavailable(t *testing.T) {
+	if emulated && !inChild(t, "LANES_CUDAEMU_DEVICES=0") {
+		return
+	}
 	if n, err := DeviceCount(); err == nil && n > 0 {
 		t.Skipf("%d CUDA devices present: the no-device path is not taken", n)
 	}

@@ -7,6 +7,18 @@
 // test with -tags cuda. Without the tag the package is pure Go: Open and
 // Enable report ErrUnavailable, and everything runs on the CPU.
 //
+// The emulated device: with -tags cudaemu instead (no CUDA toolkit, no
+// GPU; a C++20 compiler), the same kernels are compiled for the host and
+// run on worker threads (emulate/emulate.h), and a host stand-in answers
+// the CUDA runtime calls (runtime_emulate.cc): Open gives a working
+// device, "lanes emulated device (host)", whose memory is host memory the
+// plugin owns, and every Go path of the plugin runs as on a GPU, only
+// slower. `go test -tags cudaemu ./tensor/... ./nn/... ./cudaplugin/...`
+// runs the device paths without a GPU. LANES_CUDAEMU_DEVICES (default 1),
+// LANES_CUDAEMU_MEMORY (bytes, default 4g) and LANES_CUDAEMU_THREADS
+// (worker threads, default one per core) shape it. The tags exclude each
+// other.
+//
 // Use:
 //
 //	g, err := cudaplugin.Enable() // device 0: tensor device and offload device, placer, accelerator for calibration

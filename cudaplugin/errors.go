@@ -37,7 +37,7 @@ var (
 	// device, and every method of a nil *GPU match it. A GPU that a
 	// sticky error disabled gives ErrDisabled instead, a closed one
 	// ErrClosed.
-	ErrUnavailable = errors.New("cudaplugin: built without -tags cuda (run make cuda, then build with -tags cuda)")
+	ErrUnavailable = errors.New("cudaplugin: built without -tags cuda (run make cuda, then build with -tags cuda; or -tags cudaemu for the emulated device)")
 	// ErrDisabled is returned after a sticky CUDA error disabled the plugin.
 	ErrDisabled = errors.New("cudaplugin: disabled after a sticky CUDA error; everything runs on the CPU")
 	// ErrClosed is returned by the operations of a closed GPU.

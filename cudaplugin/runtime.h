@@ -1,5 +1,6 @@
 // runtime.h: the CUDA runtime calls of cudaplugin's Go files, made in
-// runtime.c. Each returns the cudaError_t as an int; device pointers
+// runtime.c (-tags cuda), or answered on the host by runtime_emulate.cc
+// (-tags cudaemu). Each returns the cudaError_t as an int; device pointers
 // cross into Go as uintptr_t, never as Go pointers, and no function-like
 // macro (cudaGetDeviceProperties is one in CUDA 12) is called from Go.
 #ifndef LANES_RUNTIME_H
@@ -7,6 +8,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 // lanes_stream is a cudaStream_t.
 typedef void *lanes_stream;
@@ -25,5 +30,9 @@ int lanes_host_free(void *p);
 int lanes_memset(uintptr_t p, size_t n, lanes_stream s);
 int lanes_h2d(uintptr_t dst, const void *src, size_t n, lanes_stream s);
 int lanes_d2h(void *dst, uintptr_t src, size_t n, lanes_stream s);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
