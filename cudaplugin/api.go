@@ -20,6 +20,9 @@ var _ interface {
 	tensor.DeviceAllocator
 	tensor.MatMulKernels
 	tensor.ConvKernels
+	tensor.ElementwiseKernels
+	tensor.ReduceKernels
+	tensor.CopyKernels
 	dispatch.Placer
 	dispatch.Accelerator
 } = (*GPU)(nil)

@@ -44,6 +44,22 @@ inline dim3 gridFor(long long n, int threads) {
     return dim3((unsigned)b);
 }
 
+// offsetOf returns where element i of shape (row-major) lies in an operand
+// of strides st (kernels.h: LanesShape).
+__device__ __forceinline__ long long offsetOf(const LanesShape &shape, const LanesStrides &st, long long i) {
+    long long off = 0;
+    for (int d = shape.dims - 1; d >= 0; d--) {
+        const long long n = shape.shape[d];
+        off += (i % n) * st.s[d];
+        i /= n;
+    }
+    return off;
+}
+
+// validShape reports whether a launcher may run over shape: dims within
+// LANES_MAX_DIMS (0 for a single element).
+inline bool validShape(const LanesShape *shape) { return shape->dims >= 0 && shape->dims <= LANES_MAX_DIMS; }
+
 constexpr int ELEMENTWISE_THREADS = 256;
 constexpr int ERR_INVALID_VALUE = 1; // cudaErrorInvalidValue
 

@@ -17,7 +17,6 @@ static int lanes_conv_at(lanes_stream s, int cfg, LanesConv *c, uintptr_t x, uin
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -59,8 +58,8 @@ func (g *GPU) Conv2D(dst, x, w, bias *tensor.Tensor, p tensor.ConvParams) error 
 	}
 	c := &call{g: g}
 	defer c.release()
-	var ops [3]operand
-	for i, t := range []*tensor.Tensor{x, w, bias} {
+	var ops []operand // x, w and bias unless nil
+	for _, t := range []*tensor.Tensor{x, w, bias} {
 		if t == nil {
 			continue
 		}
@@ -71,16 +70,20 @@ func (g *GPU) Conv2D(dst, x, w, bias *tensor.Tensor, p tensor.ConvParams) error 
 		if err != nil {
 			return err
 		}
-		ops[i] = o
+		ops = append(ops, o)
 	}
-	out, err := c.output("Conv2D", dst)
+	out, err := c.output("Conv2D", dst, ops...)
 	if err != nil {
 		return err
 	}
-	if err := g.conv(g.stream, cs, p.ReLU, ops[0].ptr, ops[1].ptr, ops[2].ptr, out, c.scratch); err != nil {
+	var bp uintptr
+	if bias != nil {
+		bp = ops[2].ptr
+	}
+	if err := g.conv(g.stream, cs, p.ReLU, ops[0].ptr, ops[1].ptr, bp, out.ptr, c.scratch); err != nil {
 		return err
 	}
-	return c.finish(dst, out)
+	return c.finish(out)
 }
 
 // Conv2DBackwardInput implements tensor.ConvKernels. The plugin has no
@@ -91,7 +94,7 @@ func (g *GPU) Conv2DBackwardInput(dx, dy, w *tensor.Tensor, p tensor.ConvParams)
 	if !g.opened() {
 		return errNilGPU
 	}
-	return errors.New("cudaplugin: Conv2DBackwardInput: no device kernel yet")
+	return noKernel("Conv2DBackwardInput")
 }
 
 // Conv2DBackwardWeight implements tensor.ConvKernels; as
@@ -100,7 +103,7 @@ func (g *GPU) Conv2DBackwardWeight(dw, dy, x *tensor.Tensor, p tensor.ConvParams
 	if !g.opened() {
 		return errNilGPU
 	}
-	return errors.New("cudaplugin: Conv2DBackwardWeight: no device kernel yet")
+	return noKernel("Conv2DBackwardWeight")
 }
 
 // conv queues one implicit-GEMM convolution (bias may be 0: none).

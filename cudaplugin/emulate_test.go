@@ -56,9 +56,14 @@ func TestEmulatedCloseFreesAll(t *testing.T) {
 			t.Fatal(err)
 		}
 		da, _ := a.To(g.Device())
-		c := tensor.MatMul(da, b.T().Contiguous().T()) // resident, a host operand uploaded into a temporary
+		db, _ := b.T().Contiguous().To(g.Device())
+		c := tensor.MatMul(da, db.T())                              // resident
+		if err := g.MatMul(tensor.New(70, 40), da, b); err != nil { // a host operand uploaded into a temporary, a host result
+			t.Fatal(err)
+		}
 		x, _ := tensor.RandN(r, 2, 3, 9, 9).To(g.Device())
-		y := tensor.Conv2D(x, tensor.RandN(r, 4, 3, 3, 3), nil, tensor.ConvParams{Padding: [2]int{1, 1}})
+		w, _ := tensor.RandN(r, 4, 3, 3, 3).To(g.Device())
+		y := tensor.Conv2D(x, w, nil, tensor.ConvParams{Padding: [2]int{1, 1}})
 		if _, err := c.To(tensor.CPU); err != nil {
 			t.Fatal(err)
 		}

@@ -42,6 +42,12 @@ var (
 	ErrDisabled = errors.New("cudaplugin: disabled after a sticky CUDA error; everything runs on the CPU")
 	// ErrClosed is returned by the operations of a closed GPU.
 	ErrClosed = errors.New("cudaplugin: GPU closed")
+	// ErrNoKernel is what a family method that has no device kernel yet
+	// returns, wrapped with the method and the op ("cudaplugin:
+	// Conv2DBackwardInput: no device kernel yet"). Package tensor turns
+	// it into the op's panic; copying the operands with To(tensor.CPU)
+	// runs the op there.
+	ErrNoKernel = errors.New("no device kernel yet")
 )
 
 // cudaError_t values the plugin treats specially (driver_types.h, CUDA 11.8).

@@ -134,12 +134,12 @@ func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error {
 		}
 	}
 	s2 = planMatMul(ao.shape, ao.strides, bo.shape, bo.strides)
-	out, err := c.output("MatMul", dst)
+	out, err := c.output("MatMul", dst, ao, bo)
 	if err != nil {
 		return err
 	}
-	if err := g.gemm(g.stream, s2, ao.ptr, bo.ptr, out, c.scratch); err != nil {
+	if err := g.gemm(g.stream, s2, ao.ptr, bo.ptr, out.ptr, c.scratch); err != nil {
 		return err
 	}
-	return c.finish(dst, out)
+	return c.finish(out)
 }

@@ -4,6 +4,7 @@ package cudaplugin
 
 /*
 #include "runtime.h"
+#include "kernels.h"
 
 static float *lanes_fptr(uintptr_t p) { return (float *)p; }
 */
@@ -11,6 +12,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/lanesgo/lanes/internal/shape"
@@ -25,7 +27,63 @@ type operand struct {
 	strides []int
 }
 
+// dense is the row-major contiguous operand of shape sh at ptr.
+func dense(ptr uintptr, sh []int) operand {
+	return operand{ptr: ptr, shape: sh, strides: shape.ContiguousStrides(sh)}
+}
+
 func (o operand) aligned() bool { return o.ptr%16 == 0 }
+
+func (o operand) len() int {
+	n := 1
+	for _, d := range o.shape {
+		n *= d
+	}
+	return n
+}
+
+// extent returns the bytes o's elements span, [lo, hi) (lo == hi when
+// it has none).
+func (o operand) extent() (lo, hi uintptr) {
+	if o.len() == 0 {
+		return o.ptr, o.ptr
+	}
+	var first, last int
+	for i, d := range o.shape {
+		if s := (d - 1) * o.strides[i]; s < 0 {
+			first += s
+		} else {
+			last += s
+		}
+	}
+	return o.ptr + uintptr(first)*4, o.ptr + uintptr(last+1)*4
+}
+
+// overlaps reports whether o and p share memory other than as the very
+// same view (a kernel reading p while writing o element by element, in
+// place, is safe only then).
+func overlaps(o, p operand) bool {
+	if o.ptr == p.ptr && slices.Equal(o.shape, p.shape) && slices.Equal(o.strides, p.strides) {
+		return false
+	}
+	olo, ohi := o.extent()
+	plo, phi := p.extent()
+	return olo < phi && plo < ohi
+}
+
+// broadcast returns o viewed at shape, to which it broadcasts under
+// NumPy's rules (checked by the caller): a missing or size-1 dimension
+// repeats with stride 0.
+func (o operand) broadcast(shape []int) operand {
+	b := operand{ptr: o.ptr, shape: shape, strides: make([]int, len(shape))}
+	lead := len(shape) - len(o.shape)
+	for i := range o.shape {
+		if o.shape[i] != 1 {
+			b.strides[lead+i] = o.strides[i]
+		}
+	}
+	return b
+}
 
 func isContiguous(shape, strides []int) bool {
 	s := 1
@@ -38,17 +96,122 @@ func isContiguous(shape, strides []int) bool {
 	return true
 }
 
+// strided is the iteration space of a kernel over views of one shape
+// (kernels.h: LanesShape): the shape with its size-1 dimensions dropped
+// and its neighbours merged where every operand steps across them as
+// across one, and each operand's strides.
+type strided struct {
+	n       int
+	shape   []int
+	strides [][]int
+}
+
+// merge returns the iteration space of views of shape with the given
+// strides (one slice per operand).
+func merge(shape []int, strides ...[]int) strided {
+	s := strided{n: 1, strides: make([][]int, len(strides))}
+	for _, d := range shape {
+		s.n *= d
+	}
+	if s.n == 0 {
+		return s
+	}
+	for i, d := range shape {
+		if d == 1 {
+			continue
+		}
+		k := len(s.shape) - 1
+		joins := k >= 0
+		for j := range strides {
+			joins = joins && s.strides[j][k] == strides[j][i]*d
+		}
+		if joins { // dimension k steps as d of dimension i: one dimension
+			s.shape[k] *= d
+			for j := range strides {
+				s.strides[j][k] = strides[j][i]
+			}
+			continue
+		}
+		s.shape = append(s.shape, d)
+		for j := range strides {
+			s.strides[j] = append(s.strides[j], strides[j][i])
+		}
+	}
+	return s
+}
+
+// maxDims is the most dimensions a kernel's descriptor holds.
+const maxDims = C.LANES_MAX_DIMS
+
+// split returns the number of leading dimensions of s that are looped
+// over, one launch per index (those beyond maxDims: none, usually), and
+// each launch's element offsets of the operands.
+func (s strided) split() (outer int, offs [][]int) {
+	if s.n == 0 {
+		return 0, nil
+	}
+	outer = max(len(s.shape)-maxDims, 0)
+	parts := 1
+	for _, d := range s.shape[:outer] {
+		parts *= d
+	}
+	offs = make([][]int, parts)
+	for p := range offs {
+		offs[p] = make([]int, len(s.strides))
+		rest := p
+		for k := outer - 1; k >= 0; k-- {
+			i := rest % s.shape[k]
+			rest /= s.shape[k]
+			for j, st := range s.strides {
+				offs[p][j] += i * st[k]
+			}
+		}
+	}
+	return outer, offs
+}
+
+// each calls launch once per kernel launch that covers s (split): with
+// the descriptors of the innermost maxDims dimensions and each operand's
+// element offset.
+func (s strided) each(launch func(ls *C.LanesShape, ss []C.LanesStrides, offs []int) error) error {
+	outer, offs := s.split()
+	var ls C.LanesShape
+	ss := make([]C.LanesStrides, len(s.strides))
+	ls.dims = C.int(len(s.shape) - outer)
+	ls.n = 1
+	for k, d := range s.shape[outer:] {
+		ls.shape[k] = C.longlong(d)
+		ls.n *= C.longlong(d)
+		for j, st := range s.strides {
+			ss[j].s[k] = C.longlong(st[outer+k])
+		}
+	}
+	for _, o := range offs {
+		if err := launch(&ls, ss, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // call is one operation on the device stream: the temporaries it made and
-// whether host memory is involved (then it ends synchronized).
+// the tensors whose memory its work uses, kept reachable until the work is
+// queued (a tensor collected before that would give its buffer back to the
+// pool for other work while this work still reads or writes it).
 type call struct {
 	g     *GPU
 	temps []*deviceMemory
+	keep  []*tensor.Tensor
 }
 
+// release gives the temporaries back to the pool (the work queued on the
+// stream that uses them runs before any later use, queued on the same
+// stream) and lets the operands go.
 func (c *call) release() {
 	for _, m := range c.temps {
 		m.Release()
 	}
+	runtime.KeepAlive(c.keep)
 }
 
 func (c *call) temp(n int) (*deviceMemory, error) {
@@ -89,15 +252,26 @@ func splitK(splits *C.int, partial **C.float, n, per int, scratch scratchFunc) e
 	return nil
 }
 
+// view returns the view of a tensor on this GPU, or ok false for a host
+// tensor; a tensor of another device is an error.
+func (c *call) view(op, what string, t *tensor.Tensor) (o operand, ok bool, err error) {
+	mem, off, ok := tensor.DeviceView(t)
+	if !ok {
+		return operand{}, false, nil
+	}
+	m, mine := mem.(*deviceMemory)
+	if !mine || m.g != c.g {
+		return operand{}, false, fmt.Errorf("cudaplugin: %s: %s on %v given to the GPU of %v", op, what, mem.Device(), c.g.dev)
+	}
+	c.keep = append(c.keep, t)
+	return operand{ptr: m.ptr(off), shape: t.Shape(), strides: t.Strides()}, true, nil
+}
+
 // input returns t on the device: a device tensor of this GPU as it is, a
 // host tensor uploaded (row-major) into a temporary.
 func (c *call) input(op string, t *tensor.Tensor) (operand, error) {
-	if mem, off, ok := tensor.DeviceView(t); ok {
-		m, mine := mem.(*deviceMemory)
-		if !mine || m.g != c.g {
-			return operand{}, fmt.Errorf("cudaplugin: %s: a tensor on %v given to the GPU of %v", op, mem.Device(), c.g.dev)
-		}
-		return operand{ptr: m.ptr(off), shape: t.Shape(), strides: t.Strides()}, nil
+	if o, ok, err := c.view(op, "a tensor", t); ok || err != nil {
+		return o, err
 	}
 	data := t.Data()
 	m, err := c.temp(len(data))
@@ -109,7 +283,7 @@ func (c *call) input(op string, t *tensor.Tensor) (operand, error) {
 			return operand{}, err
 		}
 	}
-	return operand{ptr: m.ptr(0), shape: t.Shape(), strides: shape.ContiguousStrides(t.Shape())}, nil
+	return dense(m.ptr(0), t.Shape()), nil
 }
 
 // contiguous returns o itself when it is row-major contiguous, else a
@@ -118,55 +292,82 @@ func (c *call) contiguous(o operand) (operand, error) {
 	if isContiguous(o.shape, o.strides) {
 		return o, nil
 	}
-	n := 1
-	for _, d := range o.shape {
-		n *= d
-	}
-	m, err := c.temp(n)
+	return c.copied(o)
+}
+
+// copied returns a row-major copy of o in a temporary.
+func (c *call) copied(o operand) (operand, error) {
+	m, err := c.temp(o.len())
 	if err != nil {
 		return operand{}, err
 	}
-	if err := c.g.gather(c.g.stream, m.ptr(0), o, n); err != nil {
+	t := dense(m.ptr(0), o.shape)
+	if err := c.g.copyView(c.g.stream, t, o); err != nil {
 		return operand{}, err
 	}
-	return operand{ptr: m.ptr(0), shape: o.shape, strides: shape.ContiguousStrides(o.shape)}, nil
+	return t, nil
 }
 
-// output returns where the result for dst goes: dst's own memory when it
-// is a contiguous device tensor of this GPU, else a temporary that finish
-// copies into host dst.
-func (c *call) output(op string, dst *tensor.Tensor) (uintptr, error) {
-	if mem, off, ok := tensor.DeviceView(dst); ok {
-		m, mine := mem.(*deviceMemory)
-		if !mine || m.g != c.g {
-			return 0, fmt.Errorf("cudaplugin: %s: dst on %v given to the GPU of %v", op, mem.Device(), c.g.dev)
-		}
-		if !dst.IsContiguous() {
-			return 0, fmt.Errorf("cudaplugin: %s: dst of shape %v and strides %v is not contiguous", op, dst.Shape(), dst.Strides())
-		}
-		return m.ptr(off), nil
+// A target is where an op's kernels write its result, contiguous in
+// row-major order (ptr), for finish to deliver into dst.
+type target struct {
+	ptr  uintptr
+	dst  *tensor.Tensor
+	view operand // the view of dst written, when dst is on this GPU
+	temp bool    // ptr is a temporary: finish copies it into dst
+}
+
+// output returns where the result for dst goes: into for a dst on this
+// GPU, else (a host dst) a temporary that finish downloads.
+func (c *call) output(op string, dst *tensor.Tensor, inputs ...operand) (target, error) {
+	v, on, err := c.view(op, "dst", dst)
+	if err != nil {
+		return target{}, err
+	}
+	if on {
+		return c.into(dst, v, inputs...)
 	}
 	m, err := c.temp(dst.Len())
 	if err != nil {
-		return 0, err
+		return target{}, err
 	}
-	return m.ptr(0), nil
+	return target{ptr: m.ptr(0), dst: dst, temp: true}, nil
 }
 
-// finish copies the result into a host dst (and so waits for it); a device
-// dst is left to the stream.
-func (c *call) finish(dst *tensor.Tensor, out uintptr) error {
-	if dst.Device() != tensor.CPU || dst.Len() == 0 {
+// into returns where the kernels write the elements of v, a view of dst
+// on this GPU, in v's row-major order: v's own memory when it is
+// contiguous and overlaps none of the inputs (which the kernels read
+// while they write) but as the very same view, else a temporary that
+// finish copies into v.
+func (c *call) into(dst *tensor.Tensor, v operand, inputs ...operand) (target, error) {
+	if isContiguous(v.shape, v.strides) && !slices.ContainsFunc(inputs, func(in operand) bool { return overlaps(v, in) }) {
+		return target{ptr: v.ptr, dst: dst, view: v}, nil
+	}
+	m, err := c.temp(v.len())
+	if err != nil {
+		return target{}, err
+	}
+	return target{ptr: m.ptr(0), dst: dst, view: v, temp: true}, nil
+}
+
+// finish delivers the result: into a host dst (and so waits for it), or
+// from a temporary into dst's view on the device; a result written in
+// place is left to the stream.
+func (c *call) finish(t target) error {
+	if !t.temp || t.dst.Len() == 0 {
 		return nil
 	}
-	if dst.IsContiguous() {
-		return c.g.download(dst.Data(), out)
+	if t.dst.Device() != tensor.CPU {
+		return c.g.copyView(c.g.stream, t.view, dense(t.ptr, t.view.shape))
 	}
-	tmp := make([]float32, dst.Len())
-	if err := c.g.download(tmp, out); err != nil {
+	if t.dst.IsContiguous() {
+		return c.g.download(t.dst.Data(), t.ptr)
+	}
+	tmp := make([]float32, t.dst.Len())
+	if err := c.g.download(tmp, t.ptr); err != nil {
 		return err
 	}
-	tensor.CopyInto(dst, tensor.FromSlice(tmp, dst.Shape()...))
+	tensor.CopyInto(t.dst, tensor.FromSlice(tmp, t.dst.Shape()...))
 	return nil
 }
 
@@ -186,24 +387,32 @@ func cbool(b bool) C.int {
 	return 0
 }
 
-// deviceOperands checks that the operands of a device-only op are contiguous
-// tensors on this GPU and returns their addresses; anything else is a
-// programmer error.
-func (g *GPU) deviceOperands(op string, ts ...*tensor.Tensor) []uintptr {
+// on returns the view of operand i of a device-only op, t, which must be
+// on this GPU (keeping it with the call); anything else is a programmer
+// error.
+func (c *call) on(op string, i int, t *tensor.Tensor) operand {
+	mem, off, ok := tensor.DeviceView(t)
+	m, mine := mem.(*deviceMemory)
+	if !ok || !mine || m.g != c.g {
+		panic(fmt.Sprintf("cudaplugin: %s: operand %d (shape %v) is on %v, want %v (use To)", op, i, t.Shape(), t.Device(), c.g.dev))
+	}
+	c.keep = append(c.keep, t)
+	return operand{ptr: m.ptr(off), shape: t.Shape(), strides: t.Strides()}
+}
+
+// deviceOperands checks that the operands of a device-only op are
+// contiguous tensors on this GPU (nil ones are skipped) and returns their
+// addresses; anything else is a programmer error.
+func (c *call) deviceOperands(op string, ts ...*tensor.Tensor) []uintptr {
 	ptrs := make([]uintptr, len(ts))
 	for i, t := range ts {
 		if t == nil {
 			continue
 		}
-		mem, off, ok := tensor.DeviceView(t)
-		m, mine := mem.(*deviceMemory)
-		if !ok || !mine || m.g != g {
-			panic(fmt.Sprintf("cudaplugin: %s: operand %d (shape %v) is on %v, want %v (use To)", op, i, t.Shape(), t.Device(), g.dev))
-		}
+		ptrs[i] = c.on(op, i, t).ptr
 		if !t.IsContiguous() {
 			panic(fmt.Sprintf("cudaplugin: %s: operand %d of shape %v and strides %v is not contiguous (use GPU.Contiguous)", op, i, t.Shape(), t.Strides()))
 		}
-		ptrs[i] = m.ptr(off)
 	}
 	return ptrs
 }
@@ -213,3 +422,6 @@ func sameShape(op string, a, b *tensor.Tensor) {
 		panic(fmt.Sprintf("cudaplugin: %s: shapes %v and %v differ", op, a.Shape(), b.Shape()))
 	}
 }
+
+// noKernel is ErrNoKernel for what (a method, or a method and its op).
+func noKernel(what string) error { return fmt.Errorf("cudaplugin: %s: %w", what, ErrNoKernel) }

@@ -1,0 +1,212 @@
+//go:build cuda || cudaemu
+
+package cudaplugin
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lanesgo/lanes/tensor"
+	"github.com/lanesgo/lanes/tensor/tensortest"
+)
+
+// TestConformance runs package tensor's conformance suite on the device
+// for the families the plugin has every kernel of: Copy and MatMul. (The
+// others have ops without a kernel yet, which the suite counts as
+// failures; TestFamiliesOnDevice checks the ops they have.)
+func TestConformance(t *testing.T) {
+	g := requireGPU(t)
+	t.Run("Copy", func(t *testing.T) { tensortest.TestCopy(t, g.Device()) })
+	t.Run("MatMul", func(t *testing.T) { tensortest.TestMatMul(t, g.Device()) })
+}
+
+// A familyCase is one op through package tensor's public function, on
+// the device and on the CPU: in are host operands, moved to the device
+// but for 0-d ones (host scalars beside device operands); view makes the
+// views the op takes of them, on both sides. The result and every
+// operand afterwards (an Into form writes into one) must equal the CPU's
+// exactly, or to tol relative to the result's magnitude; or the op must
+// panic with a message containing panics.
+type familyCase struct {
+	name   string
+	in     []*tensor.Tensor
+	view   func(x []*tensor.Tensor) []*tensor.Tensor
+	op     func(x []*tensor.Tensor) *tensor.Tensor
+	tol    float64
+	panics string
+}
+
+// TestFamiliesOnDevice checks the ops of the Elementwise, Reduce and Copy
+// families that the plugin has kernels for, through tensor's functions:
+// broadcast (by shape and by Expand's stride 0), transposed, sliced with
+// steps, zero-size and 0-d host operands; Into forms into strided views,
+// in place and overlapping their operands; and the ops without a kernel,
+// which panic naming it.
+func TestFamiliesOnDevice(t *testing.T) {
+	g := requireGPU(t)
+	r := rand.New(rand.NewPCG(21, 22))
+	rn := func(shape ...int) *tensor.Tensor { return tensor.RandN(r, shape...) }
+	views := func(f func(x []*tensor.Tensor) []*tensor.Tensor) func(x []*tensor.Tensor) []*tensor.Tensor { return f }
+	all := func(x []*tensor.Tensor) []*tensor.Tensor { return x }
+	noKernelYet := "no device kernel yet"
+	cases := []familyCase{
+		{name: "Add", in: []*tensor.Tensor{rn(5, 7), rn(5, 7)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
+		{name: "Add broadcast", in: []*tensor.Tensor{rn(3, 1, 5), rn(4, 5)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
+		{name: "Add transposed and sliced", in: []*tensor.Tensor{rn(7, 5), rn(5, 14)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].T(), x[1].Slice(1, 0, 14, 2)} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
+		{name: "Add host scalar", in: []*tensor.Tensor{rn(4, 3), tensor.Scalar(2.5)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
+		{name: "Add zero-size", in: []*tensor.Tensor{rn(0, 3), rn(1, 3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
+		{name: "Mul expanded", in: []*tensor.Tensor{rn(6, 1), rn(6, 9)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].Expand(6, 9), x[1]} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Mul(x[0], x[1]) }},
+		{name: "AddInto in place", in: []*tensor.Tensor{rn(8, 3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.AddInto(x[0], x[0], x[1]) }},
+		{name: "AddInto overlapping", in: []*tensor.Tensor{rn(40)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Slice(0, 1, 40, 1), x[0].Slice(0, 0, 39, 1), x[0]}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.AddInto(x[0], x[1], x[1]) }},
+		{name: "MulInto strided dst", in: []*tensor.Tensor{tensor.Full(-3, 6, 10), rn(6, 5), rn(5)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Slice(1, 1, 10, 2), x[1], x[2]}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.MulInto(x[0], x[1], x[2]) }},
+		{name: "ReLU strided", in: []*tensor.Tensor{rn(9, 12)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].T().Slice(0, 1, 12, 3)} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.ReLU(x[0]) }},
+		{name: "ReLUInto in place", in: []*tensor.Tensor{rn(33)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.ReLUInto(x[0], x[0]) }},
+		{name: "Fill 0 strided", in: []*tensor.Tensor{rn(7, 8)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].T().Slice(0, 0, 8, 3), x[0]} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], 0) }},
+		{name: "Softmax last axis", in: []*tensor.Tensor{rn(6, 300)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Softmax(x[0], -1) }, tol: 1e-5},
+		{name: "Softmax axis 0 of a transpose", in: []*tensor.Tensor{rn(5, 4, 3)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].Permute(2, 0, 1)} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Softmax(x[0], 0) }, tol: 1e-5},
+		{name: "SoftmaxInto in place, axis 1", in: []*tensor.Tensor{rn(3, 7, 2)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.SoftmaxInto(x[0], x[0], 1) }, tol: 1e-5},
+		{name: "Softmax zero-size", in: []*tensor.Tensor{rn(0, 4)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Softmax(x[0], 1) }},
+		{name: "CopyInto broadcast into a strided view", in: []*tensor.Tensor{tensor.Full(7, 4, 6), rn(3)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].Slice(1, 1, 6, 2), x[1], x[0]} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.CopyInto(x[0], x[1]) }},
+		{name: "CopyInto overlapping", in: []*tensor.Tensor{rn(30)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Slice(0, 2, 30, 1), x[0].Slice(0, 0, 28, 1), x[0]}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.CopyInto(x[0], x[1]) }},
+		{name: "Contiguous of a permutation", in: []*tensor.Tensor{rn(2, 3, 4, 5)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Permute(3, 1, 0, 2).Contiguous() }},
+		{name: "Clone of ten dimensions, none merging", in: []*tensor.Tensor{rn(2, 3, 2, 2, 1, 3, 2, 2, 2, 2)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Permute(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Clone() }},
+		{name: "Concat", in: []*tensor.Tensor{rn(3, 4), rn(5, 3), rn(3, 0)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0], x[1].T(), x[2]} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Concat(1, x...) }},
+		{name: "Stack", in: []*tensor.Tensor{rn(4, 2), rn(4, 2)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Stack(1, x...) }},
+		{name: "Sub", in: []*tensor.Tensor{rn(3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Sub(x[0], x[1]) }, panics: noKernelYet},
+		{name: "Fill 1", in: []*tensor.Tensor{rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], 1) }, panics: noKernelYet},
+		{name: "LogSoftmax", in: []*tensor.Tensor{rn(2, 3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.LogSoftmax(x[0], 1) }, panics: noKernelYet},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			view := c.view
+			if view == nil {
+				view = all
+			}
+			host := make([]*tensor.Tensor, len(c.in))
+			dev := make([]*tensor.Tensor, len(c.in))
+			for i, x := range c.in {
+				host[i] = x.Clone()
+				dev[i] = x
+				if x.Dims() > 0 {
+					var err error
+					if dev[i], err = x.To(g.Device()); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if c.panics != "" {
+				if msg := tensortest.Panic(func() { c.op(view(dev)) }); !strings.Contains(msg, c.panics) {
+					t.Fatalf("panic %q, want one containing %q", msg, c.panics)
+				}
+				return
+			}
+			want := c.op(view(host))
+			var got *tensor.Tensor
+			if msg := tensortest.Panic(func() { got = c.op(view(dev)) }); msg != "" {
+				t.Fatalf("on the device: %s", msg)
+			}
+			if got.Device() != g.Device() {
+				t.Fatalf("result on %v, want %v", got.Device(), g.Device())
+			}
+			same(t, "result", got, want, c.tol)
+			for i := range c.in {
+				same(t, "operand", dev[i], host[i], c.tol)
+			}
+		})
+	}
+}
+
+// same checks got (on the device) against the CPU's want: equal (NaN as
+// NaN), or within tol·max(|want|, 1e-3) when tol is set.
+func same(t *testing.T, what string, got, want *tensor.Tensor, tol float64) {
+	t.Helper()
+	if !slices.Equal(got.Shape(), want.Shape()) {
+		t.Fatalf("%s of shape %v, want %v", what, got.Shape(), want.Shape())
+	}
+	h, err := got.To(tensor.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd, wd := h.Contiguous().Data(), want.Contiguous().Data()
+	for i, w := range wd {
+		v := gd[i]
+		if v == w || v != v && w != w || tol > 0 && math.Abs(float64(v-w)) <= tol*max(math.Abs(float64(w)), 1e-3) {
+			continue
+		}
+		t.Fatalf("%s element %d of %v = %v, want the CPU's %v", what, i, want.Shape(), v, w)
+	}
+}
+
+// TestMerge checks the iteration spaces of strided kernels: size-1
+// dimensions go, neighbours that every operand steps across as across
+// one merge, others do not; each's offsets cover the dimensions beyond
+// LANES_MAX_DIMS.
+func TestMerge(t *testing.T) {
+	for _, c := range []struct {
+		shape   []int
+		strides [][]int
+		want    []int   // merged shape
+		wantSt  [][]int // merged strides
+	}{
+		{[]int{2, 3, 4}, [][]int{{12, 4, 1}, {12, 4, 1}}, []int{24}, [][]int{{1}, {1}}},
+		{[]int{2, 3, 4}, [][]int{{12, 4, 1}, {1, 8, 2}}, []int{2, 12}, [][]int{{12, 1}, {1, 2}}},
+		{[]int{2, 3, 4}, [][]int{{12, 4, 1}, {1, 2, 8}}, []int{2, 3, 4}, [][]int{{12, 4, 1}, {1, 2, 8}}},
+		{[]int{4, 1, 3}, [][]int{{3, 99, 1}, {0, 5, 1}}, []int{4, 3}, [][]int{{3, 1}, {0, 1}}},
+		{[]int{5, 6, 7}, [][]int{{42, 7, 1}, {0, 0, 1}}, []int{30, 7}, [][]int{{7, 1}, {0, 1}}},
+		{[]int{5, 6, 7}, [][]int{{84, 7, 1}, {0, 0, 1}}, []int{5, 6, 7}, [][]int{{84, 7, 1}, {0, 0, 1}}},
+		{[]int{1, 1}, [][]int{{1, 1}}, nil, [][]int{nil}},
+		{[]int{3, 0}, [][]int{{0, 1}}, nil, [][]int{nil}},
+	} {
+		s := merge(c.shape, c.strides...)
+		if !slices.Equal(s.shape, c.want) || !slices.EqualFunc(s.strides, c.wantSt, slices.Equal) {
+			t.Errorf("merge(%v, %v) = %v %v, want %v %v", c.shape, c.strides, s.shape, s.strides, c.want, c.wantSt)
+		}
+	}
+	// Ten dimensions that do not merge: the outermost two are looped
+	// over, four launches of eight dimensions.
+	shape := []int{2, 2, 2, 2, 2, 2, 2, 2, 2, 2}
+	st := make([]int, 10)
+	for i := range st {
+		st[i] = 1 << (2 * i) // increasing: no neighbours merge
+	}
+	outer, offs := merge(shape, st).split()
+	if want := [][]int{{0}, {4}, {1}, {5}}; outer != 2 || !slices.EqualFunc(offs, want, slices.Equal) {
+		t.Errorf("split of 10 dimensions: %d outer, offsets %v; want 2, %v", outer, offs, want)
+	}
+	if outer, offs := merge([]int{3, 4}, []int{4, 1}).split(); outer != 0 || len(offs) != 1 || offs[0][0] != 0 {
+		t.Errorf("split of one dimension: %d outer, offsets %v; want 0, [[0]]", outer, offs)
+	}
+}
