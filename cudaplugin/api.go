@@ -23,6 +23,7 @@ var _ interface {
 	tensor.ElementwiseKernels
 	tensor.ReduceKernels
 	tensor.CopyKernels
+	tensor.PoolKernels
 	dispatch.Placer
 	dispatch.Accelerator
 } = (*GPU)(nil)

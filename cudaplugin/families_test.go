@@ -52,6 +52,21 @@ func TestFamiliesOnDevice(t *testing.T) {
 	views := func(f func(x []*tensor.Tensor) []*tensor.Tensor) func(x []*tensor.Tensor) []*tensor.Tensor { return f }
 	all := func(x []*tensor.Tensor) []*tensor.Tensor { return x }
 	noKernelYet := "no device kernel yet"
+	// steps has ties (-1, -0.5, 0, 0.5, 1) and a NaN in about one element in seven.
+	steps := func(shape ...int) *tensor.Tensor {
+		x := rn(shape...)
+		d := x.Data()
+		for i := range d {
+			d[i] = float32(r.IntN(5)-2) / 2
+			if r.IntN(7) == 0 {
+				d[i] = float32(math.NaN())
+			}
+		}
+		return tensor.FromSlice(d, shape...)
+	}
+	pool2 := tensor.PoolParams{Kernel: [2]int{2, 2}}
+	pool3 := tensor.PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}
+	poolCeil := tensor.PoolParams{Kernel: [2]int{3, 2}, Stride: [2]int{2, 3}, Padding: [2]int{1, 1}, CeilMode: true}
 	cases := []familyCase{
 		{name: "Add", in: []*tensor.Tensor{rn(5, 7), rn(5, 7)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
 		{name: "Add broadcast", in: []*tensor.Tensor{rn(3, 1, 5), rn(4, 5)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
@@ -105,6 +120,38 @@ func TestFamiliesOnDevice(t *testing.T) {
 			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0], x[1].T(), x[2]} }),
 			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Concat(1, x...) }},
 		{name: "Stack", in: []*tensor.Tensor{rn(4, 2), rn(4, 2)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Stack(1, x...) }},
+		{name: "MaxPool2D", in: []*tensor.Tensor{rn(2, 3, 9, 8)}, op: func(x []*tensor.Tensor) *tensor.Tensor { m, _ := tensor.MaxPool2D(x[0], pool3); return m }},
+		{name: "MaxPool2D indices", in: []*tensor.Tensor{rn(2, 3, 9, 8)}, op: func(x []*tensor.Tensor) *tensor.Tensor { _, i := tensor.MaxPool2D(x[0], pool3); return i }},
+		{name: "MaxPool2D ties, NaN, ceil, transposed", in: []*tensor.Tensor{steps(3, 2, 7, 8)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].Transpose(0, 1)} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { _, i := tensor.MaxPool2D(x[0], poolCeil); return i }},
+		{name: "MaxPool2DInto strided, no indices", in: []*tensor.Tensor{tensor.Full(5, 2, 3, 4, 8), rn(4, 3, 8, 8)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Slice(3, 1, 8, 2), x[1].Slice(0, 0, 4, 2), x[0]}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				m, _ := tensor.MaxPool2DInto(x[0], nil, x[1], pool2)
+				return m
+			}},
+		{name: "MaxPool2DInto indices only", in: []*tensor.Tensor{tensor.Full(5, 2, 3, 4, 4), rn(2, 3, 8, 8)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				_, i := tensor.MaxPool2DInto(nil, x[0], x[1], pool2)
+				return i
+			}},
+		{name: "AvgPool2D ExcludePad", in: []*tensor.Tensor{rn(1, 2, 7, 6)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.AvgPool2D(x[0], tensor.PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, ExcludePad: true})
+			}},
+		{name: "AvgPool2DInto ceil, zero batch", in: []*tensor.Tensor{rn(0, 3, 5, 5)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.AvgPool2D(x[0], poolCeil) }},
+		{name: "MaxPool2DBackward", in: []*tensor.Tensor{rn(1, 1, 4, 4), tensor.New(1, 1, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaxPool2DBackward(x[1], x[1], x[0].Shape(), pool2)
+			}, panics: noKernelYet},
+		{name: "AvgPool2DBackward", in: []*tensor.Tensor{rn(1, 1, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.AvgPool2DBackward(x[0], []int{1, 1, 4, 4}, pool2)
+			}, panics: noKernelYet},
 		{name: "Sub", in: []*tensor.Tensor{rn(3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Sub(x[0], x[1]) }, panics: noKernelYet},
 		{name: "Fill 1", in: []*tensor.Tensor{rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], 1) }, panics: noKernelYet},
 		{name: "LogSoftmax", in: []*tensor.Tensor{rn(2, 3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.LogSoftmax(x[0], 1) }, panics: noKernelYet},

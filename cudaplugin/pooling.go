@@ -19,22 +19,24 @@ import (
 	"github.com/lanesgo/lanes/tensor"
 )
 
-// The Pool family (tensor's PoolKernels): max and average pooling
-// forward (lanes_pool2d); their gradients have no kernel yet.
+// The Pool family (tensor.PoolKernels): max and average pooling forward
+// (lanes_pool2d); their gradients have no kernel yet.
 
-// MaxPool2D sets dst and indices to tensor.MaxPool2D(x, p): the maxima
+// MaxPool2D implements tensor.PoolKernels: it sets dst and indices to
+// tensor.MaxPool2D(x, p), the maxima
 // and the index of each in its input plane. Either may be nil to skip it,
 // not both. The tensors are on the GPU, with any strides.
 func (g *GPU) MaxPool2D(dst, indices, x *tensor.Tensor, p tensor.PoolParams) error {
 	return g.pool("MaxPool2D", 0, dst, indices, x, p)
 }
 
-// AvgPool2D sets dst to tensor.AvgPool2D(x, p), as MaxPool2D.
+// AvgPool2D implements tensor.PoolKernels: dst = tensor.AvgPool2D(x, p),
+// as MaxPool2D.
 func (g *GPU) AvgPool2D(dst, x *tensor.Tensor, p tensor.PoolParams) error {
 	return g.pool("AvgPool2D", 1, dst, nil, x, p)
 }
 
-// MaxPool2DBackward implements the Pool family; it has no kernel yet.
+// MaxPool2DBackward implements tensor.PoolKernels; it has no kernel yet.
 func (g *GPU) MaxPool2DBackward(dx, dy, indices *tensor.Tensor, p tensor.PoolParams) error {
 	if !g.opened() {
 		return errNilGPU
@@ -42,7 +44,7 @@ func (g *GPU) MaxPool2DBackward(dx, dy, indices *tensor.Tensor, p tensor.PoolPar
 	return noKernel("MaxPool2DBackward")
 }
 
-// AvgPool2DBackward implements the Pool family; it has no kernel yet.
+// AvgPool2DBackward implements tensor.PoolKernels; it has no kernel yet.
 func (g *GPU) AvgPool2DBackward(dx, dy *tensor.Tensor, p tensor.PoolParams) error {
 	if !g.opened() {
 		return errNilGPU
