@@ -56,6 +56,10 @@ __device__ __forceinline__ long long offsetOf(const LanesShape &shape, const Lan
     return off;
 }
 
+// relu is max(v, 0) as package tensor's ReLU has it (simd.ReLU): v when
+// v > 0, NaN when v is NaN, +0 otherwise.
+__device__ __forceinline__ float relu(float v) { return v > 0.0f || v != v ? v : 0.0f; }
+
 // validShape reports whether a launcher may run over shape: dims within
 // LANES_MAX_DIMS (0 for a single element).
 inline bool validShape(const LanesShape *shape) { return shape->dims >= 0 && shape->dims <= LANES_MAX_DIMS; }

@@ -144,7 +144,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN)) conv2dKernel(LanesConv 
                     v += c.bias[oc];
                 }
                 if (c.relu) {
-                    v = fmaxf(v, 0.0f);
+                    v = relu(v);
                 }
                 c.y[(img * c.cout + oc) * pixels + pix] = v;
             }
@@ -167,7 +167,7 @@ __global__ void convReduceKernel(LanesConv c) {
             v += c.bias[oc];
         }
         if (c.relu) {
-            v = fmaxf(v, 0.0f);
+            v = relu(v);
         }
         c.y[((col / pixels) * c.cout + oc) * pixels + col % pixels] = v;
     }

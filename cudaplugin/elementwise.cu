@@ -11,7 +11,7 @@ __global__ void biasActKernel(float *y, const float *x, const float *bias, long 
             v += bias[(i / inner) % channels];
         }
         if (act == 1) {
-            v = fmaxf(v, 0.0f);
+            v = relu(v);
         }
         y[i] = v;
     }

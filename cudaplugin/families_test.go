@@ -5,6 +5,8 @@ package cudaplugin
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -13,14 +15,67 @@ import (
 	"github.com/lanesgo/lanes/tensor/tensortest"
 )
 
-// TestConformance runs package tensor's conformance suite on the device
-// for the families the plugin has every kernel of: Copy and MatMul. (The
-// others have ops without a kernel yet, which the suite counts as
-// failures; TestFamiliesOnDevice checks the ops they have.)
+// TestConformance runs package tensor's conformance suite on the device:
+// every family's test (tensortest.TestAll), in a child process, whose
+// failures must all be ops without a kernel yet (ErrNoKernel's text, or
+// the Index family the plugin does not register); any other failure (a
+// wrong element, a result elsewhere, a crash) fails the test. The suite's
+// cases of the ops that have kernels thus all pass, and the ops that gain
+// one are held to the suite at once.
 func TestConformance(t *testing.T) {
 	g := requireGPU(t)
-	t.Run("Copy", func(t *testing.T) { tensortest.TestCopy(t, g.Device()) })
-	t.Run("MatMul", func(t *testing.T) { tensortest.TestMatMul(t, g.Device()) })
+	if os.Getenv("LANES_CUDAPLUGIN_CHILD") == t.Name() {
+		tensortest.TestAll(t, g.Device())
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "LANES_CUDAPLUGIN_CHILD="+t.Name())
+	out, _ := cmd.CombinedOutput()
+	passed, missing, bad := conformanceResults(string(out))
+	t.Logf("conformance suite on %v: %d cases pass, %d lack a kernel", g.Device(), passed, missing)
+	for _, b := range bad {
+		t.Error(b)
+	}
+	if passed == 0 || !strings.Contains(string(out), "--- ") {
+		t.Fatalf("the suite did not run:\n%s", out)
+	}
+}
+
+// conformanceResults reads the -test.v output of a run of the conformance
+// suite: the leaf cases that passed, those that failed only for want of a
+// kernel, and the others (each with its messages).
+func conformanceResults(out string) (passed, missing int, bad []string) {
+	lacks := func(msg string) bool {
+		return strings.Contains(msg, ErrNoKernel.Error()) || strings.Contains(msg, "has no Index kernels")
+	}
+	// Messages follow the "=== RUN" line of their test; the results of
+	// subtests come when their parent ends.
+	var name string
+	msgs := map[string][]string{}
+	parents := map[string]bool{} // tests with subtests: the families, the suite
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 3 && (f[0] == "===" && (f[1] == "RUN" || f[1] == "CONT" || f[1] == "NAME")):
+			name = f[2]
+			if i := strings.LastIndex(name, "/"); i > 0 {
+				parents[name[:i]] = true
+			}
+		case len(f) >= 3 && f[0] == "---" && (f[1] == "PASS:" || f[1] == "FAIL:"):
+			switch m := msgs[f[2]]; {
+			case parents[f[2]]:
+			case f[1] == "PASS:":
+				passed++
+			case len(m) > 0 && !slices.ContainsFunc(m, func(s string) bool { return !lacks(s) }):
+				missing++
+			default:
+				bad = append(bad, f[2]+": "+strings.Join(m, "; "))
+			}
+		case len(f) > 0 && f[0] != "---" && name != "":
+			msgs[name] = append(msgs[name], strings.TrimSpace(line))
+		}
+	}
+	return passed, missing, bad
 }
 
 // A familyCase is one op through package tensor's public function, on
@@ -120,6 +175,10 @@ func TestFamiliesOnDevice(t *testing.T) {
 			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0], x[1].T(), x[2]} }),
 			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Concat(1, x...) }},
 		{name: "Stack", in: []*tensor.Tensor{rn(4, 2), rn(4, 2)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Stack(1, x...) }},
+		{name: "Conv2D ReLU of NaN", in: []*tensor.Tensor{steps(2, 3, 6, 5), rn(4, 3, 2, 2), rn(4)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2D(x[0], x[1], x[2], tensor.ConvParams{Padding: [2]int{1, 0}, ReLU: true})
+			}, tol: 1e-5},
 		{name: "MaxPool2D", in: []*tensor.Tensor{rn(2, 3, 9, 8)}, op: func(x []*tensor.Tensor) *tensor.Tensor { m, _ := tensor.MaxPool2D(x[0], pool3); return m }},
 		{name: "MaxPool2D indices", in: []*tensor.Tensor{rn(2, 3, 9, 8)}, op: func(x []*tensor.Tensor) *tensor.Tensor { _, i := tensor.MaxPool2D(x[0], pool3); return i }},
 		{name: "MaxPool2D ties, NaN, ceil, transposed", in: []*tensor.Tensor{steps(3, 2, 7, 8)},

@@ -130,13 +130,15 @@ static void testConv(int cfg, int n, int c, int h, int w, int cout, int kh, int 
 static void testCopy();
 
 static void testSmallOps() {
-    // bias + ReLU over [2, 3, 5]
+    // bias + ReLU over [2, 3, 5]; ReLU keeps a NaN (as tensor.ReLU)
     auto x = randomVec(30), bias = randomVec(3);
+    x[7] = NAN;
     std::vector<float> y(30);
     lanes_bias_act(nullptr, y.data(), x.data(), bias.data(), 30, 3, 5, 1);
     for (int i = 0; i < 30; i++) {
-        float want = std::max(0.0f, x[i] + bias[i / 5 % 3]);
-        if (y[i] != want) {
+        float v = x[i] + bias[i / 5 % 3];
+        float want = v > 0 || std::isnan(v) ? v : 0.0f;
+        if (y[i] != want && !(std::isnan(y[i]) && std::isnan(want))) {
             std::printf("bias_act: y[%d] = %g, want %g\n", i, y[i], want);
             failures++;
             break;
