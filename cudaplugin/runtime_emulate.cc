@@ -17,8 +17,9 @@
 //     memory". Frees, memsets and copies check that the device range lies
 //     in one allocation ("invalid argument" otherwise).
 //   - Streams are tokens: a launch (emulate.h) runs to completion before
-//     it returns, and copies and memsets are synchronous, so work is in
-//     stream order and a synchronization has nothing to wait for.
+//     it returns, copies and memsets are synchronous, and each holds the
+//     device's one queue (emu::queue) while it runs, so work is in one
+//     stream's order and a synchronization has nothing to wait for.
 //   - Error texts are CUDA 11.8's cudaGetErrorString.
 #include <cstdint>
 #include <cstdlib>
@@ -26,6 +27,7 @@
 #include <map>
 #include <mutex>
 
+#include "emulate.h"
 #include "runtime.h"
 
 namespace {
@@ -250,6 +252,7 @@ int lanes_memset(uintptr_t p, size_t n, lanes_stream) {
     if (!device().inside(p, n)) {
         return errInvalidValue;
     }
+    std::lock_guard<std::mutex> q(emu::queue());
     std::memset((void *)p, 0, n);
     return 0;
 }
@@ -258,6 +261,7 @@ int lanes_h2d(uintptr_t dst, const void *src, size_t n, lanes_stream) {
     if (!device().inside(dst, n)) {
         return errInvalidValue;
     }
+    std::lock_guard<std::mutex> q(emu::queue());
     std::memcpy((void *)dst, src, n);
     return 0;
 }
@@ -266,6 +270,7 @@ int lanes_d2h(void *dst, uintptr_t src, size_t n, lanes_stream) {
     if (!device().inside(src, n)) {
         return errInvalidValue;
     }
+    std::lock_guard<std::mutex> q(emu::queue());
     std::memcpy(dst, (const void *)src, n);
     return 0;
 }

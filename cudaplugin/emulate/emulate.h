@@ -10,8 +10,9 @@
 // the barrier is passed. A barrier costs one user-space context switch
 // per thread, not an OS thread's wake-up. __shared__ variables are
 // thread_local statics, so each worker (each block in flight) has its
-// own. Launches run one at a time, to completion: a launch returns when
-// its work is done, so stream order holds trivially.
+// own. Launches run one at a time, to completion, and so do the emulated
+// runtime's copies (queue): a launch returns when its work is done, and
+// the device's work is in one order, as a stream's.
 #ifndef LANES_EMULATE_H
 #define LANES_EMULATE_H
 
@@ -227,6 +228,16 @@ class Worker {
 #endif
 };
 
+// queue is the emulated device's one work queue: a launch, and the
+// emulated runtime's copies and memsets (runtime_emulate.cc), hold it
+// while they run, so that they happen one after another, each whole, as
+// the work of one stream does on a GPU (work on a buffer that another
+// goroutine gave back and took again runs after the copy that read it).
+inline std::mutex &queue() {
+    static std::mutex m;
+    return m;
+}
+
 // Pool is the worker threads and the launch they work on.
 class Pool {
   public:
@@ -236,13 +247,13 @@ class Pool {
     }
 
     // run runs the grid's blocks on the workers and returns when all are
-    // done. One launch at a time.
+    // done. One launch at a time (queue).
     void run(dim3 grid, dim3 block, const std::function<void()> &body) {
         const long long blocks = (long long)grid.x * grid.y * grid.z;
         if (blocks == 0 || block.x * block.y * block.z == 0) {
             return;
         }
-        std::lock_guard<std::mutex> one(launch_);
+        std::lock_guard<std::mutex> one(queue());
         std::unique_lock<std::mutex> l(mu_);
         grid_ = grid;
         block_ = block;
@@ -309,7 +320,7 @@ class Pool {
     }
 
     std::vector<std::thread> workers_;
-    std::mutex launch_, mu_;
+    std::mutex mu_;
     std::condition_variable wake_, idle_;
     unsigned long long gen_ = 0;
     int busy_ = 0;
