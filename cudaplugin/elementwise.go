@@ -78,6 +78,15 @@ func (g *GPU) Where(dst, cond, a, b *tensor.Tensor) error {
 	return noKernel("Where")
 }
 
+// UnaryBackward implements tensor.ElementwiseKernels; it has no kernel
+// yet.
+func (g *GPU) UnaryBackward(op tensor.ElemOp, dx, dy, x, y *tensor.Tensor, arg [2]float32) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	return noKernel(fmt.Sprintf("UnaryBackward (tensor.ElemOp %d)", op))
+}
+
 // elementwise runs a kernel over dst's elements in row-major order: each
 // input on this GPU (or a 0-d host scalar, uploaded), broadcast to dst's
 // shape and made contiguous, and the output dst itself or a temporary

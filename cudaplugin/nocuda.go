@@ -76,6 +76,12 @@ func (g *GPU) Unary(op tensor.ElemOp, dst, x *tensor.Tensor, arg [2]float32) err
 	return ErrUnavailable
 }
 func (g *GPU) Where(dst, cond, a, b *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) UnaryBackward(op tensor.ElemOp, dx, dy, x, y *tensor.Tensor, arg [2]float32) error {
+	return ErrUnavailable
+}
+func (g *GPU) SoftmaxBackward(dx, y, dy *tensor.Tensor, axis int, log bool) error {
+	return ErrUnavailable
+}
 func (g *GPU) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof int) error {
 	return ErrUnavailable
 }

@@ -21,8 +21,8 @@ import (
 
 // The Reduce family (tensor.ReduceKernels) and the plugin's SoftmaxRows.
 // Kernels so far: the softmax of rows (lanes_softmax_rows), which
-// Softmax runs along any axis; the reductions, LogSoftmax and SumTo
-// return ErrNoKernel.
+// Softmax runs along any axis; the reductions, LogSoftmax, SumTo and
+// SoftmaxBackward return ErrNoKernel.
 
 // Reduce implements tensor.ReduceKernels; it has no kernel yet.
 func (g *GPU) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof int) error {
@@ -89,6 +89,14 @@ func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error {
 		return err
 	}
 	return c.finish(out)
+}
+
+// SoftmaxBackward implements tensor.ReduceKernels; it has no kernel yet.
+func (g *GPU) SoftmaxBackward(dx, y, dy *tensor.Tensor, axis int, log bool) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	return noKernel("SoftmaxBackward")
 }
 
 // axisLast returns o with its axis moved to the end.
