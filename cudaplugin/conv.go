@@ -72,7 +72,7 @@ func (g *GPU) Conv2D(dst, x, w, bias *tensor.Tensor, p tensor.ConvParams) error 
 		}
 		ops = append(ops, o)
 	}
-	out, err := c.output("Conv2D", dst, ops...)
+	out, err := c.output("Conv2D", dst, false, ops...)
 	if err != nil {
 		return err
 	}

@@ -111,7 +111,7 @@ func (g *GPU) Concat(dst *tensor.Tensor, axis int, ts []*tensor.Tensor) error {
 		if err != nil {
 			return err
 		}
-		if src = src.broadcast(part.shape); overlaps(d, src) {
+		if src = src.broadcast(part.shape); overlaps(d, src, true) {
 			if src, err = c.copied(src); err != nil {
 				return err
 			}

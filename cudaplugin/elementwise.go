@@ -113,7 +113,7 @@ func (g *GPU) elementwise(op string, dst *tensor.Tensor, inputs []*tensor.Tensor
 		}
 		in[i] = o
 	}
-	out, err := c.output(op, dst, in...)
+	out, err := c.output(op, dst, true, in...)
 	if err != nil {
 		return err
 	}

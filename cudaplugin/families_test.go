@@ -179,6 +179,8 @@ func TestFamiliesOnDevice(t *testing.T) {
 			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0], x[1].T(), x[2]} }),
 			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Concat(1, x...) }},
 		{name: "Stack", in: []*tensor.Tensor{rn(4, 2), rn(4, 2)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Stack(1, x...) }},
+		{name: "MatMulInto in place", in: []*tensor.Tensor{rn(300, 300), rn(300, 300)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.MatMulInto(x[0], x[0], x[1]) }, tol: 1e-3},
 		{name: "Conv2D ReLU of NaN", in: []*tensor.Tensor{steps(2, 3, 6, 5), rn(4, 3, 2, 2), rn(4)},
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
 				return tensor.Conv2D(x[0], x[1], x[2], tensor.ConvParams{Padding: [2]int{1, 0}, ReLU: true})

@@ -59,11 +59,12 @@ func (o operand) extent() (lo, hi uintptr) {
 	return o.ptr + uintptr(first)*4, o.ptr + uintptr(last+1)*4
 }
 
-// overlaps reports whether o and p share memory other than as the very
-// same view (a kernel reading p while writing o element by element, in
-// place, is safe only then).
-func overlaps(o, p operand) bool {
-	if o.ptr == p.ptr && slices.Equal(o.shape, p.shape) && slices.Equal(o.strides, p.strides) {
+// overlaps reports whether o and p share memory. With inPlace, the very
+// same view does not count: a kernel that reads each element of p before
+// it writes the same element of o (elementwise, row by row) may write
+// over its input.
+func overlaps(o, p operand, inPlace bool) bool {
+	if inPlace && o.ptr == p.ptr && slices.Equal(o.shape, p.shape) && slices.Equal(o.strides, p.strides) {
 		return false
 	}
 	olo, ohi := o.extent()
@@ -319,13 +320,13 @@ type target struct {
 
 // output returns where the result for dst goes: into for a dst on this
 // GPU, else (a host dst) a temporary that finish downloads.
-func (c *call) output(op string, dst *tensor.Tensor, inputs ...operand) (target, error) {
+func (c *call) output(op string, dst *tensor.Tensor, inPlace bool, inputs ...operand) (target, error) {
 	v, on, err := c.view(op, "dst", dst)
 	if err != nil {
 		return target{}, err
 	}
 	if on {
-		return c.into(dst, v, inputs...)
+		return c.into(dst, v, inPlace, inputs...)
 	}
 	m, err := c.temp(dst.Len())
 	if err != nil {
@@ -336,11 +337,11 @@ func (c *call) output(op string, dst *tensor.Tensor, inputs ...operand) (target,
 
 // into returns where the kernels write the elements of v, a view of dst
 // on this GPU, in v's row-major order: v's own memory when it is
-// contiguous and overlaps none of the inputs (which the kernels read
-// while they write) but as the very same view, else a temporary that
-// finish copies into v.
-func (c *call) into(dst *tensor.Tensor, v operand, inputs ...operand) (target, error) {
-	if isContiguous(v.shape, v.strides) && !slices.ContainsFunc(inputs, func(in operand) bool { return overlaps(v, in) }) {
+// contiguous and overlaps none of the inputs, which the kernels read
+// while they write (overlaps: inPlace when they may write over the very
+// same view), else a temporary that finish copies into v.
+func (c *call) into(dst *tensor.Tensor, v operand, inPlace bool, inputs ...operand) (target, error) {
+	if isContiguous(v.shape, v.strides) && !slices.ContainsFunc(inputs, func(in operand) bool { return overlaps(v, in, inPlace) }) {
 		return target{ptr: v.ptr, dst: dst, view: v}, nil
 	}
 	m, err := c.temp(v.len())

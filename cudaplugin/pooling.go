@@ -113,7 +113,7 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 			targets[i] = target{ptr: m.ptr(0)}
 			continue
 		}
-		if targets[i], err = c.into(t, outs[i], xo); err != nil {
+		if targets[i], err = c.into(t, outs[i], false, xo); err != nil {
 			return err
 		}
 	}

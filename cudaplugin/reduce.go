@@ -81,7 +81,7 @@ func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error {
 	if err != nil {
 		return err
 	}
-	out, err := c.into(dst, do, xo)
+	out, err := c.into(dst, do, true, xo)
 	if err != nil {
 		return err
 	}
