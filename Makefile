@@ -77,19 +77,26 @@ bench-compare:
 NVCC ?= nvcc
 CUDA_GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
 CUDA_LIB := cudaplugin/build/liblanescuda.a
+# One .cu file per op family (gemm.cu, conv.cu, ...), sharing common.cuh and tiles.cuh.
+CUDA_SRCS := $(wildcard cudaplugin/*.cu)
+CUDA_HDRS := cudaplugin/kernels.h $(wildcard cudaplugin/*.cuh)
+CUDA_OBJS := $(patsubst cudaplugin/%.cu,cudaplugin/build/%.o,$(CUDA_SRCS))
 
 cuda: $(CUDA_LIB)
 	$(GO) build -tags cuda ./...
 
-$(CUDA_LIB): cudaplugin/kernels.cu cudaplugin/kernels.h
+cudaplugin/build/%.o: cudaplugin/%.cu $(CUDA_HDRS)
 	@mkdir -p cudaplugin/build
-	$(NVCC) -std=c++17 -O3 -Xcompiler -fPIC $(CUDA_GENCODE) -c cudaplugin/kernels.cu -o cudaplugin/build/kernels.o
-	ar rcs $@ cudaplugin/build/kernels.o
+	$(NVCC) -std=c++17 -O3 -Xcompiler -fPIC $(CUDA_GENCODE) -c $< -o $@
+
+$(CUDA_LIB): $(CUDA_OBJS)
+	rm -f $@
+	ar rcs $@ $(CUDA_OBJS)
 
 cuda-emulate:
 	@mkdir -p cudaplugin/build
 	$$(command -v g++-12 || command -v g++) -std=c++20 -O1 -DLANES_EMULATE -Icudaplugin/emulate -pthread \
-	  -x c++ cudaplugin/kernels.cu -x none cudaplugin/emulate/emulate_test.cc -o cudaplugin/build/emulate_test
+	  -x c++ $(CUDA_SRCS) -x none cudaplugin/emulate/emulate_test.cc -o cudaplugin/build/emulate_test
 	cudaplugin/build/emulate_test
 
 # cuda-tune times the kernels' tile configurations (run bin/cuda-tune on an NVIDIA machine).

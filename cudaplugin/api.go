@@ -20,6 +20,10 @@ var _ interface {
 	tensor.DeviceAllocator
 	tensor.MatMulKernels
 	tensor.ConvKernels
+	tensor.ElementwiseKernels
+	tensor.ReduceKernels
+	tensor.CopyKernels
+	tensor.PoolKernels
 	dispatch.Placer
 	dispatch.Accelerator
 } = (*GPU)(nil)

@@ -1,4 +1,4 @@
-//go:build cuda
+//go:build cuda || cudaemu
 
 package cudaplugin
 
@@ -15,6 +15,7 @@ import (
 
 	"github.com/lanesgo/lanes/dispatch"
 	"github.com/lanesgo/lanes/tensor"
+	"github.com/lanesgo/lanes/tensor/tensortest"
 )
 
 var (
@@ -24,7 +25,7 @@ var (
 )
 
 // requireGPU returns device 0, or skips the test saying why there is none.
-func requireGPU(t *testing.T) *GPU {
+func requireGPU(t testing.TB) *GPU {
 	t.Helper()
 	gpuOnce.Do(func() { gpu, gpuErr = Open(0) })
 	if gpuErr != nil {
@@ -78,9 +79,32 @@ func TestStickyErrorDisables(t *testing.T) {
 	}
 }
 
+// inChild reports whether the test runs in the child process that it
+// starts otherwise: the same test binary running only t, with env added
+// to its environment (LANES_CUDAEMU_DEVICES, LANES_CUDAEMU_MEMORY: the
+// emulated runtime reads them once). The parent fails t when the child
+// does not pass it.
+func inChild(t *testing.T, env ...string) bool {
+	t.Helper()
+	if os.Getenv("LANES_CUDAPLUGIN_CHILD") == t.Name() {
+		return true
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), env...), "LANES_CUDAPLUGIN_CHILD="+t.Name())
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("child with %v: %v\n%s", env, err, out)
+	}
+	return false
+}
+
 // TestUnavailable checks the CPU fallback on a machine without a device
 // or driver: Open and Enable fail, nothing is installed, Report says why.
+// The emulated device checks it in a child process with no device.
 func TestUnavailable(t *testing.T) {
+	if emulated && !inChild(t, "LANES_CUDAEMU_DEVICES=0") {
+		return
+	}
 	if n, err := DeviceCount(); err == nil && n > 0 {
 		t.Skipf("%d CUDA devices present: the no-device path is not taken", n)
 	}
@@ -327,8 +351,10 @@ func TestConcurrentDevice(t *testing.T) {
 // TestTensorFunctionsOnDevice checks package tensor's rules for device
 // tensors against the plugin's registered families: MatMul and Conv2D
 // with device operands run on the GPU whatever the thresholds say and
-// return device tensors; the convolution gradients, which have no kernel
-// yet, and host operations on a device tensor panic naming the op.
+// return device tensors; a host operand beside device ones panics naming
+// the op and the devices; the convolution gradients, and ops of the
+// other families that have no kernel yet, panic naming the op and the
+// missing kernel.
 func TestTensorFunctionsOnDevice(t *testing.T) {
 	g := requireGPU(t)
 	dispatch.SetPlacer(nil) // the built-in thresholds: tiny host work stays on the CPU
@@ -348,38 +374,33 @@ func TestTensorFunctionsOnDevice(t *testing.T) {
 	if d, want := got.Data(), h.Data(); !slices.Equal(d, want) || got.At(6, 2) != want[20] || got.Index(0, 1).Index(0, 0).Item() != want[3] {
 		t.Errorf("Data, At or Item of a device tensor differ from its copy: %v, %v", d, want)
 	}
-	mixed := tensor.MatMul(da, b) // one operand on the host
-	if mixed.Device() != g.Device() {
-		t.Errorf("MatMul of a device and a host tensor returned a tensor on %v", mixed.Device())
+	wantPanic := func(what string, f func(), parts ...string) {
+		t.Helper()
+		msg := tensortest.Panic(f)
+		for _, p := range parts {
+			if !strings.Contains(msg, p) {
+				t.Errorf("%s: panic %q, want one containing %q", what, msg, p)
+				return
+			}
+		}
 	}
-	checkClose(t, "tensor.MatMul of a device and a host tensor", mixed, tensor.MatMul(a, b), tensor.MatMul(tensor.Abs(a), tensor.Abs(b)))
+	wantPanic("MatMul of a device and a host tensor", func() { tensor.MatMul(da, b) },
+		"tensor: MatMul: ", "operands on device(1) and cpu")
 
 	x, w, bias := tensor.RandN(r, 2, 3, 9, 9), tensor.RandN(r, 4, 3, 3, 3), tensor.RandN(r, 4)
 	p := tensor.ConvParams{Padding: [2]int{1, 1}, ReLU: true}
 	dx, _ := x.To(g.Device())
-	y := tensor.Conv2D(dx, w, bias, p)
+	dw, _ := w.To(g.Device())
+	dbias, _ := bias.To(g.Device())
+	y := tensor.Conv2D(dx, dw, dbias, p)
 	if y.Device() != g.Device() {
-		t.Fatalf("Conv2D of a device input returned a tensor on %v", y.Device())
+		t.Fatalf("Conv2D of device operands returned a tensor on %v", y.Device())
 	}
 	q := p
 	q.ReLU = false
-	checkClose(t, "tensor.Conv2D on a device input", y, tensor.Conv2D(x, w, bias, p), tensor.Conv2D(tensor.Abs(x), tensor.Abs(w), tensor.Abs(bias), q))
-	func() {
-		defer func() {
-			msg, _ := recover().(string)
-			if !strings.HasPrefix(msg, "tensor: Conv2DBackwardInput: ") || !strings.HasSuffix(msg, "cudaplugin: Conv2DBackwardInput: no device kernel yet") {
-				t.Errorf("Conv2DBackwardInput of a device tensor: panic %q, want one naming the op and the missing kernel", msg)
-			}
-		}()
-		tensor.Conv2DBackwardInput(y, w, x.Shape(), q)
-	}()
-
-	defer func() {
-		msg, _ := recover().(string)
-		if !strings.Contains(msg, "tensor: Add: ") || !strings.Contains(msg, "To(tensor.CPU)") {
-			t.Errorf("Add of a device tensor: panic %q, want one naming Add and To(tensor.CPU)", msg)
-		}
-	}()
-	tensor.Add(got, got)
-	t.Error("Add of a device tensor did not panic")
+	checkClose(t, "tensor.Conv2D on device operands", y, tensor.Conv2D(x, w, bias, p), tensor.Conv2D(tensor.Abs(x), tensor.Abs(w), tensor.Abs(bias), q))
+	wantPanic("Conv2DBackwardInput of device tensors", func() { tensor.Conv2DBackwardInput(y, dw, x.Shape(), q) },
+		"tensor: Conv2DBackwardInput: ", "cudaplugin: Conv2DBackwardInput: no device kernel yet")
+	wantPanic("Exp of a device tensor", func() { tensor.Exp(got) }, "tensor: Exp: ", "no device kernel yet")
+	wantPanic("Sum of a device tensor", func() { tensor.Sum(got, false) }, "tensor: Sum: ", "no device kernel yet")
 }

@@ -1,11 +1,23 @@
 // Package cudaplugin runs lanes' MatMul and Conv2D, and the small
 // operations of a forward pass, on an NVIDIA GPU with kernels of its own
-// (kernels.cu: no cuBLAS or cuDNN), compiled by nvcc into a static library
-// and linked with cgo and the static CUDA runtime.
+// (no cuBLAS or cuDNN), compiled by nvcc into a static library and linked
+// with cgo and the static CUDA runtime.
 //
 // Build: `make cuda` (nvcc, sm_80 and sm_90 code plus PTX), then build or
 // test with -tags cuda. Without the tag the package is pure Go: Open and
 // Enable report ErrUnavailable, and everything runs on the CPU.
+//
+// The emulated device: with -tags cudaemu instead (no CUDA toolkit, no
+// GPU; a C++20 compiler), the same kernels are compiled for the host and
+// run on worker threads (emulate/emulate.h), and a host stand-in answers
+// the CUDA runtime calls (runtime_emulate.cc): Open gives a working
+// device, "lanes emulated device (host)", whose memory is host memory the
+// plugin owns, and every Go path of the plugin runs as on a GPU, only
+// slower. `go test -tags cudaemu ./tensor/... ./nn/... ./cudaplugin/...`
+// runs the device paths without a GPU. LANES_CUDAEMU_DEVICES (default 1),
+// LANES_CUDAEMU_MEMORY (bytes, default 4g) and LANES_CUDAEMU_THREADS
+// (worker threads, default one per core) shape it. The tags exclude each
+// other.
 //
 // Use:
 //
@@ -43,6 +55,16 @@
 // address, launch failure, ...: the CUDA context is lost) disables the
 // plugin for the process with one log line; from then on every op is the
 // CPU's and device operations return ErrDisabled.
+//
+// Files: one Go file and one .cu file per op family, as package simd is
+// organised: gemm (MatMul), conv (Conv2D), elementwise, reduce, pooling,
+// copy; the .cu files share common.cuh (launches) and tiles.cuh (the
+// SGEMM and Conv2D main loop), and kernels.h is their C interface. The
+// rest is the device: cuda.go (Open, Close, streams, errors), memory.go
+// (device buffers), mempool.go (the pool), operand.go (a device op's
+// operands and temporaries), offload.go (host work sent to the device),
+// plan.go (tile plans and grids), place.go (placement) and runtime.c (the
+// CUDA runtime calls the Go files make).
 //
 // Concurrency: a GPU is safe for concurrent use. Each entry locks its
 // goroutine to its thread and calls cudaSetDevice. Device-resident work

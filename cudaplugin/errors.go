@@ -37,11 +37,17 @@ var (
 	// device, and every method of a nil *GPU match it. A GPU that a
 	// sticky error disabled gives ErrDisabled instead, a closed one
 	// ErrClosed.
-	ErrUnavailable = errors.New("cudaplugin: built without -tags cuda (run make cuda, then build with -tags cuda)")
+	ErrUnavailable = errors.New("cudaplugin: built without -tags cuda (run make cuda, then build with -tags cuda; or -tags cudaemu for the emulated device)")
 	// ErrDisabled is returned after a sticky CUDA error disabled the plugin.
 	ErrDisabled = errors.New("cudaplugin: disabled after a sticky CUDA error; everything runs on the CPU")
 	// ErrClosed is returned by the operations of a closed GPU.
 	ErrClosed = errors.New("cudaplugin: GPU closed")
+	// ErrNoKernel is what a family method that has no device kernel yet
+	// returns, wrapped with the method and the op ("cudaplugin:
+	// Conv2DBackwardInput: no device kernel yet"). Package tensor turns
+	// it into the op's panic; copying the operands with To(tensor.CPU)
+	// runs the op there.
+	ErrNoKernel = errors.New("no device kernel yet")
 )
 
 // cudaError_t values the plugin treats specially (driver_types.h, CUDA 11.8).

@@ -73,18 +73,30 @@ func ExampleOpen() {
 	//  [32 77]]
 }
 
-// The small operations of a forward pass are methods of GPU; each has a
-// package tensor counterpart to fall back on.
+// The small operations of a forward pass are methods of GPU, on device
+// tensors; each has a package tensor counterpart to fall back on.
 func ExampleGPU_SoftmaxRows() {
 	g, _ := cudaplugin.Open(0)
 	defer g.Close()
 
-	x := tensor.FromSlice([]float32{1, 2, 3, 0, 0, 0}, 2, 3)
-	p := tensor.New(2, 3)
+	// On the GPU's device, or on the CPU when there is none (g.Device()
+	// is then tensor.CPU: To returns the tensor itself).
+	x, err := tensor.FromSlice([]float32{1, 2, 3, 0, 0, 0}, 2, 3).To(g.Device())
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := tensor.NewOn(g.Device(), 2, 3)
+	if err != nil {
+		log.Fatal(err)
+	}
 	if err := g.SoftmaxRows(p, x); err != nil {
 		tensor.SoftmaxInto(p, x, -1)
 	}
-	fmt.Printf("%.4f\n", p.Data())
+	h, err := p.To(tensor.CPU)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%.4f\n", h.Data())
 	// Output:
 	// [0.0900 0.2447 0.6652 0.3333 0.3333 0.3333]
 }

@@ -1,4 +1,6 @@
-// kernels.h: the C interface of kernels.cu, shared by nvcc and cgo.
+// kernels.h: the C interface of the kernels (one .cu file per op family:
+// gemm.cu, conv.cu, elementwise.cu, reduce.cu, pooling.cu, copy.cu),
+// shared by nvcc and cgo.
 // Every launcher queues its kernel on stream (a cudaStream_t) and returns
 // cudaGetLastError() as an int (0: queued).
 #ifndef LANES_KERNELS_H
@@ -59,15 +61,26 @@ typedef struct {
 	int exclude_pad;
 } LanesPool;
 
-// LanesGather copies a strided view (up to 8 dimensions, strides in
-// elements, possibly 0) into n contiguous elements, row-major.
-#define LANES_GATHER_DIMS 8
+// LanesShape and LanesStrides describe the operands of a kernel that runs
+// over the n elements of a shape (row-major, dims ≤ LANES_MAX_DIMS, each
+// dimension > 1): each operand is a view of that shape, the strides
+// placing its elements in its memory, in elements (0 along a dimension
+// the operand broadcasts; negative where it runs backwards). The plugin
+// merges dimensions that are contiguous in every operand and drops those
+// of size 1 before it fills them (operand.go: merge), so most operands
+// have one to three dimensions, and loops over dimensions beyond
+// LANES_MAX_DIMS with one launch each. This is the descriptor of every strided
+// or broadcasting elementwise kernel: common.cuh's offsetOf turns an
+// element's index into each operand's offset.
+#define LANES_MAX_DIMS 8
 typedef struct {
 	int dims;
 	long long n;
-	long long shape[LANES_GATHER_DIMS];
-	long long strides[LANES_GATHER_DIMS];
-} LanesGather;
+	long long shape[LANES_MAX_DIMS];
+} LanesShape;
+typedef struct {
+	long long s[LANES_MAX_DIMS];
+} LanesStrides;
 
 int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz);
 int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, int gy, int gz);
@@ -79,7 +92,8 @@ int lanes_binary(void *stream, int op, float *y, const float *a, const float *b,
 int lanes_softmax_rows(void *stream, float *y, const float *x, long long rows, int cols);
 // kind 0: max (idx, if not NULL, gets row·w + column of each maximum), 1: average.
 int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *idx, const float *x);
-int lanes_gather(void *stream, float *y, const float *x, const LanesGather *g);
+// y = x over shape, each with its strides: gather, scatter, broadcast.
+int lanes_copy(void *stream, const LanesShape *shape, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-//go:build !cuda
+//go:build !cuda && !cudaemu
 
 package cudaplugin
 
@@ -65,3 +65,30 @@ func (g *GPU) MaxPool2D(dst, indices, x *tensor.Tensor, p tensor.PoolParams) err
 	return ErrUnavailable
 }
 func (g *GPU) AvgPool2D(dst, x *tensor.Tensor, p tensor.PoolParams) error { return ErrUnavailable }
+func (g *GPU) MaxPool2DBackward(dx, dy, indices *tensor.Tensor, p tensor.PoolParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) AvgPool2DBackward(dx, dy *tensor.Tensor, p tensor.PoolParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) Binary(op tensor.ElemOp, dst, a, b *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) Unary(op tensor.ElemOp, dst, x *tensor.Tensor, arg [2]float32) error {
+	return ErrUnavailable
+}
+func (g *GPU) Where(dst, cond, a, b *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) UnaryBackward(op tensor.ElemOp, dx, dy, x, y *tensor.Tensor, arg [2]float32) error {
+	return ErrUnavailable
+}
+func (g *GPU) SoftmaxBackward(dx, y, dy *tensor.Tensor, axis int, log bool) error {
+	return ErrUnavailable
+}
+func (g *GPU) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof int) error {
+	return ErrUnavailable
+}
+func (g *GPU) ArgReduce(op tensor.ArgOp, dst, x *tensor.Tensor, axis int) error {
+	return ErrUnavailable
+}
+func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error        { return ErrUnavailable }
+func (g *GPU) SumTo(dst, x *tensor.Tensor) error                              { return ErrUnavailable }
+func (g *GPU) CopyInto(dst, src *tensor.Tensor) error                         { return ErrUnavailable }
+func (g *GPU) Concat(dst *tensor.Tensor, axis int, ts []*tensor.Tensor) error { return ErrUnavailable }

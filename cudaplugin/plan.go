@@ -8,8 +8,8 @@ import (
 	"github.com/lanesgo/lanes/tensor"
 )
 
-// tileConfig is one instantiation of kernels.cu's SGEMM and Conv2D
-// kernels: a block of threads computes a bm×bn tile of the product.
+// tileConfig is one instantiation of the SGEMM and Conv2D kernels (gemm.cu,
+// conv.cu): a block of threads computes a bm×bn tile of the product.
 type tileConfig struct {
 	id      int // LANES_TILE_128 or LANES_TILE_64 in kernels.h
 	bm, bn  int
@@ -18,7 +18,7 @@ type tileConfig struct {
 
 // tileConfigs lists the instantiations in lanes_sgemm and lanes_conv2d,
 // largest first: 128×128 tiles with an 8×8 register block per thread,
-// 64×64 tiles with 4×4 (the slice depths are kernels.cu's, measured with
+// 64×64 tiles with 4×4 (the slice depths are gemm.cu's and conv.cu's, measured with
 // cudaplugin/tune).
 var tileConfigs = [...]tileConfig{
 	{id: 0, bm: 128, bn: 128, threads: 256},

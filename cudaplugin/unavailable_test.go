@@ -118,6 +118,19 @@ func TestNilGPU(t *testing.T) {
 			{"SoftmaxRows", func() error { return g.SoftmaxRows(c, a) }},
 			{"MaxPool2D", func() error { return g.MaxPool2D(tensor.New(1, 1, 2, 2), nil, x, pp) }},
 			{"AvgPool2D", func() error { return g.AvgPool2D(tensor.New(1, 1, 2, 2), x, pp) }},
+			{"MaxPool2DBackward", func() error { return g.MaxPool2DBackward(x, tensor.New(1, 1, 2, 2), tensor.New(1, 1, 2, 2), pp) }},
+			{"AvgPool2DBackward", func() error { return g.AvgPool2DBackward(x, tensor.New(1, 1, 2, 2), pp) }},
+			{"Binary", func() error { return g.Binary(tensor.ElemAdd, c, a, b) }},
+			{"Unary", func() error { return g.Unary(tensor.ElemReLU, c, a, [2]float32{}) }},
+			{"Where", func() error { return g.Where(c, a, a, b) }},
+			{"UnaryBackward", func() error { return g.UnaryBackward(tensor.ElemReLU, c, a, a, nil, [2]float32{}) }},
+			{"SoftmaxBackward", func() error { return g.SoftmaxBackward(c, a, b, 1, false) }},
+			{"Reduce", func() error { return g.Reduce(tensor.ReduceSum, tensor.New(1, 1), a, []int{0, 1}, 0) }},
+			{"ArgReduce", func() error { return g.ArgReduce(tensor.ArgOpMax, tensor.New(1, 2), a, 0) }},
+			{"Softmax", func() error { return g.Softmax(c, a, 1, false) }},
+			{"SumTo", func() error { return g.SumTo(tensor.New(2), a) }},
+			{"CopyInto", func() error { return g.CopyInto(c, a) }},
+			{"Concat", func() error { return g.Concat(tensor.New(4, 2), 0, []*tensor.Tensor{a, b}) }},
 		}
 		for _, c := range calls {
 			func() {

@@ -1,4 +1,4 @@
-// emulate_test.cc: runs kernels.cu's kernels on the host (emulate.h) and
+// emulate_test.cc: runs the kernels (every family's .cu file) on the host (emulate.h) and
 // compares them with plain double-precision loops. It checks indexing,
 // masking, transposes, batching, the double buffering and the conv
 // gather, not speed and not the GPU's own arithmetic. Exit status 1 on a
@@ -127,14 +127,18 @@ static void testConv(int cfg, int n, int c, int h, int w, int cout, int kh, int 
     }
 }
 
+static void testCopy();
+
 static void testSmallOps() {
-    // bias + ReLU over [2, 3, 5]
+    // bias + ReLU over [2, 3, 5]; ReLU keeps a NaN (as tensor.ReLU)
     auto x = randomVec(30), bias = randomVec(3);
+    x[7] = NAN;
     std::vector<float> y(30);
     lanes_bias_act(nullptr, y.data(), x.data(), bias.data(), 30, 3, 5, 1);
     for (int i = 0; i < 30; i++) {
-        float want = std::max(0.0f, x[i] + bias[i / 5 % 3]);
-        if (y[i] != want) {
+        float v = x[i] + bias[i / 5 % 3];
+        float want = v > 0 || std::isnan(v) ? v : 0.0f;
+        if (y[i] != want && !(std::isnan(y[i]) && std::isnan(want))) {
             std::printf("bias_act: y[%d] = %g, want %g\n", i, y[i], want);
             failures++;
             break;
@@ -213,20 +217,50 @@ static void testSmallOps() {
             }
         }
     }
-    // gather: the transpose of a 3×4 matrix, then a broadcast
+    testCopy();
+}
+
+// testCopy checks lanes_copy: a gather (the transpose of a 3×4 matrix), a
+// scatter into every other element of a 4×6 buffer (the rest untouched)
+// from a row broadcast down the rows (stride 0), and a single element
+// (no dimensions).
+static void testCopy() {
     auto gx = randomVec(12);
     std::vector<float> gy(12);
-    LanesGather g{2, 12, {4, 3}, {1, 4}};
-    lanes_gather(nullptr, gy.data(), gx.data(), &g);
+    LanesShape t{2, 12, {4, 3}};
+    LanesStrides tyS{{3, 1}}, txS{{1, 4}};
+    lanes_copy(nullptr, &t, gy.data(), &tyS, gx.data(), &txS);
     for (int i = 0; i < 4; i++) {
         for (int j = 0; j < 3; j++) {
             if (gy[i * 3 + j] != gx[j * 4 + i]) {
-                std::printf("gather: (%d,%d)\n", i, j);
+                std::printf("copy, gather: (%d,%d)\n", i, j);
                 failures++;
-                i = 4;
-                break;
+                return;
             }
         }
+    }
+    auto row = randomVec(3);
+    std::vector<float> sy(24, -7.0f);
+    LanesShape b{2, 12, {4, 3}};
+    LanesStrides byS{{6, 2}}, bxS{{0, 1}};
+    lanes_copy(nullptr, &b, sy.data(), &byS, row.data(), &bxS);
+    for (int i = 0; i < 4; i++) {
+        for (int j = 0; j < 6; j++) {
+            float want = j % 2 == 0 ? row[j / 2] : -7.0f;
+            if (sy[i * 6 + j] != want) {
+                std::printf("copy, broadcast scatter: (%d,%d) = %g, want %g\n", i, j, sy[i * 6 + j], want);
+                failures++;
+                return;
+            }
+        }
+    }
+    float one = 3.5f, out = 0;
+    LanesShape e{0, 1, {}};
+    LanesStrides none{};
+    lanes_copy(nullptr, &e, &out, &none, &one, &none);
+    if (out != 3.5f) {
+        std::printf("copy, one element: %g\n", out);
+        failures++;
     }
 }
 
@@ -267,6 +301,6 @@ int main() {
         std::printf("FAIL: %d mismatches\n", failures);
         return 1;
     }
-    std::printf("ok: sgemm, conv2d, bias_act, binary, softmax_rows, pool2d and gather match the double-precision loops\n");
+    std::printf("ok: sgemm, conv2d, bias_act, binary, softmax_rows, pool2d and copy match the double-precision loops\n");
     return 0;
 }

@@ -1,4 +1,4 @@
-// tune.cu: times instantiations of kernels.cu's SGEMM and Conv2D kernels
+// tune.cu: times instantiations of the SGEMM and Conv2D kernels (gemm.cu, conv.cu)
 // on one device, so that the tile configurations the plugin uses are
 // chosen by measurement. Each variant is first checked against a plain
 // FP64 kernel on fresh random data (relative error against Σ|a·b|), then
@@ -6,7 +6,8 @@
 // Built by `make cuda-tune` (static cudart); run on an NVIDIA machine.
 // It prints one benchstat-style line per variant.
 
-#include "../kernels.cu"
+#include "../conv.cu"
+#include "../gemm.cu"
 
 #include <algorithm>
 #include <cstdio>

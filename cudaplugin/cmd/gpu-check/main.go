@@ -1,4 +1,4 @@
-//go:build cuda
+//go:build cuda || cudaemu
 
 // Command gpu-check checks cudaplugin's kernels against lanes' CPU path on
 // random data and measures them: SGEMM and Conv2D GFLOP/s by size

@@ -1,4 +1,4 @@
-//go:build !cuda
+//go:build !cuda && !cudaemu
 
 // Command gpu-check needs -tags cuda (make gpu-check).
 package main

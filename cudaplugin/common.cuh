@@ -1,0 +1,72 @@
+// common.cuh: what the kernels of every family (gemm.cu, conv.cu,
+// elementwise.cu, reduce.cu, pooling.cu, copy.cu) share: the launch of a
+// kernel on a stream and the grid of a grid-stride loop. FP32 throughout:
+// every product is an fmaf, no TF32 and no fast-math. No cuBLAS, no cuDNN.
+//
+// Built with LANES_EMULATE, the kernels compile as plain C++ against
+// emulate.h, which runs each block's threads as host threads: the test in
+// emulate_test.cc checks the kernels' indexing without a GPU.
+#ifndef LANES_COMMON_CUH
+#define LANES_COMMON_CUH
+
+#include "kernels.h"
+
+#ifdef LANES_EMULATE
+#include "emulate.h"
+#else
+#include <cuda_runtime.h>
+#include <math.h>
+#endif
+
+namespace {
+
+// launch queues kernel k and returns cudaGetLastError().
+template <class... P, class... A>
+int launch(void (*k)(P...), dim3 grid, dim3 block, void *stream, A... args) {
+#ifdef LANES_EMULATE
+    emu::run(grid, block, [&] { k(args...); });
+    return 0;
+#else
+    k<<<grid, block, 0, (cudaStream_t)stream>>>(args...);
+    return (int)cudaGetLastError();
+#endif
+}
+
+// gridFor is the grid of a grid-stride loop over n elements.
+inline dim3 gridFor(long long n, int threads) {
+    long long b = (n + threads - 1) / threads;
+    if (b > 65535) {
+        b = 65535;
+    }
+    if (b < 1) {
+        b = 1;
+    }
+    return dim3((unsigned)b);
+}
+
+// offsetOf returns where element i of shape (row-major) lies in an operand
+// of strides st (kernels.h: LanesShape).
+__device__ __forceinline__ long long offsetOf(const LanesShape &shape, const LanesStrides &st, long long i) {
+    long long off = 0;
+    for (int d = shape.dims - 1; d >= 0; d--) {
+        const long long n = shape.shape[d];
+        off += (i % n) * st.s[d];
+        i /= n;
+    }
+    return off;
+}
+
+// relu is max(v, 0) as package tensor's ReLU has it (simd.ReLU): v when
+// v > 0, NaN when v is NaN, +0 otherwise.
+__device__ __forceinline__ float relu(float v) { return v > 0.0f || v != v ? v : 0.0f; }
+
+// validShape reports whether a launcher may run over shape: dims within
+// LANES_MAX_DIMS (0 for a single element).
+inline bool validShape(const LanesShape *shape) { return shape->dims >= 0 && shape->dims <= LANES_MAX_DIMS; }
+
+constexpr int ELEMENTWISE_THREADS = 256;
+constexpr int ERR_INVALID_VALUE = 1; // cudaErrorInvalidValue
+
+} // namespace
+
+#endif

@@ -1,0 +1,324 @@
+//go:build cuda || cudaemu
+
+package cudaplugin
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lanesgo/lanes/tensor"
+	"github.com/lanesgo/lanes/tensor/tensortest"
+)
+
+// TestConformance runs package tensor's conformance suite on the device:
+// every family's test (tensortest.TestAll), in a child process, whose
+// failures must all be ops without a kernel yet (ErrNoKernel's text, or
+// a family the plugin does not register: Index, Norm); any other failure (a
+// wrong element, a result elsewhere, a crash) fails the test. The suite's
+// cases of the ops that have kernels thus all pass, and the ops that gain
+// one are held to the suite at once.
+func TestConformance(t *testing.T) {
+	g := requireGPU(t)
+	if os.Getenv("LANES_CUDAPLUGIN_CHILD") == t.Name() {
+		tensortest.TestAll(t, g.Device())
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), "LANES_CUDAPLUGIN_CHILD="+t.Name())
+	out, _ := cmd.CombinedOutput()
+	passed, missing, bad := conformanceResults(string(out))
+	t.Logf("conformance suite on %v: %d cases pass, %d lack a kernel", g.Device(), passed, missing)
+	for _, b := range bad {
+		t.Error(b)
+	}
+	if passed == 0 || !strings.Contains(string(out), "--- ") {
+		t.Fatalf("the suite did not run:\n%s", out)
+	}
+}
+
+// noFamily is tensor's panic for a family the device does not register.
+var noFamily = regexp.MustCompile(`device\(\d+\) has no [A-Za-z]+ kernels; copy the operands with To\(tensor\.CPU\)`)
+
+// conformanceResults reads the -test.v output of a run of the conformance
+// suite: the leaf cases that passed, those that failed only for want of a
+// kernel, and the others (each with its messages).
+func conformanceResults(out string) (passed, missing int, bad []string) {
+	lacks := func(msg string) bool {
+		return strings.Contains(msg, ErrNoKernel.Error()) || noFamily.MatchString(msg)
+	}
+	// Messages follow the "=== RUN" line of their test; the results of
+	// subtests come when their parent ends.
+	var name string
+	msgs := map[string][]string{}
+	parents := map[string]bool{} // tests with subtests: the families, the suite
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 3 && (f[0] == "===" && (f[1] == "RUN" || f[1] == "CONT" || f[1] == "NAME")):
+			name = f[2]
+			if i := strings.LastIndex(name, "/"); i > 0 {
+				parents[name[:i]] = true
+			}
+		case len(f) >= 3 && f[0] == "---" && (f[1] == "PASS:" || f[1] == "FAIL:"):
+			switch m := msgs[f[2]]; {
+			case parents[f[2]]:
+			case f[1] == "PASS:":
+				passed++
+			case len(m) > 0 && !slices.ContainsFunc(m, func(s string) bool { return !lacks(s) }):
+				missing++
+			default:
+				bad = append(bad, f[2]+": "+strings.Join(m, "; "))
+			}
+		case len(f) > 0 && f[0] != "---" && name != "":
+			msgs[name] = append(msgs[name], strings.TrimSpace(line))
+		}
+	}
+	return passed, missing, bad
+}
+
+// A familyCase is one op through package tensor's public function, on
+// the device and on the CPU: in are host operands, moved to the device
+// but for 0-d ones (host scalars beside device operands); view makes the
+// views the op takes of them, on both sides. The result and every
+// operand afterwards (an Into form writes into one) must equal the CPU's
+// exactly, or to tol relative to the result's magnitude; or the op must
+// panic with a message containing panics.
+type familyCase struct {
+	name   string
+	in     []*tensor.Tensor
+	view   func(x []*tensor.Tensor) []*tensor.Tensor
+	op     func(x []*tensor.Tensor) *tensor.Tensor
+	tol    float64
+	panics string
+}
+
+// TestFamiliesOnDevice checks the ops of the Elementwise, Reduce and Copy
+// families that the plugin has kernels for, through tensor's functions:
+// broadcast (by shape and by Expand's stride 0), transposed, sliced with
+// steps, zero-size and 0-d host operands; Into forms into strided views,
+// in place and overlapping their operands; and the ops without a kernel,
+// which panic naming it.
+func TestFamiliesOnDevice(t *testing.T) {
+	g := requireGPU(t)
+	r := rand.New(rand.NewPCG(21, 22))
+	rn := func(shape ...int) *tensor.Tensor { return tensor.RandN(r, shape...) }
+	views := func(f func(x []*tensor.Tensor) []*tensor.Tensor) func(x []*tensor.Tensor) []*tensor.Tensor { return f }
+	all := func(x []*tensor.Tensor) []*tensor.Tensor { return x }
+	noKernelYet := "no device kernel yet"
+	// steps has ties (-1, -0.5, 0, 0.5, 1) and a NaN in about one element in seven.
+	steps := func(shape ...int) *tensor.Tensor {
+		x := rn(shape...)
+		d := x.Data()
+		for i := range d {
+			d[i] = float32(r.IntN(5)-2) / 2
+			if r.IntN(7) == 0 {
+				d[i] = float32(math.NaN())
+			}
+		}
+		return tensor.FromSlice(d, shape...)
+	}
+	pool2 := tensor.PoolParams{Kernel: [2]int{2, 2}}
+	pool3 := tensor.PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}
+	poolCeil := tensor.PoolParams{Kernel: [2]int{3, 2}, Stride: [2]int{2, 3}, Padding: [2]int{1, 1}, CeilMode: true}
+	cases := []familyCase{
+		{name: "Add", in: []*tensor.Tensor{rn(5, 7), rn(5, 7)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
+		{name: "Add broadcast", in: []*tensor.Tensor{rn(3, 1, 5), rn(4, 5)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
+		{name: "Add transposed and sliced", in: []*tensor.Tensor{rn(7, 5), rn(5, 14)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].T(), x[1].Slice(1, 0, 14, 2)} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
+		{name: "Add host scalar", in: []*tensor.Tensor{rn(4, 3), tensor.Scalar(2.5)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
+		{name: "Add zero-size", in: []*tensor.Tensor{rn(0, 3), rn(1, 3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Add(x[0], x[1]) }},
+		{name: "Mul expanded", in: []*tensor.Tensor{rn(6, 1), rn(6, 9)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].Expand(6, 9), x[1]} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Mul(x[0], x[1]) }},
+		{name: "AddInto in place", in: []*tensor.Tensor{rn(8, 3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.AddInto(x[0], x[0], x[1]) }},
+		{name: "AddInto overlapping", in: []*tensor.Tensor{rn(40)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Slice(0, 1, 40, 1), x[0].Slice(0, 0, 39, 1), x[0]}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.AddInto(x[0], x[1], x[1]) }},
+		{name: "MulInto strided dst", in: []*tensor.Tensor{tensor.Full(-3, 6, 10), rn(6, 5), rn(5)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Slice(1, 1, 10, 2), x[1], x[2]}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.MulInto(x[0], x[1], x[2]) }},
+		{name: "ReLU strided", in: []*tensor.Tensor{rn(9, 12)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].T().Slice(0, 1, 12, 3)} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.ReLU(x[0]) }},
+		{name: "ReLUInto in place", in: []*tensor.Tensor{rn(33)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.ReLUInto(x[0], x[0]) }},
+		{name: "Fill 0 strided", in: []*tensor.Tensor{rn(7, 8)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].T().Slice(0, 0, 8, 3), x[0]} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], 0) }},
+		{name: "Softmax last axis", in: []*tensor.Tensor{rn(6, 300)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Softmax(x[0], -1) }, tol: 1e-5},
+		{name: "Softmax axis 0 of a transpose", in: []*tensor.Tensor{rn(5, 4, 3)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].Permute(2, 0, 1)} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Softmax(x[0], 0) }, tol: 1e-5},
+		{name: "SoftmaxInto in place, axis 1", in: []*tensor.Tensor{rn(3, 7, 2)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.SoftmaxInto(x[0], x[0], 1) }, tol: 1e-5},
+		{name: "Softmax zero-size", in: []*tensor.Tensor{rn(0, 4)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Softmax(x[0], 1) }},
+		{name: "CopyInto broadcast into a strided view", in: []*tensor.Tensor{tensor.Full(7, 4, 6), rn(3)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].Slice(1, 1, 6, 2), x[1], x[0]} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.CopyInto(x[0], x[1]) }},
+		{name: "CopyInto overlapping", in: []*tensor.Tensor{rn(30)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Slice(0, 2, 30, 1), x[0].Slice(0, 0, 28, 1), x[0]}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.CopyInto(x[0], x[1]) }},
+		{name: "Contiguous of a permutation", in: []*tensor.Tensor{rn(2, 3, 4, 5)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Permute(3, 1, 0, 2).Contiguous() }},
+		{name: "Clone of ten dimensions, none merging", in: []*tensor.Tensor{rn(2, 3, 2, 2, 1, 3, 2, 2, 2, 2)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Permute(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Clone() }},
+		{name: "Concat", in: []*tensor.Tensor{rn(3, 4), rn(5, 3), rn(3, 0)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0], x[1].T(), x[2]} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Concat(1, x...) }},
+		{name: "Stack", in: []*tensor.Tensor{rn(4, 2), rn(4, 2)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Stack(1, x...) }},
+		{name: "MatMulInto in place", in: []*tensor.Tensor{rn(300, 300), rn(300, 300)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.MatMulInto(x[0], x[0], x[1]) }, tol: 1e-3},
+		{name: "Conv2D ReLU of NaN", in: []*tensor.Tensor{steps(2, 3, 6, 5), rn(4, 3, 2, 2), rn(4)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2D(x[0], x[1], x[2], tensor.ConvParams{Padding: [2]int{1, 0}, ReLU: true})
+			}, tol: 1e-5},
+		{name: "MaxPool2D", in: []*tensor.Tensor{rn(2, 3, 9, 8)}, op: func(x []*tensor.Tensor) *tensor.Tensor { m, _ := tensor.MaxPool2D(x[0], pool3); return m }},
+		{name: "MaxPool2D indices", in: []*tensor.Tensor{rn(2, 3, 9, 8)}, op: func(x []*tensor.Tensor) *tensor.Tensor { _, i := tensor.MaxPool2D(x[0], pool3); return i }},
+		{name: "MaxPool2D ties, NaN, ceil, transposed", in: []*tensor.Tensor{steps(3, 2, 7, 8)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].Transpose(0, 1)} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { _, i := tensor.MaxPool2D(x[0], poolCeil); return i }},
+		{name: "MaxPool2DInto strided, no indices", in: []*tensor.Tensor{tensor.Full(5, 2, 3, 4, 8), rn(4, 3, 8, 8)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Slice(3, 1, 8, 2), x[1].Slice(0, 0, 4, 2), x[0]}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				m, _ := tensor.MaxPool2DInto(x[0], nil, x[1], pool2)
+				return m
+			}},
+		{name: "MaxPool2DInto indices only", in: []*tensor.Tensor{tensor.Full(5, 2, 3, 4, 4), rn(2, 3, 8, 8)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				_, i := tensor.MaxPool2DInto(nil, x[0], x[1], pool2)
+				return i
+			}},
+		{name: "AvgPool2D ExcludePad", in: []*tensor.Tensor{rn(1, 2, 7, 6)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.AvgPool2D(x[0], tensor.PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, ExcludePad: true})
+			}},
+		{name: "AvgPool2DInto ceil, zero batch", in: []*tensor.Tensor{rn(0, 3, 5, 5)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.AvgPool2D(x[0], poolCeil) }},
+		{name: "MaxPool2DBackward", in: []*tensor.Tensor{rn(1, 1, 4, 4), tensor.New(1, 1, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaxPool2DBackward(x[1], x[1], x[0].Shape(), pool2)
+			}, panics: noKernelYet},
+		{name: "AvgPool2DBackward", in: []*tensor.Tensor{rn(1, 1, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.AvgPool2DBackward(x[0], []int{1, 1, 4, 4}, pool2)
+			}, panics: noKernelYet},
+		{name: "Sub", in: []*tensor.Tensor{rn(3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Sub(x[0], x[1]) }, panics: noKernelYet},
+		{name: "Fill 1", in: []*tensor.Tensor{rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], 1) }, panics: noKernelYet},
+		{name: "LogSoftmax", in: []*tensor.Tensor{rn(2, 3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.LogSoftmax(x[0], 1) }, panics: noKernelYet},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			view := c.view
+			if view == nil {
+				view = all
+			}
+			host := make([]*tensor.Tensor, len(c.in))
+			dev := make([]*tensor.Tensor, len(c.in))
+			for i, x := range c.in {
+				host[i] = x.Clone()
+				dev[i] = x
+				if x.Dims() > 0 {
+					var err error
+					if dev[i], err = x.To(g.Device()); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if c.panics != "" {
+				if msg := tensortest.Panic(func() { c.op(view(dev)) }); !strings.Contains(msg, c.panics) {
+					t.Fatalf("panic %q, want one containing %q", msg, c.panics)
+				}
+				return
+			}
+			want := c.op(view(host))
+			var got *tensor.Tensor
+			if msg := tensortest.Panic(func() { got = c.op(view(dev)) }); msg != "" {
+				t.Fatalf("on the device: %s", msg)
+			}
+			if got.Device() != g.Device() {
+				t.Fatalf("result on %v, want %v", got.Device(), g.Device())
+			}
+			same(t, "result", got, want, c.tol)
+			for i := range c.in {
+				same(t, "operand", dev[i], host[i], c.tol)
+			}
+		})
+	}
+}
+
+// same checks got (on the device) against the CPU's want: equal (NaN as
+// NaN), or within tol·max(|want|, 1e-3) when tol is set.
+func same(t *testing.T, what string, got, want *tensor.Tensor, tol float64) {
+	t.Helper()
+	if !slices.Equal(got.Shape(), want.Shape()) {
+		t.Fatalf("%s of shape %v, want %v", what, got.Shape(), want.Shape())
+	}
+	h, err := got.To(tensor.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd, wd := h.Contiguous().Data(), want.Contiguous().Data()
+	for i, w := range wd {
+		v := gd[i]
+		if v == w || v != v && w != w || tol > 0 && math.Abs(float64(v-w)) <= tol*max(math.Abs(float64(w)), 1e-3) {
+			continue
+		}
+		t.Fatalf("%s element %d of %v = %v, want the CPU's %v", what, i, want.Shape(), v, w)
+	}
+}
+
+// TestMerge checks the iteration spaces of strided kernels: size-1
+// dimensions go, neighbours that every operand steps across as across
+// one merge, others do not; each's offsets cover the dimensions beyond
+// LANES_MAX_DIMS.
+func TestMerge(t *testing.T) {
+	for _, c := range []struct {
+		shape   []int
+		strides [][]int
+		want    []int   // merged shape
+		wantSt  [][]int // merged strides
+	}{
+		{[]int{2, 3, 4}, [][]int{{12, 4, 1}, {12, 4, 1}}, []int{24}, [][]int{{1}, {1}}},
+		{[]int{2, 3, 4}, [][]int{{12, 4, 1}, {1, 8, 2}}, []int{2, 12}, [][]int{{12, 1}, {1, 2}}},
+		{[]int{2, 3, 4}, [][]int{{12, 4, 1}, {1, 2, 8}}, []int{2, 3, 4}, [][]int{{12, 4, 1}, {1, 2, 8}}},
+		{[]int{4, 1, 3}, [][]int{{3, 99, 1}, {0, 5, 1}}, []int{4, 3}, [][]int{{3, 1}, {0, 1}}},
+		{[]int{5, 6, 7}, [][]int{{42, 7, 1}, {0, 0, 1}}, []int{30, 7}, [][]int{{7, 1}, {0, 1}}},
+		{[]int{5, 6, 7}, [][]int{{84, 7, 1}, {0, 0, 1}}, []int{5, 6, 7}, [][]int{{84, 7, 1}, {0, 0, 1}}},
+		{[]int{1, 1}, [][]int{{1, 1}}, nil, [][]int{nil}},
+		{[]int{3, 0}, [][]int{{0, 1}}, nil, [][]int{nil}},
+	} {
+		s := merge(c.shape, c.strides...)
+		if !slices.Equal(s.shape, c.want) || !slices.EqualFunc(s.strides, c.wantSt, slices.Equal) {
+			t.Errorf("merge(%v, %v) = %v %v, want %v %v", c.shape, c.strides, s.shape, s.strides, c.want, c.wantSt)
+		}
+	}
+	// Ten dimensions that do not merge: the outermost two are looped
+	// over, four launches of eight dimensions.
+	shape := []int{2, 2, 2, 2, 2, 2, 2, 2, 2, 2}
+	st := make([]int, 10)
+	for i := range st {
+		st[i] = 1 << (2 * i) // increasing: no neighbours merge
+	}
+	outer, offs := merge(shape, st).split()
+	if want := [][]int{{0}, {4}, {1}, {5}}; outer != 2 || !slices.EqualFunc(offs, want, slices.Equal) {
+		t.Errorf("split of 10 dimensions: %d outer, offsets %v; want 2, %v", outer, offs, want)
+	}
+	if outer, offs := merge([]int{3, 4}, []int{4, 1}).split(); outer != 0 || len(offs) != 1 || offs[0][0] != 0 {
+		t.Errorf("split of one dimension: %d outer, offsets %v; want 0, [[0]]", outer, offs)
+	}
+}

@@ -1,0 +1,13 @@
+//go:build cudaemu
+
+// kernels_emulate.cc: every family's kernels compiled for the host
+// (LANES_EMULATE: emulate.h runs a launch's blocks on worker threads, its
+// threads as fibers) for the emulated device of -tags cudaemu. One line
+// per .cu file: a family missing here leaves its lanes_* launcher
+// undefined when the package links.
+#include "conv.cu"
+#include "copy.cu"
+#include "elementwise.cu"
+#include "gemm.cu"
+#include "pooling.cu"
+#include "reduce.cu"

@@ -1,0 +1,38 @@
+// runtime.h: the CUDA runtime calls of cudaplugin's Go files, made in
+// runtime.c (-tags cuda), or answered on the host by runtime_emulate.cc
+// (-tags cudaemu). Each returns the cudaError_t as an int; device pointers
+// cross into Go as uintptr_t, never as Go pointers, and no function-like
+// macro (cudaGetDeviceProperties is one in CUDA 12) is called from Go.
+#ifndef LANES_RUNTIME_H
+#define LANES_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// lanes_stream is a cudaStream_t.
+typedef void *lanes_stream;
+
+int lanes_device_count(int *n);
+int lanes_set_device(int d);
+int lanes_props(int d, char *name, size_t len, size_t *mem, int *major, int *minor, int *sms, int *clock_khz);
+const char *lanes_error_string(int e);
+int lanes_stream_create(lanes_stream *s);
+int lanes_stream_destroy(lanes_stream s);
+int lanes_stream_sync(lanes_stream s);
+int lanes_malloc(uintptr_t *p, size_t n);
+int lanes_free(uintptr_t p);
+int lanes_host_alloc(void **p, size_t n);
+int lanes_host_free(void *p);
+int lanes_memset(uintptr_t p, size_t n, lanes_stream s);
+int lanes_h2d(uintptr_t dst, const void *src, size_t n, lanes_stream s);
+int lanes_d2h(void *dst, uintptr_t src, size_t n, lanes_stream s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
