@@ -187,6 +187,9 @@ func (t *Tensor) Host() (*Tensor, error) {
 // toHost copies a device tensor back: a contiguous view in one copy, any
 // other view through the span of elements it covers.
 func (t *Tensor) toHost() (*Tensor, error) {
+	// t's store owns mem: a collection during the copy would release it
+	// (the store's cleanup) while the device still reads it.
+	defer runtime.KeepAlive(t)
 	mem := memoryOf(t)
 	h := New(t.shape...)
 	n := t.Len()

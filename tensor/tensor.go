@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -296,7 +297,9 @@ func (t *Tensor) Set(v float32, idx ...int) {
 	t.need("Set")
 	i := t.index("Set", idx)
 	if t.store != nil {
-		if err := t.store.mem.CopyFromHost(i, []float32{v}); err != nil {
+		err := t.store.mem.CopyFromHost(i, []float32{v})
+		runtime.KeepAlive(t) // t's store owns the memory until the copy is done
+		if err != nil {
 			panic(fmt.Sprintf("tensor: Set: writing an element of a tensor of shape %v on %v: %v", slices.Clone(t.shape), t.Device(), err))
 		}
 		return
@@ -321,7 +324,9 @@ func (t *Tensor) Item() float32 {
 // the caller in the panic of a failed copy).
 func (t *Tensor) deviceElem(op string, i int) float32 {
 	var v [1]float32
-	if err := t.store.mem.CopyToHost(v[:], i); err != nil {
+	err := t.store.mem.CopyToHost(v[:], i)
+	runtime.KeepAlive(t) // t's store owns the memory until the copy is done
+	if err != nil {
 		panic(fmt.Sprintf("tensor: %s: reading an element of a tensor of shape %v on %v: %v", op, slices.Clone(t.shape), t.Device(), err))
 	}
 	return v[0]
