@@ -99,3 +99,87 @@ func indexEqAVX2(x []float32, v float32) int
 //
 //go:noescape
 func indexNaNAVX2(x []float32) int
+
+// sumF64AVX512 returns Σ x[i] in 8 vector accumulators.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sumF64AVX512(x []float64) float64
+
+// sumAbsF64AVX512 returns Σ |x[i]| in 8 vector accumulators.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sumAbsF64AVX512(x []float64) float64
+
+// dotF64AVX512 returns Σ a[i]·b[i] in 8 vector FMA accumulators.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func dotF64AVX512(a []float64, b []float64) float64
+
+// maxF64AVX512 returns the maximum of x, or NaN if any element is NaN; len(x) > 0.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func maxF64AVX512(x []float64) float64
+
+// minF64AVX512 returns the minimum of x, or NaN if any element is NaN; len(x) > 0.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func minF64AVX512(x []float64) float64
+
+// indexEqF64AVX512 returns the first i with x[i] == v, or -1.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func indexEqF64AVX512(x []float64, v float64) int
+
+// indexNaNF64AVX512 returns the first i with x[i] NaN, or -1.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func indexNaNF64AVX512(x []float64) int
+
+// sumF64AVX2 returns Σ x[i] in 4 vector accumulators.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sumF64AVX2(x []float64) float64
+
+// sumAbsF64AVX2 returns Σ |x[i]| in 4 vector accumulators.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sumAbsF64AVX2(x []float64) float64
+
+// dotF64AVX2 returns Σ a[i]·b[i] in 4 vector FMA accumulators.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func dotF64AVX2(a []float64, b []float64) float64
+
+// maxF64AVX2 returns the maximum of x, or NaN if any element is NaN; len(x) > 0.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func maxF64AVX2(x []float64) float64
+
+// minF64AVX2 returns the minimum of x, or NaN if any element is NaN; len(x) > 0.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func minF64AVX2(x []float64) float64
+
+// indexEqF64AVX2 returns the first i with x[i] == v, or -1.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func indexEqF64AVX2(x []float64, v float64) int
+
+// indexNaNF64AVX2 returns the first i with x[i] NaN, or -1.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func indexNaNF64AVX2(x []float64) int

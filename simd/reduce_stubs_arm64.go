@@ -51,3 +51,45 @@ func indexEqNEON(x []float32, v float32) int
 //
 //go:noescape
 func indexNaNNEON(x []float32) int
+
+// sumF64NEON returns Σ x[i].
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sumF64NEON(x []float64) float64
+
+// sumAbsF64NEON returns Σ |x[i]|.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sumAbsF64NEON(x []float64) float64
+
+// dotF64NEON returns Σ a[i]·b[i] (fused steps).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func dotF64NEON(a, b []float64) float64
+
+// maxF64NEON returns the largest x[i], NaN if any is NaN (len(x) > 0).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func maxF64NEON(x []float64) float64
+
+// minF64NEON returns the smallest x[i], NaN if any is NaN (len(x) > 0).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func minF64NEON(x []float64) float64
+
+// indexEqF64NEON returns the first i with x[i] == v, or -1.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func indexEqF64NEON(x []float64, v float64) int
+
+// indexNaNF64NEON returns the first i with x[i] NaN, or -1.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func indexNaNF64NEON(x []float64) int

@@ -24,6 +24,7 @@ import (
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 
+	"github.com/lanesgo/lanes/asm/gen/internal/elem"
 	"github.com/lanesgo/lanes/asm/gen/internal/x86"
 )
 
@@ -43,15 +44,21 @@ const indexUnroll = 4
 
 func main() {
 	ConstraintExpr("!purego")
-	for _, s := range x86.Levels {
-		sum(s, "sum", "Σ x[i]", false)
-		sum(s, "sumAbs", "Σ |x[i]|", true)
-		dot(s)
-		extremum(s, "max", x86.P(s, VMAXPS, VMAXPD), x86.P(s, VMAXSS, VMAXSD))
-		extremum(s, "min", x86.P(s, VMINPS, VMINPD), x86.P(s, VMINSS, VMINSD))
-		sumSquares64(s)
-		index(s, "indexEq", "func(x []T, v T) int", "the first i with x[i] == v, or -1")
-		index(s, "indexNaN", "func(x []T) int", "the first i with x[i] NaN, or -1")
+	for _, t := range elem.Types {
+		for _, s := range x86.Levels {
+			s = s.At(t)
+			sum(s, "sum", "Σ x[i]", false)
+			sum(s, "sumAbs", "Σ |x[i]|", true)
+			dot(s)
+			extremum(s, "max", x86.P(s, VMAXPS, VMAXPD), x86.P(s, VMAXSS, VMAXSD))
+			extremum(s, "min", x86.P(s, VMINPS, VMINPD), x86.P(s, VMINSS, VMINSD))
+			if !s.Double() {
+				// Norm's float64 sum of squares of float32; NormF64 uses dotF64.
+				sumSquares64(s)
+			}
+			index(s, "indexEq", "func(x []T, v T) int", "the first i with x[i] == v, or -1")
+			index(s, "indexNaN", "func(x []T) int", "the first i with x[i] NaN, or -1")
+		}
 	}
 	Generate()
 }
