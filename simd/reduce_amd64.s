@@ -192,7 +192,7 @@ done:
 	RET
 
 // func dotAVX512(a []float32, b []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F, FMA3, SSE
 TEXT ·dotAVX512(SB), NOSPLIT, $0-52
 	MOVQ   a_base+0(FP), SI
 	MOVQ   a_len+8(FP), CX
@@ -205,6 +205,30 @@ TEXT ·dotAVX512(SB), NOSPLIT, $0-52
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $0x00002000
+	JB     blocks
+	CMPQ   CX, $0x00010000
+	JAE    blocks
+	MOVQ   CX, R8
+	ANDQ   $-32, R8
+	SUBQ   R8, CX
+	SHLQ   $0x02, R8
+	ADDQ   R8, SI
+	ADDQ   R8, DX
+	NEGQ   R8
+
+l2blocks:
+	VMOVUPS     (SI)(R8*1), Y8
+	VMOVUPS     32(SI)(R8*1), Y9
+	VMOVUPS     64(SI)(R8*1), Y10
+	VMOVUPS     96(SI)(R8*1), Y11
+	VFMADD231PS (DX)(R8*1), Y8, Y0
+	VFMADD231PS 32(DX)(R8*1), Y9, Y1
+	VFMADD231PS 64(DX)(R8*1), Y10, Y2
+	VFMADD231PS 96(DX)(R8*1), Y11, Y3
+	ADDQ        $0x00000080, R8
+	JNE         l2blocks
+	JMP         vectors
 
 blocks:
 	CMPQ        CX, $0x00000080
@@ -1943,7 +1967,7 @@ done:
 	RET
 
 // func dotF64AVX512(a []float64, b []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, FMA3, SSE2
 TEXT ·dotF64AVX512(SB), NOSPLIT, $0-56
 	MOVQ   a_base+0(FP), SI
 	MOVQ   a_len+8(FP), CX
@@ -1956,6 +1980,30 @@ TEXT ·dotF64AVX512(SB), NOSPLIT, $0-56
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $0x00001000
+	JB     blocks
+	CMPQ   CX, $0x00008000
+	JAE    blocks
+	MOVQ   CX, R8
+	ANDQ   $-16, R8
+	SUBQ   R8, CX
+	SHLQ   $0x03, R8
+	ADDQ   R8, SI
+	ADDQ   R8, DX
+	NEGQ   R8
+
+l2blocks:
+	VMOVUPD     (SI)(R8*1), Y8
+	VMOVUPD     32(SI)(R8*1), Y9
+	VMOVUPD     64(SI)(R8*1), Y10
+	VMOVUPD     96(SI)(R8*1), Y11
+	VFMADD231PD (DX)(R8*1), Y8, Y0
+	VFMADD231PD 32(DX)(R8*1), Y9, Y1
+	VFMADD231PD 64(DX)(R8*1), Y10, Y2
+	VFMADD231PD 96(DX)(R8*1), Y11, Y3
+	ADDQ        $0x00000080, R8
+	JNE         l2blocks
+	JMP         vectors
 
 blocks:
 	CMPQ        CX, $0x00000040

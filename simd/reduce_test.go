@@ -106,6 +106,11 @@ func sumScales[T float]() []T {
 	return []T{1, T(lo), T(hi)}
 }
 
+// sumLengths adds to testLengths one length in the range where the AVX-512
+// dot kernels run their L2 blocks (asm/gen/reduce: l2Min..l2Max bytes) at
+// both widths, with a remainder after them.
+var sumLengths = append(append([]int(nil), testLengths...), 10007)
+
 func TestSums(t *testing.T)    { testSums[float32](t) }
 func TestSumsF64(t *testing.T) { testSums[float64](t) }
 
@@ -115,7 +120,7 @@ func testSums[T float](t *testing.T) {
 	dot := either[func(a, b []T) T](Dot, DotF64)
 	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
 		r := rand.New(rand.NewPCG(4, uint64(l)))
-		for _, n := range testLengths {
+		for _, n := range sumLengths {
 			for _, scale := range sumScales[T]() {
 				a, b := newGuardedOf[T](n, n%4), newGuardedOf[T](n, (n+1)%4)
 				fill(r, a.s(), scale, 0)
