@@ -14,9 +14,9 @@ type reduceKernels[T float] struct {
 	dot         func(a, b []T) T
 	// max and min return NaN if any element is NaN.
 	max, min func(x []T) T
-	// sumSquares64 returns Σ x[i]² of float32 elements accumulated in
-	// float64. It is nil in the float64 tables: NormF64 uses dot(x, x).
-	sumSquares64 func(x []T) float64
+	// sumSquares returns Σ x[i]² accumulated in float64 (float32 elements
+	// widened exactly, so no square overflows or underflows).
+	sumSquares func(x []T) float64
 	// indexEq returns the first i with x[i] == v, or -1; indexNaN the first NaN, or -1.
 	indexEq  func(x []T, v T) int
 	indexNaN func(x []T) int
@@ -96,7 +96,7 @@ func argFind[T float](k *reduceKernels[T], x []T, m T) int {
 // of the correctly rounded result; +Inf if any element is ±Inf, NaN if any is
 // NaN (and none is ±Inf).
 func Norm(x []float32) float32 {
-	return float32(math.Sqrt(reduce.get().sumSquares64(x)))
+	return float32(math.Sqrt(reduce.get().sumSquares(x)))
 }
 
 // The float64 forms. Sums accumulate in several float64 lanes (at AVX-512
@@ -148,12 +148,12 @@ func ArgMinF64(x []float64) int { return argMin(reduceF64.get(), x) }
 
 // NormF64 returns the Euclidean norm sqrt(Σ x[i]²) (BLAS dnrm2 with a unit
 // stride): +Inf if any element is ±Inf, else NaN if any is NaN. It sums the
-// squares with DotF64's kernel, within (len(x)/2+1)·2⁻⁵³ relative error of the
+// squares as DotF64 sums its products (fused, in several lanes), within (len(x)/2+1)·2⁻⁵³ relative error of the
 // exact norm; where that sum overflows or may have lost bits to underflow
 // (below 2⁻⁹⁷⁰), it sums again with every element scaled by a power of two,
 // so that no finite input overflows or underflows.
 func NormF64(x []float64) float64 {
-	ss := reduceF64.get().dot(x, x)
+	ss := reduceF64.get().sumSquares(x)
 	switch {
 	case ss >= 0x1p-970 && ss <= math.MaxFloat64, len(x) == 0:
 		return math.Sqrt(ss)

@@ -9,22 +9,22 @@ import "github.com/lanesgo/lanes/dispatch"
 func init() {
 	reduce.set(dispatch.AVX512, &reduceKernels[float32]{
 		sum: sumAVX512, sumAbs: sumAbsAVX512, dot: dotAVX512,
-		max: maxAVX512, min: minAVX512, sumSquares64: sumSquares64AVX512,
+		max: maxAVX512, min: minAVX512, sumSquares: sumSquaresAVX512,
 		indexEq: indexEqAVX512, indexNaN: indexNaNAVX512,
 	})
 	reduce.set(dispatch.AVX2, &reduceKernels[float32]{
 		sum: sumAVX2, sumAbs: sumAbsAVX2, dot: dotAVX2,
-		max: maxAVX2, min: minAVX2, sumSquares64: sumSquares64AVX2,
+		max: maxAVX2, min: minAVX2, sumSquares: sumSquaresAVX2,
 		indexEq: indexEqAVX2, indexNaN: indexNaNAVX2,
 	})
 	reduceF64.set(dispatch.AVX512, &reduceKernels[float64]{
 		sum: sumF64AVX512, sumAbs: sumAbsF64AVX512, dot: dotF64AVX512,
-		max: maxF64AVX512, min: minF64AVX512,
+		max: maxF64AVX512, min: minF64AVX512, sumSquares: sumSquaresF64AVX512,
 		indexEq: indexEqF64AVX512, indexNaN: indexNaNF64AVX512,
 	})
 	reduceF64.set(dispatch.AVX2, &reduceKernels[float64]{
 		sum: sumF64AVX2, sumAbs: sumAbsF64AVX2, dot: dotF64AVX2,
-		max: maxF64AVX2, min: minF64AVX2,
+		max: maxF64AVX2, min: minF64AVX2, sumSquares: sumSquaresF64AVX2,
 		indexEq: indexEqF64AVX2, indexNaN: indexNaNF64AVX2,
 	})
 }

@@ -648,9 +648,9 @@ nan:
 	VMOVD AX, X0
 	JMP   ret
 
-// func sumSquares64AVX512(x []float32) float64
+// func sumSquaresAVX512(x []float32) float64
 // Requires: AVX, AVX512DQ, AVX512F, SSE2
-TEXT ·sumSquares64AVX512(SB), NOSPLIT, $0-32
+TEXT ·sumSquaresAVX512(SB), NOSPLIT, $0-32
 	MOVQ   x_base+0(FP), SI
 	MOVQ   x_len+8(FP), CX
 	VXORPS Z0, Z0, Z0
@@ -1434,9 +1434,9 @@ nan:
 	VMOVD AX, X0
 	JMP   ret
 
-// func sumSquares64AVX2(x []float32) float64
+// func sumSquaresAVX2(x []float32) float64
 // Requires: AVX, FMA3, SSE2
-TEXT ·sumSquares64AVX2(SB), NOSPLIT, $0-32
+TEXT ·sumSquaresAVX2(SB), NOSPLIT, $0-32
 	MOVQ   x_base+0(FP), SI
 	MOVQ   x_len+8(FP), CX
 	VXORPS Y0, Y0, Y0
@@ -2417,6 +2417,103 @@ nan:
 	VMOVQ AX, X0
 	JMP   ret
 
+// func sumSquaresF64AVX512(x []float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·sumSquaresF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+
+blocks:
+	CMPQ        CX, $0x00000040
+	JB          vectors
+	VMOVUPD     (SI), Z8
+	VFMADD231PD Z8, Z8, Z0
+	VMOVUPD     64(SI), Z9
+	VFMADD231PD Z9, Z9, Z1
+	VMOVUPD     128(SI), Z10
+	VFMADD231PD Z10, Z10, Z2
+	VMOVUPD     192(SI), Z11
+	VFMADD231PD Z11, Z11, Z3
+	VMOVUPD     256(SI), Z12
+	VFMADD231PD Z12, Z12, Z4
+	VMOVUPD     320(SI), Z13
+	VFMADD231PD Z13, Z13, Z5
+	VMOVUPD     384(SI), Z14
+	VFMADD231PD Z14, Z14, Z6
+	VMOVUPD     448(SI), Z15
+	VFMADD231PD Z15, Z15, Z7
+	ADDQ        $0x00000200, SI
+	SUBQ        $0x00000040, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000020
+	JB          left2
+	VMOVUPD     (SI), Z8
+	VFMADD231PD Z8, Z8, Z0
+	VMOVUPD     64(SI), Z9
+	VFMADD231PD Z9, Z9, Z1
+	VMOVUPD     128(SI), Z10
+	VFMADD231PD Z10, Z10, Z2
+	VMOVUPD     192(SI), Z11
+	VFMADD231PD Z11, Z11, Z3
+	ADDQ        $0x00000100, SI
+	SUBQ        $0x00000020, CX
+
+left2:
+	CMPQ        CX, $0x00000010
+	JB          left1
+	VMOVUPD     (SI), Z8
+	VFMADD231PD Z8, Z8, Z0
+	VMOVUPD     64(SI), Z9
+	VFMADD231PD Z9, Z9, Z1
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000010, CX
+
+left1:
+	CMPQ        CX, $0x00000008
+	JB          tail
+	VMOVUPD     (SI), Z8
+	VFMADD231PD Z8, Z8, Z0
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000008, CX
+
+tail:
+	TESTQ       CX, CX
+	JE          done
+	MOVL        $0x00000001, AX
+	SHLL        CL, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPD.Z   (SI), K1, Z16
+	VFMADD231PD Z16, Z16, Z0
+
+done:
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z3, Z2, Z2
+	VADDPD        Z5, Z4, Z4
+	VADDPD        Z7, Z6, Z6
+	VADDPD        Z2, Z0, Z0
+	VADDPD        Z6, Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPD        X1, X0, X0
+	VZEROUPPER
+	MOVSD         X0, ret+24(FP)
+	RET
+
 // func indexEqF64AVX512(x []float64, v float64) int
 // Requires: AVX, AVX512F, SSE2
 TEXT ·indexEqF64AVX512(SB), NOSPLIT, $0-40
@@ -3091,6 +3188,77 @@ nan:
 	MOVQ  $0x7ff8000000000000, AX
 	VMOVQ AX, X0
 	JMP   ret
+
+// func sumSquaresF64AVX2(x []float64) float64
+// Requires: AVX, FMA3, SSE2
+TEXT ·sumSquaresF64AVX2(SB), NOSPLIT, $0-32
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+blocks:
+	CMPQ        CX, $0x00000010
+	JB          vectors
+	VMOVUPD     (SI), Y4
+	VFMADD231PD Y4, Y4, Y0
+	VMOVUPD     32(SI), Y5
+	VFMADD231PD Y5, Y5, Y1
+	VMOVUPD     64(SI), Y6
+	VFMADD231PD Y6, Y6, Y2
+	VMOVUPD     96(SI), Y7
+	VFMADD231PD Y7, Y7, Y3
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000010, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000008
+	JB          left1
+	VMOVUPD     (SI), Y4
+	VFMADD231PD Y4, Y4, Y0
+	VMOVUPD     32(SI), Y5
+	VFMADD231PD Y5, Y5, Y1
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000008, CX
+
+left1:
+	CMPQ        CX, $0x00000004
+	JB          tail
+	VMOVUPD     (SI), Y4
+	VFMADD231PD Y4, Y4, Y0
+	ADDQ        $0x00000020, SI
+	SUBQ        $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+done:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPD       X1, X0, X0
+	TESTQ        CX, CX
+	JE           scalarend
+
+scalar:
+	VMOVSD      (SI), X8
+	VFMADD231SD X8, X8, X0
+	ADDQ        $0x08, SI
+	ADDQ        $0x08, DX
+	DECQ        CX
+	JNE         scalar
+
+scalarend:
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
 
 // func indexEqF64AVX2(x []float64, v float64) int
 // Requires: AVX, AVX2, SSE2

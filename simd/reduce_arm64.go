@@ -9,12 +9,12 @@ import "github.com/lanesgo/lanes/dispatch"
 func init() {
 	reduce.set(dispatch.NEON, &reduceKernels[float32]{
 		sum: sumNEON, sumAbs: sumAbsNEON, dot: dotNEON,
-		max: maxNEON, min: minNEON, sumSquares64: sumSquares64NEON,
+		max: maxNEON, min: minNEON, sumSquares: sumSquaresNEON,
 		indexEq: indexEqNEON, indexNaN: indexNaNNEON,
 	})
 	reduceF64.set(dispatch.NEON, &reduceKernels[float64]{
 		sum: sumF64NEON, sumAbs: sumAbsF64NEON, dot: dotF64NEON,
-		max: maxF64NEON, min: minF64NEON,
+		max: maxF64NEON, min: minF64NEON, sumSquares: sumSquaresF64NEON,
 		indexEq: indexEqF64NEON, indexNaN: indexNaNF64NEON,
 	})
 }

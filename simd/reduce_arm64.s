@@ -326,8 +326,8 @@ done:
 	FMOVS F24, ret+24(FP)
 	RET
 
-// func sumSquares64NEON(x []float32) float64
-TEXT ·sumSquares64NEON(SB), NOSPLIT, $0-32
+// func sumSquaresNEON(x []float32) float64
+TEXT ·sumSquaresNEON(SB), NOSPLIT, $0-32
 	MOVD x_base+0(FP), R0
 	MOVD x_len+8(FP), R2
 	VEOR V24.B16, V24.B16, V24.B16
@@ -721,6 +721,66 @@ tail:
 
 done:
 	FMOVD F24, ret+48(FP)
+	RET
+
+// func sumSquaresF64NEON(x []float64) float64
+TEXT ·sumSquaresF64NEON(SB), NOSPLIT, $0-32
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R2
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+
+loop8:
+	CMP $16, R2
+	BLT loop1
+	FLDPQ.P 32(R0), (F0, F1)
+	FLDPQ.P 32(R0), (F2, F3)
+	FLDPQ.P 32(R0), (F4, F5)
+	FLDPQ.P 32(R0), (F6, F7)
+	VFMLA V0.D2, V0.D2, V24.D2
+	VFMLA V1.D2, V1.D2, V25.D2
+	VFMLA V2.D2, V2.D2, V26.D2
+	VFMLA V3.D2, V3.D2, V27.D2
+	VFMLA V4.D2, V4.D2, V28.D2
+	VFMLA V5.D2, V5.D2, V29.D2
+	VFMLA V6.D2, V6.D2, V30.D2
+	VFMLA V7.D2, V7.D2, V31.D2
+	SUB $16, R2
+	B loop8
+
+loop1:
+	CMP $2, R2
+	BLT fold
+	FMOVQ.P 16(R0), F0
+	VFMLA V0.D2, V0.D2, V24.D2
+	SUB $2, R2
+	B loop1
+
+fold:
+	WORD $0x4e79d718 // fadd v24.2d, v24.2d, v25.2d
+	WORD $0x4e7bd75a // fadd v26.2d, v26.2d, v27.2d
+	WORD $0x4e7dd79c // fadd v28.2d, v28.2d, v29.2d
+	WORD $0x4e7fd7de // fadd v30.2d, v30.2d, v31.2d
+	WORD $0x4e7ad718 // fadd v24.2d, v24.2d, v26.2d
+	WORD $0x4e7ed79c // fadd v28.2d, v28.2d, v30.2d
+	WORD $0x4e7cd718 // fadd v24.2d, v24.2d, v28.2d
+	WORD $0x7e70db18 // faddp d24, v24.2d
+
+tail:
+	CBZ R2, done
+	FMOVD.P 8(R0), F0
+	FMADDD F0, F24, F0, F24
+	SUB $1, R2
+	B tail
+
+done:
+	FMOVD F24, ret+24(FP)
 	RET
 
 // func maxF64NEON(x []float64) float64

@@ -3,16 +3,14 @@ package simd
 import "github.com/lanesgo/lanes/dispatch"
 
 func init() {
-	k := reduceGeneric[float32]()
-	k.sumSquares64 = sumSquares64Generic
-	reduce.set(dispatch.Generic, k)
+	reduce.set(dispatch.Generic, reduceGeneric[float32]())
 	reduceF64.set(dispatch.Generic, reduceGeneric[float64]())
 }
 
 func reduceGeneric[T float]() *reduceKernels[T] {
 	return &reduceKernels[T]{
 		sum: sumGeneric[T], sumAbs: sumAbsGeneric[T], dot: dotGeneric[T],
-		max: maxGeneric[T], min: minGeneric[T],
+		max: maxGeneric[T], min: minGeneric[T], sumSquares: sumSquaresGeneric[T],
 		indexEq: indexEqGeneric[T], indexNaN: indexNaNGeneric[T],
 	}
 }
@@ -99,7 +97,9 @@ func minGeneric[T float](x []T) T {
 	return min(min(m0, m1), min(m2, m3))
 }
 
-func sumSquares64Generic(x []float32) float64 {
+// sumSquaresGeneric widens each element to float64 (exactly) and sums the
+// squares in two chains.
+func sumSquaresGeneric[T float](x []T) float64 {
 	var s0, s1 float64
 	i := 0
 	for ; i+2 <= len(x); i += 2 {

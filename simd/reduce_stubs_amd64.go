@@ -34,11 +34,11 @@ func maxAVX512(x []float32) float32
 //go:noescape
 func minAVX512(x []float32) float32
 
-// sumSquares64AVX512 returns Σ x[i]² accumulated in float64, in 8 vector accumulators.
+// sumSquaresAVX512 returns Σ x[i]² accumulated in float64, in 8 vector accumulators.
 // Requires: AVX-512 F, DQ, VL.
 //
 //go:noescape
-func sumSquares64AVX512(x []float32) float64
+func sumSquaresAVX512(x []float32) float64
 
 // indexEqAVX512 returns the first i with x[i] == v, or -1.
 // Requires: AVX-512 F, DQ, VL.
@@ -82,11 +82,11 @@ func maxAVX2(x []float32) float32
 //go:noescape
 func minAVX2(x []float32) float32
 
-// sumSquares64AVX2 returns Σ x[i]² accumulated in float64, in 8 vector accumulators.
+// sumSquaresAVX2 returns Σ x[i]² accumulated in float64, in 8 vector accumulators.
 // Requires: AVX2, FMA.
 //
 //go:noescape
-func sumSquares64AVX2(x []float32) float64
+func sumSquaresAVX2(x []float32) float64
 
 // indexEqAVX2 returns the first i with x[i] == v, or -1.
 // Requires: AVX2, FMA.
@@ -130,6 +130,12 @@ func maxF64AVX512(x []float64) float64
 //go:noescape
 func minF64AVX512(x []float64) float64
 
+// sumSquaresF64AVX512 returns Σ x[i]² in 8 vector accumulators.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sumSquaresF64AVX512(x []float64) float64
+
 // indexEqF64AVX512 returns the first i with x[i] == v, or -1.
 // Requires: AVX-512 F, DQ, VL.
 //
@@ -171,6 +177,12 @@ func maxF64AVX2(x []float64) float64
 //
 //go:noescape
 func minF64AVX2(x []float64) float64
+
+// sumSquaresF64AVX2 returns Σ x[i]² in 4 vector accumulators.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sumSquaresF64AVX2(x []float64) float64
 
 // indexEqF64AVX2 returns the first i with x[i] == v, or -1.
 // Requires: AVX2, FMA.

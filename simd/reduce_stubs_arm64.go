@@ -34,11 +34,11 @@ func maxNEON(x []float32) float32
 //go:noescape
 func minNEON(x []float32) float32
 
-// sumSquares64NEON returns Σ x[i]² accumulated in float64.
+// sumSquaresNEON returns Σ x[i]² accumulated in float64.
 // Requires: NEON (Advanced SIMD, part of every arm64 CPU).
 //
 //go:noescape
-func sumSquares64NEON(x []float32) float64
+func sumSquaresNEON(x []float32) float64
 
 // indexEqNEON returns the first i with x[i] == v, or -1.
 // Requires: NEON (Advanced SIMD, part of every arm64 CPU).
@@ -69,6 +69,12 @@ func sumAbsF64NEON(x []float64) float64
 //
 //go:noescape
 func dotF64NEON(a, b []float64) float64
+
+// sumSquaresF64NEON returns Σ x[i]² (fused steps).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sumSquaresF64NEON(x []float64) float64
 
 // maxF64NEON returns the largest x[i], NaN if any is NaN (len(x) > 0).
 // Requires: NEON (Advanced SIMD, part of every arm64 CPU).

@@ -47,14 +47,16 @@ func main() {
 	for _, t := range elem.Types {
 		for _, s := range x86.Levels {
 			s = s.At(t)
-			sum(s, "sum", "Σ x[i]", false)
-			sum(s, "sumAbs", "Σ |x[i]|", true)
+			sum(s, "sum", "Σ x[i]", plainSum)
+			sum(s, "sumAbs", "Σ |x[i]|", absSum)
 			dot(s)
 			extremum(s, "max", x86.P(s, VMAXPS, VMAXPD), x86.P(s, VMAXSS, VMAXSD))
 			extremum(s, "min", x86.P(s, VMINPS, VMINPD), x86.P(s, VMINSS, VMINSD))
-			if !s.Double() {
-				// Norm's float64 sum of squares of float32; NormF64 uses dotF64.
-				sumSquares64(s)
+			// Norm's and NormF64's sum of squares, in float64.
+			if s.Double() {
+				sum(s, "sumSquares", "Σ x[i]²", squaresSum)
+			} else {
+				sumSquaresWidened(s)
 			}
 			index(s, "indexEq", "func(x []T, v T) int", "the first i with x[i] == v, or -1")
 			index(s, "indexNaN", "func(x []T) int", "the first i with x[i] NaN, or -1")
@@ -109,24 +111,44 @@ func horizontal(s x86.ISA, ins func(...Op)) {
 	}
 }
 
-// sum writes sum/sumAbs: four accumulators of vector adds.
-func sum(s x86.ISA, name, doc string, abs bool) {
+// sumKind is what sum adds up: the elements, their magnitudes or their
+// squares (fused: one rounding a term).
+type sumKind int
+
+const (
+	plainSum sumKind = iota
+	absSum
+	squaresSum
+)
+
+// sum writes sum, sumAbs and (for float64) sumSquares: u accumulators of
+// vector adds or FMAs.
+func sum(s x86.ISA, name, doc string, kind sumKind) {
 	u := unroll(s)
 	header(name, s, "func(x []T) T", doc+" in "+fmt.Sprint(u)+" vector accumulators")
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
 	zero(s, u)
 	mask := s.V(s.Registers() - 1)
-	if abs {
+	if kind == absSum {
 		s.BroadcastBits(s.SignBit()-1, mask)
 	}
 	vand, vadd := x86.P(s, VANDPS, VANDPD), x86.P(s, VADDPS, VADDPD)
 	add := func(src Op, i int) {
-		if abs {
+		switch kind {
+		case absSum:
 			vand(src, mask, s.V(u+i))
-			src = s.V(u + i)
+			vadd(s.V(u+i), s.V(i), s.V(i))
+		case squaresSum:
+			x, ok := src.(VecPhysical)
+			if !ok {
+				x = s.V(u + i)
+				x86.P(s, VMOVUPS, VMOVUPD)(src, x)
+			}
+			x86.P(s, VFMADD231PS, VFMADD231PD)(x, x, s.V(i))
+		default:
+			vadd(src, s.V(i), s.V(i))
 		}
-		vadd(src, s.V(i), s.V(i))
 	}
 	s.Loop("", u, func(w x86.Width, i int) {
 		add(x86.At(RSI, i*s.Bytes()), i)
@@ -142,8 +164,12 @@ func sum(s x86.ISA, name, doc string, abs bool) {
 	if !s.Masked {
 		scalarTail(s, "scalar", func() {
 			x86.P(s, VMOVSS, VMOVSD)(x86.At(RSI, 0), X8)
-			if abs {
+			switch kind {
+			case absSum:
 				vand(X15, X8, X8)
+			case squaresSum:
+				x86.P(s, VFMADD231SS, VFMADD231SD)(X8, X8, X0)
+				return
 			}
 			x86.P(s, VADDSS, VADDSD)(X8, X0, X0)
 		})
@@ -361,11 +387,11 @@ func zeroFrom(s x86.ISA, from, n int) {
 	}
 }
 
-// sumSquares64 writes the float64 sum of squares behind Norm: each float32 is
-// widened exactly, so squares neither overflow nor underflow.
-func sumSquares64(s x86.ISA) {
+// sumSquaresWidened writes Norm's float64 sum of squares of float32: each
+// float32 is widened exactly, so squares neither overflow nor underflow.
+func sumSquaresWidened(s x86.ISA) {
 	const unroll = 4
-	header("sumSquares64", s, "func(x []float32) float64", "Σ x[i]² accumulated in float64, in "+fmt.Sprint(2*unroll)+" vector accumulators")
+	header("sumSquares", s, "func(x []float32) float64", "Σ x[i]² accumulated in float64, in "+fmt.Sprint(2*unroll)+" vector accumulators")
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
 	zero(s, 2*unroll)
