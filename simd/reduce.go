@@ -148,10 +148,11 @@ func ArgMinF64(x []float64) int { return argMin(reduceF64.get(), x) }
 
 // NormF64 returns the Euclidean norm sqrt(Σ x[i]²) (BLAS dnrm2 with a unit
 // stride): +Inf if any element is ±Inf, else NaN if any is NaN. It sums the
-// squares as DotF64 sums its products (fused, in several lanes), within (len(x)/2+1)·2⁻⁵³ relative error of the
-// exact norm; where that sum overflows or may have lost bits to underflow
-// (below 2⁻⁹⁷⁰), it sums again with every element scaled by a power of two,
-// so that no finite input overflows or underflows.
+// squares as DotF64 sums its products (fused, in several lanes) and is
+// within (len(x)/2+1)·2⁻⁵³ relative error of the exact norm; where that sum
+// overflows or may have lost bits to underflow (below 2⁻⁹⁷⁰), it sums again
+// with every element scaled by a power of two, so that no finite input
+// overflows or underflows.
 func NormF64(x []float64) float64 {
 	ss := reduceF64.get().sumSquares(x)
 	switch {
@@ -173,10 +174,10 @@ func hasInf(x []float64) bool {
 }
 
 // normScaled is NormF64 for sums of squares out of float64's range (x is not
-// empty and has no NaN; an all-zero x gives 0): the
-// largest |x[i]| picks a power of two 2^e that scales it into [0.5, 1), the
-// squares of x[i]·2^-e are summed (exactly scaled, tiny ones lost only where
-// they are below 2⁻¹⁰⁷⁴ of the largest), and the root is scaled back.
+// empty and has no NaN; an all-zero x gives 0): the largest |x[i]| picks a
+// power of two 2^e that scales it into [0.5, 1), the squares of x[i]·2^-e
+// are summed (exactly scaled, tiny ones lost only where they are below
+// 2⁻¹⁰⁷⁴ of the largest), and the root is scaled back.
 func normScaled(x []float64) float64 {
 	k := reduceF64.get()
 	big := max(math.Abs(k.max(x)), math.Abs(k.min(x)))
