@@ -3610,3 +3610,3610 @@ scalar:
 done:
 	VZEROUPPER
 	RET
+
+// func addF64AVX512(dst []float64, a []float64, b []float64)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·addF64AVX512(SB), NOSPLIT, $0-72
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x03, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VADDPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VMOVUPD  (DX), Z4
+	VADDPD   Z4, Z0, Z0
+	VMOVNTPD Z0, (DI)
+	VMOVUPD  64(SI), Z1
+	VMOVUPD  64(DX), Z5
+	VADDPD   Z5, Z1, Z1
+	VMOVNTPD Z1, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VMOVUPD  128(DX), Z6
+	VADDPD   Z6, Z2, Z2
+	VMOVNTPD Z2, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VMOVUPD  192(DX), Z7
+	VADDPD   Z7, Z3, Z3
+	VMOVNTPD Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VADDPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VMOVUPD 128(DX), Z6
+	VADDPD  Z6, Z2, Z2
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VMOVUPD 192(DX), Z7
+	VADDPD  Z7, Z3, Z3
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DX
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VADDPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VADDPD  Z5, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VADDPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VADDPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func addF64AVX2(dst []float64, a []float64, b []float64)
+// Requires: AVX, MMX+
+TEXT ·addF64AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x03, R9
+	JE   aligned
+	SUBQ R9, CX
+
+head:
+	VMOVSD (SI), X0
+	VMOVSD (DX), X4
+	VADDPD X4, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	ADDQ   $0x00000008, DX
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000010
+	JB       streamed
+	VMOVUPD  (SI), Y0
+	VMOVUPD  (DX), Y4
+	VADDPD   Y4, Y0, Y0
+	VMOVNTPD Y0, (DI)
+	VMOVUPD  32(SI), Y1
+	VMOVUPD  32(DX), Y5
+	VADDPD   Y5, Y1, Y1
+	VMOVNTPD Y1, 32(DI)
+	VMOVUPD  64(SI), Y2
+	VMOVUPD  64(DX), Y6
+	VADDPD   Y6, Y2, Y2
+	VMOVNTPD Y2, 64(DI)
+	VMOVUPD  96(SI), Y3
+	VMOVUPD  96(DX), Y7
+	VADDPD   Y7, Y3, Y3
+	VMOVNTPD Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000010, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000010
+	JB      vectors
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VADDPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 32(DX), Y5
+	VADDPD  Y5, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD 64(SI), Y2
+	VMOVUPD 64(DX), Y6
+	VADDPD  Y6, Y2, Y2
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD 96(SI), Y3
+	VMOVUPD 96(DX), Y7
+	VADDPD  Y7, Y3, Y3
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000008
+	JB      left1
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VADDPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 32(DX), Y5
+	VADDPD  Y5, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000008, CX
+
+left1:
+	CMPQ    CX, $0x00000004
+	JB      tail
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VADDPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD (SI), X0
+	VMOVSD (DX), X4
+	VADDPD X4, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	ADDQ   $0x00000008, DX
+	DECQ   CX
+	JNE    scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func subF64AVX512(dst []float64, a []float64, b []float64)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·subF64AVX512(SB), NOSPLIT, $0-72
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x03, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VSUBPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VMOVUPD  (DX), Z4
+	VSUBPD   Z4, Z0, Z0
+	VMOVNTPD Z0, (DI)
+	VMOVUPD  64(SI), Z1
+	VMOVUPD  64(DX), Z5
+	VSUBPD   Z5, Z1, Z1
+	VMOVNTPD Z1, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VMOVUPD  128(DX), Z6
+	VSUBPD   Z6, Z2, Z2
+	VMOVNTPD Z2, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VMOVUPD  192(DX), Z7
+	VSUBPD   Z7, Z3, Z3
+	VMOVNTPD Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VSUBPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VSUBPD  Z5, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VMOVUPD 128(DX), Z6
+	VSUBPD  Z6, Z2, Z2
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VMOVUPD 192(DX), Z7
+	VSUBPD  Z7, Z3, Z3
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DX
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VSUBPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VSUBPD  Z5, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VSUBPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VSUBPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func subF64AVX2(dst []float64, a []float64, b []float64)
+// Requires: AVX, MMX+
+TEXT ·subF64AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x03, R9
+	JE   aligned
+	SUBQ R9, CX
+
+head:
+	VMOVSD (SI), X0
+	VMOVSD (DX), X4
+	VSUBPD X4, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	ADDQ   $0x00000008, DX
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000010
+	JB       streamed
+	VMOVUPD  (SI), Y0
+	VMOVUPD  (DX), Y4
+	VSUBPD   Y4, Y0, Y0
+	VMOVNTPD Y0, (DI)
+	VMOVUPD  32(SI), Y1
+	VMOVUPD  32(DX), Y5
+	VSUBPD   Y5, Y1, Y1
+	VMOVNTPD Y1, 32(DI)
+	VMOVUPD  64(SI), Y2
+	VMOVUPD  64(DX), Y6
+	VSUBPD   Y6, Y2, Y2
+	VMOVNTPD Y2, 64(DI)
+	VMOVUPD  96(SI), Y3
+	VMOVUPD  96(DX), Y7
+	VSUBPD   Y7, Y3, Y3
+	VMOVNTPD Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000010, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000010
+	JB      vectors
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VSUBPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 32(DX), Y5
+	VSUBPD  Y5, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD 64(SI), Y2
+	VMOVUPD 64(DX), Y6
+	VSUBPD  Y6, Y2, Y2
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD 96(SI), Y3
+	VMOVUPD 96(DX), Y7
+	VSUBPD  Y7, Y3, Y3
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000008
+	JB      left1
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VSUBPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 32(DX), Y5
+	VSUBPD  Y5, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000008, CX
+
+left1:
+	CMPQ    CX, $0x00000004
+	JB      tail
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VSUBPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD (SI), X0
+	VMOVSD (DX), X4
+	VSUBPD X4, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	ADDQ   $0x00000008, DX
+	DECQ   CX
+	JNE    scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func mulF64AVX512(dst []float64, a []float64, b []float64)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·mulF64AVX512(SB), NOSPLIT, $0-72
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x03, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VMULPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VMOVUPD  (DX), Z4
+	VMULPD   Z4, Z0, Z0
+	VMOVNTPD Z0, (DI)
+	VMOVUPD  64(SI), Z1
+	VMOVUPD  64(DX), Z5
+	VMULPD   Z5, Z1, Z1
+	VMOVNTPD Z1, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VMOVUPD  128(DX), Z6
+	VMULPD   Z6, Z2, Z2
+	VMOVNTPD Z2, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VMOVUPD  192(DX), Z7
+	VMULPD   Z7, Z3, Z3
+	VMOVNTPD Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VMULPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VMULPD  Z5, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VMOVUPD 128(DX), Z6
+	VMULPD  Z6, Z2, Z2
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VMOVUPD 192(DX), Z7
+	VMULPD  Z7, Z3, Z3
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DX
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VMULPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VMULPD  Z5, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VMULPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VMULPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func mulF64AVX2(dst []float64, a []float64, b []float64)
+// Requires: AVX, MMX+
+TEXT ·mulF64AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x03, R9
+	JE   aligned
+	SUBQ R9, CX
+
+head:
+	VMOVSD (SI), X0
+	VMOVSD (DX), X4
+	VMULPD X4, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	ADDQ   $0x00000008, DX
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000010
+	JB       streamed
+	VMOVUPD  (SI), Y0
+	VMOVUPD  (DX), Y4
+	VMULPD   Y4, Y0, Y0
+	VMOVNTPD Y0, (DI)
+	VMOVUPD  32(SI), Y1
+	VMOVUPD  32(DX), Y5
+	VMULPD   Y5, Y1, Y1
+	VMOVNTPD Y1, 32(DI)
+	VMOVUPD  64(SI), Y2
+	VMOVUPD  64(DX), Y6
+	VMULPD   Y6, Y2, Y2
+	VMOVNTPD Y2, 64(DI)
+	VMOVUPD  96(SI), Y3
+	VMOVUPD  96(DX), Y7
+	VMULPD   Y7, Y3, Y3
+	VMOVNTPD Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000010, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000010
+	JB      vectors
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VMULPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 32(DX), Y5
+	VMULPD  Y5, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD 64(SI), Y2
+	VMOVUPD 64(DX), Y6
+	VMULPD  Y6, Y2, Y2
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD 96(SI), Y3
+	VMOVUPD 96(DX), Y7
+	VMULPD  Y7, Y3, Y3
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000008
+	JB      left1
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VMULPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 32(DX), Y5
+	VMULPD  Y5, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000008, CX
+
+left1:
+	CMPQ    CX, $0x00000004
+	JB      tail
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VMULPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD (SI), X0
+	VMOVSD (DX), X4
+	VMULPD X4, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	ADDQ   $0x00000008, DX
+	DECQ   CX
+	JNE    scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func divF64AVX512(dst []float64, a []float64, b []float64)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·divF64AVX512(SB), NOSPLIT, $0-72
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x03, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VDIVPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VMOVUPD  (DX), Z4
+	VDIVPD   Z4, Z0, Z0
+	VMOVNTPD Z0, (DI)
+	VMOVUPD  64(SI), Z1
+	VMOVUPD  64(DX), Z5
+	VDIVPD   Z5, Z1, Z1
+	VMOVNTPD Z1, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VMOVUPD  128(DX), Z6
+	VDIVPD   Z6, Z2, Z2
+	VMOVNTPD Z2, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VMOVUPD  192(DX), Z7
+	VDIVPD   Z7, Z3, Z3
+	VMOVNTPD Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VDIVPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VDIVPD  Z5, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VMOVUPD 128(DX), Z6
+	VDIVPD  Z6, Z2, Z2
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VMOVUPD 192(DX), Z7
+	VDIVPD  Z7, Z3, Z3
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DX
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VDIVPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VDIVPD  Z5, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VDIVPD  Z4, Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VDIVPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func divF64AVX2(dst []float64, a []float64, b []float64)
+// Requires: AVX, MMX+
+TEXT ·divF64AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x03, R9
+	JE   aligned
+	SUBQ R9, CX
+
+head:
+	VMOVSD (SI), X0
+	VMOVSD (DX), X4
+	VDIVPD X4, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	ADDQ   $0x00000008, DX
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000010
+	JB       streamed
+	VMOVUPD  (SI), Y0
+	VMOVUPD  (DX), Y4
+	VDIVPD   Y4, Y0, Y0
+	VMOVNTPD Y0, (DI)
+	VMOVUPD  32(SI), Y1
+	VMOVUPD  32(DX), Y5
+	VDIVPD   Y5, Y1, Y1
+	VMOVNTPD Y1, 32(DI)
+	VMOVUPD  64(SI), Y2
+	VMOVUPD  64(DX), Y6
+	VDIVPD   Y6, Y2, Y2
+	VMOVNTPD Y2, 64(DI)
+	VMOVUPD  96(SI), Y3
+	VMOVUPD  96(DX), Y7
+	VDIVPD   Y7, Y3, Y3
+	VMOVNTPD Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	ADDQ     $0x00000080, DX
+	SUBQ     $0x00000010, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000010
+	JB      vectors
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VDIVPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 32(DX), Y5
+	VDIVPD  Y5, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD 64(SI), Y2
+	VMOVUPD 64(DX), Y6
+	VDIVPD  Y6, Y2, Y2
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD 96(SI), Y3
+	VMOVUPD 96(DX), Y7
+	VDIVPD  Y7, Y3, Y3
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000008
+	JB      left1
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VDIVPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VMOVUPD 32(DX), Y5
+	VDIVPD  Y5, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000008, CX
+
+left1:
+	CMPQ    CX, $0x00000004
+	JB      tail
+	VMOVUPD (SI), Y0
+	VMOVUPD (DX), Y4
+	VDIVPD  Y4, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD (SI), X0
+	VMOVSD (DX), X4
+	VDIVPD X4, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	ADDQ   $0x00000008, DX
+	DECQ   CX
+	JNE    scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func maximumF64AVX512(dst []float64, a []float64, b []float64)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·maximumF64AVX512(SB), NOSPLIT, $0-72
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x03, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VMAXPD    Z4, Z0, Z8
+	VCMPPD    $0x03, Z0, Z0, K2
+	VMOVAPD   Z0, K2, Z8
+	VMOVUPD   Z8, K1, (DI)
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VMOVUPD  (DX), Z4
+	VMAXPD   Z4, Z0, Z8
+	VCMPPD   $0x03, Z0, Z0, K2
+	VMOVAPD  Z0, K2, Z8
+	VMOVNTPD Z8, (DI)
+	VMOVUPD  64(SI), Z1
+	VMOVUPD  64(DX), Z5
+	VMAXPD   Z5, Z1, Z9
+	VCMPPD   $0x03, Z1, Z1, K3
+	VMOVAPD  Z1, K3, Z9
+	VMOVNTPD Z9, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VMOVUPD  128(DX), Z6
+	VMAXPD   Z6, Z2, Z10
+	VCMPPD   $0x03, Z2, Z2, K4
+	VMOVAPD  Z2, K4, Z10
+	VMOVNTPD Z10, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VMOVUPD  192(DX), Z7
+	VMAXPD   Z7, Z3, Z11
+	VCMPPD   $0x03, Z3, Z3, K5
+	VMOVAPD  Z3, K5, Z11
+	VMOVNTPD Z11, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VMAXPD  Z4, Z0, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VMAXPD  Z5, Z1, Z9
+	VCMPPD  $0x03, Z1, Z1, K3
+	VMOVAPD Z1, K3, Z9
+	VMOVUPD Z9, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VMOVUPD 128(DX), Z6
+	VMAXPD  Z6, Z2, Z10
+	VCMPPD  $0x03, Z2, Z2, K4
+	VMOVAPD Z2, K4, Z10
+	VMOVUPD Z10, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VMOVUPD 192(DX), Z7
+	VMAXPD  Z7, Z3, Z11
+	VCMPPD  $0x03, Z3, Z3, K5
+	VMOVAPD Z3, K5, Z11
+	VMOVUPD Z11, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DX
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VMAXPD  Z4, Z0, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VMAXPD  Z5, Z1, Z9
+	VCMPPD  $0x03, Z1, Z1, K3
+	VMOVAPD Z1, K3, Z9
+	VMOVUPD Z9, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VMAXPD  Z4, Z0, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VMAXPD    Z4, Z0, Z8
+	VCMPPD    $0x03, Z0, Z0, K2
+	VMOVAPD   Z0, K2, Z8
+	VMOVUPD   Z8, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func maximumF64AVX2(dst []float64, a []float64, b []float64)
+// Requires: AVX, MMX+
+TEXT ·maximumF64AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x03, R9
+	JE   aligned
+	SUBQ R9, CX
+
+head:
+	VMOVSD    (SI), X0
+	VMOVSD    (DX), X4
+	VMAXPD    X4, X0, X8
+	VCMPPD    $0x03, X0, X0, X4
+	VBLENDVPD X4, X0, X8, X8
+	VMOVSD    X8, (DI)
+	ADDQ      $0x00000008, DI
+	ADDQ      $0x00000008, SI
+	ADDQ      $0x00000008, DX
+	DECQ      R9
+	JNE       head
+
+aligned:
+stream:
+	CMPQ      CX, $0x00000010
+	JB        streamed
+	VMOVUPD   (SI), Y0
+	VMOVUPD   (DX), Y4
+	VMAXPD    Y4, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVNTPD  Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMOVUPD   32(DX), Y5
+	VMAXPD    Y5, Y1, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVNTPD  Y9, 32(DI)
+	VMOVUPD   64(SI), Y2
+	VMOVUPD   64(DX), Y6
+	VMAXPD    Y6, Y2, Y10
+	VCMPPD    $0x03, Y2, Y2, Y6
+	VBLENDVPD Y6, Y2, Y10, Y10
+	VMOVNTPD  Y10, 64(DI)
+	VMOVUPD   96(SI), Y3
+	VMOVUPD   96(DX), Y7
+	VMAXPD    Y7, Y3, Y11
+	VCMPPD    $0x03, Y3, Y3, Y7
+	VBLENDVPD Y7, Y3, Y11, Y11
+	VMOVNTPD  Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000010, CX
+	JMP       stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ      CX, $0x00000010
+	JB        vectors
+	VMOVUPD   (SI), Y0
+	VMOVUPD   (DX), Y4
+	VMAXPD    Y4, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMOVUPD   32(DX), Y5
+	VMAXPD    Y5, Y1, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVUPD   Y9, 32(DI)
+	VMOVUPD   64(SI), Y2
+	VMOVUPD   64(DX), Y6
+	VMAXPD    Y6, Y2, Y10
+	VCMPPD    $0x03, Y2, Y2, Y6
+	VBLENDVPD Y6, Y2, Y10, Y10
+	VMOVUPD   Y10, 64(DI)
+	VMOVUPD   96(SI), Y3
+	VMOVUPD   96(DX), Y7
+	VMAXPD    Y7, Y3, Y11
+	VCMPPD    $0x03, Y3, Y3, Y7
+	VBLENDVPD Y7, Y3, Y11, Y11
+	VMOVUPD   Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000010, CX
+	JMP       blocks
+
+vectors:
+	CMPQ      CX, $0x00000008
+	JB        left1
+	VMOVUPD   (SI), Y0
+	VMOVUPD   (DX), Y4
+	VMAXPD    Y4, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMOVUPD   32(DX), Y5
+	VMAXPD    Y5, Y1, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVUPD   Y9, 32(DI)
+	ADDQ      $0x00000040, DI
+	ADDQ      $0x00000040, SI
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000008, CX
+
+left1:
+	CMPQ      CX, $0x00000004
+	JB        tail
+	VMOVUPD   (SI), Y0
+	VMOVUPD   (DX), Y4
+	VMAXPD    Y4, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000020, SI
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD    (SI), X0
+	VMOVSD    (DX), X4
+	VMAXPD    X4, X0, X8
+	VCMPPD    $0x03, X0, X0, X4
+	VBLENDVPD X4, X0, X8, X8
+	VMOVSD    X8, (DI)
+	ADDQ      $0x00000008, DI
+	ADDQ      $0x00000008, SI
+	ADDQ      $0x00000008, DX
+	DECQ      CX
+	JNE       scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func minimumF64AVX512(dst []float64, a []float64, b []float64)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·minimumF64AVX512(SB), NOSPLIT, $0-72
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      a_base+24(FP), SI
+	MOVQ      b_base+48(FP), DX
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x03, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VMINPD    Z4, Z0, Z8
+	VCMPPD    $0x03, Z0, Z0, K2
+	VMOVAPD   Z0, K2, Z8
+	VMOVUPD   Z8, K1, (DI)
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VMOVUPD  (DX), Z4
+	VMINPD   Z4, Z0, Z8
+	VCMPPD   $0x03, Z0, Z0, K2
+	VMOVAPD  Z0, K2, Z8
+	VMOVNTPD Z8, (DI)
+	VMOVUPD  64(SI), Z1
+	VMOVUPD  64(DX), Z5
+	VMINPD   Z5, Z1, Z9
+	VCMPPD   $0x03, Z1, Z1, K3
+	VMOVAPD  Z1, K3, Z9
+	VMOVNTPD Z9, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VMOVUPD  128(DX), Z6
+	VMINPD   Z6, Z2, Z10
+	VCMPPD   $0x03, Z2, Z2, K4
+	VMOVAPD  Z2, K4, Z10
+	VMOVNTPD Z10, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VMOVUPD  192(DX), Z7
+	VMINPD   Z7, Z3, Z11
+	VCMPPD   $0x03, Z3, Z3, K5
+	VMOVAPD  Z3, K5, Z11
+	VMOVNTPD Z11, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	ADDQ     $0x00000100, DX
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VMINPD  Z4, Z0, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VMINPD  Z5, Z1, Z9
+	VCMPPD  $0x03, Z1, Z1, K3
+	VMOVAPD Z1, K3, Z9
+	VMOVUPD Z9, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VMOVUPD 128(DX), Z6
+	VMINPD  Z6, Z2, Z10
+	VCMPPD  $0x03, Z2, Z2, K4
+	VMOVAPD Z2, K4, Z10
+	VMOVUPD Z10, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VMOVUPD 192(DX), Z7
+	VMINPD  Z7, Z3, Z11
+	VCMPPD  $0x03, Z3, Z3, K5
+	VMOVAPD Z3, K5, Z11
+	VMOVUPD Z11, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	ADDQ    $0x00000100, DX
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VMINPD  Z4, Z0, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	VMOVUPD 64(SI), Z1
+	VMOVUPD 64(DX), Z5
+	VMINPD  Z5, Z1, Z9
+	VCMPPD  $0x03, Z1, Z1, K3
+	VMOVAPD Z1, K3, Z9
+	VMOVUPD Z9, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VMOVUPD (DX), Z4
+	VMINPD  Z4, Z0, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VMINPD    Z4, Z0, Z8
+	VCMPPD    $0x03, Z0, Z0, K2
+	VMOVAPD   Z0, K2, Z8
+	VMOVUPD   Z8, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func minimumF64AVX2(dst []float64, a []float64, b []float64)
+// Requires: AVX, MMX+
+TEXT ·minimumF64AVX2(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), DX
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x03, R9
+	JE   aligned
+	SUBQ R9, CX
+
+head:
+	VMOVSD    (SI), X0
+	VMOVSD    (DX), X4
+	VMINPD    X4, X0, X8
+	VCMPPD    $0x03, X0, X0, X4
+	VBLENDVPD X4, X0, X8, X8
+	VMOVSD    X8, (DI)
+	ADDQ      $0x00000008, DI
+	ADDQ      $0x00000008, SI
+	ADDQ      $0x00000008, DX
+	DECQ      R9
+	JNE       head
+
+aligned:
+stream:
+	CMPQ      CX, $0x00000010
+	JB        streamed
+	VMOVUPD   (SI), Y0
+	VMOVUPD   (DX), Y4
+	VMINPD    Y4, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVNTPD  Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMOVUPD   32(DX), Y5
+	VMINPD    Y5, Y1, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVNTPD  Y9, 32(DI)
+	VMOVUPD   64(SI), Y2
+	VMOVUPD   64(DX), Y6
+	VMINPD    Y6, Y2, Y10
+	VCMPPD    $0x03, Y2, Y2, Y6
+	VBLENDVPD Y6, Y2, Y10, Y10
+	VMOVNTPD  Y10, 64(DI)
+	VMOVUPD   96(SI), Y3
+	VMOVUPD   96(DX), Y7
+	VMINPD    Y7, Y3, Y11
+	VCMPPD    $0x03, Y3, Y3, Y7
+	VBLENDVPD Y7, Y3, Y11, Y11
+	VMOVNTPD  Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000010, CX
+	JMP       stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ      CX, $0x00000010
+	JB        vectors
+	VMOVUPD   (SI), Y0
+	VMOVUPD   (DX), Y4
+	VMINPD    Y4, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMOVUPD   32(DX), Y5
+	VMINPD    Y5, Y1, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVUPD   Y9, 32(DI)
+	VMOVUPD   64(SI), Y2
+	VMOVUPD   64(DX), Y6
+	VMINPD    Y6, Y2, Y10
+	VCMPPD    $0x03, Y2, Y2, Y6
+	VBLENDVPD Y6, Y2, Y10, Y10
+	VMOVUPD   Y10, 64(DI)
+	VMOVUPD   96(SI), Y3
+	VMOVUPD   96(DX), Y7
+	VMINPD    Y7, Y3, Y11
+	VCMPPD    $0x03, Y3, Y3, Y7
+	VBLENDVPD Y7, Y3, Y11, Y11
+	VMOVUPD   Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	ADDQ      $0x00000080, DX
+	SUBQ      $0x00000010, CX
+	JMP       blocks
+
+vectors:
+	CMPQ      CX, $0x00000008
+	JB        left1
+	VMOVUPD   (SI), Y0
+	VMOVUPD   (DX), Y4
+	VMINPD    Y4, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMOVUPD   32(DX), Y5
+	VMINPD    Y5, Y1, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVUPD   Y9, 32(DI)
+	ADDQ      $0x00000040, DI
+	ADDQ      $0x00000040, SI
+	ADDQ      $0x00000040, DX
+	SUBQ      $0x00000008, CX
+
+left1:
+	CMPQ      CX, $0x00000004
+	JB        tail
+	VMOVUPD   (SI), Y0
+	VMOVUPD   (DX), Y4
+	VMINPD    Y4, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000020, SI
+	ADDQ      $0x00000020, DX
+	SUBQ      $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD    (SI), X0
+	VMOVSD    (DX), X4
+	VMINPD    X4, X0, X8
+	VCMPPD    $0x03, X0, X0, X4
+	VBLENDVPD X4, X0, X8, X8
+	VMOVSD    X8, (DI)
+	ADDQ      $0x00000008, DI
+	ADDQ      $0x00000008, SI
+	ADDQ      $0x00000008, DX
+	DECQ      CX
+	JNE       scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func addScalarF64AVX512(dst []float64, a []float64, s float64)
+// Requires: AVX, AVX512F, MMX+, SSE2
+TEXT ·addScalarF64AVX512(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), SI
+	MOVSD        s+48(FP), X15
+	VBROADCASTSD X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPD.Z    (SI), K1, Z0
+	VADDPD       Z15, Z0, Z0
+	VMOVUPD      Z0, K1, (DI)
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (SI)(R9*8), SI
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VADDPD   Z15, Z0, Z0
+	VMOVNTPD Z0, (DI)
+	VMOVUPD  64(SI), Z1
+	VADDPD   Z15, Z1, Z1
+	VMOVNTPD Z1, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VADDPD   Z15, Z2, Z2
+	VMOVNTPD Z2, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VADDPD   Z15, Z3, Z3
+	VMOVNTPD Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VADDPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VADDPD  Z15, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VADDPD  Z15, Z2, Z2
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VADDPD  Z15, Z3, Z3
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VADDPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VADDPD  Z15, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VADDPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VADDPD    Z15, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func addScalarF64AVX2(dst []float64, a []float64, s float64)
+// Requires: AVX, AVX2, MMX+, SSE2
+TEXT ·addScalarF64AVX2(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), SI
+	MOVSD        s+48(FP), X15
+	VBROADCASTSD X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+
+head:
+	VMOVSD (SI), X0
+	VADDPD X15, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000010
+	JB       streamed
+	VMOVUPD  (SI), Y0
+	VADDPD   Y15, Y0, Y0
+	VMOVNTPD Y0, (DI)
+	VMOVUPD  32(SI), Y1
+	VADDPD   Y15, Y1, Y1
+	VMOVNTPD Y1, 32(DI)
+	VMOVUPD  64(SI), Y2
+	VADDPD   Y15, Y2, Y2
+	VMOVNTPD Y2, 64(DI)
+	VMOVUPD  96(SI), Y3
+	VADDPD   Y15, Y3, Y3
+	VMOVNTPD Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000010, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000010
+	JB      vectors
+	VMOVUPD (SI), Y0
+	VADDPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VADDPD  Y15, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD 64(SI), Y2
+	VADDPD  Y15, Y2, Y2
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD 96(SI), Y3
+	VADDPD  Y15, Y3, Y3
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000008
+	JB      left1
+	VMOVUPD (SI), Y0
+	VADDPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VADDPD  Y15, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+left1:
+	CMPQ    CX, $0x00000004
+	JB      tail
+	VMOVUPD (SI), Y0
+	VADDPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD (SI), X0
+	VADDPD X15, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	DECQ   CX
+	JNE    scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func scaleF64AVX512(dst []float64, a []float64, s float64)
+// Requires: AVX, AVX512F, MMX+, SSE2
+TEXT ·scaleF64AVX512(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), SI
+	MOVSD        s+48(FP), X15
+	VBROADCASTSD X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPD.Z    (SI), K1, Z0
+	VMULPD       Z15, Z0, Z0
+	VMOVUPD      Z0, K1, (DI)
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (SI)(R9*8), SI
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VMULPD   Z15, Z0, Z0
+	VMOVNTPD Z0, (DI)
+	VMOVUPD  64(SI), Z1
+	VMULPD   Z15, Z1, Z1
+	VMOVNTPD Z1, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VMULPD   Z15, Z2, Z2
+	VMOVNTPD Z2, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VMULPD   Z15, Z3, Z3
+	VMOVNTPD Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VMULPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VMULPD  Z15, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VMULPD  Z15, Z2, Z2
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VMULPD  Z15, Z3, Z3
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VMULPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VMULPD  Z15, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VMULPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMULPD    Z15, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func scaleF64AVX2(dst []float64, a []float64, s float64)
+// Requires: AVX, AVX2, MMX+, SSE2
+TEXT ·scaleF64AVX2(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         a_base+24(FP), SI
+	MOVSD        s+48(FP), X15
+	VBROADCASTSD X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+
+head:
+	VMOVSD (SI), X0
+	VMULPD X15, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000010
+	JB       streamed
+	VMOVUPD  (SI), Y0
+	VMULPD   Y15, Y0, Y0
+	VMOVNTPD Y0, (DI)
+	VMOVUPD  32(SI), Y1
+	VMULPD   Y15, Y1, Y1
+	VMOVNTPD Y1, 32(DI)
+	VMOVUPD  64(SI), Y2
+	VMULPD   Y15, Y2, Y2
+	VMOVNTPD Y2, 64(DI)
+	VMOVUPD  96(SI), Y3
+	VMULPD   Y15, Y3, Y3
+	VMOVNTPD Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000010, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000010
+	JB      vectors
+	VMOVUPD (SI), Y0
+	VMULPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VMULPD  Y15, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD 64(SI), Y2
+	VMULPD  Y15, Y2, Y2
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD 96(SI), Y3
+	VMULPD  Y15, Y3, Y3
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000008
+	JB      left1
+	VMOVUPD (SI), Y0
+	VMULPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VMULPD  Y15, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+left1:
+	CMPQ    CX, $0x00000004
+	JB      tail
+	VMOVUPD (SI), Y0
+	VMULPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD (SI), X0
+	VMULPD X15, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	DECQ   CX
+	JNE    scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func axpyF64AVX512(y []float64, alpha float64, x []float64)
+// Requires: AVX, AVX512F, MMX+, SSE2
+TEXT ·axpyF64AVX512(SB), NOSPLIT, $0-56
+	MOVQ         y_base+0(FP), DI
+	MOVQ         y_len+8(FP), CX
+	MOVQ         y_base+0(FP), SI
+	MOVQ         x_base+32(FP), DX
+	MOVSD        alpha+24(FP), X15
+	VBROADCASTSD X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPD.Z    (SI), K1, Z0
+	VMOVUPD.Z    (DX), K1, Z4
+	VFMADD231PD  Z4, Z15, Z0
+	VMOVUPD      Z0, K1, (DI)
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (SI)(R9*8), SI
+	LEAQ         (DX)(R9*8), DX
+
+aligned:
+stream:
+	CMPQ        CX, $0x00000020
+	JB          streamed
+	VMOVUPD     (SI), Z0
+	VMOVUPD     (DX), Z4
+	VFMADD231PD Z4, Z15, Z0
+	VMOVNTPD    Z0, (DI)
+	VMOVUPD     64(SI), Z1
+	VMOVUPD     64(DX), Z5
+	VFMADD231PD Z5, Z15, Z1
+	VMOVNTPD    Z1, 64(DI)
+	VMOVUPD     128(SI), Z2
+	VMOVUPD     128(DX), Z6
+	VFMADD231PD Z6, Z15, Z2
+	VMOVNTPD    Z2, 128(DI)
+	VMOVUPD     192(SI), Z3
+	VMOVUPD     192(DX), Z7
+	VFMADD231PD Z7, Z15, Z3
+	VMOVNTPD    Z3, 192(DI)
+	ADDQ        $0x00000100, DI
+	ADDQ        $0x00000100, SI
+	ADDQ        $0x00000100, DX
+	SUBQ        $0x00000020, CX
+	JMP         stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ        CX, $0x00000020
+	JB          vectors
+	VMOVUPD     (SI), Z0
+	VMOVUPD     (DX), Z4
+	VFMADD231PD Z4, Z15, Z0
+	VMOVUPD     Z0, (DI)
+	VMOVUPD     64(SI), Z1
+	VMOVUPD     64(DX), Z5
+	VFMADD231PD Z5, Z15, Z1
+	VMOVUPD     Z1, 64(DI)
+	VMOVUPD     128(SI), Z2
+	VMOVUPD     128(DX), Z6
+	VFMADD231PD Z6, Z15, Z2
+	VMOVUPD     Z2, 128(DI)
+	VMOVUPD     192(SI), Z3
+	VMOVUPD     192(DX), Z7
+	VFMADD231PD Z7, Z15, Z3
+	VMOVUPD     Z3, 192(DI)
+	ADDQ        $0x00000100, DI
+	ADDQ        $0x00000100, SI
+	ADDQ        $0x00000100, DX
+	SUBQ        $0x00000020, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000010
+	JB          left1
+	VMOVUPD     (SI), Z0
+	VMOVUPD     (DX), Z4
+	VFMADD231PD Z4, Z15, Z0
+	VMOVUPD     Z0, (DI)
+	VMOVUPD     64(SI), Z1
+	VMOVUPD     64(DX), Z5
+	VFMADD231PD Z5, Z15, Z1
+	VMOVUPD     Z1, 64(DI)
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000010, CX
+
+left1:
+	CMPQ        CX, $0x00000008
+	JB          tail
+	VMOVUPD     (SI), Z0
+	VMOVUPD     (DX), Z4
+	VFMADD231PD Z4, Z15, Z0
+	VMOVUPD     Z0, (DI)
+	ADDQ        $0x00000040, DI
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DX
+	SUBQ        $0x00000008, CX
+
+tail:
+	TESTQ       CX, CX
+	JE          done
+	MOVL        $0x00000001, AX
+	SHLL        CL, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPD.Z   (SI), K1, Z0
+	VMOVUPD.Z   (DX), K1, Z4
+	VFMADD231PD Z4, Z15, Z0
+	VMOVUPD     Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func axpyF64AVX2(y []float64, alpha float64, x []float64)
+// Requires: AVX, AVX2, FMA3, MMX+, SSE2
+TEXT ·axpyF64AVX2(SB), NOSPLIT, $0-56
+	MOVQ         y_base+0(FP), DI
+	MOVQ         y_len+8(FP), CX
+	MOVQ         y_base+0(FP), SI
+	MOVQ         x_base+32(FP), DX
+	MOVSD        alpha+24(FP), X15
+	VBROADCASTSD X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+
+head:
+	VMOVSD      (SI), X0
+	VMOVSD      (DX), X4
+	VFMADD231PD X4, X15, X0
+	VMOVSD      X0, (DI)
+	ADDQ        $0x00000008, DI
+	ADDQ        $0x00000008, SI
+	ADDQ        $0x00000008, DX
+	DECQ        R9
+	JNE         head
+
+aligned:
+stream:
+	CMPQ        CX, $0x00000010
+	JB          streamed
+	VMOVUPD     (SI), Y0
+	VMOVUPD     (DX), Y4
+	VFMADD231PD Y4, Y15, Y0
+	VMOVNTPD    Y0, (DI)
+	VMOVUPD     32(SI), Y1
+	VMOVUPD     32(DX), Y5
+	VFMADD231PD Y5, Y15, Y1
+	VMOVNTPD    Y1, 32(DI)
+	VMOVUPD     64(SI), Y2
+	VMOVUPD     64(DX), Y6
+	VFMADD231PD Y6, Y15, Y2
+	VMOVNTPD    Y2, 64(DI)
+	VMOVUPD     96(SI), Y3
+	VMOVUPD     96(DX), Y7
+	VFMADD231PD Y7, Y15, Y3
+	VMOVNTPD    Y3, 96(DI)
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000010, CX
+	JMP         stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ        CX, $0x00000010
+	JB          vectors
+	VMOVUPD     (SI), Y0
+	VMOVUPD     (DX), Y4
+	VFMADD231PD Y4, Y15, Y0
+	VMOVUPD     Y0, (DI)
+	VMOVUPD     32(SI), Y1
+	VMOVUPD     32(DX), Y5
+	VFMADD231PD Y5, Y15, Y1
+	VMOVUPD     Y1, 32(DI)
+	VMOVUPD     64(SI), Y2
+	VMOVUPD     64(DX), Y6
+	VFMADD231PD Y6, Y15, Y2
+	VMOVUPD     Y2, 64(DI)
+	VMOVUPD     96(SI), Y3
+	VMOVUPD     96(DX), Y7
+	VFMADD231PD Y7, Y15, Y3
+	VMOVUPD     Y3, 96(DI)
+	ADDQ        $0x00000080, DI
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000010, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000008
+	JB          left1
+	VMOVUPD     (SI), Y0
+	VMOVUPD     (DX), Y4
+	VFMADD231PD Y4, Y15, Y0
+	VMOVUPD     Y0, (DI)
+	VMOVUPD     32(SI), Y1
+	VMOVUPD     32(DX), Y5
+	VFMADD231PD Y5, Y15, Y1
+	VMOVUPD     Y1, 32(DI)
+	ADDQ        $0x00000040, DI
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DX
+	SUBQ        $0x00000008, CX
+
+left1:
+	CMPQ        CX, $0x00000004
+	JB          tail
+	VMOVUPD     (SI), Y0
+	VMOVUPD     (DX), Y4
+	VFMADD231PD Y4, Y15, Y0
+	VMOVUPD     Y0, (DI)
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000020, SI
+	ADDQ        $0x00000020, DX
+	SUBQ        $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD      (SI), X0
+	VMOVSD      (DX), X4
+	VFMADD231PD X4, X15, X0
+	VMOVSD      X0, (DI)
+	ADDQ        $0x00000008, DI
+	ADDQ        $0x00000008, SI
+	ADDQ        $0x00000008, DX
+	DECQ        CX
+	JNE         scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func absF64AVX512(dst []float64, x []float64)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·absF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	MOVQ         $0x7fffffffffffffff, AX
+	VMOVQ        AX, X15
+	VBROADCASTSD X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPD.Z    (SI), K1, Z0
+	VANDPD       Z15, Z0, Z0
+	VMOVUPD      Z0, K1, (DI)
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (SI)(R9*8), SI
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VANDPD   Z15, Z0, Z0
+	VMOVNTPD Z0, (DI)
+	VMOVUPD  64(SI), Z1
+	VANDPD   Z15, Z1, Z1
+	VMOVNTPD Z1, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VANDPD   Z15, Z2, Z2
+	VMOVNTPD Z2, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VANDPD   Z15, Z3, Z3
+	VMOVNTPD Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VANDPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VANDPD  Z15, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VANDPD  Z15, Z2, Z2
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VANDPD  Z15, Z3, Z3
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VANDPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VANDPD  Z15, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VANDPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VANDPD    Z15, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func absF64AVX2(dst []float64, x []float64)
+// Requires: AVX, AVX2, MMX+
+TEXT ·absF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	MOVQ         $0x7fffffffffffffff, AX
+	VMOVQ        AX, X15
+	VBROADCASTSD X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+
+head:
+	VMOVSD (SI), X0
+	VANDPD X15, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000010
+	JB       streamed
+	VMOVUPD  (SI), Y0
+	VANDPD   Y15, Y0, Y0
+	VMOVNTPD Y0, (DI)
+	VMOVUPD  32(SI), Y1
+	VANDPD   Y15, Y1, Y1
+	VMOVNTPD Y1, 32(DI)
+	VMOVUPD  64(SI), Y2
+	VANDPD   Y15, Y2, Y2
+	VMOVNTPD Y2, 64(DI)
+	VMOVUPD  96(SI), Y3
+	VANDPD   Y15, Y3, Y3
+	VMOVNTPD Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000010, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000010
+	JB      vectors
+	VMOVUPD (SI), Y0
+	VANDPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VANDPD  Y15, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD 64(SI), Y2
+	VANDPD  Y15, Y2, Y2
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD 96(SI), Y3
+	VANDPD  Y15, Y3, Y3
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000008
+	JB      left1
+	VMOVUPD (SI), Y0
+	VANDPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VANDPD  Y15, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+left1:
+	CMPQ    CX, $0x00000004
+	JB      tail
+	VMOVUPD (SI), Y0
+	VANDPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD (SI), X0
+	VANDPD X15, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	DECQ   CX
+	JNE    scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func negF64AVX512(dst []float64, x []float64)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·negF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	MOVQ         $0x8000000000000000, AX
+	VMOVQ        AX, X15
+	VBROADCASTSD X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPD.Z    (SI), K1, Z0
+	VXORPD       Z15, Z0, Z0
+	VMOVUPD      Z0, K1, (DI)
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (SI)(R9*8), SI
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VXORPD   Z15, Z0, Z0
+	VMOVNTPD Z0, (DI)
+	VMOVUPD  64(SI), Z1
+	VXORPD   Z15, Z1, Z1
+	VMOVNTPD Z1, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VXORPD   Z15, Z2, Z2
+	VMOVNTPD Z2, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VXORPD   Z15, Z3, Z3
+	VMOVNTPD Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VXORPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VXORPD  Z15, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VXORPD  Z15, Z2, Z2
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VXORPD  Z15, Z3, Z3
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VXORPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VXORPD  Z15, Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VXORPD  Z15, Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VXORPD    Z15, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func negF64AVX2(dst []float64, x []float64)
+// Requires: AVX, AVX2, MMX+
+TEXT ·negF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	MOVQ         $0x8000000000000000, AX
+	VMOVQ        AX, X15
+	VBROADCASTSD X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+
+head:
+	VMOVSD (SI), X0
+	VXORPD X15, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	DECQ   R9
+	JNE    head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000010
+	JB       streamed
+	VMOVUPD  (SI), Y0
+	VXORPD   Y15, Y0, Y0
+	VMOVNTPD Y0, (DI)
+	VMOVUPD  32(SI), Y1
+	VXORPD   Y15, Y1, Y1
+	VMOVNTPD Y1, 32(DI)
+	VMOVUPD  64(SI), Y2
+	VXORPD   Y15, Y2, Y2
+	VMOVNTPD Y2, 64(DI)
+	VMOVUPD  96(SI), Y3
+	VXORPD   Y15, Y3, Y3
+	VMOVNTPD Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000010, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000010
+	JB      vectors
+	VMOVUPD (SI), Y0
+	VXORPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VXORPD  Y15, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD 64(SI), Y2
+	VXORPD  Y15, Y2, Y2
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD 96(SI), Y3
+	VXORPD  Y15, Y3, Y3
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000008
+	JB      left1
+	VMOVUPD (SI), Y0
+	VXORPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VXORPD  Y15, Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+left1:
+	CMPQ    CX, $0x00000004
+	JB      tail
+	VMOVUPD (SI), Y0
+	VXORPD  Y15, Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD (SI), X0
+	VXORPD X15, X0, X0
+	VMOVSD X0, (DI)
+	ADDQ   $0x00000008, DI
+	ADDQ   $0x00000008, SI
+	DECQ   CX
+	JNE    scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func sqrtF64AVX512(dst []float64, x []float64)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·sqrtF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      x_base+24(FP), SI
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x03, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPD.Z (SI), K1, Z0
+	VSQRTPD   Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VSQRTPD  Z0, Z0
+	VMOVNTPD Z0, (DI)
+	VMOVUPD  64(SI), Z1
+	VSQRTPD  Z1, Z1
+	VMOVNTPD Z1, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VSQRTPD  Z2, Z2
+	VMOVNTPD Z2, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VSQRTPD  Z3, Z3
+	VMOVNTPD Z3, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VSQRTPD Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VSQRTPD Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VSQRTPD Z2, Z2
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VSQRTPD Z3, Z3
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VSQRTPD Z0, Z0
+	VMOVUPD Z0, (DI)
+	VMOVUPD 64(SI), Z1
+	VSQRTPD Z1, Z1
+	VMOVUPD Z1, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VSQRTPD Z0, Z0
+	VMOVUPD Z0, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VSQRTPD   Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func sqrtF64AVX2(dst []float64, x []float64)
+// Requires: AVX, MMX+
+TEXT ·sqrtF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	CMPQ CX, $0x00100000
+	JB   cached
+	MOVQ DI, R9
+	NEGQ R9
+	ANDQ $0x0000001f, R9
+	SHRQ $0x03, R9
+	JE   aligned
+	SUBQ R9, CX
+
+head:
+	VMOVSD  (SI), X0
+	VSQRTPD X0, X0
+	VMOVSD  X0, (DI)
+	ADDQ    $0x00000008, DI
+	ADDQ    $0x00000008, SI
+	DECQ    R9
+	JNE     head
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000010
+	JB       streamed
+	VMOVUPD  (SI), Y0
+	VSQRTPD  Y0, Y0
+	VMOVNTPD Y0, (DI)
+	VMOVUPD  32(SI), Y1
+	VSQRTPD  Y1, Y1
+	VMOVNTPD Y1, 32(DI)
+	VMOVUPD  64(SI), Y2
+	VSQRTPD  Y2, Y2
+	VMOVNTPD Y2, 64(DI)
+	VMOVUPD  96(SI), Y3
+	VSQRTPD  Y3, Y3
+	VMOVNTPD Y3, 96(DI)
+	ADDQ     $0x00000080, DI
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000010, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000010
+	JB      vectors
+	VMOVUPD (SI), Y0
+	VSQRTPD Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VSQRTPD Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	VMOVUPD 64(SI), Y2
+	VSQRTPD Y2, Y2
+	VMOVUPD Y2, 64(DI)
+	VMOVUPD 96(SI), Y3
+	VSQRTPD Y3, Y3
+	VMOVUPD Y3, 96(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000008
+	JB      left1
+	VMOVUPD (SI), Y0
+	VSQRTPD Y0, Y0
+	VMOVUPD Y0, (DI)
+	VMOVUPD 32(SI), Y1
+	VSQRTPD Y1, Y1
+	VMOVUPD Y1, 32(DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+left1:
+	CMPQ    CX, $0x00000004
+	JB      tail
+	VMOVUPD (SI), Y0
+	VSQRTPD Y0, Y0
+	VMOVUPD Y0, (DI)
+	ADDQ    $0x00000020, DI
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD  (SI), X0
+	VSQRTPD X0, X0
+	VMOVSD  X0, (DI)
+	ADDQ    $0x00000008, DI
+	ADDQ    $0x00000008, SI
+	DECQ    CX
+	JNE     scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func reluF64AVX512(dst []float64, x []float64)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·reluF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ      dst_base+0(FP), DI
+	MOVQ      dst_len+8(FP), CX
+	MOVQ      x_base+24(FP), SI
+	VXORPS    Z15, Z15, Z15
+	CMPQ      CX, $0x00100000
+	JB        cached
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x0000003f, R9
+	SHRQ      $0x03, R9
+	JE        aligned
+	SUBQ      R9, CX
+	MOVQ      CX, R8
+	MOVQ      R9, CX
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	MOVQ      R8, CX
+	VMOVUPD.Z (SI), K1, Z0
+	VMAXPD    Z15, Z0, Z8
+	VCMPPD    $0x03, Z0, Z0, K2
+	VMOVAPD   Z0, K2, Z8
+	VMOVUPD   Z8, K1, (DI)
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VMAXPD   Z15, Z0, Z8
+	VCMPPD   $0x03, Z0, Z0, K2
+	VMOVAPD  Z0, K2, Z8
+	VMOVNTPD Z8, (DI)
+	VMOVUPD  64(SI), Z1
+	VMAXPD   Z15, Z1, Z9
+	VCMPPD   $0x03, Z1, Z1, K3
+	VMOVAPD  Z1, K3, Z9
+	VMOVNTPD Z9, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VMAXPD   Z15, Z2, Z10
+	VCMPPD   $0x03, Z2, Z2, K4
+	VMOVAPD  Z2, K4, Z10
+	VMOVNTPD Z10, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VMAXPD   Z15, Z3, Z11
+	VCMPPD   $0x03, Z3, Z3, K5
+	VMOVAPD  Z3, K5, Z11
+	VMOVNTPD Z11, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VMAXPD  Z15, Z0, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	VMOVUPD 64(SI), Z1
+	VMAXPD  Z15, Z1, Z9
+	VCMPPD  $0x03, Z1, Z1, K3
+	VMOVAPD Z1, K3, Z9
+	VMOVUPD Z9, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VMAXPD  Z15, Z2, Z10
+	VCMPPD  $0x03, Z2, Z2, K4
+	VMOVAPD Z2, K4, Z10
+	VMOVUPD Z10, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VMAXPD  Z15, Z3, Z11
+	VCMPPD  $0x03, Z3, Z3, K5
+	VMOVAPD Z3, K5, Z11
+	VMOVUPD Z11, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VMAXPD  Z15, Z0, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	VMOVUPD 64(SI), Z1
+	VMAXPD  Z15, Z1, Z9
+	VCMPPD  $0x03, Z1, Z1, K3
+	VMOVAPD Z1, K3, Z9
+	VMOVUPD Z9, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VMAXPD  Z15, Z0, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMAXPD    Z15, Z0, Z8
+	VCMPPD    $0x03, Z0, Z0, K2
+	VMOVAPD   Z0, K2, Z8
+	VMOVUPD   Z8, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func reluF64AVX2(dst []float64, x []float64)
+// Requires: AVX, MMX+
+TEXT ·reluF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ   dst_base+0(FP), DI
+	MOVQ   dst_len+8(FP), CX
+	MOVQ   x_base+24(FP), SI
+	VXORPS Y15, Y15, Y15
+	CMPQ   CX, $0x00100000
+	JB     cached
+	MOVQ   DI, R9
+	NEGQ   R9
+	ANDQ   $0x0000001f, R9
+	SHRQ   $0x03, R9
+	JE     aligned
+	SUBQ   R9, CX
+
+head:
+	VMOVSD    (SI), X0
+	VMAXPD    X15, X0, X8
+	VCMPPD    $0x03, X0, X0, X4
+	VBLENDVPD X4, X0, X8, X8
+	VMOVSD    X8, (DI)
+	ADDQ      $0x00000008, DI
+	ADDQ      $0x00000008, SI
+	DECQ      R9
+	JNE       head
+
+aligned:
+stream:
+	CMPQ      CX, $0x00000010
+	JB        streamed
+	VMOVUPD   (SI), Y0
+	VMAXPD    Y15, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVNTPD  Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMAXPD    Y15, Y1, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVNTPD  Y9, 32(DI)
+	VMOVUPD   64(SI), Y2
+	VMAXPD    Y15, Y2, Y10
+	VCMPPD    $0x03, Y2, Y2, Y6
+	VBLENDVPD Y6, Y2, Y10, Y10
+	VMOVNTPD  Y10, 64(DI)
+	VMOVUPD   96(SI), Y3
+	VMAXPD    Y15, Y3, Y11
+	VCMPPD    $0x03, Y3, Y3, Y7
+	VBLENDVPD Y7, Y3, Y11, Y11
+	VMOVNTPD  Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000010, CX
+	JMP       stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ      CX, $0x00000010
+	JB        vectors
+	VMOVUPD   (SI), Y0
+	VMAXPD    Y15, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMAXPD    Y15, Y1, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVUPD   Y9, 32(DI)
+	VMOVUPD   64(SI), Y2
+	VMAXPD    Y15, Y2, Y10
+	VCMPPD    $0x03, Y2, Y2, Y6
+	VBLENDVPD Y6, Y2, Y10, Y10
+	VMOVUPD   Y10, 64(DI)
+	VMOVUPD   96(SI), Y3
+	VMAXPD    Y15, Y3, Y11
+	VCMPPD    $0x03, Y3, Y3, Y7
+	VBLENDVPD Y7, Y3, Y11, Y11
+	VMOVUPD   Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000010, CX
+	JMP       blocks
+
+vectors:
+	CMPQ      CX, $0x00000008
+	JB        left1
+	VMOVUPD   (SI), Y0
+	VMAXPD    Y15, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMAXPD    Y15, Y1, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVUPD   Y9, 32(DI)
+	ADDQ      $0x00000040, DI
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x00000008, CX
+
+left1:
+	CMPQ      CX, $0x00000004
+	JB        tail
+	VMOVUPD   (SI), Y0
+	VMAXPD    Y15, Y0, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD    (SI), X0
+	VMAXPD    X15, X0, X8
+	VCMPPD    $0x03, X0, X0, X4
+	VBLENDVPD X4, X0, X8, X8
+	VMOVSD    X8, (DI)
+	ADDQ      $0x00000008, DI
+	ADDQ      $0x00000008, SI
+	DECQ      CX
+	JNE       scalar
+
+done:
+	VZEROUPPER
+	RET
+
+// func clampF64AVX512(dst []float64, x []float64, lo float64, hi float64)
+// Requires: AVX, AVX512F, MMX+, SSE2
+TEXT ·clampF64AVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	MOVSD        lo+48(FP), X14
+	VBROADCASTSD X14, Z14
+	MOVSD        hi+56(FP), X15
+	VBROADCASTSD X15, Z15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000003f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+	MOVQ         CX, R8
+	MOVQ         R9, CX
+	MOVL         $0x00000001, AX
+	SHLL         CL, AX
+	DECL         AX
+	KMOVW        AX, K1
+	MOVQ         R8, CX
+	VMOVUPD.Z    (SI), K1, Z0
+	VMAXPD       Z14, Z0, Z8
+	VMINPD       Z15, Z8, Z8
+	VCMPPD       $0x03, Z0, Z0, K2
+	VMOVAPD      Z0, K2, Z8
+	VMOVUPD      Z8, K1, (DI)
+	LEAQ         (DI)(R9*8), DI
+	LEAQ         (SI)(R9*8), SI
+
+aligned:
+stream:
+	CMPQ     CX, $0x00000020
+	JB       streamed
+	VMOVUPD  (SI), Z0
+	VMAXPD   Z14, Z0, Z8
+	VMINPD   Z15, Z8, Z8
+	VCMPPD   $0x03, Z0, Z0, K2
+	VMOVAPD  Z0, K2, Z8
+	VMOVNTPD Z8, (DI)
+	VMOVUPD  64(SI), Z1
+	VMAXPD   Z14, Z1, Z9
+	VMINPD   Z15, Z9, Z9
+	VCMPPD   $0x03, Z1, Z1, K3
+	VMOVAPD  Z1, K3, Z9
+	VMOVNTPD Z9, 64(DI)
+	VMOVUPD  128(SI), Z2
+	VMAXPD   Z14, Z2, Z10
+	VMINPD   Z15, Z10, Z10
+	VCMPPD   $0x03, Z2, Z2, K4
+	VMOVAPD  Z2, K4, Z10
+	VMOVNTPD Z10, 128(DI)
+	VMOVUPD  192(SI), Z3
+	VMAXPD   Z14, Z3, Z11
+	VMINPD   Z15, Z11, Z11
+	VCMPPD   $0x03, Z3, Z3, K5
+	VMOVAPD  Z3, K5, Z11
+	VMOVNTPD Z11, 192(DI)
+	ADDQ     $0x00000100, DI
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000020, CX
+	JMP      stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ    CX, $0x00000020
+	JB      vectors
+	VMOVUPD (SI), Z0
+	VMAXPD  Z14, Z0, Z8
+	VMINPD  Z15, Z8, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	VMOVUPD 64(SI), Z1
+	VMAXPD  Z14, Z1, Z9
+	VMINPD  Z15, Z9, Z9
+	VCMPPD  $0x03, Z1, Z1, K3
+	VMOVAPD Z1, K3, Z9
+	VMOVUPD Z9, 64(DI)
+	VMOVUPD 128(SI), Z2
+	VMAXPD  Z14, Z2, Z10
+	VMINPD  Z15, Z10, Z10
+	VCMPPD  $0x03, Z2, Z2, K4
+	VMOVAPD Z2, K4, Z10
+	VMOVUPD Z10, 128(DI)
+	VMOVUPD 192(SI), Z3
+	VMAXPD  Z14, Z3, Z11
+	VMINPD  Z15, Z11, Z11
+	VCMPPD  $0x03, Z3, Z3, K5
+	VMOVAPD Z3, K5, Z11
+	VMOVUPD Z11, 192(DI)
+	ADDQ    $0x00000100, DI
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000020, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z0
+	VMAXPD  Z14, Z0, Z8
+	VMINPD  Z15, Z8, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	VMOVUPD 64(SI), Z1
+	VMAXPD  Z14, Z1, Z9
+	VMINPD  Z15, Z9, Z9
+	VCMPPD  $0x03, Z1, Z1, K3
+	VMOVAPD Z1, K3, Z9
+	VMOVUPD Z9, 64(DI)
+	ADDQ    $0x00000080, DI
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z0
+	VMAXPD  Z14, Z0, Z8
+	VMINPD  Z15, Z8, Z8
+	VCMPPD  $0x03, Z0, Z0, K2
+	VMOVAPD Z0, K2, Z8
+	VMOVUPD Z8, (DI)
+	ADDQ    $0x00000040, DI
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMAXPD    Z14, Z0, Z8
+	VMINPD    Z15, Z8, Z8
+	VCMPPD    $0x03, Z0, Z0, K2
+	VMOVAPD   Z0, K2, Z8
+	VMOVUPD   Z8, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func clampF64AVX2(dst []float64, x []float64, lo float64, hi float64)
+// Requires: AVX, AVX2, MMX+, SSE2
+TEXT ·clampF64AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         x_base+24(FP), SI
+	MOVSD        lo+48(FP), X14
+	VBROADCASTSD X14, Y14
+	MOVSD        hi+56(FP), X15
+	VBROADCASTSD X15, Y15
+	CMPQ         CX, $0x00100000
+	JB           cached
+	MOVQ         DI, R9
+	NEGQ         R9
+	ANDQ         $0x0000001f, R9
+	SHRQ         $0x03, R9
+	JE           aligned
+	SUBQ         R9, CX
+
+head:
+	VMOVSD    (SI), X0
+	VMAXPD    X14, X0, X8
+	VMINPD    X15, X8, X8
+	VCMPPD    $0x03, X0, X0, X4
+	VBLENDVPD X4, X0, X8, X8
+	VMOVSD    X8, (DI)
+	ADDQ      $0x00000008, DI
+	ADDQ      $0x00000008, SI
+	DECQ      R9
+	JNE       head
+
+aligned:
+stream:
+	CMPQ      CX, $0x00000010
+	JB        streamed
+	VMOVUPD   (SI), Y0
+	VMAXPD    Y14, Y0, Y8
+	VMINPD    Y15, Y8, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVNTPD  Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMAXPD    Y14, Y1, Y9
+	VMINPD    Y15, Y9, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVNTPD  Y9, 32(DI)
+	VMOVUPD   64(SI), Y2
+	VMAXPD    Y14, Y2, Y10
+	VMINPD    Y15, Y10, Y10
+	VCMPPD    $0x03, Y2, Y2, Y6
+	VBLENDVPD Y6, Y2, Y10, Y10
+	VMOVNTPD  Y10, 64(DI)
+	VMOVUPD   96(SI), Y3
+	VMAXPD    Y14, Y3, Y11
+	VMINPD    Y15, Y11, Y11
+	VCMPPD    $0x03, Y3, Y3, Y7
+	VBLENDVPD Y7, Y3, Y11, Y11
+	VMOVNTPD  Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000010, CX
+	JMP       stream
+
+streamed:
+	SFENCE
+
+cached:
+blocks:
+	CMPQ      CX, $0x00000010
+	JB        vectors
+	VMOVUPD   (SI), Y0
+	VMAXPD    Y14, Y0, Y8
+	VMINPD    Y15, Y8, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMAXPD    Y14, Y1, Y9
+	VMINPD    Y15, Y9, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVUPD   Y9, 32(DI)
+	VMOVUPD   64(SI), Y2
+	VMAXPD    Y14, Y2, Y10
+	VMINPD    Y15, Y10, Y10
+	VCMPPD    $0x03, Y2, Y2, Y6
+	VBLENDVPD Y6, Y2, Y10, Y10
+	VMOVUPD   Y10, 64(DI)
+	VMOVUPD   96(SI), Y3
+	VMAXPD    Y14, Y3, Y11
+	VMINPD    Y15, Y11, Y11
+	VCMPPD    $0x03, Y3, Y3, Y7
+	VBLENDVPD Y7, Y3, Y11, Y11
+	VMOVUPD   Y11, 96(DI)
+	ADDQ      $0x00000080, DI
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000010, CX
+	JMP       blocks
+
+vectors:
+	CMPQ      CX, $0x00000008
+	JB        left1
+	VMOVUPD   (SI), Y0
+	VMAXPD    Y14, Y0, Y8
+	VMINPD    Y15, Y8, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	VMOVUPD   32(SI), Y1
+	VMAXPD    Y14, Y1, Y9
+	VMINPD    Y15, Y9, Y9
+	VCMPPD    $0x03, Y1, Y1, Y5
+	VBLENDVPD Y5, Y1, Y9, Y9
+	VMOVUPD   Y9, 32(DI)
+	ADDQ      $0x00000040, DI
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x00000008, CX
+
+left1:
+	CMPQ      CX, $0x00000004
+	JB        tail
+	VMOVUPD   (SI), Y0
+	VMAXPD    Y14, Y0, Y8
+	VMINPD    Y15, Y8, Y8
+	VCMPPD    $0x03, Y0, Y0, Y4
+	VBLENDVPD Y4, Y0, Y8, Y8
+	VMOVUPD   Y8, (DI)
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+scalar:
+	VMOVSD    (SI), X0
+	VMAXPD    X14, X0, X8
+	VMINPD    X15, X8, X8
+	VCMPPD    $0x03, X0, X0, X4
+	VBLENDVPD X4, X0, X8, X8
+	VMOVSD    X8, (DI)
+	ADDQ      $0x00000008, DI
+	ADDQ      $0x00000008, SI
+	DECQ      CX
+	JNE       scalar
+
+done:
+	VZEROUPPER
+	RET

@@ -1048,6 +1048,1050 @@ out:
 done:
 	RET
 
+// func addF64NEON(dst, a, b []float64)
+TEXT ·addF64NEON(SB), NOSPLIT, $32-72
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD a_base+24(FP), R1
+	MOVD b_base+48(FP), R2
+	MOVD ZR, R4
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FLDPQ.P 32(R2), (F4, F5)
+	FLDPQ.P 32(R2), (F6, F7)
+	WORD $0x4e64d400 // fadd v0.2d, v0.2d, v4.2d
+	WORD $0x4e65d421 // fadd v1.2d, v1.2d, v5.2d
+	WORD $0x4e66d442 // fadd v2.2d, v2.2d, v6.2d
+	WORD $0x4e67d463 // fadd v3.2d, v3.2d, v7.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	FMOVQ.P 16(R2), F1
+	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf1-32(SP), R7
+	MOVD R3, R8
+
+in1:
+	FMOVD.P 8(R2), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in1
+	MOVD $buf1-32(SP), R2
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func subF64NEON(dst, a, b []float64)
+TEXT ·subF64NEON(SB), NOSPLIT, $32-72
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD a_base+24(FP), R1
+	MOVD b_base+48(FP), R2
+	MOVD ZR, R4
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FLDPQ.P 32(R2), (F4, F5)
+	FLDPQ.P 32(R2), (F6, F7)
+	WORD $0x4ee4d400 // fsub v0.2d, v0.2d, v4.2d
+	WORD $0x4ee5d421 // fsub v1.2d, v1.2d, v5.2d
+	WORD $0x4ee6d442 // fsub v2.2d, v2.2d, v6.2d
+	WORD $0x4ee7d463 // fsub v3.2d, v3.2d, v7.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	FMOVQ.P 16(R2), F1
+	WORD $0x4ee1d400 // fsub v0.2d, v0.2d, v1.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf1-32(SP), R7
+	MOVD R3, R8
+
+in1:
+	FMOVD.P 8(R2), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in1
+	MOVD $buf1-32(SP), R2
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func mulF64NEON(dst, a, b []float64)
+TEXT ·mulF64NEON(SB), NOSPLIT, $32-72
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD a_base+24(FP), R1
+	MOVD b_base+48(FP), R2
+	MOVD ZR, R4
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FLDPQ.P 32(R2), (F4, F5)
+	FLDPQ.P 32(R2), (F6, F7)
+	WORD $0x6e64dc00 // fmul v0.2d, v0.2d, v4.2d
+	WORD $0x6e65dc21 // fmul v1.2d, v1.2d, v5.2d
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	WORD $0x6e67dc63 // fmul v3.2d, v3.2d, v7.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	FMOVQ.P 16(R2), F1
+	WORD $0x6e61dc00 // fmul v0.2d, v0.2d, v1.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf1-32(SP), R7
+	MOVD R3, R8
+
+in1:
+	FMOVD.P 8(R2), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in1
+	MOVD $buf1-32(SP), R2
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func divF64NEON(dst, a, b []float64)
+TEXT ·divF64NEON(SB), NOSPLIT, $32-72
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD a_base+24(FP), R1
+	MOVD b_base+48(FP), R2
+	MOVD ZR, R4
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FLDPQ.P 32(R2), (F4, F5)
+	FLDPQ.P 32(R2), (F6, F7)
+	WORD $0x6e64fc00 // fdiv v0.2d, v0.2d, v4.2d
+	WORD $0x6e65fc21 // fdiv v1.2d, v1.2d, v5.2d
+	WORD $0x6e66fc42 // fdiv v2.2d, v2.2d, v6.2d
+	WORD $0x6e67fc63 // fdiv v3.2d, v3.2d, v7.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	FMOVQ.P 16(R2), F1
+	WORD $0x6e61fc00 // fdiv v0.2d, v0.2d, v1.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf1-32(SP), R7
+	MOVD R3, R8
+
+in1:
+	FMOVD.P 8(R2), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in1
+	MOVD $buf1-32(SP), R2
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func maximumF64NEON(dst, a, b []float64)
+TEXT ·maximumF64NEON(SB), NOSPLIT, $32-72
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD a_base+24(FP), R1
+	MOVD b_base+48(FP), R2
+	MOVD ZR, R4
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FLDPQ.P 32(R2), (F4, F5)
+	FLDPQ.P 32(R2), (F6, F7)
+	WORD $0x4e64e408 // fcmeq v8.2d, v0.2d, v4.2d
+	WORD $0x4e65e429 // fcmeq v9.2d, v1.2d, v5.2d
+	WORD $0x4e66e44a // fcmeq v10.2d, v2.2d, v6.2d
+	WORD $0x4e67e46b // fcmeq v11.2d, v3.2d, v7.2d
+	WORD $0x4e64f400 // fmax v0.2d, v0.2d, v4.2d
+	WORD $0x4e65f421 // fmax v1.2d, v1.2d, v5.2d
+	WORD $0x4e66f442 // fmax v2.2d, v2.2d, v6.2d
+	WORD $0x4e67f463 // fmax v3.2d, v3.2d, v7.2d
+	VBSL V0.B16, V4.B16, V8.B16
+	VBSL V1.B16, V5.B16, V9.B16
+	VBSL V2.B16, V6.B16, V10.B16
+	VBSL V3.B16, V7.B16, V11.B16
+	FSTPQ.P (F8, F9), 32(R0)
+	FSTPQ.P (F10, F11), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	FMOVQ.P 16(R2), F1
+	WORD $0x4e61e402 // fcmeq v2.2d, v0.2d, v1.2d
+	WORD $0x4e61f400 // fmax v0.2d, v0.2d, v1.2d
+	VBSL V0.B16, V1.B16, V2.B16
+	FMOVQ.P F2, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf1-32(SP), R7
+	MOVD R3, R8
+
+in1:
+	FMOVD.P 8(R2), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in1
+	MOVD $buf1-32(SP), R2
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func minimumF64NEON(dst, a, b []float64)
+TEXT ·minimumF64NEON(SB), NOSPLIT, $32-72
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD a_base+24(FP), R1
+	MOVD b_base+48(FP), R2
+	MOVD ZR, R4
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FLDPQ.P 32(R2), (F4, F5)
+	FLDPQ.P 32(R2), (F6, F7)
+	WORD $0x4e64e408 // fcmeq v8.2d, v0.2d, v4.2d
+	WORD $0x4e65e429 // fcmeq v9.2d, v1.2d, v5.2d
+	WORD $0x4e66e44a // fcmeq v10.2d, v2.2d, v6.2d
+	WORD $0x4e67e46b // fcmeq v11.2d, v3.2d, v7.2d
+	WORD $0x4ee4f400 // fmin v0.2d, v0.2d, v4.2d
+	WORD $0x4ee5f421 // fmin v1.2d, v1.2d, v5.2d
+	WORD $0x4ee6f442 // fmin v2.2d, v2.2d, v6.2d
+	WORD $0x4ee7f463 // fmin v3.2d, v3.2d, v7.2d
+	VBSL V0.B16, V4.B16, V8.B16
+	VBSL V1.B16, V5.B16, V9.B16
+	VBSL V2.B16, V6.B16, V10.B16
+	VBSL V3.B16, V7.B16, V11.B16
+	FSTPQ.P (F8, F9), 32(R0)
+	FSTPQ.P (F10, F11), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	FMOVQ.P 16(R2), F1
+	WORD $0x4e61e402 // fcmeq v2.2d, v0.2d, v1.2d
+	WORD $0x4ee1f400 // fmin v0.2d, v0.2d, v1.2d
+	VBSL V0.B16, V1.B16, V2.B16
+	FMOVQ.P F2, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf1-32(SP), R7
+	MOVD R3, R8
+
+in1:
+	FMOVD.P 8(R2), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in1
+	MOVD $buf1-32(SP), R2
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func addScalarF64NEON(dst, a []float64, s float64)
+TEXT ·addScalarF64NEON(SB), NOSPLIT, $16-56
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD a_base+24(FP), R1
+	MOVD ZR, R4
+	FMOVD s+48(FP), F31
+	VDUP V31.D[0], V31.D2
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x4e7fd400 // fadd v0.2d, v0.2d, v31.2d
+	WORD $0x4e7fd421 // fadd v1.2d, v1.2d, v31.2d
+	WORD $0x4e7fd442 // fadd v2.2d, v2.2d, v31.2d
+	WORD $0x4e7fd463 // fadd v3.2d, v3.2d, v31.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x4e7fd400 // fadd v0.2d, v0.2d, v31.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func scaleF64NEON(dst, a []float64, s float64)
+TEXT ·scaleF64NEON(SB), NOSPLIT, $16-56
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD a_base+24(FP), R1
+	MOVD ZR, R4
+	FMOVD s+48(FP), F31
+	VDUP V31.D[0], V31.D2
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x6e7fdc00 // fmul v0.2d, v0.2d, v31.2d
+	WORD $0x6e7fdc21 // fmul v1.2d, v1.2d, v31.2d
+	WORD $0x6e7fdc42 // fmul v2.2d, v2.2d, v31.2d
+	WORD $0x6e7fdc63 // fmul v3.2d, v3.2d, v31.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x6e7fdc00 // fmul v0.2d, v0.2d, v31.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func axpyF64NEON(y []float64, alpha float64, x []float64)
+TEXT ·axpyF64NEON(SB), NOSPLIT, $32-56
+	MOVD y_base+0(FP), R0
+	MOVD y_len+8(FP), R3
+	MOVD R0, R1
+	MOVD x_base+32(FP), R2
+	MOVD ZR, R4
+	FMOVD alpha+24(FP), F31
+	VDUP V31.D[0], V31.D2
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FLDPQ.P 32(R2), (F4, F5)
+	FLDPQ.P 32(R2), (F6, F7)
+	VFMLA V31.D2, V4.D2, V0.D2
+	VFMLA V31.D2, V5.D2, V1.D2
+	VFMLA V31.D2, V6.D2, V2.D2
+	VFMLA V31.D2, V7.D2, V3.D2
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	FMOVQ.P 16(R2), F1
+	VFMLA V31.D2, V1.D2, V0.D2
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf1-32(SP), R7
+	MOVD R3, R8
+
+in1:
+	FMOVD.P 8(R2), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in1
+	MOVD $buf1-32(SP), R2
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func absF64NEON(dst, x []float64)
+TEXT ·absF64NEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD ZR, R4
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x4ee0f800 // fabs v0.2d, v0.2d
+	WORD $0x4ee0f821 // fabs v1.2d, v1.2d
+	WORD $0x4ee0f842 // fabs v2.2d, v2.2d
+	WORD $0x4ee0f863 // fabs v3.2d, v3.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x4ee0f800 // fabs v0.2d, v0.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func negF64NEON(dst, x []float64)
+TEXT ·negF64NEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD ZR, R4
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x6ee0f800 // fneg v0.2d, v0.2d
+	WORD $0x6ee0f821 // fneg v1.2d, v1.2d
+	WORD $0x6ee0f842 // fneg v2.2d, v2.2d
+	WORD $0x6ee0f863 // fneg v3.2d, v3.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x6ee0f800 // fneg v0.2d, v0.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func sqrtF64NEON(dst, x []float64)
+TEXT ·sqrtF64NEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD ZR, R4
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x6ee1f800 // fsqrt v0.2d, v0.2d
+	WORD $0x6ee1f821 // fsqrt v1.2d, v1.2d
+	WORD $0x6ee1f842 // fsqrt v2.2d, v2.2d
+	WORD $0x6ee1f863 // fsqrt v3.2d, v3.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x6ee1f800 // fsqrt v0.2d, v0.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func reluF64NEON(dst, x []float64)
+TEXT ·reluF64NEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 0(R9), F31
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x4e7ff400 // fmax v0.2d, v0.2d, v31.2d
+	WORD $0x4e7ff421 // fmax v1.2d, v1.2d, v31.2d
+	WORD $0x4e7ff442 // fmax v2.2d, v2.2d, v31.2d
+	WORD $0x4e7ff463 // fmax v3.2d, v3.2d, v31.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x4e7ff400 // fmax v0.2d, v0.2d, v31.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func clampF64NEON(dst, x []float64, lo, hi float64)
+TEXT ·clampF64NEON(SB), NOSPLIT, $16-64
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD ZR, R4
+	FMOVD lo+48(FP), F31
+	VDUP V31.D[0], V31.D2
+	FMOVD hi+56(FP), F30
+	VDUP V30.D[0], V30.D2
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x4e7fe404 // fcmeq v4.2d, v0.2d, v31.2d
+	WORD $0x4e7fe425 // fcmeq v5.2d, v1.2d, v31.2d
+	WORD $0x4e7fe446 // fcmeq v6.2d, v2.2d, v31.2d
+	WORD $0x4e7fe467 // fcmeq v7.2d, v3.2d, v31.2d
+	WORD $0x4e7ff400 // fmax v0.2d, v0.2d, v31.2d
+	WORD $0x4e7ff421 // fmax v1.2d, v1.2d, v31.2d
+	WORD $0x4e7ff442 // fmax v2.2d, v2.2d, v31.2d
+	WORD $0x4e7ff463 // fmax v3.2d, v3.2d, v31.2d
+	VBSL V0.B16, V31.B16, V4.B16
+	VBSL V1.B16, V31.B16, V5.B16
+	VBSL V2.B16, V31.B16, V6.B16
+	VBSL V3.B16, V31.B16, V7.B16
+	WORD $0x4e7ee480 // fcmeq v0.2d, v4.2d, v30.2d
+	WORD $0x4e7ee4a1 // fcmeq v1.2d, v5.2d, v30.2d
+	WORD $0x4e7ee4c2 // fcmeq v2.2d, v6.2d, v30.2d
+	WORD $0x4e7ee4e3 // fcmeq v3.2d, v7.2d, v30.2d
+	WORD $0x4efef484 // fmin v4.2d, v4.2d, v30.2d
+	WORD $0x4efef4a5 // fmin v5.2d, v5.2d, v30.2d
+	WORD $0x4efef4c6 // fmin v6.2d, v6.2d, v30.2d
+	WORD $0x4efef4e7 // fmin v7.2d, v7.2d, v30.2d
+	VBSL V4.B16, V30.B16, V0.B16
+	VBSL V5.B16, V30.B16, V1.B16
+	VBSL V6.B16, V30.B16, V2.B16
+	VBSL V7.B16, V30.B16, V3.B16
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x4e7fe401 // fcmeq v1.2d, v0.2d, v31.2d
+	WORD $0x4e7ff400 // fmax v0.2d, v0.2d, v31.2d
+	VBSL V0.B16, V31.B16, V1.B16
+	WORD $0x4e7ee420 // fcmeq v0.2d, v1.2d, v30.2d
+	WORD $0x4efef421 // fmin v1.2d, v1.2d, v30.2d
+	VBSL V1.B16, V30.B16, V0.B16
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
 DATA consts<>+0(SB)/8, $0x0000000000000000
 DATA consts<>+8(SB)/8, $0x0000000000000000
 GLOBL consts<>(SB), RODATA|NOPTR, $16

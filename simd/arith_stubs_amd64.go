@@ -171,3 +171,171 @@ func clampAVX512(dst []float32, x []float32, lo float32, hi float32)
 //
 //go:noescape
 func clampAVX2(dst []float32, x []float32, lo float32, hi float32)
+
+// addF64AVX512 sets dst[i] = a[i] + b[i].
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func addF64AVX512(dst []float64, a []float64, b []float64)
+
+// addF64AVX2 sets dst[i] = a[i] + b[i].
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func addF64AVX2(dst []float64, a []float64, b []float64)
+
+// subF64AVX512 sets dst[i] = a[i] - b[i].
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func subF64AVX512(dst []float64, a []float64, b []float64)
+
+// subF64AVX2 sets dst[i] = a[i] - b[i].
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func subF64AVX2(dst []float64, a []float64, b []float64)
+
+// mulF64AVX512 sets dst[i] = a[i] * b[i].
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func mulF64AVX512(dst []float64, a []float64, b []float64)
+
+// mulF64AVX2 sets dst[i] = a[i] * b[i].
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func mulF64AVX2(dst []float64, a []float64, b []float64)
+
+// divF64AVX512 sets dst[i] = a[i] / b[i].
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func divF64AVX512(dst []float64, a []float64, b []float64)
+
+// divF64AVX2 sets dst[i] = a[i] / b[i].
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func divF64AVX2(dst []float64, a []float64, b []float64)
+
+// maximumF64AVX512 sets dst[i] = maximum64(a[i], b[i]).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func maximumF64AVX512(dst []float64, a []float64, b []float64)
+
+// maximumF64AVX2 sets dst[i] = maximum64(a[i], b[i]).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func maximumF64AVX2(dst []float64, a []float64, b []float64)
+
+// minimumF64AVX512 sets dst[i] = minimum64(a[i], b[i]).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func minimumF64AVX512(dst []float64, a []float64, b []float64)
+
+// minimumF64AVX2 sets dst[i] = minimum64(a[i], b[i]).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func minimumF64AVX2(dst []float64, a []float64, b []float64)
+
+// addScalarF64AVX512 sets dst[i] = a[i] + s.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func addScalarF64AVX512(dst []float64, a []float64, s float64)
+
+// addScalarF64AVX2 sets dst[i] = a[i] + s.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func addScalarF64AVX2(dst []float64, a []float64, s float64)
+
+// scaleF64AVX512 sets dst[i] = a[i] * s.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func scaleF64AVX512(dst []float64, a []float64, s float64)
+
+// scaleF64AVX2 sets dst[i] = a[i] * s.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func scaleF64AVX2(dst []float64, a []float64, s float64)
+
+// axpyF64AVX512 sets y[i] += alpha * x[i], fused.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func axpyF64AVX512(y []float64, alpha float64, x []float64)
+
+// axpyF64AVX2 sets y[i] += alpha * x[i], fused.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func axpyF64AVX2(y []float64, alpha float64, x []float64)
+
+// absF64AVX512 sets dst[i] = |x[i]| (sign bit cleared).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func absF64AVX512(dst []float64, x []float64)
+
+// absF64AVX2 sets dst[i] = |x[i]| (sign bit cleared).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func absF64AVX2(dst []float64, x []float64)
+
+// negF64AVX512 sets dst[i] = -x[i] (sign bit flipped).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func negF64AVX512(dst []float64, x []float64)
+
+// negF64AVX2 sets dst[i] = -x[i] (sign bit flipped).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func negF64AVX2(dst []float64, x []float64)
+
+// sqrtF64AVX512 sets dst[i] = sqrt(x[i]), correctly rounded.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sqrtF64AVX512(dst []float64, x []float64)
+
+// sqrtF64AVX2 sets dst[i] = sqrt(x[i]), correctly rounded.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sqrtF64AVX2(dst []float64, x []float64)
+
+// reluF64AVX512 sets dst[i] = maximum64(x[i], +0).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func reluF64AVX512(dst []float64, x []float64)
+
+// reluF64AVX2 sets dst[i] = maximum64(x[i], +0).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func reluF64AVX2(dst []float64, x []float64)
+
+// clampF64AVX512 sets dst[i] = minimum64(maximum64(x[i], lo), hi).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func clampF64AVX512(dst []float64, x []float64, lo float64, hi float64)
+
+// clampF64AVX2 sets dst[i] = minimum64(maximum64(x[i], lo), hi).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func clampF64AVX2(dst []float64, x []float64, lo float64, hi float64)

@@ -87,3 +87,87 @@ func reluNEON(dst, x []float32)
 //
 //go:noescape
 func clampNEON(dst, x []float32, lo, hi float32)
+
+// addF64NEON sets dst[i] = a[i] + b[i].
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func addF64NEON(dst, a, b []float64)
+
+// subF64NEON sets dst[i] = a[i] - b[i].
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func subF64NEON(dst, a, b []float64)
+
+// mulF64NEON sets dst[i] = a[i] * b[i].
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func mulF64NEON(dst, a, b []float64)
+
+// divF64NEON sets dst[i] = a[i] / b[i].
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func divF64NEON(dst, a, b []float64)
+
+// maximumF64NEON sets dst[i] = maximum64(a[i], b[i]).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func maximumF64NEON(dst, a, b []float64)
+
+// minimumF64NEON sets dst[i] = minimum64(a[i], b[i]).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func minimumF64NEON(dst, a, b []float64)
+
+// addScalarF64NEON sets dst[i] = a[i] + s.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func addScalarF64NEON(dst, a []float64, s float64)
+
+// scaleF64NEON sets dst[i] = a[i] * s.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func scaleF64NEON(dst, a []float64, s float64)
+
+// axpyF64NEON sets y[i] += alpha * x[i], fused.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func axpyF64NEON(y []float64, alpha float64, x []float64)
+
+// absF64NEON sets dst[i] = |x[i]| (sign bit cleared).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func absF64NEON(dst, x []float64)
+
+// negF64NEON sets dst[i] = -x[i] (sign bit flipped).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func negF64NEON(dst, x []float64)
+
+// sqrtF64NEON sets dst[i] = sqrt(x[i]), correctly rounded.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sqrtF64NEON(dst, x []float64)
+
+// reluF64NEON sets dst[i] = maximum64(x[i], 0).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func reluF64NEON(dst, x []float64)
+
+// clampF64NEON sets dst[i] = minimum64(maximum64(x[i], lo), hi).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func clampF64NEON(dst, x []float64, lo, hi float64)

@@ -38,7 +38,7 @@ func matrixSpan(rows, cols, ld int) int {
 }
 
 // checkLen2 panics unless len(dst) == len(x), or if they partially overlap.
-func checkLen2(fn string, dst, x []float32, dn, xn string) {
+func checkLen2[T float](fn string, dst, x []T, dn, xn string) {
 	if len(dst) != len(x) {
 		panic(fmt.Sprintf("simd.%s: length mismatch: len(%s)=%d len(%s)=%d", fn, dn, len(dst), xn, len(x)))
 	}
@@ -49,7 +49,7 @@ func checkLen2(fn string, dst, x []float32, dn, xn string) {
 
 // checkLen3 panics unless len(dst) == len(a) == len(b), or if dst partially
 // overlaps a or b.
-func checkLen3(fn string, dst, a, b []float32) {
+func checkLen3[T float](fn string, dst, a, b []T) {
 	if len(dst) != len(a) || len(dst) != len(b) {
 		panic(fmt.Sprintf("simd.%s: length mismatch: len(dst)=%d len(a)=%d len(b)=%d", fn, len(dst), len(a), len(b)))
 	}
@@ -59,7 +59,7 @@ func checkLen3(fn string, dst, a, b []float32) {
 }
 
 // checkSameLen panics unless len(a) == len(b) (for reductions of two inputs).
-func checkSameLen(fn string, a, b []float32) {
+func checkSameLen[T float](fn string, a, b []T) {
 	if len(a) != len(b) {
 		panic(fmt.Sprintf("simd.%s: length mismatch: len(a)=%d len(b)=%d", fn, len(a), len(b)))
 	}
@@ -67,7 +67,7 @@ func checkSameLen(fn string, a, b []float32) {
 
 // partialOverlap reports whether a and b share memory without being the same
 // slice (same start). Both have the same length when called.
-func partialOverlap(a, b []float32) bool {
+func partialOverlap[T float](a, b []T) bool {
 	if len(a) == 0 || len(b) == 0 {
 		return false
 	}
@@ -76,5 +76,6 @@ func partialOverlap(a, b []float32) bool {
 	if pa == pb {
 		return false
 	}
-	return pa < pb+uintptr(len(b))*4 && pb < pa+uintptr(len(a))*4
+	size := unsafe.Sizeof(a[0])
+	return pa < pb+uintptr(len(b))*size && pb < pa+uintptr(len(a))*size
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/lanesgo/lanes/dispatch"
 )
@@ -53,55 +54,123 @@ var testLengths = func() []int {
 }()
 
 // specials are the values every kernel must handle.
-var specials = []float32{
-	float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
-	0, float32(math.Copysign(0, -1)), 1, -1,
-	math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
-	1.1754942e-38, -1e-40, 3e-42, // denormals
-	1.17549435e-38, // smallest normal
+var specials = specialsOf[float32]()
+
+// specialsOf returns the special values of T: NaN, infinities, signed zeros,
+// the extremes, denormals and the smallest normal.
+func specialsOf[T float]() []T {
+	if isF32[T]() {
+		return []T{
+			T(math.NaN()), T(math.Inf(1)), T(math.Inf(-1)),
+			0, T(math.Copysign(0, -1)), 1, -1,
+			math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
+			1.1754942e-38, -1e-40, 3e-42, // denormals
+			1.17549435e-38, // smallest normal
+		}
+	}
+	big := float64(math.MaxFloat64) // a variable: T(constant) must fit float32 too
+	return []T{
+		T(math.NaN()), T(math.Inf(1)), T(math.Inf(-1)),
+		0, T(math.Copysign(0, -1)), 1, -1,
+		T(big), T(-big), T(math.SmallestNonzeroFloat64), T(-math.SmallestNonzeroFloat64),
+		T(2.2250738585072009e-308), T(-1e-310), T(5e-320), // denormals
+		T(2.2250738585072014e-308), // smallest normal
+	}
+}
+
+// isF32 reports whether T is float32 (a constant in each instantiation).
+func isF32[T float]() bool { return unsafe.Sizeof(T(0)) == 4 }
+
+// eps is the unit roundoff of T (2^-24, 2^-53) and tiny its smallest denormal.
+func eps[T float]() float64 {
+	if isF32[T]() {
+		return 0x1p-24
+	}
+	return 0x1p-53
+}
+
+func tiny[T float]() float64 {
+	if isF32[T]() {
+		return math.SmallestNonzeroFloat32
+	}
+	return math.SmallestNonzeroFloat64
+}
+
+// maxOf is the largest finite T.
+func maxOf[T float]() T {
+	if isF32[T]() {
+		return math.MaxFloat32
+	}
+	big := float64(math.MaxFloat64)
+	return T(big)
+}
+
+// unit returns a uniform value in [0, 1) of T's precision.
+func unit[T float](r *rand.Rand) T {
+	if isF32[T]() {
+		return T(r.Float32())
+	}
+	return T(r.Float64())
 }
 
 // fill writes values in [-scale, scale); with specialsEvery > 0, every
 // specialsEvery-th element (at a random phase) is a special value.
-func fill(r *rand.Rand, x []float32, scale float32, specialsEvery int) {
+func fill[T float](r *rand.Rand, x []T, scale T, specialsEvery int) {
+	sp := specialsOf[T]()
 	phase := 0
 	if specialsEvery > 0 {
 		phase = r.IntN(specialsEvery)
 	}
 	for i := range x {
 		if specialsEvery > 0 && i%specialsEvery == phase {
-			x[i] = specials[r.IntN(len(specials))]
+			x[i] = sp[r.IntN(len(sp))]
 			continue
 		}
-		x[i] = (r.Float32()*2 - 1) * scale
+		x[i] = (unit[T](r)*2 - 1) * scale
 	}
 }
 
-// canary is the bit pattern guarding the memory around a destination: a NaN
-// with a payload no kernel produces.
-const canaryBits = 0x7fa5a5a5
+// canaryBits is the bit pattern guarding the memory around a float32
+// destination: a signalling NaN with a payload no kernel produces; canary64
+// is its float64 counterpart.
+const (
+	canaryBits = 0x7fa5a5a5
+	canary64   = 0x7ff5a5a5a5a5a5a5
+)
 
-// guarded returns a slice of length n that starts off elements into a larger
+func canaryOf[T float]() uint64 {
+	if isF32[T]() {
+		return canaryBits
+	}
+	return canary64
+}
+
+// guardedOf is a slice of length n that starts off elements into a larger
 // buffer whose other elements hold the canary, so writes outside show.
-type guarded struct {
-	buf    []float32
+type guardedOf[T float] struct {
+	buf    []T
 	off, n int
 }
 
-func newGuarded(n, off int) guarded {
-	g := guarded{buf: make([]float32, n+off+17), off: off, n: n}
+// guarded is the float32 guarded slice most tests use.
+type guarded = guardedOf[float32]
+
+func newGuarded(n, off int) guarded { return newGuardedOf[float32](n, off) }
+
+func newGuardedOf[T float](n, off int) guardedOf[T] {
+	g := guardedOf[T]{buf: make([]T, n+off+17), off: off, n: n}
 	for i := range g.buf {
-		g.buf[i] = math.Float32frombits(canaryBits)
+		g.buf[i] = fromBits[T](canaryOf[T]())
 	}
 	return g
 }
 
-func (g guarded) s() []float32 { return g.buf[g.off : g.off+g.n : g.off+g.n] }
+func (g guardedOf[T]) s() []T { return g.buf[g.off : g.off+g.n : g.off+g.n] }
 
-func (g guarded) check(t *testing.T, what string) {
+func (g guardedOf[T]) check(t *testing.T, what string) {
 	t.Helper()
 	for i, v := range g.buf {
-		if (i < g.off || i >= g.off+g.n) && math.Float32bits(v) != canaryBits {
+		if (i < g.off || i >= g.off+g.n) && bitsOf(v) != canaryOf[T]() {
 			t.Fatalf("%s: wrote outside dst: buf[%d] (dst spans %d..%d) = %v", what, i, g.off, g.off+g.n, v)
 		}
 	}
@@ -109,22 +178,36 @@ func (g guarded) check(t *testing.T, what string) {
 
 func isNaN32(v float32) bool { return v != v }
 
-// sameFloat reports whether a and b are the same float32, counting all NaNs equal.
-func sameFloat(a, b float32) bool {
-	if isNaN32(a) || isNaN32(b) {
-		return isNaN32(a) && isNaN32(b)
+func isNaN[T float](v T) bool { return v != v }
+
+// sameFloat reports whether a and b are the same float, counting all NaNs equal.
+func sameFloat[T float](a, b T) bool {
+	if isNaN(a) || isNaN(b) {
+		return isNaN(a) && isNaN(b)
 	}
-	return math.Float32bits(a) == math.Float32bits(b)
+	return bitsOf(a) == bitsOf(b)
 }
 
-// ulp returns the spacing of float32 values at |v| (at least the smallest denormal).
-func ulp(v float32) float64 {
+// ulp returns the spacing of T values at |v| (at least the smallest denormal).
+func ulp[T float](v T) float64 {
 	a := math.Abs(float64(v))
-	if a < math.SmallestNonzeroFloat32 || math.IsInf(a, 0) || math.IsNaN(a) {
-		return math.SmallestNonzeroFloat32
+	if a < tiny[T]() || math.IsInf(a, 0) || math.IsNaN(a) {
+		return tiny[T]()
 	}
-	f := float32(a)
-	return float64(math.Nextafter32(f, float32(math.Inf(1)))) - float64(f)
+	if isF32[T]() {
+		f := float32(a)
+		return float64(math.Nextafter32(f, float32(math.Inf(1)))) - float64(f)
+	}
+	return math.Nextafter(a, math.Inf(1)) - a
+}
+
+// either returns whichever of the float32 and float64 forms of a function
+// (Add and AddF64) has type F, so one test table serves both widths.
+func either[F any](f32, f64 any) F {
+	if f, ok := f32.(F); ok {
+		return f
+	}
+	return f64.(F)
 }
 
 func expectPanic(t *testing.T, want string, f func()) {

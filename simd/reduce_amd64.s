@@ -192,7 +192,7 @@ done:
 	RET
 
 // func dotAVX512(a []float32, b []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F, FMA3, SSE
 TEXT ·dotAVX512(SB), NOSPLIT, $0-52
 	MOVQ   a_base+0(FP), SI
 	MOVQ   a_len+8(FP), CX
@@ -205,6 +205,30 @@ TEXT ·dotAVX512(SB), NOSPLIT, $0-52
 	VXORPS Z5, Z5, Z5
 	VXORPS Z6, Z6, Z6
 	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $0x00002000
+	JB     blocks
+	CMPQ   CX, $0x00010000
+	JAE    blocks
+	MOVQ   CX, R8
+	ANDQ   $-32, R8
+	SUBQ   R8, CX
+	SHLQ   $0x02, R8
+	ADDQ   R8, SI
+	ADDQ   R8, DX
+	NEGQ   R8
+
+l2blocks:
+	VMOVUPS     (SI)(R8*1), Y8
+	VMOVUPS     32(SI)(R8*1), Y9
+	VMOVUPS     64(SI)(R8*1), Y10
+	VMOVUPS     96(SI)(R8*1), Y11
+	VFMADD231PS (DX)(R8*1), Y8, Y0
+	VFMADD231PS 32(DX)(R8*1), Y9, Y1
+	VFMADD231PS 64(DX)(R8*1), Y10, Y2
+	VFMADD231PS 96(DX)(R8*1), Y11, Y3
+	ADDQ        $0x00000080, R8
+	JNE         l2blocks
+	JMP         vectors
 
 blocks:
 	CMPQ        CX, $0x00000080
@@ -624,9 +648,9 @@ nan:
 	VMOVD AX, X0
 	JMP   ret
 
-// func sumSquares64AVX512(x []float32) float64
+// func sumSquaresAVX512(x []float32) float64
 // Requires: AVX, AVX512DQ, AVX512F, SSE2
-TEXT ·sumSquares64AVX512(SB), NOSPLIT, $0-32
+TEXT ·sumSquaresAVX512(SB), NOSPLIT, $0-32
 	MOVQ   x_base+0(FP), SI
 	MOVQ   x_len+8(FP), CX
 	VXORPS Z0, Z0, Z0
@@ -1410,9 +1434,9 @@ nan:
 	VMOVD AX, X0
 	JMP   ret
 
-// func sumSquares64AVX2(x []float32) float64
+// func sumSquaresAVX2(x []float32) float64
 // Requires: AVX, FMA3, SSE2
-TEXT ·sumSquares64AVX2(SB), NOSPLIT, $0-32
+TEXT ·sumSquaresAVX2(SB), NOSPLIT, $0-32
 	MOVQ   x_base+0(FP), SI
 	MOVQ   x_len+8(FP), CX
 	VXORPS Y0, Y0, Y0
@@ -1755,6 +1779,1739 @@ ret:
 	VZEROUPPER
 	SUBQ BX, SI
 	SHRQ $0x02, SI
+	ADDQ SI, AX
+	MOVQ AX, ret+24(FP)
+	RET
+
+// func sumF64AVX512(x []float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·sumF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+
+blocks:
+	CMPQ   CX, $0x00000040
+	JB     vectors
+	VADDPD (SI), Z0, Z0
+	VADDPD 64(SI), Z1, Z1
+	VADDPD 128(SI), Z2, Z2
+	VADDPD 192(SI), Z3, Z3
+	VADDPD 256(SI), Z4, Z4
+	VADDPD 320(SI), Z5, Z5
+	VADDPD 384(SI), Z6, Z6
+	VADDPD 448(SI), Z7, Z7
+	ADDQ   $0x00000200, SI
+	SUBQ   $0x00000040, CX
+	JMP    blocks
+
+vectors:
+	CMPQ   CX, $0x00000020
+	JB     left2
+	VADDPD (SI), Z0, Z0
+	VADDPD 64(SI), Z1, Z1
+	VADDPD 128(SI), Z2, Z2
+	VADDPD 192(SI), Z3, Z3
+	ADDQ   $0x00000100, SI
+	SUBQ   $0x00000020, CX
+
+left2:
+	CMPQ   CX, $0x00000010
+	JB     left1
+	VADDPD (SI), Z0, Z0
+	VADDPD 64(SI), Z1, Z1
+	ADDQ   $0x00000080, SI
+	SUBQ   $0x00000010, CX
+
+left1:
+	CMPQ   CX, $0x00000008
+	JB     tail
+	VADDPD (SI), Z0, Z0
+	ADDQ   $0x00000040, SI
+	SUBQ   $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z16
+	VADDPD    Z16, Z0, Z0
+
+done:
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z3, Z2, Z2
+	VADDPD        Z5, Z4, Z4
+	VADDPD        Z7, Z6, Z6
+	VADDPD        Z2, Z0, Z0
+	VADDPD        Z6, Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPD        X1, X0, X0
+	VZEROUPPER
+	MOVSD         X0, ret+24(FP)
+	RET
+
+// func sumAbsF64AVX512(x []float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·sumAbsF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VXORPS       Z0, Z0, Z0
+	VXORPS       Z1, Z1, Z1
+	VXORPS       Z2, Z2, Z2
+	VXORPS       Z3, Z3, Z3
+	VXORPS       Z4, Z4, Z4
+	VXORPS       Z5, Z5, Z5
+	VXORPS       Z6, Z6, Z6
+	VXORPS       Z7, Z7, Z7
+	MOVQ         $0x7fffffffffffffff, AX
+	VMOVQ        AX, X31
+	VBROADCASTSD X31, Z31
+
+blocks:
+	CMPQ   CX, $0x00000040
+	JB     vectors
+	VANDPD (SI), Z31, Z8
+	VADDPD Z8, Z0, Z0
+	VANDPD 64(SI), Z31, Z9
+	VADDPD Z9, Z1, Z1
+	VANDPD 128(SI), Z31, Z10
+	VADDPD Z10, Z2, Z2
+	VANDPD 192(SI), Z31, Z11
+	VADDPD Z11, Z3, Z3
+	VANDPD 256(SI), Z31, Z12
+	VADDPD Z12, Z4, Z4
+	VANDPD 320(SI), Z31, Z13
+	VADDPD Z13, Z5, Z5
+	VANDPD 384(SI), Z31, Z14
+	VADDPD Z14, Z6, Z6
+	VANDPD 448(SI), Z31, Z15
+	VADDPD Z15, Z7, Z7
+	ADDQ   $0x00000200, SI
+	SUBQ   $0x00000040, CX
+	JMP    blocks
+
+vectors:
+	CMPQ   CX, $0x00000020
+	JB     left2
+	VANDPD (SI), Z31, Z8
+	VADDPD Z8, Z0, Z0
+	VANDPD 64(SI), Z31, Z9
+	VADDPD Z9, Z1, Z1
+	VANDPD 128(SI), Z31, Z10
+	VADDPD Z10, Z2, Z2
+	VANDPD 192(SI), Z31, Z11
+	VADDPD Z11, Z3, Z3
+	ADDQ   $0x00000100, SI
+	SUBQ   $0x00000020, CX
+
+left2:
+	CMPQ   CX, $0x00000010
+	JB     left1
+	VANDPD (SI), Z31, Z8
+	VADDPD Z8, Z0, Z0
+	VANDPD 64(SI), Z31, Z9
+	VADDPD Z9, Z1, Z1
+	ADDQ   $0x00000080, SI
+	SUBQ   $0x00000010, CX
+
+left1:
+	CMPQ   CX, $0x00000008
+	JB     tail
+	VANDPD (SI), Z31, Z8
+	VADDPD Z8, Z0, Z0
+	ADDQ   $0x00000040, SI
+	SUBQ   $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z16
+	VANDPD    Z16, Z31, Z8
+	VADDPD    Z8, Z0, Z0
+
+done:
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z3, Z2, Z2
+	VADDPD        Z5, Z4, Z4
+	VADDPD        Z7, Z6, Z6
+	VADDPD        Z2, Z0, Z0
+	VADDPD        Z6, Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPD        X1, X0, X0
+	VZEROUPPER
+	MOVSD         X0, ret+24(FP)
+	RET
+
+// func dotF64AVX512(a []float64, b []float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, FMA3, SSE2
+TEXT ·dotF64AVX512(SB), NOSPLIT, $0-56
+	MOVQ   a_base+0(FP), SI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   b_base+24(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $0x00001000
+	JB     blocks
+	CMPQ   CX, $0x00008000
+	JAE    blocks
+	MOVQ   CX, R8
+	ANDQ   $-16, R8
+	SUBQ   R8, CX
+	SHLQ   $0x03, R8
+	ADDQ   R8, SI
+	ADDQ   R8, DX
+	NEGQ   R8
+
+l2blocks:
+	VMOVUPD     (SI)(R8*1), Y8
+	VMOVUPD     32(SI)(R8*1), Y9
+	VMOVUPD     64(SI)(R8*1), Y10
+	VMOVUPD     96(SI)(R8*1), Y11
+	VFMADD231PD (DX)(R8*1), Y8, Y0
+	VFMADD231PD 32(DX)(R8*1), Y9, Y1
+	VFMADD231PD 64(DX)(R8*1), Y10, Y2
+	VFMADD231PD 96(DX)(R8*1), Y11, Y3
+	ADDQ        $0x00000080, R8
+	JNE         l2blocks
+	JMP         vectors
+
+blocks:
+	CMPQ        CX, $0x00000040
+	JB          vectors
+	VMOVUPD     (SI), Z8
+	VFMADD231PD (DX), Z8, Z0
+	VMOVUPD     64(SI), Z9
+	VFMADD231PD 64(DX), Z9, Z1
+	VMOVUPD     128(SI), Z10
+	VFMADD231PD 128(DX), Z10, Z2
+	VMOVUPD     192(SI), Z11
+	VFMADD231PD 192(DX), Z11, Z3
+	VMOVUPD     256(SI), Z12
+	VFMADD231PD 256(DX), Z12, Z4
+	VMOVUPD     320(SI), Z13
+	VFMADD231PD 320(DX), Z13, Z5
+	VMOVUPD     384(SI), Z14
+	VFMADD231PD 384(DX), Z14, Z6
+	VMOVUPD     448(SI), Z15
+	VFMADD231PD 448(DX), Z15, Z7
+	ADDQ        $0x00000200, SI
+	ADDQ        $0x00000200, DX
+	SUBQ        $0x00000040, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000020
+	JB          left2
+	VMOVUPD     (SI), Z8
+	VFMADD231PD (DX), Z8, Z0
+	VMOVUPD     64(SI), Z9
+	VFMADD231PD 64(DX), Z9, Z1
+	VMOVUPD     128(SI), Z10
+	VFMADD231PD 128(DX), Z10, Z2
+	VMOVUPD     192(SI), Z11
+	VFMADD231PD 192(DX), Z11, Z3
+	ADDQ        $0x00000100, SI
+	ADDQ        $0x00000100, DX
+	SUBQ        $0x00000020, CX
+
+left2:
+	CMPQ        CX, $0x00000010
+	JB          left1
+	VMOVUPD     (SI), Z8
+	VFMADD231PD (DX), Z8, Z0
+	VMOVUPD     64(SI), Z9
+	VFMADD231PD 64(DX), Z9, Z1
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000010, CX
+
+left1:
+	CMPQ        CX, $0x00000008
+	JB          tail
+	VMOVUPD     (SI), Z8
+	VFMADD231PD (DX), Z8, Z0
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DX
+	SUBQ        $0x00000008, CX
+
+tail:
+	TESTQ       CX, CX
+	JE          done
+	MOVL        $0x00000001, AX
+	SHLL        CL, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPD.Z   (SI), K1, Z8
+	VMOVUPD.Z   (DX), K1, Z9
+	VFMADD231PD Z9, Z8, Z0
+
+done:
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z3, Z2, Z2
+	VADDPD        Z5, Z4, Z4
+	VADDPD        Z7, Z6, Z6
+	VADDPD        Z2, Z0, Z0
+	VADDPD        Z6, Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPD        X1, X0, X0
+	VZEROUPPER
+	MOVSD         X0, ret+48(FP)
+	RET
+
+// func maxF64AVX512(x []float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·maxF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSD (SI), Z0
+	VMOVAPD      Z0, Z1
+	VMOVAPD      Z0, Z2
+	VMOVAPD      Z0, Z3
+	VMOVAPD      Z0, Z4
+	VMOVAPD      Z0, Z5
+	VMOVAPD      Z0, Z6
+	VMOVAPD      Z0, Z7
+	VXORPS       Z8, Z8, Z8
+	VXORPS       Z9, Z9, Z9
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VXORPS       Z12, Z12, Z12
+	VXORPS       Z13, Z13, Z13
+	VXORPS       Z14, Z14, Z14
+	VXORPS       Z15, Z15, Z15
+	MOVQ         $0x7fffffffffffffff, AX
+	VMOVQ        AX, X31
+	VBROADCASTSD X31, Z31
+
+blocks:
+	CMPQ    CX, $0x00000040
+	JB      vectors
+	VMOVUPD (SI), Z16
+	VMAXPD  Z0, Z16, Z0
+	VPANDQ  Z16, Z31, Z16
+	VPMAXUQ Z16, Z8, Z8
+	VMOVUPD 64(SI), Z17
+	VMAXPD  Z1, Z17, Z1
+	VPANDQ  Z17, Z31, Z17
+	VPMAXUQ Z17, Z9, Z9
+	VMOVUPD 128(SI), Z18
+	VMAXPD  Z2, Z18, Z2
+	VPANDQ  Z18, Z31, Z18
+	VPMAXUQ Z18, Z10, Z10
+	VMOVUPD 192(SI), Z19
+	VMAXPD  Z3, Z19, Z3
+	VPANDQ  Z19, Z31, Z19
+	VPMAXUQ Z19, Z11, Z11
+	VMOVUPD 256(SI), Z20
+	VMAXPD  Z4, Z20, Z4
+	VPANDQ  Z20, Z31, Z20
+	VPMAXUQ Z20, Z12, Z12
+	VMOVUPD 320(SI), Z21
+	VMAXPD  Z5, Z21, Z5
+	VPANDQ  Z21, Z31, Z21
+	VPMAXUQ Z21, Z13, Z13
+	VMOVUPD 384(SI), Z22
+	VMAXPD  Z6, Z22, Z6
+	VPANDQ  Z22, Z31, Z22
+	VPMAXUQ Z22, Z14, Z14
+	VMOVUPD 448(SI), Z23
+	VMAXPD  Z7, Z23, Z7
+	VPANDQ  Z23, Z31, Z23
+	VPMAXUQ Z23, Z15, Z15
+	ADDQ    $0x00000200, SI
+	SUBQ    $0x00000040, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000020
+	JB      left2
+	VMOVUPD (SI), Z16
+	VMAXPD  Z0, Z16, Z0
+	VPANDQ  Z16, Z31, Z16
+	VPMAXUQ Z16, Z8, Z8
+	VMOVUPD 64(SI), Z17
+	VMAXPD  Z1, Z17, Z1
+	VPANDQ  Z17, Z31, Z17
+	VPMAXUQ Z17, Z9, Z9
+	VMOVUPD 128(SI), Z18
+	VMAXPD  Z2, Z18, Z2
+	VPANDQ  Z18, Z31, Z18
+	VPMAXUQ Z18, Z10, Z10
+	VMOVUPD 192(SI), Z19
+	VMAXPD  Z3, Z19, Z3
+	VPANDQ  Z19, Z31, Z19
+	VPMAXUQ Z19, Z11, Z11
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000020, CX
+
+left2:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z16
+	VMAXPD  Z0, Z16, Z0
+	VPANDQ  Z16, Z31, Z16
+	VPMAXUQ Z16, Z8, Z8
+	VMOVUPD 64(SI), Z17
+	VMAXPD  Z1, Z17, Z1
+	VPANDQ  Z17, Z31, Z17
+	VPMAXUQ Z17, Z9, Z9
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z16
+	VMAXPD  Z0, Z16, Z0
+	VPANDQ  Z16, Z31, Z16
+	VPMAXUQ Z16, Z8, Z8
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z16
+	VMOVAPD   Z0, Z17
+	VMOVAPD   Z16, K1, Z17
+	VMAXPD    Z0, Z17, Z0
+	VPANDQ    Z16, Z31, Z16
+	VPMAXUQ   Z16, Z8, Z8
+
+done:
+	VMAXPD        Z1, Z0, Z0
+	VMAXPD        Z3, Z2, Z2
+	VMAXPD        Z5, Z4, Z4
+	VMAXPD        Z7, Z6, Z6
+	VMAXPD        Z2, Z0, Z0
+	VMAXPD        Z6, Z4, Z4
+	VMAXPD        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMAXPD        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VMAXPD        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPD        X1, X0, X0
+	VPMAXUQ       Z9, Z8, Z8
+	VPMAXUQ       Z11, Z10, Z10
+	VPMAXUQ       Z13, Z12, Z12
+	VPMAXUQ       Z15, Z14, Z14
+	VPMAXUQ       Z10, Z8, Z8
+	VPMAXUQ       Z14, Z12, Z12
+	VPMAXUQ       Z12, Z8, Z8
+	MOVQ          $0x7ff0000000000000, AX
+	VMOVQ         AX, X30
+	VBROADCASTSD  X30, Z30
+	VPCMPUQ       $0x06, Z30, Z8, K1
+	KORTESTW      K1, K1
+	JNE           nan
+
+ret:
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
+
+nan:
+	MOVQ  $0x7ff8000000000000, AX
+	VMOVQ AX, X0
+	JMP   ret
+
+// func minF64AVX512(x []float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·minF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSD (SI), Z0
+	VMOVAPD      Z0, Z1
+	VMOVAPD      Z0, Z2
+	VMOVAPD      Z0, Z3
+	VMOVAPD      Z0, Z4
+	VMOVAPD      Z0, Z5
+	VMOVAPD      Z0, Z6
+	VMOVAPD      Z0, Z7
+	VXORPS       Z8, Z8, Z8
+	VXORPS       Z9, Z9, Z9
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VXORPS       Z12, Z12, Z12
+	VXORPS       Z13, Z13, Z13
+	VXORPS       Z14, Z14, Z14
+	VXORPS       Z15, Z15, Z15
+	MOVQ         $0x7fffffffffffffff, AX
+	VMOVQ        AX, X31
+	VBROADCASTSD X31, Z31
+
+blocks:
+	CMPQ    CX, $0x00000040
+	JB      vectors
+	VMOVUPD (SI), Z16
+	VMINPD  Z0, Z16, Z0
+	VPANDQ  Z16, Z31, Z16
+	VPMAXUQ Z16, Z8, Z8
+	VMOVUPD 64(SI), Z17
+	VMINPD  Z1, Z17, Z1
+	VPANDQ  Z17, Z31, Z17
+	VPMAXUQ Z17, Z9, Z9
+	VMOVUPD 128(SI), Z18
+	VMINPD  Z2, Z18, Z2
+	VPANDQ  Z18, Z31, Z18
+	VPMAXUQ Z18, Z10, Z10
+	VMOVUPD 192(SI), Z19
+	VMINPD  Z3, Z19, Z3
+	VPANDQ  Z19, Z31, Z19
+	VPMAXUQ Z19, Z11, Z11
+	VMOVUPD 256(SI), Z20
+	VMINPD  Z4, Z20, Z4
+	VPANDQ  Z20, Z31, Z20
+	VPMAXUQ Z20, Z12, Z12
+	VMOVUPD 320(SI), Z21
+	VMINPD  Z5, Z21, Z5
+	VPANDQ  Z21, Z31, Z21
+	VPMAXUQ Z21, Z13, Z13
+	VMOVUPD 384(SI), Z22
+	VMINPD  Z6, Z22, Z6
+	VPANDQ  Z22, Z31, Z22
+	VPMAXUQ Z22, Z14, Z14
+	VMOVUPD 448(SI), Z23
+	VMINPD  Z7, Z23, Z7
+	VPANDQ  Z23, Z31, Z23
+	VPMAXUQ Z23, Z15, Z15
+	ADDQ    $0x00000200, SI
+	SUBQ    $0x00000040, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000020
+	JB      left2
+	VMOVUPD (SI), Z16
+	VMINPD  Z0, Z16, Z0
+	VPANDQ  Z16, Z31, Z16
+	VPMAXUQ Z16, Z8, Z8
+	VMOVUPD 64(SI), Z17
+	VMINPD  Z1, Z17, Z1
+	VPANDQ  Z17, Z31, Z17
+	VPMAXUQ Z17, Z9, Z9
+	VMOVUPD 128(SI), Z18
+	VMINPD  Z2, Z18, Z2
+	VPANDQ  Z18, Z31, Z18
+	VPMAXUQ Z18, Z10, Z10
+	VMOVUPD 192(SI), Z19
+	VMINPD  Z3, Z19, Z3
+	VPANDQ  Z19, Z31, Z19
+	VPMAXUQ Z19, Z11, Z11
+	ADDQ    $0x00000100, SI
+	SUBQ    $0x00000020, CX
+
+left2:
+	CMPQ    CX, $0x00000010
+	JB      left1
+	VMOVUPD (SI), Z16
+	VMINPD  Z0, Z16, Z0
+	VPANDQ  Z16, Z31, Z16
+	VPMAXUQ Z16, Z8, Z8
+	VMOVUPD 64(SI), Z17
+	VMINPD  Z1, Z17, Z1
+	VPANDQ  Z17, Z31, Z17
+	VPMAXUQ Z17, Z9, Z9
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+
+left1:
+	CMPQ    CX, $0x00000008
+	JB      tail
+	VMOVUPD (SI), Z16
+	VMINPD  Z0, Z16, Z0
+	VPANDQ  Z16, Z31, Z16
+	VPMAXUQ Z16, Z8, Z8
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z16
+	VMOVAPD   Z0, Z17
+	VMOVAPD   Z16, K1, Z17
+	VMINPD    Z0, Z17, Z0
+	VPANDQ    Z16, Z31, Z16
+	VPMAXUQ   Z16, Z8, Z8
+
+done:
+	VMINPD        Z1, Z0, Z0
+	VMINPD        Z3, Z2, Z2
+	VMINPD        Z5, Z4, Z4
+	VMINPD        Z7, Z6, Z6
+	VMINPD        Z2, Z0, Z0
+	VMINPD        Z6, Z4, Z4
+	VMINPD        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMINPD        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VMINPD        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMINPD        X1, X0, X0
+	VPMAXUQ       Z9, Z8, Z8
+	VPMAXUQ       Z11, Z10, Z10
+	VPMAXUQ       Z13, Z12, Z12
+	VPMAXUQ       Z15, Z14, Z14
+	VPMAXUQ       Z10, Z8, Z8
+	VPMAXUQ       Z14, Z12, Z12
+	VPMAXUQ       Z12, Z8, Z8
+	MOVQ          $0x7ff0000000000000, AX
+	VMOVQ         AX, X30
+	VBROADCASTSD  X30, Z30
+	VPCMPUQ       $0x06, Z30, Z8, K1
+	KORTESTW      K1, K1
+	JNE           nan
+
+ret:
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
+
+nan:
+	MOVQ  $0x7ff8000000000000, AX
+	VMOVQ AX, X0
+	JMP   ret
+
+// func sumSquaresF64AVX512(x []float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·sumSquaresF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+
+blocks:
+	CMPQ        CX, $0x00000040
+	JB          vectors
+	VMOVUPD     (SI), Z8
+	VFMADD231PD Z8, Z8, Z0
+	VMOVUPD     64(SI), Z9
+	VFMADD231PD Z9, Z9, Z1
+	VMOVUPD     128(SI), Z10
+	VFMADD231PD Z10, Z10, Z2
+	VMOVUPD     192(SI), Z11
+	VFMADD231PD Z11, Z11, Z3
+	VMOVUPD     256(SI), Z12
+	VFMADD231PD Z12, Z12, Z4
+	VMOVUPD     320(SI), Z13
+	VFMADD231PD Z13, Z13, Z5
+	VMOVUPD     384(SI), Z14
+	VFMADD231PD Z14, Z14, Z6
+	VMOVUPD     448(SI), Z15
+	VFMADD231PD Z15, Z15, Z7
+	ADDQ        $0x00000200, SI
+	SUBQ        $0x00000040, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000020
+	JB          left2
+	VMOVUPD     (SI), Z8
+	VFMADD231PD Z8, Z8, Z0
+	VMOVUPD     64(SI), Z9
+	VFMADD231PD Z9, Z9, Z1
+	VMOVUPD     128(SI), Z10
+	VFMADD231PD Z10, Z10, Z2
+	VMOVUPD     192(SI), Z11
+	VFMADD231PD Z11, Z11, Z3
+	ADDQ        $0x00000100, SI
+	SUBQ        $0x00000020, CX
+
+left2:
+	CMPQ        CX, $0x00000010
+	JB          left1
+	VMOVUPD     (SI), Z8
+	VFMADD231PD Z8, Z8, Z0
+	VMOVUPD     64(SI), Z9
+	VFMADD231PD Z9, Z9, Z1
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000010, CX
+
+left1:
+	CMPQ        CX, $0x00000008
+	JB          tail
+	VMOVUPD     (SI), Z8
+	VFMADD231PD Z8, Z8, Z0
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000008, CX
+
+tail:
+	TESTQ       CX, CX
+	JE          done
+	MOVL        $0x00000001, AX
+	SHLL        CL, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPD.Z   (SI), K1, Z16
+	VFMADD231PD Z16, Z16, Z0
+
+done:
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z3, Z2, Z2
+	VADDPD        Z5, Z4, Z4
+	VADDPD        Z7, Z6, Z6
+	VADDPD        Z2, Z0, Z0
+	VADDPD        Z6, Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPD        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPD        X1, X0, X0
+	VZEROUPPER
+	MOVSD         X0, ret+24(FP)
+	RET
+
+// func indexEqF64AVX512(x []float64, v float64) int
+// Requires: AVX, AVX512F, SSE2
+TEXT ·indexEqF64AVX512(SB), NOSPLIT, $0-40
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         SI, BX
+	MOVSD        v+24(FP), X15
+	VBROADCASTSD X15, Z15
+
+blocks:
+	CMPQ     CX, $0x00000020
+	JB       vectors
+	VCMPPD   $0x00, (SI), Z15, K4
+	KORTESTW K4, K4
+	JNE      found0
+	VCMPPD   $0x00, 64(SI), Z15, K5
+	KORTESTW K5, K5
+	JNE      found1
+	VCMPPD   $0x00, 128(SI), Z15, K6
+	KORTESTW K6, K6
+	JNE      found2
+	VCMPPD   $0x00, 192(SI), Z15, K7
+	KORTESTW K7, K7
+	JNE      found3
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000020, CX
+	JMP      blocks
+
+vectors:
+	CMPQ     CX, $0x00000010
+	JB       left1
+	VCMPPD   $0x00, (SI), Z15, K4
+	KORTESTW K4, K4
+	JNE      found4
+	VCMPPD   $0x00, 64(SI), Z15, K5
+	KORTESTW K5, K5
+	JNE      found5
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000010, CX
+
+left1:
+	CMPQ     CX, $0x00000008
+	JB       tail
+	VCMPPD   $0x00, (SI), Z15, K4
+	KORTESTW K4, K4
+	JNE      found6
+	ADDQ     $0x00000040, SI
+	SUBQ     $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z8
+	VCMPPD    $0x00, Z8, Z15, K1, K4
+	KORTESTW  K4, K4
+	JNE       found7
+
+done:
+	VZEROUPPER
+	MOVQ $-1, AX
+	MOVQ AX, ret+32(FP)
+	RET
+
+found0:
+	KMOVW K4, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000000, AX
+	JMP   ret
+
+found1:
+	KMOVW K5, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000008, AX
+	JMP   ret
+
+found2:
+	KMOVW K6, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000010, AX
+	JMP   ret
+
+found3:
+	KMOVW K7, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000018, AX
+	JMP   ret
+
+found4:
+	KMOVW K4, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000000, AX
+	JMP   ret
+
+found5:
+	KMOVW K5, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000008, AX
+	JMP   ret
+
+found6:
+	KMOVW K4, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000000, AX
+	JMP   ret
+
+found7:
+	KMOVW K4, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000000, AX
+
+ret:
+	VZEROUPPER
+	SUBQ BX, SI
+	SHRQ $0x03, SI
+	ADDQ SI, AX
+	MOVQ AX, ret+32(FP)
+	RET
+
+// func indexNaNF64AVX512(x []float64) int
+// Requires: AVX, AVX512F
+TEXT ·indexNaNF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	MOVQ SI, BX
+
+blocks:
+	CMPQ     CX, $0x00000020
+	JB       vectors
+	VMOVUPD  (SI), Z8
+	VCMPPD   $0x03, Z8, Z8, K4
+	KORTESTW K4, K4
+	JNE      found0
+	VMOVUPD  64(SI), Z9
+	VCMPPD   $0x03, Z9, Z9, K5
+	KORTESTW K5, K5
+	JNE      found1
+	VMOVUPD  128(SI), Z10
+	VCMPPD   $0x03, Z10, Z10, K6
+	KORTESTW K6, K6
+	JNE      found2
+	VMOVUPD  192(SI), Z11
+	VCMPPD   $0x03, Z11, Z11, K7
+	KORTESTW K7, K7
+	JNE      found3
+	ADDQ     $0x00000100, SI
+	SUBQ     $0x00000020, CX
+	JMP      blocks
+
+vectors:
+	CMPQ     CX, $0x00000010
+	JB       left1
+	VMOVUPD  (SI), Z8
+	VCMPPD   $0x03, Z8, Z8, K4
+	KORTESTW K4, K4
+	JNE      found4
+	VMOVUPD  64(SI), Z9
+	VCMPPD   $0x03, Z9, Z9, K5
+	KORTESTW K5, K5
+	JNE      found5
+	ADDQ     $0x00000080, SI
+	SUBQ     $0x00000010, CX
+
+left1:
+	CMPQ     CX, $0x00000008
+	JB       tail
+	VMOVUPD  (SI), Z8
+	VCMPPD   $0x03, Z8, Z8, K4
+	KORTESTW K4, K4
+	JNE      found6
+	ADDQ     $0x00000040, SI
+	SUBQ     $0x00000008, CX
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z8
+	VCMPPD    $0x03, Z8, Z8, K1, K4
+	KORTESTW  K4, K4
+	JNE       found7
+
+done:
+	VZEROUPPER
+	MOVQ $-1, AX
+	MOVQ AX, ret+24(FP)
+	RET
+
+found0:
+	KMOVW K4, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000000, AX
+	JMP   ret
+
+found1:
+	KMOVW K5, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000008, AX
+	JMP   ret
+
+found2:
+	KMOVW K6, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000010, AX
+	JMP   ret
+
+found3:
+	KMOVW K7, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000018, AX
+	JMP   ret
+
+found4:
+	KMOVW K4, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000000, AX
+	JMP   ret
+
+found5:
+	KMOVW K5, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000008, AX
+	JMP   ret
+
+found6:
+	KMOVW K4, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000000, AX
+	JMP   ret
+
+found7:
+	KMOVW K4, AX
+	BSFL  AX, AX
+	ADDQ  $0x00000000, AX
+
+ret:
+	VZEROUPPER
+	SUBQ BX, SI
+	SHRQ $0x03, SI
+	ADDQ SI, AX
+	MOVQ AX, ret+24(FP)
+	RET
+
+// func sumF64AVX2(x []float64) float64
+// Requires: AVX, SSE2
+TEXT ·sumF64AVX2(SB), NOSPLIT, $0-32
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+blocks:
+	CMPQ   CX, $0x00000010
+	JB     vectors
+	VADDPD (SI), Y0, Y0
+	VADDPD 32(SI), Y1, Y1
+	VADDPD 64(SI), Y2, Y2
+	VADDPD 96(SI), Y3, Y3
+	ADDQ   $0x00000080, SI
+	SUBQ   $0x00000010, CX
+	JMP    blocks
+
+vectors:
+	CMPQ   CX, $0x00000008
+	JB     left1
+	VADDPD (SI), Y0, Y0
+	VADDPD 32(SI), Y1, Y1
+	ADDQ   $0x00000040, SI
+	SUBQ   $0x00000008, CX
+
+left1:
+	CMPQ   CX, $0x00000004
+	JB     tail
+	VADDPD (SI), Y0, Y0
+	ADDQ   $0x00000020, SI
+	SUBQ   $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+done:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPD       X1, X0, X0
+	TESTQ        CX, CX
+	JE           scalarend
+
+scalar:
+	VMOVSD (SI), X8
+	VADDSD X8, X0, X0
+	ADDQ   $0x08, SI
+	ADDQ   $0x08, DX
+	DECQ   CX
+	JNE    scalar
+
+scalarend:
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func sumAbsF64AVX2(x []float64) float64
+// Requires: AVX, AVX2, SSE2
+TEXT ·sumAbsF64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         $0x7fffffffffffffff, AX
+	VMOVQ        AX, X15
+	VBROADCASTSD X15, Y15
+
+blocks:
+	CMPQ   CX, $0x00000010
+	JB     vectors
+	VANDPD (SI), Y15, Y4
+	VADDPD Y4, Y0, Y0
+	VANDPD 32(SI), Y15, Y5
+	VADDPD Y5, Y1, Y1
+	VANDPD 64(SI), Y15, Y6
+	VADDPD Y6, Y2, Y2
+	VANDPD 96(SI), Y15, Y7
+	VADDPD Y7, Y3, Y3
+	ADDQ   $0x00000080, SI
+	SUBQ   $0x00000010, CX
+	JMP    blocks
+
+vectors:
+	CMPQ   CX, $0x00000008
+	JB     left1
+	VANDPD (SI), Y15, Y4
+	VADDPD Y4, Y0, Y0
+	VANDPD 32(SI), Y15, Y5
+	VADDPD Y5, Y1, Y1
+	ADDQ   $0x00000040, SI
+	SUBQ   $0x00000008, CX
+
+left1:
+	CMPQ   CX, $0x00000004
+	JB     tail
+	VANDPD (SI), Y15, Y4
+	VADDPD Y4, Y0, Y0
+	ADDQ   $0x00000020, SI
+	SUBQ   $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+done:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPD       X1, X0, X0
+	TESTQ        CX, CX
+	JE           scalarend
+
+scalar:
+	VMOVSD (SI), X8
+	VANDPD X15, X8, X8
+	VADDSD X8, X0, X0
+	ADDQ   $0x08, SI
+	ADDQ   $0x08, DX
+	DECQ   CX
+	JNE    scalar
+
+scalarend:
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func dotF64AVX2(a []float64, b []float64) float64
+// Requires: AVX, FMA3, SSE2
+TEXT ·dotF64AVX2(SB), NOSPLIT, $0-56
+	MOVQ   a_base+0(FP), SI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   b_base+24(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+blocks:
+	CMPQ        CX, $0x00000010
+	JB          vectors
+	VMOVUPD     (SI), Y4
+	VFMADD231PD (DX), Y4, Y0
+	VMOVUPD     32(SI), Y5
+	VFMADD231PD 32(DX), Y5, Y1
+	VMOVUPD     64(SI), Y6
+	VFMADD231PD 64(DX), Y6, Y2
+	VMOVUPD     96(SI), Y7
+	VFMADD231PD 96(DX), Y7, Y3
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000010, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000008
+	JB          left1
+	VMOVUPD     (SI), Y4
+	VFMADD231PD (DX), Y4, Y0
+	VMOVUPD     32(SI), Y5
+	VFMADD231PD 32(DX), Y5, Y1
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, DX
+	SUBQ        $0x00000008, CX
+
+left1:
+	CMPQ        CX, $0x00000004
+	JB          tail
+	VMOVUPD     (SI), Y4
+	VFMADD231PD (DX), Y4, Y0
+	ADDQ        $0x00000020, SI
+	ADDQ        $0x00000020, DX
+	SUBQ        $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+done:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPD       X1, X0, X0
+	TESTQ        CX, CX
+	JE           scalarend
+
+scalar:
+	VMOVSD      (SI), X8
+	VFMADD231SD (DX), X8, X0
+	ADDQ        $0x08, SI
+	ADDQ        $0x08, DX
+	DECQ        CX
+	JNE         scalar
+
+scalarend:
+	VZEROUPPER
+	MOVSD X0, ret+48(FP)
+	RET
+
+// func maxF64AVX2(x []float64) float64
+// Requires: AVX, AVX2, SSE2
+TEXT ·maxF64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSD (SI), Y0
+	VMOVAPD      Y0, Y1
+	VMOVAPD      Y0, Y2
+	VMOVAPD      Y0, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	MOVQ         $0x7fffffffffffffff, AX
+	VMOVQ        AX, X15
+	VBROADCASTSD X15, Y15
+
+blocks:
+	CMPQ    CX, $0x00000010
+	JB      vectors
+	VMOVUPD (SI), Y8
+	VMAXPD  Y0, Y8, Y0
+	VCMPPD  $0x03, Y8, Y8, Y8
+	VORPD   Y8, Y4, Y4
+	VMOVUPD 32(SI), Y9
+	VMAXPD  Y1, Y9, Y1
+	VCMPPD  $0x03, Y9, Y9, Y9
+	VORPD   Y9, Y5, Y5
+	VMOVUPD 64(SI), Y10
+	VMAXPD  Y2, Y10, Y2
+	VCMPPD  $0x03, Y10, Y10, Y10
+	VORPD   Y10, Y6, Y6
+	VMOVUPD 96(SI), Y11
+	VMAXPD  Y3, Y11, Y3
+	VCMPPD  $0x03, Y11, Y11, Y11
+	VORPD   Y11, Y7, Y7
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000008
+	JB      left1
+	VMOVUPD (SI), Y8
+	VMAXPD  Y0, Y8, Y0
+	VCMPPD  $0x03, Y8, Y8, Y8
+	VORPD   Y8, Y4, Y4
+	VMOVUPD 32(SI), Y9
+	VMAXPD  Y1, Y9, Y1
+	VCMPPD  $0x03, Y9, Y9, Y9
+	VORPD   Y9, Y5, Y5
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+left1:
+	CMPQ    CX, $0x00000004
+	JB      tail
+	VMOVUPD (SI), Y8
+	VMAXPD  Y0, Y8, Y0
+	VCMPPD  $0x03, Y8, Y8, Y8
+	VORPD   Y8, Y4, Y4
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+done:
+	VMAXPD       Y1, Y0, Y0
+	VMAXPD       Y3, Y2, Y2
+	VMAXPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMAXPD       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VMAXPD       X1, X0, X0
+	VORPD        Y5, Y4, Y4
+	VORPD        Y7, Y6, Y6
+	VORPD        Y6, Y4, Y4
+	VMOVMSKPD    Y4, AX
+	TESTL        AX, AX
+	JNE          nan
+	TESTQ        CX, CX
+	JE           scalarend
+
+scalar:
+	VMOVSD   (SI), X8
+	VUCOMISD X8, X8
+	JPS      nan
+	VMAXSD   X0, X8, X0
+	ADDQ     $0x08, SI
+	ADDQ     $0x08, DX
+	DECQ     CX
+	JNE      scalar
+
+scalarend:
+ret:
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
+
+nan:
+	MOVQ  $0x7ff8000000000000, AX
+	VMOVQ AX, X0
+	JMP   ret
+
+// func minF64AVX2(x []float64) float64
+// Requires: AVX, AVX2, SSE2
+TEXT ·minF64AVX2(SB), NOSPLIT, $0-32
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSD (SI), Y0
+	VMOVAPD      Y0, Y1
+	VMOVAPD      Y0, Y2
+	VMOVAPD      Y0, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VXORPS       Y7, Y7, Y7
+	MOVQ         $0x7fffffffffffffff, AX
+	VMOVQ        AX, X15
+	VBROADCASTSD X15, Y15
+
+blocks:
+	CMPQ    CX, $0x00000010
+	JB      vectors
+	VMOVUPD (SI), Y8
+	VMINPD  Y0, Y8, Y0
+	VCMPPD  $0x03, Y8, Y8, Y8
+	VORPD   Y8, Y4, Y4
+	VMOVUPD 32(SI), Y9
+	VMINPD  Y1, Y9, Y1
+	VCMPPD  $0x03, Y9, Y9, Y9
+	VORPD   Y9, Y5, Y5
+	VMOVUPD 64(SI), Y10
+	VMINPD  Y2, Y10, Y2
+	VCMPPD  $0x03, Y10, Y10, Y10
+	VORPD   Y10, Y6, Y6
+	VMOVUPD 96(SI), Y11
+	VMINPD  Y3, Y11, Y3
+	VCMPPD  $0x03, Y11, Y11, Y11
+	VORPD   Y11, Y7, Y7
+	ADDQ    $0x00000080, SI
+	SUBQ    $0x00000010, CX
+	JMP     blocks
+
+vectors:
+	CMPQ    CX, $0x00000008
+	JB      left1
+	VMOVUPD (SI), Y8
+	VMINPD  Y0, Y8, Y0
+	VCMPPD  $0x03, Y8, Y8, Y8
+	VORPD   Y8, Y4, Y4
+	VMOVUPD 32(SI), Y9
+	VMINPD  Y1, Y9, Y1
+	VCMPPD  $0x03, Y9, Y9, Y9
+	VORPD   Y9, Y5, Y5
+	ADDQ    $0x00000040, SI
+	SUBQ    $0x00000008, CX
+
+left1:
+	CMPQ    CX, $0x00000004
+	JB      tail
+	VMOVUPD (SI), Y8
+	VMINPD  Y0, Y8, Y0
+	VCMPPD  $0x03, Y8, Y8, Y8
+	VORPD   Y8, Y4, Y4
+	ADDQ    $0x00000020, SI
+	SUBQ    $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+done:
+	VMINPD       Y1, Y0, Y0
+	VMINPD       Y3, Y2, Y2
+	VMINPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMINPD       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VMINPD       X1, X0, X0
+	VORPD        Y5, Y4, Y4
+	VORPD        Y7, Y6, Y6
+	VORPD        Y6, Y4, Y4
+	VMOVMSKPD    Y4, AX
+	TESTL        AX, AX
+	JNE          nan
+	TESTQ        CX, CX
+	JE           scalarend
+
+scalar:
+	VMOVSD   (SI), X8
+	VUCOMISD X8, X8
+	JPS      nan
+	VMINSD   X0, X8, X0
+	ADDQ     $0x08, SI
+	ADDQ     $0x08, DX
+	DECQ     CX
+	JNE      scalar
+
+scalarend:
+ret:
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
+
+nan:
+	MOVQ  $0x7ff8000000000000, AX
+	VMOVQ AX, X0
+	JMP   ret
+
+// func sumSquaresF64AVX2(x []float64) float64
+// Requires: AVX, FMA3, SSE2
+TEXT ·sumSquaresF64AVX2(SB), NOSPLIT, $0-32
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+blocks:
+	CMPQ        CX, $0x00000010
+	JB          vectors
+	VMOVUPD     (SI), Y4
+	VFMADD231PD Y4, Y4, Y0
+	VMOVUPD     32(SI), Y5
+	VFMADD231PD Y5, Y5, Y1
+	VMOVUPD     64(SI), Y6
+	VFMADD231PD Y6, Y6, Y2
+	VMOVUPD     96(SI), Y7
+	VFMADD231PD Y7, Y7, Y3
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000010, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000008
+	JB          left1
+	VMOVUPD     (SI), Y4
+	VFMADD231PD Y4, Y4, Y0
+	VMOVUPD     32(SI), Y5
+	VFMADD231PD Y5, Y5, Y1
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000008, CX
+
+left1:
+	CMPQ        CX, $0x00000004
+	JB          tail
+	VMOVUPD     (SI), Y4
+	VFMADD231PD Y4, Y4, Y0
+	ADDQ        $0x00000020, SI
+	SUBQ        $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+done:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPD       X1, X0, X0
+	TESTQ        CX, CX
+	JE           scalarend
+
+scalar:
+	VMOVSD      (SI), X8
+	VFMADD231SD X8, X8, X0
+	ADDQ        $0x08, SI
+	ADDQ        $0x08, DX
+	DECQ        CX
+	JNE         scalar
+
+scalarend:
+	VZEROUPPER
+	MOVSD X0, ret+24(FP)
+	RET
+
+// func indexEqF64AVX2(x []float64, v float64) int
+// Requires: AVX, AVX2, SSE2
+TEXT ·indexEqF64AVX2(SB), NOSPLIT, $0-40
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         SI, BX
+	MOVSD        v+24(FP), X15
+	VBROADCASTSD X15, Y15
+
+blocks:
+	CMPQ      CX, $0x00000010
+	JB        vectors
+	VCMPPD    $0x00, (SI), Y15, Y8
+	VMOVMSKPD Y8, AX
+	TESTL     AX, AX
+	JNE       found0
+	VCMPPD    $0x00, 32(SI), Y15, Y9
+	VMOVMSKPD Y9, AX
+	TESTL     AX, AX
+	JNE       found1
+	VCMPPD    $0x00, 64(SI), Y15, Y10
+	VMOVMSKPD Y10, AX
+	TESTL     AX, AX
+	JNE       found2
+	VCMPPD    $0x00, 96(SI), Y15, Y11
+	VMOVMSKPD Y11, AX
+	TESTL     AX, AX
+	JNE       found3
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000010, CX
+	JMP       blocks
+
+vectors:
+	CMPQ      CX, $0x00000008
+	JB        left1
+	VCMPPD    $0x00, (SI), Y15, Y8
+	VMOVMSKPD Y8, AX
+	TESTL     AX, AX
+	JNE       found4
+	VCMPPD    $0x00, 32(SI), Y15, Y9
+	VMOVMSKPD Y9, AX
+	TESTL     AX, AX
+	JNE       found5
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x00000008, CX
+
+left1:
+	CMPQ      CX, $0x00000004
+	JB        tail
+	VCMPPD    $0x00, (SI), Y15, Y8
+	VMOVMSKPD Y8, AX
+	TESTL     AX, AX
+	JNE       found6
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+done:
+	TESTQ CX, CX
+	JE    none
+
+scalar:
+	VMOVSD   (SI), X8
+	VUCOMISD X15, X8
+	JPS      scalarnext
+	JEQ      scalarhit
+
+scalarnext:
+	ADDQ $0x08, SI
+	DECQ CX
+	JNE  scalar
+
+none:
+	VZEROUPPER
+	MOVQ $-1, AX
+	MOVQ AX, ret+32(FP)
+	RET
+
+scalarhit:
+	XORL AX, AX
+	JMP  ret
+
+found0:
+	BSFL AX, AX
+	ADDQ $0x00000000, AX
+	JMP  ret
+
+found1:
+	BSFL AX, AX
+	ADDQ $0x00000004, AX
+	JMP  ret
+
+found2:
+	BSFL AX, AX
+	ADDQ $0x00000008, AX
+	JMP  ret
+
+found3:
+	BSFL AX, AX
+	ADDQ $0x0000000c, AX
+	JMP  ret
+
+found4:
+	BSFL AX, AX
+	ADDQ $0x00000000, AX
+	JMP  ret
+
+found5:
+	BSFL AX, AX
+	ADDQ $0x00000004, AX
+	JMP  ret
+
+found6:
+	BSFL AX, AX
+	ADDQ $0x00000000, AX
+
+ret:
+	VZEROUPPER
+	SUBQ BX, SI
+	SHRQ $0x03, SI
+	ADDQ SI, AX
+	MOVQ AX, ret+32(FP)
+	RET
+
+// func indexNaNF64AVX2(x []float64) int
+// Requires: AVX
+TEXT ·indexNaNF64AVX2(SB), NOSPLIT, $0-32
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	MOVQ SI, BX
+
+blocks:
+	CMPQ      CX, $0x00000010
+	JB        vectors
+	VMOVUPD   (SI), Y8
+	VCMPPD    $0x03, Y8, Y8, Y8
+	VMOVMSKPD Y8, AX
+	TESTL     AX, AX
+	JNE       found0
+	VMOVUPD   32(SI), Y9
+	VCMPPD    $0x03, Y9, Y9, Y9
+	VMOVMSKPD Y9, AX
+	TESTL     AX, AX
+	JNE       found1
+	VMOVUPD   64(SI), Y10
+	VCMPPD    $0x03, Y10, Y10, Y10
+	VMOVMSKPD Y10, AX
+	TESTL     AX, AX
+	JNE       found2
+	VMOVUPD   96(SI), Y11
+	VCMPPD    $0x03, Y11, Y11, Y11
+	VMOVMSKPD Y11, AX
+	TESTL     AX, AX
+	JNE       found3
+	ADDQ      $0x00000080, SI
+	SUBQ      $0x00000010, CX
+	JMP       blocks
+
+vectors:
+	CMPQ      CX, $0x00000008
+	JB        left1
+	VMOVUPD   (SI), Y8
+	VCMPPD    $0x03, Y8, Y8, Y8
+	VMOVMSKPD Y8, AX
+	TESTL     AX, AX
+	JNE       found4
+	VMOVUPD   32(SI), Y9
+	VCMPPD    $0x03, Y9, Y9, Y9
+	VMOVMSKPD Y9, AX
+	TESTL     AX, AX
+	JNE       found5
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x00000008, CX
+
+left1:
+	CMPQ      CX, $0x00000004
+	JB        tail
+	VMOVUPD   (SI), Y8
+	VCMPPD    $0x03, Y8, Y8, Y8
+	VMOVMSKPD Y8, AX
+	TESTL     AX, AX
+	JNE       found6
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x00000004, CX
+
+tail:
+	TESTQ CX, CX
+	JE    done
+
+done:
+	TESTQ CX, CX
+	JE    none
+
+scalar:
+	VMOVSD   (SI), X8
+	VUCOMISD X8, X8
+	JPS      scalarhit
+	ADDQ     $0x08, SI
+	DECQ     CX
+	JNE      scalar
+
+none:
+	VZEROUPPER
+	MOVQ $-1, AX
+	MOVQ AX, ret+24(FP)
+	RET
+
+scalarhit:
+	XORL AX, AX
+	JMP  ret
+
+found0:
+	BSFL AX, AX
+	ADDQ $0x00000000, AX
+	JMP  ret
+
+found1:
+	BSFL AX, AX
+	ADDQ $0x00000004, AX
+	JMP  ret
+
+found2:
+	BSFL AX, AX
+	ADDQ $0x00000008, AX
+	JMP  ret
+
+found3:
+	BSFL AX, AX
+	ADDQ $0x0000000c, AX
+	JMP  ret
+
+found4:
+	BSFL AX, AX
+	ADDQ $0x00000000, AX
+	JMP  ret
+
+found5:
+	BSFL AX, AX
+	ADDQ $0x00000004, AX
+	JMP  ret
+
+found6:
+	BSFL AX, AX
+	ADDQ $0x00000000, AX
+
+ret:
+	VZEROUPPER
+	SUBQ BX, SI
+	SHRQ $0x03, SI
 	ADDQ SI, AX
 	MOVQ AX, ret+24(FP)
 	RET

@@ -326,8 +326,8 @@ done:
 	FMOVS F24, ret+24(FP)
 	RET
 
-// func sumSquares64NEON(x []float32) float64
-TEXT ·sumSquares64NEON(SB), NOSPLIT, $0-32
+// func sumSquaresNEON(x []float32) float64
+TEXT ·sumSquaresNEON(SB), NOSPLIT, $0-32
 	MOVD x_base+0(FP), R0
 	MOVD x_len+8(FP), R2
 	VEOR V24.B16, V24.B16, V24.B16
@@ -517,6 +517,515 @@ scalar:
 hit:
 	SUB R3, R0, R0
 	LSR $2, R0, R0
+	SUB $1, R0, R0
+	MOVD R0, ret+24(FP)
+	RET
+
+none:
+	MOVD $-1, R0
+	MOVD R0, ret+24(FP)
+	RET
+
+// func sumF64NEON(x []float64) float64
+TEXT ·sumF64NEON(SB), NOSPLIT, $0-32
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R2
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+
+loop8:
+	CMP $16, R2
+	BLT loop1
+	FLDPQ.P 32(R0), (F0, F1)
+	FLDPQ.P 32(R0), (F2, F3)
+	FLDPQ.P 32(R0), (F4, F5)
+	FLDPQ.P 32(R0), (F6, F7)
+	WORD $0x4e60d718 // fadd v24.2d, v24.2d, v0.2d
+	WORD $0x4e61d739 // fadd v25.2d, v25.2d, v1.2d
+	WORD $0x4e62d75a // fadd v26.2d, v26.2d, v2.2d
+	WORD $0x4e63d77b // fadd v27.2d, v27.2d, v3.2d
+	WORD $0x4e64d79c // fadd v28.2d, v28.2d, v4.2d
+	WORD $0x4e65d7bd // fadd v29.2d, v29.2d, v5.2d
+	WORD $0x4e66d7de // fadd v30.2d, v30.2d, v6.2d
+	WORD $0x4e67d7ff // fadd v31.2d, v31.2d, v7.2d
+	SUB $16, R2
+	B loop8
+
+loop1:
+	CMP $2, R2
+	BLT fold
+	FMOVQ.P 16(R0), F0
+	WORD $0x4e60d718 // fadd v24.2d, v24.2d, v0.2d
+	SUB $2, R2
+	B loop1
+
+fold:
+	WORD $0x4e79d718 // fadd v24.2d, v24.2d, v25.2d
+	WORD $0x4e7bd75a // fadd v26.2d, v26.2d, v27.2d
+	WORD $0x4e7dd79c // fadd v28.2d, v28.2d, v29.2d
+	WORD $0x4e7fd7de // fadd v30.2d, v30.2d, v31.2d
+	WORD $0x4e7ad718 // fadd v24.2d, v24.2d, v26.2d
+	WORD $0x4e7ed79c // fadd v28.2d, v28.2d, v30.2d
+	WORD $0x4e7cd718 // fadd v24.2d, v24.2d, v28.2d
+	WORD $0x7e70db18 // faddp d24, v24.2d
+
+tail:
+	CBZ R2, done
+	FMOVD.P 8(R0), F0
+	FADDD F0, F24
+	SUB $1, R2
+	B tail
+
+done:
+	FMOVD F24, ret+24(FP)
+	RET
+
+// func sumAbsF64NEON(x []float64) float64
+TEXT ·sumAbsF64NEON(SB), NOSPLIT, $0-32
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R2
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+
+loop8:
+	CMP $16, R2
+	BLT loop1
+	FLDPQ.P 32(R0), (F0, F1)
+	FLDPQ.P 32(R0), (F2, F3)
+	FLDPQ.P 32(R0), (F4, F5)
+	FLDPQ.P 32(R0), (F6, F7)
+	WORD $0x4ee0f800 // fabs v0.2d, v0.2d
+	WORD $0x4e60d718 // fadd v24.2d, v24.2d, v0.2d
+	WORD $0x4ee0f821 // fabs v1.2d, v1.2d
+	WORD $0x4e61d739 // fadd v25.2d, v25.2d, v1.2d
+	WORD $0x4ee0f842 // fabs v2.2d, v2.2d
+	WORD $0x4e62d75a // fadd v26.2d, v26.2d, v2.2d
+	WORD $0x4ee0f863 // fabs v3.2d, v3.2d
+	WORD $0x4e63d77b // fadd v27.2d, v27.2d, v3.2d
+	WORD $0x4ee0f884 // fabs v4.2d, v4.2d
+	WORD $0x4e64d79c // fadd v28.2d, v28.2d, v4.2d
+	WORD $0x4ee0f8a5 // fabs v5.2d, v5.2d
+	WORD $0x4e65d7bd // fadd v29.2d, v29.2d, v5.2d
+	WORD $0x4ee0f8c6 // fabs v6.2d, v6.2d
+	WORD $0x4e66d7de // fadd v30.2d, v30.2d, v6.2d
+	WORD $0x4ee0f8e7 // fabs v7.2d, v7.2d
+	WORD $0x4e67d7ff // fadd v31.2d, v31.2d, v7.2d
+	SUB $16, R2
+	B loop8
+
+loop1:
+	CMP $2, R2
+	BLT fold
+	FMOVQ.P 16(R0), F0
+	WORD $0x4ee0f800 // fabs v0.2d, v0.2d
+	WORD $0x4e60d718 // fadd v24.2d, v24.2d, v0.2d
+	SUB $2, R2
+	B loop1
+
+fold:
+	WORD $0x4e79d718 // fadd v24.2d, v24.2d, v25.2d
+	WORD $0x4e7bd75a // fadd v26.2d, v26.2d, v27.2d
+	WORD $0x4e7dd79c // fadd v28.2d, v28.2d, v29.2d
+	WORD $0x4e7fd7de // fadd v30.2d, v30.2d, v31.2d
+	WORD $0x4e7ad718 // fadd v24.2d, v24.2d, v26.2d
+	WORD $0x4e7ed79c // fadd v28.2d, v28.2d, v30.2d
+	WORD $0x4e7cd718 // fadd v24.2d, v24.2d, v28.2d
+	WORD $0x7e70db18 // faddp d24, v24.2d
+
+tail:
+	CBZ R2, done
+	FMOVD.P 8(R0), F0
+	FABSD F0, F0
+	FADDD F0, F24
+	SUB $1, R2
+	B tail
+
+done:
+	FMOVD F24, ret+24(FP)
+	RET
+
+// func dotF64NEON(a, b []float64) float64
+TEXT ·dotF64NEON(SB), NOSPLIT, $0-56
+	MOVD b_base+24(FP), R1
+	MOVD a_base+0(FP), R0
+	MOVD a_len+8(FP), R2
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+
+loop8:
+	CMP $16, R2
+	BLT loop1
+	FLDPQ.P 32(R0), (F0, F1)
+	FLDPQ.P 32(R1), (F8, F9)
+	FLDPQ.P 32(R0), (F2, F3)
+	FLDPQ.P 32(R1), (F10, F11)
+	FLDPQ.P 32(R0), (F4, F5)
+	FLDPQ.P 32(R1), (F12, F13)
+	FLDPQ.P 32(R0), (F6, F7)
+	FLDPQ.P 32(R1), (F14, F15)
+	VFMLA V8.D2, V0.D2, V24.D2
+	VFMLA V9.D2, V1.D2, V25.D2
+	VFMLA V10.D2, V2.D2, V26.D2
+	VFMLA V11.D2, V3.D2, V27.D2
+	VFMLA V12.D2, V4.D2, V28.D2
+	VFMLA V13.D2, V5.D2, V29.D2
+	VFMLA V14.D2, V6.D2, V30.D2
+	VFMLA V15.D2, V7.D2, V31.D2
+	SUB $16, R2
+	B loop8
+
+loop1:
+	CMP $2, R2
+	BLT fold
+	FMOVQ.P 16(R0), F0
+	FMOVQ.P 16(R1), F8
+	VFMLA V8.D2, V0.D2, V24.D2
+	SUB $2, R2
+	B loop1
+
+fold:
+	WORD $0x4e79d718 // fadd v24.2d, v24.2d, v25.2d
+	WORD $0x4e7bd75a // fadd v26.2d, v26.2d, v27.2d
+	WORD $0x4e7dd79c // fadd v28.2d, v28.2d, v29.2d
+	WORD $0x4e7fd7de // fadd v30.2d, v30.2d, v31.2d
+	WORD $0x4e7ad718 // fadd v24.2d, v24.2d, v26.2d
+	WORD $0x4e7ed79c // fadd v28.2d, v28.2d, v30.2d
+	WORD $0x4e7cd718 // fadd v24.2d, v24.2d, v28.2d
+	WORD $0x7e70db18 // faddp d24, v24.2d
+
+tail:
+	CBZ R2, done
+	FMOVD.P 8(R0), F0
+	FMOVD.P 8(R1), F8
+	FMADDD F8, F24, F0, F24
+	SUB $1, R2
+	B tail
+
+done:
+	FMOVD F24, ret+48(FP)
+	RET
+
+// func sumSquaresF64NEON(x []float64) float64
+TEXT ·sumSquaresF64NEON(SB), NOSPLIT, $0-32
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R2
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+
+loop8:
+	CMP $16, R2
+	BLT loop1
+	FLDPQ.P 32(R0), (F0, F1)
+	FLDPQ.P 32(R0), (F2, F3)
+	FLDPQ.P 32(R0), (F4, F5)
+	FLDPQ.P 32(R0), (F6, F7)
+	VFMLA V0.D2, V0.D2, V24.D2
+	VFMLA V1.D2, V1.D2, V25.D2
+	VFMLA V2.D2, V2.D2, V26.D2
+	VFMLA V3.D2, V3.D2, V27.D2
+	VFMLA V4.D2, V4.D2, V28.D2
+	VFMLA V5.D2, V5.D2, V29.D2
+	VFMLA V6.D2, V6.D2, V30.D2
+	VFMLA V7.D2, V7.D2, V31.D2
+	SUB $16, R2
+	B loop8
+
+loop1:
+	CMP $2, R2
+	BLT fold
+	FMOVQ.P 16(R0), F0
+	VFMLA V0.D2, V0.D2, V24.D2
+	SUB $2, R2
+	B loop1
+
+fold:
+	WORD $0x4e79d718 // fadd v24.2d, v24.2d, v25.2d
+	WORD $0x4e7bd75a // fadd v26.2d, v26.2d, v27.2d
+	WORD $0x4e7dd79c // fadd v28.2d, v28.2d, v29.2d
+	WORD $0x4e7fd7de // fadd v30.2d, v30.2d, v31.2d
+	WORD $0x4e7ad718 // fadd v24.2d, v24.2d, v26.2d
+	WORD $0x4e7ed79c // fadd v28.2d, v28.2d, v30.2d
+	WORD $0x4e7cd718 // fadd v24.2d, v24.2d, v28.2d
+	WORD $0x7e70db18 // faddp d24, v24.2d
+
+tail:
+	CBZ R2, done
+	FMOVD.P 8(R0), F0
+	FMADDD F0, F24, F0, F24
+	SUB $1, R2
+	B tail
+
+done:
+	FMOVD F24, ret+24(FP)
+	RET
+
+// func maxF64NEON(x []float64) float64
+TEXT ·maxF64NEON(SB), NOSPLIT, $0-32
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R2
+	FMOVD (R0), F24
+	VDUP V24.D[0], V24.D2
+	VDUP V24.D[0], V25.D2
+	VDUP V24.D[0], V26.D2
+	VDUP V24.D[0], V27.D2
+	VDUP V24.D[0], V28.D2
+	VDUP V24.D[0], V29.D2
+	VDUP V24.D[0], V30.D2
+	VDUP V24.D[0], V31.D2
+
+loop8:
+	CMP $16, R2
+	BLT loop1
+	FLDPQ.P 32(R0), (F0, F1)
+	FLDPQ.P 32(R0), (F2, F3)
+	FLDPQ.P 32(R0), (F4, F5)
+	FLDPQ.P 32(R0), (F6, F7)
+	WORD $0x4e60f718 // fmax v24.2d, v24.2d, v0.2d
+	WORD $0x4e61f739 // fmax v25.2d, v25.2d, v1.2d
+	WORD $0x4e62f75a // fmax v26.2d, v26.2d, v2.2d
+	WORD $0x4e63f77b // fmax v27.2d, v27.2d, v3.2d
+	WORD $0x4e64f79c // fmax v28.2d, v28.2d, v4.2d
+	WORD $0x4e65f7bd // fmax v29.2d, v29.2d, v5.2d
+	WORD $0x4e66f7de // fmax v30.2d, v30.2d, v6.2d
+	WORD $0x4e67f7ff // fmax v31.2d, v31.2d, v7.2d
+	SUB $16, R2
+	B loop8
+
+loop1:
+	CMP $2, R2
+	BLT fold
+	FMOVQ.P 16(R0), F0
+	WORD $0x4e60f718 // fmax v24.2d, v24.2d, v0.2d
+	SUB $2, R2
+	B loop1
+
+fold:
+	WORD $0x4e79f718 // fmax v24.2d, v24.2d, v25.2d
+	WORD $0x4e7bf75a // fmax v26.2d, v26.2d, v27.2d
+	WORD $0x4e7df79c // fmax v28.2d, v28.2d, v29.2d
+	WORD $0x4e7ff7de // fmax v30.2d, v30.2d, v31.2d
+	WORD $0x4e7af718 // fmax v24.2d, v24.2d, v26.2d
+	WORD $0x4e7ef79c // fmax v28.2d, v28.2d, v30.2d
+	WORD $0x4e7cf718 // fmax v24.2d, v24.2d, v28.2d
+	WORD $0x7e70fb18 // fmaxp d24, v24.2d
+
+tail:
+	CBZ R2, done
+	FMOVD.P 8(R0), F0
+	FMAXD F0, F24
+	SUB $1, R2
+	B tail
+
+done:
+	FMOVD F24, ret+24(FP)
+	RET
+
+// func minF64NEON(x []float64) float64
+TEXT ·minF64NEON(SB), NOSPLIT, $0-32
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R2
+	FMOVD (R0), F24
+	VDUP V24.D[0], V24.D2
+	VDUP V24.D[0], V25.D2
+	VDUP V24.D[0], V26.D2
+	VDUP V24.D[0], V27.D2
+	VDUP V24.D[0], V28.D2
+	VDUP V24.D[0], V29.D2
+	VDUP V24.D[0], V30.D2
+	VDUP V24.D[0], V31.D2
+
+loop8:
+	CMP $16, R2
+	BLT loop1
+	FLDPQ.P 32(R0), (F0, F1)
+	FLDPQ.P 32(R0), (F2, F3)
+	FLDPQ.P 32(R0), (F4, F5)
+	FLDPQ.P 32(R0), (F6, F7)
+	WORD $0x4ee0f718 // fmin v24.2d, v24.2d, v0.2d
+	WORD $0x4ee1f739 // fmin v25.2d, v25.2d, v1.2d
+	WORD $0x4ee2f75a // fmin v26.2d, v26.2d, v2.2d
+	WORD $0x4ee3f77b // fmin v27.2d, v27.2d, v3.2d
+	WORD $0x4ee4f79c // fmin v28.2d, v28.2d, v4.2d
+	WORD $0x4ee5f7bd // fmin v29.2d, v29.2d, v5.2d
+	WORD $0x4ee6f7de // fmin v30.2d, v30.2d, v6.2d
+	WORD $0x4ee7f7ff // fmin v31.2d, v31.2d, v7.2d
+	SUB $16, R2
+	B loop8
+
+loop1:
+	CMP $2, R2
+	BLT fold
+	FMOVQ.P 16(R0), F0
+	WORD $0x4ee0f718 // fmin v24.2d, v24.2d, v0.2d
+	SUB $2, R2
+	B loop1
+
+fold:
+	WORD $0x4ef9f718 // fmin v24.2d, v24.2d, v25.2d
+	WORD $0x4efbf75a // fmin v26.2d, v26.2d, v27.2d
+	WORD $0x4efdf79c // fmin v28.2d, v28.2d, v29.2d
+	WORD $0x4efff7de // fmin v30.2d, v30.2d, v31.2d
+	WORD $0x4efaf718 // fmin v24.2d, v24.2d, v26.2d
+	WORD $0x4efef79c // fmin v28.2d, v28.2d, v30.2d
+	WORD $0x4efcf718 // fmin v24.2d, v24.2d, v28.2d
+	WORD $0x7ef0fb18 // fminp d24, v24.2d
+
+tail:
+	CBZ R2, done
+	FMOVD.P 8(R0), F0
+	FMIND F0, F24
+	SUB $1, R2
+	B tail
+
+done:
+	FMOVD F24, ret+24(FP)
+	RET
+
+// func indexEqF64NEON(x []float64, v float64) int
+TEXT ·indexEqF64NEON(SB), NOSPLIT, $0-40
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R2
+	MOVD R0, R3
+	FMOVD v+24(FP), F31
+	VDUP V31.D[0], V31.D2
+
+loop4:
+	CMP $8, R2
+	BLT loop1
+	FLDPQ.P 32(R0), (F0, F1)
+	FLDPQ.P 32(R0), (F2, F3)
+	WORD $0x4e7fe400 // fcmeq v0.2d, v0.2d, v31.2d
+	WORD $0x4e7fe421 // fcmeq v1.2d, v1.2d, v31.2d
+	WORD $0x4e7fe442 // fcmeq v2.2d, v2.2d, v31.2d
+	WORD $0x4e7fe463 // fcmeq v3.2d, v3.2d, v31.2d
+	VORR V1.B16, V0.B16, V0.B16
+	VORR V3.B16, V2.B16, V2.B16
+	VORR V2.B16, V0.B16, V0.B16
+	WORD $0x6eb0a800 // umaxv s0, v0.4s
+	FMOVS F0, R4
+	CBNZ R4, found16
+	SUB $8, R2
+	B loop4
+
+found16:
+	SUB $64, R0
+	MOVD $8, R2
+	B scalar
+
+loop1:
+	CMP $2, R2
+	BLT scalar
+	FMOVQ.P 16(R0), F0
+	WORD $0x4e7fe400 // fcmeq v0.2d, v0.2d, v31.2d
+	WORD $0x6eb0a800 // umaxv s0, v0.4s
+	FMOVS F0, R4
+	CBNZ R4, found4
+	SUB $2, R2
+	B loop1
+
+found4:
+	SUB $16, R0
+	MOVD $2, R2
+
+scalar:
+	CBZ R2, none
+	FMOVD.P 8(R0), F0
+	FCMPD F31, F0
+	BEQ hit
+	SUB $1, R2
+	B scalar
+
+hit:
+	SUB R3, R0, R0
+	LSR $3, R0, R0
+	SUB $1, R0, R0
+	MOVD R0, ret+32(FP)
+	RET
+
+none:
+	MOVD $-1, R0
+	MOVD R0, ret+32(FP)
+	RET
+
+// func indexNaNF64NEON(x []float64) int
+TEXT ·indexNaNF64NEON(SB), NOSPLIT, $0-32
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R2
+	MOVD R0, R3
+
+loop4:
+	CMP $8, R2
+	BLT loop1
+	FLDPQ.P 32(R0), (F0, F1)
+	FLDPQ.P 32(R0), (F2, F3)
+	WORD $0x4e60e400 // fcmeq v0.2d, v0.2d, v0.2d
+	WORD $0x4e61e421 // fcmeq v1.2d, v1.2d, v1.2d
+	WORD $0x4e62e442 // fcmeq v2.2d, v2.2d, v2.2d
+	WORD $0x4e63e463 // fcmeq v3.2d, v3.2d, v3.2d
+	VAND V1.B16, V0.B16, V0.B16
+	VAND V3.B16, V2.B16, V2.B16
+	VAND V2.B16, V0.B16, V0.B16
+	WORD $0x6eb1a800 // uminv s0, v0.4s
+	FMOVS F0, R4
+	CBZ R4, found16
+	SUB $8, R2
+	B loop4
+
+found16:
+	SUB $64, R0
+	MOVD $8, R2
+	B scalar
+
+loop1:
+	CMP $2, R2
+	BLT scalar
+	FMOVQ.P 16(R0), F0
+	WORD $0x4e60e400 // fcmeq v0.2d, v0.2d, v0.2d
+	WORD $0x6eb1a800 // uminv s0, v0.4s
+	FMOVS F0, R4
+	CBZ R4, found4
+	SUB $2, R2
+	B loop1
+
+found4:
+	SUB $16, R0
+	MOVD $2, R2
+
+scalar:
+	CBZ R2, none
+	FMOVD.P 8(R0), F0
+	FCMPD F0, F0
+	BVS hit
+	SUB $1, R2
+	B scalar
+
+hit:
+	SUB R3, R0, R0
+	LSR $3, R0, R0
 	SUB $1, R0, R0
 	MOVD R0, ret+24(FP)
 	RET

@@ -3,19 +3,24 @@ package simd
 import "github.com/lanesgo/lanes/dispatch"
 
 func init() {
-	reduce.set(dispatch.Generic, &reduceKernels{
-		sum: sumGeneric, sumAbs: sumAbsGeneric, dot: dotGeneric,
-		max: maxGeneric, min: minGeneric, sumSquares64: sumSquares64Generic,
-		indexEq: indexEqGeneric, indexNaN: indexNaNGeneric,
-	})
+	reduce.set(dispatch.Generic, reduceGeneric[float32]())
+	reduceF64.set(dispatch.Generic, reduceGeneric[float64]())
+}
+
+func reduceGeneric[T float]() *reduceKernels[T] {
+	return &reduceKernels[T]{
+		sum: sumGeneric[T], sumAbs: sumAbsGeneric[T], dot: dotGeneric[T],
+		max: maxGeneric[T], min: minGeneric[T], sumSquares: sumSquaresGeneric[T],
+		indexEq: indexEqGeneric[T], indexNaN: indexNaNGeneric[T],
+	}
 }
 
 // The generic reductions use four independent accumulators, like the SIMD
 // levels use several vector registers: it breaks the add latency chain and
 // keeps the same error bound.
 
-func sumGeneric(x []float32) float32 {
-	var s0, s1, s2, s3 float32
+func sumGeneric[T float](x []T) T {
+	var s0, s1, s2, s3 T
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
 		s0 += x[i]
@@ -29,40 +34,40 @@ func sumGeneric(x []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-func sumAbsGeneric(x []float32) float32 {
-	var s0, s1, s2, s3 float32
+func sumAbsGeneric[T float](x []T) T {
+	var s0, s1, s2, s3 T
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
-		s0 += abs32(x[i])
-		s1 += abs32(x[i+1])
-		s2 += abs32(x[i+2])
-		s3 += abs32(x[i+3])
+		s0 += absOf(x[i])
+		s1 += absOf(x[i+1])
+		s2 += absOf(x[i+2])
+		s3 += absOf(x[i+3])
 	}
 	for ; i < len(x); i++ {
-		s0 += abs32(x[i])
+		s0 += absOf(x[i])
 	}
 	return (s0 + s1) + (s2 + s3)
 }
 
-func dotGeneric(a, b []float32) float32 {
-	var s0, s1, s2, s3 float32
+func dotGeneric[T float](a, b []T) T {
+	var s0, s1, s2, s3 T
 	b = b[:len(a)]
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
-		s0 += float32(a[i] * b[i])
-		s1 += float32(a[i+1] * b[i+1])
-		s2 += float32(a[i+2] * b[i+2])
-		s3 += float32(a[i+3] * b[i+3])
+		s0 += T(a[i] * b[i])
+		s1 += T(a[i+1] * b[i+1])
+		s2 += T(a[i+2] * b[i+2])
+		s3 += T(a[i+3] * b[i+3])
 	}
 	for ; i < len(a); i++ {
-		s0 += float32(a[i] * b[i])
+		s0 += T(a[i] * b[i])
 	}
 	return (s0 + s1) + (s2 + s3)
 }
 
 // maxGeneric and minGeneric use Go's built-in max and min, which propagate
 // NaN and compile without branches, in four independent chains.
-func maxGeneric(x []float32) float32 {
+func maxGeneric[T float](x []T) T {
 	m0, m1, m2, m3 := x[0], x[0], x[0], x[0]
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
@@ -77,7 +82,7 @@ func maxGeneric(x []float32) float32 {
 	return max(max(m0, m1), max(m2, m3))
 }
 
-func minGeneric(x []float32) float32 {
+func minGeneric[T float](x []T) T {
 	m0, m1, m2, m3 := x[0], x[0], x[0], x[0]
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
@@ -92,7 +97,9 @@ func minGeneric(x []float32) float32 {
 	return min(min(m0, m1), min(m2, m3))
 }
 
-func sumSquares64Generic(x []float32) float64 {
+// sumSquaresGeneric widens each element to float64 (exactly) and sums the
+// squares in two chains.
+func sumSquaresGeneric[T float](x []T) float64 {
 	var s0, s1 float64
 	i := 0
 	for ; i+2 <= len(x); i += 2 {
@@ -107,7 +114,7 @@ func sumSquares64Generic(x []float32) float64 {
 	return s0 + s1
 }
 
-func indexEqGeneric(x []float32, v float32) int {
+func indexEqGeneric[T float](x []T, v T) int {
 	for i, e := range x {
 		if e == v {
 			return i
@@ -116,7 +123,7 @@ func indexEqGeneric(x []float32, v float32) int {
 	return -1
 }
 
-func indexNaNGeneric(x []float32) int {
+func indexNaNGeneric[T float](x []T) int {
 	for i, e := range x {
 		if e != e {
 			return i

@@ -34,11 +34,11 @@ func maxAVX512(x []float32) float32
 //go:noescape
 func minAVX512(x []float32) float32
 
-// sumSquares64AVX512 returns Σ x[i]² accumulated in float64, in 8 vector accumulators.
+// sumSquaresAVX512 returns Σ x[i]² accumulated in float64, in 8 vector accumulators.
 // Requires: AVX-512 F, DQ, VL.
 //
 //go:noescape
-func sumSquares64AVX512(x []float32) float64
+func sumSquaresAVX512(x []float32) float64
 
 // indexEqAVX512 returns the first i with x[i] == v, or -1.
 // Requires: AVX-512 F, DQ, VL.
@@ -82,11 +82,11 @@ func maxAVX2(x []float32) float32
 //go:noescape
 func minAVX2(x []float32) float32
 
-// sumSquares64AVX2 returns Σ x[i]² accumulated in float64, in 8 vector accumulators.
+// sumSquaresAVX2 returns Σ x[i]² accumulated in float64, in 8 vector accumulators.
 // Requires: AVX2, FMA.
 //
 //go:noescape
-func sumSquares64AVX2(x []float32) float64
+func sumSquaresAVX2(x []float32) float64
 
 // indexEqAVX2 returns the first i with x[i] == v, or -1.
 // Requires: AVX2, FMA.
@@ -99,3 +99,99 @@ func indexEqAVX2(x []float32, v float32) int
 //
 //go:noescape
 func indexNaNAVX2(x []float32) int
+
+// sumF64AVX512 returns Σ x[i] in 8 vector accumulators.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sumF64AVX512(x []float64) float64
+
+// sumAbsF64AVX512 returns Σ |x[i]| in 8 vector accumulators.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sumAbsF64AVX512(x []float64) float64
+
+// dotF64AVX512 returns Σ a[i]·b[i] in 8 vector FMA accumulators.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func dotF64AVX512(a []float64, b []float64) float64
+
+// maxF64AVX512 returns the maximum of x, or NaN if any element is NaN; len(x) > 0.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func maxF64AVX512(x []float64) float64
+
+// minF64AVX512 returns the minimum of x, or NaN if any element is NaN; len(x) > 0.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func minF64AVX512(x []float64) float64
+
+// sumSquaresF64AVX512 returns Σ x[i]² in 8 vector accumulators.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sumSquaresF64AVX512(x []float64) float64
+
+// indexEqF64AVX512 returns the first i with x[i] == v, or -1.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func indexEqF64AVX512(x []float64, v float64) int
+
+// indexNaNF64AVX512 returns the first i with x[i] NaN, or -1.
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func indexNaNF64AVX512(x []float64) int
+
+// sumF64AVX2 returns Σ x[i] in 4 vector accumulators.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sumF64AVX2(x []float64) float64
+
+// sumAbsF64AVX2 returns Σ |x[i]| in 4 vector accumulators.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sumAbsF64AVX2(x []float64) float64
+
+// dotF64AVX2 returns Σ a[i]·b[i] in 4 vector FMA accumulators.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func dotF64AVX2(a []float64, b []float64) float64
+
+// maxF64AVX2 returns the maximum of x, or NaN if any element is NaN; len(x) > 0.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func maxF64AVX2(x []float64) float64
+
+// minF64AVX2 returns the minimum of x, or NaN if any element is NaN; len(x) > 0.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func minF64AVX2(x []float64) float64
+
+// sumSquaresF64AVX2 returns Σ x[i]² in 4 vector accumulators.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sumSquaresF64AVX2(x []float64) float64
+
+// indexEqF64AVX2 returns the first i with x[i] == v, or -1.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func indexEqF64AVX2(x []float64, v float64) int
+
+// indexNaNF64AVX2 returns the first i with x[i] NaN, or -1.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func indexNaNF64AVX2(x []float64) int

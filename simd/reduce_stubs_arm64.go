@@ -34,11 +34,11 @@ func maxNEON(x []float32) float32
 //go:noescape
 func minNEON(x []float32) float32
 
-// sumSquares64NEON returns Σ x[i]² accumulated in float64.
+// sumSquaresNEON returns Σ x[i]² accumulated in float64.
 // Requires: NEON (Advanced SIMD, part of every arm64 CPU).
 //
 //go:noescape
-func sumSquares64NEON(x []float32) float64
+func sumSquaresNEON(x []float32) float64
 
 // indexEqNEON returns the first i with x[i] == v, or -1.
 // Requires: NEON (Advanced SIMD, part of every arm64 CPU).
@@ -51,3 +51,51 @@ func indexEqNEON(x []float32, v float32) int
 //
 //go:noescape
 func indexNaNNEON(x []float32) int
+
+// sumF64NEON returns Σ x[i].
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sumF64NEON(x []float64) float64
+
+// sumAbsF64NEON returns Σ |x[i]|.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sumAbsF64NEON(x []float64) float64
+
+// dotF64NEON returns Σ a[i]·b[i] (fused steps).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func dotF64NEON(a, b []float64) float64
+
+// sumSquaresF64NEON returns Σ x[i]² (fused steps).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sumSquaresF64NEON(x []float64) float64
+
+// maxF64NEON returns the largest x[i], NaN if any is NaN (len(x) > 0).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func maxF64NEON(x []float64) float64
+
+// minF64NEON returns the smallest x[i], NaN if any is NaN (len(x) > 0).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func minF64NEON(x []float64) float64
+
+// indexEqF64NEON returns the first i with x[i] == v, or -1.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func indexEqF64NEON(x []float64, v float64) int
+
+// indexNaNF64NEON returns the first i with x[i] NaN, or -1.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func indexNaNF64NEON(x []float64) int

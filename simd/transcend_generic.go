@@ -51,7 +51,7 @@ func fma32(a, b, c float32) float32 { return float32(math.FMA(float64(a), float6
 func scale32(p, n float32) float32 { return float32(math.Ldexp(float64(p), int(n))) }
 
 // clamp32 limits x to [lo, hi]; NaN passes through (Clamp's rule).
-func clamp32(x, lo, hi float32) float32 { return minimum32(maximum32(x, lo), hi) }
+func clamp32(x, lo, hi float32) float32 { return minimumOf(maximumOf(x, lo), hi) }
 
 // expReduce splits x (+ lo, a correction below x's ULP) into n and
 // q = expm1(r) with x + lo = n·ln2 + r. x must be clamped.
@@ -91,7 +91,7 @@ func expm1x32(x float32) float32 {
 // reduced argument, before 1 + q rounds), and as e: the common start of
 // Sigmoid, SiLU and Softplus (-|x| <= 0 needs only the lower clamp).
 func expNegAbs(x float32) (q, p, n, e float32) {
-	n, q = expReduce(maximum32(-abs32(x), approx.ExpMin), 0)
+	n, q = expReduce(maximumOf(-absOf(x), approx.ExpMin), 0)
 	p = 1 + q
 	return q, p, n, scale32(p, n)
 }
@@ -115,7 +115,7 @@ func sigmoid32(x float32) float32 {
 // ExpMin the result rounds to -0 (the limit at -Inf), which x·e^ExpMin with
 // x >= SiLUMin also gives.
 func silu32(x float32) float32 {
-	x = maximum32(x, approx.SiLUMin)
+	x = maximumOf(x, approx.SiLUMin)
 	q, _, n, e := expNegAbs(x)
 	d := 1 + e
 	num := x
@@ -127,7 +127,7 @@ func silu32(x float32) float32 {
 
 // tanh32: E = expm1(2|x|), tanh = ±E/(E+2); |x| is clamped to TanhMax.
 func tanh32(x float32) float32 {
-	y := clamp32(abs32(x), 0, approx.TanhMax)
+	y := clamp32(absOf(x), 0, approx.TanhMax)
 	e := expm1x32(2 * y)
 	t := e / (e + 2)
 	return withSign(t, x)
@@ -144,7 +144,7 @@ func softplus32(x float32) float32 {
 	w := (p + p) / d
 	z := s * s
 	l := scale32(fma32(w, z*(horner(approx.AtanhPoly[:], z)*0.5), w), n)
-	return maximum32(x, 0) + l
+	return maximumOf(x, 0) + l
 }
 
 // log32: x = m·2^k, m in [0.75, 1.5); s = (m-1)/(m+1);
@@ -240,7 +240,7 @@ func erfSmall(x float32) float32 {
 
 // erf32: below ErfSplit x·(C0 + z·P(z)); above, ±(1 - e^(-x²)·Q(u)).
 func erf32(x float32) float32 {
-	a := abs32(x)
+	a := absOf(x)
 	if a < approx.ErfSplit {
 		return erfSmall(x)
 	}
@@ -261,7 +261,7 @@ func erfcTail(x float32, s, h float32) float32 {
 	hi := x * x
 	lo := fma32(x, x, -hi)
 	n, q := expReduce(-hi*s, -lo*s) // |x| <= 6.5: no clamp needed
-	a := abs32(x)
+	a := absOf(x)
 	d := fma32(a, h, 1)
 	dErr := fma32(a, h, 1-d)
 	t := 1 / d

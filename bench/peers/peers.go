@@ -15,9 +15,11 @@ import (
 )
 
 // Inputs are the slices one benchmark cell works on. A and B hold values in
-// [0.5, 1.5): positive for Sqrt, away from zero for Div.
+// [0.5, 1.5): positive for Sqrt, away from zero for Div. The float64 ops
+// (OpsF64) use Dst64, A64 and B64 instead.
 type Inputs struct {
-	Dst, A, B []float32
+	Dst, A, B       []float32
+	Dst64, A64, B64 []float64
 }
 
 // NewInputs returns inputs of length n from a fixed seed.
@@ -52,8 +54,10 @@ type Op struct {
 	// Elems, if set, is the length of the input slices at size n (else n).
 	Elems func(n int) int
 	// Summed marks reductions whose results differ between implementations
-	// by the summation order (bounded by n·2⁻²⁴·Σ|terms|).
+	// by the summation order (bounded by n·2⁻²⁴·Σ|terms|, 2⁻⁵³ for F64).
 	Summed bool
+	// F64 marks the float64 ops: their inputs are Inputs' float64 slices.
+	F64 bool
 }
 
 func newOp(name string, bytes func(int) int64, impls []Impl) Op {
@@ -258,8 +262,14 @@ func Prepare(op Op, im Impl, n int) *Inputs {
 	if op.Elems != nil {
 		n = op.Elems(n)
 	}
+	if op.F64 {
+		return NewInputsF64(n)
+	}
 	return NewInputs(n)
 }
+
+// float is the element types of the naive loops, which serve both suites.
+type float interface{ float32 | float64 }
 
 // naiveMap is the loop a Go user writes today: float64 math per element.
 func naiveMap(dst, x []float32, f func(float64) float64) {
@@ -288,31 +298,31 @@ func naiveSoftmax(dst, x []float32) {
 	}
 }
 
-func naiveAdd(dst, a, b []float32) {
+func naiveAdd[T float](dst, a, b []T) {
 	for i := range dst {
 		dst[i] = a[i] + b[i]
 	}
 }
 
-func naiveMul(dst, a, b []float32) {
+func naiveMul[T float](dst, a, b []T) {
 	for i := range dst {
 		dst[i] = a[i] * b[i]
 	}
 }
 
-func naiveDiv(dst, a, b []float32) {
+func naiveDiv[T float](dst, a, b []T) {
 	for i := range dst {
 		dst[i] = a[i] / b[i]
 	}
 }
 
-func naiveMaximum(dst, a, b []float32) {
+func naiveMaximum[T float](dst, a, b []T) {
 	for i := range dst {
 		dst[i] = max(a[i], b[i])
 	}
 }
 
-func naiveScale(dst, a []float32, s float32) {
+func naiveScale[T float](dst, a []T, s T) {
 	for i := range dst {
 		dst[i] = a[i] * s
 	}
@@ -324,14 +334,14 @@ func naiveSqrt(dst, a []float32) {
 	}
 }
 
-func naiveAxpy(y []float32, alpha float32, x []float32) {
+func naiveAxpy[T float](y []T, alpha T, x []T) {
 	for i := range y {
 		y[i] += alpha * x[i]
 	}
 }
 
-func naiveSum(x []float32) float32 {
-	var s float32
+func naiveSum[T float](x []T) T {
+	var s T
 	for _, v := range x {
 		s += v
 	}
@@ -346,15 +356,15 @@ func naiveSumAbs(x []float32) float32 {
 	return s
 }
 
-func naiveDot(a, b []float32) float32 {
-	var s float32
+func naiveDot[T float](a, b []T) T {
+	var s T
 	for i := range a {
 		s += a[i] * b[i]
 	}
 	return s
 }
 
-func naiveMax(x []float32) float32 {
+func naiveMax[T float](x []T) T {
 	m := x[0]
 	for _, v := range x[1:] {
 		if v > m || v != v {
@@ -364,7 +374,7 @@ func naiveMax(x []float32) float32 {
 	return m
 }
 
-func naiveArgMax(x []float32) int {
+func naiveArgMax[T float](x []T) int {
 	best := 0
 	for i, v := range x {
 		if v > x[best] {

@@ -12,7 +12,7 @@ import (
 func TestImplsAgree(t *testing.T) {
 	prev := dispatch.Active()
 	defer dispatch.SetLevel(prev)
-	for _, op := range Ops() {
+	for _, op := range append(Ops(), OpsF64()...) {
 		for _, n := range []int{1, 17, 1000, 4099} {
 			var ref []float64
 			for _, im := range op.Impls {
@@ -32,7 +32,11 @@ func TestImplsAgree(t *testing.T) {
 				for i := range got {
 					tol := 1e-5 * math.Max(1, math.Abs(ref[i]))
 					if op.Summed {
-						tol = float64(n) * 0x1p-24 * 1.5 * float64(n) // terms are below 1.5 each
+						eps := 0x1p-24
+						if op.F64 {
+							eps = 0x1p-53
+						}
+						tol = float64(n) * eps * 1.5 * float64(n) // terms are below 1.5 each
 					}
 					if d := math.Abs(got[i] - ref[i]); !(d <= tol) {
 						t.Fatalf("%s n=%d: %s[%d] = %v, lanes-generic %v", op.Name, n, im.Name, i, got[i], ref[i])

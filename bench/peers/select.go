@@ -7,13 +7,14 @@ import (
 )
 
 // SelectOps returns the ops named in s, a comma-separated list matched
-// without regard to case; "" selects them all. An unknown name is an error
-// that lists the known ones.
+// without regard to case; "" selects all of Ops (the float32 suite). The
+// float64 ops (OpsF64: AddF64, DotF64, ...) are selected by name. An unknown
+// name is an error that lists the known ones.
 func SelectOps(s string) ([]Op, error) {
-	all := Ops()
 	if s == "" {
-		return all, nil
+		return Ops(), nil
 	}
+	all := append(Ops(), OpsF64()...)
 	var out []Op
 	for _, name := range strings.Split(s, ",") {
 		found := false

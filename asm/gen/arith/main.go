@@ -18,6 +18,7 @@ import (
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 
+	"github.com/lanesgo/lanes/asm/gen/internal/elem"
 	"github.com/lanesgo/lanes/asm/gen/internal/x86"
 )
 
@@ -108,9 +109,11 @@ var kernels = []kernel{
 
 func main() {
 	ConstraintExpr("!purego")
-	for _, k := range kernels {
-		for _, s := range x86.Levels {
-			generate(k, s)
+	for _, t := range elem.Types {
+		for _, k := range kernels {
+			for _, s := range x86.Levels {
+				generate(k, s.At(t))
+			}
 		}
 	}
 	Generate()

@@ -46,4 +46,4 @@ const requires = "Requires: NEON (Advanced SIMD, part of every arm64 CPU)."
 
 // widths are the element widths the elementwise and reduction families are
 // generated for.
-var widths = []a64.Float{a64.F32}
+var widths = []a64.Float{a64.F32, a64.F64}

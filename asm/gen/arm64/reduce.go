@@ -8,13 +8,13 @@ import . "github.com/lanesgo/lanes/asm/gen/internal/a64"
 // and the lanes pairwise, and finishes the last 0..3 floats (0..1 float64)
 // with scalar instructions into lane 0. R0 (and R1) walk the inputs, R2
 // counts. Every kernel is generated for each element width (sumNEON for Sum,
-// sumF64NEON for SumF64); sumSquares64, Norm's float64 sum of squares of
-// float32, has no float64 form: NormF64 uses dotF64.
+// sumF64NEON for SumF64); sumSquares, the norms' float64 sum of squares,
+// widens float32 (sumSquaresNEON) and is a fold of FMLAs for float64.
 func reduce(f *File) {
 	for _, w := range widths {
 		reduceWidth(f, w)
 		if !w.Double() {
-			sumSquares64(f)
+			sumSquaresWidened(f)
 		}
 		indexOf(f, w, "indexEq", "func(x []T, v T) int", "the first i with x[i] == v, or -1")
 		indexOf(f, w, "indexNaN", "func(x []T) int", "the first i with x[i] NaN, or -1")
@@ -70,6 +70,12 @@ func reduceWidth(f *File, w Float) {
 			scalar: func(fn *Func) { fn.Asm("FMADD%s F8, F24, F0, F24", sc) },
 		},
 		{
+			name: "sumSquares", sig: "func(x []T) T", doc: "Σ x[i]² (fused steps)", ins: 1, init: zeroAcc,
+			step:    func(fn *Func, acc, x, _ V) { fn.I(w.FMLA(acc, x, x)) },
+			combine: func(d, n V) Inst { return w.FADD(d, d, n) }, lanes: addLanes,
+			scalar: func(fn *Func) { fn.Asm("FMADD%s F0, F24, F0, F24", sc) },
+		},
+		{
 			name: "max", sig: "func(x []T) T", doc: "the largest x[i], NaN if any is NaN (len(x) > 0)", ins: 1, init: firstAcc,
 			step:    func(fn *Func, acc, x, _ V) { fn.I(w.FMAX(acc, acc, x)) },
 			combine: func(d, n V) Inst { return w.FMAX(d, d, n) },
@@ -84,6 +90,9 @@ func reduceWidth(f *File, w Float) {
 			scalar:  func(fn *Func) { fn.Asm("FMIN%s F0, F24", sc) },
 		},
 	} {
+		if k.name == "sumSquares" && !w.Double() {
+			continue // sumSquaresWidened
+		}
 		name := k.name + w.Suffix() + "NEON"
 		fn := f.Func(name, w.Typed(k.sig), 0, name+" returns "+k.doc+".", requires)
 		first := "x"
@@ -136,10 +145,10 @@ func reduceWidth(f *File, w Float) {
 	}
 }
 
-// sumSquares64 widens every float to float64 (FCVTL, FCVTL2) and folds its
-// square into eight float64 accumulators.
-func sumSquares64(f *File) {
-	name := "sumSquares64NEON"
+// sumSquaresWidened widens every float32 to float64 (FCVTL, FCVTL2) and
+// folds its square into eight float64 accumulators.
+func sumSquaresWidened(f *File) {
+	name := "sumSquaresNEON"
 	fn := f.Func(name, "func(x []float32) float64", 0, name+" returns Σ x[i]² accumulated in float64.", requires)
 	fn.Asm("MOVD %s, R0", fn.Arg("x_base"))
 	fn.Asm("MOVD %s, R2", fn.Arg("x_len"))
