@@ -32,7 +32,7 @@ func main() {
 		{"arith", arith},
 		{"reduce", reduce},
 		{"transcend", transcend},
-		{"sgemm", sgemm},
+		{"sgemm", gemm},
 	} {
 		f := a64.NewFile("go run . -dir ../../../simd (in asm/gen/arm64)")
 		fam.gen(f)

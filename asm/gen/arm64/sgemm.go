@@ -6,22 +6,43 @@ import (
 	. "github.com/lanesgo/lanes/asm/gen/internal/a64"
 )
 
-// The NEON SGEMM microkernel's tile: 8 rows of A (two vectors) by 12
-// columns of B (three vectors) in 24 accumulators V8..V31; A in V0, V1 and
-// B in V2..V4 leave three registers for alpha and beta.
-const (
-	gemmMR = 8
-	gemmNR = 12
-)
+// gemmShape is one width of the NEON GEMM microkernel. Both widths keep the
+// same register plan: the tile is 8 rows of A by three vectors of B, in 24
+// accumulators V8..V31 (row i in V8+3i..V10+3i); A's 8 values of a step sit
+// in the first 8/lanes registers from V0, B's three vectors right after
+// them, and the store uses V0..V2 for a row of C and V5, V6 for alpha and
+// beta (free once the k loop is done).
+//
+//	float32 8×12: A in V0, V1, B in V2..V4; 2 + 3 loads for 24 FMLAs.
+//	float64 8×6:  A in V0..V3, B in V4..V6; 4 + 3 loads for 24 FMLAs.
+type gemmShape struct {
+	w      Float // F32 or F64
+	mr, nr int
+}
+
+var gemmShapes = []gemmShape{{F32, 8, 12}}
 
 func acc(i, j int) V { return V(8 + 3*i + j) }
 
-// sgemm writes the microkernel: per step p of k, two loads of A, three of
-// B and 24 FMLAs by element (each broadcasts one a[p·MR+i] from its lane).
-func sgemm(f *File) {
-	name := fmt.Sprintf("sgemmKernel%dx%dNEON", gemmMR, gemmNR)
-	fn := f.Func(name, "func(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)", 0,
-		fmt.Sprintf("%s sets the %d×%d tile at c (row stride ldc) to", name, gemmMR, gemmNR),
+// gemm writes the GEMM microkernels of every width: per step p of k,
+// 8/lanes loads of A, three of B and 24 FMLAs by element (each broadcasts
+// one a[p·MR+i] from its lane).
+func gemm(f *File) {
+	for _, sh := range gemmShapes {
+		gemmKernel(f, sh)
+	}
+}
+
+func gemmKernel(f *File, sh gemmShape) {
+	w := sh.w
+	prefix := "s" // the BLAS letter of the name
+	if w.Double() {
+		prefix = "d"
+	}
+	aVecs := sh.mr / w.Lanes() // A's registers V0..; B's follow
+	name := fmt.Sprintf("%sgemmKernel%dx%dNEON", prefix, sh.mr, sh.nr)
+	fn := f.Func(name, fmt.Sprintf("func(k int, a []%s, b []%[1]s, c []%[1]s, ldc int, alpha %[1]s, beta %[1]s)", w.Name()), 0,
+		fmt.Sprintf("%s sets the %d×%d tile at c (row stride ldc) to", name, sh.mr, sh.nr),
 		"alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0",
 		"(c not read), for k >= 0 steps of the packed panels a and b.",
 		requires)
@@ -30,33 +51,36 @@ func sgemm(f *File) {
 	fn.Asm("MOVD %s, R2", fn.Arg("b_base"))
 	fn.Asm("MOVD %s, R3", fn.Arg("c_base"))
 	fn.Asm("MOVD %s, R4", fn.Arg("ldc"))
-	fn.Asm("LSL $2, R4, R4")
+	fn.Asm("LSL $%d, R4, R4", w.Shift())
 	zero(fn, 8, 32)
 	fn.Asm("CBZ R0, store")
 	fn.Label("loop")
-	fn.Asm("FLDPQ.P 32(R1), (F0, F1)")
-	fn.Asm("FLDPQ.P 32(R2), (F2, F3)")
-	fn.Asm("FMOVQ.P 16(R2), F4")
-	for i := 0; i < gemmMR; i++ {
+	for v := 0; v < aVecs; v += 2 {
+		fn.Asm("FLDPQ.P 32(R1), (F%d, F%d)", v, v+1)
+	}
+	fn.Asm("FLDPQ.P 32(R2), (F%d, F%d)", aVecs, aVecs+1)
+	fn.Asm("FMOVQ.P 16(R2), F%d", aVecs+2)
+	for i := 0; i < sh.mr; i++ {
 		for j := 0; j < 3; j++ {
-			fn.I(FMLAE(acc(i, j), V(2+j), V(i/4), i%4))
+			fn.I(w.FMLAE(acc(i, j), V(aVecs+j), V(i/w.Lanes()), i%w.Lanes()))
 		}
 	}
 	fn.Asm("SUBS $1, R0")
 	fn.Asm("BNE loop")
 	fn.Label("store")
-	fn.Asm("FMOVS %s, F5", fn.Arg("alpha"))
-	fn.Asm("FMOVS %s, F6", fn.Arg("beta"))
-	fn.I(DUPS(5, 5))
-	fn.Asm("FCMPS $(0.0), F6")
+	fn.Asm("FMOV%s %s, F5", w.Scalar(), fn.Arg("alpha"))
+	fn.Asm("FMOV%s %s, F6", w.Scalar(), fn.Arg("beta"))
+	fn.I(w.DUP(5, 5))
+	fn.Asm("FCMP%s $(0.0), F6", w.Scalar())
 	fn.Asm("BEQ nobeta")
-	fn.I(DUPS(6, 6))
-	for i := 0; i < gemmMR; i++ {
+	fn.I(w.DUP(6, 6))
+	// A row of C is three vectors (48 bytes) at both widths.
+	for i := 0; i < sh.mr; i++ {
 		// c = beta·c, then c += alpha·acc (fused).
 		fn.Asm("FLDPQ (R3), (F0, F1)")
 		fn.Asm("FMOVQ 32(R3), F2")
 		for j := V(0); j < 3; j++ {
-			fn.I(FMUL(j, j, 6), FMLA(j, acc(i, int(j)), 5))
+			fn.I(w.FMUL(j, j, 6), w.FMLA(j, acc(i, int(j)), 5))
 		}
 		fn.Asm("FSTPQ (F0, F1), (R3)")
 		fn.Asm("FMOVQ F2, 32(R3)")
@@ -64,9 +88,9 @@ func sgemm(f *File) {
 	}
 	fn.Asm("RET")
 	fn.Label("nobeta")
-	for i := 0; i < gemmMR; i++ {
+	for i := 0; i < sh.mr; i++ {
 		for j := V(0); j < 3; j++ {
-			fn.I(FMUL(j, acc(i, int(j)), 5))
+			fn.I(w.FMUL(j, acc(i, int(j)), 5))
 		}
 		fn.Asm("FSTPQ (F0, F1), (R3)")
 		fn.Asm("FMOVQ F2, 32(R3)")

@@ -1,10 +1,14 @@
-// Command sgemm writes the amd64 SGEMM microkernels of package simd
+// Command sgemm writes the amd64 GEMM microkernels of package simd
 // (simd/sgemm_amd64.s) and their Go declarations (simd/sgemm_stubs_amd64.go),
-// plus the FMA peak kernels the benchmarks measure the machine with.
+// plus the FMA peak kernels the benchmarks measure the machine with. Every
+// kernel is written once and emitted per element width (the level's
+// elem.Type: float32 for Sgemm, float64 for Dgemm); the width picks the PS or
+// PD instruction (x86.P), the element size in addresses and the kernel's
+// name.
 //
 // A microkernel computes one MR×NR tile of C from packed panels: a holds MR
-// floats per k step (a column of an MR-row slab of A), b holds NR floats per k
-// step (a row of an NR-column slab of B). The MR×NR accumulators live in
+// elements per k step (a column of an MR-row slab of A), b holds NR elements
+// per k step (a row of an NR-column slab of B). The MR×NR accumulators live in
 // registers for the whole k loop; each step loads NR/lanes vectors of b,
 // broadcasts each of the MR values of a once and issues MR·NR/lanes FMAs:
 //
@@ -28,7 +32,8 @@ import (
 	"github.com/lanesgo/lanes/asm/gen/internal/x86"
 )
 
-// shape is one microkernel's register blocking.
+// shape is one microkernel's register blocking. Its level carries the
+// element width: x86.AVX512 for float32, x86.AVX512.F64() for float64.
 type shape struct {
 	s      x86.ISA
 	mr, nr int
@@ -40,13 +45,21 @@ var shapes = []shape{
 	{x86.AVX2, 6, 16, 4},
 }
 
+// blas is the BLAS letter of the GEMM kernels' names: s (float32) or d.
+func blas(s x86.ISA) string {
+	if s.Double() {
+		return "d"
+	}
+	return "s"
+}
+
 func main() {
 	ConstraintExpr("!purego")
 	for _, sh := range shapes {
 		kernel(sh)
 	}
-	packT(14)
-	packT(16)
+	packT(x86.AVX512, 14)
+	packT(x86.AVX512, 16)
 	for _, s := range x86.Levels {
 		peak(s)
 	}
@@ -62,9 +75,10 @@ func requires(s x86.ISA) string {
 
 func kernel(sh shape) {
 	s := sh.s
-	vpr := sh.nr / s.Lanes // vectors per row of the tile
-	name := fmt.Sprintf("sgemmKernel%dx%d%s", sh.mr, sh.nr, s.Name)
-	TEXT(name, NOSPLIT, "func(k int, a, b, c []float32, ldc int, alpha, beta float32)")
+	lanes, size := s.Lanes, s.Size()
+	vpr := sh.nr / lanes // vectors per row of the tile
+	name := fmt.Sprintf("%sgemmKernel%dx%d%s", blas(s), sh.mr, sh.nr, s.Name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c []%s, ldc int, alpha, beta %[1]s)", s.Type.Name()))
 	Pragma("noescape")
 	Doc(name+fmt.Sprintf(" sets the %d×%d tile at c (row stride ldc) to", sh.mr, sh.nr),
 		"alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0",
@@ -75,13 +89,13 @@ func kernel(sh shape) {
 	Load(Param("b").Base(), RDX)
 	Load(Param("c").Base(), RDI)
 	Load(Param("ldc"), R8)
-	SHLQ(U8(2), R8) // bytes per row of C
+	SHLQ(U8(s.Shift()), R8) // bytes per row of C
 
 	// Prefetch the C tile: its rows are read (beta != 0) and written only
 	// after the k loop, and a miss there would stall the whole kernel.
 	MOVQ(RDI, R9)
 	for i := 0; i < sh.mr; i++ {
-		for off := 0; off < sh.nr*4; off += 64 {
+		for off := 0; off < sh.nr*size; off += 64 {
 			PREFETCHT0(x86.At(R9, off))
 		}
 		if i+1 < sh.mr {
@@ -96,14 +110,16 @@ func kernel(sh shape) {
 	for i := 0; i < nAcc; i++ {
 		VXORPS(s.V(i), s.V(i), s.V(i))
 	}
+	mov, broadcast := x86.P(s, VMOVUPS, VMOVUPD), x86.P(s, VBROADCASTSS, VBROADCASTSD)
+	fma := x86.P(s, VFMADD231PS, VFMADD231PD)
 	step := func(off int) {
 		for j := 0; j < vpr; j++ {
-			VMOVUPS(x86.At(RDX, (off*sh.nr+j*s.Lanes)*4), bReg(j))
+			mov(x86.At(RDX, (off*sh.nr+j*lanes)*size), bReg(j))
 		}
 		for i := 0; i < sh.mr; i++ {
-			VBROADCASTSS(x86.At(RSI, (off*sh.mr+i)*4), aReg)
+			broadcast(x86.At(RSI, (off*sh.mr+i)*size), aReg)
 			for j := 0; j < vpr; j++ {
-				VFMADD231PS(bReg(j), aReg, acc(i, j))
+				fma(bReg(j), aReg, acc(i, j))
 			}
 		}
 	}
@@ -113,16 +129,16 @@ func kernel(sh shape) {
 	for u := 0; u < sh.unroll; u++ {
 		step(u)
 	}
-	ADDQ(U32(sh.unroll*sh.mr*4), RSI)
-	ADDQ(U32(sh.unroll*sh.nr*4), RDX)
+	ADDQ(U32(sh.unroll*sh.mr*size), RSI)
+	ADDQ(U32(sh.unroll*sh.nr*size), RDX)
 	SUBQ(U8(sh.unroll), RCX)
 	JMP(LabelRef("blocks"))
 	Label("steps")
 	TESTQ(RCX, RCX)
 	JE(LabelRef("store"))
 	step(0)
-	ADDQ(U32(sh.mr*4), RSI)
-	ADDQ(U32(sh.nr*4), RDX)
+	ADDQ(U32(sh.mr*size), RSI)
+	ADDQ(U32(sh.nr*size), RDX)
 	DECQ(RCX)
 	JMP(LabelRef("steps"))
 
@@ -132,19 +148,19 @@ func kernel(sh shape) {
 	Label("store")
 	alpha, beta := aReg, bReg(0)
 	betaS, zero := x86.X(nAcc+1), x86.X(nAcc+vpr+1)
-	VBROADCASTSS(paramAddr("alpha"), alpha)
-	VMOVSS(paramAddr("beta"), betaS)
-	VBROADCASTSS(betaS, beta)
+	broadcast(paramAddr("alpha"), alpha)
+	x86.P(s, VMOVSS, VMOVSD)(paramAddr("beta"), betaS)
+	broadcast(betaS, beta)
 	for i := 0; i < nAcc; i++ {
-		VMULPS(alpha, s.V(i), s.V(i))
+		x86.P(s, VMULPS, VMULPD)(alpha, s.V(i), s.V(i))
 	}
 	VXORPS(zero, zero, zero)
-	VUCOMISS(zero, betaS)
+	x86.P(s, VUCOMISS, VUCOMISD)(zero, betaS)
 	JNE(LabelRef("withbeta"))
 	JPS(LabelRef("withbeta")) // beta NaN: NaN·C, as BLAS does
 	for i := 0; i < sh.mr; i++ {
 		for j := 0; j < vpr; j++ {
-			VMOVUPS(acc(i, j), x86.At(RDI, j*s.Bytes()))
+			mov(acc(i, j), x86.At(RDI, j*s.Bytes()))
 		}
 		ADDQ(R8, RDI)
 	}
@@ -153,8 +169,8 @@ func kernel(sh shape) {
 	Label("withbeta")
 	for i := 0; i < sh.mr; i++ {
 		for j := 0; j < vpr; j++ {
-			VFMADD231PS(x86.At(RDI, j*s.Bytes()), beta, acc(i, j))
-			VMOVUPS(acc(i, j), x86.At(RDI, j*s.Bytes()))
+			fma(x86.At(RDI, j*s.Bytes()), beta, acc(i, j))
+			mov(acc(i, j), x86.At(RDI, j*s.Bytes()))
 		}
 		ADDQ(R8, RDI)
 	}
@@ -172,16 +188,17 @@ func paramAddr(name string) Mem {
 	return b.Addr
 }
 
-// peak writes fmaPeak<level>(n int): n iterations of 24 (AVX-512) or 12
-// (AVX2) independent vector FMAs, twice the FMA latency times the two FMA
+// peak writes fmaPeak<width><level>(n int): n iterations of 24 (AVX-512) or
+// 12 (AVX2) independent vector FMAs, twice the FMA latency times the two FMA
 // pipes, so nothing but FMA throughput limits it. The benchmark turns its
-// time into the machine's FMA peak in GFLOP/s.
+// time into the machine's FMA peak in GFLOP/s (for float64, half as many
+// lanes per vector: half the float32 peak if the FMA pipes are as fast).
 func peak(s x86.ISA) {
 	chains := 12
 	if s.Masked {
 		chains = 24
 	}
-	name := "fmaPeak" + s.Name
+	name := "fmaPeak" + s.Suffix() + s.Name
 	TEXT(name, NOSPLIT, "func(n int)")
 	Doc(fmt.Sprintf("%s runs n iterations of %d independent %d-lane FMAs.", name, chains, s.Lanes),
 		"Requires: "+requires(s)+".")
@@ -191,7 +208,7 @@ func peak(s x86.ISA) {
 	}
 	Label("loop")
 	for i := 0; i < chains; i++ {
-		VFMADD231PS(s.V(chains), s.V(chains+1), s.V(i))
+		x86.P(s, VFMADD231PS, VFMADD231PD)(s.V(chains), s.V(chains+1), s.V(i))
 	}
 	DECQ(RCX)
 	JNE(LabelRef("loop"))
@@ -199,16 +216,23 @@ func peak(s x86.ISA) {
 	RET()
 }
 
-// packT writes packT<rows>AVX512, the transposing pack of a fixed number of
-// rows (14: a panel of A; 16: half a panel of a transposed B):
-// dst[p·w+i] = src[i·ld+p] for i < rows, p < kc. Each block of 16 p loads
-// 16 floats of every row, transposes the 16×16 block in registers (four
-// rounds of 16 shuffles: unpck ps, unpck pd, then two of shuf f32x4) and
-// stores the rows values of each p, masked, so nothing beyond them is
-// written. The last kc mod 16 p load with a mask and store only their rows.
-func packT(rows int) {
-	name := fmt.Sprintf("packT%dAVX512", rows)
-	TEXT(name, NOSPLIT, "func(dst, src []float32, ld, w, kc int)")
+// packT writes packT<rows><width>AVX512, the transposing pack of a fixed
+// number of rows (14: a panel of A; 16: a panel of a transposed B, or half
+// of one for float32): dst[p·w+i] = src[i·ld+p] for i < rows, p < kc. Each
+// block of one vector of p (16 float32 or 8 float64, 64 bytes of each row)
+// loads that vector of every row, transposes it in registers and stores the
+// rows values of each p, masked, so nothing beyond them is written. The
+// last kc mod lanes p load with a mask and store only their rows.
+//
+// float32: one 16×16 transpose, four rounds of 16 shuffles (unpck ps, unpck
+// pd, then two of shuf f32x4); the 16 rows of p are one vector.
+// float64: one 8×8 transpose per group of 8 rows, three rounds of 8 shuffles
+// each (unpck pd, then two of shuf f64x2); the rows of p are one vector per
+// group, the second (rows 8..) 64 bytes after the first.
+func packT(s x86.ISA, rows int) {
+	lanes := s.Lanes
+	name := fmt.Sprintf("packT%d%sAVX512", rows, s.Suffix())
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst, src []%s, ld, w, kc int)", s.Type.Name()))
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets dst[p·w+i] = src[i·ld+p] for i < %d, p < kc.", name, rows),
 		"Requires: AVX-512 F.")
@@ -217,16 +241,23 @@ func packT(rows int) {
 	Load(Param("ld"), R8)
 	Load(Param("w"), RDX)
 	Load(Param("kc"), RCX)
-	SHLQ(U8(2), R8)                                 // bytes per row of src
-	SHLQ(U8(2), RDX)                                // bytes per p of dst
+	SHLQ(U8(s.Shift()), R8)                         // bytes per row of src
+	SHLQ(U8(s.Shift()), RDX)                        // bytes per p of dst
 	LEAQ(Mem{Base: R8, Index: R8, Scale: 2}, R9)    // 3 rows of src
 	LEAQ(Mem{Base: RDX, Index: RDX, Scale: 2}, R10) // 3 p of dst
-	// K2 stores the rows lanes; K1 is the load mask (all 16 p, then the tail).
-	MOVL(U32(1<<rows-1), EAX)
-	KMOVW(EAX, K2)
+	// K2 (and K3 for the second group of float64 rows) store the rows
+	// lanes of a group that is not full; K1 is the load mask (all lanes p,
+	// then the tail).
+	groups := (rows + lanes - 1) / lanes
+	masks := []OpmaskPhysical{K2, K3}
+	for g := 0; g < groups; g++ {
+		MOVL(U32(1<<min(lanes, rows-g*lanes)-1), EAX)
+		KMOVW(EAX, masks[g])
+	}
 	MOVL(U32(0xffff), EAX)
 	KMOVW(EAX, K1)
 	z := func(i int) VecPhysical { return x86.AVX512.V(i) }
+	mov := x86.P(s, VMOVUPS, VMOVUPD)
 
 	block := func(tail bool) {
 		// Rows in groups of four from R11, which steps 4 rows per group.
@@ -236,38 +267,16 @@ func packT(rows int) {
 				LEAQ(Mem{Base: R11, Index: R8, Scale: 4}, R11)
 			}
 			for j := 0; j < 4 && 4*g+j < rows; j++ {
-				VMOVUPS_Z(stepAddr(R11, R8, R9, j), K1, z(4*g+j))
+				x86.P(s, VMOVUPS_Z, VMOVUPD_Z)(stepAddr(R11, R8, R9, j), K1, z(4*g+j))
 			}
 		}
-		// r (Z0-15) -> t (Z16-31): t[2i], t[2i+1] interleave rows 2i, 2i+1.
-		for i := 0; i < 8; i++ {
-			VUNPCKLPS(z(2*i+1), z(2*i), z(16+2*i))
-			VUNPCKHPS(z(2*i+1), z(2*i), z(16+2*i+1))
+		// out(g, p) is the vector of rows g·lanes.. of column p.
+		transpose := transpose16x16F32
+		if s.Double() {
+			transpose = transpose8x8F64
 		}
-		// t -> u (Z0-15): u[4g+c] holds rows 4g..4g+3 of column 4L+c in lane L.
-		for g := 0; g < 4; g++ {
-			t := func(i int) VecPhysical { return z(16 + 4*g + i) }
-			VUNPCKLPD(t(2), t(0), z(4*g))
-			VUNPCKHPD(t(2), t(0), z(4*g+1))
-			VUNPCKLPD(t(3), t(1), z(4*g+2))
-			VUNPCKHPD(t(3), t(1), z(4*g+3))
-		}
-		// u -> x (Z16-31): x[c], x[4+c] from u[c], u[4+c] (lanes 0,2 and
-		// 1,3); x[8+c], x[12+c] likewise from u[8+c], u[12+c].
-		for c := 0; c < 4; c++ {
-			VSHUFF32X4(U8(0x88), z(4+c), z(c), z(16+c))
-			VSHUFF32X4(U8(0xdd), z(4+c), z(c), z(16+4+c))
-			VSHUFF32X4(U8(0x88), z(12+c), z(8+c), z(16+8+c))
-			VSHUFF32X4(U8(0xdd), z(12+c), z(8+c), z(16+12+c))
-		}
-		// x -> v (Z0-15): v[p] is column p, rows in lanes.
-		for c := 0; c < 4; c++ {
-			VSHUFF32X4(U8(0x88), z(16+8+c), z(16+c), z(c))
-			VSHUFF32X4(U8(0xdd), z(16+8+c), z(16+c), z(8+c))
-			VSHUFF32X4(U8(0x88), z(16+12+c), z(16+4+c), z(4+c))
-			VSHUFF32X4(U8(0xdd), z(16+12+c), z(16+4+c), z(12+c))
-		}
-		for p := 0; p < 16; p++ {
+		out := transpose(groups)
+		for p := 0; p < lanes; p++ {
 			if p > 0 && p%4 == 0 {
 				LEAQ(Mem{Base: RDI, Index: RDX, Scale: 4}, RDI)
 			}
@@ -276,25 +285,28 @@ func packT(rows int) {
 				JE(LabelRef("done"))
 			}
 			m := stepAddr(RDI, RDX, R10, p%4)
-			if rows == 16 {
-				VMOVUPS(z(p), m)
-			} else {
-				VMOVUPS(z(p), K2, m)
+			for g := 0; g < groups; g++ {
+				m.Disp = 64 * g
+				if min(lanes, rows-g*lanes) == lanes {
+					mov(out(g, p), m)
+				} else {
+					mov(out(g, p), masks[g], m)
+				}
 			}
 		}
 		LEAQ(Mem{Base: RDI, Index: RDX, Scale: 4}, RDI)
 		ADDQ(U8(64), RSI)
 	}
 	Label("blocks")
-	CMPQ(RCX, U8(16))
+	CMPQ(RCX, U8(lanes))
 	JB(LabelRef("tail"))
 	block(false)
-	SUBQ(U8(16), RCX)
+	SUBQ(U8(lanes), RCX)
 	JMP(LabelRef("blocks"))
 	Label("tail")
 	TESTQ(RCX, RCX)
 	JE(LabelRef("done"))
-	// K1 = the low kc bits: 0 < kc < 16 p remain.
+	// K1 = the low kc bits: 0 < kc < lanes p remain.
 	MOVL(U32(1), EAX)
 	SHLL(CL, EAX)
 	DECL(EAX)
@@ -303,6 +315,78 @@ func packT(rows int) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// transpose16x16F32 transposes the float32 rows in Z0..Z15 (row i in Zi,
+// 16 values of p) and returns where column p is: Zp, rows in lanes (one
+// group of 16 rows).
+func transpose16x16F32(int) func(g, p int) VecPhysical {
+	z := func(i int) VecPhysical { return x86.AVX512.V(i) }
+	// r (Z0-15) -> t (Z16-31): t[2i], t[2i+1] interleave rows 2i, 2i+1.
+	for i := 0; i < 8; i++ {
+		VUNPCKLPS(z(2*i+1), z(2*i), z(16+2*i))
+		VUNPCKHPS(z(2*i+1), z(2*i), z(16+2*i+1))
+	}
+	// t -> u (Z0-15): u[4g+c] holds rows 4g..4g+3 of column 4L+c in lane L.
+	for g := 0; g < 4; g++ {
+		t := func(i int) VecPhysical { return z(16 + 4*g + i) }
+		VUNPCKLPD(t(2), t(0), z(4*g))
+		VUNPCKHPD(t(2), t(0), z(4*g+1))
+		VUNPCKLPD(t(3), t(1), z(4*g+2))
+		VUNPCKHPD(t(3), t(1), z(4*g+3))
+	}
+	// u -> x (Z16-31): x[c], x[4+c] from u[c], u[4+c] (lanes 0,2 and
+	// 1,3); x[8+c], x[12+c] likewise from u[8+c], u[12+c].
+	for c := 0; c < 4; c++ {
+		VSHUFF32X4(U8(0x88), z(4+c), z(c), z(16+c))
+		VSHUFF32X4(U8(0xdd), z(4+c), z(c), z(16+4+c))
+		VSHUFF32X4(U8(0x88), z(12+c), z(8+c), z(16+8+c))
+		VSHUFF32X4(U8(0xdd), z(12+c), z(8+c), z(16+12+c))
+	}
+	// x -> v (Z0-15): v[p] is column p, rows in lanes.
+	for c := 0; c < 4; c++ {
+		VSHUFF32X4(U8(0x88), z(16+8+c), z(16+c), z(c))
+		VSHUFF32X4(U8(0xdd), z(16+8+c), z(16+c), z(8+c))
+		VSHUFF32X4(U8(0x88), z(16+12+c), z(16+4+c), z(4+c))
+		VSHUFF32X4(U8(0xdd), z(16+12+c), z(16+4+c), z(12+c))
+	}
+	return func(_, p int) VecPhysical { return z(p) }
+}
+
+// transpose8x8F64 transposes each group of 8 float64 rows (group g in
+// Z8g..Z8g+7, 8 values of p) and returns where column p of group g is:
+// Z16+8g+p, rows 8g.. in lanes.
+func transpose8x8F64(groups int) func(g, p int) VecPhysical {
+	z := func(i int) VecPhysical { return x86.AVX512.V(i) }
+	for g := 0; g < groups; g++ {
+		r := func(i int) VecPhysical { return z(8*g + i) }
+		t := func(i int) VecPhysical { return z(16 + 8*g + i) }
+		// r -> t: t[2i+s] holds, in 128-bit lane q, rows 2i and 2i+1 of
+		// column 2q+s.
+		for i := 0; i < 4; i++ {
+			VUNPCKLPD(r(2*i+1), r(2*i), t(2*i))
+			VUNPCKHPD(r(2*i+1), r(2*i), t(2*i+1))
+		}
+		// t -> x (back in r's registers): for each s, x[s], x[2+s] hold
+		// lanes 0,2 and 1,3 of t[s], t[2+s]; x[4+s], x[6+s] those of t[4+s],
+		// t[6+s].
+		for s := 0; s < 2; s++ {
+			VSHUFF64X2(U8(0x88), t(2+s), t(s), r(s))
+			VSHUFF64X2(U8(0xdd), t(2+s), t(s), r(2+s))
+			VSHUFF64X2(U8(0x88), t(6+s), t(4+s), r(4+s))
+			VSHUFF64X2(U8(0xdd), t(6+s), t(4+s), r(6+s))
+		}
+		// x -> v (t's registers): v[p] is column p, rows in lanes; columns
+		// 2q+s come from lane q of x[s] and x[4+s] (q = 0, 2) or of x[2+s]
+		// and x[6+s] (q = 1, 3).
+		for s := 0; s < 2; s++ {
+			VSHUFF64X2(U8(0x88), r(4+s), r(s), t(s))
+			VSHUFF64X2(U8(0xdd), r(4+s), r(s), t(4+s))
+			VSHUFF64X2(U8(0x88), r(6+s), r(2+s), t(2+s))
+			VSHUFF64X2(U8(0xdd), r(6+s), r(2+s), t(6+s))
+		}
+	}
+	return func(g, p int) VecPhysical { return z(16 + 8*g + p) }
 }
 
 // stepAddr is the address base + j·step for j < 4, where the registers one

@@ -214,8 +214,15 @@ var (
 	FADDD, FSUBD, FMULD, FMLAD = F64.FADD, F64.FSUB, F64.FMUL, F64.FMLA
 )
 
-// FMLAE is d += n·m.s[i], the by-element form (SGEMM's broadcast of A).
-func FMLAE(d, n, m V, i int) Inst {
+// FMLAE is d += n·m.s[i] (F64: m.d[i]), the by-element form (GEMM's
+// broadcast of A); i < Lanes.
+func (w Float) FMLAE(d, n, m V, i int) Inst {
+	if w.Double() {
+		return Inst{
+			Word: 0x4FC01000 | uint32(i&1)<<11 | rd(d, n, m),
+			GNU:  fmt.Sprintf("fmla v%d.2d, v%d.2d, v%d.d[%d]", d, n, m, i),
+		}
+	}
 	return Inst{
 		Word: 0x4F801000 | uint32(i&1)<<21 | uint32(i>>1)<<11 | rd(d, n, m),
 		GNU:  fmt.Sprintf("fmla v%d.4s, v%d.4s, v%d.s[%d]", d, n, m, i),

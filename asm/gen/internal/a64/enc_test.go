@@ -46,8 +46,10 @@ func every() []Inst {
 			is = append(is, SSHR(d, n, s), USHR(d, n, s), SHL(d, n, s))
 		}
 		is = append(is, SSHR(d, n, 32), ONES(d))
-		for i := 0; i < 4; i++ {
-			is = append(is, FMLAE(d, n, m, i))
+		for _, w := range []Float{F32, F64} {
+			for i := 0; i < w.Lanes(); i++ {
+				is = append(is, w.FMLAE(d, n, m, i))
+			}
 		}
 	}
 	return is
