@@ -27,7 +27,8 @@ func (t *table[K]) get() *K {
 func (t *table[K]) at(l dispatch.Level) *K { return t.byLevel[l] }
 
 // float is the element types of the kernel families. A family's kernels of
-// either type share one kernel struct (arithKernels[T]) and one generic Go
-// implementation; the float64 forms have their own table (arithF64 beside
-// arith), filled at the same levels by the same registration files.
+// either type share one kernel struct (arithKernels[T], gemmKernels[T]) and
+// one generic Go implementation; the float64 forms have their own table
+// (arithF64 beside arith, dgemmFamily beside sgemmFamily), filled at the
+// same levels by the same registration files.
 type float interface{ float32 | float64 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"unsafe"
 
 	"github.com/lanesgo/lanes/internal/freelist"
 	"github.com/lanesgo/lanes/internal/par"
@@ -11,27 +12,62 @@ import (
 	"github.com/klauspost/cpuid/v2"
 )
 
-// gemmKernels is the SGEMM family of one level: a register-blocked
-// microkernel for mr×nr tiles of C from packed panels (see asm/gen/sgemm).
-type gemmKernels struct {
+// gemmKernels is the GEMM family of one level at one element width: a
+// register-blocked microkernel for mr×nr tiles of C from packed panels (see
+// asm/gen/sgemm, which writes the float32 and the float64 ones).
+type gemmKernels[T float] struct {
 	mr, nr int
 	// kernel sets the mr×nr tile at c (row stride ldc) to
 	// alpha·Σ_p a[p·mr+i]·b[p·nr+j] + beta·c, not reading c when beta == 0.
-	kernel func(k int, a, b, c []float32, ldc int, alpha, beta float32)
-	bl     blocking // derived from mr, nr and the caches by newGemmKernels
+	kernel func(k int, a, b, c []T, ldc int, alpha, beta T)
+	bl     blocking // derived from mr, nr, the element size and the caches by newGemmKernels
 	// Transposing packs, where the level has them (nil uses the Go loops):
 	// dst[p·w+i] = src[i·ld+p] for p < kc and i < mr (packMR: full panels
 	// of A) or i < 16 (pack16: full panels of a transposed B, 16 columns at
 	// a time; nr is a multiple of 16).
-	packMR, pack16 func(dst, src []float32, ld, w, kc int)
+	packMR, pack16 func(dst, src []T, ld, w, kc int)
 }
 
 // newGemmKernels describes a microkernel and derives its cache blocking once.
-func newGemmKernels(mr, nr int, kernel func(k int, a, b, c []float32, ldc int, alpha, beta float32)) *gemmKernels {
-	return &gemmKernels{mr: mr, nr: nr, kernel: kernel, bl: blockingFor(mr, nr)}
+func newGemmKernels[T float](mr, nr int, kernel func(k int, a, b, c []T, ldc int, alpha, beta T)) *gemmKernels[T] {
+	return &gemmKernels[T]{mr: mr, nr: nr, kernel: kernel, bl: blockingFor(mr, nr, int(unsafe.Sizeof(T(0))))}
 }
 
-var gemm table[gemmKernels]
+// gemmFamily is what the GEMM driver keeps per element type: the
+// microkernels of every level, the scratch lists, and the row operations of
+// edge tiles, beta scaling and gemv (vector kernels of the active level
+// where package simd has them).
+type gemmFamily[T float] struct {
+	kernels table[gemmKernels[T]]
+	works   freelist.Stack[gemmWork[T]]
+	tasks   freelist.Stack[gemmTask[T]]
+
+	add   func(dst, a, b []T)         // dst = a + b
+	axpy  func(y []T, alpha T, x []T) // y += alpha·x
+	scale func(dst, a []T, s T)       // dst = s·a
+	dot   func(a, b []T) T
+	// direct: useDirect's measured rule applies; without it every product
+	// packs (the row operations are Go loops, slower than the microkernel
+	// on any shape).
+	direct bool
+}
+
+// sgemmFamily is Sgemm's; dgemmFamily (dgemm.go) is Dgemm's.
+var sgemmFamily = gemmFamily[float32]{
+	add:    func(dst, a, b []float32) { arith.get().add(dst, a, b) },
+	axpy:   func(y []float32, alpha float32, x []float32) { arith.get().axpy(y, alpha, x) },
+	scale:  func(dst, a []float32, s float32) { arith.get().scale(dst, a, s) },
+	dot:    func(a, b []float32) float32 { return reduce.get().dot(a, b) },
+	direct: true,
+}
+
+// familyOf returns the GEMM family of T.
+func familyOf[T float]() *gemmFamily[T] {
+	if f, ok := any(&sgemmFamily).(*gemmFamily[T]); ok {
+		return f
+	}
+	return any(&dgemmFamily).(*gemmFamily[T])
+}
 
 // Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, with
 // BLAS semantics: op(X) is X or, when trans is set, Xᵀ; op(A) is m×k, op(B)
@@ -55,7 +91,7 @@ var gemm table[gemmKernels]
 // buffers are pooled).
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	checkGemm("Sgemm", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
-	sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // SgemmStrided computes batch products C_i = alpha·op(A_i)·op(B_i) + beta·C_i
@@ -65,20 +101,25 @@ func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 // overflow too. An empty operand (k == 0) is not read and its stride is not
 // checked.
 func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, lda, strideA int, b []float32, ldb, strideB int, beta float32, c []float32, ldc, strideC int, batch int) {
+	gemmStrided("SgemmStrided", transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC, batch)
+}
+
+// gemmStrided is SgemmStrided and DgemmStrided; fn names the caller in panics.
+func gemmStrided[T float](fn string, transA, transB bool, m, n, k int, alpha T, a []T, lda, strideA int, b []T, ldb, strideB int, beta T, c []T, ldc, strideC int, batch int) {
 	if batch < 0 || strideA < 0 || strideB < 0 || strideC < 0 {
-		panic(fmt.Sprintf("simd.SgemmStrided: negative batch=%d or stride (strideA=%d strideB=%d strideC=%d)", batch, strideA, strideB, strideC))
+		panic(fmt.Sprintf("simd.%s: negative batch=%d or stride (strideA=%d strideB=%d strideC=%d)", fn, batch, strideA, strideB, strideC))
 	}
 	if batch == 0 {
 		return
 	}
 	// The first product must fit; the last starts furthest into every slice
 	// (last·stride, checked by division so that it cannot wrap round).
-	sa, sb, sc := checkGemm("SgemmStrided", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	sa, sb, sc := checkGemm(fn, transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	last := batch - 1
-	checkStride := func(name string, x []float32, span, stride int) {
+	checkStride := func(name string, x []T, span, stride int) {
 		if span > 0 && stride > 0 && last > (len(x)-span)/stride {
-			panic(fmt.Sprintf("simd.SgemmStrided: len(%s)=%d too short for batch=%d products of %d elements each at stride%s=%d (m=%d n=%d k=%d)",
-				name, len(x), batch, span, strings.ToUpper(name), stride, m, n, k))
+			panic(fmt.Sprintf("simd.%s: len(%s)=%d too short for batch=%d products of %d elements each at stride%s=%d (m=%d n=%d k=%d)",
+				fn, name, len(x), batch, span, strings.ToUpper(name), stride, m, n, k))
 		}
 	}
 	checkStride("a", a, sa, strideA)
@@ -90,14 +131,14 @@ func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 	for i := 0; i < batch; i++ {
 		// An operand that is empty (k == 0) is not read: its stride may
 		// point anywhere.
-		var ai, bi []float32
+		var ai, bi []T
 		if sa > 0 {
 			ai = a[i*strideA:]
 		}
 		if sb > 0 {
 			bi = b[i*strideB:]
 		}
-		sgemm(transA, transB, m, n, k, alpha, ai, lda, bi, ldb, beta, c[i*strideC:], ldc)
+		gemm(transA, transB, m, n, k, alpha, ai, lda, bi, ldb, beta, c[i*strideC:], ldc)
 	}
 }
 
@@ -108,29 +149,37 @@ func SgemmStrided(transA, transB bool, m, n, k int, alpha float32, a []float32, 
 // and sums of scaled rows (Axpy) with it, so the error bound is Dot's. No
 // product is skipped: 0·Inf in A and x gives NaN, as in Sgemm.
 func Sgemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
+	checkGemv("Sgemv", transA, m, n, a, lda, x, y)
+	gemv(transA, m, n, alpha, a, lda, x, beta, y)
+}
+
+// checkGemv panics on sizes, a stride or lengths that do not fit (fn names
+// the caller: Sgemv, Dgemv).
+func checkGemv[T float](fn string, transA bool, m, n int, a []T, lda int, x, y []T) {
 	if m < 0 || n < 0 {
-		panic(fmt.Sprintf("simd.Sgemv: negative size m=%d n=%d", m, n))
+		panic(fmt.Sprintf("simd.%s: negative size m=%d n=%d", fn, m, n))
 	}
 	if lda < max(1, n) {
-		panic(fmt.Sprintf("simd.Sgemv: lda=%d < n=%d", lda, n))
+		panic(fmt.Sprintf("simd.%s: lda=%d < n=%d", fn, lda, n))
 	}
 	if !fitsMatrix(len(a), m, n, lda) {
-		panic(fmt.Sprintf("simd.Sgemv: len(a)=%d too short for m=%d n=%d lda=%d", len(a), m, n, lda))
+		panic(fmt.Sprintf("simd.%s: len(a)=%d too short for m=%d n=%d lda=%d", fn, len(a), m, n, lda))
 	}
 	lx, ly := n, m
 	if transA {
 		lx, ly = m, n
 	}
 	if len(x) != lx || len(y) != ly {
-		panic(fmt.Sprintf("simd.Sgemv: len(x)=%d len(y)=%d, want %d and %d for m=%d n=%d transA=%v", len(x), len(y), lx, ly, m, n, transA))
+		panic(fmt.Sprintf("simd.%s: len(x)=%d len(y)=%d, want %d and %d for m=%d n=%d transA=%v", fn, len(x), len(y), lx, ly, m, n, transA))
 	}
-	gemv(transA, m, n, alpha, a, lda, x, beta, y)
 }
 
-// gemv is Sgemv after its checks (also the rows of Sgemm's unpacked path).
-// alpha == 0 or an empty A leaves beta·y; otherwise every product is taken, so NaN and
-// ±Inf in A or x propagate as in the exact arithmetic (0·Inf = NaN).
-func gemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
+// gemv is Sgemv and Dgemv after their checks (also the rows of the unpacked
+// GEMM path). alpha == 0 or an empty A leaves beta·y; otherwise every
+// product is taken, so NaN and ±Inf in A or x propagate as in the exact
+// arithmetic (0·Inf = NaN).
+func gemv[T float](transA bool, m, n int, alpha T, a []T, lda int, x []T, beta T, y []T) {
+	fam := familyOf[T]()
 	if alpha == 0 || m == 0 || n == 0 {
 		// Nothing to add (an empty A may be an empty slice: no row of it
 		// can be sliced).
@@ -138,7 +187,7 @@ func gemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float3
 		return
 	}
 	if !transA {
-		dot := reduce.get().dot
+		dot := fam.dot
 		for i := range y {
 			d := alpha * dot(a[i*lda:i*lda+n], x)
 			if beta != 0 {
@@ -149,7 +198,7 @@ func gemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float3
 		return
 	}
 	scaleC(1, n, beta, y, n)
-	axpy := arith.get().axpy
+	axpy := fam.axpy
 	for i := 0; i < m; i++ {
 		axpy(y, alpha*x[i], a[i*lda:i*lda+n])
 	}
@@ -159,11 +208,11 @@ func gemv(transA bool, m, n int, alpha float32, a []float32, lda int, x []float3
 // returns the number of elements of a, b and c the product reaches (0 for an
 // empty operand). Every bound is checked without overflow (fitsMatrix), so
 // that no stride, however large, passes by wrapping round.
-func checkGemm(fn string, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) (sa, sb, sc int) {
+func checkGemm[T float](fn string, transA, transB bool, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) (sa, sb, sc int) {
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("simd.%s: negative size m=%d n=%d k=%d", fn, m, n, k))
 	}
-	check := func(name string, x []float32, ld, rows, cols int, trans bool) int {
+	check := func(name string, x []T, ld, rows, cols int, trans bool) int {
 		if trans {
 			rows, cols = cols, rows
 		}
@@ -178,15 +227,17 @@ func checkGemm(fn string, transA, transB bool, m, n, k int, a []float32, lda int
 	return check("a", a, lda, m, k, transA), check("b", b, ldb, k, n, transB), check("c", c, ldc, m, n, false)
 }
 
-// Blocking, from the data cache sizes cpuid reports. kc is the depth of a
-// packed kc×nr slab of B, read once per row panel: (4/3)·L1 worth of it, so
-// 512 with a 48 KiB L1 and nr = 32. mc makes the packed mc×kc block of A two
-// thirds of L2 (336 rows for 1 MiB). nc spans 4096 columns of B, which L3
-// (or memory) streams. On Zen 5 these measured best of kc in {192, 256, 384,
-// 512, 768} × mc in {168, 336, 504, 672} (1024³, one thread).
+// Blocking, from the data cache sizes cpuid reports and the element size
+// (4 or 8 bytes). kc is the depth of a packed kc×nr slab of B, read once per
+// row panel: (4/3)·L1 worth of it, so 512 with a 48 KiB L1 and nr·size =
+// 128 bytes (float32 nr = 32, float64 nr = 16). mc makes the packed mc×kc
+// block of A two thirds of L2 (336 float32 rows for 1 MiB, 168 float64
+// rows). nc spans 4096 columns of B, which L3 (or memory) streams. On Zen 5
+// these measured best of kc in {192, 256, 384, 512, 768} × mc in {168, 336,
+// 504, 672} (float32 1024³, one thread).
 type blocking struct{ mc, kc, nc int }
 
-func blockingFor(mr, nr int) blocking {
+func blockingFor(mr, nr, size int) blocking {
 	l1, l2 := cpuid.CPU.Cache.L1D, cpuid.CPU.Cache.L2
 	if l1 <= 0 {
 		l1 = 32 << 10
@@ -194,24 +245,22 @@ func blockingFor(mr, nr int) blocking {
 	if l2 <= 0 {
 		l2 = 512 << 10
 	}
-	kc := min(512, max(64, (l1+l1/3)/(nr*4)/64*64))
-	mc := max(mr, (2*l2/3)/(kc*4)/mr*mr)
+	kc := min(512, max(64, (l1+l1/3)/(nr*size)/64*64))
+	mc := max(mr, (2*l2/3)/(kc*size)/mr*mr)
 	nc := max(nr, 4096/nr*nr)
 	return blocking{mc: mc, kc: kc, nc: nc}
 }
 
-// gemmWork is the packing space of one goroutine.
-type gemmWork struct {
-	ap, bp, tile []float32
+// gemmWork is the packing space of one goroutine. The family's free list
+// (gemmFamily.works) is a freelist.Stack rather than a sync.Pool, so that
+// packing buffers grown for the largest products stay grown.
+type gemmWork[T float] struct {
+	ap, bp, tile []T
 }
 
-// gemmWorks is a free list rather than a sync.Pool, so that packing buffers
-// grown for the largest products stay grown (see freelist.Stack).
-var gemmWorks freelist.Stack[gemmWork]
-
-func grow(s []float32, n int) []float32 {
+func grow[T float](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]float32, n)
+		return make([]T, n)
 	}
 	return s[:n]
 }
@@ -226,7 +275,8 @@ func grow(s []float32, n int) []float32 {
 // 186-190 vs 238-314 GFLOP/s, 512³ 287 vs 346-355.
 const parallelGemm = 1 << 22
 
-func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// gemm is Sgemm and Dgemm after their checks.
+func gemm[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -234,8 +284,9 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
-	kern := gemm.get()
-	if useDirect(kern, transA, transB, m, n) {
+	fam := familyOf[T]()
+	kern := fam.kernels.get()
+	if fam.direct && useDirect(kern, transA, transB, m, n) {
 		gemmDirect(transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -246,8 +297,8 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 	}
 	// Split C in whole tiles (see splitCols), one part per thread.
 	tilesM, tilesN := (m+kern.mr-1)/kern.mr, (n+kern.nr-1)/kern.nr
-	t := gemmTasks.Get()
-	*t = gemmTask{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
+	t := fam.tasks.Get()
+	*t = gemmTask[T]{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc,
 		byCols: splitCols(m, n, tilesM, tilesN, threads)}
 	tiles := tilesM
@@ -255,8 +306,8 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 		tiles = tilesN
 	}
 	par.For(t, tiles, threads)
-	*t = gemmTask{}
-	gemmTasks.Put(t)
+	*t = gemmTask[T]{}
+	fam.tasks.Put(t)
 }
 
 // useDirect decides whether a product skips packing and runs as one gemv
@@ -270,7 +321,7 @@ func sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int
 // 100×3×100; with the Go pack (AVX2 and the others), unpacked is faster up
 // to m = 8 (0.14-0.61 of the packed time) and even at m = 12. A transposed
 // always packs (its rows are strided).
-func useDirect(kern *gemmKernels, transA, transB bool, m, n int) bool {
+func useDirect[T float](kern *gemmKernels[T], transA, transB bool, m, n int) bool {
 	switch {
 	case transA:
 		return false
@@ -290,7 +341,7 @@ var gemmForce = 0
 // gemmDirect computes C = alpha·A·op(B) + beta·C without packing: row i of
 // C is the gemv of op(B)ᵀ with row i of A (a sum of Axpy over the rows of
 // B, or a Dot with each row of a transposed B).
-func gemmDirect(transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func gemmDirect[T float](transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	rows, cols := k, n // B as stored
 	if transB {
 		rows, cols = n, k
@@ -318,18 +369,18 @@ func splitCols(m, n, tilesM, tilesN, threads int) bool {
 
 // gemmTask is a product run by par.For over the tiles of one side of C:
 // columns of nr when byCols (see splitCols), else rows of mr.
-type gemmTask struct {
-	kern           *gemmKernels
+type gemmTask[T float] struct {
+	kern           *gemmKernels[T]
 	transA, transB bool
 	m, n, k        int
-	alpha, beta    float32
-	a, b, c        []float32
+	alpha, beta    T
+	a, b, c        []T
 	lda, ldb, ldc  int
 	byCols         bool
 }
 
 // RunRange computes tiles lo..hi of C's split side.
-func (t *gemmTask) RunRange(lo, hi int) {
+func (t *gemmTask[T]) RunRange(lo, hi int) {
 	r0, r1, c0, c1 := 0, t.m, 0, t.n
 	if t.byCols {
 		c0, c1 = lo*t.kern.nr, min(t.n, hi*t.kern.nr)
@@ -339,10 +390,9 @@ func (t *gemmTask) RunRange(lo, hi int) {
 	gemmRange(t.kern, t.transA, t.transB, r0, r1, c0, c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
 }
 
-var gemmTasks freelist.Stack[gemmTask]
-
 // scaleC sets C = beta·C, or 0 when beta == 0.
-func scaleC(m, n int, beta float32, c []float32, ldc int) {
+func scaleC[T float](m, n int, beta T, c []T, ldc int) {
+	scale := familyOf[T]().scale
 	for i := 0; i < m; i++ {
 		row := c[i*ldc : i*ldc+n]
 		switch beta {
@@ -350,7 +400,7 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 			clear(row)
 		case 1:
 		default:
-			Scale(row, row, beta)
+			scale(row, row, beta)
 		}
 	}
 }
@@ -358,10 +408,11 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 // gemmRange computes rows r0..r1 and columns c0..c1 of C, all of k, with the
 // BLIS loop nest: panels of B (nc columns, kc deep), blocks of A (mc rows),
 // then mr×nr tiles from the packed data.
-func gemmRange(kern *gemmKernels, transA, transB bool, r0, r1, c0, c1, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+func gemmRange[T float](kern *gemmKernels[T], transA, transB bool, r0, r1, c0, c1, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	mr, nr, bl := kern.mr, kern.nr, kern.bl
-	w := gemmWorks.Get()
-	defer gemmWorks.Put(w)
+	fam := familyOf[T]()
+	w := fam.works.Get()
+	defer fam.works.Put(w)
 	w.tile = grow(w.tile, mr*nr)
 	for jc := c0; jc < c1; jc += bl.nc {
 		nc := min(bl.nc, c1-jc)
@@ -399,9 +450,9 @@ func gemmRange(kern *gemmKernels, transA, transB bool, r0, r1, c0, c1, k int, al
 							switch bEff {
 							case 0:
 							case 1:
-								Add(src, src, dst)
+								fam.add(src, src, dst)
 							default:
-								Axpy(src, bEff, dst)
+								fam.axpy(src, bEff, dst)
 							}
 							copy(dst, src)
 						}
@@ -415,7 +466,7 @@ func gemmRange(kern *gemmKernels, transA, transB bool, r0, r1, c0, c1, k int, al
 // packA copies rows ic..ic+mc and columns pc..pc+kc of op(A) into panels of
 // mr rows: panel q holds, for each p, the mr values op(A)[ic+q·mr+i][pc+p]
 // contiguously; rows past mc are zero.
-func packA(kern *gemmKernels, ap, a []float32, lda int, trans bool, ic, mc, pc, kc int) {
+func packA[T float](kern *gemmKernels[T], ap, a []T, lda int, trans bool, ic, mc, pc, kc int) {
 	mr := kern.mr
 	for q := 0; q*mr < mc; q++ {
 		panel := ap[q*mr*kc : (q+1)*mr*kc]
@@ -462,7 +513,7 @@ func packA(kern *gemmKernels, ap, a []float32, lda int, trans bool, ic, mc, pc, 
 // packB copies rows pc..pc+kc and columns jc..jc+nc of op(B) into panels of
 // nr columns: panel q holds, for each p, the nr values op(B)[pc+p][jc+q·nr+j]
 // contiguously; columns past nc are zero.
-func packB(kern *gemmKernels, bp, b []float32, ldb int, trans bool, pc, kc, jc, nc int) {
+func packB[T float](kern *gemmKernels[T], bp, b []T, ldb int, trans bool, pc, kc, jc, nc int) {
 	nr := kern.nr
 	if !trans {
 		// Row by row of B, so that it is read in order (panel by panel, every

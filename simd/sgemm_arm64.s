@@ -216,3 +216,217 @@ nobeta:
 	FMOVQ F2, 32(R3)
 	ADD R4, R3, R3
 	RET
+
+// func dgemmKernel8x6NEON(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+TEXT ·dgemmKernel8x6NEON(SB), NOSPLIT, $0-104
+	MOVD k+0(FP), R0
+	MOVD a_base+8(FP), R1
+	MOVD b_base+32(FP), R2
+	MOVD c_base+56(FP), R3
+	MOVD ldc+80(FP), R4
+	LSL $3, R4, R4
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	VEOR V26.B16, V26.B16, V26.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	VEOR V28.B16, V28.B16, V28.B16
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+	VEOR V31.B16, V31.B16, V31.B16
+	CBZ R0, store
+
+loop:
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FLDPQ.P 32(R2), (F4, F5)
+	FMOVQ.P 16(R2), F6
+	WORD $0x4fc01088 // fmla v8.2d, v4.2d, v0.d[0]
+	WORD $0x4fc010a9 // fmla v9.2d, v5.2d, v0.d[0]
+	WORD $0x4fc010ca // fmla v10.2d, v6.2d, v0.d[0]
+	WORD $0x4fc0188b // fmla v11.2d, v4.2d, v0.d[1]
+	WORD $0x4fc018ac // fmla v12.2d, v5.2d, v0.d[1]
+	WORD $0x4fc018cd // fmla v13.2d, v6.2d, v0.d[1]
+	WORD $0x4fc1108e // fmla v14.2d, v4.2d, v1.d[0]
+	WORD $0x4fc110af // fmla v15.2d, v5.2d, v1.d[0]
+	WORD $0x4fc110d0 // fmla v16.2d, v6.2d, v1.d[0]
+	WORD $0x4fc11891 // fmla v17.2d, v4.2d, v1.d[1]
+	WORD $0x4fc118b2 // fmla v18.2d, v5.2d, v1.d[1]
+	WORD $0x4fc118d3 // fmla v19.2d, v6.2d, v1.d[1]
+	WORD $0x4fc21094 // fmla v20.2d, v4.2d, v2.d[0]
+	WORD $0x4fc210b5 // fmla v21.2d, v5.2d, v2.d[0]
+	WORD $0x4fc210d6 // fmla v22.2d, v6.2d, v2.d[0]
+	WORD $0x4fc21897 // fmla v23.2d, v4.2d, v2.d[1]
+	WORD $0x4fc218b8 // fmla v24.2d, v5.2d, v2.d[1]
+	WORD $0x4fc218d9 // fmla v25.2d, v6.2d, v2.d[1]
+	WORD $0x4fc3109a // fmla v26.2d, v4.2d, v3.d[0]
+	WORD $0x4fc310bb // fmla v27.2d, v5.2d, v3.d[0]
+	WORD $0x4fc310dc // fmla v28.2d, v6.2d, v3.d[0]
+	WORD $0x4fc3189d // fmla v29.2d, v4.2d, v3.d[1]
+	WORD $0x4fc318be // fmla v30.2d, v5.2d, v3.d[1]
+	WORD $0x4fc318df // fmla v31.2d, v6.2d, v3.d[1]
+	SUBS $1, R0
+	BNE loop
+
+store:
+	FMOVD alpha+88(FP), F5
+	FMOVD beta+96(FP), F6
+	VDUP V5.D[0], V5.D2
+	FCMPD $(0.0), F6
+	BEQ nobeta
+	VDUP V6.D[0], V6.D2
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V8.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V9.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V10.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V11.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V12.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V13.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V14.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V15.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V16.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V17.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V18.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V19.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V20.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V21.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V22.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V23.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V24.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V25.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V26.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V27.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V28.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V29.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V30.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V31.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+nobeta:
+	WORD $0x6e65dd00 // fmul v0.2d, v8.2d, v5.2d
+	WORD $0x6e65dd21 // fmul v1.2d, v9.2d, v5.2d
+	WORD $0x6e65dd42 // fmul v2.2d, v10.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65dd60 // fmul v0.2d, v11.2d, v5.2d
+	WORD $0x6e65dd81 // fmul v1.2d, v12.2d, v5.2d
+	WORD $0x6e65dda2 // fmul v2.2d, v13.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65ddc0 // fmul v0.2d, v14.2d, v5.2d
+	WORD $0x6e65dde1 // fmul v1.2d, v15.2d, v5.2d
+	WORD $0x6e65de02 // fmul v2.2d, v16.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65de20 // fmul v0.2d, v17.2d, v5.2d
+	WORD $0x6e65de41 // fmul v1.2d, v18.2d, v5.2d
+	WORD $0x6e65de62 // fmul v2.2d, v19.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65de80 // fmul v0.2d, v20.2d, v5.2d
+	WORD $0x6e65dea1 // fmul v1.2d, v21.2d, v5.2d
+	WORD $0x6e65dec2 // fmul v2.2d, v22.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65dee0 // fmul v0.2d, v23.2d, v5.2d
+	WORD $0x6e65df01 // fmul v1.2d, v24.2d, v5.2d
+	WORD $0x6e65df22 // fmul v2.2d, v25.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65df40 // fmul v0.2d, v26.2d, v5.2d
+	WORD $0x6e65df61 // fmul v1.2d, v27.2d, v5.2d
+	WORD $0x6e65df82 // fmul v2.2d, v28.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65dfa0 // fmul v0.2d, v29.2d, v5.2d
+	WORD $0x6e65dfc1 // fmul v1.2d, v30.2d, v5.2d
+	WORD $0x6e65dfe2 // fmul v2.2d, v31.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET

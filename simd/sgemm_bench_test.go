@@ -13,7 +13,13 @@ import (
 
 // BenchmarkSgemm reports GFLOP/s (2·m·n·k per call) per level, thread count
 // and shape: BenchmarkSgemm/avx512/threads=1/512x512x512.
-func BenchmarkSgemm(b *testing.B) {
+func BenchmarkSgemm(b *testing.B) { benchGemm(b, sgemmAPI) }
+
+// BenchmarkDgemm is BenchmarkSgemm for Dgemm: BenchmarkDgemm/avx512/threads=1/512x512x512.
+// Its ceiling is BenchmarkFMAPeakF64 (half of BenchmarkFMAPeak's figure).
+func BenchmarkDgemm(b *testing.B) { benchGemm(b, dgemmAPI) }
+
+func benchGemm[T float](b *testing.B, api gemmAPI[T]) {
 	shapes := [][3]int{
 		{64, 64, 64}, {128, 128, 128}, {256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048},
 		{64, 784, 256}, {64, 256, 128}, {256, 3136, 128}, // MLP and conv-as-GEMM shapes
@@ -40,11 +46,11 @@ func BenchmarkSgemm(b *testing.B) {
 					dispatch.SetLevel(l)
 					runtime.GOMAXPROCS(threads)
 					r := rand.New(rand.NewPCG(1, 2))
-					a, bb, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
-					Sgemm(false, false, m, n, k, 1, a, k, bb, n, 0, c, n)
+					a, bb, c := randOf[T](r, m*k), randOf[T](r, k*n), make([]T, m*n)
+					api.gemm(false, false, m, n, k, 1, a, k, bb, n, 0, c, n)
 					b.ResetTimer()
 					for b.Loop() {
-						Sgemm(false, false, m, n, k, 1, a, k, bb, n, 0, c, n)
+						api.gemm(false, false, m, n, k, 1, a, k, bb, n, 0, c, n)
 					}
 					b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 				})

@@ -3,14 +3,15 @@ package simd
 import "github.com/lanesgo/lanes/dispatch"
 
 func init() {
-	gemm.set(dispatch.Generic, newGemmKernels(4, 8, sgemmKernel4x8Generic))
+	sgemmFamily.kernels.set(dispatch.Generic, newGemmKernels(4, 8, gemmKernel4x8Generic[float32]))
+	dgemmFamily.kernels.set(dispatch.Generic, newGemmKernels(4, 8, gemmKernel4x8Generic[float64]))
 }
 
-// sgemmKernel4x8Generic is the portable microkernel: a 4×8 tile in 32 local
-// accumulators, the same contract as the generated ones.
-func sgemmKernel4x8Generic(k int, a, b, c []float32, ldc int, alpha, beta float32) {
+// gemmKernel4x8Generic is the portable microkernel of both widths: a 4×8
+// tile in 32 local accumulators, the same contract as the generated ones.
+func gemmKernel4x8Generic[T float](k int, a, b, c []T, ldc int, alpha, beta T) {
 	const mr, nr = 4, 8
-	var acc [mr * nr]float32
+	var acc [mr * nr]T
 	a, b = a[:k*mr], b[:k*nr]
 	for p := 0; p < k; p++ {
 		ap := a[p*mr : p*mr+mr]

@@ -20,6 +20,22 @@ func sgemmKernel14x32AVX512(k int, a []float32, b []float32, c []float32, ldc in
 //go:noescape
 func sgemmKernel6x16AVX2(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
 
+// dgemmKernel14x16AVX512 sets the 14×16 tile at c (row stride ldc) to
+// alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0
+// (c not read), for k >= 0 steps of the packed panels a and b.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func dgemmKernel14x16AVX512(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// dgemmKernel6x8AVX2 sets the 6×8 tile at c (row stride ldc) to
+// alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0
+// (c not read), for k >= 0 steps of the packed panels a and b.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func dgemmKernel6x8AVX2(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
 // packT14AVX512 sets dst[p·w+i] = src[i·ld+p] for i < 14, p < kc.
 // Requires: AVX-512 F.
 //
@@ -32,6 +48,18 @@ func packT14AVX512(dst []float32, src []float32, ld int, w int, kc int)
 //go:noescape
 func packT16AVX512(dst []float32, src []float32, ld int, w int, kc int)
 
+// packT14F64AVX512 sets dst[p·w+i] = src[i·ld+p] for i < 14, p < kc.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func packT14F64AVX512(dst []float64, src []float64, ld int, w int, kc int)
+
+// packT16F64AVX512 sets dst[p·w+i] = src[i·ld+p] for i < 16, p < kc.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func packT16F64AVX512(dst []float64, src []float64, ld int, w int, kc int)
+
 // fmaPeakAVX512 runs n iterations of 24 independent 16-lane FMAs.
 // Requires: AVX-512 F.
 func fmaPeakAVX512(n int)
@@ -39,3 +67,11 @@ func fmaPeakAVX512(n int)
 // fmaPeakAVX2 runs n iterations of 12 independent 8-lane FMAs.
 // Requires: AVX2, FMA.
 func fmaPeakAVX2(n int)
+
+// fmaPeakF64AVX512 runs n iterations of 24 independent 8-lane FMAs.
+// Requires: AVX-512 F.
+func fmaPeakF64AVX512(n int)
+
+// fmaPeakF64AVX2 runs n iterations of 12 independent 4-lane FMAs.
+// Requires: AVX2, FMA.
+func fmaPeakF64AVX2(n int)

@@ -11,3 +11,11 @@ package simd
 //
 //go:noescape
 func sgemmKernel8x12NEON(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// dgemmKernel8x6NEON sets the 8×6 tile at c (row stride ldc) to
+// alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0
+// (c not read), for k >= 0 steps of the packed panels a and b.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func dgemmKernel8x6NEON(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)

@@ -20,7 +20,7 @@ type gemmShape struct {
 	mr, nr int
 }
 
-var gemmShapes = []gemmShape{{F32, 8, 12}}
+var gemmShapes = []gemmShape{{F32, 8, 12}, {F64, 8, 6}}
 
 func acc(i, j int) V { return V(8 + 3*i + j) }
 

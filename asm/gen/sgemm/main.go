@@ -43,6 +43,8 @@ type shape struct {
 var shapes = []shape{
 	{x86.AVX512, 14, 32, 4},
 	{x86.AVX2, 6, 16, 4},
+	{x86.AVX512.F64(), 14, 16, 4},
+	{x86.AVX2.F64(), 6, 8, 4},
 }
 
 // blas is the BLAS letter of the GEMM kernels' names: s (float32) or d.
@@ -58,10 +60,15 @@ func main() {
 	for _, sh := range shapes {
 		kernel(sh)
 	}
-	packT(x86.AVX512, 14)
-	packT(x86.AVX512, 16)
+	for _, s := range []x86.ISA{x86.AVX512, x86.AVX512.F64()} {
+		packT(s, 14)
+		packT(s, 16)
+	}
 	for _, s := range x86.Levels {
 		peak(s)
+	}
+	for _, s := range x86.Levels {
+		peak(s.F64())
 	}
 	Generate()
 }

@@ -1,0 +1,116 @@
+package simd
+
+// Dgemm computes C = alpha·op(A)·op(B) + beta·C for row-major float64
+// matrices: Sgemm's semantics, checks and panics at float64 (BLAS dgemm,
+// row-major). op(X) is X or, when trans is set, Xᵀ; op(A) is m×k, op(B) is
+// k×n and C is m×n. A is stored with row stride lda (m rows of k, or k rows
+// of m when transA), B with ldb (k rows of n, or n rows of k when transB), C
+// with ldc. When beta == 0, C's old contents are not read (NaN included);
+// when alpha == 0 or k == 0, A and B are not read.
+//
+// Each element is a float64 dot product of length k accumulated in a
+// different order than a sequential loop (fused multiply-adds at the SIMD
+// levels): the error is within k·2⁻⁵³·Σ_p |A_ip|·|B_pj| (times |alpha|)
+// plus the rounding of the beta term.
+//
+// Sizes that are negative, strides smaller than a row, or slices too short
+// for the sizes and strides panic with a message naming them; the bounds
+// are computed without overflow. C must not overlap A or B. Products of at
+// least 2²² multiply-adds are split over the calling goroutine and the
+// worker pool (see Sgemm and docs/workers.md); Dgemm is safe for concurrent
+// use and, after warm-up, allocates nothing.
+//
+// The microkernels are Sgemm's, emitted at float64 by the same generators,
+// with the same register plan at half the lanes:
+//
+//	AVX-512 14×16: 28 zmm accumulators (2 vectors of 8 doubles a row), 2
+//	               loads of B and 14 broadcasts of A per 28 FMAs;
+//	AVX2     6×8:  12 ymm accumulators, 2 loads and 6 broadcasts per 12 FMAs;
+//	NEON     8×6:  24 accumulators, 4 loads of A and 3 of B per 24 FMLAs
+//	               by element;
+//	generic  4×8.
+//
+// 14×16 rather than a wider tile: 28 accumulators are as many as the 32
+// zmm registers leave room for with two B vectors and a broadcast, which
+// covers the FMA latency (4 cycles) times two pipes eight-fold over, and the
+// 16 loads per 28 FMAs stay within two loads a cycle; 12×24 (36
+// accumulators) does not fit, 8×24 loads 11 per 24 FMAs but keeps one
+// accumulator per 2 FLOP of the tile's C traffic fewer (its C tile per
+// k-panel is half again larger per FMA). The blocking (blockingFor) keeps
+// the bytes of Sgemm's: a kc×16 slab of B is kc·128 bytes as Sgemm's kc×32
+// float32 one, so kc = 512 (64 KiB of B per slab, 4/3 of Zen 5's 48 KiB L1
+// with the A panel streaming beside it), mc = 168 rows (the 168×512 block
+// of A is 672 KiB, two thirds of the 1 MiB L2), nc = 4096 columns.
+func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	checkGemm("Dgemm", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// DgemmStrided computes batch products C_i = alpha·op(A_i)·op(B_i) + beta·C_i
+// where X_i starts at element i·strideX of x (a stride of 0 shares one
+// matrix between all products). Semantics and checks are Dgemm's, applied
+// to every product, as SgemmStrided's are Sgemm's.
+func DgemmStrided(transA, transB bool, m, n, k int, alpha float64, a []float64, lda, strideA int, b []float64, ldb, strideB int, beta float64, c []float64, ldc, strideC int, batch int) {
+	gemmStrided("DgemmStrided", transA, transB, m, n, k, alpha, a, lda, strideA, b, ldb, strideB, beta, c, ldc, strideC, batch)
+}
+
+// Dgemv computes y = alpha·op(A)·x + beta·y for the row-major m×n float64
+// matrix A (row stride lda): Sgemv's semantics and checks at float64. The
+// rows are float64 loops in Go for now (package simd has no float64 vector
+// kernels for Dot and Axpy yet); their error bound is that of a sequential
+// dot product, n·2⁻⁵³·Σ|A_ij·x_j| per element.
+func Dgemv(transA bool, m, n int, alpha float64, a []float64, lda int, x []float64, beta float64, y []float64) {
+	checkGemv("Dgemv", transA, m, n, a, lda, x, y)
+	gemv(transA, m, n, alpha, a, lda, x, beta, y)
+}
+
+// dgemmFamily is Dgemm's GEMM family. Its row operations (edge tiles, beta
+// scaling, Dgemv) are Go loops until package simd has float64 vector
+// kernels for them; without those, useDirect's rule (measured on float32
+// Dot and Axpy) does not apply and every product packs.
+var dgemmFamily = gemmFamily[float64]{
+	add:   dgemmAdd,
+	axpy:  dgemmAxpy,
+	scale: dgemmScale,
+	dot:   dgemmDot,
+}
+
+func dgemmAdd(dst, a, b []float64) {
+	b = b[:len(a)]
+	dst = dst[:len(a)]
+	for i, v := range a {
+		dst[i] = v + b[i]
+	}
+}
+
+func dgemmAxpy(y []float64, alpha float64, x []float64) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}
+
+func dgemmScale(dst, a []float64, s float64) {
+	dst = dst[:len(a)]
+	for i, v := range a {
+		dst[i] = v * s
+	}
+}
+
+// dgemmDot is a dot product with four partial sums (so the loop is not one
+// dependency chain of adds).
+func dgemmDot(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
