@@ -20,27 +20,36 @@ package simd
 // worker pool (see Sgemm and docs/workers.md); Dgemm is safe for concurrent
 // use and, after warm-up, allocates nothing.
 //
-// The microkernels are Sgemm's, emitted at float64 by the same generators,
-// with the same register plan at half the lanes:
+// The microkernels come from Sgemm's generators, emitted at float64:
 //
-//	AVX-512 14×16: 28 zmm accumulators (2 vectors of 8 doubles a row), 2
-//	               loads of B and 14 broadcasts of A per 28 FMAs;
-//	AVX2     6×8:  12 ymm accumulators, 2 loads and 6 broadcasts per 12 FMAs;
-//	NEON     8×6:  24 accumulators, 4 loads of A and 3 of B per 24 FMLAs
-//	               by element;
+//	AVX-512 8×16: 16 zmm accumulators (two vectors of 8 doubles a row); per
+//	              k step 2 loads of B and 8 broadcasts of A for 16 FMAs;
+//	AVX2     6×8: 12 ymm accumulators, 2 loads and 6 broadcasts per 12 FMAs
+//	              (Sgemm's 6×16 at half the lanes);
+//	NEON     8×6: 24 accumulators, 4 loads of A and 3 of B per 24 FMLAs by
+//	              element (Sgemm's 8×12 at half the lanes);
 //	generic  4×8.
 //
-// 14×16 rather than a wider tile: 28 accumulators are as many as the 32
-// zmm registers leave room for with two B vectors and a broadcast, which
-// covers the FMA latency (4 cycles) times two pipes eight-fold over, and the
-// 16 loads per 28 FMAs stay within two loads a cycle; 12×24 (36
-// accumulators) does not fit, 8×24 loads 11 per 24 FMAs but keeps one
-// accumulator per 2 FLOP of the tile's C traffic fewer (its C tile per
-// k-panel is half again larger per FMA). The blocking (blockingFor) keeps
-// the bytes of Sgemm's: a kc×16 slab of B is kc·128 bytes as Sgemm's kc×32
-// float32 one, so kc = 512 (64 KiB of B per slab, 4/3 of Zen 5's 48 KiB L1
-// with the A panel streaming beside it), mc = 168 rows (the 168×512 block
-// of A is 672 KiB, two thirds of the 1 MiB L2), nc = 4096 columns.
+// On AVX-512, 16 independent accumulators cover the FMA latency (4 cycles)
+// times the two FMA pipes twice over, and 0.63 loads per FMA stay within two
+// vector loads a cycle. Sgemm's 14-row plan at half the lanes (14×16, 28
+// accumulators, 0.57 loads per FMA) was the first candidate, but at the
+// sizes products usually have (multiples of 8) 14 rows leave a partial
+// panel, computed in full into a scratch tile, in every column of tiles,
+// and with a row stride that is a multiple of 4 KiB the 14 rows of a C tile
+// share one set of the 12-way L1 where 8 rows fit. Measured on the shared
+// Zen 5, the two alternating in one process (median of the time ratios,
+// quartiles within ±20% on that machine): 8×16 faster by 3.6% (256³),
+// 8.7% (512³), 8.5% (1024³) and 3.1% (2048³); 8×24 (24 accumulators, 0.46
+// loads per FMA, but partial tiles along n) was within 2% of 14×16 from
+// 256³ to 1024³.
+//
+// The blocking (blockingFor) keeps Sgemm's bytes: a kc×16 float64 slab of
+// B is as large as Sgemm's kc×32 float32 one, so kc = 512 (64 KiB, 4/3 of
+// Zen 5's 48 KiB L1), mc = 168 rows (the 168×512 block of A is 672 KiB, two
+// thirds of the 1 MiB L2) and nc = 4096 columns; the blocks are then
+// evened out (evenBlock). kc of 256 or 384 and mc of 96 or 336 measured
+// within ±7% of these, with no consistent sign, on the loaded machine.
 func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	checkGemm("Dgemm", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

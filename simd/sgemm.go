@@ -414,19 +414,20 @@ func gemmRange[T float](kern *gemmKernels[T], transA, transB bool, r0, r1, c0, c
 	w := fam.works.Get()
 	defer fam.works.Put(w)
 	w.tile = grow(w.tile, mr*nr)
-	for jc := c0; jc < c1; jc += bl.nc {
-		nc := min(bl.nc, c1-jc)
+	ncStep, kcStep, mcStep := evenBlock(c1-c0, bl.nc, nr), evenBlock(k, bl.kc, 8), evenBlock(r1-r0, bl.mc, mr)
+	for jc := c0; jc < c1; jc += ncStep {
+		nc := min(ncStep, c1-jc)
 		ncp := (nc + nr - 1) / nr * nr
-		for pc := 0; pc < k; pc += bl.kc {
-			kc := min(bl.kc, k-pc)
+		for pc := 0; pc < k; pc += kcStep {
+			kc := min(kcStep, k-pc)
 			w.bp = grow(w.bp, ncp*kc)
 			packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
 			bEff := beta
 			if pc > 0 {
 				bEff = 1
 			}
-			for ic := r0; ic < r1; ic += bl.mc {
-				mc := min(bl.mc, r1-ic)
+			for ic := r0; ic < r1; ic += mcStep {
+				mc := min(mcStep, r1-ic)
 				mcp := (mc + mr - 1) / mr * mr
 				w.ap = grow(w.ap, mcp*kc)
 				packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
@@ -461,6 +462,18 @@ func gemmRange[T float](kern *gemmKernels[T], transA, transB bool, r0, r1, c0, c
 			}
 		}
 	}
+}
+
+// evenBlock returns the step that cuts n into as few blocks of at most
+// limit as it can, of about equal size rounded up to a multiple of unit
+// (limit is one): k = 1030 with kc = 512 runs as 344, 344, 342 rather than
+// 512, 512, 6, whose last block would pay a pass over C for 6 steps, and
+// 1024 rows with mc = 168 as six blocks of 154 and one of 100 rather than
+// six of 168 and one of 16, which would reuse each B slab for one panel.
+func evenBlock(n, limit, unit int) int {
+	blocks := (n + limit - 1) / limit
+	per := (n + blocks - 1) / blocks
+	return min(limit, (per+unit-1)/unit*unit)
 }
 
 // packA copies rows ic..ic+mc and columns pc..pc+kc of op(A) into panels of

@@ -20,13 +20,13 @@ func sgemmKernel14x32AVX512(k int, a []float32, b []float32, c []float32, ldc in
 //go:noescape
 func sgemmKernel6x16AVX2(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
 
-// dgemmKernel14x16AVX512 sets the 14×16 tile at c (row stride ldc) to
+// dgemmKernel8x16AVX512 sets the 8×16 tile at c (row stride ldc) to
 // alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0
 // (c not read), for k >= 0 steps of the packed panels a and b.
 // Requires: AVX-512 F.
 //
 //go:noescape
-func dgemmKernel14x16AVX512(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+func dgemmKernel8x16AVX512(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
 
 // dgemmKernel6x8AVX2 sets the 6×8 tile at c (row stride ldc) to
 // alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0
@@ -48,11 +48,11 @@ func packT14AVX512(dst []float32, src []float32, ld int, w int, kc int)
 //go:noescape
 func packT16AVX512(dst []float32, src []float32, ld int, w int, kc int)
 
-// packT14F64AVX512 sets dst[p·w+i] = src[i·ld+p] for i < 14, p < kc.
+// packT8F64AVX512 sets dst[p·w+i] = src[i·ld+p] for i < 8, p < kc.
 // Requires: AVX-512 F.
 //
 //go:noescape
-func packT14F64AVX512(dst []float64, src []float64, ld int, w int, kc int)
+func packT8F64AVX512(dst []float64, src []float64, ld int, w int, kc int)
 
 // packT16F64AVX512 sets dst[p·w+i] = src[i·ld+p] for i < 16, p < kc.
 // Requires: AVX-512 F.

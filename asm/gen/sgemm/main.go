@@ -12,9 +12,14 @@
 // registers for the whole k loop; each step loads NR/lanes vectors of b,
 // broadcasts each of the MR values of a once and issues MR·NR/lanes FMAs:
 //
-//	AVX-512 14×32: 28 accumulators, 2 b vectors, 1 broadcast = 31 of 32 zmm;
-//	               16 loads for 28 FMAs, so the two FMA pipes set the pace.
-//	AVX2     6×16: 12 accumulators, 2 b vectors, 1 broadcast = 15 of 16 ymm.
+//	float32 AVX-512 14×32: 28 accumulators, 2 b vectors, 1 broadcast = 31 of
+//	                       32 zmm; 16 loads for 28 FMAs, so the two FMA
+//	                       pipes set the pace.
+//	float32 AVX2     6×16: 12 accumulators, 2 b vectors, 1 broadcast = 15 of
+//	                       16 ymm.
+//	float64 AVX-512  8×16: 16 accumulators, 2 b vectors, 1 broadcast; 10
+//	                       loads for 16 FMAs (why not 14×16: simd/dgemm.go).
+//	float64 AVX2      6×8: as float32's 6×16 at half the lanes.
 //
 // The tile is then written as C = alpha·acc + beta·C, or C = alpha·acc when
 // beta == 0 (C's old contents, NaN included, are not read).
@@ -43,7 +48,7 @@ type shape struct {
 var shapes = []shape{
 	{x86.AVX512, 14, 32, 4},
 	{x86.AVX2, 6, 16, 4},
-	{x86.AVX512.F64(), 14, 16, 4},
+	{x86.AVX512.F64(), 8, 16, 4},
 	{x86.AVX2.F64(), 6, 8, 4},
 }
 
@@ -60,10 +65,12 @@ func main() {
 	for _, sh := range shapes {
 		kernel(sh)
 	}
-	for _, s := range []x86.ISA{x86.AVX512, x86.AVX512.F64()} {
-		packT(s, 14)
-		packT(s, 16)
-	}
+	// The transposing packs of full panels of A (mr rows) and of a
+	// transposed B (16 columns at a time) at AVX-512.
+	packT(x86.AVX512, 14)
+	packT(x86.AVX512, 16)
+	packT(x86.AVX512.F64(), 8)
+	packT(x86.AVX512.F64(), 16)
 	for _, s := range x86.Levels {
 		peak(s)
 	}
