@@ -386,3 +386,73 @@ func TestBatchesTo(t *testing.T) {
 		t.Errorf("To on a full device: %v", err)
 	}
 }
+
+// hostRandom is a Random family for the stand-in device (which has none
+// yet): the CPU's, on host copies of the operands.
+type hostRandom struct{ calls int }
+
+func (h *hostRandom) Uniform(dst *tensor.Tensor, seed, offset uint64) error {
+	h.calls++
+	return storeHost(dst, tensor.UniformInto(tensor.New(dst.Shape()...), seed, offset))
+}
+
+func (h *hostRandom) Dropout(dst, x *tensor.Tensor, p float32, seed, offset uint64) error {
+	h.calls++
+	hx, err := x.Host()
+	if err != nil {
+		return err
+	}
+	return storeHost(dst, tensor.Dropout(hx, p, seed, offset))
+}
+
+// storeHost copies the host tensor r into dst, a contiguous device tensor.
+func storeHost(dst, r *tensor.Tensor) error {
+	mem, off, _ := tensor.DeviceView(dst)
+	return mem.CopyFromHost(off, r.Data())
+}
+
+// TestDeviceDropout checks that a model with Dropout gives on a device the
+// host's loss and gradients: the masks, drawn from the Philox stream of a
+// seed taken from the layer's source, are the same on both.
+func TestDeviceDropout(t *testing.T) {
+	d := tensortest.NewHostDevice(testDev)
+	be, rnd := d.Backend(), &hostRandom{}
+	be.Random = rnd
+	tensor.RegisterDevice(testDev, be)
+	defer tensor.RegisterDevice(testDev, nil)
+	model := func() (Module, *tensor.Tensor) {
+		r := rand.New(rand.NewPCG(9, 10))
+		return NewSequential(NewLinear(12, 32, r), NewDropout(0.4, r), NewLinear(32, 5, r)), tensor.RandN(r, 6, 12)
+	}
+	run := func(dev tensor.Device) (loss float32, grads [][]float32) {
+		m, x := model()
+		if err := To(m, dev); err != nil {
+			t.Fatal(err)
+		}
+		tp := NewTape()
+		for range 2 { // the second step draws new masks
+			tp.Reset()
+			l := tp.Sum(m.Forward(tp, tp.Const(onDev(t, x, dev))))
+			zeroGrads(Params(m))
+			tp.Backward(l)
+			loss = l.Value().Item()
+		}
+		for _, v := range Params(m) {
+			grads = append(grads, hostOf(t, v.Grad()))
+		}
+		return loss, grads
+	}
+	lh, gh := run(tensor.CPU)
+	ld, gd := run(testDev)
+	if e := relErr([]float32{ld}, []float32{lh}); e > 1e-5 {
+		t.Errorf("loss %v on the device, %v on the host", ld, lh)
+	}
+	for i := range gh {
+		if e := relErr(gd[i], gh[i]); e > 1e-5 {
+			t.Errorf("gradient %d: relative error %.3g", i, e)
+		}
+	}
+	if rnd.calls != 4 {
+		t.Errorf("the device's Random family ran %d times, want 4 (two steps, forward and backward)", rnd.calls)
+	}
+}
