@@ -387,39 +387,11 @@ func TestBatchesTo(t *testing.T) {
 	}
 }
 
-// hostRandom is a Random family for the stand-in device (which has none
-// yet): the CPU's, on host copies of the operands.
-type hostRandom struct{ calls int }
-
-func (h *hostRandom) Uniform(dst *tensor.Tensor, seed, offset uint64) error {
-	h.calls++
-	return storeHost(dst, tensor.UniformInto(tensor.New(dst.Shape()...), seed, offset))
-}
-
-func (h *hostRandom) Dropout(dst, x *tensor.Tensor, p float32, seed, offset uint64) error {
-	h.calls++
-	hx, err := x.Host()
-	if err != nil {
-		return err
-	}
-	return storeHost(dst, tensor.Dropout(hx, p, seed, offset))
-}
-
-// storeHost copies the host tensor r into dst, a contiguous device tensor.
-func storeHost(dst, r *tensor.Tensor) error {
-	mem, off, _ := tensor.DeviceView(dst)
-	return mem.CopyFromHost(off, r.Data())
-}
-
 // TestDeviceDropout checks that a model with Dropout gives on a device the
 // host's loss and gradients: the masks, drawn from the Philox stream of a
 // seed taken from the layer's source, are the same on both.
 func TestDeviceDropout(t *testing.T) {
-	d := tensortest.NewHostDevice(testDev)
-	be, rnd := d.Backend(), &hostRandom{}
-	be.Random = rnd
-	tensor.RegisterDevice(testDev, be)
-	defer tensor.RegisterDevice(testDev, nil)
+	d := tensortest.Register(t, testDev)
 	model := func() (Module, *tensor.Tensor) {
 		r := rand.New(rand.NewPCG(9, 10))
 		return NewSequential(NewLinear(12, 32, r), NewDropout(0.4, r), NewLinear(32, 5, r)), tensor.RandN(r, 6, 12)
@@ -452,7 +424,7 @@ func TestDeviceDropout(t *testing.T) {
 			t.Errorf("gradient %d: relative error %.3g", i, e)
 		}
 	}
-	if rnd.calls != 4 {
-		t.Errorf("the device's Random family ran %d times, want 4 (two steps, forward and backward)", rnd.calls)
+	if n := d.Counts().Calls["Random.Dropout"]; n != 4 {
+		t.Errorf("the device's Dropout ran %d times, want 4 (two steps, forward and backward)", n)
 	}
 }
