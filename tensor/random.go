@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
@@ -115,23 +116,54 @@ const (
 	philoxW1 = 0xBB67AE85
 )
 
-// philox4x32 is Philox4x32-10 of counter c under key k.
-func philox4x32(c [4]uint32, k [2]uint32) [4]uint32 {
-	for r := range 10 {
-		if r > 0 {
-			k[0] += philoxW0
-			k[1] += philoxW1
-		}
-		hi0, lo0 := bits.Mul32(philoxM0, c[0])
-		hi1, lo1 := bits.Mul32(philoxM1, c[2])
-		c = [4]uint32{hi1 ^ c[1] ^ k[0], lo1, hi0 ^ c[3] ^ k[1], lo0}
-	}
-	return c
+// philoxRound is one round of Philox4x32 on the counter (c0, c1, c2, c3)
+// under the round's key (k0, k1).
+func philoxRound(c0, c1, c2, c3, k0, k1 uint32) (uint32, uint32, uint32, uint32) {
+	hi0, lo0 := bits.Mul32(philoxM0, c0)
+	hi1, lo1 := bits.Mul32(philoxM1, c2)
+	return hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
 }
 
-// philoxBlock returns the four words of counter block b of seed's stream.
-func philoxBlock(seed, b uint64) [4]uint32 {
-	return philox4x32([4]uint32{uint32(b), uint32(b >> 32)}, [2]uint32{uint32(seed), uint32(seed >> 32)})
+// philox4x32 is Philox4x32-10 of the counter (c0, c1, c2, c3) under the
+// key (k0, k1): ten rounds, the key bumped by the Weyl constants before
+// each but the first.
+func philox4x32(c0, c1, c2, c3, k0, k1 uint32) (uint32, uint32, uint32, uint32) {
+	for r := range 10 {
+		if r > 0 {
+			k0 += philoxW0
+			k1 += philoxW1
+		}
+		c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+	}
+	return c0, c1, c2, c3
+}
+
+// philoxWords sets w to the words of seed's stream from counter block b
+// on: w[i] is word i mod 4 of block b + ⌊i/4⌋. It computes two blocks at
+// a time, whose rounds interleave (twice the throughput of one chain of
+// multiplies).
+func philoxWords(w []uint32, seed, b uint64) {
+	s0, s1 := uint32(seed), uint32(seed>>32)
+	i := 0
+	for ; i+8 <= len(w); i, b = i+8, b+2 {
+		a0, a1, a2, a3 := uint32(b), uint32(b>>32), uint32(0), uint32(0)
+		c0, c1, c2, c3 := uint32(b+1), uint32((b+1)>>32), uint32(0), uint32(0)
+		k0, k1 := s0, s1
+		for r := range 10 {
+			if r > 0 {
+				k0 += philoxW0
+				k1 += philoxW1
+			}
+			a0, a1, a2, a3 = philoxRound(a0, a1, a2, a3, k0, k1)
+			c0, c1, c2, c3 = philoxRound(c0, c1, c2, c3, k0, k1)
+		}
+		w := w[i : i+8 : i+8]
+		w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7] = a0, a1, a2, a3, c0, c1, c2, c3
+	}
+	for ; i < len(w); i, b = i+4, b+1 {
+		w0, w1, w2, w3 := philox4x32(uint32(b), uint32(b>>32), 0, 0, s0, s1)
+		copy(w[i:], []uint32{w0, w1, w2, w3})
+	}
 }
 
 // uniform24 maps a word to its uniform in [0, 1): its top 24 bits over
@@ -139,36 +171,42 @@ func philoxBlock(seed, b uint64) [4]uint32 {
 func uniform24(w uint32) float32 { return float32(w>>8) * (1.0 / (1 << 24)) }
 
 // philoxChunk is the elements of one part of a random op on the CPU (a
-// multiple of 4, so that parts start on block boundaries).
-const philoxChunk = 1 << 12
+// multiple of 8, so that parts start on block pairs), and of the words a
+// part computes at a time.
+const philoxChunk = 1 << 10
 
-// philoxJob fills dst with uniforms (x nil) or with x·mask (Dropout) from
-// the stream of seed at block offset; dst and x are contiguous.
+// philoxJob fills dst with uniforms (x nil) or with x·mask (Dropout, the
+// mask 0 or scale) from the stream of seed at block offset; dst and x are
+// contiguous. An element is dropped when its uniform k·2⁻²⁴ is below p,
+// that is when k < thr = ⌈p·2²⁴⌉: the test is on integers, without a
+// branch (the outcomes are random).
 type philoxJob struct {
 	dst, x       []float32
-	p, scale     float32
+	thr          uint32
+	scale        float32
 	seed, offset uint64
 }
 
 var philoxJobs = sync.Pool{New: func() any { return new(philoxJob) }}
 
 func (j *philoxJob) RunRange(lo, hi int) {
+	var words [philoxChunk]uint32
+	keep := math.Float32bits(j.scale)
 	for c := lo; c < hi; c++ {
 		start, end := c*philoxChunk, min((c+1)*philoxChunk, len(j.dst))
-		for i := start; i < end; i += 4 {
-			w := philoxBlock(j.seed, j.offset+uint64(i/4))
-			for k := range min(4, end-i) {
-				u := uniform24(w[k])
-				if j.x == nil {
-					j.dst[i+k] = u
-					continue
-				}
-				m := j.scale
-				if u < j.p {
-					m = 0
-				}
-				j.dst[i+k] = j.x[i+k] * m
+		w := words[:end-start]
+		philoxWords(w, j.seed, j.offset+uint64(start/4))
+		dst := j.dst[start:end]
+		if j.x == nil {
+			for i, v := range w {
+				dst[i] = uniform24(v)
 			}
+			continue
+		}
+		x := j.x[start:end]
+		for i, v := range w {
+			drop := uint32((int32(v>>8) - int32(j.thr)) >> 31) // all ones when dropped
+			dst[i] = x[i] * math.Float32frombits(keep&^drop)
 		}
 	}
 }
@@ -178,7 +216,7 @@ func (j *philoxJob) RunRange(lo, hi int) {
 // each element as four of an elementwise op.
 func philoxFill(dst, x []float32, p float32, seed, offset uint64) {
 	j := philoxJobs.Get().(*philoxJob)
-	*j = philoxJob{dst: dst, x: x, p: p, scale: 1 / (1 - p), seed: seed, offset: offset}
+	*j = philoxJob{dst: dst, x: x, thr: uint32(math.Ceil(float64(p) * (1 << 24))), scale: 1 / (1 - p), seed: seed, offset: offset}
 	parallel(j, (len(dst)+philoxChunk-1)/philoxChunk, 4*len(dst))
 	*j = philoxJob{}
 	philoxJobs.Put(j)

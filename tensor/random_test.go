@@ -23,7 +23,8 @@ func TestPhiloxKnownAnswers(t *testing.T) {
 		{[4]uint32{0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, [2]uint32{0xa4093822, 0x299f31d0},
 			[4]uint32{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}},
 	} {
-		if got := philox4x32(c.ctr, c.key); got != c.want {
+		w0, w1, w2, w3 := philox4x32(c.ctr[0], c.ctr[1], c.ctr[2], c.ctr[3], c.key[0], c.key[1])
+		if got := [4]uint32{w0, w1, w2, w3}; got != c.want {
 			t.Errorf("philox4x32(%08x, %08x) = %08x, want %08x", c.ctr, c.key, got, c.want)
 		}
 	}
@@ -33,8 +34,8 @@ func TestPhiloxKnownAnswers(t *testing.T) {
 // i mod 4 of counter block offset + ⌊i/4⌋, its top 24 bits over 2²⁴.
 func streamUniform(seed, offset uint64, i int) float64 {
 	b := offset + uint64(i/4)
-	w := philox4x32([4]uint32{uint32(b), uint32(b >> 32), 0, 0}, [2]uint32{uint32(seed), uint32(seed >> 32)})
-	return float64(w[i%4]>>8) / (1 << 24)
+	w0, w1, w2, w3 := philox4x32(uint32(b), uint32(b>>32), 0, 0, uint32(seed), uint32(seed>>32))
+	return float64([4]uint32{w0, w1, w2, w3}[i%4]>>8) / (1 << 24)
 }
 
 // TestUniformStream checks UniformInto element by element against the
@@ -178,4 +179,14 @@ func TestDropout(t *testing.T) {
 		DropoutInto(New(1, 17).BroadcastTo(33, 17), a, 0.5, 0, 0)
 	})
 	expectPanic(t, "tensor: UniformInto: nil tensor dst", func() { UniformInto(nil, 0, 0) })
+}
+
+// BenchmarkDropout is Dropout of a [64 256] activation (nn's Dropout
+// layer on a Linear's output), in place.
+func BenchmarkDropout(b *testing.B) {
+	x := Ones(64, 256)
+	b.SetBytes(4 * int64(x.Len()))
+	for b.Loop() {
+		DropoutInto(x, x, 0.5, 1, 0)
+	}
 }
