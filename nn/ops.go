@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/lanesgo/lanes/internal/par"
 	"github.com/lanesgo/lanes/simd"
 	"github.com/lanesgo/lanes/tensor"
 )
@@ -539,99 +538,32 @@ func (a Act) apply(dst, x *tensor.Tensor) {
 // backward passes apply.
 var reluAct = Act{Kind: ActReLU}
 
+// elem returns the tensor op of the activation and its arguments.
+func (a Act) elem() (tensor.ElemOp, [2]float32) {
+	switch a.Kind {
+	case ActReLU:
+		return tensor.ElemReLU, [2]float32{}
+	case ActLeakyReLU:
+		return tensor.ElemLeakyReLU, [2]float32{a.Alpha}
+	case ActELU:
+		return tensor.ElemELU, [2]float32{a.Alpha}
+	case ActGELU:
+		return tensor.ElemGELU, [2]float32{}
+	case ActSiLU:
+		return tensor.ElemSiLU, [2]float32{}
+	case ActSigmoid:
+		return tensor.ElemSigmoid, [2]float32{}
+	case ActTanh:
+		return tensor.ElemTanh, [2]float32{}
+	}
+	panic(fmt.Sprintf("nn: unknown activation %v", a.Kind))
+}
+
 // gradInto sets dx to the gradient with respect to the activation's input,
 // given the output gradient g, the input x (nil when the gradient comes
-// from the output) and the output y; dx must not overlap g. It is the one
-// place where the activations' gradients are dispatched: the host loops
-// below, or a device's kernels.
+// from the output) and the output y: tensor.UnaryGradInto, on the
+// operands' device (see it for the formulas and their special values).
 func (a Act) gradInto(dx, g, x, y *tensor.Tensor) {
-	if !onHost(dx) {
-		panic(fmt.Sprintf("nn: the gradient of %v on %v needs a device kernel (tensor.UnaryGrad)", a.Kind, dx.Device()))
-	}
-	var xd []float32
-	if x != nil {
-		xd = hostData(x)
-	}
-	a.grad(dx.Data(), hostData(g), xd, hostData(y))
-}
-
-// grad sets dx to the gradient with respect to the input of the
-// activation, given the output gradient g, the input x (nil when the
-// gradient comes from the output) and the output y. dx must not overlap g.
-func (a Act) grad(dx, g, x, y []float32) {
-	switch a.Kind {
-	case ActNone:
-		copy(dx, g)
-	case ActReLU:
-		reluGrad(dx, g, y)
-	case ActLeakyReLU:
-		ref := y
-		if x != nil {
-			ref = x
-		}
-		for i, v := range ref[:len(dx)] {
-			if v > 0 {
-				dx[i] = g[i]
-			} else {
-				dx[i] = g[i] * a.Alpha
-			}
-		}
-	case ActELU:
-		for i := range dx {
-			if x != nil {
-				if x[i] > 0 {
-					dx[i] = g[i]
-				} else {
-					dx[i] = g[i] * a.Alpha * float32(math.Exp(float64(x[i])))
-				}
-			} else if y[i] > 0 {
-				dx[i] = g[i]
-			} else {
-				dx[i] = g[i] * (y[i] + a.Alpha)
-			}
-		}
-	case ActGELU:
-		for i, v := range x[:len(dx)] {
-			t := float64(v)
-			cdf := 0.5 * (1 + math.Erf(t/math.Sqrt2))
-			pdf := math.Exp(-t*t/2) / math.Sqrt(2*math.Pi)
-			dx[i] = g[i] * float32(cdf+t*pdf)
-		}
-	case ActSiLU:
-		simd.Sigmoid(dx, x)
-		for i, s := range dx {
-			dx[i] = g[i] * s * (1 + x[i]*(1-s))
-		}
-	case ActSigmoid:
-		for i, s := range y[:len(dx)] {
-			dx[i] = g[i] * s * (1 - s)
-		}
-	case ActTanh:
-		for i, t := range y[:len(dx)] {
-			dx[i] = g[i] * (1 - t*t)
-		}
-	}
-}
-
-// reluGrad sets dx[i] to g[i] where y[i] > 0 and to 0 elsewhere, on the
-// worker pool from par.SplitFrom elements (see passes.go).
-func reluGrad(dx, g, y []float32) {
-	j := reluJobs.Get()
-	*j = reluJob{dx: dx, g: g[:len(dx)], y: y[:len(dx)]}
-	par.Split(j, (len(dx)+passChunk-1)/passChunk, len(dx))
-	*j = reluJob{}
-	reluJobs.Put(j)
-}
-
-// reluGradRange is reluGrad on one thread, without branches (the signs of
-// y are random in training).
-func reluGradRange(dx, g, y []float32) {
-	g, y = g[:len(dx)], y[:len(dx)]
-	for i, v := range y {
-		// v > 0 exactly when its bits b are in [1, 0x7fffffff] (NaN counts
-		// as positive), that is when b-1 < 0x7fffffff unsigned.
-		b := math.Float32bits(v) - 1
-		keep := uint32((int64(b) - 0x7fffffff) >> 63)
-		dx[i] = math.Float32frombits(math.Float32bits(g[i]) & keep)
-	}
+	op, arg := a.elem()
+	tensor.UnaryGradInto(dx, op, g, x, y, arg)
 }
