@@ -153,25 +153,50 @@ func TestDeviceOperandsMixed(t *testing.T) {
 	}
 }
 
-// stepCase is a model and its input shape for the device step tests; its
-// loss is lossOf.
+// stepCase is a model and its input (a batch of x [N, ...] drawn by in)
+// for the device step tests; its loss is lossOf.
 type stepCase struct {
 	name  string
 	model func(r *rand.Rand) Module
 	x     []int
+	in    func(r *rand.Rand, shape ...int) *tensor.Tensor
 }
 
-// deviceStepCases are the models trained on the stand-in device: Linear
-// layers (the product, the bias, their gradients), a convolution with its
-// bias, Flatten's reshape, and the tape's MatMul in the loss.
+// deviceStepCases are the models trained on the stand-in device, covering
+// every layer and activation: Linear with each activation fused, the
+// convolutions fused with their ReLU, max pooling over them (the masked
+// ReLU gradient), average pooling, BatchNorm2D and LayerNorm, Embedding,
+// Flatten's reshape, and the tape's MatMul, Sub, Mul, Mean and Scale in
+// the loss.
 func deviceStepCases() []stepCase {
+	same := tensor.ConvParams{Padding: [2]int{1, 1}}
+	pool := tensor.PoolParams{Kernel: [2]int{2, 2}}
 	return []stepCase{
 		{"linear", func(r *rand.Rand) Module {
 			return NewSequential(Flatten{}, NewLinear(36, 16, r), NewLinear(16, 8, r))
-		}, []int{10, 6, 6}},
-		{"conv", func(r *rand.Rand) Module {
-			return NewSequential(NewConv2D(1, 4, 3, tensor.ConvParams{Padding: [2]int{1, 1}}, r), Flatten{}, NewLinear(4*36, 8, r))
-		}, []int{10, 1, 6, 6}},
+		}, []int{10, 6, 6}, tensor.RandN},
+		{"mlp", func(r *rand.Rand) Module {
+			return NewSequential(Flatten{}, NewLinear(36, 32, r), NewReLU(), NewLinear(32, 16, r), NewGELU(),
+				NewLinear(16, 16, r), NewTanh(), NewLinear(16, 8, r), NewLeakyReLU(-0.1))
+		}, []int{10, 6, 6}, tensor.RandN},
+		{"cnn", func(r *rand.Rand) Module {
+			return NewSequential(NewConv2D(1, 4, 3, same, r), NewReLU(), &MaxPool2D{P: pool},
+				NewConv2D(4, 8, 3, same, r), NewReLU(), &MaxPool2D{P: pool}, Flatten{},
+				NewLinear(8*2*2, 16, r), NewReLU(), NewLinear(16, 8, r))
+		}, []int{10, 1, 8, 8}, tensor.RandN},
+		{"norms", func(r *rand.Rand) Module {
+			return NewSequential(NewConv2D(2, 4, 3, same, r), NewBatchNorm2D(4), NewELU(1), &AvgPool2D{P: pool},
+				NewSiLU(), Flatten{}, NewLayerNorm(4*3*3), NewLinear(36, 8, r), NewSigmoid(), NewELU(-0.5))
+		}, []int{10, 2, 6, 6}, tensor.RandN},
+		{"embedding", func(r *rand.Rand) Module {
+			return NewSequential(NewEmbedding(10, 4, r), Flatten{}, NewLinear(12, 8, r))
+		}, []int{10, 3}, func(r *rand.Rand, shape ...int) *tensor.Tensor {
+			x := tensor.New(shape...)
+			for i := range x.Data() {
+				x.Data()[i] = float32(r.IntN(10))
+			}
+			return x
+		}},
 	}
 }
 
@@ -210,7 +235,7 @@ func newDevTrainer(t *testing.T, c stepCase, dev tensor.Device) *devTrainer {
 	r := rand.New(rand.NewPCG(5, 6))
 	m := c.model(r)
 	n := 4 * c.x[0]
-	x := tensor.RandN(r, append([]int{n}, c.x[1:]...)...)
+	x := c.in(r, append([]int{n}, c.x[1:]...)...)
 	y := tensor.RandU(r, 0.5, 1.5, n, 1)
 	p, half := tensor.RandN(r, 8, 3), tensor.Scalar(0.5)
 	if err := To(m, dev); err != nil {
@@ -250,8 +275,9 @@ func (s *devTrainer) step() float32 {
 
 // TestDeviceTrainSteps trains each model for a few steps on the host and
 // on the stand-in device from the same initialization and batches: the
-// losses, the gradients and the parameters after each step agree within
-// 1e-5 relative; every tensor of the model stays on the device; and after
+// losses, the gradients and the parameters and buffers (BatchNorm's
+// running statistics) after each step agree within 1e-5 relative (of the
+// largest element); every tensor of the model stays on the device; and after
 // the first step a step asks the device for no memory and makes one upload
 // (the batch, Batches.To) and one readback (the loss).
 func TestDeviceTrainSteps(t *testing.T) {
@@ -275,14 +301,20 @@ func TestDeviceTrainSteps(t *testing.T) {
 					t.Errorf("step %d: loss %v on the device, %v on the host", step, ld, lh)
 				}
 				for i, v := range dev.ps {
-					if v.value.Device() != testDev || v.Grad().Device() != testDev {
-						t.Fatalf("step %d: parameter %d on %v, its gradient on %v", step, i, v.value.Device(), v.Grad().Device())
+					if v.Grad().Device() != testDev {
+						t.Fatalf("step %d: the gradient of parameter %d is on %v", step, i, v.Grad().Device())
 					}
 					if e := relErr(hostOf(t, v.Grad()), host.ps[i].Grad().Data()); e > 1e-5 {
 						t.Errorf("step %d: gradient of parameter %d %v: relative error %.3g", step, i, v.value.Shape(), e)
 					}
-					if e := relErr(hostOf(t, v.value), host.ps[i].value.Data()); e > 1e-5 {
-						t.Errorf("step %d: parameter %d %v after the update: relative error %.3g", step, i, v.value.Shape(), e)
+				}
+				hs := StateDict(host.m)
+				for i, s := range StateDict(dev.m) {
+					if s.T.Device() != testDev {
+						t.Fatalf("step %d: %s is on %v", step, s.Name, s.T.Device())
+					}
+					if e := relErr(hostOf(t, s.T), hs[i].T.Data()); e > 1e-5 {
+						t.Errorf("step %d: %s %v after the update: relative error %.3g", step, s.Name, s.T.Shape(), e)
 					}
 				}
 			}
@@ -426,5 +458,34 @@ func TestDeviceDropout(t *testing.T) {
 	}
 	if n := d.Counts().Calls["Random.Dropout"]; n != 4 {
 		t.Errorf("the device's Dropout ran %d times, want 4 (two steps, forward and backward)", n)
+	}
+}
+
+// TestEmbeddingIndices checks Embedding's indices, on the host and on a
+// device alike: a negative one counts from the end (tensor.IndexSelect's
+// rule), one that is not an integer in [-V, V) panics naming it.
+func TestEmbeddingIndices(t *testing.T) {
+	tensortest.Register(t, testDev)
+	w := NewParam(tensor.FromSlice([]float32{0, 1, 10, 11, 20, 21}, 3, 2))
+	for _, dev := range []tensor.Device{tensor.CPU, testDev} {
+		if err := To(NewSequential(&Embedding{W: w}), dev); err != nil {
+			t.Fatal(err)
+		}
+		tp := NewTape()
+		idx := onDev(t, tensor.FromSlice([]float32{2, -1, 0, -3}, 2, 2), dev)
+		y := tp.Embedding(idx, w)
+		if got, want := hostOf(t, y.Value()), []float32{20, 21, 20, 21, 0, 1, 0, 1}; !slices.Equal(got, want) || !slices.Equal(y.Shape(), []int{2, 2, 2}) {
+			t.Errorf("on %v: Embedding = %v %v, want %v [2 2 2]", dev, got, y.Shape(), want)
+		}
+		tp.Backward(tp.Sum(y))
+		if got, want := hostOf(t, w.Grad()), []float32{2, 2, 0, 0, 2, 2}; !slices.Equal(got, want) {
+			t.Errorf("on %v: the weight's gradient = %v, want %v", dev, got, want)
+		}
+		w.ZeroGrad()
+	}
+	To(NewSequential(&Embedding{W: w}), tensor.CPU)
+	want := "tensor: IndexSelectInto: index 1.5 is not an integer in -3..2"
+	if msg := panicMessage(func() { NewTape().Embedding(tensor.FromSlice([]float32{1.5}, 1), w) }); msg != want {
+		t.Errorf("panic %q, want %q", msg, want)
 	}
 }

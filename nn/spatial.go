@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/lanesgo/lanes/simd"
 	"github.com/lanesgo/lanes/tensor"
 )
 
@@ -262,51 +261,39 @@ func backDropout(tp *Tape, n *node) {
 }
 
 // Embedding returns the rows of w [V, D] named by indices (a tensor of any
-// shape holding integers in [0, V) as float32): a result of shape
-// indices' shape + [D]. It panics on an index that is not such an integer.
+// shape holding integers in [-V, V) as float32, negative ones counting
+// from the end, as tensor.IndexSelect's): a result of shape indices' shape
+// + [D], computed by tensor.IndexSelectInto, and its backward by
+// tensor.IndexAdd, on the operands' device. It panics on an index that is
+// not such an integer (on a device, its kernel reports it).
 func (tp *Tape) Embedding(indices *tensor.Tensor, w *Var) *Var {
 	const op = "Embedding"
 	tp.use(op, "weight", w)
 	mustTensor(op, "indices", indices)
-	rows, d := matrix(op, "weight", w)
-	idx := indices.Data()
-	for i, v := range idx {
-		if !(v >= 0 && v < float32(rows)) || v != float32(int(v)) {
-			panic(fmt.Sprintf("nn: %s: index %v at %d outside [0, %d) for weight of shape %v", op, v, i, rows, w.value.Shape()))
-		}
-	}
+	_, d := matrix(op, "weight", w)
+	dev := deviceOf(op, indices, w.value)
 	var dims [tensor.MaxDims + 1]int
 	nd := indices.Dims()
 	for i := range nd {
 		dims[i] = indices.Dim(i)
 	}
 	dims[nd] = d
-	y := tp.alloc(dims[:nd+1]...)
-	yd, wd := y.Data(), data(w)
-	for i, v := range idx {
-		r := int(v)
-		copy(yd[i*d:(i+1)*d], wd[r*d:(r+1)*d])
-	}
+	n := indices.Len()
+	flat := tp.view(indices, n)
+	y := tp.allocOn(dev, dims[:nd+1]...)
+	tensor.IndexSelectInto(tp.view(y, n, d), w.value, 0, flat)
 	out, node := tp.result(y, backEmbedding, w)
 	if node != nil {
-		node.saved[0] = indices
+		node.saved[0] = flat
 	}
 	return out
 }
 
 func backEmbedding(tp *Tape, n *node) {
-	w := n.in[0]
-	d := w.value.Dim(1)
+	w, idx := n.in[0], n.saved[0]
 	dw, beta := tp.gradAcc(w)
-	wd, g := dw.Data(), grad(n.out)
-	if beta == 0 {
-		clear(wd)
-	}
-	for i, v := range n.saved[0].Data() {
-		r := int(v)
-		row := wd[r*d : (r+1)*d]
-		simd.Add(row, row, g[i*d:(i+1)*d])
-	}
+	zeroIfFirst(dw, beta)
+	tensor.IndexAdd(dw, 0, idx, tp.view(n.out.grad, idx.Len(), w.value.Dim(1)))
 }
 
 func value(v *Var) *tensor.Tensor {
