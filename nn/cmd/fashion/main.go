@@ -18,8 +18,9 @@
 // (Batches.To, one upload a step) go there, and the losses stay there
 // until the epoch's line is printed (or the progress bar draws). It needs
 // the binary built with -tags cuda (or -tags cudaemu, the plugin's
-// kernels emulated on the host); without it the command says so and
-// exits. The default, cpu, trains on the host.
+// kernels emulated on the host), and a plugin that registers every op
+// family the models use; without the tag the command says so and exits.
+// The default, cpu, trains on the host.
 //
 // -checkpoint FILE saves, after every epoch, the model, the optimizer's
 // state and the batch iterator's place (nn.SaveCheckpoint); -resume FILE
@@ -133,10 +134,7 @@ func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint
 		fmt.Printf("test_accuracy=%.2f\n", acc)
 		return nil
 	}
-	opt := nn.NewAdam(nn.Params(model), lr)
-	if err := optimizerTo(opt, dev); err != nil {
-		return err
-	}
+	opt := nn.NewAdam(nn.Params(model), lr) // its state is made where the parameters are
 	batches := nn.NewBatches(d.trainX, d.trainY, batch, r)
 	first := 1
 	if resume != "" {
@@ -263,14 +261,6 @@ func meanLoss(losses *tensor.Tensor, steps int) float64 {
 		sum += float64(l)
 	}
 	return sum / float64(max(steps, 1))
-}
-
-// optimizerTo moves the optimizer's state to dev, where the model is.
-func optimizerTo(opt nn.Optimizer, dev tensor.Device) error {
-	if dev == tensor.CPU {
-		return nil
-	}
-	return fmt.Errorf("the optimizer cannot move to %v yet", dev)
 }
 
 // accuracy returns the percentage of test images classified correctly,
