@@ -24,7 +24,8 @@ import (
 // resume it exactly.
 //
 // Batches reads the rows of x and y in place: writes to them are seen by
-// later batches. A Batches is not safe for concurrent use.
+// later batches. After To(dev), Next hands out its batches on a device
+// (see To). A Batches is not safe for concurrent use.
 type Batches struct {
 	// DropLast skips the last batch of each epoch when it would hold fewer
 	// rows than the batch size.
@@ -41,9 +42,21 @@ type Batches struct {
 	pos        int      // rows of the epoch handed out
 	epoch      int      // Resets since NewBatches
 
-	xBuf, yBuf         []float32 // size rows each
+	// The batch buffers: buf holds xBuf (full rows of x) then yBuf (full
+	// rows of y), so that a device gets a batch in one copy.
+	buf, xBuf, yBuf    []float32
 	xFull, yFull       *tensor.Tensor
 	xPartial, yPartial *tensor.Tensor // N%size rows; nil when no batch is partial
+	dev                *deviceBatches // nil on the host
+	err                error          // the copy to the device that failed
+}
+
+// deviceBatches are the batch buffers on a device: mem, a flat tensor of
+// buf's length, and its views.
+type deviceBatches struct {
+	mem                *tensor.Tensor
+	xFull, yFull       *tensor.Tensor
+	xPartial, yPartial *tensor.Tensor
 }
 
 // NewBatches returns an iterator over batches of size rows of x and y,
@@ -79,8 +92,8 @@ func NewBatches(x, y *tensor.Tensor, size int, r *rand.Rand) *Batches {
 		size: size,
 	}
 	b.full = min(size, n) // no buffer larger than the dataset
-	b.xBuf = make([]float32, b.full*b.xRow)
-	b.yBuf = make([]float32, b.full*b.yRow)
+	b.buf = make([]float32, b.full*(b.xRow+b.yRow))
+	b.xBuf, b.yBuf = b.buf[:b.full*b.xRow], b.buf[b.full*b.xRow:]
 	b.xFull, b.yFull = b.headers(b.full, xs, ys)
 	if rest := n % size; rest != 0 && rest != b.full {
 		b.xPartial, b.yPartial = b.headers(rest, xs, ys)
@@ -101,6 +114,43 @@ func (b *Batches) headers(rows int, xs, ys []int) (x, y *tensor.Tensor) {
 	return tensor.FromSlice(b.xBuf[:rows*b.xRow], xs...),
 		tensor.FromSlice(b.yBuf[:rows*b.yRow], ys...)
 }
+
+// To makes Next hand out its batches on dev (tensor.CPU: on the host
+// again), for a model moved there with nn.To: Next gathers each batch on
+// the host as before, then copies it to device buffers that the iterator
+// owns and reuses, x and y together in one copy, so that a training step
+// makes one upload and no new device memory. The returned tensors are
+// valid until the next Next, as on the host. A copy that fails ends the
+// epoch early: Next returns ok = false and Err the error.
+//
+// To returns the error of allocating the device buffers (one tensor of
+// the batch's x and y elements), leaving the iterator as it was.
+func (b *Batches) To(dev tensor.Device) error {
+	if dev == tensor.CPU {
+		b.dev = nil
+		return nil
+	}
+	mem, err := tensor.NewOn(dev, len(b.buf))
+	if err != nil {
+		return fmt.Errorf("nn: Batches.To: %d bytes on %v: %w", 4*len(b.buf), dev, err)
+	}
+	d := &deviceBatches{mem: mem}
+	view := func(h *tensor.Tensor, off int) *tensor.Tensor {
+		if h == nil {
+			return nil
+		}
+		return mem.Slice(0, off, off+h.Len(), 1).Reshape(h.Shape()...)
+	}
+	y0 := len(b.xBuf)
+	d.xFull, d.yFull = view(b.xFull, 0), view(b.yFull, y0)
+	d.xPartial, d.yPartial = view(b.xPartial, 0), view(b.yPartial, y0)
+	b.dev = d
+	return nil
+}
+
+// Err returns the error that ended the epoch early: the copy of a batch
+// to the device (see To) that failed; nil otherwise. Reset clears it.
+func (b *Batches) Err() error { return b.err }
 
 func shapeOf(t *tensor.Tensor) any {
 	if t == nil {
@@ -128,7 +178,7 @@ func rowLen(s []int) int {
 // nothing.
 func (b *Batches) Next() (x, y *tensor.Tensor, ok bool) {
 	rows := min(b.size, b.n-b.pos)
-	if rows <= 0 || rows < b.size && b.DropLast {
+	if rows <= 0 || rows < b.size && b.DropLast || b.err != nil {
 		b.pos = b.n
 		return nil, nil, false
 	}
@@ -143,6 +193,18 @@ func (b *Batches) Next() (x, y *tensor.Tensor, ok bool) {
 		}
 	}
 	b.pos += rows
+	if d := b.dev; d != nil {
+		mem, off, _ := tensor.DeviceView(d.mem)
+		if err := mem.CopyFromHost(off, b.buf); err != nil {
+			b.err = fmt.Errorf("nn: Batches.Next: copying a batch of %d rows to %v: %w", rows, d.mem.Device(), err)
+			b.pos = b.n
+			return nil, nil, false
+		}
+		if rows == b.full {
+			return d.xFull, d.yFull, true
+		}
+		return d.xPartial, d.yPartial, true
+	}
 	if rows == b.full {
 		return b.xFull, b.yFull, true
 	}
@@ -153,6 +215,7 @@ func (b *Batches) Next() (x, y *tensor.Tensor, ok bool) {
 // sequential without a random source). It allocates nothing.
 func (b *Batches) Reset() {
 	b.epoch++
+	b.err = nil
 	b.shuffle()
 }
 

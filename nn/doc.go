@@ -45,6 +45,23 @@
 // are not reused (a step allocates one block of them, 40 bytes a Var), so
 // that an operation given a Var from an earlier step can tell and panic.
 //
+// # Devices
+//
+// To(model, dev) moves a model's parameters and buffers to a device (a
+// GPU the CUDA plugin opened) and back; the Vars keep their identity, so
+// an optimizer made over Params(model) keeps updating them once its own
+// state has moved too. The tape's operations then run where their
+// operands are, through package tensor's functions (which route to the
+// device's kernels), and the tape allocates values and gradients there,
+// reusing its device buffers across steps as it reuses host ones. Nothing
+// is copied behind the caller's back: operands on two devices (a host
+// batch beside a model on a device) panic naming the operation, and
+// Batches.To hands out batches already on the device, one upload a step.
+// Dropout's masks come from a counter-based generator (Philox, see
+// tensor.Dropout) seeded from the layer's source, so they are the same on
+// every device. Save, Load and the checkpoints copy a device model through
+// the host.
+//
 // # Speed
 //
 // Sequential fuses a Linear followed by an activation into one pass (the

@@ -276,9 +276,6 @@ func TestTapeMisuse(t *testing.T) {
 		{"broadcast", "shapes [3 3] and [2] do not broadcast", func() {
 			NewTape().Add(w, NewParam(tensor.New(2)))
 		}},
-		{"embedding index", "index 1.5 at 0 outside [0, 3)", func() {
-			NewTape().Embedding(tensor.FromSlice([]float32{1.5}, 1), w)
-		}},
 		{"dropout p", "probability 1 outside [0, 1)", func() {
 			NewTape().Dropout(w, 1, r)
 		}},

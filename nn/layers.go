@@ -192,8 +192,14 @@ func NewSigmoid() *Activation { return &Activation{Act: Act{Kind: ActSigmoid}} }
 // NewTanh returns a Tanh layer.
 func NewTanh() *Activation { return &Activation{Act: Act{Kind: ActTanh}} }
 
-// Dropout zeroes each element with probability P in training, drawing
-// from R (which must not be nil), and is the identity in evaluation.
+// Dropout zeroes each element with probability P in training (scaling the
+// others by 1/(1-P)), and is the identity in evaluation. R (which must not
+// be nil) is the source of the seeds: each forward pass draws one number
+// from it, the seed of the Philox stream that tensor.Dropout takes its
+// mask from, so that the masks follow from R's state alone and are the
+// same on the CPU and on every device. (Before the device support the
+// layer drew one number from R per element; a model seeded as before now
+// draws other masks.)
 type Dropout struct {
 	P        float32
 	R        *rand.Rand

@@ -65,7 +65,7 @@ func (tp *Tape) BCEWithLogits(x *Var, target *tensor.Tensor) *Var {
 // (0-d) and its gradient (nil when no gradient will be asked for: the
 // loss alone then costs less).
 func (tp *Tape) lossOutputs(pred *Var) (y, d *tensor.Tensor) {
-	y = tp.alloc()
+	y = tp.allocOn(pred.value.Device())
 	if pred.requires && !tp.noGrad {
 		d = tp.like(pred.value)
 	}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/lanesgo/lanes/internal/par"
 	"github.com/lanesgo/lanes/simd"
 	"github.com/lanesgo/lanes/tensor"
 )
@@ -13,7 +12,10 @@ import (
 // This file holds the differentiable operations on dense values: linear
 // algebra, elementwise arithmetic, activations, reductions and reshapes.
 // Each forward writes into storage from the tape and each backward adds
-// into the gradients of the inputs that require one.
+// into the gradients of the inputs that require one. They run on the
+// device of their operands: through package tensor's functions, which
+// route there, and on the host through a few fused paths of their own
+// (gemm, Linear's bias seeding the product, the bias gradients).
 
 // gradAcc returns v's gradient tensor and the beta with which to write a
 // contribution into it: 0 for the first contribution (overwrite), 1 after
@@ -29,14 +31,50 @@ func (tp *Tape) gradAcc(v *Var) (g *tensor.Tensor, beta float32) {
 }
 
 // addGrad adds src (of v's shape) to v's gradient.
-func (tp *Tape) addGrad(v *Var, src []float32) {
+func (tp *Tape) addGrad(v *Var, src *tensor.Tensor) {
 	g, beta := tp.gradAcc(v)
 	if beta == 0 {
-		copy(g.Data(), src)
+		tensor.CopyInto(g, src)
 		return
 	}
-	d := g.Data()
-	simd.Add(d, d, src)
+	tensor.AddInto(g, g, src)
+}
+
+// gemm sets c to op(a)·op(b) (beta 0) or adds it to c (beta 1), where
+// op(m) is m, or its transpose when ta (tb) is set; a, b and c are
+// contiguous matrices on one device. On the host it is one simd.Sgemm,
+// which accumulates for free; on a device it is tensor.MatMulInto of the
+// transposed views, through a tape buffer when it adds.
+func (tp *Tape) gemm(ta, tb bool, a, b *tensor.Tensor, beta float32, c *tensor.Tensor) {
+	if onHost(c) {
+		m, n, k := c.Dim(0), c.Dim(1), a.Dim(1)
+		if ta {
+			k = a.Dim(0)
+		}
+		simd.Sgemm(ta, tb, m, n, k, 1, hostData(a), ld(a.Dim(1)), hostData(b), ld(b.Dim(1)), beta, c.Data(), ld(n))
+		return
+	}
+	if ta {
+		a = a.T()
+	}
+	if tb {
+		b = b.T()
+	}
+	if beta == 0 {
+		tensor.MatMulInto(c, a, b)
+		return
+	}
+	t := tp.like(c)
+	tensor.MatMulInto(t, a, b)
+	tensor.AddInto(c, c, t)
+}
+
+// zeroIfFirst clears g, a gradient gradAcc returned, when beta says it is
+// the first contribution (for ops that can only add, as SumToInto).
+func zeroIfFirst(g *tensor.Tensor, beta float32) {
+	if beta == 0 {
+		tensor.Fill(g, 0)
+	}
 }
 
 // matrix returns the two dimensions of a 2-D operand.
@@ -63,31 +101,30 @@ func (tp *Tape) MatMul(a, b *Var) *Var {
 	if k != k2 {
 		panic(fmt.Sprintf("nn: %s: shapes %v and %v do not match", op, a.value.Shape(), b.value.Shape()))
 	}
-	y := tp.alloc(m, n)
-	simd.Sgemm(false, false, m, n, k, 1, data(a), ld(k), data(b), ld(n), 0, y.Data(), ld(n))
+	y := tp.allocOn(deviceOf(op, a.value, b.value), m, n)
+	tp.gemm(false, false, a.value, b.value, 0, y)
 	out, _ := tp.result(y, backMatMul, a, b)
 	return out
 }
 
 func backMatMul(tp *Tape, n *node) {
-	a, b, g := n.in[0], n.in[1], grad(n.out)
-	rows, k := a.value.Dim(0), a.value.Dim(1)
-	cols := b.value.Dim(1)
+	a, b, g := n.in[0], n.in[1], n.out.grad
 	if a.requires {
 		da, beta := tp.gradAcc(a)
-		simd.Sgemm(false, true, rows, k, cols, 1, g, ld(cols), data(b), ld(cols), beta, da.Data(), ld(k))
+		tp.gemm(false, true, g, b.value, beta, da)
 	}
 	if b.requires {
 		db, beta := tp.gradAcc(b)
-		simd.Sgemm(true, false, k, cols, rows, 1, data(a), ld(k), g, ld(cols), beta, db.Data(), ld(cols))
+		tp.gemm(true, false, a.value, g, beta, db)
 	}
 }
 
 // Linear returns act(x·wᵀ + b) for x [n, in], a weight w [out, in] (the
-// layout of PyTorch's nn.Linear) and a bias b [out] or nil, in one pass: the
-// bias seeds the output that Sgemm adds to, and the activation runs on the
-// result in place. Any of n, in and out may be 0; with in = 0 the output
-// is act(b) (act(0) without a bias).
+// layout of PyTorch's nn.Linear) and a bias b [out] or nil, in one pass on
+// the host: the bias seeds the output that Sgemm adds to, and the
+// activation runs on the result in place (on a device: the product, the
+// bias added, the activation in place). Any of n, in and out may be 0;
+// with in = 0 the output is act(b) (act(0) without a bias).
 func (tp *Tape) Linear(x, w, b *Var, act Act) *Var {
 	const op = "Linear"
 	tp.use(op, "x", x)
@@ -98,20 +135,24 @@ func (tp *Tape) Linear(x, w, b *Var, act Act) *Var {
 	if in != in2 {
 		panic(fmt.Sprintf("nn: %s: x of shape %v does not match weight of shape %v", op, x.value.Shape(), w.value.Shape()))
 	}
-	beta := float32(0)
-	z := tp.alloc(rows, outs)
-	zd := z.Data()
-	if b != nil {
-		if b.value.Len() != outs || b.value.Dims() != 1 {
-			panic(fmt.Sprintf("nn: %s: bias of shape %v does not match weight of shape %v", op, b.value.Shape(), w.value.Shape()))
-		}
-		bd := data(b)
+	if b != nil && (b.value.Len() != outs || b.value.Dims() != 1) {
+		panic(fmt.Sprintf("nn: %s: bias of shape %v does not match weight of shape %v", op, b.value.Shape(), w.value.Shape()))
+	}
+	dev := deviceOf(op, x.value, w.value, value(b))
+	z := tp.allocOn(dev, rows, outs)
+	switch {
+	case b == nil:
+		tp.gemm(false, true, x.value, w.value, 0, z)
+	case dev == tensor.CPU:
+		zd, bd := z.Data(), data(b)
 		for r := range rows {
 			copy(zd[r*outs:(r+1)*outs], bd)
 		}
-		beta = 1
+		tp.gemm(false, true, x.value, w.value, 1, z)
+	default:
+		tp.gemm(false, true, x.value, w.value, 0, z)
+		tensor.AddInto(z, z, b.value)
 	}
-	simd.Sgemm(false, true, rows, outs, in, 1, data(x), ld(in), data(w), ld(in), beta, zd, ld(outs))
 	y, pre := tp.activate(act, z)
 	out, nd := tp.result(y, backLinear, x, w, b)
 	if nd != nil {
@@ -128,49 +169,49 @@ func (tp *Tape) activate(act Act, z *tensor.Tensor) (y, pre *tensor.Tensor) {
 		return z, nil
 	}
 	if act.fromOutput() {
-		act.apply(z.Data(), z.Data())
+		act.apply(z, z)
 		return z, nil
 	}
 	y = tp.like(z)
-	act.apply(y.Data(), z.Data())
+	act.apply(y, z)
 	return y, z
 }
 
 // actInputGrad returns the gradient with respect to an activation's input,
 // given the gradient g of its output y (and its input pre when saved).
-func (tp *Tape) actInputGrad(act Act, g []float32, y, pre *tensor.Tensor) []float32 {
+func (tp *Tape) actInputGrad(act Act, g, y, pre *tensor.Tensor) *tensor.Tensor {
 	if act.Kind == ActNone {
 		return g
 	}
-	dz := tp.like(y).Data()
-	var x []float32
-	if pre != nil {
-		x = pre.Data()
-	}
-	act.grad(dz, g, x, y.Data())
+	dz := tp.like(y)
+	act.gradInto(dz, g, pre, y)
 	return dz
 }
 
 func backLinear(tp *Tape, n *node) {
 	x, w, b := n.in[0], n.in[1], n.in[2]
-	rows, in := x.value.Dim(0), x.value.Dim(1)
-	outs := w.value.Dim(0)
-	dz := tp.actInputGrad(n.act, grad(n.out), n.out.value, n.saved[0])
+	dz := tp.actInputGrad(n.act, n.out.grad, n.out.value, n.saved[0])
 	if x.requires {
 		dx, beta := tp.gradAcc(x)
-		simd.Sgemm(false, false, rows, in, outs, 1, dz, ld(outs), data(w), ld(in), beta, dx.Data(), ld(in))
+		tp.gemm(false, false, dz, w.value, beta, dx)
 	}
 	if w.requires {
 		dw, beta := tp.gradAcc(w)
-		simd.Sgemm(true, false, outs, in, rows, 1, dz, ld(outs), data(x), ld(in), beta, dw.Data(), ld(in))
+		tp.gemm(true, false, dz, x.value, beta, dw)
 	}
 	if b != nil && b.requires {
 		db, beta := tp.gradAcc(b)
+		if !onHost(db) {
+			zeroIfFirst(db, beta)
+			tensor.SumToInto(db, dz)
+			return
+		}
+		rows, outs := dz.Dim(0), dz.Dim(1)
 		ones := tp.alloc(rows).Data()
 		for i := range ones {
 			ones[i] = 1
 		}
-		simd.Sgemv(true, rows, outs, 1, dz, ld(outs), ones, beta, db.Data())
+		simd.Sgemv(true, rows, outs, 1, hostData(dz), ld(outs), ones, beta, db.Data())
 	}
 }
 
@@ -181,7 +222,7 @@ func (tp *Tape) Activate(x *Var, act Act) *Var {
 		return x
 	}
 	y := tp.like(x.value)
-	act.apply(y.Data(), data(x))
+	act.apply(y, x.value)
 	out, nd := tp.result(y, backActivate, x)
 	if nd != nil {
 		nd.act = act
@@ -195,7 +236,7 @@ func backActivate(tp *Tape, n *node) {
 		return
 	}
 	dx, add := tp.gradFor(x)
-	n.act.grad(dx.Data(), grad(n.out), data(x), data(n.out))
+	n.act.gradInto(dx, n.out.grad, x.value, n.out.value)
 	tp.flush(x, dx, add)
 }
 
@@ -245,7 +286,7 @@ func (tp *Tape) binary(op string, kind binaryKind, a, b *Var) *Var {
 	tp.use(op, "a", a)
 	tp.use(op, "b", b)
 	shape := broadcast(op, a.value, b.value)
-	y := tp.alloc(shape...)
+	y := tp.allocOn(deviceOf(op, a.value, b.value), shape...)
 	switch kind {
 	case addOp:
 		tensor.AddInto(y, a.value, b.value)
@@ -283,7 +324,7 @@ func backBinary(tp *Tape, n *node) {
 			tensor.MulInto(src, g, n.in[1-i].value)
 		case kind == subOp && i == 1:
 			src = tp.like(g)
-			simd.Neg(src.Data(), g.Data())
+			tensor.NegInto(src, g)
 		}
 		tp.reduceGrad(v, src)
 	}
@@ -292,14 +333,12 @@ func backBinary(tp *Tape, n *node) {
 // reduceGrad adds src, the gradient of a result v was broadcast to, to v's
 // gradient.
 func (tp *Tape) reduceGrad(v *Var, src *tensor.Tensor) {
-	if src.Len() == v.value.Len() {
-		tp.addGrad(v, src.Data())
+	if sameShapeAs(src, v.value) {
+		tp.addGrad(v, src)
 		return
 	}
 	dv, beta := tp.gradAcc(v)
-	if beta == 0 {
-		clear(dv.Data())
-	}
+	zeroIfFirst(dv, beta)
 	tensor.SumToInto(dv, src)
 }
 
@@ -307,7 +346,7 @@ func (tp *Tape) reduceGrad(v *Var, src *tensor.Tensor) {
 func (tp *Tape) Scale(x *Var, s float32) *Var {
 	tp.use("Scale", "x", x)
 	y := tp.like(x.value)
-	simd.Scale(y.Data(), data(x), s)
+	tensor.ScaleInto(y, x.value, s)
 	out, nd := tp.result(y, backScale, x)
 	if nd != nil {
 		nd.f[0] = s
@@ -318,7 +357,7 @@ func (tp *Tape) Scale(x *Var, s float32) *Var {
 func backScale(tp *Tape, n *node) {
 	x := n.in[0]
 	dx, add := tp.gradFor(x)
-	simd.Scale(dx.Data(), grad(n.out), n.f[0])
+	tensor.ScaleInto(dx, n.out.grad, n.f[0])
 	tp.flush(x, dx, add)
 }
 
@@ -337,10 +376,15 @@ func (tp *Tape) Mean(x *Var) *Var {
 	return tp.total(x, 1/float32(x.value.Len()))
 }
 
-// total is Sum (scale 1) and Mean (scale 1/len) after their checks.
+// total is Sum (scale 1) and Mean (scale 1/len) after their checks: the
+// sum (tensor.SumToInto into a zeroed scalar), then scaled.
 func (tp *Tape) total(x *Var, scale float32) *Var {
-	y := tp.alloc()
-	y.Data()[0] = simd.Sum(data(x)) * scale
+	y := tp.allocOn(x.value.Device())
+	tensor.Fill(y, 0)
+	tensor.SumToInto(y, x.value)
+	if scale != 1 {
+		tensor.ScaleInto(y, y, scale)
+	}
 	out, nd := tp.result(y, backTotal, x)
 	if nd != nil {
 		nd.f[0] = scale
@@ -348,18 +392,12 @@ func (tp *Tape) total(x *Var, scale float32) *Var {
 	return out
 }
 
+// backTotal broadcasts the scalar gradient, scaled, to x's shape.
 func backTotal(tp *Tape, n *node) {
 	x := n.in[0]
-	g := grad(n.out)[0] * n.f[0]
-	dx, beta := tp.gradAcc(x)
-	d := dx.Data()
-	if beta == 0 {
-		for i := range d {
-			d[i] = g
-		}
-		return
-	}
-	simd.AddScalar(d, d, g)
+	dx, add := tp.gradFor(x)
+	tensor.ScaleInto(dx, n.out.grad, n.f[0])
+	tp.flush(x, dx, add)
 }
 
 // Reshape returns x with a new shape of the same length, sharing its
@@ -397,11 +435,14 @@ func (tp *Tape) Reshape(x *Var, shape ...int) *Var {
 	if n != total {
 		panic(fmt.Sprintf("nn: %s: shape %v does not fit x of shape %v", op, shape, x.value.Shape()))
 	}
-	out, _ := tp.result(tp.view(data(x), shape...), backReshape, x)
+	out, _ := tp.result(tp.view(x.value, shape...), backReshape, x)
 	return out
 }
 
-func backReshape(tp *Tape, n *node) { tp.addGrad(n.in[0], grad(n.out)) }
+func backReshape(tp *Tape, n *node) {
+	x := n.in[0]
+	tp.addGrad(x, tp.viewLike(n.out.grad, x.value))
+}
 
 // Flatten returns x [n, d1, d2, ...] reshaped to [n, d1·d2·...] (as
 // PyTorch's nn.Flatten, also when n is 0: [0, 28, 28] gives [0, 784]).
@@ -446,10 +487,11 @@ func (k ActKind) String() string {
 }
 
 // Act is an activation with its parameter: Alpha is LeakyReLU's negative
-// slope and ELU's α. The forward passes are the simd kernels (accuracy as
-// documented there); the gradients are computed in float32 from the saved
-// output, or from the input where the output does not determine it (GELU,
-// SiLU, and LeakyReLU or ELU with α ≤ 0).
+// slope and ELU's α. The forward passes are package tensor's (its simd
+// kernels on the host, accuracy as documented there); the gradients are
+// computed in float32 from the saved output, or from the input where the
+// output does not determine it (GELU, SiLU, and LeakyReLU or ELU with
+// α ≤ 0).
 type Act struct {
 	Kind  ActKind
 	Alpha float32
@@ -467,106 +509,61 @@ func (a Act) fromOutput() bool {
 	return false
 }
 
-func (a Act) apply(dst, x []float32) {
+// apply sets dst = a(x) (dst may be x) with tensor's unary op, on the
+// operands' device.
+func (a Act) apply(dst, x *tensor.Tensor) {
 	switch a.Kind {
 	case ActNone:
-		copy(dst, x)
+		tensor.CopyInto(dst, x)
 	case ActReLU:
-		simd.ReLU(dst, x)
+		tensor.ReLUInto(dst, x)
 	case ActLeakyReLU:
-		simd.LeakyReLU(dst, x, a.Alpha)
+		tensor.LeakyReLUInto(dst, x, a.Alpha)
 	case ActELU:
-		simd.ELU(dst, x, a.Alpha)
+		tensor.ELUInto(dst, x, a.Alpha)
 	case ActGELU:
-		simd.GELU(dst, x)
+		tensor.GELUInto(dst, x)
 	case ActSiLU:
-		simd.SiLU(dst, x)
+		tensor.SiLUInto(dst, x)
 	case ActSigmoid:
-		simd.Sigmoid(dst, x)
+		tensor.SigmoidInto(dst, x)
 	case ActTanh:
-		simd.Tanh(dst, x)
+		tensor.TanhInto(dst, x)
 	default:
 		panic(fmt.Sprintf("nn: unknown activation %v", a.Kind))
 	}
 }
 
-// grad sets dx to the gradient with respect to the input of the
-// activation, given the output gradient g, the input x (nil when the
-// gradient comes from the output) and the output y. dx must not overlap g.
-func (a Act) grad(dx, g, x, y []float32) {
+// reluAct is the ReLU, whose gradient the fused Conv2D and MaxPool2D
+// backward passes apply.
+var reluAct = Act{Kind: ActReLU}
+
+// elem returns the tensor op of the activation and its arguments.
+func (a Act) elem() (tensor.ElemOp, [2]float32) {
 	switch a.Kind {
-	case ActNone:
-		copy(dx, g)
 	case ActReLU:
-		reluGrad(dx, g, y)
+		return tensor.ElemReLU, [2]float32{}
 	case ActLeakyReLU:
-		ref := y
-		if x != nil {
-			ref = x
-		}
-		for i, v := range ref[:len(dx)] {
-			if v > 0 {
-				dx[i] = g[i]
-			} else {
-				dx[i] = g[i] * a.Alpha
-			}
-		}
+		return tensor.ElemLeakyReLU, [2]float32{a.Alpha}
 	case ActELU:
-		for i := range dx {
-			if x != nil {
-				if x[i] > 0 {
-					dx[i] = g[i]
-				} else {
-					dx[i] = g[i] * a.Alpha * float32(math.Exp(float64(x[i])))
-				}
-			} else if y[i] > 0 {
-				dx[i] = g[i]
-			} else {
-				dx[i] = g[i] * (y[i] + a.Alpha)
-			}
-		}
+		return tensor.ElemELU, [2]float32{a.Alpha}
 	case ActGELU:
-		for i, v := range x[:len(dx)] {
-			t := float64(v)
-			cdf := 0.5 * (1 + math.Erf(t/math.Sqrt2))
-			pdf := math.Exp(-t*t/2) / math.Sqrt(2*math.Pi)
-			dx[i] = g[i] * float32(cdf+t*pdf)
-		}
+		return tensor.ElemGELU, [2]float32{}
 	case ActSiLU:
-		simd.Sigmoid(dx, x)
-		for i, s := range dx {
-			dx[i] = g[i] * s * (1 + x[i]*(1-s))
-		}
+		return tensor.ElemSiLU, [2]float32{}
 	case ActSigmoid:
-		for i, s := range y[:len(dx)] {
-			dx[i] = g[i] * s * (1 - s)
-		}
+		return tensor.ElemSigmoid, [2]float32{}
 	case ActTanh:
-		for i, t := range y[:len(dx)] {
-			dx[i] = g[i] * (1 - t*t)
-		}
+		return tensor.ElemTanh, [2]float32{}
 	}
+	panic(fmt.Sprintf("nn: unknown activation %v", a.Kind))
 }
 
-// reluGrad sets dx[i] to g[i] where y[i] > 0 and to 0 elsewhere, on the
-// worker pool from par.SplitFrom elements (see passes.go).
-func reluGrad(dx, g, y []float32) {
-	j := reluJobs.Get()
-	*j = reluJob{dx: dx, g: g[:len(dx)], y: y[:len(dx)]}
-	par.Split(j, (len(dx)+passChunk-1)/passChunk, len(dx))
-	*j = reluJob{}
-	reluJobs.Put(j)
-}
-
-// reluGradRange is reluGrad on one thread, without branches (the signs of
-// y are random in training).
-func reluGradRange(dx, g, y []float32) {
-	g, y = g[:len(dx)], y[:len(dx)]
-	for i, v := range y {
-		// v > 0 exactly when its bits b are in [1, 0x7fffffff] (NaN counts
-		// as positive), that is when b-1 < 0x7fffffff unsigned.
-		b := math.Float32bits(v) - 1
-		keep := uint32((int64(b) - 0x7fffffff) >> 63)
-		dx[i] = math.Float32frombits(math.Float32bits(g[i]) & keep)
-	}
+// gradInto sets dx to the gradient with respect to the activation's input,
+// given the output gradient g, the input x (nil when the gradient comes
+// from the output) and the output y: tensor.UnaryGradInto, on the
+// operands' device (see it for the formulas and their special values).
+func (a Act) gradInto(dx, g, x, y *tensor.Tensor) {
+	op, arg := a.elem()
+	tensor.UnaryGradInto(dx, op, g, x, y, arg)
 }

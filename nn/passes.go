@@ -6,25 +6,10 @@ import (
 	"github.com/lanesgo/lanes/simd"
 )
 
-// The backward passes that are not tensor operations (a ReLU's mask, a
-// convolution's bias gradient) run on the worker pool (internal/par) once
-// they are large enough, as tensor's elementwise operations do. On nn's
-// CNN (Zen 5, 2 threads, wall time of the backward nodes over 100 steps,
-// several runs) the first pooling's backward node, which masks, went from
-// 0.78-0.97 ms to 0.60-0.66 and the second's from 0.52-0.72 to 0.42-0.45.
-
-// passChunk is the number of elements of a ReLU mask part.
-const passChunk = 1 << 14
-
-// reluJob is reluGrad over chunks of passChunk elements.
-type reluJob struct{ dx, g, y []float32 }
-
-var reluJobs freelist.Stack[reluJob]
-
-func (j *reluJob) RunRange(lo, hi int) {
-	lo, hi = lo*passChunk, min(hi*passChunk, len(j.dx))
-	reluGradRange(j.dx[lo:hi], j.g[lo:hi], j.y[lo:hi])
-}
+// The backward pass that is not a tensor operation on the host (a
+// convolution's bias gradient) runs on the worker pool (internal/par) once
+// it is large enough, as tensor's elementwise operations do. (The ReLU's
+// mask, which was here, is tensor.UnaryGrad's: tensor/grad.go.)
 
 // sumJob is channelSums over a range of channels.
 type sumJob struct {

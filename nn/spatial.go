@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/lanesgo/lanes/simd"
 	"github.com/lanesgo/lanes/tensor"
 )
 
@@ -20,12 +19,8 @@ func (tp *Tape) Conv2D(x, w, b *Var, p tensor.ConvParams) *Var {
 	tp.use(op, "weight", w)
 	tp.useOpt(op, "bias", b)
 	s := tensor.Conv2DShape(x.value, w.value, p)
-	y := tp.alloc(s[:]...)
-	var bias *tensor.Tensor
-	if b != nil {
-		bias = b.value
-	}
-	tensor.Conv2DInto(y, x.value, w.value, bias, p)
+	y := tp.allocOn(deviceOf(op, x.value, w.value, value(b)), s[:]...)
+	tensor.Conv2DInto(y, x.value, w.value, value(b), p)
 	out, nd := tp.result(y, backConv2D, x, w, b)
 	if nd != nil {
 		nd.conv, nd.relu = p, p.ReLU
@@ -38,7 +33,7 @@ func backConv2D(tp *Tape, n *node) {
 	g := n.out.grad
 	if n.conv.ReLU && !n.out.reluMasked {
 		dz := tp.like(g)
-		reluGrad(dz.Data(), g.Data(), data(n.out))
+		reluAct.gradInto(dz, g, nil, n.out.value)
 		g = dz
 	}
 	if x.requires {
@@ -53,8 +48,13 @@ func backConv2D(tp *Tape, n *node) {
 	}
 	if b != nil && b.requires {
 		db, beta := tp.gradAcc(b)
+		if !onHost(db) {
+			zeroIfFirst(db, beta)
+			tensor.SumToInto(db.Reshape(db.Len(), 1, 1), g)
+			return
+		}
 		d := db.Data()
-		channelSums(d, g.Data(), g.Dim(0), g.Len()/max(g.Dim(0)*len(d), 1), beta != 0)
+		channelSums(d, hostData(g), g.Dim(0), g.Len()/max(g.Dim(0)*len(d), 1), beta != 0)
 	}
 }
 
@@ -62,10 +62,11 @@ func backConv2D(tp *Tape, n *node) {
 func (tp *Tape) MaxPool2D(x *Var, p tensor.PoolParams) *Var {
 	tp.use("MaxPool2D", "x", x)
 	s := tensor.Pool2DShape(x.value, p)
-	y := tp.alloc(s[:]...)
+	dev := x.value.Device()
+	y := tp.allocOn(dev, s[:]...)
 	var idx *tensor.Tensor
 	if !tp.noGrad && x.requires {
-		idx = tp.alloc(s[:]...)
+		idx = tp.allocOn(dev, s[:]...)
 	}
 	tensor.MaxPool2DInto(y, idx, x.value, p)
 	out, nd := tp.result(y, backMaxPool2D, x)
@@ -89,7 +90,7 @@ func backMaxPool2D(tp *Tape, n *node) {
 	dy := n.out.grad
 	if n.relu {
 		m := tp.like(dy)
-		reluGrad(m.Data(), dy.Data(), data(n.out))
+		reluAct.gradInto(m, dy, nil, n.out.value)
 		dy = m
 	}
 	tensor.MaxPool2DBackwardInto(dx, dy, n.saved[0], n.pool)
@@ -101,7 +102,7 @@ func backMaxPool2D(tp *Tape, n *node) {
 func (tp *Tape) AvgPool2D(x *Var, p tensor.PoolParams) *Var {
 	tp.use("AvgPool2D", "x", x)
 	s := tensor.Pool2DShape(x.value, p)
-	y := tp.alloc(s[:]...)
+	y := tp.allocOn(x.value.Device(), s[:]...)
 	tensor.AvgPool2DInto(y, x.value, p)
 	out, nd := tp.result(y, backAvgPool2D, x)
 	if nd != nil {
@@ -138,7 +139,8 @@ func (tp *Tape) BatchNorm(x, gamma, beta *Var, runMean, runVar *tensor.Tensor, t
 		panic(fmt.Sprintf("nn: %s: x of shape %v has no channel axis", op, x.value.Shape()))
 	}
 	c := x.value.Dim(1)
-	y, st := tp.like(x.value), tensor.NormStats{Mean: tp.alloc(c), InvStd: tp.alloc(c)}
+	dev := deviceOf(op, x.value, value(gamma), value(beta), runMean, runVar)
+	y, st := tp.like(x.value), tensor.NormStats{Mean: tp.allocOn(dev, c), InvStd: tp.allocOn(dev, c)}
 	tensor.BatchNormInto(y, st, x.value, tensor.BatchNormParams{Gamma: value(gamma), Beta: value(beta),
 		RunningMean: runMean, RunningVar: runVar, Training: training, Momentum: p.Momentum, Eps: p.Eps})
 	out, nd := tp.result(y, backBatchNorm, x, gamma, beta)
@@ -169,7 +171,8 @@ func (tp *Tape) LayerNorm(x, gamma, beta *Var, p NormParams) *Var {
 		panic(fmt.Sprintf("nn: LayerNorm: %d normalized axes for x of shape %v", dims, x.value.Shape()))
 	}
 	lead := x.value.Shape()[:x.value.Dims()-dims]
-	y, st := tp.like(x.value), tensor.NormStats{Mean: tp.alloc(lead...), InvStd: tp.alloc(lead...)}
+	dev := deviceOf(op, x.value, value(gamma), value(beta))
+	y, st := tp.like(x.value), tensor.NormStats{Mean: tp.allocOn(dev, lead...), InvStd: tp.allocOn(dev, lead...)}
 	tensor.LayerNormInto(y, st, x.value, tensor.LayerNormParams{Dims: dims, Gamma: value(gamma), Beta: value(beta), Eps: p.Eps})
 	out, nd := tp.result(y, backLayerNorm, x, gamma, beta)
 	if nd != nil {
@@ -224,9 +227,13 @@ func (ng *normGrads) flush(tp *Tape) {
 	}
 }
 
-// Dropout zeroes each element of x with probability p, drawn from r, and
-// scales the others by 1/(1-p), so that the expectation is unchanged. Use
-// it in training only (the Dropout layer is the identity in evaluation).
+// Dropout zeroes each element of x with probability p and scales the
+// others by 1/(1-p), so that the expectation is unchanged: tensor.Dropout,
+// whose mask comes from the Philox stream of a seed drawn from r (one
+// number per call), so that it is the same on every device. The backward
+// pass applies the same mask to the gradient by running tensor.Dropout
+// again with that seed, so no mask is stored. Use it in training only
+// (the Dropout layer is the identity in evaluation).
 func (tp *Tape) Dropout(x *Var, p float32, r *rand.Rand) *Var {
 	tp.use("Dropout", "x", x)
 	mustRand("Dropout", r)
@@ -236,21 +243,12 @@ func (tp *Tape) Dropout(x *Var, p float32, r *rand.Rand) *Var {
 	if p == 0 {
 		return x
 	}
-	mask := tp.like(x.value)
-	keep := 1 / (1 - p)
-	m := mask.Data()
-	for i := range m {
-		if r.Float32() >= p {
-			m[i] = keep
-		} else {
-			m[i] = 0
-		}
-	}
+	seed := r.Uint64()
 	y := tp.like(x.value)
-	simd.Mul(y.Data(), data(x), m)
+	tensor.DropoutInto(y, x.value, p, seed, 0)
 	out, nd := tp.result(y, backDropout, x)
 	if nd != nil {
-		nd.saved[0] = mask
+		nd.f[0], nd.seed = p, seed
 	}
 	return out
 }
@@ -258,56 +256,44 @@ func (tp *Tape) Dropout(x *Var, p float32, r *rand.Rand) *Var {
 func backDropout(tp *Tape, n *node) {
 	x := n.in[0]
 	dx, add := tp.gradFor(x)
-	simd.Mul(dx.Data(), grad(n.out), n.saved[0].Data())
+	tensor.DropoutInto(dx, n.out.grad, n.f[0], n.seed, 0)
 	tp.flush(x, dx, add)
 }
 
 // Embedding returns the rows of w [V, D] named by indices (a tensor of any
-// shape holding integers in [0, V) as float32): a result of shape
-// indices' shape + [D]. It panics on an index that is not such an integer.
+// shape holding integers in [-V, V) as float32, negative ones counting
+// from the end, as tensor.IndexSelect's): a result of shape indices' shape
+// + [D], computed by tensor.IndexSelectInto, and its backward by
+// tensor.IndexAdd, on the operands' device. It panics on an index that is
+// not such an integer (on a device, its kernel reports it).
 func (tp *Tape) Embedding(indices *tensor.Tensor, w *Var) *Var {
 	const op = "Embedding"
 	tp.use(op, "weight", w)
 	mustTensor(op, "indices", indices)
-	rows, d := matrix(op, "weight", w)
-	idx := indices.Data()
-	for i, v := range idx {
-		if !(v >= 0 && v < float32(rows)) || v != float32(int(v)) {
-			panic(fmt.Sprintf("nn: %s: index %v at %d outside [0, %d) for weight of shape %v", op, v, i, rows, w.value.Shape()))
-		}
-	}
+	_, d := matrix(op, "weight", w)
+	dev := deviceOf(op, indices, w.value)
 	var dims [tensor.MaxDims + 1]int
 	nd := indices.Dims()
 	for i := range nd {
 		dims[i] = indices.Dim(i)
 	}
 	dims[nd] = d
-	y := tp.alloc(dims[:nd+1]...)
-	yd, wd := y.Data(), data(w)
-	for i, v := range idx {
-		r := int(v)
-		copy(yd[i*d:(i+1)*d], wd[r*d:(r+1)*d])
-	}
+	n := indices.Len()
+	flat := tp.view(indices, n)
+	y := tp.allocOn(dev, dims[:nd+1]...)
+	tensor.IndexSelectInto(tp.view(y, n, d), w.value, 0, flat)
 	out, node := tp.result(y, backEmbedding, w)
 	if node != nil {
-		node.saved[0] = indices
+		node.saved[0] = flat
 	}
 	return out
 }
 
 func backEmbedding(tp *Tape, n *node) {
-	w := n.in[0]
-	d := w.value.Dim(1)
+	w, idx := n.in[0], n.saved[0]
 	dw, beta := tp.gradAcc(w)
-	wd, g := dw.Data(), grad(n.out)
-	if beta == 0 {
-		clear(wd)
-	}
-	for i, v := range n.saved[0].Data() {
-		r := int(v)
-		row := wd[r*d : (r+1)*d]
-		simd.Add(row, row, g[i*d:(i+1)*d])
-	}
+	zeroIfFirst(dw, beta)
+	tensor.IndexAdd(dw, 0, idx, tp.view(n.out.grad, idx.Len(), w.value.Dim(1)))
 }
 
 func value(v *Var) *tensor.Tensor {

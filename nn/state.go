@@ -9,42 +9,119 @@ import (
 	"github.com/lanesgo/lanes/tensor"
 )
 
-// stateOf returns m's parameters and buffers by name, in State order,
-// sharing their storage, and panics, naming fn, when m is nil or gives a
-// nil Var.
-func stateOf(fn string, m Module) []Named {
+// eachVar calls f with each of m's parameters and buffers and its name,
+// in State order, and panics, naming fn, when m is nil or gives a nil Var.
+func eachVar(fn string, m Module, f func(name string, v *Var)) {
 	if m == nil {
 		panic(fmt.Sprintf("nn: %s: nil module", fn))
 	}
-	var ts []Named
 	m.State("", func(name string, v *Var) {
 		if v == nil || v.value == nil {
 			panic(fmt.Sprintf("nn: %s: the module's %q is a nil Var", fn, name))
 		}
+		f(name, v)
+	})
+}
+
+// stateOf returns m's parameters and buffers by name, in State order,
+// sharing their storage, and panics, naming fn, when m is nil or gives a
+// nil Var.
+func stateOf(fn string, m Module) []Named {
+	var ts []Named
+	eachVar(fn, m, func(name string, v *Var) {
 		ts = append(ts, Named{Name: name, T: v.value, DType: "F32"})
 	})
 	return ts
 }
 
+// hostStateOf is stateOf with the tensors on the host: those of a model on
+// a device are copied back (for writing them to a file), and the error is
+// the device's.
+func hostStateOf(fn string, m Module) ([]Named, error) {
+	ts := stateOf(fn, m)
+	for i := range ts {
+		h, err := ts[i].T.Host()
+		if err != nil {
+			return nil, fmt.Errorf("nn: %s: copying %q of shape %v from %v: %w", fn, ts[i].Name, ts[i].T.Shape(), ts[i].T.Device(), err)
+		}
+		ts[i].T = h
+	}
+	return ts, nil
+}
+
+// To moves m's parameters and buffers (BatchNorm2D's running statistics)
+// to dev, or back to the host with tensor.CPU, as PyTorch's
+// model.to(device): each Var keeps its identity, so that an optimizer made
+// over Params(m) still updates them (move its state with its own To), and
+// its value is replaced by a contiguous copy on dev (Tensor.To; a Var
+// already there is left as it is), as is its gradient when it has one.
+// The operations of a Tape on m's Vars then run on dev, and the batches
+// given to m must be there too (Tensor.To, or Batches.To). A Var that m
+// gives twice (shared weights) moves once.
+//
+// All the copies are made before any Var changes: when one fails (device
+// memory can run out) To returns the error, naming the Var, and m is as
+// it was. To panics when m is nil or gives a nil Var.
+func To(m Module, dev tensor.Device) error {
+	type move struct {
+		v           *Var
+		value, grad *tensor.Tensor
+	}
+	var moves []move
+	seen := map[*Var]bool{}
+	var err error
+	eachVar("To", m, func(name string, v *Var) {
+		if err != nil || seen[v] {
+			return
+		}
+		seen[v] = true
+		mv := move{v: v}
+		if mv.value, err = v.value.To(dev); err != nil {
+			err = fmt.Errorf("nn: To: %q of shape %v to %v: %w", name, v.value.Shape(), dev, err)
+			return
+		}
+		if v.gradOK {
+			if mv.grad, err = v.grad.To(dev); err != nil {
+				err = fmt.Errorf("nn: To: the gradient of %q of shape %v to %v: %w", name, v.value.Shape(), dev, err)
+				return
+			}
+		}
+		moves = append(moves, mv)
+	})
+	if err != nil {
+		return err
+	}
+	for _, mv := range moves {
+		mv.v.value, mv.v.grad = mv.value, mv.grad
+		mv.v.gradOK = mv.grad != nil
+	}
+	return nil
+}
+
 // LoadState copies the tensors of ts into m's parameters and buffers by
-// name. Every name of m must be present with the same number of elements
-// and shape; names m does not have are an error too, except PyTorch's
-// BatchNorm "num_batches_tracked" counters, which lanes does not keep, as
-// is a nil tensor in ts. Nothing is copied unless everything matches.
-// LoadState panics when m is nil or gives a nil Var.
+// name, wherever they are (a model on a device gets the tensors uploaded
+// into its Vars' memory). Every name of m must be present with the same
+// number of elements and shape; names m does not have are an error too,
+// except PyTorch's BatchNorm "num_batches_tracked" counters, which lanes
+// does not keep, as is a nil tensor in ts. Nothing is copied unless
+// everything matches; a device that fails a copy (an error naming the
+// tensor) may leave the model partly loaded. LoadState panics when m is
+// nil or gives a nil Var.
 func LoadState(m Module, ts []Named) error {
 	copies, err := planLoadState("LoadState", m, ts)
+	if err == nil {
+		err = copies()
+	}
 	if err != nil {
 		return fmt.Errorf("nn: LoadState: %w", err)
 	}
-	copies()
 	return nil
 }
 
 // planLoadState checks ts against m as LoadState and returns the function
 // that copies them, or an error listing the problems. It panics, naming
 // fn, when m is nil or gives a nil Var.
-func planLoadState(fn string, m Module, ts []Named) (func(), error) {
+func planLoadState(fn string, m Module, ts []Named) (func() error, error) {
 	mine := stateOf(fn, m)
 	byName := make(map[string]Named, len(ts))
 	var problems []string
@@ -77,26 +154,53 @@ func planLoadState(fn string, m Module, ts []Named) (func(), error) {
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "; "))
 	}
-	return func() {
+	return func() error {
 		for _, p := range pairs {
-			copy(p[0].T.Data(), p[1].T.Data())
+			if err := assign(p[0].T, p[1].T); err != nil {
+				return fmt.Errorf("copying %q of shape %v to %v: %w", p[0].Name, p[0].T.Shape(), p[0].T.Device(), err)
+			}
 		}
+		return nil
 	}, nil
 }
 
+// assign copies src into dst, of the same shape, each on any device: a
+// contiguous device dst in one upload from the host, any other through
+// Tensor.To and tensor.CopyInto.
+func assign(dst, src *tensor.Tensor) error {
+	if mem, off, ok := tensor.DeviceView(dst); ok && dst.IsContiguous() {
+		h, err := src.Host()
+		if err != nil || h.Len() == 0 {
+			return err
+		}
+		return mem.CopyFromHost(off, h.Data())
+	}
+	s, err := src.To(dst.Device())
+	if err != nil {
+		return err
+	}
+	tensor.CopyInto(dst, s)
+	return nil
+}
+
 // Save writes m's parameters and buffers to path in the safetensors
-// format, under their state_dict names, with optional metadata. It
-// replaces the file atomically, as SaveSafetensors: a failed or
-// interrupted Save leaves the previous file whole. Save panics when m is
-// nil or gives a nil Var.
+// format, under their state_dict names, with optional metadata (those of
+// a model on a device are copied to the host first). It replaces the file
+// atomically, as SaveSafetensors: a failed or interrupted Save leaves the
+// previous file whole. Save panics when m is nil or gives a nil Var.
 func Save(path string, m Module, metadata map[string]string) error {
-	return SaveSafetensors(path, stateOf("Save", m), metadata)
+	ts, err := hostStateOf("Save", m)
+	if err != nil {
+		return err
+	}
+	return SaveSafetensors(path, ts, metadata)
 }
 
 // Load reads a safetensors file into m's parameters and buffers (see
-// LoadState) and returns the file's metadata. Of a checkpoint (see
-// SaveCheckpoint) it reads the model and ignores the optimizer's tensors.
-// Load panics when m is nil or gives a nil Var.
+// LoadState: a model on a device gets them uploaded) and returns the
+// file's metadata. Of a checkpoint (see SaveCheckpoint) it reads the
+// model and ignores the optimizer's tensors. Load panics when m is nil or
+// gives a nil Var.
 func Load(path string, m Module) (map[string]string, error) {
 	if m == nil {
 		panic("nn: Load: nil module")
@@ -161,7 +265,10 @@ const (
 // metadata key starting with "lanes." or a model state name starting with
 // "optim.", and otherwise the errors of SaveSafetensors.
 func SaveCheckpoint(path string, m Module, opt Optimizer, b *Batches, metadata map[string]string) error {
-	ts := stateOf("SaveCheckpoint", m)
+	ts, err := hostStateOf("SaveCheckpoint", m)
+	if err != nil {
+		return err
+	}
 	for _, t := range ts {
 		if strings.HasPrefix(t.Name, ckptOptimPrefix) {
 			return fmt.Errorf("nn: SaveCheckpoint: %s: the model's %q starts with %q, kept for the optimizer's state", path, t.Name, ckptOptimPrefix)
@@ -281,7 +388,9 @@ func LoadCheckpoint(path string, m Module, opt Optimizer, b *Batches) (map[strin
 			return nil, fail("batch iterator: %v", err)
 		}
 	}
-	loadModel()
+	if err := loadModel(); err != nil {
+		return nil, fail("model: %v", err)
+	}
 	loadOpt()
 	loadBatches()
 	user := make(map[string]string, len(meta))

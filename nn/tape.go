@@ -3,9 +3,9 @@ package nn
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"unsafe"
 
-	"github.com/lanesgo/lanes/simd"
 	"github.com/lanesgo/lanes/tensor"
 )
 
@@ -86,6 +86,13 @@ func (v *Var) Shape() []int {
 	return v.value.Shape()
 }
 
+// Device returns the device of v's value (it panics as Value does): where
+// the operations on v run (see To).
+func (v *Var) Device() tensor.Device {
+	v.live("Var.Device")
+	return v.value.Device()
+}
+
 // Tape records the operations of one step (a forward pass) so that Backward
 // can compute gradients, and owns the storage of the values and gradients
 // it makes. Call Reset at the start of each step: the tape then hands out
@@ -93,13 +100,20 @@ func (v *Var) Shape() []int {
 // operations on the same shapes allocates no tensor storage after its first
 // step.
 //
+// The operations run on the device of their operands, where the tape
+// allocates their values and gradients (a model moved with To takes its
+// forward and backward passes there; the batch must be copied there too:
+// operands on two devices panic, naming the operation). On a device the
+// tape reuses its device buffers in the same way, so a repeated step asks
+// the device for no new memory.
+//
 // With gradients off (SetGrad(false)), operations record nothing: use it for
 // evaluation. A Tape is not safe for concurrent use; the operations
 // themselves use every core.
 type Tape struct {
 	nodes []node
 	bufs  []slot
-	views []*tensor.Tensor
+	views []viewSlot
 	// vars is the block the step's Vars are cut from (see newVar).
 	vars     []Var
 	nbuf     int
@@ -111,10 +125,17 @@ type Tape struct {
 	consumed bool
 }
 
+// slot is one buffer of the tape: host storage (buf) or device storage
+// (mem, a flat tensor on a device), and t, the tensor last handed out over
+// it.
 type slot struct {
 	buf []float32
+	mem *tensor.Tensor
 	t   *tensor.Tensor
 }
+
+// viewSlot is a reshaped view the tape handed out: t, of src.
+type viewSlot struct{ src, t *tensor.Tensor }
 
 // node is one recorded operation: how to send the gradient of out back to
 // its inputs, and what it saved for that.
@@ -130,6 +151,7 @@ type node struct {
 	pool  tensor.PoolParams
 	norm  tensor.NormStats
 	dims  int
+	seed  uint64 // Dropout's
 }
 
 // varBlock is the smallest block of Vars newVar allocates.
@@ -175,9 +197,17 @@ func (tp *Tape) Const(t *tensor.Tensor) *Var {
 	return v
 }
 
-// alloc returns an uninitialized contiguous tensor of the given shape from
-// the tape's storage.
-func (tp *Tape) alloc(shape ...int) *tensor.Tensor {
+// alloc returns an uninitialized contiguous host tensor of the given shape
+// from the tape's storage (allocOn for a device).
+func (tp *Tape) alloc(shape ...int) *tensor.Tensor { return tp.allocOn(tensor.CPU, shape...) }
+
+// allocOn returns an uninitialized contiguous tensor of the given shape on
+// dev from the tape's storage: the buffer the same call had in the
+// previous step when it is on dev and large enough, else a new one (host
+// buffers get a quarter more room, so that a slightly larger step reuses
+// them; device buffers are exact). A device that cannot provide the
+// memory makes it panic, naming the size.
+func (tp *Tape) allocOn(dev tensor.Device, shape ...int) *tensor.Tensor {
 	n := 1
 	for _, d := range shape {
 		n *= d
@@ -187,37 +217,66 @@ func (tp *Tape) alloc(shape ...int) *tensor.Tensor {
 	}
 	s := &tp.bufs[tp.nbuf]
 	tp.nbuf++
-	if cap(s.buf) < n {
-		s.buf = make([]float32, n, n+n/4)
-		s.t = nil
+	if dev == tensor.CPU {
+		if cap(s.buf) < n {
+			s.buf = make([]float32, n, n+n/4)
+			s.t = nil
+		}
+		if s.t == nil || s.t.Device() != dev || !sameShape(s.t, shape) {
+			// A copy, so that shape (often a caller's array) does not escape.
+			s.t = tensor.FromSlice(s.buf[:n], slices.Clone(shape)...)
+		}
+		return s.t
 	}
-	if s.t == nil || !sameShape(s.t, shape) {
-		// A copy, so that shape (often a caller's array) does not escape.
-		s.t = tensor.FromSlice(s.buf[:n], slices.Clone(shape)...)
+	if s.mem == nil || s.mem.Device() != dev || s.mem.Len() < n {
+		s.mem, s.t = nil, nil // the old buffer may go before the new one comes
+		mem, err := tensor.NewOn(dev, n)
+		if err != nil {
+			panic(fmt.Sprintf("nn: Tape: allocating %d bytes for a tensor of shape %v on %v: %v", 4*n, slices.Clone(shape), dev, err))
+		}
+		s.mem = mem
+	}
+	if s.t == nil || s.t.Device() != dev || !sameShape(s.t, shape) {
+		s.t = s.mem.Slice(0, 0, n, 1).Reshape(slices.Clone(shape)...)
 	}
 	return s.t
 }
 
-// zeros is alloc filled with zeros.
-func (tp *Tape) zeros(shape ...int) *tensor.Tensor {
-	t := tp.alloc(shape...)
-	clear(t.Data())
-	return t
+// view returns x reshaped to shape (of x's length), sharing its storage,
+// and reuses the header of the previous step when it matches: on the host
+// when it views the same elements, on a device when x is the same tensor
+// (the tape's buffers keep their headers across steps).
+func (tp *Tape) view(x *tensor.Tensor, shape ...int) *tensor.Tensor {
+	if tp.nview == len(tp.views) {
+		tp.views = append(tp.views, viewSlot{})
+	}
+	v := &tp.views[tp.nview]
+	tp.nview++
+	if v.t != nil && sameShape(v.t, shape) && v.t.Device() == x.Device() {
+		if v.src == x {
+			return v.t
+		}
+		if onHost(x) && x.Len() > 0 && unsafe.SliceData(v.t.Data()) == unsafe.SliceData(x.Data()) {
+			v.src = x
+			return v.t
+		}
+	}
+	if onHost(x) {
+		v.t = tensor.FromSlice(x.Data(), slices.Clone(shape)...)
+	} else {
+		v.t = x.Reshape(slices.Clone(shape)...)
+	}
+	v.src = x
+	return v.t
 }
 
-// view returns a tensor of the given shape over data (len(data) elements),
-// reusing the header of the previous step when it matches.
-func (tp *Tape) view(data []float32, shape ...int) *tensor.Tensor {
-	if tp.nview == len(tp.views) {
-		tp.views = append(tp.views, nil)
+// viewLike is view to the shape of like.
+func (tp *Tape) viewLike(x, like *tensor.Tensor) *tensor.Tensor {
+	var dims [tensor.MaxDims]int
+	for i := range like.Dims() {
+		dims[i] = like.Dim(i)
 	}
-	t := tp.views[tp.nview]
-	if t == nil || !sameShape(t, shape) || len(data) == 0 || unsafe.SliceData(t.Data()) != unsafe.SliceData(data) {
-		t = tensor.FromSlice(data, slices.Clone(shape)...)
-		tp.views[tp.nview] = t
-	}
-	tp.nview++
-	return t
+	return tp.view(x, dims[:like.Dims()]...)
 }
 
 func sameShape(t *tensor.Tensor, shape []int) bool {
@@ -336,7 +395,7 @@ func (tp *Tape) backward(op string, loss *Var, retain bool) {
 		tp.nodes[i].out.gradOK = false
 	}
 	g, add := tp.gradFor(loss)
-	g.Data()[0] = 1
+	tensor.Fill(g, 1)
 	tp.flush(loss, g, add)
 	for i := len(tp.nodes) - 1; i >= 0; i-- {
 		n := &tp.nodes[i]
@@ -357,8 +416,13 @@ func (tp *Tape) gradFor(v *Var) (dst *tensor.Tensor, add bool) {
 	}
 	if !v.param {
 		v.grad = tp.like(v.value)
-	} else if v.grad == nil {
-		v.grad = tensor.New(v.value.Shape()...)
+	} else if v.grad == nil || v.grad.Device() != v.value.Device() {
+		dev := v.value.Device()
+		g, err := tensor.NewOn(dev, v.value.Shape()...)
+		if err != nil {
+			panic(fmt.Sprintf("nn: Backward: allocating the gradient of a parameter of shape %v on %v: %v", v.value.Shape(), dev, err))
+		}
+		v.grad = g
 	}
 	return v.grad, false
 }
@@ -366,25 +430,71 @@ func (tp *Tape) gradFor(v *Var) (dst *tensor.Tensor, add bool) {
 // flush completes a contribution written to dst by gradFor.
 func (tp *Tape) flush(v *Var, dst *tensor.Tensor, add bool) {
 	if add {
-		g := v.grad.Data()
-		simd.Add(g, g, dst.Data())
+		tensor.AddInto(v.grad, v.grad, dst)
 		return
 	}
 	v.gradOK = true
 }
 
-// like returns an uninitialized tensor of t's shape from the tape.
+// like returns an uninitialized tensor of t's shape, on t's device, from
+// the tape.
 func (tp *Tape) like(t *tensor.Tensor) *tensor.Tensor {
 	var dims [tensor.MaxDims]int
 	for i := range t.Dims() {
 		dims[i] = t.Dim(i)
 	}
-	return tp.alloc(dims[:t.Dims()]...)
+	return tp.allocOn(t.Device(), dims[:t.Dims()]...)
 }
 
-// data returns the contiguous values of v.
-func data(v *Var) []float32 { return v.value.Data() }
+// onHost reports whether t's elements are in host memory, where nn's host
+// code may read them as a slice.
+func onHost(t *tensor.Tensor) bool { return t.Device() == tensor.CPU }
+
+// deviceOf returns the device of the operands ts of op (nil ones skipped)
+// and panics, naming op and where each operand is, when they are on two
+// devices: nothing is copied behind the caller's back (the batch of a
+// model moved to a device is copied there with Tensor.To, or by Batches).
+func deviceOf(op string, ts ...*tensor.Tensor) tensor.Device {
+	dev, seen := tensor.CPU, false
+	for _, t := range ts {
+		switch {
+		case t == nil:
+		case !seen:
+			dev, seen = t.Device(), true
+		case t.Device() != dev:
+			panic(mixedDevices(op, slices.Clone(ts)))
+		}
+	}
+	return dev
+}
+
+func mixedDevices(op string, ts []*tensor.Tensor) string {
+	var b strings.Builder
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%v on %v", t.Shape(), t.Device())
+	}
+	return fmt.Sprintf("nn: %s: operands on two devices (%s); copy the batch to the model's device with Tensor.To (nn.To moves a model)", op, b.String())
+}
+
+// data returns the contiguous values of v, for host code.
+func data(v *Var) []float32 { return hostData(v.value) }
 
 // grad returns the contiguous gradient of v (in a backward function, the
-// gradient of the node's output, complete by then).
-func grad(v *Var) []float32 { return v.grad.Data() }
+// gradient of the node's output, complete by then), for host code.
+func grad(v *Var) []float32 { return hostData(v.grad) }
+
+// hostData returns the contiguous elements of t, a host tensor: the host
+// code of an operation must not be given a device tensor, whose Data is a
+// copy.
+func hostData(t *tensor.Tensor) []float32 {
+	if !onHost(t) {
+		panic(fmt.Sprintf("nn: internal error: host code given a tensor of shape %v on %v", t.Shape(), t.Device()))
+	}
+	return t.Data()
+}

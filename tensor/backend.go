@@ -268,14 +268,15 @@ type Backend struct {
 	Norm        NormKernels
 	Loss        LossKernels
 	Optim       OptimKernels
+	Random      RandomKernels
 }
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,
 // conv.go, elementwise.go, reduce.go, view.go, join.go, pool.go,
-// index.go, norm.go, grad.go).
+// index.go, norm.go, grad.go, random.go).
 var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{},
 	Reduce: cpuKernels{}, Copy: cpuKernels{}, Pool: cpuKernels{}, Index: cpuKernels{},
-	Norm: cpuKernels{}, Loss: cpuKernels{}, Optim: cpuKernels{}}
+	Norm: cpuKernels{}, Loss: cpuKernels{}, Optim: cpuKernels{}, Random: cpuKernels{}}
 
 // cpuKernels is the CPU's implementation of every family.
 type cpuKernels struct{}
@@ -361,9 +362,9 @@ func present[K comparable](k K, op string, dev Device, fam string, dst *Tensor, 
 	return k
 }
 
-// matmulOn, convOn, elementwiseOn, reduceOn, copyOn, poolOn, indexOn and normOn
-// return dev's family for op on the operands ts, panicking when dev has
-// none.
+// matmulOn, convOn, elementwiseOn, reduceOn, copyOn, poolOn, indexOn and
+// normOn return dev's family for op on the operands ts, panicking when dev
+// has none.
 func matmulOn(op string, dev Device, dst *Tensor, ts ...*Tensor) MatMulKernels {
 	return present(backendOf(op, dev, dst, ts...).MatMul, op, dev, "MatMul", dst, ts)
 }
@@ -406,6 +407,11 @@ func lossOn(op string, dev Device, dst *Tensor, ts ...*Tensor) LossKernels {
 func optimOn(op string, dev Device, params []*Tensor) OptimKernels {
 	first := params[:min(len(params), 1)]
 	return present(backendOf(op, dev, nil, first...).Optim, op, dev, "Optim", nil, first)
+}
+
+// randomOn returns dev's Random family for op, panicking when dev has none.
+func randomOn(op string, dev Device, dst *Tensor, ts ...*Tensor) RandomKernels {
+	return present(backendOf(op, dev, dst, ts...).Random, op, dev, "Random", dst, ts)
 }
 
 // offloadDevice is the device that SetOffload named (CPU: none).

@@ -10,8 +10,17 @@
 //
 // Usage:
 //
-//	go run ./nn/cmd/fashion -model mlp|cnn -epochs N [-data DIR] [-save FILE] [-checkpoint FILE] [-resume FILE]
-//	go run ./nn/cmd/fashion -model mlp|cnn -eval FILE [-data DIR]
+//	go run ./nn/cmd/fashion -model mlp|cnn -epochs N [-device cpu|cuda[:N]] [-data DIR] [-save FILE] [-checkpoint FILE] [-resume FILE]
+//	go run ./nn/cmd/fashion -model mlp|cnn -eval FILE [-device cpu|cuda[:N]] [-data DIR]
+//
+// -device cuda (or cuda:N for the device of ordinal N) trains on a CUDA
+// device: the model (nn.To), the optimizer's state and each batch
+// (Batches.To, one upload a step) go there, and the losses stay there
+// until the epoch's line is printed (or the progress bar draws). It needs
+// the binary built with -tags cuda (or -tags cudaemu, the plugin's
+// kernels emulated on the host), and a plugin that registers every op
+// family the models use; without the tag the command says so and exits.
+// The default, cpu, trains on the host.
 //
 // -checkpoint FILE saves, after every epoch, the model, the optimizer's
 // state and the batch iterator's place (nn.SaveCheckpoint); -resume FILE
@@ -33,9 +42,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lanesgo/lanes/cudaplugin"
 	"github.com/lanesgo/lanes/nn"
 	"github.com/lanesgo/lanes/simd"
 	"github.com/lanesgo/lanes/tensor"
@@ -59,14 +70,47 @@ func main() {
 	lr := flag.Float64("lr", 1e-3, "Adam learning rate")
 	checkpoint := flag.String("checkpoint", "", "after each epoch, save the model, the optimizer and the batch iterator's place to this file")
 	resume := flag.String("resume", "", "resume training from this checkpoint (written by -checkpoint); -epochs counts from the start")
+	device := flag.String("device", "cpu", "where to train: cpu, or cuda[:N] (a binary built with -tags cuda or -tags cudaemu)")
 	flag.Parse()
-	if err := run(*model, *epochs, *dir, *save, *eval, *checkpoint, *resume, *seed, *batch, float32(*lr)); err != nil {
+	dev, closeDev, err := openDevice(*device)
+	if err == nil {
+		err = run(*model, *epochs, dev, *dir, *save, *eval, *checkpoint, *resume, *seed, *batch, float32(*lr))
+		if cerr := closeDev(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "fashion:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kind string, epochs int, dir, save, eval, checkpoint, resume string, seed uint64, batch int, lr float32) error {
+// openDevice opens the device that -device names and returns it with the
+// function that closes it.
+func openDevice(name string) (tensor.Device, func() error, error) {
+	none := func() error { return nil }
+	if name == "cpu" {
+		return tensor.CPU, none, nil
+	}
+	ordinal := 0
+	if rest, ok := strings.CutPrefix(name, "cuda"); ok && (rest == "" || strings.HasPrefix(rest, ":")) {
+		if rest != "" {
+			n, err := strconv.Atoi(rest[1:])
+			if err != nil || n < 0 {
+				return tensor.CPU, none, fmt.Errorf("-device %s: want cuda:N with N a device ordinal", name)
+			}
+			ordinal = n
+		}
+		g, err := cudaplugin.Open(ordinal) // ErrUnavailable without -tags cuda
+		if err != nil {
+			return tensor.CPU, none, fmt.Errorf("-device %s: %w", name, err)
+		}
+		return g.Device(), g.Close, nil
+	}
+	return tensor.CPU, none, fmt.Errorf("-device %s: want cpu, cuda or cuda:N", name)
+}
+
+func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint, resume string, seed uint64, batch int, lr float32) error {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	model, err := newModel(kind, r)
 	if err != nil {
@@ -76,14 +120,21 @@ func run(kind string, epochs int, dir, save, eval, checkpoint, resume string, se
 	if err != nil {
 		return err
 	}
+	if err := nn.To(model, dev); err != nil {
+		return err
+	}
 	if eval != "" {
 		if _, err := nn.Load(eval, model); err != nil {
 			return err
 		}
-		fmt.Printf("test_accuracy=%.2f\n", accuracy(model, d.testX, d.testY))
+		acc, err := accuracy(model, d.testX, d.testY, dev)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("test_accuracy=%.2f\n", acc)
 		return nil
 	}
-	opt := nn.NewAdam(nn.Params(model), lr)
+	opt := nn.NewAdam(nn.Params(model), lr) // its state is made where the parameters are
 	batches := nn.NewBatches(d.trainX, d.trainY, batch, r)
 	first := 1
 	if resume != "" {
@@ -97,6 +148,14 @@ func run(kind string, epochs int, dir, save, eval, checkpoint, resume string, se
 		// The checkpoint was saved at the end of epoch Epoch()+1.
 		first = batches.Epoch() + 2
 	}
+	if err := batches.To(dev); err != nil {
+		return err
+	}
+	// The step losses stay where the model is until they are read.
+	losses, err := tensor.NewOn(dev, batches.Len())
+	if err != nil {
+		return err
+	}
 	tp := nn.NewTape()
 	bar := newProgress(os.Stderr, batches.Len())
 	for epoch := first; epoch <= epochs; epoch++ {
@@ -105,7 +164,6 @@ func run(kind string, epochs int, dir, save, eval, checkpoint, resume string, se
 		}
 		model.SetTraining(true)
 		start := time.Now()
-		var sum float64
 		var steps int
 		for x, y, ok := batches.Next(); ok; x, y, ok = batches.Next() {
 			tp.Reset()
@@ -113,14 +171,23 @@ func run(kind string, epochs int, dir, save, eval, checkpoint, resume string, se
 			opt.ZeroGrad()
 			tp.Backward(loss)
 			opt.Step()
-			sum += float64(loss.Value().Item())
+			tensor.CopyInto(losses.Slice(0, steps, steps+1, 1).Reshape(), loss.Value())
 			steps++
-			bar.update(steps, sum/float64(steps))
+			if bar.due(steps) {
+				bar.update(steps, meanLoss(losses, steps))
+			}
 		}
+		if err := batches.Err(); err != nil {
+			return err
+		}
+		mean := meanLoss(losses, steps) // waits for the epoch's work
 		secs := time.Since(start).Seconds()
 		bar.done()
-		acc := accuracy(model, d.testX, d.testY)
-		fmt.Printf("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f\n", epoch, secs, sum/float64(max(steps, 1)), acc)
+		acc, err := accuracy(model, d.testX, d.testY, dev)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f\n", epoch, secs, mean, acc)
 		if checkpoint != "" {
 			if err := nn.SaveCheckpoint(checkpoint, model, opt, batches, map[string]string{"model": kind}); err != nil {
 				return err
@@ -186,14 +253,28 @@ func loadData(dir, kind string) (*dataset, error) {
 	return &d, nil
 }
 
+// meanLoss returns the mean of the first steps step losses, copied back
+// from the device they are on.
+func meanLoss(losses *tensor.Tensor, steps int) float64 {
+	var sum float64
+	for _, l := range losses.Slice(0, 0, steps, 1).Data() {
+		sum += float64(l)
+	}
+	return sum / float64(max(steps, 1))
+}
+
 // accuracy returns the percentage of test images classified correctly,
-// evaluating in batches of 1000 with gradients off.
-func accuracy(m nn.Module, x, y *tensor.Tensor) float64 {
+// evaluating in batches of 1000 on dev with gradients off; the error is
+// the device's.
+func accuracy(m nn.Module, x, y *tensor.Tensor, dev tensor.Device) (float64, error) {
 	m.SetTraining(false)
 	defer m.SetTraining(true)
 	tp := nn.NewTape()
 	tp.SetGrad(false)
 	b := nn.NewBatches(x, y, 1000, nil)
+	if err := b.To(dev); err != nil {
+		return 0, err
+	}
 	correct, total := 0, 0
 	for bx, by, ok := b.Next(); ok; bx, by, ok = b.Next() {
 		tp.Reset()
@@ -205,7 +286,7 @@ func accuracy(m nn.Module, x, y *tensor.Tensor) float64 {
 		}
 		total += len(pred)
 	}
-	return 100 * float64(correct) / float64(max(total, 1))
+	return 100 * float64(correct) / float64(max(total, 1)), b.Err()
 }
 
 // progress draws a bar on a terminal and nothing elsewhere.
@@ -221,10 +302,13 @@ func newProgress(f *os.File, total int) *progress {
 	return &progress{f: f, total: total, on: err == nil && st.Mode()&os.ModeCharDevice != 0}
 }
 
+// due reports whether the bar draws after done steps: on a terminal, at
+// most ten times a second and at the end.
+func (p *progress) due(done int) bool {
+	return p.on && (done >= p.total || time.Since(p.last) >= 100*time.Millisecond)
+}
+
 func (p *progress) update(done int, loss float64) {
-	if !p.on || (done < p.total && time.Since(p.last) < 100*time.Millisecond) {
-		return
-	}
 	p.last = time.Now()
 	const width = 30
 	n := width * done / p.total
