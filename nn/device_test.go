@@ -580,7 +580,13 @@ func TestDeviceFashionSteps(t *testing.T) {
 					if e := relErr(hostOf(t, v.Grad()), hp[j].Grad().Data()); e > 1e-5 {
 						t.Errorf("step %d: gradient of parameter %d %v: relative error %.3g", i, j, v.value.Shape(), e)
 					}
-					if e := maxAbsDiff(hostOf(t, v.value), hp[j].value.Data()); e > 5e-3*lr {
+					// Adam divides each gradient element by its own
+					// running magnitude, so an element whose gradient is
+					// near rounding noise moves by a fraction of lr however
+					// small its difference: the bound is a fraction of lr
+					// (seen: 0.0084·lr at the generic level, 0.005 at
+					// AVX-512), far below the lr a wrong update moves by.
+					if e := maxAbsDiff(hostOf(t, v.value), hp[j].value.Data()); e > 2e-2*lr {
 						t.Errorf("step %d: parameter %d %v differs by %.3g (%.2g·lr)", i, j, v.value.Shape(), e, e/lr)
 					}
 				}
