@@ -219,7 +219,6 @@ func TestFamiliesOnDevice(t *testing.T) {
 			}, panics: noKernelYet},
 		{name: "Sub", in: []*tensor.Tensor{rn(3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Sub(x[0], x[1]) }, panics: noKernelYet},
 		{name: "Fill 1", in: []*tensor.Tensor{rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], 1) }, panics: noKernelYet},
-		{name: "LogSoftmax", in: []*tensor.Tensor{rn(2, 3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.LogSoftmax(x[0], 1) }, panics: noKernelYet},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -82,6 +82,18 @@ typedef struct {
 	long long s[LANES_MAX_DIMS];
 } LanesStrides;
 
+// LanesReduce is a kernel over rows (reduce.cu): outer holds the
+// dimensions of the rows (one result each, or one softmax), inner those
+// of a row's elements (the reduced axes, or a softmax's axis), each
+// operand's strides over them (xo, xi: the input; yo, yi: the output; zo,
+// zi: a second input). Operands that a kernel does not take are ignored.
+typedef struct {
+	LanesShape outer;
+	LanesStrides yo, xo, zo;
+	LanesShape inner;
+	LanesStrides yi, xi, zi;
+} LanesReduce;
+
 int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz);
 int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, int gy, int gz);
 // y[i] = act(x[i] + bias[(i / inner) % channels]); bias may be NULL; act 0: none, 1: ReLU.
@@ -90,6 +102,17 @@ int lanes_bias_act(void *stream, float *y, const float *x, const float *bias, lo
 int lanes_binary(void *stream, int op, float *y, const float *a, const float *b, long long n);
 // Softmax of each of rows rows of cols contiguous elements.
 int lanes_softmax_rows(void *stream, float *y, const float *x, long long rows, int cols);
+// y = the reduction op (tensor.ReduceOp: 1 Sum, 2 Max, 3 Min, 4 Mean,
+// 5 Var, 6 Std, 7 LogSumExp; ddof Var's and Std's) of each row of x, or
+// y += it (accumulate).
+int lanes_reduce(void *stream, int op, const LanesReduce *r, float *y, const float *x, int ddof, int accumulate);
+// y = the index of the first maximum (op 1) or minimum (op 2) of each row of x, or of its first NaN.
+int lanes_argreduce(void *stream, int op, const LanesReduce *r, float *y, const float *x);
+// y = softmax (log 0) or log softmax (log 1) of each row of x; y may be x.
+int lanes_softmax(void *stream, int log, const LanesReduce *r, float *y, const float *x);
+// dx (strides yo, yi) = the gradient of the softmax (log 0) or log softmax of
+// each row, given its output y (xo, xi) and dy (zo, zi); dx may be y or dy.
+int lanes_softmax_backward(void *stream, int log, const LanesReduce *r, float *dx, const float *y, const float *dy);
 // kind 0: max (idx, if not NULL, gets row·w + column of each maximum), 1: average.
 int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *idx, const float *x);
 // y = x over shape, each with its strides: gather, scatter, broadcast.
