@@ -59,8 +59,9 @@
 // Files: one Go file and one .cu file per op family, as package simd is
 // organised: gemm (MatMul), conv (Conv2D), elementwise, reduce (every op
 // of tensor's Reduce family: one block per output row, strided operands),
-// pooling, copy; the .cu files share common.cuh (launches) and tiles.cuh (the
-// SGEMM and Conv2D main loop), and kernels.h is their C interface. The
+// pooling, norm (BatchNorm, LayerNorm and their gradients), copy; the
+// .cu files share common.cuh (launches) and tiles.cuh (the SGEMM and
+// Conv2D main loop), and kernels.h is their C interface. The
 // rest is the device: cuda.go (Open, Close, streams, errors), memory.go
 // (device buffers), mempool.go (the pool), operand.go (a device op's
 // operands and temporaries), offload.go (host work sent to the device),

@@ -94,6 +94,27 @@ typedef struct {
 	LanesStrides yi, xi, zi;
 } LanesReduce;
 
+// LanesNorm is a BatchNorm or LayerNorm pass (norm.cu) over the rows of
+// r: BatchNorm's channels, LayerNorm's rows (for LayerNorm's dgamma and
+// dbeta, the elements of its normalized shape, each over the rows). x (xo,
+// xi), dy (zo, zi) and y, the result or dx (yo, yi), are strided; the
+// others contiguous: mean and inv_std per row, gamma and beta per row
+// (BatchNorm) or per element of a row (LayerNorm), NULL for 1 and 0;
+// run_mean and run_var (BatchNorm, or NULL) per row; dgamma and dbeta (or
+// NULL) as gamma.
+enum { LANES_BATCHNORM = 0, LANES_LAYERNORM = 1 };
+typedef struct {
+	LanesReduce r;
+	float *y;
+	const float *x, *dy;
+	float *mean, *inv_std;
+	const float *gamma, *beta;
+	float *run_mean, *run_var;
+	float *dgamma, *dbeta;
+	int kind, training;
+	float eps, momentum;
+} LanesNorm;
+
 int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz);
 int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, int gy, int gz);
 // y[i] = act(x[i] + bias[(i / inner) % channels]); bias may be NULL; act 0: none, 1: ReLU.
@@ -113,6 +134,10 @@ int lanes_softmax(void *stream, int log, const LanesReduce *r, float *y, const f
 // dx (strides yo, yi) = the gradient of the softmax (log 0) or log softmax of
 // each row, given its output y (xo, xi) and dy (zo, zi); dx may be y or dy.
 int lanes_softmax_backward(void *stream, int log, const LanesReduce *r, float *dx, const float *y, const float *dy);
+// pass 0: forward (y, mean and inv_std; training: the batch's, updating
+// run_mean and run_var when not NULL; else from them); 1: backward (dx in
+// y; BatchNorm's dgamma and dbeta); 2: LayerNorm's dgamma and dbeta.
+int lanes_norm(void *stream, int pass, const LanesNorm *p);
 // kind 0: max (idx, if not NULL, gets row·w + column of each maximum), 1: average.
 int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *idx, const float *x);
 // y = x over shape, each with its strides: gather, scatter, broadcast.

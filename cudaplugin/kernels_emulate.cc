@@ -9,5 +9,6 @@
 #include "copy.cu"
 #include "elementwise.cu"
 #include "gemm.cu"
+#include "norm.cu"
 #include "pooling.cu"
 #include "reduce.cu"

@@ -129,6 +129,19 @@ func TestNilGPU(t *testing.T) {
 			{"ArgReduce", func() error { return g.ArgReduce(tensor.ArgOpMax, tensor.New(1, 2), a, 0) }},
 			{"Softmax", func() error { return g.Softmax(c, a, 1, false) }},
 			{"SumTo", func() error { return g.SumTo(tensor.New(2), a) }},
+			{"SoftmaxBackward", func() error { return g.SoftmaxBackward(c, a, b, 1, false) }},
+			{"BatchNorm", func() error {
+				return g.BatchNorm(c, tensor.NormStats{Mean: tensor.New(2), InvStd: tensor.New(2)}, a, tensor.BatchNormParams{Training: true})
+			}},
+			{"BatchNormBackward", func() error {
+				return g.BatchNormBackward(c, nil, nil, b, a, tensor.NormStats{Mean: tensor.New(2), InvStd: tensor.New(2)}, tensor.BatchNormParams{})
+			}},
+			{"LayerNorm", func() error {
+				return g.LayerNorm(c, tensor.NormStats{Mean: tensor.New(2), InvStd: tensor.New(2)}, a, tensor.LayerNormParams{Dims: 1})
+			}},
+			{"LayerNormBackward", func() error {
+				return g.LayerNormBackward(c, nil, nil, b, a, tensor.NormStats{Mean: tensor.New(2), InvStd: tensor.New(2)}, tensor.LayerNormParams{Dims: 1})
+			}},
 			{"CopyInto", func() error { return g.CopyInto(c, a) }},
 			{"Concat", func() error { return g.Concat(tensor.New(4, 2), 0, []*tensor.Tensor{a, b}) }},
 		}
