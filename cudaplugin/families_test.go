@@ -209,14 +209,32 @@ func TestFamiliesOnDevice(t *testing.T) {
 			}},
 		{name: "AvgPool2DInto ceil, zero batch", in: []*tensor.Tensor{rn(0, 3, 5, 5)},
 			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.AvgPool2D(x[0], poolCeil) }},
-		{name: "MaxPool2DBackward", in: []*tensor.Tensor{rn(1, 1, 4, 4), tensor.New(1, 1, 2, 2)},
+		{name: "MaxPool2DBackward shared maxima", in: []*tensor.Tensor{rn(2, 3, 2, 2), tensor.FromSlice([]float32{0, 0, 5, 5, 15, 0, 15, 15, 3, 3, 3, 3, 1, 2, 4, 8, 0, 0, 0, 0, 6, 6, 9, 9}, 2, 3, 2, 2)},
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
-				return tensor.MaxPool2DBackward(x[1], x[1], x[0].Shape(), pool2)
-			}, panics: noKernelYet},
-		{name: "AvgPool2DBackward", in: []*tensor.Tensor{rn(1, 1, 2, 2)},
+				return tensor.MaxPool2DBackward(x[0], x[1], []int{2, 3, 4, 4}, pool3)
+			}, tol: 1e-6},
+		{name: "AvgPool2DBackward ceil, ExcludePad", in: []*tensor.Tensor{rn(2, 3, 3, 2)},
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
-				return tensor.AvgPool2DBackward(x[0], []int{1, 1, 4, 4}, pool2)
-			}, panics: noKernelYet},
+				p := poolCeil
+				p.ExcludePad = true
+				return tensor.AvgPool2DBackward(x[0], []int{2, 3, 5, 5}, p)
+			}, tol: 1e-6},
+		{name: "MaxPool2DBackward index past the plane", in: []*tensor.Tensor{rn(1, 2, 2, 2), tensor.FromSlice([]float32{0, 1, 4, 5, 10, 16, 15, 14}, 1, 2, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaxPool2DBackward(x[0], x[1], []int{1, 2, 4, 4}, pool2)
+			}, panics: "is not an element of an input plane of 16"},
+		{name: "MaxPool2DBackward index negative", in: []*tensor.Tensor{rn(1, 2, 2, 2), tensor.FromSlice([]float32{0, 1, 4, 5, 10, -1, 15, 14}, 1, 2, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaxPool2DBackward(x[0], x[1], []int{1, 2, 4, 4}, pool2)
+			}, panics: "is not an element of an input plane of 16"},
+		{name: "MaxPool2DBackward index not an integer", in: []*tensor.Tensor{rn(1, 2, 2, 2), tensor.FromSlice([]float32{0, 1, 4, 5, 10, 2.5, 15, 14}, 1, 2, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaxPool2DBackward(x[0], x[1], []int{1, 2, 4, 4}, pool2)
+			}, panics: "is not an element of an input plane of 16"},
+		{name: "MaxPool2DBackward index NaN", in: []*tensor.Tensor{rn(1, 2, 2, 2), tensor.FromSlice([]float32{0, 1, 4, 5, 10, float32(math.NaN()), 15, 14}, 1, 2, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaxPool2DBackward(x[0], x[1], []int{1, 2, 4, 4}, pool2)
+			}, panics: "is not an element of an input plane of 16"},
 		{name: "Sub", in: []*tensor.Tensor{rn(3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Sub(x[0], x[1]) }, panics: noKernelYet},
 		{name: "Fill 1", in: []*tensor.Tensor{rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], 1) }, panics: noKernelYet},
 	}

@@ -140,6 +140,11 @@ int lanes_softmax_backward(void *stream, int log, const LanesReduce *r, float *d
 int lanes_norm(void *stream, int pass, const LanesNorm *p);
 // kind 0: max (idx, if not NULL, gets row·w + column of each maximum), 1: average.
 int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *idx, const float *x);
+// dx = the gradient of max (kind 0: dy added at each index idx, atomically; dx
+// must be zeroed; an index that names no element of its plane is skipped and
+// reported in err, two zeroed floats: err[0]'s bits become 1, err[1] the value)
+// or average pooling (kind 1: idx and err unused) given dy; all contiguous.
+int lanes_pool2d_backward(void *stream, int kind, const LanesPool *p, float *dx, const float *dy, const float *idx, float *err);
 // y = x over shape, each with its strides: gather, scatter, broadcast.
 int lanes_copy(void *stream, const LanesShape *shape, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs);
 
