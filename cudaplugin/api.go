@@ -25,6 +25,7 @@ var _ interface {
 	tensor.CopyKernels
 	tensor.PoolKernels
 	tensor.NormKernels
+	tensor.IndexKernels
 	dispatch.Placer
 	dispatch.Accelerator
 } = (*GPU)(nil)

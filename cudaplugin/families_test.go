@@ -99,7 +99,8 @@ type familyCase struct {
 }
 
 // TestFamiliesOnDevice checks the ops of the Elementwise, Reduce and Copy
-// families that the plugin has kernels for, through tensor's functions:
+// families that the plugin has kernels for, and the Pool and Index
+// families' reports of bad index values, through tensor's functions:
 // broadcast (by shape and by Expand's stride 0), transposed, sliced with
 // steps, zero-size and 0-d host operands; Into forms into strided views,
 // in place and overlapping their operands; and the ops without a kernel,
@@ -235,6 +236,22 @@ func TestFamiliesOnDevice(t *testing.T) {
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
 				return tensor.MaxPool2DBackward(x[0], x[1], []int{1, 2, 4, 4}, pool2)
 			}, panics: "is not an element of an input plane of 16"},
+		{name: "IndexAdd src a view of dst", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{1, 2, 3, 0}, 4)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.IndexAdd(x[0], 0, x[1], x[0].Slice(0, 0, 4, 1)) }, tol: 1e-6},
+		{name: "Gather into its own index", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{0, 1, 2, 2, 1, 0}, 2, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.GatherInto(x[1], x[0], 1, x[1]) }},
+		{name: "IndexSelect index past the axis", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{0, 7, 2}, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.IndexSelect(x[0], 0, x[1]) }, panics: "index 7 is not an integer in -7..6"},
+		{name: "Gather NaN index", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{0, 1, 2, float32(math.NaN()), 1, 0}, 2, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Gather(x[0], 1, x[1]) }, panics: "index NaN is not an integer in -3..2"},
+		{name: "IndexAdd fractional index", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{1, 2.5}, 2), rn(2, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.IndexAdd(x[0], 0, x[1], x[2]) }, panics: "index 2.5 is not an integer in -7..6"},
+		{name: "ScatterAdd index before the axis", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{0, -8, 2}, 1, 3), rn(1, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.ScatterAdd(x[0], 0, x[1], x[2]) }, panics: "index -8 is not an integer in -7..6"},
+		{name: "OneHot negative label", in: []*tensor.Tensor{tensor.FromSlice([]float32{0, -1, 2}, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.OneHot(x[0], 4) }, panics: "label -1 not in 0..3"},
+		{name: "OneHot label past the classes", in: []*tensor.Tensor{tensor.FromSlice([]float32{0, 4, 2}, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.OneHot(x[0], 4) }, panics: "label 4 not in 0..3"},
 		{name: "Sub", in: []*tensor.Tensor{rn(3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Sub(x[0], x[1]) }, panics: noKernelYet},
 		{name: "Fill 1", in: []*tensor.Tensor{rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], 1) }, panics: noKernelYet},
 	}

@@ -115,6 +115,19 @@ typedef struct {
 	float eps, momentum;
 } LanesNorm;
 
+// LanesIndex is the walk of an index kernel (index.cu) over the positions
+// k < len along an axis and r over rest, the other dimensions (merged):
+// y, x and the index idx are at offsetOf(rest, ys|xs|is, r) plus k, or the
+// index value v, times ya|xa|ia. Values name positions 0..n-1, or -n..-1
+// from the end when negative is set.
+typedef struct {
+	LanesShape rest;
+	LanesStrides ys, xs, is;
+	long long len, ya, xa, ia;
+	long long n;
+	int negative;
+} LanesIndex;
+
 int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz);
 int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, int gy, int gz);
 // y[i] = act(x[i] + bias[(i / inner) % channels]); bias may be NULL; act 0: none, 1: ReLU.
@@ -145,6 +158,10 @@ int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *id
 // reported in err, two zeroed floats: err[0]'s bits become 1, err[1] the value)
 // or average pooling (kind 1: idx and err unused) given dy; all contiguous.
 int lanes_pool2d_backward(void *stream, int kind, const LanesPool *p, float *dx, const float *dy, const float *idx, float *err);
+// mode 0 (gather): y[r, k] = x[r, v]; 1 (scatter-add): y[r, v] += x[r, k],
+// atomically; 2 (one-hot): y[r, v] = 1; v the index value at (r, k). A value
+// that names no position is skipped and reported in err (as lanes_pool2d_backward's).
+int lanes_index(void *stream, int mode, const LanesIndex *p, float *y, const float *x, const float *idx, float *err);
 // y = x over shape, each with its strides: gather, scatter, broadcast.
 int lanes_copy(void *stream, const LanesShape *shape, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs);
 

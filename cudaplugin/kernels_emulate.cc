@@ -9,6 +9,7 @@
 #include "copy.cu"
 #include "elementwise.cu"
 #include "gemm.cu"
+#include "index.cu"
 #include "norm.cu"
 #include "pooling.cu"
 #include "reduce.cu"

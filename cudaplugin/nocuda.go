@@ -82,6 +82,19 @@ func (g *GPU) UnaryBackward(op tensor.ElemOp, dx, dy, x, y *tensor.Tensor, arg [
 func (g *GPU) SoftmaxBackward(dx, y, dy *tensor.Tensor, axis int, log bool) error {
 	return ErrUnavailable
 }
+func (g *GPU) IndexSelect(dst, t *tensor.Tensor, axis int, index *tensor.Tensor) error {
+	return ErrUnavailable
+}
+func (g *GPU) Gather(dst, t *tensor.Tensor, axis int, index *tensor.Tensor) error {
+	return ErrUnavailable
+}
+func (g *GPU) IndexAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return ErrUnavailable
+}
+func (g *GPU) ScatterAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return ErrUnavailable
+}
+func (g *GPU) OneHot(dst, labels *tensor.Tensor) error { return ErrUnavailable }
 func (g *GPU) BatchNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, p tensor.BatchNormParams) error {
 	return ErrUnavailable
 }

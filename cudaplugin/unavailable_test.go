@@ -129,6 +129,11 @@ func TestNilGPU(t *testing.T) {
 			{"ArgReduce", func() error { return g.ArgReduce(tensor.ArgOpMax, tensor.New(1, 2), a, 0) }},
 			{"Softmax", func() error { return g.Softmax(c, a, 1, false) }},
 			{"SumTo", func() error { return g.SumTo(tensor.New(2), a) }},
+			{"IndexSelect", func() error { return g.IndexSelect(c, a, 0, tensor.New(2)) }},
+			{"Gather", func() error { return g.Gather(c, a, 0, b) }},
+			{"IndexAdd", func() error { return g.IndexAdd(c, 0, tensor.New(2), a) }},
+			{"ScatterAdd", func() error { return g.ScatterAdd(c, 0, b, a) }},
+			{"OneHot", func() error { return g.OneHot(c, tensor.New(2)) }},
 			{"SoftmaxBackward", func() error { return g.SoftmaxBackward(c, a, b, 1, false) }},
 			{"BatchNorm", func() error {
 				return g.BatchNorm(c, tensor.NormStats{Mean: tensor.New(2), InvStd: tensor.New(2)}, a, tensor.BatchNormParams{Training: true})
