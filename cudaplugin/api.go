@@ -26,6 +26,7 @@ var _ interface {
 	tensor.PoolKernels
 	tensor.NormKernels
 	tensor.IndexKernels
+	tensor.LossKernels
 	dispatch.Placer
 	dispatch.Accelerator
 } = (*GPU)(nil)

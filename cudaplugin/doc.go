@@ -60,7 +60,8 @@
 // organised: gemm (MatMul), conv (Conv2D), elementwise, reduce (every op
 // of tensor's Reduce family: one block per output row, strided operands),
 // pooling, norm (BatchNorm, LayerNorm and their gradients), index
-// (lookups, their scatter-add adjoints, OneHot), copy; the
+// (lookups, their scatter-add adjoints, OneHot), loss (the fused losses),
+// copy; the
 // .cu files share common.cuh (launches) and tiles.cuh (the SGEMM and
 // Conv2D main loop), and kernels.h is their C interface. The
 // rest is the device: cuda.go (Open, Close, streams, errors), memory.go

@@ -162,6 +162,17 @@ int lanes_pool2d_backward(void *stream, int kind, const LanesPool *p, float *dx,
 // atomically; 2 (one-hot): y[r, v] = 1; v the index value at (r, k). A value
 // that names no position is skipped and reported in err (as lanes_pool2d_backward's).
 int lanes_index(void *stream, int mode, const LanesIndex *p, float *y, const float *x, const float *idx, float *err);
+// CrossEntropy over the rows of logits (r: outer the rows, inner the classes;
+// logits at xo, xi, dlogits at yo, yi, or NULL): row_loss (rows doubles of
+// device memory) gets each row's logsumexp - logit[label], loss their mean,
+// dlogits (softmax - onehot)/rows; labels[row·label_stride] that are not
+// classes give the row NaN and are reported in err (as lanes_index's).
+int lanes_cross_entropy(void *stream, const LanesReduce *r, float *dlogits, const float *logits, const float *labels,
+	long long label_stride, double *row_loss, float *loss, float *err);
+// kind 0: MSE, 1: BCEWithLogits over shape: loss = the mean of the terms,
+// grad (or NULL) their gradients; partial holds 1024 doubles of device memory.
+int lanes_pointwise_loss(void *stream, int kind, const LanesShape *shape, float *grad, const LanesStrides *gs,
+	const float *pred, const LanesStrides *ps, const float *target, const LanesStrides *ts, double *partial, float *loss);
 // y = x over shape, each with its strides: gather, scatter, broadcast.
 int lanes_copy(void *stream, const LanesShape *shape, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs);
 

@@ -10,6 +10,7 @@
 #include "elementwise.cu"
 #include "gemm.cu"
 #include "index.cu"
+#include "loss.cu"
 #include "norm.cu"
 #include "pooling.cu"
 #include "reduce.cu"

@@ -94,7 +94,10 @@ func (g *GPU) IndexAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) 
 func (g *GPU) ScatterAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
 	return ErrUnavailable
 }
-func (g *GPU) OneHot(dst, labels *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) OneHot(dst, labels *tensor.Tensor) error                         { return ErrUnavailable }
+func (g *GPU) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) MSE(loss, dpred, pred, target *tensor.Tensor) error              { return ErrUnavailable }
+func (g *GPU) BCEWithLogits(loss, dx, x, target *tensor.Tensor) error          { return ErrUnavailable }
 func (g *GPU) BatchNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, p tensor.BatchNormParams) error {
 	return ErrUnavailable
 }

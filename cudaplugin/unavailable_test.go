@@ -134,6 +134,9 @@ func TestNilGPU(t *testing.T) {
 			{"IndexAdd", func() error { return g.IndexAdd(c, 0, tensor.New(2), a) }},
 			{"ScatterAdd", func() error { return g.ScatterAdd(c, 0, b, a) }},
 			{"OneHot", func() error { return g.OneHot(c, tensor.New(2)) }},
+			{"CrossEntropy", func() error { return g.CrossEntropy(tensor.New(), c, a, tensor.New(2)) }},
+			{"MSE", func() error { return g.MSE(tensor.New(), c, a, b) }},
+			{"BCEWithLogits", func() error { return g.BCEWithLogits(tensor.New(), c, a, b) }},
 			{"SoftmaxBackward", func() error { return g.SoftmaxBackward(c, a, b, 1, false) }},
 			{"BatchNorm", func() error {
 				return g.BatchNorm(c, tensor.NormStats{Mean: tensor.New(2), InvStd: tensor.New(2)}, a, tensor.BatchNormParams{Training: true})
