@@ -27,6 +27,7 @@ var _ interface {
 	tensor.NormKernels
 	tensor.IndexKernels
 	tensor.LossKernels
+	tensor.OptimKernels
 	dispatch.Placer
 	dispatch.Accelerator
 } = (*GPU)(nil)

@@ -61,7 +61,7 @@
 // of tensor's Reduce family: one block per output row, strided operands),
 // pooling, norm (BatchNorm, LayerNorm and their gradients), index
 // (lookups, their scatter-add adjoints, OneHot), loss (the fused losses),
-// copy; the
+// optim (multi-tensor optimizer steps), copy; the
 // .cu files share common.cuh (launches) and tiles.cuh (the SGEMM and
 // Conv2D main loop), and kernels.h is their C interface. The
 // rest is the device: cuda.go (Open, Close, streams, errors), memory.go

@@ -356,3 +356,48 @@ func TestMerge(t *testing.T) {
 		t.Errorf("split of one dimension: %d outer, offsets %v; want 0, [[0]]", outer, offs)
 	}
 }
+
+// TestOptimTables checks an optimizer step over more parameters than one
+// launch's table holds (LANES_OPT_TENSORS): AdamW over 2·optTensors+3
+// parameters of several sizes, every fifth without a gradient, two steps
+// on the device against the CPU.
+func TestOptimTables(t *testing.T) {
+	g := requireGPU(t)
+	r := rand.New(rand.NewPCG(31, 32))
+	n := 2*optTensors + 3
+	var host, dev [4][]*tensor.Tensor // params, grads, m, v
+	for i := range n {
+		shape := []int{1 + i%7, 1 + i%3}
+		if i%11 == 0 {
+			shape = []int{0}
+		}
+		for k := range 4 {
+			x := tensor.RandN(r, shape...)
+			if k >= 2 {
+				x = tensor.New(shape...)
+			}
+			if k == 1 && i%5 == 0 {
+				host[k], dev[k] = append(host[k], nil), append(dev[k], nil)
+				continue
+			}
+			d, err := x.To(g.Device())
+			if err != nil {
+				t.Fatal(err)
+			}
+			host[k], dev[k] = append(host[k], x), append(dev[k], d)
+		}
+	}
+	hp := tensor.AdamParams{LR: 1e-2, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.1, Decoupled: true}
+	hs, ds := make([]int64, n), make([]int64, n)
+	for range 2 {
+		tensor.AdamStep(host[0], host[1], host[2], host[3], hs, hp)
+		tensor.AdamStep(dev[0], dev[1], dev[2], dev[3], ds, hp)
+	}
+	for k, what := range []string{"parameter", "gradient", "m", "v"} {
+		for i := range n {
+			if host[k][i] != nil {
+				same(t, what, dev[k][i], host[k][i], 1e-5)
+			}
+		}
+	}
+}

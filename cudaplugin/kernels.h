@@ -128,6 +128,30 @@ typedef struct {
 	int negative;
 } LanesIndex;
 
+// LanesOptTable is the parameters an optimizer step updates in one launch
+// (optim.cu): tensor i has start[i+1] - start[i] elements (start[0] = 0) at
+// p[i], its gradient g[i] and state slots s0..s2[i] (SGD: the momentum
+// buffer; Adam: m, v; RMSProp: the square average, the gradient average,
+// the momentum buffer; NULL where the step reads none), a[i] and b[i] its
+// scalars (SGD: a ≠ 0 when the buffer has started; Adam: the bias
+// corrections' step size and 1/√(1-β₂ᵗ)). It is the kernel's argument, by
+// value: at most LANES_OPT_TENSORS tensors a launch.
+#define LANES_OPT_TENSORS 40
+enum { LANES_OPT_SGD = 0, LANES_OPT_ADAM = 1, LANES_OPT_RMSPROP = 2 };
+typedef struct {
+	float *p[LANES_OPT_TENSORS];
+	const float *g[LANES_OPT_TENSORS];
+	float *s0[LANES_OPT_TENSORS], *s1[LANES_OPT_TENSORS], *s2[LANES_OPT_TENSORS];
+	long long start[LANES_OPT_TENSORS + 1];
+	float a[LANES_OPT_TENSORS], b[LANES_OPT_TENSORS];
+	int count;
+} LanesOptTable;
+typedef struct {
+	int kind;
+	float lr, momentum, dampening, weight_decay, beta1, beta2, eps, alpha;
+	int nesterov, decoupled, centered;
+} LanesOptParams;
+
 int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz);
 int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, int gy, int gz);
 // y[i] = act(x[i] + bias[(i / inner) % channels]); bias may be NULL; act 0: none, 1: ReLU.
@@ -173,6 +197,8 @@ int lanes_cross_entropy(void *stream, const LanesReduce *r, float *dlogits, cons
 // grad (or NULL) their gradients; partial holds 1024 doubles of device memory.
 int lanes_pointwise_loss(void *stream, int kind, const LanesShape *shape, float *grad, const LanesStrides *gs,
 	const float *pred, const LanesStrides *ps, const float *target, const LanesStrides *ts, double *partial, float *loss);
+// One optimizer step (h->kind) over every tensor of t.
+int lanes_optim(void *stream, const LanesOptTable *t, const LanesOptParams *h);
 // y = x over shape, each with its strides: gather, scatter, broadcast.
 int lanes_copy(void *stream, const LanesShape *shape, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs);
 

@@ -12,5 +12,6 @@
 #include "index.cu"
 #include "loss.cu"
 #include "norm.cu"
+#include "optim.cu"
 #include "pooling.cu"
 #include "reduce.cu"

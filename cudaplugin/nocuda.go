@@ -98,6 +98,15 @@ func (g *GPU) OneHot(dst, labels *tensor.Tensor) error                         {
 func (g *GPU) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error { return ErrUnavailable }
 func (g *GPU) MSE(loss, dpred, pred, target *tensor.Tensor) error              { return ErrUnavailable }
 func (g *GPU) BCEWithLogits(loss, dx, x, target *tensor.Tensor) error          { return ErrUnavailable }
+func (g *GPU) SGD(params, grads, momentum []*tensor.Tensor, started []bool, hp tensor.SGDParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) Adam(params, grads, m, v []*tensor.Tensor, steps []int64, hp tensor.AdamParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) RMSProp(params, grads, squareAvg, gradAvg, momentum []*tensor.Tensor, hp tensor.RMSPropParams) error {
+	return ErrUnavailable
+}
 func (g *GPU) BatchNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, p tensor.BatchNormParams) error {
 	return ErrUnavailable
 }

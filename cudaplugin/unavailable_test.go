@@ -137,6 +137,15 @@ func TestNilGPU(t *testing.T) {
 			{"CrossEntropy", func() error { return g.CrossEntropy(tensor.New(), c, a, tensor.New(2)) }},
 			{"MSE", func() error { return g.MSE(tensor.New(), c, a, b) }},
 			{"BCEWithLogits", func() error { return g.BCEWithLogits(tensor.New(), c, a, b) }},
+			{"SGD", func() error {
+				return g.SGD([]*tensor.Tensor{a}, []*tensor.Tensor{b}, nil, []bool{false}, tensor.SGDParams{LR: 1})
+			}},
+			{"Adam", func() error {
+				return g.Adam([]*tensor.Tensor{a}, []*tensor.Tensor{b}, []*tensor.Tensor{c}, []*tensor.Tensor{tensor.New(2, 2)}, []int64{1}, tensor.AdamParams{LR: 1})
+			}},
+			{"RMSProp", func() error {
+				return g.RMSProp([]*tensor.Tensor{a}, []*tensor.Tensor{b}, []*tensor.Tensor{c}, nil, nil, tensor.RMSPropParams{LR: 1})
+			}},
 			{"SoftmaxBackward", func() error { return g.SoftmaxBackward(c, a, b, 1, false) }},
 			{"BatchNorm", func() error {
 				return g.BatchNorm(c, tensor.NormStats{Mean: tensor.New(2), InvStd: tensor.New(2)}, a, tensor.BatchNormParams{Training: true})
