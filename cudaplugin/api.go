@@ -24,6 +24,10 @@ var _ interface {
 	tensor.ReduceKernels
 	tensor.CopyKernels
 	tensor.PoolKernels
+	tensor.NormKernels
+	tensor.IndexKernels
+	tensor.LossKernels
+	tensor.OptimKernels
 	dispatch.Placer
 	dispatch.Accelerator
 } = (*GPU)(nil)

@@ -64,6 +64,16 @@ __device__ __forceinline__ float relu(float v) { return v > 0.0f || v != v ? v :
 // LANES_MAX_DIMS (0 for a single element).
 inline bool validShape(const LanesShape *shape) { return shape->dims >= 0 && shape->dims <= LANES_MAX_DIMS; }
 
+// reportBad records v, an index value that names no element, in err
+// (two floats of device memory, zeroed before the launch): the first
+// thread to get there sets err[0]'s bits to 1 and err[1] to v; the
+// launcher's caller reads them after the kernel.
+__device__ __forceinline__ void reportBad(float *err, float v) {
+    if (atomicCAS((int *)err, 0, 1) == 0) {
+        err[1] = v;
+    }
+}
+
 constexpr int ELEMENTWISE_THREADS = 256;
 constexpr int ERR_INVALID_VALUE = 1; // cudaErrorInvalidValue
 

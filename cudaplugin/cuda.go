@@ -156,7 +156,7 @@ func Open(ordinal int) (*GPU, error) {
 	if err := check("cudaStreamCreate", C.lanes_stream_create(&g.stream)); err != nil {
 		return nil, err
 	}
-	tensor.RegisterDevice(g.dev, &tensor.Backend{Memory: g, MatMul: g, Conv: g, Elementwise: g, Reduce: g, Copy: g, Pool: g})
+	tensor.RegisterDevice(g.dev, &tensor.Backend{Memory: g, MatMul: g, Conv: g, Elementwise: g, Reduce: g, Copy: g, Pool: g, Index: g, Norm: g, Loss: g, Optim: g})
 	return g, nil
 }
 

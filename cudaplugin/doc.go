@@ -57,9 +57,13 @@
 // CPU's and device operations return ErrDisabled.
 //
 // Files: one Go file and one .cu file per op family, as package simd is
-// organised: gemm (MatMul), conv (Conv2D), elementwise, reduce, pooling,
-// copy; the .cu files share common.cuh (launches) and tiles.cuh (the
-// SGEMM and Conv2D main loop), and kernels.h is their C interface. The
+// organised: gemm (MatMul), conv (Conv2D), elementwise, reduce (every op
+// of tensor's Reduce family: one block per output row, strided operands),
+// pooling, norm (BatchNorm, LayerNorm and their gradients), index
+// (lookups, their scatter-add adjoints, OneHot), loss (the fused losses),
+// optim (multi-tensor optimizer steps), copy; the
+// .cu files share common.cuh (launches) and tiles.cuh (the SGEMM and
+// Conv2D main loop), and kernels.h is their C interface. The
 // rest is the device: cuda.go (Open, Close, streams, errors), memory.go
 // (device buffers), mempool.go (the pool), operand.go (a device op's
 // operands and temporaries), offload.go (host work sent to the device),

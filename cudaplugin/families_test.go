@@ -99,7 +99,8 @@ type familyCase struct {
 }
 
 // TestFamiliesOnDevice checks the ops of the Elementwise, Reduce and Copy
-// families that the plugin has kernels for, through tensor's functions:
+// families that the plugin has kernels for, and the Pool and Index
+// families' reports of bad index values, through tensor's functions:
 // broadcast (by shape and by Expand's stride 0), transposed, sliced with
 // steps, zero-size and 0-d host operands; Into forms into strided views,
 // in place and overlapping their operands; and the ops without a kernel,
@@ -209,17 +210,50 @@ func TestFamiliesOnDevice(t *testing.T) {
 			}},
 		{name: "AvgPool2DInto ceil, zero batch", in: []*tensor.Tensor{rn(0, 3, 5, 5)},
 			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.AvgPool2D(x[0], poolCeil) }},
-		{name: "MaxPool2DBackward", in: []*tensor.Tensor{rn(1, 1, 4, 4), tensor.New(1, 1, 2, 2)},
+		{name: "MaxPool2DBackward shared maxima", in: []*tensor.Tensor{rn(2, 3, 2, 2), tensor.FromSlice([]float32{0, 0, 5, 5, 15, 0, 15, 15, 3, 3, 3, 3, 1, 2, 4, 8, 0, 0, 0, 0, 6, 6, 9, 9}, 2, 3, 2, 2)},
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
-				return tensor.MaxPool2DBackward(x[1], x[1], x[0].Shape(), pool2)
-			}, panics: noKernelYet},
-		{name: "AvgPool2DBackward", in: []*tensor.Tensor{rn(1, 1, 2, 2)},
+				return tensor.MaxPool2DBackward(x[0], x[1], []int{2, 3, 4, 4}, pool3)
+			}, tol: 1e-6},
+		{name: "AvgPool2DBackward ceil, ExcludePad", in: []*tensor.Tensor{rn(2, 3, 3, 2)},
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
-				return tensor.AvgPool2DBackward(x[0], []int{1, 1, 4, 4}, pool2)
-			}, panics: noKernelYet},
+				p := poolCeil
+				p.ExcludePad = true
+				return tensor.AvgPool2DBackward(x[0], []int{2, 3, 5, 5}, p)
+			}, tol: 1e-6},
+		{name: "MaxPool2DBackward index past the plane", in: []*tensor.Tensor{rn(1, 2, 2, 2), tensor.FromSlice([]float32{0, 1, 4, 5, 10, 16, 15, 14}, 1, 2, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaxPool2DBackward(x[0], x[1], []int{1, 2, 4, 4}, pool2)
+			}, panics: "is not an element of an input plane of 16"},
+		{name: "MaxPool2DBackward index negative", in: []*tensor.Tensor{rn(1, 2, 2, 2), tensor.FromSlice([]float32{0, 1, 4, 5, 10, -1, 15, 14}, 1, 2, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaxPool2DBackward(x[0], x[1], []int{1, 2, 4, 4}, pool2)
+			}, panics: "is not an element of an input plane of 16"},
+		{name: "MaxPool2DBackward index not an integer", in: []*tensor.Tensor{rn(1, 2, 2, 2), tensor.FromSlice([]float32{0, 1, 4, 5, 10, 2.5, 15, 14}, 1, 2, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaxPool2DBackward(x[0], x[1], []int{1, 2, 4, 4}, pool2)
+			}, panics: "is not an element of an input plane of 16"},
+		{name: "MaxPool2DBackward index NaN", in: []*tensor.Tensor{rn(1, 2, 2, 2), tensor.FromSlice([]float32{0, 1, 4, 5, 10, float32(math.NaN()), 15, 14}, 1, 2, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaxPool2DBackward(x[0], x[1], []int{1, 2, 4, 4}, pool2)
+			}, panics: "is not an element of an input plane of 16"},
+		{name: "IndexAdd src a view of dst", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{1, 2, 3, 0}, 4)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.IndexAdd(x[0], 0, x[1], x[0].Slice(0, 0, 4, 1)) }, tol: 1e-6},
+		{name: "Gather into its own index", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{0, 1, 2, 2, 1, 0}, 2, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.GatherInto(x[1], x[0], 1, x[1]) }},
+		{name: "IndexSelect index past the axis", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{0, 7, 2}, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.IndexSelect(x[0], 0, x[1]) }, panics: "index 7 is not an integer in -7..6"},
+		{name: "Gather NaN index", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{0, 1, 2, float32(math.NaN()), 1, 0}, 2, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Gather(x[0], 1, x[1]) }, panics: "index NaN is not an integer in -3..2"},
+		{name: "IndexAdd fractional index", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{1, 2.5}, 2), rn(2, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.IndexAdd(x[0], 0, x[1], x[2]) }, panics: "index 2.5 is not an integer in -7..6"},
+		{name: "ScatterAdd index before the axis", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{0, -8, 2}, 1, 3), rn(1, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.ScatterAdd(x[0], 0, x[1], x[2]) }, panics: "index -8 is not an integer in -7..6"},
+		{name: "OneHot negative label", in: []*tensor.Tensor{tensor.FromSlice([]float32{0, -1, 2}, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.OneHot(x[0], 4) }, panics: "label -1 not in 0..3"},
+		{name: "OneHot label past the classes", in: []*tensor.Tensor{tensor.FromSlice([]float32{0, 4, 2}, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.OneHot(x[0], 4) }, panics: "label 4 not in 0..3"},
 		{name: "Sub", in: []*tensor.Tensor{rn(3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Sub(x[0], x[1]) }, panics: noKernelYet},
 		{name: "Fill 1", in: []*tensor.Tensor{rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], 1) }, panics: noKernelYet},
-		{name: "LogSoftmax", in: []*tensor.Tensor{rn(2, 3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.LogSoftmax(x[0], 1) }, panics: noKernelYet},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -320,5 +354,50 @@ func TestMerge(t *testing.T) {
 	}
 	if outer, offs := merge([]int{3, 4}, []int{4, 1}).split(); outer != 0 || len(offs) != 1 || offs[0][0] != 0 {
 		t.Errorf("split of one dimension: %d outer, offsets %v; want 0, [[0]]", outer, offs)
+	}
+}
+
+// TestOptimTables checks an optimizer step over more parameters than one
+// launch's table holds (LANES_OPT_TENSORS): AdamW over 2·optTensors+3
+// parameters of several sizes, every fifth without a gradient, two steps
+// on the device against the CPU.
+func TestOptimTables(t *testing.T) {
+	g := requireGPU(t)
+	r := rand.New(rand.NewPCG(31, 32))
+	n := 2*optTensors + 3
+	var host, dev [4][]*tensor.Tensor // params, grads, m, v
+	for i := range n {
+		shape := []int{1 + i%7, 1 + i%3}
+		if i%11 == 0 {
+			shape = []int{0}
+		}
+		for k := range 4 {
+			x := tensor.RandN(r, shape...)
+			if k >= 2 {
+				x = tensor.New(shape...)
+			}
+			if k == 1 && i%5 == 0 {
+				host[k], dev[k] = append(host[k], nil), append(dev[k], nil)
+				continue
+			}
+			d, err := x.To(g.Device())
+			if err != nil {
+				t.Fatal(err)
+			}
+			host[k], dev[k] = append(host[k], x), append(dev[k], d)
+		}
+	}
+	hp := tensor.AdamParams{LR: 1e-2, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.1, Decoupled: true}
+	hs, ds := make([]int64, n), make([]int64, n)
+	for range 2 {
+		tensor.AdamStep(host[0], host[1], host[2], host[3], hs, hp)
+		tensor.AdamStep(dev[0], dev[1], dev[2], dev[3], ds, hp)
+	}
+	for k, what := range []string{"parameter", "gradient", "m", "v"} {
+		for i := range n {
+			if host[k][i] != nil {
+				same(t, what, dev[k][i], host[k][i], 1e-5)
+			}
+		}
 	}
 }

@@ -82,6 +82,76 @@ typedef struct {
 	long long s[LANES_MAX_DIMS];
 } LanesStrides;
 
+// LanesReduce is a kernel over rows (reduce.cu): outer holds the
+// dimensions of the rows (one result each, or one softmax), inner those
+// of a row's elements (the reduced axes, or a softmax's axis), each
+// operand's strides over them (xo, xi: the input; yo, yi: the output; zo,
+// zi: a second input). Operands that a kernel does not take are ignored.
+typedef struct {
+	LanesShape outer;
+	LanesStrides yo, xo, zo;
+	LanesShape inner;
+	LanesStrides yi, xi, zi;
+} LanesReduce;
+
+// LanesNorm is a BatchNorm or LayerNorm pass (norm.cu) over the rows of
+// r: BatchNorm's channels, LayerNorm's rows (for LayerNorm's dgamma and
+// dbeta, the elements of its normalized shape, each over the rows). x (xo,
+// xi), dy (zo, zi) and y, the result or dx (yo, yi), are strided; the
+// others contiguous: mean and inv_std per row, gamma and beta per row
+// (BatchNorm) or per element of a row (LayerNorm), NULL for 1 and 0;
+// run_mean and run_var (BatchNorm, or NULL) per row; dgamma and dbeta (or
+// NULL) as gamma.
+enum { LANES_BATCHNORM = 0, LANES_LAYERNORM = 1 };
+typedef struct {
+	LanesReduce r;
+	float *y;
+	const float *x, *dy;
+	float *mean, *inv_std;
+	const float *gamma, *beta;
+	float *run_mean, *run_var;
+	float *dgamma, *dbeta;
+	int kind, training;
+	float eps, momentum;
+} LanesNorm;
+
+// LanesIndex is the walk of an index kernel (index.cu) over the positions
+// k < len along an axis and r over rest, the other dimensions (merged):
+// y, x and the index idx are at offsetOf(rest, ys|xs|is, r) plus k, or the
+// index value v, times ya|xa|ia. Values name positions 0..n-1, or -n..-1
+// from the end when negative is set.
+typedef struct {
+	LanesShape rest;
+	LanesStrides ys, xs, is;
+	long long len, ya, xa, ia;
+	long long n;
+	int negative;
+} LanesIndex;
+
+// LanesOptTable is the parameters an optimizer step updates in one launch
+// (optim.cu): tensor i has start[i+1] - start[i] elements (start[0] = 0) at
+// p[i], its gradient g[i] and state slots s0..s2[i] (SGD: the momentum
+// buffer; Adam: m, v; RMSProp: the square average, the gradient average,
+// the momentum buffer; NULL where the step reads none), a[i] and b[i] its
+// scalars (SGD: a ≠ 0 when the buffer has started; Adam: the bias
+// corrections' step size and 1/√(1-β₂ᵗ)). It is the kernel's argument, by
+// value: at most LANES_OPT_TENSORS tensors a launch.
+#define LANES_OPT_TENSORS 40
+enum { LANES_OPT_SGD = 0, LANES_OPT_ADAM = 1, LANES_OPT_RMSPROP = 2 };
+typedef struct {
+	float *p[LANES_OPT_TENSORS];
+	const float *g[LANES_OPT_TENSORS];
+	float *s0[LANES_OPT_TENSORS], *s1[LANES_OPT_TENSORS], *s2[LANES_OPT_TENSORS];
+	long long start[LANES_OPT_TENSORS + 1];
+	float a[LANES_OPT_TENSORS], b[LANES_OPT_TENSORS];
+	int count;
+} LanesOptTable;
+typedef struct {
+	int kind;
+	float lr, momentum, dampening, weight_decay, beta1, beta2, eps, alpha;
+	int nesterov, decoupled, centered;
+} LanesOptParams;
+
 int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz);
 int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, int gy, int gz);
 // y[i] = act(x[i] + bias[(i / inner) % channels]); bias may be NULL; act 0: none, 1: ReLU.
@@ -90,8 +160,45 @@ int lanes_bias_act(void *stream, float *y, const float *x, const float *bias, lo
 int lanes_binary(void *stream, int op, float *y, const float *a, const float *b, long long n);
 // Softmax of each of rows rows of cols contiguous elements.
 int lanes_softmax_rows(void *stream, float *y, const float *x, long long rows, int cols);
+// y = the reduction op (tensor.ReduceOp: 1 Sum, 2 Max, 3 Min, 4 Mean,
+// 5 Var, 6 Std, 7 LogSumExp; ddof Var's and Std's) of each row of x, or
+// y += it (accumulate).
+int lanes_reduce(void *stream, int op, const LanesReduce *r, float *y, const float *x, int ddof, int accumulate);
+// y = the index of the first maximum (op 1) or minimum (op 2) of each row of x, or of its first NaN.
+int lanes_argreduce(void *stream, int op, const LanesReduce *r, float *y, const float *x);
+// y = softmax (log 0) or log softmax (log 1) of each row of x; y may be x.
+int lanes_softmax(void *stream, int log, const LanesReduce *r, float *y, const float *x);
+// dx (strides yo, yi) = the gradient of the softmax (log 0) or log softmax of
+// each row, given its output y (xo, xi) and dy (zo, zi); dx may be y or dy.
+int lanes_softmax_backward(void *stream, int log, const LanesReduce *r, float *dx, const float *y, const float *dy);
+// pass 0: forward (y, mean and inv_std; training: the batch's, updating
+// run_mean and run_var when not NULL; else from them); 1: backward (dx in
+// y; BatchNorm's dgamma and dbeta); 2: LayerNorm's dgamma and dbeta.
+int lanes_norm(void *stream, int pass, const LanesNorm *p);
 // kind 0: max (idx, if not NULL, gets row·w + column of each maximum), 1: average.
 int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *idx, const float *x);
+// dx = the gradient of max (kind 0: dy added at each index idx, atomically; dx
+// must be zeroed; an index that names no element of its plane is skipped and
+// reported in err, two zeroed floats: err[0]'s bits become 1, err[1] the value)
+// or average pooling (kind 1: idx and err unused) given dy; all contiguous.
+int lanes_pool2d_backward(void *stream, int kind, const LanesPool *p, float *dx, const float *dy, const float *idx, float *err);
+// mode 0 (gather): y[r, k] = x[r, v]; 1 (scatter-add): y[r, v] += x[r, k],
+// atomically; 2 (one-hot): y[r, v] = 1; v the index value at (r, k). A value
+// that names no position is skipped and reported in err (as lanes_pool2d_backward's).
+int lanes_index(void *stream, int mode, const LanesIndex *p, float *y, const float *x, const float *idx, float *err);
+// CrossEntropy over the rows of logits (r: outer the rows, inner the classes;
+// logits at xo, xi, dlogits at yo, yi, or NULL): row_loss (rows doubles of
+// device memory) gets each row's logsumexp - logit[label], loss their mean,
+// dlogits (softmax - onehot)/rows; labels[row·label_stride] that are not
+// classes give the row NaN and are reported in err (as lanes_index's).
+int lanes_cross_entropy(void *stream, const LanesReduce *r, float *dlogits, const float *logits, const float *labels,
+	long long label_stride, double *row_loss, float *loss, float *err);
+// kind 0: MSE, 1: BCEWithLogits over shape: loss = the mean of the terms,
+// grad (or NULL) their gradients; partial holds 1024 doubles of device memory.
+int lanes_pointwise_loss(void *stream, int kind, const LanesShape *shape, float *grad, const LanesStrides *gs,
+	const float *pred, const LanesStrides *ps, const float *target, const LanesStrides *ts, double *partial, float *loss);
+// One optimizer step (h->kind) over every tensor of t.
+int lanes_optim(void *stream, const LanesOptTable *t, const LanesOptParams *h);
 // y = x over shape, each with its strides: gather, scatter, broadcast.
 int lanes_copy(void *stream, const LanesShape *shape, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs);
 

@@ -82,6 +82,43 @@ func (g *GPU) UnaryBackward(op tensor.ElemOp, dx, dy, x, y *tensor.Tensor, arg [
 func (g *GPU) SoftmaxBackward(dx, y, dy *tensor.Tensor, axis int, log bool) error {
 	return ErrUnavailable
 }
+func (g *GPU) IndexSelect(dst, t *tensor.Tensor, axis int, index *tensor.Tensor) error {
+	return ErrUnavailable
+}
+func (g *GPU) Gather(dst, t *tensor.Tensor, axis int, index *tensor.Tensor) error {
+	return ErrUnavailable
+}
+func (g *GPU) IndexAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return ErrUnavailable
+}
+func (g *GPU) ScatterAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return ErrUnavailable
+}
+func (g *GPU) OneHot(dst, labels *tensor.Tensor) error                         { return ErrUnavailable }
+func (g *GPU) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) MSE(loss, dpred, pred, target *tensor.Tensor) error              { return ErrUnavailable }
+func (g *GPU) BCEWithLogits(loss, dx, x, target *tensor.Tensor) error          { return ErrUnavailable }
+func (g *GPU) SGD(params, grads, momentum []*tensor.Tensor, started []bool, hp tensor.SGDParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) Adam(params, grads, m, v []*tensor.Tensor, steps []int64, hp tensor.AdamParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) RMSProp(params, grads, squareAvg, gradAvg, momentum []*tensor.Tensor, hp tensor.RMSPropParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) BatchNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, p tensor.BatchNormParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) BatchNormBackward(dx, dgamma, dbeta, dy, x *tensor.Tensor, s tensor.NormStats, p tensor.BatchNormParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) LayerNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, p tensor.LayerNormParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) LayerNormBackward(dx, dgamma, dbeta, dy, x *tensor.Tensor, s tensor.NormStats, p tensor.LayerNormParams) error {
+	return ErrUnavailable
+}
 func (g *GPU) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof int) error {
 	return ErrUnavailable
 }

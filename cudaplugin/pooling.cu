@@ -1,4 +1,4 @@
-// pooling.cu: 2-D max and average pooling.
+// pooling.cu: 2-D max and average pooling and their gradients.
 
 #include "common.cuh"
 
@@ -50,7 +50,63 @@ __global__ void pool2dKernel(int kind, LanesPool p, float *y, float *idx, const 
     }
 }
 
+// maxPoolBackwardKernel adds each dy element to dx (zeroed) at its index
+// in its plane, atomically (windows overlap); an index that is not an
+// integer of the plane is skipped and reported in err.
+__global__ void maxPoolBackwardKernel(LanesPool p, float *dx, const float *dy, const float *idx, float *err) {
+    const long long total = p.planes * p.oh * p.ow, plane = (long long)p.h * p.w;
+    for (long long o = blockIdx.x * (long long)blockDim.x + threadIdx.x; o < total; o += (long long)gridDim.x * blockDim.x) {
+        const float v = idx[o];
+        if (!(v >= 0 && v < (float)plane) || v != floorf(v)) {
+            reportBad(err, v);
+            continue;
+        }
+        atomicAdd(dx + o / ((long long)p.oh * p.ow) * plane + (long long)v, dy[o]);
+    }
+}
+
+// avgPoolBackwardKernel sets each dx element to the sum of dy over the
+// windows that hold it, each divided by its window's size (as the
+// forward's): a gather, one thread per dx element, no atomics.
+__global__ void avgPoolBackwardKernel(LanesPool p, float *dx, const float *dy) {
+    const long long total = p.planes * p.h * p.w;
+    for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+        const long long plane = e / ((long long)p.h * p.w);
+        const int rem = (int)(e % ((long long)p.h * p.w));
+        const int r = rem / p.w, c = rem % p.w;
+        // Windows i with i·sh - ph <= r < i·sh - ph + kh, likewise j.
+        const int i0 = max(0, (r + p.ph - p.kh + p.sh) / p.sh), i1 = min(p.oh - 1, (r + p.ph) / p.sh);
+        const int j0 = max(0, (c + p.pw - p.kw + p.sw) / p.sw), j1 = min(p.ow - 1, (c + p.pw) / p.sw);
+        const float *g = dy + plane * p.oh * p.ow;
+        float sum = 0.0f;
+        for (int i = i0; i <= i1; i++) {
+            int r0 = i * p.sh - p.ph, r1 = min(r0 + p.kh, p.h + p.ph);
+            for (int j = j0; j <= j1; j++) {
+                int c0 = j * p.sw - p.pw, c1 = min(c0 + p.kw, p.w + p.pw);
+                int size = p.exclude_pad ? (min(r1, p.h) - max(r0, 0)) * (min(c1, p.w) - max(c0, 0)) : (r1 - r0) * (c1 - c0);
+                sum += g[i * p.ow + j] / (float)size;
+            }
+        }
+        dx[e] = sum;
+    }
+}
+
 } // namespace
+
+extern "C" int lanes_pool2d_backward(void *stream, int kind, const LanesPool *p, float *dx, const float *dy, const float *idx, float *err) {
+    if (kind == 0) {
+        const long long n = p->planes * p->oh * p->ow;
+        if (n <= 0) {
+            return 0;
+        }
+        return launch(maxPoolBackwardKernel, gridFor(n, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, *p, dx, dy, idx, err);
+    }
+    const long long n = p->planes * p->h * p->w;
+    if (n <= 0) {
+        return 0;
+    }
+    return launch(avgPoolBackwardKernel, gridFor(n, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, *p, dx, dy);
+}
 
 extern "C" int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *idx, const float *x) {
     long long n = p->planes * p->oh * p->ow;

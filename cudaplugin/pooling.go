@@ -6,6 +6,9 @@ package cudaplugin
 #include "runtime.h"
 #include "kernels.h"
 
+static int lanes_pool_backward_at(lanes_stream s, int kind, LanesPool *p, uintptr_t dx, uintptr_t dy, uintptr_t idx, uintptr_t err) {
+	return lanes_pool2d_backward(s, kind, p, (float *)dx, (const float *)dy, (const float *)idx, (float *)err);
+}
 static int lanes_pool_at(lanes_stream s, int kind, LanesPool *p, uintptr_t y, uintptr_t idx, uintptr_t x) {
 	return lanes_pool2d(s, kind, p, (float *)y, (float *)idx, (const float *)x);
 }
@@ -14,13 +17,14 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/lanesgo/lanes/tensor"
 )
 
 // The Pool family (tensor.PoolKernels): max and average pooling forward
-// (lanes_pool2d); their gradients have no kernel yet.
+// (lanes_pool2d) and their gradients (lanes_pool2d_backward).
 
 // MaxPool2D implements tensor.PoolKernels: it sets dst and indices to
 // tensor.MaxPool2D(x, p), the maxima
@@ -36,20 +40,106 @@ func (g *GPU) AvgPool2D(dst, x *tensor.Tensor, p tensor.PoolParams) error {
 	return g.pool("AvgPool2D", 1, dst, nil, x, p)
 }
 
-// MaxPool2DBackward implements tensor.PoolKernels; it has no kernel yet.
+// MaxPool2DBackward implements tensor.PoolKernels: dx = 0 but for each
+// dy element added at its index (atomically, so windows sharing a
+// maximum add in any order); an index that names no element of its
+// plane makes it return an error after the kernel (read back from a
+// device flag: the call waits for the stream). Any views.
 func (g *GPU) MaxPool2DBackward(dx, dy, indices *tensor.Tensor, p tensor.PoolParams) error {
-	if !g.opened() {
-		return errNilGPU
-	}
-	return noKernel("MaxPool2DBackward")
+	return g.poolBackward("MaxPool2DBackward", 0, dx, dy, indices, p)
 }
 
-// AvgPool2DBackward implements tensor.PoolKernels; it has no kernel yet.
+// AvgPool2DBackward implements tensor.PoolKernels: each dx element the
+// sum of the dy elements of the windows holding it over their sizes (a
+// gather, no atomics). Any views.
 func (g *GPU) AvgPool2DBackward(dx, dy *tensor.Tensor, p tensor.PoolParams) error {
+	return g.poolBackward("AvgPool2DBackward", 1, dx, dy, nil, p)
+}
+
+// poolBackward runs lanes_pool2d_backward of kind for dx: dy and indices
+// read contiguous (gathered when not), dx written directly when it is
+// contiguous and overlaps neither, else through a temporary.
+func (g *GPU) poolBackward(op string, kind int, dx, dy, indices *tensor.Tensor, p tensor.PoolParams) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	return noKernel("AvgPool2DBackward")
+	xs := dx.Shape()
+	lp, err := poolGeometry(op, xs, p)
+	if err != nil {
+		return err
+	}
+	c := &call{g: g}
+	defer c.release()
+	do, gyo := c.on(op, 0, dx), c.on(op, 1, dy)
+	var io operand
+	if indices != nil {
+		io = c.on(op, 2, indices)
+	}
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	if dx.Len() == 0 {
+		return nil
+	}
+	if gyo, err = c.contiguous(gyo); err != nil {
+		return err
+	}
+	ins := []operand{gyo}
+	var flag uintptr
+	if indices != nil {
+		if io, err = c.contiguous(io); err != nil {
+			return err
+		}
+		ins = append(ins, io)
+		if flag, err = c.scratch(2); err != nil {
+			return err
+		}
+		if err := check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(flag), 8, g.stream)); err != nil {
+			return err
+		}
+	}
+	out, err := c.into(dx, do, false, ins...)
+	if err != nil {
+		return err
+	}
+	if kind == 0 {
+		if err := check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(out.ptr), C.size_t(4*dx.Len()), g.stream)); err != nil {
+			return err
+		}
+	}
+	if err := check("lanes_pool2d_backward", C.lanes_pool_backward_at(g.stream, C.int(kind), &lp, C.uintptr_t(out.ptr), C.uintptr_t(gyo.ptr), C.uintptr_t(io.ptr), C.uintptr_t(flag))); err != nil {
+		return err
+	}
+	if flag != 0 {
+		var f [2]float32
+		if err := g.download(f[:], flag); err != nil {
+			return err
+		}
+		if math.Float32bits(f[0]) != 0 {
+			return fmt.Errorf("cudaplugin: %s: index %v is not an element of an input plane of %d", op, f[1], xs[2]*xs[3])
+		}
+	}
+	return c.finish(out)
+}
+
+// poolGeometry returns the kernels' description of pooling an input of
+// shape xs (NCHW) with p.
+func poolGeometry(op string, xs []int, p tensor.PoolParams) (C.LanesPool, error) {
+	out := tensor.Pool2DShape(tensor.New(1, 1, 1, 1).Expand(xs...), p) // one element, viewed at xs
+	sh, sw := p.Stride[0], p.Stride[1]
+	if sh == 0 {
+		sh = p.Kernel[0]
+	}
+	if sw == 0 {
+		sw = p.Kernel[1]
+	}
+	if !fitsInt32(xs[2], xs[3], out[2], out[3], p.Kernel[0], p.Kernel[1], sh, sw, p.Padding[0], p.Padding[1]) {
+		return C.LanesPool{}, fmt.Errorf("cudaplugin: %s: shape %v with %+v does not fit the kernels' 32-bit sizes", op, xs, p)
+	}
+	return C.LanesPool{planes: C.longlong(xs[0] * xs[1]), h: C.int(xs[2]), w: C.int(xs[3]), oh: C.int(out[2]), ow: C.int(out[3]),
+		kh: C.int(p.Kernel[0]), kw: C.int(p.Kernel[1]), sh: C.int(sh), sw: C.int(sw), ph: C.int(p.Padding[0]), pw: C.int(p.Padding[1]),
+		exclude_pad: cbool(p.ExcludePad)}, nil
 }
 
 func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor.PoolParams) error {
@@ -69,15 +159,9 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 	if indices != nil {
 		checkPoolIndices(op, xs)
 	}
-	sh, sw := p.Stride[0], p.Stride[1]
-	if sh == 0 {
-		sh = p.Kernel[0]
-	}
-	if sw == 0 {
-		sw = p.Kernel[1]
-	}
-	if !fitsInt32(xs[2], xs[3], out[2], out[3], p.Kernel[0], p.Kernel[1], sh, sw, p.Padding[0], p.Padding[1]) {
-		return fmt.Errorf("cudaplugin: %s: shape %v with %+v does not fit the kernels' 32-bit sizes", op, xs, p)
+	lp, err := poolGeometry(op, xs, p)
+	if err != nil {
+		return err
 	}
 	c := &call{g: g}
 	defer c.release()
@@ -95,8 +179,7 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 	if xo.len() == 0 || out[0]*out[1]*out[2]*out[3] == 0 {
 		return nil
 	}
-	xo, err := c.contiguous(xo)
-	if err != nil {
+	if xo, err = c.contiguous(xo); err != nil {
 		return err
 	}
 	var targets [2]target
@@ -117,9 +200,6 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 			return err
 		}
 	}
-	lp := C.LanesPool{planes: C.longlong(xs[0] * xs[1]), h: C.int(xs[2]), w: C.int(xs[3]), oh: C.int(out[2]), ow: C.int(out[3]),
-		kh: C.int(p.Kernel[0]), kw: C.int(p.Kernel[1]), sh: C.int(sh), sw: C.int(sw), ph: C.int(p.Padding[0]), pw: C.int(p.Padding[1]),
-		exclude_pad: cbool(p.ExcludePad)}
 	if err := check("lanes_pool2d", C.lanes_pool_at(g.stream, C.int(kind), &lp, C.uintptr_t(targets[0].ptr), C.uintptr_t(targets[1].ptr), C.uintptr_t(xo.ptr))); err != nil {
 		return err
 	}

@@ -1,65 +1,306 @@
-// reduce.cu: reductions: the softmax of rows.
+// reduce.cu: reductions over any axes (Sum, Max, Min, Mean, Var, Std,
+// LogSumExp, and SumTo's accumulating sum), ArgMax and ArgMin, Softmax
+// and LogSoftmax along an axis and their gradients. Every kernel runs
+// over the rows of a LanesReduce (kernels.h): one block per row (a
+// grid-stride loop over rows), its threads striding over the row's
+// elements and combining their partial results in shared memory.
 
 #include "common.cuh"
 
 namespace {
 
-constexpr int SOFTMAX_THREADS = 256;
+constexpr int REDUCE_THREADS = 256; // the most threads of a row's block
 
-// blockReduce combines the block's values v with f (max or sum) through
-// shared memory; every thread gets the result.
-template <class F>
-__device__ __forceinline__ float blockReduce(float *s, float v, F f) {
+// blockReduce combines the block's values v with f through shared memory
+// s (blockDim.x entries, a power of 2); every thread gets the result.
+template <class T, class F>
+__device__ __forceinline__ T blockReduce(T *s, T v, F f) {
     const int t = threadIdx.x;
     s[t] = v;
     __syncthreads();
-    for (int h = SOFTMAX_THREADS / 2; h > 0; h /= 2) {
+    for (int h = blockDim.x / 2; h > 0; h /= 2) {
         if (t < h) {
             s[t] = f(s[t], s[t + h]);
         }
         __syncthreads();
     }
-    float r = s[0];
+    T r = s[0];
     __syncthreads(); // s is reused by the next reduction
     return r;
 }
 
+// maxOf and minOf propagate NaN, as tensor.Max and Min.
+__device__ __forceinline__ float maxOf(float a, float b) { return (b > a || b != b) ? b : a; }
+__device__ __forceinline__ float minOf(float a, float b) { return (b < a || b != b) ? b : a; }
+
 struct MaxOp {
-    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+    __device__ float operator()(float a, float b) const { return maxOf(a, b); }
 };
+struct MinOp {
+    __device__ float operator()(float a, float b) const { return minOf(a, b); }
+};
+template <class T>
 struct SumOp {
-    __device__ float operator()(float a, float b) const { return a + b; }
+    __device__ T operator()(T a, T b) const { return a + b; }
 };
 
-// One block per row: y = exp(x - max) / Σ exp(x - max).
-__global__ void __launch_bounds__(SOFTMAX_THREADS) softmaxRowsKernel(float *y, const float *x, int cols) {
-    __shared__ float s[SOFTMAX_THREADS];
-    const float *xr = x + (long long)blockIdx.x * cols;
-    float *yr = y + (long long)blockIdx.x * cols;
+// rowMax returns the maximum of x over a row's elements (NaN if any is).
+__device__ __forceinline__ float rowMax(float *s, const LanesShape &in, const LanesStrides &st, const float *x) {
     float m = -INFINITY;
-    for (int i = threadIdx.x; i < cols; i += SOFTMAX_THREADS) {
-        m = fmaxf(m, xr[i]);
+    for (long long i = threadIdx.x; i < in.n; i += blockDim.x) {
+        m = maxOf(m, x[offsetOf(in, st, i)]);
     }
-    m = blockReduce(s, m, MaxOp{});
-    float sum = 0.0f;
-    for (int i = threadIdx.x; i < cols; i += SOFTMAX_THREADS) {
-        sum += expf(xr[i] - m);
-    }
-    sum = blockReduce(s, sum, SumOp{});
-    const float inv = 1.0f / sum;
-    for (int i = threadIdx.x; i < cols; i += SOFTMAX_THREADS) {
-        yr[i] = expf(xr[i] - m) * inv;
+    return blockReduce(s, m, MaxOp{});
+}
+
+// Reduce ops: tensor.ReduceOp's values.
+enum { RED_SUM = 1, RED_MAX, RED_MIN, RED_MEAN, RED_VAR, RED_STD, RED_LOGSUMEXP };
+
+// reduceKernel sets y (or adds to it, accumulate) the reduction op of
+// each row of x. Mean, Var and Std accumulate in double (Var and Std:
+// the corrected two-pass formula about the mean); the others in float.
+__global__ void __launch_bounds__(REDUCE_THREADS) reduceKernel(LanesReduce r, float *y, const float *x, int op, int ddof,
+                                                               int accumulate) {
+    __shared__ float sf[REDUCE_THREADS];
+    __shared__ double sd[REDUCE_THREADS];
+    const long long n = r.inner.n;
+    for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
+        const float *xr = x + offsetOf(r.outer, r.xo, row);
+        float res = 0;
+        switch (op) {
+        case RED_SUM: {
+            float a = 0;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                a += xr[offsetOf(r.inner, r.xi, i)];
+            }
+            res = blockReduce(sf, a, SumOp<float>{});
+            break;
+        }
+        case RED_MAX:
+        case RED_MIN: {
+            float a = op == RED_MAX ? -INFINITY : INFINITY;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                const float v = xr[offsetOf(r.inner, r.xi, i)];
+                a = op == RED_MAX ? maxOf(a, v) : minOf(a, v);
+            }
+            res = op == RED_MAX ? blockReduce(sf, a, MaxOp{}) : blockReduce(sf, a, MinOp{});
+            break;
+        }
+        case RED_MEAN:
+        case RED_VAR:
+        case RED_STD: {
+            double a = 0;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                a += (double)xr[offsetOf(r.inner, r.xi, i)];
+            }
+            const double mean = blockReduce(sd, a, SumOp<double>{}) / (double)n;
+            if (op == RED_MEAN) {
+                res = (float)mean;
+                break;
+            }
+            double d1 = 0, d2 = 0;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                const double d = (double)xr[offsetOf(r.inner, r.xi, i)] - mean;
+                d1 += d;
+                d2 += d * d;
+            }
+            d1 = blockReduce(sd, d1, SumOp<double>{});
+            d2 = blockReduce(sd, d2, SumOp<double>{});
+            double v = n - ddof > 0 ? (d2 - d1 * d1 / (double)n) / (double)(n - ddof) : NAN;
+            res = (float)(op == RED_STD ? sqrt(v) : v);
+            break;
+        }
+        case RED_LOGSUMEXP: {
+            float m = rowMax(sf, r.inner, r.xi, xr);
+            if (m == INFINITY || m == -INFINITY) {
+                m = 0;
+            }
+            float a = 0;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                a += expf(xr[offsetOf(r.inner, r.xi, i)] - m);
+            }
+            res = logf(blockReduce(sf, a, SumOp<float>{})) + m;
+            break;
+        }
+        }
+        if (threadIdx.x == 0) {
+            float *yr = y + offsetOf(r.outer, r.yo, row);
+            *yr = accumulate ? *yr + res : res;
+        }
     }
 }
 
+// argKernel sets y to the index (a float) of the first maximum (op 1) or
+// minimum (op 2) of each row of x, or of its first NaN.
+__global__ void __launch_bounds__(REDUCE_THREADS) argKernel(LanesReduce r, float *y, const float *x, int op) {
+    __shared__ float sv[REDUCE_THREADS];
+    __shared__ long long si[REDUCE_THREADS];
+    const int t = threadIdx.x;
+    // better reports whether (v, j) replaces (a, i).
+    auto better = [op](float v, long long j, float a, long long i) {
+        if (a != a) {
+            return v != v && j < i;
+        }
+        if (v != v) {
+            return true;
+        }
+        if (v == a) {
+            return j < i;
+        }
+        return op == 1 ? v > a : v < a;
+    };
+    for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
+        const float *xr = x + offsetOf(r.outer, r.xo, row);
+        float a = op == 1 ? -INFINITY : INFINITY;
+        long long ai = 0x7fffffffffffffffLL;
+        for (long long i = t; i < r.inner.n; i += blockDim.x) {
+            const float v = xr[offsetOf(r.inner, r.xi, i)];
+            if (better(v, i, a, ai)) {
+                ai = i;
+                a = v;
+            }
+        }
+        sv[t] = a;
+        si[t] = ai;
+        __syncthreads();
+        for (int h = blockDim.x / 2; h > 0; h /= 2) {
+            if (t < h && better(sv[t + h], si[t + h], sv[t], si[t])) {
+                sv[t] = sv[t + h];
+                si[t] = si[t + h];
+            }
+            __syncthreads();
+        }
+        if (t == 0) {
+            y[offsetOf(r.outer, r.yo, row)] = (float)si[0];
+        }
+        __syncthreads();
+    }
+}
+
+// softmaxKernel sets each row of y to the softmax of x's (log: the log
+// softmax): e^(x - max) / Σ e^(x - max), or x - max - log Σ e^(x - max).
+// y may be x (the very same view): each element is read by the thread
+// that writes it, after the row's sums.
+__global__ void __launch_bounds__(REDUCE_THREADS) softmaxKernel(LanesReduce r, float *y, const float *x, int log) {
+    __shared__ float s[REDUCE_THREADS];
+    const long long n = r.inner.n;
+    for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
+        const float *xr = x + offsetOf(r.outer, r.xo, row);
+        float *yr = y + offsetOf(r.outer, r.yo, row);
+        const float m = rowMax(s, r.inner, r.xi, xr);
+        float sum = 0.0f;
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+            sum += expf(xr[offsetOf(r.inner, r.xi, i)] - m);
+        }
+        sum = blockReduce(s, sum, SumOp<float>{});
+        if (log) {
+            const double sub = (double)m + ::log((double)sum);
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                yr[offsetOf(r.inner, r.yi, i)] = (float)((double)xr[offsetOf(r.inner, r.xi, i)] - sub);
+            }
+        } else {
+            const float inv = 1.0f / sum;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                yr[offsetOf(r.inner, r.yi, i)] = expf(xr[offsetOf(r.inner, r.xi, i)] - m) * inv;
+            }
+        }
+    }
+}
+
+// softmaxBackwardKernel sets each row of dx (y's strides) from the
+// softmax's output (x's) and its gradient dy (z's): dx = y·(dy - Σ dy·y),
+// or for the log softmax dy - e^y·Σ dy. dx may be y or dy (the very same
+// view).
+__global__ void __launch_bounds__(REDUCE_THREADS) softmaxBackwardKernel(LanesReduce r, float *dx, const float *y,
+                                                                        const float *dy, int log) {
+    __shared__ float s[REDUCE_THREADS];
+    const long long n = r.inner.n;
+    for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
+        const float *yr = y + offsetOf(r.outer, r.xo, row);
+        const float *dyr = dy + offsetOf(r.outer, r.zo, row);
+        float *dxr = dx + offsetOf(r.outer, r.yo, row);
+        float sum = 0.0f;
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+            const float g = dyr[offsetOf(r.inner, r.zi, i)];
+            sum += log ? g : g * yr[offsetOf(r.inner, r.xi, i)];
+        }
+        sum = blockReduce(s, sum, SumOp<float>{});
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+            const float g = dyr[offsetOf(r.inner, r.zi, i)];
+            const float v = yr[offsetOf(r.inner, r.xi, i)];
+            dxr[offsetOf(r.inner, r.yi, i)] = log ? g - expf(v) * sum : v * (g - sum);
+        }
+    }
+}
+
+// rowThreads is the block size for rows of n elements: a power of 2 from
+// 32 (a warp) to REDUCE_THREADS.
+inline int rowThreads(long long n) {
+    int t = 32;
+    while (t < REDUCE_THREADS && t < n) {
+        t *= 2;
+    }
+    return t;
+}
+
+inline bool validRows(const LanesReduce *r) { return validShape(&r->outer) && validShape(&r->inner); }
+
+inline dim3 rowGrid(const LanesReduce *r) { return gridFor(r->outer.n, 1); }
+
 } // namespace
+
+extern "C" int lanes_reduce(void *stream, int op, const LanesReduce *r, float *y, const float *x, int ddof, int accumulate) {
+    if (!validRows(r) || op < RED_SUM || op > RED_LOGSUMEXP) {
+        return ERR_INVALID_VALUE;
+    }
+    if (r->outer.n <= 0) {
+        return 0;
+    }
+    return launch(reduceKernel, rowGrid(r), dim3(rowThreads(r->inner.n)), stream, *r, y, x, op, ddof, accumulate);
+}
+
+extern "C" int lanes_argreduce(void *stream, int op, const LanesReduce *r, float *y, const float *x) {
+    if (!validRows(r) || (op != 1 && op != 2)) {
+        return ERR_INVALID_VALUE;
+    }
+    if (r->outer.n <= 0) {
+        return 0;
+    }
+    return launch(argKernel, rowGrid(r), dim3(rowThreads(r->inner.n)), stream, *r, y, x, op);
+}
+
+extern "C" int lanes_softmax(void *stream, int log, const LanesReduce *r, float *y, const float *x) {
+    if (!validRows(r)) {
+        return ERR_INVALID_VALUE;
+    }
+    if (r->outer.n <= 0 || r->inner.n <= 0) {
+        return 0;
+    }
+    return launch(softmaxKernel, rowGrid(r), dim3(rowThreads(r->inner.n)), stream, *r, y, x, log);
+}
+
+extern "C" int lanes_softmax_backward(void *stream, int log, const LanesReduce *r, float *dx, const float *y, const float *dy) {
+    if (!validRows(r)) {
+        return ERR_INVALID_VALUE;
+    }
+    if (r->outer.n <= 0 || r->inner.n <= 0) {
+        return 0;
+    }
+    return launch(softmaxBackwardKernel, rowGrid(r), dim3(rowThreads(r->inner.n)), stream, *r, dx, y, dy, log);
+}
 
 extern "C" int lanes_softmax_rows(void *stream, float *y, const float *x, long long rows, int cols) {
     if (rows <= 0 || cols <= 0) {
         return 0;
     }
-    if (rows > 0x7fffffffLL) {
-        return ERR_INVALID_VALUE;
-    }
-    return launch(softmaxRowsKernel, dim3((unsigned)rows), dim3(SOFTMAX_THREADS), stream, y, x, cols);
+    LanesReduce r = {};
+    r.outer.dims = 1;
+    r.outer.n = rows;
+    r.outer.shape[0] = rows;
+    r.yo.s[0] = r.xo.s[0] = cols;
+    r.inner.dims = 1;
+    r.inner.n = cols;
+    r.inner.shape[0] = cols;
+    r.yi.s[0] = r.xi.s[0] = 1;
+    return lanes_softmax(stream, 0, &r, y, x);
 }

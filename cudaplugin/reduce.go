@@ -6,70 +6,216 @@ package cudaplugin
 #include "runtime.h"
 #include "kernels.h"
 
-static int lanes_softmax_at(lanes_stream s, uintptr_t y, uintptr_t x, long long rows, int cols) {
-	return lanes_softmax_rows(s, (float *)y, (const float *)x, rows, cols);
+static int lanes_reduce_at(lanes_stream s, int op, const LanesReduce *r, uintptr_t y, uintptr_t x, int ddof, int acc) {
+	return lanes_reduce(s, op, r, (float *)y, (const float *)x, ddof, acc);
+}
+static int lanes_argreduce_at(lanes_stream s, int op, const LanesReduce *r, uintptr_t y, uintptr_t x) {
+	return lanes_argreduce(s, op, r, (float *)y, (const float *)x);
+}
+static int lanes_softmax_at(lanes_stream s, int log, const LanesReduce *r, uintptr_t y, uintptr_t x) {
+	return lanes_softmax(s, log, r, (float *)y, (const float *)x);
+}
+static int lanes_softmax_backward_at(lanes_stream s, int log, const LanesReduce *r, uintptr_t dx, uintptr_t y, uintptr_t dy) {
+	return lanes_softmax_backward(s, log, r, (float *)dx, (const float *)y, (const float *)dy);
 }
 */
 import "C"
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/lanesgo/lanes/tensor"
 )
 
-// The Reduce family (tensor.ReduceKernels) and the plugin's SoftmaxRows.
-// Kernels so far: the softmax of rows (lanes_softmax_rows), which
-// Softmax runs along any axis; the reductions, LogSoftmax, SumTo and
-// SoftmaxBackward return ErrNoKernel.
+// The Reduce family (tensor.ReduceKernels) and the plugin's SoftmaxRows:
+// every op is one kernel over rows (reduce.cu, kernels.h: LanesReduce),
+// one block per row, reading its operands through their strides (any
+// views, broadcast ones included): the reductions over any axes
+// (lanes_reduce; SumTo is its accumulating sum), ArgMax and ArgMin
+// (lanes_argreduce), Softmax and LogSoftmax (lanes_softmax) and their
+// gradients (lanes_softmax_backward).
 
-// Reduce implements tensor.ReduceKernels; it has no kernel yet.
+// rowsOf returns the descriptor of a kernel over the rows of operands of
+// one shape (y, x and z: their views at that shape; z may be nil), the
+// dimensions set in inner making a row's elements, the others the rows.
+// ok is false when either part has more than maxDims dimensions once
+// merged.
+func rowsOf(shape []int, inner []bool, y, x, z operand) (r C.LanesReduce, ok bool) {
+	if z.shape == nil {
+		z = x
+	}
+	var part [2]struct{ shape, ys, xs, zs []int }
+	for i, d := range shape {
+		p := &part[0]
+		if inner[i] {
+			p = &part[1]
+		}
+		p.shape = append(p.shape, d)
+		p.ys = append(p.ys, y.strides[i])
+		p.xs = append(p.xs, x.strides[i])
+		p.zs = append(p.zs, z.strides[i])
+	}
+	fill := func(p struct{ shape, ys, xs, zs []int }, ls *C.LanesShape, ss ...*C.LanesStrides) bool {
+		m := merge(p.shape, p.ys, p.xs, p.zs)
+		if len(m.shape) > maxDims {
+			return false
+		}
+		ls.dims, ls.n = C.int(len(m.shape)), C.longlong(m.n)
+		for k, d := range m.shape {
+			ls.shape[k] = C.longlong(d)
+			for j, s := range ss {
+				s.s[k] = C.longlong(m.strides[j][k])
+			}
+		}
+		return true
+	}
+	ok = fill(part[0], &r.outer, &r.yo, &r.xo, &r.zo) && fill(part[1], &r.inner, &r.yi, &r.xi, &r.zi)
+	return r, ok
+}
+
+// axisMask returns the mask of axes of a tensor of rank dims.
+func axisMask(dims int, axes ...int) []bool {
+	m := make([]bool, dims)
+	for _, a := range axes {
+		m[a] = true
+	}
+	return m
+}
+
+// rows returns the descriptor of a kernel over rows of x (see rowsOf),
+// y viewed at x's shape; when it does not fit the kernels (more than
+// maxDims dimensions in a part once merged) x is first copied into a
+// temporary with the rows' dimensions first, which merges them. in is x
+// as the kernel reads it.
+func (c *call) rows(op string, inner []bool, y, x, z operand) (r C.LanesReduce, in operand, err error) {
+	if r, ok := rowsOf(x.shape, inner, y, x, z); ok {
+		return r, x, nil
+	}
+	if z.shape != nil {
+		return r, x, fmt.Errorf("cudaplugin: %s: operands of shape %v with strides %v, %v and %v have too many dimensions that do not merge", op, x.shape, y.strides, x.strides, z.strides)
+	}
+	var perm []int
+	for _, in := range []bool{false, true} {
+		for i := range x.shape {
+			if inner[i] == in {
+				perm = append(perm, i)
+			}
+		}
+	}
+	pv := operand{ptr: x.ptr, shape: make([]int, len(perm)), strides: make([]int, len(perm))}
+	for k, i := range perm {
+		pv.shape[k], pv.strides[k] = x.shape[i], x.strides[i]
+	}
+	t, err := c.copied(pv)
+	if err != nil {
+		return r, x, err
+	}
+	// t back in x's order of dimensions, each with its stride in t.
+	in = operand{ptr: t.ptr, shape: x.shape, strides: make([]int, len(perm))}
+	for k, i := range perm {
+		in.strides[i] = t.strides[k]
+	}
+	if r, ok := rowsOf(x.shape, inner, y, in, operand{}); ok {
+		return r, in, nil
+	}
+	return r, x, fmt.Errorf("cudaplugin: %s: result of shape %v and strides %v has too many dimensions that do not merge", op, y.shape, y.strides)
+}
+
+// reduceInto runs lanes_reduce's op over the axes in inner of x into dst
+// (x's shape with size 1 along them, or fewer leading dimensions: it
+// broadcasts to x), adding to it when accumulate is set.
+func (g *GPU) reduceInto(name string, code C.int, dst, x *tensor.Tensor, inner []bool, ddof int, accumulate bool) error {
+	if !fitsInt32(ddof) {
+		return fmt.Errorf("cudaplugin: %s: ddof %d does not fit the kernels' 32-bit sizes", name, ddof)
+	}
+	c := &call{g: g}
+	defer c.release()
+	xo, do := c.on(name, 1, x), c.on(name, 0, dst)
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	if dst.Len() == 0 {
+		return nil
+	}
+	var err error
+	if overlaps(do, xo, true) {
+		if xo, err = c.copied(xo); err != nil {
+			return err
+		}
+	}
+	r, in, err := c.rows(name, inner, do.broadcast(x.Shape()), xo, operand{})
+	if err != nil {
+		return err
+	}
+	return check("lanes_reduce", C.lanes_reduce_at(g.stream, code, &r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr), C.int(ddof), cbool(accumulate)))
+}
+
+// Reduce implements tensor.ReduceKernels: every tensor.ReduceOp over any
+// axes of any view. Sum, Max, Min and LogSumExp accumulate in float32
+// (LogSumExp about the row's maximum), Mean, Var and Std in float64 (Var
+// and Std by the corrected two-pass formula).
 func (g *GPU) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof int) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	return noKernel(fmt.Sprintf("Reduce (tensor.ReduceOp %d)", op))
-}
-
-// ArgReduce implements tensor.ReduceKernels; it has no kernel yet.
-func (g *GPU) ArgReduce(op tensor.ArgOp, dst, x *tensor.Tensor, axis int) error {
-	if !g.opened() {
-		return errNilGPU
+	if op < tensor.ReduceSum || op > tensor.ReduceLogSumExp {
+		panic(fmt.Sprintf("cudaplugin: Reduce: op %d is not a reduction", op))
 	}
-	return noKernel(fmt.Sprintf("ArgReduce (tensor.ArgOp %d)", op))
+	return g.reduceInto("Reduce", C.int(op), dst, x, axisMask(x.Dims(), axes...), ddof, false)
 }
 
-// SumTo implements tensor.ReduceKernels; it has no kernel yet.
+// SumTo implements tensor.ReduceKernels: dst += the sums of x over the
+// axes along which dst broadcasts to x's shape (any views; an x that
+// overlaps dst is copied first).
 func (g *GPU) SumTo(dst, x *tensor.Tensor) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	return noKernel("SumTo")
+	inner := make([]bool, x.Dims())
+	lead := x.Dims() - dst.Dims()
+	for i := range inner {
+		inner[i] = i < lead || dst.Dim(i-lead) == 1 && x.Dim(i) != 1
+	}
+	return g.reduceInto("SumTo", C.int(tensor.ReduceSum), dst, x, inner, 0, true)
+}
+
+// ArgReduce implements tensor.ReduceKernels: the index of the first
+// maximum or minimum (or NaN) along axis, any views.
+func (g *GPU) ArgReduce(op tensor.ArgOp, dst, x *tensor.Tensor, axis int) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	if op != tensor.ArgOpMax && op != tensor.ArgOpMin {
+		panic(fmt.Sprintf("cudaplugin: ArgReduce: op %d is not an index reduction", op))
+	}
+	c := &call{g: g}
+	defer c.release()
+	xo, do := c.on("ArgReduce", 1, x), c.on("ArgReduce", 0, dst)
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	if dst.Len() == 0 {
+		return nil
+	}
+	r, in, err := c.rows("ArgReduce", axisMask(x.Dims(), axis), do.broadcast(x.Shape()), xo, operand{})
+	if err != nil {
+		return err
+	}
+	return check("lanes_argreduce", C.lanes_argreduce_at(g.stream, C.int(op), &r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr)))
 }
 
 // Softmax implements tensor.ReduceKernels: dst = tensor.Softmax(x, axis)
-// along any axis, any views on the GPU (dst may be x): x, its axis made
-// the last, is gathered into rows unless it is already, and the rows'
-// softmax goes to dst's view with the axis last, directly or through a
-// temporary. LogSoftmax (log) has no kernel yet.
+// or LogSoftmax, along any axis of any views (dst may be x; an x that
+// overlaps dst otherwise is copied first).
 func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	if log {
-		return noKernel("Softmax (LogSoftmax)")
-	}
-	if axis < 0 {
-		axis += x.Dims()
-	}
-	cols := x.Dim(axis)
-	if !fitsInt32(cols) {
-		return fmt.Errorf("cudaplugin: Softmax: %d elements along axis %d do not fit the kernels' 32-bit sizes", cols, axis)
-	}
 	c := &call{g: g}
 	defer c.release()
-	xo, do := c.on("Softmax", 1, x).axisLast(axis), c.on("Softmax", 0, dst).axisLast(axis)
+	xo, do := c.on("Softmax", 1, x), c.on("Softmax", 0, dst)
 	if err := g.enter(); err != nil {
 		return err
 	}
@@ -77,36 +223,50 @@ func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error {
 	if x.Len() == 0 {
 		return nil
 	}
-	xo, err := c.contiguous(xo)
+	var err error
+	if overlaps(do, xo, true) {
+		if xo, err = c.copied(xo); err != nil {
+			return err
+		}
+	}
+	r, in, err := c.rows("Softmax", axisMask(x.Dims(), axis), do, xo, operand{})
 	if err != nil {
 		return err
 	}
-	out, err := c.into(dst, do, true, xo)
-	if err != nil {
-		return err
-	}
-	if err := check("lanes_softmax_rows", C.lanes_softmax_at(g.stream, C.uintptr_t(out.ptr), C.uintptr_t(xo.ptr), C.longlong(x.Len()/cols), C.int(cols))); err != nil {
-		return err
-	}
-	return c.finish(out)
+	return check("lanes_softmax", C.lanes_softmax_at(g.stream, cbool(log), &r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr)))
 }
 
-// SoftmaxBackward implements tensor.ReduceKernels; it has no kernel yet.
+// SoftmaxBackward implements tensor.ReduceKernels: dx from the softmax's
+// (or log softmax's) output y and dy along any axis, any views (dx may be
+// y or dy; an operand that overlaps dx otherwise is copied first).
 func (g *GPU) SoftmaxBackward(dx, y, dy *tensor.Tensor, axis int, log bool) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	return noKernel("SoftmaxBackward")
-}
-
-// axisLast returns o with its axis moved to the end.
-func (o operand) axisLast(axis int) operand {
-	last := len(o.shape) - 1
-	s, st := slices.Clone(o.shape), slices.Clone(o.strides)
-	copy(s[axis:], o.shape[axis+1:])
-	copy(st[axis:], o.strides[axis+1:])
-	s[last], st[last] = o.shape[axis], o.strides[axis]
-	return operand{ptr: o.ptr, shape: s, strides: st}
+	c := &call{g: g}
+	defer c.release()
+	const op = "SoftmaxBackward"
+	do, yo, gyo := c.on(op, 0, dx), c.on(op, 1, y), c.on(op, 2, dy)
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	if dx.Len() == 0 {
+		return nil
+	}
+	var err error
+	for _, o := range []*operand{&yo, &gyo} {
+		if overlaps(do, *o, true) {
+			if *o, err = c.copied(*o); err != nil {
+				return err
+			}
+		}
+	}
+	r, _, err := c.rows(op, axisMask(dx.Dims(), axis), do, yo, gyo)
+	if err != nil {
+		return err
+	}
+	return check("lanes_softmax_backward", C.lanes_softmax_backward_at(g.stream, cbool(log), &r, C.uintptr_t(do.ptr), C.uintptr_t(yo.ptr), C.uintptr_t(gyo.ptr)))
 }
 
 // SoftmaxRows sets dst to the softmax of x along its last axis, as
@@ -120,20 +280,17 @@ func (g *GPU) SoftmaxRows(dst, x *tensor.Tensor) error {
 	if x.Dims() == 0 {
 		panic("cudaplugin: SoftmaxRows: a scalar has no rows")
 	}
-	cols := x.Dim(-1)
-	if !fitsInt32(cols) {
-		return fmt.Errorf("cudaplugin: SoftmaxRows: %d columns do not fit the kernels' 32-bit sizes", cols)
-	}
 	c := &call{g: g}
 	defer c.release()
 	p := c.deviceOperands("SoftmaxRows", dst, x)
-	rows := 0
-	if cols > 0 {
-		rows = x.Len() / cols
-	}
 	if err := g.enter(); err != nil {
 		return err
 	}
 	defer g.exit()
-	return check("lanes_softmax_rows", C.lanes_softmax_at(g.stream, C.uintptr_t(p[0]), C.uintptr_t(p[1]), C.longlong(rows), C.int(cols)))
+	if x.Len() == 0 {
+		return nil
+	}
+	sh := x.Shape()
+	r, _ := rowsOf(sh, axisMask(len(sh), len(sh)-1), dense(p[0], sh), dense(p[1], sh), operand{})
+	return check("lanes_softmax", C.lanes_softmax_at(g.stream, 0, &r, C.uintptr_t(p[0]), C.uintptr_t(p[1])))
 }

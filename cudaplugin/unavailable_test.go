@@ -129,6 +129,36 @@ func TestNilGPU(t *testing.T) {
 			{"ArgReduce", func() error { return g.ArgReduce(tensor.ArgOpMax, tensor.New(1, 2), a, 0) }},
 			{"Softmax", func() error { return g.Softmax(c, a, 1, false) }},
 			{"SumTo", func() error { return g.SumTo(tensor.New(2), a) }},
+			{"IndexSelect", func() error { return g.IndexSelect(c, a, 0, tensor.New(2)) }},
+			{"Gather", func() error { return g.Gather(c, a, 0, b) }},
+			{"IndexAdd", func() error { return g.IndexAdd(c, 0, tensor.New(2), a) }},
+			{"ScatterAdd", func() error { return g.ScatterAdd(c, 0, b, a) }},
+			{"OneHot", func() error { return g.OneHot(c, tensor.New(2)) }},
+			{"CrossEntropy", func() error { return g.CrossEntropy(tensor.New(), c, a, tensor.New(2)) }},
+			{"MSE", func() error { return g.MSE(tensor.New(), c, a, b) }},
+			{"BCEWithLogits", func() error { return g.BCEWithLogits(tensor.New(), c, a, b) }},
+			{"SGD", func() error {
+				return g.SGD([]*tensor.Tensor{a}, []*tensor.Tensor{b}, nil, []bool{false}, tensor.SGDParams{LR: 1})
+			}},
+			{"Adam", func() error {
+				return g.Adam([]*tensor.Tensor{a}, []*tensor.Tensor{b}, []*tensor.Tensor{c}, []*tensor.Tensor{tensor.New(2, 2)}, []int64{1}, tensor.AdamParams{LR: 1})
+			}},
+			{"RMSProp", func() error {
+				return g.RMSProp([]*tensor.Tensor{a}, []*tensor.Tensor{b}, []*tensor.Tensor{c}, nil, nil, tensor.RMSPropParams{LR: 1})
+			}},
+			{"SoftmaxBackward", func() error { return g.SoftmaxBackward(c, a, b, 1, false) }},
+			{"BatchNorm", func() error {
+				return g.BatchNorm(c, tensor.NormStats{Mean: tensor.New(2), InvStd: tensor.New(2)}, a, tensor.BatchNormParams{Training: true})
+			}},
+			{"BatchNormBackward", func() error {
+				return g.BatchNormBackward(c, nil, nil, b, a, tensor.NormStats{Mean: tensor.New(2), InvStd: tensor.New(2)}, tensor.BatchNormParams{})
+			}},
+			{"LayerNorm", func() error {
+				return g.LayerNorm(c, tensor.NormStats{Mean: tensor.New(2), InvStd: tensor.New(2)}, a, tensor.LayerNormParams{Dims: 1})
+			}},
+			{"LayerNormBackward", func() error {
+				return g.LayerNormBackward(c, nil, nil, b, a, tensor.NormStats{Mean: tensor.New(2), InvStd: tensor.New(2)}, tensor.LayerNormParams{Dims: 1})
+			}},
 			{"CopyInto", func() error { return g.CopyInto(c, a) }},
 			{"Concat", func() error { return g.Concat(tensor.New(4, 2), 0, []*tensor.Tensor{a, b}) }},
 		}

@@ -340,4 +340,12 @@ inline void run(dim3 grid, dim3 block, const std::function<void()> &body) { Pool
 #define gridDim emu::gridDim
 inline void __syncthreads() { emu::Worker::self->sync(); }
 
+// Atomics as CUDA's (the old value returned): blocks run on several
+// worker threads at once, so they are std::atomic_ref operations.
+inline float atomicAdd(float *p, float v) { return std::atomic_ref<float>(*p).fetch_add(v, std::memory_order_relaxed); }
+inline int atomicCAS(int *p, int cmp, int v) {
+    std::atomic_ref<int>(*p).compare_exchange_strong(cmp, v, std::memory_order_relaxed);
+    return cmp;
+}
+
 #endif

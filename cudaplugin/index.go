@@ -1,0 +1,182 @@
+//go:build cuda || cudaemu
+
+package cudaplugin
+
+/*
+#include "runtime.h"
+#include "kernels.h"
+
+static int lanes_index_at(lanes_stream s, int mode, const LanesIndex *p, uintptr_t y, uintptr_t x, uintptr_t idx, uintptr_t err) {
+	return lanes_index(s, mode, p, (float *)y, (const float *)x, (const float *)idx, (float *)err);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// The Index family (tensor.IndexKernels): IndexSelect, Gather, IndexAdd,
+// ScatterAdd and OneHot, each one launch of lanes_index (index.cu,
+// kernels.h: LanesIndex) over the positions of its index, every operand
+// through its strides; IndexAdd and ScatterAdd add with float atomics, so
+// repeated indices accumulate in any order. The index values are checked
+// by the kernel: one that names no position is skipped and reported in a
+// device flag, which the op reads after the kernel (so each op waits for
+// the stream) and returns as an error naming the value.
+
+// Modes of lanes_index.
+const (
+	indexGather = iota
+	indexScatterAdd
+	indexOneHot
+)
+
+// indexWalk is one lanes_index launch: the walk's shape and axis and
+// the operands, each of the walk's rank (x absent for OneHot) but a 1-D
+// index along the axis (vector).
+type indexWalk struct {
+	op        string
+	mode      int
+	shape     []int
+	axis      int
+	n         int // the positions the values name
+	negative  bool
+	vector    bool
+	y, x, idx operand
+}
+
+// runIndex launches w (an input that overlaps y is copied first) and
+// reads back the flag of bad index values.
+func (c *call) runIndex(w indexWalk) error {
+	g := c.g
+	if slices.Contains(w.shape, 0) {
+		return nil
+	}
+	for _, o := range []*operand{&w.x, &w.idx} {
+		if o.shape != nil && overlaps(w.y, *o, false) {
+			copied, err := c.copied(*o)
+			if err != nil {
+				return err
+			}
+			*o = copied
+		}
+	}
+	ys, xs, is := w.y.strides, make([]int, len(w.shape)), w.idx.strides
+	if w.x.shape != nil {
+		xs = w.x.strides
+	}
+	switch {
+	case w.vector:
+		is = make([]int, len(w.shape))
+		is[w.axis] = w.idx.strides[0]
+	case w.mode == indexOneHot:
+		is = append(slices.Clone(is), 0)
+	}
+	var p C.LanesIndex
+	rest := slices.Delete(slices.Clone(w.shape), w.axis, w.axis+1)
+	drop := func(s []int) []int { return slices.Delete(slices.Clone(s), w.axis, w.axis+1) }
+	m := merge(rest, drop(ys), drop(xs), drop(is))
+	if len(m.shape) > maxDims {
+		return fmt.Errorf("cudaplugin: %s: operands of shape %v have too many dimensions that do not merge", w.op, w.shape)
+	}
+	p.rest.dims, p.rest.n = C.int(len(m.shape)), C.longlong(m.n)
+	for k, d := range m.shape {
+		p.rest.shape[k] = C.longlong(d)
+		p.ys.s[k], p.xs.s[k], p.is.s[k] = C.longlong(m.strides[0][k]), C.longlong(m.strides[1][k]), C.longlong(m.strides[2][k])
+	}
+	p.len, p.n, p.negative = C.longlong(w.shape[w.axis]), C.longlong(w.n), cbool(w.negative)
+	p.ya, p.xa, p.ia = C.longlong(ys[w.axis]), C.longlong(xs[w.axis]), C.longlong(is[w.axis])
+	flag, err := c.scratch(2)
+	if err != nil {
+		return err
+	}
+	if err := check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(flag), 8, g.stream)); err != nil {
+		return err
+	}
+	x := w.x.ptr
+	if w.x.shape == nil {
+		x = w.idx.ptr // OneHot reads no x
+	}
+	if err := check("lanes_index", C.lanes_index_at(g.stream, C.int(w.mode), &p, C.uintptr_t(w.y.ptr), C.uintptr_t(x), C.uintptr_t(w.idx.ptr), C.uintptr_t(flag))); err != nil {
+		return err
+	}
+	var f [2]float32
+	if err := g.download(f[:], flag); err != nil {
+		return err
+	}
+	if math.Float32bits(f[0]) != 0 {
+		if w.mode == indexOneHot {
+			return fmt.Errorf("cudaplugin: %s: label %v not in 0..%d", w.op, f[1], w.n-1)
+		}
+		return fmt.Errorf("cudaplugin: %s: index %v is not an integer in %d..%d", w.op, f[1], -w.n, w.n-1)
+	}
+	return nil
+}
+
+// indexOp runs the walk that set builds from the views of the operands
+// (on this GPU).
+func (g *GPU) indexOp(op string, set func(c *call) indexWalk) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	c := &call{g: g}
+	defer c.release()
+	w := set(c)
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	return c.runIndex(w)
+}
+
+// IndexSelect implements tensor.IndexKernels.
+func (g *GPU) IndexSelect(dst, t *tensor.Tensor, axis int, index *tensor.Tensor) error {
+	return g.indexOp("IndexSelect", func(c *call) indexWalk {
+		y, x, i := c.on("IndexSelect", 0, dst), c.on("IndexSelect", 1, t), c.on("IndexSelect", 2, index)
+		return indexWalk{op: "IndexSelect", mode: indexGather, shape: y.shape, axis: axis, n: t.Dim(axis), negative: true,
+			vector: true, y: y, x: x, idx: i}
+	})
+}
+
+// Gather implements tensor.IndexKernels.
+func (g *GPU) Gather(dst, t *tensor.Tensor, axis int, index *tensor.Tensor) error {
+	return g.indexOp("Gather", func(c *call) indexWalk {
+		y, x, i := c.on("Gather", 0, dst), c.on("Gather", 1, t), c.on("Gather", 2, index)
+		return indexWalk{op: "Gather", mode: indexGather, shape: i.shape, axis: axis, n: t.Dim(axis), negative: true,
+			y: y, x: x, idx: i}
+	})
+}
+
+// IndexAdd implements tensor.IndexKernels.
+func (g *GPU) IndexAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return g.indexOp("IndexAdd", func(c *call) indexWalk {
+		y, i, x := c.on("IndexAdd", 0, dst), c.on("IndexAdd", 1, index), c.on("IndexAdd", 2, src)
+		return indexWalk{op: "IndexAdd", mode: indexScatterAdd, shape: x.shape, axis: axis, n: dst.Dim(axis), negative: true,
+			vector: true, y: y, x: x, idx: i}
+	})
+}
+
+// ScatterAdd implements tensor.IndexKernels.
+func (g *GPU) ScatterAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return g.indexOp("ScatterAdd", func(c *call) indexWalk {
+		y, i, x := c.on("ScatterAdd", 0, dst), c.on("ScatterAdd", 1, index), c.on("ScatterAdd", 2, src)
+		return indexWalk{op: "ScatterAdd", mode: indexScatterAdd, shape: i.shape, axis: axis, n: dst.Dim(axis), negative: true,
+			y: y, x: x, idx: i}
+	})
+}
+
+// OneHot implements tensor.IndexKernels: a 1 at each label of dst (new,
+// zero-filled).
+func (g *GPU) OneHot(dst, labels *tensor.Tensor) error {
+	return g.indexOp("OneHot", func(c *call) indexWalk {
+		y, i := c.on("OneHot", 0, dst), c.on("OneHot", 1, labels)
+		d := len(y.shape) - 1
+		return indexWalk{op: "OneHot", mode: indexOneHot, shape: append(slices.Clone(i.shape), 1), axis: d, n: y.shape[d],
+			y: y, idx: i}
+	})
+}

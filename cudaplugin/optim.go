@@ -1,0 +1,120 @@
+//go:build cuda || cudaemu
+
+package cudaplugin
+
+/*
+#include "runtime.h"
+#include "kernels.h"
+
+static float *lanes_opt_ptr(uintptr_t p) { return (float *)p; }
+static int lanes_optim_on(lanes_stream s, const LanesOptTable *t, const LanesOptParams *h) { return lanes_optim(s, t, h); }
+*/
+import "C"
+
+import (
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// The Optim family (tensor.OptimKernels): SGD (momentum, dampening,
+// Nesterov, weight decay), Adam and AdamW, RMSProp (centered, momentum),
+// each a multi-tensor kernel (optim.cu): one launch updates the
+// parameters of a table of up to LANES_OPT_TENSORS tensors, passed as
+// the kernel's argument (no upload, no synchronization), so a model of
+// that many parameters takes one launch a step and a larger one one per
+// table. Per-parameter scalars ride in the table: SGD's started flags,
+// Adam's bias corrections of each parameter's own step count
+// (tensor.AdamCorrections, as every device's).
+
+// optTensors is the most tensors of a table.
+const optTensors = C.LANES_OPT_TENSORS
+
+// optim runs a step of kind over the parameters with a gradient: slots
+// are its state lists (nil ones, or nil entries, not read), scalars
+// gives parameter i's two table scalars.
+func (g *GPU) optim(op string, h C.LanesOptParams, params, grads []*tensor.Tensor, slots [3][]*tensor.Tensor, scalars func(i int) (a, b float32)) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	c := &call{g: g}
+	defer c.release()
+	ptr := func(i int, t *tensor.Tensor) *C.float {
+		return C.lanes_opt_ptr(C.uintptr_t(c.on(op, i, t).ptr))
+	}
+	var tables []C.LanesOptTable
+	var t *C.LanesOptTable
+	for i, gr := range grads {
+		if gr == nil || params[i].Len() == 0 {
+			continue
+		}
+		if t == nil || t.count == optTensors {
+			tables = append(tables, C.LanesOptTable{})
+			t = &tables[len(tables)-1]
+		}
+		k := t.count
+		t.p[k], t.g[k] = ptr(i, params[i]), ptr(i, gr)
+		for s, list := range slots {
+			if list != nil && list[i] != nil {
+				p := ptr(i, list[i])
+				switch s {
+				case 0:
+					t.s0[k] = p
+				case 1:
+					t.s1[k] = p
+				default:
+					t.s2[k] = p
+				}
+			}
+		}
+		a, b := scalars(i)
+		t.a[k], t.b[k] = C.float(a), C.float(b)
+		t.start[k+1] = t.start[k] + C.longlong(params[i].Len())
+		t.count++
+	}
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	for k := range tables {
+		if err := check("lanes_optim", C.lanes_optim_on(g.stream, &tables[k], &h)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SGD implements tensor.OptimKernels.
+func (g *GPU) SGD(params, grads, momentum []*tensor.Tensor, started []bool, hp tensor.SGDParams) error {
+	h := C.LanesOptParams{kind: C.LANES_OPT_SGD, lr: C.float(hp.LR), momentum: C.float(hp.Momentum), dampening: C.float(hp.Dampening),
+		weight_decay: C.float(hp.WeightDecay), nesterov: cbool(hp.Nesterov)}
+	if hp.Momentum == 0 {
+		momentum = nil
+	}
+	return g.optim("SGD", h, params, grads, [3][]*tensor.Tensor{momentum}, func(i int) (float32, float32) {
+		if started[i] {
+			return 1, 0
+		}
+		return 0, 0
+	})
+}
+
+// Adam implements tensor.OptimKernels.
+func (g *GPU) Adam(params, grads, m, v []*tensor.Tensor, steps []int64, hp tensor.AdamParams) error {
+	h := C.LanesOptParams{kind: C.LANES_OPT_ADAM, lr: C.float(hp.LR), beta1: C.float(hp.Beta1), beta2: C.float(hp.Beta2), eps: C.float(hp.Eps),
+		weight_decay: C.float(hp.WeightDecay), decoupled: cbool(hp.Decoupled)}
+	return g.optim("Adam", h, params, grads, [3][]*tensor.Tensor{m, v}, func(i int) (float32, float32) {
+		return tensor.AdamCorrections(hp, steps[i])
+	})
+}
+
+// RMSProp implements tensor.OptimKernels.
+func (g *GPU) RMSProp(params, grads, squareAvg, gradAvg, momentum []*tensor.Tensor, hp tensor.RMSPropParams) error {
+	h := C.LanesOptParams{kind: C.LANES_OPT_RMSPROP, lr: C.float(hp.LR), alpha: C.float(hp.Alpha), eps: C.float(hp.Eps), momentum: C.float(hp.Momentum),
+		weight_decay: C.float(hp.WeightDecay), centered: cbool(hp.Centered)}
+	if !hp.Centered {
+		gradAvg = nil
+	}
+	if hp.Momentum <= 0 {
+		momentum = nil
+	}
+	return g.optim("RMSProp", h, params, grads, [3][]*tensor.Tensor{squareAvg, gradAvg, momentum}, func(int) (float32, float32) { return 0, 0 })
+}
