@@ -217,8 +217,17 @@ func TestFamiliesOnDevice(t *testing.T) {
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
 				return tensor.AvgPool2DBackward(x[0], []int{1, 1, 4, 4}, pool2)
 			}, panics: noKernelYet},
-		{name: "Sub", in: []*tensor.Tensor{rn(3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Sub(x[0], x[1]) }, panics: noKernelYet},
-		{name: "Fill 1", in: []*tensor.Tensor{rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], 1) }, panics: noKernelYet},
+		{name: "Sub", in: []*tensor.Tensor{rn(3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Sub(x[0], x[1]) }},
+		{name: "Fill -0 strided", in: []*tensor.Tensor{rn(7, 8)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].T().Slice(0, 1, 8, 3), x[0]} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], float32(math.Copysign(0, -1))) }},
+		{name: "Where of ten dimensions, overlapping dst", in: []*tensor.Tensor{rn(2, 3, 2, 2, 1, 3, 2, 2, 2, 2), rn(2, 2, 2, 2, 3, 1, 2, 2, 3, 2)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0], x[1].Permute(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.WhereInto(x[0], x[1], x[0].Slice(0, 1, 2, 1), x[1])
+			}},
 		{name: "LogSoftmax", in: []*tensor.Tensor{rn(2, 3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.LogSoftmax(x[0], 1) }, panics: noKernelYet},
 	}
 	for _, c := range cases {
