@@ -24,6 +24,7 @@ var _ interface {
 	tensor.ReduceKernels
 	tensor.CopyKernels
 	tensor.PoolKernels
+	tensor.RandomKernels
 	dispatch.Placer
 	dispatch.Accelerator
 } = (*GPU)(nil)

@@ -32,7 +32,8 @@
 //   - Device-resident tensors (Tensor.To, tensor.NewOn): package tensor's
 //     ops on them run on the families the plugin registers (MatMul,
 //     Conv2D, every elementwise op, comparison, Where and Fill, the unary
-//     ops' gradients (UnaryGrad), the copies, Softmax, the poolings;
+//     ops' gradients (UnaryGrad), the copies, Softmax, the poolings,
+//     UniformInto and Dropout (Philox, the CPU's numbers bit for bit);
 //     docs/cuda.md lists them and the ops without a kernel yet, which
 //     return ErrNoKernel), and so do GPU.BiasAct, Add, Mul, SoftmaxRows,
 //     MaxPool2D, AvgPool2D, on the device's stream without synchronizing;
@@ -62,7 +63,7 @@
 //
 // Files: one Go file and one .cu file per op family, as package simd is
 // organised: gemm (MatMul), conv (Conv2D), elementwise, reduce, pooling,
-// copy; the .cu files share common.cuh (launches) and tiles.cuh (the
+// copy, random; the .cu files share common.cuh (launches) and tiles.cuh (the
 // SGEMM and Conv2D main loop), and kernels.h is their C interface. The
 // rest is the device: cuda.go (Open, Close, streams, errors), memory.go
 // (device buffers), mempool.go (the pool), operand.go (a device op's

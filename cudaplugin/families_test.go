@@ -175,6 +175,16 @@ func TestFamiliesOnDevice(t *testing.T) {
 				return []*tensor.Tensor{x[0].Permute(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)}
 			}),
 			op: func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Clone() }},
+		{name: "Dropout of ten dimensions, none merging", in: []*tensor.Tensor{rn(2, 3, 2, 2, 1, 3, 2, 2, 2, 2)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Permute(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Dropout(x[0], 0.3, 42, 5) }},
+		{name: "UniformInto a permuted view of ten dimensions", in: []*tensor.Tensor{rn(2, 3, 2, 2, 1, 3, 2, 2, 2, 2)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Permute(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.UniformInto(x[0], 42, 1<<40) }},
 		{name: "Concat", in: []*tensor.Tensor{rn(3, 4), rn(5, 3), rn(3, 0)},
 			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0], x[1].T(), x[2]} }),
 			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Concat(1, x...) }},

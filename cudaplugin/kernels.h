@@ -115,6 +115,12 @@ int lanes_unary_backward(void *stream, int op, int from_y, float a0, float a1, c
 int lanes_softmax_rows(void *stream, float *y, const float *x, long long rows, int cols);
 // kind 0: max (idx, if not NULL, gets row·w + column of each maximum), 1: average.
 int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *idx, const float *x);
+// Philox4x32-10 (random.cu, as tensor's Random family): element first + i
+// of the op (row-major; element i of shape) gets word e mod 4 of counter
+// block offset + ⌊e/4⌋ (e = first + i) under key seed; y is its uniform
+// ⌊w/2⁸⌋·2⁻²⁴ (x NULL), or x·0 where ⌊w/2⁸⌋ < thr, else x·scale.
+int lanes_philox(void *stream, const LanesShape *shape, long long first, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs,
+                 unsigned thr, float scale, unsigned long long seed, unsigned long long offset);
 // y = x over shape, each with its strides: gather, scatter, broadcast.
 int lanes_copy(void *stream, const LanesShape *shape, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs);
 

@@ -10,4 +10,5 @@
 #include "elementwise.cu"
 #include "gemm.cu"
 #include "pooling.cu"
+#include "random.cu"
 #include "reduce.cu"
