@@ -28,6 +28,7 @@ var _ interface {
 	tensor.IndexKernels
 	tensor.LossKernels
 	tensor.OptimKernels
+	tensor.RandomKernels
 	dispatch.Placer
 	dispatch.Accelerator
 } = (*GPU)(nil)

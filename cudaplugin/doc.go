@@ -29,11 +29,16 @@
 //
 // Two ways to the GPU:
 //
-//   - Device-resident tensors (Tensor.To, tensor.NewOn): MatMul and Conv2D
-//     on them, and GPU.BiasAct, Add, Mul, SoftmaxRows, MaxPool2D,
-//     AvgPool2D, run on the device's stream without synchronizing; To(CPU)
-//     waits and copies back. Errors are returned (and, through package
-//     tensor's MatMul and Conv2D, reported as panics by tensor).
+//   - Device-resident tensors (Tensor.To, tensor.NewOn): package tensor's
+//     ops on them run on the families the plugin registers (MatMul,
+//     Conv2D, every elementwise op, comparison, Where and Fill, the unary
+//     ops' gradients (UnaryGrad), the copies, Softmax, the poolings,
+//     UniformInto and Dropout (Philox, the CPU's numbers bit for bit);
+//     docs/cuda.md lists them and the ops without a kernel yet, which
+//     return ErrNoKernel), and so do GPU.BiasAct, Add, Mul, SoftmaxRows,
+//     MaxPool2D, AvgPool2D, on the device's stream without synchronizing;
+//     To(CPU) waits and copies back. Errors are returned (and, through
+//     package tensor, reported as panics by tensor).
 //   - Op-level offload of host tensors: the placer (GPU.Place) sends MatMul
 //     and Conv2D there above the crossovers in dispatch's thresholds, which
 //     `go -C bench run ./cmd/calibrate` measures through GPU.Prepare (the
@@ -61,7 +66,8 @@
 // of tensor's Reduce family: one block per output row, strided operands),
 // pooling, norm (BatchNorm, LayerNorm and their gradients), index
 // (lookups, their scatter-add adjoints, OneHot), loss (the fused losses),
-// optim (multi-tensor optimizer steps), copy; the
+// optim (multi-tensor optimizer steps), copy, random (Philox Dropout and
+// Uniform); the
 // .cu files share common.cuh (launches) and tiles.cuh (the SGEMM and
 // Conv2D main loop), and kernels.h is their C interface. The
 // rest is the device: cuda.go (Open, Close, streams, errors), memory.go

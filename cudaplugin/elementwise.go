@@ -9,90 +9,153 @@ package cudaplugin
 static int lanes_bias_act_at(lanes_stream s, uintptr_t y, uintptr_t x, uintptr_t bias, long long n, int ch, long long inner, int act) {
 	return lanes_bias_act(s, (float *)y, (const float *)x, (const float *)bias, n, ch, inner, act);
 }
-static int lanes_binary_at(lanes_stream s, int op, uintptr_t y, uintptr_t a, uintptr_t b, long long n) {
-	return lanes_binary(s, op, (float *)y, (const float *)a, (const float *)b, n);
+static int lanes_binary_at(lanes_stream s, int op, const LanesShape *shape, uintptr_t y, const LanesStrides *ys, uintptr_t a, const LanesStrides *as, uintptr_t b, const LanesStrides *bs) {
+	return lanes_binary(s, op, shape, (float *)y, ys, (const float *)a, as, (const float *)b, bs);
+}
+static int lanes_unary_at(lanes_stream s, int op, float a0, float a1, const LanesShape *shape, uintptr_t y, const LanesStrides *ys, uintptr_t x, const LanesStrides *xs) {
+	return lanes_unary(s, op, a0, a1, shape, (float *)y, ys, (const float *)x, xs);
+}
+static int lanes_where_at(lanes_stream s, const LanesShape *shape, uintptr_t y, const LanesStrides *ys, uintptr_t c, const LanesStrides *cs, uintptr_t a, const LanesStrides *as, uintptr_t b, const LanesStrides *bs) {
+	return lanes_where(s, shape, (float *)y, ys, (const float *)c, cs, (const float *)a, as, (const float *)b, bs);
+}
+static int lanes_unary_backward_at(lanes_stream s, int op, int from_y, float a0, float a1, const LanesShape *shape, uintptr_t dx, const LanesStrides *dxs, uintptr_t dy, const LanesStrides *dys, uintptr_t v, const LanesStrides *vs) {
+	return lanes_unary_backward(s, op, from_y, a0, a1, shape, (float *)dx, dxs, (const float *)dy, dys, (const float *)v, vs);
 }
 */
 import "C"
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/lanesgo/lanes/tensor"
 )
 
 // The Elementwise family (tensor.ElementwiseKernels) and the plugin's
-// BiasAct, Add and Mul. Kernels so far: add and multiply (lanes_binary),
-// bias and ReLU (lanes_bias_act); a zero fill is a memset. The family's
-// other ops return ErrNoKernel.
+// BiasAct, Add and Mul. Every op of the family has a kernel
+// (elementwise.cu): one grid-stride loop over dst's elements per op, each
+// operand read or written through its own strides (broadcast, transposed,
+// sliced: no gather), as tensor's CPU kernels compute it (the
+// transcendental ones within a few ulp of them).
 
-// binaryCodes are lanes_binary's op codes for the binary ops it runs.
-var binaryCodes = map[tensor.ElemOp]C.int{tensor.ElemAdd: 0, tensor.ElemMul: 1}
+// elemCodes are elementwise.cu's op codes (kernels.h) of tensor's ElemOps.
+var elemCodes = map[tensor.ElemOp]C.int{
+	tensor.ElemAdd: C.LANES_ELEM_ADD, tensor.ElemSub: C.LANES_ELEM_SUB, tensor.ElemMul: C.LANES_ELEM_MUL,
+	tensor.ElemDiv: C.LANES_ELEM_DIV, tensor.ElemMaximum: C.LANES_ELEM_MAXIMUM, tensor.ElemMinimum: C.LANES_ELEM_MINIMUM,
+	tensor.ElemPow: C.LANES_ELEM_POW, tensor.ElemGreater: C.LANES_ELEM_GREATER, tensor.ElemGreaterEqual: C.LANES_ELEM_GREATER_EQUAL,
+	tensor.ElemLess: C.LANES_ELEM_LESS, tensor.ElemLessEqual: C.LANES_ELEM_LESS_EQUAL, tensor.ElemEqual: C.LANES_ELEM_EQUAL,
+	tensor.ElemNotEqual: C.LANES_ELEM_NOT_EQUAL,
+	tensor.ElemExp:      C.LANES_ELEM_EXP, tensor.ElemLog: C.LANES_ELEM_LOG, tensor.ElemSigmoid: C.LANES_ELEM_SIGMOID,
+	tensor.ElemSiLU: C.LANES_ELEM_SILU, tensor.ElemTanh: C.LANES_ELEM_TANH, tensor.ElemSoftplus: C.LANES_ELEM_SOFTPLUS,
+	tensor.ElemErf: C.LANES_ELEM_ERF, tensor.ElemGELU: C.LANES_ELEM_GELU, tensor.ElemGELUTanh: C.LANES_ELEM_GELU_TANH,
+	tensor.ElemAbs: C.LANES_ELEM_ABS, tensor.ElemNeg: C.LANES_ELEM_NEG, tensor.ElemSqrt: C.LANES_ELEM_SQRT,
+	tensor.ElemReLU: C.LANES_ELEM_RELU, tensor.ElemLeakyReLU: C.LANES_ELEM_LEAKY_RELU, tensor.ElemELU: C.LANES_ELEM_ELU,
+	tensor.ElemClamp: C.LANES_ELEM_CLAMP, tensor.ElemScale: C.LANES_ELEM_SCALE, tensor.ElemAddScalar: C.LANES_ELEM_ADD_SCALAR,
+	tensor.ElemFill: C.LANES_ELEM_FILL,
+}
 
-// Binary implements tensor.ElementwiseKernels for ElemAdd and ElemMul:
-// dst = op(a, b), the operands broadcast to dst's shape and any views (a
-// broadcast, strided or overlapping operand is gathered into a
-// temporary first; b may be a 0-d host scalar, uploaded). The other ops
-// return ErrNoKernel.
+// elemCode returns op's code, which must be one of the method's kind
+// (binary ops and comparisons, or unary ops); anything else is a
+// programmer error, as on the CPU.
+func elemCode(method string, op tensor.ElemOp, binary bool) C.int {
+	code, ok := elemCodes[op]
+	if !ok || (op < tensor.ElemExp) != binary {
+		panic(fmt.Sprintf("cudaplugin: %s: op %d is not one of the method's ops", method, op))
+	}
+	return code
+}
+
+// Binary implements tensor.ElementwiseKernels: dst = op(a, b) for every
+// binary op and comparison, the operands broadcast to dst's shape, any
+// views (an operand overlapping dst but as the very same view is copied
+// aside first); a or b may be a 0-d host scalar (uploaded).
 func (g *GPU) Binary(op tensor.ElemOp, dst, a, b *tensor.Tensor) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	code, ok := binaryCodes[op]
-	if !ok {
-		return noKernel(fmt.Sprintf("Binary (tensor.ElemOp %d)", op))
-	}
-	return g.elementwise("Binary", dst, []*tensor.Tensor{a, b}, func(out uintptr, in []operand) error {
-		return check("lanes_binary", C.lanes_binary_at(g.stream, code, C.uintptr_t(out), C.uintptr_t(in[0].ptr), C.uintptr_t(in[1].ptr), C.longlong(dst.Len())))
+	code := elemCode("Binary", op, true)
+	return g.mapOp("Binary", dst, []*tensor.Tensor{a, b}, func(ls *C.LanesShape, p []uintptr, s []C.LanesStrides) error {
+		return check("lanes_binary", C.lanes_binary_at(g.stream, code, ls, C.uintptr_t(p[0]), &s[0], C.uintptr_t(p[1]), &s[1], C.uintptr_t(p[2]), &s[2]))
 	})
 }
 
-// Unary implements tensor.ElementwiseKernels for ElemReLU (x broadcast to
-// dst's shape, any views, as Binary's operands) and ElemFill of 0; the
-// other ops, and fills of other values, return ErrNoKernel.
+// Unary implements tensor.ElementwiseKernels: dst = op(x; arg) for every
+// unary op, x broadcast to dst's shape, any views, as Binary's operands;
+// ElemFill (x nil) of any value.
 func (g *GPU) Unary(op tensor.ElemOp, dst, x *tensor.Tensor, arg [2]float32) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	switch {
-	case op == tensor.ElemReLU:
-		return g.elementwise("Unary", dst, []*tensor.Tensor{x}, func(out uintptr, in []operand) error {
-			return check("lanes_bias_act", C.lanes_bias_act_at(g.stream, C.uintptr_t(out), C.uintptr_t(in[0].ptr), 0, C.longlong(dst.Len()), 1, 1, C.int(ReLU)))
-		})
-	case op == tensor.ElemFill && arg[0] == 0 && !math.Signbit(float64(arg[0])):
-		return g.elementwise("Unary", dst, nil, func(out uintptr, _ []operand) error {
-			return check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(out), C.size_t(4*dst.Len()), g.stream))
-		})
-	case op == tensor.ElemFill:
-		return noKernel(fmt.Sprintf("Unary (tensor.ElemFill of %v, not 0)", arg[0]))
+	code := elemCode("Unary", op, false)
+	var in []*tensor.Tensor
+	if op != tensor.ElemFill {
+		in = []*tensor.Tensor{x}
 	}
-	return noKernel(fmt.Sprintf("Unary (tensor.ElemOp %d)", op))
+	return g.mapOp("Unary", dst, in, func(ls *C.LanesShape, p []uintptr, s []C.LanesStrides) error {
+		var xp C.uintptr_t
+		xs := (*C.LanesStrides)(nil)
+		if len(p) > 1 {
+			xp, xs = C.uintptr_t(p[1]), &s[1]
+		}
+		return check("lanes_unary", C.lanes_unary_at(g.stream, code, C.float(arg[0]), C.float(arg[1]), ls, C.uintptr_t(p[0]), &s[0], xp, xs))
+	})
 }
 
-// Where implements tensor.ElementwiseKernels; it has no kernel yet.
+// Where implements tensor.ElementwiseKernels: dst = a where cond is
+// nonzero (NaN included), else b, the three broadcast to dst's shape, any
+// views, as Binary's operands.
 func (g *GPU) Where(dst, cond, a, b *tensor.Tensor) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	return noKernel("Where")
+	return g.mapOp("Where", dst, []*tensor.Tensor{cond, a, b}, func(ls *C.LanesShape, p []uintptr, s []C.LanesStrides) error {
+		return check("lanes_where", C.lanes_where_at(g.stream, ls, C.uintptr_t(p[0]), &s[0], C.uintptr_t(p[1]), &s[1],
+			C.uintptr_t(p[2]), &s[2], C.uintptr_t(p[3]), &s[3]))
+	})
 }
 
-// UnaryBackward implements tensor.ElementwiseKernels; it has no kernel
-// yet.
+// UnaryBackward implements tensor.ElementwiseKernels: dx = dy·f'(·) for
+// every unary op but ElemFill, from x or y (the one given; neither for
+// ElemNeg, ElemScale and ElemAddScalar) as tensor.UnaryGrad documents, in
+// its kernels' order of operations; any views, dx possibly one of them.
 func (g *GPU) UnaryBackward(op tensor.ElemOp, dx, dy, x, y *tensor.Tensor, arg [2]float32) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	return noKernel(fmt.Sprintf("UnaryBackward (tensor.ElemOp %d)", op))
+	code := elemCode("UnaryBackward", op, false)
+	if op == tensor.ElemFill {
+		panic("cudaplugin: UnaryBackward: ElemFill has no gradient")
+	}
+	in, fromY := []*tensor.Tensor{dy}, y != nil
+	switch {
+	case op == tensor.ElemNeg || op == tensor.ElemScale || op == tensor.ElemAddScalar:
+	case fromY:
+		in = append(in, y)
+	case x != nil:
+		in = append(in, x)
+	default:
+		panic(fmt.Sprintf("cudaplugin: UnaryBackward: the gradient of op %d lacks its operand", op))
+	}
+	return g.mapOp("UnaryBackward", dx, in, func(ls *C.LanesShape, p []uintptr, s []C.LanesStrides) error {
+		var vp C.uintptr_t
+		vs := (*C.LanesStrides)(nil)
+		if len(p) > 2 {
+			vp, vs = C.uintptr_t(p[2]), &s[2]
+		}
+		return check("lanes_unary_backward", C.lanes_unary_backward_at(g.stream, code, cbool(fromY), C.float(arg[0]), C.float(arg[1]), ls,
+			C.uintptr_t(p[0]), &s[0], C.uintptr_t(p[1]), &s[1], vp, vs))
+	})
 }
 
-// elementwise runs a kernel over dst's elements in row-major order: each
-// input on this GPU (or a 0-d host scalar, uploaded), broadcast to dst's
-// shape and made contiguous, and the output dst itself or a temporary
-// copied into it (tensor has checked the shapes). launch queues the
-// kernel.
-func (g *GPU) elementwise(op string, dst *tensor.Tensor, inputs []*tensor.Tensor, launch func(out uintptr, in []operand) error) error {
+// mapOp runs an elementwise kernel over dst's elements: each input on
+// this GPU (or a 0-d host scalar, uploaded) viewed at dst's shape
+// (broadcast) and read through its strides, dst written through its own
+// (a host dst through a temporary, downloaded). An input that overlaps
+// dst other than as the very same view is copied aside first (the kernel
+// reads each element before it writes it, and only there). launch queues
+// the kernel over the iteration space (operand.go: merge), once per
+// piece of it (more than LANES_MAX_DIMS dimensions that do not merge take
+// several), with the addresses of dst and the inputs and their strides.
+func (g *GPU) mapOp(op string, dst *tensor.Tensor, inputs []*tensor.Tensor, launch func(ls *C.LanesShape, p []uintptr, s []C.LanesStrides) error) error {
 	if err := g.enter(); err != nil {
 		return err
 	}
@@ -102,22 +165,44 @@ func (g *GPU) elementwise(op string, dst *tensor.Tensor, inputs []*tensor.Tensor
 	if dst.Len() == 0 {
 		return nil
 	}
-	in := make([]operand, len(inputs))
-	for i, t := range inputs {
-		o, err := c.input(op, t)
-		if err == nil {
-			o, err = c.contiguous(o.broadcast(dst.Shape()))
-		}
-		if err != nil {
-			return err
-		}
-		in[i] = o
-	}
-	out, err := c.output(op, dst, true, in...)
+	d, on, err := c.view(op, "dst", dst)
 	if err != nil {
 		return err
 	}
-	if err := launch(out.ptr, in); err != nil {
+	out := target{dst: dst}
+	if !on {
+		m, err := c.temp(dst.Len())
+		if err != nil {
+			return err
+		}
+		d = dense(m.ptr(0), dst.Shape())
+		out = target{ptr: d.ptr, dst: dst, temp: true}
+	}
+	ops := []operand{d}
+	for _, t := range inputs {
+		o, err := c.input(op, t)
+		if err != nil {
+			return err
+		}
+		if o = o.broadcast(d.shape); overlaps(d, o, true) {
+			if o, err = c.copied(o); err != nil {
+				return err
+			}
+		}
+		ops = append(ops, o)
+	}
+	strides := make([][]int, len(ops))
+	for i, o := range ops {
+		strides[i] = o.strides
+	}
+	err = merge(d.shape, strides...).each(func(ls *C.LanesShape, ss []C.LanesStrides, offs []int) error {
+		p := make([]uintptr, len(ops))
+		for i, o := range ops {
+			p[i] = o.ptr + uintptr(offs[i])*4
+		}
+		return launch(ls, p, ss)
+	})
+	if err != nil {
 		return err
 	}
 	return c.finish(out)
@@ -178,10 +263,6 @@ func (g *GPU) binary(op string, e tensor.ElemOp, dst, a, b *tensor.Tensor) error
 	sameShape(op, dst, a)
 	c := &call{g: g}
 	defer c.release()
-	p := c.deviceOperands(op, dst, a, b)
-	if err := g.enter(); err != nil {
-		return err
-	}
-	defer g.exit()
-	return check("lanes_binary", C.lanes_binary_at(g.stream, binaryCodes[e], C.uintptr_t(p[0]), C.uintptr_t(p[1]), C.uintptr_t(p[2]), C.longlong(a.Len())))
+	c.deviceOperands(op, dst, a, b)
+	return g.Binary(e, dst, a, b)
 }

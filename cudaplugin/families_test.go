@@ -111,7 +111,6 @@ func TestFamiliesOnDevice(t *testing.T) {
 	rn := func(shape ...int) *tensor.Tensor { return tensor.RandN(r, shape...) }
 	views := func(f func(x []*tensor.Tensor) []*tensor.Tensor) func(x []*tensor.Tensor) []*tensor.Tensor { return f }
 	all := func(x []*tensor.Tensor) []*tensor.Tensor { return x }
-	noKernelYet := "no device kernel yet"
 	// steps has ties (-1, -0.5, 0, 0.5, 1) and a NaN in about one element in seven.
 	steps := func(shape ...int) *tensor.Tensor {
 		x := rn(shape...)
@@ -176,6 +175,16 @@ func TestFamiliesOnDevice(t *testing.T) {
 				return []*tensor.Tensor{x[0].Permute(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)}
 			}),
 			op: func(x []*tensor.Tensor) *tensor.Tensor { return x[0].Clone() }},
+		{name: "Dropout of ten dimensions, none merging", in: []*tensor.Tensor{rn(2, 3, 2, 2, 1, 3, 2, 2, 2, 2)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Permute(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Dropout(x[0], 0.3, 42, 5) }},
+		{name: "UniformInto a permuted view of ten dimensions", in: []*tensor.Tensor{rn(2, 3, 2, 2, 1, 3, 2, 2, 2, 2)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Permute(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.UniformInto(x[0], 42, 1<<40) }},
 		{name: "Concat", in: []*tensor.Tensor{rn(3, 4), rn(5, 3), rn(3, 0)},
 			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0], x[1].T(), x[2]} }),
 			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Concat(1, x...) }},
@@ -252,8 +261,17 @@ func TestFamiliesOnDevice(t *testing.T) {
 			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.OneHot(x[0], 4) }, panics: "label -1 not in 0..3"},
 		{name: "OneHot label past the classes", in: []*tensor.Tensor{tensor.FromSlice([]float32{0, 4, 2}, 3)},
 			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.OneHot(x[0], 4) }, panics: "label 4 not in 0..3"},
-		{name: "Sub", in: []*tensor.Tensor{rn(3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Sub(x[0], x[1]) }, panics: noKernelYet},
-		{name: "Fill 1", in: []*tensor.Tensor{rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], 1) }, panics: noKernelYet},
+		{name: "Sub", in: []*tensor.Tensor{rn(3), rn(3)}, op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Sub(x[0], x[1]) }},
+		{name: "Fill -0 strided", in: []*tensor.Tensor{rn(7, 8)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].T().Slice(0, 1, 8, 3), x[0]} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.Fill(x[0], float32(math.Copysign(0, -1))) }},
+		{name: "Where of ten dimensions, overlapping dst", in: []*tensor.Tensor{rn(2, 3, 2, 2, 1, 3, 2, 2, 2, 2), rn(2, 2, 2, 2, 3, 1, 2, 2, 3, 2)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0], x[1].Permute(9, 8, 7, 6, 5, 4, 3, 2, 1, 0)}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.WhereInto(x[0], x[1], x[0].Slice(0, 1, 2, 1), x[1])
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -156,8 +156,31 @@ int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int g
 int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, int gy, int gz);
 // y[i] = act(x[i] + bias[(i / inner) % channels]); bias may be NULL; act 0: none, 1: ReLU.
 int lanes_bias_act(void *stream, float *y, const float *x, const float *bias, long long n, int channels, long long inner, int act);
-// y[i] = a[i] + b[i] (op 0) or a[i] * b[i] (op 1).
-int lanes_binary(void *stream, int op, float *y, const float *a, const float *b, long long n);
+// The Elementwise family's ops (elementwise.cu), as package tensor's
+// ElemOp names them (cudaplugin maps one to the other).
+enum {
+	LANES_ELEM_ADD, LANES_ELEM_SUB, LANES_ELEM_MUL, LANES_ELEM_DIV, LANES_ELEM_MAXIMUM, LANES_ELEM_MINIMUM, LANES_ELEM_POW,
+	LANES_ELEM_GREATER, LANES_ELEM_GREATER_EQUAL, LANES_ELEM_LESS, LANES_ELEM_LESS_EQUAL, LANES_ELEM_EQUAL, LANES_ELEM_NOT_EQUAL,
+	LANES_ELEM_EXP, LANES_ELEM_LOG, LANES_ELEM_SIGMOID, LANES_ELEM_SILU, LANES_ELEM_TANH, LANES_ELEM_SOFTPLUS, LANES_ELEM_ERF,
+	LANES_ELEM_GELU, LANES_ELEM_GELU_TANH, LANES_ELEM_ABS, LANES_ELEM_NEG, LANES_ELEM_SQRT, LANES_ELEM_RELU,
+	LANES_ELEM_LEAKY_RELU, LANES_ELEM_ELU, LANES_ELEM_CLAMP, LANES_ELEM_SCALE, LANES_ELEM_ADD_SCALAR, LANES_ELEM_FILL
+};
+// The elementwise launchers run over shape, each operand with its strides
+// (stride 0: broadcast); dst must not overlap an input but as the very
+// same view. y = op(a, b) for the binary ops and comparisons (1 or 0).
+int lanes_binary(void *stream, int op, const LanesShape *shape, float *y, const LanesStrides *ys, const float *a, const LanesStrides *as,
+                 const float *b, const LanesStrides *bs);
+// y = op(x; a0, a1) for the unary ops; x is not read (may be NULL) for LANES_ELEM_FILL (y = a0).
+int lanes_unary(void *stream, int op, float a0, float a1, const LanesShape *shape, float *y, const LanesStrides *ys, const float *x,
+                const LanesStrides *xs);
+// y = c != 0 (NaN included) ? a : b.
+int lanes_where(void *stream, const LanesShape *shape, float *y, const LanesStrides *ys, const float *c, const LanesStrides *cs,
+                const float *a, const LanesStrides *as, const float *b, const LanesStrides *bs);
+// dx = dy·f'(·), the gradient of unary op (not FILL) as tensor.UnaryGrad:
+// v is the op's input x, or its output y when from_y; NULL (not read) for
+// NEG, SCALE and ADD_SCALAR.
+int lanes_unary_backward(void *stream, int op, int from_y, float a0, float a1, const LanesShape *shape, float *dx,
+                         const LanesStrides *dxs, const float *dy, const LanesStrides *dys, const float *v, const LanesStrides *vs);
 // Softmax of each of rows rows of cols contiguous elements.
 int lanes_softmax_rows(void *stream, float *y, const float *x, long long rows, int cols);
 // y = the reduction op (tensor.ReduceOp: 1 Sum, 2 Max, 3 Min, 4 Mean,
@@ -199,6 +222,12 @@ int lanes_pointwise_loss(void *stream, int kind, const LanesShape *shape, float 
 	const float *pred, const LanesStrides *ps, const float *target, const LanesStrides *ts, double *partial, float *loss);
 // One optimizer step (h->kind) over every tensor of t.
 int lanes_optim(void *stream, const LanesOptTable *t, const LanesOptParams *h);
+// Philox4x32-10 (random.cu, as tensor's Random family): element first + i
+// of the op (row-major; element i of shape) gets word e mod 4 of counter
+// block offset + ⌊e/4⌋ (e = first + i) under key seed; y is its uniform
+// ⌊w/2⁸⌋·2⁻²⁴ (x NULL), or x·0 where ⌊w/2⁸⌋ < thr, else x·scale.
+int lanes_philox(void *stream, const LanesShape *shape, long long first, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs,
+                 unsigned thr, float scale, unsigned long long seed, unsigned long long offset);
 // y = x over shape, each with its strides: gather, scatter, broadcast.
 int lanes_copy(void *stream, const LanesShape *shape, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs);
 

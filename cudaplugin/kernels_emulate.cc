@@ -14,4 +14,5 @@
 #include "norm.cu"
 #include "optim.cu"
 #include "pooling.cu"
+#include "random.cu"
 #include "reduce.cu"

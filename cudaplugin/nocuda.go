@@ -129,3 +129,9 @@ func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error        { 
 func (g *GPU) SumTo(dst, x *tensor.Tensor) error                              { return ErrUnavailable }
 func (g *GPU) CopyInto(dst, src *tensor.Tensor) error                         { return ErrUnavailable }
 func (g *GPU) Concat(dst *tensor.Tensor, axis int, ts []*tensor.Tensor) error { return ErrUnavailable }
+
+// The Random family.
+func (g *GPU) Uniform(dst *tensor.Tensor, seed, offset uint64) error { return ErrUnavailable }
+func (g *GPU) Dropout(dst, x *tensor.Tensor, p float32, seed, offset uint64) error {
+	return ErrUnavailable
+}

@@ -123,6 +123,8 @@ func TestNilGPU(t *testing.T) {
 			{"Binary", func() error { return g.Binary(tensor.ElemAdd, c, a, b) }},
 			{"Unary", func() error { return g.Unary(tensor.ElemReLU, c, a, [2]float32{}) }},
 			{"Where", func() error { return g.Where(c, a, a, b) }},
+			{"Uniform", func() error { return g.Uniform(c, 1, 2) }},
+			{"Dropout", func() error { return g.Dropout(c, a, 0.5, 1, 2) }},
 			{"UnaryBackward", func() error { return g.UnaryBackward(tensor.ElemReLU, c, a, a, nil, [2]float32{}) }},
 			{"SoftmaxBackward", func() error { return g.SoftmaxBackward(c, a, b, 1, false) }},
 			{"Reduce", func() error { return g.Reduce(tensor.ReduceSum, tensor.New(1, 1), a, []int{0, 1}, 0) }},

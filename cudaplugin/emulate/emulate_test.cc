@@ -146,8 +146,10 @@ static void testSmallOps() {
     }
     auto a = randomVec(1000), b = randomVec(1000);
     std::vector<float> s(1000), p(1000);
-    lanes_binary(nullptr, 0, s.data(), a.data(), b.data(), 1000);
-    lanes_binary(nullptr, 1, p.data(), a.data(), b.data(), 1000);
+    LanesShape flat{1, 1000, {1000}};
+    LanesStrides unit{{1}};
+    lanes_binary(nullptr, LANES_ELEM_ADD, &flat, s.data(), &unit, a.data(), &unit, b.data(), &unit);
+    lanes_binary(nullptr, LANES_ELEM_MUL, &flat, p.data(), &unit, a.data(), &unit, b.data(), &unit);
     for (int i = 0; i < 1000; i++) {
         if (s[i] != a[i] + b[i] || p[i] != a[i] * b[i]) {
             std::printf("binary: element %d\n", i);
