@@ -12,17 +12,6 @@ import (
 	"github.com/lanesgo/lanes/tensor/tensortest"
 )
 
-// copyTo copies h to dev (or back to the host), failing the test if it
-// cannot.
-func copyTo(t *testing.T, h *tensor.Tensor, dev tensor.Device) *tensor.Tensor {
-	t.Helper()
-	d, err := h.To(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // stateDevices returns the devices of opt's state tensors.
 func stateDevices(opt Optimizer) []tensor.Device {
 	_, _, state, _, _ := optimizerOf(opt)
@@ -51,7 +40,7 @@ func allOn(devs []tensor.Device, dev tensor.Device) bool {
 // parameters and state equal the CPU's bit for bit (the stand-in runs the
 // CPU's code).
 func TestOptimizersOnDevice(t *testing.T) {
-	d := tensortest.Register(t, 7)
+	d := tensortest.Register(t, testDev)
 	dev := d.Device()
 	calls := map[string]string{"sgd": "Optim.SGD", "sgd-nesterov": "Optim.SGD", "adam": "Optim.Adam", "adamw": "Optim.Adam", "rmsprop": "Optim.RMSProp"}
 	for _, c := range compatOptimizers {
@@ -59,7 +48,7 @@ func TestOptimizersOnDevice(t *testing.T) {
 			r := rand.New(rand.NewPCG(41, 42))
 			w, b := tensor.RandN(r, 40, 30), tensor.RandN(r, 1100)
 			host := []*Var{NewParam(w), NewParam(b)}
-			on := []*Var{NewParam(copyTo(t, w, dev)), NewParam(copyTo(t, b, dev))}
+			on := []*Var{NewParam(onDev(t, w, dev)), NewParam(onDev(t, b, dev))}
 			hopt, dopt := c.make(host), c.make(on)
 			if devs := stateDevices(dopt); !allOn(devs, dev) {
 				t.Fatalf("state made on %v, want %v", devs, dev)
@@ -73,7 +62,7 @@ func TestOptimizersOnDevice(t *testing.T) {
 					}
 					g := tensor.RandN(r, host[k].value.Shape()...)
 					host[k].grad, host[k].gradOK = g, true
-					on[k].grad, on[k].gradOK = copyTo(t, g, dev), true
+					on[k].grad, on[k].gradOK = onDev(t, g, dev), true
 				}
 				d.Reset()
 				dopt.Step()
@@ -107,7 +96,7 @@ func TestOptimizersOnDevice(t *testing.T) {
 // there and back, with checkpoints saved from the device (through the
 // host) and loaded into state on the device, trains as on the CPU.
 func TestOptimizerTo(t *testing.T) {
-	d := tensortest.Register(t, 7)
+	d := tensortest.Register(t, testDev)
 	dev := d.Device()
 	r := rand.New(rand.NewPCG(43, 44))
 	m, ref := compatModel(), compatModel()
@@ -120,7 +109,7 @@ func TestOptimizerTo(t *testing.T) {
 		for k, v := range vs {
 			g := gs[k]
 			if v.value.Device() != g.Device() {
-				g = copyTo(t, g, v.value.Device())
+				g = onDev(t, g, v.value.Device())
 			}
 			v.grad, v.gradOK = g, true
 		}
@@ -131,7 +120,7 @@ func TestOptimizerTo(t *testing.T) {
 	train([]*Var{ref.W, ref.B}, refOpt, gs)
 
 	// The model moves; the optimizer's state does not follow by itself.
-	m.W.value, m.B.value = copyTo(t, m.W.value, dev), copyTo(t, m.B.value, dev)
+	m.W.value, m.B.value = onDev(t, m.W.value, dev), onDev(t, m.B.value, dev)
 	gs = grads()
 	msg := panicMessage(func() { train([]*Var{m.W, m.B}, opt, gs) })
 	if !strings.HasPrefix(msg, "tensor: AdamStep: parameter 0: tensors of shape [3 4] on device(7) and cpu") {
@@ -186,7 +175,7 @@ func TestOptimizerTo(t *testing.T) {
 	}
 
 	// Back to the host with the parameters: training goes on as the CPU's.
-	m.W.value, m.B.value = copyTo(t, m.W.value, tensor.CPU), copyTo(t, m.B.value, tensor.CPU)
+	m.W.value, m.B.value = onDev(t, m.W.value, tensor.CPU), onDev(t, m.B.value, tensor.CPU)
 	if err := opt.To(tensor.CPU); err != nil {
 		t.Fatal(err)
 	}
@@ -221,6 +210,111 @@ func sameOptimizerTensors(t *testing.T, a, b string) {
 	for name, x := range oa {
 		if y := ob[name]; y == nil || !slices.Equal(x.Data(), y.Data()) {
 			t.Errorf("%s differs", name)
+		}
+	}
+}
+
+// lossTrainer trains a small model (two Linear layers) on dev with one of
+// nn's losses and optimizers.
+type lossTrainer struct {
+	m    Module
+	ps   []*Var
+	opt  Optimizer
+	b    *Batches
+	tp   *Tape
+	loss func(tp *Tape, out *Var, y *tensor.Tensor) *Var
+}
+
+func newLossTrainer(t *testing.T, dev tensor.Device, loss func(tp *Tape, out *Var, y *tensor.Tensor) *Var,
+	target func(r *rand.Rand, n int) *tensor.Tensor, opt func([]*Var) Optimizer) *lossTrainer {
+	t.Helper()
+	r := rand.New(rand.NewPCG(51, 52))
+	m := NewSequential(Flatten{}, NewLinear(36, 16, r), NewLinear(16, 5, r))
+	if err := To(m, dev); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBatches(tensor.RandN(r, 40, 6, 6), target(r, 40), 10, r)
+	if err := b.To(dev); err != nil {
+		t.Fatal(err)
+	}
+	ps := Params(m)
+	return &lossTrainer{m: m, ps: ps, opt: opt(ps), b: b, tp: NewTape(), loss: loss}
+}
+
+// step runs a training step and returns its loss.
+func (s *lossTrainer) step() float32 {
+	x, y, ok := s.b.Next()
+	if !ok {
+		s.b.Reset()
+		x, y, _ = s.b.Next()
+	}
+	s.tp.Reset()
+	loss := s.loss(s.tp, s.m.Forward(s.tp, s.tp.Const(x)), y)
+	s.opt.ZeroGrad()
+	s.tp.Backward(loss)
+	s.opt.Step()
+	return loss.Value().Item()
+}
+
+// TestDeviceLossesOptimizers trains a small model on the host and on the
+// stand-in device with each of nn's losses and each optimizer: the losses
+// agree within 1e-6 and the parameters within 1e-5 relative, the model
+// and the optimizer's state stay on the device, and after the first step
+// a step asks the device for no memory and makes one upload (the batch)
+// and one readback (the loss): the loss is computed, and the optimizer
+// steps, on the device.
+func TestDeviceLossesOptimizers(t *testing.T) {
+	d := tensortest.Register(t, testDev)
+	labels := func(r *rand.Rand, n int) *tensor.Tensor {
+		l := tensor.New(n)
+		for i := range n {
+			l.Data()[i] = float32(r.IntN(5))
+		}
+		return l
+	}
+	targets := func(r *rand.Rand, n int) *tensor.Tensor { return tensor.RandU(r, 0, 1, n, 5) }
+	for _, c := range []struct {
+		name   string
+		loss   func(tp *Tape, out *Var, y *tensor.Tensor) *Var
+		target func(r *rand.Rand, n int) *tensor.Tensor
+	}{
+		{"CrossEntropy", func(tp *Tape, out *Var, y *tensor.Tensor) *Var { return tp.CrossEntropy(out, y) }, labels},
+		{"MSE", func(tp *Tape, out *Var, y *tensor.Tensor) *Var { return tp.MSE(out, y) }, targets},
+		{"BCEWithLogits", func(tp *Tape, out *Var, y *tensor.Tensor) *Var { return tp.BCEWithLogits(out, y) }, targets},
+	} {
+		for _, o := range compatOptimizers {
+			t.Run(c.name+"/"+o.name, func(t *testing.T) {
+				host := newLossTrainer(t, tensor.CPU, c.loss, c.target, o.make)
+				dev := newLossTrainer(t, testDev, c.loss, c.target, o.make)
+				for step := range 4 {
+					lh := host.step()
+					before := d.Counts()
+					ld := dev.step()
+					after := d.Counts()
+					if step > 0 {
+						if n := after.Allocs - before.Allocs; n != 0 {
+							t.Errorf("step %d allocated %d device buffers", step, n)
+						}
+						if up, down := after.Uploads-before.Uploads, after.Downloads-before.Downloads; up != 1 || down != 1 {
+							t.Errorf("step %d: %d uploads and %d downloads, want 1 and 1", step, up, down)
+						}
+					}
+					if e := relErr([]float32{ld}, []float32{lh}); e > 1e-6 {
+						t.Errorf("step %d: loss %v on the device, %v on the host", step, ld, lh)
+					}
+				}
+				for i, v := range dev.ps {
+					if v.value.Device() != testDev {
+						t.Fatalf("parameter %d on %v", i, v.value.Device())
+					}
+					if e := relErr(hostOf(t, v.value), host.ps[i].value.Data()); e > 1e-5 {
+						t.Errorf("parameter %d: relative error %.3g", i, e)
+					}
+				}
+				if devs := stateDevices(dev.opt); !allOn(devs, testDev) {
+					t.Errorf("optimizer state on %v", devs)
+				}
+			})
 		}
 	}
 }
