@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/lanesgo/lanes/dispatch"
 )
@@ -41,30 +42,35 @@ func benchLevels(b *testing.B, f func(b *testing.B, n int)) {
 
 // benchInputs returns three slices of length n with values in [0.5, 1.5)
 // (positive so Sqrt does real work, away from zero so Div is not special).
-func benchInputs(n int) (dst, a, b []float32) {
+func benchInputs(n int) (dst, a, b []float32) { return benchInputsOf[float32](n) }
+
+func benchInputsOf[T float](n int) (dst, a, b []T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	dst, a, b = make([]float32, n), make([]float32, n), make([]float32, n)
+	dst, a, b = make([]T, n), make([]T, n), make([]T, n)
 	for i := range a {
-		a[i] = 0.5 + r.Float32()
-		b[i] = 0.5 + r.Float32()
+		a[i] = 0.5 + unit[T](r)
+		b[i] = 0.5 + unit[T](r)
 	}
 	return
 }
 
-func benchBinary(b *testing.B, f func(dst, a, b []float32)) {
+// size is the byte size of a T, for SetBytes.
+func size[T float]() int64 { return int64(unsafe.Sizeof(T(0))) }
+
+func benchBinary[T float](b *testing.B, f func(dst, a, b []T)) {
 	benchLevels(b, func(b *testing.B, n int) {
-		dst, x, y := benchInputs(n)
-		b.SetBytes(int64(12 * n))
+		dst, x, y := benchInputsOf[T](n)
+		b.SetBytes(3 * size[T]() * int64(n))
 		for b.Loop() {
 			f(dst, x, y)
 		}
 	})
 }
 
-func benchUnary(b *testing.B, f func(dst, x []float32)) {
+func benchUnary[T float](b *testing.B, f func(dst, x []T)) {
 	benchLevels(b, func(b *testing.B, n int) {
-		dst, x, _ := benchInputs(n)
-		b.SetBytes(int64(8 * n))
+		dst, x, _ := benchInputsOf[T](n)
+		b.SetBytes(2 * size[T]() * int64(n))
 		for b.Loop() {
 			f(dst, x)
 		}
@@ -72,22 +78,23 @@ func benchUnary(b *testing.B, f func(dst, x []float32)) {
 }
 
 var sinkF float32
+var sinkD float64
 var sinkI int
 
-func benchReduce(b *testing.B, f func(x []float32) float32) {
+func benchReduce[T float](b *testing.B, f func(x []T) T) {
 	benchLevels(b, func(b *testing.B, n int) {
-		_, x, _ := benchInputs(n)
-		b.SetBytes(int64(4 * n))
+		_, x, _ := benchInputsOf[T](n)
+		b.SetBytes(size[T]() * int64(n))
 		for b.Loop() {
-			sinkF = f(x)
+			sinkD = float64(f(x))
 		}
 	})
 }
 
-func benchArg(b *testing.B, f func(x []float32) int) {
+func benchArg[T float](b *testing.B, f func(x []T) int) {
 	benchLevels(b, func(b *testing.B, n int) {
-		_, x, _ := benchInputs(n)
-		b.SetBytes(int64(4 * n))
+		_, x, _ := benchInputsOf[T](n)
+		b.SetBytes(size[T]() * int64(n))
 		for b.Loop() {
 			sinkI = f(x)
 		}
@@ -132,15 +139,54 @@ func BenchmarkNorm(b *testing.B)   { benchReduce(b, Norm) }
 func BenchmarkArgMax(b *testing.B) { benchArg(b, ArgMax) }
 func BenchmarkArgMin(b *testing.B) { benchArg(b, ArgMin) }
 
-func BenchmarkDot(b *testing.B) {
+func BenchmarkDot(b *testing.B)    { benchDot(b, Dot) }
+func BenchmarkDotF64(b *testing.B) { benchDot(b, DotF64) }
+
+func benchDot[T float](b *testing.B, dot func(a, b []T) T) {
 	benchLevels(b, func(b *testing.B, n int) {
-		_, x, y := benchInputs(n)
-		b.SetBytes(int64(8 * n))
+		_, x, y := benchInputsOf[T](n)
+		b.SetBytes(2 * size[T]() * int64(n))
 		for b.Loop() {
-			sinkF = Dot(x, y)
+			sinkD = float64(dot(x, y))
 		}
 	})
 }
+
+// The float64 forms, at the same sizes (SetBytes counts their 8-byte
+// elements).
+func BenchmarkAddF64(b *testing.B)     { benchBinary(b, AddF64) }
+func BenchmarkSubF64(b *testing.B)     { benchBinary(b, SubF64) }
+func BenchmarkMulF64(b *testing.B)     { benchBinary(b, MulF64) }
+func BenchmarkDivF64(b *testing.B)     { benchBinary(b, DivF64) }
+func BenchmarkMaximumF64(b *testing.B) { benchBinary(b, MaximumF64) }
+func BenchmarkMinimumF64(b *testing.B) { benchBinary(b, MinimumF64) }
+func BenchmarkAddScalarF64(b *testing.B) {
+	benchUnary(b, func(d, x []float64) { AddScalarF64(d, x, 1.5) })
+}
+func BenchmarkScaleF64(b *testing.B) { benchUnary(b, func(d, x []float64) { ScaleF64(d, x, 1.5) }) }
+func BenchmarkAbsF64(b *testing.B)   { benchUnary(b, AbsF64) }
+func BenchmarkNegF64(b *testing.B)   { benchUnary(b, NegF64) }
+func BenchmarkSqrtF64(b *testing.B)  { benchUnary(b, SqrtF64) }
+func BenchmarkReLUF64(b *testing.B)  { benchUnary(b, ReLUF64) }
+func BenchmarkClampF64(b *testing.B) {
+	benchUnary(b, func(d, x []float64) { ClampF64(d, x, 0.75, 1.25) })
+}
+func BenchmarkAxpyF64(b *testing.B) {
+	benchLevels(b, func(b *testing.B, n int) {
+		y, x, _ := benchInputsOf[float64](n)
+		b.SetBytes(int64(24 * n))
+		for b.Loop() {
+			AxpyF64(y, 1e-7, x)
+		}
+	})
+}
+func BenchmarkSumF64(b *testing.B)    { benchReduce(b, SumF64) }
+func BenchmarkSumAbsF64(b *testing.B) { benchReduce(b, SumAbsF64) }
+func BenchmarkMaxF64(b *testing.B)    { benchReduce(b, MaxF64) }
+func BenchmarkMinF64(b *testing.B)    { benchReduce(b, MinF64) }
+func BenchmarkNormF64(b *testing.B)   { benchReduce(b, NormF64) }
+func BenchmarkArgMaxF64(b *testing.B) { benchArg(b, ArgMaxF64) }
+func BenchmarkArgMinF64(b *testing.B) { benchArg(b, ArgMinF64) }
 
 // benchSpread returns inputs in [-10, 10) (positive in [1e-3, 20) for Log), the
 // range activations see.
@@ -166,6 +212,24 @@ func benchTrans(b *testing.B, f func(dst, x []float32), positive bool) {
 		}
 	})
 }
+
+// benchTransF64 is benchTrans for the float64 forms, on the same values.
+func benchTransF64(b *testing.B, f func(dst, x []float64), positive bool) {
+	benchLevels(b, func(b *testing.B, n int) {
+		_, x32 := benchSpread(n, positive)
+		dst, x := make([]float64, n), make([]float64, n)
+		for i, v := range x32 {
+			x[i] = float64(v)
+		}
+		b.SetBytes(int64(16 * n))
+		for b.Loop() {
+			f(dst, x)
+		}
+	})
+}
+
+func BenchmarkExpF64(b *testing.B) { benchTransF64(b, ExpF64, false) }
+func BenchmarkLogF64(b *testing.B) { benchTransF64(b, LogF64, true) }
 
 func BenchmarkExp(b *testing.B)      { benchTrans(b, Exp, false) }
 func BenchmarkLog(b *testing.B)      { benchTrans(b, Log, true) }

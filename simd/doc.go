@@ -18,7 +18,10 @@
 // and gonum's floats package as: floats.Add AddF64(dst, dst, s), AddTo AddF64,
 // AddScaled AxpyF64, Dot DotF64, Sum SumF64, Max/Min MaxF64/MinF64,
 // MaxIdx/MinIdx ArgMaxF64/ArgMinF64 (NaN rules differ: see below), Norm(x, 2)
-// NormF64, Scale ScaleF64.
+// NormF64, Scale ScaleF64. Of the transcendentals, ExpF64 and LogF64 have
+// float64 forms so far, within 1 ULP of float64 (largest error measured
+// against an exact math/big reference over 10⁶ inputs each, at every level:
+// ExpF64 0.774, LogF64 0.795), bit-identical at every level.
 //
 // Conventions shared by every function:
 //

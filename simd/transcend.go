@@ -15,6 +15,14 @@ type transcendKernels struct {
 
 var transcend table[transcendKernels]
 
+// transcendKernelsF64 is the family's float64 part: the functions that have
+// float64 forms so far.
+type transcendKernelsF64 struct {
+	exp, log func(dst, x []float64)
+}
+
+var transcendF64 table[transcendKernelsF64]
+
 // The accuracy bounds below are in float32 ULPs of the exact result: a bound
 // of k ULP means |got - f(x)| <= k·ulp(f(x)), with f(x) the real value and
 // ulp(v) the spacing of float32 values at v (2^(e-23) for |v| in
@@ -39,6 +47,24 @@ func Exp(dst, x []float32) {
 func Log(dst, x []float32) {
 	checkLen2("Log", dst, x, "dst", "x")
 	transcend.get().log(dst, x)
+}
+
+// ExpF64 sets dst[i] = e^x[i] for float64, within 1 ULP of float64 (the
+// same ULP rule at float64's spacing; 0.774 ULP the largest error measured),
+// with the same result at every level. ExpF64(-Inf) = 0, ExpF64(+Inf) = +Inf, +Inf for x > 709.78,
+// denormal results down to x ≈ -745.13 (rounded once), NaN for NaN.
+func ExpF64(dst, x []float64) {
+	checkLen2("ExpF64", dst, x, "dst", "x")
+	transcendF64.get().exp(dst, x)
+}
+
+// LogF64 sets dst[i] to the natural logarithm of x[i] for float64, within 1
+// ULP of float64 (denormal inputs included; 0.795 ULP the largest error
+// measured), with the same result at every level. LogF64(±0) = -Inf,
+// LogF64(x<0) = NaN, LogF64(+Inf) = +Inf, NaN for NaN.
+func LogF64(dst, x []float64) {
+	checkLen2("LogF64", dst, x, "dst", "x")
+	transcendF64.get().log(dst, x)
 }
 
 // Sigmoid sets dst[i] = 1/(1+e^-x[i]), within 3 ULP. For x < 0 it is computed

@@ -21,4 +21,6 @@ func init() {
 		leakyReLU: leakyReLUAVX2, elu: eluAVX2,
 		expSum: expSumOf(expSumAVX2, sumExpAVX2),
 	})
+	transcendF64.set(dispatch.AVX512, &transcendKernelsF64{exp: expF64AVX512, log: logF64AVX512})
+	transcendF64.set(dispatch.AVX2, &transcendKernelsF64{exp: expF64AVX2, log: logF64AVX2})
 }

@@ -14,4 +14,5 @@ func init() {
 		leakyReLU: leakyReLUNEON, elu: eluNEON,
 		expSum: expSumOf(expSumNEON, sumExpNEON),
 	})
+	transcendF64.set(dispatch.NEON, &transcendKernelsF64{exp: expF64NEON, log: logF64NEON})
 }

@@ -3797,6 +3797,666 @@ done:
 	FMOVD F29, ret+32(FP)
 	RET
 
+// func expF64NEON(dst, x []float64)
+TEXT ·expF64NEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 992(R9), F28
+	FMOVQ 1008(R9), F27
+	FMOVQ 1024(R9), F26
+	FMOVQ 1248(R9), F31
+	FMOVQ 1264(R9), F30
+	FMOVQ 1280(R9), F29
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x4e7cf400 // fmax v0.2d, v0.2d, v28.2d
+	WORD $0x4e7cf421 // fmax v1.2d, v1.2d, v28.2d
+	WORD $0x4e7cf442 // fmax v2.2d, v2.2d, v28.2d
+	WORD $0x4e7cf463 // fmax v3.2d, v3.2d, v28.2d
+	WORD $0x4efbf400 // fmin v0.2d, v0.2d, v27.2d
+	WORD $0x4efbf421 // fmin v1.2d, v1.2d, v27.2d
+	WORD $0x4efbf442 // fmin v2.2d, v2.2d, v27.2d
+	WORD $0x4efbf463 // fmin v3.2d, v3.2d, v27.2d
+	WORD $0x6e7adc04 // fmul v4.2d, v0.2d, v26.2d
+	WORD $0x6e7adc25 // fmul v5.2d, v1.2d, v26.2d
+	WORD $0x6e7adc46 // fmul v6.2d, v2.2d, v26.2d
+	WORD $0x6e7adc67 // fmul v7.2d, v3.2d, v26.2d
+	WORD $0x4e618884 // frintn v4.2d, v4.2d
+	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
+	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
+	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
+	FMOVQ 1040(R9), F8
+	VFMLS V8.D2, V4.D2, V0.D2
+	VFMLS V8.D2, V5.D2, V1.D2
+	VFMLS V8.D2, V6.D2, V2.D2
+	VFMLS V8.D2, V7.D2, V3.D2
+	FMOVQ 1056(R9), F8
+	WORD $0x6e68dc89 // fmul v9.2d, v4.2d, v8.2d
+	WORD $0x6e68dcaa // fmul v10.2d, v5.2d, v8.2d
+	WORD $0x6e68dccb // fmul v11.2d, v6.2d, v8.2d
+	WORD $0x6e68dce8 // fmul v8.2d, v7.2d, v8.2d
+	WORD $0x4ee9d40c // fsub v12.2d, v0.2d, v9.2d
+	WORD $0x4eead42d // fsub v13.2d, v1.2d, v10.2d
+	WORD $0x4eebd44e // fsub v14.2d, v2.2d, v11.2d
+	WORD $0x4ee8d46f // fsub v15.2d, v3.2d, v8.2d
+	WORD $0x6e6cdd90 // fmul v16.2d, v12.2d, v12.2d
+	WORD $0x6e6dddb1 // fmul v17.2d, v13.2d, v13.2d
+	WORD $0x6e6eddd2 // fmul v18.2d, v14.2d, v14.2d
+	WORD $0x6e6fddf3 // fmul v19.2d, v15.2d, v15.2d
+	FMOVQ 1088(R9), F20
+	FMOVQ 1072(R9), F21
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V21.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V21.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V21.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1104(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1120(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1136(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1152(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1168(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1184(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1200(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1216(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1232(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	VORR V31.B16, V31.B16, V20.B16
+	VFMLA V12.D2, V25.D2, V20.D2
+	VORR V31.B16, V31.B16, V12.B16
+	VFMLA V13.D2, V22.D2, V12.D2
+	VORR V31.B16, V31.B16, V13.B16
+	VFMLA V14.D2, V23.D2, V13.D2
+	VORR V31.B16, V31.B16, V14.B16
+	VFMLA V15.D2, V21.D2, V14.D2
+	WORD $0x6e74de0f // fmul v15.2d, v16.2d, v20.2d
+	WORD $0x6e6cde2c // fmul v12.2d, v17.2d, v12.2d
+	WORD $0x6e6dde4d // fmul v13.2d, v18.2d, v13.2d
+	WORD $0x6e6ede6e // fmul v14.2d, v19.2d, v14.2d
+	WORD $0x4e7ed410 // fadd v16.2d, v0.2d, v30.2d
+	WORD $0x4e7ed431 // fadd v17.2d, v1.2d, v30.2d
+	WORD $0x4e7ed452 // fadd v18.2d, v2.2d, v30.2d
+	WORD $0x4e7ed473 // fadd v19.2d, v3.2d, v30.2d
+	WORD $0x4ef0d7d4 // fsub v20.2d, v30.2d, v16.2d
+	WORD $0x4ef1d7d5 // fsub v21.2d, v30.2d, v17.2d
+	WORD $0x4ef2d7d6 // fsub v22.2d, v30.2d, v18.2d
+	WORD $0x4ef3d7d7 // fsub v23.2d, v30.2d, v19.2d
+	WORD $0x4e60d680 // fadd v0.2d, v20.2d, v0.2d
+	WORD $0x4e61d6a1 // fadd v1.2d, v21.2d, v1.2d
+	WORD $0x4e62d6c2 // fadd v2.2d, v22.2d, v2.2d
+	WORD $0x4e63d6e3 // fadd v3.2d, v23.2d, v3.2d
+	WORD $0x4ee9d400 // fsub v0.2d, v0.2d, v9.2d
+	WORD $0x4eead421 // fsub v1.2d, v1.2d, v10.2d
+	WORD $0x4eebd442 // fsub v2.2d, v2.2d, v11.2d
+	WORD $0x4ee8d463 // fsub v3.2d, v3.2d, v8.2d
+	WORD $0x4e6fd400 // fadd v0.2d, v0.2d, v15.2d
+	WORD $0x4e6cd421 // fadd v1.2d, v1.2d, v12.2d
+	WORD $0x4e6dd442 // fadd v2.2d, v2.2d, v13.2d
+	WORD $0x4e6ed463 // fadd v3.2d, v3.2d, v14.2d
+	WORD $0x4e60d600 // fadd v0.2d, v16.2d, v0.2d
+	WORD $0x4e61d621 // fadd v1.2d, v17.2d, v1.2d
+	WORD $0x4e62d642 // fadd v2.2d, v18.2d, v2.2d
+	WORD $0x4e63d663 // fadd v3.2d, v19.2d, v3.2d
+	WORD $0x6e7fdc88 // fmul v8.2d, v4.2d, v31.2d
+	WORD $0x6e7fdca9 // fmul v9.2d, v5.2d, v31.2d
+	WORD $0x6e7fdcca // fmul v10.2d, v6.2d, v31.2d
+	WORD $0x6e7fdceb // fmul v11.2d, v7.2d, v31.2d
+	WORD $0x4e619908 // frintm v8.2d, v8.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x4e61994a // frintm v10.2d, v10.2d
+	WORD $0x4e61996b // frintm v11.2d, v11.2d
+	WORD $0x4ee8d484 // fsub v4.2d, v4.2d, v8.2d
+	WORD $0x4ee9d4a5 // fsub v5.2d, v5.2d, v9.2d
+	WORD $0x4eead4c6 // fsub v6.2d, v6.2d, v10.2d
+	WORD $0x4eebd4e7 // fsub v7.2d, v7.2d, v11.2d
+	WORD $0x4e7dd508 // fadd v8.2d, v8.2d, v29.2d
+	WORD $0x4e7dd529 // fadd v9.2d, v9.2d, v29.2d
+	WORD $0x4e7dd54a // fadd v10.2d, v10.2d, v29.2d
+	WORD $0x4e7dd56b // fadd v11.2d, v11.2d, v29.2d
+	WORD $0x4f745508 // shl v8.2d, v8.2d, #52
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x4f74554a // shl v10.2d, v10.2d, #52
+	WORD $0x4f74556b // shl v11.2d, v11.2d, #52
+	WORD $0x6e68dc00 // fmul v0.2d, v0.2d, v8.2d
+	WORD $0x6e69dc21 // fmul v1.2d, v1.2d, v9.2d
+	WORD $0x6e6adc42 // fmul v2.2d, v2.2d, v10.2d
+	WORD $0x6e6bdc63 // fmul v3.2d, v3.2d, v11.2d
+	WORD $0x4e7dd484 // fadd v4.2d, v4.2d, v29.2d
+	WORD $0x4e7dd4a5 // fadd v5.2d, v5.2d, v29.2d
+	WORD $0x4e7dd4c6 // fadd v6.2d, v6.2d, v29.2d
+	WORD $0x4e7dd4e7 // fadd v7.2d, v7.2d, v29.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x4f7454c6 // shl v6.2d, v6.2d, #52
+	WORD $0x4f7454e7 // shl v7.2d, v7.2d, #52
+	WORD $0x6e64dc00 // fmul v0.2d, v0.2d, v4.2d
+	WORD $0x6e65dc21 // fmul v1.2d, v1.2d, v5.2d
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	WORD $0x6e67dc63 // fmul v3.2d, v3.2d, v7.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x4e7cf400 // fmax v0.2d, v0.2d, v28.2d
+	WORD $0x4efbf400 // fmin v0.2d, v0.2d, v27.2d
+	WORD $0x6e7adc01 // fmul v1.2d, v0.2d, v26.2d
+	WORD $0x4e618821 // frintn v1.2d, v1.2d
+	FMOVQ 1040(R9), F2
+	VFMLS V2.D2, V1.D2, V0.D2
+	FMOVQ 1056(R9), F2
+	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
+	WORD $0x4ee2d403 // fsub v3.2d, v0.2d, v2.2d
+	WORD $0x6e63dc64 // fmul v4.2d, v3.2d, v3.2d
+	FMOVQ 1088(R9), F5
+	FMOVQ 1072(R9), F6
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1104(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1120(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1136(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1152(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1168(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1184(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1200(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1216(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1232(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	VORR V31.B16, V31.B16, V5.B16
+	VFMLA V3.D2, V6.D2, V5.D2
+	WORD $0x6e65dc83 // fmul v3.2d, v4.2d, v5.2d
+	WORD $0x4e7ed404 // fadd v4.2d, v0.2d, v30.2d
+	WORD $0x4ee4d7c5 // fsub v5.2d, v30.2d, v4.2d
+	WORD $0x4e60d4a0 // fadd v0.2d, v5.2d, v0.2d
+	WORD $0x4ee2d400 // fsub v0.2d, v0.2d, v2.2d
+	WORD $0x4e63d400 // fadd v0.2d, v0.2d, v3.2d
+	WORD $0x4e60d480 // fadd v0.2d, v4.2d, v0.2d
+	WORD $0x6e7fdc22 // fmul v2.2d, v1.2d, v31.2d
+	WORD $0x4e619842 // frintm v2.2d, v2.2d
+	WORD $0x4ee2d421 // fsub v1.2d, v1.2d, v2.2d
+	WORD $0x4e7dd442 // fadd v2.2d, v2.2d, v29.2d
+	WORD $0x4f745442 // shl v2.2d, v2.2d, #52
+	WORD $0x6e62dc00 // fmul v0.2d, v0.2d, v2.2d
+	WORD $0x4e7dd421 // fadd v1.2d, v1.2d, v29.2d
+	WORD $0x4f745421 // shl v1.2d, v1.2d, #52
+	WORD $0x6e61dc00 // fmul v0.2d, v0.2d, v1.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func logF64NEON(dst, x []float64)
+TEXT ·logF64NEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 1040(R9), F29
+	FMOVQ 1056(R9), F28
+	FMOVQ 1248(R9), F30
+	FMOVQ 1264(R9), F31
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FMOVQ 1296(R9), F4
+	WORD $0x6ee0e485 // fcmgt v5.2d, v4.2d, v0.2d
+	WORD $0x6ee1e486 // fcmgt v6.2d, v4.2d, v1.2d
+	WORD $0x6ee2e487 // fcmgt v7.2d, v4.2d, v2.2d
+	WORD $0x6ee3e484 // fcmgt v4.2d, v4.2d, v3.2d
+	FMOVQ 1312(R9), F8
+	WORD $0x6e68dc09 // fmul v9.2d, v0.2d, v8.2d
+	WORD $0x6e68dc2a // fmul v10.2d, v1.2d, v8.2d
+	WORD $0x6e68dc4b // fmul v11.2d, v2.2d, v8.2d
+	WORD $0x6e68dc68 // fmul v8.2d, v3.2d, v8.2d
+	VBIF V5.B16, V0.B16, V9.B16
+	VBIF V6.B16, V1.B16, V10.B16
+	VBIF V7.B16, V2.B16, V11.B16
+	VBIF V4.B16, V3.B16, V8.B16
+	FMOVQ 1328(R9), F12
+	VAND V12.B16, V5.B16, V5.B16
+	VAND V12.B16, V6.B16, V6.B16
+	VAND V12.B16, V7.B16, V7.B16
+	VAND V12.B16, V4.B16, V4.B16
+	WORD $0x6f4c052c // ushr v12.2d, v9.2d, #52
+	WORD $0x6f4c054d // ushr v13.2d, v10.2d, #52
+	WORD $0x6f4c056e // ushr v14.2d, v11.2d, #52
+	WORD $0x6f4c050f // ushr v15.2d, v8.2d, #52
+	FMOVQ 1344(R9), F16
+	VORR V16.B16, V12.B16, V12.B16
+	VORR V16.B16, V13.B16, V13.B16
+	VORR V16.B16, V14.B16, V14.B16
+	VORR V16.B16, V15.B16, V15.B16
+	FMOVQ 1360(R9), F16
+	WORD $0x4ef0d58c // fsub v12.2d, v12.2d, v16.2d
+	WORD $0x4ef0d5ad // fsub v13.2d, v13.2d, v16.2d
+	WORD $0x4ef0d5ce // fsub v14.2d, v14.2d, v16.2d
+	WORD $0x4ef0d5ef // fsub v15.2d, v15.2d, v16.2d
+	FMOVQ 1376(R9), F16
+	VAND V16.B16, V9.B16, V9.B16
+	VAND V16.B16, V10.B16, V10.B16
+	VAND V16.B16, V11.B16, V11.B16
+	VAND V16.B16, V8.B16, V8.B16
+	VORR V31.B16, V9.B16, V9.B16
+	VORR V31.B16, V10.B16, V10.B16
+	VORR V31.B16, V11.B16, V11.B16
+	VORR V31.B16, V8.B16, V8.B16
+	FMOVQ 1392(R9), F16
+	WORD $0x6e70e531 // fcmge v17.2d, v9.2d, v16.2d
+	WORD $0x6e70e552 // fcmge v18.2d, v10.2d, v16.2d
+	WORD $0x6e70e573 // fcmge v19.2d, v11.2d, v16.2d
+	WORD $0x6e70e510 // fcmge v16.2d, v8.2d, v16.2d
+	WORD $0x6e7edd34 // fmul v20.2d, v9.2d, v30.2d
+	WORD $0x6e7edd55 // fmul v21.2d, v10.2d, v30.2d
+	WORD $0x6e7edd76 // fmul v22.2d, v11.2d, v30.2d
+	WORD $0x6e7edd17 // fmul v23.2d, v8.2d, v30.2d
+	VBIT V17.B16, V20.B16, V9.B16
+	VBIT V18.B16, V21.B16, V10.B16
+	VBIT V19.B16, V22.B16, V11.B16
+	VBIT V16.B16, V23.B16, V8.B16
+	VAND V31.B16, V17.B16, V17.B16
+	VAND V31.B16, V18.B16, V18.B16
+	VAND V31.B16, V19.B16, V19.B16
+	VAND V31.B16, V16.B16, V16.B16
+	WORD $0x4e71d58c // fadd v12.2d, v12.2d, v17.2d
+	WORD $0x4e72d5ad // fadd v13.2d, v13.2d, v18.2d
+	WORD $0x4e73d5ce // fadd v14.2d, v14.2d, v19.2d
+	WORD $0x4e70d5ef // fadd v15.2d, v15.2d, v16.2d
+	WORD $0x4ee5d585 // fsub v5.2d, v12.2d, v5.2d
+	WORD $0x4ee6d5a6 // fsub v6.2d, v13.2d, v6.2d
+	WORD $0x4ee7d5c7 // fsub v7.2d, v14.2d, v7.2d
+	WORD $0x4ee4d5e4 // fsub v4.2d, v15.2d, v4.2d
+	WORD $0x4effd529 // fsub v9.2d, v9.2d, v31.2d
+	WORD $0x4effd54a // fsub v10.2d, v10.2d, v31.2d
+	WORD $0x4effd56b // fsub v11.2d, v11.2d, v31.2d
+	WORD $0x4effd508 // fsub v8.2d, v8.2d, v31.2d
+	FMOVQ 1408(R9), F12
+	WORD $0x4e6cd52d // fadd v13.2d, v9.2d, v12.2d
+	WORD $0x4e6cd54e // fadd v14.2d, v10.2d, v12.2d
+	WORD $0x4e6cd56f // fadd v15.2d, v11.2d, v12.2d
+	WORD $0x4e6cd50c // fadd v12.2d, v8.2d, v12.2d
+	WORD $0x6e6dfd2d // fdiv v13.2d, v9.2d, v13.2d
+	WORD $0x6e6efd4e // fdiv v14.2d, v10.2d, v14.2d
+	WORD $0x6e6ffd6f // fdiv v15.2d, v11.2d, v15.2d
+	WORD $0x6e6cfd0c // fdiv v12.2d, v8.2d, v12.2d
+	WORD $0x6e6dddb0 // fmul v16.2d, v13.2d, v13.2d
+	WORD $0x6e6eddd1 // fmul v17.2d, v14.2d, v14.2d
+	WORD $0x6e6fddf2 // fmul v18.2d, v15.2d, v15.2d
+	WORD $0x6e6cdd93 // fmul v19.2d, v12.2d, v12.2d
+	FMOVQ 1440(R9), F20
+	FMOVQ 1424(R9), F21
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V16.D2, V21.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V17.D2, V21.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V18.D2, V21.D2, V24.D2
+	VFMLA V19.D2, V21.D2, V20.D2
+	FMOVQ 1456(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V16.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V17.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V18.D2, V24.D2, V23.D2
+	VFMLA V19.D2, V20.D2, V21.D2
+	FMOVQ 1472(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V16.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V17.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V18.D2, V23.D2, V22.D2
+	VFMLA V19.D2, V21.D2, V20.D2
+	FMOVQ 1488(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V16.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V17.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V18.D2, V22.D2, V25.D2
+	VFMLA V19.D2, V20.D2, V21.D2
+	FMOVQ 1504(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V16.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V17.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V18.D2, V25.D2, V24.D2
+	VFMLA V19.D2, V21.D2, V20.D2
+	FMOVQ 1520(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V16.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V17.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V18.D2, V24.D2, V23.D2
+	VFMLA V19.D2, V20.D2, V21.D2
+	FMOVQ 1536(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V16.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V17.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V18.D2, V23.D2, V22.D2
+	VFMLA V19.D2, V21.D2, V20.D2
+	FMOVQ 1552(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V16.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V17.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V18.D2, V22.D2, V25.D2
+	VFMLA V19.D2, V20.D2, V21.D2
+	FMOVQ 1568(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V16.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V17.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V18.D2, V25.D2, V24.D2
+	VFMLA V19.D2, V21.D2, V20.D2
+	FMOVQ 1584(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V16.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V17.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V18.D2, V24.D2, V23.D2
+	VFMLA V19.D2, V20.D2, V21.D2
+	WORD $0x6e79de10 // fmul v16.2d, v16.2d, v25.2d
+	WORD $0x6e76de31 // fmul v17.2d, v17.2d, v22.2d
+	WORD $0x6e77de52 // fmul v18.2d, v18.2d, v23.2d
+	WORD $0x6e75de73 // fmul v19.2d, v19.2d, v21.2d
+	WORD $0x6e7edd34 // fmul v20.2d, v9.2d, v30.2d
+	WORD $0x6e7edd55 // fmul v21.2d, v10.2d, v30.2d
+	WORD $0x6e7edd76 // fmul v22.2d, v11.2d, v30.2d
+	WORD $0x6e7edd17 // fmul v23.2d, v8.2d, v30.2d
+	WORD $0x6e69de94 // fmul v20.2d, v20.2d, v9.2d
+	WORD $0x6e6adeb5 // fmul v21.2d, v21.2d, v10.2d
+	WORD $0x6e6bded6 // fmul v22.2d, v22.2d, v11.2d
+	WORD $0x6e68def7 // fmul v23.2d, v23.2d, v8.2d
+	WORD $0x4e70d690 // fadd v16.2d, v20.2d, v16.2d
+	WORD $0x4e71d6b1 // fadd v17.2d, v21.2d, v17.2d
+	WORD $0x4e72d6d2 // fadd v18.2d, v22.2d, v18.2d
+	WORD $0x4e73d6f3 // fadd v19.2d, v23.2d, v19.2d
+	WORD $0x6e7cdcb8 // fmul v24.2d, v5.2d, v28.2d
+	WORD $0x6e7cdcd9 // fmul v25.2d, v6.2d, v28.2d
+	WORD $0x6e7cdcfa // fmul v26.2d, v7.2d, v28.2d
+	WORD $0x6e7cdc9b // fmul v27.2d, v4.2d, v28.2d
+	VFMLA V16.D2, V13.D2, V24.D2
+	VFMLA V17.D2, V14.D2, V25.D2
+	VFMLA V18.D2, V15.D2, V26.D2
+	VFMLA V19.D2, V12.D2, V27.D2
+	WORD $0x4ef8d68c // fsub v12.2d, v20.2d, v24.2d
+	WORD $0x4ef9d6ad // fsub v13.2d, v21.2d, v25.2d
+	WORD $0x4efad6ce // fsub v14.2d, v22.2d, v26.2d
+	WORD $0x4efbd6ef // fsub v15.2d, v23.2d, v27.2d
+	WORD $0x4eecd529 // fsub v9.2d, v9.2d, v12.2d
+	WORD $0x4eedd54a // fsub v10.2d, v10.2d, v13.2d
+	WORD $0x4eeed56b // fsub v11.2d, v11.2d, v14.2d
+	WORD $0x4eefd508 // fsub v8.2d, v8.2d, v15.2d
+	VFMLA V29.D2, V5.D2, V9.D2
+	VFMLA V29.D2, V6.D2, V10.D2
+	VFMLA V29.D2, V7.D2, V11.D2
+	VFMLA V29.D2, V4.D2, V8.D2
+	FMOVQ 1600(R9), F4
+	WORD $0x4e64e405 // fcmeq v5.2d, v0.2d, v4.2d
+	WORD $0x4e64e426 // fcmeq v6.2d, v1.2d, v4.2d
+	WORD $0x4e64e447 // fcmeq v7.2d, v2.2d, v4.2d
+	WORD $0x4e64e464 // fcmeq v4.2d, v3.2d, v4.2d
+	VBSL V9.B16, V0.B16, V5.B16
+	VBSL V10.B16, V1.B16, V6.B16
+	VBSL V11.B16, V2.B16, V7.B16
+	VBSL V8.B16, V3.B16, V4.B16
+	WORD $0x4ee0d808 // fcmeq v8.2d, v0.2d, #0.0
+	WORD $0x4ee0d829 // fcmeq v9.2d, v1.2d, #0.0
+	WORD $0x4ee0d84a // fcmeq v10.2d, v2.2d, #0.0
+	WORD $0x4ee0d86b // fcmeq v11.2d, v3.2d, #0.0
+	FMOVQ 1616(R9), F12
+	VBSL V5.B16, V12.B16, V8.B16
+	VBSL V6.B16, V12.B16, V9.B16
+	VBSL V7.B16, V12.B16, V10.B16
+	VBSL V4.B16, V12.B16, V11.B16
+	WORD $0x6ee0c800 // fcmge v0.2d, v0.2d, #0.0
+	WORD $0x6ee0c821 // fcmge v1.2d, v1.2d, #0.0
+	WORD $0x6ee0c842 // fcmge v2.2d, v2.2d, #0.0
+	WORD $0x6ee0c863 // fcmge v3.2d, v3.2d, #0.0
+	FMOVQ 1632(R9), F4
+	VBSL V4.B16, V8.B16, V0.B16
+	VBSL V4.B16, V9.B16, V1.B16
+	VBSL V4.B16, V10.B16, V2.B16
+	VBSL V4.B16, V11.B16, V3.B16
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	FMOVQ 1296(R9), F1
+	WORD $0x6ee0e421 // fcmgt v1.2d, v1.2d, v0.2d
+	FMOVQ 1312(R9), F2
+	WORD $0x6e62dc02 // fmul v2.2d, v0.2d, v2.2d
+	VBIF V1.B16, V0.B16, V2.B16
+	FMOVQ 1328(R9), F3
+	VAND V3.B16, V1.B16, V1.B16
+	WORD $0x6f4c0443 // ushr v3.2d, v2.2d, #52
+	FMOVQ 1344(R9), F4
+	VORR V4.B16, V3.B16, V3.B16
+	FMOVQ 1360(R9), F4
+	WORD $0x4ee4d463 // fsub v3.2d, v3.2d, v4.2d
+	FMOVQ 1376(R9), F4
+	VAND V4.B16, V2.B16, V2.B16
+	VORR V31.B16, V2.B16, V2.B16
+	FMOVQ 1392(R9), F4
+	WORD $0x6e64e444 // fcmge v4.2d, v2.2d, v4.2d
+	WORD $0x6e7edc45 // fmul v5.2d, v2.2d, v30.2d
+	VBIT V4.B16, V5.B16, V2.B16
+	VAND V31.B16, V4.B16, V4.B16
+	WORD $0x4e64d463 // fadd v3.2d, v3.2d, v4.2d
+	WORD $0x4ee1d461 // fsub v1.2d, v3.2d, v1.2d
+	WORD $0x4effd442 // fsub v2.2d, v2.2d, v31.2d
+	FMOVQ 1408(R9), F3
+	WORD $0x4e63d443 // fadd v3.2d, v2.2d, v3.2d
+	WORD $0x6e63fc43 // fdiv v3.2d, v2.2d, v3.2d
+	WORD $0x6e63dc64 // fmul v4.2d, v3.2d, v3.2d
+	FMOVQ 1440(R9), F5
+	FMOVQ 1424(R9), F6
+	VFMLA V4.D2, V6.D2, V5.D2
+	FMOVQ 1456(R9), F6
+	VFMLA V4.D2, V5.D2, V6.D2
+	FMOVQ 1472(R9), F5
+	VFMLA V4.D2, V6.D2, V5.D2
+	FMOVQ 1488(R9), F6
+	VFMLA V4.D2, V5.D2, V6.D2
+	FMOVQ 1504(R9), F5
+	VFMLA V4.D2, V6.D2, V5.D2
+	FMOVQ 1520(R9), F6
+	VFMLA V4.D2, V5.D2, V6.D2
+	FMOVQ 1536(R9), F5
+	VFMLA V4.D2, V6.D2, V5.D2
+	FMOVQ 1552(R9), F6
+	VFMLA V4.D2, V5.D2, V6.D2
+	FMOVQ 1568(R9), F5
+	VFMLA V4.D2, V6.D2, V5.D2
+	FMOVQ 1584(R9), F6
+	VFMLA V4.D2, V5.D2, V6.D2
+	WORD $0x6e66dc84 // fmul v4.2d, v4.2d, v6.2d
+	WORD $0x6e7edc45 // fmul v5.2d, v2.2d, v30.2d
+	WORD $0x6e62dca5 // fmul v5.2d, v5.2d, v2.2d
+	WORD $0x4e64d4a4 // fadd v4.2d, v5.2d, v4.2d
+	WORD $0x6e7cdc26 // fmul v6.2d, v1.2d, v28.2d
+	VFMLA V4.D2, V3.D2, V6.D2
+	WORD $0x4ee6d4a3 // fsub v3.2d, v5.2d, v6.2d
+	WORD $0x4ee3d442 // fsub v2.2d, v2.2d, v3.2d
+	VFMLA V29.D2, V1.D2, V2.D2
+	FMOVQ 1600(R9), F1
+	WORD $0x4e61e401 // fcmeq v1.2d, v0.2d, v1.2d
+	VBSL V2.B16, V0.B16, V1.B16
+	WORD $0x4ee0d802 // fcmeq v2.2d, v0.2d, #0.0
+	FMOVQ 1616(R9), F3
+	VBSL V1.B16, V3.B16, V2.B16
+	WORD $0x6ee0c800 // fcmge v0.2d, v0.2d, #0.0
+	FMOVQ 1632(R9), F1
+	VBSL V1.B16, V2.B16, V0.B16
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
 DATA consts<>+0(SB)/8, $0xc2dc0000c2dc0000
 DATA consts<>+8(SB)/8, $0xc2dc0000c2dc0000
 DATA consts<>+16(SB)/8, $0x42b2000042b20000
@@ -3921,4 +4581,86 @@ DATA consts<>+960(SB)/8, $0x3fb2444f2a4dbe74
 DATA consts<>+968(SB)/8, $0x3fb2444f2a4dbe74
 DATA consts<>+976(SB)/8, $0x0000000100000000
 DATA consts<>+984(SB)/8, $0x0000000300000002
-GLOBL consts<>(SB), RODATA|NOPTR, $992
+DATA consts<>+992(SB)/8, $0xc087500000000000
+DATA consts<>+1000(SB)/8, $0xc087500000000000
+DATA consts<>+1008(SB)/8, $0x4086300000000000
+DATA consts<>+1016(SB)/8, $0x4086300000000000
+DATA consts<>+1024(SB)/8, $0x3ff71547652b82fe
+DATA consts<>+1032(SB)/8, $0x3ff71547652b82fe
+DATA consts<>+1040(SB)/8, $0x3fe62e42fee00000
+DATA consts<>+1048(SB)/8, $0x3fe62e42fee00000
+DATA consts<>+1056(SB)/8, $0x3dea39ef35793c76
+DATA consts<>+1064(SB)/8, $0x3dea39ef35793c76
+DATA consts<>+1072(SB)/8, $0x3de6124613a86d09
+DATA consts<>+1080(SB)/8, $0x3de6124613a86d09
+DATA consts<>+1088(SB)/8, $0x3e21eed8eff8d898
+DATA consts<>+1096(SB)/8, $0x3e21eed8eff8d898
+DATA consts<>+1104(SB)/8, $0x3e5ae64567f544e4
+DATA consts<>+1112(SB)/8, $0x3e5ae64567f544e4
+DATA consts<>+1120(SB)/8, $0x3e927e4fb7789f5c
+DATA consts<>+1128(SB)/8, $0x3e927e4fb7789f5c
+DATA consts<>+1136(SB)/8, $0x3ec71de3a556c734
+DATA consts<>+1144(SB)/8, $0x3ec71de3a556c734
+DATA consts<>+1152(SB)/8, $0x3efa01a01a01a01a
+DATA consts<>+1160(SB)/8, $0x3efa01a01a01a01a
+DATA consts<>+1168(SB)/8, $0x3f2a01a01a01a01a
+DATA consts<>+1176(SB)/8, $0x3f2a01a01a01a01a
+DATA consts<>+1184(SB)/8, $0x3f56c16c16c16c17
+DATA consts<>+1192(SB)/8, $0x3f56c16c16c16c17
+DATA consts<>+1200(SB)/8, $0x3f81111111111111
+DATA consts<>+1208(SB)/8, $0x3f81111111111111
+DATA consts<>+1216(SB)/8, $0x3fa5555555555555
+DATA consts<>+1224(SB)/8, $0x3fa5555555555555
+DATA consts<>+1232(SB)/8, $0x3fc5555555555555
+DATA consts<>+1240(SB)/8, $0x3fc5555555555555
+DATA consts<>+1248(SB)/8, $0x3fe0000000000000
+DATA consts<>+1256(SB)/8, $0x3fe0000000000000
+DATA consts<>+1264(SB)/8, $0x3ff0000000000000
+DATA consts<>+1272(SB)/8, $0x3ff0000000000000
+DATA consts<>+1280(SB)/8, $0x43380000000003ff
+DATA consts<>+1288(SB)/8, $0x43380000000003ff
+DATA consts<>+1296(SB)/8, $0x0010000000000000
+DATA consts<>+1304(SB)/8, $0x0010000000000000
+DATA consts<>+1312(SB)/8, $0x4350000000000000
+DATA consts<>+1320(SB)/8, $0x4350000000000000
+DATA consts<>+1328(SB)/8, $0x404b000000000000
+DATA consts<>+1336(SB)/8, $0x404b000000000000
+DATA consts<>+1344(SB)/8, $0x4330000000000000
+DATA consts<>+1352(SB)/8, $0x4330000000000000
+DATA consts<>+1360(SB)/8, $0x43300000000003ff
+DATA consts<>+1368(SB)/8, $0x43300000000003ff
+DATA consts<>+1376(SB)/8, $0x000fffffffffffff
+DATA consts<>+1384(SB)/8, $0x000fffffffffffff
+DATA consts<>+1392(SB)/8, $0x3ff6a09e667f3bcd
+DATA consts<>+1400(SB)/8, $0x3ff6a09e667f3bcd
+DATA consts<>+1408(SB)/8, $0x4000000000000000
+DATA consts<>+1416(SB)/8, $0x4000000000000000
+DATA consts<>+1424(SB)/8, $0x3fb642c8590b2164
+DATA consts<>+1432(SB)/8, $0x3fb642c8590b2164
+DATA consts<>+1440(SB)/8, $0x3fb8618618618618
+DATA consts<>+1448(SB)/8, $0x3fb8618618618618
+DATA consts<>+1456(SB)/8, $0x3fbaf286bca1af28
+DATA consts<>+1464(SB)/8, $0x3fbaf286bca1af28
+DATA consts<>+1472(SB)/8, $0x3fbe1e1e1e1e1e1e
+DATA consts<>+1480(SB)/8, $0x3fbe1e1e1e1e1e1e
+DATA consts<>+1488(SB)/8, $0x3fc1111111111111
+DATA consts<>+1496(SB)/8, $0x3fc1111111111111
+DATA consts<>+1504(SB)/8, $0x3fc3b13b13b13b14
+DATA consts<>+1512(SB)/8, $0x3fc3b13b13b13b14
+DATA consts<>+1520(SB)/8, $0x3fc745d1745d1746
+DATA consts<>+1528(SB)/8, $0x3fc745d1745d1746
+DATA consts<>+1536(SB)/8, $0x3fcc71c71c71c71c
+DATA consts<>+1544(SB)/8, $0x3fcc71c71c71c71c
+DATA consts<>+1552(SB)/8, $0x3fd2492492492492
+DATA consts<>+1560(SB)/8, $0x3fd2492492492492
+DATA consts<>+1568(SB)/8, $0x3fd999999999999a
+DATA consts<>+1576(SB)/8, $0x3fd999999999999a
+DATA consts<>+1584(SB)/8, $0x3fe5555555555555
+DATA consts<>+1592(SB)/8, $0x3fe5555555555555
+DATA consts<>+1600(SB)/8, $0x7ff0000000000000
+DATA consts<>+1608(SB)/8, $0x7ff0000000000000
+DATA consts<>+1616(SB)/8, $0xfff0000000000000
+DATA consts<>+1624(SB)/8, $0xfff0000000000000
+DATA consts<>+1632(SB)/8, $0x7ff8000000000000
+DATA consts<>+1640(SB)/8, $0x7ff8000000000000
+GLOBL consts<>(SB), RODATA|NOPTR, $1648

@@ -20,6 +20,7 @@ func init() {
 		leakyReLU: leakyReLUGeneric, elu: eluGeneric,
 		expSum: expSumGeneric,
 	})
+	transcendF64.set(dispatch.Generic, &transcendKernelsF64{exp: mapGeneric(exp64), log: mapGeneric(log64)})
 }
 
 // horner evaluates Σ c[k]·x^k with one FMA per coefficient, the order the
@@ -33,8 +34,8 @@ func horner(c []float32, x float32) float32 {
 	return p
 }
 
-func mapGeneric(f func(float32) float32) func(dst, x []float32) {
-	return func(dst, x []float32) {
+func mapGeneric[T float](f func(T) T) func(dst, x []T) {
+	return func(dst, x []T) {
 		x = x[:len(dst)]
 		for i, v := range x {
 			dst[i] = f(v)
@@ -169,6 +170,62 @@ func log32(x float32) float32 {
 	lo := fma32(s*z, p, k*approx.Ln2Lo)
 	hi := (s + s) + lo
 	return fma32(k, approx.Ln2Hi, hi)
+}
+
+// horner64 is horner for float64: Σ c[k]·x^k, one FMA per coefficient.
+func horner64(c []float64, x float64) float64 {
+	p := c[len(c)-1]
+	for i := len(c) - 2; i >= 0; i-- {
+		p = math.FMA(p, x, c[i])
+	}
+	return p
+}
+
+// exp64 is ExpF64 for one element (internal/approx: the Exp64 block):
+// x = n·ln2 + (hi - lo), e^(hi-lo) = (1 + hi) - lo + r²·P(r) with 1 + hi
+// split exactly (Fast2Sum, |hi| < 1), so the sum rounds once; then ·2^n,
+// rounded once (denormal results too). The conversions keep each product
+// rounded where the assembly rounds it (Go may fuse otherwise).
+func exp64(x float64) float64 {
+	x = minimumOf(maximumOf(x, approx.Exp64Min), approx.Exp64Max)
+	n := math.RoundToEven(x * approx.Log2E)
+	hi := math.FMA(-n, approx.Ln2Hi64, x) // exact
+	lo := float64(n * approx.Ln2Lo64)
+	r := hi - lo
+	q := float64(float64(r*r) * horner64(approx.Expm1Poly64[:], r))
+	s := 1 + hi
+	e := (1 - s) + hi // 1 + hi = s + e exactly
+	return scale64(s+((e-lo)+q), n)
+}
+
+// scale64 returns y·2^n rounded once (math.Ldexp rounds a denormal result
+// once; overflow gives ±Inf).
+func scale64(y, n float64) float64 { return math.Ldexp(y, int(n)) }
+
+// log64 is LogF64 for one element (internal/approx: the Log1pPoly64 block):
+// x = m·2^k with m in [√2/2, √2), f = m - 1, s = f/(2+f), h = f²/2,
+// log x = k·Ln2Hi64 + (f - (h - (s·(h + z·P(z)) + k·Ln2Lo64))), z = s².
+func log64(x float64) float64 {
+	switch {
+	case x != x || x < 0:
+		return math.NaN()
+	case x == 0:
+		return math.Inf(-1)
+	case math.IsInf(x, 1):
+		return x
+	}
+	fr, ex := math.Frexp(x) // x = fr·2^ex, fr in [0.5, 1)
+	m, k := 2*fr, float64(ex-1)
+	if m >= math.Sqrt2 {
+		m, k = fr, float64(ex)
+	}
+	f := m - 1 // exact
+	s := f / (2 + f)
+	z := float64(s * s)
+	r := float64(z * horner64(approx.Log1pPoly64[:], z))
+	h := float64(0.5 * f * f)
+	t := math.FMA(s, h+r, float64(k*approx.Ln2Lo64))
+	return math.FMA(k, approx.Ln2Hi64, f-(h-t))
 }
 
 func leakyReLUGeneric(dst, x []float32, alpha float32) {

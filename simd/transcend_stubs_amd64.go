@@ -159,3 +159,27 @@ func expSumAVX2(dst []float32, x []float32, shift float32) float64
 //
 //go:noescape
 func sumExpAVX2(x []float32, shift float32) float64
+
+// expF64AVX512 sets dst[i] = e^x[i] (see exp64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func expF64AVX512(dst []float64, x []float64)
+
+// logF64AVX512 sets dst[i] = log(x[i]) (see log64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func logF64AVX512(dst []float64, x []float64)
+
+// expF64AVX2 sets dst[i] = e^x[i] (see exp64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func expF64AVX2(dst []float64, x []float64)
+
+// logF64AVX2 sets dst[i] = log(x[i]) (see log64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func logF64AVX2(dst []float64, x []float64)

@@ -81,3 +81,15 @@ func expSumNEON(dst, x []float32, shift float32) float64
 //
 //go:noescape
 func sumExpNEON(x []float32, shift float32) float64
+
+// expF64NEON sets dst[i] = e^x[i] (see exp64 in transcend_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func expF64NEON(dst, x []float64)
+
+// logF64NEON sets dst[i] = log(x[i]) (see log64 in transcend_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func logF64NEON(dst, x []float64)

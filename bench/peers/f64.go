@@ -129,6 +129,14 @@ func OpsF64() []Op {
 		f64(newOp("ArgMinF64", bytes(8), withResult(index, concat(
 			lanes(func(in *Inputs) { sinkI = simd.ArgMinF64(in.A64) }),
 			[]Impl{impl("vek", func(in *Inputs) { sinkI = vek.ArgMin(in.A64) })})...))),
+		// vek has no float64 Exp or Log: the peer is the loop over the math
+		// package a Go user writes today.
+		f64(newOp("ExpF64", bytes(16), withResult(dst64, concat(
+			lanes(func(in *Inputs) { simd.ExpF64(in.Dst64, in.A64) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap64(in.Dst64, in.A64, math.Exp) })})...))),
+		f64(newOp("LogF64", bytes(16), withResult(dst64, concat(
+			lanes(func(in *Inputs) { simd.LogF64(in.Dst64, in.A64) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap64(in.Dst64, in.A64, math.Log) })})...))),
 		// NormF64 within (n/2+1)·2⁻⁵³ relative: compared as a summed op.
 		summed(f64(newOp("NormF64", bytes(8), withResult(scalar64, concat(
 			lanes(func(in *Inputs) { sinkD = simd.NormF64(in.A64) }),

@@ -5,6 +5,8 @@
 // give; approx_test.go checks those claims in float64.
 package approx
 
+import "math"
+
 // Exp range reduction (Cody-Waite): x = n·ln2 + r with n = round(x·Log2E) and
 // r = (x - n·Ln2Hi) - n·Ln2Lo. Ln2Hi has its 9 low significand bits clear, so
 // n·Ln2Hi is exact for |n| < 2^9 and the first subtraction is exact; Ln2Lo is
@@ -129,3 +131,55 @@ const (
 	TanhC3      = 0.071354816272782  // 2·√(2/π)·0.044715
 	GELUTanhMax = 20.0
 )
+
+// Float64 exp (ExpF64): x is clamped to [Exp64Min, Exp64Max] (e^x overflows
+// above 709.79 and rounds to 0 below -745.14), n = round(x·Log2E) and
+// x = n·ln2 + r with r = hi - lo, hi = x - n·Ln2Hi64 (exact: Ln2Hi64 is ln2
+// cut to 32 significant bits and |n| <= 1077 has 11) and lo = n·Ln2Lo64.
+// e^r = 1 + r + r²·P(r) with P the Taylor coefficients 1/k!, k = 2..13
+// (Expm1Poly64): the truncation is below 5e-18 relative on |r| <= ln2/2
+// (0.05 float64 ULP); 1 + hi is split exactly (Fast2Sum) so that the sum
+// rounds once, and the result is within 0.9 ULP before the scaling by 2^n
+// (measured: see the package doc of simd).
+const (
+	Exp64Max = 710.0
+	Exp64Min = -746.0
+	Ln2Hi64  = 0x1.62e42feep-1
+	Ln2Lo64  = math.Ln2 - Ln2Hi64 // an exact constant expression, rounded once
+)
+
+var Expm1Poly64 = [...]float64{
+	1.0 / 2,
+	1.0 / 6,
+	1.0 / 24,
+	1.0 / 120,
+	1.0 / 720,
+	1.0 / 5040,
+	1.0 / 40320,
+	1.0 / 362880,
+	1.0 / 3628800,
+	1.0 / 39916800,
+	1.0 / 479001600,
+	1.0 / 6227020800,
+}
+
+// Float64 log (LogF64): x = m·2^k with m in [√2/2, √2), f = m - 1 (exact),
+// s = f/(2+f) and log(1+f) = 2·atanh(s) = f - (h - s·(h + R)) with h = f²/2
+// and R = z·P(z), z = s², P(z) = Σ 2·z^(j-1)/(2j+1), j = 1..11 (Log1pPoly64,
+// the atanh Taylor series: on |s| <= 0.1716 the truncation is below 1e-18
+// relative, 0.01 ULP). f is exact and carries the result; the correction's
+// roundings stay below 0.4 ULP; log x = k·Ln2Hi64 + (f - (h - (s·(h + R) +
+// k·Ln2Lo64))), with k·Ln2Hi64 exact (|k| <= 1075).
+var Log1pPoly64 = [...]float64{
+	2.0 / 3,
+	2.0 / 5,
+	2.0 / 7,
+	2.0 / 9,
+	2.0 / 11,
+	2.0 / 13,
+	2.0 / 15,
+	2.0 / 17,
+	2.0 / 19,
+	2.0 / 21,
+	2.0 / 23,
+}

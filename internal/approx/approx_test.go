@@ -2,6 +2,7 @@ package approx
 
 import (
 	"math"
+	"math/big"
 	"testing"
 )
 
@@ -55,5 +56,29 @@ func TestCodyWaite(t *testing.T) {
 	}
 	if d := math.Abs(float64(float32(Ln2Hi)) + float64(float32(Ln2Lo)) - math.Ln2); d > 1e-13 {
 		t.Fatalf("Ln2Hi+Ln2Lo differs from ln2 by %g", d)
+	}
+}
+
+// TestCodyWaite64 checks that n·Ln2Hi64 is exact for every n the float64
+// exp can take (|n| <= 1077: at most 11 bits beside Ln2Hi64's 32), and that
+// Ln2Hi64 + Ln2Lo64 is ln2 to within Ln2Lo64's rounding (2^-86, far below
+// a float64 ULP of any n·ln2).
+func TestCodyWaite64(t *testing.T) {
+	if b := math.Float64bits(Ln2Hi64); b&(1<<21-1) != 0 {
+		t.Fatalf("Ln2Hi64 has more than 32 significant bits: %#x", b)
+	}
+	for n := -1077.0; n <= 1077; n++ {
+		if math.FMA(n, Ln2Hi64, -n*Ln2Hi64) != 0 {
+			t.Fatalf("n·Ln2Hi64 rounds for n = %v", n)
+		}
+	}
+	sum := new(big.Float).SetPrec(200).SetFloat64(Ln2Hi64)
+	sum.Add(sum, new(big.Float).SetPrec(200).SetFloat64(Ln2Lo64))
+	exact := new(big.Float).SetPrec(200)
+	exact.SetString("0.693147180559945309417232121458176568075500134360255254120680009493393621969694715605863326996418687542")
+	d, _ := sum.Sub(sum, exact).Float64()
+	// Ln2Lo64 is ln2 - Ln2Hi64 rounded once: within half its ULP (2^-86).
+	if math.Abs(d) > 0x1p-86 {
+		t.Fatalf("Ln2Hi64+Ln2Lo64 differs from ln2 by %g", d)
 	}
 }

@@ -19,7 +19,7 @@ func transcend(f *File) {
 			name: name + "NEON", sig: "func(dst, x []float32)", dst: "dst", ins: []string{"x"},
 			doc: []string{name + "NEON sets dst[i] = " + doc + " (see " + name + "32 in transcend_generic.go).", requires},
 			body: func(b *B, in []Val, _ *Val) *Val {
-				r := body(&nv{b}, in[0])
+				r := body(&nv{b: b}, in[0])
 				return &r
 			},
 		})
@@ -29,7 +29,7 @@ func transcend(f *File) {
 			name: name + "NEON", sig: "func(dst, x []float32, alpha float32)", dst: "dst", ins: []string{"x"},
 			doc: []string{name + "NEON sets dst[i] = " + doc + ".", requires},
 			body: func(b *B, in []Val, _ *Val) *Val {
-				r := body(&nv{b}, in[0], scalarPin(b, F32, "alpha"))
+				r := body(&nv{b: b}, in[0], scalarPin(b, F32, "alpha"))
 				return &r
 			},
 		})
@@ -47,34 +47,111 @@ func transcend(f *File) {
 	withAlpha("elu", "x[i] if x[i] > 0, else alpha·(e^x[i]-1)", (*nv).elu)
 	expSum(f, true)
 	expSum(f, false)
+	// The float64 forms (ExpF64, LogF64).
+	unary64 := func(name, doc string, body func(v *nv, x Val) Val) {
+		elementwise(f, ew{
+			w: F64, name: name + "F64NEON", sig: "func(dst, x []float64)", dst: "dst", ins: []string{"x"},
+			doc: []string{name + "F64NEON sets dst[i] = " + doc + " (see " + name + "64 in transcend_generic.go).", requires},
+			body: func(b *B, in []Val, _ *Val) *Val {
+				r := body(&nv{b: b, w: F64}, in[0])
+				return &r
+			},
+		})
+	}
+	unary64("exp", "e^x[i]", (*nv).exp64)
+	unary64("log", "log(x[i])", (*nv).log64)
 }
 
-// nv spells the vector operations of the algorithms on a64 values.
-type nv struct{ b *B }
+// bits is the 64-bit pattern u in both lanes (float64 kernels).
+func (v *nv) bits(u uint64) Val { return v.d(math.Float64frombits(u)) }
+
+// poly64 evaluates Σ c[k]·x^k by Horner's rule (float64).
+func (v *nv) poly64(x Val, c []float64) Val {
+	p := v.d(c[len(c)-1])
+	for i := len(c) - 2; i >= 0; i-- {
+		p = v.fma(p, x, v.d(c[i]))
+	}
+	return p
+}
+
+// scale64 returns y·2^n (n integral in [-1076, 1024]) rounded once, as the
+// amd64 generator's AVX2 level: 2^n1·2^n2 with n1 = floor(n/2), each built
+// from the bits of n + 1023 + 1.5·2^52 shifted into the exponent.
+func (v *nv) scale64(y, n Val) Val {
+	n1 := v.b.Op1(v.w.FRINTM, v.mul(n, v.d(0.5)))
+	n2 := v.sub(n, n1)
+	pow := func(k Val) Val { return v.imm(SHLD, 52, v.add(k, v.d(1023+0x1.8p52))) }
+	return v.mul(v.mul(y, pow(n1)), pow(n2))
+}
+
+// exp64 is exp64 of transcend_generic.go, operation for operation.
+func (v *nv) exp64(x Val) Val {
+	xc := v.min(v.max(x, v.d(approx.Exp64Min)), v.d(approx.Exp64Max))
+	n := v.b.Op1(v.w.FRINTN, v.mul(xc, v.d(approx.Log2E)))
+	hi := v.fnma(n, v.d(approx.Ln2Hi64), xc) // exact
+	lo := v.mul(n, v.d(approx.Ln2Lo64))
+	r := v.sub(hi, lo)
+	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
+	s := v.add(hi, v.d(1))
+	e := v.add(v.sub(v.d(1), s), hi) // 1 + hi = s + e exactly
+	return v.scale64(v.add(s, v.add(v.sub(e, lo), q)), n)
+}
+
+// log64 is log64 of transcend_generic.go: the exponent and mantissa from the
+// bits (denormals prescaled by 2^54), m in [√2/2, √2).
+func (v *nv) log64(x Val) Val {
+	den := v.lt(x, v.d(0x1p-1022))
+	xs := v.sel(den, v.mul(x, v.d(0x1p54)), x)
+	adj := v.and(den, v.d(54))
+	e1 := v.sub(v.or(v.imm(USHRD, 52, xs), v.bits(0x4330000000000000)), v.d(0x1p52+1023))
+	m1 := v.or(v.and(xs, v.bits(0x000fffffffffffff)), v.d(1))
+	big := v.ge(m1, v.d(math.Sqrt2))
+	m := v.sel(big, v.mul(m1, v.d(0.5)), m1)
+	k := v.sub(v.add(e1, v.and(big, v.d(1))), adj)
+	f := v.sub(m, v.d(1)) // exact
+	s := v.div(f, v.add(f, v.d(2)))
+	z := v.mul(s, s)
+	r := v.mul(z, v.poly64(z, approx.Log1pPoly64[:]))
+	h := v.mul(v.mul(f, v.d(0.5)), f)
+	t := v.fma(s, v.add(h, r), v.mul(k, v.d(approx.Ln2Lo64)))
+	res := v.fma(k, v.d(approx.Ln2Hi64), v.sub(f, v.sub(h, t)))
+	// Specials: +Inf -> +Inf, ±0 -> -Inf, x < 0 or NaN -> NaN.
+	res = v.sel(v.eq(x, v.d(math.Inf(1))), x, res)
+	res = v.sel(v.b.Op1(v.w.FCMEQ0, x), v.d(math.Inf(-1)), res)
+	return v.sel(v.b.Op1(v.w.FCMGE0, x), res, v.bits(0x7ff8000000000000))
+}
+
+// nv spells the vector operations of the algorithms on a64 values, at the
+// element width w (the zero value: float32).
+type nv struct {
+	b *B
+	w Float
+}
 
 func (v *nv) f(x float32) Val     { return v.b.F(x) }
-func (v *nv) add(a, c Val) Val    { return v.b.Op2(FADD, a, c) }
-func (v *nv) sub(a, c Val) Val    { return v.b.Op2(FSUB, a, c) }
-func (v *nv) mul(a, c Val) Val    { return v.b.Op2(FMUL, a, c) }
-func (v *nv) div(a, c Val) Val    { return v.b.Op2(FDIV, a, c) }
+func (v *nv) d(x float64) Val     { return v.b.D(x) }
+func (v *nv) add(a, c Val) Val    { return v.b.Op2(v.w.FADD, a, c) }
+func (v *nv) sub(a, c Val) Val    { return v.b.Op2(v.w.FSUB, a, c) }
+func (v *nv) mul(a, c Val) Val    { return v.b.Op2(v.w.FMUL, a, c) }
+func (v *nv) div(a, c Val) Val    { return v.b.Op2(v.w.FDIV, a, c) }
 func (v *nv) and(a, c Val) Val    { return v.b.Op2(AND, a, c) }
 func (v *nv) or(a, c Val) Val     { return v.b.Op2(ORR, a, c) }
-func (v *nv) max(a, c Val) Val    { return v.b.Op2(FMAX, a, c) }
-func (v *nv) min(a, c Val) Val    { return v.b.Op2(FMIN, a, c) }
-func (v *nv) neg(a Val) Val       { return v.b.Op1(FNEG, a) }
-func (v *nv) abs(a Val) Val       { return v.b.Op1(FABS, a) }
+func (v *nv) max(a, c Val) Val    { return v.b.Op2(v.w.FMAX, a, c) }
+func (v *nv) min(a, c Val) Val    { return v.b.Op2(v.w.FMIN, a, c) }
+func (v *nv) neg(a Val) Val       { return v.b.Op1(v.w.FNEG, a) }
+func (v *nv) abs(a Val) Val       { return v.b.Op1(v.w.FABS, a) }
 func (v *nv) sel(m, t, e Val) Val { return v.b.Sel(m, t, e) }
 func (v *nv) zero() Val           { return v.b.Bits(0) }
 
 // fma is a·c + d, fnma d - a·c, each rounded once.
-func (v *nv) fma(a, c, d Val) Val  { return v.b.Tied2(FMLA, d, a, c) }
-func (v *nv) fnma(a, c, d Val) Val { return v.b.Tied2(FMLS, d, a, c) }
+func (v *nv) fma(a, c, d Val) Val  { return v.b.Tied2(v.w.FMLA, d, a, c) }
+func (v *nv) fnma(a, c, d Val) Val { return v.b.Tied2(v.w.FMLS, d, a, c) }
 
 // Comparisons: lanes set where they hold (never for NaN).
-func (v *nv) eq(a, c Val) Val { return v.b.Op2(FCMEQ, a, c) }
-func (v *nv) lt(a, c Val) Val { return v.b.Op2(FCMGT, c, a) }
-func (v *nv) gt(a, c Val) Val { return v.b.Op2(FCMGT, a, c) }
-func (v *nv) ge(a, c Val) Val { return v.b.Op2(FCMGE, a, c) }
+func (v *nv) eq(a, c Val) Val { return v.b.Op2(v.w.FCMEQ, a, c) }
+func (v *nv) lt(a, c Val) Val { return v.b.Op2(v.w.FCMGT, c, a) }
+func (v *nv) gt(a, c Val) Val { return v.b.Op2(v.w.FCMGT, a, c) }
+func (v *nv) ge(a, c Val) Val { return v.b.Op2(v.w.FCMGE, a, c) }
 
 // clamp limits x to [lo, hi]; FMAX and FMIN propagate NaN.
 func (v *nv) clamp(x Val, lo, hi float32) Val { return v.min(v.max(x, v.f(lo)), v.f(hi)) }
@@ -300,7 +377,7 @@ func expSum(f *File, store bool) {
 	elementwise(f, ew{
 		name: name, sig: sig, dst: dst, ins: ins, doc: []string{doc, requires}, mask: true,
 		body: func(b *B, in []Val, mask *Val) *Val {
-			v := &nv{b}
+			v := &nv{b: b}
 			negShift := b.Pin(func(fn *Func, r V) {
 				fn.Asm("FMOVS %s, F%d", fn.Arg("shift"), r)
 				fn.I(DUPS(r, r), FNEG(r, r))

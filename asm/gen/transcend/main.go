@@ -28,6 +28,7 @@ import (
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 
+	"github.com/lanesgo/lanes/asm/gen/internal/elem"
 	"github.com/lanesgo/lanes/asm/gen/internal/x86"
 	"github.com/lanesgo/lanes/internal/approx"
 )
@@ -50,13 +51,19 @@ func main() {
 		expSum(v, true)
 		expSum(v, false)
 	}
+	// The float64 forms (ExpF64, LogF64), on the same helpers at float64.
+	for _, s := range x86.Levels {
+		v := &vm{s: s.At(elem.F64)}
+		unary(v, "exp", "e^x[i]", v.exp64)
+		unary(v, "log", "log(x[i])", v.log64)
+	}
 	Generate()
 	dropSelfMoves(flag.Lookup("out").Value.String())
 }
 
 // selfMove matches a register copy onto itself, which the register allocator
 // leaves where a value's copy and the value share a register.
-var selfMove = regexp.MustCompile(`^\s+VMOVAPS\s+([XYZ]\d+), ([XYZ]\d+)$`)
+var selfMove = regexp.MustCompile(`^\s+VMOVAP[SD]\s+([XYZ]\d+), ([XYZ]\d+)$`)
 
 // dropSelfMoves removes those no-op copies from the generated file (a
 // peephole pass of this generator: they would cost front-end slots).
@@ -118,7 +125,8 @@ func cd(f float64) Mem {
 	})
 }
 
-// iota is the block 0, 1, ..., 7 (lane indices for AVX2 tail masks).
+// iota is the block 0, 1, ..., 7 (lane indices for AVX2 tail masks);
+// iota64 the same as 64-bit lanes 0..3.
 func iota() Mem {
 	return block("lanes_iota", func() {
 		for i := 0; i < 8; i++ {
@@ -126,6 +134,17 @@ func iota() Mem {
 		}
 	})
 }
+
+func iota64() Mem {
+	return block("lanes_iota64", func() {
+		for i := 0; i < 4; i++ {
+			DATA(8*i, U64(uint64(i)))
+		}
+	})
+}
+
+// cq returns a block holding the 64-bit pattern bits in every lane.
+func cq(bits uint64) Mem { return cd(math.Float64frombits(bits)) }
 
 // op emits ins(b, a, d); on AVX-512 a constant operand b is read with an
 // embedded broadcast (bcst) of its first 4 bytes: the linker aligns read-only
@@ -150,12 +169,21 @@ func (v *vm) reg() VecVirtual {
 func (v *vm) load(m Mem) VecVirtual {
 	r := v.reg()
 	if v.s.Masked {
-		VBROADCASTSS(m, r)
+		x86.P(v.s, VBROADCASTSS, VBROADCASTSD)(m, r)
 	} else {
-		VMOVUPS(m, r)
+		x86.P(v.s, VMOVUPS, VMOVUPD)(m, r)
 	}
 	return r
 }
+
+// p picks the PS or PD form of an instruction and its embedded-broadcast
+// form for the element width of v.
+func (v *vm) p(ps, psb, pd, pdb func(...Op)) (func(...Op), func(...Op)) {
+	return x86.P(v.s, ps, pd), x86.P(v.s, psb, pdb)
+}
+
+// movAP copies a register (VMOVAPS or VMOVAPD).
+func (v *vm) movAP(a, d Op) { x86.P(v.s, VMOVAPS, VMOVAPD)(a, d) }
 
 // bin returns ins(a, b) in a new register (b may be a constant block).
 func (v *vm) bin(ins, bcst func(...Op), a VecVirtual, b Op) VecVirtual {
@@ -164,29 +192,50 @@ func (v *vm) bin(ins, bcst func(...Op), a VecVirtual, b Op) VecVirtual {
 	return d
 }
 
-func (v *vm) add(a VecVirtual, b Op) VecVirtual { return v.bin(VADDPS, VADDPS_BCST, a, b) }
-func (v *vm) sub(a VecVirtual, b Op) VecVirtual { return v.bin(VSUBPS, VSUBPS_BCST, a, b) }
-func (v *vm) mul(a VecVirtual, b Op) VecVirtual { return v.bin(VMULPS, VMULPS_BCST, a, b) }
-func (v *vm) div(a VecVirtual, b Op) VecVirtual { return v.bin(VDIVPS, VDIVPS_BCST, a, b) }
-func (v *vm) and(a VecVirtual, b Op) VecVirtual { return v.bin(VANDPS, VANDPS_BCST, a, b) }
-func (v *vm) or(a VecVirtual, b Op) VecVirtual  { return v.bin(VORPS, VORPS_BCST, a, b) }
-func (v *vm) xor(a VecVirtual, b Op) VecVirtual { return v.bin(VXORPS, VXORPS_BCST, a, b) }
+func (v *vm) add(a VecVirtual, b Op) VecVirtual {
+	return v.bin2(v.p(VADDPS, VADDPS_BCST, VADDPD, VADDPD_BCST))(a, b)
+}
+func (v *vm) sub(a VecVirtual, b Op) VecVirtual {
+	return v.bin2(v.p(VSUBPS, VSUBPS_BCST, VSUBPD, VSUBPD_BCST))(a, b)
+}
+func (v *vm) mul(a VecVirtual, b Op) VecVirtual {
+	return v.bin2(v.p(VMULPS, VMULPS_BCST, VMULPD, VMULPD_BCST))(a, b)
+}
+func (v *vm) div(a VecVirtual, b Op) VecVirtual {
+	return v.bin2(v.p(VDIVPS, VDIVPS_BCST, VDIVPD, VDIVPD_BCST))(a, b)
+}
+func (v *vm) and(a VecVirtual, b Op) VecVirtual {
+	return v.bin2(v.p(VANDPS, VANDPS_BCST, VANDPD, VANDPD_BCST))(a, b)
+}
+func (v *vm) or(a VecVirtual, b Op) VecVirtual {
+	return v.bin2(v.p(VORPS, VORPS_BCST, VORPD, VORPD_BCST))(a, b)
+}
+func (v *vm) xor(a VecVirtual, b Op) VecVirtual {
+	return v.bin2(v.p(VXORPS, VXORPS_BCST, VXORPD, VXORPD_BCST))(a, b)
+}
+
+// bin2 is bin with the instruction pair given as p returns it.
+func (v *vm) bin2(ins, bcst func(...Op)) func(a VecVirtual, b Op) VecVirtual {
+	return func(a VecVirtual, b Op) VecVirtual { return v.bin(ins, bcst, a, b) }
+}
 
 // fma returns a·b + c with one rounding.
 func (v *vm) fma(a VecVirtual, b, c Op) VecVirtual {
 	d := v.reg()
 	_, bMem := b.(Mem)
 	_, cMem := c.(Mem)
+	f213, f213b := v.p(VFMADD213PS, VFMADD213PS_BCST, VFMADD213PD, VFMADD213PD_BCST)
+	f231, f231b := v.p(VFMADD231PS, VFMADD231PS_BCST, VFMADD231PD, VFMADD231PD_BCST)
 	switch {
 	case !bMem:
-		VMOVAPS(a, d)
-		v.op(VFMADD213PS, VFMADD213PS_BCST, c, b, d) // d = b·d + c
+		v.movAP(a, d)
+		v.op(f213, f213b, c, b, d) // d = b·d + c
 	case !cMem:
-		VMOVAPS(c, d)
-		v.op(VFMADD231PS, VFMADD231PS_BCST, b, a, d) // d = a·b + d
+		v.movAP(c, d)
+		v.op(f231, f231b, b, a, d) // d = a·b + d
 	default:
-		VMOVAPS(a, d)
-		v.op(VFMADD213PS, VFMADD213PS_BCST, c, v.load(b.(Mem)), d)
+		v.movAP(a, d)
+		v.op(f213, f213b, c, v.load(b.(Mem)), d)
 	}
 	return d
 }
@@ -194,26 +243,34 @@ func (v *vm) fma(a VecVirtual, b, c Op) VecVirtual {
 // fnma returns c - a·b with one rounding (b a constant, c a register).
 func (v *vm) fnma(a VecVirtual, b Mem, c VecVirtual) VecVirtual {
 	d := v.reg()
-	VMOVAPS(c, d)
-	v.op(VFNMADD231PS, VFNMADD231PS_BCST, b, a, d) // d = -(a·b) + d
+	v.movAP(c, d)
+	ins, bcst := v.p(VFNMADD231PS, VFNMADD231PS_BCST, VFNMADD231PD, VFNMADD231PD_BCST)
+	v.op(ins, bcst, b, a, d) // d = -(a·b) + d
 	return d
 }
 
 // clamp limits x to [lo, hi]; NaN passes through (MAXPS/MINPS return their
 // second source operand, x, when either is NaN).
 func (v *vm) clamp(x VecVirtual, lo, hi float32) VecVirtual {
-	l, h, d, e := v.load(cf(lo)), v.load(cf(hi)), v.reg(), v.reg()
-	VMAXPS(x, l, d)
-	VMINPS(d, h, e)
+	return v.clampMem(x, cf(lo), cf(hi))
+}
+
+func (v *vm) clampMem(x VecVirtual, lo, hi Mem) VecVirtual {
+	l, h, d, e := v.load(lo), v.load(hi), v.reg(), v.reg()
+	x86.P(v.s, VMAXPS, VMAXPD)(x, l, d)
+	x86.P(v.s, VMINPS, VMINPD)(d, h, e)
 	return e
 }
 
-func (v *vm) round(x VecVirtual) VecVirtual {
+// round rounds to the nearest integer, ties to even (mode 0), or down (1).
+func (v *vm) round(x VecVirtual) VecVirtual { return v.roundMode(x, 0) }
+
+func (v *vm) roundMode(x VecVirtual, mode uint8) VecVirtual {
 	d := v.reg()
 	if v.s.Masked {
-		VRNDSCALEPS(U8(0), x, d)
+		x86.P(v.s, VRNDSCALEPS, VRNDSCALEPD)(U8(mode), x, d)
 	} else {
-		VROUNDPS(U8(0), x, d)
+		x86.P(v.s, VROUNDPS, VROUNDPD)(U8(mode), x, d)
 	}
 	return d
 }
@@ -231,30 +288,35 @@ const (
 	cmpLT  = 0x01 // LT_OS
 	cmpUNO = 0x03 // UNORD_Q
 	cmpNLE = 0x06 // NLE_US: not(a <= b), true for NaN
+	cmpGE  = 0x0d // GE_OS
 	cmpGT  = 0x0e // GT_OS
 )
 
 func (v *vm) cmp(pred uint8, a VecVirtual, b Op) mask {
+	vcmp, vcmpb := v.p(VCMPPS, VCMPPS_BCST, VCMPPD, VCMPPD_BCST)
 	if v.s.Masked {
 		k := K()
 		if _, ok := b.(Mem); ok {
-			VCMPPS_BCST(U8(pred), b, a, k)
+			vcmpb(U8(pred), b, a, k)
 		} else {
-			VCMPPS(U8(pred), b, a, k)
+			vcmp(U8(pred), b, a, k)
 		}
 		return mask{k: k}
 	}
 	m := v.reg()
-	VCMPPS(U8(pred), b, a, m)
+	vcmp(U8(pred), b, a, m)
 	return mask{v: m}
 }
 
 // sel returns t where m is set, f elsewhere.
 func (v *vm) sel(m mask, t, f VecVirtual) VecVirtual {
 	d := v.reg()
-	if v.s.Masked {
-		VBLENDMPS(t, f, m.k, d)
-	} else {
+	switch {
+	case v.s.Masked:
+		x86.P(v.s, VBLENDMPS, VBLENDMPD)(t, f, m.k, d)
+	case v.s.Double():
+		VBLENDVPD(m.v, t, f, d)
+	default:
 		VBLENDVPS(m.v, t, f, d)
 	}
 	return d
@@ -529,6 +591,90 @@ func (v *vm) log(x VecVirtual) VecVirtual {
 	return v.sel(bad, v.load(c(0x7fc00000)), r)
 }
 
+// The float64 forms (v.s at float64): the algorithms of exp64 and log64 in
+// transcend_generic.go, operation for operation.
+
+// scale64 returns y·2^n (n integral, in [-1076, 1024]) rounded once.
+// AVX2 has no float64-to-int64 conversion: 2^n1 and 2^n2, n1 = floor(n/2)
+// and n2 = n - n1 (both normal), are built from n + 1023 + 1.5·2^52, whose
+// low bits are the biased exponent, shifted into place; y·2^n1 is exact and
+// the second product rounds once.
+func (v *vm) scale64(y, n VecVirtual) VecVirtual {
+	d := v.reg()
+	if v.s.Masked {
+		VSCALEFPD(n, y, d)
+		return d
+	}
+	n1 := v.roundMode(v.mul(n, cd(0.5)), 1)
+	n2 := v.sub(n, n1)
+	pow := func(k VecVirtual) VecVirtual {
+		b, e := v.add(k, cd(1023+0x1.8p52)), v.reg()
+		VPSLLQ(U8(52), b, e)
+		return e
+	}
+	return v.mul(v.mul(y, pow(n1)), pow(n2))
+}
+
+func (v *vm) poly64(x VecVirtual, c []float64) VecVirtual {
+	p := v.load(cd(c[len(c)-1]))
+	for i := len(c) - 2; i >= 0; i-- {
+		p = v.fma(p, x, cd(c[i]))
+	}
+	return p
+}
+
+func (v *vm) exp64(x VecVirtual) VecVirtual {
+	xc := v.clampMem(x, cd(approx.Exp64Min), cd(approx.Exp64Max))
+	n := v.round(v.mul(xc, cd(approx.Log2E)))
+	hi := v.fnma(n, cd(approx.Ln2Hi64), xc) // exact
+	lo := v.mul(n, cd(approx.Ln2Lo64))
+	r := v.sub(hi, lo)
+	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
+	s := v.add(hi, cd(1))
+	e := v.add(v.sub(v.load(cd(1)), s), hi) // 1 + hi = s + e exactly
+	return v.scale64(v.add(s, v.add(v.sub(e, lo), q)), n)
+}
+
+func (v *vm) log64(x VecVirtual) VecVirtual {
+	var m1, e1 VecVirtual // x = m1·2^e1, m1 in [1, 2)
+	var adj VecVirtual    // what the denormal prescaling added to e1 (AVX2)
+	if v.s.Masked {
+		m1, e1 = v.reg(), v.reg()
+		VGETMANTPD(U8(0), x, m1)
+		VGETEXPPD(x, e1)
+	} else {
+		// Denormals: scale by 2^54 first and take 54 off the exponent.
+		den := v.cmp(cmpLT, x, cd(0x1p-1022))
+		xs := v.sel(den, v.mul(x, cd(0x1p54)), x)
+		adj = v.sel(den, v.load(cd(54)), v.zero())
+		b := v.reg()
+		VPSRLQ(U8(52), xs, b)
+		// 2^52 + b as a float64, less 2^52 + 1023: the unbiased exponent.
+		e1 = v.sub(v.or(b, cq(0x4330000000000000)), cd(0x1p52+1023))
+		m1 = v.or(v.and(xs, cq(0x000fffffffffffff)), cd(1))
+	}
+	big := v.cmp(cmpGE, m1, cd(math.Sqrt2))
+	m := v.sel(big, v.mul(m1, cd(0.5)), m1)
+	var k VecVirtual
+	if v.s.Masked {
+		k = v.sel(big, v.add(e1, cd(1)), e1)
+	} else {
+		k = v.sub(v.add(e1, v.and(v.load(cd(1)), big.v)), adj)
+	}
+	f := v.sub(m, cd(1)) // exact
+	s := v.div(f, v.add(f, cd(2)))
+	z := v.mul(s, s)
+	r := v.mul(z, v.poly64(z, approx.Log1pPoly64[:]))
+	h := v.mul(v.mul(f, cd(0.5)), f)
+	t := v.fma(s, v.add(h, r), v.mul(k, cd(approx.Ln2Lo64)))
+	res := v.fma(k, cd(approx.Ln2Hi64), v.sub(f, v.sub(h, t)))
+	// Specials: +Inf -> +Inf, ±0 -> -Inf, x < 0 or NaN -> NaN.
+	res = v.sel(v.cmp(cmpEQ, x, cd(math.Inf(1))), x, res)
+	res = v.sel(v.cmp(cmpEQ, x, v.zero()), v.load(cd(math.Inf(-1))), res)
+	bad := v.cmp(cmpNLE, v.zero(), x) // not(0 <= x)
+	return v.sel(bad, v.load(cd(math.NaN())), res)
+}
+
 func (v *vm) leakyReLU(x VecVirtual) VecVirtual {
 	pos := v.cmp(cmpGT, x, v.zero())
 	return v.sel(pos, x, v.mul(x, v.alpha))
@@ -541,7 +687,7 @@ func (v *vm) elu(x VecVirtual) VecVirtual {
 
 // unary writes f over dst, x (see loop).
 func unary(v *vm, name, doc string, f func(VecVirtual) VecVirtual) {
-	kernel(v, name, "func(dst, x []float32)", doc, nil, f)
+	kernel(v, name, "func(dst, x []T)", doc, nil, f)
 }
 
 func withAlpha(v *vm, name, doc string, f func(VecVirtual) VecVirtual) {
@@ -562,9 +708,10 @@ func requires(s x86.ISA) string {
 
 func kernel(v *vm, name, sig, doc string, setup func(), f func(VecVirtual) VecVirtual) {
 	s := v.s
-	TEXT(name+s.Name, NOSPLIT, sig)
+	fn := name + s.Suffix() + s.Name
+	TEXT(fn, NOSPLIT, s.Typed(sig))
 	Pragma("noescape")
-	Doc(name+s.Name+" sets dst[i] = "+doc+" (see "+name+"32 in transcend_generic.go).", "Requires: "+requires(s)+".")
+	Doc(fn+" sets dst[i] = "+doc+" (see "+name+fmt.Sprint(s.Bits())+" in transcend_generic.go).", "Requires: "+requires(s)+".")
 	Load(Param("dst").Base(), RDI)
 	Load(Param("x").Base(), RSI)
 	Load(Param("dst").Len(), RCX)
@@ -582,14 +729,15 @@ func kernel(v *vm, name, sig, doc string, setup func(), f func(VecVirtual) VecVi
 // loop). With store, results go to RDI (masked in the tail).
 func (v *vm) loop(store bool, body func(x VecVirtual, m *mask) VecVirtual) {
 	s := v.s
+	movu := x86.P(s, VMOVUPS, VMOVUPD)
 	Label("loop")
 	CMPQ(RCX, U32(s.Lanes))
 	JB(LabelRef("tail"))
 	x := v.reg()
-	VMOVUPS(Mem{Base: RSI}, x)
+	movu(Mem{Base: RSI}, x)
 	y := body(x, nil)
 	if store {
-		VMOVUPS(y, Mem{Base: RDI})
+		movu(y, Mem{Base: RDI})
 		ADDQ(U32(s.Bytes()), RDI)
 	}
 	ADDQ(U32(s.Bytes()), RSI)
@@ -617,9 +765,15 @@ func (v *vm) tailMask() mask {
 		return mask{k: k}
 	}
 	x := XMM()
+	n, m := v.reg(), v.reg()
+	if v.s.Double() {
+		VMOVQ(RCX, x)
+		VPBROADCASTQ(x, n)
+		VPCMPGTQ(iota64(), n, m) // n > lane index
+		return mask{v: m}
+	}
 	MOVL(ECX, EAX)
 	VMOVD(EAX, x)
-	n, m := v.reg(), v.reg()
 	VPBROADCASTD(x, n)
 	VPCMPGTD(iota(), n, m) // n > lane index
 	return mask{v: m}
@@ -630,18 +784,18 @@ func (v *vm) tailMask() mask {
 func (v *vm) maskedLoad(m mask, src Mem) VecVirtual {
 	d := v.reg()
 	if v.s.Masked {
-		VMOVUPS_Z(src, m.k, d)
+		x86.P(v.s, VMOVUPS_Z, VMOVUPD_Z)(src, m.k, d)
 	} else {
-		VMASKMOVPS(src, m.v, d)
+		x86.P(v.s, VMASKMOVPS, VMASKMOVPD)(src, m.v, d)
 	}
 	return d
 }
 
 func (v *vm) maskedStore(m mask, x VecVirtual, dst Mem) {
 	if v.s.Masked {
-		VMOVUPS(x, m.k, dst)
+		x86.P(v.s, VMOVUPS, VMOVUPD)(x, m.k, dst)
 	} else {
-		VMASKMOVPS(x, m.v, dst)
+		x86.P(v.s, VMASKMOVPS, VMASKMOVPD)(x, m.v, dst)
 	}
 }
 

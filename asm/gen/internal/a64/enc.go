@@ -166,6 +166,9 @@ func (w Float) FRINTN(d, n V) Inst { return w.two(0x4E218800, "frintn", d, n) }
 func (w Float) FCVTZS(d, n V) Inst { return w.two(0x4EA1B800, "fcvtzs", d, n) }
 func (w Float) SCVTF(d, n V) Inst  { return w.two(0x4E21D800, "scvtf", d, n) }
 
+// FRINTM rounds each lane toward -Inf (floor).
+func (w Float) FRINTM(d, n V) Inst { return w.two(0x4E219800, "frintm", d, n) }
+
 // FMAXV, FMINV fold the lanes of n into the scalar d; for F64 (two lanes)
 // they are the pairwise FMAXP, FMINP (scalar), as FMAXV has no 2d form.
 func (w Float) FMAXV(d, n V) Inst {
@@ -282,6 +285,22 @@ func SHL(d, n V, s int) Inst {
 	i := shift(0x4F005400, "shl", uint32(32+s), s, d, n)
 	i.Go = fmt.Sprintf("VSHL $%d, V%d.S4, V%d.S4", s, n, d)
 	return i
+}
+
+// SHLD and USHRD are SHL and USHR on 64-bit lanes (2d): the float64
+// kernels build 2^n and split exponents with them.
+func SHLD(d, n V, s int) Inst {
+	return Inst{
+		Word: 0x4F005400 | uint32(64+s)<<16 | uint32(n)<<5 | uint32(d),
+		GNU:  fmt.Sprintf("shl v%d.2d, v%d.2d, #%d", d, n, s),
+	}
+}
+
+func USHRD(d, n V, s int) Inst {
+	return Inst{
+		Word: 0x6F000400 | uint32(128-s)<<16 | uint32(n)<<5 | uint32(d),
+		GNU:  fmt.Sprintf("ushr v%d.2d, v%d.2d, #%d", d, n, s),
+	}
 }
 
 // Bitwise ops on the whole register.

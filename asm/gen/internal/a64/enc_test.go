@@ -37,7 +37,7 @@ func every() []Inst {
 			}
 			for _, f := range []func(d, n V) Inst{
 				w.FCMGT0, w.FCMGE0, w.FCMLT0, w.FCMEQ0, w.FABS, w.FNEG, w.FSQRT, w.FRINTN,
-				w.FCVTZS, w.SCVTF, w.FMAXV, w.FMINV, w.DUP,
+				w.FCVTZS, w.SCVTF, w.FRINTM, w.FMAXV, w.FMINV, w.DUP,
 			} {
 				is = append(is, f(d, n))
 			}
@@ -46,6 +46,10 @@ func every() []Inst {
 			is = append(is, SSHR(d, n, s), USHR(d, n, s), SHL(d, n, s))
 		}
 		is = append(is, SSHR(d, n, 32), ONES(d))
+		for _, s := range []int{1, 52, 63} {
+			is = append(is, SHLD(d, n, s), USHRD(d, n, s))
+		}
+		is = append(is, USHRD(d, n, 64))
 		for _, w := range []Float{F32, F64} {
 			for i := 0; i < w.Lanes(); i++ {
 				is = append(is, w.FMLAE(d, n, m, i))

@@ -1,0 +1,237 @@
+package simd
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/lanesgo/lanes/dispatch"
+)
+
+// The float64 transcendentals (ExpF64, LogF64) are measured in float64 ULPs
+// of the exact result (math/big, transcend_ref_test.go, refPrec = 160 bits),
+// the float32 rule at float64's spacing: 2^(e-52) for |v| in [2^e, 2^(e+1)),
+// 2^-1074 below 2^-1022.
+
+// f64Case is one float64 transcendental: its public function, its generic
+// algorithm, the exact reference, its bound and the inputs to measure it on
+// (inputs whose result is NaN or ±Inf are TestTranscendF64Special's).
+type f64Case struct {
+	name  string
+	run   func(dst, x []float64)
+	gen   func(x float64) float64 // the generic algorithm, one element
+	exact func(x float64) *big.Float
+	bound float64
+	// inputs returns the measured inputs: random over the whole domain and
+	// the regions where the algorithm is weakest.
+	inputs func(r *rand.Rand, n int) []float64
+}
+
+var f64Cases = []f64Case{
+	{"ExpF64", ExpF64, exp64, func(x float64) *big.Float { return bigExp(bf(x, refPrec+40)) }, 1, expF64Inputs},
+	{"LogF64", LogF64, log64, logExactF64, 1, logF64Inputs},
+}
+
+func logExactF64(x float64) *big.Float { return bigLog(bf(x, refPrec+40)) }
+
+// expF64Inputs: uniform over the range that neither overflows nor rounds to
+// 0, near 0 (where 1 + hi carries the result), near the reduction's
+// boundaries ±ln2/2 + n·ln2, and into the denormal results.
+func expF64Inputs(r *rand.Rand, n int) []float64 {
+	xs := make([]float64, 0, n)
+	for len(xs) < n {
+		switch len(xs) % 4 {
+		case 0:
+			xs = append(xs, -745.1+r.Float64()*(709.78+745.1))
+		case 1:
+			xs = append(xs, (r.Float64()*2-1)*math.Ldexp(1, -r.IntN(60)))
+		case 2:
+			k := float64(r.IntN(2046) - 1023)
+			xs = append(xs, (k+0.5)*math.Ln2+(r.Float64()*2-1)*1e-9)
+		default:
+			xs = append(xs, -708.4-r.Float64()*36.7)
+		}
+	}
+	return xs
+}
+
+// logF64Inputs: random bit patterns of positive floats (every exponent,
+// denormals included), near 1 (where f carries the result), and around √2,
+// where the reduction switches.
+func logF64Inputs(r *rand.Rand, n int) []float64 {
+	xs := make([]float64, 0, n)
+	for len(xs) < n {
+		switch len(xs) % 3 {
+		case 0:
+			xs = append(xs, math.Float64frombits(r.Uint64()&^(1<<63)%0x7ff0000000000000))
+		case 1:
+			xs = append(xs, 1+(r.Float64()*2-1)*math.Ldexp(1, -r.IntN(50)))
+		default:
+			xs = append(xs, math.Ldexp(math.Sqrt2*(1+(r.Float64()*2-1)*1e-6), r.IntN(200)-100))
+		}
+	}
+	return xs
+}
+
+// ulpErr64 is |got - exact| in float64 ULPs at exact. An exact value that
+// rounds to ±Inf must be met by that infinity; a got of ±Inf for a finite
+// exact counts as ±2^1024. The result is +Inf where no finite error
+// describes the miss.
+func ulpErr64(got float64, exact *big.Float) float64 {
+	want, _ := exact.Float64()
+	switch {
+	case math.IsInf(want, 0):
+		if got == want {
+			return 0
+		}
+		return math.Inf(1)
+	case math.IsNaN(got):
+		return math.Inf(1)
+	}
+	g := new(big.Float).SetPrec(exact.Prec())
+	if math.IsInf(got, 0) {
+		g.SetMantExp(bf(math.Copysign(1, got), 2), 1024)
+	} else {
+		g.SetFloat64(got)
+	}
+	d := g.Sub(g, exact)
+	d.Abs(d)
+	e := exact.MantExp(nil) // |exact| in [2^(e-1), 2^e)
+	ulpExp := max(e-1-52, -1074)
+	if exact.Sign() == 0 {
+		ulpExp = -1074
+	}
+	q, _ := d.SetMantExp(d, -ulpExp).Float64()
+	return q
+}
+
+// f64Samples is the number of random inputs measured per function
+// (LANES_F64_SAMPLES overrides it; -short takes a tenth).
+func f64Samples() int {
+	if s, err := strconv.Atoi(os.Getenv("LANES_F64_SAMPLES")); err == nil && s > 0 {
+		return s
+	}
+	if testing.Short() {
+		return 600
+	}
+	return 20000
+}
+
+// TestTranscendF64ULP measures ExpF64 and LogF64 at every level against the
+// exact reference, computed once per input, and checks the bound.
+func TestTranscendF64ULP(t *testing.T) {
+	for _, c := range f64Cases {
+		t.Run(c.name, func(t *testing.T) { testF64ULP(t, c) })
+	}
+}
+
+func testF64ULP(t *testing.T, c f64Case) {
+	xs := c.inputs(rand.New(rand.NewPCG(11, 12)), f64Samples())
+	exact := make([]*big.Float, len(xs))
+	for i, x := range xs {
+		exact[i] = c.exact(x)
+	}
+	got := make([]float64, len(xs))
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		c.run(got, xs)
+		worst, at := 0.0, 0
+		for i := range xs {
+			if e := ulpErr64(got[i], exact[i]); !(e <= worst) {
+				worst, at = e, i
+			}
+		}
+		if !(worst <= c.bound) {
+			t.Fatalf("%s(%v) = %v, exact %s: %.3f ULP > %g", c.name, xs[at], got[at], exact[at].Text('g', 20), worst, c.bound)
+		}
+		t.Logf("%s at %v: largest error %.3f ULP (x = %v) over %d inputs", c.name, l, worst, xs[at], len(xs))
+	})
+}
+
+// TestTranscendF64Special checks the values IEEE and the docs fix.
+func TestTranscendF64Special(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	cases := []struct {
+		f    func(dst, x []float64)
+		name string
+		x    []float64
+		want []float64
+	}{
+		{ExpF64, "ExpF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 710, 709.79, -746, -745.2, 1e-300, -1e-300},
+			[]float64{nan, inf, 0, 1, 1, inf, inf, 0, 0, 1, 1}},
+		{LogF64, "LogF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), -1, -1e-310, 1, math.SmallestNonzeroFloat64},
+			[]float64{nan, inf, nan, -inf, -inf, nan, nan, 0, -744.4400719213812}},
+	}
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		for _, c := range cases {
+			got := make([]float64, len(c.x))
+			c.f(got, c.x)
+			for i := range got {
+				if !sameFloat(got[i], c.want[i]) {
+					t.Errorf("%s(%v) = %v, want %v", c.name, c.x[i], got[i], c.want[i])
+				}
+			}
+		}
+	})
+}
+
+// TestTranscendF64Lengths runs every length 0..257 and a long one at every
+// level, at unaligned starts and in place, with canaries around dst: every
+// level runs the generic algorithm's operations, so results agree with it
+// bit for bit.
+func TestTranscendF64Lengths(t *testing.T) {
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		r := rand.New(rand.NewPCG(13, uint64(l)))
+		for _, c := range f64Cases {
+			for _, n := range testLengths {
+				a := newGuardedOf[float64](n, (n+1)%4)
+				fill(r, a.s(), 800, 7)
+				if c.name == "LogF64" {
+					for i, v := range a.s() {
+						if i%3 != 0 {
+							a.s()[i] = math.Abs(v) // mostly in the domain
+						}
+					}
+				}
+				x := append([]float64(nil), a.s()...)
+				d := newGuardedOf[float64](n, n%4)
+				c.run(d.s(), a.s())
+				d.check(t, c.name)
+				a.check(t, c.name)
+				for i, v := range x {
+					if want := c.gen(v); !sameFloat(d.s()[i], want) {
+						t.Fatalf("%s n=%d: x[%d]=%v got %v, generic %v", c.name, n, i, v, d.s()[i], want)
+					}
+				}
+				c.run(a.s(), a.s())
+				for i := range x {
+					if !sameFloat(a.s()[i], d.s()[i]) {
+						t.Fatalf("%s n=%d in place: [%d] %v != %v", c.name, n, i, a.s()[i], d.s()[i])
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestTranscendF64AllocsAndPanics(t *testing.T) {
+	x, d := make([]float64, 1000), make([]float64, 1000)
+	for i := range x {
+		x[i] = float64(i) + 0.5
+	}
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		for _, c := range f64Cases {
+			if n := testing.AllocsPerRun(20, func() { c.run(d, x) }); n != 0 {
+				t.Errorf("%s: %v allocations per call", c.name, n)
+			}
+		}
+	})
+	for _, c := range f64Cases {
+		expectPanic(t, fmt.Sprintf("simd.%s: length mismatch: len(dst)=2 len(x)=3", c.name), func() { c.run(make([]float64, 2), make([]float64, 3)) })
+	}
+}
