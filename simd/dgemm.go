@@ -64,62 +64,21 @@ func DgemmStrided(transA, transB bool, m, n, k int, alpha float64, a []float64, 
 }
 
 // Dgemv computes y = alpha·op(A)·x + beta·y for the row-major m×n float64
-// matrix A (row stride lda): Sgemv's semantics and checks at float64. The
-// rows are float64 loops in Go for now (package simd has no float64 vector
-// kernels for Dot and Axpy yet); their error bound is that of a sequential
-// dot product, n·2⁻⁵³·Σ|A_ij·x_j| per element.
+// matrix A (row stride lda): Sgemv's semantics and checks at float64. Rows
+// are DotF64 without transA and AxpyF64 with it, so the error bound is
+// DotF64's, n·2⁻⁵³·Σ|A_ij·x_j| per element.
 func Dgemv(transA bool, m, n int, alpha float64, a []float64, lda int, x []float64, beta float64, y []float64) {
 	checkGemv("Dgemv", transA, m, n, a, lda, x, y)
 	gemv(transA, m, n, alpha, a, lda, x, beta, y)
 }
 
-// dgemmFamily is Dgemm's GEMM family. Its row operations (edge tiles, beta
-// scaling, Dgemv) are Go loops until package simd has float64 vector
-// kernels for them; without those, useDirect's rule (measured on float32
-// Dot and Axpy) does not apply and every product packs.
+// dgemmFamily is Dgemm's GEMM family; its row operations (edge tiles, beta
+// scaling, the unpacked path and Dgemv) are the float64 kernels of the
+// elementwise and reduction families (AddF64, AxpyF64, ScaleF64, DotF64).
 var dgemmFamily = gemmFamily[float64]{
-	add:   dgemmAdd,
-	axpy:  dgemmAxpy,
-	scale: dgemmScale,
-	dot:   dgemmDot,
-}
-
-func dgemmAdd(dst, a, b []float64) {
-	b = b[:len(a)]
-	dst = dst[:len(a)]
-	for i, v := range a {
-		dst[i] = v + b[i]
-	}
-}
-
-func dgemmAxpy(y []float64, alpha float64, x []float64) {
-	y = y[:len(x)]
-	for i, v := range x {
-		y[i] += alpha * v
-	}
-}
-
-func dgemmScale(dst, a []float64, s float64) {
-	dst = dst[:len(a)]
-	for i, v := range a {
-		dst[i] = v * s
-	}
-}
-
-// dgemmDot is a dot product with four partial sums (so the loop is not one
-// dependency chain of adds).
-func dgemmDot(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+	add:    func(dst, a, b []float64) { arithF64.get().add(dst, a, b) },
+	axpy:   func(y []float64, alpha float64, x []float64) { arithF64.get().axpy(y, alpha, x) },
+	scale:  func(dst, a []float64, s float64) { arithF64.get().scale(dst, a, s) },
+	dot:    func(a, b []float64) float64 { return reduceF64.get().dot(a, b) },
+	direct: true,
 }

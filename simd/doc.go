@@ -1,7 +1,7 @@
 // Package simd provides float32 slice kernels (elementwise arithmetic, reductions,
-// and more in other files), and float64 forms of the elementwise arithmetic and
-// the reductions, that run with AVX-512, AVX2 or NEON assembly when the CPU has
-// it and portable Go otherwise.
+// and more in other files), and float64 forms of the elementwise arithmetic,
+// the reductions and the matrix products, that run with AVX-512, AVX2 or NEON
+// assembly when the CPU has it and portable Go otherwise.
 //
 // # float64
 //
@@ -22,6 +22,9 @@
 // float64 forms so far, within 1 ULP of float64 (largest error measured
 // against an exact math/big reference over 10⁶ inputs each, at every level:
 // ExpF64 0.774, LogF64 0.795), bit-identical at every level.
+// The matrix products already carry BLAS's type
+// letter, so their float64 forms take BLAS's names: Dgemm, DgemmStrided and
+// Dgemv beside Sgemm, SgemmStrided and Sgemv (row-major dgemm and dgemv).
 //
 // Conventions shared by every function:
 //

@@ -35,8 +35,8 @@ func newGemmKernels[T float](mr, nr int, kernel func(k int, a, b, c []T, ldc int
 
 // gemmFamily is what the GEMM driver keeps per element type: the
 // microkernels of every level, the scratch lists, and the row operations of
-// edge tiles, beta scaling and gemv (vector kernels of the active level
-// where package simd has them).
+// edge tiles, beta scaling and gemv (the elementwise and reduction kernels
+// of the active level).
 type gemmFamily[T float] struct {
 	kernels table[gemmKernels[T]]
 	works   freelist.Stack[gemmWork[T]]
@@ -47,8 +47,7 @@ type gemmFamily[T float] struct {
 	scale func(dst, a []T, s T)       // dst = s·a
 	dot   func(a, b []T) T
 	// direct: useDirect's measured rule applies; without it every product
-	// packs (the row operations are Go loops, slower than the microkernel
-	// on any shape).
+	// packs.
 	direct bool
 }
 

@@ -64,7 +64,12 @@ func benchGemm[T float](b *testing.B, api gemmAPI[T]) {
 // level; it measured useDirect's rule (LANES_GEMM_SHAPES=1x256x128,...
 // picks the shapes). Names:
 // BenchmarkSgemmDirect/avx512/NN/16x16x16/packed.
-func BenchmarkSgemmDirect(b *testing.B) {
+func BenchmarkSgemmDirect(b *testing.B) { benchGemmDirect(b, sgemmAPI) }
+
+// BenchmarkDgemmDirect is BenchmarkSgemmDirect for Dgemm.
+func BenchmarkDgemmDirect(b *testing.B) { benchGemmDirect(b, dgemmAPI) }
+
+func benchGemmDirect[T float](b *testing.B, api gemmAPI[T]) {
 	shapes := [][3]int{
 		{2, 2, 2}, {4, 4, 4}, {8, 8, 8}, {12, 12, 12}, {16, 16, 16}, {24, 24, 24}, {32, 32, 32}, {48, 48, 48}, {64, 64, 64},
 		{1, 256, 128}, {1, 1024, 1024}, {4, 256, 128}, {16, 64, 256}, {64, 8, 64}, {100, 3, 100},
@@ -87,7 +92,7 @@ func BenchmarkSgemmDirect(b *testing.B) {
 			for _, s := range shapes {
 				m, n, k := s[0], s[1], s[2]
 				r := rand.New(rand.NewPCG(1, 2))
-				a, bb, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
+				a, bb, c := randOf[T](r, m*k), randOf[T](r, k*n), make([]T, m*n)
 				ldb := n
 				if tb {
 					ldb = k
@@ -103,7 +108,7 @@ func BenchmarkSgemmDirect(b *testing.B) {
 							gemmForce = 2
 						}
 						for b.Loop() {
-							Sgemm(false, tb, m, n, k, 1, a, k, bb, ldb, 0, c, n)
+							api.gemm(false, tb, m, n, k, 1, a, k, bb, ldb, 0, c, n)
 						}
 						b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 					})

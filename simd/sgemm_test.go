@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unsafe"
 
 	"github.com/lanesgo/lanes/dispatch"
 )
@@ -22,12 +21,11 @@ type gemmAPI[T float] struct {
 	gemm    func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 	strided func(transA, transB bool, m, n, k int, alpha T, a []T, lda, strideA int, b []T, ldb, strideB int, beta T, c []T, ldc, strideC int, batch int)
 	gemv    func(transA bool, m, n int, alpha T, a []T, lda int, x []T, beta T, y []T)
-	u       float64 // unit roundoff of T: 2⁻²⁴, 2⁻⁵³
 }
 
 var (
-	sgemmAPI = gemmAPI[float32]{"Sgemm", Sgemm, SgemmStrided, Sgemv, 0x1p-24}
-	dgemmAPI = gemmAPI[float64]{"Dgemm", Dgemm, DgemmStrided, Dgemv, 0x1p-53}
+	sgemmAPI = gemmAPI[float32]{"Sgemm", Sgemm, SgemmStrided, Sgemv}
+	dgemmAPI = gemmAPI[float64]{"Dgemm", Dgemm, DgemmStrided, Dgemv}
 )
 
 func (api gemmAPI[T]) gemvName() string { return api.name[:1] + "gemv" }
@@ -65,13 +63,7 @@ func newGemmCase[T float](api gemmAPI[T], r *rand.Rand, transA, transB bool, m, 
 // randOf returns n values in [-1, 1) of T's precision.
 func randOf[T float](r *rand.Rand, n int) []T {
 	s := make([]T, n)
-	for i := range s {
-		if unsafe.Sizeof(s[0]) == 4 {
-			s[i] = T(r.Float32()*2 - 1)
-		} else {
-			s[i] = T(r.Float64()*2 - 1)
-		}
-	}
+	fill(r, s, 1, 0)
 	return s
 }
 
@@ -132,7 +124,8 @@ func (g *gemmCase[T]) check(t *testing.T, what string) {
 				want += beta * old
 			}
 			ta, tb := math.Abs(alpha)*sa, math.Abs(beta*old)
-			bound := (float64(g.k)+2)*g.api.u*ta + 2*g.api.u*tb + 4*0x1p-53*(ta+tb) + 1e-300
+			u := eps[T]()
+			bound := (float64(g.k)+2)*u*ta + 2*u*tb + 4*0x1p-53*(ta+tb) + 1e-300
 			if got := float64(c[i*g.ldc+j]); !(math.Abs(got-want) <= bound) {
 				t.Fatalf("%s: C[%d][%d] = %v, want %v (bound %g)", what, i, j, got, want, bound)
 			}
@@ -143,24 +136,16 @@ func (g *gemmCase[T]) check(t *testing.T, what string) {
 	// the canaries around it.
 	for i := 0; i < g.m && len(c) > 0 && i <= (len(c)-1)/g.ldc; i++ {
 		for j := g.n; j < g.ldc && i*g.ldc+j < len(c); j++ {
-			if !sameBits(c[i*g.ldc+j], g.c[i*g.ldc+j]) {
+			if bitsOf(c[i*g.ldc+j]) != bitsOf(g.c[i*g.ldc+j]) {
 				t.Fatalf("%s: wrote C padding at [%d][%d]", what, i, j)
 			}
 		}
 	}
 	for i := range guard {
-		if !sameBits(buf[i], canary) || !sameBits(buf[len(buf)-1-i], canary) {
+		if bitsOf(buf[i]) != bitsOf(canary) || bitsOf(buf[len(buf)-1-i]) != bitsOf(canary) {
 			t.Fatalf("%s: wrote outside C (canary %d from an end)", what, i)
 		}
 	}
-}
-
-// sameBits reports whether a and b have the same bits.
-func sameBits[T float](a, b T) bool {
-	if unsafe.Sizeof(a) == 4 {
-		return math.Float32bits(float32(a)) == math.Float32bits(float32(b))
-	}
-	return math.Float64bits(float64(a)) == math.Float64bits(float64(b))
 }
 
 var gemmSizes = []int{0, 1, 2, 3, 7, 16, 17, 31, 33, 63, 65, 127, 129, 255, 257}
@@ -334,7 +319,7 @@ func TestSgemmStridedAndGemv(t *testing.T) { testGemmStridedAndGemv(t, sgemmAPI)
 func TestDgemmStridedAndGemv(t *testing.T) { testGemmStridedAndGemv(t, dgemmAPI) }
 
 func testGemmStridedAndGemv[T float](t *testing.T, api gemmAPI[T]) {
-	tol := 1e3 * api.u // far below any wrong element, above the rounding of k = 20 terms
+	tol := 1e3 * eps[T]() // far below any wrong element, above the rounding of k = 20 terms
 	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
 		r := rand.New(rand.NewPCG(15, uint64(l)))
 		const m, n, k, batch = 9, 20, 13, 3
@@ -486,42 +471,8 @@ func testPackTransposing[T float](t *testing.T, specials []T) {
 func comparePacked[T float](t *testing.T, what string, got, want []T) {
 	t.Helper()
 	for i := range want {
-		if !sameBits(got[i], want[i]) {
+		if bitsOf(got[i]) != bitsOf(want[i]) {
 			t.Fatalf("%s: element %d = %v, want %v (bits differ)", what, i, got[i], want[i])
-		}
-	}
-}
-
-// gemmGuard is a slice of length n inside a buffer of canaries (a NaN with
-// a payload no kernel produces), so writes outside it show.
-type gemmGuard[T float] struct {
-	buf    []T
-	off, n int
-}
-
-func newGemmGuard[T float](n, off int) gemmGuard[T] {
-	g := gemmGuard[T]{buf: make([]T, n+off+17), off: off, n: n}
-	for i := range g.buf {
-		g.buf[i] = gemmCanary[T]()
-	}
-	return g
-}
-
-func gemmCanary[T float]() T {
-	var x T
-	if unsafe.Sizeof(x) == 4 {
-		return T(math.Float32frombits(canaryBits))
-	}
-	return T(math.Float64frombits(0x7ff5a5a5a5a5a5a5))
-}
-
-func (g gemmGuard[T]) s() []T { return g.buf[g.off : g.off+g.n : g.off+g.n] }
-
-func (g gemmGuard[T]) check(t *testing.T, what string) {
-	t.Helper()
-	for i, v := range g.buf {
-		if (i < g.off || i >= g.off+g.n) && !sameBits(v, gemmCanary[T]()) {
-			t.Fatalf("%s: wrote outside dst: buf[%d] (dst spans %d..%d) = %v", what, i, g.off, g.off+g.n, v)
 		}
 	}
 }
@@ -564,7 +515,7 @@ func testGemmOverflowingStrides[T float](t *testing.T, api gemmAPI[T]) {
 				rb, cb = cb, rb
 			}
 			a, b := randOf[T](r, ra*ca), randOf[T](r, rb*cb)
-			g := newGemmGuard[T](tc.m*tc.n, 3)
+			g := newGuardedOf[T](tc.m*tc.n, 3)
 			expectPanic(t, name+tc.want, func() {
 				api.gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, a, tc.lda, b, tc.ldb, 0, g.s(), tc.ldc)
 			})
@@ -573,7 +524,7 @@ func testGemmOverflowingStrides[T float](t *testing.T, api gemmAPI[T]) {
 
 		// The strided form: the last product's start (batch-1)·stride wraps.
 		a, b := randOf[T](r, 4*4), randOf[T](r, 4*4)
-		g := newGemmGuard[T](4*4, 5)
+		g := newGuardedOf[T](4*4, 5)
 		expectPanic(t, name+"Strided: len(c)=16 too short for batch=5 products of 16 elements each at strideC=4611686018427387904", func() {
 			api.strided(false, false, 4, 4, 4, 1, a, 4, 0, b, 4, 0, 0, g.s(), 4, 1<<62, 5)
 		})
@@ -594,7 +545,7 @@ func testGemmOverflowingStrides[T float](t *testing.T, api gemmAPI[T]) {
 		g.check(t, api.name+"Strided k=0")
 
 		// gemv: (m-1)·lda + n wraps.
-		x, y := randOf[T](r, 8), newGemmGuard[T](64, 2)
+		x, y := randOf[T](r, 8), newGuardedOf[T](64, 2)
 		expectPanic(t, "simd."+api.gemvName()+": len(a)=512 too short for m=64 n=8 lda=4611686018427387912", func() {
 			api.gemv(false, 64, 8, 1, randOf[T](r, 512), huge, x, 0, y.s())
 		})
@@ -626,7 +577,7 @@ func fuzzGemmArgs[T float](f *testing.F, api gemmAPI[T]) {
 	f.Fuzz(func(t *testing.T, m, n, k, lda, ldb, ldc int64, flags uint8) {
 		transA, transB := flags&1 != 0, flags&2 != 0
 		forEachLevel(t, func(t *testing.T, l dispatch.Level) {
-			g := newGemmGuard[T](size, 1)
+			g := newGuardedOf[T](size, 1)
 			copy(g.s(), c0)
 			var msg any
 			func() {
@@ -669,7 +620,7 @@ func testGemvEmpty[T float](t *testing.T, api gemmAPI[T]) {
 			if tc.trans {
 				lx, ly = tc.m, tc.n
 			}
-			x, y := make([]T, lx), newGemmGuard[T](ly, 1)
+			x, y := make([]T, lx), newGuardedOf[T](ly, 1)
 			for i := range x {
 				x[i] = 1
 			}
