@@ -74,6 +74,39 @@ __device__ __forceinline__ void reportBad(float *err, float v) {
     }
 }
 
+// blockReduce combines the block's values v with f through shared memory
+// s (blockDim.x entries, a power of 2); every thread gets the result.
+template <class T, class F>
+__device__ __forceinline__ T blockReduce(T *s, T v, F f) {
+    const int t = threadIdx.x;
+    s[t] = v;
+    __syncthreads();
+    for (int h = blockDim.x / 2; h > 0; h /= 2) {
+        if (t < h) {
+            s[t] = f(s[t], s[t + h]);
+        }
+        __syncthreads();
+    }
+    T r = s[0];
+    __syncthreads(); // s is reused by the next reduction
+    return r;
+}
+
+// maxOf and minOf propagate NaN, as tensor.Max and Min.
+__device__ __forceinline__ float maxOf(float a, float b) { return (b > a || b != b) ? b : a; }
+__device__ __forceinline__ float minOf(float a, float b) { return (b < a || b != b) ? b : a; }
+
+struct MaxOp {
+    __device__ float operator()(float a, float b) const { return maxOf(a, b); }
+};
+struct MinOp {
+    __device__ float operator()(float a, float b) const { return minOf(a, b); }
+};
+template <class T>
+struct SumOp {
+    __device__ T operator()(T a, T b) const { return a + b; }
+};
+
 constexpr int ELEMENTWISE_THREADS = 256;
 constexpr int ERR_INVALID_VALUE = 1; // cudaErrorInvalidValue
 

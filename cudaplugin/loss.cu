@@ -12,39 +12,6 @@ namespace {
 constexpr int LOSS_THREADS = 256;
 constexpr int LOSS_BLOCKS = 1024; // the most partial sums of MSE and BCEWithLogits
 
-__device__ __forceinline__ double blockSumD(double *s, double v) {
-    const int t = threadIdx.x;
-    s[t] = v;
-    __syncthreads();
-    for (int h = blockDim.x / 2; h > 0; h /= 2) {
-        if (t < h) {
-            s[t] += s[t + h];
-        }
-        __syncthreads();
-    }
-    double r = s[0];
-    __syncthreads();
-    return r;
-}
-
-__device__ __forceinline__ float blockMaxF(float *s, float v) {
-    const int t = threadIdx.x;
-    s[t] = v;
-    __syncthreads();
-    for (int h = blockDim.x / 2; h > 0; h /= 2) {
-        if (t < h) {
-            const float b = s[t + h];
-            if (b > s[t] || b != b) {
-                s[t] = b;
-            }
-        }
-        __syncthreads();
-    }
-    float r = s[0];
-    __syncthreads();
-    return r;
-}
-
 // crossEntropyKernel: per row of logits (x's strides in r; dlogits y's,
 // when not NULL), loss[row] = logsumexp(row) - row[label] and dlogits =
 // (softmax(row) - onehot(label))·scale. A label that is not a class is
@@ -69,12 +36,12 @@ __global__ void __launch_bounds__(LOSS_THREADS) crossEntropyKernel(LanesReduce r
                 m = v;
             }
         }
-        m = blockMaxF(sf, m);
+        m = blockReduce(sf, m, MaxOp{});
         double sum = 0;
         for (long long i = threadIdx.x; i < c; i += blockDim.x) {
             sum += (double)expf(x[offsetOf(r.inner, r.xi, i)] - m);
         }
-        sum = blockSumD(sd, sum);
+        sum = blockReduce(sd, sum, SumOp<double>{});
         if (threadIdx.x == 0) {
             if (ok) {
                 rowLoss[row] = (double)m + log(sum) - (double)x[offsetOf(r.inner, r.xi, label)];
@@ -117,7 +84,7 @@ __global__ void __launch_bounds__(LOSS_THREADS) pointwiseLossKernel(int kind, La
             grad[offsetOf(shape, gs, e)] = d;
         }
     }
-    a = blockSumD(sd, a);
+    a = blockReduce(sd, a, SumOp<double>{});
     if (threadIdx.x == 0) {
         partial[blockIdx.x] = a;
     }
@@ -131,7 +98,7 @@ __global__ void __launch_bounds__(LOSS_THREADS) lossMeanKernel(const double *par
     for (long long i = threadIdx.x; i < count; i += blockDim.x) {
         a += partial[i];
     }
-    a = blockSumD(sd, a);
+    a = blockReduce(sd, a, SumOp<double>{});
     if (threadIdx.x == 0) {
         *loss = (float)(a / divisor);
     }

@@ -11,23 +11,6 @@ namespace {
 
 constexpr int NORM_THREADS = 256;
 
-// blockSum returns the sum of the block's values v (blockDim.x of them, a
-// power of 2) to every thread, through shared memory s.
-__device__ __forceinline__ double blockSum(double *s, double v) {
-    const int t = threadIdx.x;
-    s[t] = v;
-    __syncthreads();
-    for (int h = blockDim.x / 2; h > 0; h /= 2) {
-        if (t < h) {
-            s[t] += s[t + h];
-        }
-        __syncthreads();
-    }
-    double r = s[0];
-    __syncthreads();
-    return r;
-}
-
 // affine returns gamma's (or beta's) entry for row r, element i: per row
 // for BatchNorm, per element for LayerNorm; def when there is none.
 __device__ __forceinline__ double affine(const float *p, int kind, long long r, long long i, double def) {
@@ -50,15 +33,15 @@ __global__ void __launch_bounds__(NORM_THREADS) normForwardKernel(LanesNorm p) {
             for (long long i = threadIdx.x; i < n; i += blockDim.x) {
                 a += (double)xr[offsetOf(r.inner, r.xi, i)];
             }
-            mean = blockSum(s, a) / (double)n;
+            mean = blockReduce(s, a, SumOp<double>{}) / (double)n;
             double d1 = 0, d2 = 0;
             for (long long i = threadIdx.x; i < n; i += blockDim.x) {
                 const double d = (double)xr[offsetOf(r.inner, r.xi, i)] - mean;
                 d1 += d;
                 d2 += d * d;
             }
-            d1 = blockSum(s, d1);
-            d2 = blockSum(s, d2);
+            d1 = blockReduce(s, d1, SumOp<double>{});
+            d2 = blockReduce(s, d2, SumOp<double>{});
             double var = (d2 - d1 * d1 / (double)n) / (double)n;
             var = var > 0 ? var : 0;
             mean += d1 / (double)n;
@@ -105,8 +88,8 @@ __global__ void __launch_bounds__(NORM_THREADS) normBackwardKernel(LanesNorm p) 
             sg += g;
             sgx += g * ((double)xr[offsetOf(r.inner, r.xi, i)] - mean);
         }
-        sg = blockSum(s, sg);
-        sgx = blockSum(s, sgx);
+        sg = blockReduce(s, sg, SumOp<double>{});
+        sgx = blockReduce(s, sgx, SumOp<double>{});
         double a, b, k;
         if (p.kind == LANES_BATCHNORM) {
             if (threadIdx.x == 0) {
@@ -151,8 +134,8 @@ __global__ void __launch_bounds__(NORM_THREADS) layerNormParamsKernel(LanesNorm 
             sg += g;
             sgx += g * ((double)xr[offsetOf(r.inner, r.xi, i)] - (double)p.mean[i]) * (double)p.inv_std[i];
         }
-        sg = blockSum(s, sg);
-        sgx = blockSum(s, sgx);
+        sg = blockReduce(s, sg, SumOp<double>{});
+        sgx = blockReduce(s, sgx, SumOp<double>{});
         if (threadIdx.x == 0) {
             if (p.dgamma != nullptr) {
                 p.dgamma[col] = (float)sgx;

@@ -11,39 +11,6 @@ namespace {
 
 constexpr int REDUCE_THREADS = 256; // the most threads of a row's block
 
-// blockReduce combines the block's values v with f through shared memory
-// s (blockDim.x entries, a power of 2); every thread gets the result.
-template <class T, class F>
-__device__ __forceinline__ T blockReduce(T *s, T v, F f) {
-    const int t = threadIdx.x;
-    s[t] = v;
-    __syncthreads();
-    for (int h = blockDim.x / 2; h > 0; h /= 2) {
-        if (t < h) {
-            s[t] = f(s[t], s[t + h]);
-        }
-        __syncthreads();
-    }
-    T r = s[0];
-    __syncthreads(); // s is reused by the next reduction
-    return r;
-}
-
-// maxOf and minOf propagate NaN, as tensor.Max and Min.
-__device__ __forceinline__ float maxOf(float a, float b) { return (b > a || b != b) ? b : a; }
-__device__ __forceinline__ float minOf(float a, float b) { return (b < a || b != b) ? b : a; }
-
-struct MaxOp {
-    __device__ float operator()(float a, float b) const { return maxOf(a, b); }
-};
-struct MinOp {
-    __device__ float operator()(float a, float b) const { return minOf(a, b); }
-};
-template <class T>
-struct SumOp {
-    __device__ T operator()(T a, T b) const { return a + b; }
-};
-
 // rowMax returns the maximum of x over a row's elements (NaN if any is).
 __device__ __forceinline__ float rowMax(float *s, const LanesShape &in, const LanesStrides &st, const float *x) {
     float m = -INFINITY;
