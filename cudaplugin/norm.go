@@ -138,6 +138,16 @@ func (g *GPU) normOp(name string, f func(n *normCall) error) error {
 	return f(n)
 }
 
+// stats sets the forward's outputs, the rows' mean and inverse standard
+// deviation.
+func (n *normCall) stats(s tensor.NormStats) (err error) {
+	if n.p.mean, err = n.out(4, s.Mean); err != nil {
+		return err
+	}
+	n.p.inv_std, err = n.out(5, s.InvStd)
+	return err
+}
+
 // BatchNorm implements tensor.NormKernels.
 func (g *GPU) BatchNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, p tensor.BatchNormParams) error {
 	return g.normOp("BatchNorm", func(n *normCall) (err error) {
@@ -153,10 +163,7 @@ func (g *GPU) BatchNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, 
 				return err
 			}
 		}
-		if n.p.mean, err = n.out(4, s.Mean); err != nil {
-			return err
-		}
-		if n.p.inv_std, err = n.out(5, s.InvStd); err != nil {
+		if err = n.stats(s); err != nil {
 			return err
 		}
 		return n.run(0)
@@ -187,10 +194,7 @@ func (g *GPU) LayerNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, 
 		if n.p.beta, err = n.vec(3, p.Beta); err != nil {
 			return err
 		}
-		if n.p.mean, err = n.out(4, s.Mean); err != nil {
-			return err
-		}
-		if n.p.inv_std, err = n.out(5, s.InvStd); err != nil {
+		if err = n.stats(s); err != nil {
 			return err
 		}
 		return n.run(0)
