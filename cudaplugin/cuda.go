@@ -104,6 +104,8 @@ type GPU struct {
 	dev      tensor.Device
 	info     dispatch.DeviceInfo
 	stream   C.lanes_stream // device-resident work, in call order
+	copyMu   sync.Mutex
+	copy     C.lanes_stream // uploads from staging buffers (staging.go); nil until the first
 	resident *pool          // buffers used on stream
 	staging  *pool          // buffers of offloaded ops, returned after their synchronization
 	lanes    chan *lane     // idle streams for offloaded ops
@@ -240,6 +242,13 @@ func (g *GPU) Close() error {
 		}
 	}
 	keep(check("cudaStreamDestroy", C.lanes_stream_destroy(g.stream)))
+	g.copyMu.Lock()
+	if g.copy != nil {
+		keep(check("cudaStreamSynchronize", C.lanes_stream_sync(g.copy)))
+		keep(check("cudaStreamDestroy", C.lanes_stream_destroy(g.copy)))
+		g.copy = nil
+	}
+	g.copyMu.Unlock()
 	keep(g.resident.flush())
 	keep(g.staging.flush())
 	if len(errs) > 0 {

@@ -47,6 +47,11 @@
 //     asynchronous copies on a stream of their own, and the op
 //     synchronizes once. Any failure leaves the op to the CPU.
 //
+// Asynchronous uploads: a device buffer's NewStaging (tensor.AsyncUploader)
+// gives a pinned host buffer whose uploads run on a copy stream of their
+// own, ordered by events with the device stream (staging.go); nn's
+// Batches.To uses them to copy the next batch while a step runs.
+//
 // Memory: device buffers come from a pool with size classes (four per
 // power of two: less than 25% waste) that reuses freed buffers; it is
 // flushed (cudaFree) by Close and when an allocation fails, after which
@@ -71,7 +76,7 @@
 // .cu files share common.cuh (launches) and tiles.cuh (the SGEMM and
 // Conv2D main loop), and kernels.h is their C interface. The
 // rest is the device: cuda.go (Open, Close, streams, errors), memory.go
-// (device buffers), mempool.go (the pool), operand.go (a device op's
+// (device buffers), staging.go (asynchronous uploads), mempool.go (the pool), operand.go (a device op's
 // operands and temporaries), offload.go (host work sent to the device),
 // plan.go (tile plans and grids), place.go (placement) and runtime.c (the
 // CUDA runtime calls the Go files make).

@@ -24,6 +24,12 @@ const char *lanes_error_string(int e) { return cudaGetErrorString((cudaError_t)e
 int lanes_stream_create(lanes_stream *s) { return cudaStreamCreateWithFlags((cudaStream_t *)s, cudaStreamNonBlocking); }
 int lanes_stream_destroy(lanes_stream s) { return cudaStreamDestroy((cudaStream_t)s); }
 int lanes_stream_sync(lanes_stream s) { return cudaStreamSynchronize((cudaStream_t)s); }
+int lanes_copy_stream_create(lanes_stream *s) { return lanes_stream_create(s); }
+int lanes_event_create(lanes_event *e) { return cudaEventCreateWithFlags((cudaEvent_t *)e, cudaEventDisableTiming); }
+int lanes_event_destroy(lanes_event e) { return cudaEventDestroy((cudaEvent_t)e); }
+int lanes_event_record(lanes_event e, lanes_stream s) { return cudaEventRecord((cudaEvent_t)e, (cudaStream_t)s); }
+int lanes_event_sync(lanes_event e) { return cudaEventSynchronize((cudaEvent_t)e); }
+int lanes_stream_wait_event(lanes_stream s, lanes_event e) { return cudaStreamWaitEvent((cudaStream_t)s, (cudaEvent_t)e, 0); }
 int lanes_malloc(uintptr_t *p, size_t n) {
 	void *q = 0;
 	int e = cudaMalloc(&q, n);

@@ -13,8 +13,9 @@
 extern "C" {
 #endif
 
-// lanes_stream is a cudaStream_t.
+// lanes_stream is a cudaStream_t, lanes_event a cudaEvent_t.
 typedef void *lanes_stream;
+typedef void *lanes_event;
 
 int lanes_device_count(int *n);
 int lanes_set_device(int d);
@@ -23,6 +24,16 @@ const char *lanes_error_string(int e);
 int lanes_stream_create(lanes_stream *s);
 int lanes_stream_destroy(lanes_stream s);
 int lanes_stream_sync(lanes_stream s);
+// lanes_copy_stream_create makes a stream for copies only (uploads
+// through pinned staging buffers): on a GPU a stream like the others,
+// in the emulation one whose work runs on a thread of its own, so that
+// its copies really overlap the other streams' work.
+int lanes_copy_stream_create(lanes_stream *s);
+int lanes_event_create(lanes_event *e);
+int lanes_event_destroy(lanes_event e);
+int lanes_event_record(lanes_event e, lanes_stream s);
+int lanes_event_sync(lanes_event e);
+int lanes_stream_wait_event(lanes_stream s, lanes_event e);
 int lanes_malloc(uintptr_t *p, size_t n);
 int lanes_free(uintptr_t p);
 int lanes_host_alloc(void **p, size_t n);

@@ -16,16 +16,36 @@
 //     anything; beyond the capacity an allocation fails with "out of
 //     memory". Frees, memsets and copies check that the device range lies
 //     in one allocation ("invalid argument" otherwise).
-//   - Streams are tokens: a launch (emulate.h) runs to completion before
-//     it returns, copies and memsets are synchronous, and each holds the
-//     device's one queue (emu::queue) while it runs, so work is in one
-//     stream's order and a synchronization has nothing to wait for.
+//   - Streams made by lanes_stream_create are tokens: a launch
+//     (emulate.h) runs to completion before it returns, copies and
+//     memsets are synchronous, and each holds the device's one queue
+//     (emu::queue) while it runs, so work is in one stream's order and a
+//     synchronization has nothing to wait for.
+//   - A copy stream (lanes_copy_stream_create) is asynchronous, as a GPU's
+//     copy engine: its copies, memsets, event records and event waits are
+//     queued and run in order on a thread of its own, without the
+//     device's queue, so they overlap the launches; each copy starts
+//     LANES_CUDAEMU_COPY_DELAY microseconds late (default 0; tests widen
+//     the window in which a missing wait shows). Its synchronization waits
+//     for its queue.
+//   - Events count their records; an event completes a record when the
+//     work queued before it on its stream is done (at once on a token
+//     stream). cudaEventSynchronize waits for the last record; a copy
+//     stream waiting on an event queues the wait; a token stream waiting
+//     on one blocks the caller until the record completes, so that the
+//     launches queued after it, which run at once, follow it (a GPU
+//     would not block the host: the order is the same).
 //   - Error texts are CUDA 11.8's cudaGetErrorString.
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "emulate.h"
 #include "runtime.h"
@@ -124,6 +144,95 @@ constexpr ErrorText errorTexts[] = {
     {999, "unknown error"},
 };
 
+// Event is a cudaEvent_t: records made and records completed.
+struct Event {
+    std::mutex mu;
+    std::condition_variable cv;
+    unsigned long long recorded = 0, completed = 0;
+
+    void complete(unsigned long long n) {
+        std::lock_guard<std::mutex> l(mu);
+        completed = std::max(completed, n);
+        cv.notify_all();
+    }
+    void wait(unsigned long long n) {
+        std::unique_lock<std::mutex> l(mu);
+        cv.wait(l, [&] { return completed >= n; });
+    }
+    unsigned long long last() {
+        std::lock_guard<std::mutex> l(mu);
+        return recorded;
+    }
+};
+
+// Stream is a cudaStream_t: a token, or a copy stream with its thread.
+struct Stream {
+    bool async = false;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::function<void()>> work;
+    unsigned long long queued = 0, done = 0;
+    bool stop = false;
+    std::thread thread;
+
+    void start() {
+        async = true;
+        thread = std::thread([this] {
+            for (;;) {
+                std::unique_lock<std::mutex> l(mu);
+                cv.wait(l, [&] { return stop || !work.empty(); });
+                if (work.empty()) {
+                    return; // stop, and nothing left
+                }
+                std::function<void()> f = std::move(work.front());
+                work.pop_front();
+                l.unlock();
+                f();
+                l.lock();
+                done++;
+                cv.notify_all();
+            }
+        });
+    }
+    void push(std::function<void()> f) {
+        std::lock_guard<std::mutex> l(mu);
+        work.push_back(std::move(f));
+        queued++;
+        cv.notify_all();
+    }
+    void sync() {
+        std::unique_lock<std::mutex> l(mu);
+        const unsigned long long n = queued;
+        cv.wait(l, [&] { return done >= n; });
+    }
+    void finish() {
+        if (!async) {
+            return;
+        }
+        {
+            std::lock_guard<std::mutex> l(mu);
+            stop = true;
+            cv.notify_all();
+        }
+        thread.join();
+    }
+};
+
+// copyDelay sleeps LANES_CUDAEMU_COPY_DELAY microseconds.
+void copyDelay() {
+    if (const char *s = std::getenv("LANES_CUDAEMU_COPY_DELAY")) {
+        if (long us = std::atol(s); us > 0) {
+            std::this_thread::sleep_for(std::chrono::microseconds(us));
+        }
+    }
+}
+
+// asyncStream returns s as a copy stream, or nullptr for a token.
+Stream *asyncStream(lanes_stream s) {
+    Stream *st = static_cast<Stream *>(s);
+    return st != nullptr && st->async ? st : nullptr;
+}
+
 } // namespace
 
 extern "C" {
@@ -166,7 +275,17 @@ const char *lanes_error_string(int e) {
 int lanes_stream_create(lanes_stream *s) {
     Device &d = device();
     std::lock_guard<std::mutex> l(d.mu);
-    *s = new char(0);
+    *s = new Stream();
+    d.streams++;
+    return 0;
+}
+
+int lanes_copy_stream_create(lanes_stream *s) {
+    Stream *st = new Stream();
+    st->start();
+    Device &d = device();
+    std::lock_guard<std::mutex> l(d.mu);
+    *s = st;
     d.streams++;
     return 0;
 }
@@ -175,14 +294,77 @@ int lanes_stream_destroy(lanes_stream s) {
     if (s == nullptr) {
         return errInvalidHandle;
     }
+    Stream *st = static_cast<Stream *>(s);
+    st->finish(); // its queued work runs first, as cudaStreamDestroy lets it
+    delete st;
     Device &d = device();
     std::lock_guard<std::mutex> l(d.mu);
-    delete static_cast<char *>(s);
     d.streams--;
     return 0;
 }
 
-int lanes_stream_sync(lanes_stream) { return 0; }
+int lanes_stream_sync(lanes_stream s) {
+    if (Stream *st = asyncStream(s)) {
+        st->sync();
+    }
+    return 0;
+}
+
+int lanes_event_create(lanes_event *e) {
+    *e = new Event();
+    return 0;
+}
+
+int lanes_event_destroy(lanes_event e) {
+    if (e == nullptr) {
+        return errInvalidHandle;
+    }
+    Event *ev = static_cast<Event *>(e);
+    ev->wait(ev->last()); // the queued work that completes it refers to it
+    delete ev;
+    return 0;
+}
+
+int lanes_event_record(lanes_event e, lanes_stream s) {
+    if (e == nullptr) {
+        return errInvalidHandle;
+    }
+    Event *ev = static_cast<Event *>(e);
+    unsigned long long n;
+    {
+        std::lock_guard<std::mutex> l(ev->mu);
+        n = ++ev->recorded;
+    }
+    if (Stream *st = asyncStream(s)) {
+        st->push([ev, n] { ev->complete(n); });
+    } else {
+        ev->complete(n);
+    }
+    return 0;
+}
+
+int lanes_event_sync(lanes_event e) {
+    if (e == nullptr) {
+        return errInvalidHandle;
+    }
+    Event *ev = static_cast<Event *>(e);
+    ev->wait(ev->last());
+    return 0;
+}
+
+int lanes_stream_wait_event(lanes_stream s, lanes_event e) {
+    if (e == nullptr) {
+        return errInvalidHandle;
+    }
+    Event *ev = static_cast<Event *>(e);
+    const unsigned long long n = ev->last();
+    if (Stream *st = asyncStream(s)) {
+        st->push([ev, n] { ev->wait(n); });
+    } else {
+        ev->wait(n);
+    }
+    return 0;
+}
 
 int lanes_malloc(uintptr_t *p, size_t n) {
     *p = 0;
@@ -248,27 +430,45 @@ int lanes_host_free(void *p) {
     return 0;
 }
 
-int lanes_memset(uintptr_t p, size_t n, lanes_stream) {
+int lanes_memset(uintptr_t p, size_t n, lanes_stream s) {
     if (!device().inside(p, n)) {
         return errInvalidValue;
+    }
+    if (Stream *st = asyncStream(s)) {
+        st->push([p, n] { std::memset((void *)p, 0, n); });
+        return 0;
     }
     std::lock_guard<std::mutex> q(emu::queue());
     std::memset((void *)p, 0, n);
     return 0;
 }
 
-int lanes_h2d(uintptr_t dst, const void *src, size_t n, lanes_stream) {
+int lanes_h2d(uintptr_t dst, const void *src, size_t n, lanes_stream s) {
     if (!device().inside(dst, n)) {
         return errInvalidValue;
+    }
+    if (Stream *st = asyncStream(s)) {
+        st->push([dst, src, n] {
+            copyDelay();
+            std::memcpy((void *)dst, src, n);
+        });
+        return 0;
     }
     std::lock_guard<std::mutex> q(emu::queue());
     std::memcpy((void *)dst, src, n);
     return 0;
 }
 
-int lanes_d2h(void *dst, uintptr_t src, size_t n, lanes_stream) {
+int lanes_d2h(void *dst, uintptr_t src, size_t n, lanes_stream s) {
     if (!device().inside(src, n)) {
         return errInvalidValue;
+    }
+    if (Stream *st = asyncStream(s)) {
+        st->push([dst, src, n] {
+            copyDelay();
+            std::memcpy(dst, (const void *)src, n);
+        });
+        return 0;
     }
     std::lock_guard<std::mutex> q(emu::queue());
     std::memcpy(dst, (const void *)src, n);

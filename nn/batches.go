@@ -51,12 +51,24 @@ type Batches struct {
 	err                error          // the copy to the device that failed
 }
 
-// deviceBatches are the batch buffers on a device: mem, a flat tensor of
-// buf's length, and its views.
+// deviceBatches are the batch buffers on a device: one slot, or two when
+// the device uploads asynchronously (tensor.AsyncUploader), so that the
+// next batch is copied into one while the step runs on the other.
 type deviceBatches struct {
+	slots []*deviceSlot
+	cur   int  // the slot of the batch handed out last
+	ahead bool // the other slot holds (or is receiving) the batch at pos
+}
+
+// deviceSlot is one batch buffer on the device: mem, a flat tensor of
+// buf's length, and its views; with asynchronous uploads, the staging
+// buffer the batch is gathered into and its upload in flight.
+type deviceSlot struct {
 	mem                *tensor.Tensor
 	xFull, yFull       *tensor.Tensor
 	xPartial, yPartial *tensor.Tensor
+	staging            tensor.Staging // nil for synchronous uploads
+	pending            tensor.Pending // the last upload from staging; nil when none
 }
 
 // NewBatches returns an iterator over batches of size rows of x and y,
@@ -116,25 +128,69 @@ func (b *Batches) headers(rows int, xs, ys []int) (x, y *tensor.Tensor) {
 }
 
 // To makes Next hand out its batches on dev (tensor.CPU: on the host
-// again), for a model moved there with nn.To: Next gathers each batch on
-// the host as before, then copies it to device buffers that the iterator
-// owns and reuses, x and y together in one copy, so that a training step
-// makes one upload and no new device memory. The returned tensors are
-// valid until the next Next, as on the host. A copy that fails ends the
-// epoch early: Next returns ok = false and Err the error.
+// again), for a model moved there with nn.To. Next gathers each batch on
+// the host, then copies it to device buffers that the iterator owns and
+// reuses, x and y together in one copy, so that a training step makes one
+// upload and no new device memory. The returned tensors are valid until
+// the next Next, as on the host. A copy that fails ends the epoch early:
+// Next returns ok = false and Err the error.
 //
-// To returns the error of allocating the device buffers (one tensor of
-// the batch's x and y elements), leaving the iterator as it was.
+// When dev uploads asynchronously (its memory implements
+// tensor.AsyncUploader, as the CUDA plugin's does), the iterator keeps two
+// device buffers and two staging buffers (pinned host memory): Next hands
+// out batch k, ordering the device's later work after its copy without
+// waiting on the host (Pending.Use), and queues the copy of batch k+1,
+// which runs while step k runs. Batch k+1's rows of x and y are then read
+// when batch k is handed out (one batch earlier than on the host), and
+// Reset or LoadCheckpoint discard a batch read ahead. Otherwise each Next
+// copies with CopyFromHost, which waits.
+//
+// To returns the error of allocating the device buffers (tensors of the
+// batch's x and y elements) or the staging buffers, leaving the iterator
+// on the host.
 func (b *Batches) To(dev tensor.Device) error {
+	if err := b.dev.release(); err != nil && b.err == nil {
+		b.err = err
+	}
+	b.dev = nil
 	if dev == tensor.CPU {
-		b.dev = nil
 		return nil
 	}
+	d := &deviceBatches{}
+	for i := 0; i < 2; i++ {
+		s, err := b.slot(dev, i == 0)
+		if err != nil {
+			d.release()
+			return err
+		}
+		if s == nil {
+			break // synchronous uploads: one slot
+		}
+		d.slots = append(d.slots, s)
+	}
+	b.dev = d
+	return nil
+}
+
+// slot allocates a device buffer of buf's length on dev with its views
+// and, when dev uploads asynchronously, a staging buffer. For the second
+// slot (first false) it returns nil when dev does not.
+func (b *Batches) slot(dev tensor.Device, first bool) (*deviceSlot, error) {
 	mem, err := tensor.NewOn(dev, len(b.buf))
 	if err != nil {
-		return fmt.Errorf("nn: Batches.To: %d bytes on %v: %w", 4*len(b.buf), dev, err)
+		return nil, fmt.Errorf("nn: Batches.To: %d bytes on %v: %w", 4*len(b.buf), dev, err)
 	}
-	d := &deviceBatches{mem: mem}
+	dm, _, _ := tensor.DeviceView(mem)
+	au, async := dm.(tensor.AsyncUploader)
+	if !first && !async {
+		return nil, nil
+	}
+	s := &deviceSlot{mem: mem}
+	if async {
+		if s.staging, err = au.NewStaging(len(b.buf)); err != nil {
+			return nil, fmt.Errorf("nn: Batches.To: a staging buffer of %d bytes for %v: %w", 4*len(b.buf), dev, err)
+		}
+	}
 	view := func(h *tensor.Tensor, off int) *tensor.Tensor {
 		if h == nil {
 			return nil
@@ -142,10 +198,33 @@ func (b *Batches) To(dev tensor.Device) error {
 		return mem.Slice(0, off, off+h.Len(), 1).Reshape(h.Shape()...)
 	}
 	y0 := len(b.xBuf)
-	d.xFull, d.yFull = view(b.xFull, 0), view(b.yFull, y0)
-	d.xPartial, d.yPartial = view(b.xPartial, 0), view(b.yPartial, y0)
-	b.dev = d
-	return nil
+	s.xFull, s.yFull = view(b.xFull, 0), view(b.yFull, y0)
+	s.xPartial, s.yPartial = view(b.xPartial, 0), view(b.yPartial, y0)
+	return s, nil
+}
+
+// release waits for the uploads in flight and frees the staging buffers
+// (the device buffers go with their tensors); it returns the first
+// upload's error.
+func (d *deviceBatches) release() error {
+	if d == nil {
+		return nil
+	}
+	var first error
+	for _, s := range d.slots {
+		if s.staging == nil {
+			continue
+		}
+		if s.pending != nil {
+			if err := s.pending.Wait(); err != nil && first == nil {
+				first = err
+			}
+			s.pending = nil
+		}
+		s.staging.Release()
+		s.staging = nil
+	}
+	return first
 }
 
 // Err returns the error that ended the epoch early: the copy of a batch
@@ -177,38 +256,107 @@ func rowLen(s []int) int {
 // until the next call to Next, which overwrites them. Next allocates
 // nothing.
 func (b *Batches) Next() (x, y *tensor.Tensor, ok bool) {
-	rows := min(b.size, b.n-b.pos)
-	if rows <= 0 || rows < b.size && b.DropLast || b.err != nil {
+	rows := b.rowsAt(b.pos)
+	if rows == 0 || b.err != nil {
 		b.pos = b.n
 		return nil, nil, false
 	}
-	xr, yr := b.xRow, b.yRow
-	if b.order == nil {
-		copy(b.xBuf, b.x[b.pos*xr:(b.pos+rows)*xr])
-		copy(b.yBuf, b.y[b.pos*yr:(b.pos+rows)*yr])
-	} else {
-		for i, row := range b.order[b.pos : b.pos+rows] {
-			copy(b.xBuf[i*xr:(i+1)*xr], b.x[row*xr:(row+1)*xr])
-			copy(b.yBuf[i*yr:(i+1)*yr], b.y[row*yr:(row+1)*yr])
-		}
-	}
-	b.pos += rows
 	if d := b.dev; d != nil {
-		mem, off, _ := tensor.DeviceView(d.mem)
-		if err := mem.CopyFromHost(off, b.buf); err != nil {
-			b.err = fmt.Errorf("nn: Batches.Next: copying a batch of %d rows to %v: %w", rows, d.mem.Device(), err)
-			b.pos = b.n
-			return nil, nil, false
-		}
-		if rows == b.full {
-			return d.xFull, d.yFull, true
-		}
-		return d.xPartial, d.yPartial, true
+		return b.nextOnDevice(d, rows)
 	}
+	b.gather(b.xBuf, b.yBuf, b.pos, rows)
+	b.pos += rows
 	if rows == b.full {
 		return b.xFull, b.yFull, true
 	}
 	return b.xPartial, b.yPartial, true
+}
+
+// rowsAt is the number of rows of the batch starting at row pos of the
+// epoch, 0 when there is none.
+func (b *Batches) rowsAt(pos int) int {
+	rows := min(b.size, b.n-pos)
+	if rows <= 0 || rows < b.size && b.DropLast {
+		return 0
+	}
+	return rows
+}
+
+// gather copies rows rows of the epoch's order from pos on into xb and yb.
+func (b *Batches) gather(xb, yb []float32, pos, rows int) {
+	xr, yr := b.xRow, b.yRow
+	if b.order == nil {
+		copy(xb, b.x[pos*xr:(pos+rows)*xr])
+		copy(yb, b.y[pos*yr:(pos+rows)*yr])
+		return
+	}
+	for i, row := range b.order[pos : pos+rows] {
+		copy(xb[i*xr:(i+1)*xr], b.x[row*xr:(row+1)*xr])
+		copy(yb[i*yr:(i+1)*yr], b.y[row*yr:(row+1)*yr])
+	}
+}
+
+// nextOnDevice hands out the batch of rows rows at pos on the device: the
+// batch read ahead, or one copied now; with two slots it then queues the
+// copy of the following batch into the other one.
+func (b *Batches) nextOnDevice(d *deviceBatches, rows int) (x, y *tensor.Tensor, ok bool) {
+	fail := func(err error) (x, y *tensor.Tensor, ok bool) {
+		b.err = fmt.Errorf("nn: Batches.Next: copying a batch of %d rows to %v: %w", rows, d.slots[0].mem.Device(), err)
+		b.pos = b.n
+		d.ahead = false
+		return nil, nil, false
+	}
+	if d.ahead {
+		d.cur = (d.cur + 1) % len(d.slots)
+	} else if err := b.fill(d.slots[d.cur], b.pos, rows); err != nil {
+		return fail(err)
+	}
+	d.ahead = false
+	s := d.slots[d.cur]
+	if s.pending != nil {
+		if err := s.pending.Use(); err != nil {
+			return fail(err)
+		}
+	}
+	b.pos += rows
+	if len(d.slots) > 1 {
+		if next := b.rowsAt(b.pos); next > 0 {
+			if err := b.fill(d.slots[(d.cur+1)%2], b.pos, next); err == nil {
+				d.ahead = true
+			} // else the next Next copies it again and reports the error
+		}
+	}
+	if rows == b.full {
+		return s.xFull, s.yFull, true
+	}
+	return s.xPartial, s.yPartial, true
+}
+
+// fill gathers the batch of rows rows at pos into slot s on the device:
+// with CopyFromHost, or through its staging buffer once the buffer's last
+// upload is complete, queuing the upload.
+func (b *Batches) fill(s *deviceSlot, pos, rows int) error {
+	mem, off, _ := tensor.DeviceView(s.mem)
+	if s.staging == nil {
+		b.gather(b.xBuf, b.yBuf, pos, rows)
+		return mem.CopyFromHost(off, b.buf)
+	}
+	if s.pending != nil {
+		err := s.pending.Wait()
+		s.pending = nil
+		if err != nil {
+			return err
+		}
+	}
+	h := s.staging.Host()
+	y0 := len(b.xBuf)
+	b.gather(h[:y0], h[y0:], pos, rows)
+	p, err := s.staging.Upload(mem, off, len(h))
+	if err != nil {
+		return err
+	}
+	s.pending = p
+	return nil
 }
 
 // Reset starts a new epoch, drawing a new row order (the order stays
@@ -228,6 +376,9 @@ func (b *Batches) Epoch() int { return b.epoch }
 // the order, a Fisher–Yates shuffle of 0..N-1.
 func (b *Batches) shuffle() {
 	b.pos = 0
+	if b.dev != nil {
+		b.dev.ahead = false // read from the old order
+	}
 	if b.pcg == nil {
 		return
 	}

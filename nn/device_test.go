@@ -377,15 +377,76 @@ func TestDeviceSaveLoad(t *testing.T) {
 // TestBatchesTo checks Batches.To: the batches on the device are the
 // host's, each Next makes one upload and no allocation, To(CPU) goes back
 // to host batches, and a failing copy ends the epoch with Err.
+// mustState is the generator state at the start of b's epoch.
+func mustState(t *testing.T, b *Batches) []byte {
+	t.Helper()
+	st, err := b.saveState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.RNG
+}
+
 func TestBatchesTo(t *testing.T) {
+	for _, async := range []bool{true, false} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) { testBatchesTo(t, async) })
+	}
+}
+
+// syncMemory hides a stand-in memory's AsyncUploader: a device that
+// uploads only with CopyFromHost.
+type syncMemory struct{ tensor.DeviceMemory }
+
+type syncAllocator struct{ tensor.DeviceAllocator }
+
+func (a syncAllocator) Alloc(dev tensor.Device, n int) (tensor.DeviceMemory, error) {
+	m, err := a.DeviceAllocator.Alloc(dev, n)
+	if err != nil {
+		return nil, err
+	}
+	return syncMemory{m}, nil
+}
+
+// testBatchesTo checks Batches.To on the stand-in, whose memory uploads
+// asynchronously (a Staging whose copy happens at Use: a batch handed out
+// before its Use would hold the previous one's rows) or, with async
+// false, only with CopyFromHost: the device batches equal the host's,
+// through epochs and Resets, with one upload per batch and no allocation.
+func testBatchesTo(t *testing.T, async bool) {
 	d := tensortest.Register(t, testDev)
+	if !async {
+		b := d.Backend()
+		b.Memory = syncAllocator{b.Memory}
+		tensor.RegisterDevice(testDev, b)
+	}
 	x, y := indexRows(10, 3)
 	hb, db := NewBatches(x, y, 4, rand.New(rand.NewPCG(1, 1))), NewBatches(x, y, 4, rand.New(rand.NewPCG(1, 1)))
 	if err := db.To(testDev); err != nil {
 		t.Fatal(err)
 	}
-	for epoch := range 2 {
-		for {
+	if slots := len(db.dev.slots); slots != map[bool]int{true: 2, false: 1}[async] {
+		t.Fatalf("%d device buffers, want 2 with asynchronous uploads, else 1", slots)
+	}
+	for epoch := range 3 {
+		if epoch == 2 {
+			// A checkpoint's position discards the batch read ahead.
+			hb.Next()
+			db.Next()
+			load, err := db.planLoad(batchesState{Rows: 10, Size: 4, Shuffle: true, Epoch: 2, Pos: 0, RNG: mustState(t, db)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			load()
+			hload, _ := hb.planLoad(batchesState{Rows: 10, Size: 4, Shuffle: true, Epoch: 2, Pos: 0, RNG: mustState(t, hb)})
+			hload()
+		}
+		for i := 0; ; i++ {
+			// The batch read ahead and discarded by the checkpoint's load
+			// was uploaded too.
+			want := int64(1)
+			if async && epoch == 2 && i == 0 {
+				want = 2
+			}
 			before := d.Counts()
 			dx, dy, ok := db.Next()
 			after := d.Counts()
@@ -396,8 +457,8 @@ func TestBatchesTo(t *testing.T) {
 			if !ok {
 				break
 			}
-			if after.Uploads-before.Uploads != 1 || after.Allocs != before.Allocs {
-				t.Errorf("Next made %d uploads and %d allocations, want 1 and 0", after.Uploads-before.Uploads, after.Allocs-before.Allocs)
+			if after.Uploads-before.Uploads != want || after.Allocs != before.Allocs {
+				t.Errorf("epoch %d batch %d: Next made %d uploads and %d allocations, want %d and 0", epoch, i, after.Uploads-before.Uploads, after.Allocs-before.Allocs, want)
 			}
 			if dx.Device() != testDev || dy.Device() != testDev || !slices.Equal(dx.Shape(), hx.Shape()) || !slices.Equal(dy.Shape(), hy.Shape()) {
 				t.Fatalf("device batch %v %v on %v, host %v %v", dx.Shape(), dy.Shape(), dx.Device(), hx.Shape(), hy.Shape())

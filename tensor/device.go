@@ -31,6 +31,54 @@ type DeviceAllocator interface {
 	Alloc(dev Device, n int) (DeviceMemory, error)
 }
 
+// AsyncUploader is the optional asynchronous upload of the Memory family:
+// a DeviceMemory whose device can copy from host memory while it computes
+// implements it (the CUDA plugin with pinned host buffers and a copy
+// stream; tensortest.HostDevice, deferring the copy to Use or Wait).
+// Callers that find it missing upload with CopyFromHost, which waits.
+type AsyncUploader interface {
+	// NewStaging returns a host staging buffer of n elements for
+	// asynchronous uploads to this memory's device (pinned memory on a
+	// CUDA device). The caller keeps it and reuses it: allocating one is
+	// slow.
+	NewStaging(n int) (Staging, error)
+}
+
+// A Staging is a host buffer from which a device copies asynchronously
+// (AsyncUploader). Its rules, as CUDA's for pinned memory and streams:
+//
+//   - Host returns the buffer's elements; the caller writes them only
+//     when no upload from the buffer is pending, that is before the first
+//     Upload and after the Wait of the last one. Writing them earlier may
+//     change what the device receives.
+//   - Upload(dst, off, n) queues the copy of Host()[:n] into dst's
+//     elements off, off+1, ... and returns at once. The copy starts after
+//     the device work queued before the call (so it may overwrite what
+//     that work reads) and runs while later work runs: the device's work
+//     queued after the call does not see the new elements until the
+//     returned Pending's Use or Wait.
+//   - Release frees the buffer after its pending upload (Wait); the
+//     buffer must not be used afterwards.
+//
+// A Staging is not safe for concurrent use.
+type Staging interface {
+	Host() []float32
+	Upload(dst DeviceMemory, off, n int) (Pending, error)
+	Release()
+}
+
+// Pending is an upload in flight (Staging.Upload). It is valid until the
+// next Upload from the same Staging.
+type Pending interface {
+	// Use orders the device's work queued after the call after the copy,
+	// without waiting on the host (cudaStreamWaitEvent). The copy's error,
+	// if it fails, is returned by a later Use, Wait or device operation.
+	Use() error
+	// Wait blocks until the copy is complete: its Staging may be written
+	// again, and every later device operation sees the new elements.
+	Wait() error
+}
+
 func allocator(op string, dev Device) (DeviceAllocator, error) {
 	if b := registered(dev); b != nil && b.Memory != nil {
 		return b.Memory, nil

@@ -26,7 +26,8 @@ type HostDevice struct {
 // Counts is what a HostDevice has done since it was made or last Reset.
 type Counts struct {
 	// Uploads and UploadBytes count copies from the host into the
-	// device's memory (To(dev), Set): calls and bytes.
+	// device's memory (To(dev), Set, a Staging's upload when performed):
+	// calls and bytes.
 	Uploads, UploadBytes int64
 	// Downloads and DownloadBytes count copies from the device's memory
 	// to the host (To(CPU), Data, At, Item): calls and bytes.
@@ -170,6 +171,67 @@ func (m *memory) CopyToHost(dst []float32, off int) error {
 	copy(dst, m.buf[off:])
 	return nil
 }
+
+// NewStaging implements tensor.AsyncUploader: a host slice. An Upload
+// checks its range and returns the copy fault; the copy is performed, and
+// counted as one upload, at the Pending's first Use or Wait, or at the
+// next Upload or Release, reading the staging buffer then: a caller that
+// uses the device's elements before Use, or writes the buffer before
+// Wait, gets the wrong elements, as it may on a GPU.
+func (m *memory) NewStaging(n int) (tensor.Staging, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("tensortest: NewStaging: %d elements", n)
+	}
+	if f := m.d.update(func(*Counts) {}); f.Alloc != nil {
+		return nil, f.Alloc
+	}
+	return &staging{d: m.d, buf: make([]float32, n)}, nil
+}
+
+// staging is a HostDevice's tensor.Staging; queued is the upload not yet
+// performed (nil when none).
+type staging struct {
+	d      *HostDevice
+	buf    []float32
+	queued func()
+}
+
+func (s *staging) Host() []float32 { return s.buf }
+
+func (s *staging) Upload(dst tensor.DeviceMemory, off, n int) (tensor.Pending, error) {
+	s.flush()
+	m, ok := dst.(*memory)
+	if !ok || m.d != s.d {
+		return nil, fmt.Errorf("tensortest: Staging.Upload: memory of %v, the staging buffer's device is %v", dst.Device(), s.d.dev)
+	}
+	if n < 0 || n > len(s.buf) {
+		return nil, fmt.Errorf("tensortest: Staging.Upload: %d elements from a staging buffer of %d", n, len(s.buf))
+	}
+	if err := m.span("Staging.Upload", off, n, m.d.update(func(*Counts) {})); err != nil {
+		return nil, err
+	}
+	s.queued = func() {
+		m.d.update(func(c *Counts) { c.Uploads++; c.UploadBytes += 4 * int64(n) })
+		copy(m.buf[off:off+n], s.buf[:n])
+	}
+	return pending{s}, nil
+}
+
+// flush performs the queued upload.
+func (s *staging) flush() {
+	if q := s.queued; q != nil {
+		s.queued = nil
+		q()
+	}
+}
+
+func (s *staging) Release() { s.flush(); s.buf = nil }
+
+// pending is a HostDevice's tensor.Pending.
+type pending struct{ s *staging }
+
+func (p pending) Use() error  { p.s.flush(); return nil }
+func (p pending) Wait() error { p.s.flush(); return nil }
 
 // span checks that elements off to off+n are in m, and returns the copy
 // fault if there is one.
