@@ -17,8 +17,10 @@
 //     Norm/NormF64, SumAbs/SumAbsF64, ArgMax/ArgMin and Max/Min); copy is Go's
 //     copy and swap a chunked copy through a stack buffer. Other increments,
 //     and x and y that partially overlap, are delegated to gonum.
-//   - Level 2: gemv (Sgemv/Dgemv) and ger (a row axpy per row of A) with unit
-//     increments; other increments are delegated.
+//   - Level 2: gemv (Sgemv/Dgemv), ger (an axpy per row of A), symv (a dot
+//     and an axpy per row of the stored triangle), trmv and trsv (a dot or an
+//     axpy per row) with unit increments; other increments, and vectors that
+//     overlap A (or x overlapping y in symv), are delegated.
 //   - Level 3: gemm (Sgemm/Dgemm, packed and threaded over lanes' worker pool).
 //
 // Everything else is gonum's, through the embedded implementation.

@@ -29,6 +29,9 @@ type routines[T float] struct {
 	gemv  func(tA blas.Transpose, m, n int, alpha T, a []T, lda int, x []T, incX int, beta T, y []T, incY int)
 	ger   func(m, n int, alpha T, x []T, incX int, y []T, incY int, a []T, lda int)
 	gemm  func(tA, tB blas.Transpose, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+	symv  func(ul blas.Uplo, n int, alpha T, a []T, lda int, x []T, incX int, beta T, y []T, incY int)
+	trmv  func(ul blas.Uplo, tA blas.Transpose, d blas.Diag, n int, a []T, lda int, x []T, incX int)
+	trsv  func(ul blas.Uplo, tA blas.Transpose, d blas.Diag, n int, a []T, lda int, x []T, incX int)
 }
 
 func routines64(i interface {
@@ -36,7 +39,7 @@ func routines64(i interface {
 	blas.Float64Level2
 	blas.Float64Level3
 }) routines[float64] {
-	return routines[float64]{i.Ddot, i.Dnrm2, i.Dasum, i.Idamax, i.Dswap, i.Dcopy, i.Daxpy, i.Dscal, i.Dgemv, i.Dger, i.Dgemm}
+	return routines[float64]{i.Ddot, i.Dnrm2, i.Dasum, i.Idamax, i.Dswap, i.Dcopy, i.Daxpy, i.Dscal, i.Dgemv, i.Dger, i.Dgemm, i.Dsymv, i.Dtrmv, i.Dtrsv}
 }
 
 func routines32(i interface {
@@ -44,7 +47,7 @@ func routines32(i interface {
 	blas.Float32Level2
 	blas.Float32Level3
 }) routines[float32] {
-	return routines[float32]{i.Sdot, i.Snrm2, i.Sasum, i.Isamax, i.Sswap, i.Scopy, i.Saxpy, i.Sscal, i.Sgemv, i.Sger, i.Sgemm}
+	return routines[float32]{i.Sdot, i.Snrm2, i.Sasum, i.Isamax, i.Sswap, i.Scopy, i.Saxpy, i.Sscal, i.Sgemv, i.Sger, i.Sgemm, i.Ssymv, i.Strmv, i.Strsv}
 }
 
 func TestAgainstGonum(t *testing.T) {
@@ -165,6 +168,63 @@ func diffAll[T float](t *testing.T, got, want routines[T], eps float64) {
 		}
 	}
 	diffL2L3(t, r, got, want, eps)
+	diffSymTri(t, r, got, want, eps)
+}
+
+// diffSymTri compares symv, trmv and trsv on valid and invalid arguments
+// (A diagonally dominant, so that trsv's solution stays of the size of b).
+func diffSymTri[T float](t *testing.T, r *rand.Rand, got, want routines[T], eps float64) {
+	uplos := []blas.Uplo{blas.Upper, blas.Lower, 'X'}
+	diags := []blas.Diag{blas.NonUnit, blas.Unit, 'X'}
+	for _, ul := range uplos {
+		for _, n := range []int{-1, 0, 1, 2, 5, 40} {
+			for _, pad := range []int{-1, 0, 3} {
+				for _, inc := range []int{1, -1, 2, 0} {
+					for _, short := range []int{-1, 0} {
+						lda := max(n, 1) + pad
+						a := randVec[T](r, max(lda*(n-1)+n, 0)+short)
+						for i := 0; i < n && i*lda+i < len(a); i++ {
+							a[i*lda+i] += T(n)
+						}
+						x := randVec[T](r, max(n, 1)*2+short)
+						y := randVec[T](r, max(n, 1)*2+short)
+						scale := float64(2*n + 2)
+						for _, alpha := range []T{0, 1, -0.5} {
+							for _, beta := range []T{0, 1, -0.5} {
+								desc := fmt.Sprintf("symv ul=%c n=%d lda=%d len(a)=%d inc=%d len(x)=%d alpha=%v beta=%v", ul, n, lda, len(a), inc, len(x), alpha, beta)
+								yg, yw := clone(y), clone(y)
+								pg := catch(func() { got.symv(ul, n, alpha, a, lda, x, inc, beta, yg, inc) })
+								pw := catch(func() { want.symv(ul, n, alpha, a, lda, x, inc, beta, yw, inc) })
+								if pg != pw {
+									t.Fatalf("%s: panics with %v, gonum with %v", desc, pg, pw)
+								}
+								compareVec(t, desc, yg, yw, n*n, eps, scale)
+							}
+						}
+						for _, tA := range transposes {
+							for _, d := range diags {
+								desc := fmt.Sprintf("ul=%c tA=%c d=%c n=%d lda=%d len(a)=%d inc=%d len(x)=%d", ul, tA, d, n, lda, len(a), inc, len(x))
+								xg, xw := clone(x), clone(x)
+								pg := catch(func() { got.trmv(ul, tA, d, n, a, lda, xg, inc) })
+								pw := catch(func() { want.trmv(ul, tA, d, n, a, lda, xw, inc) })
+								if pg != pw {
+									t.Fatalf("trmv %s: panics with %v, gonum with %v", desc, pg, pw)
+								}
+								compareVec(t, "trmv "+desc, xg, xw, n, eps, scale*scale)
+								xg, xw = clone(x), clone(x)
+								pg = catch(func() { got.trsv(ul, tA, d, n, a, lda, xg, inc) })
+								pw = catch(func() { want.trsv(ul, tA, d, n, a, lda, xw, inc) })
+								if pg != pw {
+									t.Fatalf("trsv %s: panics with %v, gonum with %v", desc, pg, pw)
+								}
+								compareVec(t, "trsv "+desc, xg, xw, n*n, eps, scale)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 // diffL1 compares every Level 1 routine on one set of arguments.
