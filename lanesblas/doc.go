@@ -21,7 +21,12 @@
 //     and an axpy per row of the stored triangle), trmv and trsv (a dot or an
 //     axpy per row) with unit increments; other increments, and vectors that
 //     overlap A (or x overlapping y in symv), are delegated.
-//   - Level 3: gemm (Sgemm/Dgemm, packed and threaded over lanes' worker pool).
+//   - Level 3: gemm (Sgemm/Dgemm, packed and threaded over lanes' worker
+//     pool); syrk and trsm recursive on halves, the off-diagonal blocks by
+//     lanes' gemm and the diagonal blocks of 32 or fewer by gonum's unblocked
+//     routines (trsm first scales B by alpha, then solves with alpha = 1, so
+//     its rounding differs from gonum's, which scales row by row). syrk with
+//     alpha == 0 or k == 0 and sizes of 32 or fewer are gonum's whole.
 //
 // Everything else is gonum's, through the embedded implementation.
 //

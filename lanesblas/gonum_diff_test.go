@@ -32,6 +32,8 @@ type routines[T float] struct {
 	symv  func(ul blas.Uplo, n int, alpha T, a []T, lda int, x []T, incX int, beta T, y []T, incY int)
 	trmv  func(ul blas.Uplo, tA blas.Transpose, d blas.Diag, n int, a []T, lda int, x []T, incX int)
 	trsv  func(ul blas.Uplo, tA blas.Transpose, d blas.Diag, n int, a []T, lda int, x []T, incX int)
+	syrk  syrkFunc[T]
+	trsm  trsmFunc[T]
 }
 
 func routines64(i interface {
@@ -39,7 +41,7 @@ func routines64(i interface {
 	blas.Float64Level2
 	blas.Float64Level3
 }) routines[float64] {
-	return routines[float64]{i.Ddot, i.Dnrm2, i.Dasum, i.Idamax, i.Dswap, i.Dcopy, i.Daxpy, i.Dscal, i.Dgemv, i.Dger, i.Dgemm, i.Dsymv, i.Dtrmv, i.Dtrsv}
+	return routines[float64]{i.Ddot, i.Dnrm2, i.Dasum, i.Idamax, i.Dswap, i.Dcopy, i.Daxpy, i.Dscal, i.Dgemv, i.Dger, i.Dgemm, i.Dsymv, i.Dtrmv, i.Dtrsv, i.Dsyrk, i.Dtrsm}
 }
 
 func routines32(i interface {
@@ -47,7 +49,7 @@ func routines32(i interface {
 	blas.Float32Level2
 	blas.Float32Level3
 }) routines[float32] {
-	return routines[float32]{i.Sdot, i.Snrm2, i.Sasum, i.Isamax, i.Sswap, i.Scopy, i.Saxpy, i.Sscal, i.Sgemv, i.Sger, i.Sgemm, i.Ssymv, i.Strmv, i.Strsv}
+	return routines[float32]{i.Sdot, i.Snrm2, i.Sasum, i.Isamax, i.Sswap, i.Scopy, i.Saxpy, i.Sscal, i.Sgemv, i.Sger, i.Sgemm, i.Ssymv, i.Strmv, i.Strsv, i.Ssyrk, i.Strsm}
 }
 
 func TestAgainstGonum(t *testing.T) {
@@ -169,6 +171,86 @@ func diffAll[T float](t *testing.T, got, want routines[T], eps float64) {
 	}
 	diffL2L3(t, r, got, want, eps)
 	diffSymTri(t, r, got, want, eps)
+	diffRec(t, r, got, want, eps)
+}
+
+// diffRec compares syrk and trsm, whose recursion on gemm starts above
+// recBase, at sizes on both sides of it and odd splits, every side,
+// triangle, transpose and diagonal, and invalid arguments.
+func diffRec[T float](t *testing.T, r *rand.Rand, got, want routines[T], eps float64) {
+	for _, ul := range []blas.Uplo{blas.Upper, blas.Lower, 'X'} {
+		for _, tA := range transposes {
+			for _, n := range []int{-1, 0, 7, recBase, recBase + 1, 75, 150} {
+				for _, k := range []int{-1, 0, 5, 70} {
+					for _, pad := range []int{-1, 2} {
+						for _, short := range []int{-1, 0} {
+							row, col := n, k
+							if isTrans(tA) {
+								row, col = k, n
+							}
+							lda, ldc := max(col, 1)+pad, max(n, 1)+pad
+							a := randVec[T](r, max(lda*(row-1)+col, 0)+short)
+							c := randVec[T](r, max(ldc*(n-1)+n, 0)+short)
+							for _, ab := range [][2]T{{0, 2}, {1, 0}, {-0.5, 1}, {-0.5, 2}} {
+								alpha, beta := ab[0], ab[1]
+								desc := fmt.Sprintf("syrk ul=%c tA=%c n=%d k=%d lda=%d ldc=%d len=%d,%d alpha=%v beta=%v", ul, tA, n, k, lda, ldc, len(a), len(c), alpha, beta)
+								cg, cw := clone(c), clone(c)
+								pg := catch(func() { got.syrk(ul, tA, n, k, alpha, a, lda, beta, cg, ldc) })
+								pw := catch(func() { want.syrk(ul, tA, n, k, alpha, a, lda, beta, cw, ldc) })
+								if pg != pw {
+									t.Fatalf("%s: panics with %v, gonum with %v", desc, pg, pw)
+								}
+								compareVec(t, desc, cg, cw, max(k, 1), eps, float64(2*max(k, 1)+2))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, side := range []blas.Side{blas.Left, blas.Right, 'X'} {
+		for _, ul := range []blas.Uplo{blas.Upper, blas.Lower, 'X'} {
+			for _, tA := range transposes {
+				for _, d := range []blas.Diag{blas.NonUnit, blas.Unit, 'X'} {
+					for _, m := range []int{-1, 0, 7, recBase + 1, 75} {
+						for _, n := range []int{-1, 0, 3, 40} {
+							for _, short := range []int{-1, 0} {
+								ka := n
+								if side == blas.Left {
+									ka = m
+								}
+								lda, ldb := max(ka, 1)+1, max(n, 1)+2
+								a := randVec[T](r, max(lda*(ka-1)+ka, 0)+short)
+								for i := range max(ka, 0) {
+									// A well-conditioned triangle, unit diagonal or not: small
+									// off-diagonal elements, diagonal near 1.
+									for j := range ka {
+										if i*lda+j < len(a) {
+											a[i*lda+j] /= T(ka)
+										}
+									}
+									if i*lda+i < len(a) {
+										a[i*lda+i] += 1
+									}
+								}
+								b := randVec[T](r, max(ldb*(m-1)+n, 0)+short)
+								for _, alpha := range []T{0, 1, -1.5} {
+									desc := fmt.Sprintf("trsm side=%c ul=%c tA=%c d=%c m=%d n=%d len=%d,%d alpha=%v", side, ul, tA, d, m, n, len(a), len(b), alpha)
+									bg, bw := clone(b), clone(b)
+									pg := catch(func() { got.trsm(side, ul, tA, d, m, n, alpha, a, lda, bg, ldb) })
+									pw := catch(func() { want.trsm(side, ul, tA, d, m, n, alpha, a, lda, bw, ldb) })
+									if pg != pw {
+										t.Fatalf("%s: panics with %v, gonum with %v", desc, pg, pw)
+									}
+									compareVec(t, desc, bg, bw, max(ka, 1), eps, 8)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }
 
 // diffSymTri compares symv, trmv and trsv on valid and invalid arguments

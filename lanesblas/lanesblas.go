@@ -29,6 +29,7 @@ const (
 	nLT0         = "blas: n < 0"
 	kLT0         = "blas: k < 0"
 	badUplo      = "blas: illegal triangle"
+	badSide      = "blas: illegal side"
 	badTranspose = "blas: illegal transpose"
 	badDiag      = "blas: illegal diagonal"
 	badLdA       = "blas: bad leading dimension of A"
