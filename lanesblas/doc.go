@@ -23,10 +23,12 @@
 //     overlap A (or x overlapping y in symv), are delegated.
 //   - Level 3: gemm (Sgemm/Dgemm, packed and threaded over lanes' worker
 //     pool); syrk and trsm recursive on halves, the off-diagonal blocks by
-//     lanes' gemm and the diagonal blocks of 32 or fewer by gonum's unblocked
-//     routines (trsm first scales B by alpha, then solves with alpha = 1, so
-//     its rounding differs from gonum's, which scales row by row). syrk with
-//     alpha == 0 or k == 0 and sizes of 32 or fewer are gonum's whole.
+//     lanes' gemm; the diagonal blocks of 32 or fewer are, for trsm, gonum's
+//     unblocked routine and, for syrk, a gemm of the whole square block into
+//     scratch whose triangle is added to C. trsm first scales B by alpha,
+//     then solves with alpha = 1, so its rounding differs from gonum's,
+//     which scales row by row. syrk with alpha == 0 or k == 0, and either
+//     routine at sizes of 32 or fewer, are gonum's whole.
 //
 // Everything else is gonum's, through the embedded implementation.
 //

@@ -1,6 +1,7 @@
 package lanesblas
 
 import (
+	"sync"
 	"unsafe"
 
 	"github.com/lanesgo/lanes/simd"
@@ -54,6 +55,8 @@ type kernels[T float] struct {
 	argMax, argMin func(x []T) int
 	gemv           func(transA bool, m, n int, alpha T, a []T, lda int, x []T, beta T, y []T)
 	gemm           func(transA, transB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+	// scratch pools *[recBase*recBase]T blocks (syrkDiag's).
+	scratch *sync.Pool
 }
 
 var (
@@ -62,12 +65,14 @@ var (
 		sumAbs: simd.SumAbsF64, norm: simd.NormF64,
 		argMax: simd.ArgMaxF64, argMin: simd.ArgMinF64,
 		gemv: simd.Dgemv, gemm: simd.Dgemm,
+		scratch: &sync.Pool{New: func() any { return new([recBase * recBase]float64) }},
 	}
 	k32 = &kernels[float32]{
 		dot: simd.Dot, axpy: simd.Axpy, scale: simd.Scale,
 		sumAbs: simd.SumAbs, norm: simd.Norm,
 		argMax: simd.ArgMax, argMin: simd.ArgMin,
 		gemv: simd.Sgemv, gemm: simd.Sgemm,
+		scratch: &sync.Pool{New: func() any { return new([recBase * recBase]float32) }},
 	}
 )
 
