@@ -417,7 +417,7 @@ func diffL2L3[T float](t *testing.T, r *rand.Rand, got, want routines[T], eps fl
 								if pg != pw {
 									t.Fatalf("%s: ger panics with %v, gonum with %v", name(tA, m, n, lda, lenA, inc), pg, pw)
 								}
-								compareVec(t, "ger", ag, aw, 2, eps, 4)
+								compareVec(t, "ger "+name(tA, m, n, lda, lenA, inc)+fmt.Sprintf(" alpha=%v", alpha), ag, aw, 2, eps, 4)
 							}
 						}
 					}
