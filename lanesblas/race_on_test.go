@@ -1,0 +1,5 @@
+//go:build race
+
+package lanesblas
+
+const raceEnabled = true
