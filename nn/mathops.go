@@ -202,7 +202,9 @@ func backReduce(tp *Tape, n *node) {
 // as tensor.Max (also when the result has no element).
 // The gradient of an output is split evenly among the elements equal to
 // it (the maximum if unique, as PyTorch's amax); where the maximum is NaN
-// the gradients of its elements are NaN.
+// the gradients of its elements are NaN. Unlike the other operations'
+// results, which reuse the tape's storage, the maximum is tensor.Max's,
+// new storage each step (package tensor has no MaxInto).
 func (tp *Tape) MaxAxes(x *Var, keepdims bool, axes ...int) *Var {
 	const op = "MaxAxes"
 	tp.use(op, "x", x)
