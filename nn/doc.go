@@ -35,6 +35,25 @@
 // the tests (TestGradients; TestEveryOpChecked fails for an operation
 // without such a check).
 //
+// # Operations
+//
+// The Tape's methods are the differentiable operations: linear algebra
+// (MatMul on matrices and on stacks of them with broadcast batch
+// dimensions, Linear), elementwise arithmetic with broadcasting (Add, Sub,
+// Mul, Div, Pow, Maximum, Minimum, Scale), elementwise functions (the
+// activations, Exp, Log, Sqrt, Clamp), Softmax and LogSoftmax along an
+// axis, reductions (Sum and Mean of everything; SumAxes, MeanAxes and
+// MaxAxes over chosen axes, with keepdims), shape operations (Reshape,
+// Flatten, Transpose, Permute, Slice, Split, Concat, Stack), selection
+// (Where, MaskedFill), and the layers' own (Conv2D, the poolings, the
+// norms, Dropout on any shape, Embedding) and the losses. Axes follow
+// package tensor's convention: a negative one counts from the end. The
+// shape operations other than Reshape copy into a contiguous result. A
+// gradient to an operand that was broadcast is summed back over the
+// broadcast dimensions. Where the function has a kink the gradient
+// follows PyTorch: Maximum and Minimum split it evenly on a tie, MaxAxes
+// splits it evenly among equal maxima, Clamp passes it at its bounds.
+//
 // # Memory
 //
 // A Tape owns the values and gradients it makes and hands the same buffers

@@ -90,25 +90,55 @@ func matrix(op, name string, v *Var) (rows, cols int) {
 // columns, which it then does not read.
 func ld(cols int) int { return max(cols, 1) }
 
-// MatMul returns a·b for matrices a [m, k] and b [k, n]. Any of m, k and n
-// may be 0; with k = 0 the product is zeros.
+// MatMul returns a·b for matrices a [m, k] and b [k, n], and for stacks
+// of them: operands of more than two dimensions are stacks of matrices in
+// their last two, and their leading (batch) dimensions broadcast, as
+// tensor.MatMul's (NumPy's matmul without its 1-D vectors: a [B, 1, m, k]
+// times b [H, k, n] is [B, H, m, n]). Any dimension may be 0; with k = 0
+// the product is zeros. The gradients are g·bᵀ and aᵀ·g, each summed over
+// the batch dimensions its operand was broadcast along. Matrices are one
+// simd.Sgemm on the host; stacks are tensor.MatMulInto.
 func (tp *Tape) MatMul(a, b *Var) *Var {
 	const op = "MatMul"
 	tp.use(op, "a", a)
 	tp.use(op, "b", b)
-	m, k := matrix(op, "a", a)
-	k2, n := matrix(op, "b", b)
-	if k != k2 {
-		panic(fmt.Sprintf("nn: %s: shapes %v and %v do not match", op, a.value.Shape(), b.value.Shape()))
+	av, bv := a.value, b.value
+	if av.Dims() < 2 || bv.Dims() < 2 || av.Dim(-1) != bv.Dim(-2) {
+		if av.Dims() < 2 || bv.Dims() < 2 {
+			panic(fmt.Sprintf("nn: %s: shapes %v and %v: both operands need two dimensions or more (a matrix or a stack of them)", op, av.Shape(), bv.Shape()))
+		}
+		panic(fmt.Sprintf("nn: %s: shapes %v and %v do not match", op, av.Shape(), bv.Shape()))
 	}
-	y := tp.allocOn(deviceOf(op, a.value, b.value), m, n)
-	tp.gemm(false, false, a.value, b.value, 0, y)
+	dev := deviceOf(op, av, bv)
+	if av.Dims() == 2 && bv.Dims() == 2 {
+		y := tp.allocOn(dev, av.Dim(0), bv.Dim(1))
+		tp.gemm(false, false, av, bv, 0, y)
+		out, _ := tp.result(y, backMatMul, a, b)
+		return out
+	}
+	batch, ok := tensor.BroadcastShape(av.Shape()[:av.Dims()-2], bv.Shape()[:bv.Dims()-2])
+	if !ok {
+		panic(fmt.Sprintf("nn: %s: shapes %v and %v: the batch dimensions do not broadcast", op, av.Shape(), bv.Shape()))
+	}
+	y := tp.allocOn(dev, append(batch, av.Dim(-2), bv.Dim(-1))...)
+	tensor.MatMulInto(y, av, bv)
 	out, _ := tp.result(y, backMatMul, a, b)
 	return out
 }
 
 func backMatMul(tp *Tape, n *node) {
 	a, b, g := n.in[0], n.in[1], n.out.grad
+	if g.Dims() > 2 || a.value.Dims() > 2 || b.value.Dims() > 2 {
+		// Stacks: each product at g's batch shape, summed back to the
+		// operand's.
+		if a.requires {
+			tp.reduceGrad(a, tp.matmul(g, b.value.T(), a.value))
+		}
+		if b.requires {
+			tp.reduceGrad(b, tp.matmul(a.value.T(), g, b.value))
+		}
+		return
+	}
 	if a.requires {
 		da, beta := tp.gradAcc(a)
 		tp.gemm(false, true, g, b.value, beta, da)
@@ -117,6 +147,14 @@ func backMatMul(tp *Tape, n *node) {
 		db, beta := tp.gradAcc(b)
 		tp.gemm(true, false, a.value, g, beta, db)
 	}
+}
+
+// matmul returns x·y (tensor.MatMulInto) in tape storage: stacks whose
+// batch shape is that of g's product, each matrix of the shape of like's.
+func (tp *Tape) matmul(x, y, like *tensor.Tensor) *tensor.Tensor {
+	shape, _ := tensor.BroadcastShape(x.Shape()[:x.Dims()-2], y.Shape()[:y.Dims()-2])
+	dst := tp.allocOn(like.Device(), append(shape, like.Dim(-2), like.Dim(-1))...)
+	return tensor.MatMulInto(dst, x, y)
 }
 
 // Linear returns act(x·wᵀ + b) for x [n, in], a weight w [out, in] (the
@@ -223,21 +261,8 @@ func (tp *Tape) Activate(x *Var, act Act) *Var {
 	}
 	y := tp.like(x.value)
 	act.apply(y, x.value)
-	out, nd := tp.result(y, backActivate, x)
-	if nd != nil {
-		nd.act = act
-	}
-	return out
-}
-
-func backActivate(tp *Tape, n *node) {
-	x := n.in[0]
-	if !x.requires {
-		return
-	}
-	dx, add := tp.gradFor(x)
-	n.act.gradInto(dx, n.out.grad, x.value, n.out.value)
-	tp.flush(x, dx, add)
+	e, arg := act.elem()
+	return tp.elemResult(y, e, arg, x)
 }
 
 // ReLU returns max(x, 0).
@@ -271,6 +296,10 @@ const (
 	addOp binaryKind = iota
 	subOp
 	mulOp
+	divOp
+	powOp
+	maxOp
+	minOp
 )
 
 // Add returns a + b with broadcasting.
@@ -281,6 +310,29 @@ func (tp *Tape) Sub(a, b *Var) *Var { return tp.binary("Sub", subOp, a, b) }
 
 // Mul returns a·b elementwise with broadcasting.
 func (tp *Tape) Mul(a, b *Var) *Var { return tp.binary("Mul", mulOp, a, b) }
+
+// Div returns a/b elementwise with broadcasting (IEEE: x/0 is ±Inf or
+// NaN, and so are the gradients there). The gradients are g/b for a and
+// -g·(a/b)/b for b.
+func (tp *Tape) Div(a, b *Var) *Var { return tp.binary("Div", divOp, a, b) }
+
+// Pow returns a^b elementwise with broadcasting (tensor.Pow: math.Pow's
+// special cases, so a negative a with a non-integer b is NaN). The
+// gradients are g·b·a^(b-1) for a and g·a^b·ln a for b; the latter is 0
+// where a^b is 0 (at a = 0, where ln a = -Inf, as PyTorch's) and NaN where
+// a < 0. For a constant exponent, pass it as a Const (of shape [] to
+// broadcast).
+func (tp *Tape) Pow(a, b *Var) *Var { return tp.binary("Pow", powOp, a, b) }
+
+// Maximum returns the elementwise maximum of a and b with broadcasting
+// (NaN where either is NaN). The gradient goes to the larger operand; on a
+// tie (a = b) each gets half of it, as PyTorch's; where either is NaN
+// neither gets any.
+func (tp *Tape) Maximum(a, b *Var) *Var { return tp.binary("Maximum", maxOp, a, b) }
+
+// Minimum returns the elementwise minimum of a and b with broadcasting;
+// its gradient follows Maximum's rules, to the smaller operand.
+func (tp *Tape) Minimum(a, b *Var) *Var { return tp.binary("Minimum", minOp, a, b) }
 
 func (tp *Tape) binary(op string, kind binaryKind, a, b *Var) *Var {
 	tp.use(op, "a", a)
@@ -294,6 +346,14 @@ func (tp *Tape) binary(op string, kind binaryKind, a, b *Var) *Var {
 		tensor.SubInto(y, a.value, b.value)
 	case mulOp:
 		tensor.MulInto(y, a.value, b.value)
+	case divOp:
+		tensor.DivInto(y, a.value, b.value)
+	case powOp:
+		tensor.PowInto(y, a.value, b.value)
+	case maxOp:
+		tensor.MaximumInto(y, a.value, b.value)
+	case minOp:
+		tensor.MinimumInto(y, a.value, b.value)
 	}
 	out, nd := tp.result(y, backBinary, a, b)
 	if nd != nil {
@@ -311,12 +371,24 @@ func broadcast(op string, a, b *tensor.Tensor) []int {
 	return shape
 }
 
+// backBinary sends the gradient g of y = a op b to each operand that
+// requires one, summed over the dimensions it was broadcast along:
+//
+//	op        to a                       to b
+//	Add       g                          g
+//	Sub       g                          -g
+//	Mul       g·b                        g·a
+//	Div       g/b                        -g·y/b
+//	Pow       g·b·a^(b-1)                g·y·ln a, 0 where y = 0
+//	Maximum   g·[a > b] + g/2·[a = b]    g·[b > a] + g/2·[a = b]
+//	Minimum   g·[a < b] + g/2·[a = b]    g·[b < a] + g/2·[a = b]
 func backBinary(tp *Tape, n *node) {
-	g := n.out.grad
+	g, y := n.out.grad, n.out.value
 	for i, v := range n.in[:2] {
 		if !v.requires {
 			continue
 		}
+		a, b := n.in[0].value, n.in[1].value
 		src := g
 		switch kind := binaryKind(n.dims); {
 		case kind == mulOp:
@@ -325,9 +397,55 @@ func backBinary(tp *Tape, n *node) {
 		case kind == subOp && i == 1:
 			src = tp.like(g)
 			tensor.NegInto(src, g)
+		case kind == divOp && i == 0:
+			src = tp.like(g)
+			tensor.DivInto(src, g, b)
+		case kind == divOp:
+			src = tp.like(g)
+			tensor.MulInto(src, g, y)
+			tensor.DivInto(src, src, b)
+			tensor.NegInto(src, src)
+		case kind == powOp && i == 0:
+			bm1 := tp.like(b)
+			tensor.AddScalarInto(bm1, b, -1)
+			src = tp.like(g)
+			tensor.PowInto(src, a, bm1)
+			tensor.MulInto(src, src, b)
+			tensor.MulInto(src, src, g)
+		case kind == powOp:
+			lna := tp.like(a)
+			tensor.LogInto(lna, a)
+			src = tp.like(g)
+			tensor.MulInto(src, y, lna)
+			// 0·ln 0 = NaN where a = 0 (and y = 0): the gradient is 0
+			// there, as PyTorch's.
+			tensor.WhereInto(src, y, src, tp.zero(y.Device()))
+			tensor.MulInto(src, src, g)
+		case kind == maxOp || kind == minOp:
+			// The weight of this operand: 1 where it wins, ½ on a tie.
+			x, other := n.in[i].value, n.in[1-i].value
+			src = tp.like(g)
+			tie := tp.like(g)
+			if kind == maxOp {
+				tensor.GreaterInto(src, x, other)
+			} else {
+				tensor.LessInto(src, x, other)
+			}
+			tensor.EqualInto(tie, x, other)
+			tensor.ScaleInto(tie, tie, 0.5)
+			tensor.AddInto(src, src, tie)
+			tensor.MulInto(src, src, g)
 		}
 		tp.reduceGrad(v, src)
 	}
+}
+
+// zero returns a tensor of shape [] holding 0 on dev, from the tape.
+func (tp *Tape) zero(dev tensor.Device) *tensor.Tensor { return tp.scalar(dev, 0) }
+
+// scalar returns a tensor of shape [] holding v on dev, from the tape.
+func (tp *Tape) scalar(dev tensor.Device, v float32) *tensor.Tensor {
+	return tensor.Fill(tp.allocOn(dev), v)
 }
 
 // reduceGrad adds src, the gradient of a result v was broadcast to, to v's
@@ -362,43 +480,12 @@ func backScale(tp *Tape, n *node) {
 }
 
 // Sum returns the sum of every element of x as a tensor of shape [] (0
-// when x has none).
-func (tp *Tape) Sum(x *Var) *Var {
-	tp.use("Sum", "x", x)
-	return tp.total(x, 1)
-}
+// when x has none): SumAxes(x, false).
+func (tp *Tape) Sum(x *Var) *Var { return tp.reduce("Sum", x, false, nil, false) }
 
 // Mean returns the mean of every element of x as a tensor of shape []: NaN
-// when x has none, as tensor.Mean and PyTorch.
-func (tp *Tape) Mean(x *Var) *Var {
-	tp.use("Mean", "x", x)
-	// 1/0 = +Inf, and the empty sum 0 times it is NaN.
-	return tp.total(x, 1/float32(x.value.Len()))
-}
-
-// total is Sum (scale 1) and Mean (scale 1/len) after their checks: the
-// sum (tensor.SumToInto into a zeroed scalar), then scaled.
-func (tp *Tape) total(x *Var, scale float32) *Var {
-	y := tp.allocOn(x.value.Device())
-	tensor.Fill(y, 0)
-	tensor.SumToInto(y, x.value)
-	if scale != 1 {
-		tensor.ScaleInto(y, y, scale)
-	}
-	out, nd := tp.result(y, backTotal, x)
-	if nd != nil {
-		nd.f[0] = scale
-	}
-	return out
-}
-
-// backTotal broadcasts the scalar gradient, scaled, to x's shape.
-func backTotal(tp *Tape, n *node) {
-	x := n.in[0]
-	dx, add := tp.gradFor(x)
-	tensor.ScaleInto(dx, n.out.grad, n.f[0])
-	tp.flush(x, dx, add)
-}
+// when x has none, as tensor.Mean and PyTorch (MeanAxes(x, false)).
+func (tp *Tape) Mean(x *Var) *Var { return tp.reduce("Mean", x, false, nil, true) }
 
 // Reshape returns x with a new shape of the same length, sharing its
 // storage; one dimension may be -1, inferred from the others unless they

@@ -227,10 +227,11 @@ func (ng *normGrads) flush(tp *Tape) {
 	}
 }
 
-// Dropout zeroes each element of x with probability p and scales the
-// others by 1/(1-p), so that the expectation is unchanged: tensor.Dropout,
-// whose mask comes from the Philox stream of a seed drawn from r (one
-// number per call), so that it is the same on every device. The backward
+// Dropout zeroes each element of x, of any shape, with probability p and
+// scales the others by 1/(1-p), so that the expectation is unchanged:
+// tensor.Dropout, whose mask comes from the Philox stream of a seed drawn
+// from r (one number per call), so that it is the same on every device
+// (a zero-size x draws its seed too and gives an empty result). The backward
 // pass applies the same mask to the gradient by running tensor.Dropout
 // again with that seed, so no mask is stored. Use it in training only
 // (the Dropout layer is the identity in evaluation).

@@ -151,6 +151,8 @@ type node struct {
 	pool  tensor.PoolParams
 	norm  tensor.NormStats
 	dims  int
+	idx   [4]int // integer arguments: axis, start, end, step (Slice, Concat's pieces)
+	axes  []int  // Permute's axes, the reductions' kept shape
 	seed  uint64 // Dropout's
 }
 
@@ -353,21 +355,23 @@ func mustTensor(op, name string, t *tensor.Tensor) {
 func (tp *Tape) result(t *tensor.Tensor, back func(*Tape, *node), ins ...*Var) (*Var, *node) {
 	out := tp.newVar()
 	out.value = t
-	if tp.noGrad {
-		return out, nil
+	return out, tp.record(out, back, ins...)
+}
+
+// record appends a node computing by back a contribution of out's gradient
+// to those of ins (at most three), when gradients are on and one of ins
+// needs one, and marks out as requiring a gradient then. It returns the
+// node to fill in, or nil when nothing was recorded. An operation with
+// more inputs (Concat) records a node for each, all with the same out.
+func (tp *Tape) record(out *Var, back func(*Tape, *node), ins ...*Var) *node {
+	if tp.noGrad || !slices.ContainsFunc(ins, func(v *Var) bool { return v != nil && v.requires }) {
+		return nil
 	}
-	for _, v := range ins {
-		if v != nil && v.requires {
-			out.requires = true
-		}
-	}
-	if !out.requires {
-		return out, nil
-	}
+	out.requires = true
 	tp.nodes = append(tp.nodes, node{back: back, out: out})
 	n := &tp.nodes[len(tp.nodes)-1]
 	copy(n.in[:], ins)
-	return out, n
+	return n
 }
 
 // Backward computes the gradient of loss, a Var of one element, with
