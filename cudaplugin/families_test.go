@@ -99,9 +99,9 @@ type familyCase struct {
 }
 
 // TestFamiliesOnDevice checks the ops of the Elementwise, Reduce and Copy
-// families, the convolution gradients (exact on inputs of halves, in
-// chunks of images too), and the Pool and Index families' reports of bad
-// index values, through tensor's functions:
+// families, the convolution gradients (exact on inputs of halves, also
+// in chunks of images and of rows), and the Pool and Index families'
+// reports of bad index values, through tensor's functions:
 // broadcast (by shape and by Expand's stride 0), transposed, sliced with
 // steps, zero-size and 0-d host operands; Into forms into strided views,
 // in place and overlapping their operands.
@@ -142,9 +142,12 @@ func TestFamiliesOnDevice(t *testing.T) {
 	}
 	convChunk := tensor.ConvParams{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, Dilation: [2]int{2, 2}, Groups: 2}
 	// 5 images of [4, 9, 10] with weights [6, 2, 3, 3] (convChunk): 4×4
-	// output pixels; 36 im2col rows and 6 channels a pixel, 672 floats an
-	// image: a workspace of 1350 floats takes 2 images a chunk, 3 chunks.
-	const chunkWS = 2*(36+6)*16 + 6
+	// output pixels; 36 im2col rows and 6 channels a pixel, 168 floats an
+	// output row, 672 an image: a workspace of 1350 floats takes 2 images a
+	// chunk, 3 chunks; one of 504 (rowsWS) 3 output rows of an image, 2
+	// chunks an image whose input rows overlap (dilated 3-row windows at
+	// stride 2), even input rows read by none.
+	const chunkWS, rowsWS = 2*(36+6)*16 + 6, 3 * (36 + 6) * 4
 	pool2 := tensor.PoolParams{Kernel: [2]int{2, 2}}
 	pool3 := tensor.PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}
 	poolCeil := tensor.PoolParams{Kernel: [2]int{3, 2}, Stride: [2]int{2, 3}, Padding: [2]int{1, 1}, CeilMode: true}
@@ -259,6 +262,15 @@ func TestFamiliesOnDevice(t *testing.T) {
 			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].Slice(3, 1, 8, 2), x[1]} }),
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
 				return chunked(chunkWS, func() *tensor.Tensor { return tensor.Conv2DBackwardWeight(x[0], x[1], []int{6, 2, 3, 3}, convChunk) })
+			}},
+		{name: "Conv2DBackwardInputInto over garbage, in chunks of rows", in: []*tensor.Tensor{tensor.Full(-3, 5, 4, 9, 10), halves(5, 6, 4, 4), halves(6, 2, 3, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return chunked(rowsWS, func() *tensor.Tensor { return tensor.Conv2DBackwardInputInto(x[0], x[1], x[2], convChunk) })
+			}},
+		{name: "Conv2DBackwardWeight in chunks of rows, transposed x", in: []*tensor.Tensor{halves(5, 6, 4, 4), halves(5, 4, 10, 9)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0], x[1].Transpose(2, 3)} }),
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return chunked(rowsWS, func() *tensor.Tensor { return tensor.Conv2DBackwardWeight(x[0], x[1], []int{6, 2, 3, 3}, convChunk) })
 			}},
 		{name: "MaxPool2D", in: []*tensor.Tensor{rn(2, 3, 9, 8)}, op: func(x []*tensor.Tensor) *tensor.Tensor { m, _ := tensor.MaxPool2D(x[0], pool3); return m }},
 		{name: "MaxPool2D indices", in: []*tensor.Tensor{rn(2, 3, 9, 8)}, op: func(x []*tensor.Tensor) *tensor.Tensor { _, i := tensor.MaxPool2D(x[0], pool3); return i }},

@@ -53,16 +53,20 @@ typedef struct {
 	float *partial;
 } LanesConv;
 
-// LanesCols is the im2col matrix of imgs images of a convolution, as
-// LanesConv's geometry: rows c·kh·kw (channel, tap), columns imgs·oh·ow
-// (image, output pixel), row-major. xs are the input's strides (NCHW, in
-// elements): lanes_im2col reads any view of it; lanes_col2im writes the
-// input's gradient dense (xs ignored), each element the sum, in tap order,
-// of the matrix's elements that stand for it (a gather: no atomics).
+// LanesCols is the im2col matrix of a chunk of a convolution, as
+// LanesConv's geometry: output rows oy0..oy0+ohc-1 of imgs images (whole
+// images: oy0 = 0, ohc = oh); rows c·kh·kw (channel, tap), columns
+// imgs·ohc·ow (image, output pixel), row-major. xs are the input's
+// strides (NCHW, in elements): lanes_im2col reads any view of it.
+// lanes_col2im writes input rows iy0..iy0+ihc-1 of the input's gradient
+// (dense NCHW, xs ignored), each element the sum, in tap order, of the
+// matrix's elements that stand for it (a gather: no atomics), set, or
+// added to it when acc.
 typedef struct {
 	int imgs, c, h, w_, kh, kw;
 	int sh, sw, ph, pw, dh, dw;
 	int oh, ow;
+	int oy0, ohc, iy0, ihc, acc;
 	long long xs[4];
 } LanesCols;
 
