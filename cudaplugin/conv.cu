@@ -1,7 +1,9 @@
 // conv.cu: Conv2D as an implicit GEMM (tiles.cuh's main loop): B(p, j)
 // is the im2col matrix, gathered from the NCHW input while the slice is
 // loaded, never stored; split-K as SGEMM's, its reduction applying the
-// bias and ReLU.
+// bias and ReLU. The gradients (conv.go) are SGEMMs (gemm.cu) around the
+// two kernels at the end: im2col, which stores that matrix for a chunk
+// of images, and col2im, its adjoint, a gather.
 
 #include "tiles.cuh"
 
@@ -173,7 +175,80 @@ __global__ void convReduceKernel(LanesConv c) {
     }
 }
 
+// im2colKernel stores the im2col matrix of a chunk (kernels.h:
+// LanesCols), one element a thread: consecutive threads write consecutive
+// columns (pixels), coalesced; their reads of x are strided by the
+// convolution's stride.
+__global__ void im2colKernel(LanesCols c, const float *x, float *col) {
+    const long long pixels = (long long)c.ohc * c.ow, cols = c.imgs * pixels;
+    const long long total = (long long)c.c * c.kh * c.kw * cols;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+        const long long row = i / cols, j = i % cols;
+        const long long img = j / pixels;
+        const int pix = (int)(j % pixels);
+        const int ci = (int)(row / (c.kh * c.kw)), tap = (int)(row % (c.kh * c.kw));
+        const int iy = (c.oy0 + pix / c.ow) * c.sh - c.ph + tap / c.kw * c.dh;
+        const int ix = pix % c.ow * c.sw - c.pw + tap % c.kw * c.dw;
+        float v = 0.0f;
+        if (iy >= 0 && iy < c.h && ix >= 0 && ix < c.w_) {
+            v = x[img * c.xs[0] + ci * c.xs[1] + iy * c.xs[2] + ix * c.xs[3]];
+        }
+        col[i] = v;
+    }
+}
+
+// col2imKernel sets (or with c.acc adds to) each element of rows
+// c.iy0.. of dx (c.imgs images, dense NCHW) the sum of the elements of
+// the chunk's im2col-shaped matrix col that read it: over the taps (u, v)
+// in order, those whose output pixel (oy, ox) is in the chunk, oy·sh = iy
+// + ph - u·dh. Each thread owns its element: no atomics, the same sum
+// every run.
+__global__ void col2imKernel(LanesCols c, const float *col, float *dx) {
+    const long long pixels = (long long)c.ohc * c.ow, cols = c.imgs * pixels;
+    const long long plane = (long long)c.ihc * c.w_, total = c.imgs * c.c * plane;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+        const long long img = i / (c.c * plane);
+        const int ci = (int)(i / plane % c.c), p = (int)(i % plane);
+        const int iy = c.iy0 + p / c.w_, ix = p % c.w_;
+        const float *base = col + (long long)ci * c.kh * c.kw * cols + img * pixels;
+        float s = 0.0f;
+        for (int u = 0; u < c.kh; u++) {
+            const int ty = iy + c.ph - u * c.dh;
+            if (ty < 0) {
+                break; // and for every later tap
+            }
+            const int oy = ty / c.sh - c.oy0; // in the chunk
+            if (ty % c.sh != 0 || oy < 0 || oy >= c.ohc) {
+                continue;
+            }
+            for (int v = 0; v < c.kw; v++) {
+                const int tx = ix + c.pw - v * c.dw;
+                if (tx < 0) {
+                    break;
+                }
+                const int ox = tx / c.sw;
+                if (tx % c.sw != 0 || ox >= c.ow) {
+                    continue;
+                }
+                s += base[(long long)(u * c.kw + v) * cols + oy * c.ow + ox];
+            }
+        }
+        float *d = dx + ((img * c.c + ci) * c.h + iy) * (long long)c.w_ + ix;
+        *d = c.acc ? *d + s : s;
+    }
+}
+
 } // namespace
+
+extern "C" int lanes_im2col(void *stream, const LanesCols *c, const float *x, float *col) {
+    const long long n = (long long)c->c * c->kh * c->kw * c->imgs * c->ohc * c->ow;
+    return n == 0 ? 0 : launch(im2colKernel, gridFor(n, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, *c, x, col);
+}
+
+extern "C" int lanes_col2im(void *stream, const LanesCols *c, const float *col, float *dx) {
+    const long long n = (long long)c->imgs * c->c * c->ihc * c->w_;
+    return n == 0 ? 0 : launch(col2imKernel, gridFor(n, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, *c, col, dx);
+}
 
 // The tile configurations were chosen with cudaplugin/tune on an H100
 // (bench/results/gpu-h100/tune.txt): the convolution's large tile keeps

@@ -128,8 +128,8 @@ func (g *GPU) opened() bool { return g != nil && g.resident != nil }
 // Open opens CUDA device ordinal and registers it with package tensor as
 // tensor.Device(ordinal+1): its memory (To, NewOn) and the op families it
 // runs (MatMul, Conv, Elementwise, Reduce, Copy, Pool, Random), so that tensor's ops on
-// its tensors run on it; an op of a family whose kernel the plugin does
-// not have yet panics there with ErrNoKernel's text. It does not offload
+// its tensors run on it (an op without a device kernel would panic there
+// with ErrNoKernel's text; every registered op has one). It does not offload
 // host work or install the placer (Enable does).
 func Open(ordinal int) (*GPU, error) {
 	if disabled.Load() {

@@ -352,9 +352,8 @@ func TestConcurrentDevice(t *testing.T) {
 // tensors against the plugin's registered families: MatMul and Conv2D
 // with device operands run on the GPU whatever the thresholds say and
 // return device tensors; a host operand beside device ones panics naming
-// the op and the devices; the convolution gradients, and ops of the
-// other families that have no kernel yet, panic naming the op and the
-// missing kernel.
+// the op and the devices; the convolution gradients of device operands
+// return device tensors that agree with the CPU's.
 func TestTensorFunctionsOnDevice(t *testing.T) {
 	g := requireGPU(t)
 	dispatch.SetPlacer(nil) // the built-in thresholds: tiny host work stays on the CPU
@@ -399,8 +398,19 @@ func TestTensorFunctionsOnDevice(t *testing.T) {
 	q := p
 	q.ReLU = false
 	checkClose(t, "tensor.Conv2D on device operands", y, tensor.Conv2D(x, w, bias, p), tensor.Conv2D(tensor.Abs(x), tensor.Abs(w), tensor.Abs(bias), q))
-	wantPanic("Conv2DBackwardInput of device tensors", func() { tensor.Conv2DBackwardInput(y, dw, x.Shape(), q) },
-		"tensor: Conv2DBackwardInput: ", "cudaplugin: Conv2DBackwardInput: no device kernel yet")
+	hy, err := y.To(tensor.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gx := tensor.Conv2DBackwardInput(y, dw, x.Shape(), q)
+	gw := tensor.Conv2DBackwardWeight(y, dx, w.Shape(), q)
+	if gx.Device() != g.Device() || gw.Device() != g.Device() {
+		t.Fatalf("the gradients of device operands are on %v and %v, want %v", gx.Device(), gw.Device(), g.Device())
+	}
+	checkClose(t, "tensor.Conv2DBackwardInput on device operands", gx, tensor.Conv2DBackwardInput(hy, w, x.Shape(), q),
+		tensor.Conv2DBackwardInput(tensor.Abs(hy), tensor.Abs(w), x.Shape(), q))
+	checkClose(t, "tensor.Conv2DBackwardWeight on device operands", gw, tensor.Conv2DBackwardWeight(hy, x, w.Shape(), q),
+		tensor.Conv2DBackwardWeight(tensor.Abs(hy), tensor.Abs(x), w.Shape(), q))
 	if e := tensor.Exp(got); e.Device() != g.Device() {
 		t.Errorf("Exp of a device tensor returned a tensor on %v", e.Device())
 	} else {

@@ -31,11 +31,12 @@
 //
 //   - Device-resident tensors (Tensor.To, tensor.NewOn): package tensor's
 //     ops on them run on the families the plugin registers (MatMul,
-//     Conv2D, every elementwise op, comparison, Where and Fill, the unary
-//     ops' gradients (UnaryGrad), the copies, Softmax, the poolings,
-//     UniformInto and Dropout (Philox, the CPU's numbers bit for bit);
-//     docs/cuda.md lists them and the ops without a kernel yet, which
-//     return ErrNoKernel), and so do GPU.BiasAct, Add, Mul, SoftmaxRows,
+//     Conv2D and its gradients, every elementwise op, comparison, Where
+//     and Fill, the unary ops' gradients (UnaryGrad), the copies, Softmax,
+//     the poolings, UniformInto and Dropout (Philox, the CPU's numbers bit
+//     for bit); docs/cuda.md lists them: every op of the registered
+//     families has a kernel, and one without would return ErrNoKernel),
+//     and so do GPU.BiasAct, Add, Mul, SoftmaxRows,
 //     MaxPool2D, AvgPool2D, on the device's stream without synchronizing;
 //     To(CPU) waits and copies back. Errors are returned (and, through
 //     package tensor, reported as panics by tensor).
@@ -67,7 +68,8 @@
 // CPU's and device operations return ErrDisabled.
 //
 // Files: one Go file and one .cu file per op family, as package simd is
-// organised: gemm (MatMul), conv (Conv2D), elementwise, reduce (every op
+// organised: gemm (MatMul), conv (Conv2D, and its gradients: SGEMMs
+// around im2col and a col2im gather), elementwise, reduce (every op
 // of tensor's Reduce family: one block per output row, strided operands),
 // pooling, norm (BatchNorm, LayerNorm and their gradients), index
 // (lookups, their scatter-add adjoints, OneHot), loss (the fused losses),

@@ -43,10 +43,11 @@ var (
 	// ErrClosed is returned by the operations of a closed GPU.
 	ErrClosed = errors.New("cudaplugin: GPU closed")
 	// ErrNoKernel is what a family method that has no device kernel yet
-	// returns, wrapped with the method and the op ("cudaplugin:
-	// Conv2DBackwardInput: no device kernel yet"). Package tensor turns
-	// it into the op's panic; copying the operands with To(tensor.CPU)
-	// runs the op there.
+	// returns, wrapped with the method and the op ("cudaplugin: Method:
+	// no device kernel yet"). Package tensor turns it into the op's
+	// panic; copying the operands with To(tensor.CPU) runs the op there.
+	// Every op of the families the plugin registers has a kernel today:
+	// no method returns it.
 	ErrNoKernel = errors.New("no device kernel yet")
 )
 

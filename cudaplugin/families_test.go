@@ -99,12 +99,12 @@ type familyCase struct {
 }
 
 // TestFamiliesOnDevice checks the ops of the Elementwise, Reduce and Copy
-// families that the plugin has kernels for, and the Pool and Index
-// families' reports of bad index values, through tensor's functions:
+// families, the convolution gradients (exact on inputs of halves, also
+// in chunks of images and of rows), and the Pool and Index families'
+// reports of bad index values, through tensor's functions:
 // broadcast (by shape and by Expand's stride 0), transposed, sliced with
 // steps, zero-size and 0-d host operands; Into forms into strided views,
-// in place and overlapping their operands; and the ops without a kernel,
-// which panic naming it.
+// in place and overlapping their operands.
 func TestFamiliesOnDevice(t *testing.T) {
 	g := requireGPU(t)
 	r := rand.New(rand.NewPCG(21, 22))
@@ -123,6 +123,31 @@ func TestFamiliesOnDevice(t *testing.T) {
 		}
 		return tensor.FromSlice(d, shape...)
 	}
+	// halves has elements -1, -0.5, 0, 0.5, 1: their products and sums are
+	// exact, whatever the order, so that a convolution gradient on the
+	// device must equal the CPU's.
+	halves := func(shape ...int) *tensor.Tensor {
+		x := tensor.New(shape...)
+		d := x.Data()
+		for i := range d {
+			d[i] = float32(r.IntN(5)-2) / 2
+		}
+		return x
+	}
+	// chunked runs f with a gradient workspace of ws floats (convWorkspace).
+	chunked := func(ws int, f func() *tensor.Tensor) *tensor.Tensor {
+		defer func(old int) { convWorkspace = old }(convWorkspace)
+		convWorkspace = ws
+		return f()
+	}
+	convChunk := tensor.ConvParams{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, Dilation: [2]int{2, 2}, Groups: 2}
+	// 5 images of [4, 9, 10] with weights [6, 2, 3, 3] (convChunk): 4×4
+	// output pixels; 36 im2col rows and 6 channels a pixel, 168 floats an
+	// output row, 672 an image: a workspace of 1350 floats takes 2 images a
+	// chunk, 3 chunks; one of 504 (rowsWS) 3 output rows of an image, 2
+	// chunks an image whose input rows overlap (dilated 3-row windows at
+	// stride 2), even input rows read by none.
+	const chunkWS, rowsWS = 2*(36+6)*16 + 6, 3 * (36 + 6) * 4
 	pool2 := tensor.PoolParams{Kernel: [2]int{2, 2}}
 	pool3 := tensor.PoolParams{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}
 	poolCeil := tensor.PoolParams{Kernel: [2]int{3, 2}, Stride: [2]int{2, 3}, Padding: [2]int{1, 1}, CeilMode: true}
@@ -195,6 +220,58 @@ func TestFamiliesOnDevice(t *testing.T) {
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
 				return tensor.Conv2D(x[0], x[1], x[2], tensor.ConvParams{Padding: [2]int{1, 0}, ReLU: true})
 			}, tol: 1e-5},
+		{name: "Conv2DBackwardInput transposed dy, every other weight", in: []*tensor.Tensor{halves(4, 2, 5, 5), halves(8, 3, 3, 3)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Transpose(0, 1), x[1].Slice(0, 0, 8, 2)}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2DBackwardInput(x[0], x[1], []int{2, 3, 7, 7}, tensor.ConvParams{})
+			}},
+		{name: "Conv2DBackwardInputInto a strided dx, padding, stride, dilation", in: []*tensor.Tensor{tensor.Full(-3, 2, 3, 9, 20), halves(2, 4, 4, 5), halves(4, 3, 2, 3)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Slice(3, 1, 20, 2), x[1], x[2], x[0]}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2DBackwardInputInto(x[0], x[1], x[2], tensor.ConvParams{Stride: [2]int{2, 2}, Padding: [2]int{1, 2}, Dilation: [2]int{3, 2}})
+			}},
+		{name: "Conv2DBackwardWeight strided x, transposed dy, padding, stride, dilation", in: []*tensor.Tensor{halves(2, 4, 5, 4), halves(2, 3, 9, 20)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor {
+				return []*tensor.Tensor{x[0].Transpose(2, 3), x[1].Slice(3, 0, 20, 2)}
+			}),
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2DBackwardWeight(x[0], x[1], []int{4, 3, 2, 3}, tensor.ConvParams{Stride: [2]int{2, 2}, Padding: [2]int{1, 2}, Dilation: [2]int{3, 2}})
+			}},
+		{name: "Conv2DBackwardWeightInto a transposed dw over garbage", in: []*tensor.Tensor{tensor.Full(7, 4, 3, 3, 3), halves(2, 4, 7, 7), halves(2, 3, 9, 9)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].Transpose(2, 3), x[1], x[2]} }),
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2DBackwardWeightInto(x[0], x[1], x[2], tensor.ConvParams{})
+			}},
+		{name: "Conv2DBackwardInput zero batch", in: []*tensor.Tensor{rn(0, 2, 3, 3), rn(2, 3, 3, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2DBackwardInput(x[0], x[1], []int{0, 3, 5, 5}, tensor.ConvParams{})
+			}},
+		{name: "Conv2DBackwardWeightInto zero batch over garbage", in: []*tensor.Tensor{tensor.Full(7, 2, 3, 3, 3), rn(0, 2, 3, 3), rn(0, 3, 5, 5)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.Conv2DBackwardWeightInto(x[0], x[1], x[2], tensor.ConvParams{})
+			}},
+		{name: "Conv2DBackwardInput in chunks, groups", in: []*tensor.Tensor{halves(5, 6, 4, 4), halves(6, 2, 3, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return chunked(chunkWS, func() *tensor.Tensor { return tensor.Conv2DBackwardInput(x[0], x[1], []int{5, 4, 9, 10}, convChunk) })
+			}},
+		{name: "Conv2DBackwardWeight in chunks, groups, strided dy", in: []*tensor.Tensor{halves(5, 6, 4, 8), halves(5, 4, 9, 10)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].Slice(3, 1, 8, 2), x[1]} }),
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return chunked(chunkWS, func() *tensor.Tensor { return tensor.Conv2DBackwardWeight(x[0], x[1], []int{6, 2, 3, 3}, convChunk) })
+			}},
+		{name: "Conv2DBackwardInputInto over garbage, in chunks of rows", in: []*tensor.Tensor{tensor.Full(-3, 5, 4, 9, 10), halves(5, 6, 4, 4), halves(6, 2, 3, 3)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return chunked(rowsWS, func() *tensor.Tensor { return tensor.Conv2DBackwardInputInto(x[0], x[1], x[2], convChunk) })
+			}},
+		{name: "Conv2DBackwardWeight in chunks of rows, transposed x", in: []*tensor.Tensor{halves(5, 6, 4, 4), halves(5, 4, 10, 9)},
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0], x[1].Transpose(2, 3)} }),
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return chunked(rowsWS, func() *tensor.Tensor { return tensor.Conv2DBackwardWeight(x[0], x[1], []int{6, 2, 3, 3}, convChunk) })
+			}},
 		{name: "MaxPool2D", in: []*tensor.Tensor{rn(2, 3, 9, 8)}, op: func(x []*tensor.Tensor) *tensor.Tensor { m, _ := tensor.MaxPool2D(x[0], pool3); return m }},
 		{name: "MaxPool2D indices", in: []*tensor.Tensor{rn(2, 3, 9, 8)}, op: func(x []*tensor.Tensor) *tensor.Tensor { _, i := tensor.MaxPool2D(x[0], pool3); return i }},
 		{name: "MaxPool2D ties, NaN, ceil, transposed", in: []*tensor.Tensor{steps(3, 2, 7, 8)},

@@ -57,16 +57,8 @@ func (g *GPU) gemm(stream C.lanes_stream, s matmulShape, a, b uintptr, dst uintp
 	gm.vec_a, gm.vec_b = cbool(vec(a, lda, offA)), cbool(vec(b, ldb, offB))
 	mn := s.m * s.n
 	if uniA && uniB && count <= maxGridYZ {
-		plan, err := planTiles(s.m, s.n, s.k, count, g.info.Processors)
-		if err != nil {
-			return err
-		}
-		if err := splitK(&gm.splits, &gm.partial, plan.splits, count*mn, scratch); err != nil {
-			return err
-		}
 		gm.stride_a, gm.stride_b, gm.stride_c = C.longlong(strideA), C.longlong(strideB), C.longlong(mn)
-		return check("lanes_sgemm", C.lanes_gemm_at(stream, C.int(plan.cfg.id), &gm, C.uintptr_t(a), C.uintptr_t(b), C.uintptr_t(dst),
-			C.int(plan.gx), C.int(plan.gy), C.int(plan.gz)))
+		return g.sgemm(stream, gm, a, b, dst, count, scratch)
 	}
 	plan, err := planTiles(s.m, s.n, s.k, 1, g.info.Processors)
 	if err != nil {
@@ -83,6 +75,22 @@ func (g *GPU) gemm(stream C.lanes_stream, s matmulShape, a, b uintptr, dst uintp
 		}
 	}
 	return nil
+}
+
+// sgemm queues gm (sizes, layouts, strides, alpha and beta set) over gz
+// evenly spaced products in one launch: tiles planned for the device,
+// split-K with a workspace from scratch.
+func (g *GPU) sgemm(stream C.lanes_stream, gm C.LanesGemm, a, b, c uintptr, gz int, scratch scratchFunc) error {
+	m, n := int(gm.m), int(gm.n)
+	plan, err := planTiles(m, n, int(gm.k), gz, g.info.Processors)
+	if err != nil {
+		return err
+	}
+	if err := splitK(&gm.splits, &gm.partial, plan.splits, gz*m*n, scratch); err != nil {
+		return err
+	}
+	return check("lanes_sgemm", C.lanes_gemm_at(stream, C.int(plan.cfg.id), &gm, C.uintptr_t(a), C.uintptr_t(b), C.uintptr_t(c),
+		C.int(plan.gx), C.int(plan.gy), C.int(plan.gz)))
 }
 
 // MatMul implements tensor.MatMulKernels: dst = tensor.MatMul(a, b). With every

@@ -53,6 +53,23 @@ typedef struct {
 	float *partial;
 } LanesConv;
 
+// LanesCols is the im2col matrix of a chunk of a convolution, as
+// LanesConv's geometry: output rows oy0..oy0+ohc-1 of imgs images (whole
+// images: oy0 = 0, ohc = oh); rows c·kh·kw (channel, tap), columns
+// imgs·ohc·ow (image, output pixel), row-major. xs are the input's
+// strides (NCHW, in elements): lanes_im2col reads any view of it.
+// lanes_col2im writes input rows iy0..iy0+ihc-1 of the input's gradient
+// (dense NCHW, xs ignored), each element the sum, in tap order, of the
+// matrix's elements that stand for it (a gather: no atomics), set, or
+// added to it when acc.
+typedef struct {
+	int imgs, c, h, w_, kh, kw;
+	int sh, sw, ph, pw, dh, dw;
+	int oh, ow;
+	int oy0, ohc, iy0, ihc, acc;
+	long long xs[4];
+} LanesCols;
+
 // LanesPool is a 2-D max or average pooling of planes×h×w (NCHW with
 // planes = n·c) into planes×oh×ow, as tensor.MaxPool2D and AvgPool2D.
 typedef struct {
@@ -154,6 +171,8 @@ typedef struct {
 
 int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz);
 int lanes_conv2d(void *stream, int cfg, const LanesConv *c, int gx, int gy, int gz);
+int lanes_im2col(void *stream, const LanesCols *c, const float *x, float *col);
+int lanes_col2im(void *stream, const LanesCols *c, const float *col, float *dx);
 // y[i] = act(x[i] + bias[(i / inner) % channels]); bias may be NULL; act 0: none, 1: ReLU.
 int lanes_bias_act(void *stream, float *y, const float *x, const float *bias, long long n, int channels, long long inner, int act);
 // The Elementwise family's ops (elementwise.cu), as package tensor's

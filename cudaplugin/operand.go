@@ -423,6 +423,3 @@ func sameShape(op string, a, b *tensor.Tensor) {
 		panic(fmt.Sprintf("cudaplugin: %s: shapes %v and %v differ", op, a.Shape(), b.Shape()))
 	}
 }
-
-// noKernel is ErrNoKernel for what (a method, or a method and its op).
-func noKernel(what string) error { return fmt.Errorf("cudaplugin: %s: %w", what, ErrNoKernel) }
