@@ -21,7 +21,9 @@
 // NormF64, Scale ScaleF64. Of the transcendentals, ExpF64 and LogF64 have
 // float64 forms so far, within 1 ULP of float64 (largest error measured
 // against an exact math/big reference over 10⁶ inputs each, at every level:
-// ExpF64 0.774, LogF64 0.795), bit-identical at every level.
+// ExpF64 0.774, LogF64 0.795), bit-identical at every level; SoftmaxF64,
+// LogSoftmaxF64 and LogSumExpF64 are built on ExpF64's algorithm with the
+// shift by the maximum carried exactly (bounds on each).
 // The matrix products already carry BLAS's type
 // letter, so their float64 forms take BLAS's names: Dgemm, DgemmStrided and
 // Dgemv beside Sgemm, SgemmStrided and Sgemv (row-major dgemm and dgemv).

@@ -4457,6 +4457,748 @@ out:
 done:
 	RET
 
+// func expSumF64NEON(dst, x []float64, shift float64) float64
+TEXT ·expSumF64NEON(SB), NOSPLIT, $16-64
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	WORD $0x6f07e7ff // movi v31.2d, #0xffffffffffffffff
+	FMOVD shift+48(FP), F30
+	VDUP V30.D[0], V30.D2
+	VEOR V29.B16, V29.B16, V29.B16
+	FMOVQ 1248(R9), F28
+	FMOVQ 1264(R9), F27
+	FMOVQ 1280(R9), F26
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x6ee0fbc4 // fneg v4.2d, v30.2d
+	WORD $0x4e64d405 // fadd v5.2d, v0.2d, v4.2d
+	WORD $0x4e64d426 // fadd v6.2d, v1.2d, v4.2d
+	WORD $0x4e64d447 // fadd v7.2d, v2.2d, v4.2d
+	WORD $0x4e64d468 // fadd v8.2d, v3.2d, v4.2d
+	WORD $0x4ee0d4a9 // fsub v9.2d, v5.2d, v0.2d
+	WORD $0x4ee1d4ca // fsub v10.2d, v6.2d, v1.2d
+	WORD $0x4ee2d4eb // fsub v11.2d, v7.2d, v2.2d
+	WORD $0x4ee3d50c // fsub v12.2d, v8.2d, v3.2d
+	WORD $0x4ee9d4ad // fsub v13.2d, v5.2d, v9.2d
+	WORD $0x4eead4ce // fsub v14.2d, v6.2d, v10.2d
+	WORD $0x4eebd4ef // fsub v15.2d, v7.2d, v11.2d
+	WORD $0x4eecd510 // fsub v16.2d, v8.2d, v12.2d
+	WORD $0x4eedd400 // fsub v0.2d, v0.2d, v13.2d
+	WORD $0x4eeed421 // fsub v1.2d, v1.2d, v14.2d
+	WORD $0x4eefd442 // fsub v2.2d, v2.2d, v15.2d
+	WORD $0x4ef0d463 // fsub v3.2d, v3.2d, v16.2d
+	WORD $0x4ee9d489 // fsub v9.2d, v4.2d, v9.2d
+	WORD $0x4eead48a // fsub v10.2d, v4.2d, v10.2d
+	WORD $0x4eebd48b // fsub v11.2d, v4.2d, v11.2d
+	WORD $0x4eecd484 // fsub v4.2d, v4.2d, v12.2d
+	WORD $0x4e69d400 // fadd v0.2d, v0.2d, v9.2d
+	WORD $0x4e6ad421 // fadd v1.2d, v1.2d, v10.2d
+	WORD $0x4e6bd442 // fadd v2.2d, v2.2d, v11.2d
+	WORD $0x4e64d463 // fadd v3.2d, v3.2d, v4.2d
+	FMOVQ 992(R9), F4
+	WORD $0x4e64f4a9 // fmax v9.2d, v5.2d, v4.2d
+	WORD $0x4e64f4ca // fmax v10.2d, v6.2d, v4.2d
+	WORD $0x4e64f4eb // fmax v11.2d, v7.2d, v4.2d
+	WORD $0x4e64f504 // fmax v4.2d, v8.2d, v4.2d
+	FMOVQ 1008(R9), F12
+	WORD $0x4eecf529 // fmin v9.2d, v9.2d, v12.2d
+	WORD $0x4eecf54a // fmin v10.2d, v10.2d, v12.2d
+	WORD $0x4eecf56b // fmin v11.2d, v11.2d, v12.2d
+	WORD $0x4eecf484 // fmin v4.2d, v4.2d, v12.2d
+	WORD $0x4e65e525 // fcmeq v5.2d, v9.2d, v5.2d
+	WORD $0x4e66e546 // fcmeq v6.2d, v10.2d, v6.2d
+	WORD $0x4e67e567 // fcmeq v7.2d, v11.2d, v7.2d
+	WORD $0x4e68e488 // fcmeq v8.2d, v4.2d, v8.2d
+	VAND V5.B16, V0.B16, V0.B16
+	VAND V6.B16, V1.B16, V1.B16
+	VAND V7.B16, V2.B16, V2.B16
+	VAND V8.B16, V3.B16, V3.B16
+	WORD $0x4e60e405 // fcmeq v5.2d, v0.2d, v0.2d
+	WORD $0x4e61e426 // fcmeq v6.2d, v1.2d, v1.2d
+	WORD $0x4e62e447 // fcmeq v7.2d, v2.2d, v2.2d
+	WORD $0x4e63e468 // fcmeq v8.2d, v3.2d, v3.2d
+	VAND V5.B16, V0.B16, V0.B16
+	VAND V6.B16, V1.B16, V1.B16
+	VAND V7.B16, V2.B16, V2.B16
+	VAND V8.B16, V3.B16, V3.B16
+	FMOVQ 1024(R9), F5
+	WORD $0x6e65dd26 // fmul v6.2d, v9.2d, v5.2d
+	WORD $0x6e65dd47 // fmul v7.2d, v10.2d, v5.2d
+	WORD $0x6e65dd68 // fmul v8.2d, v11.2d, v5.2d
+	WORD $0x6e65dc85 // fmul v5.2d, v4.2d, v5.2d
+	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
+	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
+	WORD $0x4e618908 // frintn v8.2d, v8.2d
+	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
+	FMOVQ 1040(R9), F12
+	VFMLS V12.D2, V6.D2, V9.D2
+	VFMLS V12.D2, V7.D2, V10.D2
+	VFMLS V12.D2, V8.D2, V11.D2
+	VFMLS V12.D2, V5.D2, V4.D2
+	FMOVQ 1056(R9), F12
+	VFMLS V12.D2, V6.D2, V0.D2
+	VFMLS V12.D2, V7.D2, V1.D2
+	VFMLS V12.D2, V8.D2, V2.D2
+	VFMLS V12.D2, V5.D2, V3.D2
+	WORD $0x4e60d52c // fadd v12.2d, v9.2d, v0.2d
+	WORD $0x4e61d54d // fadd v13.2d, v10.2d, v1.2d
+	WORD $0x4e62d56e // fadd v14.2d, v11.2d, v2.2d
+	WORD $0x4e63d48f // fadd v15.2d, v4.2d, v3.2d
+	WORD $0x6e6cdd90 // fmul v16.2d, v12.2d, v12.2d
+	WORD $0x6e6dddb1 // fmul v17.2d, v13.2d, v13.2d
+	WORD $0x6e6eddd2 // fmul v18.2d, v14.2d, v14.2d
+	WORD $0x6e6fddf3 // fmul v19.2d, v15.2d, v15.2d
+	FMOVQ 1088(R9), F20
+	FMOVQ 1072(R9), F21
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V21.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V21.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V21.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1104(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1120(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1136(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1152(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1168(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1184(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1200(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1216(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1232(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	VORR V28.B16, V28.B16, V20.B16
+	VFMLA V12.D2, V25.D2, V20.D2
+	VORR V28.B16, V28.B16, V12.B16
+	VFMLA V13.D2, V22.D2, V12.D2
+	VORR V28.B16, V28.B16, V13.B16
+	VFMLA V14.D2, V23.D2, V13.D2
+	VORR V28.B16, V28.B16, V14.B16
+	VFMLA V15.D2, V21.D2, V14.D2
+	WORD $0x6e74de0f // fmul v15.2d, v16.2d, v20.2d
+	WORD $0x6e6cde2c // fmul v12.2d, v17.2d, v12.2d
+	WORD $0x6e6dde4d // fmul v13.2d, v18.2d, v13.2d
+	WORD $0x6e6ede6e // fmul v14.2d, v19.2d, v14.2d
+	WORD $0x4e7bd530 // fadd v16.2d, v9.2d, v27.2d
+	WORD $0x4e7bd551 // fadd v17.2d, v10.2d, v27.2d
+	WORD $0x4e7bd572 // fadd v18.2d, v11.2d, v27.2d
+	WORD $0x4e7bd493 // fadd v19.2d, v4.2d, v27.2d
+	WORD $0x4ef0d774 // fsub v20.2d, v27.2d, v16.2d
+	WORD $0x4ef1d775 // fsub v21.2d, v27.2d, v17.2d
+	WORD $0x4ef2d776 // fsub v22.2d, v27.2d, v18.2d
+	WORD $0x4ef3d777 // fsub v23.2d, v27.2d, v19.2d
+	WORD $0x4e69d689 // fadd v9.2d, v20.2d, v9.2d
+	WORD $0x4e6ad6aa // fadd v10.2d, v21.2d, v10.2d
+	WORD $0x4e6bd6cb // fadd v11.2d, v22.2d, v11.2d
+	WORD $0x4e64d6e4 // fadd v4.2d, v23.2d, v4.2d
+	WORD $0x4e60d520 // fadd v0.2d, v9.2d, v0.2d
+	WORD $0x4e61d541 // fadd v1.2d, v10.2d, v1.2d
+	WORD $0x4e62d562 // fadd v2.2d, v11.2d, v2.2d
+	WORD $0x4e63d483 // fadd v3.2d, v4.2d, v3.2d
+	WORD $0x4e6fd400 // fadd v0.2d, v0.2d, v15.2d
+	WORD $0x4e6cd421 // fadd v1.2d, v1.2d, v12.2d
+	WORD $0x4e6dd442 // fadd v2.2d, v2.2d, v13.2d
+	WORD $0x4e6ed463 // fadd v3.2d, v3.2d, v14.2d
+	WORD $0x4e60d600 // fadd v0.2d, v16.2d, v0.2d
+	WORD $0x4e61d621 // fadd v1.2d, v17.2d, v1.2d
+	WORD $0x4e62d642 // fadd v2.2d, v18.2d, v2.2d
+	WORD $0x4e63d663 // fadd v3.2d, v19.2d, v3.2d
+	WORD $0x6e7cdcc4 // fmul v4.2d, v6.2d, v28.2d
+	WORD $0x6e7cdce9 // fmul v9.2d, v7.2d, v28.2d
+	WORD $0x6e7cdd0a // fmul v10.2d, v8.2d, v28.2d
+	WORD $0x6e7cdcab // fmul v11.2d, v5.2d, v28.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x4e61994a // frintm v10.2d, v10.2d
+	WORD $0x4e61996b // frintm v11.2d, v11.2d
+	WORD $0x4ee4d4c6 // fsub v6.2d, v6.2d, v4.2d
+	WORD $0x4ee9d4e7 // fsub v7.2d, v7.2d, v9.2d
+	WORD $0x4eead508 // fsub v8.2d, v8.2d, v10.2d
+	WORD $0x4eebd4a5 // fsub v5.2d, v5.2d, v11.2d
+	WORD $0x4e7ad484 // fadd v4.2d, v4.2d, v26.2d
+	WORD $0x4e7ad529 // fadd v9.2d, v9.2d, v26.2d
+	WORD $0x4e7ad54a // fadd v10.2d, v10.2d, v26.2d
+	WORD $0x4e7ad56b // fadd v11.2d, v11.2d, v26.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x4f74554a // shl v10.2d, v10.2d, #52
+	WORD $0x4f74556b // shl v11.2d, v11.2d, #52
+	WORD $0x6e64dc00 // fmul v0.2d, v0.2d, v4.2d
+	WORD $0x6e69dc21 // fmul v1.2d, v1.2d, v9.2d
+	WORD $0x6e6adc42 // fmul v2.2d, v2.2d, v10.2d
+	WORD $0x6e6bdc63 // fmul v3.2d, v3.2d, v11.2d
+	WORD $0x4e7ad4c4 // fadd v4.2d, v6.2d, v26.2d
+	WORD $0x4e7ad4e6 // fadd v6.2d, v7.2d, v26.2d
+	WORD $0x4e7ad507 // fadd v7.2d, v8.2d, v26.2d
+	WORD $0x4e7ad4a5 // fadd v5.2d, v5.2d, v26.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f7454c6 // shl v6.2d, v6.2d, #52
+	WORD $0x4f7454e7 // shl v7.2d, v7.2d, #52
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x6e64dc00 // fmul v0.2d, v0.2d, v4.2d
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dc42 // fmul v2.2d, v2.2d, v7.2d
+	WORD $0x6e65dc63 // fmul v3.2d, v3.2d, v5.2d
+	VAND V31.B16, V0.B16, V0.B16
+	VAND V31.B16, V1.B16, V1.B16
+	VAND V31.B16, V2.B16, V2.B16
+	VAND V31.B16, V3.B16, V3.B16
+	WORD $0x4e60d7bd // fadd v29.2d, v29.2d, v0.2d
+	WORD $0x4e61d7bd // fadd v29.2d, v29.2d, v1.2d
+	WORD $0x4e62d7bd // fadd v29.2d, v29.2d, v2.2d
+	WORD $0x4e63d7bd // fadd v29.2d, v29.2d, v3.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x6ee0fbc1 // fneg v1.2d, v30.2d
+	WORD $0x4e61d402 // fadd v2.2d, v0.2d, v1.2d
+	WORD $0x4ee0d443 // fsub v3.2d, v2.2d, v0.2d
+	WORD $0x4ee3d444 // fsub v4.2d, v2.2d, v3.2d
+	WORD $0x4ee4d400 // fsub v0.2d, v0.2d, v4.2d
+	WORD $0x4ee3d421 // fsub v1.2d, v1.2d, v3.2d
+	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	FMOVQ 992(R9), F1
+	WORD $0x4e61f441 // fmax v1.2d, v2.2d, v1.2d
+	FMOVQ 1008(R9), F3
+	WORD $0x4ee3f421 // fmin v1.2d, v1.2d, v3.2d
+	WORD $0x4e62e422 // fcmeq v2.2d, v1.2d, v2.2d
+	VAND V2.B16, V0.B16, V0.B16
+	WORD $0x4e60e402 // fcmeq v2.2d, v0.2d, v0.2d
+	VAND V2.B16, V0.B16, V0.B16
+	FMOVQ 1024(R9), F2
+	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
+	WORD $0x4e618842 // frintn v2.2d, v2.2d
+	FMOVQ 1040(R9), F3
+	VFMLS V3.D2, V2.D2, V1.D2
+	FMOVQ 1056(R9), F3
+	VFMLS V3.D2, V2.D2, V0.D2
+	WORD $0x4e60d423 // fadd v3.2d, v1.2d, v0.2d
+	WORD $0x6e63dc64 // fmul v4.2d, v3.2d, v3.2d
+	FMOVQ 1088(R9), F5
+	FMOVQ 1072(R9), F6
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1104(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1120(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1136(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1152(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1168(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1184(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1200(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1216(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1232(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	VORR V28.B16, V28.B16, V5.B16
+	VFMLA V3.D2, V6.D2, V5.D2
+	WORD $0x6e65dc83 // fmul v3.2d, v4.2d, v5.2d
+	WORD $0x4e7bd424 // fadd v4.2d, v1.2d, v27.2d
+	WORD $0x4ee4d765 // fsub v5.2d, v27.2d, v4.2d
+	WORD $0x4e61d4a1 // fadd v1.2d, v5.2d, v1.2d
+	WORD $0x4e60d420 // fadd v0.2d, v1.2d, v0.2d
+	WORD $0x4e63d400 // fadd v0.2d, v0.2d, v3.2d
+	WORD $0x4e60d480 // fadd v0.2d, v4.2d, v0.2d
+	WORD $0x6e7cdc41 // fmul v1.2d, v2.2d, v28.2d
+	WORD $0x4e619821 // frintm v1.2d, v1.2d
+	WORD $0x4ee1d442 // fsub v2.2d, v2.2d, v1.2d
+	WORD $0x4e7ad421 // fadd v1.2d, v1.2d, v26.2d
+	WORD $0x4f745421 // shl v1.2d, v1.2d, #52
+	WORD $0x6e61dc00 // fmul v0.2d, v0.2d, v1.2d
+	WORD $0x4e7ad441 // fadd v1.2d, v2.2d, v26.2d
+	WORD $0x4f745421 // shl v1.2d, v1.2d, #52
+	WORD $0x6e61dc00 // fmul v0.2d, v0.2d, v1.2d
+	VAND V31.B16, V0.B16, V0.B16
+	WORD $0x4e60d7bd // fadd v29.2d, v29.2d, v0.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	FMOVQ 1648(R9), F0
+	VDUP R3, V1.S4
+	WORD $0x4ea0343f // cmgt v31.4s, v1.4s, v0.4s
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	WORD $0x7e70dbbd // faddp d29, v29.2d
+	FMOVD F29, ret+56(FP)
+	RET
+
+// func sumExpF64NEON(x []float64, shift float64) float64
+TEXT ·sumExpF64NEON(SB), NOSPLIT, $16-40
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R3
+	MOVD R0, R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	WORD $0x6f07e7ff // movi v31.2d, #0xffffffffffffffff
+	FMOVD shift+24(FP), F30
+	VDUP V30.D[0], V30.D2
+	VEOR V29.B16, V29.B16, V29.B16
+	FMOVQ 1248(R9), F28
+	FMOVQ 1264(R9), F27
+	FMOVQ 1280(R9), F26
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x6ee0fbc4 // fneg v4.2d, v30.2d
+	WORD $0x4e64d405 // fadd v5.2d, v0.2d, v4.2d
+	WORD $0x4e64d426 // fadd v6.2d, v1.2d, v4.2d
+	WORD $0x4e64d447 // fadd v7.2d, v2.2d, v4.2d
+	WORD $0x4e64d468 // fadd v8.2d, v3.2d, v4.2d
+	WORD $0x4ee0d4a9 // fsub v9.2d, v5.2d, v0.2d
+	WORD $0x4ee1d4ca // fsub v10.2d, v6.2d, v1.2d
+	WORD $0x4ee2d4eb // fsub v11.2d, v7.2d, v2.2d
+	WORD $0x4ee3d50c // fsub v12.2d, v8.2d, v3.2d
+	WORD $0x4ee9d4ad // fsub v13.2d, v5.2d, v9.2d
+	WORD $0x4eead4ce // fsub v14.2d, v6.2d, v10.2d
+	WORD $0x4eebd4ef // fsub v15.2d, v7.2d, v11.2d
+	WORD $0x4eecd510 // fsub v16.2d, v8.2d, v12.2d
+	WORD $0x4eedd400 // fsub v0.2d, v0.2d, v13.2d
+	WORD $0x4eeed421 // fsub v1.2d, v1.2d, v14.2d
+	WORD $0x4eefd442 // fsub v2.2d, v2.2d, v15.2d
+	WORD $0x4ef0d463 // fsub v3.2d, v3.2d, v16.2d
+	WORD $0x4ee9d489 // fsub v9.2d, v4.2d, v9.2d
+	WORD $0x4eead48a // fsub v10.2d, v4.2d, v10.2d
+	WORD $0x4eebd48b // fsub v11.2d, v4.2d, v11.2d
+	WORD $0x4eecd484 // fsub v4.2d, v4.2d, v12.2d
+	WORD $0x4e69d400 // fadd v0.2d, v0.2d, v9.2d
+	WORD $0x4e6ad421 // fadd v1.2d, v1.2d, v10.2d
+	WORD $0x4e6bd442 // fadd v2.2d, v2.2d, v11.2d
+	WORD $0x4e64d463 // fadd v3.2d, v3.2d, v4.2d
+	FMOVQ 992(R9), F4
+	WORD $0x4e64f4a9 // fmax v9.2d, v5.2d, v4.2d
+	WORD $0x4e64f4ca // fmax v10.2d, v6.2d, v4.2d
+	WORD $0x4e64f4eb // fmax v11.2d, v7.2d, v4.2d
+	WORD $0x4e64f504 // fmax v4.2d, v8.2d, v4.2d
+	FMOVQ 1008(R9), F12
+	WORD $0x4eecf529 // fmin v9.2d, v9.2d, v12.2d
+	WORD $0x4eecf54a // fmin v10.2d, v10.2d, v12.2d
+	WORD $0x4eecf56b // fmin v11.2d, v11.2d, v12.2d
+	WORD $0x4eecf484 // fmin v4.2d, v4.2d, v12.2d
+	WORD $0x4e65e525 // fcmeq v5.2d, v9.2d, v5.2d
+	WORD $0x4e66e546 // fcmeq v6.2d, v10.2d, v6.2d
+	WORD $0x4e67e567 // fcmeq v7.2d, v11.2d, v7.2d
+	WORD $0x4e68e488 // fcmeq v8.2d, v4.2d, v8.2d
+	VAND V5.B16, V0.B16, V0.B16
+	VAND V6.B16, V1.B16, V1.B16
+	VAND V7.B16, V2.B16, V2.B16
+	VAND V8.B16, V3.B16, V3.B16
+	WORD $0x4e60e405 // fcmeq v5.2d, v0.2d, v0.2d
+	WORD $0x4e61e426 // fcmeq v6.2d, v1.2d, v1.2d
+	WORD $0x4e62e447 // fcmeq v7.2d, v2.2d, v2.2d
+	WORD $0x4e63e468 // fcmeq v8.2d, v3.2d, v3.2d
+	VAND V5.B16, V0.B16, V0.B16
+	VAND V6.B16, V1.B16, V1.B16
+	VAND V7.B16, V2.B16, V2.B16
+	VAND V8.B16, V3.B16, V3.B16
+	FMOVQ 1024(R9), F5
+	WORD $0x6e65dd26 // fmul v6.2d, v9.2d, v5.2d
+	WORD $0x6e65dd47 // fmul v7.2d, v10.2d, v5.2d
+	WORD $0x6e65dd68 // fmul v8.2d, v11.2d, v5.2d
+	WORD $0x6e65dc85 // fmul v5.2d, v4.2d, v5.2d
+	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
+	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
+	WORD $0x4e618908 // frintn v8.2d, v8.2d
+	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
+	FMOVQ 1040(R9), F12
+	VFMLS V12.D2, V6.D2, V9.D2
+	VFMLS V12.D2, V7.D2, V10.D2
+	VFMLS V12.D2, V8.D2, V11.D2
+	VFMLS V12.D2, V5.D2, V4.D2
+	FMOVQ 1056(R9), F12
+	VFMLS V12.D2, V6.D2, V0.D2
+	VFMLS V12.D2, V7.D2, V1.D2
+	VFMLS V12.D2, V8.D2, V2.D2
+	VFMLS V12.D2, V5.D2, V3.D2
+	WORD $0x4e60d52c // fadd v12.2d, v9.2d, v0.2d
+	WORD $0x4e61d54d // fadd v13.2d, v10.2d, v1.2d
+	WORD $0x4e62d56e // fadd v14.2d, v11.2d, v2.2d
+	WORD $0x4e63d48f // fadd v15.2d, v4.2d, v3.2d
+	WORD $0x6e6cdd90 // fmul v16.2d, v12.2d, v12.2d
+	WORD $0x6e6dddb1 // fmul v17.2d, v13.2d, v13.2d
+	WORD $0x6e6eddd2 // fmul v18.2d, v14.2d, v14.2d
+	WORD $0x6e6fddf3 // fmul v19.2d, v15.2d, v15.2d
+	FMOVQ 1088(R9), F20
+	FMOVQ 1072(R9), F21
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V21.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V21.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V21.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1104(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1120(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1136(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1152(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1168(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1184(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1200(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1216(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1232(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	VORR V28.B16, V28.B16, V20.B16
+	VFMLA V12.D2, V25.D2, V20.D2
+	VORR V28.B16, V28.B16, V12.B16
+	VFMLA V13.D2, V22.D2, V12.D2
+	VORR V28.B16, V28.B16, V13.B16
+	VFMLA V14.D2, V23.D2, V13.D2
+	VORR V28.B16, V28.B16, V14.B16
+	VFMLA V15.D2, V21.D2, V14.D2
+	WORD $0x6e74de0f // fmul v15.2d, v16.2d, v20.2d
+	WORD $0x6e6cde2c // fmul v12.2d, v17.2d, v12.2d
+	WORD $0x6e6dde4d // fmul v13.2d, v18.2d, v13.2d
+	WORD $0x6e6ede6e // fmul v14.2d, v19.2d, v14.2d
+	WORD $0x4e7bd530 // fadd v16.2d, v9.2d, v27.2d
+	WORD $0x4e7bd551 // fadd v17.2d, v10.2d, v27.2d
+	WORD $0x4e7bd572 // fadd v18.2d, v11.2d, v27.2d
+	WORD $0x4e7bd493 // fadd v19.2d, v4.2d, v27.2d
+	WORD $0x4ef0d774 // fsub v20.2d, v27.2d, v16.2d
+	WORD $0x4ef1d775 // fsub v21.2d, v27.2d, v17.2d
+	WORD $0x4ef2d776 // fsub v22.2d, v27.2d, v18.2d
+	WORD $0x4ef3d777 // fsub v23.2d, v27.2d, v19.2d
+	WORD $0x4e69d689 // fadd v9.2d, v20.2d, v9.2d
+	WORD $0x4e6ad6aa // fadd v10.2d, v21.2d, v10.2d
+	WORD $0x4e6bd6cb // fadd v11.2d, v22.2d, v11.2d
+	WORD $0x4e64d6e4 // fadd v4.2d, v23.2d, v4.2d
+	WORD $0x4e60d520 // fadd v0.2d, v9.2d, v0.2d
+	WORD $0x4e61d541 // fadd v1.2d, v10.2d, v1.2d
+	WORD $0x4e62d562 // fadd v2.2d, v11.2d, v2.2d
+	WORD $0x4e63d483 // fadd v3.2d, v4.2d, v3.2d
+	WORD $0x4e6fd400 // fadd v0.2d, v0.2d, v15.2d
+	WORD $0x4e6cd421 // fadd v1.2d, v1.2d, v12.2d
+	WORD $0x4e6dd442 // fadd v2.2d, v2.2d, v13.2d
+	WORD $0x4e6ed463 // fadd v3.2d, v3.2d, v14.2d
+	WORD $0x4e60d600 // fadd v0.2d, v16.2d, v0.2d
+	WORD $0x4e61d621 // fadd v1.2d, v17.2d, v1.2d
+	WORD $0x4e62d642 // fadd v2.2d, v18.2d, v2.2d
+	WORD $0x4e63d663 // fadd v3.2d, v19.2d, v3.2d
+	WORD $0x6e7cdcc4 // fmul v4.2d, v6.2d, v28.2d
+	WORD $0x6e7cdce9 // fmul v9.2d, v7.2d, v28.2d
+	WORD $0x6e7cdd0a // fmul v10.2d, v8.2d, v28.2d
+	WORD $0x6e7cdcab // fmul v11.2d, v5.2d, v28.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x4e61994a // frintm v10.2d, v10.2d
+	WORD $0x4e61996b // frintm v11.2d, v11.2d
+	WORD $0x4ee4d4c6 // fsub v6.2d, v6.2d, v4.2d
+	WORD $0x4ee9d4e7 // fsub v7.2d, v7.2d, v9.2d
+	WORD $0x4eead508 // fsub v8.2d, v8.2d, v10.2d
+	WORD $0x4eebd4a5 // fsub v5.2d, v5.2d, v11.2d
+	WORD $0x4e7ad484 // fadd v4.2d, v4.2d, v26.2d
+	WORD $0x4e7ad529 // fadd v9.2d, v9.2d, v26.2d
+	WORD $0x4e7ad54a // fadd v10.2d, v10.2d, v26.2d
+	WORD $0x4e7ad56b // fadd v11.2d, v11.2d, v26.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x4f74554a // shl v10.2d, v10.2d, #52
+	WORD $0x4f74556b // shl v11.2d, v11.2d, #52
+	WORD $0x6e64dc00 // fmul v0.2d, v0.2d, v4.2d
+	WORD $0x6e69dc21 // fmul v1.2d, v1.2d, v9.2d
+	WORD $0x6e6adc42 // fmul v2.2d, v2.2d, v10.2d
+	WORD $0x6e6bdc63 // fmul v3.2d, v3.2d, v11.2d
+	WORD $0x4e7ad4c4 // fadd v4.2d, v6.2d, v26.2d
+	WORD $0x4e7ad4e6 // fadd v6.2d, v7.2d, v26.2d
+	WORD $0x4e7ad507 // fadd v7.2d, v8.2d, v26.2d
+	WORD $0x4e7ad4a5 // fadd v5.2d, v5.2d, v26.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f7454c6 // shl v6.2d, v6.2d, #52
+	WORD $0x4f7454e7 // shl v7.2d, v7.2d, #52
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x6e64dc00 // fmul v0.2d, v0.2d, v4.2d
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dc42 // fmul v2.2d, v2.2d, v7.2d
+	WORD $0x6e65dc63 // fmul v3.2d, v3.2d, v5.2d
+	VAND V31.B16, V0.B16, V0.B16
+	VAND V31.B16, V1.B16, V1.B16
+	VAND V31.B16, V2.B16, V2.B16
+	VAND V31.B16, V3.B16, V3.B16
+	WORD $0x4e60d7bd // fadd v29.2d, v29.2d, v0.2d
+	WORD $0x4e61d7bd // fadd v29.2d, v29.2d, v1.2d
+	WORD $0x4e62d7bd // fadd v29.2d, v29.2d, v2.2d
+	WORD $0x4e63d7bd // fadd v29.2d, v29.2d, v3.2d
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x6ee0fbc1 // fneg v1.2d, v30.2d
+	WORD $0x4e61d402 // fadd v2.2d, v0.2d, v1.2d
+	WORD $0x4ee0d443 // fsub v3.2d, v2.2d, v0.2d
+	WORD $0x4ee3d444 // fsub v4.2d, v2.2d, v3.2d
+	WORD $0x4ee4d400 // fsub v0.2d, v0.2d, v4.2d
+	WORD $0x4ee3d421 // fsub v1.2d, v1.2d, v3.2d
+	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	FMOVQ 992(R9), F1
+	WORD $0x4e61f441 // fmax v1.2d, v2.2d, v1.2d
+	FMOVQ 1008(R9), F3
+	WORD $0x4ee3f421 // fmin v1.2d, v1.2d, v3.2d
+	WORD $0x4e62e422 // fcmeq v2.2d, v1.2d, v2.2d
+	VAND V2.B16, V0.B16, V0.B16
+	WORD $0x4e60e402 // fcmeq v2.2d, v0.2d, v0.2d
+	VAND V2.B16, V0.B16, V0.B16
+	FMOVQ 1024(R9), F2
+	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
+	WORD $0x4e618842 // frintn v2.2d, v2.2d
+	FMOVQ 1040(R9), F3
+	VFMLS V3.D2, V2.D2, V1.D2
+	FMOVQ 1056(R9), F3
+	VFMLS V3.D2, V2.D2, V0.D2
+	WORD $0x4e60d423 // fadd v3.2d, v1.2d, v0.2d
+	WORD $0x6e63dc64 // fmul v4.2d, v3.2d, v3.2d
+	FMOVQ 1088(R9), F5
+	FMOVQ 1072(R9), F6
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1104(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1120(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1136(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1152(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1168(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1184(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1200(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1216(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1232(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	VORR V28.B16, V28.B16, V5.B16
+	VFMLA V3.D2, V6.D2, V5.D2
+	WORD $0x6e65dc83 // fmul v3.2d, v4.2d, v5.2d
+	WORD $0x4e7bd424 // fadd v4.2d, v1.2d, v27.2d
+	WORD $0x4ee4d765 // fsub v5.2d, v27.2d, v4.2d
+	WORD $0x4e61d4a1 // fadd v1.2d, v5.2d, v1.2d
+	WORD $0x4e60d420 // fadd v0.2d, v1.2d, v0.2d
+	WORD $0x4e63d400 // fadd v0.2d, v0.2d, v3.2d
+	WORD $0x4e60d480 // fadd v0.2d, v4.2d, v0.2d
+	WORD $0x6e7cdc41 // fmul v1.2d, v2.2d, v28.2d
+	WORD $0x4e619821 // frintm v1.2d, v1.2d
+	WORD $0x4ee1d442 // fsub v2.2d, v2.2d, v1.2d
+	WORD $0x4e7ad421 // fadd v1.2d, v1.2d, v26.2d
+	WORD $0x4f745421 // shl v1.2d, v1.2d, #52
+	WORD $0x6e61dc00 // fmul v0.2d, v0.2d, v1.2d
+	WORD $0x4e7ad441 // fadd v1.2d, v2.2d, v26.2d
+	WORD $0x4f745421 // shl v1.2d, v1.2d, #52
+	WORD $0x6e61dc00 // fmul v0.2d, v0.2d, v1.2d
+	VAND V31.B16, V0.B16, V0.B16
+	WORD $0x4e60d7bd // fadd v29.2d, v29.2d, v0.2d
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	FMOVQ 1648(R9), F0
+	VDUP R3, V1.S4
+	WORD $0x4ea0343f // cmgt v31.4s, v1.4s, v0.4s
+	MOVD $2, R3
+	B one
+
+back:
+
+done:
+	WORD $0x7e70dbbd // faddp d29, v29.2d
+	FMOVD F29, ret+32(FP)
+	RET
+
 DATA consts<>+0(SB)/8, $0xc2dc0000c2dc0000
 DATA consts<>+8(SB)/8, $0xc2dc0000c2dc0000
 DATA consts<>+16(SB)/8, $0x42b2000042b20000
@@ -4663,4 +5405,6 @@ DATA consts<>+1616(SB)/8, $0xfff0000000000000
 DATA consts<>+1624(SB)/8, $0xfff0000000000000
 DATA consts<>+1632(SB)/8, $0x7ff8000000000000
 DATA consts<>+1640(SB)/8, $0x7ff8000000000000
-GLOBL consts<>(SB), RODATA|NOPTR, $1648
+DATA consts<>+1648(SB)/8, $0x0000000000000000
+DATA consts<>+1656(SB)/8, $0x0000000100000001
+GLOBL consts<>(SB), RODATA|NOPTR, $1664

@@ -20,7 +20,10 @@ func init() {
 		leakyReLU: leakyReLUGeneric, elu: eluGeneric,
 		expSum: expSumGeneric,
 	})
-	transcendF64.set(dispatch.Generic, &transcendKernelsF64{exp: mapGeneric(exp64), log: mapGeneric(log64)})
+	transcendF64.set(dispatch.Generic, &transcendKernelsF64{
+		exp: mapGeneric(exp64), log: mapGeneric(log64),
+		expSum: expSumGeneric64,
+	})
 }
 
 // horner evaluates Σ c[k]·x^k with one FMA per coefficient, the order the
@@ -198,6 +201,39 @@ func exp64(x float64) float64 {
 	return scale64(s+((e-lo)+q), n)
 }
 
+// exp64Pair is e^(d + c) for a correction c below d's ULP (the exact error
+// of d = x - shift): exp64 with c carried into the reduction, x = n·ln2 +
+// hi + lm, lm = c - n·Ln2Lo64 rounded once. c is dropped where the clamp
+// changed d or c is NaN.
+func exp64Pair(d, c float64) float64 {
+	xc := minimumOf(maximumOf(d, approx.Exp64Min), approx.Exp64Max)
+	if xc != d || c != c {
+		c = 0
+	}
+	n := math.RoundToEven(xc * approx.Log2E)
+	hi := math.FMA(-n, approx.Ln2Hi64, xc) // exact
+	lm := math.FMA(-n, approx.Ln2Lo64, c)
+	r := hi + lm
+	q := float64(float64(r*r) * horner64(approx.Expm1Poly64[:], r))
+	s := 1 + hi
+	e := (1 - s) + hi // 1 + hi = s + e exactly
+	return scale64(s+((e+lm)+q), n)
+}
+
+// expSumGeneric64 is expSumGeneric for float64: dst[i] = e^(x[i]-shift) with
+// x[i]-shift carried exactly (TwoSum), dst nil: only the sum.
+func expSumGeneric64(dst, x []float64, shift float64) float64 {
+	var sum float64
+	for i, v := range x {
+		e := exp64Pair(twoSum(v, -shift))
+		if dst != nil {
+			dst[i] = e
+		}
+		sum += e
+	}
+	return sum
+}
+
 // scale64 returns y·2^n rounded once (math.Ldexp rounds a denormal result
 // once; overflow gives ±Inf).
 func scale64(y, n float64) float64 { return math.Ldexp(y, int(n)) }
@@ -256,7 +292,7 @@ func eluGeneric(dst, x []float32, alpha float32) {
 func expSumGeneric(dst, x []float32, shift float32) float64 {
 	var sum float64
 	for i, v := range x {
-		d, lo := twoSum32(v, -shift)
+		d, lo := twoSum(v, -shift)
 		n, q := expReducePair(d, lo)
 		e := scale32(1+q, n)
 		if dst != nil {
@@ -267,9 +303,9 @@ func expSumGeneric(dst, x []float32, shift float32) float64 {
 	return sum
 }
 
-// twoSum32 returns s = a+b rounded and the exact error e = (a+b) - s
+// twoSum returns s = a+b rounded and the exact error e = (a+b) - s
 // (Knuth's TwoSum; e is 0 when s is not finite).
-func twoSum32(a, b float32) (s, e float32) {
+func twoSum[T float](a, b T) (s, e T) {
 	s = a + b
 	bb := s - a
 	e = (a - (s - bb)) + (b - bb)

@@ -172,6 +172,18 @@ func expF64AVX512(dst []float64, x []float64)
 //go:noescape
 func logF64AVX512(dst []float64, x []float64)
 
+// expSumF64AVX512 sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric64).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func expSumF64AVX512(dst []float64, x []float64, shift float64) float64
+
+// sumExpF64AVX512 returns Σ e^(x[i]-shift) in float64 (see expSumGeneric64).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sumExpF64AVX512(x []float64, shift float64) float64
+
 // expF64AVX2 sets dst[i] = e^x[i] (see exp64 in transcend_generic.go).
 // Requires: AVX2, FMA.
 //
@@ -183,3 +195,15 @@ func expF64AVX2(dst []float64, x []float64)
 //
 //go:noescape
 func logF64AVX2(dst []float64, x []float64)
+
+// expSumF64AVX2 sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric64).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func expSumF64AVX2(dst []float64, x []float64, shift float64) float64
+
+// sumExpF64AVX2 returns Σ e^(x[i]-shift) in float64 (see expSumGeneric64).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sumExpF64AVX2(x []float64, shift float64) float64

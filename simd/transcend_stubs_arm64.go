@@ -93,3 +93,15 @@ func expF64NEON(dst, x []float64)
 //
 //go:noescape
 func logF64NEON(dst, x []float64)
+
+// expSumF64NEON sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] (see expSumGeneric64).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func expSumF64NEON(dst, x []float64, shift float64) float64
+
+// sumExpF64NEON returns Σ e^(x[i]-shift) (see expSumGeneric64).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sumExpF64NEON(x []float64, shift float64) float64

@@ -60,6 +60,62 @@ func transcend(f *File) {
 	}
 	unary64("exp", "e^x[i]", (*nv).exp64)
 	unary64("log", "log(x[i])", (*nv).log64)
+	expSum64(f, true)
+	expSum64(f, false)
+}
+
+// expSum64 is expSum for float64: expSumF64NEON (store) or sumExpF64NEON,
+// e^(x[i]-shift) by exp64Pair with x[i]-shift split exactly (TwoSum), summed
+// in one pinned accumulator.
+func expSum64(f *File, store bool) {
+	name, sig := "expSumF64NEON", "func(dst, x []float64, shift float64) float64"
+	doc := name + " sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] (see expSumGeneric64)."
+	dst := "dst"
+	if !store {
+		name, sig = "sumExpF64NEON", "func(x []float64, shift float64) float64"
+		doc = name + " returns Σ e^(x[i]-shift) (see expSumGeneric64)."
+		dst = "x"
+	}
+	var acc V
+	elementwise(f, ew{
+		w: F64, name: name, sig: sig, dst: dst, ins: []string{"x"}, doc: []string{doc, requires}, mask: true,
+		body: func(b *B, in []Val, mask *Val) *Val {
+			v := &nv{b: b, w: F64}
+			negShift := v.neg(scalarPin(b, F64, "shift"))
+			a := b.Pin(func(fn *Func, r V) { fn.I(EOR(r, r, r)) })
+			acc = b.Reg(a)
+			x := in[0]
+			d := v.add(x, negShift)
+			bb := v.sub(d, x)
+			lo := v.add(v.sub(x, v.sub(d, bb)), v.sub(negShift, bb))
+			e := v.and(v.exp64Pair(d, lo), *mask)
+			b.Update(FADDD, a, e)
+			if !store {
+				return nil
+			}
+			return &e
+		},
+		end: func(fn *Func, _ *B) {
+			fn.I(FADDPD(acc, acc))
+			fn.Asm("FMOVD F%d, %s", acc, fn.Arg("ret"))
+		},
+	})
+}
+
+// exp64Pair is exp64Pair of transcend_generic.go: e^(d + c), c carried into
+// the reduction, dropped where the clamp changed d or c is NaN.
+func (v *nv) exp64Pair(d, c Val) Val {
+	xc := v.min(v.max(d, v.d(approx.Exp64Min)), v.d(approx.Exp64Max))
+	c = v.and(c, v.eq(xc, d))
+	c = v.and(c, v.eq(c, c))
+	n := v.b.Op1(v.w.FRINTN, v.mul(xc, v.d(approx.Log2E)))
+	hi := v.fnma(n, v.d(approx.Ln2Hi64), xc) // exact
+	lm := v.fnma(n, v.d(approx.Ln2Lo64), c)
+	r := v.add(hi, lm)
+	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
+	s := v.add(hi, v.d(1))
+	e := v.add(v.sub(v.d(1), s), hi) // 1 + hi = s + e exactly
+	return v.scale64(v.add(s, v.add(v.add(e, lm), q)), n)
 }
 
 // bits is the 64-bit pattern u in both lanes (float64 kernels).

@@ -56,6 +56,8 @@ func main() {
 		v := &vm{s: s.At(elem.F64)}
 		unary(v, "exp", "e^x[i]", v.exp64)
 		unary(v, "log", "log(x[i])", v.log64)
+		expSum(v, true)
+		expSum(v, false)
 	}
 	Generate()
 	dropSelfMoves(flag.Lookup("out").Value.String())
@@ -635,6 +637,22 @@ func (v *vm) exp64(x VecVirtual) VecVirtual {
 	return v.scale64(v.add(s, v.add(v.sub(e, lo), q)), n)
 }
 
+// exp64Pair is exp64Pair of transcend_generic.go: e^(d + c), c carried
+// into the reduction, dropped where the clamp changed d or c is NaN.
+func (v *vm) exp64Pair(d, c VecVirtual) VecVirtual {
+	xc := v.clampMem(d, cd(approx.Exp64Min), cd(approx.Exp64Max))
+	c = v.sel(v.cmp(cmpEQ, xc, d), c, v.zero())
+	c = v.sel(v.cmp(0x07, c, c), c, v.zero()) // ORD_Q: NaN -> 0
+	n := v.round(v.mul(xc, cd(approx.Log2E)))
+	hi := v.fnma(n, cd(approx.Ln2Hi64), xc) // exact
+	lm := v.fnma(n, cd(approx.Ln2Lo64), c)
+	r := v.add(hi, lm)
+	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
+	s := v.add(hi, cd(1))
+	e := v.add(v.sub(v.load(cd(1)), s), hi) // 1 + hi = s + e exactly
+	return v.scale64(v.add(s, v.add(v.add(e, lm), q)), n)
+}
+
 func (v *vm) log64(x VecVirtual) VecVirtual {
 	var m1, e1 VecVirtual // x = m1·2^e1, m1 in [1, 2)
 	var adj VecVirtual    // what the denormal prescaling added to e1 (AVX2)
@@ -804,25 +822,32 @@ func (v *vm) maskedStore(m mask, x VecVirtual, dst Mem) {
 // the error zeroed where it is NaN), and the results are summed in float64.
 func expSum(v *vm, store bool) {
 	s := v.s
-	name, sig := "expSum", "func(dst, x []float32, shift float32) float64"
+	name, sig := "expSum", "func(dst, x []T, shift T) float64"
 	if !store {
-		name, sig = "sumExp", "func(x []float32, shift float32) float64"
+		name, sig = "sumExp", "func(x []T, shift T) float64"
 	}
-	TEXT(name+s.Name, NOSPLIT, sig)
+	name += s.Suffix() + s.Name
+	generic := "expSumGeneric" + map[bool]string{false: "", true: "64"}[s.Double()]
+	TEXT(name, NOSPLIT, s.Typed(sig))
 	Pragma("noescape")
 	if store {
-		Doc(name+s.Name+" sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric).", "Requires: "+requires(s)+".")
+		Doc(name+" sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see "+generic+").", "Requires: "+requires(s)+".")
 		Load(Param("dst").Base(), RDI)
 	} else {
-		Doc(name+s.Name+" returns Σ e^(x[i]-shift) in float64 (see expSumGeneric).", "Requires: "+requires(s)+".")
+		Doc(name+" returns Σ e^(x[i]-shift) in float64 (see "+generic+").", "Requires: "+requires(s)+".")
 	}
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
 	xs := XMM()
 	Load(Param("shift"), xs)
 	negShift := v.reg()
-	VBROADCASTSS(xs, negShift)
-	negShift = v.xor(negShift, c(1<<31))
+	if s.Double() {
+		VBROADCASTSD(xs, negShift)
+		negShift = v.xor(negShift, cq(1<<63))
+	} else {
+		VBROADCASTSS(xs, negShift)
+		negShift = v.xor(negShift, c(1<<31))
+	}
 	acc0, acc1 := v.reg(), v.reg()
 	VXORPD(acc0, acc0, acc0)
 	VXORPD(acc1, acc1, acc1)
@@ -830,12 +855,21 @@ func expSum(v *vm, store bool) {
 		d := v.add(x, negShift)
 		bb := v.sub(d, x)
 		lo := v.add(v.sub(x, v.sub(d, bb)), v.sub(negShift, bb))
-		n, q := v.expPair(d, lo)
-		e := v.scale(v.add(q, cf(1)), n)
+		var e VecVirtual
+		if s.Double() {
+			e = v.exp64Pair(d, lo)
+		} else {
+			n, q := v.expPair(d, lo)
+			e = v.scale(v.add(q, cf(1)), n)
+		}
 		if m != nil {
 			e = v.sel(*m, e, v.zero())
 		}
-		v.accumulate(e, acc0, acc1)
+		if s.Double() {
+			VADDPD(e, acc0, acc0)
+		} else {
+			v.accumulate(e, acc0, acc1)
+		}
 		return e
 	}
 	v.loop(store, body)
