@@ -172,6 +172,18 @@ func expF64AVX512(dst []float64, x []float64)
 //go:noescape
 func logF64AVX512(dst []float64, x []float64)
 
+// sigmoidF64AVX512 sets dst[i] = 1/(1+e^-x[i]) (see sigmoid64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sigmoidF64AVX512(dst []float64, x []float64)
+
+// tanhF64AVX512 sets dst[i] = tanh(x[i]) (see tanh64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func tanhF64AVX512(dst []float64, x []float64)
+
 // expSumF64AVX512 sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric64).
 // Requires: AVX-512 F, DQ, VL.
 //
@@ -195,6 +207,18 @@ func expF64AVX2(dst []float64, x []float64)
 //
 //go:noescape
 func logF64AVX2(dst []float64, x []float64)
+
+// sigmoidF64AVX2 sets dst[i] = 1/(1+e^-x[i]) (see sigmoid64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sigmoidF64AVX2(dst []float64, x []float64)
+
+// tanhF64AVX2 sets dst[i] = tanh(x[i]) (see tanh64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func tanhF64AVX2(dst []float64, x []float64)
 
 // expSumF64AVX2 sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric64).
 // Requires: AVX2, FMA.

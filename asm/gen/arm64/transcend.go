@@ -60,6 +60,8 @@ func transcend(f *File) {
 	}
 	unary64("exp", "e^x[i]", (*nv).exp64)
 	unary64("log", "log(x[i])", (*nv).log64)
+	unary64("sigmoid", "1/(1+e^-x[i])", (*nv).sigmoid64)
+	unary64("tanh", "tanh(x[i])", (*nv).tanh64)
 	expSum64(f, true)
 	expSum64(f, false)
 }
@@ -100,6 +102,43 @@ func expSum64(f *File, store bool) {
 			fn.Asm("FMOVD F%d, %s", acc, fn.Arg("ret"))
 		},
 	})
+}
+
+// expm1x64 is expm1x64 of transcend_generic.go (x in [0, 2·Tanh64Max]).
+func (v *nv) expm1x64(x Val) Val {
+	n := v.b.Op1(v.w.FRINTN, v.mul(x, v.d(approx.Log2E)))
+	hi := v.fnma(n, v.d(approx.Ln2Hi64), x) // exact
+	lo := v.mul(n, v.d(approx.Ln2Lo64))
+	r := v.sub(hi, lo)
+	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
+	u := v.add(hi, v.sub(q, lo))
+	t := v.scale64(v.d(1), n)
+	return v.fma(t, u, v.sub(t, v.d(1)))
+}
+
+func (v *nv) sigmoid64(x Val) Val {
+	e := v.exp64(v.neg(v.abs(x)))
+	num := v.sel(v.lt(x, v.zero()), e, v.d(1))
+	return v.quoSum(num, e, 1)
+}
+
+// quoSum is quoSum of transcend_generic.go: num/(e+c) with the sum's exact
+// error (TwoSum) and the FMA remainder correcting num·(1/d).
+func (v *nv) quoSum(num, e Val, c float64) Val {
+	d := v.add(e, v.d(c))
+	bb := v.sub(d, e)
+	err := v.add(v.sub(e, v.sub(d, bb)), v.sub(v.d(c), bb))
+	r := v.div(v.d(1), d)
+	t := v.mul(num, r)
+	res := v.fnma(t, d, num)
+	return v.fma(v.fnma(t, err, res), r, t)
+}
+
+func (v *nv) tanh64(x Val) Val {
+	y := v.min(v.max(v.abs(x), v.zero()), v.d(approx.Tanh64Max))
+	e := v.expm1x64(v.add(y, y))
+	t := v.quoSum(e, e, 2)
+	return v.or(t, v.and(x, v.bits(1<<63)))
 }
 
 // exp64Pair is exp64Pair of transcend_generic.go: e^(d + c), c carried into

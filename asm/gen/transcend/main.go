@@ -56,6 +56,8 @@ func main() {
 		v := &vm{s: s.At(elem.F64)}
 		unary(v, "exp", "e^x[i]", v.exp64)
 		unary(v, "log", "log(x[i])", v.log64)
+		unary(v, "sigmoid", "1/(1+e^-x[i])", v.sigmoid64)
+		unary(v, "tanh", "tanh(x[i])", v.tanh64)
 		expSum(v, true)
 		expSum(v, false)
 	}
@@ -635,6 +637,45 @@ func (v *vm) exp64(x VecVirtual) VecVirtual {
 	s := v.add(hi, cd(1))
 	e := v.add(v.sub(v.load(cd(1)), s), hi) // 1 + hi = s + e exactly
 	return v.scale64(v.add(s, v.add(v.sub(e, lo), q)), n)
+}
+
+// expm1x64 is expm1x64 of transcend_generic.go (x in [0, 2·Tanh64Max]).
+func (v *vm) expm1x64(x VecVirtual) VecVirtual {
+	n := v.round(v.mul(x, cd(approx.Log2E)))
+	hi := v.fnma(n, cd(approx.Ln2Hi64), x) // exact
+	lo := v.mul(n, cd(approx.Ln2Lo64))
+	r := v.sub(hi, lo)
+	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
+	u := v.add(hi, v.sub(q, lo))
+	t := v.scale64(v.load(cd(1)), n)
+	return v.fma(t, u, v.sub(t, cd(1)))
+}
+
+func (v *vm) sigmoid64(x VecVirtual) VecVirtual {
+	e := v.exp64(v.or(x, cq(1<<63)))
+	neg := v.cmp(cmpLT, x, v.zero())
+	num := v.sel(neg, e, v.load(cd(1)))
+	return v.quoSum(num, e, 1)
+}
+
+// quoSum is quoSum of transcend_generic.go: num/(e+c) with the sum's exact
+// error (TwoSum) and the FMA remainder correcting num·(1/d).
+func (v *vm) quoSum(num, e VecVirtual, c float64) VecVirtual {
+	d := v.add(e, cd(c))
+	bb := v.sub(d, e)
+	err := v.add(v.sub(e, v.sub(d, bb)), v.sub(v.load(cd(c)), bb))
+	r := v.div(v.load(cd(1)), d)
+	t := v.mul(num, r)
+	nt := v.xor(t, cq(1<<63))
+	res := v.fma(nt, d, num)
+	return v.fma(v.fma(nt, err, res), r, t)
+}
+
+func (v *vm) tanh64(x VecVirtual) VecVirtual {
+	y := v.clampMem(v.and(x, cq(1<<63-1)), cd(0), cd(approx.Tanh64Max))
+	e := v.expm1x64(v.add(y, y))
+	t := v.quoSum(e, e, 2)
+	return v.or(t, v.and(x, cq(1<<63)))
 }
 
 // exp64Pair is exp64Pair of transcend_generic.go: e^(d + c), c carried
