@@ -231,6 +231,7 @@ func benchTransF64(b *testing.B, f func(dst, x []float64), positive bool) {
 func BenchmarkExpF64(b *testing.B)        { benchTransF64(b, ExpF64, false) }
 func BenchmarkLogF64(b *testing.B)        { benchTransF64(b, LogF64, true) }
 func BenchmarkSigmoidF64(b *testing.B)    { benchTransF64(b, SigmoidF64, false) }
+func BenchmarkSiLUF64(b *testing.B)       { benchTransF64(b, SiLUF64, false) }
 func BenchmarkTanhF64(b *testing.B)       { benchTransF64(b, TanhF64, false) }
 func BenchmarkSoftmaxF64(b *testing.B)    { benchTransF64(b, SoftmaxF64, false) }
 func BenchmarkLogSoftmaxF64(b *testing.B) { benchTransF64(b, LogSoftmaxF64, false) }

@@ -5221,6 +5221,327 @@ out:
 done:
 	RET
 
+// func siluF64NEON(dst, x []float64)
+TEXT ·siluF64NEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 464(R9), F28
+	FMOVQ 1024(R9), F27
+	FMOVQ 1040(R9), F26
+	FMOVQ 1056(R9), F25
+	FMOVQ 1072(R9), F24
+	FMOVQ 1088(R9), F23
+	FMOVQ 1104(R9), F22
+	FMOVQ 1120(R9), F21
+	FMOVQ 1136(R9), F20
+	FMOVQ 1248(R9), F29
+	FMOVQ 1264(R9), F31
+	FMOVQ 1280(R9), F30
+
+loop4:
+	// 2 vectors an iteration
+	CMP $4, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FMOVQ 1680(R9), F2
+	WORD $0x4e62f403 // fmax v3.2d, v0.2d, v2.2d
+	WORD $0x4e62f422 // fmax v2.2d, v1.2d, v2.2d
+	WORD $0x4ee0f864 // fabs v4.2d, v3.2d
+	WORD $0x4ee0f845 // fabs v5.2d, v2.2d
+	WORD $0x6ee0f884 // fneg v4.2d, v4.2d
+	WORD $0x6ee0f8a5 // fneg v5.2d, v5.2d
+	WORD $0x6e7bdc86 // fmul v6.2d, v4.2d, v27.2d
+	WORD $0x6e7bdca7 // fmul v7.2d, v5.2d, v27.2d
+	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
+	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
+	VFMLS V26.D2, V6.D2, V4.D2
+	VFMLS V26.D2, V7.D2, V5.D2
+	WORD $0x6e79dcc8 // fmul v8.2d, v6.2d, v25.2d
+	WORD $0x6e79dce9 // fmul v9.2d, v7.2d, v25.2d
+	WORD $0x4ee8d48a // fsub v10.2d, v4.2d, v8.2d
+	WORD $0x4ee9d4ab // fsub v11.2d, v5.2d, v9.2d
+	WORD $0x6e6add4c // fmul v12.2d, v10.2d, v10.2d
+	WORD $0x6e6bdd6d // fmul v13.2d, v11.2d, v11.2d
+	VORR V23.B16, V23.B16, V14.B16
+	VFMLA V10.D2, V24.D2, V14.D2
+	VORR V23.B16, V23.B16, V15.B16
+	VFMLA V11.D2, V24.D2, V15.D2
+	VORR V22.B16, V22.B16, V16.B16
+	VFMLA V10.D2, V14.D2, V16.D2
+	VORR V22.B16, V22.B16, V14.B16
+	VFMLA V11.D2, V15.D2, V14.D2
+	VORR V21.B16, V21.B16, V15.B16
+	VFMLA V10.D2, V16.D2, V15.D2
+	VORR V21.B16, V21.B16, V16.B16
+	VFMLA V11.D2, V14.D2, V16.D2
+	VORR V20.B16, V20.B16, V14.B16
+	VFMLA V10.D2, V15.D2, V14.D2
+	VORR V20.B16, V20.B16, V15.B16
+	VFMLA V11.D2, V16.D2, V15.D2
+	FMOVQ 1152(R9), F16
+	VORR V16.B16, V16.B16, V17.B16
+	VFMLA V10.D2, V14.D2, V17.D2
+	VFMLA V11.D2, V15.D2, V16.D2
+	FMOVQ 1168(R9), F14
+	VORR V14.B16, V14.B16, V15.B16
+	VFMLA V10.D2, V17.D2, V15.D2
+	VFMLA V11.D2, V16.D2, V14.D2
+	FMOVQ 1184(R9), F16
+	VORR V16.B16, V16.B16, V17.B16
+	VFMLA V10.D2, V15.D2, V17.D2
+	VFMLA V11.D2, V14.D2, V16.D2
+	FMOVQ 1200(R9), F14
+	VORR V14.B16, V14.B16, V15.B16
+	VFMLA V10.D2, V17.D2, V15.D2
+	VFMLA V11.D2, V16.D2, V14.D2
+	FMOVQ 1216(R9), F16
+	VORR V16.B16, V16.B16, V17.B16
+	VFMLA V10.D2, V15.D2, V17.D2
+	VFMLA V11.D2, V14.D2, V16.D2
+	FMOVQ 1232(R9), F14
+	VORR V14.B16, V14.B16, V15.B16
+	VFMLA V10.D2, V17.D2, V15.D2
+	VFMLA V11.D2, V16.D2, V14.D2
+	VORR V29.B16, V29.B16, V16.B16
+	VFMLA V10.D2, V15.D2, V16.D2
+	VORR V29.B16, V29.B16, V10.B16
+	VFMLA V11.D2, V14.D2, V10.D2
+	WORD $0x6e70dd8b // fmul v11.2d, v12.2d, v16.2d
+	WORD $0x6e6addaa // fmul v10.2d, v13.2d, v10.2d
+	WORD $0x4e7fd48c // fadd v12.2d, v4.2d, v31.2d
+	WORD $0x4e7fd4ad // fadd v13.2d, v5.2d, v31.2d
+	WORD $0x4eecd7ee // fsub v14.2d, v31.2d, v12.2d
+	WORD $0x4eedd7ef // fsub v15.2d, v31.2d, v13.2d
+	WORD $0x4e64d5c4 // fadd v4.2d, v14.2d, v4.2d
+	WORD $0x4e65d5e5 // fadd v5.2d, v15.2d, v5.2d
+	WORD $0x4ee8d484 // fsub v4.2d, v4.2d, v8.2d
+	WORD $0x4ee9d4a5 // fsub v5.2d, v5.2d, v9.2d
+	WORD $0x4e6bd484 // fadd v4.2d, v4.2d, v11.2d
+	WORD $0x4e6ad4a5 // fadd v5.2d, v5.2d, v10.2d
+	WORD $0x4e64d584 // fadd v4.2d, v12.2d, v4.2d
+	WORD $0x4e65d5a5 // fadd v5.2d, v13.2d, v5.2d
+	WORD $0x6e7ddcc8 // fmul v8.2d, v6.2d, v29.2d
+	WORD $0x6e7ddce9 // fmul v9.2d, v7.2d, v29.2d
+	WORD $0x4e619908 // frintm v8.2d, v8.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x4ee8d4ca // fsub v10.2d, v6.2d, v8.2d
+	WORD $0x4ee9d4eb // fsub v11.2d, v7.2d, v9.2d
+	WORD $0x4e7ed508 // fadd v8.2d, v8.2d, v30.2d
+	WORD $0x4e7ed529 // fadd v9.2d, v9.2d, v30.2d
+	WORD $0x4f745508 // shl v8.2d, v8.2d, #52
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x6e68dc88 // fmul v8.2d, v4.2d, v8.2d
+	WORD $0x6e69dca9 // fmul v9.2d, v5.2d, v9.2d
+	WORD $0x4e7ed54a // fadd v10.2d, v10.2d, v30.2d
+	WORD $0x4e7ed56b // fadd v11.2d, v11.2d, v30.2d
+	WORD $0x4f74554a // shl v10.2d, v10.2d, #52
+	WORD $0x4f74556b // shl v11.2d, v11.2d, #52
+	WORD $0x6e6add08 // fmul v8.2d, v8.2d, v10.2d
+	WORD $0x6e6bdd29 // fmul v9.2d, v9.2d, v11.2d
+	WORD $0x6ee3e78a // fcmgt v10.2d, v28.2d, v3.2d
+	WORD $0x6ee2e78b // fcmgt v11.2d, v28.2d, v2.2d
+	WORD $0x6e68dc6c // fmul v12.2d, v3.2d, v8.2d
+	WORD $0x6e69dc4d // fmul v13.2d, v2.2d, v9.2d
+	WORD $0x6ee0f98e // fneg v14.2d, v12.2d
+	WORD $0x6ee0f9af // fneg v15.2d, v13.2d
+	VFMLA V8.D2, V3.D2, V14.D2
+	VFMLA V9.D2, V2.D2, V15.D2
+	VBIF V10.B16, V3.B16, V12.B16
+	VBIF V11.B16, V2.B16, V13.B16
+	VAND V14.B16, V10.B16, V10.B16
+	VAND V15.B16, V11.B16, V11.B16
+	WORD $0x4e7fd50e // fadd v14.2d, v8.2d, v31.2d
+	WORD $0x4e7fd52f // fadd v15.2d, v9.2d, v31.2d
+	WORD $0x4ee8d5d0 // fsub v16.2d, v14.2d, v8.2d
+	WORD $0x4ee9d5f1 // fsub v17.2d, v15.2d, v9.2d
+	WORD $0x4ef0d5d2 // fsub v18.2d, v14.2d, v16.2d
+	WORD $0x4ef1d5f3 // fsub v19.2d, v15.2d, v17.2d
+	WORD $0x4ef2d508 // fsub v8.2d, v8.2d, v18.2d
+	WORD $0x4ef3d529 // fsub v9.2d, v9.2d, v19.2d
+	WORD $0x4ef0d7f0 // fsub v16.2d, v31.2d, v16.2d
+	WORD $0x4ef1d7f1 // fsub v17.2d, v31.2d, v17.2d
+	WORD $0x4e70d508 // fadd v8.2d, v8.2d, v16.2d
+	WORD $0x4e71d529 // fadd v9.2d, v9.2d, v17.2d
+	WORD $0x6e6efff0 // fdiv v16.2d, v31.2d, v14.2d
+	WORD $0x6e6ffff1 // fdiv v17.2d, v31.2d, v15.2d
+	WORD $0x6e70dd92 // fmul v18.2d, v12.2d, v16.2d
+	WORD $0x6e71ddb3 // fmul v19.2d, v13.2d, v17.2d
+	VFMLS V14.D2, V18.D2, V12.D2
+	VFMLS V15.D2, V19.D2, V13.D2
+	VFMLS V8.D2, V18.D2, V12.D2
+	VFMLS V9.D2, V19.D2, V13.D2
+	WORD $0x4e6ad588 // fadd v8.2d, v12.2d, v10.2d
+	WORD $0x4e6bd5a9 // fadd v9.2d, v13.2d, v11.2d
+	VFMLA V16.D2, V8.D2, V18.D2
+	VFMLA V17.D2, V9.D2, V19.D2
+	FMOVQ 1664(R9), F8
+	VAND V8.B16, V0.B16, V9.B16
+	VAND V8.B16, V1.B16, V8.B16
+	VORR V9.B16, V18.B16, V9.B16
+	VORR V8.B16, V19.B16, V8.B16
+	FMOVQ 1696(R9), F10
+	WORD $0x6ee0e54b // fcmgt v11.2d, v10.2d, v0.2d
+	WORD $0x6ee1e54a // fcmgt v10.2d, v10.2d, v1.2d
+	WORD $0x6e64dc63 // fmul v3.2d, v3.2d, v4.2d
+	WORD $0x6e65dc42 // fmul v2.2d, v2.2d, v5.2d
+	WORD $0x6e7ddcc4 // fmul v4.2d, v6.2d, v29.2d
+	WORD $0x6e7ddce5 // fmul v5.2d, v7.2d, v29.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4e6198a5 // frintm v5.2d, v5.2d
+	WORD $0x4ee4d4c6 // fsub v6.2d, v6.2d, v4.2d
+	WORD $0x4ee5d4e7 // fsub v7.2d, v7.2d, v5.2d
+	WORD $0x4e7ed484 // fadd v4.2d, v4.2d, v30.2d
+	WORD $0x4e7ed4a5 // fadd v5.2d, v5.2d, v30.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x6e64dc63 // fmul v3.2d, v3.2d, v4.2d
+	WORD $0x6e65dc42 // fmul v2.2d, v2.2d, v5.2d
+	WORD $0x4e7ed4c4 // fadd v4.2d, v6.2d, v30.2d
+	WORD $0x4e7ed4e5 // fadd v5.2d, v7.2d, v30.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x6e64dc63 // fmul v3.2d, v3.2d, v4.2d
+	WORD $0x6e65dc42 // fmul v2.2d, v2.2d, v5.2d
+	VBSL V9.B16, V3.B16, V11.B16
+	VBSL V8.B16, V2.B16, V10.B16
+	FMOVQ 1712(R9), F2
+	WORD $0x6ee2e403 // fcmgt v3.2d, v0.2d, v2.2d
+	WORD $0x6ee2e422 // fcmgt v2.2d, v1.2d, v2.2d
+	VBSL V11.B16, V0.B16, V3.B16
+	VBSL V10.B16, V1.B16, V2.B16
+	FSTPQ.P (F3, F2), 32(R0)
+	SUB $4, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	FMOVQ 1680(R9), F1
+	WORD $0x4e61f401 // fmax v1.2d, v0.2d, v1.2d
+	WORD $0x4ee0f822 // fabs v2.2d, v1.2d
+	WORD $0x6ee0f842 // fneg v2.2d, v2.2d
+	WORD $0x6e7bdc43 // fmul v3.2d, v2.2d, v27.2d
+	WORD $0x4e618863 // frintn v3.2d, v3.2d
+	VFMLS V26.D2, V3.D2, V2.D2
+	WORD $0x6e79dc64 // fmul v4.2d, v3.2d, v25.2d
+	WORD $0x4ee4d445 // fsub v5.2d, v2.2d, v4.2d
+	WORD $0x6e65dca6 // fmul v6.2d, v5.2d, v5.2d
+	VORR V23.B16, V23.B16, V7.B16
+	VFMLA V5.D2, V24.D2, V7.D2
+	VORR V22.B16, V22.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	VORR V21.B16, V21.B16, V7.B16
+	VFMLA V5.D2, V8.D2, V7.D2
+	VORR V20.B16, V20.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 1152(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 1168(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 1184(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 1200(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 1216(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 1232(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	VORR V29.B16, V29.B16, V7.B16
+	VFMLA V5.D2, V8.D2, V7.D2
+	WORD $0x6e67dcc5 // fmul v5.2d, v6.2d, v7.2d
+	WORD $0x4e7fd446 // fadd v6.2d, v2.2d, v31.2d
+	WORD $0x4ee6d7e7 // fsub v7.2d, v31.2d, v6.2d
+	WORD $0x4e62d4e2 // fadd v2.2d, v7.2d, v2.2d
+	WORD $0x4ee4d442 // fsub v2.2d, v2.2d, v4.2d
+	WORD $0x4e65d442 // fadd v2.2d, v2.2d, v5.2d
+	WORD $0x4e62d4c2 // fadd v2.2d, v6.2d, v2.2d
+	WORD $0x6e7ddc64 // fmul v4.2d, v3.2d, v29.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4ee4d465 // fsub v5.2d, v3.2d, v4.2d
+	WORD $0x4e7ed484 // fadd v4.2d, v4.2d, v30.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x6e64dc44 // fmul v4.2d, v2.2d, v4.2d
+	WORD $0x4e7ed4a5 // fadd v5.2d, v5.2d, v30.2d
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x6e65dc84 // fmul v4.2d, v4.2d, v5.2d
+	WORD $0x6ee1e785 // fcmgt v5.2d, v28.2d, v1.2d
+	WORD $0x6e64dc26 // fmul v6.2d, v1.2d, v4.2d
+	WORD $0x6ee0f8c7 // fneg v7.2d, v6.2d
+	VFMLA V4.D2, V1.D2, V7.D2
+	VBIF V5.B16, V1.B16, V6.B16
+	VAND V7.B16, V5.B16, V5.B16
+	WORD $0x4e7fd487 // fadd v7.2d, v4.2d, v31.2d
+	WORD $0x4ee4d4e8 // fsub v8.2d, v7.2d, v4.2d
+	WORD $0x4ee8d4e9 // fsub v9.2d, v7.2d, v8.2d
+	WORD $0x4ee9d484 // fsub v4.2d, v4.2d, v9.2d
+	WORD $0x4ee8d7e8 // fsub v8.2d, v31.2d, v8.2d
+	WORD $0x4e68d484 // fadd v4.2d, v4.2d, v8.2d
+	WORD $0x6e67ffe8 // fdiv v8.2d, v31.2d, v7.2d
+	WORD $0x6e68dcc9 // fmul v9.2d, v6.2d, v8.2d
+	VFMLS V7.D2, V9.D2, V6.D2
+	VFMLS V4.D2, V9.D2, V6.D2
+	WORD $0x4e65d4c4 // fadd v4.2d, v6.2d, v5.2d
+	VFMLA V8.D2, V4.D2, V9.D2
+	FMOVQ 1664(R9), F4
+	VAND V4.B16, V0.B16, V4.B16
+	VORR V4.B16, V9.B16, V4.B16
+	FMOVQ 1696(R9), F5
+	WORD $0x6ee0e4a5 // fcmgt v5.2d, v5.2d, v0.2d
+	WORD $0x6e62dc21 // fmul v1.2d, v1.2d, v2.2d
+	WORD $0x6e7ddc62 // fmul v2.2d, v3.2d, v29.2d
+	WORD $0x4e619842 // frintm v2.2d, v2.2d
+	WORD $0x4ee2d463 // fsub v3.2d, v3.2d, v2.2d
+	WORD $0x4e7ed442 // fadd v2.2d, v2.2d, v30.2d
+	WORD $0x4f745442 // shl v2.2d, v2.2d, #52
+	WORD $0x6e62dc21 // fmul v1.2d, v1.2d, v2.2d
+	WORD $0x4e7ed462 // fadd v2.2d, v3.2d, v30.2d
+	WORD $0x4f745442 // shl v2.2d, v2.2d, #52
+	WORD $0x6e62dc21 // fmul v1.2d, v1.2d, v2.2d
+	VBSL V4.B16, V1.B16, V5.B16
+	FMOVQ 1712(R9), F1
+	WORD $0x6ee1e401 // fcmgt v1.2d, v0.2d, v1.2d
+	VBSL V5.B16, V0.B16, V1.B16
+	FMOVQ.P F1, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
 // func expSumF64NEON(dst, x []float64, shift float64) float64
 TEXT ·expSumF64NEON(SB), NOSPLIT, $16-64
 	MOVD dst_base+0(FP), R0
@@ -5577,7 +5898,7 @@ in0:
 	BNE in0
 	MOVD $buf0-16(SP), R1
 	MOVD $buf0-16(SP), R0
-	FMOVQ 1680(R9), F0
+	FMOVQ 1728(R9), F0
 	VDUP R3, V1.S4
 	WORD $0x4ea0343f // cmgt v31.4s, v1.4s, v0.4s
 	MOVD $2, R3
@@ -5950,7 +6271,7 @@ in0:
 	BNE in0
 	MOVD $buf0-16(SP), R1
 	MOVD $buf0-16(SP), R0
-	FMOVQ 1680(R9), F0
+	FMOVQ 1728(R9), F0
 	VDUP R3, V1.S4
 	WORD $0x4ea0343f // cmgt v31.4s, v1.4s, v0.4s
 	MOVD $2, R3
@@ -6173,6 +6494,12 @@ DATA consts<>+1648(SB)/8, $0x4034000000000000
 DATA consts<>+1656(SB)/8, $0x4034000000000000
 DATA consts<>+1664(SB)/8, $0x8000000000000000
 DATA consts<>+1672(SB)/8, $0x8000000000000000
-DATA consts<>+1680(SB)/8, $0x0000000000000000
-DATA consts<>+1688(SB)/8, $0x0000000100000001
-GLOBL consts<>(SB), RODATA|NOPTR, $1696
+DATA consts<>+1680(SB)/8, $0xc089000000000000
+DATA consts<>+1688(SB)/8, $0xc089000000000000
+DATA consts<>+1696(SB)/8, $0xc086200000000000
+DATA consts<>+1704(SB)/8, $0xc086200000000000
+DATA consts<>+1712(SB)/8, $0x4044000000000000
+DATA consts<>+1720(SB)/8, $0x4044000000000000
+DATA consts<>+1728(SB)/8, $0x0000000000000000
+DATA consts<>+1736(SB)/8, $0x0000000100000001
+GLOBL consts<>(SB), RODATA|NOPTR, $1744

@@ -12,7 +12,7 @@ import (
 	"github.com/lanesgo/lanes/dispatch"
 )
 
-// The float64 transcendentals (ExpF64, LogF64, SigmoidF64, TanhF64) are measured in float64 ULPs
+// The float64 transcendentals (ExpF64, LogF64, SigmoidF64, TanhF64, SiLUF64) are measured in float64 ULPs
 // of the exact result (math/big, transcend_ref_test.go, refPrec = 160 bits),
 // the float32 rule at float64's spacing: 2^(e-52) for |v| in [2^e, 2^(e+1)),
 // 2^-1074 below 2^-1022.
@@ -36,6 +36,10 @@ var f64Cases = []f64Case{
 	{"LogF64", LogF64, log64, logExactF64, 1, logF64Inputs},
 	{"SigmoidF64", SigmoidF64, sigmoid64, func(x float64) *big.Float { return bigSigmoid(bf(x, refPrec+40)) }, 2, sigmoidF64Inputs},
 	{"TanhF64", TanhF64, tanh64, tanhExactF64, 2, tanhF64Inputs},
+	{"SiLUF64", SiLUF64, silu64, func(x float64) *big.Float {
+		s := bigSigmoid(bf(x, refPrec+40))
+		return s.Mul(s, bf(x, refPrec+40))
+	}, 2, sigmoidF64Inputs},
 }
 
 // tanhExactF64 is E/(E+2) with E = e^(2|x|) - 1, the sign of x put back.
@@ -228,6 +232,9 @@ func TestTranscendF64Special(t *testing.T) {
 		{SigmoidF64, "SigmoidF64",
 			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 800, -800, 38, 37, -745.2, -708, math.SmallestNonzeroFloat64},
 			[]float64{nan, 1, 0, 0.5, 0.5, 1, 0, 1, 1 - 0x1p-53, 0, 3.307553003638408e-308, 0.5}},
+		{SiLUF64, "SiLUF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 41, 1e300, -800, -1e300, -760, math.SmallestNonzeroFloat64},
+			[]float64{nan, inf, math.Copysign(0, -1), 0, math.Copysign(0, -1), 41, 1e300, math.Copysign(0, -1), math.Copysign(0, -1), math.Copysign(0, -1), 0}},
 		{TanhF64, "TanhF64",
 			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 19.1, -19.1, 20, 1e300, -1e300, 1e-300, -5e-324, 0x1p-1022},
 			[]float64{nan, 1, -1, 0, math.Copysign(0, -1), 1, -1, 1, 1, -1, 1e-300, -5e-324, 0x1p-1022}},

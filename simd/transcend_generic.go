@@ -22,7 +22,7 @@ func init() {
 	})
 	transcendF64.set(dispatch.Generic, &transcendKernelsF64{
 		exp: mapGeneric(exp64), log: mapGeneric(log64),
-		sigmoid: mapGeneric(sigmoid64), tanh: mapGeneric(tanh64),
+		sigmoid: mapGeneric(sigmoid64), tanh: mapGeneric(tanh64), silu: mapGeneric(silu64),
 		expSum: expSumGeneric64,
 	})
 }
@@ -191,7 +191,12 @@ func horner64(c []float64, x float64) float64 {
 // rounded once (denormal results too). The conversions keep each product
 // rounded where the assembly rounds it (Go may fuse otherwise).
 func exp64(x float64) float64 {
-	x = minimumOf(maximumOf(x, approx.Exp64Min), approx.Exp64Max)
+	return scale64(exp64Parts(minimumOf(maximumOf(x, approx.Exp64Min), approx.Exp64Max)))
+}
+
+// exp64Parts returns e^x as p·2^n before the scaling (p in [0.7, 1.42]),
+// for x in [-1400, Exp64Max].
+func exp64Parts(x float64) (float64, float64) {
 	n := math.RoundToEven(x * approx.Log2E)
 	hi := math.FMA(-n, approx.Ln2Hi64, x) // exact
 	lo := float64(n * approx.Ln2Lo64)
@@ -199,7 +204,7 @@ func exp64(x float64) float64 {
 	q := float64(float64(r*r) * horner64(approx.Expm1Poly64[:], r))
 	s := 1 + hi
 	e := (1 - s) + hi // 1 + hi = s + e exactly
-	return scale64(s+((e-lo)+q), n)
+	return s + ((e - lo) + q), n
 }
 
 // expm1x64 is e^x - 1 for x in [0, 2·Tanh64Max] on exp64's reduction:
@@ -225,7 +230,7 @@ func sigmoid64(x float64) float64 {
 	if x < 0 {
 		num = e
 	}
-	return quoSum(num, e, 1)
+	return quoSum(num, 0, e, 1)
 }
 
 // tanh64 is TanhF64 for one element: E/(E+2) with E = e^(2|x|) - 1
@@ -235,20 +240,49 @@ func sigmoid64(x float64) float64 {
 // quotient: d + err = e + c exactly (TwoSum), t = num·(1/d), then the
 // remainder num - t·(d+err) (the FMA gives num - t·d exactly) times 1/d
 // corrects t. (A plain num/(e+c) rounds twice: TanhF64 measured 2.1 ULP.)
-func quoSum(num, e, c float64) float64 {
+//
+// The numerator is num + lo, lo below num's ULP (SiLUF64's exact product
+// error; 0 for the others, where adding it changes no result).
+func quoSum(num, lo, e, c float64) float64 {
 	d := e + c
 	bb := d - e
 	err := (e - (d - bb)) + (c - bb)
 	r := 1 / d
 	t := float64(num * r)
 	res := math.FMA(-t, d, num)
-	return math.FMA(math.FMA(-t, err, res), r, t)
+	return math.FMA(math.FMA(-t, err, res)+lo, r, t)
+}
+
+// silu64 is SiLUF64 for one element: x·e/(1+e) for x < 0 with e = e^x and
+// the product x·e carried exactly (its FMA error into quoSum), x/(1+e^-x)
+// above; x is clamped below at -800 (the result is -0 there) and the sign
+// of x put back; x > 40 gives x (the sigmoid is 1 in float64), x < -708
+// gives x·e^x with the product taken before e^x's scaling by 2^n, so
+// denormal results round once.
+func silu64(x float64) float64 {
+	xc := maximumOf(x, -800)
+	p, n := exp64Parts(-math.Abs(xc))
+	e := scale64(p, n)
+	num, lo := xc, 0.0
+	if xc < 0 {
+		num = float64(xc * e)
+		lo = math.FMA(xc, e, -num)
+	}
+	t := quoSum(num, lo, e, 1)
+	t = math.Float64frombits(math.Float64bits(t) | math.Float64bits(x)&(1<<63))
+	switch {
+	case x > 40:
+		return x
+	case x < -708: // e^x is near the denormals and 1 + e^x is 1: x·p·2^n
+		return scale64(float64(xc*p), n)
+	}
+	return t
 }
 
 func tanh64(x float64) float64 {
 	y := minimumOf(maximumOf(math.Abs(x), 0), approx.Tanh64Max)
 	e := expm1x64(y + y)
-	t := quoSum(e, e, 2)
+	t := quoSum(e, 0, e, 2)
 	return math.Float64frombits(math.Float64bits(t) | math.Float64bits(x)&(1<<63))
 }
 

@@ -184,6 +184,12 @@ func sigmoidF64AVX512(dst []float64, x []float64)
 //go:noescape
 func tanhF64AVX512(dst []float64, x []float64)
 
+// siluF64AVX512 sets dst[i] = x[i]/(1+e^-x[i]) (see silu64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func siluF64AVX512(dst []float64, x []float64)
+
 // expSumF64AVX512 sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric64).
 // Requires: AVX-512 F, DQ, VL.
 //
@@ -219,6 +225,12 @@ func sigmoidF64AVX2(dst []float64, x []float64)
 //
 //go:noescape
 func tanhF64AVX2(dst []float64, x []float64)
+
+// siluF64AVX2 sets dst[i] = x[i]/(1+e^-x[i]) (see silu64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func siluF64AVX2(dst []float64, x []float64)
 
 // expSumF64AVX2 sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric64).
 // Requires: AVX2, FMA.

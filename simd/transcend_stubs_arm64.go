@@ -106,6 +106,12 @@ func sigmoidF64NEON(dst, x []float64)
 //go:noescape
 func tanhF64NEON(dst, x []float64)
 
+// siluF64NEON sets dst[i] = x[i]/(1+e^-x[i]) (see silu64 in transcend_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func siluF64NEON(dst, x []float64)
+
 // expSumF64NEON sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] (see expSumGeneric64).
 // Requires: NEON (Advanced SIMD, part of every arm64 CPU).
 //

@@ -62,6 +62,7 @@ func transcend(f *File) {
 	unary64("log", "log(x[i])", (*nv).log64)
 	unary64("sigmoid", "1/(1+e^-x[i])", (*nv).sigmoid64)
 	unary64("tanh", "tanh(x[i])", (*nv).tanh64)
+	unary64("silu", "x[i]/(1+e^-x[i])", (*nv).silu64)
 	expSum64(f, true)
 	expSum64(f, false)
 }
@@ -119,25 +120,44 @@ func (v *nv) expm1x64(x Val) Val {
 func (v *nv) sigmoid64(x Val) Val {
 	e := v.exp64(v.neg(v.abs(x)))
 	num := v.sel(v.lt(x, v.zero()), e, v.d(1))
-	return v.quoSum(num, e, 1)
+	return v.quoSum(num, nil, e, 1)
 }
 
 // quoSum is quoSum of transcend_generic.go: num/(e+c) with the sum's exact
 // error (TwoSum) and the FMA remainder correcting num·(1/d).
-func (v *nv) quoSum(num, e Val, c float64) Val {
+// lo, the numerator's low part, may be nil (0).
+func (v *nv) quoSum(num Val, lo *Val, e Val, c float64) Val {
 	d := v.add(e, v.d(c))
 	bb := v.sub(d, e)
 	err := v.add(v.sub(e, v.sub(d, bb)), v.sub(v.d(c), bb))
 	r := v.div(v.d(1), d)
 	t := v.mul(num, r)
 	res := v.fnma(t, d, num)
-	return v.fma(v.fnma(t, err, res), r, t)
+	corr := v.fnma(t, err, res)
+	if lo != nil {
+		corr = v.add(corr, *lo)
+	}
+	return v.fma(corr, r, t)
+}
+
+func (v *nv) silu64(x Val) Val {
+	xc := v.max(x, v.d(-800))
+	pp, n := v.exp64Parts(v.neg(v.abs(xc)))
+	e := v.scale64(pp, n)
+	neg := v.lt(xc, v.zero())
+	p := v.mul(xc, e)
+	pe := v.fma(xc, e, v.neg(p))
+	num := v.sel(neg, p, xc)
+	lo := v.and(neg, pe)
+	t := v.or(v.quoSum(num, &lo, e, 1), v.and(x, v.bits(1<<63)))
+	t = v.sel(v.lt(x, v.d(-708)), v.scale64(v.mul(xc, pp), n), t)
+	return v.sel(v.gt(x, v.d(40)), x, t)
 }
 
 func (v *nv) tanh64(x Val) Val {
 	y := v.min(v.max(v.abs(x), v.zero()), v.d(approx.Tanh64Max))
 	e := v.expm1x64(v.add(y, y))
-	t := v.quoSum(e, e, 2)
+	t := v.quoSum(e, nil, e, 2)
 	return v.or(t, v.and(x, v.bits(1<<63)))
 }
 
@@ -181,7 +201,11 @@ func (v *nv) scale64(y, n Val) Val {
 
 // exp64 is exp64 of transcend_generic.go, operation for operation.
 func (v *nv) exp64(x Val) Val {
-	xc := v.min(v.max(x, v.d(approx.Exp64Min)), v.d(approx.Exp64Max))
+	return v.scale64(v.exp64Parts(v.min(v.max(x, v.d(approx.Exp64Min)), v.d(approx.Exp64Max))))
+}
+
+// exp64Parts returns e^xc as p·2^n before the scaling (xc in [-1400, Exp64Max]).
+func (v *nv) exp64Parts(xc Val) (Val, Val) {
 	n := v.b.Op1(v.w.FRINTN, v.mul(xc, v.d(approx.Log2E)))
 	hi := v.fnma(n, v.d(approx.Ln2Hi64), xc) // exact
 	lo := v.mul(n, v.d(approx.Ln2Lo64))
@@ -189,7 +213,7 @@ func (v *nv) exp64(x Val) Val {
 	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
 	s := v.add(hi, v.d(1))
 	e := v.add(v.sub(v.d(1), s), hi) // 1 + hi = s + e exactly
-	return v.scale64(v.add(s, v.add(v.sub(e, lo), q)), n)
+	return v.add(s, v.add(v.sub(e, lo), q)), n
 }
 
 // log64 is log64 of transcend_generic.go: the exponent and mantissa from the

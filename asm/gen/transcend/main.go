@@ -58,6 +58,7 @@ func main() {
 		unary(v, "log", "log(x[i])", v.log64)
 		unary(v, "sigmoid", "1/(1+e^-x[i])", v.sigmoid64)
 		unary(v, "tanh", "tanh(x[i])", v.tanh64)
+		unary(v, "silu", "x[i]/(1+e^-x[i])", v.silu64)
 		expSum(v, true)
 		expSum(v, false)
 	}
@@ -628,7 +629,11 @@ func (v *vm) poly64(x VecVirtual, c []float64) VecVirtual {
 }
 
 func (v *vm) exp64(x VecVirtual) VecVirtual {
-	xc := v.clampMem(x, cd(approx.Exp64Min), cd(approx.Exp64Max))
+	return v.scale64(v.exp64Parts(v.clampMem(x, cd(approx.Exp64Min), cd(approx.Exp64Max))))
+}
+
+// exp64Parts returns e^xc as p·2^n before the scaling (xc in [-1400, Exp64Max]).
+func (v *vm) exp64Parts(xc VecVirtual) (VecVirtual, VecVirtual) {
 	n := v.round(v.mul(xc, cd(approx.Log2E)))
 	hi := v.fnma(n, cd(approx.Ln2Hi64), xc) // exact
 	lo := v.mul(n, cd(approx.Ln2Lo64))
@@ -636,7 +641,7 @@ func (v *vm) exp64(x VecVirtual) VecVirtual {
 	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
 	s := v.add(hi, cd(1))
 	e := v.add(v.sub(v.load(cd(1)), s), hi) // 1 + hi = s + e exactly
-	return v.scale64(v.add(s, v.add(v.sub(e, lo), q)), n)
+	return v.add(s, v.add(v.sub(e, lo), q)), n
 }
 
 // expm1x64 is expm1x64 of transcend_generic.go (x in [0, 2·Tanh64Max]).
@@ -655,12 +660,13 @@ func (v *vm) sigmoid64(x VecVirtual) VecVirtual {
 	e := v.exp64(v.or(x, cq(1<<63)))
 	neg := v.cmp(cmpLT, x, v.zero())
 	num := v.sel(neg, e, v.load(cd(1)))
-	return v.quoSum(num, e, 1)
+	return v.quoSum(num, nil, e, 1)
 }
 
 // quoSum is quoSum of transcend_generic.go: num/(e+c) with the sum's exact
 // error (TwoSum) and the FMA remainder correcting num·(1/d).
-func (v *vm) quoSum(num, e VecVirtual, c float64) VecVirtual {
+// lo, the numerator's low part, may be nil (0).
+func (v *vm) quoSum(num, lo, e VecVirtual, c float64) VecVirtual {
 	d := v.add(e, cd(c))
 	bb := v.sub(d, e)
 	err := v.add(v.sub(e, v.sub(d, bb)), v.sub(v.load(cd(c)), bb))
@@ -668,13 +674,32 @@ func (v *vm) quoSum(num, e VecVirtual, c float64) VecVirtual {
 	t := v.mul(num, r)
 	nt := v.xor(t, cq(1<<63))
 	res := v.fma(nt, d, num)
-	return v.fma(v.fma(nt, err, res), r, t)
+	corr := v.fma(nt, err, res)
+	if lo != nil {
+		corr = v.add(corr, lo)
+	}
+	return v.fma(corr, r, t)
+}
+
+func (v *vm) silu64(x VecVirtual) VecVirtual {
+	xc := v.reg()
+	VMAXPD(x, v.load(cd(-800)), xc) // NaN passes (MAXPD returns x)
+	pp, n := v.exp64Parts(v.or(xc, cq(1<<63)))
+	e := v.scale64(pp, n)
+	neg := v.cmp(cmpLT, xc, v.zero())
+	p := v.mul(xc, e)
+	pe := v.fma(xc, e, v.xor(p, cq(1<<63)))
+	num := v.sel(neg, p, xc)
+	lo := v.sel(neg, pe, v.zero())
+	t := v.or(v.quoSum(num, lo, e, 1), v.and(x, cq(1<<63)))
+	t = v.sel(v.cmp(cmpLT, x, cd(-708)), v.scale64(v.mul(xc, pp), n), t)
+	return v.sel(v.cmp(cmpGT, x, cd(40)), x, t)
 }
 
 func (v *vm) tanh64(x VecVirtual) VecVirtual {
 	y := v.clampMem(v.and(x, cq(1<<63-1)), cd(0), cd(approx.Tanh64Max))
 	e := v.expm1x64(v.add(y, y))
-	t := v.quoSum(e, e, 2)
+	t := v.quoSum(e, nil, e, 2)
 	return v.or(t, v.and(x, cq(1<<63)))
 }
 
