@@ -228,8 +228,16 @@ func benchTransF64(b *testing.B, f func(dst, x []float64), positive bool) {
 	})
 }
 
-func BenchmarkExpF64(b *testing.B) { benchTransF64(b, ExpF64, false) }
-func BenchmarkLogF64(b *testing.B) { benchTransF64(b, LogF64, true) }
+func BenchmarkExpF64(b *testing.B)        { benchTransF64(b, ExpF64, false) }
+func BenchmarkLogF64(b *testing.B)        { benchTransF64(b, LogF64, true) }
+func BenchmarkSigmoidF64(b *testing.B)    { benchTransF64(b, SigmoidF64, false) }
+func BenchmarkSiLUF64(b *testing.B)       { benchTransF64(b, SiLUF64, false) }
+func BenchmarkTanhF64(b *testing.B)       { benchTransF64(b, TanhF64, false) }
+func BenchmarkSoftmaxF64(b *testing.B)    { benchTransF64(b, SoftmaxF64, false) }
+func BenchmarkLogSoftmaxF64(b *testing.B) { benchTransF64(b, LogSoftmaxF64, false) }
+func BenchmarkLogSumExpF64(b *testing.B) {
+	benchTransF64(b, func(_, x []float64) { sinkD = LogSumExpF64(x) }, false)
+}
 
 func BenchmarkExp(b *testing.B)      { benchTrans(b, Exp, false) }
 func BenchmarkLog(b *testing.B)      { benchTrans(b, Log, true) }

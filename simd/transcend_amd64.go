@@ -21,6 +21,12 @@ func init() {
 		leakyReLU: leakyReLUAVX2, elu: eluAVX2,
 		expSum: expSumOf(expSumAVX2, sumExpAVX2),
 	})
-	transcendF64.set(dispatch.AVX512, &transcendKernelsF64{exp: expF64AVX512, log: logF64AVX512})
-	transcendF64.set(dispatch.AVX2, &transcendKernelsF64{exp: expF64AVX2, log: logF64AVX2})
+	transcendF64.set(dispatch.AVX512, &transcendKernelsF64{
+		exp: expF64AVX512, log: logF64AVX512, sigmoid: sigmoidF64AVX512, tanh: tanhF64AVX512, silu: siluF64AVX512,
+		expSum: expSumOf(expSumF64AVX512, sumExpF64AVX512),
+	})
+	transcendF64.set(dispatch.AVX2, &transcendKernelsF64{
+		exp: expF64AVX2, log: logF64AVX2, sigmoid: sigmoidF64AVX2, tanh: tanhF64AVX2, silu: siluF64AVX2,
+		expSum: expSumOf(expSumF64AVX2, sumExpF64AVX2),
+	})
 }

@@ -4584,6 +4584,769 @@ DATA lanes_d7ff8000000000001<>+48(SB)/8, $0x7ff8000000000001
 DATA lanes_d7ff8000000000001<>+56(SB)/8, $0x7ff8000000000001
 GLOBL lanes_d7ff8000000000001<>(SB), RODATA|NOPTR, $64
 
+// func sigmoidF64AVX512(dst []float64, x []float64)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·sigmoidF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ              CX, $0x00000008
+	JB                tail
+	VMOVUPD           (SI), Z0
+	VORPD.BCST        lanes_d8000000000000000<>+0(SB), Z0, Z1
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z3
+	VMAXPD            Z1, Z2, Z1
+	VMINPD            Z1, Z3, Z1
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z1, Z2
+	VRNDSCALEPD       $0x00, Z2, Z2
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z2, Z1
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z2, Z3
+	VSUBPD            Z3, Z1, Z6
+	VMULPD            Z6, Z6, Z7
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z6, Z8
+	VMULPD            Z8, Z7, Z6
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z7
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
+	VSUBPD            Z7, Z8, Z8
+	VADDPD            Z1, Z8, Z1
+	VSUBPD            Z3, Z1, Z1
+	VADDPD            Z6, Z1, Z1
+	VADDPD            Z1, Z7, Z1
+	VSCALEFPD         Z2, Z1, Z1
+	VXORPS            Z2, Z2, Z2
+	VCMPPD            $0x01, Z2, Z0, K1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z0
+	VBLENDMPD         Z1, Z0, K1, Z4
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z0
+	VSUBPD            Z1, Z0, Z2
+	VSUBPD            Z2, Z0, Z3
+	VSUBPD            Z3, Z1, Z1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z3
+	VSUBPD            Z2, Z3, Z2
+	VADDPD            Z2, Z1, Z1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z2
+	VDIVPD            Z0, Z2, Z2
+	VMULPD            Z2, Z4, Z3
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z6
+	VMOVAPD           Z6, Z7
+	VFMADD213PD       Z4, Z0, Z7
+	VMOVAPD           Z6, Z0
+	VFMADD213PD       Z7, Z1, Z0
+	VFMADD213PD       Z3, Z2, Z0
+	VMOVUPD           Z0, (DI)
+	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000008, CX
+	JMP               loop
+
+tail:
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPD.Z         (SI), K1, Z0
+	VORPD.BCST        lanes_d8000000000000000<>+0(SB), Z0, Z1
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z3
+	VMAXPD            Z1, Z2, Z1
+	VMINPD            Z1, Z3, Z1
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z1, Z2
+	VRNDSCALEPD       $0x00, Z2, Z2
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z2, Z1
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z2, Z3
+	VSUBPD            Z3, Z1, Z4
+	VMULPD            Z4, Z4, Z6
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z4, Z7
+	VMULPD            Z7, Z6, Z4
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z6
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z7
+	VSUBPD            Z6, Z7, Z7
+	VADDPD            Z1, Z7, Z1
+	VSUBPD            Z3, Z1, Z1
+	VADDPD            Z4, Z1, Z1
+	VADDPD            Z1, Z6, Z1
+	VSCALEFPD         Z2, Z1, Z1
+	VXORPS            Z2, Z2, Z2
+	VCMPPD            $0x01, Z2, Z0, K2
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z0
+	VBLENDMPD         Z1, Z0, K2, Z5
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z0
+	VSUBPD            Z1, Z0, Z2
+	VSUBPD            Z2, Z0, Z3
+	VSUBPD            Z3, Z1, Z1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z3
+	VSUBPD            Z2, Z3, Z2
+	VADDPD            Z2, Z1, Z1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z2
+	VDIVPD            Z0, Z2, Z2
+	VMULPD            Z2, Z5, Z3
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z4
+	VMOVAPD           Z4, Z6
+	VFMADD213PD       Z5, Z0, Z6
+	VMOVAPD           Z4, Z0
+	VFMADD213PD       Z6, Z1, Z0
+	VFMADD213PD       Z3, Z2, Z0
+	VMOVUPD           Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA lanes_d8000000000000000<>+0(SB)/8, $0x8000000000000000
+DATA lanes_d8000000000000000<>+8(SB)/8, $0x8000000000000000
+DATA lanes_d8000000000000000<>+16(SB)/8, $0x8000000000000000
+DATA lanes_d8000000000000000<>+24(SB)/8, $0x8000000000000000
+DATA lanes_d8000000000000000<>+32(SB)/8, $0x8000000000000000
+DATA lanes_d8000000000000000<>+40(SB)/8, $0x8000000000000000
+DATA lanes_d8000000000000000<>+48(SB)/8, $0x8000000000000000
+DATA lanes_d8000000000000000<>+56(SB)/8, $0x8000000000000000
+GLOBL lanes_d8000000000000000<>(SB), RODATA|NOPTR, $64
+
+// func tanhF64AVX512(dst []float64, x []float64)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·tanhF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ              CX, $0x00000008
+	JB                tail
+	VMOVUPD           (SI), Z0
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z0, Z1
+	VBROADCASTSD      lanes_d0000000000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4034000000000000<>+0(SB), Z3
+	VMAXPD            Z1, Z2, Z1
+	VMINPD            Z1, Z3, Z1
+	VADDPD            Z1, Z1, Z1
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z1, Z2
+	VRNDSCALEPD       $0x00, Z2, Z2
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z2, Z1
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z2, Z3
+	VSUBPD            Z3, Z1, Z4
+	VMULPD            Z4, Z4, Z5
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z4, Z6
+	VMULPD            Z6, Z5, Z4
+	VSUBPD            Z3, Z4, Z3
+	VADDPD            Z3, Z1, Z1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z3
+	VSCALEFPD         Z2, Z3, Z2
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z2, Z3
+	VFMADD213PD       Z3, Z1, Z2
+	VADDPD.BCST       lanes_d4000000000000000<>+0(SB), Z2, Z1
+	VSUBPD            Z2, Z1, Z3
+	VSUBPD            Z3, Z1, Z4
+	VSUBPD            Z4, Z2, Z4
+	VBROADCASTSD      lanes_d4000000000000000<>+0(SB), Z5
+	VSUBPD            Z3, Z5, Z3
+	VADDPD            Z3, Z4, Z3
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z4
+	VDIVPD            Z1, Z4, Z4
+	VMULPD            Z4, Z2, Z5
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z5, Z6
+	VMOVAPD           Z6, Z7
+	VFMADD213PD       Z2, Z1, Z7
+	VMOVAPD           Z6, Z1
+	VFMADD213PD       Z7, Z3, Z1
+	VFMADD213PD       Z5, Z4, Z1
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z0, Z0
+	VORPD             Z0, Z1, Z0
+	VMOVUPD           Z0, (DI)
+	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000008, CX
+	JMP               loop
+
+tail:
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPD.Z         (SI), K1, Z0
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z0, Z1
+	VBROADCASTSD      lanes_d0000000000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4034000000000000<>+0(SB), Z3
+	VMAXPD            Z1, Z2, Z1
+	VMINPD            Z1, Z3, Z1
+	VADDPD            Z1, Z1, Z1
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z1, Z2
+	VRNDSCALEPD       $0x00, Z2, Z2
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z2, Z1
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z2, Z3
+	VSUBPD            Z3, Z1, Z4
+	VMULPD            Z4, Z4, Z5
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z4, Z6
+	VMULPD            Z6, Z5, Z4
+	VSUBPD            Z3, Z4, Z3
+	VADDPD            Z3, Z1, Z1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z3
+	VSCALEFPD         Z2, Z3, Z2
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z2, Z3
+	VFMADD213PD       Z3, Z1, Z2
+	VADDPD.BCST       lanes_d4000000000000000<>+0(SB), Z2, Z1
+	VSUBPD            Z2, Z1, Z3
+	VSUBPD            Z3, Z1, Z4
+	VSUBPD            Z4, Z2, Z4
+	VBROADCASTSD      lanes_d4000000000000000<>+0(SB), Z5
+	VSUBPD            Z3, Z5, Z3
+	VADDPD            Z3, Z4, Z3
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z4
+	VDIVPD            Z1, Z4, Z4
+	VMULPD            Z4, Z2, Z5
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z5, Z6
+	VMOVAPD           Z6, Z7
+	VFMADD213PD       Z2, Z1, Z7
+	VMOVAPD           Z6, Z1
+	VFMADD213PD       Z7, Z3, Z1
+	VFMADD213PD       Z5, Z4, Z1
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z0, Z0
+	VORPD             Z0, Z1, Z0
+	VMOVUPD           Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA lanes_d7fffffffffffffff<>+0(SB)/8, $0x7fffffffffffffff
+DATA lanes_d7fffffffffffffff<>+8(SB)/8, $0x7fffffffffffffff
+DATA lanes_d7fffffffffffffff<>+16(SB)/8, $0x7fffffffffffffff
+DATA lanes_d7fffffffffffffff<>+24(SB)/8, $0x7fffffffffffffff
+DATA lanes_d7fffffffffffffff<>+32(SB)/8, $0x7fffffffffffffff
+DATA lanes_d7fffffffffffffff<>+40(SB)/8, $0x7fffffffffffffff
+DATA lanes_d7fffffffffffffff<>+48(SB)/8, $0x7fffffffffffffff
+DATA lanes_d7fffffffffffffff<>+56(SB)/8, $0x7fffffffffffffff
+GLOBL lanes_d7fffffffffffffff<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d0000000000000000<>+0(SB)/8, $0x0000000000000000
+DATA lanes_d0000000000000000<>+8(SB)/8, $0x0000000000000000
+DATA lanes_d0000000000000000<>+16(SB)/8, $0x0000000000000000
+DATA lanes_d0000000000000000<>+24(SB)/8, $0x0000000000000000
+DATA lanes_d0000000000000000<>+32(SB)/8, $0x0000000000000000
+DATA lanes_d0000000000000000<>+40(SB)/8, $0x0000000000000000
+DATA lanes_d0000000000000000<>+48(SB)/8, $0x0000000000000000
+DATA lanes_d0000000000000000<>+56(SB)/8, $0x0000000000000000
+GLOBL lanes_d0000000000000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d4034000000000000<>+0(SB)/8, $0x4034000000000000
+DATA lanes_d4034000000000000<>+8(SB)/8, $0x4034000000000000
+DATA lanes_d4034000000000000<>+16(SB)/8, $0x4034000000000000
+DATA lanes_d4034000000000000<>+24(SB)/8, $0x4034000000000000
+DATA lanes_d4034000000000000<>+32(SB)/8, $0x4034000000000000
+DATA lanes_d4034000000000000<>+40(SB)/8, $0x4034000000000000
+DATA lanes_d4034000000000000<>+48(SB)/8, $0x4034000000000000
+DATA lanes_d4034000000000000<>+56(SB)/8, $0x4034000000000000
+GLOBL lanes_d4034000000000000<>(SB), RODATA|NOPTR, $64
+
+// func siluF64AVX512(dst []float64, x []float64)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·siluF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ              CX, $0x00000008
+	JB                tail
+	VMOVUPD           (SI), Z0
+	VBROADCASTSD      lanes_dc089000000000000<>+0(SB), Z1
+	VMAXPD            Z0, Z1, Z1
+	VORPD.BCST        lanes_d8000000000000000<>+0(SB), Z1, Z2
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z2, Z3
+	VRNDSCALEPD       $0x00, Z3, Z3
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z3, Z2
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z3, Z12
+	VSUBPD            Z12, Z2, Z13
+	VMULPD            Z13, Z13, Z14
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z15
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z13, Z15
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z13, Z15
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z13, Z15
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z13, Z15
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z13, Z15
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z13, Z15
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z13, Z15
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z13, Z15
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z13, Z15
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z13, Z15
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z13, Z15
+	VMULPD            Z15, Z14, Z13
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z2, Z14
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z15
+	VSUBPD            Z14, Z15, Z15
+	VADDPD            Z2, Z15, Z2
+	VSUBPD            Z12, Z2, Z2
+	VADDPD            Z13, Z2, Z2
+	VADDPD            Z2, Z14, Z2
+	VSCALEFPD         Z3, Z2, Z12
+	VXORPS            Z13, Z13, Z13
+	VCMPPD            $0x01, Z13, Z1, K1
+	VMULPD            Z12, Z1, Z13
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z13, Z14
+	VMOVAPD           Z1, Z15
+	VFMADD213PD       Z14, Z12, Z15
+	VBLENDMPD         Z13, Z1, K1, Z4
+	VXORPS            Z13, Z13, Z13
+	VBLENDMPD         Z15, Z13, K1, Z5
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z12, Z13
+	VSUBPD            Z12, Z13, Z14
+	VSUBPD            Z14, Z13, Z15
+	VSUBPD            Z15, Z12, Z12
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z15
+	VSUBPD            Z14, Z15, Z14
+	VADDPD            Z14, Z12, Z12
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z14
+	VDIVPD            Z13, Z14, Z14
+	VMULPD            Z14, Z4, Z15
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z15, Z16
+	VMOVAPD           Z16, Z17
+	VFMADD213PD       Z4, Z13, Z17
+	VMOVAPD           Z16, Z13
+	VFMADD213PD       Z17, Z12, Z13
+	VADDPD            Z5, Z13, Z12
+	VFMADD213PD       Z15, Z14, Z12
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z0, Z13
+	VORPD             Z13, Z12, Z12
+	VCMPPD.BCST       $0x01, lanes_dc086200000000000<>+0(SB), Z0, K1
+	VMULPD            Z2, Z1, Z1
+	VSCALEFPD         Z3, Z1, Z1
+	VBLENDMPD         Z1, Z12, K1, Z6
+	VCMPPD.BCST       $0x0e, lanes_d4044000000000000<>+0(SB), Z0, K1
+	VBLENDMPD         Z0, Z6, K1, Z7
+	VMOVUPD           Z7, (DI)
+	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000008, CX
+	JMP               loop
+
+tail:
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPD.Z         (SI), K1, Z0
+	VBROADCASTSD      lanes_dc089000000000000<>+0(SB), Z1
+	VMAXPD            Z0, Z1, Z1
+	VORPD.BCST        lanes_d8000000000000000<>+0(SB), Z1, Z2
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z2, Z3
+	VRNDSCALEPD       $0x00, Z3, Z3
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z3, Z2
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z3, Z4
+	VSUBPD            Z4, Z2, Z5
+	VMULPD            Z5, Z5, Z6
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z5, Z7
+	VMULPD            Z7, Z6, Z5
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z2, Z6
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z7
+	VSUBPD            Z6, Z7, Z7
+	VADDPD            Z2, Z7, Z2
+	VSUBPD            Z4, Z2, Z2
+	VADDPD            Z5, Z2, Z2
+	VADDPD            Z2, Z6, Z2
+	VSCALEFPD         Z3, Z2, Z4
+	VXORPS            Z5, Z5, Z5
+	VCMPPD            $0x01, Z5, Z1, K2
+	VMULPD            Z4, Z1, Z5
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z5, Z6
+	VMOVAPD           Z1, Z7
+	VFMADD213PD       Z6, Z4, Z7
+	VBLENDMPD         Z5, Z1, K2, Z8
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z7, Z5, K2, Z9
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z4, Z5
+	VSUBPD            Z4, Z5, Z6
+	VSUBPD            Z6, Z5, Z7
+	VSUBPD            Z7, Z4, Z4
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z7
+	VSUBPD            Z6, Z7, Z6
+	VADDPD            Z6, Z4, Z4
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z6
+	VDIVPD            Z5, Z6, Z6
+	VMULPD            Z6, Z8, Z7
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z7, Z12
+	VMOVAPD           Z12, Z13
+	VFMADD213PD       Z8, Z5, Z13
+	VMOVAPD           Z12, Z5
+	VFMADD213PD       Z13, Z4, Z5
+	VADDPD            Z9, Z5, Z4
+	VFMADD213PD       Z7, Z6, Z4
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z0, Z5
+	VORPD             Z5, Z4, Z4
+	VCMPPD.BCST       $0x01, lanes_dc086200000000000<>+0(SB), Z0, K2
+	VMULPD            Z2, Z1, Z1
+	VSCALEFPD         Z3, Z1, Z1
+	VBLENDMPD         Z1, Z4, K2, Z10
+	VCMPPD.BCST       $0x0e, lanes_d4044000000000000<>+0(SB), Z0, K2
+	VBLENDMPD         Z0, Z10, K2, Z11
+	VMOVUPD           Z11, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA lanes_dc089000000000000<>+0(SB)/8, $0xc089000000000000
+DATA lanes_dc089000000000000<>+8(SB)/8, $0xc089000000000000
+DATA lanes_dc089000000000000<>+16(SB)/8, $0xc089000000000000
+DATA lanes_dc089000000000000<>+24(SB)/8, $0xc089000000000000
+DATA lanes_dc089000000000000<>+32(SB)/8, $0xc089000000000000
+DATA lanes_dc089000000000000<>+40(SB)/8, $0xc089000000000000
+DATA lanes_dc089000000000000<>+48(SB)/8, $0xc089000000000000
+DATA lanes_dc089000000000000<>+56(SB)/8, $0xc089000000000000
+GLOBL lanes_dc089000000000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc086200000000000<>+0(SB)/8, $0xc086200000000000
+DATA lanes_dc086200000000000<>+8(SB)/8, $0xc086200000000000
+DATA lanes_dc086200000000000<>+16(SB)/8, $0xc086200000000000
+DATA lanes_dc086200000000000<>+24(SB)/8, $0xc086200000000000
+DATA lanes_dc086200000000000<>+32(SB)/8, $0xc086200000000000
+DATA lanes_dc086200000000000<>+40(SB)/8, $0xc086200000000000
+DATA lanes_dc086200000000000<>+48(SB)/8, $0xc086200000000000
+DATA lanes_dc086200000000000<>+56(SB)/8, $0xc086200000000000
+GLOBL lanes_dc086200000000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d4044000000000000<>+0(SB)/8, $0x4044000000000000
+DATA lanes_d4044000000000000<>+8(SB)/8, $0x4044000000000000
+DATA lanes_d4044000000000000<>+16(SB)/8, $0x4044000000000000
+DATA lanes_d4044000000000000<>+24(SB)/8, $0x4044000000000000
+DATA lanes_d4044000000000000<>+32(SB)/8, $0x4044000000000000
+DATA lanes_d4044000000000000<>+40(SB)/8, $0x4044000000000000
+DATA lanes_d4044000000000000<>+48(SB)/8, $0x4044000000000000
+DATA lanes_d4044000000000000<>+56(SB)/8, $0x4044000000000000
+GLOBL lanes_d4044000000000000<>(SB), RODATA|NOPTR, $64
+
+// func expSumF64AVX512(dst []float64, x []float64, shift float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·expSumF64AVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         x_len+32(FP), CX
+	MOVSD        shift+48(FP), X0
+	VBROADCASTSD X0, Z0
+	VXORPD.BCST  lanes_d8000000000000000<>+0(SB), Z0, Z0
+	VXORPD       Z6, Z6, Z6
+	VXORPD       Z7, Z7, Z7
+
+loop:
+	CMPQ              CX, $0x00000008
+	JB                tail
+	VMOVUPD           (SI), Z8
+	VADDPD            Z0, Z8, Z9
+	VSUBPD            Z8, Z9, Z10
+	VSUBPD            Z10, Z9, Z11
+	VSUBPD            Z11, Z8, Z8
+	VSUBPD            Z10, Z0, Z10
+	VADDPD            Z10, Z8, Z8
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z10
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z11
+	VMAXPD            Z9, Z10, Z10
+	VMINPD            Z10, Z11, Z10
+	VCMPPD            $0x00, Z9, Z10, K1
+	VXORPS            Z9, Z9, Z9
+	VBLENDMPD         Z8, Z9, K1, Z1
+	VCMPPD            $0x07, Z1, Z1, K1
+	VXORPS            Z8, Z8, Z8
+	VBLENDMPD         Z1, Z8, K1, Z2
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z10, Z8
+	VRNDSCALEPD       $0x00, Z8, Z8
+	VMOVAPD           Z10, Z9
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z8, Z9
+	VMOVAPD           Z2, Z10
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z8, Z10
+	VADDPD            Z10, Z9, Z11
+	VMULPD            Z11, Z11, Z12
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z13
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z11, Z13
+	VMULPD            Z13, Z12, Z11
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z9, Z12
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z13
+	VSUBPD            Z12, Z13, Z13
+	VADDPD            Z9, Z13, Z9
+	VADDPD            Z10, Z9, Z9
+	VADDPD            Z11, Z9, Z9
+	VADDPD            Z9, Z12, Z9
+	VSCALEFPD         Z8, Z9, Z8
+	VADDPD            Z8, Z6, Z6
+	VMOVUPD           Z8, (DI)
+	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000008, CX
+	JMP               loop
+
+tail:
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPD.Z         (SI), K1, Z1
+	VADDPD            Z0, Z1, Z2
+	VSUBPD            Z1, Z2, Z8
+	VSUBPD            Z8, Z2, Z9
+	VSUBPD            Z9, Z1, Z1
+	VSUBPD            Z8, Z0, Z0
+	VADDPD            Z0, Z1, Z0
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z1
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z8
+	VMAXPD            Z2, Z1, Z1
+	VMINPD            Z1, Z8, Z1
+	VCMPPD            $0x00, Z2, Z1, K2
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPD         Z0, Z2, K2, Z3
+	VCMPPD            $0x07, Z3, Z3, K2
+	VXORPS            Z0, Z0, Z0
+	VBLENDMPD         Z3, Z0, K2, Z4
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z1, Z0
+	VRNDSCALEPD       $0x00, Z0, Z0
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z0, Z1
+	VMOVAPD           Z4, Z2
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z0, Z2
+	VADDPD            Z2, Z1, Z3
+	VMULPD            Z3, Z3, Z4
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z3, Z8
+	VMULPD            Z8, Z4, Z3
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z4
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
+	VSUBPD            Z4, Z8, Z8
+	VADDPD            Z1, Z8, Z1
+	VADDPD            Z2, Z1, Z1
+	VADDPD            Z3, Z1, Z1
+	VADDPD            Z1, Z4, Z1
+	VSCALEFPD         Z0, Z1, Z0
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z0, Z1, K1, Z5
+	VADDPD            Z5, Z6, Z6
+	VMOVUPD           Z5, K1, (DI)
+
+done:
+	VADDPD        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPD        Y0, Y6, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPD        X1, X0, X1
+	VUNPCKHPD     X1, X1, X0
+	VADDSD        X0, X1, X1
+	VZEROUPPER
+	MOVSD         X1, ret+56(FP)
+	RET
+
+// func sumExpF64AVX512(x []float64, shift float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·sumExpF64AVX512(SB), NOSPLIT, $0-40
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVSD        shift+24(FP), X0
+	VBROADCASTSD X0, Z0
+	VXORPD.BCST  lanes_d8000000000000000<>+0(SB), Z0, Z0
+	VXORPD       Z6, Z6, Z6
+	VXORPD       Z7, Z7, Z7
+
+loop:
+	CMPQ              CX, $0x00000008
+	JB                tail
+	VMOVUPD           (SI), Z8
+	VADDPD            Z0, Z8, Z9
+	VSUBPD            Z8, Z9, Z10
+	VSUBPD            Z10, Z9, Z11
+	VSUBPD            Z11, Z8, Z8
+	VSUBPD            Z10, Z0, Z10
+	VADDPD            Z10, Z8, Z8
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z10
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z11
+	VMAXPD            Z9, Z10, Z10
+	VMINPD            Z10, Z11, Z10
+	VCMPPD            $0x00, Z9, Z10, K1
+	VXORPS            Z9, Z9, Z9
+	VBLENDMPD         Z8, Z9, K1, Z1
+	VCMPPD            $0x07, Z1, Z1, K1
+	VXORPS            Z8, Z8, Z8
+	VBLENDMPD         Z1, Z8, K1, Z2
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z10, Z8
+	VRNDSCALEPD       $0x00, Z8, Z8
+	VMOVAPD           Z10, Z9
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z8, Z9
+	VMOVAPD           Z2, Z10
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z8, Z10
+	VADDPD            Z10, Z9, Z11
+	VMULPD            Z11, Z11, Z12
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z13
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z11, Z13
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z11, Z13
+	VMULPD            Z13, Z12, Z11
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z9, Z12
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z13
+	VSUBPD            Z12, Z13, Z13
+	VADDPD            Z9, Z13, Z9
+	VADDPD            Z10, Z9, Z9
+	VADDPD            Z11, Z9, Z9
+	VADDPD            Z9, Z12, Z9
+	VSCALEFPD         Z8, Z9, Z8
+	VADDPD            Z8, Z6, Z6
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000008, CX
+	JMP               loop
+
+tail:
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPD.Z         (SI), K1, Z1
+	VADDPD            Z0, Z1, Z2
+	VSUBPD            Z1, Z2, Z8
+	VSUBPD            Z8, Z2, Z9
+	VSUBPD            Z9, Z1, Z1
+	VSUBPD            Z8, Z0, Z0
+	VADDPD            Z0, Z1, Z0
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z1
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z8
+	VMAXPD            Z2, Z1, Z1
+	VMINPD            Z1, Z8, Z1
+	VCMPPD            $0x00, Z2, Z1, K2
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPD         Z0, Z2, K2, Z3
+	VCMPPD            $0x07, Z3, Z3, K2
+	VXORPS            Z0, Z0, Z0
+	VBLENDMPD         Z3, Z0, K2, Z4
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z1, Z0
+	VRNDSCALEPD       $0x00, Z0, Z0
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z0, Z1
+	VMOVAPD           Z4, Z2
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z0, Z2
+	VADDPD            Z2, Z1, Z3
+	VMULPD            Z3, Z3, Z4
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z3, Z8
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z3, Z8
+	VMULPD            Z8, Z4, Z3
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z4
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
+	VSUBPD            Z4, Z8, Z8
+	VADDPD            Z1, Z8, Z1
+	VADDPD            Z2, Z1, Z1
+	VADDPD            Z3, Z1, Z1
+	VADDPD            Z1, Z4, Z1
+	VSCALEFPD         Z0, Z1, Z0
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z0, Z1, K1, Z5
+	VADDPD            Z5, Z6, Z6
+
+done:
+	VADDPD        Z7, Z6, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y0
+	VADDPD        Y0, Y6, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPD        X1, X0, X1
+	VUNPCKHPD     X1, X1, X0
+	VADDSD        X0, X1, X1
+	VZEROUPPER
+	MOVSD         X1, ret+32(FP)
+	RET
+
 // func expF64AVX2(dst []float64, x []float64)
 // Requires: AVX, AVX2, FMA3
 TEXT ·expF64AVX2(SB), NOSPLIT, $0-48
@@ -4901,3 +5664,777 @@ DATA lanes_d000fffffffffffff<>+40(SB)/8, $0x000fffffffffffff
 DATA lanes_d000fffffffffffff<>+48(SB)/8, $0x000fffffffffffff
 DATA lanes_d000fffffffffffff<>+56(SB)/8, $0x000fffffffffffff
 GLOBL lanes_d000fffffffffffff<>(SB), RODATA|NOPTR, $64
+
+// func sigmoidF64AVX2(dst []float64, x []float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·sigmoidF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ         CX, $0x00000004
+	JB           tail
+	VMOVUPD      (SI), Y0
+	VORPD        lanes_d8000000000000000<>+0(SB), Y0, Y1
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y2
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y3
+	VMAXPD       Y1, Y2, Y1
+	VMINPD       Y1, Y3, Y1
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y1, Y2
+	VROUNDPD     $0x00, Y2, Y2
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y2, Y1
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y2, Y3
+	VSUBPD       Y3, Y1, Y4
+	VMULPD       Y4, Y4, Y5
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y6
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y4, Y6
+	VMULPD       Y6, Y5, Y4
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y1, Y5
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y6
+	VSUBPD       Y5, Y6, Y6
+	VADDPD       Y1, Y6, Y1
+	VSUBPD       Y3, Y1, Y1
+	VADDPD       Y4, Y1, Y1
+	VADDPD       Y1, Y5, Y1
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y2, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y2, Y2
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y1, Y1
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VCMPPD       $0x01, Y2, Y0, Y0
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y2
+	VBLENDVPD    Y0, Y1, Y2, Y0
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y1, Y2
+	VSUBPD       Y1, Y2, Y3
+	VSUBPD       Y3, Y2, Y4
+	VSUBPD       Y4, Y1, Y1
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y4
+	VSUBPD       Y3, Y4, Y3
+	VADDPD       Y3, Y1, Y1
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y3
+	VDIVPD       Y2, Y3, Y3
+	VMULPD       Y3, Y0, Y4
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y4, Y5
+	VMOVAPD      Y5, Y6
+	VFMADD213PD  Y0, Y2, Y6
+	VMOVAPD      Y5, Y0
+	VFMADD213PD  Y6, Y1, Y0
+	VFMADD213PD  Y4, Y3, Y0
+	VMOVUPD      Y0, (DI)
+	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000004, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	VMOVQ        CX, X0
+	VPBROADCASTQ X0, Y0
+	VPCMPGTQ     lanes_iota64<>+0(SB), Y0, Y0
+	VMASKMOVPD   (SI), Y0, Y1
+	VORPD        lanes_d8000000000000000<>+0(SB), Y1, Y2
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y3
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y4
+	VMAXPD       Y2, Y3, Y2
+	VMINPD       Y2, Y4, Y2
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y2, Y3
+	VROUNDPD     $0x00, Y3, Y3
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y3, Y2
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y3, Y4
+	VSUBPD       Y4, Y2, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y7
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y5, Y7
+	VMULPD       Y7, Y6, Y5
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y2, Y6
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y7
+	VSUBPD       Y6, Y7, Y7
+	VADDPD       Y2, Y7, Y2
+	VSUBPD       Y4, Y2, Y2
+	VADDPD       Y5, Y2, Y2
+	VADDPD       Y2, Y6, Y2
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y3, Y4
+	VROUNDPD     $0x01, Y4, Y4
+	VSUBPD       Y4, Y3, Y3
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y2, Y2
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VCMPPD       $0x01, Y3, Y1, Y1
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y3
+	VBLENDVPD    Y1, Y2, Y3, Y1
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y2, Y3
+	VSUBPD       Y2, Y3, Y4
+	VSUBPD       Y4, Y3, Y5
+	VSUBPD       Y5, Y2, Y2
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y5
+	VSUBPD       Y4, Y5, Y4
+	VADDPD       Y4, Y2, Y2
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y4
+	VDIVPD       Y3, Y4, Y4
+	VMULPD       Y4, Y1, Y5
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y5, Y6
+	VMOVAPD      Y6, Y7
+	VFMADD213PD  Y1, Y3, Y7
+	VMOVAPD      Y6, Y1
+	VFMADD213PD  Y7, Y2, Y1
+	VFMADD213PD  Y5, Y4, Y1
+	VMASKMOVPD   Y1, Y0, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func tanhF64AVX2(dst []float64, x []float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·tanhF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ         CX, $0x00000004
+	JB           tail
+	VMOVUPD      (SI), Y0
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y0, Y1
+	VMOVUPD      lanes_d0000000000000000<>+0(SB), Y2
+	VMOVUPD      lanes_d4034000000000000<>+0(SB), Y3
+	VMAXPD       Y1, Y2, Y1
+	VMINPD       Y1, Y3, Y1
+	VADDPD       Y1, Y1, Y1
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y1, Y2
+	VROUNDPD     $0x00, Y2, Y2
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y2, Y1
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y2, Y3
+	VSUBPD       Y3, Y1, Y4
+	VMULPD       Y4, Y4, Y5
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y6
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y4, Y6
+	VMULPD       Y6, Y5, Y4
+	VSUBPD       Y3, Y4, Y3
+	VADDPD       Y3, Y1, Y1
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y3
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y2, Y4
+	VROUNDPD     $0x01, Y4, Y4
+	VSUBPD       Y4, Y2, Y2
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y3, Y2
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y2, Y3
+	VFMADD213PD  Y3, Y1, Y2
+	VADDPD       lanes_d4000000000000000<>+0(SB), Y2, Y1
+	VSUBPD       Y2, Y1, Y3
+	VSUBPD       Y3, Y1, Y4
+	VSUBPD       Y4, Y2, Y4
+	VMOVUPD      lanes_d4000000000000000<>+0(SB), Y5
+	VSUBPD       Y3, Y5, Y3
+	VADDPD       Y3, Y4, Y3
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y4
+	VDIVPD       Y1, Y4, Y4
+	VMULPD       Y4, Y2, Y5
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y5, Y6
+	VMOVAPD      Y6, Y7
+	VFMADD213PD  Y2, Y1, Y7
+	VMOVAPD      Y6, Y1
+	VFMADD213PD  Y7, Y3, Y1
+	VFMADD213PD  Y5, Y4, Y1
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y0, Y0
+	VORPD        Y0, Y1, Y0
+	VMOVUPD      Y0, (DI)
+	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000004, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	VMOVQ        CX, X0
+	VPBROADCASTQ X0, Y0
+	VPCMPGTQ     lanes_iota64<>+0(SB), Y0, Y0
+	VMASKMOVPD   (SI), Y0, Y1
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y1, Y2
+	VMOVUPD      lanes_d0000000000000000<>+0(SB), Y3
+	VMOVUPD      lanes_d4034000000000000<>+0(SB), Y4
+	VMAXPD       Y2, Y3, Y2
+	VMINPD       Y2, Y4, Y2
+	VADDPD       Y2, Y2, Y2
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y2, Y3
+	VROUNDPD     $0x00, Y3, Y3
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y3, Y2
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y3, Y4
+	VSUBPD       Y4, Y2, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y7
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y5, Y7
+	VMULPD       Y7, Y6, Y5
+	VSUBPD       Y4, Y5, Y4
+	VADDPD       Y4, Y2, Y2
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y4
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y3, Y5
+	VROUNDPD     $0x01, Y5, Y5
+	VSUBPD       Y5, Y3, Y3
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y4, Y3
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y3, Y4
+	VFMADD213PD  Y4, Y2, Y3
+	VADDPD       lanes_d4000000000000000<>+0(SB), Y3, Y2
+	VSUBPD       Y3, Y2, Y4
+	VSUBPD       Y4, Y2, Y5
+	VSUBPD       Y5, Y3, Y5
+	VMOVUPD      lanes_d4000000000000000<>+0(SB), Y6
+	VSUBPD       Y4, Y6, Y4
+	VADDPD       Y4, Y5, Y4
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y5
+	VDIVPD       Y2, Y5, Y5
+	VMULPD       Y5, Y3, Y6
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y6, Y7
+	VMOVAPD      Y7, Y8
+	VFMADD213PD  Y3, Y2, Y8
+	VMOVAPD      Y7, Y2
+	VFMADD213PD  Y8, Y4, Y2
+	VFMADD213PD  Y6, Y5, Y2
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y1, Y1
+	VORPD        Y1, Y2, Y1
+	VMASKMOVPD   Y1, Y0, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func siluF64AVX2(dst []float64, x []float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·siluF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ         CX, $0x00000004
+	JB           tail
+	VMOVUPD      (SI), Y0
+	VMOVUPD      lanes_dc089000000000000<>+0(SB), Y1
+	VMAXPD       Y0, Y1, Y1
+	VORPD        lanes_d8000000000000000<>+0(SB), Y1, Y2
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y2, Y3
+	VROUNDPD     $0x00, Y3, Y3
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y3, Y2
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y3, Y4
+	VSUBPD       Y4, Y2, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y7
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y5, Y7
+	VMULPD       Y7, Y6, Y5
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y2, Y6
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y7
+	VSUBPD       Y6, Y7, Y7
+	VADDPD       Y2, Y7, Y2
+	VSUBPD       Y4, Y2, Y2
+	VADDPD       Y5, Y2, Y2
+	VADDPD       Y2, Y6, Y2
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y3, Y4
+	VROUNDPD     $0x01, Y4, Y4
+	VSUBPD       Y4, Y3, Y5
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y2, Y4
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VCMPPD       $0x01, Y5, Y1, Y5
+	VMULPD       Y4, Y1, Y6
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y6, Y7
+	VMOVAPD      Y1, Y8
+	VFMADD213PD  Y7, Y4, Y8
+	VBLENDVPD    Y5, Y6, Y1, Y6
+	VXORPS       Y7, Y7, Y7
+	VBLENDVPD    Y5, Y8, Y7, Y5
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y4, Y7
+	VSUBPD       Y4, Y7, Y8
+	VSUBPD       Y8, Y7, Y9
+	VSUBPD       Y9, Y4, Y4
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y9
+	VSUBPD       Y8, Y9, Y8
+	VADDPD       Y8, Y4, Y4
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y8
+	VDIVPD       Y7, Y8, Y8
+	VMULPD       Y8, Y6, Y9
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y9, Y10
+	VMOVAPD      Y10, Y11
+	VFMADD213PD  Y6, Y7, Y11
+	VMOVAPD      Y10, Y6
+	VFMADD213PD  Y11, Y4, Y6
+	VADDPD       Y5, Y6, Y4
+	VFMADD213PD  Y9, Y8, Y4
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y0, Y5
+	VORPD        Y5, Y4, Y4
+	VCMPPD       $0x01, lanes_dc086200000000000<>+0(SB), Y0, Y5
+	VMULPD       Y2, Y1, Y1
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y3, Y2
+	VROUNDPD     $0x01, Y2, Y2
+	VSUBPD       Y2, Y3, Y3
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y3, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y1, Y1
+	VBLENDVPD    Y5, Y1, Y4, Y1
+	VCMPPD       $0x0e, lanes_d4044000000000000<>+0(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y1, Y0
+	VMOVUPD      Y0, (DI)
+	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000004, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	VMOVQ        CX, X0
+	VPBROADCASTQ X0, Y0
+	VPCMPGTQ     lanes_iota64<>+0(SB), Y0, Y0
+	VMASKMOVPD   (SI), Y0, Y1
+	VMOVUPD      lanes_dc089000000000000<>+0(SB), Y2
+	VMAXPD       Y1, Y2, Y2
+	VORPD        lanes_d8000000000000000<>+0(SB), Y2, Y3
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y3, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y4, Y3
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y4, Y5
+	VSUBPD       Y5, Y3, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y8
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y6, Y8
+	VMULPD       Y8, Y7, Y6
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y3, Y7
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y8
+	VSUBPD       Y7, Y8, Y8
+	VADDPD       Y3, Y8, Y3
+	VSUBPD       Y5, Y3, Y3
+	VADDPD       Y6, Y3, Y3
+	VADDPD       Y3, Y7, Y3
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y4, Y5
+	VROUNDPD     $0x01, Y5, Y5
+	VSUBPD       Y5, Y4, Y6
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y3, Y5
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y6, Y6
+	VPSLLQ       $0x34, Y6, Y6
+	VMULPD       Y6, Y5, Y5
+	VXORPS       Y6, Y6, Y6
+	VCMPPD       $0x01, Y6, Y2, Y6
+	VMULPD       Y5, Y2, Y7
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y7, Y8
+	VMOVAPD      Y2, Y9
+	VFMADD213PD  Y8, Y5, Y9
+	VBLENDVPD    Y6, Y7, Y2, Y7
+	VXORPS       Y8, Y8, Y8
+	VBLENDVPD    Y6, Y9, Y8, Y6
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y5, Y8
+	VSUBPD       Y5, Y8, Y9
+	VSUBPD       Y9, Y8, Y10
+	VSUBPD       Y10, Y5, Y5
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y10
+	VSUBPD       Y9, Y10, Y9
+	VADDPD       Y9, Y5, Y5
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y9
+	VDIVPD       Y8, Y9, Y9
+	VMULPD       Y9, Y7, Y10
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y10, Y11
+	VMOVAPD      Y11, Y12
+	VFMADD213PD  Y7, Y8, Y12
+	VMOVAPD      Y11, Y7
+	VFMADD213PD  Y12, Y5, Y7
+	VADDPD       Y6, Y7, Y5
+	VFMADD213PD  Y10, Y9, Y5
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y1, Y6
+	VORPD        Y6, Y5, Y5
+	VCMPPD       $0x01, lanes_dc086200000000000<>+0(SB), Y1, Y6
+	VMULPD       Y3, Y2, Y2
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y4, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y4, Y4
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y2, Y2
+	VBLENDVPD    Y6, Y2, Y5, Y2
+	VCMPPD       $0x0e, lanes_d4044000000000000<>+0(SB), Y1, Y3
+	VBLENDVPD    Y3, Y1, Y2, Y1
+	VMASKMOVPD   Y1, Y0, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func expSumF64AVX2(dst []float64, x []float64, shift float64) float64
+// Requires: AVX, AVX2, FMA3, SSE2
+TEXT ·expSumF64AVX2(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         x_len+32(FP), CX
+	MOVSD        shift+48(FP), X0
+	VBROADCASTSD X0, Y0
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y0, Y0
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+
+loop:
+	CMPQ         CX, $0x00000004
+	JB           tail
+	VMOVUPD      (SI), Y3
+	VADDPD       Y0, Y3, Y4
+	VSUBPD       Y3, Y4, Y5
+	VSUBPD       Y5, Y4, Y6
+	VSUBPD       Y6, Y3, Y3
+	VSUBPD       Y5, Y0, Y5
+	VADDPD       Y5, Y3, Y3
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y5
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y6
+	VMAXPD       Y4, Y5, Y5
+	VMINPD       Y5, Y6, Y5
+	VCMPPD       $0x00, Y4, Y5, Y4
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPD    Y4, Y3, Y6, Y3
+	VCMPPD       $0x07, Y3, Y3, Y4
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPD    Y4, Y3, Y6, Y3
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y5, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y4, Y5
+	VFNMADD231PD lanes_d3dea39ef35793c76<>+0(SB), Y4, Y3
+	VADDPD       Y3, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y8
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y6, Y8
+	VMULPD       Y8, Y7, Y6
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y5, Y7
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y8
+	VSUBPD       Y7, Y8, Y8
+	VADDPD       Y5, Y8, Y5
+	VADDPD       Y3, Y5, Y3
+	VADDPD       Y6, Y3, Y3
+	VADDPD       Y3, Y7, Y3
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y4, Y5
+	VROUNDPD     $0x01, Y5, Y5
+	VSUBPD       Y5, Y4, Y4
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y3, Y3
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VMOVUPD      Y3, (DI)
+	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000004, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	VMOVQ        CX, X3
+	VPBROADCASTQ X3, Y3
+	VPCMPGTQ     lanes_iota64<>+0(SB), Y3, Y3
+	VMASKMOVPD   (SI), Y3, Y4
+	VADDPD       Y0, Y4, Y5
+	VSUBPD       Y4, Y5, Y6
+	VSUBPD       Y6, Y5, Y7
+	VSUBPD       Y7, Y4, Y4
+	VSUBPD       Y6, Y0, Y0
+	VADDPD       Y0, Y4, Y0
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y4
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y6
+	VMAXPD       Y5, Y4, Y4
+	VMINPD       Y4, Y6, Y4
+	VCMPPD       $0x00, Y5, Y4, Y5
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPD    Y5, Y0, Y6, Y0
+	VCMPPD       $0x07, Y0, Y0, Y5
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPD    Y5, Y0, Y6, Y0
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y4, Y5
+	VROUNDPD     $0x00, Y5, Y5
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y5, Y4
+	VFNMADD231PD lanes_d3dea39ef35793c76<>+0(SB), Y5, Y0
+	VADDPD       Y0, Y4, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y8
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y6, Y8
+	VMULPD       Y8, Y7, Y6
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y4, Y7
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y8
+	VSUBPD       Y7, Y8, Y8
+	VADDPD       Y4, Y8, Y4
+	VADDPD       Y0, Y4, Y0
+	VADDPD       Y6, Y0, Y0
+	VADDPD       Y0, Y7, Y0
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y5, Y4
+	VROUNDPD     $0x01, Y4, Y4
+	VSUBPD       Y4, Y5, Y5
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y0, Y0
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y0, Y0
+	VXORPS       Y4, Y4, Y4
+	VBLENDVPD    Y3, Y0, Y4, Y0
+	VADDPD       Y0, Y1, Y1
+	VMASKMOVPD   Y0, Y3, (DI)
+
+done:
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPD       X0, X1, X0
+	VUNPCKHPD    X0, X0, X1
+	VADDSD       X1, X0, X0
+	VZEROUPPER
+	MOVSD        X0, ret+56(FP)
+	RET
+
+// func sumExpF64AVX2(x []float64, shift float64) float64
+// Requires: AVX, AVX2, FMA3, SSE2
+TEXT ·sumExpF64AVX2(SB), NOSPLIT, $0-40
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVSD        shift+24(FP), X0
+	VBROADCASTSD X0, Y0
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y0, Y0
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+
+loop:
+	CMPQ         CX, $0x00000004
+	JB           tail
+	VMOVUPD      (SI), Y3
+	VADDPD       Y0, Y3, Y4
+	VSUBPD       Y3, Y4, Y5
+	VSUBPD       Y5, Y4, Y6
+	VSUBPD       Y6, Y3, Y3
+	VSUBPD       Y5, Y0, Y5
+	VADDPD       Y5, Y3, Y3
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y5
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y6
+	VMAXPD       Y4, Y5, Y5
+	VMINPD       Y5, Y6, Y5
+	VCMPPD       $0x00, Y4, Y5, Y4
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPD    Y4, Y3, Y6, Y3
+	VCMPPD       $0x07, Y3, Y3, Y4
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPD    Y4, Y3, Y6, Y3
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y5, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y4, Y5
+	VFNMADD231PD lanes_d3dea39ef35793c76<>+0(SB), Y4, Y3
+	VADDPD       Y3, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y8
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y6, Y8
+	VMULPD       Y8, Y7, Y6
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y5, Y7
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y8
+	VSUBPD       Y7, Y8, Y8
+	VADDPD       Y5, Y8, Y5
+	VADDPD       Y3, Y5, Y3
+	VADDPD       Y6, Y3, Y3
+	VADDPD       Y3, Y7, Y3
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y4, Y5
+	VROUNDPD     $0x01, Y5, Y5
+	VSUBPD       Y5, Y4, Y4
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y3, Y3
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000004, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	VMOVQ        CX, X3
+	VPBROADCASTQ X3, Y3
+	VPCMPGTQ     lanes_iota64<>+0(SB), Y3, Y3
+	VMASKMOVPD   (SI), Y3, Y4
+	VADDPD       Y0, Y4, Y5
+	VSUBPD       Y4, Y5, Y6
+	VSUBPD       Y6, Y5, Y7
+	VSUBPD       Y7, Y4, Y4
+	VSUBPD       Y6, Y0, Y0
+	VADDPD       Y0, Y4, Y0
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y4
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y6
+	VMAXPD       Y5, Y4, Y4
+	VMINPD       Y4, Y6, Y4
+	VCMPPD       $0x00, Y5, Y4, Y5
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPD    Y5, Y0, Y6, Y0
+	VCMPPD       $0x07, Y0, Y0, Y5
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPD    Y5, Y0, Y6, Y0
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y4, Y5
+	VROUNDPD     $0x00, Y5, Y5
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y5, Y4
+	VFNMADD231PD lanes_d3dea39ef35793c76<>+0(SB), Y5, Y0
+	VADDPD       Y0, Y4, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y8
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y6, Y8
+	VMULPD       Y8, Y7, Y6
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y4, Y7
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y8
+	VSUBPD       Y7, Y8, Y8
+	VADDPD       Y4, Y8, Y4
+	VADDPD       Y0, Y4, Y0
+	VADDPD       Y6, Y0, Y0
+	VADDPD       Y0, Y7, Y0
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y5, Y4
+	VROUNDPD     $0x01, Y4, Y4
+	VSUBPD       Y4, Y5, Y5
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y0, Y0
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y0, Y0
+	VXORPS       Y4, Y4, Y4
+	VBLENDVPD    Y3, Y0, Y4, Y0
+	VADDPD       Y0, Y1, Y1
+
+done:
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPD       X0, X1, X0
+	VUNPCKHPD    X0, X0, X1
+	VADDSD       X1, X0, X0
+	VZEROUPPER
+	MOVSD        X0, ret+32(FP)
+	RET

@@ -14,5 +14,8 @@ func init() {
 		leakyReLU: leakyReLUNEON, elu: eluNEON,
 		expSum: expSumOf(expSumNEON, sumExpNEON),
 	})
-	transcendF64.set(dispatch.NEON, &transcendKernelsF64{exp: expF64NEON, log: logF64NEON})
+	transcendF64.set(dispatch.NEON, &transcendKernelsF64{
+		exp: expF64NEON, log: logF64NEON, sigmoid: sigmoidF64NEON, tanh: tanhF64NEON, silu: siluF64NEON,
+		expSum: expSumOf(expSumF64NEON, sumExpF64NEON),
+	})
 }

@@ -4457,6 +4457,1833 @@ out:
 done:
 	RET
 
+// func sigmoidF64NEON(dst, x []float64)
+TEXT ·sigmoidF64NEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 1248(R9), F30
+	FMOVQ 1264(R9), F31
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x4ee0f804 // fabs v4.2d, v0.2d
+	WORD $0x4ee0f825 // fabs v5.2d, v1.2d
+	WORD $0x4ee0f846 // fabs v6.2d, v2.2d
+	WORD $0x4ee0f867 // fabs v7.2d, v3.2d
+	WORD $0x6ee0f884 // fneg v4.2d, v4.2d
+	WORD $0x6ee0f8a5 // fneg v5.2d, v5.2d
+	WORD $0x6ee0f8c6 // fneg v6.2d, v6.2d
+	WORD $0x6ee0f8e7 // fneg v7.2d, v7.2d
+	FMOVQ 992(R9), F8
+	WORD $0x4e68f484 // fmax v4.2d, v4.2d, v8.2d
+	WORD $0x4e68f4a5 // fmax v5.2d, v5.2d, v8.2d
+	WORD $0x4e68f4c6 // fmax v6.2d, v6.2d, v8.2d
+	WORD $0x4e68f4e7 // fmax v7.2d, v7.2d, v8.2d
+	FMOVQ 1008(R9), F8
+	WORD $0x4ee8f484 // fmin v4.2d, v4.2d, v8.2d
+	WORD $0x4ee8f4a5 // fmin v5.2d, v5.2d, v8.2d
+	WORD $0x4ee8f4c6 // fmin v6.2d, v6.2d, v8.2d
+	WORD $0x4ee8f4e7 // fmin v7.2d, v7.2d, v8.2d
+	FMOVQ 1024(R9), F8
+	WORD $0x6e68dc89 // fmul v9.2d, v4.2d, v8.2d
+	WORD $0x6e68dcaa // fmul v10.2d, v5.2d, v8.2d
+	WORD $0x6e68dccb // fmul v11.2d, v6.2d, v8.2d
+	WORD $0x6e68dce8 // fmul v8.2d, v7.2d, v8.2d
+	WORD $0x4e618929 // frintn v9.2d, v9.2d
+	WORD $0x4e61894a // frintn v10.2d, v10.2d
+	WORD $0x4e61896b // frintn v11.2d, v11.2d
+	WORD $0x4e618908 // frintn v8.2d, v8.2d
+	FMOVQ 1040(R9), F12
+	VFMLS V12.D2, V9.D2, V4.D2
+	VFMLS V12.D2, V10.D2, V5.D2
+	VFMLS V12.D2, V11.D2, V6.D2
+	VFMLS V12.D2, V8.D2, V7.D2
+	FMOVQ 1056(R9), F12
+	WORD $0x6e6cdd2d // fmul v13.2d, v9.2d, v12.2d
+	WORD $0x6e6cdd4e // fmul v14.2d, v10.2d, v12.2d
+	WORD $0x6e6cdd6f // fmul v15.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd0c // fmul v12.2d, v8.2d, v12.2d
+	WORD $0x4eedd490 // fsub v16.2d, v4.2d, v13.2d
+	WORD $0x4eeed4b1 // fsub v17.2d, v5.2d, v14.2d
+	WORD $0x4eefd4d2 // fsub v18.2d, v6.2d, v15.2d
+	WORD $0x4eecd4f3 // fsub v19.2d, v7.2d, v12.2d
+	WORD $0x6e70de14 // fmul v20.2d, v16.2d, v16.2d
+	WORD $0x6e71de35 // fmul v21.2d, v17.2d, v17.2d
+	WORD $0x6e72de56 // fmul v22.2d, v18.2d, v18.2d
+	WORD $0x6e73de77 // fmul v23.2d, v19.2d, v19.2d
+	FMOVQ 1088(R9), F24
+	FMOVQ 1072(R9), F25
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V16.D2, V25.D2, V26.D2
+	VORR V24.B16, V24.B16, V27.B16
+	VFMLA V17.D2, V25.D2, V27.D2
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V18.D2, V25.D2, V28.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1104(R9), F25
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V16.D2, V26.D2, V29.D2
+	VORR V25.B16, V25.B16, V26.B16
+	VFMLA V17.D2, V27.D2, V26.D2
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V18.D2, V28.D2, V27.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1120(R9), F24
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V16.D2, V29.D2, V28.D2
+	VORR V24.B16, V24.B16, V29.B16
+	VFMLA V17.D2, V26.D2, V29.D2
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V18.D2, V27.D2, V26.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1136(R9), F25
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V16.D2, V28.D2, V27.D2
+	VORR V25.B16, V25.B16, V28.B16
+	VFMLA V17.D2, V29.D2, V28.D2
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V18.D2, V26.D2, V29.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1152(R9), F24
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V16.D2, V27.D2, V26.D2
+	VORR V24.B16, V24.B16, V27.B16
+	VFMLA V17.D2, V28.D2, V27.D2
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V18.D2, V29.D2, V28.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1168(R9), F25
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V16.D2, V26.D2, V29.D2
+	VORR V25.B16, V25.B16, V26.B16
+	VFMLA V17.D2, V27.D2, V26.D2
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V18.D2, V28.D2, V27.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1184(R9), F24
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V16.D2, V29.D2, V28.D2
+	VORR V24.B16, V24.B16, V29.B16
+	VFMLA V17.D2, V26.D2, V29.D2
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V18.D2, V27.D2, V26.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1200(R9), F25
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V16.D2, V28.D2, V27.D2
+	VORR V25.B16, V25.B16, V28.B16
+	VFMLA V17.D2, V29.D2, V28.D2
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V18.D2, V26.D2, V29.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1216(R9), F24
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V16.D2, V27.D2, V26.D2
+	VORR V24.B16, V24.B16, V27.B16
+	VFMLA V17.D2, V28.D2, V27.D2
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V18.D2, V29.D2, V28.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1232(R9), F25
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V16.D2, V26.D2, V29.D2
+	VORR V25.B16, V25.B16, V26.B16
+	VFMLA V17.D2, V27.D2, V26.D2
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V18.D2, V28.D2, V27.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	VORR V30.B16, V30.B16, V24.B16
+	VFMLA V16.D2, V29.D2, V24.D2
+	VORR V30.B16, V30.B16, V16.B16
+	VFMLA V17.D2, V26.D2, V16.D2
+	VORR V30.B16, V30.B16, V17.B16
+	VFMLA V18.D2, V27.D2, V17.D2
+	VORR V30.B16, V30.B16, V18.B16
+	VFMLA V19.D2, V25.D2, V18.D2
+	WORD $0x6e78de93 // fmul v19.2d, v20.2d, v24.2d
+	WORD $0x6e70deb0 // fmul v16.2d, v21.2d, v16.2d
+	WORD $0x6e71ded1 // fmul v17.2d, v22.2d, v17.2d
+	WORD $0x6e72def2 // fmul v18.2d, v23.2d, v18.2d
+	WORD $0x4e7fd494 // fadd v20.2d, v4.2d, v31.2d
+	WORD $0x4e7fd4b5 // fadd v21.2d, v5.2d, v31.2d
+	WORD $0x4e7fd4d6 // fadd v22.2d, v6.2d, v31.2d
+	WORD $0x4e7fd4f7 // fadd v23.2d, v7.2d, v31.2d
+	WORD $0x4ef4d7f8 // fsub v24.2d, v31.2d, v20.2d
+	WORD $0x4ef5d7f9 // fsub v25.2d, v31.2d, v21.2d
+	WORD $0x4ef6d7fa // fsub v26.2d, v31.2d, v22.2d
+	WORD $0x4ef7d7fb // fsub v27.2d, v31.2d, v23.2d
+	WORD $0x4e64d704 // fadd v4.2d, v24.2d, v4.2d
+	WORD $0x4e65d725 // fadd v5.2d, v25.2d, v5.2d
+	WORD $0x4e66d746 // fadd v6.2d, v26.2d, v6.2d
+	WORD $0x4e67d767 // fadd v7.2d, v27.2d, v7.2d
+	WORD $0x4eedd484 // fsub v4.2d, v4.2d, v13.2d
+	WORD $0x4eeed4a5 // fsub v5.2d, v5.2d, v14.2d
+	WORD $0x4eefd4c6 // fsub v6.2d, v6.2d, v15.2d
+	WORD $0x4eecd4e7 // fsub v7.2d, v7.2d, v12.2d
+	WORD $0x4e73d484 // fadd v4.2d, v4.2d, v19.2d
+	WORD $0x4e70d4a5 // fadd v5.2d, v5.2d, v16.2d
+	WORD $0x4e71d4c6 // fadd v6.2d, v6.2d, v17.2d
+	WORD $0x4e72d4e7 // fadd v7.2d, v7.2d, v18.2d
+	WORD $0x4e64d684 // fadd v4.2d, v20.2d, v4.2d
+	WORD $0x4e65d6a5 // fadd v5.2d, v21.2d, v5.2d
+	WORD $0x4e66d6c6 // fadd v6.2d, v22.2d, v6.2d
+	WORD $0x4e67d6e7 // fadd v7.2d, v23.2d, v7.2d
+	WORD $0x6e7edd2c // fmul v12.2d, v9.2d, v30.2d
+	WORD $0x6e7edd4d // fmul v13.2d, v10.2d, v30.2d
+	WORD $0x6e7edd6e // fmul v14.2d, v11.2d, v30.2d
+	WORD $0x6e7edd0f // fmul v15.2d, v8.2d, v30.2d
+	WORD $0x4e61998c // frintm v12.2d, v12.2d
+	WORD $0x4e6199ad // frintm v13.2d, v13.2d
+	WORD $0x4e6199ce // frintm v14.2d, v14.2d
+	WORD $0x4e6199ef // frintm v15.2d, v15.2d
+	WORD $0x4eecd529 // fsub v9.2d, v9.2d, v12.2d
+	WORD $0x4eedd54a // fsub v10.2d, v10.2d, v13.2d
+	WORD $0x4eeed56b // fsub v11.2d, v11.2d, v14.2d
+	WORD $0x4eefd508 // fsub v8.2d, v8.2d, v15.2d
+	FMOVQ 1280(R9), F16
+	WORD $0x4e70d58c // fadd v12.2d, v12.2d, v16.2d
+	WORD $0x4e70d5ad // fadd v13.2d, v13.2d, v16.2d
+	WORD $0x4e70d5ce // fadd v14.2d, v14.2d, v16.2d
+	WORD $0x4e70d5ef // fadd v15.2d, v15.2d, v16.2d
+	WORD $0x4f74558c // shl v12.2d, v12.2d, #52
+	WORD $0x4f7455ad // shl v13.2d, v13.2d, #52
+	WORD $0x4f7455ce // shl v14.2d, v14.2d, #52
+	WORD $0x4f7455ef // shl v15.2d, v15.2d, #52
+	WORD $0x6e6cdc84 // fmul v4.2d, v4.2d, v12.2d
+	WORD $0x6e6ddca5 // fmul v5.2d, v5.2d, v13.2d
+	WORD $0x6e6edcc6 // fmul v6.2d, v6.2d, v14.2d
+	WORD $0x6e6fdce7 // fmul v7.2d, v7.2d, v15.2d
+	FMOVQ 1280(R9), F12
+	WORD $0x4e6cd529 // fadd v9.2d, v9.2d, v12.2d
+	WORD $0x4e6cd54a // fadd v10.2d, v10.2d, v12.2d
+	WORD $0x4e6cd56b // fadd v11.2d, v11.2d, v12.2d
+	WORD $0x4e6cd508 // fadd v8.2d, v8.2d, v12.2d
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x4f74554a // shl v10.2d, v10.2d, #52
+	WORD $0x4f74556b // shl v11.2d, v11.2d, #52
+	WORD $0x4f745508 // shl v8.2d, v8.2d, #52
+	WORD $0x6e69dc84 // fmul v4.2d, v4.2d, v9.2d
+	WORD $0x6e6adca5 // fmul v5.2d, v5.2d, v10.2d
+	WORD $0x6e6bdcc6 // fmul v6.2d, v6.2d, v11.2d
+	WORD $0x6e68dce7 // fmul v7.2d, v7.2d, v8.2d
+	FMOVQ 464(R9), F8
+	WORD $0x6ee0e500 // fcmgt v0.2d, v8.2d, v0.2d
+	WORD $0x6ee1e501 // fcmgt v1.2d, v8.2d, v1.2d
+	WORD $0x6ee2e502 // fcmgt v2.2d, v8.2d, v2.2d
+	WORD $0x6ee3e503 // fcmgt v3.2d, v8.2d, v3.2d
+	VBSL V31.B16, V4.B16, V0.B16
+	VBSL V31.B16, V5.B16, V1.B16
+	VBSL V31.B16, V6.B16, V2.B16
+	VBSL V31.B16, V7.B16, V3.B16
+	WORD $0x4e7fd488 // fadd v8.2d, v4.2d, v31.2d
+	WORD $0x4e7fd4a9 // fadd v9.2d, v5.2d, v31.2d
+	WORD $0x4e7fd4ca // fadd v10.2d, v6.2d, v31.2d
+	WORD $0x4e7fd4eb // fadd v11.2d, v7.2d, v31.2d
+	WORD $0x4ee4d50c // fsub v12.2d, v8.2d, v4.2d
+	WORD $0x4ee5d52d // fsub v13.2d, v9.2d, v5.2d
+	WORD $0x4ee6d54e // fsub v14.2d, v10.2d, v6.2d
+	WORD $0x4ee7d56f // fsub v15.2d, v11.2d, v7.2d
+	WORD $0x4eecd510 // fsub v16.2d, v8.2d, v12.2d
+	WORD $0x4eedd531 // fsub v17.2d, v9.2d, v13.2d
+	WORD $0x4eeed552 // fsub v18.2d, v10.2d, v14.2d
+	WORD $0x4eefd573 // fsub v19.2d, v11.2d, v15.2d
+	WORD $0x4ef0d484 // fsub v4.2d, v4.2d, v16.2d
+	WORD $0x4ef1d4a5 // fsub v5.2d, v5.2d, v17.2d
+	WORD $0x4ef2d4c6 // fsub v6.2d, v6.2d, v18.2d
+	WORD $0x4ef3d4e7 // fsub v7.2d, v7.2d, v19.2d
+	WORD $0x4eecd7ec // fsub v12.2d, v31.2d, v12.2d
+	WORD $0x4eedd7ed // fsub v13.2d, v31.2d, v13.2d
+	WORD $0x4eeed7ee // fsub v14.2d, v31.2d, v14.2d
+	WORD $0x4eefd7ef // fsub v15.2d, v31.2d, v15.2d
+	WORD $0x4e6cd484 // fadd v4.2d, v4.2d, v12.2d
+	WORD $0x4e6dd4a5 // fadd v5.2d, v5.2d, v13.2d
+	WORD $0x4e6ed4c6 // fadd v6.2d, v6.2d, v14.2d
+	WORD $0x4e6fd4e7 // fadd v7.2d, v7.2d, v15.2d
+	WORD $0x6e68ffec // fdiv v12.2d, v31.2d, v8.2d
+	WORD $0x6e69ffed // fdiv v13.2d, v31.2d, v9.2d
+	WORD $0x6e6affee // fdiv v14.2d, v31.2d, v10.2d
+	WORD $0x6e6bffef // fdiv v15.2d, v31.2d, v11.2d
+	WORD $0x6e6cdc10 // fmul v16.2d, v0.2d, v12.2d
+	WORD $0x6e6ddc31 // fmul v17.2d, v1.2d, v13.2d
+	WORD $0x6e6edc52 // fmul v18.2d, v2.2d, v14.2d
+	WORD $0x6e6fdc73 // fmul v19.2d, v3.2d, v15.2d
+	VFMLS V8.D2, V16.D2, V0.D2
+	VFMLS V9.D2, V17.D2, V1.D2
+	VFMLS V10.D2, V18.D2, V2.D2
+	VFMLS V11.D2, V19.D2, V3.D2
+	VFMLS V4.D2, V16.D2, V0.D2
+	VFMLS V5.D2, V17.D2, V1.D2
+	VFMLS V6.D2, V18.D2, V2.D2
+	VFMLS V7.D2, V19.D2, V3.D2
+	VFMLA V12.D2, V0.D2, V16.D2
+	VFMLA V13.D2, V1.D2, V17.D2
+	VFMLA V14.D2, V2.D2, V18.D2
+	VFMLA V15.D2, V3.D2, V19.D2
+	FSTPQ.P (F16, F17), 32(R0)
+	FSTPQ.P (F18, F19), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x4ee0f801 // fabs v1.2d, v0.2d
+	WORD $0x6ee0f821 // fneg v1.2d, v1.2d
+	FMOVQ 992(R9), F2
+	WORD $0x4e62f421 // fmax v1.2d, v1.2d, v2.2d
+	FMOVQ 1008(R9), F2
+	WORD $0x4ee2f421 // fmin v1.2d, v1.2d, v2.2d
+	FMOVQ 1024(R9), F2
+	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
+	WORD $0x4e618842 // frintn v2.2d, v2.2d
+	FMOVQ 1040(R9), F3
+	VFMLS V3.D2, V2.D2, V1.D2
+	FMOVQ 1056(R9), F3
+	WORD $0x6e63dc43 // fmul v3.2d, v2.2d, v3.2d
+	WORD $0x4ee3d424 // fsub v4.2d, v1.2d, v3.2d
+	WORD $0x6e64dc85 // fmul v5.2d, v4.2d, v4.2d
+	FMOVQ 1088(R9), F6
+	FMOVQ 1072(R9), F7
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1104(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1120(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1136(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1152(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1168(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1184(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1200(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1216(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1232(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	VORR V30.B16, V30.B16, V6.B16
+	VFMLA V4.D2, V7.D2, V6.D2
+	WORD $0x6e66dca4 // fmul v4.2d, v5.2d, v6.2d
+	WORD $0x4e7fd425 // fadd v5.2d, v1.2d, v31.2d
+	WORD $0x4ee5d7e6 // fsub v6.2d, v31.2d, v5.2d
+	WORD $0x4e61d4c1 // fadd v1.2d, v6.2d, v1.2d
+	WORD $0x4ee3d421 // fsub v1.2d, v1.2d, v3.2d
+	WORD $0x4e64d421 // fadd v1.2d, v1.2d, v4.2d
+	WORD $0x4e61d4a1 // fadd v1.2d, v5.2d, v1.2d
+	WORD $0x6e7edc43 // fmul v3.2d, v2.2d, v30.2d
+	WORD $0x4e619863 // frintm v3.2d, v3.2d
+	WORD $0x4ee3d442 // fsub v2.2d, v2.2d, v3.2d
+	FMOVQ 1280(R9), F4
+	WORD $0x4e64d463 // fadd v3.2d, v3.2d, v4.2d
+	WORD $0x4f745463 // shl v3.2d, v3.2d, #52
+	WORD $0x6e63dc21 // fmul v1.2d, v1.2d, v3.2d
+	FMOVQ 1280(R9), F3
+	WORD $0x4e63d442 // fadd v2.2d, v2.2d, v3.2d
+	WORD $0x4f745442 // shl v2.2d, v2.2d, #52
+	WORD $0x6e62dc21 // fmul v1.2d, v1.2d, v2.2d
+	FMOVQ 464(R9), F2
+	WORD $0x6ee0e440 // fcmgt v0.2d, v2.2d, v0.2d
+	VBSL V31.B16, V1.B16, V0.B16
+	WORD $0x4e7fd422 // fadd v2.2d, v1.2d, v31.2d
+	WORD $0x4ee1d443 // fsub v3.2d, v2.2d, v1.2d
+	WORD $0x4ee3d444 // fsub v4.2d, v2.2d, v3.2d
+	WORD $0x4ee4d421 // fsub v1.2d, v1.2d, v4.2d
+	WORD $0x4ee3d7e3 // fsub v3.2d, v31.2d, v3.2d
+	WORD $0x4e63d421 // fadd v1.2d, v1.2d, v3.2d
+	WORD $0x6e62ffe3 // fdiv v3.2d, v31.2d, v2.2d
+	WORD $0x6e63dc04 // fmul v4.2d, v0.2d, v3.2d
+	VFMLS V2.D2, V4.D2, V0.D2
+	VFMLS V1.D2, V4.D2, V0.D2
+	VFMLA V3.D2, V0.D2, V4.D2
+	FMOVQ.P F4, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func tanhF64NEON(dst, x []float64)
+TEXT ·tanhF64NEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 1248(R9), F30
+	FMOVQ 1264(R9), F31
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x4ee0f804 // fabs v4.2d, v0.2d
+	WORD $0x4ee0f825 // fabs v5.2d, v1.2d
+	WORD $0x4ee0f846 // fabs v6.2d, v2.2d
+	WORD $0x4ee0f867 // fabs v7.2d, v3.2d
+	FMOVQ 464(R9), F8
+	WORD $0x4e68f484 // fmax v4.2d, v4.2d, v8.2d
+	WORD $0x4e68f4a5 // fmax v5.2d, v5.2d, v8.2d
+	WORD $0x4e68f4c6 // fmax v6.2d, v6.2d, v8.2d
+	WORD $0x4e68f4e7 // fmax v7.2d, v7.2d, v8.2d
+	FMOVQ 1648(R9), F8
+	WORD $0x4ee8f484 // fmin v4.2d, v4.2d, v8.2d
+	WORD $0x4ee8f4a5 // fmin v5.2d, v5.2d, v8.2d
+	WORD $0x4ee8f4c6 // fmin v6.2d, v6.2d, v8.2d
+	WORD $0x4ee8f4e7 // fmin v7.2d, v7.2d, v8.2d
+	WORD $0x4e64d484 // fadd v4.2d, v4.2d, v4.2d
+	WORD $0x4e65d4a5 // fadd v5.2d, v5.2d, v5.2d
+	WORD $0x4e66d4c6 // fadd v6.2d, v6.2d, v6.2d
+	WORD $0x4e67d4e7 // fadd v7.2d, v7.2d, v7.2d
+	FMOVQ 1024(R9), F8
+	WORD $0x6e68dc89 // fmul v9.2d, v4.2d, v8.2d
+	WORD $0x6e68dcaa // fmul v10.2d, v5.2d, v8.2d
+	WORD $0x6e68dccb // fmul v11.2d, v6.2d, v8.2d
+	WORD $0x6e68dce8 // fmul v8.2d, v7.2d, v8.2d
+	WORD $0x4e618929 // frintn v9.2d, v9.2d
+	WORD $0x4e61894a // frintn v10.2d, v10.2d
+	WORD $0x4e61896b // frintn v11.2d, v11.2d
+	WORD $0x4e618908 // frintn v8.2d, v8.2d
+	FMOVQ 1040(R9), F12
+	VFMLS V12.D2, V9.D2, V4.D2
+	VFMLS V12.D2, V10.D2, V5.D2
+	VFMLS V12.D2, V11.D2, V6.D2
+	VFMLS V12.D2, V8.D2, V7.D2
+	FMOVQ 1056(R9), F12
+	WORD $0x6e6cdd2d // fmul v13.2d, v9.2d, v12.2d
+	WORD $0x6e6cdd4e // fmul v14.2d, v10.2d, v12.2d
+	WORD $0x6e6cdd6f // fmul v15.2d, v11.2d, v12.2d
+	WORD $0x6e6cdd0c // fmul v12.2d, v8.2d, v12.2d
+	WORD $0x4eedd490 // fsub v16.2d, v4.2d, v13.2d
+	WORD $0x4eeed4b1 // fsub v17.2d, v5.2d, v14.2d
+	WORD $0x4eefd4d2 // fsub v18.2d, v6.2d, v15.2d
+	WORD $0x4eecd4f3 // fsub v19.2d, v7.2d, v12.2d
+	WORD $0x6e70de14 // fmul v20.2d, v16.2d, v16.2d
+	WORD $0x6e71de35 // fmul v21.2d, v17.2d, v17.2d
+	WORD $0x6e72de56 // fmul v22.2d, v18.2d, v18.2d
+	WORD $0x6e73de77 // fmul v23.2d, v19.2d, v19.2d
+	FMOVQ 1088(R9), F24
+	FMOVQ 1072(R9), F25
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V16.D2, V25.D2, V26.D2
+	VORR V24.B16, V24.B16, V27.B16
+	VFMLA V17.D2, V25.D2, V27.D2
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V18.D2, V25.D2, V28.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1104(R9), F25
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V16.D2, V26.D2, V29.D2
+	VORR V25.B16, V25.B16, V26.B16
+	VFMLA V17.D2, V27.D2, V26.D2
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V18.D2, V28.D2, V27.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1120(R9), F24
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V16.D2, V29.D2, V28.D2
+	VORR V24.B16, V24.B16, V29.B16
+	VFMLA V17.D2, V26.D2, V29.D2
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V18.D2, V27.D2, V26.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1136(R9), F25
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V16.D2, V28.D2, V27.D2
+	VORR V25.B16, V25.B16, V28.B16
+	VFMLA V17.D2, V29.D2, V28.D2
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V18.D2, V26.D2, V29.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1152(R9), F24
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V16.D2, V27.D2, V26.D2
+	VORR V24.B16, V24.B16, V27.B16
+	VFMLA V17.D2, V28.D2, V27.D2
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V18.D2, V29.D2, V28.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1168(R9), F25
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V16.D2, V26.D2, V29.D2
+	VORR V25.B16, V25.B16, V26.B16
+	VFMLA V17.D2, V27.D2, V26.D2
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V18.D2, V28.D2, V27.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1184(R9), F24
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V16.D2, V29.D2, V28.D2
+	VORR V24.B16, V24.B16, V29.B16
+	VFMLA V17.D2, V26.D2, V29.D2
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V18.D2, V27.D2, V26.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1200(R9), F25
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V16.D2, V28.D2, V27.D2
+	VORR V25.B16, V25.B16, V28.B16
+	VFMLA V17.D2, V29.D2, V28.D2
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V18.D2, V26.D2, V29.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1216(R9), F24
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V16.D2, V27.D2, V26.D2
+	VORR V24.B16, V24.B16, V27.B16
+	VFMLA V17.D2, V28.D2, V27.D2
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V18.D2, V29.D2, V28.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1232(R9), F25
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V16.D2, V26.D2, V29.D2
+	VORR V25.B16, V25.B16, V26.B16
+	VFMLA V17.D2, V27.D2, V26.D2
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V18.D2, V28.D2, V27.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	VORR V30.B16, V30.B16, V24.B16
+	VFMLA V16.D2, V29.D2, V24.D2
+	VORR V30.B16, V30.B16, V16.B16
+	VFMLA V17.D2, V26.D2, V16.D2
+	VORR V30.B16, V30.B16, V17.B16
+	VFMLA V18.D2, V27.D2, V17.D2
+	VORR V30.B16, V30.B16, V18.B16
+	VFMLA V19.D2, V25.D2, V18.D2
+	WORD $0x6e78de93 // fmul v19.2d, v20.2d, v24.2d
+	WORD $0x6e70deb0 // fmul v16.2d, v21.2d, v16.2d
+	WORD $0x6e71ded1 // fmul v17.2d, v22.2d, v17.2d
+	WORD $0x6e72def2 // fmul v18.2d, v23.2d, v18.2d
+	WORD $0x4eedd66d // fsub v13.2d, v19.2d, v13.2d
+	WORD $0x4eeed60e // fsub v14.2d, v16.2d, v14.2d
+	WORD $0x4eefd62f // fsub v15.2d, v17.2d, v15.2d
+	WORD $0x4eecd64c // fsub v12.2d, v18.2d, v12.2d
+	WORD $0x4e6dd484 // fadd v4.2d, v4.2d, v13.2d
+	WORD $0x4e6ed4a5 // fadd v5.2d, v5.2d, v14.2d
+	WORD $0x4e6fd4c6 // fadd v6.2d, v6.2d, v15.2d
+	WORD $0x4e6cd4e7 // fadd v7.2d, v7.2d, v12.2d
+	WORD $0x6e7edd2c // fmul v12.2d, v9.2d, v30.2d
+	WORD $0x6e7edd4d // fmul v13.2d, v10.2d, v30.2d
+	WORD $0x6e7edd6e // fmul v14.2d, v11.2d, v30.2d
+	WORD $0x6e7edd0f // fmul v15.2d, v8.2d, v30.2d
+	WORD $0x4e61998c // frintm v12.2d, v12.2d
+	WORD $0x4e6199ad // frintm v13.2d, v13.2d
+	WORD $0x4e6199ce // frintm v14.2d, v14.2d
+	WORD $0x4e6199ef // frintm v15.2d, v15.2d
+	WORD $0x4eecd529 // fsub v9.2d, v9.2d, v12.2d
+	WORD $0x4eedd54a // fsub v10.2d, v10.2d, v13.2d
+	WORD $0x4eeed56b // fsub v11.2d, v11.2d, v14.2d
+	WORD $0x4eefd508 // fsub v8.2d, v8.2d, v15.2d
+	FMOVQ 1280(R9), F16
+	WORD $0x4e70d58c // fadd v12.2d, v12.2d, v16.2d
+	WORD $0x4e70d5ad // fadd v13.2d, v13.2d, v16.2d
+	WORD $0x4e70d5ce // fadd v14.2d, v14.2d, v16.2d
+	WORD $0x4e70d5ef // fadd v15.2d, v15.2d, v16.2d
+	WORD $0x4f74558c // shl v12.2d, v12.2d, #52
+	WORD $0x4f7455ad // shl v13.2d, v13.2d, #52
+	WORD $0x4f7455ce // shl v14.2d, v14.2d, #52
+	WORD $0x4f7455ef // shl v15.2d, v15.2d, #52
+	WORD $0x6e6cdfec // fmul v12.2d, v31.2d, v12.2d
+	WORD $0x6e6ddfed // fmul v13.2d, v31.2d, v13.2d
+	WORD $0x6e6edfee // fmul v14.2d, v31.2d, v14.2d
+	WORD $0x6e6fdfef // fmul v15.2d, v31.2d, v15.2d
+	FMOVQ 1280(R9), F16
+	WORD $0x4e70d529 // fadd v9.2d, v9.2d, v16.2d
+	WORD $0x4e70d54a // fadd v10.2d, v10.2d, v16.2d
+	WORD $0x4e70d56b // fadd v11.2d, v11.2d, v16.2d
+	WORD $0x4e70d508 // fadd v8.2d, v8.2d, v16.2d
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x4f74554a // shl v10.2d, v10.2d, #52
+	WORD $0x4f74556b // shl v11.2d, v11.2d, #52
+	WORD $0x4f745508 // shl v8.2d, v8.2d, #52
+	WORD $0x6e69dd89 // fmul v9.2d, v12.2d, v9.2d
+	WORD $0x6e6addaa // fmul v10.2d, v13.2d, v10.2d
+	WORD $0x6e6bddcb // fmul v11.2d, v14.2d, v11.2d
+	WORD $0x6e68dde8 // fmul v8.2d, v15.2d, v8.2d
+	WORD $0x4effd52c // fsub v12.2d, v9.2d, v31.2d
+	WORD $0x4effd54d // fsub v13.2d, v10.2d, v31.2d
+	WORD $0x4effd56e // fsub v14.2d, v11.2d, v31.2d
+	WORD $0x4effd50f // fsub v15.2d, v8.2d, v31.2d
+	VFMLA V4.D2, V9.D2, V12.D2
+	VFMLA V5.D2, V10.D2, V13.D2
+	VFMLA V6.D2, V11.D2, V14.D2
+	VFMLA V7.D2, V8.D2, V15.D2
+	FMOVQ 1408(R9), F4
+	WORD $0x4e64d585 // fadd v5.2d, v12.2d, v4.2d
+	WORD $0x4e64d5a6 // fadd v6.2d, v13.2d, v4.2d
+	WORD $0x4e64d5c7 // fadd v7.2d, v14.2d, v4.2d
+	WORD $0x4e64d5e4 // fadd v4.2d, v15.2d, v4.2d
+	WORD $0x4eecd4a8 // fsub v8.2d, v5.2d, v12.2d
+	WORD $0x4eedd4c9 // fsub v9.2d, v6.2d, v13.2d
+	WORD $0x4eeed4ea // fsub v10.2d, v7.2d, v14.2d
+	WORD $0x4eefd48b // fsub v11.2d, v4.2d, v15.2d
+	WORD $0x4ee8d4b0 // fsub v16.2d, v5.2d, v8.2d
+	WORD $0x4ee9d4d1 // fsub v17.2d, v6.2d, v9.2d
+	WORD $0x4eead4f2 // fsub v18.2d, v7.2d, v10.2d
+	WORD $0x4eebd493 // fsub v19.2d, v4.2d, v11.2d
+	WORD $0x4ef0d590 // fsub v16.2d, v12.2d, v16.2d
+	WORD $0x4ef1d5b1 // fsub v17.2d, v13.2d, v17.2d
+	WORD $0x4ef2d5d2 // fsub v18.2d, v14.2d, v18.2d
+	WORD $0x4ef3d5f3 // fsub v19.2d, v15.2d, v19.2d
+	FMOVQ 1408(R9), F20
+	WORD $0x4ee8d688 // fsub v8.2d, v20.2d, v8.2d
+	WORD $0x4ee9d689 // fsub v9.2d, v20.2d, v9.2d
+	WORD $0x4eead68a // fsub v10.2d, v20.2d, v10.2d
+	WORD $0x4eebd68b // fsub v11.2d, v20.2d, v11.2d
+	WORD $0x4e68d608 // fadd v8.2d, v16.2d, v8.2d
+	WORD $0x4e69d629 // fadd v9.2d, v17.2d, v9.2d
+	WORD $0x4e6ad64a // fadd v10.2d, v18.2d, v10.2d
+	WORD $0x4e6bd66b // fadd v11.2d, v19.2d, v11.2d
+	WORD $0x6e65fff0 // fdiv v16.2d, v31.2d, v5.2d
+	WORD $0x6e66fff1 // fdiv v17.2d, v31.2d, v6.2d
+	WORD $0x6e67fff2 // fdiv v18.2d, v31.2d, v7.2d
+	WORD $0x6e64fff3 // fdiv v19.2d, v31.2d, v4.2d
+	WORD $0x6e70dd94 // fmul v20.2d, v12.2d, v16.2d
+	WORD $0x6e71ddb5 // fmul v21.2d, v13.2d, v17.2d
+	WORD $0x6e72ddd6 // fmul v22.2d, v14.2d, v18.2d
+	WORD $0x6e73ddf7 // fmul v23.2d, v15.2d, v19.2d
+	VFMLS V5.D2, V20.D2, V12.D2
+	VFMLS V6.D2, V21.D2, V13.D2
+	VFMLS V7.D2, V22.D2, V14.D2
+	VFMLS V4.D2, V23.D2, V15.D2
+	VFMLS V8.D2, V20.D2, V12.D2
+	VFMLS V9.D2, V21.D2, V13.D2
+	VFMLS V10.D2, V22.D2, V14.D2
+	VFMLS V11.D2, V23.D2, V15.D2
+	VFMLA V16.D2, V12.D2, V20.D2
+	VFMLA V17.D2, V13.D2, V21.D2
+	VFMLA V18.D2, V14.D2, V22.D2
+	VFMLA V19.D2, V15.D2, V23.D2
+	FMOVQ 1664(R9), F4
+	VAND V4.B16, V0.B16, V0.B16
+	VAND V4.B16, V1.B16, V1.B16
+	VAND V4.B16, V2.B16, V2.B16
+	VAND V4.B16, V3.B16, V3.B16
+	VORR V0.B16, V20.B16, V0.B16
+	VORR V1.B16, V21.B16, V1.B16
+	VORR V2.B16, V22.B16, V2.B16
+	VORR V3.B16, V23.B16, V3.B16
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x4ee0f801 // fabs v1.2d, v0.2d
+	FMOVQ 464(R9), F2
+	WORD $0x4e62f421 // fmax v1.2d, v1.2d, v2.2d
+	FMOVQ 1648(R9), F2
+	WORD $0x4ee2f421 // fmin v1.2d, v1.2d, v2.2d
+	WORD $0x4e61d421 // fadd v1.2d, v1.2d, v1.2d
+	FMOVQ 1024(R9), F2
+	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
+	WORD $0x4e618842 // frintn v2.2d, v2.2d
+	FMOVQ 1040(R9), F3
+	VFMLS V3.D2, V2.D2, V1.D2
+	FMOVQ 1056(R9), F3
+	WORD $0x6e63dc43 // fmul v3.2d, v2.2d, v3.2d
+	WORD $0x4ee3d424 // fsub v4.2d, v1.2d, v3.2d
+	WORD $0x6e64dc85 // fmul v5.2d, v4.2d, v4.2d
+	FMOVQ 1088(R9), F6
+	FMOVQ 1072(R9), F7
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1104(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1120(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1136(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1152(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1168(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1184(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1200(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1216(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1232(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	VORR V30.B16, V30.B16, V6.B16
+	VFMLA V4.D2, V7.D2, V6.D2
+	WORD $0x6e66dca4 // fmul v4.2d, v5.2d, v6.2d
+	WORD $0x4ee3d483 // fsub v3.2d, v4.2d, v3.2d
+	WORD $0x4e63d421 // fadd v1.2d, v1.2d, v3.2d
+	WORD $0x6e7edc43 // fmul v3.2d, v2.2d, v30.2d
+	WORD $0x4e619863 // frintm v3.2d, v3.2d
+	WORD $0x4ee3d442 // fsub v2.2d, v2.2d, v3.2d
+	FMOVQ 1280(R9), F4
+	WORD $0x4e64d463 // fadd v3.2d, v3.2d, v4.2d
+	WORD $0x4f745463 // shl v3.2d, v3.2d, #52
+	WORD $0x6e63dfe3 // fmul v3.2d, v31.2d, v3.2d
+	FMOVQ 1280(R9), F4
+	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
+	WORD $0x4f745442 // shl v2.2d, v2.2d, #52
+	WORD $0x6e62dc62 // fmul v2.2d, v3.2d, v2.2d
+	WORD $0x4effd443 // fsub v3.2d, v2.2d, v31.2d
+	VFMLA V1.D2, V2.D2, V3.D2
+	FMOVQ 1408(R9), F1
+	WORD $0x4e61d461 // fadd v1.2d, v3.2d, v1.2d
+	WORD $0x4ee3d422 // fsub v2.2d, v1.2d, v3.2d
+	WORD $0x4ee2d424 // fsub v4.2d, v1.2d, v2.2d
+	WORD $0x4ee4d464 // fsub v4.2d, v3.2d, v4.2d
+	FMOVQ 1408(R9), F5
+	WORD $0x4ee2d4a2 // fsub v2.2d, v5.2d, v2.2d
+	WORD $0x4e62d482 // fadd v2.2d, v4.2d, v2.2d
+	WORD $0x6e61ffe4 // fdiv v4.2d, v31.2d, v1.2d
+	WORD $0x6e64dc65 // fmul v5.2d, v3.2d, v4.2d
+	VFMLS V1.D2, V5.D2, V3.D2
+	VFMLS V2.D2, V5.D2, V3.D2
+	VFMLA V4.D2, V3.D2, V5.D2
+	FMOVQ 1664(R9), F1
+	VAND V1.B16, V0.B16, V0.B16
+	VORR V0.B16, V5.B16, V0.B16
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func siluF64NEON(dst, x []float64)
+TEXT ·siluF64NEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 464(R9), F28
+	FMOVQ 1024(R9), F27
+	FMOVQ 1040(R9), F26
+	FMOVQ 1056(R9), F25
+	FMOVQ 1072(R9), F24
+	FMOVQ 1088(R9), F23
+	FMOVQ 1104(R9), F22
+	FMOVQ 1120(R9), F21
+	FMOVQ 1136(R9), F20
+	FMOVQ 1248(R9), F29
+	FMOVQ 1264(R9), F31
+	FMOVQ 1280(R9), F30
+
+loop4:
+	// 2 vectors an iteration
+	CMP $4, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FMOVQ 1680(R9), F2
+	WORD $0x4e62f403 // fmax v3.2d, v0.2d, v2.2d
+	WORD $0x4e62f422 // fmax v2.2d, v1.2d, v2.2d
+	WORD $0x4ee0f864 // fabs v4.2d, v3.2d
+	WORD $0x4ee0f845 // fabs v5.2d, v2.2d
+	WORD $0x6ee0f884 // fneg v4.2d, v4.2d
+	WORD $0x6ee0f8a5 // fneg v5.2d, v5.2d
+	WORD $0x6e7bdc86 // fmul v6.2d, v4.2d, v27.2d
+	WORD $0x6e7bdca7 // fmul v7.2d, v5.2d, v27.2d
+	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
+	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
+	VFMLS V26.D2, V6.D2, V4.D2
+	VFMLS V26.D2, V7.D2, V5.D2
+	WORD $0x6e79dcc8 // fmul v8.2d, v6.2d, v25.2d
+	WORD $0x6e79dce9 // fmul v9.2d, v7.2d, v25.2d
+	WORD $0x4ee8d48a // fsub v10.2d, v4.2d, v8.2d
+	WORD $0x4ee9d4ab // fsub v11.2d, v5.2d, v9.2d
+	WORD $0x6e6add4c // fmul v12.2d, v10.2d, v10.2d
+	WORD $0x6e6bdd6d // fmul v13.2d, v11.2d, v11.2d
+	VORR V23.B16, V23.B16, V14.B16
+	VFMLA V10.D2, V24.D2, V14.D2
+	VORR V23.B16, V23.B16, V15.B16
+	VFMLA V11.D2, V24.D2, V15.D2
+	VORR V22.B16, V22.B16, V16.B16
+	VFMLA V10.D2, V14.D2, V16.D2
+	VORR V22.B16, V22.B16, V14.B16
+	VFMLA V11.D2, V15.D2, V14.D2
+	VORR V21.B16, V21.B16, V15.B16
+	VFMLA V10.D2, V16.D2, V15.D2
+	VORR V21.B16, V21.B16, V16.B16
+	VFMLA V11.D2, V14.D2, V16.D2
+	VORR V20.B16, V20.B16, V14.B16
+	VFMLA V10.D2, V15.D2, V14.D2
+	VORR V20.B16, V20.B16, V15.B16
+	VFMLA V11.D2, V16.D2, V15.D2
+	FMOVQ 1152(R9), F16
+	VORR V16.B16, V16.B16, V17.B16
+	VFMLA V10.D2, V14.D2, V17.D2
+	VFMLA V11.D2, V15.D2, V16.D2
+	FMOVQ 1168(R9), F14
+	VORR V14.B16, V14.B16, V15.B16
+	VFMLA V10.D2, V17.D2, V15.D2
+	VFMLA V11.D2, V16.D2, V14.D2
+	FMOVQ 1184(R9), F16
+	VORR V16.B16, V16.B16, V17.B16
+	VFMLA V10.D2, V15.D2, V17.D2
+	VFMLA V11.D2, V14.D2, V16.D2
+	FMOVQ 1200(R9), F14
+	VORR V14.B16, V14.B16, V15.B16
+	VFMLA V10.D2, V17.D2, V15.D2
+	VFMLA V11.D2, V16.D2, V14.D2
+	FMOVQ 1216(R9), F16
+	VORR V16.B16, V16.B16, V17.B16
+	VFMLA V10.D2, V15.D2, V17.D2
+	VFMLA V11.D2, V14.D2, V16.D2
+	FMOVQ 1232(R9), F14
+	VORR V14.B16, V14.B16, V15.B16
+	VFMLA V10.D2, V17.D2, V15.D2
+	VFMLA V11.D2, V16.D2, V14.D2
+	VORR V29.B16, V29.B16, V16.B16
+	VFMLA V10.D2, V15.D2, V16.D2
+	VORR V29.B16, V29.B16, V10.B16
+	VFMLA V11.D2, V14.D2, V10.D2
+	WORD $0x6e70dd8b // fmul v11.2d, v12.2d, v16.2d
+	WORD $0x6e6addaa // fmul v10.2d, v13.2d, v10.2d
+	WORD $0x4e7fd48c // fadd v12.2d, v4.2d, v31.2d
+	WORD $0x4e7fd4ad // fadd v13.2d, v5.2d, v31.2d
+	WORD $0x4eecd7ee // fsub v14.2d, v31.2d, v12.2d
+	WORD $0x4eedd7ef // fsub v15.2d, v31.2d, v13.2d
+	WORD $0x4e64d5c4 // fadd v4.2d, v14.2d, v4.2d
+	WORD $0x4e65d5e5 // fadd v5.2d, v15.2d, v5.2d
+	WORD $0x4ee8d484 // fsub v4.2d, v4.2d, v8.2d
+	WORD $0x4ee9d4a5 // fsub v5.2d, v5.2d, v9.2d
+	WORD $0x4e6bd484 // fadd v4.2d, v4.2d, v11.2d
+	WORD $0x4e6ad4a5 // fadd v5.2d, v5.2d, v10.2d
+	WORD $0x4e64d584 // fadd v4.2d, v12.2d, v4.2d
+	WORD $0x4e65d5a5 // fadd v5.2d, v13.2d, v5.2d
+	WORD $0x6e7ddcc8 // fmul v8.2d, v6.2d, v29.2d
+	WORD $0x6e7ddce9 // fmul v9.2d, v7.2d, v29.2d
+	WORD $0x4e619908 // frintm v8.2d, v8.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x4ee8d4ca // fsub v10.2d, v6.2d, v8.2d
+	WORD $0x4ee9d4eb // fsub v11.2d, v7.2d, v9.2d
+	WORD $0x4e7ed508 // fadd v8.2d, v8.2d, v30.2d
+	WORD $0x4e7ed529 // fadd v9.2d, v9.2d, v30.2d
+	WORD $0x4f745508 // shl v8.2d, v8.2d, #52
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x6e68dc88 // fmul v8.2d, v4.2d, v8.2d
+	WORD $0x6e69dca9 // fmul v9.2d, v5.2d, v9.2d
+	WORD $0x4e7ed54a // fadd v10.2d, v10.2d, v30.2d
+	WORD $0x4e7ed56b // fadd v11.2d, v11.2d, v30.2d
+	WORD $0x4f74554a // shl v10.2d, v10.2d, #52
+	WORD $0x4f74556b // shl v11.2d, v11.2d, #52
+	WORD $0x6e6add08 // fmul v8.2d, v8.2d, v10.2d
+	WORD $0x6e6bdd29 // fmul v9.2d, v9.2d, v11.2d
+	WORD $0x6ee3e78a // fcmgt v10.2d, v28.2d, v3.2d
+	WORD $0x6ee2e78b // fcmgt v11.2d, v28.2d, v2.2d
+	WORD $0x6e68dc6c // fmul v12.2d, v3.2d, v8.2d
+	WORD $0x6e69dc4d // fmul v13.2d, v2.2d, v9.2d
+	WORD $0x6ee0f98e // fneg v14.2d, v12.2d
+	WORD $0x6ee0f9af // fneg v15.2d, v13.2d
+	VFMLA V8.D2, V3.D2, V14.D2
+	VFMLA V9.D2, V2.D2, V15.D2
+	VBIF V10.B16, V3.B16, V12.B16
+	VBIF V11.B16, V2.B16, V13.B16
+	VAND V14.B16, V10.B16, V10.B16
+	VAND V15.B16, V11.B16, V11.B16
+	WORD $0x4e7fd50e // fadd v14.2d, v8.2d, v31.2d
+	WORD $0x4e7fd52f // fadd v15.2d, v9.2d, v31.2d
+	WORD $0x4ee8d5d0 // fsub v16.2d, v14.2d, v8.2d
+	WORD $0x4ee9d5f1 // fsub v17.2d, v15.2d, v9.2d
+	WORD $0x4ef0d5d2 // fsub v18.2d, v14.2d, v16.2d
+	WORD $0x4ef1d5f3 // fsub v19.2d, v15.2d, v17.2d
+	WORD $0x4ef2d508 // fsub v8.2d, v8.2d, v18.2d
+	WORD $0x4ef3d529 // fsub v9.2d, v9.2d, v19.2d
+	WORD $0x4ef0d7f0 // fsub v16.2d, v31.2d, v16.2d
+	WORD $0x4ef1d7f1 // fsub v17.2d, v31.2d, v17.2d
+	WORD $0x4e70d508 // fadd v8.2d, v8.2d, v16.2d
+	WORD $0x4e71d529 // fadd v9.2d, v9.2d, v17.2d
+	WORD $0x6e6efff0 // fdiv v16.2d, v31.2d, v14.2d
+	WORD $0x6e6ffff1 // fdiv v17.2d, v31.2d, v15.2d
+	WORD $0x6e70dd92 // fmul v18.2d, v12.2d, v16.2d
+	WORD $0x6e71ddb3 // fmul v19.2d, v13.2d, v17.2d
+	VFMLS V14.D2, V18.D2, V12.D2
+	VFMLS V15.D2, V19.D2, V13.D2
+	VFMLS V8.D2, V18.D2, V12.D2
+	VFMLS V9.D2, V19.D2, V13.D2
+	WORD $0x4e6ad588 // fadd v8.2d, v12.2d, v10.2d
+	WORD $0x4e6bd5a9 // fadd v9.2d, v13.2d, v11.2d
+	VFMLA V16.D2, V8.D2, V18.D2
+	VFMLA V17.D2, V9.D2, V19.D2
+	FMOVQ 1664(R9), F8
+	VAND V8.B16, V0.B16, V9.B16
+	VAND V8.B16, V1.B16, V8.B16
+	VORR V9.B16, V18.B16, V9.B16
+	VORR V8.B16, V19.B16, V8.B16
+	FMOVQ 1696(R9), F10
+	WORD $0x6ee0e54b // fcmgt v11.2d, v10.2d, v0.2d
+	WORD $0x6ee1e54a // fcmgt v10.2d, v10.2d, v1.2d
+	WORD $0x6e64dc63 // fmul v3.2d, v3.2d, v4.2d
+	WORD $0x6e65dc42 // fmul v2.2d, v2.2d, v5.2d
+	WORD $0x6e7ddcc4 // fmul v4.2d, v6.2d, v29.2d
+	WORD $0x6e7ddce5 // fmul v5.2d, v7.2d, v29.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4e6198a5 // frintm v5.2d, v5.2d
+	WORD $0x4ee4d4c6 // fsub v6.2d, v6.2d, v4.2d
+	WORD $0x4ee5d4e7 // fsub v7.2d, v7.2d, v5.2d
+	WORD $0x4e7ed484 // fadd v4.2d, v4.2d, v30.2d
+	WORD $0x4e7ed4a5 // fadd v5.2d, v5.2d, v30.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x6e64dc63 // fmul v3.2d, v3.2d, v4.2d
+	WORD $0x6e65dc42 // fmul v2.2d, v2.2d, v5.2d
+	WORD $0x4e7ed4c4 // fadd v4.2d, v6.2d, v30.2d
+	WORD $0x4e7ed4e5 // fadd v5.2d, v7.2d, v30.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x6e64dc63 // fmul v3.2d, v3.2d, v4.2d
+	WORD $0x6e65dc42 // fmul v2.2d, v2.2d, v5.2d
+	VBSL V9.B16, V3.B16, V11.B16
+	VBSL V8.B16, V2.B16, V10.B16
+	FMOVQ 1712(R9), F2
+	WORD $0x6ee2e403 // fcmgt v3.2d, v0.2d, v2.2d
+	WORD $0x6ee2e422 // fcmgt v2.2d, v1.2d, v2.2d
+	VBSL V11.B16, V0.B16, V3.B16
+	VBSL V10.B16, V1.B16, V2.B16
+	FSTPQ.P (F3, F2), 32(R0)
+	SUB $4, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	FMOVQ 1680(R9), F1
+	WORD $0x4e61f401 // fmax v1.2d, v0.2d, v1.2d
+	WORD $0x4ee0f822 // fabs v2.2d, v1.2d
+	WORD $0x6ee0f842 // fneg v2.2d, v2.2d
+	WORD $0x6e7bdc43 // fmul v3.2d, v2.2d, v27.2d
+	WORD $0x4e618863 // frintn v3.2d, v3.2d
+	VFMLS V26.D2, V3.D2, V2.D2
+	WORD $0x6e79dc64 // fmul v4.2d, v3.2d, v25.2d
+	WORD $0x4ee4d445 // fsub v5.2d, v2.2d, v4.2d
+	WORD $0x6e65dca6 // fmul v6.2d, v5.2d, v5.2d
+	VORR V23.B16, V23.B16, V7.B16
+	VFMLA V5.D2, V24.D2, V7.D2
+	VORR V22.B16, V22.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	VORR V21.B16, V21.B16, V7.B16
+	VFMLA V5.D2, V8.D2, V7.D2
+	VORR V20.B16, V20.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 1152(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 1168(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 1184(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 1200(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 1216(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 1232(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	VORR V29.B16, V29.B16, V7.B16
+	VFMLA V5.D2, V8.D2, V7.D2
+	WORD $0x6e67dcc5 // fmul v5.2d, v6.2d, v7.2d
+	WORD $0x4e7fd446 // fadd v6.2d, v2.2d, v31.2d
+	WORD $0x4ee6d7e7 // fsub v7.2d, v31.2d, v6.2d
+	WORD $0x4e62d4e2 // fadd v2.2d, v7.2d, v2.2d
+	WORD $0x4ee4d442 // fsub v2.2d, v2.2d, v4.2d
+	WORD $0x4e65d442 // fadd v2.2d, v2.2d, v5.2d
+	WORD $0x4e62d4c2 // fadd v2.2d, v6.2d, v2.2d
+	WORD $0x6e7ddc64 // fmul v4.2d, v3.2d, v29.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4ee4d465 // fsub v5.2d, v3.2d, v4.2d
+	WORD $0x4e7ed484 // fadd v4.2d, v4.2d, v30.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x6e64dc44 // fmul v4.2d, v2.2d, v4.2d
+	WORD $0x4e7ed4a5 // fadd v5.2d, v5.2d, v30.2d
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x6e65dc84 // fmul v4.2d, v4.2d, v5.2d
+	WORD $0x6ee1e785 // fcmgt v5.2d, v28.2d, v1.2d
+	WORD $0x6e64dc26 // fmul v6.2d, v1.2d, v4.2d
+	WORD $0x6ee0f8c7 // fneg v7.2d, v6.2d
+	VFMLA V4.D2, V1.D2, V7.D2
+	VBIF V5.B16, V1.B16, V6.B16
+	VAND V7.B16, V5.B16, V5.B16
+	WORD $0x4e7fd487 // fadd v7.2d, v4.2d, v31.2d
+	WORD $0x4ee4d4e8 // fsub v8.2d, v7.2d, v4.2d
+	WORD $0x4ee8d4e9 // fsub v9.2d, v7.2d, v8.2d
+	WORD $0x4ee9d484 // fsub v4.2d, v4.2d, v9.2d
+	WORD $0x4ee8d7e8 // fsub v8.2d, v31.2d, v8.2d
+	WORD $0x4e68d484 // fadd v4.2d, v4.2d, v8.2d
+	WORD $0x6e67ffe8 // fdiv v8.2d, v31.2d, v7.2d
+	WORD $0x6e68dcc9 // fmul v9.2d, v6.2d, v8.2d
+	VFMLS V7.D2, V9.D2, V6.D2
+	VFMLS V4.D2, V9.D2, V6.D2
+	WORD $0x4e65d4c4 // fadd v4.2d, v6.2d, v5.2d
+	VFMLA V8.D2, V4.D2, V9.D2
+	FMOVQ 1664(R9), F4
+	VAND V4.B16, V0.B16, V4.B16
+	VORR V4.B16, V9.B16, V4.B16
+	FMOVQ 1696(R9), F5
+	WORD $0x6ee0e4a5 // fcmgt v5.2d, v5.2d, v0.2d
+	WORD $0x6e62dc21 // fmul v1.2d, v1.2d, v2.2d
+	WORD $0x6e7ddc62 // fmul v2.2d, v3.2d, v29.2d
+	WORD $0x4e619842 // frintm v2.2d, v2.2d
+	WORD $0x4ee2d463 // fsub v3.2d, v3.2d, v2.2d
+	WORD $0x4e7ed442 // fadd v2.2d, v2.2d, v30.2d
+	WORD $0x4f745442 // shl v2.2d, v2.2d, #52
+	WORD $0x6e62dc21 // fmul v1.2d, v1.2d, v2.2d
+	WORD $0x4e7ed462 // fadd v2.2d, v3.2d, v30.2d
+	WORD $0x4f745442 // shl v2.2d, v2.2d, #52
+	WORD $0x6e62dc21 // fmul v1.2d, v1.2d, v2.2d
+	VBSL V4.B16, V1.B16, V5.B16
+	FMOVQ 1712(R9), F1
+	WORD $0x6ee1e401 // fcmgt v1.2d, v0.2d, v1.2d
+	VBSL V5.B16, V0.B16, V1.B16
+	FMOVQ.P F1, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func expSumF64NEON(dst, x []float64, shift float64) float64
+TEXT ·expSumF64NEON(SB), NOSPLIT, $16-64
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	WORD $0x6f07e7ff // movi v31.2d, #0xffffffffffffffff
+	FMOVD shift+48(FP), F30
+	VDUP V30.D[0], V30.D2
+	VEOR V29.B16, V29.B16, V29.B16
+	FMOVQ 1248(R9), F28
+	FMOVQ 1264(R9), F27
+	FMOVQ 1280(R9), F26
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x6ee0fbc4 // fneg v4.2d, v30.2d
+	WORD $0x4e64d405 // fadd v5.2d, v0.2d, v4.2d
+	WORD $0x4e64d426 // fadd v6.2d, v1.2d, v4.2d
+	WORD $0x4e64d447 // fadd v7.2d, v2.2d, v4.2d
+	WORD $0x4e64d468 // fadd v8.2d, v3.2d, v4.2d
+	WORD $0x4ee0d4a9 // fsub v9.2d, v5.2d, v0.2d
+	WORD $0x4ee1d4ca // fsub v10.2d, v6.2d, v1.2d
+	WORD $0x4ee2d4eb // fsub v11.2d, v7.2d, v2.2d
+	WORD $0x4ee3d50c // fsub v12.2d, v8.2d, v3.2d
+	WORD $0x4ee9d4ad // fsub v13.2d, v5.2d, v9.2d
+	WORD $0x4eead4ce // fsub v14.2d, v6.2d, v10.2d
+	WORD $0x4eebd4ef // fsub v15.2d, v7.2d, v11.2d
+	WORD $0x4eecd510 // fsub v16.2d, v8.2d, v12.2d
+	WORD $0x4eedd400 // fsub v0.2d, v0.2d, v13.2d
+	WORD $0x4eeed421 // fsub v1.2d, v1.2d, v14.2d
+	WORD $0x4eefd442 // fsub v2.2d, v2.2d, v15.2d
+	WORD $0x4ef0d463 // fsub v3.2d, v3.2d, v16.2d
+	WORD $0x4ee9d489 // fsub v9.2d, v4.2d, v9.2d
+	WORD $0x4eead48a // fsub v10.2d, v4.2d, v10.2d
+	WORD $0x4eebd48b // fsub v11.2d, v4.2d, v11.2d
+	WORD $0x4eecd484 // fsub v4.2d, v4.2d, v12.2d
+	WORD $0x4e69d400 // fadd v0.2d, v0.2d, v9.2d
+	WORD $0x4e6ad421 // fadd v1.2d, v1.2d, v10.2d
+	WORD $0x4e6bd442 // fadd v2.2d, v2.2d, v11.2d
+	WORD $0x4e64d463 // fadd v3.2d, v3.2d, v4.2d
+	FMOVQ 992(R9), F4
+	WORD $0x4e64f4a9 // fmax v9.2d, v5.2d, v4.2d
+	WORD $0x4e64f4ca // fmax v10.2d, v6.2d, v4.2d
+	WORD $0x4e64f4eb // fmax v11.2d, v7.2d, v4.2d
+	WORD $0x4e64f504 // fmax v4.2d, v8.2d, v4.2d
+	FMOVQ 1008(R9), F12
+	WORD $0x4eecf529 // fmin v9.2d, v9.2d, v12.2d
+	WORD $0x4eecf54a // fmin v10.2d, v10.2d, v12.2d
+	WORD $0x4eecf56b // fmin v11.2d, v11.2d, v12.2d
+	WORD $0x4eecf484 // fmin v4.2d, v4.2d, v12.2d
+	WORD $0x4e65e525 // fcmeq v5.2d, v9.2d, v5.2d
+	WORD $0x4e66e546 // fcmeq v6.2d, v10.2d, v6.2d
+	WORD $0x4e67e567 // fcmeq v7.2d, v11.2d, v7.2d
+	WORD $0x4e68e488 // fcmeq v8.2d, v4.2d, v8.2d
+	VAND V5.B16, V0.B16, V0.B16
+	VAND V6.B16, V1.B16, V1.B16
+	VAND V7.B16, V2.B16, V2.B16
+	VAND V8.B16, V3.B16, V3.B16
+	WORD $0x4e60e405 // fcmeq v5.2d, v0.2d, v0.2d
+	WORD $0x4e61e426 // fcmeq v6.2d, v1.2d, v1.2d
+	WORD $0x4e62e447 // fcmeq v7.2d, v2.2d, v2.2d
+	WORD $0x4e63e468 // fcmeq v8.2d, v3.2d, v3.2d
+	VAND V5.B16, V0.B16, V0.B16
+	VAND V6.B16, V1.B16, V1.B16
+	VAND V7.B16, V2.B16, V2.B16
+	VAND V8.B16, V3.B16, V3.B16
+	FMOVQ 1024(R9), F5
+	WORD $0x6e65dd26 // fmul v6.2d, v9.2d, v5.2d
+	WORD $0x6e65dd47 // fmul v7.2d, v10.2d, v5.2d
+	WORD $0x6e65dd68 // fmul v8.2d, v11.2d, v5.2d
+	WORD $0x6e65dc85 // fmul v5.2d, v4.2d, v5.2d
+	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
+	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
+	WORD $0x4e618908 // frintn v8.2d, v8.2d
+	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
+	FMOVQ 1040(R9), F12
+	VFMLS V12.D2, V6.D2, V9.D2
+	VFMLS V12.D2, V7.D2, V10.D2
+	VFMLS V12.D2, V8.D2, V11.D2
+	VFMLS V12.D2, V5.D2, V4.D2
+	FMOVQ 1056(R9), F12
+	VFMLS V12.D2, V6.D2, V0.D2
+	VFMLS V12.D2, V7.D2, V1.D2
+	VFMLS V12.D2, V8.D2, V2.D2
+	VFMLS V12.D2, V5.D2, V3.D2
+	WORD $0x4e60d52c // fadd v12.2d, v9.2d, v0.2d
+	WORD $0x4e61d54d // fadd v13.2d, v10.2d, v1.2d
+	WORD $0x4e62d56e // fadd v14.2d, v11.2d, v2.2d
+	WORD $0x4e63d48f // fadd v15.2d, v4.2d, v3.2d
+	WORD $0x6e6cdd90 // fmul v16.2d, v12.2d, v12.2d
+	WORD $0x6e6dddb1 // fmul v17.2d, v13.2d, v13.2d
+	WORD $0x6e6eddd2 // fmul v18.2d, v14.2d, v14.2d
+	WORD $0x6e6fddf3 // fmul v19.2d, v15.2d, v15.2d
+	FMOVQ 1088(R9), F20
+	FMOVQ 1072(R9), F21
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V21.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V21.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V21.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1104(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1120(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1136(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1152(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1168(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1184(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1200(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1216(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1232(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	VORR V28.B16, V28.B16, V20.B16
+	VFMLA V12.D2, V25.D2, V20.D2
+	VORR V28.B16, V28.B16, V12.B16
+	VFMLA V13.D2, V22.D2, V12.D2
+	VORR V28.B16, V28.B16, V13.B16
+	VFMLA V14.D2, V23.D2, V13.D2
+	VORR V28.B16, V28.B16, V14.B16
+	VFMLA V15.D2, V21.D2, V14.D2
+	WORD $0x6e74de0f // fmul v15.2d, v16.2d, v20.2d
+	WORD $0x6e6cde2c // fmul v12.2d, v17.2d, v12.2d
+	WORD $0x6e6dde4d // fmul v13.2d, v18.2d, v13.2d
+	WORD $0x6e6ede6e // fmul v14.2d, v19.2d, v14.2d
+	WORD $0x4e7bd530 // fadd v16.2d, v9.2d, v27.2d
+	WORD $0x4e7bd551 // fadd v17.2d, v10.2d, v27.2d
+	WORD $0x4e7bd572 // fadd v18.2d, v11.2d, v27.2d
+	WORD $0x4e7bd493 // fadd v19.2d, v4.2d, v27.2d
+	WORD $0x4ef0d774 // fsub v20.2d, v27.2d, v16.2d
+	WORD $0x4ef1d775 // fsub v21.2d, v27.2d, v17.2d
+	WORD $0x4ef2d776 // fsub v22.2d, v27.2d, v18.2d
+	WORD $0x4ef3d777 // fsub v23.2d, v27.2d, v19.2d
+	WORD $0x4e69d689 // fadd v9.2d, v20.2d, v9.2d
+	WORD $0x4e6ad6aa // fadd v10.2d, v21.2d, v10.2d
+	WORD $0x4e6bd6cb // fadd v11.2d, v22.2d, v11.2d
+	WORD $0x4e64d6e4 // fadd v4.2d, v23.2d, v4.2d
+	WORD $0x4e60d520 // fadd v0.2d, v9.2d, v0.2d
+	WORD $0x4e61d541 // fadd v1.2d, v10.2d, v1.2d
+	WORD $0x4e62d562 // fadd v2.2d, v11.2d, v2.2d
+	WORD $0x4e63d483 // fadd v3.2d, v4.2d, v3.2d
+	WORD $0x4e6fd400 // fadd v0.2d, v0.2d, v15.2d
+	WORD $0x4e6cd421 // fadd v1.2d, v1.2d, v12.2d
+	WORD $0x4e6dd442 // fadd v2.2d, v2.2d, v13.2d
+	WORD $0x4e6ed463 // fadd v3.2d, v3.2d, v14.2d
+	WORD $0x4e60d600 // fadd v0.2d, v16.2d, v0.2d
+	WORD $0x4e61d621 // fadd v1.2d, v17.2d, v1.2d
+	WORD $0x4e62d642 // fadd v2.2d, v18.2d, v2.2d
+	WORD $0x4e63d663 // fadd v3.2d, v19.2d, v3.2d
+	WORD $0x6e7cdcc4 // fmul v4.2d, v6.2d, v28.2d
+	WORD $0x6e7cdce9 // fmul v9.2d, v7.2d, v28.2d
+	WORD $0x6e7cdd0a // fmul v10.2d, v8.2d, v28.2d
+	WORD $0x6e7cdcab // fmul v11.2d, v5.2d, v28.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x4e61994a // frintm v10.2d, v10.2d
+	WORD $0x4e61996b // frintm v11.2d, v11.2d
+	WORD $0x4ee4d4c6 // fsub v6.2d, v6.2d, v4.2d
+	WORD $0x4ee9d4e7 // fsub v7.2d, v7.2d, v9.2d
+	WORD $0x4eead508 // fsub v8.2d, v8.2d, v10.2d
+	WORD $0x4eebd4a5 // fsub v5.2d, v5.2d, v11.2d
+	WORD $0x4e7ad484 // fadd v4.2d, v4.2d, v26.2d
+	WORD $0x4e7ad529 // fadd v9.2d, v9.2d, v26.2d
+	WORD $0x4e7ad54a // fadd v10.2d, v10.2d, v26.2d
+	WORD $0x4e7ad56b // fadd v11.2d, v11.2d, v26.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x4f74554a // shl v10.2d, v10.2d, #52
+	WORD $0x4f74556b // shl v11.2d, v11.2d, #52
+	WORD $0x6e64dc00 // fmul v0.2d, v0.2d, v4.2d
+	WORD $0x6e69dc21 // fmul v1.2d, v1.2d, v9.2d
+	WORD $0x6e6adc42 // fmul v2.2d, v2.2d, v10.2d
+	WORD $0x6e6bdc63 // fmul v3.2d, v3.2d, v11.2d
+	WORD $0x4e7ad4c4 // fadd v4.2d, v6.2d, v26.2d
+	WORD $0x4e7ad4e6 // fadd v6.2d, v7.2d, v26.2d
+	WORD $0x4e7ad507 // fadd v7.2d, v8.2d, v26.2d
+	WORD $0x4e7ad4a5 // fadd v5.2d, v5.2d, v26.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f7454c6 // shl v6.2d, v6.2d, #52
+	WORD $0x4f7454e7 // shl v7.2d, v7.2d, #52
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x6e64dc00 // fmul v0.2d, v0.2d, v4.2d
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dc42 // fmul v2.2d, v2.2d, v7.2d
+	WORD $0x6e65dc63 // fmul v3.2d, v3.2d, v5.2d
+	VAND V31.B16, V0.B16, V0.B16
+	VAND V31.B16, V1.B16, V1.B16
+	VAND V31.B16, V2.B16, V2.B16
+	VAND V31.B16, V3.B16, V3.B16
+	WORD $0x4e60d7bd // fadd v29.2d, v29.2d, v0.2d
+	WORD $0x4e61d7bd // fadd v29.2d, v29.2d, v1.2d
+	WORD $0x4e62d7bd // fadd v29.2d, v29.2d, v2.2d
+	WORD $0x4e63d7bd // fadd v29.2d, v29.2d, v3.2d
+	FSTPQ.P (F0, F1), 32(R0)
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x6ee0fbc1 // fneg v1.2d, v30.2d
+	WORD $0x4e61d402 // fadd v2.2d, v0.2d, v1.2d
+	WORD $0x4ee0d443 // fsub v3.2d, v2.2d, v0.2d
+	WORD $0x4ee3d444 // fsub v4.2d, v2.2d, v3.2d
+	WORD $0x4ee4d400 // fsub v0.2d, v0.2d, v4.2d
+	WORD $0x4ee3d421 // fsub v1.2d, v1.2d, v3.2d
+	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	FMOVQ 992(R9), F1
+	WORD $0x4e61f441 // fmax v1.2d, v2.2d, v1.2d
+	FMOVQ 1008(R9), F3
+	WORD $0x4ee3f421 // fmin v1.2d, v1.2d, v3.2d
+	WORD $0x4e62e422 // fcmeq v2.2d, v1.2d, v2.2d
+	VAND V2.B16, V0.B16, V0.B16
+	WORD $0x4e60e402 // fcmeq v2.2d, v0.2d, v0.2d
+	VAND V2.B16, V0.B16, V0.B16
+	FMOVQ 1024(R9), F2
+	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
+	WORD $0x4e618842 // frintn v2.2d, v2.2d
+	FMOVQ 1040(R9), F3
+	VFMLS V3.D2, V2.D2, V1.D2
+	FMOVQ 1056(R9), F3
+	VFMLS V3.D2, V2.D2, V0.D2
+	WORD $0x4e60d423 // fadd v3.2d, v1.2d, v0.2d
+	WORD $0x6e63dc64 // fmul v4.2d, v3.2d, v3.2d
+	FMOVQ 1088(R9), F5
+	FMOVQ 1072(R9), F6
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1104(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1120(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1136(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1152(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1168(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1184(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1200(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1216(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1232(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	VORR V28.B16, V28.B16, V5.B16
+	VFMLA V3.D2, V6.D2, V5.D2
+	WORD $0x6e65dc83 // fmul v3.2d, v4.2d, v5.2d
+	WORD $0x4e7bd424 // fadd v4.2d, v1.2d, v27.2d
+	WORD $0x4ee4d765 // fsub v5.2d, v27.2d, v4.2d
+	WORD $0x4e61d4a1 // fadd v1.2d, v5.2d, v1.2d
+	WORD $0x4e60d420 // fadd v0.2d, v1.2d, v0.2d
+	WORD $0x4e63d400 // fadd v0.2d, v0.2d, v3.2d
+	WORD $0x4e60d480 // fadd v0.2d, v4.2d, v0.2d
+	WORD $0x6e7cdc41 // fmul v1.2d, v2.2d, v28.2d
+	WORD $0x4e619821 // frintm v1.2d, v1.2d
+	WORD $0x4ee1d442 // fsub v2.2d, v2.2d, v1.2d
+	WORD $0x4e7ad421 // fadd v1.2d, v1.2d, v26.2d
+	WORD $0x4f745421 // shl v1.2d, v1.2d, #52
+	WORD $0x6e61dc00 // fmul v0.2d, v0.2d, v1.2d
+	WORD $0x4e7ad441 // fadd v1.2d, v2.2d, v26.2d
+	WORD $0x4f745421 // shl v1.2d, v1.2d, #52
+	WORD $0x6e61dc00 // fmul v0.2d, v0.2d, v1.2d
+	VAND V31.B16, V0.B16, V0.B16
+	WORD $0x4e60d7bd // fadd v29.2d, v29.2d, v0.2d
+	FMOVQ.P F0, 16(R0)
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	FMOVQ 1728(R9), F0
+	VDUP R3, V1.S4
+	WORD $0x4ea0343f // cmgt v31.4s, v1.4s, v0.4s
+	MOVD $2, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVD.P 8(R7), F0
+	FMOVD.P F0, 8(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	WORD $0x7e70dbbd // faddp d29, v29.2d
+	FMOVD F29, ret+56(FP)
+	RET
+
+// func sumExpF64NEON(x []float64, shift float64) float64
+TEXT ·sumExpF64NEON(SB), NOSPLIT, $16-40
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R3
+	MOVD R0, R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	WORD $0x6f07e7ff // movi v31.2d, #0xffffffffffffffff
+	FMOVD shift+24(FP), F30
+	VDUP V30.D[0], V30.D2
+	VEOR V29.B16, V29.B16, V29.B16
+	FMOVQ 1248(R9), F28
+	FMOVQ 1264(R9), F27
+	FMOVQ 1280(R9), F26
+
+loop4:
+	// 4 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x6ee0fbc4 // fneg v4.2d, v30.2d
+	WORD $0x4e64d405 // fadd v5.2d, v0.2d, v4.2d
+	WORD $0x4e64d426 // fadd v6.2d, v1.2d, v4.2d
+	WORD $0x4e64d447 // fadd v7.2d, v2.2d, v4.2d
+	WORD $0x4e64d468 // fadd v8.2d, v3.2d, v4.2d
+	WORD $0x4ee0d4a9 // fsub v9.2d, v5.2d, v0.2d
+	WORD $0x4ee1d4ca // fsub v10.2d, v6.2d, v1.2d
+	WORD $0x4ee2d4eb // fsub v11.2d, v7.2d, v2.2d
+	WORD $0x4ee3d50c // fsub v12.2d, v8.2d, v3.2d
+	WORD $0x4ee9d4ad // fsub v13.2d, v5.2d, v9.2d
+	WORD $0x4eead4ce // fsub v14.2d, v6.2d, v10.2d
+	WORD $0x4eebd4ef // fsub v15.2d, v7.2d, v11.2d
+	WORD $0x4eecd510 // fsub v16.2d, v8.2d, v12.2d
+	WORD $0x4eedd400 // fsub v0.2d, v0.2d, v13.2d
+	WORD $0x4eeed421 // fsub v1.2d, v1.2d, v14.2d
+	WORD $0x4eefd442 // fsub v2.2d, v2.2d, v15.2d
+	WORD $0x4ef0d463 // fsub v3.2d, v3.2d, v16.2d
+	WORD $0x4ee9d489 // fsub v9.2d, v4.2d, v9.2d
+	WORD $0x4eead48a // fsub v10.2d, v4.2d, v10.2d
+	WORD $0x4eebd48b // fsub v11.2d, v4.2d, v11.2d
+	WORD $0x4eecd484 // fsub v4.2d, v4.2d, v12.2d
+	WORD $0x4e69d400 // fadd v0.2d, v0.2d, v9.2d
+	WORD $0x4e6ad421 // fadd v1.2d, v1.2d, v10.2d
+	WORD $0x4e6bd442 // fadd v2.2d, v2.2d, v11.2d
+	WORD $0x4e64d463 // fadd v3.2d, v3.2d, v4.2d
+	FMOVQ 992(R9), F4
+	WORD $0x4e64f4a9 // fmax v9.2d, v5.2d, v4.2d
+	WORD $0x4e64f4ca // fmax v10.2d, v6.2d, v4.2d
+	WORD $0x4e64f4eb // fmax v11.2d, v7.2d, v4.2d
+	WORD $0x4e64f504 // fmax v4.2d, v8.2d, v4.2d
+	FMOVQ 1008(R9), F12
+	WORD $0x4eecf529 // fmin v9.2d, v9.2d, v12.2d
+	WORD $0x4eecf54a // fmin v10.2d, v10.2d, v12.2d
+	WORD $0x4eecf56b // fmin v11.2d, v11.2d, v12.2d
+	WORD $0x4eecf484 // fmin v4.2d, v4.2d, v12.2d
+	WORD $0x4e65e525 // fcmeq v5.2d, v9.2d, v5.2d
+	WORD $0x4e66e546 // fcmeq v6.2d, v10.2d, v6.2d
+	WORD $0x4e67e567 // fcmeq v7.2d, v11.2d, v7.2d
+	WORD $0x4e68e488 // fcmeq v8.2d, v4.2d, v8.2d
+	VAND V5.B16, V0.B16, V0.B16
+	VAND V6.B16, V1.B16, V1.B16
+	VAND V7.B16, V2.B16, V2.B16
+	VAND V8.B16, V3.B16, V3.B16
+	WORD $0x4e60e405 // fcmeq v5.2d, v0.2d, v0.2d
+	WORD $0x4e61e426 // fcmeq v6.2d, v1.2d, v1.2d
+	WORD $0x4e62e447 // fcmeq v7.2d, v2.2d, v2.2d
+	WORD $0x4e63e468 // fcmeq v8.2d, v3.2d, v3.2d
+	VAND V5.B16, V0.B16, V0.B16
+	VAND V6.B16, V1.B16, V1.B16
+	VAND V7.B16, V2.B16, V2.B16
+	VAND V8.B16, V3.B16, V3.B16
+	FMOVQ 1024(R9), F5
+	WORD $0x6e65dd26 // fmul v6.2d, v9.2d, v5.2d
+	WORD $0x6e65dd47 // fmul v7.2d, v10.2d, v5.2d
+	WORD $0x6e65dd68 // fmul v8.2d, v11.2d, v5.2d
+	WORD $0x6e65dc85 // fmul v5.2d, v4.2d, v5.2d
+	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
+	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
+	WORD $0x4e618908 // frintn v8.2d, v8.2d
+	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
+	FMOVQ 1040(R9), F12
+	VFMLS V12.D2, V6.D2, V9.D2
+	VFMLS V12.D2, V7.D2, V10.D2
+	VFMLS V12.D2, V8.D2, V11.D2
+	VFMLS V12.D2, V5.D2, V4.D2
+	FMOVQ 1056(R9), F12
+	VFMLS V12.D2, V6.D2, V0.D2
+	VFMLS V12.D2, V7.D2, V1.D2
+	VFMLS V12.D2, V8.D2, V2.D2
+	VFMLS V12.D2, V5.D2, V3.D2
+	WORD $0x4e60d52c // fadd v12.2d, v9.2d, v0.2d
+	WORD $0x4e61d54d // fadd v13.2d, v10.2d, v1.2d
+	WORD $0x4e62d56e // fadd v14.2d, v11.2d, v2.2d
+	WORD $0x4e63d48f // fadd v15.2d, v4.2d, v3.2d
+	WORD $0x6e6cdd90 // fmul v16.2d, v12.2d, v12.2d
+	WORD $0x6e6dddb1 // fmul v17.2d, v13.2d, v13.2d
+	WORD $0x6e6eddd2 // fmul v18.2d, v14.2d, v14.2d
+	WORD $0x6e6fddf3 // fmul v19.2d, v15.2d, v15.2d
+	FMOVQ 1088(R9), F20
+	FMOVQ 1072(R9), F21
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V21.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V21.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V21.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1104(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1120(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1136(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1152(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1168(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1184(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1200(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1216(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1232(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	VORR V28.B16, V28.B16, V20.B16
+	VFMLA V12.D2, V25.D2, V20.D2
+	VORR V28.B16, V28.B16, V12.B16
+	VFMLA V13.D2, V22.D2, V12.D2
+	VORR V28.B16, V28.B16, V13.B16
+	VFMLA V14.D2, V23.D2, V13.D2
+	VORR V28.B16, V28.B16, V14.B16
+	VFMLA V15.D2, V21.D2, V14.D2
+	WORD $0x6e74de0f // fmul v15.2d, v16.2d, v20.2d
+	WORD $0x6e6cde2c // fmul v12.2d, v17.2d, v12.2d
+	WORD $0x6e6dde4d // fmul v13.2d, v18.2d, v13.2d
+	WORD $0x6e6ede6e // fmul v14.2d, v19.2d, v14.2d
+	WORD $0x4e7bd530 // fadd v16.2d, v9.2d, v27.2d
+	WORD $0x4e7bd551 // fadd v17.2d, v10.2d, v27.2d
+	WORD $0x4e7bd572 // fadd v18.2d, v11.2d, v27.2d
+	WORD $0x4e7bd493 // fadd v19.2d, v4.2d, v27.2d
+	WORD $0x4ef0d774 // fsub v20.2d, v27.2d, v16.2d
+	WORD $0x4ef1d775 // fsub v21.2d, v27.2d, v17.2d
+	WORD $0x4ef2d776 // fsub v22.2d, v27.2d, v18.2d
+	WORD $0x4ef3d777 // fsub v23.2d, v27.2d, v19.2d
+	WORD $0x4e69d689 // fadd v9.2d, v20.2d, v9.2d
+	WORD $0x4e6ad6aa // fadd v10.2d, v21.2d, v10.2d
+	WORD $0x4e6bd6cb // fadd v11.2d, v22.2d, v11.2d
+	WORD $0x4e64d6e4 // fadd v4.2d, v23.2d, v4.2d
+	WORD $0x4e60d520 // fadd v0.2d, v9.2d, v0.2d
+	WORD $0x4e61d541 // fadd v1.2d, v10.2d, v1.2d
+	WORD $0x4e62d562 // fadd v2.2d, v11.2d, v2.2d
+	WORD $0x4e63d483 // fadd v3.2d, v4.2d, v3.2d
+	WORD $0x4e6fd400 // fadd v0.2d, v0.2d, v15.2d
+	WORD $0x4e6cd421 // fadd v1.2d, v1.2d, v12.2d
+	WORD $0x4e6dd442 // fadd v2.2d, v2.2d, v13.2d
+	WORD $0x4e6ed463 // fadd v3.2d, v3.2d, v14.2d
+	WORD $0x4e60d600 // fadd v0.2d, v16.2d, v0.2d
+	WORD $0x4e61d621 // fadd v1.2d, v17.2d, v1.2d
+	WORD $0x4e62d642 // fadd v2.2d, v18.2d, v2.2d
+	WORD $0x4e63d663 // fadd v3.2d, v19.2d, v3.2d
+	WORD $0x6e7cdcc4 // fmul v4.2d, v6.2d, v28.2d
+	WORD $0x6e7cdce9 // fmul v9.2d, v7.2d, v28.2d
+	WORD $0x6e7cdd0a // fmul v10.2d, v8.2d, v28.2d
+	WORD $0x6e7cdcab // fmul v11.2d, v5.2d, v28.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x4e61994a // frintm v10.2d, v10.2d
+	WORD $0x4e61996b // frintm v11.2d, v11.2d
+	WORD $0x4ee4d4c6 // fsub v6.2d, v6.2d, v4.2d
+	WORD $0x4ee9d4e7 // fsub v7.2d, v7.2d, v9.2d
+	WORD $0x4eead508 // fsub v8.2d, v8.2d, v10.2d
+	WORD $0x4eebd4a5 // fsub v5.2d, v5.2d, v11.2d
+	WORD $0x4e7ad484 // fadd v4.2d, v4.2d, v26.2d
+	WORD $0x4e7ad529 // fadd v9.2d, v9.2d, v26.2d
+	WORD $0x4e7ad54a // fadd v10.2d, v10.2d, v26.2d
+	WORD $0x4e7ad56b // fadd v11.2d, v11.2d, v26.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x4f74554a // shl v10.2d, v10.2d, #52
+	WORD $0x4f74556b // shl v11.2d, v11.2d, #52
+	WORD $0x6e64dc00 // fmul v0.2d, v0.2d, v4.2d
+	WORD $0x6e69dc21 // fmul v1.2d, v1.2d, v9.2d
+	WORD $0x6e6adc42 // fmul v2.2d, v2.2d, v10.2d
+	WORD $0x6e6bdc63 // fmul v3.2d, v3.2d, v11.2d
+	WORD $0x4e7ad4c4 // fadd v4.2d, v6.2d, v26.2d
+	WORD $0x4e7ad4e6 // fadd v6.2d, v7.2d, v26.2d
+	WORD $0x4e7ad507 // fadd v7.2d, v8.2d, v26.2d
+	WORD $0x4e7ad4a5 // fadd v5.2d, v5.2d, v26.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f7454c6 // shl v6.2d, v6.2d, #52
+	WORD $0x4f7454e7 // shl v7.2d, v7.2d, #52
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x6e64dc00 // fmul v0.2d, v0.2d, v4.2d
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dc42 // fmul v2.2d, v2.2d, v7.2d
+	WORD $0x6e65dc63 // fmul v3.2d, v3.2d, v5.2d
+	VAND V31.B16, V0.B16, V0.B16
+	VAND V31.B16, V1.B16, V1.B16
+	VAND V31.B16, V2.B16, V2.B16
+	VAND V31.B16, V3.B16, V3.B16
+	WORD $0x4e60d7bd // fadd v29.2d, v29.2d, v0.2d
+	WORD $0x4e61d7bd // fadd v29.2d, v29.2d, v1.2d
+	WORD $0x4e62d7bd // fadd v29.2d, v29.2d, v2.2d
+	WORD $0x4e63d7bd // fadd v29.2d, v29.2d, v3.2d
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $2, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x6ee0fbc1 // fneg v1.2d, v30.2d
+	WORD $0x4e61d402 // fadd v2.2d, v0.2d, v1.2d
+	WORD $0x4ee0d443 // fsub v3.2d, v2.2d, v0.2d
+	WORD $0x4ee3d444 // fsub v4.2d, v2.2d, v3.2d
+	WORD $0x4ee4d400 // fsub v0.2d, v0.2d, v4.2d
+	WORD $0x4ee3d421 // fsub v1.2d, v1.2d, v3.2d
+	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	FMOVQ 992(R9), F1
+	WORD $0x4e61f441 // fmax v1.2d, v2.2d, v1.2d
+	FMOVQ 1008(R9), F3
+	WORD $0x4ee3f421 // fmin v1.2d, v1.2d, v3.2d
+	WORD $0x4e62e422 // fcmeq v2.2d, v1.2d, v2.2d
+	VAND V2.B16, V0.B16, V0.B16
+	WORD $0x4e60e402 // fcmeq v2.2d, v0.2d, v0.2d
+	VAND V2.B16, V0.B16, V0.B16
+	FMOVQ 1024(R9), F2
+	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
+	WORD $0x4e618842 // frintn v2.2d, v2.2d
+	FMOVQ 1040(R9), F3
+	VFMLS V3.D2, V2.D2, V1.D2
+	FMOVQ 1056(R9), F3
+	VFMLS V3.D2, V2.D2, V0.D2
+	WORD $0x4e60d423 // fadd v3.2d, v1.2d, v0.2d
+	WORD $0x6e63dc64 // fmul v4.2d, v3.2d, v3.2d
+	FMOVQ 1088(R9), F5
+	FMOVQ 1072(R9), F6
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1104(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1120(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1136(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1152(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1168(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1184(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1200(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1216(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1232(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	VORR V28.B16, V28.B16, V5.B16
+	VFMLA V3.D2, V6.D2, V5.D2
+	WORD $0x6e65dc83 // fmul v3.2d, v4.2d, v5.2d
+	WORD $0x4e7bd424 // fadd v4.2d, v1.2d, v27.2d
+	WORD $0x4ee4d765 // fsub v5.2d, v27.2d, v4.2d
+	WORD $0x4e61d4a1 // fadd v1.2d, v5.2d, v1.2d
+	WORD $0x4e60d420 // fadd v0.2d, v1.2d, v0.2d
+	WORD $0x4e63d400 // fadd v0.2d, v0.2d, v3.2d
+	WORD $0x4e60d480 // fadd v0.2d, v4.2d, v0.2d
+	WORD $0x6e7cdc41 // fmul v1.2d, v2.2d, v28.2d
+	WORD $0x4e619821 // frintm v1.2d, v1.2d
+	WORD $0x4ee1d442 // fsub v2.2d, v2.2d, v1.2d
+	WORD $0x4e7ad421 // fadd v1.2d, v1.2d, v26.2d
+	WORD $0x4f745421 // shl v1.2d, v1.2d, #52
+	WORD $0x6e61dc00 // fmul v0.2d, v0.2d, v1.2d
+	WORD $0x4e7ad441 // fadd v1.2d, v2.2d, v26.2d
+	WORD $0x4f745421 // shl v1.2d, v1.2d, #52
+	WORD $0x6e61dc00 // fmul v0.2d, v0.2d, v1.2d
+	VAND V31.B16, V0.B16, V0.B16
+	WORD $0x4e60d7bd // fadd v29.2d, v29.2d, v0.2d
+	SUB $2, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVD.P 8(R1), F0
+	FMOVD.P F0, 8(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	FMOVQ 1728(R9), F0
+	VDUP R3, V1.S4
+	WORD $0x4ea0343f // cmgt v31.4s, v1.4s, v0.4s
+	MOVD $2, R3
+	B one
+
+back:
+
+done:
+	WORD $0x7e70dbbd // faddp d29, v29.2d
+	FMOVD F29, ret+32(FP)
+	RET
+
 DATA consts<>+0(SB)/8, $0xc2dc0000c2dc0000
 DATA consts<>+8(SB)/8, $0xc2dc0000c2dc0000
 DATA consts<>+16(SB)/8, $0x42b2000042b20000
@@ -4663,4 +6490,16 @@ DATA consts<>+1616(SB)/8, $0xfff0000000000000
 DATA consts<>+1624(SB)/8, $0xfff0000000000000
 DATA consts<>+1632(SB)/8, $0x7ff8000000000000
 DATA consts<>+1640(SB)/8, $0x7ff8000000000000
-GLOBL consts<>(SB), RODATA|NOPTR, $1648
+DATA consts<>+1648(SB)/8, $0x4034000000000000
+DATA consts<>+1656(SB)/8, $0x4034000000000000
+DATA consts<>+1664(SB)/8, $0x8000000000000000
+DATA consts<>+1672(SB)/8, $0x8000000000000000
+DATA consts<>+1680(SB)/8, $0xc089000000000000
+DATA consts<>+1688(SB)/8, $0xc089000000000000
+DATA consts<>+1696(SB)/8, $0xc086200000000000
+DATA consts<>+1704(SB)/8, $0xc086200000000000
+DATA consts<>+1712(SB)/8, $0x4044000000000000
+DATA consts<>+1720(SB)/8, $0x4044000000000000
+DATA consts<>+1728(SB)/8, $0x0000000000000000
+DATA consts<>+1736(SB)/8, $0x0000000100000001
+GLOBL consts<>(SB), RODATA|NOPTR, $1744

@@ -12,7 +12,7 @@ import (
 	"github.com/lanesgo/lanes/dispatch"
 )
 
-// The float64 transcendentals (ExpF64, LogF64) are measured in float64 ULPs
+// The float64 transcendentals (ExpF64, LogF64, SigmoidF64, TanhF64, SiLUF64) are measured in float64 ULPs
 // of the exact result (math/big, transcend_ref_test.go, refPrec = 160 bits),
 // the float32 rule at float64's spacing: 2^(e-52) for |v| in [2^e, 2^(e+1)),
 // 2^-1074 below 2^-1022.
@@ -34,6 +34,69 @@ type f64Case struct {
 var f64Cases = []f64Case{
 	{"ExpF64", ExpF64, exp64, func(x float64) *big.Float { return bigExp(bf(x, refPrec+40)) }, 1, expF64Inputs},
 	{"LogF64", LogF64, log64, logExactF64, 1, logF64Inputs},
+	{"SigmoidF64", SigmoidF64, sigmoid64, func(x float64) *big.Float { return bigSigmoid(bf(x, refPrec+40)) }, 2, sigmoidF64Inputs},
+	{"TanhF64", TanhF64, tanh64, tanhExactF64, 2, tanhF64Inputs},
+	{"SiLUF64", SiLUF64, silu64, func(x float64) *big.Float {
+		s := bigSigmoid(bf(x, refPrec+40))
+		return s.Mul(s, bf(x, refPrec+40))
+	}, 2, sigmoidF64Inputs},
+}
+
+// tanhExactF64 is E/(E+2) with E = e^(2|x|) - 1, the sign of x put back.
+func tanhExactF64(x float64) *big.Float {
+	const p = refPrec + 40
+	e := bigExpm1(bf(2*math.Abs(x), p))
+	d := new(big.Float).SetPrec(p).Add(e, bf(2, p))
+	e.Quo(e, d)
+	if x < 0 {
+		e.Neg(e)
+	}
+	return e
+}
+
+// sigmoidF64Inputs: uniform over [-40, 40] (where the result is not 0 or 1
+// to the last bit), near 0, into the tiny and denormal results below -700,
+// and uniform over [-800, 800].
+func sigmoidF64Inputs(r *rand.Rand, n int) []float64 {
+	xs := make([]float64, 0, n)
+	for len(xs) < n {
+		switch len(xs) % 4 {
+		case 0:
+			xs = append(xs, (r.Float64()*2-1)*40)
+		case 1:
+			xs = append(xs, (r.Float64()*2-1)*math.Ldexp(1, -r.IntN(60)))
+		case 2:
+			xs = append(xs, -700-r.Float64()*45)
+		default:
+			xs = append(xs, (r.Float64()*2-1)*800)
+		}
+	}
+	return xs
+}
+
+// tanhF64Inputs: uniform over [-20, 20] (tanh is ±1 in float64 beyond
+// 19.06), near 0, at the reduction's boundaries 2|x| = (k+1/2)·ln2, and over
+// [-1, 1], where E/(E+2) carries most of the digits.
+func tanhF64Inputs(r *rand.Rand, n int) []float64 {
+	xs := make([]float64, 0, n)
+	for len(xs) < n {
+		switch len(xs) % 4 {
+		case 0:
+			xs = append(xs, (r.Float64()*2-1)*20)
+		case 1:
+			xs = append(xs, (r.Float64()*2-1)*math.Ldexp(1, -r.IntN(60)))
+		case 2:
+			k := float64(r.IntN(60))
+			x := (k+0.5)*math.Ln2/2 + (r.Float64()*2-1)*1e-9
+			if r.IntN(2) == 0 {
+				x = -x
+			}
+			xs = append(xs, x)
+		default:
+			xs = append(xs, r.Float64()*2-1)
+		}
+	}
+	return xs
 }
 
 func logExactF64(x float64) *big.Float { return bigLog(bf(x, refPrec+40)) }
@@ -121,7 +184,7 @@ func f64Samples() int {
 	return 20000
 }
 
-// TestTranscendF64ULP measures ExpF64 and LogF64 at every level against the
+// TestTranscendF64ULP measures the float64 transcendentals at every level against the
 // exact reference, computed once per input, and checks the bound.
 func TestTranscendF64ULP(t *testing.T) {
 	for _, c := range f64Cases {
@@ -166,6 +229,15 @@ func TestTranscendF64Special(t *testing.T) {
 		{LogF64, "LogF64",
 			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), -1, -1e-310, 1, math.SmallestNonzeroFloat64},
 			[]float64{nan, inf, nan, -inf, -inf, nan, nan, 0, -744.4400719213812}},
+		{SigmoidF64, "SigmoidF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 800, -800, 38, 37, -745.2, -708, math.SmallestNonzeroFloat64},
+			[]float64{nan, 1, 0, 0.5, 0.5, 1, 0, 1, 1 - 0x1p-53, 0, 3.307553003638408e-308, 0.5}},
+		{SiLUF64, "SiLUF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 41, 1e300, -800, -1e300, -760, math.SmallestNonzeroFloat64},
+			[]float64{nan, inf, math.Copysign(0, -1), 0, math.Copysign(0, -1), 41, 1e300, math.Copysign(0, -1), math.Copysign(0, -1), math.Copysign(0, -1), 0}},
+		{TanhF64, "TanhF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 19.1, -19.1, 20, 1e300, -1e300, 1e-300, -5e-324, 0x1p-1022},
+			[]float64{nan, 1, -1, 0, math.Copysign(0, -1), 1, -1, 1, 1, -1, 1e-300, -5e-324, 0x1p-1022}},
 	}
 	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
 		for _, c := range cases {

@@ -20,7 +20,11 @@ func init() {
 		leakyReLU: leakyReLUGeneric, elu: eluGeneric,
 		expSum: expSumGeneric,
 	})
-	transcendF64.set(dispatch.Generic, &transcendKernelsF64{exp: mapGeneric(exp64), log: mapGeneric(log64)})
+	transcendF64.set(dispatch.Generic, &transcendKernelsF64{
+		exp: mapGeneric(exp64), log: mapGeneric(log64),
+		sigmoid: mapGeneric(sigmoid64), tanh: mapGeneric(tanh64), silu: mapGeneric(silu64),
+		expSum: expSumGeneric64,
+	})
 }
 
 // horner evaluates Σ c[k]·x^k with one FMA per coefficient, the order the
@@ -187,7 +191,12 @@ func horner64(c []float64, x float64) float64 {
 // rounded once (denormal results too). The conversions keep each product
 // rounded where the assembly rounds it (Go may fuse otherwise).
 func exp64(x float64) float64 {
-	x = minimumOf(maximumOf(x, approx.Exp64Min), approx.Exp64Max)
+	return scale64(exp64Parts(minimumOf(maximumOf(x, approx.Exp64Min), approx.Exp64Max)))
+}
+
+// exp64Parts returns e^x as p·2^n before the scaling (p in [0.7, 1.42]),
+// for x in [-1400, Exp64Max].
+func exp64Parts(x float64) (float64, float64) {
 	n := math.RoundToEven(x * approx.Log2E)
 	hi := math.FMA(-n, approx.Ln2Hi64, x) // exact
 	lo := float64(n * approx.Ln2Lo64)
@@ -195,7 +204,119 @@ func exp64(x float64) float64 {
 	q := float64(float64(r*r) * horner64(approx.Expm1Poly64[:], r))
 	s := 1 + hi
 	e := (1 - s) + hi // 1 + hi = s + e exactly
-	return scale64(s+((e-lo)+q), n)
+	return s + ((e - lo) + q), n
+}
+
+// expm1x64 is e^x - 1 for x in [0, 2·Tanh64Max] on exp64's reduction:
+// x = n·ln2 + (hi - lo), e^x - 1 = 2^n·u + (2^n - 1) with u = hi + (q - lo)
+// = expm1(hi - lo), one FMA; for n = 0 that is u, so small x keeps its
+// relative accuracy.
+func expm1x64(x float64) float64 {
+	n := math.RoundToEven(x * approx.Log2E)
+	hi := math.FMA(-n, approx.Ln2Hi64, x) // exact
+	lo := float64(n * approx.Ln2Lo64)
+	r := hi - lo
+	q := float64(float64(r*r) * horner64(approx.Expm1Poly64[:], r))
+	u := hi + (q - lo)
+	t := scale64(1, n)
+	return math.FMA(t, u, t-1)
+}
+
+// sigmoid64 is SigmoidF64 for one element: e = exp64(-|x|), then 1/(1+e)
+// for x >= 0 and e/(1+e) below (quoSum), so tiny results keep their digits.
+func sigmoid64(x float64) float64 {
+	e := exp64(-math.Abs(x))
+	num := 1.0
+	if x < 0 {
+		num = e
+	}
+	return quoSum(num, 0, e, 1)
+}
+
+// tanh64 is TanhF64 for one element: E/(E+2) with E = e^(2|x|) - 1
+// (expm1x64, |x| clamped to Tanh64Max), the sign of x put back.
+//
+// quoSum returns num/(e+c) as good as rounded once from the exact
+// quotient: d + err = e + c exactly (TwoSum), t = num·(1/d), then the
+// remainder num - t·(d+err) (the FMA gives num - t·d exactly) times 1/d
+// corrects t. (A plain num/(e+c) rounds twice: TanhF64 measured 2.1 ULP.)
+//
+// The numerator is num + lo, lo below num's ULP (SiLUF64's exact product
+// error; 0 for the others, where adding it changes no result).
+func quoSum(num, lo, e, c float64) float64 {
+	d := e + c
+	bb := d - e
+	err := (e - (d - bb)) + (c - bb)
+	r := 1 / d
+	t := float64(num * r)
+	res := math.FMA(-t, d, num)
+	return math.FMA(math.FMA(-t, err, res)+lo, r, t)
+}
+
+// silu64 is SiLUF64 for one element: x·e/(1+e) for x < 0 with e = e^x and
+// the product x·e carried exactly (its FMA error into quoSum), x/(1+e^-x)
+// above; x is clamped below at -800 (the result is -0 there) and the sign
+// of x put back; x > 40 gives x (the sigmoid is 1 in float64), x < -708
+// gives x·e^x with the product taken before e^x's scaling by 2^n, so
+// denormal results round once.
+func silu64(x float64) float64 {
+	xc := maximumOf(x, -800)
+	p, n := exp64Parts(-math.Abs(xc))
+	e := scale64(p, n)
+	num, lo := xc, 0.0
+	if xc < 0 {
+		num = float64(xc * e)
+		lo = math.FMA(xc, e, -num)
+	}
+	t := quoSum(num, lo, e, 1)
+	t = math.Float64frombits(math.Float64bits(t) | math.Float64bits(x)&(1<<63))
+	switch {
+	case x > 40:
+		return x
+	case x < -708: // e^x is near the denormals and 1 + e^x is 1: x·p·2^n
+		return scale64(float64(xc*p), n)
+	}
+	return t
+}
+
+func tanh64(x float64) float64 {
+	y := minimumOf(maximumOf(math.Abs(x), 0), approx.Tanh64Max)
+	e := expm1x64(y + y)
+	t := quoSum(e, 0, e, 2)
+	return math.Float64frombits(math.Float64bits(t) | math.Float64bits(x)&(1<<63))
+}
+
+// exp64Pair is e^(d + c) for a correction c below d's ULP (the exact error
+// of d = x - shift): exp64 with c carried into the reduction, x = n·ln2 +
+// hi + lm, lm = c - n·Ln2Lo64 rounded once. c is dropped where the clamp
+// changed d or c is NaN.
+func exp64Pair(d, c float64) float64 {
+	xc := minimumOf(maximumOf(d, approx.Exp64Min), approx.Exp64Max)
+	if xc != d || c != c {
+		c = 0
+	}
+	n := math.RoundToEven(xc * approx.Log2E)
+	hi := math.FMA(-n, approx.Ln2Hi64, xc) // exact
+	lm := math.FMA(-n, approx.Ln2Lo64, c)
+	r := hi + lm
+	q := float64(float64(r*r) * horner64(approx.Expm1Poly64[:], r))
+	s := 1 + hi
+	e := (1 - s) + hi // 1 + hi = s + e exactly
+	return scale64(s+((e+lm)+q), n)
+}
+
+// expSumGeneric64 is expSumGeneric for float64: dst[i] = e^(x[i]-shift) with
+// x[i]-shift carried exactly (TwoSum), dst nil: only the sum.
+func expSumGeneric64(dst, x []float64, shift float64) float64 {
+	var sum float64
+	for i, v := range x {
+		e := exp64Pair(twoSum(v, -shift))
+		if dst != nil {
+			dst[i] = e
+		}
+		sum += e
+	}
+	return sum
 }
 
 // scale64 returns y·2^n rounded once (math.Ldexp rounds a denormal result
@@ -256,7 +377,7 @@ func eluGeneric(dst, x []float32, alpha float32) {
 func expSumGeneric(dst, x []float32, shift float32) float64 {
 	var sum float64
 	for i, v := range x {
-		d, lo := twoSum32(v, -shift)
+		d, lo := twoSum(v, -shift)
 		n, q := expReducePair(d, lo)
 		e := scale32(1+q, n)
 		if dst != nil {
@@ -267,9 +388,9 @@ func expSumGeneric(dst, x []float32, shift float32) float64 {
 	return sum
 }
 
-// twoSum32 returns s = a+b rounded and the exact error e = (a+b) - s
+// twoSum returns s = a+b rounded and the exact error e = (a+b) - s
 // (Knuth's TwoSum; e is 0 when s is not finite).
-func twoSum32(a, b float32) (s, e float32) {
+func twoSum[T float](a, b T) (s, e T) {
 	s = a + b
 	bb := s - a
 	e = (a - (s - bb)) + (b - bb)

@@ -172,6 +172,36 @@ func expF64AVX512(dst []float64, x []float64)
 //go:noescape
 func logF64AVX512(dst []float64, x []float64)
 
+// sigmoidF64AVX512 sets dst[i] = 1/(1+e^-x[i]) (see sigmoid64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sigmoidF64AVX512(dst []float64, x []float64)
+
+// tanhF64AVX512 sets dst[i] = tanh(x[i]) (see tanh64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func tanhF64AVX512(dst []float64, x []float64)
+
+// siluF64AVX512 sets dst[i] = x[i]/(1+e^-x[i]) (see silu64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func siluF64AVX512(dst []float64, x []float64)
+
+// expSumF64AVX512 sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric64).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func expSumF64AVX512(dst []float64, x []float64, shift float64) float64
+
+// sumExpF64AVX512 returns Σ e^(x[i]-shift) in float64 (see expSumGeneric64).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sumExpF64AVX512(x []float64, shift float64) float64
+
 // expF64AVX2 sets dst[i] = e^x[i] (see exp64 in transcend_generic.go).
 // Requires: AVX2, FMA.
 //
@@ -183,3 +213,33 @@ func expF64AVX2(dst []float64, x []float64)
 //
 //go:noescape
 func logF64AVX2(dst []float64, x []float64)
+
+// sigmoidF64AVX2 sets dst[i] = 1/(1+e^-x[i]) (see sigmoid64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sigmoidF64AVX2(dst []float64, x []float64)
+
+// tanhF64AVX2 sets dst[i] = tanh(x[i]) (see tanh64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func tanhF64AVX2(dst []float64, x []float64)
+
+// siluF64AVX2 sets dst[i] = x[i]/(1+e^-x[i]) (see silu64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func siluF64AVX2(dst []float64, x []float64)
+
+// expSumF64AVX2 sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric64).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func expSumF64AVX2(dst []float64, x []float64, shift float64) float64
+
+// sumExpF64AVX2 returns Σ e^(x[i]-shift) in float64 (see expSumGeneric64).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sumExpF64AVX2(x []float64, shift float64) float64

@@ -93,3 +93,33 @@ func expF64NEON(dst, x []float64)
 //
 //go:noescape
 func logF64NEON(dst, x []float64)
+
+// sigmoidF64NEON sets dst[i] = 1/(1+e^-x[i]) (see sigmoid64 in transcend_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sigmoidF64NEON(dst, x []float64)
+
+// tanhF64NEON sets dst[i] = tanh(x[i]) (see tanh64 in transcend_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func tanhF64NEON(dst, x []float64)
+
+// siluF64NEON sets dst[i] = x[i]/(1+e^-x[i]) (see silu64 in transcend_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func siluF64NEON(dst, x []float64)
+
+// expSumF64NEON sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] (see expSumGeneric64).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func expSumF64NEON(dst, x []float64, shift float64) float64
+
+// sumExpF64NEON returns Σ e^(x[i]-shift) (see expSumGeneric64).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sumExpF64NEON(x []float64, shift float64) float64

@@ -144,8 +144,11 @@ const (
 const (
 	Exp64Max = 710.0
 	Exp64Min = -746.0
-	Ln2Hi64  = 0x1.62e42feep-1
-	Ln2Lo64  = math.Ln2 - Ln2Hi64 // an exact constant expression, rounded once
+	// Tanh64Max clamps TanhF64's |x|: above 19.06, 1 - tanh x < 2^-54 and
+	// tanh x rounds to 1 in float64; at 20, e^(2·20) - 1 is far from overflow.
+	Tanh64Max = 20.0
+	Ln2Hi64   = 0x1.62e42feep-1
+	Ln2Lo64   = math.Ln2 - Ln2Hi64 // an exact constant expression, rounded once
 )
 
 var Expm1Poly64 = [...]float64{

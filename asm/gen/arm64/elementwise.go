@@ -60,9 +60,6 @@ func elementwise(f *File, k ew) {
 		}
 		return b, out
 	}
-	if k.mask && k.w.Double() {
-		log.Fatalf("%s: the tail mask is built for float32 lanes", k.name)
-	}
 	lanes, sc := k.w.Lanes(), k.w.Scalar()
 	// Four vectors an iteration where the registers allow, else two.
 	b4, out := record()
@@ -154,9 +151,15 @@ func elementwise(f *File, k ew) {
 	}
 	fn.Asm("MOVD %s, %s", buf(0), rDst)
 	if k.mask {
-		fn.Asm("FMOVQ %d(%s), F0", f.Lanes(0, 1, 2, 3), rPool)
+		// lane j: count > j, compared in 32-bit halves (float64 lane j
+		// is the pair 2j, 2j+1, both compared with j).
+		idx := f.Lanes(0, 1, 2, 3)
+		if k.w.Double() {
+			idx = f.Lanes(0, 0, 1, 1)
+		}
+		fn.Asm("FMOVQ %d(%s), F0", idx, rPool)
 		fn.Asm("VDUP %s, V1.S4", rCount)
-		fn.I(CMGT(b4.Reg(mask), 1, 0)) // lane j: count > j
+		fn.I(CMGT(b4.Reg(mask), 1, 0))
 	}
 	fn.Asm("MOVD $%d, %s", lanes, rCount)
 	fn.Asm("B one")

@@ -60,6 +60,121 @@ func transcend(f *File) {
 	}
 	unary64("exp", "e^x[i]", (*nv).exp64)
 	unary64("log", "log(x[i])", (*nv).log64)
+	unary64("sigmoid", "1/(1+e^-x[i])", (*nv).sigmoid64)
+	unary64("tanh", "tanh(x[i])", (*nv).tanh64)
+	unary64("silu", "x[i]/(1+e^-x[i])", (*nv).silu64)
+	expSum64(f, true)
+	expSum64(f, false)
+}
+
+// expSum64 is expSum for float64: expSumF64NEON (store) or sumExpF64NEON,
+// e^(x[i]-shift) by exp64Pair with x[i]-shift split exactly (TwoSum), summed
+// in one pinned accumulator.
+func expSum64(f *File, store bool) {
+	name, sig := "expSumF64NEON", "func(dst, x []float64, shift float64) float64"
+	doc := name + " sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] (see expSumGeneric64)."
+	dst := "dst"
+	if !store {
+		name, sig = "sumExpF64NEON", "func(x []float64, shift float64) float64"
+		doc = name + " returns Σ e^(x[i]-shift) (see expSumGeneric64)."
+		dst = "x"
+	}
+	var acc V
+	elementwise(f, ew{
+		w: F64, name: name, sig: sig, dst: dst, ins: []string{"x"}, doc: []string{doc, requires}, mask: true,
+		body: func(b *B, in []Val, mask *Val) *Val {
+			v := &nv{b: b, w: F64}
+			negShift := v.neg(scalarPin(b, F64, "shift"))
+			a := b.Pin(func(fn *Func, r V) { fn.I(EOR(r, r, r)) })
+			acc = b.Reg(a)
+			x := in[0]
+			d := v.add(x, negShift)
+			bb := v.sub(d, x)
+			lo := v.add(v.sub(x, v.sub(d, bb)), v.sub(negShift, bb))
+			e := v.and(v.exp64Pair(d, lo), *mask)
+			b.Update(FADDD, a, e)
+			if !store {
+				return nil
+			}
+			return &e
+		},
+		end: func(fn *Func, _ *B) {
+			fn.I(FADDPD(acc, acc))
+			fn.Asm("FMOVD F%d, %s", acc, fn.Arg("ret"))
+		},
+	})
+}
+
+// expm1x64 is expm1x64 of transcend_generic.go (x in [0, 2·Tanh64Max]).
+func (v *nv) expm1x64(x Val) Val {
+	n := v.b.Op1(v.w.FRINTN, v.mul(x, v.d(approx.Log2E)))
+	hi := v.fnma(n, v.d(approx.Ln2Hi64), x) // exact
+	lo := v.mul(n, v.d(approx.Ln2Lo64))
+	r := v.sub(hi, lo)
+	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
+	u := v.add(hi, v.sub(q, lo))
+	t := v.scale64(v.d(1), n)
+	return v.fma(t, u, v.sub(t, v.d(1)))
+}
+
+func (v *nv) sigmoid64(x Val) Val {
+	e := v.exp64(v.neg(v.abs(x)))
+	num := v.sel(v.lt(x, v.zero()), e, v.d(1))
+	return v.quoSum(num, nil, e, 1)
+}
+
+// quoSum is quoSum of transcend_generic.go: num/(e+c) with the sum's exact
+// error (TwoSum) and the FMA remainder correcting num·(1/d).
+// lo, the numerator's low part, may be nil (0).
+func (v *nv) quoSum(num Val, lo *Val, e Val, c float64) Val {
+	d := v.add(e, v.d(c))
+	bb := v.sub(d, e)
+	err := v.add(v.sub(e, v.sub(d, bb)), v.sub(v.d(c), bb))
+	r := v.div(v.d(1), d)
+	t := v.mul(num, r)
+	res := v.fnma(t, d, num)
+	corr := v.fnma(t, err, res)
+	if lo != nil {
+		corr = v.add(corr, *lo)
+	}
+	return v.fma(corr, r, t)
+}
+
+func (v *nv) silu64(x Val) Val {
+	xc := v.max(x, v.d(-800))
+	pp, n := v.exp64Parts(v.neg(v.abs(xc)))
+	e := v.scale64(pp, n)
+	neg := v.lt(xc, v.zero())
+	p := v.mul(xc, e)
+	pe := v.fma(xc, e, v.neg(p))
+	num := v.sel(neg, p, xc)
+	lo := v.and(neg, pe)
+	t := v.or(v.quoSum(num, &lo, e, 1), v.and(x, v.bits(1<<63)))
+	t = v.sel(v.lt(x, v.d(-708)), v.scale64(v.mul(xc, pp), n), t)
+	return v.sel(v.gt(x, v.d(40)), x, t)
+}
+
+func (v *nv) tanh64(x Val) Val {
+	y := v.min(v.max(v.abs(x), v.zero()), v.d(approx.Tanh64Max))
+	e := v.expm1x64(v.add(y, y))
+	t := v.quoSum(e, nil, e, 2)
+	return v.or(t, v.and(x, v.bits(1<<63)))
+}
+
+// exp64Pair is exp64Pair of transcend_generic.go: e^(d + c), c carried into
+// the reduction, dropped where the clamp changed d or c is NaN.
+func (v *nv) exp64Pair(d, c Val) Val {
+	xc := v.min(v.max(d, v.d(approx.Exp64Min)), v.d(approx.Exp64Max))
+	c = v.and(c, v.eq(xc, d))
+	c = v.and(c, v.eq(c, c))
+	n := v.b.Op1(v.w.FRINTN, v.mul(xc, v.d(approx.Log2E)))
+	hi := v.fnma(n, v.d(approx.Ln2Hi64), xc) // exact
+	lm := v.fnma(n, v.d(approx.Ln2Lo64), c)
+	r := v.add(hi, lm)
+	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
+	s := v.add(hi, v.d(1))
+	e := v.add(v.sub(v.d(1), s), hi) // 1 + hi = s + e exactly
+	return v.scale64(v.add(s, v.add(v.add(e, lm), q)), n)
 }
 
 // bits is the 64-bit pattern u in both lanes (float64 kernels).
@@ -86,7 +201,11 @@ func (v *nv) scale64(y, n Val) Val {
 
 // exp64 is exp64 of transcend_generic.go, operation for operation.
 func (v *nv) exp64(x Val) Val {
-	xc := v.min(v.max(x, v.d(approx.Exp64Min)), v.d(approx.Exp64Max))
+	return v.scale64(v.exp64Parts(v.min(v.max(x, v.d(approx.Exp64Min)), v.d(approx.Exp64Max))))
+}
+
+// exp64Parts returns e^xc as p·2^n before the scaling (xc in [-1400, Exp64Max]).
+func (v *nv) exp64Parts(xc Val) (Val, Val) {
 	n := v.b.Op1(v.w.FRINTN, v.mul(xc, v.d(approx.Log2E)))
 	hi := v.fnma(n, v.d(approx.Ln2Hi64), xc) // exact
 	lo := v.mul(n, v.d(approx.Ln2Lo64))
@@ -94,7 +213,7 @@ func (v *nv) exp64(x Val) Val {
 	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
 	s := v.add(hi, v.d(1))
 	e := v.add(v.sub(v.d(1), s), hi) // 1 + hi = s + e exactly
-	return v.scale64(v.add(s, v.add(v.sub(e, lo), q)), n)
+	return v.add(s, v.add(v.sub(e, lo), q)), n
 }
 
 // log64 is log64 of transcend_generic.go: the exponent and mantissa from the

@@ -56,6 +56,11 @@ func main() {
 		v := &vm{s: s.At(elem.F64)}
 		unary(v, "exp", "e^x[i]", v.exp64)
 		unary(v, "log", "log(x[i])", v.log64)
+		unary(v, "sigmoid", "1/(1+e^-x[i])", v.sigmoid64)
+		unary(v, "tanh", "tanh(x[i])", v.tanh64)
+		unary(v, "silu", "x[i]/(1+e^-x[i])", v.silu64)
+		expSum(v, true)
+		expSum(v, false)
 	}
 	Generate()
 	dropSelfMoves(flag.Lookup("out").Value.String())
@@ -624,7 +629,11 @@ func (v *vm) poly64(x VecVirtual, c []float64) VecVirtual {
 }
 
 func (v *vm) exp64(x VecVirtual) VecVirtual {
-	xc := v.clampMem(x, cd(approx.Exp64Min), cd(approx.Exp64Max))
+	return v.scale64(v.exp64Parts(v.clampMem(x, cd(approx.Exp64Min), cd(approx.Exp64Max))))
+}
+
+// exp64Parts returns e^xc as p·2^n before the scaling (xc in [-1400, Exp64Max]).
+func (v *vm) exp64Parts(xc VecVirtual) (VecVirtual, VecVirtual) {
 	n := v.round(v.mul(xc, cd(approx.Log2E)))
 	hi := v.fnma(n, cd(approx.Ln2Hi64), xc) // exact
 	lo := v.mul(n, cd(approx.Ln2Lo64))
@@ -632,7 +641,82 @@ func (v *vm) exp64(x VecVirtual) VecVirtual {
 	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
 	s := v.add(hi, cd(1))
 	e := v.add(v.sub(v.load(cd(1)), s), hi) // 1 + hi = s + e exactly
-	return v.scale64(v.add(s, v.add(v.sub(e, lo), q)), n)
+	return v.add(s, v.add(v.sub(e, lo), q)), n
+}
+
+// expm1x64 is expm1x64 of transcend_generic.go (x in [0, 2·Tanh64Max]).
+func (v *vm) expm1x64(x VecVirtual) VecVirtual {
+	n := v.round(v.mul(x, cd(approx.Log2E)))
+	hi := v.fnma(n, cd(approx.Ln2Hi64), x) // exact
+	lo := v.mul(n, cd(approx.Ln2Lo64))
+	r := v.sub(hi, lo)
+	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
+	u := v.add(hi, v.sub(q, lo))
+	t := v.scale64(v.load(cd(1)), n)
+	return v.fma(t, u, v.sub(t, cd(1)))
+}
+
+func (v *vm) sigmoid64(x VecVirtual) VecVirtual {
+	e := v.exp64(v.or(x, cq(1<<63)))
+	neg := v.cmp(cmpLT, x, v.zero())
+	num := v.sel(neg, e, v.load(cd(1)))
+	return v.quoSum(num, nil, e, 1)
+}
+
+// quoSum is quoSum of transcend_generic.go: num/(e+c) with the sum's exact
+// error (TwoSum) and the FMA remainder correcting num·(1/d).
+// lo, the numerator's low part, may be nil (0).
+func (v *vm) quoSum(num, lo, e VecVirtual, c float64) VecVirtual {
+	d := v.add(e, cd(c))
+	bb := v.sub(d, e)
+	err := v.add(v.sub(e, v.sub(d, bb)), v.sub(v.load(cd(c)), bb))
+	r := v.div(v.load(cd(1)), d)
+	t := v.mul(num, r)
+	nt := v.xor(t, cq(1<<63))
+	res := v.fma(nt, d, num)
+	corr := v.fma(nt, err, res)
+	if lo != nil {
+		corr = v.add(corr, lo)
+	}
+	return v.fma(corr, r, t)
+}
+
+func (v *vm) silu64(x VecVirtual) VecVirtual {
+	xc := v.reg()
+	VMAXPD(x, v.load(cd(-800)), xc) // NaN passes (MAXPD returns x)
+	pp, n := v.exp64Parts(v.or(xc, cq(1<<63)))
+	e := v.scale64(pp, n)
+	neg := v.cmp(cmpLT, xc, v.zero())
+	p := v.mul(xc, e)
+	pe := v.fma(xc, e, v.xor(p, cq(1<<63)))
+	num := v.sel(neg, p, xc)
+	lo := v.sel(neg, pe, v.zero())
+	t := v.or(v.quoSum(num, lo, e, 1), v.and(x, cq(1<<63)))
+	t = v.sel(v.cmp(cmpLT, x, cd(-708)), v.scale64(v.mul(xc, pp), n), t)
+	return v.sel(v.cmp(cmpGT, x, cd(40)), x, t)
+}
+
+func (v *vm) tanh64(x VecVirtual) VecVirtual {
+	y := v.clampMem(v.and(x, cq(1<<63-1)), cd(0), cd(approx.Tanh64Max))
+	e := v.expm1x64(v.add(y, y))
+	t := v.quoSum(e, nil, e, 2)
+	return v.or(t, v.and(x, cq(1<<63)))
+}
+
+// exp64Pair is exp64Pair of transcend_generic.go: e^(d + c), c carried
+// into the reduction, dropped where the clamp changed d or c is NaN.
+func (v *vm) exp64Pair(d, c VecVirtual) VecVirtual {
+	xc := v.clampMem(d, cd(approx.Exp64Min), cd(approx.Exp64Max))
+	c = v.sel(v.cmp(cmpEQ, xc, d), c, v.zero())
+	c = v.sel(v.cmp(0x07, c, c), c, v.zero()) // ORD_Q: NaN -> 0
+	n := v.round(v.mul(xc, cd(approx.Log2E)))
+	hi := v.fnma(n, cd(approx.Ln2Hi64), xc) // exact
+	lm := v.fnma(n, cd(approx.Ln2Lo64), c)
+	r := v.add(hi, lm)
+	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
+	s := v.add(hi, cd(1))
+	e := v.add(v.sub(v.load(cd(1)), s), hi) // 1 + hi = s + e exactly
+	return v.scale64(v.add(s, v.add(v.add(e, lm), q)), n)
 }
 
 func (v *vm) log64(x VecVirtual) VecVirtual {
@@ -804,25 +888,32 @@ func (v *vm) maskedStore(m mask, x VecVirtual, dst Mem) {
 // the error zeroed where it is NaN), and the results are summed in float64.
 func expSum(v *vm, store bool) {
 	s := v.s
-	name, sig := "expSum", "func(dst, x []float32, shift float32) float64"
+	name, sig := "expSum", "func(dst, x []T, shift T) float64"
 	if !store {
-		name, sig = "sumExp", "func(x []float32, shift float32) float64"
+		name, sig = "sumExp", "func(x []T, shift T) float64"
 	}
-	TEXT(name+s.Name, NOSPLIT, sig)
+	name += s.Suffix() + s.Name
+	generic := "expSumGeneric" + map[bool]string{false: "", true: "64"}[s.Double()]
+	TEXT(name, NOSPLIT, s.Typed(sig))
 	Pragma("noescape")
 	if store {
-		Doc(name+s.Name+" sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric).", "Requires: "+requires(s)+".")
+		Doc(name+" sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see "+generic+").", "Requires: "+requires(s)+".")
 		Load(Param("dst").Base(), RDI)
 	} else {
-		Doc(name+s.Name+" returns Σ e^(x[i]-shift) in float64 (see expSumGeneric).", "Requires: "+requires(s)+".")
+		Doc(name+" returns Σ e^(x[i]-shift) in float64 (see "+generic+").", "Requires: "+requires(s)+".")
 	}
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
 	xs := XMM()
 	Load(Param("shift"), xs)
 	negShift := v.reg()
-	VBROADCASTSS(xs, negShift)
-	negShift = v.xor(negShift, c(1<<31))
+	if s.Double() {
+		VBROADCASTSD(xs, negShift)
+		negShift = v.xor(negShift, cq(1<<63))
+	} else {
+		VBROADCASTSS(xs, negShift)
+		negShift = v.xor(negShift, c(1<<31))
+	}
 	acc0, acc1 := v.reg(), v.reg()
 	VXORPD(acc0, acc0, acc0)
 	VXORPD(acc1, acc1, acc1)
@@ -830,12 +921,21 @@ func expSum(v *vm, store bool) {
 		d := v.add(x, negShift)
 		bb := v.sub(d, x)
 		lo := v.add(v.sub(x, v.sub(d, bb)), v.sub(negShift, bb))
-		n, q := v.expPair(d, lo)
-		e := v.scale(v.add(q, cf(1)), n)
+		var e VecVirtual
+		if s.Double() {
+			e = v.exp64Pair(d, lo)
+		} else {
+			n, q := v.expPair(d, lo)
+			e = v.scale(v.add(q, cf(1)), n)
+		}
 		if m != nil {
 			e = v.sel(*m, e, v.zero())
 		}
-		v.accumulate(e, acc0, acc1)
+		if s.Double() {
+			VADDPD(e, acc0, acc0)
+		} else {
+			v.accumulate(e, acc0, acc1)
+		}
 		return e
 	}
 	v.loop(store, body)
