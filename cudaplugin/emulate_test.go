@@ -123,7 +123,7 @@ func TestEmulatedOutOfMemory(t *testing.T) {
 	if _, err := tensor.NewOn(g.Device(), 64, 1024); err != nil {
 		t.Fatalf("after the tensors were dropped: %v", err)
 	}
-	a, _ := tensor.NewOn(g.Device(), 1024, 512) // 2 MiB
+	a, _ := tensor.NewOn(g.Device(), 1024, 512)            // 2 MiB
 	err = tensor.Catch(func() { tensor.MatMul(a, a.T()) }) // a 4 MiB result
 	var oom *tensor.OutOfMemoryError
 	if !errors.As(err, &oom) || oom.Op != "tensor: MatMul" || oom.Requested != 4<<20 || oom.Device != g.Device() ||
