@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lanesgo/lanes/dispatch"
 	"github.com/lanesgo/lanes/internal/shape"
@@ -154,12 +155,29 @@ func Open(ordinal int) (*GPU, error) {
 	g := &GPU{ordinal: ordinal, dev: deviceOf(ordinal), info: info,
 		resident: newPool(cudaMemory{}), staging: newPool(cudaMemory{}),
 		lanes: make(chan *lane, maxLanes)}
-	g.resident.reclaim = runtime.GC // unreachable device tensors give their buffers back
+	g.resident.reclaim = collect // unreachable device tensors give their buffers back
 	if err := check("cudaStreamCreate", C.lanes_stream_create(&g.stream)); err != nil {
 		return nil, err
 	}
 	tensor.RegisterDevice(g.dev, &tensor.Backend{Memory: g, MatMul: g, Conv: g, Elementwise: g, Reduce: g, Copy: g, Pool: g, Index: g, Norm: g, Loss: g, Optim: g, Random: g})
 	return g, nil
+}
+
+// collect runs a garbage collection and waits, a second at most, for the
+// cleanups it queued: those of unreachable device tensors put their
+// buffers back in the pool (best effort: cleanups may run in parallel,
+// so the last of them may still be running when the marker's has).
+func collect() {
+	done := make(chan struct{})
+	marker := &struct{ _ [32]byte }{} // not a tiny allocation: its own object
+	runtime.AddCleanup(marker, func(c chan struct{}) { close(c) }, done)
+	marker = nil
+	runtime.GC()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+	runtime.Gosched()
 }
 
 // Enable opens device 0 and makes it lanes' accelerator: the offload

@@ -55,14 +55,20 @@
 //
 // Memory: device buffers come from a pool with size classes (four per
 // power of two: less than 25% waste) that reuses freed buffers; it is
-// flushed (cudaFree) by Close and when an allocation fails, after which
-// the allocation is retried once.
+// flushed (cudaFree) by Close and when an allocation fails (after a
+// garbage collection, which returns unreachable tensors' buffers), after
+// which the allocation is retried once. GPU implements
+// tensor.MemoryReporter: tensor.MemoryStats gives the pool's bytes in use
+// and reserved and their peaks (ResetPeakMemoryStats), as
+// torch.cuda.memory_stats.
 //
 // Faults: every CUDA call is checked; a failure is an *Error carrying
 // cudaGetErrorString. No driver or no device: Open fails, the CPU does
 // everything; the error matches ErrUnavailable (errors.Is) as it does
 // without -tags cuda, and so do the methods of the nil *GPU Open returns. Out of memory: flush and retry once, then the CPU for
-// offloaded ops and an error for device tensors. A sticky error (illegal
+// offloaded ops and a *tensor.OutOfMemoryError for device tensors (the
+// bytes asked and in use; tensor's ops panic with it, tensor.Catch
+// returns it); the device goes on working. A sticky error (illegal
 // address, launch failure, ...: the CUDA context is lost) disables the
 // plugin for the process with one log line; from then on every op is the
 // CPU's and device operations return ErrDisabled.

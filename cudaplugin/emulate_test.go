@@ -86,7 +86,8 @@ func TestEmulatedCloseFreesAll(t *testing.T) {
 // TestEmulatedOutOfMemory fills a 4 MiB device: the allocation that does
 // not fit fails with the runtime's out-of-memory error after the pool has
 // collected and flushed; once the tensors are dropped the memory is
-// usable again; tensor's ops report the failure in their panic.
+// usable again; tensor's ops panic with a *tensor.OutOfMemoryError
+// naming the op and the bytes, which tensor.Catch returns.
 func TestEmulatedOutOfMemory(t *testing.T) {
 	if !inChild(t, "LANES_CUDAEMU_MEMORY=4m") {
 		return
@@ -122,16 +123,13 @@ func TestEmulatedOutOfMemory(t *testing.T) {
 	if _, err := tensor.NewOn(g.Device(), 64, 1024); err != nil {
 		t.Fatalf("after the tensors were dropped: %v", err)
 	}
-	a, _ := tensor.NewOn(g.Device(), 1024, 512) // 2 MiB
-	func() {
-		defer func() {
-			msg, _ := recover().(string)
-			if !strings.HasPrefix(msg, "tensor: MatMul: ") || !strings.Contains(msg, "out of memory") {
-				t.Errorf("MatMul beyond the device's memory: panic %q, want one naming MatMul and out of memory", msg)
-			}
-		}()
-		tensor.MatMul(a, a.T()) // a 4 MiB result
-	}()
+	a, _ := tensor.NewOn(g.Device(), 1024, 512)            // 2 MiB
+	err = tensor.Catch(func() { tensor.MatMul(a, a.T()) }) // a 4 MiB result
+	var oom *tensor.OutOfMemoryError
+	if !errors.As(err, &oom) || oom.Op != "tensor: MatMul" || oom.Requested != 4<<20 || oom.Device != g.Device() ||
+		!isOutOfMemory(err) || !strings.HasPrefix(err.Error(), "tensor: MatMul: [1024 512] on device(1) and [512 1024] on device(1): out of memory on device(1): 4194304 bytes asked, ") {
+		t.Errorf("MatMul beyond the device's memory: %v, want a *tensor.OutOfMemoryError naming MatMul and 4 MiB", err)
+	}
 	runtime.KeepAlive(held)
 }
 

@@ -112,12 +112,42 @@ func (g *GPU) download(dst []float32, src uintptr) error {
 }
 
 // alloc returns an uninitialized resident buffer of n elements (entered).
+// Out of memory (after the pool's flush and retry) is a
+// *tensor.OutOfMemoryError wrapping cudaMalloc's error.
 func (g *GPU) alloc(n int) (*deviceMemory, error) {
-	b, err := g.resident.get(4 * max(n, 1))
+	bytes := 4 * max(n, 1)
+	b, err := g.resident.get(bytes)
 	if err != nil {
+		if isOutOfMemory(err) {
+			s := g.resident.Stats()
+			return nil, &tensor.OutOfMemoryError{Device: g.dev, Requested: int64(bytes), InUse: s.InUseBytes,
+				Reserved: s.InUseBytes + s.CachedBytes, Err: err}
+		}
 		return nil, err
 	}
 	return &deviceMemory{g: g, b: b, n: n}, nil
+}
+
+// MemStats implements tensor.MemoryReporter (tensor.MemoryStats): the
+// resident pool's figures, which hold the device tensors and the
+// temporaries of device work (the pinned host buffers of offloaded work
+// are not device memory; Stats has them).
+func (g *GPU) MemStats(tensor.Device) tensor.MemStats {
+	if !g.opened() {
+		return tensor.MemStats{}
+	}
+	s := g.resident.Stats()
+	return tensor.MemStats{InUse: s.InUseBytes, Reserved: s.InUseBytes + s.CachedBytes,
+		PeakInUse: s.PeakInUseBytes, PeakReserved: s.PeakReservedBytes,
+		Allocs: int64(s.Allocs + s.Reuses), Frees: int64(s.Frees), DeviceAllocs: int64(s.Allocs),
+		Flushes: int64(s.Flushes), OOMs: int64(s.OOMs)}
+}
+
+// ResetPeakMemStats implements tensor.MemoryReporter.
+func (g *GPU) ResetPeakMemStats(tensor.Device) {
+	if g.opened() {
+		g.resident.resetPeak()
+	}
 }
 
 // Alloc implements tensor.DeviceAllocator: n zero-filled elements.

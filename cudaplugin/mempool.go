@@ -37,13 +37,25 @@ type block struct {
 	class int
 }
 
-// PoolStats counts what a pool did.
+// PoolStats counts what a pool did. Bytes are the size classes' (a
+// request rounded up).
 type PoolStats struct {
 	Allocs      int   // buffers allocated from the device
 	Reuses      int   // requests served from the free lists
+	Frees       int   // buffers handed back (to the free lists)
 	Flushes     int   // times the free lists were emptied (Close, out of memory)
+	OOMs        int   // requests that failed for want of memory after a flush and a retry
 	CachedBytes int64 // bytes in the free lists now
 	InUseBytes  int64 // bytes handed out and not returned
+	// PeakInUseBytes and PeakReservedBytes are the highest InUseBytes
+	// and InUseBytes + CachedBytes since the pool was made or resetPeak.
+	PeakInUseBytes, PeakReservedBytes int64
+}
+
+// peaks raises the high-water marks to the current figures (mu held).
+func (s *PoolStats) peaks() {
+	s.PeakInUseBytes = max(s.PeakInUseBytes, s.InUseBytes)
+	s.PeakReservedBytes = max(s.PeakReservedBytes, s.InUseBytes+s.CachedBytes)
 }
 
 // pool keeps freed device buffers by size class for reuse. Safe for
@@ -62,8 +74,10 @@ func newPool(a allocator) *pool {
 }
 
 // get returns a buffer of at least n bytes: a freed one of n's class, or a
-// new one. When the device is out of memory it flushes the free lists and
-// tries once more.
+// new one. When the device is out of memory it reclaims (the buffers of
+// unreachable tensors come back), flushes the free lists and tries once
+// more, as PyTorch's caching allocator does; the error is then the
+// device's (isOutOfMemory).
 func (p *pool) get(n int) (block, error) {
 	class, size := sizeClass(n)
 	p.mu.Lock()
@@ -73,6 +87,7 @@ func (p *pool) get(n int) (block, error) {
 		p.stats.Reuses++
 		p.stats.CachedBytes -= int64(size)
 		p.stats.InUseBytes += int64(size)
+		p.stats.peaks()
 		p.mu.Unlock()
 		return block{ptr, size, class}, nil
 	}
@@ -88,11 +103,17 @@ func (p *pool) get(n int) (block, error) {
 		ptr, err = p.a.alloc(size)
 	}
 	if err != nil {
+		if isOutOfMemory(err) {
+			p.mu.Lock()
+			p.stats.OOMs++
+			p.mu.Unlock()
+		}
 		return block{}, err
 	}
 	p.mu.Lock()
 	p.stats.Allocs++
 	p.stats.InUseBytes += int64(size)
+	p.stats.peaks()
 	p.mu.Unlock()
 	return block{ptr, size, class}, nil
 }
@@ -102,6 +123,7 @@ func (p *pool) get(n int) (block, error) {
 func (p *pool) put(b block) {
 	p.mu.Lock()
 	p.free[b.class] = append(p.free[b.class], b.ptr)
+	p.stats.Frees++
 	p.stats.CachedBytes += int64(b.size)
 	p.stats.InUseBytes -= int64(b.size)
 	p.mu.Unlock()
@@ -131,4 +153,12 @@ func (p *pool) Stats() PoolStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.stats
+}
+
+// resetPeak starts the high-water marks again from the current figures.
+func (p *pool) resetPeak() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stats.PeakInUseBytes, p.stats.PeakReservedBytes = 0, 0
+	p.stats.peaks()
 }

@@ -120,8 +120,52 @@ func TestPoolOutOfMemory(t *testing.T) {
 		t.Errorf("get on a full device: %v (%d OOMs)", err, d.oomCalls)
 	}
 	p.put(c)
-	if s := p.Stats(); s.InUseBytes != 0 || s.CachedBytes != 4096 {
+	if s := p.Stats(); s.InUseBytes != 0 || s.CachedBytes != 4096 || s.OOMs != 1 || s.Flushes != 2 || s.Frees != 3 {
 		t.Errorf("stats %+v", s)
+	}
+}
+
+// TestPoolPeaks follows the high-water marks of bytes in use and bytes
+// reserved (in use and cached) through gets, puts, a reuse, a flush and
+// resetPeak.
+func TestPoolPeaks(t *testing.T) {
+	d := newFakeDevice(1 << 20)
+	p := newPool(d)
+	var held []block
+	get := func(n int) {
+		b, err := p.get(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, b)
+	}
+	put := func() { p.put(held[0]); held = held[1:] }
+	for _, c := range []struct {
+		name                  string
+		do                    func()
+		inUse, reserved       int64
+		peakInUse, peakReserv int64
+	}{
+		{"get 1000", func() { get(1000) }, 1024, 1024, 1024, 1024},
+		{"get 2000", func() { get(2000) }, 3072, 3072, 3072, 3072},
+		{"put 1024", put, 2048, 3072, 3072, 3072},
+		{"get 900 (reused)", func() { get(900) }, 3072, 3072, 3072, 3072},
+		{"put 2048", put, 1024, 3072, 3072, 3072},
+		{"flush", func() { p.flush() }, 1024, 1024, 3072, 3072},
+		{"resetPeak", p.resetPeak, 1024, 1024, 1024, 1024},
+		{"get 512", func() { get(512) }, 1536, 1536, 1536, 1536},
+		{"put 1024", put, 512, 1536, 1536, 1536},
+		{"put 512", put, 0, 1536, 1536, 1536},
+	} {
+		c.do()
+		s := p.Stats()
+		if s.InUseBytes != c.inUse || s.InUseBytes+s.CachedBytes != c.reserved || s.PeakInUseBytes != c.peakInUse || s.PeakReservedBytes != c.peakReserv {
+			t.Errorf("%s: in use %d, reserved %d, peaks %d and %d; want %d, %d, %d, %d", c.name,
+				s.InUseBytes, s.InUseBytes+s.CachedBytes, s.PeakInUseBytes, s.PeakReservedBytes, c.inUse, c.reserved, c.peakInUse, c.peakReserv)
+		}
+	}
+	if s := p.Stats(); s.Allocs != 3 || s.Reuses != 1 || s.Frees != 4 {
+		t.Errorf("counts %+v", s)
 	}
 }
 

@@ -31,14 +31,16 @@ func DeviceCount() (int, error) { return 0, ErrUnavailable }
 // Devices reports ErrUnavailable.
 func Devices() ([]dispatch.DeviceInfo, error) { return nil, ErrUnavailable }
 
-func (g *GPU) Device() tensor.Device                 { return tensor.CPU }
-func (g *GPU) Info() dispatch.DeviceInfo             { return dispatch.DeviceInfo{} }
-func (g *GPU) Close() error                          { return ErrUnavailable }
-func (g *GPU) Sync() error                           { return ErrUnavailable }
-func (g *GPU) Stats() (resident, staging PoolStats)  { return }
-func (g *GPU) Place(dispatch.Work) dispatch.Target   { return dispatch.OnCPU }
-func (g *GPU) Describe() string                      { return ErrUnavailable.Error() }
-func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) Device() tensor.Device                  { return tensor.CPU }
+func (g *GPU) Info() dispatch.DeviceInfo              { return dispatch.DeviceInfo{} }
+func (g *GPU) Close() error                           { return ErrUnavailable }
+func (g *GPU) Sync() error                            { return ErrUnavailable }
+func (g *GPU) Stats() (resident, staging PoolStats)   { return }
+func (g *GPU) MemStats(tensor.Device) tensor.MemStats { return tensor.MemStats{} }
+func (g *GPU) ResetPeakMemStats(tensor.Device)        {}
+func (g *GPU) Place(dispatch.Work) dispatch.Target    { return dispatch.OnCPU }
+func (g *GPU) Describe() string                       { return ErrUnavailable.Error() }
+func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error  { return ErrUnavailable }
 func (g *GPU) Conv2D(dst, x, w, b *tensor.Tensor, p tensor.ConvParams) error {
 	return ErrUnavailable
 }

@@ -81,6 +81,14 @@
 // every device. Save, Load and the checkpoints copy a device model through
 // the host.
 //
+// A device out of memory makes the step panic with a
+// *tensor.OutOfMemoryError naming the op and the bytes asked;
+// tensor.Catch(func() { ... one step ... }) returns it as an error. The
+// optimizer's Step is done for every parameter or none; a failed Backward
+// leaves partial gradients, which the next step's ZeroGrad clears. The
+// program may then go on on the CPU: To(model, tensor.CPU), opt.To and
+// Batches.To. tensor.MemoryStats reports a device's memory and its peak.
+//
 // # Speed
 //
 // Sequential fuses a Linear followed by an activation into one pass (the

@@ -57,7 +57,7 @@ func newState(fn string, params []*Var, slots int) [][]*tensor.Tensor {
 		for k := range s {
 			t, err := tensor.NewOn(v.value.Device(), v.value.Shape()...)
 			if err != nil {
-				panic(fmt.Sprintf("nn: %s: state of parameter %d of shape %v on %v: %v", fn, i, v.value.Shape(), v.value.Device(), err))
+				panic(allocFailure("nn: "+fn, fmt.Sprintf("state of parameter %d of shape %v on %v", i, v.value.Shape(), v.value.Device()), err))
 			}
 			s[k][i] = t
 		}

@@ -208,7 +208,8 @@ func (tp *Tape) alloc(shape ...int) *tensor.Tensor { return tp.allocOn(tensor.CP
 // previous step when it is on dev and large enough, else a new one (host
 // buffers get a quarter more room, so that a slightly larger step reuses
 // them; device buffers are exact). A device that cannot provide the
-// memory makes it panic, naming the size.
+// memory makes it panic, naming the size (with the
+// *tensor.OutOfMemoryError when it has too little: tensor.Catch).
 func (tp *Tape) allocOn(dev tensor.Device, shape ...int) *tensor.Tensor {
 	n := 1
 	for _, d := range shape {
@@ -220,6 +221,7 @@ func (tp *Tape) allocOn(dev tensor.Device, shape ...int) *tensor.Tensor {
 	s := &tp.bufs[tp.nbuf]
 	tp.nbuf++
 	if dev == tensor.CPU {
+		s.mem = nil // a device buffer of an earlier step (the model moved) goes
 		if cap(s.buf) < n {
 			s.buf = make([]float32, n, n+n/4)
 			s.t = nil
@@ -234,7 +236,7 @@ func (tp *Tape) allocOn(dev tensor.Device, shape ...int) *tensor.Tensor {
 		s.mem, s.t = nil, nil // the old buffer may go before the new one comes
 		mem, err := tensor.NewOn(dev, n)
 		if err != nil {
-			panic(fmt.Sprintf("nn: Tape: allocating %d bytes for a tensor of shape %v on %v: %v", 4*n, slices.Clone(shape), dev, err))
+			panic(allocFailure("nn: Tape", fmt.Sprintf("allocating %d bytes for a tensor of shape %v on %v", 4*n, slices.Clone(shape), dev), err))
 		}
 		s.mem = mem
 	}
@@ -242,6 +244,17 @@ func (tp *Tape) allocOn(dev tensor.Device, shape ...int) *tensor.Tensor {
 		s.t = s.mem.Slice(0, 0, n, 1).Reshape(slices.Clone(shape)...)
 	}
 	return s.t
+}
+
+// allocFailure is the panic value of nn code (op) that could not get
+// device memory for what where says: the *tensor.OutOfMemoryError, naming
+// them, when the device had too little (tensor.Catch recovers it), else
+// the message "op: where: err".
+func allocFailure(op, where string, err error) any {
+	if oom, ok := tensor.AsOutOfMemory(err, op, where); ok {
+		return oom
+	}
+	return fmt.Sprintf("%s: %s: %v", op, where, err)
 }
 
 // view returns x reshaped to shape (of x's length), sharing its storage,
@@ -424,7 +437,7 @@ func (tp *Tape) gradFor(v *Var) (dst *tensor.Tensor, add bool) {
 		dev := v.value.Device()
 		g, err := tensor.NewOn(dev, v.value.Shape()...)
 		if err != nil {
-			panic(fmt.Sprintf("nn: Backward: allocating the gradient of a parameter of shape %v on %v: %v", v.value.Shape(), dev, err))
+			panic(allocFailure("nn: Backward", fmt.Sprintf("allocating the gradient of a parameter of shape %v on %v", v.value.Shape(), dev), err))
 		}
 		v.grad = g
 	}

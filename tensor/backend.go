@@ -240,6 +240,11 @@ type LossKernels interface {
 // parameter's shape, on the Backend's device; the slot lists a step
 // does not read may be nil) and the counters. A nil grads[i] skips
 // parameter i and its state.
+//
+// An implementation that fails for want of memory does so before it has
+// written anything (the public function then advances no counter), so that
+// a step is done for every parameter or for none: a program that catches
+// the panic (Catch) can run the step again elsewhere.
 type OptimKernels interface {
 	// SGD is SGDStep's update; started[i] says whether momentum[i] holds
 	// a buffer yet (the public function sets the flags afterwards).
@@ -442,10 +447,11 @@ func offloadTo(w dispatch.Work) *Backend {
 }
 
 // ran panics, naming op, the operands ts and the cause, when the
-// implementation that ran op returned err.
+// implementation that ran op returned err: with an *OutOfMemoryError
+// when err is one (failure), else with a message.
 func ran(op string, err error, dst *Tensor, ts ...*Tensor) {
 	if err != nil {
-		panic(residentFailure(op, dst, ts, err))
+		panic(failure(op, dst, ts, err))
 	}
 }
 
@@ -510,7 +516,7 @@ func result(op string, dev Device, shape []int, ts ...*Tensor) *Tensor {
 	}
 	dst, err := NewOn(dev, shape...)
 	if err != nil {
-		panic(residentFailure(op, nil, ts, fmt.Errorf("allocating the result of shape %v: %w", shape, err)))
+		panic(failure(op, nil, ts, fmt.Errorf("allocating the result of shape %v: %w", shape, err)))
 	}
 	return dst
 }

@@ -27,7 +27,11 @@ type DeviceMemory interface {
 // A DeviceAllocator hands out device memory; a plugin registers one per
 // device, as its Backend's Memory, with RegisterDevice.
 type DeviceAllocator interface {
-	// Alloc returns a buffer of n zero-filled elements on dev.
+	// Alloc returns a buffer of n zero-filled elements on dev. When the
+	// device has too little memory, even after giving back what its
+	// allocator caches, the error is an *OutOfMemoryError (Op and Where
+	// empty: the caller fills them in). An allocator may also implement
+	// MemoryReporter (MemoryStats).
 	Alloc(dev Device, n int) (DeviceMemory, error)
 }
 
@@ -172,7 +176,8 @@ func FromDeviceMemory(mem DeviceMemory, shape ...int) *Tensor {
 }
 
 // NewOn returns a zero-filled contiguous tensor of the given shape on dev
-// (New for CPU). The error says why a device could not provide the memory.
+// (New for CPU). The error says why a device could not provide the memory:
+// an *OutOfMemoryError when it had too little.
 func NewOn(dev Device, shape ...int) (*Tensor, error) {
 	n := checkShape("NewOn", shape)
 	if dev == CPU {
@@ -184,6 +189,9 @@ func NewOn(dev Device, shape ...int) (*Tensor, error) {
 	}
 	mem, err := a.Alloc(dev, n)
 	if err != nil {
+		if oom, ok := AsOutOfMemory(err, "tensor: NewOn", fmt.Sprintf("shape %v", shape)); ok {
+			return nil, oom
+		}
 		return nil, err
 	}
 	return deviceStorage(mem, shape), nil

@@ -102,12 +102,18 @@ func AdamStep(params, grads, m, v []*Tensor, steps []int64, hp AdamParams) {
 	checkSlots(op, params, "v", v)
 	dev := optimDevice(op, params, grads, m, v)
 	k := optimOn(op, dev, params)
-	for i, g := range grads {
-		if g != nil {
-			steps[i]++
+	advance := func(by int64) {
+		for i, g := range grads {
+			if g != nil {
+				steps[i] += by
+			}
 		}
 	}
-	optimRan(op, dev, params, k.Adam(params, grads, m, v, steps, hp))
+	advance(1)
+	if err := k.Adam(params, grads, m, v, steps, hp); err != nil {
+		advance(-1) // a failed step counts for no parameter
+		optimRan(op, dev, params, err)
+	}
 }
 
 // AdamCorrections returns the bias corrections of Adam's step t:
@@ -213,11 +219,17 @@ func optimDevice(op string, lists ...[]*Tensor) Device {
 }
 
 // optimRan panics, naming op, the parameters and the device, when the
-// implementation returned err.
+// implementation returned err: with an *OutOfMemoryError when err is one,
+// else with a message.
 func optimRan(op string, dev Device, params []*Tensor, err error) {
-	if err != nil {
-		panic(fmt.Sprintf("tensor: %s: %d parameters on %v: %v", op, len(params), dev, err))
+	if err == nil {
+		return
 	}
+	where := fmt.Sprintf("%d parameters on %v", len(params), dev)
+	if oom, ok := AsOutOfMemory(err, "tensor: "+op, where); ok {
+		panic(oom)
+	}
+	panic(fmt.Sprintf("tensor: %s: %s: %v", op, where, err))
 }
 
 // optBlock is the block of elements the CPU's updates run over: a

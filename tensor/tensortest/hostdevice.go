@@ -21,6 +21,7 @@ type HostDevice struct {
 	mu     sync.Mutex
 	counts Counts
 	faults Faults
+	mem    tensor.MemStats // its figures (MemoryStats): no pool, Reserved is InUse
 }
 
 // Counts is what a HostDevice has done since it was made or last Reset.
@@ -60,6 +61,11 @@ type Faults struct {
 	Alloc   error // every allocation (NewOn, To, an op's result)
 	Copy    error // every copy to or from the host
 	Kernels error // every family call, after it is counted
+	// Memory, when above 0, is the device's capacity in bytes: an
+	// allocation that would take the bytes in use (tensor.MemStats'
+	// InUse) above it fails with a *tensor.OutOfMemoryError, as a full
+	// device's does.
+	Memory int64
 }
 
 // NewHostDevice returns a stand-in for dev, not registered (Register, or
@@ -131,17 +137,45 @@ func (a allocator) Alloc(dev tensor.Device, n int) (tensor.DeviceMemory, error) 
 	if dev != a.d.dev {
 		return nil, fmt.Errorf("tensortest: %v asked to allocate on %v", a.d.dev, dev)
 	}
-	a.d.mu.Lock()
-	err := a.d.faults.Alloc
-	if err == nil {
-		a.d.counts.Allocs++
-		a.d.counts.AllocBytes += 4 * int64(n)
+	d, bytes := a.d, 4*int64(n)
+	d.mu.Lock()
+	err := d.faults.Alloc
+	if c := d.faults.Memory; err == nil && c > 0 && d.mem.InUse+bytes > c {
+		d.mem.OOMs++
+		err = &tensor.OutOfMemoryError{Device: d.dev, Requested: bytes, InUse: d.mem.InUse, Reserved: d.mem.Reserved,
+			Err: fmt.Errorf("tensortest: capacity %d bytes", c)}
 	}
-	a.d.mu.Unlock()
+	if err == nil {
+		d.counts.Allocs++
+		d.counts.AllocBytes += bytes
+		m := &d.mem
+		m.Allocs++
+		m.DeviceAllocs++
+		m.InUse += bytes
+		m.Reserved = m.InUse
+		m.PeakInUse = max(m.PeakInUse, m.InUse)
+		m.PeakReserved = max(m.PeakReserved, m.Reserved)
+	}
+	d.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	return &memory{d: a.d, buf: make([]float32, n)}, nil
+	return &memory{d: d, buf: make([]float32, n)}, nil
+}
+
+// MemStats implements tensor.MemoryReporter: the stand-in keeps no pool,
+// so Reserved is InUse and DeviceAllocs is Allocs.
+func (a allocator) MemStats(tensor.Device) tensor.MemStats {
+	a.d.mu.Lock()
+	defer a.d.mu.Unlock()
+	return a.d.mem
+}
+
+// ResetPeakMemStats implements tensor.MemoryReporter.
+func (a allocator) ResetPeakMemStats(tensor.Device) {
+	a.d.mu.Lock()
+	defer a.d.mu.Unlock()
+	a.d.mem.PeakInUse, a.d.mem.PeakReserved = a.d.mem.InUse, a.d.mem.Reserved
 }
 
 // memory is a buffer of a HostDevice.
@@ -152,7 +186,14 @@ type memory struct {
 
 func (m *memory) Device() tensor.Device { return m.d.dev }
 func (m *memory) Len() int              { return len(m.buf) }
-func (m *memory) Release()              { m.d.update(func(c *Counts) { c.Releases++ }) }
+func (m *memory) Release() {
+	m.d.update(func(c *Counts) {
+		c.Releases++
+		m.d.mem.Frees++
+		m.d.mem.InUse -= 4 * int64(len(m.buf))
+		m.d.mem.Reserved = m.d.mem.InUse
+	})
+}
 
 func (m *memory) CopyFromHost(off int, src []float32) error {
 	f := m.d.update(func(c *Counts) { c.Uploads++; c.UploadBytes += 4 * int64(len(src)) })

@@ -20,7 +20,24 @@
 // the binary built with -tags cuda (or -tags cudaemu, the plugin's
 // kernels emulated on the host), and a plugin that registers every op
 // family the models use; without the tag the command says so and exits.
-// The default, cpu, trains on the host.
+// The default, cpu, trains on the host. On a device the epoch's line
+// ends with the device memory the epoch's training steps took at their
+// peak (tensor.MemoryStats, reset at the start of each epoch):
+//
+//	... device_peak_bytes=P device_peak_reserved_bytes=R
+//
+// P is the bytes of live buffers at the peak (torch.cuda.max_memory_allocated),
+// R the bytes the device's pool held (max_memory_reserved).
+//
+// When the device runs out of memory (a *tensor.OutOfMemoryError, caught
+// with tensor.Catch) in a training step or in the evaluation, the command
+// says so on stderr, naming the op and the bytes, moves the model, the
+// optimizer's state and the batches to the CPU, runs the step (or the
+// evaluation) again there, and goes on on the CPU; -oom exit makes it
+// stop with the error instead. The failed step updated no parameter
+// (tensor's optimizer steps do all or nothing); the models have no
+// BatchNorm, whose running statistics a failed forward pass would have
+// moved.
 //
 // -checkpoint FILE saves, after every epoch, the model, the optimizer's
 // state and the batch iterator's place (nn.SaveCheckpoint); -resume FILE
@@ -71,10 +88,15 @@ func main() {
 	checkpoint := flag.String("checkpoint", "", "after each epoch, save the model, the optimizer and the batch iterator's place to this file")
 	resume := flag.String("resume", "", "resume training from this checkpoint (written by -checkpoint); -epochs counts from the start")
 	device := flag.String("device", "cpu", "where to train: cpu, or cuda[:N] (a binary built with -tags cuda or -tags cudaemu)")
+	oom := flag.String("oom", "cpu", "when the device runs out of memory: cpu (go on on the CPU) or exit")
 	flag.Parse()
+	if *oom != "cpu" && *oom != "exit" {
+		fmt.Fprintf(os.Stderr, "fashion: -oom %s: want cpu or exit\n", *oom)
+		os.Exit(2)
+	}
 	dev, closeDev, err := openDevice(*device)
 	if err == nil {
-		err = run(*model, *epochs, dev, *dir, *save, *eval, *checkpoint, *resume, *seed, *batch, float32(*lr))
+		err = run(*model, *epochs, dev, *dir, *save, *eval, *checkpoint, *resume, *seed, *batch, float32(*lr), *oom == "cpu")
 		if cerr := closeDev(); err == nil {
 			err = cerr
 		}
@@ -110,7 +132,7 @@ func openDevice(name string) (tensor.Device, func() error, error) {
 	return tensor.CPU, none, fmt.Errorf("-device %s: want cpu, cuda or cuda:N", name)
 }
 
-func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint, resume string, seed uint64, batch int, lr float32) error {
+func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint, resume string, seed uint64, batch int, lr float32, oomToCPU bool) error {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	model, err := newModel(kind, r)
 	if err != nil {
@@ -120,22 +142,31 @@ func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint
 	if err != nil {
 		return err
 	}
-	if err := nn.To(model, dev); err != nil {
+	tr := &training{model: model, tp: nn.NewTape(), dev: dev, oomToCPU: oomToCPU}
+	if err := tr.fallBack(nn.To(model, dev)); err != nil {
 		return err
 	}
 	if eval != "" {
 		if _, err := nn.Load(eval, model); err != nil {
 			return err
 		}
-		acc, err := accuracy(model, d.testX, d.testY, dev)
+		acc, err := tr.accuracy(d.testX, d.testY)
 		if err != nil {
 			return err
 		}
 		fmt.Printf("test_accuracy=%.2f\n", acc)
 		return nil
 	}
-	opt := nn.NewAdam(nn.Params(model), lr) // its state is made where the parameters are
+	var opt nn.Optimizer
+	if err := tr.fallBack(tensor.Catch(func() { opt = nn.NewAdam(nn.Params(model), lr) })); err != nil {
+		return err
+	}
+	if opt == nil { // the device had no room for its state: on the CPU now
+		opt = nn.NewAdam(nn.Params(model), lr)
+	}
+	tr.opt = opt // its state is made where the parameters are
 	batches := nn.NewBatches(d.trainX, d.trainY, batch, r)
+	tr.batches = batches
 	first := 1
 	if resume != "" {
 		meta, err := nn.LoadCheckpoint(resume, model, opt, batches)
@@ -148,46 +179,59 @@ func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint
 		// The checkpoint was saved at the end of epoch Epoch()+1.
 		first = batches.Epoch() + 2
 	}
-	if err := batches.To(dev); err != nil {
+	if err := tr.fallBack(batches.To(tr.dev)); err != nil {
 		return err
 	}
 	// The step losses stay where the model is until they are read.
-	losses, err := tensor.NewOn(dev, batches.Len())
-	if err != nil {
+	losses, err := tensor.NewOn(tr.dev, batches.Len())
+	if err := tr.fallBack(err); err != nil {
 		return err
 	}
-	tp := nn.NewTape()
+	if tr.losses = losses; losses == nil {
+		tr.losses = tensor.New(batches.Len())
+	}
 	bar := newProgress(os.Stderr, batches.Len())
 	for epoch := first; epoch <= epochs; epoch++ {
 		if epoch > 1 {
 			batches.Reset()
 		}
 		model.SetTraining(true)
+		onDevice := tr.dev != tensor.CPU
+		if onDevice {
+			if err := tensor.ResetPeakMemoryStats(tr.dev); err != nil {
+				return err
+			}
+		}
 		start := time.Now()
 		var steps int
 		for x, y, ok := batches.Next(); ok; x, y, ok = batches.Next() {
-			tp.Reset()
-			loss := tp.CrossEntropy(model.Forward(tp, tp.Const(x)), y)
-			opt.ZeroGrad()
-			tp.Backward(loss)
-			opt.Step()
-			tensor.CopyInto(losses.Slice(0, steps, steps+1, 1).Reshape(), loss.Value())
+			if err := tr.step(x, y, steps); err != nil {
+				return fmt.Errorf("epoch %d, step %d: %w", epoch, steps+1, err)
+			}
 			steps++
 			if bar.due(steps) {
-				bar.update(steps, meanLoss(losses, steps))
+				bar.update(steps, meanLoss(tr.losses, steps))
 			}
 		}
 		if err := batches.Err(); err != nil {
 			return err
 		}
-		mean := meanLoss(losses, steps) // waits for the epoch's work
+		mean := meanLoss(tr.losses, steps) // waits for the epoch's work
 		secs := time.Since(start).Seconds()
 		bar.done()
-		acc, err := accuracy(model, d.testX, d.testY, dev)
+		peak := ""
+		if onDevice {
+			st, err := tensor.MemoryStats(dev)
+			if err != nil {
+				return err
+			}
+			peak = fmt.Sprintf(" device_peak_bytes=%d device_peak_reserved_bytes=%d", st.PeakInUse, st.PeakReserved)
+		}
+		acc, err := tr.accuracy(d.testX, d.testY)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f\n", epoch, secs, mean, acc)
+		fmt.Printf("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f%s\n", epoch, secs, mean, acc, peak)
 		if checkpoint != "" {
 			if err := nn.SaveCheckpoint(checkpoint, model, opt, batches, map[string]string{"model": kind}); err != nil {
 				return err
@@ -261,6 +305,100 @@ func meanLoss(losses *tensor.Tensor, steps int) float64 {
 		sum += float64(l)
 	}
 	return sum / float64(max(steps, 1))
+}
+
+// training is what a training run holds: the model, its optimizer, the
+// batches and the step losses, all on dev, and whether running out of
+// the device's memory moves them to the CPU (else it is an error).
+type training struct {
+	model    nn.Module
+	opt      nn.Optimizer
+	batches  *nn.Batches
+	losses   *tensor.Tensor
+	tp       *nn.Tape
+	dev      tensor.Device
+	oomToCPU bool
+}
+
+// step runs a training step on the batch x, y and stores its loss as
+// step i's; a device out of memory moves the training to the CPU
+// (fallBack) and runs the step there.
+func (tr *training) step(x, y *tensor.Tensor, i int) error {
+	run := func(x, y *tensor.Tensor) {
+		tr.tp.Reset()
+		loss := tr.tp.CrossEntropy(tr.model.Forward(tr.tp, tr.tp.Const(x)), y)
+		tr.opt.ZeroGrad()
+		tr.tp.Backward(loss)
+		tr.opt.Step()
+		tensor.CopyInto(tr.losses.Slice(0, i, i+1, 1).Reshape(), loss.Value())
+	}
+	err := tensor.Catch(func() { run(x, y) })
+	if err == nil {
+		return nil
+	}
+	if err := tr.fallBack(err); err != nil {
+		return err
+	}
+	hx, err := x.To(tensor.CPU)
+	if err != nil {
+		return err
+	}
+	hy, err := y.To(tensor.CPU)
+	if err != nil {
+		return err
+	}
+	run(hx, hy)
+	return nil
+}
+
+// fallBack returns err, unless it is the device's out of memory (a
+// *tensor.OutOfMemoryError) and -oom is cpu: then it says so and moves
+// the model, the optimizer's state, the batches and the losses (those
+// made so far) to the CPU, which the training goes on on.
+func (tr *training) fallBack(err error) error {
+	if err == nil || !tr.oomToCPU || tr.dev == tensor.CPU || !errors.As(err, new(*tensor.OutOfMemoryError)) {
+		return err
+	}
+	oom := err
+	fmt.Fprintf(os.Stderr, "fashion: %v\nfashion: continuing on the CPU\n", oom)
+	if err := nn.To(tr.model, tensor.CPU); err != nil {
+		return err
+	}
+	if tr.opt != nil {
+		if err := tr.opt.To(tensor.CPU); err != nil {
+			return err
+		}
+	}
+	if tr.batches != nil {
+		if err := tr.batches.To(tensor.CPU); err != nil {
+			return err
+		}
+	}
+	if tr.losses != nil {
+		h, err := tr.losses.To(tensor.CPU)
+		if err != nil {
+			return err
+		}
+		tr.losses = h
+	}
+	tr.dev = tensor.CPU
+	return nil
+}
+
+// accuracy is the model's test accuracy (accuracy) on tr.dev; a device
+// out of memory moves the training to the CPU (fallBack) and evaluates
+// there.
+func (tr *training) accuracy(x, y *tensor.Tensor) (acc float64, err error) {
+	if oom := tensor.Catch(func() { acc, err = accuracy(tr.model, x, y, tr.dev) }); oom != nil {
+		err = oom
+	}
+	if tr.dev != tensor.CPU && errors.As(err, new(*tensor.OutOfMemoryError)) { // Batches.To's too
+		if err := tr.fallBack(err); err != nil {
+			return 0, err
+		}
+		return accuracy(tr.model, x, y, tr.dev)
+	}
+	return acc, err
 }
 
 // accuracy returns the percentage of test images classified correctly,
