@@ -107,6 +107,33 @@ struct SumOp {
     __device__ T operator()(T a, T b) const { return a + b; }
 };
 
+// ROW_THREADS is the most threads of the block that reduces one row (the
+// Reduce, Loss and Norm families: one block per row, combined through
+// shared memory of ROW_THREADS entries).
+constexpr int ROW_THREADS = 256;
+
+// rowThreads is the block size for rows of n elements: a power of 2 from
+// 32 (a warp) to ROW_THREADS.
+inline int rowThreads(long long n) {
+    int t = 32;
+    while (t < ROW_THREADS && t < n) {
+        t *= 2;
+    }
+    return t;
+}
+
+// validRows reports whether a launcher may run over r's rows.
+inline bool validRows(const LanesReduce *r) { return validShape(&r->outer) && validShape(&r->inner); }
+
+// rowMax returns the maximum of x over a row's elements (NaN if any is).
+__device__ __forceinline__ float rowMax(float *s, const LanesShape &in, const LanesStrides &st, const float *x) {
+    float m = -INFINITY;
+    for (long long i = threadIdx.x; i < in.n; i += blockDim.x) {
+        m = maxOf(m, x[offsetOf(in, st, i)]);
+    }
+    return blockReduce(s, m, MaxOp{});
+}
+
 constexpr int ELEMENTWISE_THREADS = 256;
 constexpr int ERR_INVALID_VALUE = 1; // cudaErrorInvalidValue
 

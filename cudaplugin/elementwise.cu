@@ -151,7 +151,7 @@ __device__ __forceinline__ float unaryOp(float x, float a0, float a1) {
     case LANES_ELEM_SQRT:
         return sqrtf(x);
     case LANES_ELEM_RELU:
-        return x > 0 || x != x ? x : 0.0f;
+        return relu(x);
     case LANES_ELEM_LEAKY_RELU:
         return x > 0 ? x : a0 * x;
     case LANES_ELEM_ELU:

@@ -200,8 +200,6 @@ int lanes_where(void *stream, const LanesShape *shape, float *y, const LanesStri
 // NEG, SCALE and ADD_SCALAR.
 int lanes_unary_backward(void *stream, int op, int from_y, float a0, float a1, const LanesShape *shape, float *dx,
                          const LanesStrides *dxs, const float *dy, const LanesStrides *dys, const float *v, const LanesStrides *vs);
-// Softmax of each of rows rows of cols contiguous elements.
-int lanes_softmax_rows(void *stream, float *y, const float *x, long long rows, int cols);
 // y = the reduction op (tensor.ReduceOp: 1 Sum, 2 Max, 3 Min, 4 Mean,
 // 5 Var, 6 Std, 7 LogSumExp; ddof Var's and Std's) of each row of x, or
 // y += it (accumulate).

@@ -9,18 +9,17 @@
 
 namespace {
 
-constexpr int LOSS_THREADS = 256;
 constexpr int LOSS_BLOCKS = 1024; // the most partial sums of MSE and BCEWithLogits
 
 // crossEntropyKernel: per row of logits (x's strides in r; dlogits y's,
 // when not NULL), loss[row] = logsumexp(row) - row[label] and dlogits =
 // (softmax(row) - onehot(label))·scale. A label that is not a class is
 // reported in err and gives the row NaN.
-__global__ void __launch_bounds__(LOSS_THREADS) crossEntropyKernel(LanesReduce r, float *dlogits, const float *logits,
+__global__ void __launch_bounds__(ROW_THREADS) crossEntropyKernel(LanesReduce r, float *dlogits, const float *logits,
                                                                    const float *labels, long long ls, double *rowLoss,
                                                                    float scale, float *err) {
-    __shared__ double sd[LOSS_THREADS];
-    __shared__ float sf[LOSS_THREADS];
+    __shared__ double sd[ROW_THREADS];
+    __shared__ float sf[ROW_THREADS];
     const long long c = r.inner.n;
     for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
         const float *x = logits + offsetOf(r.outer, r.xo, row);
@@ -29,14 +28,7 @@ __global__ void __launch_bounds__(LOSS_THREADS) crossEntropyKernel(LanesReduce r
         const double lv = (double)lf;
         const bool ok = lv >= 0 && lv < (double)c && lv == floor(lv);
         const long long label = ok ? (long long)lv : -1;
-        float m = -INFINITY;
-        for (long long i = threadIdx.x; i < c; i += blockDim.x) {
-            const float v = x[offsetOf(r.inner, r.xi, i)];
-            if (v > m || v != v) {
-                m = v;
-            }
-        }
-        m = blockReduce(sf, m, MaxOp{});
+        const float m = rowMax(sf, r.inner, r.xi, x);
         double sum = 0;
         for (long long i = threadIdx.x; i < c; i += blockDim.x) {
             sum += (double)expf(x[offsetOf(r.inner, r.xi, i)] - m);
@@ -63,10 +55,10 @@ __global__ void __launch_bounds__(LOSS_THREADS) crossEntropyKernel(LanesReduce r
 // pointwiseLossKernel: kind 0 MSE, (p - t)², gradient 2(p - t)·scale;
 // kind 1 BCEWithLogits, max(p, 0) - p·t + log(1 + e^-|p|), gradient
 // (sigmoid(p) - t)·scale. Each block's sum of terms goes to partial.
-__global__ void __launch_bounds__(LOSS_THREADS) pointwiseLossKernel(int kind, LanesShape shape, float *grad, LanesStrides gs,
+__global__ void __launch_bounds__(ROW_THREADS) pointwiseLossKernel(int kind, LanesShape shape, float *grad, LanesStrides gs,
                                                                     const float *pred, LanesStrides ps, const float *target,
                                                                     LanesStrides ts, float scale, double *partial) {
-    __shared__ double sd[LOSS_THREADS];
+    __shared__ double sd[ROW_THREADS];
     double a = 0;
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < shape.n; e += (long long)gridDim.x * blockDim.x) {
         const float p = pred[offsetOf(shape, ps, e)], t = target[offsetOf(shape, ts, e)];
@@ -92,8 +84,8 @@ __global__ void __launch_bounds__(LOSS_THREADS) pointwiseLossKernel(int kind, La
 
 // lossMeanKernel sets *loss to the sum of the count partial sums over
 // divisor, adding them in a fixed order.
-__global__ void __launch_bounds__(LOSS_THREADS) lossMeanKernel(const double *partial, long long count, double divisor, float *loss) {
-    __shared__ double sd[LOSS_THREADS];
+__global__ void __launch_bounds__(ROW_THREADS) lossMeanKernel(const double *partial, long long count, double divisor, float *loss) {
+    __shared__ double sd[ROW_THREADS];
     double a = 0;
     for (long long i = threadIdx.x; i < count; i += blockDim.x) {
         a += partial[i];
@@ -104,30 +96,22 @@ __global__ void __launch_bounds__(LOSS_THREADS) lossMeanKernel(const double *par
     }
 }
 
-inline int lossThreads(long long n) {
-    int t = 32;
-    while (t < LOSS_THREADS && t < n) {
-        t *= 2;
-    }
-    return t;
-}
-
 } // namespace
 
 extern "C" int lanes_cross_entropy(void *stream, const LanesReduce *r, float *dlogits, const float *logits, const float *labels,
                                    long long label_stride, double *row_loss, float *loss, float *err) {
-    if (!validShape(&r->outer) || !validShape(&r->inner)) {
+    if (!validRows(r)) {
         return ERR_INVALID_VALUE;
     }
     const long long n = r->outer.n;
     if (n > 0) {
-        int e = launch(crossEntropyKernel, gridFor(n, 1), dim3(lossThreads(r->inner.n)), stream, *r, dlogits, logits, labels,
+        int e = launch(crossEntropyKernel, gridFor(n, 1), dim3(rowThreads(r->inner.n)), stream, *r, dlogits, logits, labels,
                        label_stride, row_loss, (float)(1.0 / (double)n), err);
         if (e != 0) {
             return e;
         }
     }
-    return launch(lossMeanKernel, dim3(1), dim3(LOSS_THREADS), stream, (const double *)row_loss, n, (double)n, loss);
+    return launch(lossMeanKernel, dim3(1), dim3(ROW_THREADS), stream, (const double *)row_loss, n, (double)n, loss);
 }
 
 extern "C" int lanes_pointwise_loss(void *stream, int kind, const LanesShape *shape, float *grad, const LanesStrides *gs,
@@ -139,15 +123,15 @@ extern "C" int lanes_pointwise_loss(void *stream, int kind, const LanesShape *sh
     const long long n = shape->n;
     long long blocks = 0;
     if (n > 0) {
-        blocks = (n + LOSS_THREADS - 1) / LOSS_THREADS;
+        blocks = (n + ROW_THREADS - 1) / ROW_THREADS;
         if (blocks > LOSS_BLOCKS) {
             blocks = LOSS_BLOCKS;
         }
-        int e = launch(pointwiseLossKernel, dim3((unsigned)blocks), dim3(LOSS_THREADS), stream, kind, *shape, grad, *gs, pred, *ps,
+        int e = launch(pointwiseLossKernel, dim3((unsigned)blocks), dim3(ROW_THREADS), stream, kind, *shape, grad, *gs, pred, *ps,
                        target, *ts, (float)(1.0 / (double)n), partial);
         if (e != 0) {
             return e;
         }
     }
-    return launch(lossMeanKernel, dim3(1), dim3(LOSS_THREADS), stream, (const double *)partial, blocks, (double)n, loss);
+    return launch(lossMeanKernel, dim3(1), dim3(ROW_THREADS), stream, (const double *)partial, blocks, (double)n, loss);
 }

@@ -9,7 +9,6 @@
 
 namespace {
 
-constexpr int NORM_THREADS = 256;
 
 // affine returns gamma's (or beta's) entry for row r, element i: per row
 // for BatchNorm, per element for LayerNorm; def when there is none.
@@ -20,8 +19,8 @@ __device__ __forceinline__ double affine(const float *p, int kind, long long r, 
     return (double)p[kind == LANES_BATCHNORM ? r : i];
 }
 
-__global__ void __launch_bounds__(NORM_THREADS) normForwardKernel(LanesNorm p) {
-    __shared__ double s[NORM_THREADS];
+__global__ void __launch_bounds__(ROW_THREADS) normForwardKernel(LanesNorm p) {
+    __shared__ double s[ROW_THREADS];
     const LanesReduce &r = p.r;
     const long long n = r.inner.n;
     for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
@@ -70,8 +69,8 @@ __global__ void __launch_bounds__(NORM_THREADS) normForwardKernel(LanesNorm p) {
 
 // normBackwardKernel sets dx (y's strides) from x and dy (z's strides)
 // and the forward's statistics; BatchNorm also sets dgamma and dbeta.
-__global__ void __launch_bounds__(NORM_THREADS) normBackwardKernel(LanesNorm p) {
-    __shared__ double s[NORM_THREADS];
+__global__ void __launch_bounds__(ROW_THREADS) normBackwardKernel(LanesNorm p) {
+    __shared__ double s[ROW_THREADS];
     const LanesReduce &r = p.r;
     const long long n = r.inner.n;
     for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
@@ -122,8 +121,8 @@ __global__ void __launch_bounds__(NORM_THREADS) normBackwardKernel(LanesNorm p) 
 // layerNormParamsKernel sets dgamma and dbeta of LayerNorm: each row of
 // p.r is an element of the normalized shape, its elements the rows of x
 // (the statistics' index): Σ dy·(x - mean)·invStd and Σ dy.
-__global__ void __launch_bounds__(NORM_THREADS) layerNormParamsKernel(LanesNorm p) {
-    __shared__ double s[NORM_THREADS];
+__global__ void __launch_bounds__(ROW_THREADS) layerNormParamsKernel(LanesNorm p) {
+    __shared__ double s[ROW_THREADS];
     const LanesReduce &r = p.r;
     for (long long col = blockIdx.x; col < r.outer.n; col += gridDim.x) {
         const float *xr = p.x + offsetOf(r.outer, r.xo, col);
@@ -147,16 +146,8 @@ __global__ void __launch_bounds__(NORM_THREADS) layerNormParamsKernel(LanesNorm 
     }
 }
 
-inline int normThreads(long long n) {
-    int t = 32;
-    while (t < NORM_THREADS && t < n) {
-        t *= 2;
-    }
-    return t;
-}
-
 inline bool validNorm(const LanesNorm *p) {
-    return validShape(&p->r.outer) && validShape(&p->r.inner) && (p->kind == LANES_BATCHNORM || p->kind == LANES_LAYERNORM);
+    return validRows(&p->r) && (p->kind == LANES_BATCHNORM || p->kind == LANES_LAYERNORM);
 }
 
 } // namespace
@@ -168,7 +159,7 @@ extern "C" int lanes_norm(void *stream, int pass, const LanesNorm *p) {
     if (p->r.outer.n <= 0) {
         return 0;
     }
-    const dim3 grid = gridFor(p->r.outer.n, 1), block(normThreads(p->r.inner.n));
+    const dim3 grid = gridFor(p->r.outer.n, 1), block(rowThreads(p->r.inner.n));
     switch (pass) {
     case 0:
         return launch(normForwardKernel, grid, block, stream, *p);

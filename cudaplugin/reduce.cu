@@ -9,27 +9,16 @@
 
 namespace {
 
-constexpr int REDUCE_THREADS = 256; // the most threads of a row's block
-
-// rowMax returns the maximum of x over a row's elements (NaN if any is).
-__device__ __forceinline__ float rowMax(float *s, const LanesShape &in, const LanesStrides &st, const float *x) {
-    float m = -INFINITY;
-    for (long long i = threadIdx.x; i < in.n; i += blockDim.x) {
-        m = maxOf(m, x[offsetOf(in, st, i)]);
-    }
-    return blockReduce(s, m, MaxOp{});
-}
-
 // Reduce ops: tensor.ReduceOp's values.
 enum { RED_SUM = 1, RED_MAX, RED_MIN, RED_MEAN, RED_VAR, RED_STD, RED_LOGSUMEXP };
 
 // reduceKernel sets y (or adds to it, accumulate) the reduction op of
 // each row of x. Mean, Var and Std accumulate in double (Var and Std:
 // the corrected two-pass formula about the mean); the others in float.
-__global__ void __launch_bounds__(REDUCE_THREADS) reduceKernel(LanesReduce r, float *y, const float *x, int op, int ddof,
+__global__ void __launch_bounds__(ROW_THREADS) reduceKernel(LanesReduce r, float *y, const float *x, int op, int ddof,
                                                                int accumulate) {
-    __shared__ float sf[REDUCE_THREADS];
-    __shared__ double sd[REDUCE_THREADS];
+    __shared__ float sf[ROW_THREADS];
+    __shared__ double sd[ROW_THREADS];
     const long long n = r.inner.n;
     for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
         const float *xr = x + offsetOf(r.outer, r.xo, row);
@@ -99,9 +88,9 @@ __global__ void __launch_bounds__(REDUCE_THREADS) reduceKernel(LanesReduce r, fl
 
 // argKernel sets y to the index (a float) of the first maximum (op 1) or
 // minimum (op 2) of each row of x, or of its first NaN.
-__global__ void __launch_bounds__(REDUCE_THREADS) argKernel(LanesReduce r, float *y, const float *x, int op) {
-    __shared__ float sv[REDUCE_THREADS];
-    __shared__ long long si[REDUCE_THREADS];
+__global__ void __launch_bounds__(ROW_THREADS) argKernel(LanesReduce r, float *y, const float *x, int op) {
+    __shared__ float sv[ROW_THREADS];
+    __shared__ long long si[ROW_THREADS];
     const int t = threadIdx.x;
     // better reports whether (v, j) replaces (a, i).
     auto better = [op](float v, long long j, float a, long long i) {
@@ -148,8 +137,8 @@ __global__ void __launch_bounds__(REDUCE_THREADS) argKernel(LanesReduce r, float
 // softmax): e^(x - max) / Σ e^(x - max), or x - max - log Σ e^(x - max).
 // y may be x (the very same view): each element is read by the thread
 // that writes it, after the row's sums.
-__global__ void __launch_bounds__(REDUCE_THREADS) softmaxKernel(LanesReduce r, float *y, const float *x, int log) {
-    __shared__ float s[REDUCE_THREADS];
+__global__ void __launch_bounds__(ROW_THREADS) softmaxKernel(LanesReduce r, float *y, const float *x, int log) {
+    __shared__ float s[ROW_THREADS];
     const long long n = r.inner.n;
     for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
         const float *xr = x + offsetOf(r.outer, r.xo, row);
@@ -178,9 +167,9 @@ __global__ void __launch_bounds__(REDUCE_THREADS) softmaxKernel(LanesReduce r, f
 // softmax's output (x's) and its gradient dy (z's): dx = y·(dy - Σ dy·y),
 // or for the log softmax dy - e^y·Σ dy. dx may be y or dy (the very same
 // view).
-__global__ void __launch_bounds__(REDUCE_THREADS) softmaxBackwardKernel(LanesReduce r, float *dx, const float *y,
+__global__ void __launch_bounds__(ROW_THREADS) softmaxBackwardKernel(LanesReduce r, float *dx, const float *y,
                                                                         const float *dy, int log) {
-    __shared__ float s[REDUCE_THREADS];
+    __shared__ float s[ROW_THREADS];
     const long long n = r.inner.n;
     for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
         const float *yr = y + offsetOf(r.outer, r.xo, row);
@@ -199,18 +188,6 @@ __global__ void __launch_bounds__(REDUCE_THREADS) softmaxBackwardKernel(LanesRed
         }
     }
 }
-
-// rowThreads is the block size for rows of n elements: a power of 2 from
-// 32 (a warp) to REDUCE_THREADS.
-inline int rowThreads(long long n) {
-    int t = 32;
-    while (t < REDUCE_THREADS && t < n) {
-        t *= 2;
-    }
-    return t;
-}
-
-inline bool validRows(const LanesReduce *r) { return validShape(&r->outer) && validShape(&r->inner); }
 
 inline dim3 rowGrid(const LanesReduce *r) { return gridFor(r->outer.n, 1); }
 
@@ -254,20 +231,4 @@ extern "C" int lanes_softmax_backward(void *stream, int log, const LanesReduce *
         return 0;
     }
     return launch(softmaxBackwardKernel, rowGrid(r), dim3(rowThreads(r->inner.n)), stream, *r, dx, y, dy, log);
-}
-
-extern "C" int lanes_softmax_rows(void *stream, float *y, const float *x, long long rows, int cols) {
-    if (rows <= 0 || cols <= 0) {
-        return 0;
-    }
-    LanesReduce r = {};
-    r.outer.dims = 1;
-    r.outer.n = rows;
-    r.outer.shape[0] = rows;
-    r.yo.s[0] = r.xo.s[0] = cols;
-    r.inner.dims = 1;
-    r.inner.n = cols;
-    r.inner.shape[0] = cols;
-    r.yi.s[0] = r.xi.s[0] = 1;
-    return lanes_softmax(stream, 0, &r, y, x);
 }

@@ -161,7 +161,13 @@ static void testSmallOps() {
     auto sx = randomVec(900);
     sx[5] = 80; // would overflow without the max
     std::vector<float> sy(900);
-    lanes_softmax_rows(nullptr, sy.data(), sx.data(), 3, 300);
+    LanesReduce rows{};
+    rows.outer.dims = rows.inner.dims = 1;
+    rows.outer.n = rows.outer.shape[0] = 3;
+    rows.inner.n = rows.inner.shape[0] = 300;
+    rows.xo.s[0] = rows.yo.s[0] = 300;
+    rows.xi.s[0] = rows.yi.s[0] = 1;
+    lanes_softmax(nullptr, 0, &rows, sy.data(), sx.data());
     for (int r = 0; r < 3; r++) {
         double m = -INFINITY, sum = 0;
         for (int i = 0; i < 300; i++) {
@@ -303,6 +309,6 @@ int main() {
         std::printf("FAIL: %d mismatches\n", failures);
         return 1;
     }
-    std::printf("ok: sgemm, conv2d, bias_act, binary, softmax_rows, pool2d and copy match the double-precision loops\n");
+    std::printf("ok: sgemm, conv2d, bias_act, binary, softmax, pool2d and copy match the double-precision loops\n");
     return 0;
 }
