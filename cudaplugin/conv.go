@@ -80,7 +80,7 @@ func (g *GPU) Conv2D(dst, x, w, bias *tensor.Tensor, p tensor.ConvParams) error 
 		}
 		ops = append(ops, o)
 	}
-	out, err := c.output("Conv2D", dst, false, ops...)
+	out, err := c.output("Conv2D", dst, ops...)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (g *GPU) Conv2DBackwardInput(dx, dy, w *tensor.Tensor, p tensor.ConvParams)
 	if err != nil {
 		return err
 	}
-	out, err := c.output(op, dx, false, dyo, wo)
+	out, err := c.output(op, dx, dyo, wo)
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (g *GPU) Conv2DBackwardWeight(dw, dy, x *tensor.Tensor, p tensor.ConvParams
 	if err != nil {
 		return err
 	}
-	out, err := c.output(op, dw, false, dyo, xo)
+	out, err := c.output(op, dw, dyo, xo)
 	if err != nil {
 		return err
 	}
@@ -333,7 +333,7 @@ func (cg *convGrad) chunks(c *call, dy operand, f func(k chunk, dyT, col uintptr
 			k := chunk{img0: img0, imgs: min(cg.imgs, cs.n-img0), oy0: oy0, ohc: min(cg.ohc, cs.oh-oy0)}
 			src := operand{ptr: dy.ptr + uintptr((img0*st[0]+oy0*st[2])*4), shape: []int{cs.cout, k.imgs, k.ohc, cs.ow},
 				strides: []int{st[1], st[0], st[2], st[3]}}
-			if err := c.g.copyView(c.g.stream, dense(dyT, src.shape), src); err != nil {
+			if err := c.g.copyView(dense(dyT, src.shape), src); err != nil {
 				return err
 			}
 			if err := f(k, dyT, col); err != nil {

@@ -24,12 +24,12 @@ import (
 
 // copyView queues dst = src, two views of one shape on the GPU; src may
 // broadcast (strides 0). They must not overlap but as the very same view.
-func (g *GPU) copyView(stream C.lanes_stream, dst, src operand) error {
+func (g *GPU) copyView(dst, src operand) error {
 	if dst.len() == 0 || dst.ptr == src.ptr && slices.Equal(dst.strides, src.strides) {
 		return nil
 	}
 	return merge(dst.shape, dst.strides, src.strides).each(func(ls *C.LanesShape, ss []C.LanesStrides, offs []int) error {
-		return check("lanes_copy", C.lanes_copy_at(stream, ls, C.uintptr_t(dst.ptr+uintptr(offs[0])*4), &ss[0], C.uintptr_t(src.ptr+uintptr(offs[1])*4), &ss[1]))
+		return check("lanes_copy", C.lanes_copy_at(g.stream, ls, C.uintptr_t(dst.ptr+uintptr(offs[0])*4), &ss[0], C.uintptr_t(src.ptr+uintptr(offs[1])*4), &ss[1]))
 	})
 }
 
@@ -61,7 +61,7 @@ func (g *GPU) Contiguous(t *tensor.Tensor) (*tensor.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := g.copyView(g.stream, dense(m.ptr(0), o.shape), o); err != nil {
+	if err := g.copyView(dense(m.ptr(0), o.shape), o); err != nil {
 		m.Release()
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (g *GPU) Concat(dst *tensor.Tensor, axis int, ts []*tensor.Tensor) error {
 		parts[i], srcs[i] = part, src
 	}
 	for i := range ts {
-		if err := g.copyView(g.stream, parts[i], srcs[i]); err != nil {
+		if err := g.copyView(parts[i], srcs[i]); err != nil {
 			return err
 		}
 	}

@@ -5,9 +5,6 @@ package cudaplugin
 import (
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,69 +14,10 @@ import (
 )
 
 // TestConformance runs package tensor's conformance suite on the device:
-// every family's test (tensortest.TestAll), in a child process, whose
-// failures must all be ops without a kernel yet (ErrNoKernel's text, or
-// a family the plugin does not register: Index, Norm); any other failure (a
-// wrong element, a result elsewhere, a crash) fails the test. The suite's
-// cases of the ops that have kernels thus all pass, and the ops that gain
-// one are held to the suite at once.
+// every family's test (tensortest.TestAll). Every op of every family the
+// plugin registers has a kernel, so every case must pass.
 func TestConformance(t *testing.T) {
-	g := requireGPU(t)
-	if os.Getenv("LANES_CUDAPLUGIN_CHILD") == t.Name() {
-		tensortest.TestAll(t, g.Device())
-		return
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "LANES_CUDAPLUGIN_CHILD="+t.Name())
-	out, _ := cmd.CombinedOutput()
-	passed, missing, bad := conformanceResults(string(out))
-	t.Logf("conformance suite on %v: %d cases pass, %d lack a kernel", g.Device(), passed, missing)
-	for _, b := range bad {
-		t.Error(b)
-	}
-	if passed == 0 || !strings.Contains(string(out), "--- ") {
-		t.Fatalf("the suite did not run:\n%s", out)
-	}
-}
-
-// noFamily is tensor's panic for a family the device does not register.
-var noFamily = regexp.MustCompile(`device\(\d+\) has no [A-Za-z]+ kernels; copy the operands with To\(tensor\.CPU\)`)
-
-// conformanceResults reads the -test.v output of a run of the conformance
-// suite: the leaf cases that passed, those that failed only for want of a
-// kernel, and the others (each with its messages).
-func conformanceResults(out string) (passed, missing int, bad []string) {
-	lacks := func(msg string) bool {
-		return strings.Contains(msg, ErrNoKernel.Error()) || noFamily.MatchString(msg)
-	}
-	// Messages follow the "=== RUN" line of their test; the results of
-	// subtests come when their parent ends.
-	var name string
-	msgs := map[string][]string{}
-	parents := map[string]bool{} // tests with subtests: the families, the suite
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 3 && (f[0] == "===" && (f[1] == "RUN" || f[1] == "CONT" || f[1] == "NAME")):
-			name = f[2]
-			if i := strings.LastIndex(name, "/"); i > 0 {
-				parents[name[:i]] = true
-			}
-		case len(f) >= 3 && f[0] == "---" && (f[1] == "PASS:" || f[1] == "FAIL:"):
-			switch m := msgs[f[2]]; {
-			case parents[f[2]]:
-			case f[1] == "PASS:":
-				passed++
-			case len(m) > 0 && !slices.ContainsFunc(m, func(s string) bool { return !lacks(s) }):
-				missing++
-			default:
-				bad = append(bad, f[2]+": "+strings.Join(m, "; "))
-			}
-		case len(f) > 0 && f[0] != "---" && name != "":
-			msgs[name] = append(msgs[name], strings.TrimSpace(line))
-		}
-	}
-	return passed, missing, bad
+	tensortest.TestAll(t, requireGPU(t).Device())
 }
 
 // A familyCase is one op through package tensor's public function, on

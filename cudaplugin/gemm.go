@@ -142,7 +142,7 @@ func (g *GPU) MatMul(dst, a, b *tensor.Tensor) error {
 		}
 	}
 	s2 = planMatMul(ao.shape, ao.strides, bo.shape, bo.strides)
-	out, err := c.output("MatMul", dst, false, ao, bo)
+	out, err := c.output("MatMul", dst, ao, bo)
 	if err != nil {
 		return err
 	}

@@ -49,12 +49,13 @@ func (n *normCall) vec(i int, t *tensor.Tensor) (*C.float, error) {
 }
 
 // out returns where the kernel writes t's elements, contiguous (finish
-// delivers them), or nil for a nil t.
-func (n *normCall) out(i int, t *tensor.Tensor, inputs ...operand) (*C.float, error) {
+// delivers them; through a temporary when t overlaps x or dy, which the
+// kernel reads), or nil for a nil t.
+func (n *normCall) out(i int, t *tensor.Tensor) (*C.float, error) {
 	if t == nil {
 		return nil, nil
 	}
-	tg, err := n.into(t, n.on(n.name, i, t), false, inputs...)
+	tg, err := n.into(t, n.on(n.name, i, t), n.xo, n.zo)
 	if err != nil {
 		return nil, err
 	}

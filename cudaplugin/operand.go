@@ -303,7 +303,7 @@ func (c *call) copied(o operand) (operand, error) {
 		return operand{}, err
 	}
 	t := dense(m.ptr(0), o.shape)
-	if err := c.g.copyView(c.g.stream, t, o); err != nil {
+	if err := c.g.copyView(t, o); err != nil {
 		return operand{}, err
 	}
 	return t, nil
@@ -320,13 +320,13 @@ type target struct {
 
 // output returns where the result for dst goes: into for a dst on this
 // GPU, else (a host dst) a temporary that finish downloads.
-func (c *call) output(op string, dst *tensor.Tensor, inPlace bool, inputs ...operand) (target, error) {
+func (c *call) output(op string, dst *tensor.Tensor, inputs ...operand) (target, error) {
 	v, on, err := c.view(op, "dst", dst)
 	if err != nil {
 		return target{}, err
 	}
 	if on {
-		return c.into(dst, v, inPlace, inputs...)
+		return c.into(dst, v, inputs...)
 	}
 	m, err := c.temp(dst.Len())
 	if err != nil {
@@ -340,8 +340,8 @@ func (c *call) output(op string, dst *tensor.Tensor, inPlace bool, inputs ...ope
 // contiguous and overlaps none of the inputs, which the kernels read
 // while they write (overlaps: inPlace when they may write over the very
 // same view), else a temporary that finish copies into v.
-func (c *call) into(dst *tensor.Tensor, v operand, inPlace bool, inputs ...operand) (target, error) {
-	if isContiguous(v.shape, v.strides) && !slices.ContainsFunc(inputs, func(in operand) bool { return overlaps(v, in, inPlace) }) {
+func (c *call) into(dst *tensor.Tensor, v operand, inputs ...operand) (target, error) {
+	if isContiguous(v.shape, v.strides) && !slices.ContainsFunc(inputs, func(in operand) bool { return overlaps(v, in, false) }) {
 		return target{ptr: v.ptr, dst: dst, view: v}, nil
 	}
 	m, err := c.temp(v.len())
@@ -359,7 +359,7 @@ func (c *call) finish(t target) error {
 		return nil
 	}
 	if t.dst.Device() != tensor.CPU {
-		return c.g.copyView(c.g.stream, t.view, dense(t.ptr, t.view.shape))
+		return c.g.copyView(t.view, dense(t.ptr, t.view.shape))
 	}
 	if t.dst.IsContiguous() {
 		return c.g.download(t.dst.Data(), t.ptr)

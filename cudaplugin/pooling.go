@@ -99,7 +99,7 @@ func (g *GPU) poolBackward(op string, kind int, dx, dy, indices *tensor.Tensor, 
 			return err
 		}
 	}
-	out, err := c.into(dx, do, false, ins...)
+	out, err := c.into(dx, do, ins...)
 	if err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 			targets[i] = target{ptr: m.ptr(0)}
 			continue
 		}
-		if targets[i], err = c.into(t, outs[i], false, xo); err != nil {
+		if targets[i], err = c.into(t, outs[i], xo); err != nil {
 			return err
 		}
 	}
