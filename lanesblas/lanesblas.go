@@ -79,13 +79,7 @@ var (
 // partialOverlap reports whether a and b share memory without being the
 // same slice start (the kernels' aliasing rule allows only the latter).
 func partialOverlap[T float](a, b []T) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	pa := uintptr(unsafe.Pointer(unsafe.SliceData(a)))
-	pb := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	size := unsafe.Sizeof(a[0])
-	return pa != pb && pa < pb+uintptr(len(b))*size && pb < pa+uintptr(len(a))*size
+	return overlap(a, b) && unsafe.SliceData(a) != unsafe.SliceData(b)
 }
 
 // overlap reports whether a and b share any memory.

@@ -50,12 +50,12 @@ func syrk[T float](k *kernels[T], base syrkFunc[T], ul blas.Uplo, tA blas.Transp
 		base(ul, tA, n, kk, alpha, a, lda, beta, c, ldc)
 		return
 	}
-	syrkRec(k, base, ul, tA, n, kk, alpha, a, lda, beta, c, ldc)
+	syrkRec(k, ul, tA, n, kk, alpha, a, lda, beta, c, ldc)
 }
 
 // syrkRec updates the ul triangle of C (n×n) with alpha·op(A)·op(A)ᵀ: the two
 // diagonal halves by recursion, the off-diagonal block by gemm.
-func syrkRec[T float](k *kernels[T], base syrkFunc[T], ul blas.Uplo, tA blas.Transpose, n, kk int, alpha T, a []T, lda int, beta T, c []T, ldc int) {
+func syrkRec[T float](k *kernels[T], ul blas.Uplo, tA blas.Transpose, n, kk int, alpha T, a []T, lda int, beta T, c []T, ldc int) {
 	if n <= recBase {
 		syrkDiag(k, ul, tA, n, kk, alpha, a, lda, beta, c, ldc)
 		return
@@ -68,8 +68,8 @@ func syrkRec[T float](k *kernels[T], base syrkFunc[T], ul blas.Uplo, tA blas.Tra
 	} else {
 		a2 = a[p*lda:]
 	}
-	syrkRec(k, base, ul, tA, p, kk, alpha, a, lda, beta, c, ldc)
-	syrkRec(k, base, ul, tA, n-p, kk, alpha, a2, lda, beta, c[p*ldc+p:], ldc)
+	syrkRec(k, ul, tA, p, kk, alpha, a, lda, beta, c, ldc)
+	syrkRec(k, ul, tA, n-p, kk, alpha, a2, lda, beta, c[p*ldc+p:], ldc)
 	if ul == blas.Upper { // C12 = alpha·op(A)1·op(A)2ᵀ + beta·C12
 		k.gemm(trans, !trans, p, n-p, kk, alpha, a, lda, a2, lda, beta, c[p:], ldc)
 	} else { // C21 = alpha·op(A)2·op(A)1ᵀ + beta·C21

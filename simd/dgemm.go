@@ -76,9 +76,8 @@ func Dgemv(transA bool, m, n int, alpha float64, a []float64, lda int, x []float
 // scaling, the unpacked path and Dgemv) are the float64 kernels of the
 // elementwise and reduction families (AddF64, AxpyF64, ScaleF64, DotF64).
 var dgemmFamily = gemmFamily[float64]{
-	add:    func(dst, a, b []float64) { arithF64.get().add(dst, a, b) },
-	axpy:   func(y []float64, alpha float64, x []float64) { arithF64.get().axpy(y, alpha, x) },
-	scale:  func(dst, a []float64, s float64) { arithF64.get().scale(dst, a, s) },
-	dot:    func(a, b []float64) float64 { return reduceF64.get().dot(a, b) },
-	direct: true,
+	add:   func(dst, a, b []float64) { arithF64.get().add(dst, a, b) },
+	axpy:  func(y []float64, alpha float64, x []float64) { arithF64.get().axpy(y, alpha, x) },
+	scale: func(dst, a []float64, s float64) { arithF64.get().scale(dst, a, s) },
+	dot:   func(a, b []float64) float64 { return reduceF64.get().dot(a, b) },
 }

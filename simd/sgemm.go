@@ -46,18 +46,14 @@ type gemmFamily[T float] struct {
 	axpy  func(y []T, alpha T, x []T) // y += alpha·x
 	scale func(dst, a []T, s T)       // dst = s·a
 	dot   func(a, b []T) T
-	// direct: useDirect's measured rule applies; without it every product
-	// packs.
-	direct bool
 }
 
 // sgemmFamily is Sgemm's; dgemmFamily (dgemm.go) is Dgemm's.
 var sgemmFamily = gemmFamily[float32]{
-	add:    func(dst, a, b []float32) { arith.get().add(dst, a, b) },
-	axpy:   func(y []float32, alpha float32, x []float32) { arith.get().axpy(y, alpha, x) },
-	scale:  func(dst, a []float32, s float32) { arith.get().scale(dst, a, s) },
-	dot:    func(a, b []float32) float32 { return reduce.get().dot(a, b) },
-	direct: true,
+	add:   func(dst, a, b []float32) { arith.get().add(dst, a, b) },
+	axpy:  func(y []float32, alpha float32, x []float32) { arith.get().axpy(y, alpha, x) },
+	scale: func(dst, a []float32, s float32) { arith.get().scale(dst, a, s) },
+	dot:   func(a, b []float32) float32 { return reduce.get().dot(a, b) },
 }
 
 // familyOf returns the GEMM family of T.
@@ -285,7 +281,7 @@ func gemm[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	}
 	fam := familyOf[T]()
 	kern := fam.kernels.get()
-	if fam.direct && useDirect(kern, transA, transB, m, n) {
+	if useDirect(kern, transA, transB, m, n) {
 		gemmDirect(transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}

@@ -269,7 +269,7 @@ func silu64(x float64) float64 {
 		lo = math.FMA(xc, e, -num)
 	}
 	t := quoSum(num, lo, e, 1)
-	t = math.Float64frombits(math.Float64bits(t) | math.Float64bits(x)&(1<<63))
+	t = withSign(t, x)
 	switch {
 	case x > 40:
 		return x
@@ -283,7 +283,7 @@ func tanh64(x float64) float64 {
 	y := minimumOf(maximumOf(math.Abs(x), 0), approx.Tanh64Max)
 	e := expm1x64(y + y)
 	t := quoSum(e, 0, e, 2)
-	return math.Float64frombits(math.Float64bits(t) | math.Float64bits(x)&(1<<63))
+	return withSign(t, x)
 }
 
 // exp64Pair is e^(d + c) for a correction c below d's ULP (the exact error

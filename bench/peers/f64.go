@@ -79,7 +79,7 @@ func OpsF64() []Op {
 			lanes(func(in *Inputs) { simd.SqrtF64(in.Dst64, in.A64) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { vek.Sqrt_Into(in.Dst64, in.A64) }),
-				impl("naive", func(in *Inputs) { naiveMap64(in.Dst64, in.A64, math.Sqrt) }),
+				impl("naive", func(in *Inputs) { naiveMap(in.Dst64, in.A64, math.Sqrt) }),
 			})...))),
 		// vek's MaximumNumber(x, 0) is ReLU for inputs without NaN.
 		f64(newOp("ReLUF64", bytes(16), withResult(dst64, concat(
@@ -133,10 +133,10 @@ func OpsF64() []Op {
 		// package a Go user writes today.
 		f64(newOp("ExpF64", bytes(16), withResult(dst64, concat(
 			lanes(func(in *Inputs) { simd.ExpF64(in.Dst64, in.A64) }),
-			[]Impl{impl("naive", func(in *Inputs) { naiveMap64(in.Dst64, in.A64, math.Exp) })})...))),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst64, in.A64, math.Exp) })})...))),
 		f64(newOp("LogF64", bytes(16), withResult(dst64, concat(
 			lanes(func(in *Inputs) { simd.LogF64(in.Dst64, in.A64) }),
-			[]Impl{impl("naive", func(in *Inputs) { naiveMap64(in.Dst64, in.A64, math.Log) })})...))),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst64, in.A64, math.Log) })})...))),
 		// NormF64 within (n/2+1)·2⁻⁵³ relative: compared as a summed op.
 		summed(f64(newOp("NormF64", bytes(8), withResult(scalar64, concat(
 			lanes(func(in *Inputs) { sinkD = simd.NormF64(in.A64) }),
@@ -144,11 +144,5 @@ func OpsF64() []Op {
 				impl("vek", func(in *Inputs) { sinkD = vek.Norm(in.A64) }),
 				impl("gonum", func(in *Inputs) { sinkD = blas64.Nrm2(vec64(in.A64)) }),
 			})...)))),
-	}
-}
-
-func naiveMap64(dst, x []float64, f func(float64) float64) {
-	for i, v := range x {
-		dst[i] = f(v)
 	}
 }

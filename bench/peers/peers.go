@@ -272,9 +272,9 @@ func Prepare(op Op, im Impl, n int) *Inputs {
 type float interface{ float32 | float64 }
 
 // naiveMap is the loop a Go user writes today: float64 math per element.
-func naiveMap(dst, x []float32, f func(float64) float64) {
+func naiveMap[T float](dst, x []T, f func(float64) float64) {
 	for i, v := range x {
-		dst[i] = float32(f(float64(v)))
+		dst[i] = T(f(float64(v)))
 	}
 }
 
