@@ -182,7 +182,7 @@ func (tp *Tape) Linear(x, w, b *Var, act Act) *Var {
 	case b == nil:
 		tp.gemm(false, true, x.value, w.value, 0, z)
 	case dev == tensor.CPU:
-		zd, bd := z.Data(), data(b)
+		zd, bd := z.Data(), hostData(b.value)
 		for r := range rows {
 			copy(zd[r*outs:(r+1)*outs], bd)
 		}

@@ -499,13 +499,6 @@ func mixedDevices(op string, ts []*tensor.Tensor) string {
 	return fmt.Sprintf("nn: %s: operands on two devices (%s); copy the batch to the model's device with Tensor.To (nn.To moves a model)", op, b.String())
 }
 
-// data returns the contiguous values of v, for host code.
-func data(v *Var) []float32 { return hostData(v.value) }
-
-// grad returns the contiguous gradient of v (in a backward function, the
-// gradient of the node's output, complete by then), for host code.
-func grad(v *Var) []float32 { return hostData(v.grad) }
-
 // hostData returns the contiguous elements of t, a host tensor: the host
 // code of an operation must not be given a device tensor, whose Data is a
 // copy.

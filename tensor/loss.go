@@ -247,7 +247,7 @@ func (cpuKernels) CrossEntropy(loss, dlogits, logits, labels *Tensor) error {
 		}
 	}
 	setLoss(loss, sum, n)
-	finishGrad(dlogits, out)
+	finish(dlogits, out)
 	return nil
 }
 
@@ -293,7 +293,7 @@ func (cpuKernels) MSE(loss, dpred, pred, target *Tensor) error {
 		}
 	}
 	setLoss(loss, sum, len(p))
-	finishGrad(dpred, out)
+	finish(dpred, out)
 	return nil
 }
 
@@ -311,31 +311,21 @@ func (cpuKernels) BCEWithLogits(loss, dx, x, target *Tensor) error {
 		simd.Sigmoid(d, xd)
 		simd.Sub(d, d, t)
 		simd.Scale(d, d, 1/float32(len(d)))
-		finishGrad(dx, out)
+		finish(dx, out)
 	}
 	setLoss(loss, sum, len(xd))
 	return nil
 }
 
-// gradBuffer returns where a loss writes its gradient d: d's own elements
-// when it is contiguous, else a new contiguous tensor (out) that
-// finishGrad copies into d; nil when d is nil.
+// gradBuffer returns where a loss writes its gradient d, and the tensor
+// holding it (target: d itself when contiguous), which finish copies into
+// d; nil, nil when d is nil.
 func gradBuffer(op string, d *Tensor) ([]float32, *Tensor) {
-	switch {
-	case d == nil:
+	if d == nil {
 		return nil, nil
-	case d.IsContiguous():
-		return d.hostData(op), nil
 	}
-	out := New(d.shape...)
-	return out.data, out
-}
-
-// finishGrad copies the gradient written to out (gradBuffer) into d.
-func finishGrad(d, out *Tensor) {
-	if out != nil {
-		cpuKernels{}.CopyInto(d, out)
-	}
+	out := target(d)
+	return out.hostData(op), out
 }
 
 // setLoss writes sum/n, rounded once, to the 0-d loss (NaN for n = 0).
