@@ -111,10 +111,9 @@ func (g *GPU) Concat(dst *tensor.Tensor, axis int, ts []*tensor.Tensor) error {
 		if err != nil {
 			return err
 		}
-		if src = src.broadcast(part.shape); overlaps(d, src, true) {
-			if src, err = c.copied(src); err != nil {
-				return err
-			}
+		src = src.broadcast(part.shape)
+		if err := c.aside(d, true, &src); err != nil {
+			return err
 		}
 		parts[i], srcs[i] = part, src
 	}

@@ -184,10 +184,9 @@ func (g *GPU) mapOp(op string, dst *tensor.Tensor, inputs []*tensor.Tensor, laun
 		if err != nil {
 			return err
 		}
-		if o = o.broadcast(d.shape); overlaps(d, o, true) {
-			if o, err = c.copied(o); err != nil {
-				return err
-			}
+		o = o.broadcast(d.shape)
+		if err := c.aside(d, true, &o); err != nil {
+			return err
 		}
 		ops = append(ops, o)
 	}

@@ -57,14 +57,8 @@ func (c *call) runIndex(w indexWalk) error {
 	if slices.Contains(w.shape, 0) {
 		return nil
 	}
-	for _, o := range []*operand{&w.x, &w.idx} {
-		if o.shape != nil && overlaps(w.y, *o, false) {
-			copied, err := c.copied(*o)
-			if err != nil {
-				return err
-			}
-			*o = copied
-		}
+	if err := c.aside(w.y, false, &w.x, &w.idx); err != nil {
+		return err
 	}
 	ys, xs, is := w.y.strides, make([]int, len(w.shape)), w.idx.strides
 	if w.x.shape != nil {

@@ -50,9 +50,8 @@ func (g *GPU) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error {
 		return err
 	}
 	defer g.exit()
-	var err error
-	if dlogits != nil && overlaps(do, xo, true) {
-		if xo, err = c.copied(xo); err != nil {
+	if dlogits != nil {
+		if err := c.aside(do, true, &xo); err != nil {
 			return err
 		}
 	}
@@ -121,12 +120,9 @@ func (g *GPU) pointwiseLoss(op string, kind int, loss, grad, pred, target *tenso
 		return err
 	}
 	defer g.exit()
-	var err error
-	for _, o := range []*operand{&po, &to} {
-		if grad != nil && overlaps(gv, *o, true) {
-			if *o, err = c.copied(*o); err != nil {
-				return err
-			}
+	if grad != nil {
+		if err := c.aside(gv, true, &po, &to); err != nil {
+			return err
 		}
 	}
 	m := merge(pred.Shape(), gv.strides, po.strides, to.strides)

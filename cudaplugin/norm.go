@@ -86,13 +86,8 @@ func (n *normCall) strided(inner []bool, y, x, dy *tensor.Tensor) error {
 	if dy != nil {
 		zo = n.on(n.name, 2, dy)
 	}
-	var err error
-	for _, o := range []*operand{&xo, &zo} {
-		if o.shape != nil && overlaps(yo, *o, true) {
-			if *o, err = n.copied(*o); err != nil {
-				return err
-			}
-		}
+	if err := n.aside(yo, true, &xo, &zo); err != nil {
+		return err
 	}
 	r, in, err := n.rows(n.name, inner, yo, xo, zo)
 	if err != nil {

@@ -309,6 +309,24 @@ func (c *call) copied(o operand) (operand, error) {
 	return t, nil
 }
 
+// aside replaces each of ins that overlaps dst (the zero operand is an
+// absent one) by a row-major copy in a temporary, so that a kernel writing
+// dst reads inputs it does not change. With inPlace the very same view
+// stays (see overlaps).
+func (c *call) aside(dst operand, inPlace bool, ins ...*operand) error {
+	for _, o := range ins {
+		if o.ptr == 0 || !overlaps(dst, *o, inPlace) {
+			continue
+		}
+		t, err := c.copied(*o)
+		if err != nil {
+			return err
+		}
+		*o = t
+	}
+	return nil
+}
+
 // A target is where an op's kernels write its result, contiguous in
 // row-major order (ptr), for finish to deliver into dst.
 type target struct {

@@ -138,11 +138,8 @@ func (g *GPU) reduceInto(name string, code C.int, dst, x *tensor.Tensor, inner [
 	if dst.Len() == 0 {
 		return nil
 	}
-	var err error
-	if overlaps(do, xo, true) {
-		if xo, err = c.copied(xo); err != nil {
-			return err
-		}
+	if err := c.aside(do, true, &xo); err != nil {
+		return err
 	}
 	r, in, err := c.rows(name, inner, do.broadcast(x.Shape()), xo, operand{})
 	if err != nil {
@@ -223,11 +220,8 @@ func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error {
 	if x.Len() == 0 {
 		return nil
 	}
-	var err error
-	if overlaps(do, xo, true) {
-		if xo, err = c.copied(xo); err != nil {
-			return err
-		}
+	if err := c.aside(do, true, &xo); err != nil {
+		return err
 	}
 	r, in, err := c.rows("Softmax", axisMask(x.Dims(), axis), do, xo, operand{})
 	if err != nil {
@@ -254,13 +248,8 @@ func (g *GPU) SoftmaxBackward(dx, y, dy *tensor.Tensor, axis int, log bool) erro
 	if dx.Len() == 0 {
 		return nil
 	}
-	var err error
-	for _, o := range []*operand{&yo, &gyo} {
-		if overlaps(do, *o, true) {
-			if *o, err = c.copied(*o); err != nil {
-				return err
-			}
-		}
+	if err := c.aside(do, true, &yo, &gyo); err != nil {
+		return err
 	}
 	r, _, err := c.rows(op, axisMask(dx.Dims(), axis), do, yo, gyo)
 	if err != nil {
