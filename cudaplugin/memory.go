@@ -87,10 +87,18 @@ func (m *deviceMemory) Release() {
 		m.g.resident.put(m.b)
 		return
 	}
+	m.g.bound(func() { cudaMemory{}.free(m.b.ptr) })
+}
+
+// bound runs f, which frees something of g's outside a call (a
+// buffer released after Close, a dropped staging buffer), on a thread
+// bound to g's device; not at all when the CUDA runtime is gone, as then
+// nothing can be freed.
+func (g *GPU) bound(f func()) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if !disabled.Load() && check("cudaSetDevice", C.lanes_set_device(C.int(m.g.ordinal))) == nil {
-		cudaMemory{}.free(m.b.ptr)
+	if !disabled.Load() && check("cudaSetDevice", C.lanes_set_device(C.int(g.ordinal))) == nil {
+		f()
 	}
 }
 

@@ -84,12 +84,7 @@ func (r *stagingRes) release() {
 	if r.freed.Load() {
 		return
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if disabled.Load() || check("cudaSetDevice", C.lanes_set_device(C.int(r.g.ordinal))) != nil {
-		return // the context is gone: nothing can be freed
-	}
-	r.free()
+	r.g.bound(r.free)
 }
 
 // free waits for the last copy and frees what r holds (entered).
