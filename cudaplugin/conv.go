@@ -105,75 +105,48 @@ func (g *GPU) Conv2D(dst, x, w, bias *tensor.Tensor, p tensor.ConvParams) error 
 // the operands); host operands are uploaded and a host dx downloaded
 // (package tensor itself does not send host gradients here).
 func (g *GPU) Conv2DBackwardInput(dx, dy, w *tensor.Tensor, p tensor.ConvParams) error {
-	const op = "Conv2DBackwardInput"
-	if !g.opened() {
-		return errNilGPU
-	}
-	cg, err := planGrad(op, dx.Shape(), w.Shape(), dy, p)
-	if err != nil {
-		return err
-	}
-	if err := g.enter(); err != nil {
-		return err
-	}
-	defer g.exit()
-	c := &call{g: g}
-	defer c.release()
-	dyo, err := c.input(op, dy)
-	if err != nil {
-		return err
-	}
-	wo, err := c.input(op, w)
-	if err == nil {
-		wo, err = c.contiguous(wo)
-	}
-	if err != nil {
-		return err
-	}
-	out, err := c.output(op, dx, dyo, wo)
-	if err != nil {
-		return err
-	}
-	cs := cg.cs
-	opg, rows := cs.cout/cs.gr, cg.rows/cs.gr
-	err = cg.chunks(c, dyo, func(k chunk, dyT, col uintptr) error {
-		l := k.cols(cs.ow)
-		var gm C.LanesGemm
-		gm.m, gm.n, gm.k = C.int(rows), C.int(l), C.int(opg)
-		gm.alpha, gm.beta = 1, 0
-		gm.lda, gm.ldb, gm.ldc = C.longlong(rows), C.longlong(l), C.longlong(l)
-		gm.stride_a, gm.stride_b, gm.stride_c = C.longlong(opg*rows), C.longlong(opg*l), C.longlong(rows*l)
-		gm.trans_a, gm.trans_b = 1, 0
-		gm.vec_a = cbool(wo.aligned() && vectorizable(0, rows, opg*rows))
-		gm.vec_b = cbool(dyT%16 == 0 && vectorizable(0, l, opg*l))
-		if err := g.sgemm(g.stream, gm, wo.ptr, dyT, col, cs.gr, cg.partial); err != nil {
+	return g.convGradient("Conv2DBackwardInput", dx, dy, w, dx.Shape(), w.Shape(), p, func(c *call, cg convGrad, dyo, wo operand, out target) error {
+		wo, err := c.contiguous(wo) // the SGEMM reads w as one matrix
+		if err != nil {
 			return err
 		}
-		lc := cg.cols(k, nil)
-		dx := out.ptr + uintptr(k.img0*cs.c*cs.h*cs.w)*4
-		lc.iy0, lc.ihc = 0, C.int(cs.h)
-		if k.ohc < cs.oh {
-			// Rows of one image: the chunks add to the input rows that
-			// their output rows read (neighbours' overlap when the kernel
-			// is taller than the stride), the first zeroing the image.
-			if k.oy0 == 0 {
-				if err := check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(dx), C.size_t(4*cs.c*cs.h*cs.w), g.stream)); err != nil {
-					return err
+		cs := cg.cs
+		opg, rows := cs.cout/cs.gr, cg.rows/cs.gr
+		return cg.chunks(c, dyo, func(k chunk, dyT, col uintptr) error {
+			l := k.cols(cs.ow)
+			var gm C.LanesGemm
+			gm.m, gm.n, gm.k = C.int(rows), C.int(l), C.int(opg)
+			gm.alpha, gm.beta = 1, 0
+			gm.lda, gm.ldb, gm.ldc = C.longlong(rows), C.longlong(l), C.longlong(l)
+			gm.stride_a, gm.stride_b, gm.stride_c = C.longlong(opg*rows), C.longlong(opg*l), C.longlong(rows*l)
+			gm.trans_a, gm.trans_b = 1, 0
+			gm.vec_a = cbool(wo.aligned() && vectorizable(0, rows, opg*rows))
+			gm.vec_b = cbool(dyT%16 == 0 && vectorizable(0, l, opg*l))
+			if err := g.sgemm(g.stream, gm, wo.ptr, dyT, col, cs.gr, cg.partial); err != nil {
+				return err
+			}
+			lc := cg.cols(k, nil)
+			dx := out.ptr + uintptr(k.img0*cs.c*cs.h*cs.w)*4
+			lc.iy0, lc.ihc = 0, C.int(cs.h)
+			if k.ohc < cs.oh {
+				// Rows of one image: the chunks add to the input rows that
+				// their output rows read (neighbours' overlap when the kernel
+				// is taller than the stride), the first zeroing the image.
+				if k.oy0 == 0 {
+					if err := check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(dx), C.size_t(4*cs.c*cs.h*cs.w), g.stream)); err != nil {
+						return err
+					}
 				}
+				lo := max(0, k.oy0*cs.sh-cs.ph)
+				hi := min(cs.h, (k.oy0+k.ohc-1)*cs.sh-cs.ph+(cs.kh-1)*cs.dh+1)
+				if hi <= lo {
+					return nil // the chunk's windows lie in the padding
+				}
+				lc.iy0, lc.ihc, lc.acc = C.int(lo), C.int(hi-lo), 1
 			}
-			lo := max(0, k.oy0*cs.sh-cs.ph)
-			hi := min(cs.h, (k.oy0+k.ohc-1)*cs.sh-cs.ph+(cs.kh-1)*cs.dh+1)
-			if hi <= lo {
-				return nil // the chunk's windows lie in the padding
-			}
-			lc.iy0, lc.ihc, lc.acc = C.int(lo), C.int(hi-lo), 1
-		}
-		return check("lanes_col2im", C.lanes_col2im_at(g.stream, &lc, C.uintptr_t(col), C.uintptr_t(dx)))
+			return check("lanes_col2im", C.lanes_col2im_at(g.stream, &lc, C.uintptr_t(col), C.uintptr_t(dx)))
+		})
 	})
-	if err != nil {
-		return err
-	}
-	return c.finish(out)
 }
 
 // Conv2DBackwardWeight implements tensor.ConvKernels: dw = the gradient
@@ -184,11 +157,43 @@ func (g *GPU) Conv2DBackwardInput(dx, dy, w *tensor.Tensor, p tensor.ConvParams)
 // batch runs chunk after chunk, in order. A zero batch gives zeros.
 // Operands and dw as for Conv2DBackwardInput.
 func (g *GPU) Conv2DBackwardWeight(dw, dy, x *tensor.Tensor, p tensor.ConvParams) error {
-	const op = "Conv2DBackwardWeight"
+	return g.convGradient("Conv2DBackwardWeight", dw, dy, x, x.Shape(), dw.Shape(), p, func(c *call, cg convGrad, dyo, xo operand, out target) error {
+		cs := cg.cs
+		if cs.n == 0 {
+			return check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(out.ptr), C.size_t(4*dw.Len()), g.stream))
+		}
+		opg, rows := cs.cout/cs.gr, cg.rows/cs.gr
+		return cg.chunks(c, dyo, func(k chunk, dyT, col uintptr) error {
+			lc := cg.cols(k, xo.strides)
+			if err := check("lanes_im2col", C.lanes_im2col_at(g.stream, &lc, C.uintptr_t(xo.ptr+uintptr(k.img0*xo.strides[0]*4)), C.uintptr_t(col))); err != nil {
+				return err
+			}
+			l := k.cols(cs.ow)
+			var gm C.LanesGemm
+			gm.m, gm.n, gm.k = C.int(opg), C.int(rows), C.int(l)
+			gm.alpha, gm.beta = 1, 0
+			if k.img0 > 0 || k.oy0 > 0 {
+				gm.beta = 1
+			}
+			gm.lda, gm.ldb, gm.ldc = C.longlong(l), C.longlong(l), C.longlong(rows)
+			gm.stride_a, gm.stride_b, gm.stride_c = C.longlong(opg*l), C.longlong(rows*l), C.longlong(opg*rows)
+			gm.trans_a, gm.trans_b = 0, 1
+			gm.vec_a = cbool(dyT%16 == 0 && vectorizable(0, l, opg*l))
+			gm.vec_b = cbool(col%16 == 0 && vectorizable(0, l, rows*l))
+			return g.sgemm(g.stream, gm, dyT, col, out.ptr, cs.gr, cg.partial)
+		})
+	})
+}
+
+// convGradient runs a convolution gradient into dst (dx or dw) from dy
+// and other (w or x), for input and weight shapes xs and ws: it plans
+// it, uploads the operands and gives body the target, whose result it
+// then delivers to dst.
+func (g *GPU) convGradient(op string, dst, dy, other *tensor.Tensor, xs, ws []int, p tensor.ConvParams, body func(c *call, cg convGrad, dyo, oo operand, out target) error) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	cg, err := planGrad(op, x.Shape(), dw.Shape(), dy, p)
+	cg, err := planGrad(op, xs, ws, dy, p)
 	if err != nil {
 		return err
 	}
@@ -202,42 +207,15 @@ func (g *GPU) Conv2DBackwardWeight(dw, dy, x *tensor.Tensor, p tensor.ConvParams
 	if err != nil {
 		return err
 	}
-	xo, err := c.input(op, x)
+	oo, err := c.input(op, other)
 	if err != nil {
 		return err
 	}
-	out, err := c.output(op, dw, dyo, xo)
+	out, err := c.output(op, dst, dyo, oo)
 	if err != nil {
 		return err
 	}
-	cs := cg.cs
-	if cs.n == 0 {
-		if err := check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(out.ptr), C.size_t(4*dw.Len()), g.stream)); err != nil {
-			return err
-		}
-		return c.finish(out)
-	}
-	opg, rows := cs.cout/cs.gr, cg.rows/cs.gr
-	err = cg.chunks(c, dyo, func(k chunk, dyT, col uintptr) error {
-		lc := cg.cols(k, xo.strides)
-		if err := check("lanes_im2col", C.lanes_im2col_at(g.stream, &lc, C.uintptr_t(xo.ptr+uintptr(k.img0*xo.strides[0]*4)), C.uintptr_t(col))); err != nil {
-			return err
-		}
-		l := k.cols(cs.ow)
-		var gm C.LanesGemm
-		gm.m, gm.n, gm.k = C.int(opg), C.int(rows), C.int(l)
-		gm.alpha, gm.beta = 1, 0
-		if k.img0 > 0 || k.oy0 > 0 {
-			gm.beta = 1
-		}
-		gm.lda, gm.ldb, gm.ldc = C.longlong(l), C.longlong(l), C.longlong(rows)
-		gm.stride_a, gm.stride_b, gm.stride_c = C.longlong(opg*l), C.longlong(rows*l), C.longlong(opg*rows)
-		gm.trans_a, gm.trans_b = 0, 1
-		gm.vec_a = cbool(dyT%16 == 0 && vectorizable(0, l, opg*l))
-		gm.vec_b = cbool(col%16 == 0 && vectorizable(0, l, rows*l))
-		return g.sgemm(g.stream, gm, dyT, col, out.ptr, cs.gr, cg.partial)
-	})
-	if err != nil {
+	if err := body(c, cg, dyo, oo, out); err != nil {
 		return err
 	}
 	return c.finish(out)
