@@ -134,6 +134,32 @@ __device__ __forceinline__ float rowMax(float *s, const LanesShape &in, const La
     return blockReduce(s, m, MaxOp{});
 }
 
+// rowMean returns the mean of x over a row's elements, summed in double.
+__device__ __forceinline__ double rowMean(double *s, const LanesShape &in, const LanesStrides &st, const float *x) {
+    double a = 0;
+    for (long long i = threadIdx.x; i < in.n; i += blockDim.x) {
+        a += (double)x[offsetOf(in, st, i)];
+    }
+    return blockReduce(s, a, SumOp<double>{}) / (double)in.n;
+}
+
+// rowDeviations returns Σ (x - mean)² over a row's elements about the
+// row's mean (rowMean's), in double, by the corrected two-pass algorithm
+// (Chan, Golub and LeVeque's: Σd² - (Σd)²/n, d = x - mean), and moves
+// mean by Σd/n, the first pass's rounding.
+__device__ __forceinline__ double rowDeviations(double *s, const LanesShape &in, const LanesStrides &st, const float *x, double &mean) {
+    double d1 = 0, d2 = 0;
+    for (long long i = threadIdx.x; i < in.n; i += blockDim.x) {
+        const double d = (double)x[offsetOf(in, st, i)] - mean;
+        d1 += d;
+        d2 += d * d;
+    }
+    d1 = blockReduce(s, d1, SumOp<double>{});
+    d2 = blockReduce(s, d2, SumOp<double>{});
+    mean += d1 / (double)in.n;
+    return d2 - d1 * d1 / (double)in.n;
+}
+
 constexpr int ELEMENTWISE_THREADS = 256;
 constexpr int ERR_INVALID_VALUE = 1; // cudaErrorInvalidValue
 

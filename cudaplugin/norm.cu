@@ -28,22 +28,9 @@ __global__ void __launch_bounds__(ROW_THREADS) normForwardKernel(LanesNorm p) {
         float *yr = p.y + offsetOf(r.outer, r.yo, row);
         double mean, invStd;
         if (p.training) {
-            double a = 0;
-            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
-                a += (double)xr[offsetOf(r.inner, r.xi, i)];
-            }
-            mean = blockReduce(s, a, SumOp<double>{}) / (double)n;
-            double d1 = 0, d2 = 0;
-            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
-                const double d = (double)xr[offsetOf(r.inner, r.xi, i)] - mean;
-                d1 += d;
-                d2 += d * d;
-            }
-            d1 = blockReduce(s, d1, SumOp<double>{});
-            d2 = blockReduce(s, d2, SumOp<double>{});
-            double var = (d2 - d1 * d1 / (double)n) / (double)n;
+            mean = rowMean(s, r.inner, r.xi, xr);
+            double var = rowDeviations(s, r.inner, r.xi, xr, mean) / (double)n;
             var = var > 0 ? var : 0;
-            mean += d1 / (double)n;
             invStd = 1 / sqrt(var + (double)p.eps);
             if (threadIdx.x == 0 && p.run_mean != nullptr) {
                 const double m = p.momentum;

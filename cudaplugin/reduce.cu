@@ -45,24 +45,13 @@ __global__ void __launch_bounds__(ROW_THREADS) reduceKernel(LanesReduce r, float
         case RED_MEAN:
         case RED_VAR:
         case RED_STD: {
-            double a = 0;
-            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
-                a += (double)xr[offsetOf(r.inner, r.xi, i)];
-            }
-            const double mean = blockReduce(sd, a, SumOp<double>{}) / (double)n;
+            double mean = rowMean(sd, r.inner, r.xi, xr);
             if (op == RED_MEAN) {
                 res = (float)mean;
                 break;
             }
-            double d1 = 0, d2 = 0;
-            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
-                const double d = (double)xr[offsetOf(r.inner, r.xi, i)] - mean;
-                d1 += d;
-                d2 += d * d;
-            }
-            d1 = blockReduce(sd, d1, SumOp<double>{});
-            d2 = blockReduce(sd, d2, SumOp<double>{});
-            double v = n - ddof > 0 ? (d2 - d1 * d1 / (double)n) / (double)(n - ddof) : NAN;
+            const double m2 = rowDeviations(sd, r.inner, r.xi, xr, mean);
+            double v = n - ddof > 0 ? m2 / (double)(n - ddof) : NAN;
             res = (float)(op == RED_STD ? sqrt(v) : v);
             break;
         }
