@@ -300,7 +300,9 @@ func NewEmbedding(n, d int, r *rand.Rand) *Embedding {
 	mustRand("NewEmbedding", r)
 	w := tensor.New(n, d)
 	Normal(w, 0, 1, r)
-	return &Embedding{W: NewParam(w)}
+	p := NewParam(w)
+	p.noDecay = true
+	return &Embedding{W: p}
 }
 
 // Forward implements Module.

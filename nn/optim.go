@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/lanesgo/lanes/simd"
 	"github.com/lanesgo/lanes/tensor"
 )
 
@@ -171,6 +172,9 @@ type Adam struct {
 	Decoupled                      bool
 	optBase
 	steps []int64 // each parameter's t
+	// noDecay is the number of parameters, at the end of params, that
+	// take no weight decay (NewAdamWGroups' second group).
+	noDecay int
 }
 
 // NewAdam returns Adam over params with learning rate lr and PyTorch's
@@ -190,11 +194,57 @@ func newAdam(fn string, params []*Var, lr float32) *Adam {
 		steps: make([]int64, len(params))}
 }
 
+// NewAdamWGroups returns AdamW with PyTorch's defaults (as NewAdamW) over
+// two parameter groups: decay, whose parameters take the weight decay
+// WeightDecay (0.01 unless set), and noDecay, whose parameters take none,
+// as PyTorch's optim.AdamW([{"params": decay}, {"params": noDecay,
+// "weight_decay": 0}], lr). Its parameters are decay's then noDecay's, in
+// that order (the indices of a checkpoint's "optim.<i>." tensors), and a
+// checkpoint keeps the split: LoadCheckpoint requires the same. DecayGroups
+// splits a model's parameters the usual way.
+func NewAdamWGroups(decay, noDecay []*Var, lr float32) *Adam {
+	params := make([]*Var, 0, len(decay)+len(noDecay))
+	params = append(append(params, decay...), noDecay...)
+	o := newAdam("NewAdamWGroups", params, lr)
+	o.WeightDecay, o.Decoupled, o.noDecay = 0.01, true, len(noDecay)
+	return o
+}
+
+// DecayGroups splits m's parameters (Params) into those that weight decay
+// should shrink, the weights of its Linear and Conv2D layers (the
+// parameters of two dimensions or more), and the others: biases, the
+// norms' scales and shifts, and embedding tables (Embedding's, a GPT's
+// token and position embeddings, and so a head tied to the token
+// embedding), as minGPT's configure_optimizers. Each list keeps State
+// order; a parameter m gives twice appears once.
+func DecayGroups(m Module) (decay, noDecay []*Var) {
+	seen := map[*Var]bool{}
+	for _, v := range Params(m) {
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		if v.value.Dims() >= 2 && !v.noDecay {
+			decay = append(decay, v)
+		} else {
+			noDecay = append(noDecay, v)
+		}
+	}
+	return decay, noDecay
+}
+
 // Step implements Optimizer.
 func (o *Adam) Step() {
 	values, grads := o.operands()
-	tensor.AdamStep(values, grads, o.state[0], o.state[1], o.steps,
-		tensor.AdamParams{LR: o.lr, Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, WeightDecay: o.WeightDecay, Decoupled: o.Decoupled})
+	hp := tensor.AdamParams{LR: o.lr, Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, WeightDecay: o.WeightDecay, Decoupled: o.Decoupled}
+	if o.noDecay == 0 {
+		tensor.AdamStep(values, grads, o.state[0], o.state[1], o.steps, hp)
+		return
+	}
+	n := len(values) - o.noDecay
+	tensor.AdamStep(values[:n], grads[:n], o.state[0][:n], o.state[1][:n], o.steps[:n], hp)
+	hp.WeightDecay = 0
+	tensor.AdamStep(values[n:], grads[n:], o.state[0][n:], o.state[1][n:], o.steps[n:], hp)
 }
 
 // RMSProp is PyTorch's optim.RMSprop (see tensor.RMSPropStep):
@@ -252,6 +302,83 @@ func (s CosineLR) At(epoch int) float32 {
 	return s.Min + (s.Base-s.Min)*float32((1+math.Cos(math.Pi*t))/2)
 }
 
+// WarmupCosine is nanoGPT's learning-rate schedule (get_lr), per step it
+// counted from 0: a linear warmup over Warmup steps, then half a cosine
+// from Base down to Min, reached at step Decay, and Min after:
+//
+//	it < Warmup:            Base·(it+1)/(Warmup+1)
+//	Warmup ≤ it ≤ Decay:    Min + (Base-Min)·(1 + cos(π·(it-Warmup)/(Decay-Warmup)))/2
+//	it > Decay:             Min
+//
+// computed in float64 and rounded once (with Decay ≤ Warmup the cosine
+// part is Base at it = Warmup).
+type WarmupCosine struct {
+	Base, Min     float32
+	Warmup, Decay int
+}
+
+// At implements Schedule.
+func (s WarmupCosine) At(it int) float32 {
+	base, lo := float64(s.Base), float64(s.Min)
+	switch {
+	case it < s.Warmup:
+		return float32(base * float64(it+1) / float64(s.Warmup+1))
+	case it > s.Decay:
+		return s.Min
+	case s.Decay <= s.Warmup:
+		return s.Base
+	}
+	ratio := float64(it-s.Warmup) / float64(s.Decay-s.Warmup)
+	return float32(lo + (base-lo)*(1+math.Cos(math.Pi*ratio))/2)
+}
+
+// ClipGradNorm scales the gradients of params so that their global L2
+// norm (the norm of all of them as one vector) is at most maxNorm, and
+// returns that norm before clipping, as PyTorch's
+// nn.utils.clip_grad_norm_: each gradient is multiplied by min(1,
+// maxNorm/(total+1e-6)) (also when that is 1; a NaN or infinite total
+// makes the gradients NaN, as PyTorch's default error_if_nonfinite=False).
+// Parameters without a gradient are skipped. The norms are accumulated in
+// float64 on the host (simd.Norm) and through tensor.Mul and tensor.Sum on
+// a device; the scaling runs where each gradient is (tensor.ScaleInto).
+// On the host it allocates nothing. It panics for a nil parameter or a
+// negative or NaN maxNorm.
+func ClipGradNorm(params []*Var, maxNorm float32) (total float32) {
+	if !(maxNorm >= 0) {
+		panic(fmt.Sprintf("nn: ClipGradNorm: maxNorm %v (want >= 0)", maxNorm))
+	}
+	var sq float64
+	for i, v := range params {
+		if v == nil {
+			panic(fmt.Sprintf("nn: ClipGradNorm: parameter %d of %d is nil", i, len(params)))
+		}
+		if !v.gradOK {
+			continue
+		}
+		if g := v.grad; onHost(g) {
+			n := float64(simd.Norm(g.Data()))
+			sq += n * n
+		} else {
+			s, err := tensor.Sum(tensor.Mul(g, g), false).Host()
+			if err != nil {
+				panic(fmt.Sprintf("nn: ClipGradNorm: the gradient of parameter %d of shape %v on %v: %v", i, g.Shape(), g.Device(), err))
+			}
+			sq += float64(s.Item())
+		}
+	}
+	norm := math.Sqrt(sq)
+	coef := float32(min(float64(maxNorm)/(norm+1e-6), 1))
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		coef = float32(math.NaN())
+	}
+	for _, v := range params {
+		if v.gradOK {
+			tensor.ScaleInto(v.grad, v.grad, coef)
+		}
+	}
+	return float32(norm)
+}
+
 // jf32 is a float32 that JSON holds exactly: as the shortest number that
 // parses back to it when finite, as "NaN", "+Inf" or "-Inf" otherwise.
 type jf32 float32
@@ -300,6 +427,7 @@ type optimizerState struct {
 	Decoupled   bool    `json:"decoupled"`
 	Centered    bool    `json:"centered"`
 	Steps       []int64 `json:"steps,omitempty"`   // Adam: each parameter's step count
+	NoDecay     int     `json:"no_decay,omitempty"` // Adam: parameters at the end without weight decay (NewAdamWGroups)
 	Started     []bool  `json:"started,omitempty"` // SGD: whether each momentum buffer is set
 }
 
@@ -317,7 +445,7 @@ func optimizerOf(opt Optimizer) (st optimizerState, slots []string, state [][]*t
 	case *Adam:
 		if o != nil {
 			return optimizerState{Type: "Adam", Params: len(o.params), LR: jf32(o.lr), Beta1: jf32(o.Beta1), Beta2: jf32(o.Beta2), Eps: jf32(o.Eps),
-				WeightDecay: jf32(o.WeightDecay), Decoupled: o.Decoupled, Steps: slices.Clone(o.steps)}, []string{"exp_avg", "exp_avg_sq"}, o.state, o.params, true
+				WeightDecay: jf32(o.WeightDecay), Decoupled: o.Decoupled, Steps: slices.Clone(o.steps), NoDecay: o.noDecay}, []string{"exp_avg", "exp_avg_sq"}, o.state, o.params, true
 		}
 	case *RMSProp:
 		if o != nil {
@@ -335,6 +463,8 @@ func checkOptimizerState(st optimizerState) error {
 		return fmt.Errorf("%d step counts for %d parameters", len(st.Steps), st.Params)
 	case st.Type == "SGD" && len(st.Started) != st.Params:
 		return fmt.Errorf("%d momentum flags for %d parameters", len(st.Started), st.Params)
+	case st.NoDecay < 0 || st.NoDecay > st.Params:
+		return fmt.Errorf("%d parameters without weight decay of %d", st.NoDecay, st.Params)
 	}
 	for i, s := range st.Steps {
 		if s < 0 {

@@ -421,6 +421,8 @@ func planLoadOptimizer(opt Optimizer, js string, optim map[string]*tensor.Tensor
 		return nil, fmt.Errorf("the file's is %s, this one %s", st.Type, cur.Type)
 	case st.Params != len(params):
 		return nil, fmt.Errorf("the file's has %d parameters, this one %d", st.Params, len(params))
+	case st.NoDecay != cur.NoDecay:
+		return nil, fmt.Errorf("the file's has %d parameters without weight decay, this one %d", st.NoDecay, cur.NoDecay)
 	case len(optim) != len(params)*len(slots):
 		return nil, fmt.Errorf("the file has %d tensors for it, want %d", len(optim), len(params)*len(slots))
 	}

@@ -27,6 +27,9 @@ type Var struct {
 	reluMasked bool
 	requires   bool // gradients flow to this Var
 	param      bool
+	// noDecay marks an embedding table, which DecayGroups leaves out of
+	// weight decay although it is a matrix.
+	noDecay bool
 	tape       *Tape
 	gen        uint64 // the tape's step when it made this Var; never changes
 }
