@@ -161,12 +161,12 @@ const ropeBase = 10000
 // of heads of size headDim. It grows to the longest sequence asked for and
 // moves to the device last asked for; the blocks of a GPT share one.
 type attnConsts struct {
-	dev          tensor.Device
-	n, headDim   int
-	mask         *tensor.Tensor // [n, n]: 1 where j > i
-	cos, sin     *tensor.Tensor // [n, headDim], on dev
-	hcos, hsin   []float32      // the host tables, for Next
-	made         bool
+	dev        tensor.Device
+	n, headDim int
+	mask       *tensor.Tensor // [n, n]: 1 where j > i
+	cos, sin   *tensor.Tensor // [n, headDim], on dev
+	hcos, hsin []float32      // the host tables, for Next
+	made       bool
 }
 
 // ensure makes the constants for sequences of t on dev.

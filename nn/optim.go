@@ -426,9 +426,9 @@ type optimizerState struct {
 	Alpha       jf32    `json:"alpha"`
 	Decoupled   bool    `json:"decoupled"`
 	Centered    bool    `json:"centered"`
-	Steps       []int64 `json:"steps,omitempty"`   // Adam: each parameter's step count
+	Steps       []int64 `json:"steps,omitempty"`    // Adam: each parameter's step count
 	NoDecay     int     `json:"no_decay,omitempty"` // Adam: parameters at the end without weight decay (NewAdamWGroups)
-	Started     []bool  `json:"started,omitempty"` // SGD: whether each momentum buffer is set
+	Started     []bool  `json:"started,omitempty"`  // SGD: whether each momentum buffer is set
 }
 
 // optimizerOf returns what a checkpoint keeps of opt: its scalar state,

@@ -30,8 +30,8 @@ type Var struct {
 	// noDecay marks an embedding table, which DecayGroups leaves out of
 	// weight decay although it is a matrix.
 	noDecay bool
-	tape       *Tape
-	gen        uint64 // the tape's step when it made this Var; never changes
+	tape    *Tape
+	gen     uint64 // the tape's step when it made this Var; never changes
 }
 
 // NewParam returns a parameter holding a contiguous copy of t: a leaf that
