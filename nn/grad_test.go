@@ -30,15 +30,22 @@ type gradCase struct {
 // gradients must agree within 2e-3 + 2e-2·|numeric|.
 func gradCheck(t *testing.T, c gradCase) {
 	t.Helper()
-	if c.h == 0 {
-		c.h = 1e-2
-	}
 	params := make([]*Var, len(c.inputs))
 	for i, x := range c.inputs {
 		params[i] = NewParam(x)
 	}
+	gradCheckVars(t, c.name, params, func(tp *Tape) *Var { return c.f(tp, params) }, c.h)
+}
+
+// gradCheckVars is gradCheck of f over the parameters params (a model's,
+// or NewParams of a case's inputs), with relative step h (0 means 1e-2).
+func gradCheckVars(t *testing.T, name string, params []*Var, f func(tp *Tape) *Var, h float64) {
+	t.Helper()
+	if h == 0 {
+		h = 1e-2
+	}
 	tp := NewTape()
-	out := c.f(tp, params)
+	out := f(tp)
 	r := rand.New(rand.NewPCG(7, 8))
 	proj := tensor.RandN(r, out.Value().Shape()...)
 	loss := tp.Sum(tp.Mul(out, tp.Const(proj)))
@@ -47,7 +54,7 @@ func gradCheck(t *testing.T, c gradCase) {
 	eval := func() float64 {
 		tp := NewTape()
 		tp.SetGrad(false)
-		y := c.f(tp, params).Value().Data()
+		y := f(tp).Value().Data()
 		var s float64
 		for i, v := range y {
 			s += float64(v) * float64(proj.Data()[i])
@@ -58,22 +65,22 @@ func gradCheck(t *testing.T, c gradCase) {
 		x := p.value.Data()
 		g := p.Grad()
 		if g == nil {
-			t.Errorf("%s: input %d got no gradient", c.name, i)
+			t.Errorf("%s: input %d got no gradient", name, i)
 			continue
 		}
 		step := max(1, len(x)/48)
 		for j := 0; j < len(x); j += step {
 			old := x[j]
-			h := c.h * max(1, math.Abs(float64(old)))
-			x[j] = old + float32(h)
+			hj := h * max(1, math.Abs(float64(old)))
+			x[j] = old + float32(hj)
 			up := eval()
-			x[j] = old - float32(h)
+			x[j] = old - float32(hj)
 			down := eval()
 			x[j] = old
-			num := (up - down) / (2 * h)
+			num := (up - down) / (2 * hj)
 			got := float64(g.Data()[j])
 			if math.Abs(got-num) > 2e-3+2e-2*math.Abs(num) {
-				t.Errorf("%s: input %d element %d: backward %.6g, finite differences %.6g", c.name, i, j, got, num)
+				t.Errorf("%s: input %d element %d: backward %.6g, finite differences %.6g", name, i, j, got, num)
 			}
 		}
 	}
