@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -396,5 +397,166 @@ func BenchmarkOptimizerStep(b *testing.B) {
 				opt.Step()
 			}
 		})
+	}
+}
+
+// splitByDims is DecayGroups' rule on a list of parameters: matrices and
+// up decay, the others do not. It returns NewAdamWGroups' arguments with
+// a learning rate of 1.
+func splitByDims(ps []*Var) (decay, noDecay []*Var, lr float32) {
+	for _, v := range ps {
+		if v.value.Dims() >= 2 {
+			decay = append(decay, v)
+		} else {
+			noDecay = append(noDecay, v)
+		}
+	}
+	return decay, noDecay, 1
+}
+
+// TestWarmupCosine checks nanoGPT's get_lr at the ends and middles of its
+// three parts, computed by hand.
+func TestWarmupCosine(t *testing.T) {
+	s := WarmupCosine{Base: 1e-3, Min: 1e-4, Warmup: 10, Decay: 100}
+	for _, c := range []struct {
+		it   int
+		want float64
+	}{
+		{0, 1e-3 / 11}, {4, 1e-3 * 5 / 11}, {9, 1e-3 * 10 / 11},
+		{10, 1e-3}, {55, 1e-4 + 0.9e-3/2}, {100, 1e-4}, {101, 1e-4}, {5000, 1e-4},
+		{32, 1e-4 + 0.9e-3*(1+math.Cos(math.Pi*22/90))/2},
+	} {
+		if got := s.At(c.it); math.Abs(float64(got)-c.want) > 1e-7*c.want {
+			t.Errorf("At(%d) = %v, want %v", c.it, got, c.want)
+		}
+	}
+	// No warmup; and a decay that ends where the warmup does.
+	if got := (WarmupCosine{Base: 2, Min: 1, Decay: 4}).At(2); got != 1.5 {
+		t.Errorf("without warmup, At(2) = %v, want 1.5", got)
+	}
+	if got := (WarmupCosine{Base: 2, Min: 1, Warmup: 3, Decay: 3}).At(3); got != 2 {
+		t.Errorf("Decay = Warmup: At(3) = %v, want 2", got)
+	}
+}
+
+// TestClipGradNorm checks the norm and the scaled gradients against hand
+// values: gradients (3, 4) and (12) have the norm 13.
+func TestClipGradNorm(t *testing.T) {
+	mk := func() []*Var {
+		a, b, c := NewParam(tensor.New(2)), NewParam(tensor.New(1, 1)), NewParam(tensor.New(3))
+		a.grad, a.gradOK = tensor.FromSlice([]float32{3, 4}, 2), true
+		b.grad, b.gradOK = tensor.FromSlice([]float32{12}, 1, 1), true
+		c.grad = tensor.FromSlice([]float32{100, 100, 100}, 3) // no current gradient: skipped
+		return []*Var{a, b, c}
+	}
+	for _, c := range []struct {
+		max  float32
+		coef float64
+	}{{6.5, 6.5 / (13 + 1e-6)}, {13, 13 / (13 + 1e-6)}, {100, 1}, {0, 0}} {
+		ps := mk()
+		if got := ClipGradNorm(ps, c.max); got != 13 {
+			t.Errorf("max %v: norm %v, want 13", c.max, got)
+		}
+		want := []float64{3 * c.coef, 4 * c.coef, 12 * c.coef}
+		got := append(slices.Clone(ps[0].grad.Data()), ps[1].grad.Data()...)
+		for i := range want {
+			if math.Abs(float64(got[i])-want[i]) > 1e-6*want[i] {
+				t.Errorf("max %v: gradient %d is %v, want %v", c.max, i, got[i], want[i])
+			}
+		}
+		if ps[2].grad.Data()[0] != 100 {
+			t.Errorf("a parameter without a gradient was scaled")
+		}
+	}
+	ps := mk()
+	ps[1].grad.Data()[0] = float32(math.Inf(1))
+	if got := ClipGradNorm(ps, 1); !math.IsInf(float64(got), 1) || !math.IsNaN(float64(ps[0].grad.Data()[0])) {
+		t.Errorf("infinite norm: %v and gradient %v, want +Inf and NaN", got, ps[0].grad.Data()[0])
+	}
+	big := []*Var{NewParam(tensor.New(4096))}
+	big[0].grad, big[0].gradOK = tensor.Ones(4096), true
+	if n := testing.AllocsPerRun(10, func() { ClipGradNorm(big, 1) }); n != 0 {
+		t.Errorf("ClipGradNorm allocates %v times on the host", n)
+	}
+	for _, c := range []struct {
+		want string
+		f    func()
+	}{
+		{"nn: ClipGradNorm: maxNorm NaN", func() { ClipGradNorm(nil, float32(math.NaN())) }},
+		{"nn: ClipGradNorm: maxNorm -1", func() { ClipGradNorm(nil, -1) }},
+		{"nn: ClipGradNorm: parameter 0 of 1 is nil", func() { ClipGradNorm([]*Var{nil}, 1) }},
+	} {
+		if msg := panicMsg(c.f); !strings.HasPrefix(msg, c.want) {
+			t.Errorf("panic %q, want %q", msg, c.want)
+		}
+	}
+}
+
+// TestAdamWGroups checks that the two groups step as two AdamWs, one with
+// the weight decay and one without, and DecayGroups' split of a GPT.
+func TestAdamWGroups(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	mk := func() []*Var {
+		r := rand.New(rand.NewPCG(3, 3))
+		var ps []*Var
+		for _, n := range []int{5, 7, 3} {
+			p := NewParam(tensor.RandN(r, n))
+			p.grad, p.gradOK = tensor.RandN(r, n), true
+			ps = append(ps, p)
+		}
+		return ps
+	}
+	a, b := mk(), mk()
+	g := NewAdamWGroups(a[:2], a[2:], 0.1)
+	g.WeightDecay = 0.5
+	d, nd := NewAdamW(b[:2], 0.1), NewAdamW(b[2:], 0.1)
+	d.WeightDecay, nd.WeightDecay = 0.5, 0
+	for range 3 {
+		g.Step()
+		d.Step()
+		nd.Step()
+	}
+	for i := range a {
+		if !slices.Equal(a[i].value.Data(), b[i].value.Data()) {
+			t.Errorf("parameter %d: %v, separate optimizers %v", i, a[i].value.Data(), b[i].value.Data())
+		}
+	}
+	m := NewGPT(smallGPT(false, false), r)
+	decay, noDecay := DecayGroups(m)
+	names := map[*Var]string{}
+	m.State("", func(name string, v *Var) { names[v] = name })
+	var dn, nn []string
+	for _, v := range decay {
+		dn = append(dn, names[v])
+	}
+	for _, v := range noDecay {
+		nn = append(nn, names[v])
+	}
+	for _, n := range dn {
+		if !strings.HasSuffix(n, "c_attn.weight") && !strings.HasSuffix(n, "c_proj.weight") && !strings.HasSuffix(n, "c_fc.weight") && n != "lm_head.weight" {
+			t.Errorf("%s decays", n)
+		}
+	}
+	if len(dn) != 4*2+1 || len(nn) != len(Params(m))-len(dn) {
+		t.Errorf("decay %v, no decay %v", dn, nn)
+	}
+	tied := NewGPT(smallGPT(false, true), r)
+	if decay, noDecay := DecayGroups(tied); len(decay) != 8 || !slices.Contains(noDecay, tied.Tok.W) {
+		t.Errorf("tied: %d decayed, the tied weight decayed=%v", len(decay), slices.Contains(decay, tied.Tok.W))
+	}
+	if _, noDecay := DecayGroups(NewEmbedding(3, 4, r)); len(noDecay) != 1 {
+		t.Errorf("an Embedding's weight decays")
+	}
+	// A checkpoint keeps the split; another split is an error.
+	path := filepath.Join(t.TempDir(), "ckpt.safetensors")
+	if err := SaveCheckpoint(path, m, NewAdamWGroups(decay, noDecay, 1), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadCheckpoint(path, m, NewAdamWGroups(decay, noDecay, 1), nil); err != nil {
+		t.Errorf("same groups: %v", err)
+	}
+	_, err := LoadCheckpoint(path, m, NewAdamW(append(slices.Clone(decay), noDecay...), 1), nil)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the file's has %d parameters without weight decay, this one 0", len(noDecay))) {
+		t.Errorf("one group for the file's two: %v", err)
 	}
 }

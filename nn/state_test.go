@@ -227,6 +227,16 @@ var checkpointOptimizers = []struct {
 		return o
 	}, func(ps []*Var) Optimizer { return NewAdam(ps, 1) }},
 	{"AdamW", func(ps []*Var) Optimizer { return NewAdamW(ps, 0.01) }, func(ps []*Var) Optimizer { return NewAdam(ps, 1) }},
+	{"AdamWGroups", func(ps []*Var) Optimizer {
+		o := NewAdamWGroups(splitByDims(ps))
+		o.SetLR(0.01)
+		o.WeightDecay = 0.1
+		return o
+	}, func(ps []*Var) Optimizer {
+		o := NewAdamWGroups(splitByDims(ps))
+		o.WeightDecay = 0
+		return o
+	}},
 	{"RMSProp", func(ps []*Var) Optimizer {
 		o := NewRMSProp(ps, 0.005)
 		o.Momentum, o.Centered, o.Alpha = 0.5, true, 0.9
