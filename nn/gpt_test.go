@@ -391,3 +391,89 @@ func TestGPTInit(t *testing.T) {
 		}
 	}
 }
+
+// TestNextAllocsAndPanics checks that Next and Sample allocate nothing and
+// that Next panics, naming itself, past the context and on bad tokens.
+func TestNextAllocsAndPanics(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 7))
+	cfg := GPTConfig{Vocab: 10, Context: 40, Layers: 2, Heads: 2, Width: 16, RoPE: true}
+	m := NewGPT(cfg, r)
+	c := m.NewKVCache(2)
+	tok := tensor.New(2, 1)
+	m.Next(c, randTokens(r, 10, 2, 3))
+	if n := testing.AllocsPerRun(20, func() {
+		Sample(tok, m.Next(c, tok), 0.8, 5, r)
+	}); n != 0 {
+		t.Errorf("Next and Sample: %v allocations a token", n)
+	}
+	if c.Pos() != 3+21 {
+		t.Errorf("Pos %d after 24 tokens", c.Pos())
+	}
+	other := m.NewKVCache(1)
+	for _, p := range []struct {
+		want string
+		f    func()
+	}{
+		{"nn: GPT.Next: 24 cached + 17 new tokens is past the context of 40", func() { m.Next(c, tensor.New(2, 17)) }},
+		{"nn: GPT.Next: tokens of shape [1 1] for a cache of batch 2", func() { m.Next(c, tensor.New(1, 1)) }},
+		{"nn: GPT.Next: token 10 at [1, 0] is not an id in [0, 10)", func() { m.Next(c, tensor.FromSlice([]float32{0, 10}, 2, 1)) }},
+		{"nn: GPT.Next: token 0.5 at [0, 0]", func() { m.Next(c, tensor.FromSlice([]float32{0.5, 1}, 2, 1)) }},
+		{"nn: GPT.Next: the cache is not this model's", func() { NewGPT(cfg, r).Next(other, tensor.New(1, 1)) }},
+		{"nn: GPT.Logits: 41 tokens for a context of 40", func() { m.Logits(NewTape(), tensor.New(1, 41)) }},
+		{"nn: Sample: temperature -1", func() { Sample(tok, tensor.New(2, 3), -1, 0, r) }},
+		{"nn: Sample: logits of shape [3 3] and dst of shape [2 1]", func() { Sample(tok, tensor.New(3, 3), 1, 0, r) }},
+	} {
+		if msg := panicMsg(p.f); !strings.HasPrefix(msg, p.want) {
+			t.Errorf("panic %q, want %q", msg, p.want)
+		}
+	}
+}
+
+// TestSample checks Sample's distribution: greedy at temperature 0, only
+// the top k (ties at the k-th included), and frequencies within 4
+// standard deviations of softmax(logits/temperature).
+func TestSample(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	logits := tensor.FromSlice([]float32{1, 3, 2, 3, -1, 0, 2, 2}, 2, 4)
+	dst := tensor.New(2, 1)
+	Sample(dst, logits, 0, 0, r)
+	if got := dst.Data(); got[0] != 1 || got[1] != 2 {
+		t.Errorf("greedy: %v, want [1 2] (the first of equal maxima)", got)
+	}
+	for _, c := range []struct {
+		temp float32
+		k    int
+	}{{1, 0}, {0.5, 0}, {2, 2}, {1, 3}, {1, 1}, {1, 4}} {
+		const n = 20000
+		counts := [2][4]float64{}
+		for range n {
+			Sample(dst, logits, c.temp, c.k, r)
+			counts[0][int(dst.Data()[0])]++
+			counts[1][int(dst.Data()[1])]++
+		}
+		for row := range 2 {
+			l := logits.Data()[row*4 : row*4+4]
+			sorted := slices.Clone(l)
+			slices.Sort(sorted)
+			cut := float32(math.Inf(-1))
+			if c.k > 0 && c.k < 4 {
+				cut = sorted[4-c.k]
+			}
+			var p [4]float64
+			var sum float64
+			for j, x := range l {
+				if x >= cut {
+					p[j] = math.Exp(float64(x) / float64(c.temp))
+					sum += p[j]
+				}
+			}
+			for j := range p {
+				p[j] /= sum
+				sd := math.Sqrt(p[j] * (1 - p[j]) / n)
+				if f := counts[row][j] / n; math.Abs(f-p[j]) > 4*sd+1e-9 {
+					t.Errorf("temperature %v top-%d: row %d token %d drawn %.4f of the time, want %.4f", c.temp, c.k, row, j, f, p[j])
+				}
+			}
+		}
+	}
+}

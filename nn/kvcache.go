@@ -24,6 +24,10 @@ type KVCache struct {
 	scores                []float32 // [Context, Context]: one head's
 	last                  []float32 // [batch, Width]
 	logits                *tensor.Tensor
+	// toks is the last call's tokens, [batch, T], over tokBuf: rebuilt
+	// only when T changes.
+	toks   *tensor.Tensor
+	tokBuf []float32
 }
 
 // NewKVCache returns an empty cache for batch sequences of m, on the host
@@ -38,7 +42,7 @@ func (m *GPT) NewKVCache(batch int) *KVCache {
 	c := &KVCache{m: m, batch: batch,
 		x: make([]float32, rows*d), h: make([]float32, rows*d), att: make([]float32, rows*d), y: make([]float32, rows*d),
 		qkv: make([]float32, rows*3*d), fc: make([]float32, rows*4*d), scores: make([]float32, cfg.Context*cfg.Context),
-		last: make([]float32, batch*d), logits: tensor.New(batch, cfg.Vocab)}
+		last: make([]float32, batch*d), logits: tensor.New(batch, cfg.Vocab), tokBuf: make([]float32, rows)}
 	for range cfg.Layers {
 		c.k = append(c.k, make([]float32, rows*d))
 		c.v = append(c.v, make([]float32, rows*d))
@@ -82,11 +86,15 @@ func (m *GPT) Next(c *KVCache, tokens *tensor.Tensor) *tensor.Tensor {
 	}
 	b, t, d, heads := c.batch, tokens.Dim(1), cfg.Width, cfg.Heads
 	hd, rows := d/heads, c.batch*tokens.Dim(1)
+	if c.toks == nil || c.toks.Dim(1) != t {
+		c.toks = tensor.FromSlice(c.tokBuf[:rows], b, t)
+	}
+	tensor.CopyInto(c.toks, tokens) // tokens may be a strided view
 	x := c.x[:rows*d]
 	wte := m.Tok.W.value.Data()
 	for i := range b {
 		for j := range t {
-			f := tokens.At(i, j)
+			f := c.tokBuf[i*t+j]
 			tok := int(f)
 			if float32(tok) != f || tok < 0 || tok >= cfg.Vocab {
 				panic(fmt.Sprintf("nn: %s: token %v at [%d, %d] is not an id in [0, %d)", op, f, i, j, cfg.Vocab))
