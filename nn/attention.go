@@ -167,6 +167,10 @@ type attnConsts struct {
 	cos, sin   *tensor.Tensor // [n, headDim], on dev
 	hcos, hsin []float32      // the host tables, for Next
 	made       bool
+	// The views last handed out by causal and rope, kept so that a
+	// repeated step makes no new headers.
+	maskT, maskS, ropeT, ropePos int
+	maskV, cosV, sinV            *tensor.Tensor
 }
 
 // ensure makes the constants for sequences of t on dev.
@@ -189,17 +193,24 @@ func (c *attnConsts) ensure(dev tensor.Device, t, headDim int) {
 	cos, sin := tensor.FromSlice(c.hcos, n, headDim), tensor.FromSlice(c.hsin, n, headDim)
 	c.mask, c.cos, c.sin = mustTo("attention", mask, dev), mustTo("attention", cos, dev), mustTo("attention", sin, dev)
 	c.dev, c.n, c.headDim, c.made = dev, n, headDim, true
+	c.maskV, c.cosV, c.sinV = nil, nil, nil
 }
 
 // causal returns the causal mask [t, s] for t queries at the end of s
 // keys: a view of rows s-t..s-1 and columns 0..s-1 of the n×n mask.
 func (c *attnConsts) causal(t, s int) *tensor.Tensor {
-	return c.mask.Slice(0, s-t, s, 1).Slice(1, 0, s, 1)
+	if c.maskV == nil || c.maskT != t || c.maskS != s {
+		c.maskV, c.maskT, c.maskS = c.mask.Slice(0, s-t, s, 1).Slice(1, 0, s, 1), t, s
+	}
+	return c.maskV
 }
 
 // rope returns the rotary tables [t, headDim] for positions pos..pos+t-1.
 func (c *attnConsts) rope(t, pos int) (cos, sin *tensor.Tensor) {
-	return c.cos.Slice(0, pos, pos+t, 1), c.sin.Slice(0, pos, pos+t, 1)
+	if c.cosV == nil || c.ropeT != t || c.ropePos != pos {
+		c.cosV, c.sinV, c.ropeT, c.ropePos = c.cos.Slice(0, pos, pos+t, 1), c.sin.Slice(0, pos, pos+t, 1), t, pos
+	}
+	return c.cosV, c.sinV
 }
 
 // ropeTables returns RoPE's cos and sin for n positions, [n, hd] row-major:

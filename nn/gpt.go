@@ -134,8 +134,9 @@ type GPT struct {
 	Head   *Linear // Head.W is Tok.W when tied; Head.B is nil
 	consts *attnConsts
 	// pos holds 0, 1, ..., Context-1 on the device of the last forward
-	// pass, the indices of the positional embedding.
-	pos *tensor.Tensor
+	// pass, the indices of the positional embedding; posV is the view of
+	// its first T last handed out.
+	pos, posV *tensor.Tensor
 }
 
 // NewGPT returns a GPT of the given shape initialized as nanoGPT's
@@ -229,9 +230,12 @@ func (m *GPT) Logits(tp *Tape, tokens *tensor.Tensor) *Var {
 	x := tp.Reshape(tp.Embedding(tokens, m.Tok.W), b*t, d)
 	if m.Pos != nil {
 		if m.pos == nil || m.pos.Device() != dev {
-			m.pos = mustTo(op, tensor.Arange(0, float64(m.Config.Context), 1), dev)
+			m.pos, m.posV = mustTo(op, tensor.Arange(0, float64(m.Config.Context), 1), dev), nil
 		}
-		p := tp.Embedding(m.pos.Slice(0, 0, t, 1), m.Pos.W)
+		if m.posV == nil || m.posV.Dim(0) != t {
+			m.posV = m.pos.Slice(0, 0, t, 1)
+		}
+		p := tp.Embedding(m.posV, m.Pos.W)
 		x = tp.Reshape(tp.Add(tp.Reshape(x, b, t, d), p), b*t, d)
 	}
 	x = m.Drop.Forward(tp, x)
