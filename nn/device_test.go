@@ -198,13 +198,29 @@ func deviceStepCases() []stepCase {
 		}, []int{10, 2, 6, 6}, tensor.RandN},
 		{"embedding", func(r *rand.Rand) Module {
 			return NewSequential(NewEmbedding(10, 4, r), Flatten{}, NewLinear(12, 8, r))
-		}, []int{10, 3}, func(r *rand.Rand, shape ...int) *tensor.Tensor {
-			x := tensor.New(shape...)
-			for i := range x.Data() {
-				x.Data()[i] = float32(r.IntN(10))
-			}
-			return x
-		}},
+		}, []int{10, 3}, tokens(10)},
+		// The GPTs' logits [10, 10, 8] (the loss's row weights [10, 1]
+		// broadcast over their last two axes), through a Tanh: without
+		// it the step's learning rate makes the tied model diverge (its
+		// weights in the thousands by the sixth step, where host and
+		// device differ in the rounding of ill-conditioned attention).
+		{"gpt", func(r *rand.Rand) Module {
+			return NewSequential(NewGPT(GPTConfig{Vocab: 8, Context: 10, Layers: 2, Heads: 2, Width: 8, TieWeights: true}, r), NewTanh())
+		}, []int{10, 10}, tokens(8)},
+		{"gpt-rope", func(r *rand.Rand) Module {
+			return NewSequential(NewGPT(GPTConfig{Vocab: 8, Context: 12, Layers: 1, Heads: 2, Width: 8, RoPE: true, Dropout: 0.1}, r), NewTanh())
+		}, []int{10, 10}, tokens(8)},
+	}
+}
+
+// tokens returns an input maker of token ids in [0, vocab).
+func tokens(vocab int) func(r *rand.Rand, shape ...int) *tensor.Tensor {
+	return func(r *rand.Rand, shape ...int) *tensor.Tensor {
+		x := tensor.New(shape...)
+		for i := range x.Data() {
+			x.Data()[i] = float32(r.IntN(vocab))
+		}
+		return x
 	}
 }
 

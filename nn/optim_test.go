@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lanesgo/lanes/tensor"
+	"github.com/lanesgo/lanes/tensor/tensortest"
 )
 
 // refOpt is a float64 transcription of PyTorch's update rules (torch/optim
@@ -558,5 +559,33 @@ func TestAdamWGroups(t *testing.T) {
 	_, err := LoadCheckpoint(path, m, NewAdamW(append(slices.Clone(decay), noDecay...), 1), nil)
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the file's has %d parameters without weight decay, this one 0", len(noDecay))) {
 		t.Errorf("one group for the file's two: %v", err)
+	}
+}
+
+// TestClipGradNormDevice checks ClipGradNorm on the stand-in device
+// against the host: the same norm and scaled gradients, left on the
+// device.
+func TestClipGradNormDevice(t *testing.T) {
+	tensortest.Register(t, testDev)
+	r := rand.New(rand.NewPCG(4, 4))
+	var host, dev []*Var
+	for _, n := range []int{7, 300, 1} {
+		g := tensor.RandN(r, n)
+		h, d := NewParam(tensor.New(n)), NewParam(tensor.New(n))
+		h.grad, h.gradOK = g.Clone(), true
+		d.value, d.grad, d.gradOK = onDev(t, d.value, testDev), onDev(t, g, testDev), true
+		host, dev = append(host, h), append(dev, d)
+	}
+	nh, nd := ClipGradNorm(host, 2), ClipGradNorm(dev, 2)
+	if relErr([]float32{nd}, []float32{nh}) > 1e-6 || nh < 10 {
+		t.Errorf("norm %v on the device, %v on the host", nd, nh)
+	}
+	for i := range host {
+		if dev[i].grad.Device() != testDev {
+			t.Errorf("gradient %d left the device", i)
+		}
+		if e := relErr(hostOf(t, dev[i].grad), host[i].grad.Data()); e > 1e-6 {
+			t.Errorf("gradient %d: relative error %.3g", i, e)
+		}
 	}
 }
