@@ -54,6 +54,21 @@
 // follows PyTorch: Maximum and Minimum split it evenly on a tie, MaxAxes
 // splits it evenly among equal maxima, Clamp passes it at its bounds.
 //
+// # Transformers
+//
+// MultiHeadAttention (one fused q, k, v projection, heads, an output
+// projection, attention dropout, an optional causal mask and optional
+// rotary position embeddings) and the pre-LN TransformerBlock build GPT, a
+// decoder-only language model with nanoGPT's state names and
+// initialization, learned or rotary positions and a head tied to the token
+// embedding (one parameter, its gradient from both uses). GPT.Logits
+// trains it on the tape; GPT.Next generates with a KVCache, on the host
+// without a tape, one pass per new token that allocates nothing, and
+// Sample draws the next tokens (temperature, top-k). For training:
+// ClipGradNorm (PyTorch's clip_grad_norm_), WarmupCosine (nanoGPT's
+// schedule), and NewAdamWGroups with DecayGroups, which leaves biases,
+// norms and embeddings out of the weight decay.
+//
 // # Memory
 //
 // A Tape owns the values and gradients it makes and hands the same buffers
