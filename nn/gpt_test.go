@@ -477,3 +477,32 @@ func TestSample(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGPTNext generates with the default model (vocabulary 96) and a
+// batch of one: each op is one token, the cache reset every Context
+// tokens.
+func BenchmarkGPTNext(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	m := NewGPT(DefaultGPTConfig(96), r)
+	c := m.NewKVCache(1)
+	tok := tensor.New(1, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if c.Pos() == m.Config.Context {
+			c.Reset()
+		}
+		Sample(tok, m.Next(c, tok), 1, 10, r)
+	}
+}
+
+// BenchmarkGPTTrainStep is one training step of the default model
+// (vocabulary 96, batch 32, context 128) as gptTrainer runs it.
+func BenchmarkGPTTrainStep(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	s := newGPTTrainer(NewGPT(DefaultGPTConfig(96), r), r, 32)
+	s.step()
+	b.ReportAllocs()
+	for b.Loop() {
+		s.step()
+	}
+}
