@@ -506,3 +506,23 @@ func BenchmarkGPTTrainStep(b *testing.B) {
 		s.step()
 	}
 }
+
+// TestGPTZeroSize runs Logits and its backward on no sequences and on
+// sequences of no tokens: empty logits of the right shape, zero gradients.
+func TestGPTZeroSize(t *testing.T) {
+	for _, rope := range []bool{false, true} {
+		m := NewGPT(smallGPT(rope, true), rand.New(rand.NewPCG(1, 1)))
+		for _, sh := range [][]int{{2, 0}, {0, 3}} {
+			tp := NewTape()
+			y := m.Logits(tp, tensor.New(sh...))
+			tp.Backward(tp.Sum(y))
+			if want := append(slices.Clone(sh), 7); !slices.Equal(y.Shape(), want) {
+				t.Errorf("rope=%v: tokens %v give logits %v, want %v", rope, sh, y.Shape(), want)
+			}
+			if g := m.Tok.W.Grad(); g == nil || tensor.Max(tensor.Abs(g), false).Item() != 0 {
+				t.Errorf("rope=%v: tokens %v: the embedding's gradient is %v, want zeros", rope, sh, g)
+			}
+			m.Tok.W.ZeroGrad()
+		}
+	}
+}
