@@ -386,7 +386,9 @@ func TestAttentionPanics(t *testing.T) {
 		{"tensor: ScaledDotProductAttentionInto: lse shape [2 3 4 1], want [2 3 4]",
 			func() { ScaledDotProductAttentionInto(New(2, 3, 4, 7), New(2, 3, 4, 1), q, k, v, AttentionParams{}) }},
 		{"tensor: ScaledDotProductAttentionBackward: nil tensor lse",
-			func() { ScaledDotProductAttentionBackward(New(2, 3, 4, 7), q, k, v, New(2, 3, 4, 7), nil, AttentionParams{}) }},
+			func() {
+				ScaledDotProductAttentionBackward(New(2, 3, 4, 7), q, k, v, New(2, 3, 4, 7), nil, AttentionParams{})
+			}},
 		{"tensor: ScaledDotProductAttentionBackwardInto: dk shape [2 3 6 7], want [2 3 6 5]",
 			func() {
 				ScaledDotProductAttentionBackwardInto(nil, New(2, 3, 6, 7), nil, New(2, 3, 4, 7), q, k, v, New(2, 3, 4, 7), New(2, 3, 4), AttentionParams{})
