@@ -454,12 +454,13 @@ func BenchmarkScaledDotProductAttention(b *testing.B) {
 		sh := s.shape[:]
 		q, k, v, dout := RandN(r, sh...), RandN(r, sh...), RandN(r, sh...), RandN(r, sh...)
 		p := AttentionParams{Causal: s.causal}
+		out, lse := New(sh...), New(sh[:3]...)
+		dq, dk, dv := New(sh...), New(sh...), New(sh...)
 		b.Run(name+"/fwd+bwd", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				out, lse := New(sh...), New(sh[:3]...)
 				ScaledDotProductAttentionInto(out, lse, q, k, v, p)
-				ScaledDotProductAttentionBackward(dout, q, k, v, out, lse, p)
+				ScaledDotProductAttentionBackwardInto(dq, dk, dv, dout, q, k, v, out, lse, p)
 			}
 		})
 	}
