@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/lanesgo/lanes/internal/freelist"
 )
 
 // attnCase is one attention checked against the float64 reference.
@@ -462,6 +464,22 @@ func BenchmarkScaledDotProductAttention(b *testing.B) {
 				ScaledDotProductAttentionInto(out, lse, q, k, v, p)
 				ScaledDotProductAttentionBackwardInto(dq, dk, dv, dout, q, k, v, out, lse, p)
 			}
+		})
+		if sh[2] < 4096 {
+			continue
+		}
+		// The memory one step asks for: the results and the scratch (its
+		// free list emptied each time), O(seq·dim) where the composition's
+		// [S, S] scores alone are 4·S² bytes (SxS-B).
+		b.Run(name+"/fwd+bwd/alloc", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				attnScratches = freelist.Stack[attnScratch]{}
+				out, lse := New(sh...), New(sh[:3]...)
+				ScaledDotProductAttentionInto(out, lse, q, k, v, p)
+				ScaledDotProductAttentionBackward(dout, q, k, v, out, lse, p)
+			}
+			b.ReportMetric(4*float64(sh[2])*float64(sh[2]), "SxS-B")
 		})
 	}
 }
