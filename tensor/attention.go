@@ -47,7 +47,8 @@ type AttentionParams struct {
 // Where, Softmax, LogSumExp, the elementwise ops): it is not fused there
 // yet and makes [B, H, Sq, Sk] temporaries (O(seq²) memory). A causal mask
 // is made on the host and copied to the device (Sq·Sk elements, each
-// call). The results agree with the host's within rounding.
+// call). The results agree with the host's within rounding, but that a
+// row whose every unmasked score is -Inf gives NaN there.
 //
 // Masks: a key masked for a row (causal, KeyPadding) has weight 0. A row
 // that sees no key (all masked, Sk = 0, or every score -Inf) gives an
@@ -63,8 +64,10 @@ type AttentionParams struct {
 //
 // Accuracy (host): the scores and products are float32 simd.Sgemm sums,
 // the exponentials simd.Exp (2 ulp); the output is within about
-// (D + Sk)·2⁻²⁴ relative to the largest |v| of the row, the tests hold it
-// to 2e-5·(1 + max|v|)·√(D) against a float64 reference.
+// (D + Sk)·2⁻²⁴ relative to the largest |v| of the row; the tests hold it
+// and the logsumexp to 4e-6·√(D + Sk + 1)·(1 + max|v|) (times |scale| when
+// above 1) against a float64 reference, and the gradients to ten times
+// that relative to their largest element.
 //
 // Operands: q [B, H, Sq, D], k [B, H, Sk, D], v [B, H, Sk, Dv]; the
 // batch and head axes are equal (Expand k and v for grouped-query
