@@ -39,9 +39,12 @@ type AttentionParams struct {
 // causal blocks of keys no query of a block can see are skipped. The
 // backward pass recomputes the probabilities from q, k and the
 // logsumexp of each row the forward pass saved, and runs one (batch,
-// head) per part, its blocks of keys in turn (so that dq is summed in a
-// fixed order: results are the same on every run and thread count; a
-// single (batch, head) runs on one thread).
+// head) per part, its blocks of keys in turn, dq summed over them in
+// order; with fewer (batch, head)s than twice the threads, it runs the
+// blocks of keys (dk, dv) in parallel, then the blocks of queries (dq),
+// recomputing the probabilities (7 products of a block pair instead of 5)
+// with the same sums in the same order. Results are the same on every run
+// and thread count.
 //
 // On a device the op is composed of the device's own ops (batched MatMul,
 // Where, Softmax, LogSumExp, the elementwise ops): it is not fused there
@@ -236,11 +239,22 @@ func attentionBackward(op string, dev Device, sh attnShape, dq, dk, dv, dout, q,
 		return
 	}
 	j := attnJobs.Get()
-	*j = attnJob{sh: sh, causal: p.Causal, backward: true, dq: dq, dk: dk, dv: dv}
+	*j = attnJob{sh: sh, causal: p.Causal, phase: attnBackward, dq: dq, dk: dk, dv: dv}
 	in := func(x *Tensor) *Tensor { return attnInput(dq, dk, attnInput(dv, nil, x)) }
 	j.q, j.k, j.v, j.out, j.dout, j.lse = in(q), in(k), in(v), in(out), in(dout), in(lse)
 	j.kp = p.KeyPadding
-	j.run(sh.b * sh.h)
+	if bh := sh.b * sh.h; bh >= 2*runtime.GOMAXPROCS(0) || j.small() {
+		j.run(bh)
+	} else {
+		if dk != nil || dv != nil {
+			j.phase = attnBackwardKeys
+			j.run(bh * ceilDiv(sh.sk, attnBlockK))
+		}
+		if dq != nil {
+			j.phase = attnBackwardQueries
+			j.run(bh * ceilDiv(sh.sq, attnBlockQ))
+		}
+	}
 	*j = attnJob{}
 	attnJobs.Put(j)
 }
@@ -254,11 +268,15 @@ func attentionBackward(op string, dev Device, sh attnShape, dq, dk, dv, dout, q,
 const attnBlockQ, attnBlockK = 128, 128
 
 // attnJob is one attention on the host, run on the worker pool by parts:
-// a block of queries of one (batch, head) forward, one (batch, head)
-// backward.
+// a block of queries of one (batch, head) forward; one (batch, head)
+// backward, or, when there are too few of them to keep every thread busy,
+// a block of keys (dk, dv), then a block of queries (dq), whose sums are
+// the same, in the same order (the split schedule recomputes the
+// probabilities twice: 7 products of a block pair instead of 5).
 type attnJob struct {
 	sh                     attnShape
-	causal, backward       bool
+	causal                 bool
+	phase                  int
 	q, k, v, kp, dout, lse *Tensor
 	out, dq, dk, dv        *Tensor
 }
@@ -282,22 +300,39 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // costs differ under a causal mask), on the pool when the work is large
 // enough to share.
 func (j *attnJob) run(n int) {
-	sh := j.sh
-	work := sh.b * sh.h * sh.sq * max(sh.sk, 1) * max(sh.d+sh.dv, 1)
 	parts := n
-	if work < 1<<18 {
+	if j.small() {
 		parts = 1
 	}
 	par.For(j, n, min(parts, runtime.GOMAXPROCS(0)*8))
 }
 
+// small reports whether j is too small to share with the pool.
+func (j *attnJob) small() bool {
+	sh := j.sh
+	return sh.b*sh.h*sh.sq*max(sh.sk, 1)*max(sh.d+sh.dv, 1) < 1<<18
+}
+
+// The phases of an attnJob.
+const (
+	attnForward = iota
+	attnBackward
+	attnBackwardKeys
+	attnBackwardQueries
+)
+
 func (j *attnJob) RunRange(lo, hi int) {
 	s := attnScratches.Get()
 	for u := lo; u < hi; u++ {
-		if j.backward {
-			j.backwardPart(s, u)
-		} else {
+		switch j.phase {
+		case attnForward:
 			j.forwardPart(s, u)
+		case attnBackward:
+			j.backwardPart(s, u)
+		case attnBackwardKeys:
+			j.keyPart(s, u)
+		default:
+			j.queryPart(s, u)
 		}
 	}
 	attnScratches.Put(s)
@@ -481,84 +516,160 @@ func (j *attnJob) forwardPart(s *attnScratch, u int) {
 	}
 }
 
-// backwardPart computes the gradients of (batch, head) bh: for each block
-// of keys, the blocks of queries that see it recompute their
-// probabilities P = exp(scores - lse) and add their share of dv = Pᵀ·dout,
-// dk = scale·dSᵀ·q and dq = scale·dS·k, dS = P·(dout·vᵀ - Σ dout·out).
+// attnMats is the memory of one (batch, head)'s matrices, for
+// simd.Sgemm: from the first row, and the row stride.
+type attnMats struct {
+	b, h                   int
+	q, k, v, out, dout     []float32
+	ldq, ldk, ldv, ldo, ld int
+}
+
+func (j *attnJob) mats(bh int) attnMats {
+	m := attnMats{b: bh / j.sh.h, h: bh % j.sh.h}
+	m.q, m.ldq = rowsOf(j.q, m.b, m.h)
+	m.k, m.ldk = rowsOf(j.k, m.b, m.h)
+	m.v, m.ldv = rowsOf(j.v, m.b, m.h)
+	m.out, m.ldo = rowsOf(j.out, m.b, m.h)
+	m.dout, m.ld = rowsOf(j.dout, m.b, m.h)
+	return m
+}
+
+// rowStats sets s.rows to each query's logsumexp (from i0, n of them)
+// followed by its Σ dout·out, and returns the two.
+func (j *attnJob) rowStats(s *attnScratch, m *attnMats, i0, n int) (lse, delta []float32) {
+	s.rows = growF(s.rows, 2*n)
+	lse, delta = s.rows[:n], s.rows[n:]
+	for r := range n {
+		i := i0 + r
+		lse[r] = j.lse.data[vecAt(j.lse, m.b, m.h, i)]
+		delta[r] = 0
+		if j.sh.dv > 0 {
+			delta[r] = simd.Dot(m.dout[i*m.ld:i*m.ld+j.sh.dv], m.out[i*m.ldo:i*m.ldo+j.sh.dv])
+		}
+	}
+	return lse, delta
+}
+
+// probs sets p (s.s) to the probabilities P = exp(scores - lse) of queries
+// i0..i0+mq and keys j0..j0+nk, and ds (s.ds) to dS = P·(dout·vᵀ - Σ
+// dout·out); lse and delta are the rows' from i0.
+func (j *attnJob) probs(s *attnScratch, m *attnMats, pad []bool, lse, delta []float32, i0, mq, j0, nk int) (p, ds []float32) {
+	sh := j.sh
+	s.s, s.ds = growF(s.s, attnBlockQ*attnBlockK), growF(s.ds, attnBlockQ*attnBlockK)
+	p, ds = s.s[:mq*nk], s.ds[:mq*nk]
+	j.scores(p, m.q, m.ldq, m.k, m.ldk, i0, mq, j0, nk, pad)
+	for r := range mq {
+		row := p[r*nk : (r+1)*nk]
+		if math.IsInf(float64(lse[r]), -1) {
+			clear(row)
+			continue
+		}
+		simd.AddScalar(row, row, -lse[r])
+		simd.Exp(row, row)
+	}
+	if sh.dv > 0 {
+		simd.Sgemm(false, true, mq, nk, sh.dv, 1, m.dout[i0*m.ld:], m.ld, m.v[j0*m.ldv:], m.ldv, 0, ds, nk)
+	} else {
+		clear(ds)
+	}
+	for r := range mq {
+		dsr := ds[r*nk : (r+1)*nk]
+		simd.AddScalar(dsr, dsr, -delta[r])
+		simd.Mul(dsr, dsr, p[r*nk:(r+1)*nk])
+	}
+	return p, ds
+}
+
+// firstQuery returns the first block of queries that sees key j0.
+func (j *attnJob) firstQuery(j0 int) int {
+	if !j.causal {
+		return 0
+	}
+	return max(j0-(j.sh.sk-j.sh.sq), 0) / attnBlockQ * attnBlockQ
+}
+
+// keyBlock computes dk and dv of the keys j0..j0+nk of m: the blocks of
+// queries that see them recompute their probabilities and add their share
+// of dv = Pᵀ·dout and dk = scale·dSᵀ·q, and, when dqa is not nil (all of
+// m's queries), of dq = scale·dS·k.
+func (j *attnJob) keyBlock(s *attnScratch, m *attnMats, pad []bool, lse, delta []float32, j0, nk int, dqa []float32) {
+	sh := j.sh
+	s.dk, s.dv = growF(s.dk, attnBlockK*sh.d), growF(s.dv, attnBlockK*sh.dv)
+	dk, dv := s.dk[:nk*sh.d], s.dv[:nk*sh.dv]
+	clear(dk)
+	clear(dv)
+	for i0 := j.firstQuery(j0); i0 < sh.sq; i0 += attnBlockQ {
+		mq := min(attnBlockQ, sh.sq-i0)
+		p, ds := j.probs(s, m, pad, lse[i0:], delta[i0:], i0, mq, j0, nk)
+		if sh.dv > 0 {
+			simd.Sgemm(true, false, nk, sh.dv, mq, 1, p, nk, m.dout[i0*m.ld:], m.ld, 1, dv, sh.dv)
+		}
+		if sh.d > 0 {
+			if dqa != nil {
+				simd.Sgemm(false, false, mq, sh.d, nk, sh.scale, ds, nk, m.k[j0*m.ldk:], m.ldk, 1, dqa[i0*sh.d:], sh.d)
+			}
+			simd.Sgemm(true, false, nk, sh.d, mq, sh.scale, ds, nk, m.q[i0*m.ldq:], m.ldq, 1, dk, sh.d)
+		}
+	}
+	if j.dk != nil {
+		putRows(j.dk, m.b, m.h, j0, nk, sh.d, dk, sh.d)
+	}
+	if j.dv != nil {
+		putRows(j.dv, m.b, m.h, j0, nk, sh.dv, dv, sh.dv)
+	}
+}
+
+// backwardPart computes the gradients of (batch, head) bh, its blocks of
+// keys in turn, dq summed over them in order.
 func (j *attnJob) backwardPart(s *attnScratch, bh int) {
 	sh := j.sh
-	b, h := bh/sh.h, bh%sh.h
-	qd, ldq := rowsOf(j.q, b, h)
-	kd, ldk := rowsOf(j.k, b, h)
-	vd, ldv := rowsOf(j.v, b, h)
-	od, ldo := rowsOf(j.out, b, h)
-	dod, lddo := rowsOf(j.dout, b, h)
-	pad := j.keyMask(s, b)
-	// rows holds each query's logsumexp, then Σ dout·out.
-	rows := growF(s.rows, 2*sh.sq)
-	s.rows = rows
-	lse, delta := rows[:sh.sq], rows[sh.sq:]
-	for i := range sh.sq {
-		lse[i] = j.lse.data[vecAt(j.lse, b, h, i)]
-		delta[i] = 0
-		if sh.dv > 0 {
-			delta[i] = simd.Dot(dod[i*lddo:i*lddo+sh.dv], od[i*ldo:i*ldo+sh.dv])
-		}
-	}
-	s.s, s.ds = growF(s.s, attnBlockQ*attnBlockK), growF(s.ds, attnBlockQ*attnBlockK)
-	dqa := growF(s.dq, sh.sq*sh.d)
-	dka, dva := growF(s.dk, attnBlockK*sh.d), growF(s.dv, attnBlockK*sh.dv)
-	s.dq, s.dk, s.dv = dqa, dka, dva
+	m := j.mats(bh)
+	pad := j.keyMask(s, m.b)
+	lse, delta := j.rowStats(s, &m, 0, sh.sq)
+	s.dq = growF(s.dq, sh.sq*sh.d)
+	dqa := s.dq
 	clear(dqa)
-	inf := float32(math.Inf(-1))
 	for j0 := 0; j0 < sh.sk; j0 += attnBlockK {
-		nk := min(attnBlockK, sh.sk-j0)
-		dk, dv := dka[:nk*sh.d], dva[:nk*sh.dv]
-		clear(dk)
-		clear(dv)
-		first := 0
-		if j.causal {
-			first = max(j0-(sh.sk-sh.sq), 0) / attnBlockQ * attnBlockQ
-		}
-		for i0 := first; i0 < sh.sq; i0 += attnBlockQ {
-			mq := min(attnBlockQ, sh.sq-i0)
-			p, ds := s.s[:mq*nk], s.ds[:mq*nk]
-			j.scores(p, qd, ldq, kd, ldk, i0, mq, j0, nk, pad)
-			for r := range mq {
-				row := p[r*nk : (r+1)*nk]
-				if lse[i0+r] == inf {
-					clear(row)
-					continue
-				}
-				simd.AddScalar(row, row, -lse[i0+r])
-				simd.Exp(row, row)
-			}
-			if sh.dv > 0 {
-				simd.Sgemm(true, false, nk, sh.dv, mq, 1, p, nk, dod[i0*lddo:], lddo, 1, dv, sh.dv)
-				simd.Sgemm(false, true, mq, nk, sh.dv, 1, dod[i0*lddo:], lddo, vd[j0*ldv:], ldv, 0, ds, nk)
-			} else {
-				clear(ds)
-			}
-			for r := range mq {
-				dsr := ds[r*nk : (r+1)*nk]
-				simd.AddScalar(dsr, dsr, -delta[i0+r])
-				simd.Mul(dsr, dsr, p[r*nk:(r+1)*nk])
-			}
-			if sh.d > 0 {
-				simd.Sgemm(false, false, mq, sh.d, nk, sh.scale, ds, nk, kd[j0*ldk:], ldk, 1, dqa[i0*sh.d:], sh.d)
-				simd.Sgemm(true, false, nk, sh.d, mq, sh.scale, ds, nk, qd[i0*ldq:], ldq, 1, dk, sh.d)
-			}
-		}
-		if j.dk != nil {
-			putRows(j.dk, b, h, j0, nk, sh.d, dk, sh.d)
-		}
-		if j.dv != nil {
-			putRows(j.dv, b, h, j0, nk, sh.dv, dv, sh.dv)
-		}
+		j.keyBlock(s, &m, pad, lse, delta, j0, min(attnBlockK, sh.sk-j0), dqa)
 	}
 	if j.dq != nil {
-		putRows(j.dq, b, h, 0, sh.sq, sh.d, dqa, sh.d)
+		putRows(j.dq, m.b, m.h, 0, sh.sq, sh.d, dqa, sh.d)
 	}
+}
+
+// keyPart computes dk and dv of block u of keys (of the (batch, head) u /
+// blocks), for the split schedule.
+func (j *attnJob) keyPart(s *attnScratch, u int) {
+	sh := j.sh
+	nkb := ceilDiv(sh.sk, attnBlockK)
+	m := j.mats(u / nkb)
+	j0 := u % nkb * attnBlockK
+	pad := j.keyMask(s, m.b)
+	lse, delta := j.rowStats(s, &m, 0, sh.sq)
+	j.keyBlock(s, &m, pad, lse, delta, j0, min(attnBlockK, sh.sk-j0), nil)
+}
+
+// queryPart computes dq of block u of queries for the split schedule,
+// summed over the blocks of keys in the order backwardPart sums them.
+func (j *attnJob) queryPart(s *attnScratch, u int) {
+	sh := j.sh
+	nqb := ceilDiv(sh.sq, attnBlockQ)
+	m := j.mats(u / nqb)
+	i0 := u % nqb * attnBlockQ
+	mq := min(attnBlockQ, sh.sq-i0)
+	pad := j.keyMask(s, m.b)
+	lse, delta := j.rowStats(s, &m, i0, mq)
+	s.dq = growF(s.dq, mq*sh.d)
+	dqa := s.dq
+	clear(dqa)
+	if sh.d > 0 {
+		for j0 := 0; j0 < j.keysSeen(i0, mq); j0 += attnBlockK {
+			nk := min(attnBlockK, sh.sk-j0)
+			_, ds := j.probs(s, &m, pad, lse, delta, i0, mq, j0, nk)
+			simd.Sgemm(false, false, mq, sh.d, nk, sh.scale, ds, nk, m.k[j0*m.ldk:], m.ldk, 1, dqa, sh.d)
+		}
+	}
+	putRows(j.dq, m.b, m.h, i0, mq, sh.d, dqa, sh.d)
 }
 
 // attnProbsComposed returns the probabilities softmax(q·kᵀ·scale + mask)

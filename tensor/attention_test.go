@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -364,6 +365,36 @@ func TestAttentionAliasing(t *testing.T) {
 	tr := New(2, 2, 4, 10).Transpose(2, 3)
 	ScaledDotProductAttentionInto(tr, nil, q, k, v, p)
 	allClose(t, "transposed out", tr, f64s(out), 0, 0)
+}
+
+// TestAttentionSchedules checks that the backward pass's two schedules
+// (one (batch, head) a part, or blocks of keys then blocks of queries, for
+// fewer (batch, head)s than twice the threads) give the same bits, so
+// that results do not depend on the thread count.
+func TestAttentionSchedules(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, causal := range []bool{false, true} {
+		q, k, v := RandN(r, 2, 2, 300, 24), RandN(r, 2, 2, 270, 24), RandN(r, 2, 2, 270, 20)
+		p := AttentionParams{Causal: causal, KeyPadding: keyPadding(r, 2, 270)}
+		out, lse := New(2, 2, 300, 20), New(2, 2, 300)
+		ScaledDotProductAttentionInto(out, lse, q, k, v, p)
+		dout := RandN(r, 2, 2, 300, 20)
+		var grads [2][3]*Tensor
+		for i, procs := range []int{1, 4} { // 4 (batch, head)s: one a part at 1 thread, split at 4
+			prev := runtime.GOMAXPROCS(procs)
+			dq, dk, dv := ScaledDotProductAttentionBackward(dout, q, k, v, out, lse, p)
+			runtime.GOMAXPROCS(prev)
+			grads[i] = [3]*Tensor{dq, dk, dv}
+		}
+		for g := range 3 {
+			a, b := grads[0][g].Data(), grads[1][g].Data()
+			for i := range a {
+				if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+					t.Fatalf("causal %v: gradient %d element %d: %v with one part a (batch, head), %v split", causal, g, i, a[i], b[i])
+				}
+			}
+		}
+	}
 }
 
 func TestAttentionPanics(t *testing.T) {
