@@ -287,6 +287,26 @@ func TestFamiliesOnDevice(t *testing.T) {
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
 				return tensor.WhereInto(x[0], x[1], x[0].Slice(0, 1, 2, 1), x[1])
 			}},
+		// Attention is composed of the other families on a device (not
+		// fused yet): the CPU's tiled path, within rounding.
+		{name: "ScaledDotProductAttention causal, padded, heads view", in: []*tensor.Tensor{rn(2, 9, 3, 5), rn(2, 7, 3, 5), rn(2, 7, 3, 4), attnPad()},
+			view: attnHeads, tol: 2e-3,
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.ScaledDotProductAttention(x[0], x[1], x[2], tensor.AttentionParams{Causal: true, KeyPadding: x[3]})
+			}},
+		{name: "ScaledDotProductAttentionBackward causal, padded", in: []*tensor.Tensor{rn(2, 9, 3, 5), rn(2, 7, 3, 5), rn(2, 7, 3, 4), attnPad(), rn(2, 3, 9, 4)},
+			view: attnHeads, tol: 2e-3,
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				p := tensor.AttentionParams{Causal: true, KeyPadding: x[3], Scale: 0.7}
+				out, lse := tensor.New(2, 3, 9, 4), tensor.New(2, 3, 9)
+				if d := x[0].Device(); d != tensor.CPU {
+					out, _ = tensor.NewOn(d, 2, 3, 9, 4)
+					lse, _ = tensor.NewOn(d, 2, 3, 9)
+				}
+				tensor.ScaledDotProductAttentionInto(out, lse, x[0], x[1], x[2], p)
+				dq, dk, dv := tensor.ScaledDotProductAttentionBackward(x[4], x[0], x[1], x[2], out, lse, p)
+				return tensor.Concat(0, out.Reshape(-1), lse.Reshape(-1), dq.Reshape(-1), dk.Reshape(-1), dv.Reshape(-1))
+			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -326,6 +346,22 @@ func TestFamiliesOnDevice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// attnPad is a key padding mask for 2 batches of 7 keys: keys 2 and 6 of
+// the first, every key of the second.
+func attnPad() *tensor.Tensor {
+	return tensor.FromSlice([]float32{0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}, 2, 7)
+}
+
+// attnHeads views q, k and v of [B, S, H, D] as [B, H, S, D], as a
+// projection's output is split into heads.
+func attnHeads(x []*tensor.Tensor) []*tensor.Tensor {
+	y := slices.Clone(x)
+	for i := range 3 {
+		y[i] = x[i].Permute(0, 2, 1, 3)
+	}
+	return y
 }
 
 // same checks got (on the device) against the CPU's want: equal (NaN as

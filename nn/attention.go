@@ -124,21 +124,25 @@ func (a *MultiHeadAttention) SetTraining(on bool) {
 // lies after query i, aligned to the bottom right: j > i + S - T), which
 // MaskedFill turns into -Inf before the softmax.
 //
-// It is the one place the model's attention is computed, composed of the
-// tape's MatMul, Scale, MaskedFill, Softmax and Dropout; with no dropout
-// it is what a fused tensor.ScaledDotProductAttention with
-// AttentionParams{Causal: mask != nil} computes, and its reference.
+// It is the one place the model's attention is computed: on the host
+// without dropout, the tape's fused ScaledDotProductAttention with
+// AttentionParams{Causal: mask != nil} (O(T·hd) memory); otherwise
+// composed of the tape's MatMul, Scale, MaskedFill, Softmax and Dropout
+// (O(T·S)): the fused op draws no dropout, and on a device, where
+// tensor's op is itself composed of the device's ops with temporaries of
+// its own and a mask uploaded each call, the tape's composition reuses
+// the tape's buffers and the model's device mask from step to step.
 func attend(tp *Tape, q, k, v *Var, mask *tensor.Tensor, drop float32, r *rand.Rand) *Var {
+	if drop <= 0 && q.value.Device() == tensor.CPU {
+		return tp.ScaledDotProductAttention(q, k, v, tensor.AttentionParams{Causal: mask != nil})
+	}
 	hd := q.value.Dim(-1)
 	s := tp.Scale(tp.MatMul(q, tp.Transpose(k, -1, -2)), float32(1/math.Sqrt(float64(hd))))
 	if mask != nil {
 		s = tp.MaskedFill(s, mask, float32(math.Inf(-1)))
 	}
 	p := tp.Softmax(s, -1)
-	if drop > 0 {
-		p = tp.Dropout(p, drop, r)
-	}
-	return tp.MatMul(p, v)
+	return tp.MatMul(tp.Dropout(p, drop, r), v)
 }
 
 // ropeTape rotates x [B, H, T, hd] by RoPE with the tables cos and sin
@@ -241,4 +245,59 @@ func mustTo(op string, t *tensor.Tensor, dev tensor.Device) *tensor.Tensor {
 		panic(allocFailure("nn: "+op, fmt.Sprintf("constants of shape %v on %v", t.Shape(), dev), err))
 	}
 	return d
+}
+
+// ScaledDotProductAttention returns softmax(q·kᵀ·scale + mask)·v for q
+// [B, H, Sq, D], k [B, H, Sk, D] and v [B, H, Sk, Dv]:
+// tensor.ScaledDotProductAttention, whose doc gives the masks (p.Causal,
+// p.KeyPadding, a tensor on the operands' device), the rows that see no
+// key (0, with a gradient of 0) and the special values. On the host it is
+// fused and tiled (FlashAttention-2's online softmax, O(seq·dim) memory);
+// the tape keeps the output and each row's logsumexp ([B, H, Sq]), from
+// which the backward pass recomputes the probabilities.
+func (tp *Tape) ScaledDotProductAttention(q, k, v *Var, p tensor.AttentionParams) *Var {
+	const op = "ScaledDotProductAttention"
+	tp.use(op, "q", q)
+	tp.use(op, "k", k)
+	tp.use(op, "v", v)
+	if q.value.Dims() != 4 || v.value.Dims() != 4 {
+		panic(fmt.Sprintf("nn: %s: q %v, k %v, v %v: want [B, H, S, D] each", op, q.value.Shape(), k.value.Shape(), v.value.Shape()))
+	}
+	dev := deviceOf(op, q.value, k.value, v.value, p.KeyPadding)
+	qs := q.value.Shape()
+	out := tp.allocOn(dev, qs[0], qs[1], qs[2], v.value.Dim(3))
+	lse := tp.allocOn(dev, qs[0], qs[1], qs[2])
+	tensor.ScaledDotProductAttentionInto(out, lse, q.value, k.value, v.value, p)
+	y, nd := tp.result(out, backAttention, q, k, v)
+	if nd != nil {
+		nd.saved[0], nd.saved[1], nd.f[0] = lse, p.KeyPadding, p.Scale
+		if p.Causal {
+			nd.idx[0] = 1
+		}
+	}
+	return y
+}
+
+func backAttention(tp *Tape, n *node) {
+	q, k, v := n.in[0], n.in[1], n.in[2]
+	p := tensor.AttentionParams{Scale: n.f[0], Causal: n.idx[0] == 1, KeyPadding: n.saved[1]}
+	var g [3]*tensor.Tensor
+	var add [3]bool
+	for i, x := range n.in {
+		switch {
+		case !x.requires:
+		case i > 0 && x == n.in[0] || i == 2 && x == n.in[1]:
+			// The Var again (self-attention of x, x, x): a buffer of its
+			// own, added by flush after the first.
+			g[i], add[i] = tp.like(x.value), true
+		default:
+			g[i], add[i] = tp.gradFor(x)
+		}
+	}
+	tensor.ScaledDotProductAttentionBackwardInto(g[0], g[1], g[2], n.out.grad, q.value, k.value, v.value, n.out.value, n.saved[0], p)
+	for i, x := range n.in {
+		if x.requires {
+			tp.flush(x, g[i], add[i])
+		}
+	}
 }

@@ -46,7 +46,9 @@
 // MaxAxes over chosen axes, with keepdims), shape operations (Reshape,
 // Flatten, Transpose, Permute, Slice, Split, Concat, Stack), selection
 // (Where, MaskedFill), and the layers' own (Conv2D, the poolings, the
-// norms, Dropout on any shape, Embedding) and the losses. Axes follow
+// norms, Dropout on any shape, Embedding), ScaledDotProductAttention
+// (tensor's fused attention, with causal and key-padding masks) and the
+// losses. Axes follow
 // package tensor's convention: a negative one counts from the end. The
 // shape operations other than Reshape copy into a contiguous result. A
 // gradient to an operand that was broadcast is summed back over the

@@ -119,9 +119,9 @@ func TestModuleGradients(t *testing.T) {
 	}
 }
 
-// refAttention is MultiHeadAttention's forward pass in float64 loops, from
+// refMHA is MultiHeadAttention's forward pass in float64 loops, from
 // the definition in its doc comment.
-func refAttention(a *MultiHeadAttention, x *tensor.Tensor) []float64 {
+func refMHA(a *MultiHeadAttention, x *tensor.Tensor) []float64 {
 	b, t, d := x.Dim(0), x.Dim(1), x.Dim(2)
 	h, hd := a.Heads, d/a.Heads
 	lin := func(l *Linear, in []float64, rows, nin int) []float64 {
@@ -194,7 +194,7 @@ func refAttention(a *MultiHeadAttention, x *tensor.Tensor) []float64 {
 }
 
 // TestMultiHeadAttentionReference compares the attention's forward pass
-// with refAttention: within 1e-5 of the largest output.
+// with refMHA: within 1e-5 of the largest output.
 func TestMultiHeadAttentionReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, c := range []struct {
@@ -211,7 +211,7 @@ func TestMultiHeadAttentionReference(t *testing.T) {
 			if !slices.Equal(got.Shape(), x.Shape()) {
 				t.Fatalf("shape %v, want %v", got.Shape(), x.Shape())
 			}
-			want := refAttention(a, x)
+			want := refMHA(a, x)
 			var scale float64
 			for _, w := range want {
 				scale = max(scale, math.Abs(w))

@@ -202,7 +202,67 @@ func tapeOpCases() []tapeOpCase {
 	add(tapeOpCase{name: "Dropout/zero-size", op: "Dropout", inputs: []*tensor.Tensor{rn(2, 0, 4)},
 		f:   one(func(tp *Tape, x *Var) *Var { return tp.Dropout(x, 0.3, rand.New(rand.NewPCG(3, 4))) }),
 		ref: ref1(func(x *tensor.Tensor) *tensor.Tensor { return x.Clone() })})
+	for _, a := range []struct {
+		name    string
+		p       tensor.AttentionParams
+		pad     *tensor.Tensor
+		q, k, v []int
+	}{
+		{"plain", tensor.AttentionParams{}, nil, []int{2, 2, 5, 3}, []int{2, 2, 5, 3}, []int{2, 2, 5, 4}},
+		// Sq > Sk: the first query sees no key (output and gradient 0).
+		{"causal", tensor.AttentionParams{Causal: true, Scale: 0.8}, nil, []int{1, 2, 7, 3}, []int{1, 2, 6, 3}, []int{1, 2, 6, 2}},
+		{"padded", tensor.AttentionParams{}, tensor.FromSlice([]float32{0, 1, 0, 0, 1, 1, 1, 1}, 2, 4),
+			[]int{2, 1, 3, 4}, []int{2, 1, 4, 4}, []int{2, 1, 4, 3}},
+	} {
+		c := tapeOpCase{name: "ScaledDotProductAttention/" + a.name, op: "ScaledDotProductAttention",
+			inputs: []*tensor.Tensor{rn(a.q...), rn(a.k...), rn(a.v...)}, tol: 1e-5,
+			f: func(tp *Tape, in []*Var, c []*tensor.Tensor) *Var {
+				p := a.p
+				if len(c) > 0 {
+					p.KeyPadding = c[0]
+				}
+				return tp.ScaledDotProductAttention(in[0], in[1], in[2], p)
+			},
+			ref: func(in, c []*tensor.Tensor) *tensor.Tensor { return refAttention(in[0], in[1], in[2], a.p, c) }}
+		if a.pad != nil {
+			c.consts = []*tensor.Tensor{a.pad}
+		}
+		add(c)
+	}
+	add(tapeOpCase{name: "ScaledDotProductAttention/self", op: "ScaledDotProductAttention", inputs: []*tensor.Tensor{rn(1, 2, 6, 4)}, tol: 1e-5,
+		f: one(func(tp *Tape, x *Var) *Var {
+			return tp.ScaledDotProductAttention(x, x, x, tensor.AttentionParams{Causal: true})
+		}),
+		ref: ref1(func(x *tensor.Tensor) *tensor.Tensor {
+			return refAttention(x, x, x, tensor.AttentionParams{Causal: true}, nil)
+		})})
 	return cs
+}
+
+// refAttention is softmax(q·kᵀ·scale + mask)·v of package tensor's
+// unfused CPU ops, rows that see no key 0; c holds the key padding, if
+// any.
+func refAttention(q, k, v *tensor.Tensor, p tensor.AttentionParams, c []*tensor.Tensor) *tensor.Tensor {
+	scale := p.Scale
+	if scale == 0 {
+		scale = float32(1 / math.Sqrt(float64(q.Dim(3))))
+	}
+	sq, sk := q.Dim(2), k.Dim(2)
+	keep := tensor.Ones(q.Dim(0), 1, sq, sk)
+	for b := range q.Dim(0) {
+		for i := range sq {
+			for j := range sk {
+				if p.Causal && j > i+sk-sq || len(c) > 0 && c[0].At(b, j) != 0 {
+					keep.Set(0, b, 0, i, j)
+				}
+			}
+		}
+	}
+	s := tensor.Scale(tensor.MatMul(q, k.Transpose(2, 3)), scale)
+	s = tensor.Where(keep, s, tensor.Scalar(float32(math.Inf(-1))))
+	prob := tensor.Softmax(s, 3)
+	prob = tensor.Where(keep, prob, tensor.Scalar(0)) // NaN in rows that see nothing
+	return tensor.MatMul(prob, v)
 }
 
 // tapeOpGradCases are tapeOpCases as gradCases.
@@ -251,7 +311,8 @@ func TestTapeOpsForward(t *testing.T) {
 // gradient stay on the device and agree with the host's within 1e-5
 // relative (of the largest element). The step runs twice on one tape, and
 // the second asks the device for no memory (but MaxAxes, whose result is
-// tensor.Max's).
+// tensor.Max's, and ScaledDotProductAttention, composed of tensor's ops
+// with their own results on a device).
 func TestDeviceTapeOps(t *testing.T) {
 	d := tensortest.Register(t, testDev)
 	run := func(t *testing.T, c tapeOpCase, dev tensor.Device) (*tensor.Tensor, []*tensor.Tensor) {
@@ -275,7 +336,7 @@ func TestDeviceTapeOps(t *testing.T) {
 				proj = onDev(t, tensor.RandN(rand.New(rand.NewPCG(7, 8)), out.Value().Shape()...), dev)
 			}
 			tp.Backward(tp.Sum(tp.Mul(out, tp.Const(proj))))
-			if n := d.Counts().Allocs - before; dev == testDev && step == 1 && n != 0 && c.op != "MaxAxes" {
+			if n := d.Counts().Allocs - before; dev == testDev && step == 1 && n != 0 && c.op != "MaxAxes" && c.op != "ScaledDotProductAttention" {
 				t.Errorf("the second step allocated %d device buffers", n)
 			}
 		}
@@ -336,6 +397,15 @@ func tapeOpOperandCases(p func(shape ...int) *Var) []operandCase {
 		{"SumAxes", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.SumAxes(v, true, 1) }},
 		{"MeanAxes", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.MeanAxes(v, false, 0) }},
 		{"MaxAxes", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.MaxAxes(v, false, -1) }},
+		{"ScaledDotProductAttention", "q", []int{1, 1, 2, 3}, func(tp *Tape, v *Var) {
+			tp.ScaledDotProductAttention(v, p(1, 1, 2, 3), p(1, 1, 2, 3), tensor.AttentionParams{})
+		}},
+		{"ScaledDotProductAttention", "k", []int{1, 1, 2, 3}, func(tp *Tape, v *Var) {
+			tp.ScaledDotProductAttention(p(1, 1, 2, 3), v, p(1, 1, 2, 3), tensor.AttentionParams{})
+		}},
+		{"ScaledDotProductAttention", "v", []int{1, 1, 2, 3}, func(tp *Tape, v *Var) {
+			tp.ScaledDotProductAttention(p(1, 1, 2, 3), p(1, 1, 2, 3), v, tensor.AttentionParams{})
+		}},
 	}
 	for _, op := range []string{"Div", "Pow", "Maximum", "Minimum"} {
 		f := map[string]func(*Tape, *Var, *Var) *Var{"Div": (*Tape).Div, "Pow": (*Tape).Pow, "Maximum": (*Tape).Maximum, "Minimum": (*Tape).Minimum}[op]

@@ -5,11 +5,14 @@
 // axes, Softmax along an axis, and MatMul with NumPy's matmul rules; and
 // what a backward pass needs: the convolutions', poolings' and
 // normalizations' gradients, the unary ops' (UnaryGrad: dy·f' in one
-// pass) and Softmax's (SoftmaxBackward, LogSoftmaxBackward).
+// pass) and Softmax's (SoftmaxBackward, LogSoftmaxBackward); and
+// ScaledDotProductAttention with its backward, fused and tiled on the host
+// (attention.go).
 //
 // Devices: a tensor may live on an accelerator (To, NewOn). MatMul, the
 // convolutions, the elementwise ops and UnaryGrad, the reductions,
-// Softmax and its gradients, the copies and the normalizations run on the
+// Softmax and its gradients, the copies, the normalizations and
+// ScaledDotProductAttention (composed of the others there) run on the
 // device of their operands, through the op families that the device
 // registered (RegisterDevice, backend.go), and return tensors there;
 // operands on two devices, or host ones beside device ones (but for 0-d
