@@ -165,7 +165,7 @@ func LeakyReLUF64(dst, x []float64, alpha float64) {
 // - 1), e^x - 1 on ExpF64's reduction without cancellation (TanhF64's
 // expm1), within BOUND_ELU ULP of float64 before the product with alpha (MEAS_ELU ULP the
 // largest error measured against math/big), with the same result at every
-// level. ELUF64(-Inf) = -alpha, ELUF64(-0) = -0·alpha, NaN for NaN.
+// level. ELUF64(-Inf) = -alpha, ELUF64(-0) = 0 (e^-0 - 1 = +0), NaN for NaN.
 func ELUF64(dst, x []float64, alpha float64) {
 	checkLen2("ELUF64", dst, x, "dst", "x")
 	transcendF64.get().elu(dst, x, alpha)
