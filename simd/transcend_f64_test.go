@@ -43,7 +43,7 @@ var f64Cases = []f64Case{
 	}, 2, sigmoidF64Inputs},
 	{"SoftplusF64", SoftplusF64, softplus64, softplusExactF64, 2, sigmoidF64Inputs},
 	{"ErfF64", ErfF64, erf64, erfExactF64, 1, erfF64Inputs},
-	{"GELUF64", GELUF64, gelu64, geluExactF64, 2, geluF64Inputs},
+	{"GELUF64", GELUF64, gelu64, geluExactF64, 3, geluF64Inputs},
 	{"GELUTanhF64", GELUTanhF64, geluTanh64, geluTanhExactF64, 2, geluTanhF64Inputs},
 	{"ELUF64", func(dst, x []float64) { ELUF64(dst, x, 1) }, func(x float64) float64 {
 		if x > 0 {
