@@ -228,11 +228,21 @@ func benchTransF64(b *testing.B, f func(dst, x []float64), positive bool) {
 	})
 }
 
-func BenchmarkExpF64(b *testing.B)        { benchTransF64(b, ExpF64, false) }
-func BenchmarkLogF64(b *testing.B)        { benchTransF64(b, LogF64, true) }
-func BenchmarkSigmoidF64(b *testing.B)    { benchTransF64(b, SigmoidF64, false) }
-func BenchmarkSiLUF64(b *testing.B)       { benchTransF64(b, SiLUF64, false) }
-func BenchmarkTanhF64(b *testing.B)       { benchTransF64(b, TanhF64, false) }
+func BenchmarkExpF64(b *testing.B)      { benchTransF64(b, ExpF64, false) }
+func BenchmarkLogF64(b *testing.B)      { benchTransF64(b, LogF64, true) }
+func BenchmarkSigmoidF64(b *testing.B)  { benchTransF64(b, SigmoidF64, false) }
+func BenchmarkSiLUF64(b *testing.B)     { benchTransF64(b, SiLUF64, false) }
+func BenchmarkTanhF64(b *testing.B)     { benchTransF64(b, TanhF64, false) }
+func BenchmarkSoftplusF64(b *testing.B) { benchTransF64(b, SoftplusF64, false) }
+func BenchmarkErfF64(b *testing.B)      { benchTransF64(b, ErfF64, false) }
+func BenchmarkGELUF64(b *testing.B)     { benchTransF64(b, GELUF64, false) }
+func BenchmarkGELUTanhF64(b *testing.B) { benchTransF64(b, GELUTanhF64, false) }
+func BenchmarkELUF64(b *testing.B) {
+	benchTransF64(b, func(d, x []float64) { ELUF64(d, x, 1) }, false)
+}
+func BenchmarkLeakyReLUF64(b *testing.B) {
+	benchTransF64(b, func(d, x []float64) { LeakyReLUF64(d, x, 0.01) }, false)
+}
 func BenchmarkSoftmaxF64(b *testing.B)    { benchTransF64(b, SoftmaxF64, false) }
 func BenchmarkLogSoftmaxF64(b *testing.B) { benchTransF64(b, LogSoftmaxF64, false) }
 func BenchmarkLogSumExpF64(b *testing.B) {

@@ -18,12 +18,15 @@
 // and gonum's floats package as: floats.Add AddF64(dst, dst, s), AddTo AddF64,
 // AddScaled AxpyF64, Dot DotF64, Sum SumF64, Max/Min MaxF64/MinF64,
 // MaxIdx/MinIdx ArgMaxF64/ArgMinF64 (NaN rules differ: see below), Norm(x, 2)
-// NormF64, Scale ScaleF64. Of the transcendentals, ExpF64 and LogF64 have
-// float64 forms within 1 ULP of float64, SigmoidF64, SiLUF64 and TanhF64
-// within 2 ULP (largest errors measured against an exact math/big reference
-// over 10⁶ inputs each, at every level: ExpF64 0.774, LogF64 0.795,
-// SigmoidF64 1.348, SiLUF64 1.394, TanhF64 1.523), all bit-identical at
-// every level; SoftmaxF64, LogSoftmaxF64 and LogSumExpF64 are built on
+// NormF64, Scale ScaleF64. Every transcendental has a float64 form: ExpF64,
+// LogF64, ErfF64 and ELUF64 within 1 ULP of float64, SigmoidF64, SiLUF64,
+// TanhF64, SoftplusF64 and GELUTanhF64 within 2 ULP, GELUF64 within 3 ULP,
+// LeakyReLUF64 one rounded product (largest errors measured against an exact
+// math/big reference over 10⁶ inputs each, at every level: ExpF64 0.774,
+// LogF64 0.795, SigmoidF64 1.348, SiLUF64 1.394, TanhF64 1.523, ErfF64
+// 0.820, ELUF64 0.852, SoftplusF64 1.788, GELUTanhF64 1.415,
+// GELUF64 2.358), all bit-identical at every level; SoftmaxF64,
+// LogSoftmaxF64 and LogSumExpF64 are built on
 // ExpF64's algorithm with the shift by the maximum carried exactly (bounds
 // on each).
 // The matrix products already carry BLAS's type

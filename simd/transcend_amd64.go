@@ -23,10 +23,14 @@ func init() {
 	})
 	transcendF64.set(dispatch.AVX512, &transcendKernelsF64{
 		exp: expF64AVX512, log: logF64AVX512, sigmoid: sigmoidF64AVX512, tanh: tanhF64AVX512, silu: siluF64AVX512,
+		softplus: softplusF64AVX512, erf: erfF64AVX512, gelu: geluF64AVX512, geluTanh: geluTanhF64AVX512,
+		leakyReLU: leakyReLUF64AVX512, elu: eluF64AVX512,
 		expSum: expSumOf(expSumF64AVX512, sumExpF64AVX512),
 	})
 	transcendF64.set(dispatch.AVX2, &transcendKernelsF64{
 		exp: expF64AVX2, log: logF64AVX2, sigmoid: sigmoidF64AVX2, tanh: tanhF64AVX2, silu: siluF64AVX2,
+		softplus: softplusF64AVX2, erf: erfF64AVX2, gelu: geluF64AVX2, geluTanh: geluTanhF64AVX2,
+		leakyReLU: leakyReLUF64AVX2, elu: eluF64AVX2,
 		expSum: expSumOf(expSumF64AVX2, sumExpF64AVX2),
 	})
 }

@@ -306,31 +306,34 @@ loop:
 	VADDPS.BCST      lanes_c3f800000<>+0(SB), Z1, Z1
 	VDIVPS           Z1, Z3, Z1
 	VMULPS           Z1, Z1, Z3
-	VBROADCASTSS     lanes_c3df0f0f1<>+0(SB), Z10
-	VFMADD213PS.BCST lanes_c3e088889<>+0(SB), Z3, Z10
-	VFMADD213PS.BCST lanes_c3e1d89d9<>+0(SB), Z3, Z10
-	VFMADD213PS.BCST lanes_c3e3a2e8c<>+0(SB), Z3, Z10
-	VFMADD213PS.BCST lanes_c3e638e39<>+0(SB), Z3, Z10
-	VFMADD213PS.BCST lanes_c3e924925<>+0(SB), Z3, Z10
-	VFMADD213PS.BCST lanes_c3ecccccd<>+0(SB), Z3, Z10
-	VFMADD213PS.BCST lanes_c3f2aaaab<>+0(SB), Z3, Z10
+	VBROADCASTSS     lanes_c3df0f0f1<>+0(SB), Z4
+	VFMADD213PS.BCST lanes_c3e088889<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST lanes_c3e1d89d9<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST lanes_c3e3a2e8c<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST lanes_c3e638e39<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST lanes_c3e924925<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST lanes_c3ecccccd<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST lanes_c3f2aaaab<>+0(SB), Z3, Z4
 	VMULPS           Z3, Z1, Z3
-	VMULPS.BCST      lanes_c35bfbe8e<>+0(SB), Z2, Z11
-	VFMADD213PS      Z11, Z10, Z3
+	VMULPS.BCST      lanes_c35bfbe8e<>+0(SB), Z2, Z5
+	VFMADD213PS      Z5, Z4, Z3
 	VADDPS           Z1, Z1, Z1
 	VADDPS           Z3, Z1, Z1
 	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
 	VCMPPS.BCST      $0x00, lanes_c7f800000<>+0(SB), Z0, K1
-	VBLENDMPS        Z0, Z1, K1, Z4
+	VXORPS           Z2, Z2, Z2
+	VBLENDMPS        Z0, Z1, K1, Z2
 	VXORPS           Z1, Z1, Z1
 	VCMPPS           $0x00, Z1, Z0, K1
 	VBROADCASTSS     lanes_cff800000<>+0(SB), Z1
-	VBLENDMPS        Z1, Z4, K1, Z5
+	VXORPS           Z3, Z3, Z3
+	VBLENDMPS        Z1, Z2, K1, Z3
 	VXORPS           Z1, Z1, Z1
 	VCMPPS           $0x06, Z0, Z1, K1
 	VBROADCASTSS     lanes_c7fc00000<>+0(SB), Z0
-	VBLENDMPS        Z0, Z5, K1, Z6
-	VMOVUPS          Z6, (DI)
+	VXORPS           Z1, Z1, Z1
+	VBLENDMPS        Z0, Z3, K1, Z1
+	VMOVUPS          Z1, (DI)
 	ADDQ             $0x00000040, DI
 	ADDQ             $0x00000040, SI
 	SUBQ             $0x00000010, CX
@@ -367,16 +370,19 @@ tail:
 	VADDPS           Z3, Z1, Z1
 	VFMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
 	VCMPPS.BCST      $0x00, lanes_c7f800000<>+0(SB), Z0, K2
-	VBLENDMPS        Z0, Z1, K2, Z7
+	VXORPS           Z2, Z2, Z2
+	VBLENDMPS        Z0, Z1, K2, Z2
 	VXORPS           Z1, Z1, Z1
 	VCMPPS           $0x00, Z1, Z0, K2
 	VBROADCASTSS     lanes_cff800000<>+0(SB), Z1
-	VBLENDMPS        Z1, Z7, K2, Z8
+	VXORPS           Z3, Z3, Z3
+	VBLENDMPS        Z1, Z2, K2, Z3
 	VXORPS           Z1, Z1, Z1
 	VCMPPS           $0x06, Z0, Z1, K2
 	VBROADCASTSS     lanes_c7fc00000<>+0(SB), Z0
-	VBLENDMPS        Z0, Z8, K2, Z9
-	VMOVUPS          Z9, K1, (DI)
+	VXORPS           Z1, Z1, Z1
+	VBLENDMPS        Z0, Z3, K2, Z1
+	VMOVUPS          Z1, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -598,22 +604,23 @@ loop:
 	VRNDSCALEPS       $0x00, Z2, Z2
 	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
 	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z5
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z5
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z5
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z5
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z5
-	VMULPS            Z1, Z1, Z6
-	VFMADD213PS       Z1, Z5, Z6
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z6, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z3
+	VMULPS            Z1, Z1, Z4
+	VFMADD213PS       Z1, Z3, Z4
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z4, Z1
 	VSCALEFPS         Z2, Z1, Z1
 	VXORPS            Z2, Z2, Z2
 	VCMPPS            $0x01, Z2, Z0, K1
 	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z0
-	VBLENDMPS         Z1, Z0, K1, Z3
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z1, Z0, K1, Z2
 	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z1, Z0
-	VDIVPS            Z0, Z3, Z0
+	VDIVPS            Z0, Z2, Z0
 	VMOVUPS           Z0, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
@@ -641,16 +648,17 @@ tail:
 	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z3
 	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z3
 	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z3
-	VMULPS            Z1, Z1, Z5
-	VFMADD213PS       Z1, Z3, Z5
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z1
+	VMULPS            Z1, Z1, Z4
+	VFMADD213PS       Z1, Z3, Z4
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z4, Z1
 	VSCALEFPS         Z2, Z1, Z1
 	VXORPS            Z2, Z2, Z2
 	VCMPPS            $0x01, Z2, Z0, K2
 	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z0
-	VBLENDMPS         Z1, Z0, K2, Z4
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z1, Z0, K2, Z2
 	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z1, Z0
-	VDIVPS            Z0, Z4, Z0
+	VDIVPS            Z0, Z2, Z0
 	VMOVUPS           Z0, K1, (DI)
 
 done:
@@ -689,30 +697,31 @@ loop:
 	VBROADCASTSS      lanes_cc3000000<>+0(SB), Z1
 	VMAXPS            Z0, Z1, Z0
 	VORPS.BCST        lanes_c80000000<>+0(SB), Z0, Z1
-	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z4
-	VMAXPS            Z1, Z4, Z1
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z4
-	VRNDSCALEPS       $0x00, Z4, Z4
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z4, Z1
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z4, Z1
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z5
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z5
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z5
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z5
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z5
-	VMULPS            Z1, Z1, Z6
-	VFMADD213PS       Z1, Z5, Z6
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z6, Z1
-	VSCALEFPS         Z4, Z1, Z1
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z2
+	VMAXPS            Z1, Z2, Z1
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z2
+	VRNDSCALEPS       $0x00, Z2, Z2
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z3
+	VMULPS            Z1, Z1, Z4
+	VFMADD213PS       Z1, Z3, Z4
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z4, Z1
+	VSCALEFPS         Z2, Z1, Z1
 	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z1, Z1
-	VXORPS            Z5, Z5, Z5
-	VCMPPS            $0x01, Z5, Z0, K1
-	VMOVAPS           Z0, Z5
-	VFMADD213PS       Z0, Z6, Z5
-	VSCALEFPS         Z4, Z5, Z4
-	VBLENDMPS         Z4, Z0, K1, Z2
-	VDIVPS            Z1, Z2, Z0
+	VXORPS            Z3, Z3, Z3
+	VCMPPS            $0x01, Z3, Z0, K1
+	VMOVAPS           Z0, Z3
+	VFMADD213PS       Z0, Z4, Z3
+	VSCALEFPS         Z2, Z3, Z2
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPS         Z2, Z0, K1, Z3
+	VDIVPS            Z1, Z3, Z0
 	VMOVUPS           Z0, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
@@ -736,22 +745,23 @@ tail:
 	VRNDSCALEPS       $0x00, Z2, Z2
 	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z1
 	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z1
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z4
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z4
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z4
-	VMULPS            Z1, Z1, Z5
-	VFMADD213PS       Z1, Z4, Z5
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z1
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z3
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z3
+	VMULPS            Z1, Z1, Z4
+	VFMADD213PS       Z1, Z3, Z4
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z4, Z1
 	VSCALEFPS         Z2, Z1, Z1
 	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z1, Z1
-	VXORPS            Z4, Z4, Z4
-	VCMPPS            $0x01, Z4, Z0, K2
-	VMOVAPS           Z0, Z4
-	VFMADD213PS       Z0, Z5, Z4
-	VSCALEFPS         Z2, Z4, Z2
+	VXORPS            Z3, Z3, Z3
+	VCMPPS            $0x01, Z3, Z0, K2
+	VMOVAPS           Z0, Z3
+	VFMADD213PS       Z0, Z4, Z3
+	VSCALEFPS         Z2, Z3, Z2
+	VXORPS            Z3, Z3, Z3
 	VBLENDMPS         Z2, Z0, K2, Z3
 	VDIVPS            Z1, Z3, Z0
 	VMOVUPS           Z0, K1, (DI)
@@ -1086,14 +1096,14 @@ loop:
 	VMINPS            Z1, Z4, Z1
 	VMULPS            Z1, Z1, Z3
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z4
-	VMOVAPS           Z1, Z7
-	VFMADD213PS       Z4, Z1, Z7
+	VMOVAPS           Z1, Z5
+	VFMADD213PS       Z4, Z1, Z5
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z3
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z7, Z4
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z3, Z7
-	VRNDSCALEPS       $0x00, Z7, Z7
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z7, Z3
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z7, Z3
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z5, Z4
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z3, Z5
+	VRNDSCALEPS       $0x00, Z5, Z5
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z5, Z3
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z5, Z3
 	VADDPS            Z4, Z3, Z3
 	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z4
 	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z3, Z4
@@ -1101,19 +1111,19 @@ loop:
 	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z3, Z4
 	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z3, Z4
 	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z3, Z4
-	VMULPS            Z3, Z3, Z8
-	VFMADD213PS       Z3, Z4, Z8
+	VMULPS            Z3, Z3, Z6
+	VFMADD213PS       Z3, Z4, Z6
 	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z1
 	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z3
 	VMOVAPS           Z3, Z4
 	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z4
-	VSUBPS            Z4, Z3, Z9
-	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z9
+	VSUBPS            Z4, Z3, Z7
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z7
 	VDIVPS            Z4, Z3, Z1
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z10
-	VFMADD213PS       Z3, Z4, Z10
-	VMULPS            Z9, Z1, Z3
-	VSUBPS            Z3, Z10, Z3
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z8
+	VFMADD213PS       Z3, Z4, Z8
+	VMULPS            Z7, Z1, Z3
+	VSUBPS            Z3, Z8, Z3
 	VMULPS            Z3, Z1, Z3
 	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z1, Z1
 	VADDPS            Z3, Z1, Z1
@@ -1128,12 +1138,12 @@ loop:
 	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z1, Z3
 	VMULPS            Z3, Z1, Z3
 	VMOVAPS           Z1, Z4
-	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z9
-	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z9, Z4
+	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z7
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z7, Z4
 	VFMADD213PS       Z4, Z3, Z1
-	VMOVAPS           Z8, Z3
+	VMOVAPS           Z6, Z3
 	VFMADD213PS       Z1, Z1, Z3
-	VSCALEFPS         Z7, Z3, Z1
+	VSCALEFPS         Z5, Z3, Z1
 	VSUBPS            Z1, Z2, Z1
 	VANDPS.BCST       lanes_c80000000<>+0(SB), Z0, Z2
 	VORPS             Z2, Z1, Z1
@@ -1147,8 +1157,9 @@ loop:
 	VFMADD213PS.BCST  lanes_cb37bd649<>+0(SB), Z3, Z2
 	VMULPS            Z2, Z0, Z2
 	VFMADD231PS.BCST  lanes_c3f906ebb<>+0(SB), Z0, Z2
-	VBLENDMPS         Z2, Z1, K1, Z5
-	VMOVUPS           Z5, (DI)
+	VXORPS            Z0, Z0, Z0
+	VBLENDMPS         Z2, Z1, K1, Z0
+	VMOVUPS           Z0, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
@@ -1186,19 +1197,19 @@ tail:
 	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z3, Z4
 	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z3, Z4
 	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z3, Z4
-	VMULPS            Z3, Z3, Z7
-	VFMADD213PS       Z3, Z4, Z7
+	VMULPS            Z3, Z3, Z6
+	VFMADD213PS       Z3, Z4, Z6
 	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z1
 	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z3
 	VMOVAPS           Z3, Z4
 	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z4
-	VSUBPS            Z4, Z3, Z8
-	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z8
+	VSUBPS            Z4, Z3, Z7
+	VFMADD231PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z7
 	VDIVPS            Z4, Z3, Z1
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z9
-	VFMADD213PS       Z3, Z4, Z9
-	VMULPS            Z8, Z1, Z3
-	VSUBPS            Z3, Z9, Z3
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z8
+	VFMADD213PS       Z3, Z4, Z8
+	VMULPS            Z7, Z1, Z3
+	VSUBPS            Z3, Z8, Z3
 	VMULPS            Z3, Z1, Z3
 	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z1, Z1
 	VADDPS            Z3, Z1, Z1
@@ -1213,10 +1224,10 @@ tail:
 	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z1, Z3
 	VMULPS            Z3, Z1, Z3
 	VMOVAPS           Z1, Z4
-	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z8
-	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z8, Z4
+	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z7
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z7, Z4
 	VFMADD213PS       Z4, Z3, Z1
-	VMOVAPS           Z7, Z3
+	VMOVAPS           Z6, Z3
 	VFMADD213PS       Z1, Z1, Z3
 	VSCALEFPS         Z5, Z3, Z1
 	VSUBPS            Z1, Z2, Z1
@@ -1232,8 +1243,9 @@ tail:
 	VFMADD213PS.BCST  lanes_cb37bd649<>+0(SB), Z3, Z2
 	VMULPS            Z2, Z0, Z2
 	VFMADD231PS.BCST  lanes_c3f906ebb<>+0(SB), Z0, Z2
-	VBLENDMPS         Z2, Z1, K2, Z6
-	VMOVUPS           Z6, K1, (DI)
+	VXORPS            Z0, Z0, Z0
+	VBLENDMPS         Z2, Z1, K2, Z0
+	VMOVUPS           Z0, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -1635,68 +1647,71 @@ loop:
 	VMAXPS            Z0, Z1, Z1
 	VMINPS            Z1, Z2, Z1
 	VMULPS            Z1, Z1, Z2
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z9
-	VMOVAPS           Z1, Z10
-	VFMADD213PS       Z9, Z1, Z10
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z3
+	VMOVAPS           Z1, Z4
+	VFMADD213PS       Z3, Z1, Z4
 	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
-	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z10, Z9
+	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z4, Z3
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z2
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z9, Z9
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z2, Z10
-	VRNDSCALEPS       $0x00, Z10, Z10
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z10, Z2
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z10, Z2
-	VADDPS            Z9, Z2, Z2
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z9
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z2, Z9
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z2, Z9
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z2, Z9
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z2, Z9
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z2, Z9
-	VMULPS            Z2, Z2, Z11
-	VFMADD213PS       Z2, Z9, Z11
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z3
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z2, Z4
+	VRNDSCALEPS       $0x00, Z4, Z4
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z4, Z2
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z4, Z2
+	VADDPS            Z3, Z2, Z2
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z2, Z3
+	VMULPS            Z2, Z2, Z5
+	VFMADD213PS       Z2, Z3, Z5
 	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z2
-	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z9
-	VMOVAPS           Z9, Z12
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z12
-	VSUBPS            Z12, Z9, Z13
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z13
-	VDIVPS            Z12, Z9, Z2
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z14
-	VFMADD213PS       Z9, Z12, Z14
-	VMULPS            Z13, Z2, Z9
-	VSUBPS            Z9, Z14, Z9
-	VMULPS            Z9, Z2, Z9
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z3
+	VMOVAPS           Z3, Z6
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z6
+	VSUBPS            Z6, Z3, Z7
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z7
+	VDIVPS            Z6, Z3, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z8
+	VFMADD213PS       Z3, Z6, Z8
+	VMULPS            Z7, Z2, Z3
+	VSUBPS            Z3, Z8, Z3
+	VMULPS            Z3, Z2, Z3
 	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z2, Z2
-	VADDPS            Z9, Z2, Z2
-	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z9
-	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z2, Z9
-	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z2, Z9
-	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z2, Z9
-	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z2, Z9
-	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z2, Z9
-	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z2, Z9
-	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z2, Z9
-	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z2, Z9
-	VMULPS            Z9, Z2, Z9
-	VMOVAPS           Z2, Z12
-	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z13
-	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z13, Z12
-	VFMADD213PS       Z12, Z9, Z2
-	VMOVAPS           Z11, Z9
-	VFMADD213PS       Z2, Z2, Z9
-	VSCALEFPS         Z10, Z9, Z2
+	VADDPS            Z3, Z2, Z2
+	VBROADCASTSS      lanes_c3d331033<>+0(SB), Z3
+	VFMADD213PS.BCST  lanes_c39b038cf<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cbd7cfe2e<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3d94dc90<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3d943653<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cbe5610a4<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_cbe04d183<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z2, Z3
+	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z2, Z3
+	VMULPS            Z3, Z2, Z3
+	VMOVAPS           Z2, Z6
+	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z7
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z7, Z6
+	VFMADD213PS       Z6, Z3, Z2
+	VMOVAPS           Z5, Z3
+	VFMADD213PS       Z2, Z2, Z3
+	VSCALEFPS         Z4, Z3, Z2
 	VMULPS.BCST       lanes_c3f000000<>+0(SB), Z2, Z2
-	VXORPS            Z9, Z9, Z9
-	VCMPPS            $0x01, Z9, Z1, K3
-	VMULPS            Z2, Z1, Z9
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z10
-	VFMADD213PS       Z1, Z2, Z10
-	VBLENDMPS         Z9, Z10, K3, Z3
-	VBROADCASTSS      lanes_c80000000<>+0(SB), Z1
-	VBLENDMPS         Z0, Z3, K1, Z4
-	VBLENDMPS         Z1, Z4, K2, Z5
-	VMOVUPS           Z5, (DI)
+	VXORPS            Z3, Z3, Z3
+	VCMPPS            $0x01, Z3, Z1, K3
+	VMULPS            Z2, Z1, Z3
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z4
+	VFMADD213PS       Z1, Z2, Z4
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPS         Z3, Z4, K3, Z1
+	VBROADCASTSS      lanes_c80000000<>+0(SB), Z2
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPS         Z0, Z1, K1, Z3
+	VXORPS            Z0, Z0, Z0
+	VBLENDMPS         Z2, Z3, K2, Z0
+	VMOVUPS           Z0, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
@@ -1739,15 +1754,15 @@ tail:
 	VFMADD213PS       Z2, Z3, Z5
 	VANDPS.BCST       lanes_c7fffffff<>+0(SB), Z1, Z2
 	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z3
-	VMOVAPS           Z3, Z9
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z9
-	VSUBPS            Z9, Z3, Z10
-	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z10
-	VDIVPS            Z9, Z3, Z2
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z11
-	VFMADD213PS       Z3, Z9, Z11
-	VMULPS            Z10, Z2, Z3
-	VSUBPS            Z3, Z11, Z3
+	VMOVAPS           Z3, Z6
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z6
+	VSUBPS            Z6, Z3, Z7
+	VFMADD231PS.BCST  lanes_c3eb504f3<>+0(SB), Z2, Z7
+	VDIVPS            Z6, Z3, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z2, Z8
+	VFMADD213PS       Z3, Z6, Z8
+	VMULPS            Z7, Z2, Z3
+	VSUBPS            Z3, Z8, Z3
 	VMULPS            Z3, Z2, Z3
 	VSUBPS.BCST       lanes_c3f2aaaab<>+0(SB), Z2, Z2
 	VADDPS            Z3, Z2, Z2
@@ -1761,10 +1776,10 @@ tail:
 	VFMADD213PS.BCST  lanes_c3f1b9584<>+0(SB), Z2, Z3
 	VFMADD213PS.BCST  lanes_c3fa41364<>+0(SB), Z2, Z3
 	VMULPS            Z3, Z2, Z3
-	VMOVAPS           Z2, Z9
-	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z10
-	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z10, Z9
-	VFMADD213PS       Z9, Z3, Z2
+	VMOVAPS           Z2, Z6
+	VBROADCASTSS      lanes_c3f9d5ec1<>+0(SB), Z7
+	VFMADD213PS.BCST  lanes_c3edaec3d<>+0(SB), Z7, Z6
+	VFMADD213PS       Z6, Z3, Z2
 	VMOVAPS           Z5, Z3
 	VFMADD213PS       Z2, Z2, Z3
 	VSCALEFPS         Z4, Z3, Z2
@@ -1774,11 +1789,14 @@ tail:
 	VMULPS            Z2, Z1, Z3
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z1, Z4
 	VFMADD213PS       Z1, Z2, Z4
-	VBLENDMPS         Z3, Z4, K4, Z6
-	VBROADCASTSS      lanes_c80000000<>+0(SB), Z1
-	VBLENDMPS         Z0, Z6, K2, Z7
-	VBLENDMPS         Z1, Z7, K3, Z8
-	VMOVUPS           Z8, K1, (DI)
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPS         Z3, Z4, K4, Z1
+	VBROADCASTSS      lanes_c80000000<>+0(SB), Z2
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPS         Z0, Z1, K2, Z3
+	VXORPS            Z0, Z0, Z0
+	VBLENDMPS         Z2, Z3, K3, Z0
+	VMOVUPS           Z0, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -1838,56 +1856,58 @@ loop:
 	VMINPS            Z1, Z2, Z1
 	VBROADCASTSD      lanes_d3fb2444f2a4dbe74<>+0(SB), Z2
 	VEXTRACTF64X4     $0x01, Z1, Y3
-	VCVTPS2PD         Y1, Z13
-	VCVTPS2PD         Y3, Z14
-	VMULPD            Z13, Z13, Z15
-	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z15
-	VMULPD            Z15, Z13, Z13
-	VCVTPD2PS         Z13, Y3
-	VCVTPS2PD         Y3, Z15
-	VSUBPD            Z15, Z13, Z15
-	VCVTPD2PS         Z15, Y4
-	VMULPD            Z14, Z14, Z13
-	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z13
-	VMULPD            Z13, Z14, Z2
-	VCVTPD2PS         Z2, Y8
-	VCVTPS2PD         Y8, Z13
-	VSUBPD            Z13, Z2, Z13
-	VCVTPD2PS         Z13, Y2
-	VINSERTF64X4      $0x01, Y8, Z3, Z3
+	VCVTPS2PD         Y1, Z7
+	VCVTPS2PD         Y3, Z8
+	VMULPD            Z7, Z7, Z9
+	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z9
+	VMULPD            Z9, Z7, Z7
+	VCVTPD2PS         Z7, Y3
+	VCVTPS2PD         Y3, Z9
+	VSUBPD            Z9, Z7, Z9
+	VCVTPD2PS         Z9, Y4
+	VMULPD            Z8, Z8, Z7
+	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z7
+	VMULPD            Z7, Z8, Z2
+	VCVTPD2PS         Z2, Y5
+	VCVTPS2PD         Y5, Z7
+	VSUBPD            Z7, Z2, Z7
+	VCVTPD2PS         Z7, Y2
+	VINSERTF64X4      $0x01, Y5, Z3, Z3
 	VINSERTF64X4      $0x01, Y2, Z4, Z4
 	VXORPS.BCST       lanes_c80000000<>+0(SB), Z3, Z2
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z4, Z13
-	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z14
-	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z15
-	VMAXPS            Z2, Z14, Z14
-	VMINPS            Z14, Z15, Z14
-	VCMPPS            $0x00, Z2, Z14, K2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z4, Z7
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z8
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z9
+	VMAXPS            Z2, Z8, Z8
+	VMINPS            Z8, Z9, Z8
+	VCMPPS            $0x00, Z2, Z8, K2
 	VXORPS            Z2, Z2, Z2
-	VBLENDMPS         Z13, Z2, K2, Z5
-	VCMPPS            $0x07, Z5, Z5, K2
+	VXORPS            Z9, Z9, Z9
+	VBLENDMPS         Z7, Z2, K2, Z9
+	VCMPPS            $0x07, Z9, Z9, K2
 	VXORPS            Z2, Z2, Z2
-	VBLENDMPS         Z5, Z2, K2, Z6
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z14, Z2
+	VXORPS            Z7, Z7, Z7
+	VBLENDMPS         Z9, Z2, K2, Z7
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z8, Z2
 	VRNDSCALEPS       $0x00, Z2, Z2
-	VMOVAPS           Z14, Z13
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z13
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z13
-	VADDPS            Z6, Z13, Z13
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z14
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z13, Z14
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z13, Z14
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z13, Z14
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z13, Z14
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z13, Z14
-	VMULPS            Z13, Z13, Z15
-	VFMADD213PS       Z13, Z14, Z15
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z15, Z13
-	VSCALEFPS         Z2, Z13, Z2
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z8
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z8
+	VADDPS            Z7, Z8, Z7
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z8
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z7, Z8
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z7, Z8
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z7, Z8
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z7, Z8
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z7, Z8
+	VMULPS            Z7, Z7, Z9
+	VFMADD213PS       Z7, Z8, Z9
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z9, Z7
+	VSCALEFPS         Z2, Z7, Z2
 	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z2, Z2
 	VDIVPS            Z2, Z1, Z1
-	VBLENDMPS         Z0, Z1, K1, Z7
-	VMOVUPS           Z7, (DI)
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z0, Z1, K1, Z2
+	VMOVUPS           Z2, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
@@ -1910,13 +1930,13 @@ tail:
 	VEXTRACTF64X4     $0x01, Z1, Y4
 	VCVTPS2PD         Y1, Z3
 	VCVTPS2PD         Y4, Z4
-	VMULPD            Z3, Z3, Z5
-	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z5
-	VMULPD            Z5, Z3, Z3
-	VCVTPD2PS         Z3, Y8
-	VCVTPS2PD         Y8, Z5
-	VSUBPD            Z5, Z3, Z5
-	VCVTPD2PS         Z5, Y9
+	VMULPD            Z3, Z3, Z7
+	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z7
+	VMULPD            Z7, Z3, Z3
+	VCVTPD2PS         Z3, Y5
+	VCVTPS2PD         Y5, Z7
+	VSUBPD            Z7, Z3, Z7
+	VCVTPD2PS         Z7, Y6
 	VMULPD            Z4, Z4, Z3
 	VFMADD213PD.BCST  lanes_d3ff9884533d43651<>+0(SB), Z2, Z3
 	VMULPD            Z3, Z4, Z3
@@ -1924,26 +1944,27 @@ tail:
 	VCVTPS2PD         Y2, Z4
 	VSUBPD            Z4, Z3, Z4
 	VCVTPD2PS         Z4, Y3
-	VINSERTF64X4      $0x01, Y2, Z8, Z8
-	VINSERTF64X4      $0x01, Y3, Z9, Z9
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z8, Z2
-	VXORPS.BCST       lanes_c80000000<>+0(SB), Z9, Z3
+	VINSERTF64X4      $0x01, Y2, Z5, Z5
+	VINSERTF64X4      $0x01, Y3, Z6, Z6
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z5, Z2
+	VXORPS.BCST       lanes_c80000000<>+0(SB), Z6, Z3
 	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z4
 	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z5
 	VMAXPS            Z2, Z4, Z4
 	VMINPS            Z4, Z5, Z4
 	VCMPPS            $0x00, Z2, Z4, K3
 	VXORPS            Z2, Z2, Z2
-	VBLENDMPS         Z3, Z2, K3, Z10
-	VCMPPS            $0x07, Z10, Z10, K3
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPS         Z3, Z2, K3, Z5
+	VCMPPS            $0x07, Z5, Z5, K3
 	VXORPS            Z2, Z2, Z2
-	VBLENDMPS         Z10, Z2, K3, Z11
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPS         Z5, Z2, K3, Z3
 	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z4, Z2
 	VRNDSCALEPS       $0x00, Z2, Z2
-	VMOVAPS           Z4, Z3
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z3
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z3
-	VADDPS            Z11, Z3, Z3
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z2, Z4
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z2, Z4
+	VADDPS            Z3, Z4, Z3
 	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z4
 	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z3, Z4
 	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z3, Z4
@@ -1956,8 +1977,9 @@ tail:
 	VSCALEFPS         Z2, Z3, Z2
 	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z2, Z2
 	VDIVPS            Z2, Z1, Z1
-	VBLENDMPS         Z0, Z1, K2, Z12
-	VMOVUPS           Z12, K1, (DI)
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPS         Z0, Z1, K2, Z2
+	VMOVUPS           Z2, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -2013,12 +2035,13 @@ TEXT ·leakyReLUAVX512(SB), NOSPLIT, $0-52
 loop:
 	CMPQ      CX, $0x00000010
 	JB        tail
-	VMOVUPS   (SI), Z3
-	VXORPS    Z4, Z4, Z4
-	VCMPPS    $0x0e, Z4, Z3, K1
-	VMULPS    Z0, Z3, Z4
-	VBLENDMPS Z3, Z4, K1, Z1
-	VMOVUPS   Z1, (DI)
+	VMOVUPS   (SI), Z1
+	VXORPS    Z2, Z2, Z2
+	VCMPPS    $0x0e, Z2, Z1, K1
+	VMULPS    Z0, Z1, Z2
+	VXORPS    Z3, Z3, Z3
+	VBLENDMPS Z1, Z2, K1, Z3
+	VMOVUPS   Z3, (DI)
 	ADDQ      $0x00000040, DI
 	ADDQ      $0x00000040, SI
 	SUBQ      $0x00000010, CX
@@ -2032,9 +2055,10 @@ tail:
 	DECL      AX
 	KMOVW     AX, K1
 	VMOVUPS.Z (SI), K1, Z1
-	VXORPS    Z3, Z3, Z3
-	VCMPPS    $0x0e, Z3, Z1, K2
+	VXORPS    Z2, Z2, Z2
+	VCMPPS    $0x0e, Z2, Z1, K2
 	VMULPS    Z0, Z1, Z0
+	VXORPS    Z2, Z2, Z2
 	VBLENDMPS Z1, Z0, K2, Z2
 	VMOVUPS   Z2, K1, (DI)
 
@@ -2054,32 +2078,33 @@ TEXT ·eluAVX512(SB), NOSPLIT, $0-52
 loop:
 	CMPQ              CX, $0x00000010
 	JB                tail
-	VMOVUPS           (SI), Z3
-	VXORPS            Z4, Z4, Z4
-	VCMPPS            $0x0e, Z4, Z3, K1
-	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z4
-	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z5
-	VMAXPS            Z3, Z4, Z4
-	VMINPS            Z4, Z5, Z4
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z4, Z5
-	VRNDSCALEPS       $0x00, Z5, Z5
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z5, Z4
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z5, Z4
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z6
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z4, Z6
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z4, Z6
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z4, Z6
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z4, Z6
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z4, Z6
-	VMULPS            Z4, Z4, Z7
-	VFMADD213PS       Z4, Z6, Z7
-	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z4
-	VSCALEFPS         Z5, Z4, Z4
-	VSUBPS.BCST       lanes_c3f800000<>+0(SB), Z4, Z5
-	VFMADD213PS       Z5, Z7, Z4
-	VMULPS            Z0, Z4, Z4
-	VBLENDMPS         Z3, Z4, K1, Z1
-	VMOVUPS           Z1, (DI)
+	VMOVUPS           (SI), Z1
+	VXORPS            Z2, Z2, Z2
+	VCMPPS            $0x0e, Z2, Z1, K1
+	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z2
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z3
+	VMAXPS            Z1, Z2, Z2
+	VMINPS            Z2, Z3, Z2
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z2, Z3
+	VRNDSCALEPS       $0x00, Z3, Z3
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z2
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z2
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z2, Z4
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z2, Z4
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z2, Z4
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z2, Z4
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z2, Z4
+	VMULPS            Z2, Z2, Z5
+	VFMADD213PS       Z2, Z4, Z5
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z2
+	VSCALEFPS         Z3, Z2, Z2
+	VSUBPS.BCST       lanes_c3f800000<>+0(SB), Z2, Z3
+	VFMADD213PS       Z3, Z5, Z2
+	VMULPS            Z0, Z2, Z2
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPS         Z1, Z2, K1, Z3
+	VMOVUPS           Z3, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
@@ -2093,29 +2118,30 @@ tail:
 	DECL              AX
 	KMOVW             AX, K1
 	VMOVUPS.Z         (SI), K1, Z1
-	VXORPS            Z3, Z3, Z3
-	VCMPPS            $0x0e, Z3, Z1, K2
-	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z3
-	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z4
-	VMAXPS            Z1, Z3, Z3
-	VMINPS            Z3, Z4, Z3
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z3, Z4
-	VRNDSCALEPS       $0x00, Z4, Z4
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z4, Z3
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z4, Z3
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z3, Z5
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z3, Z5
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z3, Z5
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z3, Z5
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z3, Z5
-	VMULPS            Z3, Z3, Z6
-	VFMADD213PS       Z3, Z5, Z6
-	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z3
-	VSCALEFPS         Z4, Z3, Z3
-	VSUBPS.BCST       lanes_c3f800000<>+0(SB), Z3, Z4
-	VFMADD213PS       Z4, Z6, Z3
-	VMULPS            Z0, Z3, Z0
+	VXORPS            Z2, Z2, Z2
+	VCMPPS            $0x0e, Z2, Z1, K2
+	VBROADCASTSS      lanes_cc1a00000<>+0(SB), Z2
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z3
+	VMAXPS            Z1, Z2, Z2
+	VMINPS            Z2, Z3, Z2
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z2, Z3
+	VRNDSCALEPS       $0x00, Z3, Z3
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z2
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z2
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z2, Z4
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z2, Z4
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z2, Z4
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z2, Z4
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z2, Z4
+	VMULPS            Z2, Z2, Z5
+	VFMADD213PS       Z2, Z4, Z5
+	VBROADCASTSS      lanes_c3f800000<>+0(SB), Z2
+	VSCALEFPS         Z3, Z2, Z2
+	VSUBPS.BCST       lanes_c3f800000<>+0(SB), Z2, Z3
+	VFMADD213PS       Z3, Z5, Z2
+	VMULPS            Z0, Z2, Z0
+	VXORPS            Z2, Z2, Z2
 	VBLENDMPS         Z1, Z0, K2, Z2
 	VMOVUPS           Z2, K1, (DI)
 
@@ -2132,51 +2158,52 @@ TEXT ·expSumAVX512(SB), NOSPLIT, $0-64
 	MOVSS        shift+48(FP), X0
 	VBROADCASTSS X0, Z0
 	VXORPS.BCST  lanes_c80000000<>+0(SB), Z0, Z0
-	VXORPD       Z6, Z6, Z6
-	VXORPD       Z7, Z7, Z7
+	VXORPD       Z1, Z1, Z1
+	VXORPD       Z2, Z2, Z2
 
 loop:
 	CMPQ              CX, $0x00000010
 	JB                tail
-	VMOVUPS           (SI), Z8
-	VADDPS            Z0, Z8, Z9
-	VSUBPS            Z8, Z9, Z10
-	VSUBPS            Z10, Z9, Z11
-	VSUBPS            Z11, Z8, Z8
-	VSUBPS            Z10, Z0, Z10
-	VADDPS            Z10, Z8, Z8
-	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z10
-	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z11
-	VMAXPS            Z9, Z10, Z10
-	VMINPS            Z10, Z11, Z10
-	VCMPPS            $0x00, Z9, Z10, K1
-	VXORPS            Z9, Z9, Z9
-	VBLENDMPS         Z8, Z9, K1, Z1
-	VCMPPS            $0x07, Z1, Z1, K1
-	VXORPS            Z8, Z8, Z8
-	VBLENDMPS         Z1, Z8, K1, Z2
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z10, Z8
-	VRNDSCALEPS       $0x00, Z8, Z8
-	VMOVAPS           Z10, Z9
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z8, Z9
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z8, Z9
-	VADDPS            Z2, Z9, Z9
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z10
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z9, Z10
-	VMULPS            Z9, Z9, Z11
-	VFMADD213PS       Z9, Z10, Z11
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z11, Z9
-	VSCALEFPS         Z8, Z9, Z8
-	VEXTRACTF64X4     $0x01, Z8, Y9
-	VCVTPS2PD         Y8, Z10
-	VCVTPS2PD         Y9, Z9
-	VADDPD            Z10, Z6, Z6
-	VADDPD            Z9, Z7, Z7
-	VMOVUPS           Z8, (DI)
+	VMOVUPS           (SI), Z3
+	VADDPS            Z0, Z3, Z4
+	VSUBPS            Z3, Z4, Z5
+	VSUBPS            Z5, Z4, Z6
+	VSUBPS            Z6, Z3, Z3
+	VSUBPS            Z5, Z0, Z5
+	VADDPS            Z5, Z3, Z3
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z5
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z6
+	VMAXPS            Z4, Z5, Z5
+	VMINPS            Z5, Z6, Z5
+	VCMPPS            $0x00, Z4, Z5, K1
+	VXORPS            Z4, Z4, Z4
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPS         Z3, Z4, K1, Z6
+	VCMPPS            $0x07, Z6, Z6, K1
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPS         Z6, Z3, K1, Z4
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z5, Z3
+	VRNDSCALEPS       $0x00, Z3, Z3
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z5
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z5
+	VADDPS            Z4, Z5, Z4
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z4, Z5
+	VMULPS            Z4, Z4, Z6
+	VFMADD213PS       Z4, Z5, Z6
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z6, Z4
+	VSCALEFPS         Z3, Z4, Z3
+	VEXTRACTF64X4     $0x01, Z3, Y4
+	VCVTPS2PD         Y3, Z5
+	VCVTPS2PD         Y4, Z4
+	VADDPD            Z5, Z1, Z1
+	VADDPD            Z4, Z2, Z2
+	VMOVUPS           Z3, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
@@ -2189,51 +2216,54 @@ tail:
 	SHLL              CL, AX
 	DECL              AX
 	KMOVW             AX, K1
-	VMOVUPS.Z         (SI), K1, Z1
-	VADDPS            Z0, Z1, Z2
-	VSUBPS            Z1, Z2, Z8
-	VSUBPS            Z8, Z2, Z9
-	VSUBPS            Z9, Z1, Z1
-	VSUBPS            Z8, Z0, Z0
-	VADDPS            Z0, Z1, Z0
-	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z1
-	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z8
-	VMAXPS            Z2, Z1, Z1
-	VMINPS            Z1, Z8, Z1
-	VCMPPS            $0x00, Z2, Z1, K2
-	VXORPS            Z2, Z2, Z2
-	VBLENDMPS         Z0, Z2, K2, Z3
-	VCMPPS            $0x07, Z3, Z3, K2
+	VMOVUPS.Z         (SI), K1, Z3
+	VADDPS            Z0, Z3, Z4
+	VSUBPS            Z3, Z4, Z5
+	VSUBPS            Z5, Z4, Z6
+	VSUBPS            Z6, Z3, Z3
+	VSUBPS            Z5, Z0, Z0
+	VADDPS            Z0, Z3, Z0
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z3
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z5
+	VMAXPS            Z4, Z3, Z3
+	VMINPS            Z3, Z5, Z3
+	VCMPPS            $0x00, Z4, Z3, K2
+	VXORPS            Z4, Z4, Z4
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPS         Z0, Z4, K2, Z5
+	VCMPPS            $0x07, Z5, Z5, K2
 	VXORPS            Z0, Z0, Z0
-	VBLENDMPS         Z3, Z0, K2, Z4
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z0
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPS         Z5, Z0, K2, Z4
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z3, Z0
 	VRNDSCALEPS       $0x00, Z0, Z0
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z0, Z1
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z0, Z1
-	VADDPS            Z4, Z1, Z1
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z2
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z2
-	VMULPS            Z1, Z1, Z3
-	VFMADD213PS       Z1, Z2, Z3
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z3, Z1
-	VSCALEFPS         Z0, Z1, Z0
-	VXORPS            Z1, Z1, Z1
-	VBLENDMPS         Z0, Z1, K1, Z5
-	VEXTRACTF64X4     $0x01, Z5, Y0
-	VCVTPS2PD         Y5, Z1
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z0, Z3
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z0, Z3
+	VADDPS            Z4, Z3, Z3
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z3, Z4
+	VMULPS            Z3, Z3, Z5
+	VFMADD213PS       Z3, Z4, Z5
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z3
+	VSCALEFPS         Z0, Z3, Z0
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPS         Z0, Z3, K1, Z4
+	VEXTRACTF64X4     $0x01, Z4, Y0
+	VCVTPS2PD         Y4, Z3
 	VCVTPS2PD         Y0, Z0
-	VADDPD            Z1, Z6, Z6
-	VADDPD            Z0, Z7, Z7
-	VMOVUPS           Z5, K1, (DI)
+	VADDPD            Z3, Z1, Z1
+	VADDPD            Z0, Z2, Z2
+	VMOVUPS           Z4, K1, (DI)
 
 done:
-	VADDPD        Z7, Z6, Z6
-	VEXTRACTF64X4 $0x01, Z6, Y0
-	VADDPD        Y0, Y6, Y0
+	VADDPD        Z2, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPD        Y0, Y1, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VADDPD        X1, X0, X1
 	VUNPCKHPD     X1, X1, X0
@@ -2250,50 +2280,51 @@ TEXT ·sumExpAVX512(SB), NOSPLIT, $0-40
 	MOVSS        shift+24(FP), X0
 	VBROADCASTSS X0, Z0
 	VXORPS.BCST  lanes_c80000000<>+0(SB), Z0, Z0
-	VXORPD       Z6, Z6, Z6
-	VXORPD       Z7, Z7, Z7
+	VXORPD       Z1, Z1, Z1
+	VXORPD       Z2, Z2, Z2
 
 loop:
 	CMPQ              CX, $0x00000010
 	JB                tail
-	VMOVUPS           (SI), Z8
-	VADDPS            Z0, Z8, Z9
-	VSUBPS            Z8, Z9, Z10
-	VSUBPS            Z10, Z9, Z11
-	VSUBPS            Z11, Z8, Z8
-	VSUBPS            Z10, Z0, Z10
-	VADDPS            Z10, Z8, Z8
-	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z10
-	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z11
-	VMAXPS            Z9, Z10, Z10
-	VMINPS            Z10, Z11, Z10
-	VCMPPS            $0x00, Z9, Z10, K1
-	VXORPS            Z9, Z9, Z9
-	VBLENDMPS         Z8, Z9, K1, Z1
-	VCMPPS            $0x07, Z1, Z1, K1
-	VXORPS            Z8, Z8, Z8
-	VBLENDMPS         Z1, Z8, K1, Z2
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z10, Z8
-	VRNDSCALEPS       $0x00, Z8, Z8
-	VMOVAPS           Z10, Z9
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z8, Z9
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z8, Z9
-	VADDPS            Z2, Z9, Z9
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z10
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z9, Z10
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z9, Z10
-	VMULPS            Z9, Z9, Z11
-	VFMADD213PS       Z9, Z10, Z11
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z11, Z9
-	VSCALEFPS         Z8, Z9, Z8
-	VEXTRACTF64X4     $0x01, Z8, Y9
-	VCVTPS2PD         Y8, Z8
-	VCVTPS2PD         Y9, Z9
-	VADDPD            Z8, Z6, Z6
-	VADDPD            Z9, Z7, Z7
+	VMOVUPS           (SI), Z3
+	VADDPS            Z0, Z3, Z4
+	VSUBPS            Z3, Z4, Z5
+	VSUBPS            Z5, Z4, Z6
+	VSUBPS            Z6, Z3, Z3
+	VSUBPS            Z5, Z0, Z5
+	VADDPS            Z5, Z3, Z3
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z5
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z6
+	VMAXPS            Z4, Z5, Z5
+	VMINPS            Z5, Z6, Z5
+	VCMPPS            $0x00, Z4, Z5, K1
+	VXORPS            Z4, Z4, Z4
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPS         Z3, Z4, K1, Z6
+	VCMPPS            $0x07, Z6, Z6, K1
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPS         Z6, Z3, K1, Z4
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z5, Z3
+	VRNDSCALEPS       $0x00, Z3, Z3
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z3, Z5
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z3, Z5
+	VADDPS            Z4, Z5, Z4
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z5
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z4, Z5
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z4, Z5
+	VMULPS            Z4, Z4, Z6
+	VFMADD213PS       Z4, Z5, Z6
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z6, Z4
+	VSCALEFPS         Z3, Z4, Z3
+	VEXTRACTF64X4     $0x01, Z3, Y4
+	VCVTPS2PD         Y3, Z3
+	VCVTPS2PD         Y4, Z4
+	VADDPD            Z3, Z1, Z1
+	VADDPD            Z4, Z2, Z2
 	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000010, CX
 	JMP               loop
@@ -2305,50 +2336,53 @@ tail:
 	SHLL              CL, AX
 	DECL              AX
 	KMOVW             AX, K1
-	VMOVUPS.Z         (SI), K1, Z1
-	VADDPS            Z0, Z1, Z2
-	VSUBPS            Z1, Z2, Z8
-	VSUBPS            Z8, Z2, Z9
-	VSUBPS            Z9, Z1, Z1
-	VSUBPS            Z8, Z0, Z0
-	VADDPS            Z0, Z1, Z0
-	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z1
-	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z8
-	VMAXPS            Z2, Z1, Z1
-	VMINPS            Z1, Z8, Z1
-	VCMPPS            $0x00, Z2, Z1, K2
-	VXORPS            Z2, Z2, Z2
-	VBLENDMPS         Z0, Z2, K2, Z3
-	VCMPPS            $0x07, Z3, Z3, K2
+	VMOVUPS.Z         (SI), K1, Z3
+	VADDPS            Z0, Z3, Z4
+	VSUBPS            Z3, Z4, Z5
+	VSUBPS            Z5, Z4, Z6
+	VSUBPS            Z6, Z3, Z3
+	VSUBPS            Z5, Z0, Z0
+	VADDPS            Z0, Z3, Z0
+	VBROADCASTSS      lanes_cc2dc0000<>+0(SB), Z3
+	VBROADCASTSS      lanes_c42b20000<>+0(SB), Z5
+	VMAXPS            Z4, Z3, Z3
+	VMINPS            Z3, Z5, Z3
+	VCMPPS            $0x00, Z4, Z3, K2
+	VXORPS            Z4, Z4, Z4
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPS         Z0, Z4, K2, Z5
+	VCMPPS            $0x07, Z5, Z5, K2
 	VXORPS            Z0, Z0, Z0
-	VBLENDMPS         Z3, Z0, K2, Z4
-	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z1, Z0
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPS         Z5, Z0, K2, Z4
+	VMULPS.BCST       lanes_c3fb8aa3b<>+0(SB), Z3, Z0
 	VRNDSCALEPS       $0x00, Z0, Z0
-	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z0, Z1
-	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z0, Z1
-	VADDPS            Z4, Z1, Z1
-	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z2
-	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z1, Z2
-	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z1, Z2
-	VMULPS            Z1, Z1, Z3
-	VFMADD213PS       Z1, Z2, Z3
-	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z3, Z1
-	VSCALEFPS         Z0, Z1, Z0
-	VXORPS            Z1, Z1, Z1
-	VBLENDMPS         Z0, Z1, K1, Z5
-	VEXTRACTF64X4     $0x01, Z5, Y0
-	VCVTPS2PD         Y5, Z1
+	VFNMADD231PS.BCST lanes_c3f317200<>+0(SB), Z0, Z3
+	VFNMADD231PS.BCST lanes_c35bfbe8e<>+0(SB), Z0, Z3
+	VADDPS            Z4, Z3, Z3
+	VBROADCASTSS      lanes_c39500d01<>+0(SB), Z4
+	VFMADD213PS.BCST  lanes_c3ab60b61<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3c088889<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3d2aaaab<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3e2aaaab<>+0(SB), Z3, Z4
+	VFMADD213PS.BCST  lanes_c3f000000<>+0(SB), Z3, Z4
+	VMULPS            Z3, Z3, Z5
+	VFMADD213PS       Z3, Z4, Z5
+	VADDPS.BCST       lanes_c3f800000<>+0(SB), Z5, Z3
+	VSCALEFPS         Z0, Z3, Z0
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPS         Z0, Z3, K1, Z4
+	VEXTRACTF64X4     $0x01, Z4, Y0
+	VCVTPS2PD         Y4, Z3
 	VCVTPS2PD         Y0, Z0
-	VADDPD            Z1, Z6, Z6
-	VADDPD            Z0, Z7, Z7
+	VADDPD            Z3, Z1, Z1
+	VADDPD            Z0, Z2, Z2
 
 done:
-	VADDPD        Z7, Z6, Z6
-	VEXTRACTF64X4 $0x01, Z6, Y0
-	VADDPD        Y0, Y6, Y0
+	VADDPD        Z2, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPD        Y0, Y1, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VADDPD        X1, X0, X1
 	VUNPCKHPD     X1, X1, X0
@@ -4326,44 +4360,49 @@ loop:
 	VGETEXPPD        Z0, Z2
 	VCMPPD.BCST      $0x0d, lanes_d3ff6a09e667f3bcd<>+0(SB), Z1, K1
 	VMULPD.BCST      lanes_d3fe0000000000000<>+0(SB), Z1, Z3
+	VXORPS           Z4, Z4, Z4
 	VBLENDMPD        Z3, Z1, K1, Z4
 	VADDPD.BCST      lanes_d3ff0000000000000<>+0(SB), Z2, Z1
-	VBLENDMPD        Z1, Z2, K1, Z5
+	VXORPS           Z3, Z3, Z3
+	VBLENDMPD        Z1, Z2, K1, Z3
 	VSUBPD.BCST      lanes_d3ff0000000000000<>+0(SB), Z4, Z1
 	VADDPD.BCST      lanes_d4000000000000000<>+0(SB), Z1, Z2
 	VDIVPD           Z2, Z1, Z2
-	VMULPD           Z2, Z2, Z3
-	VBROADCASTSD     lanes_d3fb642c8590b2164<>+0(SB), Z14
-	VFMADD213PD.BCST lanes_d3fb8618618618618<>+0(SB), Z3, Z14
-	VFMADD213PD.BCST lanes_d3fbaf286bca1af28<>+0(SB), Z3, Z14
-	VFMADD213PD.BCST lanes_d3fbe1e1e1e1e1e1e<>+0(SB), Z3, Z14
-	VFMADD213PD.BCST lanes_d3fc1111111111111<>+0(SB), Z3, Z14
-	VFMADD213PD.BCST lanes_d3fc3b13b13b13b14<>+0(SB), Z3, Z14
-	VFMADD213PD.BCST lanes_d3fc745d1745d1746<>+0(SB), Z3, Z14
-	VFMADD213PD.BCST lanes_d3fcc71c71c71c71c<>+0(SB), Z3, Z14
-	VFMADD213PD.BCST lanes_d3fd2492492492492<>+0(SB), Z3, Z14
-	VFMADD213PD.BCST lanes_d3fd999999999999a<>+0(SB), Z3, Z14
-	VFMADD213PD.BCST lanes_d3fe5555555555555<>+0(SB), Z3, Z14
-	VMULPD           Z14, Z3, Z3
-	VMULPD.BCST      lanes_d3fe0000000000000<>+0(SB), Z1, Z14
-	VMULPD           Z1, Z14, Z14
-	VADDPD           Z3, Z14, Z3
-	VMULPD.BCST      lanes_d3dea39ef35793c76<>+0(SB), Z5, Z15
-	VFMADD213PD      Z15, Z3, Z2
-	VSUBPD           Z2, Z14, Z2
+	VMULPD           Z2, Z2, Z4
+	VBROADCASTSD     lanes_d3fb642c8590b2164<>+0(SB), Z5
+	VFMADD213PD.BCST lanes_d3fb8618618618618<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fbaf286bca1af28<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fbe1e1e1e1e1e1e<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fc1111111111111<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fc3b13b13b13b14<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fc745d1745d1746<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fcc71c71c71c71c<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fd2492492492492<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fd999999999999a<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fe5555555555555<>+0(SB), Z4, Z5
+	VMULPD           Z5, Z4, Z4
+	VMULPD.BCST      lanes_d3fe0000000000000<>+0(SB), Z1, Z5
+	VMULPD           Z1, Z5, Z5
+	VADDPD           Z4, Z5, Z4
+	VMULPD.BCST      lanes_d3dea39ef35793c76<>+0(SB), Z3, Z6
+	VFMADD213PD      Z6, Z4, Z2
+	VSUBPD           Z2, Z5, Z2
 	VSUBPD           Z2, Z1, Z1
-	VFMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z5, Z1
+	VFMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z3, Z1
 	VCMPPD.BCST      $0x00, lanes_d7ff0000000000000<>+0(SB), Z0, K1
-	VBLENDMPD        Z0, Z1, K1, Z6
+	VXORPS           Z2, Z2, Z2
+	VBLENDMPD        Z0, Z1, K1, Z2
 	VXORPS           Z1, Z1, Z1
 	VCMPPD           $0x00, Z1, Z0, K1
 	VBROADCASTSD     lanes_dfff0000000000000<>+0(SB), Z1
-	VBLENDMPD        Z1, Z6, K1, Z7
+	VXORPS           Z3, Z3, Z3
+	VBLENDMPD        Z1, Z2, K1, Z3
 	VXORPS           Z1, Z1, Z1
 	VCMPPD           $0x06, Z0, Z1, K1
 	VBROADCASTSD     lanes_d7ff8000000000001<>+0(SB), Z0
-	VBLENDMPD        Z0, Z7, K1, Z8
-	VMOVUPD          Z8, (DI)
+	VXORPS           Z1, Z1, Z1
+	VBLENDMPD        Z0, Z3, K1, Z1
+	VMOVUPD          Z1, (DI)
 	ADDQ             $0x00000040, DI
 	ADDQ             $0x00000040, SI
 	SUBQ             $0x00000008, CX
@@ -4381,44 +4420,49 @@ tail:
 	VGETEXPPD        Z0, Z2
 	VCMPPD.BCST      $0x0d, lanes_d3ff6a09e667f3bcd<>+0(SB), Z1, K2
 	VMULPD.BCST      lanes_d3fe0000000000000<>+0(SB), Z1, Z3
-	VBLENDMPD        Z3, Z1, K2, Z9
+	VXORPS           Z4, Z4, Z4
+	VBLENDMPD        Z3, Z1, K2, Z4
 	VADDPD.BCST      lanes_d3ff0000000000000<>+0(SB), Z2, Z1
-	VBLENDMPD        Z1, Z2, K2, Z10
-	VSUBPD.BCST      lanes_d3ff0000000000000<>+0(SB), Z9, Z1
+	VXORPS           Z3, Z3, Z3
+	VBLENDMPD        Z1, Z2, K2, Z3
+	VSUBPD.BCST      lanes_d3ff0000000000000<>+0(SB), Z4, Z1
 	VADDPD.BCST      lanes_d4000000000000000<>+0(SB), Z1, Z2
 	VDIVPD           Z2, Z1, Z2
-	VMULPD           Z2, Z2, Z3
-	VBROADCASTSD     lanes_d3fb642c8590b2164<>+0(SB), Z4
-	VFMADD213PD.BCST lanes_d3fb8618618618618<>+0(SB), Z3, Z4
-	VFMADD213PD.BCST lanes_d3fbaf286bca1af28<>+0(SB), Z3, Z4
-	VFMADD213PD.BCST lanes_d3fbe1e1e1e1e1e1e<>+0(SB), Z3, Z4
-	VFMADD213PD.BCST lanes_d3fc1111111111111<>+0(SB), Z3, Z4
-	VFMADD213PD.BCST lanes_d3fc3b13b13b13b14<>+0(SB), Z3, Z4
-	VFMADD213PD.BCST lanes_d3fc745d1745d1746<>+0(SB), Z3, Z4
-	VFMADD213PD.BCST lanes_d3fcc71c71c71c71c<>+0(SB), Z3, Z4
-	VFMADD213PD.BCST lanes_d3fd2492492492492<>+0(SB), Z3, Z4
-	VFMADD213PD.BCST lanes_d3fd999999999999a<>+0(SB), Z3, Z4
-	VFMADD213PD.BCST lanes_d3fe5555555555555<>+0(SB), Z3, Z4
-	VMULPD           Z4, Z3, Z3
-	VMULPD.BCST      lanes_d3fe0000000000000<>+0(SB), Z1, Z4
-	VMULPD           Z1, Z4, Z4
-	VADDPD           Z3, Z4, Z3
-	VMULPD.BCST      lanes_d3dea39ef35793c76<>+0(SB), Z10, Z5
-	VFMADD213PD      Z5, Z3, Z2
-	VSUBPD           Z2, Z4, Z2
+	VMULPD           Z2, Z2, Z4
+	VBROADCASTSD     lanes_d3fb642c8590b2164<>+0(SB), Z5
+	VFMADD213PD.BCST lanes_d3fb8618618618618<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fbaf286bca1af28<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fbe1e1e1e1e1e1e<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fc1111111111111<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fc3b13b13b13b14<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fc745d1745d1746<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fcc71c71c71c71c<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fd2492492492492<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fd999999999999a<>+0(SB), Z4, Z5
+	VFMADD213PD.BCST lanes_d3fe5555555555555<>+0(SB), Z4, Z5
+	VMULPD           Z5, Z4, Z4
+	VMULPD.BCST      lanes_d3fe0000000000000<>+0(SB), Z1, Z5
+	VMULPD           Z1, Z5, Z5
+	VADDPD           Z4, Z5, Z4
+	VMULPD.BCST      lanes_d3dea39ef35793c76<>+0(SB), Z3, Z6
+	VFMADD213PD      Z6, Z4, Z2
+	VSUBPD           Z2, Z5, Z2
 	VSUBPD           Z2, Z1, Z1
-	VFMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z10, Z1
+	VFMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z3, Z1
 	VCMPPD.BCST      $0x00, lanes_d7ff0000000000000<>+0(SB), Z0, K2
-	VBLENDMPD        Z0, Z1, K2, Z11
+	VXORPS           Z2, Z2, Z2
+	VBLENDMPD        Z0, Z1, K2, Z2
 	VXORPS           Z1, Z1, Z1
 	VCMPPD           $0x00, Z1, Z0, K2
 	VBROADCASTSD     lanes_dfff0000000000000<>+0(SB), Z1
-	VBLENDMPD        Z1, Z11, K2, Z12
+	VXORPS           Z3, Z3, Z3
+	VBLENDMPD        Z1, Z2, K2, Z3
 	VXORPS           Z1, Z1, Z1
 	VCMPPD           $0x06, Z0, Z1, K2
 	VBROADCASTSD     lanes_d7ff8000000000001<>+0(SB), Z0
-	VBLENDMPD        Z0, Z12, K2, Z13
-	VMOVUPD          Z13, K1, (DI)
+	VXORPS           Z1, Z1, Z1
+	VBLENDMPD        Z0, Z3, K2, Z1
+	VMOVUPD          Z1, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -4604,49 +4648,50 @@ loop:
 	VRNDSCALEPD       $0x00, Z2, Z2
 	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z2, Z1
 	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z2, Z3
-	VSUBPD            Z3, Z1, Z6
-	VMULPD            Z6, Z6, Z7
-	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
-	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z6, Z8
-	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z6, Z8
-	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z6, Z8
-	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z6, Z8
-	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z6, Z8
-	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z6, Z8
-	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z6, Z8
-	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z6, Z8
-	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z6, Z8
-	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z6, Z8
-	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z6, Z8
-	VMULPD            Z8, Z7, Z6
-	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z7
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
-	VSUBPD            Z7, Z8, Z8
-	VADDPD            Z1, Z8, Z1
+	VSUBPD            Z3, Z1, Z4
+	VMULPD            Z4, Z4, Z5
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z4, Z6
+	VMULPD            Z6, Z5, Z4
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z6
+	VSUBPD            Z5, Z6, Z6
+	VADDPD            Z1, Z6, Z1
 	VSUBPD            Z3, Z1, Z1
-	VADDPD            Z6, Z1, Z1
-	VADDPD            Z1, Z7, Z1
+	VADDPD            Z4, Z1, Z1
+	VADDPD            Z1, Z5, Z1
 	VSCALEFPD         Z2, Z1, Z1
 	VXORPS            Z2, Z2, Z2
 	VCMPPD            $0x01, Z2, Z0, K1
 	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z0
-	VBLENDMPD         Z1, Z0, K1, Z4
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPD         Z1, Z0, K1, Z2
 	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z0
-	VSUBPD            Z1, Z0, Z2
-	VSUBPD            Z2, Z0, Z3
-	VSUBPD            Z3, Z1, Z1
+	VSUBPD            Z1, Z0, Z3
+	VSUBPD            Z3, Z0, Z4
+	VSUBPD            Z4, Z1, Z1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z4
+	VSUBPD            Z3, Z4, Z3
+	VADDPD            Z3, Z1, Z1
 	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z3
-	VSUBPD            Z2, Z3, Z2
-	VADDPD            Z2, Z1, Z1
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z2
-	VDIVPD            Z0, Z2, Z2
-	VMULPD            Z2, Z4, Z3
-	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z6
-	VMOVAPD           Z6, Z7
-	VFMADD213PD       Z4, Z0, Z7
-	VMOVAPD           Z6, Z0
-	VFMADD213PD       Z7, Z1, Z0
-	VFMADD213PD       Z3, Z2, Z0
+	VDIVPD            Z0, Z3, Z3
+	VMULPD            Z3, Z2, Z4
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z4, Z5
+	VMOVAPD           Z5, Z6
+	VFMADD213PD       Z2, Z0, Z6
+	VMOVAPD           Z5, Z0
+	VFMADD213PD       Z6, Z1, Z0
+	VFMADD213PD       Z4, Z3, Z0
 	VMOVUPD           Z0, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
@@ -4671,48 +4716,49 @@ tail:
 	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z2, Z1
 	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z2, Z3
 	VSUBPD            Z3, Z1, Z4
-	VMULPD            Z4, Z4, Z6
-	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z7
-	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z4, Z7
-	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z4, Z7
-	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z4, Z7
-	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z4, Z7
-	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z4, Z7
-	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z4, Z7
-	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z4, Z7
-	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z4, Z7
-	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z4, Z7
-	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z4, Z7
-	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z4, Z7
-	VMULPD            Z7, Z6, Z4
-	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z6
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z7
-	VSUBPD            Z6, Z7, Z7
-	VADDPD            Z1, Z7, Z1
+	VMULPD            Z4, Z4, Z5
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z4, Z6
+	VMULPD            Z6, Z5, Z4
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z6
+	VSUBPD            Z5, Z6, Z6
+	VADDPD            Z1, Z6, Z1
 	VSUBPD            Z3, Z1, Z1
 	VADDPD            Z4, Z1, Z1
-	VADDPD            Z1, Z6, Z1
+	VADDPD            Z1, Z5, Z1
 	VSCALEFPD         Z2, Z1, Z1
 	VXORPS            Z2, Z2, Z2
 	VCMPPD            $0x01, Z2, Z0, K2
 	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z0
-	VBLENDMPD         Z1, Z0, K2, Z5
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPD         Z1, Z0, K2, Z2
 	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z0
-	VSUBPD            Z1, Z0, Z2
-	VSUBPD            Z2, Z0, Z3
-	VSUBPD            Z3, Z1, Z1
+	VSUBPD            Z1, Z0, Z3
+	VSUBPD            Z3, Z0, Z4
+	VSUBPD            Z4, Z1, Z1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z4
+	VSUBPD            Z3, Z4, Z3
+	VADDPD            Z3, Z1, Z1
 	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z3
-	VSUBPD            Z2, Z3, Z2
-	VADDPD            Z2, Z1, Z1
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z2
-	VDIVPD            Z0, Z2, Z2
-	VMULPD            Z2, Z5, Z3
-	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z4
-	VMOVAPD           Z4, Z6
-	VFMADD213PD       Z5, Z0, Z6
-	VMOVAPD           Z4, Z0
+	VDIVPD            Z0, Z3, Z3
+	VMULPD            Z3, Z2, Z4
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z4, Z5
+	VMOVAPD           Z5, Z6
+	VFMADD213PD       Z2, Z0, Z6
+	VMOVAPD           Z5, Z0
 	VFMADD213PD       Z6, Z1, Z0
-	VFMADD213PD       Z3, Z2, Z0
+	VFMADD213PD       Z4, Z3, Z0
 	VMOVUPD           Z0, K1, (DI)
 
 done:
@@ -4905,65 +4951,69 @@ loop:
 	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z2, Z3
 	VRNDSCALEPD       $0x00, Z3, Z3
 	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z3, Z2
-	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z3, Z12
-	VSUBPD            Z12, Z2, Z13
-	VMULPD            Z13, Z13, Z14
-	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z15
-	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z13, Z15
-	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z13, Z15
-	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z13, Z15
-	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z13, Z15
-	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z13, Z15
-	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z13, Z15
-	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z13, Z15
-	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z13, Z15
-	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z13, Z15
-	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z13, Z15
-	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z13, Z15
-	VMULPD            Z15, Z14, Z13
-	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z2, Z14
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z15
-	VSUBPD            Z14, Z15, Z15
-	VADDPD            Z2, Z15, Z2
-	VSUBPD            Z12, Z2, Z2
-	VADDPD            Z13, Z2, Z2
-	VADDPD            Z2, Z14, Z2
-	VSCALEFPD         Z3, Z2, Z12
-	VXORPS            Z13, Z13, Z13
-	VCMPPD            $0x01, Z13, Z1, K1
-	VMULPD            Z12, Z1, Z13
-	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z13, Z14
-	VMOVAPD           Z1, Z15
-	VFMADD213PD       Z14, Z12, Z15
-	VBLENDMPD         Z13, Z1, K1, Z4
-	VXORPS            Z13, Z13, Z13
-	VBLENDMPD         Z15, Z13, K1, Z5
-	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z12, Z13
-	VSUBPD            Z12, Z13, Z14
-	VSUBPD            Z14, Z13, Z15
-	VSUBPD            Z15, Z12, Z12
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z15
-	VSUBPD            Z14, Z15, Z14
-	VADDPD            Z14, Z12, Z12
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z14
-	VDIVPD            Z13, Z14, Z14
-	VMULPD            Z14, Z4, Z15
-	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z15, Z16
-	VMOVAPD           Z16, Z17
-	VFMADD213PD       Z4, Z13, Z17
-	VMOVAPD           Z16, Z13
-	VFMADD213PD       Z17, Z12, Z13
-	VADDPD            Z5, Z13, Z12
-	VFMADD213PD       Z15, Z14, Z12
-	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z0, Z13
-	VORPD             Z13, Z12, Z12
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z3, Z4
+	VSUBPD            Z4, Z2, Z5
+	VMULPD            Z5, Z5, Z6
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z5, Z7
+	VMULPD            Z7, Z6, Z5
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z2, Z6
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z7
+	VSUBPD            Z6, Z7, Z7
+	VADDPD            Z2, Z7, Z2
+	VSUBPD            Z4, Z2, Z2
+	VADDPD            Z5, Z2, Z2
+	VADDPD            Z2, Z6, Z2
+	VSCALEFPD         Z3, Z2, Z4
+	VXORPS            Z5, Z5, Z5
+	VCMPPD            $0x01, Z5, Z1, K1
+	VMULPD            Z4, Z1, Z5
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z5, Z6
+	VMOVAPD           Z1, Z7
+	VFMADD213PD       Z6, Z4, Z7
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z5, Z1, K1, Z6
+	VXORPS            Z5, Z5, Z5
+	VXORPS            Z8, Z8, Z8
+	VBLENDMPD         Z7, Z5, K1, Z8
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z4, Z5
+	VSUBPD            Z4, Z5, Z7
+	VSUBPD            Z7, Z5, Z9
+	VSUBPD            Z9, Z4, Z4
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z9
+	VSUBPD            Z7, Z9, Z7
+	VADDPD            Z7, Z4, Z4
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z7
+	VDIVPD            Z5, Z7, Z7
+	VMULPD            Z7, Z6, Z9
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z9, Z10
+	VMOVAPD           Z10, Z11
+	VFMADD213PD       Z6, Z5, Z11
+	VMOVAPD           Z10, Z5
+	VFMADD213PD       Z11, Z4, Z5
+	VADDPD            Z8, Z5, Z4
+	VFMADD213PD       Z9, Z7, Z4
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z0, Z5
+	VORPD             Z5, Z4, Z4
 	VCMPPD.BCST       $0x01, lanes_dc086200000000000<>+0(SB), Z0, K1
 	VMULPD            Z2, Z1, Z1
 	VSCALEFPD         Z3, Z1, Z1
-	VBLENDMPD         Z1, Z12, K1, Z6
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPD         Z1, Z4, K1, Z2
 	VCMPPD.BCST       $0x0e, lanes_d4044000000000000<>+0(SB), Z0, K1
-	VBLENDMPD         Z0, Z6, K1, Z7
-	VMOVUPD           Z7, (DI)
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z0, Z2, K1, Z1
+	VMOVUPD           Z1, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000008, CX
@@ -5013,35 +5063,39 @@ tail:
 	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z5, Z6
 	VMOVAPD           Z1, Z7
 	VFMADD213PD       Z6, Z4, Z7
-	VBLENDMPD         Z5, Z1, K2, Z8
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z5, Z1, K2, Z6
 	VXORPS            Z5, Z5, Z5
-	VBLENDMPD         Z7, Z5, K2, Z9
+	VXORPS            Z8, Z8, Z8
+	VBLENDMPD         Z7, Z5, K2, Z8
 	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z4, Z5
-	VSUBPD            Z4, Z5, Z6
-	VSUBPD            Z6, Z5, Z7
-	VSUBPD            Z7, Z4, Z4
+	VSUBPD            Z4, Z5, Z7
+	VSUBPD            Z7, Z5, Z9
+	VSUBPD            Z9, Z4, Z4
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z9
+	VSUBPD            Z7, Z9, Z7
+	VADDPD            Z7, Z4, Z4
 	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z7
-	VSUBPD            Z6, Z7, Z6
-	VADDPD            Z6, Z4, Z4
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z6
-	VDIVPD            Z5, Z6, Z6
-	VMULPD            Z6, Z8, Z7
-	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z7, Z12
-	VMOVAPD           Z12, Z13
-	VFMADD213PD       Z8, Z5, Z13
-	VMOVAPD           Z12, Z5
-	VFMADD213PD       Z13, Z4, Z5
-	VADDPD            Z9, Z5, Z4
-	VFMADD213PD       Z7, Z6, Z4
+	VDIVPD            Z5, Z7, Z7
+	VMULPD            Z7, Z6, Z9
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z9, Z10
+	VMOVAPD           Z10, Z11
+	VFMADD213PD       Z6, Z5, Z11
+	VMOVAPD           Z10, Z5
+	VFMADD213PD       Z11, Z4, Z5
+	VADDPD            Z8, Z5, Z4
+	VFMADD213PD       Z9, Z7, Z4
 	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z0, Z5
 	VORPD             Z5, Z4, Z4
 	VCMPPD.BCST       $0x01, lanes_dc086200000000000<>+0(SB), Z0, K2
 	VMULPD            Z2, Z1, Z1
 	VSCALEFPD         Z3, Z1, Z1
-	VBLENDMPD         Z1, Z4, K2, Z10
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPD         Z1, Z4, K2, Z2
 	VCMPPD.BCST       $0x0e, lanes_d4044000000000000<>+0(SB), Z0, K2
-	VBLENDMPD         Z0, Z10, K2, Z11
-	VMOVUPD           Z11, K1, (DI)
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z0, Z2, K2, Z1
+	VMOVUPD           Z1, K1, (DI)
 
 done:
 	VZEROUPPER
@@ -5077,69 +5131,2047 @@ DATA lanes_d4044000000000000<>+48(SB)/8, $0x4044000000000000
 DATA lanes_d4044000000000000<>+56(SB)/8, $0x4044000000000000
 GLOBL lanes_d4044000000000000<>(SB), RODATA|NOPTR, $64
 
-// func expSumF64AVX512(dst []float64, x []float64, shift float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
-TEXT ·expSumF64AVX512(SB), NOSPLIT, $0-64
-	MOVQ         dst_base+0(FP), DI
-	MOVQ         x_base+24(FP), SI
-	MOVQ         x_len+32(FP), CX
-	MOVSD        shift+48(FP), X0
-	VBROADCASTSD X0, Z0
-	VXORPD.BCST  lanes_d8000000000000000<>+0(SB), Z0, Z0
-	VXORPD       Z6, Z6, Z6
-	VXORPD       Z7, Z7, Z7
+// func softplusF64AVX512(dst []float64, x []float64)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·softplusF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
 
 loop:
 	CMPQ              CX, $0x00000008
 	JB                tail
-	VMOVUPD           (SI), Z8
-	VADDPD            Z0, Z8, Z9
-	VSUBPD            Z8, Z9, Z10
-	VSUBPD            Z10, Z9, Z11
-	VSUBPD            Z11, Z8, Z8
-	VSUBPD            Z10, Z0, Z10
-	VADDPD            Z10, Z8, Z8
-	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z10
-	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z11
-	VMAXPD            Z9, Z10, Z10
-	VMINPD            Z10, Z11, Z10
-	VCMPPD            $0x00, Z9, Z10, K1
-	VXORPS            Z9, Z9, Z9
-	VBLENDMPD         Z8, Z9, K1, Z1
-	VCMPPD            $0x07, Z1, Z1, K1
+	VMOVUPD           (SI), Z0
+	VORPD.BCST        lanes_d8000000000000000<>+0(SB), Z0, Z1
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z3
+	VMAXPD            Z1, Z2, Z1
+	VMINPD            Z1, Z3, Z1
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z1, Z2
+	VRNDSCALEPD       $0x00, Z2, Z2
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z2, Z1
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z2, Z3
+	VSUBPD            Z3, Z1, Z4
+	VMULPD            Z4, Z4, Z5
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z4, Z6
+	VMULPD            Z6, Z5, Z4
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z6
+	VSUBPD            Z5, Z6, Z6
+	VADDPD            Z1, Z6, Z1
+	VSUBPD            Z3, Z1, Z1
+	VADDPD            Z4, Z1, Z1
+	VADDPD            Z1, Z5, Z1
+	VSCALEFPD         Z2, Z1, Z1
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z2
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z2, Z3
+	VSUBPD            Z3, Z1, Z1
+	VGETMANTPD        $0x00, Z2, Z3
+	VGETEXPPD         Z2, Z4
+	VCMPPD.BCST       $0x0d, lanes_d3ff6a09e667f3bcd<>+0(SB), Z3, K1
+	VMULPD.BCST       lanes_d3fe0000000000000<>+0(SB), Z3, Z5
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z5, Z3, K1, Z6
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z4, Z3
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z3, Z4, K1, Z5
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z6, Z3
+	VADDPD.BCST       lanes_d4000000000000000<>+0(SB), Z3, Z4
+	VDIVPD            Z4, Z3, Z4
+	VMULPD            Z4, Z4, Z6
+	VBROADCASTSD      lanes_d3fb642c8590b2164<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d3fb8618618618618<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fbaf286bca1af28<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fbe1e1e1e1e1e1e<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fc1111111111111<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fc3b13b13b13b14<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fc745d1745d1746<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fcc71c71c71c71c<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fd2492492492492<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fd999999999999a<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fe5555555555555<>+0(SB), Z6, Z7
+	VMULPD            Z7, Z6, Z6
+	VMULPD.BCST       lanes_d3fe0000000000000<>+0(SB), Z3, Z7
+	VMULPD            Z3, Z7, Z7
+	VADDPD            Z6, Z7, Z6
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z5, Z8
+	VFMADD213PD       Z8, Z6, Z4
+	VSUBPD            Z4, Z7, Z4
+	VSUBPD            Z4, Z3, Z3
+	VFMADD231PD.BCST  lanes_d3fe62e42fee00000<>+0(SB), Z5, Z3
+	VCMPPD.BCST       $0x00, lanes_d7ff0000000000000<>+0(SB), Z2, K1
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z2, Z3, K1, Z4
+	VXORPS            Z3, Z3, Z3
+	VCMPPD            $0x00, Z3, Z2, K1
+	VBROADCASTSD      lanes_dfff0000000000000<>+0(SB), Z3
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z3, Z4, K1, Z5
+	VXORPS            Z3, Z3, Z3
+	VCMPPD            $0x06, Z2, Z3, K1
+	VBROADCASTSD      lanes_d7ff8000000000001<>+0(SB), Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z3, Z5, K1, Z4
+	VDIVPD            Z2, Z1, Z1
+	VADDPD            Z1, Z4, Z1
+	VBROADCASTSD      lanes_d0000000000000000<>+0(SB), Z2
+	VMAXPD            Z0, Z2, Z0
+	VADDPD            Z1, Z0, Z0
+	VMOVUPD           Z0, (DI)
+	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000008, CX
+	JMP               loop
+
+tail:
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPD.Z         (SI), K1, Z0
+	VORPD.BCST        lanes_d8000000000000000<>+0(SB), Z0, Z1
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z3
+	VMAXPD            Z1, Z2, Z1
+	VMINPD            Z1, Z3, Z1
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z1, Z2
+	VRNDSCALEPD       $0x00, Z2, Z2
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z2, Z1
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z2, Z3
+	VSUBPD            Z3, Z1, Z4
+	VMULPD            Z4, Z4, Z5
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z4, Z6
+	VMULPD            Z6, Z5, Z4
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z6
+	VSUBPD            Z5, Z6, Z6
+	VADDPD            Z1, Z6, Z1
+	VSUBPD            Z3, Z1, Z1
+	VADDPD            Z4, Z1, Z1
+	VADDPD            Z1, Z5, Z1
+	VSCALEFPD         Z2, Z1, Z1
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z2
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z2, Z3
+	VSUBPD            Z3, Z1, Z1
+	VGETMANTPD        $0x00, Z2, Z3
+	VGETEXPPD         Z2, Z4
+	VCMPPD.BCST       $0x0d, lanes_d3ff6a09e667f3bcd<>+0(SB), Z3, K2
+	VMULPD.BCST       lanes_d3fe0000000000000<>+0(SB), Z3, Z5
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z5, Z3, K2, Z6
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z4, Z3
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z3, Z4, K2, Z5
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z6, Z3
+	VADDPD.BCST       lanes_d4000000000000000<>+0(SB), Z3, Z4
+	VDIVPD            Z4, Z3, Z4
+	VMULPD            Z4, Z4, Z6
+	VBROADCASTSD      lanes_d3fb642c8590b2164<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d3fb8618618618618<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fbaf286bca1af28<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fbe1e1e1e1e1e1e<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fc1111111111111<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fc3b13b13b13b14<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fc745d1745d1746<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fcc71c71c71c71c<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fd2492492492492<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fd999999999999a<>+0(SB), Z6, Z7
+	VFMADD213PD.BCST  lanes_d3fe5555555555555<>+0(SB), Z6, Z7
+	VMULPD            Z7, Z6, Z6
+	VMULPD.BCST       lanes_d3fe0000000000000<>+0(SB), Z3, Z7
+	VMULPD            Z3, Z7, Z7
+	VADDPD            Z6, Z7, Z6
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z5, Z8
+	VFMADD213PD       Z8, Z6, Z4
+	VSUBPD            Z4, Z7, Z4
+	VSUBPD            Z4, Z3, Z3
+	VFMADD231PD.BCST  lanes_d3fe62e42fee00000<>+0(SB), Z5, Z3
+	VCMPPD.BCST       $0x00, lanes_d7ff0000000000000<>+0(SB), Z2, K2
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z2, Z3, K2, Z4
+	VXORPS            Z3, Z3, Z3
+	VCMPPD            $0x00, Z3, Z2, K2
+	VBROADCASTSD      lanes_dfff0000000000000<>+0(SB), Z3
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z3, Z4, K2, Z5
+	VXORPS            Z3, Z3, Z3
+	VCMPPD            $0x06, Z2, Z3, K2
+	VBROADCASTSD      lanes_d7ff8000000000001<>+0(SB), Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z3, Z5, K2, Z4
+	VDIVPD            Z2, Z1, Z1
+	VADDPD            Z1, Z4, Z1
+	VBROADCASTSD      lanes_d0000000000000000<>+0(SB), Z2
+	VMAXPD            Z0, Z2, Z0
+	VADDPD            Z1, Z0, Z0
+	VMOVUPD           Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func erfF64AVX512(dst []float64, x []float64)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·erfF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ              CX, $0x00000008
+	JB                tail
+	VMOVUPD           (SI), Z0
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z0, Z1
+	VMULPD            Z1, Z1, Z2
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z3
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z1, K1
+	VBROADCASTSD      lanes_dbef8ead6120016ac<>+0(SB), Z4
+	VFMADD213PD.BCST  lanes_dbf77a291236668e4<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_dbf9d2a51dbd7194f<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_dbfd4cd7d691cb913<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_d3fc06eba8214db68<>+0(SB), Z2, Z4
+	VBROADCASTSD      lanes_dbf61bf380a96073f<>+0(SB), Z5
+	VFMADD213PD.BCST  lanes_d3fa22a36599795eb<>+0(SB), Z3, Z5
+	VFMADD213PD.BCST  lanes_dbfbc63983d3e28ec<>+0(SB), Z3, Z5
+	VFMADD213PD.BCST  lanes_d3fd45fca805120e4<>+0(SB), Z3, Z5
+	VFMADD213PD.BCST  lanes_dbfd7d240fbb8c3f1<>+0(SB), Z3, Z5
+	VFMADD213PD.BCST  lanes_d3fda8d00ad92b34d<>+0(SB), Z3, Z5
+	VFMADD213PD.BCST  lanes_dbf6359b8bef77538<>+0(SB), Z3, Z5
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z4, Z5, K1, Z6
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z1, K1
+	VBROADCASTSD      lanes_dbed09c4342a26120<>+0(SB), Z4
+	VFMADD213PD.BCST  lanes_d3f215dc9221c1a10<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_d3f74d022c4d36b0f<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_d3fb0a54c5536ceba<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_d3fd97779cddadc09<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z2, Z4
+	VBROADCASTSD      lanes_d3f888b545735151d<>+0(SB), Z2
+	VFMADD213PD.BCST  lanes_d3f8bedc26b51dd1c<>+0(SB), Z3, Z2
+	VFMADD213PD.BCST  lanes_d3fc02660e763351f<>+0(SB), Z3, Z2
+	VFMADD213PD.BCST  lanes_d3fb2635cd99fe9a7<>+0(SB), Z3, Z2
+	VFMADD213PD.BCST  lanes_d3fe14af092eb6f33<>+0(SB), Z3, Z2
+	VFMADD213PD.BCST  lanes_d3fbb3e6618eee323<>+0(SB), Z3, Z2
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z3, Z2
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPD         Z4, Z2, K1, Z3
+	VDIVPD            Z3, Z6, Z2
+	VMOVAPD           Z0, Z3
+	VFMADD213PD       Z0, Z2, Z3
+	VADDPD.BCST       lanes_d3feb0ac160000000<>+0(SB), Z2, Z2
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z0, Z4
+	VORPD             Z4, Z2, Z2
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z1, K1
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z3, Z2, K1, Z1
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z0, Z2
+	VBROADCASTSD      lanes_d3ff4000000000000<>+0(SB), Z3
+	VBROADCASTSD      lanes_d4018000000000000<>+0(SB), Z4
+	VMAXPD            Z2, Z3, Z2
+	VMINPD            Z2, Z4, Z2
+	VMULPD            Z2, Z2, Z3
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z4
+	VMOVAPD           Z2, Z5
+	VFMADD213PD       Z4, Z2, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z4
+	VDIVPD            Z3, Z4, Z4
+	VCMPPD.BCST       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Z4, K1
+	VBROADCASTSD      lanes_dc023a0efc69ac25c<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_dc054526557e4d2f2<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dc067135cebccabb2<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dc0644cb184282266<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dc04f300ae4cba38d<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dc0251e0441b0e726<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dbfe63416e4ba7360<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dbf843412600d6435<>+0(SB), Z4, Z6
+	VBROADCASTSD      lanes_dc07e384e9bdc383f<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_dc09004616a2e5992<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_dc083ec881375f228<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_dc064145d43c5ed98<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_dc031c209555f995a<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_dbfe993ba70c285de<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_dbf84341239e86f4a<>+0(SB), Z4, Z7
 	VXORPS            Z8, Z8, Z8
-	VBLENDMPD         Z1, Z8, K1, Z2
-	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z10, Z8
-	VRNDSCALEPD       $0x00, Z8, Z8
-	VMOVAPD           Z10, Z9
-	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z8, Z9
-	VMOVAPD           Z2, Z10
-	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z8, Z10
-	VADDPD            Z10, Z9, Z11
-	VMULPD            Z11, Z11, Z12
-	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z13
-	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z11, Z13
-	VMULPD            Z13, Z12, Z11
-	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z9, Z12
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z13
-	VSUBPD            Z12, Z13, Z13
-	VADDPD            Z9, Z13, Z9
-	VADDPD            Z10, Z9, Z9
-	VADDPD            Z11, Z9, Z9
-	VADDPD            Z9, Z12, Z9
-	VSCALEFPD         Z8, Z9, Z8
-	VADDPD            Z8, Z6, Z6
-	VMOVUPD           Z8, (DI)
+	VBLENDMPD         Z6, Z7, K1, Z8
+	VCMPPD.BCST       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Z4, K1
+	VBROADCASTSD      lanes_dbfaeeff2ee749a62<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d401a47ef8e484a93<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d405b28a3ee48ae2c<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d407ad02157700314<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d40842b1921ec2868<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d407b290dd58a1a71<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d4061350c526ae721<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d4033a6b9bd707687<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z4, Z6
+	VBROADCASTSD      lanes_dc03670e242712d62<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d407da874e79fe763<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d40a3f219cedf3be6<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d40a8ffb7688c246a<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d409802eb189d5118<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d40745cae221b9f0a<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d403e568b261d5190<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z4, Z7
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z6, Z7, K1, Z4
+	VDIVPD            Z4, Z8, Z4
+	VSUBPD.BCST       lanes_d3fe2000000000000<>+0(SB), Z4, Z4
+	VMULPD.BCST       lanes_dbff0000000000000<>+0(SB), Z3, Z3
+	VADDPD            Z4, Z3, Z6
+	VSUBPD            Z3, Z6, Z7
+	VSUBPD            Z7, Z6, Z8
+	VSUBPD            Z8, Z3, Z3
+	VSUBPD            Z7, Z4, Z4
+	VADDPD            Z4, Z3, Z3
+	VSUBPD            Z5, Z3, Z3
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z4
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z5
+	VMAXPD            Z6, Z4, Z4
+	VMINPD            Z4, Z5, Z4
+	VCMPPD            $0x00, Z6, Z4, K1
+	VXORPS            Z5, Z5, Z5
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z3, Z5, K1, Z6
+	VCMPPD            $0x07, Z6, Z6, K1
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z6, Z3, K1, Z5
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z4, Z3
+	VRNDSCALEPD       $0x00, Z3, Z3
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z3, Z4
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z3, Z5
+	VADDPD            Z5, Z4, Z6
+	VMULPD            Z6, Z6, Z7
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z6, Z8
+	VMULPD            Z8, Z7, Z6
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z4, Z7
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
+	VSUBPD            Z7, Z8, Z8
+	VADDPD            Z4, Z8, Z4
+	VADDPD            Z5, Z4, Z4
+	VADDPD            Z6, Z4, Z4
+	VADDPD            Z4, Z7, Z4
+	VSCALEFPD         Z3, Z4, Z3
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z4
+	VDIVPD            Z2, Z3, Z2
+	VSUBPD            Z2, Z4, Z2
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z0, Z3
+	VORPD             Z3, Z2, Z2
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z0, Z0
+	VCMPPD.BCST       $0x01, lanes_d3ff4000000000000<>+0(SB), Z0, K1
+	VXORPS            Z0, Z0, Z0
+	VBLENDMPD         Z1, Z2, K1, Z0
+	VMOVUPD           Z0, (DI)
+	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000008, CX
+	JMP               loop
+
+tail:
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPD.Z         (SI), K1, Z0
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z0, Z1
+	VMULPD            Z1, Z1, Z2
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z3
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z1, K2
+	VBROADCASTSD      lanes_dbef8ead6120016ac<>+0(SB), Z4
+	VFMADD213PD.BCST  lanes_dbf77a291236668e4<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_dbf9d2a51dbd7194f<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_dbfd4cd7d691cb913<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_d3fc06eba8214db68<>+0(SB), Z2, Z4
+	VBROADCASTSD      lanes_dbf61bf380a96073f<>+0(SB), Z5
+	VFMADD213PD.BCST  lanes_d3fa22a36599795eb<>+0(SB), Z3, Z5
+	VFMADD213PD.BCST  lanes_dbfbc63983d3e28ec<>+0(SB), Z3, Z5
+	VFMADD213PD.BCST  lanes_d3fd45fca805120e4<>+0(SB), Z3, Z5
+	VFMADD213PD.BCST  lanes_dbfd7d240fbb8c3f1<>+0(SB), Z3, Z5
+	VFMADD213PD.BCST  lanes_d3fda8d00ad92b34d<>+0(SB), Z3, Z5
+	VFMADD213PD.BCST  lanes_dbf6359b8bef77538<>+0(SB), Z3, Z5
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z4, Z5, K2, Z6
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z1, K2
+	VBROADCASTSD      lanes_dbed09c4342a26120<>+0(SB), Z4
+	VFMADD213PD.BCST  lanes_d3f215dc9221c1a10<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_d3f74d022c4d36b0f<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_d3fb0a54c5536ceba<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_d3fd97779cddadc09<>+0(SB), Z2, Z4
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z2, Z4
+	VBROADCASTSD      lanes_d3f888b545735151d<>+0(SB), Z2
+	VFMADD213PD.BCST  lanes_d3f8bedc26b51dd1c<>+0(SB), Z3, Z2
+	VFMADD213PD.BCST  lanes_d3fc02660e763351f<>+0(SB), Z3, Z2
+	VFMADD213PD.BCST  lanes_d3fb2635cd99fe9a7<>+0(SB), Z3, Z2
+	VFMADD213PD.BCST  lanes_d3fe14af092eb6f33<>+0(SB), Z3, Z2
+	VFMADD213PD.BCST  lanes_d3fbb3e6618eee323<>+0(SB), Z3, Z2
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z3, Z2
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPD         Z4, Z2, K2, Z3
+	VDIVPD            Z3, Z6, Z2
+	VMOVAPD           Z0, Z3
+	VFMADD213PD       Z0, Z2, Z3
+	VADDPD.BCST       lanes_d3feb0ac160000000<>+0(SB), Z2, Z2
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z0, Z4
+	VORPD             Z4, Z2, Z2
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z1, K2
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z3, Z2, K2, Z1
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z0, Z2
+	VBROADCASTSD      lanes_d3ff4000000000000<>+0(SB), Z3
+	VBROADCASTSD      lanes_d4018000000000000<>+0(SB), Z4
+	VMAXPD            Z2, Z3, Z2
+	VMINPD            Z2, Z4, Z2
+	VMULPD            Z2, Z2, Z3
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z4
+	VMOVAPD           Z2, Z5
+	VFMADD213PD       Z4, Z2, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z4
+	VDIVPD            Z3, Z4, Z4
+	VCMPPD.BCST       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Z4, K2
+	VBROADCASTSD      lanes_dc023a0efc69ac25c<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_dc054526557e4d2f2<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dc067135cebccabb2<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dc0644cb184282266<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dc04f300ae4cba38d<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dc0251e0441b0e726<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dbfe63416e4ba7360<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dbf843412600d6435<>+0(SB), Z4, Z6
+	VBROADCASTSD      lanes_dc07e384e9bdc383f<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_dc09004616a2e5992<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_dc083ec881375f228<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_dc064145d43c5ed98<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_dc031c209555f995a<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_dbfe993ba70c285de<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_dbf84341239e86f4a<>+0(SB), Z4, Z7
+	VXORPS            Z8, Z8, Z8
+	VBLENDMPD         Z6, Z7, K2, Z8
+	VCMPPD.BCST       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Z4, K2
+	VBROADCASTSD      lanes_dbfaeeff2ee749a62<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d401a47ef8e484a93<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d405b28a3ee48ae2c<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d407ad02157700314<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d40842b1921ec2868<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d407b290dd58a1a71<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d4061350c526ae721<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d4033a6b9bd707687<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z4, Z6
+	VBROADCASTSD      lanes_dc03670e242712d62<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d407da874e79fe763<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d40a3f219cedf3be6<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d40a8ffb7688c246a<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d409802eb189d5118<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d40745cae221b9f0a<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d403e568b261d5190<>+0(SB), Z4, Z7
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z4, Z7
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z6, Z7, K2, Z4
+	VDIVPD            Z4, Z8, Z4
+	VSUBPD.BCST       lanes_d3fe2000000000000<>+0(SB), Z4, Z4
+	VMULPD.BCST       lanes_dbff0000000000000<>+0(SB), Z3, Z3
+	VADDPD            Z4, Z3, Z6
+	VSUBPD            Z3, Z6, Z7
+	VSUBPD            Z7, Z6, Z8
+	VSUBPD            Z8, Z3, Z3
+	VSUBPD            Z7, Z4, Z4
+	VADDPD            Z4, Z3, Z3
+	VSUBPD            Z5, Z3, Z3
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z4
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z5
+	VMAXPD            Z6, Z4, Z4
+	VMINPD            Z4, Z5, Z4
+	VCMPPD            $0x00, Z6, Z4, K2
+	VXORPS            Z5, Z5, Z5
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z3, Z5, K2, Z6
+	VCMPPD            $0x07, Z6, Z6, K2
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z6, Z3, K2, Z5
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z4, Z3
+	VRNDSCALEPD       $0x00, Z3, Z3
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z3, Z4
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z3, Z5
+	VADDPD            Z5, Z4, Z6
+	VMULPD            Z6, Z6, Z7
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z6, Z8
+	VMULPD            Z8, Z7, Z6
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z4, Z7
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
+	VSUBPD            Z7, Z8, Z8
+	VADDPD            Z4, Z8, Z4
+	VADDPD            Z5, Z4, Z4
+	VADDPD            Z6, Z4, Z4
+	VADDPD            Z4, Z7, Z4
+	VSCALEFPD         Z3, Z4, Z3
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z4
+	VDIVPD            Z2, Z3, Z2
+	VSUBPD            Z2, Z4, Z2
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z0, Z3
+	VORPD             Z3, Z2, Z2
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z0, Z0
+	VCMPPD.BCST       $0x01, lanes_d3ff4000000000000<>+0(SB), Z0, K2
+	VXORPS            Z0, Z0, Z0
+	VBLENDMPD         Z1, Z2, K2, Z0
+	VMOVUPD           Z0, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA lanes_d3feb000000000000<>+0(SB)/8, $0x3feb000000000000
+DATA lanes_d3feb000000000000<>+8(SB)/8, $0x3feb000000000000
+DATA lanes_d3feb000000000000<>+16(SB)/8, $0x3feb000000000000
+DATA lanes_d3feb000000000000<>+24(SB)/8, $0x3feb000000000000
+DATA lanes_d3feb000000000000<>+32(SB)/8, $0x3feb000000000000
+DATA lanes_d3feb000000000000<>+40(SB)/8, $0x3feb000000000000
+DATA lanes_d3feb000000000000<>+48(SB)/8, $0x3feb000000000000
+DATA lanes_d3feb000000000000<>+56(SB)/8, $0x3feb000000000000
+GLOBL lanes_d3feb000000000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbef8ead6120016ac<>+0(SB)/8, $0xbef8ead6120016ac
+DATA lanes_dbef8ead6120016ac<>+8(SB)/8, $0xbef8ead6120016ac
+DATA lanes_dbef8ead6120016ac<>+16(SB)/8, $0xbef8ead6120016ac
+DATA lanes_dbef8ead6120016ac<>+24(SB)/8, $0xbef8ead6120016ac
+DATA lanes_dbef8ead6120016ac<>+32(SB)/8, $0xbef8ead6120016ac
+DATA lanes_dbef8ead6120016ac<>+40(SB)/8, $0xbef8ead6120016ac
+DATA lanes_dbef8ead6120016ac<>+48(SB)/8, $0xbef8ead6120016ac
+DATA lanes_dbef8ead6120016ac<>+56(SB)/8, $0xbef8ead6120016ac
+GLOBL lanes_dbef8ead6120016ac<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbf77a291236668e4<>+0(SB)/8, $0xbf77a291236668e4
+DATA lanes_dbf77a291236668e4<>+8(SB)/8, $0xbf77a291236668e4
+DATA lanes_dbf77a291236668e4<>+16(SB)/8, $0xbf77a291236668e4
+DATA lanes_dbf77a291236668e4<>+24(SB)/8, $0xbf77a291236668e4
+DATA lanes_dbf77a291236668e4<>+32(SB)/8, $0xbf77a291236668e4
+DATA lanes_dbf77a291236668e4<>+40(SB)/8, $0xbf77a291236668e4
+DATA lanes_dbf77a291236668e4<>+48(SB)/8, $0xbf77a291236668e4
+DATA lanes_dbf77a291236668e4<>+56(SB)/8, $0xbf77a291236668e4
+GLOBL lanes_dbf77a291236668e4<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbf9d2a51dbd7194f<>+0(SB)/8, $0xbf9d2a51dbd7194f
+DATA lanes_dbf9d2a51dbd7194f<>+8(SB)/8, $0xbf9d2a51dbd7194f
+DATA lanes_dbf9d2a51dbd7194f<>+16(SB)/8, $0xbf9d2a51dbd7194f
+DATA lanes_dbf9d2a51dbd7194f<>+24(SB)/8, $0xbf9d2a51dbd7194f
+DATA lanes_dbf9d2a51dbd7194f<>+32(SB)/8, $0xbf9d2a51dbd7194f
+DATA lanes_dbf9d2a51dbd7194f<>+40(SB)/8, $0xbf9d2a51dbd7194f
+DATA lanes_dbf9d2a51dbd7194f<>+48(SB)/8, $0xbf9d2a51dbd7194f
+DATA lanes_dbf9d2a51dbd7194f<>+56(SB)/8, $0xbf9d2a51dbd7194f
+GLOBL lanes_dbf9d2a51dbd7194f<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbfd4cd7d691cb913<>+0(SB)/8, $0xbfd4cd7d691cb913
+DATA lanes_dbfd4cd7d691cb913<>+8(SB)/8, $0xbfd4cd7d691cb913
+DATA lanes_dbfd4cd7d691cb913<>+16(SB)/8, $0xbfd4cd7d691cb913
+DATA lanes_dbfd4cd7d691cb913<>+24(SB)/8, $0xbfd4cd7d691cb913
+DATA lanes_dbfd4cd7d691cb913<>+32(SB)/8, $0xbfd4cd7d691cb913
+DATA lanes_dbfd4cd7d691cb913<>+40(SB)/8, $0xbfd4cd7d691cb913
+DATA lanes_dbfd4cd7d691cb913<>+48(SB)/8, $0xbfd4cd7d691cb913
+DATA lanes_dbfd4cd7d691cb913<>+56(SB)/8, $0xbfd4cd7d691cb913
+GLOBL lanes_dbfd4cd7d691cb913<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fc06eba8214db68<>+0(SB)/8, $0x3fc06eba8214db68
+DATA lanes_d3fc06eba8214db68<>+8(SB)/8, $0x3fc06eba8214db68
+DATA lanes_d3fc06eba8214db68<>+16(SB)/8, $0x3fc06eba8214db68
+DATA lanes_d3fc06eba8214db68<>+24(SB)/8, $0x3fc06eba8214db68
+DATA lanes_d3fc06eba8214db68<>+32(SB)/8, $0x3fc06eba8214db68
+DATA lanes_d3fc06eba8214db68<>+40(SB)/8, $0x3fc06eba8214db68
+DATA lanes_d3fc06eba8214db68<>+48(SB)/8, $0x3fc06eba8214db68
+DATA lanes_d3fc06eba8214db68<>+56(SB)/8, $0x3fc06eba8214db68
+GLOBL lanes_d3fc06eba8214db68<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbf61bf380a96073f<>+0(SB)/8, $0xbf61bf380a96073f
+DATA lanes_dbf61bf380a96073f<>+8(SB)/8, $0xbf61bf380a96073f
+DATA lanes_dbf61bf380a96073f<>+16(SB)/8, $0xbf61bf380a96073f
+DATA lanes_dbf61bf380a96073f<>+24(SB)/8, $0xbf61bf380a96073f
+DATA lanes_dbf61bf380a96073f<>+32(SB)/8, $0xbf61bf380a96073f
+DATA lanes_dbf61bf380a96073f<>+40(SB)/8, $0xbf61bf380a96073f
+DATA lanes_dbf61bf380a96073f<>+48(SB)/8, $0xbf61bf380a96073f
+DATA lanes_dbf61bf380a96073f<>+56(SB)/8, $0xbf61bf380a96073f
+GLOBL lanes_dbf61bf380a96073f<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fa22a36599795eb<>+0(SB)/8, $0x3fa22a36599795eb
+DATA lanes_d3fa22a36599795eb<>+8(SB)/8, $0x3fa22a36599795eb
+DATA lanes_d3fa22a36599795eb<>+16(SB)/8, $0x3fa22a36599795eb
+DATA lanes_d3fa22a36599795eb<>+24(SB)/8, $0x3fa22a36599795eb
+DATA lanes_d3fa22a36599795eb<>+32(SB)/8, $0x3fa22a36599795eb
+DATA lanes_d3fa22a36599795eb<>+40(SB)/8, $0x3fa22a36599795eb
+DATA lanes_d3fa22a36599795eb<>+48(SB)/8, $0x3fa22a36599795eb
+DATA lanes_d3fa22a36599795eb<>+56(SB)/8, $0x3fa22a36599795eb
+GLOBL lanes_d3fa22a36599795eb<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbfbc63983d3e28ec<>+0(SB)/8, $0xbfbc63983d3e28ec
+DATA lanes_dbfbc63983d3e28ec<>+8(SB)/8, $0xbfbc63983d3e28ec
+DATA lanes_dbfbc63983d3e28ec<>+16(SB)/8, $0xbfbc63983d3e28ec
+DATA lanes_dbfbc63983d3e28ec<>+24(SB)/8, $0xbfbc63983d3e28ec
+DATA lanes_dbfbc63983d3e28ec<>+32(SB)/8, $0xbfbc63983d3e28ec
+DATA lanes_dbfbc63983d3e28ec<>+40(SB)/8, $0xbfbc63983d3e28ec
+DATA lanes_dbfbc63983d3e28ec<>+48(SB)/8, $0xbfbc63983d3e28ec
+DATA lanes_dbfbc63983d3e28ec<>+56(SB)/8, $0xbfbc63983d3e28ec
+GLOBL lanes_dbfbc63983d3e28ec<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fd45fca805120e4<>+0(SB)/8, $0x3fd45fca805120e4
+DATA lanes_d3fd45fca805120e4<>+8(SB)/8, $0x3fd45fca805120e4
+DATA lanes_d3fd45fca805120e4<>+16(SB)/8, $0x3fd45fca805120e4
+DATA lanes_d3fd45fca805120e4<>+24(SB)/8, $0x3fd45fca805120e4
+DATA lanes_d3fd45fca805120e4<>+32(SB)/8, $0x3fd45fca805120e4
+DATA lanes_d3fd45fca805120e4<>+40(SB)/8, $0x3fd45fca805120e4
+DATA lanes_d3fd45fca805120e4<>+48(SB)/8, $0x3fd45fca805120e4
+DATA lanes_d3fd45fca805120e4<>+56(SB)/8, $0x3fd45fca805120e4
+GLOBL lanes_d3fd45fca805120e4<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbfd7d240fbb8c3f1<>+0(SB)/8, $0xbfd7d240fbb8c3f1
+DATA lanes_dbfd7d240fbb8c3f1<>+8(SB)/8, $0xbfd7d240fbb8c3f1
+DATA lanes_dbfd7d240fbb8c3f1<>+16(SB)/8, $0xbfd7d240fbb8c3f1
+DATA lanes_dbfd7d240fbb8c3f1<>+24(SB)/8, $0xbfd7d240fbb8c3f1
+DATA lanes_dbfd7d240fbb8c3f1<>+32(SB)/8, $0xbfd7d240fbb8c3f1
+DATA lanes_dbfd7d240fbb8c3f1<>+40(SB)/8, $0xbfd7d240fbb8c3f1
+DATA lanes_dbfd7d240fbb8c3f1<>+48(SB)/8, $0xbfd7d240fbb8c3f1
+DATA lanes_dbfd7d240fbb8c3f1<>+56(SB)/8, $0xbfd7d240fbb8c3f1
+GLOBL lanes_dbfd7d240fbb8c3f1<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fda8d00ad92b34d<>+0(SB)/8, $0x3fda8d00ad92b34d
+DATA lanes_d3fda8d00ad92b34d<>+8(SB)/8, $0x3fda8d00ad92b34d
+DATA lanes_d3fda8d00ad92b34d<>+16(SB)/8, $0x3fda8d00ad92b34d
+DATA lanes_d3fda8d00ad92b34d<>+24(SB)/8, $0x3fda8d00ad92b34d
+DATA lanes_d3fda8d00ad92b34d<>+32(SB)/8, $0x3fda8d00ad92b34d
+DATA lanes_d3fda8d00ad92b34d<>+40(SB)/8, $0x3fda8d00ad92b34d
+DATA lanes_d3fda8d00ad92b34d<>+48(SB)/8, $0x3fda8d00ad92b34d
+DATA lanes_d3fda8d00ad92b34d<>+56(SB)/8, $0x3fda8d00ad92b34d
+GLOBL lanes_d3fda8d00ad92b34d<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbf6359b8bef77538<>+0(SB)/8, $0xbf6359b8bef77538
+DATA lanes_dbf6359b8bef77538<>+8(SB)/8, $0xbf6359b8bef77538
+DATA lanes_dbf6359b8bef77538<>+16(SB)/8, $0xbf6359b8bef77538
+DATA lanes_dbf6359b8bef77538<>+24(SB)/8, $0xbf6359b8bef77538
+DATA lanes_dbf6359b8bef77538<>+32(SB)/8, $0xbf6359b8bef77538
+DATA lanes_dbf6359b8bef77538<>+40(SB)/8, $0xbf6359b8bef77538
+DATA lanes_dbf6359b8bef77538<>+48(SB)/8, $0xbf6359b8bef77538
+DATA lanes_dbf6359b8bef77538<>+56(SB)/8, $0xbf6359b8bef77538
+GLOBL lanes_dbf6359b8bef77538<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbed09c4342a26120<>+0(SB)/8, $0xbed09c4342a26120
+DATA lanes_dbed09c4342a26120<>+8(SB)/8, $0xbed09c4342a26120
+DATA lanes_dbed09c4342a26120<>+16(SB)/8, $0xbed09c4342a26120
+DATA lanes_dbed09c4342a26120<>+24(SB)/8, $0xbed09c4342a26120
+DATA lanes_dbed09c4342a26120<>+32(SB)/8, $0xbed09c4342a26120
+DATA lanes_dbed09c4342a26120<>+40(SB)/8, $0xbed09c4342a26120
+DATA lanes_dbed09c4342a26120<>+48(SB)/8, $0xbed09c4342a26120
+DATA lanes_dbed09c4342a26120<>+56(SB)/8, $0xbed09c4342a26120
+GLOBL lanes_dbed09c4342a26120<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3f215dc9221c1a10<>+0(SB)/8, $0x3f215dc9221c1a10
+DATA lanes_d3f215dc9221c1a10<>+8(SB)/8, $0x3f215dc9221c1a10
+DATA lanes_d3f215dc9221c1a10<>+16(SB)/8, $0x3f215dc9221c1a10
+DATA lanes_d3f215dc9221c1a10<>+24(SB)/8, $0x3f215dc9221c1a10
+DATA lanes_d3f215dc9221c1a10<>+32(SB)/8, $0x3f215dc9221c1a10
+DATA lanes_d3f215dc9221c1a10<>+40(SB)/8, $0x3f215dc9221c1a10
+DATA lanes_d3f215dc9221c1a10<>+48(SB)/8, $0x3f215dc9221c1a10
+DATA lanes_d3f215dc9221c1a10<>+56(SB)/8, $0x3f215dc9221c1a10
+GLOBL lanes_d3f215dc9221c1a10<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3f74d022c4d36b0f<>+0(SB)/8, $0x3f74d022c4d36b0f
+DATA lanes_d3f74d022c4d36b0f<>+8(SB)/8, $0x3f74d022c4d36b0f
+DATA lanes_d3f74d022c4d36b0f<>+16(SB)/8, $0x3f74d022c4d36b0f
+DATA lanes_d3f74d022c4d36b0f<>+24(SB)/8, $0x3f74d022c4d36b0f
+DATA lanes_d3f74d022c4d36b0f<>+32(SB)/8, $0x3f74d022c4d36b0f
+DATA lanes_d3f74d022c4d36b0f<>+40(SB)/8, $0x3f74d022c4d36b0f
+DATA lanes_d3f74d022c4d36b0f<>+48(SB)/8, $0x3f74d022c4d36b0f
+DATA lanes_d3f74d022c4d36b0f<>+56(SB)/8, $0x3f74d022c4d36b0f
+GLOBL lanes_d3f74d022c4d36b0f<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fb0a54c5536ceba<>+0(SB)/8, $0x3fb0a54c5536ceba
+DATA lanes_d3fb0a54c5536ceba<>+8(SB)/8, $0x3fb0a54c5536ceba
+DATA lanes_d3fb0a54c5536ceba<>+16(SB)/8, $0x3fb0a54c5536ceba
+DATA lanes_d3fb0a54c5536ceba<>+24(SB)/8, $0x3fb0a54c5536ceba
+DATA lanes_d3fb0a54c5536ceba<>+32(SB)/8, $0x3fb0a54c5536ceba
+DATA lanes_d3fb0a54c5536ceba<>+40(SB)/8, $0x3fb0a54c5536ceba
+DATA lanes_d3fb0a54c5536ceba<>+48(SB)/8, $0x3fb0a54c5536ceba
+DATA lanes_d3fb0a54c5536ceba<>+56(SB)/8, $0x3fb0a54c5536ceba
+GLOBL lanes_d3fb0a54c5536ceba<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fd97779cddadc09<>+0(SB)/8, $0x3fd97779cddadc09
+DATA lanes_d3fd97779cddadc09<>+8(SB)/8, $0x3fd97779cddadc09
+DATA lanes_d3fd97779cddadc09<>+16(SB)/8, $0x3fd97779cddadc09
+DATA lanes_d3fd97779cddadc09<>+24(SB)/8, $0x3fd97779cddadc09
+DATA lanes_d3fd97779cddadc09<>+32(SB)/8, $0x3fd97779cddadc09
+DATA lanes_d3fd97779cddadc09<>+40(SB)/8, $0x3fd97779cddadc09
+DATA lanes_d3fd97779cddadc09<>+48(SB)/8, $0x3fd97779cddadc09
+DATA lanes_d3fd97779cddadc09<>+56(SB)/8, $0x3fd97779cddadc09
+GLOBL lanes_d3fd97779cddadc09<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3f888b545735151d<>+0(SB)/8, $0x3f888b545735151d
+DATA lanes_d3f888b545735151d<>+8(SB)/8, $0x3f888b545735151d
+DATA lanes_d3f888b545735151d<>+16(SB)/8, $0x3f888b545735151d
+DATA lanes_d3f888b545735151d<>+24(SB)/8, $0x3f888b545735151d
+DATA lanes_d3f888b545735151d<>+32(SB)/8, $0x3f888b545735151d
+DATA lanes_d3f888b545735151d<>+40(SB)/8, $0x3f888b545735151d
+DATA lanes_d3f888b545735151d<>+48(SB)/8, $0x3f888b545735151d
+DATA lanes_d3f888b545735151d<>+56(SB)/8, $0x3f888b545735151d
+GLOBL lanes_d3f888b545735151d<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3f8bedc26b51dd1c<>+0(SB)/8, $0x3f8bedc26b51dd1c
+DATA lanes_d3f8bedc26b51dd1c<>+8(SB)/8, $0x3f8bedc26b51dd1c
+DATA lanes_d3f8bedc26b51dd1c<>+16(SB)/8, $0x3f8bedc26b51dd1c
+DATA lanes_d3f8bedc26b51dd1c<>+24(SB)/8, $0x3f8bedc26b51dd1c
+DATA lanes_d3f8bedc26b51dd1c<>+32(SB)/8, $0x3f8bedc26b51dd1c
+DATA lanes_d3f8bedc26b51dd1c<>+40(SB)/8, $0x3f8bedc26b51dd1c
+DATA lanes_d3f8bedc26b51dd1c<>+48(SB)/8, $0x3f8bedc26b51dd1c
+DATA lanes_d3f8bedc26b51dd1c<>+56(SB)/8, $0x3f8bedc26b51dd1c
+GLOBL lanes_d3f8bedc26b51dd1c<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fc02660e763351f<>+0(SB)/8, $0x3fc02660e763351f
+DATA lanes_d3fc02660e763351f<>+8(SB)/8, $0x3fc02660e763351f
+DATA lanes_d3fc02660e763351f<>+16(SB)/8, $0x3fc02660e763351f
+DATA lanes_d3fc02660e763351f<>+24(SB)/8, $0x3fc02660e763351f
+DATA lanes_d3fc02660e763351f<>+32(SB)/8, $0x3fc02660e763351f
+DATA lanes_d3fc02660e763351f<>+40(SB)/8, $0x3fc02660e763351f
+DATA lanes_d3fc02660e763351f<>+48(SB)/8, $0x3fc02660e763351f
+DATA lanes_d3fc02660e763351f<>+56(SB)/8, $0x3fc02660e763351f
+GLOBL lanes_d3fc02660e763351f<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fb2635cd99fe9a7<>+0(SB)/8, $0x3fb2635cd99fe9a7
+DATA lanes_d3fb2635cd99fe9a7<>+8(SB)/8, $0x3fb2635cd99fe9a7
+DATA lanes_d3fb2635cd99fe9a7<>+16(SB)/8, $0x3fb2635cd99fe9a7
+DATA lanes_d3fb2635cd99fe9a7<>+24(SB)/8, $0x3fb2635cd99fe9a7
+DATA lanes_d3fb2635cd99fe9a7<>+32(SB)/8, $0x3fb2635cd99fe9a7
+DATA lanes_d3fb2635cd99fe9a7<>+40(SB)/8, $0x3fb2635cd99fe9a7
+DATA lanes_d3fb2635cd99fe9a7<>+48(SB)/8, $0x3fb2635cd99fe9a7
+DATA lanes_d3fb2635cd99fe9a7<>+56(SB)/8, $0x3fb2635cd99fe9a7
+GLOBL lanes_d3fb2635cd99fe9a7<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fe14af092eb6f33<>+0(SB)/8, $0x3fe14af092eb6f33
+DATA lanes_d3fe14af092eb6f33<>+8(SB)/8, $0x3fe14af092eb6f33
+DATA lanes_d3fe14af092eb6f33<>+16(SB)/8, $0x3fe14af092eb6f33
+DATA lanes_d3fe14af092eb6f33<>+24(SB)/8, $0x3fe14af092eb6f33
+DATA lanes_d3fe14af092eb6f33<>+32(SB)/8, $0x3fe14af092eb6f33
+DATA lanes_d3fe14af092eb6f33<>+40(SB)/8, $0x3fe14af092eb6f33
+DATA lanes_d3fe14af092eb6f33<>+48(SB)/8, $0x3fe14af092eb6f33
+DATA lanes_d3fe14af092eb6f33<>+56(SB)/8, $0x3fe14af092eb6f33
+GLOBL lanes_d3fe14af092eb6f33<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fbb3e6618eee323<>+0(SB)/8, $0x3fbb3e6618eee323
+DATA lanes_d3fbb3e6618eee323<>+8(SB)/8, $0x3fbb3e6618eee323
+DATA lanes_d3fbb3e6618eee323<>+16(SB)/8, $0x3fbb3e6618eee323
+DATA lanes_d3fbb3e6618eee323<>+24(SB)/8, $0x3fbb3e6618eee323
+DATA lanes_d3fbb3e6618eee323<>+32(SB)/8, $0x3fbb3e6618eee323
+DATA lanes_d3fbb3e6618eee323<>+40(SB)/8, $0x3fbb3e6618eee323
+DATA lanes_d3fbb3e6618eee323<>+48(SB)/8, $0x3fbb3e6618eee323
+DATA lanes_d3fbb3e6618eee323<>+56(SB)/8, $0x3fbb3e6618eee323
+GLOBL lanes_d3fbb3e6618eee323<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3feb0ac160000000<>+0(SB)/8, $0x3feb0ac160000000
+DATA lanes_d3feb0ac160000000<>+8(SB)/8, $0x3feb0ac160000000
+DATA lanes_d3feb0ac160000000<>+16(SB)/8, $0x3feb0ac160000000
+DATA lanes_d3feb0ac160000000<>+24(SB)/8, $0x3feb0ac160000000
+DATA lanes_d3feb0ac160000000<>+32(SB)/8, $0x3feb0ac160000000
+DATA lanes_d3feb0ac160000000<>+40(SB)/8, $0x3feb0ac160000000
+DATA lanes_d3feb0ac160000000<>+48(SB)/8, $0x3feb0ac160000000
+DATA lanes_d3feb0ac160000000<>+56(SB)/8, $0x3feb0ac160000000
+GLOBL lanes_d3feb0ac160000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3ff4000000000000<>+0(SB)/8, $0x3ff4000000000000
+DATA lanes_d3ff4000000000000<>+8(SB)/8, $0x3ff4000000000000
+DATA lanes_d3ff4000000000000<>+16(SB)/8, $0x3ff4000000000000
+DATA lanes_d3ff4000000000000<>+24(SB)/8, $0x3ff4000000000000
+DATA lanes_d3ff4000000000000<>+32(SB)/8, $0x3ff4000000000000
+DATA lanes_d3ff4000000000000<>+40(SB)/8, $0x3ff4000000000000
+DATA lanes_d3ff4000000000000<>+48(SB)/8, $0x3ff4000000000000
+DATA lanes_d3ff4000000000000<>+56(SB)/8, $0x3ff4000000000000
+GLOBL lanes_d3ff4000000000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d4018000000000000<>+0(SB)/8, $0x4018000000000000
+DATA lanes_d4018000000000000<>+8(SB)/8, $0x4018000000000000
+DATA lanes_d4018000000000000<>+16(SB)/8, $0x4018000000000000
+DATA lanes_d4018000000000000<>+24(SB)/8, $0x4018000000000000
+DATA lanes_d4018000000000000<>+32(SB)/8, $0x4018000000000000
+DATA lanes_d4018000000000000<>+40(SB)/8, $0x4018000000000000
+DATA lanes_d4018000000000000<>+48(SB)/8, $0x4018000000000000
+DATA lanes_d4018000000000000<>+56(SB)/8, $0x4018000000000000
+GLOBL lanes_d4018000000000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fbf5c28f5c28f5c<>+0(SB)/8, $0x3fbf5c28f5c28f5c
+DATA lanes_d3fbf5c28f5c28f5c<>+8(SB)/8, $0x3fbf5c28f5c28f5c
+DATA lanes_d3fbf5c28f5c28f5c<>+16(SB)/8, $0x3fbf5c28f5c28f5c
+DATA lanes_d3fbf5c28f5c28f5c<>+24(SB)/8, $0x3fbf5c28f5c28f5c
+DATA lanes_d3fbf5c28f5c28f5c<>+32(SB)/8, $0x3fbf5c28f5c28f5c
+DATA lanes_d3fbf5c28f5c28f5c<>+40(SB)/8, $0x3fbf5c28f5c28f5c
+DATA lanes_d3fbf5c28f5c28f5c<>+48(SB)/8, $0x3fbf5c28f5c28f5c
+DATA lanes_d3fbf5c28f5c28f5c<>+56(SB)/8, $0x3fbf5c28f5c28f5c
+GLOBL lanes_d3fbf5c28f5c28f5c<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc023a0efc69ac25c<>+0(SB)/8, $0xc023a0efc69ac25c
+DATA lanes_dc023a0efc69ac25c<>+8(SB)/8, $0xc023a0efc69ac25c
+DATA lanes_dc023a0efc69ac25c<>+16(SB)/8, $0xc023a0efc69ac25c
+DATA lanes_dc023a0efc69ac25c<>+24(SB)/8, $0xc023a0efc69ac25c
+DATA lanes_dc023a0efc69ac25c<>+32(SB)/8, $0xc023a0efc69ac25c
+DATA lanes_dc023a0efc69ac25c<>+40(SB)/8, $0xc023a0efc69ac25c
+DATA lanes_dc023a0efc69ac25c<>+48(SB)/8, $0xc023a0efc69ac25c
+DATA lanes_dc023a0efc69ac25c<>+56(SB)/8, $0xc023a0efc69ac25c
+GLOBL lanes_dc023a0efc69ac25c<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc054526557e4d2f2<>+0(SB)/8, $0xc054526557e4d2f2
+DATA lanes_dc054526557e4d2f2<>+8(SB)/8, $0xc054526557e4d2f2
+DATA lanes_dc054526557e4d2f2<>+16(SB)/8, $0xc054526557e4d2f2
+DATA lanes_dc054526557e4d2f2<>+24(SB)/8, $0xc054526557e4d2f2
+DATA lanes_dc054526557e4d2f2<>+32(SB)/8, $0xc054526557e4d2f2
+DATA lanes_dc054526557e4d2f2<>+40(SB)/8, $0xc054526557e4d2f2
+DATA lanes_dc054526557e4d2f2<>+48(SB)/8, $0xc054526557e4d2f2
+DATA lanes_dc054526557e4d2f2<>+56(SB)/8, $0xc054526557e4d2f2
+GLOBL lanes_dc054526557e4d2f2<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc067135cebccabb2<>+0(SB)/8, $0xc067135cebccabb2
+DATA lanes_dc067135cebccabb2<>+8(SB)/8, $0xc067135cebccabb2
+DATA lanes_dc067135cebccabb2<>+16(SB)/8, $0xc067135cebccabb2
+DATA lanes_dc067135cebccabb2<>+24(SB)/8, $0xc067135cebccabb2
+DATA lanes_dc067135cebccabb2<>+32(SB)/8, $0xc067135cebccabb2
+DATA lanes_dc067135cebccabb2<>+40(SB)/8, $0xc067135cebccabb2
+DATA lanes_dc067135cebccabb2<>+48(SB)/8, $0xc067135cebccabb2
+DATA lanes_dc067135cebccabb2<>+56(SB)/8, $0xc067135cebccabb2
+GLOBL lanes_dc067135cebccabb2<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc0644cb184282266<>+0(SB)/8, $0xc0644cb184282266
+DATA lanes_dc0644cb184282266<>+8(SB)/8, $0xc0644cb184282266
+DATA lanes_dc0644cb184282266<>+16(SB)/8, $0xc0644cb184282266
+DATA lanes_dc0644cb184282266<>+24(SB)/8, $0xc0644cb184282266
+DATA lanes_dc0644cb184282266<>+32(SB)/8, $0xc0644cb184282266
+DATA lanes_dc0644cb184282266<>+40(SB)/8, $0xc0644cb184282266
+DATA lanes_dc0644cb184282266<>+48(SB)/8, $0xc0644cb184282266
+DATA lanes_dc0644cb184282266<>+56(SB)/8, $0xc0644cb184282266
+GLOBL lanes_dc0644cb184282266<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc04f300ae4cba38d<>+0(SB)/8, $0xc04f300ae4cba38d
+DATA lanes_dc04f300ae4cba38d<>+8(SB)/8, $0xc04f300ae4cba38d
+DATA lanes_dc04f300ae4cba38d<>+16(SB)/8, $0xc04f300ae4cba38d
+DATA lanes_dc04f300ae4cba38d<>+24(SB)/8, $0xc04f300ae4cba38d
+DATA lanes_dc04f300ae4cba38d<>+32(SB)/8, $0xc04f300ae4cba38d
+DATA lanes_dc04f300ae4cba38d<>+40(SB)/8, $0xc04f300ae4cba38d
+DATA lanes_dc04f300ae4cba38d<>+48(SB)/8, $0xc04f300ae4cba38d
+DATA lanes_dc04f300ae4cba38d<>+56(SB)/8, $0xc04f300ae4cba38d
+GLOBL lanes_dc04f300ae4cba38d<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc0251e0441b0e726<>+0(SB)/8, $0xc0251e0441b0e726
+DATA lanes_dc0251e0441b0e726<>+8(SB)/8, $0xc0251e0441b0e726
+DATA lanes_dc0251e0441b0e726<>+16(SB)/8, $0xc0251e0441b0e726
+DATA lanes_dc0251e0441b0e726<>+24(SB)/8, $0xc0251e0441b0e726
+DATA lanes_dc0251e0441b0e726<>+32(SB)/8, $0xc0251e0441b0e726
+DATA lanes_dc0251e0441b0e726<>+40(SB)/8, $0xc0251e0441b0e726
+DATA lanes_dc0251e0441b0e726<>+48(SB)/8, $0xc0251e0441b0e726
+DATA lanes_dc0251e0441b0e726<>+56(SB)/8, $0xc0251e0441b0e726
+GLOBL lanes_dc0251e0441b0e726<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbfe63416e4ba7360<>+0(SB)/8, $0xbfe63416e4ba7360
+DATA lanes_dbfe63416e4ba7360<>+8(SB)/8, $0xbfe63416e4ba7360
+DATA lanes_dbfe63416e4ba7360<>+16(SB)/8, $0xbfe63416e4ba7360
+DATA lanes_dbfe63416e4ba7360<>+24(SB)/8, $0xbfe63416e4ba7360
+DATA lanes_dbfe63416e4ba7360<>+32(SB)/8, $0xbfe63416e4ba7360
+DATA lanes_dbfe63416e4ba7360<>+40(SB)/8, $0xbfe63416e4ba7360
+DATA lanes_dbfe63416e4ba7360<>+48(SB)/8, $0xbfe63416e4ba7360
+DATA lanes_dbfe63416e4ba7360<>+56(SB)/8, $0xbfe63416e4ba7360
+GLOBL lanes_dbfe63416e4ba7360<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbf843412600d6435<>+0(SB)/8, $0xbf843412600d6435
+DATA lanes_dbf843412600d6435<>+8(SB)/8, $0xbf843412600d6435
+DATA lanes_dbf843412600d6435<>+16(SB)/8, $0xbf843412600d6435
+DATA lanes_dbf843412600d6435<>+24(SB)/8, $0xbf843412600d6435
+DATA lanes_dbf843412600d6435<>+32(SB)/8, $0xbf843412600d6435
+DATA lanes_dbf843412600d6435<>+40(SB)/8, $0xbf843412600d6435
+DATA lanes_dbf843412600d6435<>+48(SB)/8, $0xbf843412600d6435
+DATA lanes_dbf843412600d6435<>+56(SB)/8, $0xbf843412600d6435
+GLOBL lanes_dbf843412600d6435<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc07e384e9bdc383f<>+0(SB)/8, $0xc07e384e9bdc383f
+DATA lanes_dc07e384e9bdc383f<>+8(SB)/8, $0xc07e384e9bdc383f
+DATA lanes_dc07e384e9bdc383f<>+16(SB)/8, $0xc07e384e9bdc383f
+DATA lanes_dc07e384e9bdc383f<>+24(SB)/8, $0xc07e384e9bdc383f
+DATA lanes_dc07e384e9bdc383f<>+32(SB)/8, $0xc07e384e9bdc383f
+DATA lanes_dc07e384e9bdc383f<>+40(SB)/8, $0xc07e384e9bdc383f
+DATA lanes_dc07e384e9bdc383f<>+48(SB)/8, $0xc07e384e9bdc383f
+DATA lanes_dc07e384e9bdc383f<>+56(SB)/8, $0xc07e384e9bdc383f
+GLOBL lanes_dc07e384e9bdc383f<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc09004616a2e5992<>+0(SB)/8, $0xc09004616a2e5992
+DATA lanes_dc09004616a2e5992<>+8(SB)/8, $0xc09004616a2e5992
+DATA lanes_dc09004616a2e5992<>+16(SB)/8, $0xc09004616a2e5992
+DATA lanes_dc09004616a2e5992<>+24(SB)/8, $0xc09004616a2e5992
+DATA lanes_dc09004616a2e5992<>+32(SB)/8, $0xc09004616a2e5992
+DATA lanes_dc09004616a2e5992<>+40(SB)/8, $0xc09004616a2e5992
+DATA lanes_dc09004616a2e5992<>+48(SB)/8, $0xc09004616a2e5992
+DATA lanes_dc09004616a2e5992<>+56(SB)/8, $0xc09004616a2e5992
+GLOBL lanes_dc09004616a2e5992<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc083ec881375f228<>+0(SB)/8, $0xc083ec881375f228
+DATA lanes_dc083ec881375f228<>+8(SB)/8, $0xc083ec881375f228
+DATA lanes_dc083ec881375f228<>+16(SB)/8, $0xc083ec881375f228
+DATA lanes_dc083ec881375f228<>+24(SB)/8, $0xc083ec881375f228
+DATA lanes_dc083ec881375f228<>+32(SB)/8, $0xc083ec881375f228
+DATA lanes_dc083ec881375f228<>+40(SB)/8, $0xc083ec881375f228
+DATA lanes_dc083ec881375f228<>+48(SB)/8, $0xc083ec881375f228
+DATA lanes_dc083ec881375f228<>+56(SB)/8, $0xc083ec881375f228
+GLOBL lanes_dc083ec881375f228<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc064145d43c5ed98<>+0(SB)/8, $0xc064145d43c5ed98
+DATA lanes_dc064145d43c5ed98<>+8(SB)/8, $0xc064145d43c5ed98
+DATA lanes_dc064145d43c5ed98<>+16(SB)/8, $0xc064145d43c5ed98
+DATA lanes_dc064145d43c5ed98<>+24(SB)/8, $0xc064145d43c5ed98
+DATA lanes_dc064145d43c5ed98<>+32(SB)/8, $0xc064145d43c5ed98
+DATA lanes_dc064145d43c5ed98<>+40(SB)/8, $0xc064145d43c5ed98
+DATA lanes_dc064145d43c5ed98<>+48(SB)/8, $0xc064145d43c5ed98
+DATA lanes_dc064145d43c5ed98<>+56(SB)/8, $0xc064145d43c5ed98
+GLOBL lanes_dc064145d43c5ed98<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc031c209555f995a<>+0(SB)/8, $0xc031c209555f995a
+DATA lanes_dc031c209555f995a<>+8(SB)/8, $0xc031c209555f995a
+DATA lanes_dc031c209555f995a<>+16(SB)/8, $0xc031c209555f995a
+DATA lanes_dc031c209555f995a<>+24(SB)/8, $0xc031c209555f995a
+DATA lanes_dc031c209555f995a<>+32(SB)/8, $0xc031c209555f995a
+DATA lanes_dc031c209555f995a<>+40(SB)/8, $0xc031c209555f995a
+DATA lanes_dc031c209555f995a<>+48(SB)/8, $0xc031c209555f995a
+DATA lanes_dc031c209555f995a<>+56(SB)/8, $0xc031c209555f995a
+GLOBL lanes_dc031c209555f995a<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbfe993ba70c285de<>+0(SB)/8, $0xbfe993ba70c285de
+DATA lanes_dbfe993ba70c285de<>+8(SB)/8, $0xbfe993ba70c285de
+DATA lanes_dbfe993ba70c285de<>+16(SB)/8, $0xbfe993ba70c285de
+DATA lanes_dbfe993ba70c285de<>+24(SB)/8, $0xbfe993ba70c285de
+DATA lanes_dbfe993ba70c285de<>+32(SB)/8, $0xbfe993ba70c285de
+DATA lanes_dbfe993ba70c285de<>+40(SB)/8, $0xbfe993ba70c285de
+DATA lanes_dbfe993ba70c285de<>+48(SB)/8, $0xbfe993ba70c285de
+DATA lanes_dbfe993ba70c285de<>+56(SB)/8, $0xbfe993ba70c285de
+GLOBL lanes_dbfe993ba70c285de<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbf84341239e86f4a<>+0(SB)/8, $0xbf84341239e86f4a
+DATA lanes_dbf84341239e86f4a<>+8(SB)/8, $0xbf84341239e86f4a
+DATA lanes_dbf84341239e86f4a<>+16(SB)/8, $0xbf84341239e86f4a
+DATA lanes_dbf84341239e86f4a<>+24(SB)/8, $0xbf84341239e86f4a
+DATA lanes_dbf84341239e86f4a<>+32(SB)/8, $0xbf84341239e86f4a
+DATA lanes_dbf84341239e86f4a<>+40(SB)/8, $0xbf84341239e86f4a
+DATA lanes_dbf84341239e86f4a<>+48(SB)/8, $0xbf84341239e86f4a
+DATA lanes_dbf84341239e86f4a<>+56(SB)/8, $0xbf84341239e86f4a
+GLOBL lanes_dbf84341239e86f4a<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbfaeeff2ee749a62<>+0(SB)/8, $0xbfaeeff2ee749a62
+DATA lanes_dbfaeeff2ee749a62<>+8(SB)/8, $0xbfaeeff2ee749a62
+DATA lanes_dbfaeeff2ee749a62<>+16(SB)/8, $0xbfaeeff2ee749a62
+DATA lanes_dbfaeeff2ee749a62<>+24(SB)/8, $0xbfaeeff2ee749a62
+DATA lanes_dbfaeeff2ee749a62<>+32(SB)/8, $0xbfaeeff2ee749a62
+DATA lanes_dbfaeeff2ee749a62<>+40(SB)/8, $0xbfaeeff2ee749a62
+DATA lanes_dbfaeeff2ee749a62<>+48(SB)/8, $0xbfaeeff2ee749a62
+DATA lanes_dbfaeeff2ee749a62<>+56(SB)/8, $0xbfaeeff2ee749a62
+GLOBL lanes_dbfaeeff2ee749a62<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d401a47ef8e484a93<>+0(SB)/8, $0x401a47ef8e484a93
+DATA lanes_d401a47ef8e484a93<>+8(SB)/8, $0x401a47ef8e484a93
+DATA lanes_d401a47ef8e484a93<>+16(SB)/8, $0x401a47ef8e484a93
+DATA lanes_d401a47ef8e484a93<>+24(SB)/8, $0x401a47ef8e484a93
+DATA lanes_d401a47ef8e484a93<>+32(SB)/8, $0x401a47ef8e484a93
+DATA lanes_d401a47ef8e484a93<>+40(SB)/8, $0x401a47ef8e484a93
+DATA lanes_d401a47ef8e484a93<>+48(SB)/8, $0x401a47ef8e484a93
+DATA lanes_d401a47ef8e484a93<>+56(SB)/8, $0x401a47ef8e484a93
+GLOBL lanes_d401a47ef8e484a93<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d405b28a3ee48ae2c<>+0(SB)/8, $0x405b28a3ee48ae2c
+DATA lanes_d405b28a3ee48ae2c<>+8(SB)/8, $0x405b28a3ee48ae2c
+DATA lanes_d405b28a3ee48ae2c<>+16(SB)/8, $0x405b28a3ee48ae2c
+DATA lanes_d405b28a3ee48ae2c<>+24(SB)/8, $0x405b28a3ee48ae2c
+DATA lanes_d405b28a3ee48ae2c<>+32(SB)/8, $0x405b28a3ee48ae2c
+DATA lanes_d405b28a3ee48ae2c<>+40(SB)/8, $0x405b28a3ee48ae2c
+DATA lanes_d405b28a3ee48ae2c<>+48(SB)/8, $0x405b28a3ee48ae2c
+DATA lanes_d405b28a3ee48ae2c<>+56(SB)/8, $0x405b28a3ee48ae2c
+GLOBL lanes_d405b28a3ee48ae2c<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d407ad02157700314<>+0(SB)/8, $0x407ad02157700314
+DATA lanes_d407ad02157700314<>+8(SB)/8, $0x407ad02157700314
+DATA lanes_d407ad02157700314<>+16(SB)/8, $0x407ad02157700314
+DATA lanes_d407ad02157700314<>+24(SB)/8, $0x407ad02157700314
+DATA lanes_d407ad02157700314<>+32(SB)/8, $0x407ad02157700314
+DATA lanes_d407ad02157700314<>+40(SB)/8, $0x407ad02157700314
+DATA lanes_d407ad02157700314<>+48(SB)/8, $0x407ad02157700314
+DATA lanes_d407ad02157700314<>+56(SB)/8, $0x407ad02157700314
+GLOBL lanes_d407ad02157700314<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d40842b1921ec2868<>+0(SB)/8, $0x40842b1921ec2868
+DATA lanes_d40842b1921ec2868<>+8(SB)/8, $0x40842b1921ec2868
+DATA lanes_d40842b1921ec2868<>+16(SB)/8, $0x40842b1921ec2868
+DATA lanes_d40842b1921ec2868<>+24(SB)/8, $0x40842b1921ec2868
+DATA lanes_d40842b1921ec2868<>+32(SB)/8, $0x40842b1921ec2868
+DATA lanes_d40842b1921ec2868<>+40(SB)/8, $0x40842b1921ec2868
+DATA lanes_d40842b1921ec2868<>+48(SB)/8, $0x40842b1921ec2868
+DATA lanes_d40842b1921ec2868<>+56(SB)/8, $0x40842b1921ec2868
+GLOBL lanes_d40842b1921ec2868<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d407b290dd58a1a71<>+0(SB)/8, $0x407b290dd58a1a71
+DATA lanes_d407b290dd58a1a71<>+8(SB)/8, $0x407b290dd58a1a71
+DATA lanes_d407b290dd58a1a71<>+16(SB)/8, $0x407b290dd58a1a71
+DATA lanes_d407b290dd58a1a71<>+24(SB)/8, $0x407b290dd58a1a71
+DATA lanes_d407b290dd58a1a71<>+32(SB)/8, $0x407b290dd58a1a71
+DATA lanes_d407b290dd58a1a71<>+40(SB)/8, $0x407b290dd58a1a71
+DATA lanes_d407b290dd58a1a71<>+48(SB)/8, $0x407b290dd58a1a71
+DATA lanes_d407b290dd58a1a71<>+56(SB)/8, $0x407b290dd58a1a71
+GLOBL lanes_d407b290dd58a1a71<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d4061350c526ae721<>+0(SB)/8, $0x4061350c526ae721
+DATA lanes_d4061350c526ae721<>+8(SB)/8, $0x4061350c526ae721
+DATA lanes_d4061350c526ae721<>+16(SB)/8, $0x4061350c526ae721
+DATA lanes_d4061350c526ae721<>+24(SB)/8, $0x4061350c526ae721
+DATA lanes_d4061350c526ae721<>+32(SB)/8, $0x4061350c526ae721
+DATA lanes_d4061350c526ae721<>+40(SB)/8, $0x4061350c526ae721
+DATA lanes_d4061350c526ae721<>+48(SB)/8, $0x4061350c526ae721
+DATA lanes_d4061350c526ae721<>+56(SB)/8, $0x4061350c526ae721
+GLOBL lanes_d4061350c526ae721<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d4033a6b9bd707687<>+0(SB)/8, $0x4033a6b9bd707687
+DATA lanes_d4033a6b9bd707687<>+8(SB)/8, $0x4033a6b9bd707687
+DATA lanes_d4033a6b9bd707687<>+16(SB)/8, $0x4033a6b9bd707687
+DATA lanes_d4033a6b9bd707687<>+24(SB)/8, $0x4033a6b9bd707687
+DATA lanes_d4033a6b9bd707687<>+32(SB)/8, $0x4033a6b9bd707687
+DATA lanes_d4033a6b9bd707687<>+40(SB)/8, $0x4033a6b9bd707687
+DATA lanes_d4033a6b9bd707687<>+48(SB)/8, $0x4033a6b9bd707687
+DATA lanes_d4033a6b9bd707687<>+56(SB)/8, $0x4033a6b9bd707687
+GLOBL lanes_d4033a6b9bd707687<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dc03670e242712d62<>+0(SB)/8, $0xc03670e242712d62
+DATA lanes_dc03670e242712d62<>+8(SB)/8, $0xc03670e242712d62
+DATA lanes_dc03670e242712d62<>+16(SB)/8, $0xc03670e242712d62
+DATA lanes_dc03670e242712d62<>+24(SB)/8, $0xc03670e242712d62
+DATA lanes_dc03670e242712d62<>+32(SB)/8, $0xc03670e242712d62
+DATA lanes_dc03670e242712d62<>+40(SB)/8, $0xc03670e242712d62
+DATA lanes_dc03670e242712d62<>+48(SB)/8, $0xc03670e242712d62
+DATA lanes_dc03670e242712d62<>+56(SB)/8, $0xc03670e242712d62
+GLOBL lanes_dc03670e242712d62<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d407da874e79fe763<>+0(SB)/8, $0x407da874e79fe763
+DATA lanes_d407da874e79fe763<>+8(SB)/8, $0x407da874e79fe763
+DATA lanes_d407da874e79fe763<>+16(SB)/8, $0x407da874e79fe763
+DATA lanes_d407da874e79fe763<>+24(SB)/8, $0x407da874e79fe763
+DATA lanes_d407da874e79fe763<>+32(SB)/8, $0x407da874e79fe763
+DATA lanes_d407da874e79fe763<>+40(SB)/8, $0x407da874e79fe763
+DATA lanes_d407da874e79fe763<>+48(SB)/8, $0x407da874e79fe763
+DATA lanes_d407da874e79fe763<>+56(SB)/8, $0x407da874e79fe763
+GLOBL lanes_d407da874e79fe763<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d40a3f219cedf3be6<>+0(SB)/8, $0x40a3f219cedf3be6
+DATA lanes_d40a3f219cedf3be6<>+8(SB)/8, $0x40a3f219cedf3be6
+DATA lanes_d40a3f219cedf3be6<>+16(SB)/8, $0x40a3f219cedf3be6
+DATA lanes_d40a3f219cedf3be6<>+24(SB)/8, $0x40a3f219cedf3be6
+DATA lanes_d40a3f219cedf3be6<>+32(SB)/8, $0x40a3f219cedf3be6
+DATA lanes_d40a3f219cedf3be6<>+40(SB)/8, $0x40a3f219cedf3be6
+DATA lanes_d40a3f219cedf3be6<>+48(SB)/8, $0x40a3f219cedf3be6
+DATA lanes_d40a3f219cedf3be6<>+56(SB)/8, $0x40a3f219cedf3be6
+GLOBL lanes_d40a3f219cedf3be6<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d40a8ffb7688c246a<>+0(SB)/8, $0x40a8ffb7688c246a
+DATA lanes_d40a8ffb7688c246a<>+8(SB)/8, $0x40a8ffb7688c246a
+DATA lanes_d40a8ffb7688c246a<>+16(SB)/8, $0x40a8ffb7688c246a
+DATA lanes_d40a8ffb7688c246a<>+24(SB)/8, $0x40a8ffb7688c246a
+DATA lanes_d40a8ffb7688c246a<>+32(SB)/8, $0x40a8ffb7688c246a
+DATA lanes_d40a8ffb7688c246a<>+40(SB)/8, $0x40a8ffb7688c246a
+DATA lanes_d40a8ffb7688c246a<>+48(SB)/8, $0x40a8ffb7688c246a
+DATA lanes_d40a8ffb7688c246a<>+56(SB)/8, $0x40a8ffb7688c246a
+GLOBL lanes_d40a8ffb7688c246a<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d409802eb189d5118<>+0(SB)/8, $0x409802eb189d5118
+DATA lanes_d409802eb189d5118<>+8(SB)/8, $0x409802eb189d5118
+DATA lanes_d409802eb189d5118<>+16(SB)/8, $0x409802eb189d5118
+DATA lanes_d409802eb189d5118<>+24(SB)/8, $0x409802eb189d5118
+DATA lanes_d409802eb189d5118<>+32(SB)/8, $0x409802eb189d5118
+DATA lanes_d409802eb189d5118<>+40(SB)/8, $0x409802eb189d5118
+DATA lanes_d409802eb189d5118<>+48(SB)/8, $0x409802eb189d5118
+DATA lanes_d409802eb189d5118<>+56(SB)/8, $0x409802eb189d5118
+GLOBL lanes_d409802eb189d5118<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d40745cae221b9f0a<>+0(SB)/8, $0x40745cae221b9f0a
+DATA lanes_d40745cae221b9f0a<>+8(SB)/8, $0x40745cae221b9f0a
+DATA lanes_d40745cae221b9f0a<>+16(SB)/8, $0x40745cae221b9f0a
+DATA lanes_d40745cae221b9f0a<>+24(SB)/8, $0x40745cae221b9f0a
+DATA lanes_d40745cae221b9f0a<>+32(SB)/8, $0x40745cae221b9f0a
+DATA lanes_d40745cae221b9f0a<>+40(SB)/8, $0x40745cae221b9f0a
+DATA lanes_d40745cae221b9f0a<>+48(SB)/8, $0x40745cae221b9f0a
+DATA lanes_d40745cae221b9f0a<>+56(SB)/8, $0x40745cae221b9f0a
+GLOBL lanes_d40745cae221b9f0a<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d403e568b261d5190<>+0(SB)/8, $0x403e568b261d5190
+DATA lanes_d403e568b261d5190<>+8(SB)/8, $0x403e568b261d5190
+DATA lanes_d403e568b261d5190<>+16(SB)/8, $0x403e568b261d5190
+DATA lanes_d403e568b261d5190<>+24(SB)/8, $0x403e568b261d5190
+DATA lanes_d403e568b261d5190<>+32(SB)/8, $0x403e568b261d5190
+DATA lanes_d403e568b261d5190<>+40(SB)/8, $0x403e568b261d5190
+DATA lanes_d403e568b261d5190<>+48(SB)/8, $0x403e568b261d5190
+DATA lanes_d403e568b261d5190<>+56(SB)/8, $0x403e568b261d5190
+GLOBL lanes_d403e568b261d5190<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fe2000000000000<>+0(SB)/8, $0x3fe2000000000000
+DATA lanes_d3fe2000000000000<>+8(SB)/8, $0x3fe2000000000000
+DATA lanes_d3fe2000000000000<>+16(SB)/8, $0x3fe2000000000000
+DATA lanes_d3fe2000000000000<>+24(SB)/8, $0x3fe2000000000000
+DATA lanes_d3fe2000000000000<>+32(SB)/8, $0x3fe2000000000000
+DATA lanes_d3fe2000000000000<>+40(SB)/8, $0x3fe2000000000000
+DATA lanes_d3fe2000000000000<>+48(SB)/8, $0x3fe2000000000000
+DATA lanes_d3fe2000000000000<>+56(SB)/8, $0x3fe2000000000000
+GLOBL lanes_d3fe2000000000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbff0000000000000<>+0(SB)/8, $0xbff0000000000000
+DATA lanes_dbff0000000000000<>+8(SB)/8, $0xbff0000000000000
+DATA lanes_dbff0000000000000<>+16(SB)/8, $0xbff0000000000000
+DATA lanes_dbff0000000000000<>+24(SB)/8, $0xbff0000000000000
+DATA lanes_dbff0000000000000<>+32(SB)/8, $0xbff0000000000000
+DATA lanes_dbff0000000000000<>+40(SB)/8, $0xbff0000000000000
+DATA lanes_dbff0000000000000<>+48(SB)/8, $0xbff0000000000000
+DATA lanes_dbff0000000000000<>+56(SB)/8, $0xbff0000000000000
+GLOBL lanes_dbff0000000000000<>(SB), RODATA|NOPTR, $64
+
+// func geluF64AVX512(dst []float64, x []float64)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·geluF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ              CX, $0x00000008
+	JB                tail
+	VMOVUPD           (SI), Z0
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z1
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z2
+	VMAXPD            Z0, Z1, Z1
+	VMINPD            Z1, Z2, Z1
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z1, Z1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z2
+	VMAXPD            Z1, Z2, Z1
+	VMULPD            Z1, Z1, Z2
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z2, Z3
+	VMOVAPD           Z1, Z4
+	VFMADD213PD       Z3, Z1, Z4
+	VBROADCASTSD      lanes_d4000000000000000<>+0(SB), Z1
+	VDIVPD            Z2, Z1, Z1
+	VCMPPD.BCST       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Z1, K1
+	VBROADCASTSD      lanes_dc023a0efc69ac25c<>+0(SB), Z3
+	VFMADD213PD.BCST  lanes_dc054526557e4d2f2<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dc067135cebccabb2<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dc0644cb184282266<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dc04f300ae4cba38d<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dc0251e0441b0e726<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dbfe63416e4ba7360<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dbf843412600d6435<>+0(SB), Z1, Z3
+	VBROADCASTSD      lanes_dc07e384e9bdc383f<>+0(SB), Z5
+	VFMADD213PD.BCST  lanes_dc09004616a2e5992<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_dc083ec881375f228<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_dc064145d43c5ed98<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_dc031c209555f995a<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_dbfe993ba70c285de<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_dbf84341239e86f4a<>+0(SB), Z1, Z5
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z3, Z5, K1, Z6
+	VCMPPD.BCST       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Z1, K1
+	VBROADCASTSD      lanes_dbfaeeff2ee749a62<>+0(SB), Z3
+	VFMADD213PD.BCST  lanes_d401a47ef8e484a93<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d405b28a3ee48ae2c<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d407ad02157700314<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d40842b1921ec2868<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d407b290dd58a1a71<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d4061350c526ae721<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d4033a6b9bd707687<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z1, Z3
+	VBROADCASTSD      lanes_dc03670e242712d62<>+0(SB), Z5
+	VFMADD213PD.BCST  lanes_d407da874e79fe763<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d40a3f219cedf3be6<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d40a8ffb7688c246a<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d409802eb189d5118<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d40745cae221b9f0a<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d403e568b261d5190<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z1, Z5
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z3, Z5, K1, Z1
+	VDIVPD            Z1, Z6, Z1
+	VSUBPD.BCST       lanes_d3fed17217f7d1cf8<>+0(SB), Z1, Z1
+	VMULPD.BCST       lanes_dbfe0000000000000<>+0(SB), Z2, Z2
+	VADDPD            Z1, Z2, Z3
+	VSUBPD            Z2, Z3, Z5
+	VSUBPD            Z5, Z3, Z6
+	VSUBPD            Z6, Z2, Z2
+	VSUBPD            Z5, Z1, Z1
+	VADDPD            Z1, Z2, Z1
+	VMULPD.BCST       lanes_d3fe0000000000000<>+0(SB), Z4, Z2
+	VSUBPD            Z2, Z1, Z1
+	VSUBPD.BCST       lanes_dbc8950d871319ff0<>+0(SB), Z1, Z1
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z4
+	VMAXPD            Z3, Z2, Z2
+	VMINPD            Z2, Z4, Z2
+	VCMPPD            $0x00, Z3, Z2, K1
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z1, Z3, K1, Z4
+	VCMPPD            $0x07, Z4, Z4, K1
+	VXORPS            Z1, Z1, Z1
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPD         Z4, Z1, K1, Z3
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z2, Z1
+	VRNDSCALEPD       $0x00, Z1, Z1
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z1, Z2
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z1, Z3
+	VADDPD            Z3, Z2, Z4
+	VMULPD            Z4, Z4, Z5
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z4, Z6
+	VMULPD            Z6, Z5, Z4
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z2, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z6
+	VSUBPD            Z5, Z6, Z6
+	VADDPD            Z2, Z6, Z2
+	VADDPD            Z3, Z2, Z2
+	VADDPD            Z4, Z2, Z2
+	VADDPD            Z2, Z5, Z2
+	VSCALEFPD         Z1, Z2, Z1
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z3
+	VMAXPD            Z0, Z2, Z2
+	VMINPD            Z2, Z3, Z2
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z2, Z2
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z3
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z4
+	VMAXPD            Z0, Z3, Z3
+	VMINPD            Z3, Z4, Z3
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z3, Z3
+	VMULPD.BCST       lanes_d3fe6a09e667f3bcd<>+0(SB), Z3, Z3
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z4
+	VFMADD231PD.BCST  lanes_d3fe6a09e667f3bcd<>+0(SB), Z2, Z4
+	VMULPD.BCST       lanes_dbc8bdd3413b26456<>+0(SB), Z2, Z2
+	VADDPD            Z2, Z4, Z2
+	VMULPD            Z3, Z3, Z4
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z3, Z5
+	VADDPD            Z2, Z5, Z5
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K1
+	VBROADCASTSD      lanes_dbef8ead6120016ac<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_dbf77a291236668e4<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dbf9d2a51dbd7194f<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dbfd4cd7d691cb913<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fc06eba8214db68<>+0(SB), Z4, Z6
+	VBROADCASTSD      lanes_dbf61bf380a96073f<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d3fa22a36599795eb<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_dbfbc63983d3e28ec<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fd45fca805120e4<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_dbfd7d240fbb8c3f1<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fda8d00ad92b34d<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_dbf6359b8bef77538<>+0(SB), Z5, Z7
+	VXORPS            Z8, Z8, Z8
+	VBLENDMPD         Z6, Z7, K1, Z8
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K1
+	VBROADCASTSD      lanes_dbed09c4342a26120<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d3f215dc9221c1a10<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f74d022c4d36b0f<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fb0a54c5536ceba<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fd97779cddadc09<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z4, Z6
+	VBROADCASTSD      lanes_d3f888b545735151d<>+0(SB), Z4
+	VFMADD213PD.BCST  lanes_d3f8bedc26b51dd1c<>+0(SB), Z5, Z4
+	VFMADD213PD.BCST  lanes_d3fc02660e763351f<>+0(SB), Z5, Z4
+	VFMADD213PD.BCST  lanes_d3fb2635cd99fe9a7<>+0(SB), Z5, Z4
+	VFMADD213PD.BCST  lanes_d3fe14af092eb6f33<>+0(SB), Z5, Z4
+	VFMADD213PD.BCST  lanes_d3fbb3e6618eee323<>+0(SB), Z5, Z4
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z5, Z4
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z6, Z4, K1, Z5
+	VDIVPD            Z5, Z8, Z4
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z5
+	VSUBPD            Z3, Z5, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z6
+	VSUBPD            Z5, Z6, Z6
+	VSUBPD            Z3, Z6, Z6
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K1
+	VBROADCASTSD      lanes_d3fc3d4fa80000000<>+0(SB), Z7
+	VXORPS            Z8, Z8, Z8
+	VBLENDMPD         Z5, Z7, K1, Z8
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K1
+	VXORPS            Z5, Z5, Z5
+	VXORPS            Z7, Z7, Z7
+	VBLENDMPD         Z6, Z5, K1, Z7
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z5
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z3, Z5, K1, Z6
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K1
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z2, Z3, K1, Z5
+	VMOVAPD           Z6, Z2
+	VFMADD213PD       Z5, Z4, Z2
+	VSUBPD            Z7, Z2, Z2
+	VSUBPD            Z2, Z8, Z2
+	VMULPD.BCST       lanes_d3fe0000000000000<>+0(SB), Z2, Z2
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z3
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z4
+	VMAXPD            Z0, Z3, Z3
+	VMINPD            Z3, Z4, Z3
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z3, Z3
+	VMULPD.BCST       lanes_d3fe6a09e667f3bcd<>+0(SB), Z3, Z3
+	VCMPPD.BCST       $0x01, lanes_d3ff4000000000000<>+0(SB), Z3, K1
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPD         Z2, Z1, K1, Z3
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z1
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z2
+	VMAXPD            Z0, Z1, Z1
+	VMINPD            Z1, Z2, Z1
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z4
+	VMAXPD            Z0, Z2, Z2
+	VMINPD            Z2, Z4, Z2
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z2, Z2
+	VMULPD.BCST       lanes_d3fe6a09e667f3bcd<>+0(SB), Z2, Z2
+	VCMPPD.BCST       $0x01, lanes_d3ff4000000000000<>+0(SB), Z2, K1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z2
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z1, Z4
+	VORPD             Z4, Z2, Z2
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z1, Z2, K1, Z4
+	VXORPS            Z2, Z2, Z2
+	VCMPPD            $0x01, Z2, Z1, K1
+	VMULPD            Z3, Z4, Z2
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z4, Z4
+	VFMADD213PD       Z1, Z3, Z4
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z1, Z1
+	VORPD             Z1, Z4, Z1
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPD         Z2, Z1, K1, Z3
+	VCMPPD.BCST       $0x0e, lanes_d4024000000000000<>+0(SB), Z0, K1
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z0, Z3, K1, Z1
+	VMOVUPD           Z1, (DI)
+	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000008, CX
+	JMP               loop
+
+tail:
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPD.Z         (SI), K1, Z0
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z1
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z2
+	VMAXPD            Z0, Z1, Z1
+	VMINPD            Z1, Z2, Z1
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z1, Z1
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z2
+	VMAXPD            Z1, Z2, Z1
+	VMULPD            Z1, Z1, Z2
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z2, Z3
+	VMOVAPD           Z1, Z4
+	VFMADD213PD       Z3, Z1, Z4
+	VBROADCASTSD      lanes_d4000000000000000<>+0(SB), Z1
+	VDIVPD            Z2, Z1, Z1
+	VCMPPD.BCST       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Z1, K2
+	VBROADCASTSD      lanes_dc023a0efc69ac25c<>+0(SB), Z3
+	VFMADD213PD.BCST  lanes_dc054526557e4d2f2<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dc067135cebccabb2<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dc0644cb184282266<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dc04f300ae4cba38d<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dc0251e0441b0e726<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dbfe63416e4ba7360<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_dbf843412600d6435<>+0(SB), Z1, Z3
+	VBROADCASTSD      lanes_dc07e384e9bdc383f<>+0(SB), Z5
+	VFMADD213PD.BCST  lanes_dc09004616a2e5992<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_dc083ec881375f228<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_dc064145d43c5ed98<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_dc031c209555f995a<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_dbfe993ba70c285de<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_dbf84341239e86f4a<>+0(SB), Z1, Z5
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z3, Z5, K2, Z6
+	VCMPPD.BCST       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Z1, K2
+	VBROADCASTSD      lanes_dbfaeeff2ee749a62<>+0(SB), Z3
+	VFMADD213PD.BCST  lanes_d401a47ef8e484a93<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d405b28a3ee48ae2c<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d407ad02157700314<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d40842b1921ec2868<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d407b290dd58a1a71<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d4061350c526ae721<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d4033a6b9bd707687<>+0(SB), Z1, Z3
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z1, Z3
+	VBROADCASTSD      lanes_dc03670e242712d62<>+0(SB), Z5
+	VFMADD213PD.BCST  lanes_d407da874e79fe763<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d40a3f219cedf3be6<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d40a8ffb7688c246a<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d409802eb189d5118<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d40745cae221b9f0a<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d403e568b261d5190<>+0(SB), Z1, Z5
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z1, Z5
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z3, Z5, K2, Z1
+	VDIVPD            Z1, Z6, Z1
+	VSUBPD.BCST       lanes_d3fed17217f7d1cf8<>+0(SB), Z1, Z1
+	VMULPD.BCST       lanes_dbfe0000000000000<>+0(SB), Z2, Z2
+	VADDPD            Z1, Z2, Z3
+	VSUBPD            Z2, Z3, Z5
+	VSUBPD            Z5, Z3, Z6
+	VSUBPD            Z6, Z2, Z2
+	VSUBPD            Z5, Z1, Z1
+	VADDPD            Z1, Z2, Z1
+	VMULPD.BCST       lanes_d3fe0000000000000<>+0(SB), Z4, Z2
+	VSUBPD            Z2, Z1, Z1
+	VSUBPD.BCST       lanes_dbc8950d871319ff0<>+0(SB), Z1, Z1
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z4
+	VMAXPD            Z3, Z2, Z2
+	VMINPD            Z2, Z4, Z2
+	VCMPPD            $0x00, Z3, Z2, K2
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z1, Z3, K2, Z4
+	VCMPPD            $0x07, Z4, Z4, K2
+	VXORPS            Z1, Z1, Z1
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPD         Z4, Z1, K2, Z3
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z2, Z1
+	VRNDSCALEPD       $0x00, Z1, Z1
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z1, Z2
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z1, Z3
+	VADDPD            Z3, Z2, Z4
+	VMULPD            Z4, Z4, Z5
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z4, Z6
+	VMULPD            Z6, Z5, Z4
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z2, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z6
+	VSUBPD            Z5, Z6, Z6
+	VADDPD            Z2, Z6, Z2
+	VADDPD            Z3, Z2, Z2
+	VADDPD            Z4, Z2, Z2
+	VADDPD            Z2, Z5, Z2
+	VSCALEFPD         Z1, Z2, Z1
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z3
+	VMAXPD            Z0, Z2, Z2
+	VMINPD            Z2, Z3, Z2
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z2, Z2
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z3
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z4
+	VMAXPD            Z0, Z3, Z3
+	VMINPD            Z3, Z4, Z3
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z3, Z3
+	VMULPD.BCST       lanes_d3fe6a09e667f3bcd<>+0(SB), Z3, Z3
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z4
+	VFMADD231PD.BCST  lanes_d3fe6a09e667f3bcd<>+0(SB), Z2, Z4
+	VMULPD.BCST       lanes_dbc8bdd3413b26456<>+0(SB), Z2, Z2
+	VADDPD            Z2, Z4, Z2
+	VMULPD            Z3, Z3, Z4
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z3, Z5
+	VADDPD            Z2, Z5, Z5
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K2
+	VBROADCASTSD      lanes_dbef8ead6120016ac<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_dbf77a291236668e4<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dbf9d2a51dbd7194f<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_dbfd4cd7d691cb913<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fc06eba8214db68<>+0(SB), Z4, Z6
+	VBROADCASTSD      lanes_dbf61bf380a96073f<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d3fa22a36599795eb<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_dbfbc63983d3e28ec<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fd45fca805120e4<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_dbfd7d240fbb8c3f1<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fda8d00ad92b34d<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_dbf6359b8bef77538<>+0(SB), Z5, Z7
+	VXORPS            Z8, Z8, Z8
+	VBLENDMPD         Z6, Z7, K2, Z8
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K2
+	VBROADCASTSD      lanes_dbed09c4342a26120<>+0(SB), Z6
+	VFMADD213PD.BCST  lanes_d3f215dc9221c1a10<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3f74d022c4d36b0f<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fb0a54c5536ceba<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3fd97779cddadc09<>+0(SB), Z4, Z6
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z4, Z6
+	VBROADCASTSD      lanes_d3f888b545735151d<>+0(SB), Z4
+	VFMADD213PD.BCST  lanes_d3f8bedc26b51dd1c<>+0(SB), Z5, Z4
+	VFMADD213PD.BCST  lanes_d3fc02660e763351f<>+0(SB), Z5, Z4
+	VFMADD213PD.BCST  lanes_d3fb2635cd99fe9a7<>+0(SB), Z5, Z4
+	VFMADD213PD.BCST  lanes_d3fe14af092eb6f33<>+0(SB), Z5, Z4
+	VFMADD213PD.BCST  lanes_d3fbb3e6618eee323<>+0(SB), Z5, Z4
+	VFMADD213PD.BCST  lanes_d3ff0000000000000<>+0(SB), Z5, Z4
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z6, Z4, K2, Z5
+	VDIVPD            Z5, Z8, Z4
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z5
+	VSUBPD            Z3, Z5, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z6
+	VSUBPD            Z5, Z6, Z6
+	VSUBPD            Z3, Z6, Z6
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K2
+	VBROADCASTSD      lanes_d3fc3d4fa80000000<>+0(SB), Z7
+	VXORPS            Z8, Z8, Z8
+	VBLENDMPD         Z5, Z7, K2, Z8
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K2
+	VXORPS            Z5, Z5, Z5
+	VXORPS            Z7, Z7, Z7
+	VBLENDMPD         Z6, Z5, K2, Z7
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K2
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z5
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z3, Z5, K2, Z6
+	VCMPPD.BCST       $0x01, lanes_d3feb000000000000<>+0(SB), Z3, K2
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z2, Z3, K2, Z5
+	VMOVAPD           Z6, Z2
+	VFMADD213PD       Z5, Z4, Z2
+	VSUBPD            Z7, Z2, Z2
+	VSUBPD            Z2, Z8, Z2
+	VMULPD.BCST       lanes_d3fe0000000000000<>+0(SB), Z2, Z2
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z3
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z4
+	VMAXPD            Z0, Z3, Z3
+	VMINPD            Z3, Z4, Z3
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z3, Z3
+	VMULPD.BCST       lanes_d3fe6a09e667f3bcd<>+0(SB), Z3, Z3
+	VCMPPD.BCST       $0x01, lanes_d3ff4000000000000<>+0(SB), Z3, K2
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPD         Z2, Z1, K2, Z3
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z1
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z2
+	VMAXPD            Z0, Z1, Z1
+	VMINPD            Z1, Z2, Z1
+	VBROADCASTSD      lanes_dc043800000000000<>+0(SB), Z2
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z4
+	VMAXPD            Z0, Z2, Z2
+	VMINPD            Z2, Z4, Z2
+	VANDPD.BCST       lanes_d7fffffffffffffff<>+0(SB), Z2, Z2
+	VMULPD.BCST       lanes_d3fe6a09e667f3bcd<>+0(SB), Z2, Z2
+	VCMPPD.BCST       $0x01, lanes_d3ff4000000000000<>+0(SB), Z2, K2
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z2
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z1, Z4
+	VORPD             Z4, Z2, Z2
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z1, Z2, K2, Z4
+	VXORPS            Z2, Z2, Z2
+	VCMPPD            $0x01, Z2, Z1, K2
+	VMULPD            Z3, Z4, Z2
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z4, Z4
+	VFMADD213PD       Z1, Z3, Z4
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z1, Z1
+	VORPD             Z1, Z4, Z1
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPD         Z2, Z1, K2, Z3
+	VCMPPD.BCST       $0x0e, lanes_d4024000000000000<>+0(SB), Z0, K2
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z0, Z3, K2, Z1
+	VMOVUPD           Z1, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA lanes_dc043800000000000<>+0(SB)/8, $0xc043800000000000
+DATA lanes_dc043800000000000<>+8(SB)/8, $0xc043800000000000
+DATA lanes_dc043800000000000<>+16(SB)/8, $0xc043800000000000
+DATA lanes_dc043800000000000<>+24(SB)/8, $0xc043800000000000
+DATA lanes_dc043800000000000<>+32(SB)/8, $0xc043800000000000
+DATA lanes_dc043800000000000<>+40(SB)/8, $0xc043800000000000
+DATA lanes_dc043800000000000<>+48(SB)/8, $0xc043800000000000
+DATA lanes_dc043800000000000<>+56(SB)/8, $0xc043800000000000
+GLOBL lanes_dc043800000000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d4024000000000000<>+0(SB)/8, $0x4024000000000000
+DATA lanes_d4024000000000000<>+8(SB)/8, $0x4024000000000000
+DATA lanes_d4024000000000000<>+16(SB)/8, $0x4024000000000000
+DATA lanes_d4024000000000000<>+24(SB)/8, $0x4024000000000000
+DATA lanes_d4024000000000000<>+32(SB)/8, $0x4024000000000000
+DATA lanes_d4024000000000000<>+40(SB)/8, $0x4024000000000000
+DATA lanes_d4024000000000000<>+48(SB)/8, $0x4024000000000000
+DATA lanes_d4024000000000000<>+56(SB)/8, $0x4024000000000000
+GLOBL lanes_d4024000000000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fed17217f7d1cf8<>+0(SB)/8, $0x3fed17217f7d1cf8
+DATA lanes_d3fed17217f7d1cf8<>+8(SB)/8, $0x3fed17217f7d1cf8
+DATA lanes_d3fed17217f7d1cf8<>+16(SB)/8, $0x3fed17217f7d1cf8
+DATA lanes_d3fed17217f7d1cf8<>+24(SB)/8, $0x3fed17217f7d1cf8
+DATA lanes_d3fed17217f7d1cf8<>+32(SB)/8, $0x3fed17217f7d1cf8
+DATA lanes_d3fed17217f7d1cf8<>+40(SB)/8, $0x3fed17217f7d1cf8
+DATA lanes_d3fed17217f7d1cf8<>+48(SB)/8, $0x3fed17217f7d1cf8
+DATA lanes_d3fed17217f7d1cf8<>+56(SB)/8, $0x3fed17217f7d1cf8
+GLOBL lanes_d3fed17217f7d1cf8<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbfe0000000000000<>+0(SB)/8, $0xbfe0000000000000
+DATA lanes_dbfe0000000000000<>+8(SB)/8, $0xbfe0000000000000
+DATA lanes_dbfe0000000000000<>+16(SB)/8, $0xbfe0000000000000
+DATA lanes_dbfe0000000000000<>+24(SB)/8, $0xbfe0000000000000
+DATA lanes_dbfe0000000000000<>+32(SB)/8, $0xbfe0000000000000
+DATA lanes_dbfe0000000000000<>+40(SB)/8, $0xbfe0000000000000
+DATA lanes_dbfe0000000000000<>+48(SB)/8, $0xbfe0000000000000
+DATA lanes_dbfe0000000000000<>+56(SB)/8, $0xbfe0000000000000
+GLOBL lanes_dbfe0000000000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbc8950d871319ff0<>+0(SB)/8, $0xbc8950d871319ff0
+DATA lanes_dbc8950d871319ff0<>+8(SB)/8, $0xbc8950d871319ff0
+DATA lanes_dbc8950d871319ff0<>+16(SB)/8, $0xbc8950d871319ff0
+DATA lanes_dbc8950d871319ff0<>+24(SB)/8, $0xbc8950d871319ff0
+DATA lanes_dbc8950d871319ff0<>+32(SB)/8, $0xbc8950d871319ff0
+DATA lanes_dbc8950d871319ff0<>+40(SB)/8, $0xbc8950d871319ff0
+DATA lanes_dbc8950d871319ff0<>+48(SB)/8, $0xbc8950d871319ff0
+DATA lanes_dbc8950d871319ff0<>+56(SB)/8, $0xbc8950d871319ff0
+GLOBL lanes_dbc8950d871319ff0<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fe6a09e667f3bcd<>+0(SB)/8, $0x3fe6a09e667f3bcd
+DATA lanes_d3fe6a09e667f3bcd<>+8(SB)/8, $0x3fe6a09e667f3bcd
+DATA lanes_d3fe6a09e667f3bcd<>+16(SB)/8, $0x3fe6a09e667f3bcd
+DATA lanes_d3fe6a09e667f3bcd<>+24(SB)/8, $0x3fe6a09e667f3bcd
+DATA lanes_d3fe6a09e667f3bcd<>+32(SB)/8, $0x3fe6a09e667f3bcd
+DATA lanes_d3fe6a09e667f3bcd<>+40(SB)/8, $0x3fe6a09e667f3bcd
+DATA lanes_d3fe6a09e667f3bcd<>+48(SB)/8, $0x3fe6a09e667f3bcd
+DATA lanes_d3fe6a09e667f3bcd<>+56(SB)/8, $0x3fe6a09e667f3bcd
+GLOBL lanes_d3fe6a09e667f3bcd<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbc8bdd3413b26456<>+0(SB)/8, $0xbc8bdd3413b26456
+DATA lanes_dbc8bdd3413b26456<>+8(SB)/8, $0xbc8bdd3413b26456
+DATA lanes_dbc8bdd3413b26456<>+16(SB)/8, $0xbc8bdd3413b26456
+DATA lanes_dbc8bdd3413b26456<>+24(SB)/8, $0xbc8bdd3413b26456
+DATA lanes_dbc8bdd3413b26456<>+32(SB)/8, $0xbc8bdd3413b26456
+DATA lanes_dbc8bdd3413b26456<>+40(SB)/8, $0xbc8bdd3413b26456
+DATA lanes_dbc8bdd3413b26456<>+48(SB)/8, $0xbc8bdd3413b26456
+DATA lanes_dbc8bdd3413b26456<>+56(SB)/8, $0xbc8bdd3413b26456
+GLOBL lanes_dbc8bdd3413b26456<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fc3d4fa80000000<>+0(SB)/8, $0x3fc3d4fa80000000
+DATA lanes_d3fc3d4fa80000000<>+8(SB)/8, $0x3fc3d4fa80000000
+DATA lanes_d3fc3d4fa80000000<>+16(SB)/8, $0x3fc3d4fa80000000
+DATA lanes_d3fc3d4fa80000000<>+24(SB)/8, $0x3fc3d4fa80000000
+DATA lanes_d3fc3d4fa80000000<>+32(SB)/8, $0x3fc3d4fa80000000
+DATA lanes_d3fc3d4fa80000000<>+40(SB)/8, $0x3fc3d4fa80000000
+DATA lanes_d3fc3d4fa80000000<>+48(SB)/8, $0x3fc3d4fa80000000
+DATA lanes_d3fc3d4fa80000000<>+56(SB)/8, $0x3fc3d4fa80000000
+GLOBL lanes_d3fc3d4fa80000000<>(SB), RODATA|NOPTR, $64
+
+// func geluTanhF64AVX512(dst []float64, x []float64)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·geluTanhF64AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ              CX, $0x00000008
+	JB                tail
+	VMOVUPD           (SI), Z0
+	VBROADCASTSD      lanes_dc039000000000000<>+0(SB), Z1
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z2
+	VMAXPD            Z0, Z1, Z1
+	VMINPD            Z1, Z2, Z1
+	VMULPD            Z1, Z1, Z2
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z2, Z3
+	VMOVAPD           Z1, Z4
+	VFMADD213PD       Z3, Z1, Z4
+	VMULPD.BCST       lanes_d3fb2444f2a4d8b4b<>+0(SB), Z2, Z3
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z5
+	VFMADD231PD.BCST  lanes_d3fb2444f2a4d8b4b<>+0(SB), Z2, Z5
+	VADDPD.BCST       lanes_d3ff9884533d43651<>+0(SB), Z3, Z6
+	VSUBPD.BCST       lanes_d3ff9884533d43651<>+0(SB), Z6, Z7
+	VBROADCASTSD      lanes_d3ff9884533d43651<>+0(SB), Z8
+	VSUBPD            Z7, Z6, Z9
+	VSUBPD            Z9, Z8, Z8
+	VSUBPD            Z7, Z3, Z3
+	VADDPD            Z3, Z8, Z3
+	VMULPD.BCST       lanes_d3fb2444f2a4d8b4b<>+0(SB), Z4, Z4
+	VMULPD.BCST       lanes_dbc26c843a29d1c70<>+0(SB), Z2, Z2
+	VADDPD.BCST       lanes_dbc9cbc0d30ebfd15<>+0(SB), Z2, Z2
+	VADDPD            Z2, Z4, Z2
+	VADDPD            Z2, Z5, Z2
+	VADDPD            Z2, Z3, Z2
+	VMULPD            Z6, Z1, Z3
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z4
+	VMOVAPD           Z1, Z5
+	VFMADD213PD       Z4, Z6, Z5
+	VMULPD            Z2, Z1, Z2
+	VADDPD            Z2, Z5, Z2
+	VXORPS            Z4, Z4, Z4
+	VCMPPD            $0x01, Z4, Z3, K1
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z4
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z3, Z4, K1, Z5
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z2, Z4
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z2, Z4, K1, Z6
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z5, Z2
+	VRNDSCALEPD       $0x00, Z2, Z2
+	VMOVAPD           Z5, Z4
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z2, Z4
+	VMOVAPD           Z6, Z5
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z2, Z5
+	VADDPD            Z5, Z4, Z6
+	VMULPD            Z6, Z6, Z7
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z6, Z8
+	VMULPD            Z8, Z7, Z6
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z4, Z7
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
+	VSUBPD            Z7, Z8, Z8
+	VADDPD            Z4, Z8, Z4
+	VADDPD            Z5, Z4, Z4
+	VADDPD            Z6, Z4, Z4
+	VADDPD            Z4, Z7, Z4
+	VSCALEFPD         Z2, Z4, Z5
+	VMULPD            Z5, Z1, Z6
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z6, Z7
+	VMOVAPD           Z1, Z8
+	VFMADD213PD       Z7, Z5, Z8
+	VXORPS            Z7, Z7, Z7
+	VBLENDMPD         Z6, Z1, K1, Z7
+	VXORPS            Z6, Z6, Z6
+	VXORPS            Z9, Z9, Z9
+	VBLENDMPD         Z8, Z6, K1, Z9
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z5, Z6
+	VSUBPD            Z5, Z6, Z8
+	VSUBPD            Z8, Z6, Z10
+	VSUBPD            Z10, Z5, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z10
+	VSUBPD            Z8, Z10, Z8
+	VADDPD            Z8, Z5, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
+	VDIVPD            Z6, Z8, Z8
+	VMULPD            Z8, Z7, Z10
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z10, Z11
+	VMOVAPD           Z11, Z12
+	VFMADD213PD       Z7, Z6, Z12
+	VMOVAPD           Z11, Z6
+	VFMADD213PD       Z12, Z5, Z6
+	VADDPD            Z9, Z6, Z5
+	VFMADD213PD       Z10, Z8, Z5
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z1, Z6
+	VORPD             Z6, Z5, Z5
+	VCMPPD.BCST       $0x01, lanes_dc086200000000000<>+0(SB), Z3, K1
+	VMULPD            Z4, Z1, Z1
+	VSCALEFPD         Z2, Z1, Z1
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPD         Z1, Z5, K1, Z2
+	VCMPPD.BCST       $0x0e, lanes_d4024000000000000<>+0(SB), Z0, K1
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z0, Z2, K1, Z1
+	VMOVUPD           Z1, (DI)
+	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000008, CX
+	JMP               loop
+
+tail:
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPD.Z         (SI), K1, Z0
+	VBROADCASTSD      lanes_dc039000000000000<>+0(SB), Z1
+	VBROADCASTSD      lanes_d4024000000000000<>+0(SB), Z2
+	VMAXPD            Z0, Z1, Z1
+	VMINPD            Z1, Z2, Z1
+	VMULPD            Z1, Z1, Z2
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z2, Z3
+	VMOVAPD           Z1, Z4
+	VFMADD213PD       Z3, Z1, Z4
+	VMULPD.BCST       lanes_d3fb2444f2a4d8b4b<>+0(SB), Z2, Z3
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z5
+	VFMADD231PD.BCST  lanes_d3fb2444f2a4d8b4b<>+0(SB), Z2, Z5
+	VADDPD.BCST       lanes_d3ff9884533d43651<>+0(SB), Z3, Z6
+	VSUBPD.BCST       lanes_d3ff9884533d43651<>+0(SB), Z6, Z7
+	VBROADCASTSD      lanes_d3ff9884533d43651<>+0(SB), Z8
+	VSUBPD            Z7, Z6, Z9
+	VSUBPD            Z9, Z8, Z8
+	VSUBPD            Z7, Z3, Z3
+	VADDPD            Z3, Z8, Z3
+	VMULPD.BCST       lanes_d3fb2444f2a4d8b4b<>+0(SB), Z4, Z4
+	VMULPD.BCST       lanes_dbc26c843a29d1c70<>+0(SB), Z2, Z2
+	VADDPD.BCST       lanes_dbc9cbc0d30ebfd15<>+0(SB), Z2, Z2
+	VADDPD            Z2, Z4, Z2
+	VADDPD            Z2, Z5, Z2
+	VADDPD            Z2, Z3, Z2
+	VMULPD            Z6, Z1, Z3
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z4
+	VMOVAPD           Z1, Z5
+	VFMADD213PD       Z4, Z6, Z5
+	VMULPD            Z2, Z1, Z2
+	VADDPD            Z2, Z5, Z2
+	VXORPS            Z4, Z4, Z4
+	VCMPPD            $0x01, Z4, Z3, K2
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z3, Z4
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z3, Z4, K2, Z5
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z2, Z4
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z2, Z4, K2, Z6
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z5, Z2
+	VRNDSCALEPD       $0x00, Z2, Z2
+	VMOVAPD           Z5, Z4
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z2, Z4
+	VMOVAPD           Z6, Z5
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z2, Z5
+	VADDPD            Z5, Z4, Z6
+	VMULPD            Z6, Z6, Z7
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z6, Z8
+	VMULPD            Z8, Z7, Z6
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z4, Z7
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
+	VSUBPD            Z7, Z8, Z8
+	VADDPD            Z4, Z8, Z4
+	VADDPD            Z5, Z4, Z4
+	VADDPD            Z6, Z4, Z4
+	VADDPD            Z4, Z7, Z4
+	VSCALEFPD         Z2, Z4, Z5
+	VMULPD            Z5, Z1, Z6
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z6, Z7
+	VMOVAPD           Z1, Z8
+	VFMADD213PD       Z7, Z5, Z8
+	VXORPS            Z7, Z7, Z7
+	VBLENDMPD         Z6, Z1, K2, Z7
+	VXORPS            Z6, Z6, Z6
+	VXORPS            Z9, Z9, Z9
+	VBLENDMPD         Z8, Z6, K2, Z9
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z5, Z6
+	VSUBPD            Z5, Z6, Z8
+	VSUBPD            Z8, Z6, Z10
+	VSUBPD            Z10, Z5, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z10
+	VSUBPD            Z8, Z10, Z8
+	VADDPD            Z8, Z5, Z5
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
+	VDIVPD            Z6, Z8, Z8
+	VMULPD            Z8, Z7, Z10
+	VXORPD.BCST       lanes_d8000000000000000<>+0(SB), Z10, Z11
+	VMOVAPD           Z11, Z12
+	VFMADD213PD       Z7, Z6, Z12
+	VMOVAPD           Z11, Z6
+	VFMADD213PD       Z12, Z5, Z6
+	VADDPD            Z9, Z6, Z5
+	VFMADD213PD       Z10, Z8, Z5
+	VANDPD.BCST       lanes_d8000000000000000<>+0(SB), Z1, Z6
+	VORPD             Z6, Z5, Z5
+	VCMPPD.BCST       $0x01, lanes_dc086200000000000<>+0(SB), Z3, K2
+	VMULPD            Z4, Z1, Z1
+	VSCALEFPD         Z2, Z1, Z1
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPD         Z1, Z5, K2, Z2
+	VCMPPD.BCST       $0x0e, lanes_d4024000000000000<>+0(SB), Z0, K2
+	VXORPS            Z1, Z1, Z1
+	VBLENDMPD         Z0, Z2, K2, Z1
+	VMOVUPD           Z1, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+DATA lanes_dc039000000000000<>+0(SB)/8, $0xc039000000000000
+DATA lanes_dc039000000000000<>+8(SB)/8, $0xc039000000000000
+DATA lanes_dc039000000000000<>+16(SB)/8, $0xc039000000000000
+DATA lanes_dc039000000000000<>+24(SB)/8, $0xc039000000000000
+DATA lanes_dc039000000000000<>+32(SB)/8, $0xc039000000000000
+DATA lanes_dc039000000000000<>+40(SB)/8, $0xc039000000000000
+DATA lanes_dc039000000000000<>+48(SB)/8, $0xc039000000000000
+DATA lanes_dc039000000000000<>+56(SB)/8, $0xc039000000000000
+GLOBL lanes_dc039000000000000<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_d3fb2444f2a4d8b4b<>+0(SB)/8, $0x3fb2444f2a4d8b4b
+DATA lanes_d3fb2444f2a4d8b4b<>+8(SB)/8, $0x3fb2444f2a4d8b4b
+DATA lanes_d3fb2444f2a4d8b4b<>+16(SB)/8, $0x3fb2444f2a4d8b4b
+DATA lanes_d3fb2444f2a4d8b4b<>+24(SB)/8, $0x3fb2444f2a4d8b4b
+DATA lanes_d3fb2444f2a4d8b4b<>+32(SB)/8, $0x3fb2444f2a4d8b4b
+DATA lanes_d3fb2444f2a4d8b4b<>+40(SB)/8, $0x3fb2444f2a4d8b4b
+DATA lanes_d3fb2444f2a4d8b4b<>+48(SB)/8, $0x3fb2444f2a4d8b4b
+DATA lanes_d3fb2444f2a4d8b4b<>+56(SB)/8, $0x3fb2444f2a4d8b4b
+GLOBL lanes_d3fb2444f2a4d8b4b<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbc26c843a29d1c70<>+0(SB)/8, $0xbc26c843a29d1c70
+DATA lanes_dbc26c843a29d1c70<>+8(SB)/8, $0xbc26c843a29d1c70
+DATA lanes_dbc26c843a29d1c70<>+16(SB)/8, $0xbc26c843a29d1c70
+DATA lanes_dbc26c843a29d1c70<>+24(SB)/8, $0xbc26c843a29d1c70
+DATA lanes_dbc26c843a29d1c70<>+32(SB)/8, $0xbc26c843a29d1c70
+DATA lanes_dbc26c843a29d1c70<>+40(SB)/8, $0xbc26c843a29d1c70
+DATA lanes_dbc26c843a29d1c70<>+48(SB)/8, $0xbc26c843a29d1c70
+DATA lanes_dbc26c843a29d1c70<>+56(SB)/8, $0xbc26c843a29d1c70
+GLOBL lanes_dbc26c843a29d1c70<>(SB), RODATA|NOPTR, $64
+
+DATA lanes_dbc9cbc0d30ebfd15<>+0(SB)/8, $0xbc9cbc0d30ebfd15
+DATA lanes_dbc9cbc0d30ebfd15<>+8(SB)/8, $0xbc9cbc0d30ebfd15
+DATA lanes_dbc9cbc0d30ebfd15<>+16(SB)/8, $0xbc9cbc0d30ebfd15
+DATA lanes_dbc9cbc0d30ebfd15<>+24(SB)/8, $0xbc9cbc0d30ebfd15
+DATA lanes_dbc9cbc0d30ebfd15<>+32(SB)/8, $0xbc9cbc0d30ebfd15
+DATA lanes_dbc9cbc0d30ebfd15<>+40(SB)/8, $0xbc9cbc0d30ebfd15
+DATA lanes_dbc9cbc0d30ebfd15<>+48(SB)/8, $0xbc9cbc0d30ebfd15
+DATA lanes_dbc9cbc0d30ebfd15<>+56(SB)/8, $0xbc9cbc0d30ebfd15
+GLOBL lanes_dbc9cbc0d30ebfd15<>(SB), RODATA|NOPTR, $64
+
+// func leakyReLUF64AVX512(dst []float64, x []float64, alpha float64)
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·leakyReLUF64AVX512(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         dst_len+8(FP), CX
+	MOVSD        alpha+48(FP), X0
+	VBROADCASTSD X0, Z0
+
+loop:
+	CMPQ      CX, $0x00000008
+	JB        tail
+	VMOVUPD   (SI), Z1
+	VXORPS    Z2, Z2, Z2
+	VCMPPD    $0x0e, Z2, Z1, K1
+	VMULPD    Z0, Z1, Z2
+	VXORPS    Z3, Z3, Z3
+	VBLENDMPD Z1, Z2, K1, Z3
+	VMOVUPD   Z3, (DI)
+	ADDQ      $0x00000040, DI
+	ADDQ      $0x00000040, SI
+	SUBQ      $0x00000008, CX
+	JMP       loop
+
+tail:
+	TESTQ     CX, CX
+	JE        done
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z1
+	VXORPS    Z2, Z2, Z2
+	VCMPPD    $0x0e, Z2, Z1, K2
+	VMULPD    Z0, Z1, Z0
+	VXORPS    Z2, Z2, Z2
+	VBLENDMPD Z1, Z0, K2, Z2
+	VMOVUPD   Z2, K1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func eluF64AVX512(dst []float64, x []float64, alpha float64)
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·eluF64AVX512(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         dst_len+8(FP), CX
+	MOVSD        alpha+48(FP), X0
+	VBROADCASTSD X0, Z0
+
+loop:
+	CMPQ              CX, $0x00000008
+	JB                tail
+	VMOVUPD           (SI), Z1
+	VXORPS            Z2, Z2, Z2
+	VCMPPD            $0x0e, Z2, Z1, K1
+	VBROADCASTSD      lanes_dc044000000000000<>+0(SB), Z2
+	VMAXPD            Z1, Z2, Z2
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z2, Z3
+	VRNDSCALEPD       $0x00, Z3, Z3
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z3, Z2
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z3, Z4
+	VSUBPD            Z4, Z2, Z5
+	VMULPD            Z5, Z5, Z6
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z5, Z7
+	VMULPD            Z7, Z6, Z5
+	VSUBPD            Z4, Z5, Z4
+	VADDPD            Z4, Z2, Z2
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z4
+	VSCALEFPD         Z3, Z4, Z3
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z3, Z4
+	VFMADD213PD       Z4, Z2, Z3
+	VMULPD            Z0, Z3, Z2
+	VXORPS            Z3, Z3, Z3
+	VBLENDMPD         Z1, Z2, K1, Z3
+	VMOVUPD           Z3, (DI)
 	ADDQ              $0x00000040, DI
 	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000008, CX
@@ -5153,59 +7185,185 @@ tail:
 	DECL              AX
 	KMOVW             AX, K1
 	VMOVUPD.Z         (SI), K1, Z1
-	VADDPD            Z0, Z1, Z2
-	VSUBPD            Z1, Z2, Z8
-	VSUBPD            Z8, Z2, Z9
-	VSUBPD            Z9, Z1, Z1
-	VSUBPD            Z8, Z0, Z0
-	VADDPD            Z0, Z1, Z0
-	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z1
-	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z8
-	VMAXPD            Z2, Z1, Z1
-	VMINPD            Z1, Z8, Z1
-	VCMPPD            $0x00, Z2, Z1, K2
 	VXORPS            Z2, Z2, Z2
-	VBLENDMPD         Z0, Z2, K2, Z3
-	VCMPPD            $0x07, Z3, Z3, K2
-	VXORPS            Z0, Z0, Z0
-	VBLENDMPD         Z3, Z0, K2, Z4
-	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z1, Z0
-	VRNDSCALEPD       $0x00, Z0, Z0
-	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z0, Z1
-	VMOVAPD           Z4, Z2
-	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z0, Z2
-	VADDPD            Z2, Z1, Z3
-	VMULPD            Z3, Z3, Z4
-	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
-	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z3, Z8
-	VMULPD            Z8, Z4, Z3
-	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z4
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
-	VSUBPD            Z4, Z8, Z8
-	VADDPD            Z1, Z8, Z1
-	VADDPD            Z2, Z1, Z1
-	VADDPD            Z3, Z1, Z1
-	VADDPD            Z1, Z4, Z1
-	VSCALEFPD         Z0, Z1, Z0
-	VXORPS            Z1, Z1, Z1
-	VBLENDMPD         Z0, Z1, K1, Z5
-	VADDPD            Z5, Z6, Z6
-	VMOVUPD           Z5, K1, (DI)
+	VCMPPD            $0x0e, Z2, Z1, K2
+	VBROADCASTSD      lanes_dc044000000000000<>+0(SB), Z2
+	VMAXPD            Z1, Z2, Z2
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z2, Z3
+	VRNDSCALEPD       $0x00, Z3, Z3
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z3, Z2
+	VMULPD.BCST       lanes_d3dea39ef35793c76<>+0(SB), Z3, Z4
+	VSUBPD            Z4, Z2, Z5
+	VMULPD            Z5, Z5, Z6
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z5, Z7
+	VMULPD            Z7, Z6, Z5
+	VSUBPD            Z4, Z5, Z4
+	VADDPD            Z4, Z2, Z2
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z4
+	VSCALEFPD         Z3, Z4, Z3
+	VSUBPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z3, Z4
+	VFMADD213PD       Z4, Z2, Z3
+	VMULPD            Z0, Z3, Z0
+	VXORPS            Z2, Z2, Z2
+	VBLENDMPD         Z1, Z0, K2, Z2
+	VMOVUPD           Z2, K1, (DI)
 
 done:
-	VADDPD        Z7, Z6, Z6
-	VEXTRACTF64X4 $0x01, Z6, Y0
-	VADDPD        Y0, Y6, Y0
+	VZEROUPPER
+	RET
+
+DATA lanes_dc044000000000000<>+0(SB)/8, $0xc044000000000000
+DATA lanes_dc044000000000000<>+8(SB)/8, $0xc044000000000000
+DATA lanes_dc044000000000000<>+16(SB)/8, $0xc044000000000000
+DATA lanes_dc044000000000000<>+24(SB)/8, $0xc044000000000000
+DATA lanes_dc044000000000000<>+32(SB)/8, $0xc044000000000000
+DATA lanes_dc044000000000000<>+40(SB)/8, $0xc044000000000000
+DATA lanes_dc044000000000000<>+48(SB)/8, $0xc044000000000000
+DATA lanes_dc044000000000000<>+56(SB)/8, $0xc044000000000000
+GLOBL lanes_dc044000000000000<>(SB), RODATA|NOPTR, $64
+
+// func expSumF64AVX512(dst []float64, x []float64, shift float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
+TEXT ·expSumF64AVX512(SB), NOSPLIT, $0-64
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         x_len+32(FP), CX
+	MOVSD        shift+48(FP), X0
+	VBROADCASTSD X0, Z0
+	VXORPD.BCST  lanes_d8000000000000000<>+0(SB), Z0, Z0
+	VXORPD       Z1, Z1, Z1
+	VXORPD       Z2, Z2, Z2
+
+loop:
+	CMPQ              CX, $0x00000008
+	JB                tail
+	VMOVUPD           (SI), Z3
+	VADDPD            Z0, Z3, Z4
+	VSUBPD            Z3, Z4, Z5
+	VSUBPD            Z5, Z4, Z6
+	VSUBPD            Z6, Z3, Z3
+	VSUBPD            Z5, Z0, Z5
+	VADDPD            Z5, Z3, Z3
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z5
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z6
+	VMAXPD            Z4, Z5, Z5
+	VMINPD            Z5, Z6, Z5
+	VCMPPD            $0x00, Z4, Z5, K1
+	VXORPS            Z4, Z4, Z4
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z3, Z4, K1, Z6
+	VCMPPD            $0x07, Z6, Z6, K1
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z6, Z3, K1, Z4
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z5, Z3
+	VRNDSCALEPD       $0x00, Z3, Z3
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z3, Z5
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z3, Z4
+	VADDPD            Z4, Z5, Z6
+	VMULPD            Z6, Z6, Z7
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z6, Z8
+	VMULPD            Z8, Z7, Z6
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z5, Z7
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
+	VSUBPD            Z7, Z8, Z8
+	VADDPD            Z5, Z8, Z5
+	VADDPD            Z4, Z5, Z4
+	VADDPD            Z6, Z4, Z4
+	VADDPD            Z4, Z7, Z4
+	VSCALEFPD         Z3, Z4, Z3
+	VADDPD            Z3, Z1, Z1
+	VMOVUPD           Z3, (DI)
+	ADDQ              $0x00000040, DI
+	ADDQ              $0x00000040, SI
+	SUBQ              $0x00000008, CX
+	JMP               loop
+
+tail:
+	TESTQ             CX, CX
+	JE                done
+	MOVL              $0x00000001, AX
+	SHLL              CL, AX
+	DECL              AX
+	KMOVW             AX, K1
+	VMOVUPD.Z         (SI), K1, Z3
+	VADDPD            Z0, Z3, Z4
+	VSUBPD            Z3, Z4, Z5
+	VSUBPD            Z5, Z4, Z6
+	VSUBPD            Z6, Z3, Z3
+	VSUBPD            Z5, Z0, Z0
+	VADDPD            Z0, Z3, Z0
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z3
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z5
+	VMAXPD            Z4, Z3, Z3
+	VMINPD            Z3, Z5, Z3
+	VCMPPD            $0x00, Z4, Z3, K2
+	VXORPS            Z4, Z4, Z4
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z0, Z4, K2, Z5
+	VCMPPD            $0x07, Z5, Z5, K2
+	VXORPS            Z0, Z0, Z0
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z5, Z0, K2, Z4
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z3, Z0
+	VRNDSCALEPD       $0x00, Z0, Z0
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z0, Z3
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z0, Z4
+	VADDPD            Z4, Z3, Z5
+	VMULPD            Z5, Z5, Z6
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z5, Z7
+	VMULPD            Z7, Z6, Z5
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z3, Z6
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z7
+	VSUBPD            Z6, Z7, Z7
+	VADDPD            Z3, Z7, Z3
+	VADDPD            Z4, Z3, Z3
+	VADDPD            Z5, Z3, Z3
+	VADDPD            Z3, Z6, Z3
+	VSCALEFPD         Z0, Z3, Z0
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z0, Z3, K1, Z4
+	VADDPD            Z4, Z1, Z1
+	VMOVUPD           Z4, K1, (DI)
+
+done:
+	VADDPD        Z2, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPD        Y0, Y1, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VADDPD        X1, X0, X1
 	VUNPCKHPD     X1, X1, X0
@@ -5222,59 +7380,59 @@ TEXT ·sumExpF64AVX512(SB), NOSPLIT, $0-40
 	MOVSD        shift+24(FP), X0
 	VBROADCASTSD X0, Z0
 	VXORPD.BCST  lanes_d8000000000000000<>+0(SB), Z0, Z0
-	VXORPD       Z6, Z6, Z6
-	VXORPD       Z7, Z7, Z7
+	VXORPD       Z1, Z1, Z1
+	VXORPD       Z2, Z2, Z2
 
 loop:
 	CMPQ              CX, $0x00000008
 	JB                tail
-	VMOVUPD           (SI), Z8
-	VADDPD            Z0, Z8, Z9
-	VSUBPD            Z8, Z9, Z10
-	VSUBPD            Z10, Z9, Z11
-	VSUBPD            Z11, Z8, Z8
-	VSUBPD            Z10, Z0, Z10
-	VADDPD            Z10, Z8, Z8
-	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z10
-	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z11
-	VMAXPD            Z9, Z10, Z10
-	VMINPD            Z10, Z11, Z10
-	VCMPPD            $0x00, Z9, Z10, K1
-	VXORPS            Z9, Z9, Z9
-	VBLENDMPD         Z8, Z9, K1, Z1
-	VCMPPD            $0x07, Z1, Z1, K1
-	VXORPS            Z8, Z8, Z8
-	VBLENDMPD         Z1, Z8, K1, Z2
-	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z10, Z8
-	VRNDSCALEPD       $0x00, Z8, Z8
-	VMOVAPD           Z10, Z9
-	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z8, Z9
-	VMOVAPD           Z2, Z10
-	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z8, Z10
-	VADDPD            Z10, Z9, Z11
-	VMULPD            Z11, Z11, Z12
-	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z13
-	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z11, Z13
-	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z11, Z13
-	VMULPD            Z13, Z12, Z11
-	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z9, Z12
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z13
-	VSUBPD            Z12, Z13, Z13
-	VADDPD            Z9, Z13, Z9
-	VADDPD            Z10, Z9, Z9
-	VADDPD            Z11, Z9, Z9
-	VADDPD            Z9, Z12, Z9
-	VSCALEFPD         Z8, Z9, Z8
-	VADDPD            Z8, Z6, Z6
+	VMOVUPD           (SI), Z3
+	VADDPD            Z0, Z3, Z4
+	VSUBPD            Z3, Z4, Z5
+	VSUBPD            Z5, Z4, Z6
+	VSUBPD            Z6, Z3, Z3
+	VSUBPD            Z5, Z0, Z5
+	VADDPD            Z5, Z3, Z3
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z5
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z6
+	VMAXPD            Z4, Z5, Z5
+	VMINPD            Z5, Z6, Z5
+	VCMPPD            $0x00, Z4, Z5, K1
+	VXORPS            Z4, Z4, Z4
+	VXORPS            Z6, Z6, Z6
+	VBLENDMPD         Z3, Z4, K1, Z6
+	VCMPPD            $0x07, Z6, Z6, K1
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z6, Z3, K1, Z4
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z5, Z3
+	VRNDSCALEPD       $0x00, Z3, Z3
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z3, Z5
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z3, Z4
+	VADDPD            Z4, Z5, Z6
+	VMULPD            Z6, Z6, Z7
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z6, Z8
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z6, Z8
+	VMULPD            Z8, Z7, Z6
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z5, Z7
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
+	VSUBPD            Z7, Z8, Z8
+	VADDPD            Z5, Z8, Z5
+	VADDPD            Z4, Z5, Z4
+	VADDPD            Z6, Z4, Z4
+	VADDPD            Z4, Z7, Z4
+	VSCALEFPD         Z3, Z4, Z3
+	VADDPD            Z3, Z1, Z1
 	ADDQ              $0x00000040, SI
 	SUBQ              $0x00000008, CX
 	JMP               loop
@@ -5286,59 +7444,61 @@ tail:
 	SHLL              CL, AX
 	DECL              AX
 	KMOVW             AX, K1
-	VMOVUPD.Z         (SI), K1, Z1
-	VADDPD            Z0, Z1, Z2
-	VSUBPD            Z1, Z2, Z8
-	VSUBPD            Z8, Z2, Z9
-	VSUBPD            Z9, Z1, Z1
-	VSUBPD            Z8, Z0, Z0
-	VADDPD            Z0, Z1, Z0
-	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z1
-	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z8
-	VMAXPD            Z2, Z1, Z1
-	VMINPD            Z1, Z8, Z1
-	VCMPPD            $0x00, Z2, Z1, K2
-	VXORPS            Z2, Z2, Z2
-	VBLENDMPD         Z0, Z2, K2, Z3
-	VCMPPD            $0x07, Z3, Z3, K2
+	VMOVUPD.Z         (SI), K1, Z3
+	VADDPD            Z0, Z3, Z4
+	VSUBPD            Z3, Z4, Z5
+	VSUBPD            Z5, Z4, Z6
+	VSUBPD            Z6, Z3, Z3
+	VSUBPD            Z5, Z0, Z0
+	VADDPD            Z0, Z3, Z0
+	VBROADCASTSD      lanes_dc087500000000000<>+0(SB), Z3
+	VBROADCASTSD      lanes_d4086300000000000<>+0(SB), Z5
+	VMAXPD            Z4, Z3, Z3
+	VMINPD            Z3, Z5, Z3
+	VCMPPD            $0x00, Z4, Z3, K2
+	VXORPS            Z4, Z4, Z4
+	VXORPS            Z5, Z5, Z5
+	VBLENDMPD         Z0, Z4, K2, Z5
+	VCMPPD            $0x07, Z5, Z5, K2
 	VXORPS            Z0, Z0, Z0
-	VBLENDMPD         Z3, Z0, K2, Z4
-	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z1, Z0
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z5, Z0, K2, Z4
+	VMULPD.BCST       lanes_d3ff71547652b82fe<>+0(SB), Z3, Z0
 	VRNDSCALEPD       $0x00, Z0, Z0
-	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z0, Z1
-	VMOVAPD           Z4, Z2
-	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z0, Z2
-	VADDPD            Z2, Z1, Z3
-	VMULPD            Z3, Z3, Z4
-	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z8
-	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z3, Z8
-	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z3, Z8
-	VMULPD            Z8, Z4, Z3
-	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z1, Z4
-	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z8
-	VSUBPD            Z4, Z8, Z8
-	VADDPD            Z1, Z8, Z1
-	VADDPD            Z2, Z1, Z1
-	VADDPD            Z3, Z1, Z1
-	VADDPD            Z1, Z4, Z1
-	VSCALEFPD         Z0, Z1, Z0
-	VXORPS            Z1, Z1, Z1
-	VBLENDMPD         Z0, Z1, K1, Z5
-	VADDPD            Z5, Z6, Z6
+	VFNMADD231PD.BCST lanes_d3fe62e42fee00000<>+0(SB), Z0, Z3
+	VFNMADD231PD.BCST lanes_d3dea39ef35793c76<>+0(SB), Z0, Z4
+	VADDPD            Z4, Z3, Z5
+	VMULPD            Z5, Z5, Z6
+	VBROADCASTSD      lanes_d3de6124613a86d09<>+0(SB), Z7
+	VFMADD213PD.BCST  lanes_d3e21eed8eff8d898<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e5ae64567f544e4<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3e927e4fb7789f5c<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3ec71de3a556c734<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3efa01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f2a01a01a01a01a<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f56c16c16c16c17<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3f81111111111111<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fa5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fc5555555555555<>+0(SB), Z5, Z7
+	VFMADD213PD.BCST  lanes_d3fe0000000000000<>+0(SB), Z5, Z7
+	VMULPD            Z7, Z6, Z5
+	VADDPD.BCST       lanes_d3ff0000000000000<>+0(SB), Z3, Z6
+	VBROADCASTSD      lanes_d3ff0000000000000<>+0(SB), Z7
+	VSUBPD            Z6, Z7, Z7
+	VADDPD            Z3, Z7, Z3
+	VADDPD            Z4, Z3, Z3
+	VADDPD            Z5, Z3, Z3
+	VADDPD            Z3, Z6, Z3
+	VSCALEFPD         Z0, Z3, Z0
+	VXORPS            Z3, Z3, Z3
+	VXORPS            Z4, Z4, Z4
+	VBLENDMPD         Z0, Z3, K1, Z4
+	VADDPD            Z4, Z1, Z1
 
 done:
-	VADDPD        Z7, Z6, Z6
-	VEXTRACTF64X4 $0x01, Z6, Y0
-	VADDPD        Y0, Y6, Y0
+	VADDPD        Z2, Z1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPD        Y0, Y1, Y0
 	VEXTRACTF128  $0x01, Y0, X1
 	VADDPD        X1, X0, X1
 	VUNPCKHPD     X1, X1, X0
@@ -6144,6 +8304,1416 @@ tail:
 	VCMPPD       $0x0e, lanes_d4044000000000000<>+0(SB), Y1, Y3
 	VBLENDVPD    Y3, Y1, Y2, Y1
 	VMASKMOVPD   Y1, Y0, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func softplusF64AVX2(dst []float64, x []float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·softplusF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ         CX, $0x00000004
+	JB           tail
+	VMOVUPD      (SI), Y0
+	VORPD        lanes_d8000000000000000<>+0(SB), Y0, Y1
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y2
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y3
+	VMAXPD       Y1, Y2, Y1
+	VMINPD       Y1, Y3, Y1
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y1, Y2
+	VROUNDPD     $0x00, Y2, Y2
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y2, Y1
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y2, Y3
+	VSUBPD       Y3, Y1, Y4
+	VMULPD       Y4, Y4, Y5
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y6
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y4, Y6
+	VMULPD       Y6, Y5, Y4
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y1, Y5
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y6
+	VSUBPD       Y5, Y6, Y6
+	VADDPD       Y1, Y6, Y1
+	VSUBPD       Y3, Y1, Y1
+	VADDPD       Y4, Y1, Y1
+	VADDPD       Y1, Y5, Y1
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y2, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y2, Y2
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y1, Y1
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y1, Y2
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y2, Y3
+	VSUBPD       Y3, Y1, Y1
+	VCMPPD       $0x01, lanes_d0010000000000000<>+0(SB), Y2, Y3
+	VMULPD       lanes_d4350000000000000<>+0(SB), Y2, Y4
+	VBLENDVPD    Y3, Y4, Y2, Y4
+	VMOVUPD      lanes_d404b000000000000<>+0(SB), Y5
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPD    Y3, Y5, Y6, Y3
+	VPSRLQ       $0x34, Y4, Y5
+	VORPD        lanes_d4330000000000000<>+0(SB), Y5, Y5
+	VSUBPD       lanes_d43300000000003ff<>+0(SB), Y5, Y5
+	VANDPD       lanes_d000fffffffffffff<>+0(SB), Y4, Y4
+	VORPD        lanes_d3ff0000000000000<>+0(SB), Y4, Y4
+	VCMPPD       $0x0d, lanes_d3ff6a09e667f3bcd<>+0(SB), Y4, Y6
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y4, Y7
+	VBLENDVPD    Y6, Y7, Y4, Y4
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y7
+	VANDPD       Y6, Y7, Y6
+	VADDPD       Y6, Y5, Y5
+	VSUBPD       Y3, Y5, Y3
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y4, Y4
+	VADDPD       lanes_d4000000000000000<>+0(SB), Y4, Y5
+	VDIVPD       Y5, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      lanes_d3fb642c8590b2164<>+0(SB), Y7
+	VFMADD213PD  lanes_d3fb8618618618618<>+0(SB), Y6, Y7
+	VFMADD213PD  lanes_d3fbaf286bca1af28<>+0(SB), Y6, Y7
+	VFMADD213PD  lanes_d3fbe1e1e1e1e1e1e<>+0(SB), Y6, Y7
+	VFMADD213PD  lanes_d3fc1111111111111<>+0(SB), Y6, Y7
+	VFMADD213PD  lanes_d3fc3b13b13b13b14<>+0(SB), Y6, Y7
+	VFMADD213PD  lanes_d3fc745d1745d1746<>+0(SB), Y6, Y7
+	VFMADD213PD  lanes_d3fcc71c71c71c71c<>+0(SB), Y6, Y7
+	VFMADD213PD  lanes_d3fd2492492492492<>+0(SB), Y6, Y7
+	VFMADD213PD  lanes_d3fd999999999999a<>+0(SB), Y6, Y7
+	VFMADD213PD  lanes_d3fe5555555555555<>+0(SB), Y6, Y7
+	VMULPD       Y7, Y6, Y6
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y4, Y7
+	VMULPD       Y4, Y7, Y7
+	VADDPD       Y6, Y7, Y6
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y3, Y8
+	VFMADD213PD  Y8, Y6, Y5
+	VSUBPD       Y5, Y7, Y5
+	VSUBPD       Y5, Y4, Y4
+	VFMADD231PD  lanes_d3fe62e42fee00000<>+0(SB), Y3, Y4
+	VCMPPD       $0x00, lanes_d7ff0000000000000<>+0(SB), Y2, Y3
+	VBLENDVPD    Y3, Y2, Y4, Y3
+	VXORPS       Y4, Y4, Y4
+	VCMPPD       $0x00, Y4, Y2, Y4
+	VMOVUPD      lanes_dfff0000000000000<>+0(SB), Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VCMPPD       $0x06, Y2, Y4, Y4
+	VMOVUPD      lanes_d7ff8000000000001<>+0(SB), Y5
+	VBLENDVPD    Y4, Y5, Y3, Y3
+	VDIVPD       Y2, Y1, Y1
+	VADDPD       Y1, Y3, Y1
+	VMOVUPD      lanes_d0000000000000000<>+0(SB), Y2
+	VMAXPD       Y0, Y2, Y0
+	VADDPD       Y1, Y0, Y0
+	VMOVUPD      Y0, (DI)
+	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000004, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	VMOVQ        CX, X0
+	VPBROADCASTQ X0, Y0
+	VPCMPGTQ     lanes_iota64<>+0(SB), Y0, Y0
+	VMASKMOVPD   (SI), Y0, Y1
+	VORPD        lanes_d8000000000000000<>+0(SB), Y1, Y2
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y3
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y4
+	VMAXPD       Y2, Y3, Y2
+	VMINPD       Y2, Y4, Y2
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y2, Y3
+	VROUNDPD     $0x00, Y3, Y3
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y3, Y2
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y3, Y4
+	VSUBPD       Y4, Y2, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y7
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y5, Y7
+	VMULPD       Y7, Y6, Y5
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y2, Y6
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y7
+	VSUBPD       Y6, Y7, Y7
+	VADDPD       Y2, Y7, Y2
+	VSUBPD       Y4, Y2, Y2
+	VADDPD       Y5, Y2, Y2
+	VADDPD       Y2, Y6, Y2
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y3, Y4
+	VROUNDPD     $0x01, Y4, Y4
+	VSUBPD       Y4, Y3, Y3
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y2, Y2
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y2, Y3
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y3, Y4
+	VSUBPD       Y4, Y2, Y2
+	VCMPPD       $0x01, lanes_d0010000000000000<>+0(SB), Y3, Y4
+	VMULPD       lanes_d4350000000000000<>+0(SB), Y3, Y5
+	VBLENDVPD    Y4, Y5, Y3, Y5
+	VMOVUPD      lanes_d404b000000000000<>+0(SB), Y6
+	VXORPS       Y7, Y7, Y7
+	VBLENDVPD    Y4, Y6, Y7, Y4
+	VPSRLQ       $0x34, Y5, Y6
+	VORPD        lanes_d4330000000000000<>+0(SB), Y6, Y6
+	VSUBPD       lanes_d43300000000003ff<>+0(SB), Y6, Y6
+	VANDPD       lanes_d000fffffffffffff<>+0(SB), Y5, Y5
+	VORPD        lanes_d3ff0000000000000<>+0(SB), Y5, Y5
+	VCMPPD       $0x0d, lanes_d3ff6a09e667f3bcd<>+0(SB), Y5, Y7
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y5, Y8
+	VBLENDVPD    Y7, Y8, Y5, Y5
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y8
+	VANDPD       Y7, Y8, Y7
+	VADDPD       Y7, Y6, Y6
+	VSUBPD       Y4, Y6, Y4
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y5, Y5
+	VADDPD       lanes_d4000000000000000<>+0(SB), Y5, Y6
+	VDIVPD       Y6, Y5, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      lanes_d3fb642c8590b2164<>+0(SB), Y8
+	VFMADD213PD  lanes_d3fb8618618618618<>+0(SB), Y7, Y8
+	VFMADD213PD  lanes_d3fbaf286bca1af28<>+0(SB), Y7, Y8
+	VFMADD213PD  lanes_d3fbe1e1e1e1e1e1e<>+0(SB), Y7, Y8
+	VFMADD213PD  lanes_d3fc1111111111111<>+0(SB), Y7, Y8
+	VFMADD213PD  lanes_d3fc3b13b13b13b14<>+0(SB), Y7, Y8
+	VFMADD213PD  lanes_d3fc745d1745d1746<>+0(SB), Y7, Y8
+	VFMADD213PD  lanes_d3fcc71c71c71c71c<>+0(SB), Y7, Y8
+	VFMADD213PD  lanes_d3fd2492492492492<>+0(SB), Y7, Y8
+	VFMADD213PD  lanes_d3fd999999999999a<>+0(SB), Y7, Y8
+	VFMADD213PD  lanes_d3fe5555555555555<>+0(SB), Y7, Y8
+	VMULPD       Y8, Y7, Y7
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y5, Y8
+	VMULPD       Y5, Y8, Y8
+	VADDPD       Y7, Y8, Y7
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y4, Y9
+	VFMADD213PD  Y9, Y7, Y6
+	VSUBPD       Y6, Y8, Y6
+	VSUBPD       Y6, Y5, Y5
+	VFMADD231PD  lanes_d3fe62e42fee00000<>+0(SB), Y4, Y5
+	VCMPPD       $0x00, lanes_d7ff0000000000000<>+0(SB), Y3, Y4
+	VBLENDVPD    Y4, Y3, Y5, Y4
+	VXORPS       Y5, Y5, Y5
+	VCMPPD       $0x00, Y5, Y3, Y5
+	VMOVUPD      lanes_dfff0000000000000<>+0(SB), Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VCMPPD       $0x06, Y3, Y5, Y5
+	VMOVUPD      lanes_d7ff8000000000001<>+0(SB), Y6
+	VBLENDVPD    Y5, Y6, Y4, Y4
+	VDIVPD       Y3, Y2, Y2
+	VADDPD       Y2, Y4, Y2
+	VMOVUPD      lanes_d0000000000000000<>+0(SB), Y3
+	VMAXPD       Y1, Y3, Y1
+	VADDPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func erfF64AVX2(dst []float64, x []float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·erfF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ         CX, $0x00000004
+	JB           tail
+	VMOVUPD      (SI), Y0
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y0, Y1
+	VMULPD       Y1, Y1, Y2
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y1, Y3
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y1, Y4
+	VMOVUPD      lanes_dbef8ead6120016ac<>+0(SB), Y5
+	VFMADD213PD  lanes_dbf77a291236668e4<>+0(SB), Y2, Y5
+	VFMADD213PD  lanes_dbf9d2a51dbd7194f<>+0(SB), Y2, Y5
+	VFMADD213PD  lanes_dbfd4cd7d691cb913<>+0(SB), Y2, Y5
+	VFMADD213PD  lanes_d3fc06eba8214db68<>+0(SB), Y2, Y5
+	VMOVUPD      lanes_dbf61bf380a96073f<>+0(SB), Y6
+	VFMADD213PD  lanes_d3fa22a36599795eb<>+0(SB), Y3, Y6
+	VFMADD213PD  lanes_dbfbc63983d3e28ec<>+0(SB), Y3, Y6
+	VFMADD213PD  lanes_d3fd45fca805120e4<>+0(SB), Y3, Y6
+	VFMADD213PD  lanes_dbfd7d240fbb8c3f1<>+0(SB), Y3, Y6
+	VFMADD213PD  lanes_d3fda8d00ad92b34d<>+0(SB), Y3, Y6
+	VFMADD213PD  lanes_dbf6359b8bef77538<>+0(SB), Y3, Y6
+	VBLENDVPD    Y4, Y5, Y6, Y4
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y1, Y5
+	VMOVUPD      lanes_dbed09c4342a26120<>+0(SB), Y6
+	VFMADD213PD  lanes_d3f215dc9221c1a10<>+0(SB), Y2, Y6
+	VFMADD213PD  lanes_d3f74d022c4d36b0f<>+0(SB), Y2, Y6
+	VFMADD213PD  lanes_d3fb0a54c5536ceba<>+0(SB), Y2, Y6
+	VFMADD213PD  lanes_d3fd97779cddadc09<>+0(SB), Y2, Y6
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y2, Y6
+	VMOVUPD      lanes_d3f888b545735151d<>+0(SB), Y2
+	VFMADD213PD  lanes_d3f8bedc26b51dd1c<>+0(SB), Y3, Y2
+	VFMADD213PD  lanes_d3fc02660e763351f<>+0(SB), Y3, Y2
+	VFMADD213PD  lanes_d3fb2635cd99fe9a7<>+0(SB), Y3, Y2
+	VFMADD213PD  lanes_d3fe14af092eb6f33<>+0(SB), Y3, Y2
+	VFMADD213PD  lanes_d3fbb3e6618eee323<>+0(SB), Y3, Y2
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y3, Y2
+	VBLENDVPD    Y5, Y6, Y2, Y2
+	VDIVPD       Y2, Y4, Y2
+	VMOVAPD      Y0, Y3
+	VFMADD213PD  Y0, Y2, Y3
+	VADDPD       lanes_d3feb0ac160000000<>+0(SB), Y2, Y2
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y0, Y4
+	VORPD        Y4, Y2, Y2
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y1, Y1
+	VBLENDVPD    Y1, Y3, Y2, Y1
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y0, Y2
+	VMOVUPD      lanes_d3ff4000000000000<>+0(SB), Y3
+	VMOVUPD      lanes_d4018000000000000<>+0(SB), Y4
+	VMAXPD       Y2, Y3, Y2
+	VMINPD       Y2, Y4, Y2
+	VMULPD       Y2, Y2, Y3
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y3, Y4
+	VMOVAPD      Y2, Y5
+	VFMADD213PD  Y4, Y2, Y5
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y4
+	VDIVPD       Y3, Y4, Y4
+	VCMPPD       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Y4, Y6
+	VMOVUPD      lanes_dc023a0efc69ac25c<>+0(SB), Y7
+	VFMADD213PD  lanes_dc054526557e4d2f2<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_dc067135cebccabb2<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_dc0644cb184282266<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_dc04f300ae4cba38d<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_dc0251e0441b0e726<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_dbfe63416e4ba7360<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_dbf843412600d6435<>+0(SB), Y4, Y7
+	VMOVUPD      lanes_dc07e384e9bdc383f<>+0(SB), Y8
+	VFMADD213PD  lanes_dc09004616a2e5992<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_dc083ec881375f228<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_dc064145d43c5ed98<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_dc031c209555f995a<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_dbfe993ba70c285de<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_dbf84341239e86f4a<>+0(SB), Y4, Y8
+	VBLENDVPD    Y6, Y7, Y8, Y6
+	VCMPPD       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Y4, Y7
+	VMOVUPD      lanes_dbfaeeff2ee749a62<>+0(SB), Y8
+	VFMADD213PD  lanes_d401a47ef8e484a93<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_d405b28a3ee48ae2c<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_d407ad02157700314<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_d40842b1921ec2868<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_d407b290dd58a1a71<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_d4061350c526ae721<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_d4033a6b9bd707687<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y4, Y8
+	VMOVUPD      lanes_dc03670e242712d62<>+0(SB), Y9
+	VFMADD213PD  lanes_d407da874e79fe763<>+0(SB), Y4, Y9
+	VFMADD213PD  lanes_d40a3f219cedf3be6<>+0(SB), Y4, Y9
+	VFMADD213PD  lanes_d40a8ffb7688c246a<>+0(SB), Y4, Y9
+	VFMADD213PD  lanes_d409802eb189d5118<>+0(SB), Y4, Y9
+	VFMADD213PD  lanes_d40745cae221b9f0a<>+0(SB), Y4, Y9
+	VFMADD213PD  lanes_d403e568b261d5190<>+0(SB), Y4, Y9
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y4, Y9
+	VBLENDVPD    Y7, Y8, Y9, Y4
+	VDIVPD       Y4, Y6, Y4
+	VSUBPD       lanes_d3fe2000000000000<>+0(SB), Y4, Y4
+	VMULPD       lanes_dbff0000000000000<>+0(SB), Y3, Y3
+	VADDPD       Y4, Y3, Y6
+	VSUBPD       Y3, Y6, Y7
+	VSUBPD       Y7, Y6, Y8
+	VSUBPD       Y8, Y3, Y3
+	VSUBPD       Y7, Y4, Y4
+	VADDPD       Y4, Y3, Y3
+	VSUBPD       Y5, Y3, Y3
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y4
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y5
+	VMAXPD       Y6, Y4, Y4
+	VMINPD       Y4, Y5, Y4
+	VCMPPD       $0x00, Y6, Y4, Y5
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPD    Y5, Y3, Y6, Y3
+	VCMPPD       $0x07, Y3, Y3, Y5
+	VXORPS       Y6, Y6, Y6
+	VBLENDVPD    Y5, Y3, Y6, Y3
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y4, Y5
+	VROUNDPD     $0x00, Y5, Y5
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y5, Y4
+	VFNMADD231PD lanes_d3dea39ef35793c76<>+0(SB), Y5, Y3
+	VADDPD       Y3, Y4, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y8
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y6, Y8
+	VMULPD       Y8, Y7, Y6
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y4, Y7
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y8
+	VSUBPD       Y7, Y8, Y8
+	VADDPD       Y4, Y8, Y4
+	VADDPD       Y3, Y4, Y3
+	VADDPD       Y6, Y3, Y3
+	VADDPD       Y3, Y7, Y3
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y5, Y4
+	VROUNDPD     $0x01, Y4, Y4
+	VSUBPD       Y4, Y5, Y5
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y3, Y3
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y3, Y3
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y4
+	VDIVPD       Y2, Y3, Y2
+	VSUBPD       Y2, Y4, Y2
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y0, Y3
+	VORPD        Y3, Y2, Y2
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y0, Y0
+	VCMPPD       $0x01, lanes_d3ff4000000000000<>+0(SB), Y0, Y0
+	VBLENDVPD    Y0, Y1, Y2, Y0
+	VMOVUPD      Y0, (DI)
+	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000004, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	VMOVQ        CX, X0
+	VPBROADCASTQ X0, Y0
+	VPCMPGTQ     lanes_iota64<>+0(SB), Y0, Y0
+	VMASKMOVPD   (SI), Y0, Y1
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y1, Y2
+	VMULPD       Y2, Y2, Y3
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y2, Y4
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y2, Y5
+	VMOVUPD      lanes_dbef8ead6120016ac<>+0(SB), Y6
+	VFMADD213PD  lanes_dbf77a291236668e4<>+0(SB), Y3, Y6
+	VFMADD213PD  lanes_dbf9d2a51dbd7194f<>+0(SB), Y3, Y6
+	VFMADD213PD  lanes_dbfd4cd7d691cb913<>+0(SB), Y3, Y6
+	VFMADD213PD  lanes_d3fc06eba8214db68<>+0(SB), Y3, Y6
+	VMOVUPD      lanes_dbf61bf380a96073f<>+0(SB), Y7
+	VFMADD213PD  lanes_d3fa22a36599795eb<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_dbfbc63983d3e28ec<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_d3fd45fca805120e4<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_dbfd7d240fbb8c3f1<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_d3fda8d00ad92b34d<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_dbf6359b8bef77538<>+0(SB), Y4, Y7
+	VBLENDVPD    Y5, Y6, Y7, Y5
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y2, Y6
+	VMOVUPD      lanes_dbed09c4342a26120<>+0(SB), Y7
+	VFMADD213PD  lanes_d3f215dc9221c1a10<>+0(SB), Y3, Y7
+	VFMADD213PD  lanes_d3f74d022c4d36b0f<>+0(SB), Y3, Y7
+	VFMADD213PD  lanes_d3fb0a54c5536ceba<>+0(SB), Y3, Y7
+	VFMADD213PD  lanes_d3fd97779cddadc09<>+0(SB), Y3, Y7
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y3, Y7
+	VMOVUPD      lanes_d3f888b545735151d<>+0(SB), Y3
+	VFMADD213PD  lanes_d3f8bedc26b51dd1c<>+0(SB), Y4, Y3
+	VFMADD213PD  lanes_d3fc02660e763351f<>+0(SB), Y4, Y3
+	VFMADD213PD  lanes_d3fb2635cd99fe9a7<>+0(SB), Y4, Y3
+	VFMADD213PD  lanes_d3fe14af092eb6f33<>+0(SB), Y4, Y3
+	VFMADD213PD  lanes_d3fbb3e6618eee323<>+0(SB), Y4, Y3
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y4, Y3
+	VBLENDVPD    Y6, Y7, Y3, Y3
+	VDIVPD       Y3, Y5, Y3
+	VMOVAPD      Y1, Y4
+	VFMADD213PD  Y1, Y3, Y4
+	VADDPD       lanes_d3feb0ac160000000<>+0(SB), Y3, Y3
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y1, Y5
+	VORPD        Y5, Y3, Y3
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y2, Y2
+	VBLENDVPD    Y2, Y4, Y3, Y2
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y1, Y3
+	VMOVUPD      lanes_d3ff4000000000000<>+0(SB), Y4
+	VMOVUPD      lanes_d4018000000000000<>+0(SB), Y5
+	VMAXPD       Y3, Y4, Y3
+	VMINPD       Y3, Y5, Y3
+	VMULPD       Y3, Y3, Y4
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y4, Y5
+	VMOVAPD      Y3, Y6
+	VFMADD213PD  Y5, Y3, Y6
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y5
+	VDIVPD       Y4, Y5, Y5
+	VCMPPD       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Y5, Y7
+	VMOVUPD      lanes_dc023a0efc69ac25c<>+0(SB), Y8
+	VFMADD213PD  lanes_dc054526557e4d2f2<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_dc067135cebccabb2<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_dc0644cb184282266<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_dc04f300ae4cba38d<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_dc0251e0441b0e726<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_dbfe63416e4ba7360<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_dbf843412600d6435<>+0(SB), Y5, Y8
+	VMOVUPD      lanes_dc07e384e9bdc383f<>+0(SB), Y9
+	VFMADD213PD  lanes_dc09004616a2e5992<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_dc083ec881375f228<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_dc064145d43c5ed98<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_dc031c209555f995a<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_dbfe993ba70c285de<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_dbf84341239e86f4a<>+0(SB), Y5, Y9
+	VBLENDVPD    Y7, Y8, Y9, Y7
+	VCMPPD       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Y5, Y8
+	VMOVUPD      lanes_dbfaeeff2ee749a62<>+0(SB), Y9
+	VFMADD213PD  lanes_d401a47ef8e484a93<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_d405b28a3ee48ae2c<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_d407ad02157700314<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_d40842b1921ec2868<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_d407b290dd58a1a71<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_d4061350c526ae721<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_d4033a6b9bd707687<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y5, Y9
+	VMOVUPD      lanes_dc03670e242712d62<>+0(SB), Y10
+	VFMADD213PD  lanes_d407da874e79fe763<>+0(SB), Y5, Y10
+	VFMADD213PD  lanes_d40a3f219cedf3be6<>+0(SB), Y5, Y10
+	VFMADD213PD  lanes_d40a8ffb7688c246a<>+0(SB), Y5, Y10
+	VFMADD213PD  lanes_d409802eb189d5118<>+0(SB), Y5, Y10
+	VFMADD213PD  lanes_d40745cae221b9f0a<>+0(SB), Y5, Y10
+	VFMADD213PD  lanes_d403e568b261d5190<>+0(SB), Y5, Y10
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y5, Y10
+	VBLENDVPD    Y8, Y9, Y10, Y5
+	VDIVPD       Y5, Y7, Y5
+	VSUBPD       lanes_d3fe2000000000000<>+0(SB), Y5, Y5
+	VMULPD       lanes_dbff0000000000000<>+0(SB), Y4, Y4
+	VADDPD       Y5, Y4, Y7
+	VSUBPD       Y4, Y7, Y8
+	VSUBPD       Y8, Y7, Y9
+	VSUBPD       Y9, Y4, Y4
+	VSUBPD       Y8, Y5, Y5
+	VADDPD       Y5, Y4, Y4
+	VSUBPD       Y6, Y4, Y4
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y5
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y6
+	VMAXPD       Y7, Y5, Y5
+	VMINPD       Y5, Y6, Y5
+	VCMPPD       $0x00, Y7, Y5, Y6
+	VXORPS       Y7, Y7, Y7
+	VBLENDVPD    Y6, Y4, Y7, Y4
+	VCMPPD       $0x07, Y4, Y4, Y6
+	VXORPS       Y7, Y7, Y7
+	VBLENDVPD    Y6, Y4, Y7, Y4
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y5, Y6
+	VROUNDPD     $0x00, Y6, Y6
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y6, Y5
+	VFNMADD231PD lanes_d3dea39ef35793c76<>+0(SB), Y6, Y4
+	VADDPD       Y4, Y5, Y7
+	VMULPD       Y7, Y7, Y8
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y9
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y7, Y9
+	VMULPD       Y9, Y8, Y7
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y5, Y8
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y9
+	VSUBPD       Y8, Y9, Y9
+	VADDPD       Y5, Y9, Y5
+	VADDPD       Y4, Y5, Y4
+	VADDPD       Y7, Y4, Y4
+	VADDPD       Y4, Y8, Y4
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y6, Y5
+	VROUNDPD     $0x01, Y5, Y5
+	VSUBPD       Y5, Y6, Y6
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y4, Y4
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y6, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y4, Y4
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y5
+	VDIVPD       Y3, Y4, Y3
+	VSUBPD       Y3, Y5, Y3
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y1, Y4
+	VORPD        Y4, Y3, Y3
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y1, Y1
+	VCMPPD       $0x01, lanes_d3ff4000000000000<>+0(SB), Y1, Y1
+	VBLENDVPD    Y1, Y2, Y3, Y1
+	VMASKMOVPD   Y1, Y0, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func geluF64AVX2(dst []float64, x []float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·geluF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ         CX, $0x00000004
+	JB           tail
+	VMOVUPD      (SI), Y0
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y1
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y2
+	VMAXPD       Y0, Y1, Y1
+	VMINPD       Y1, Y2, Y1
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y1, Y1
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y2
+	VMAXPD       Y1, Y2, Y1
+	VMULPD       Y1, Y1, Y2
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y2, Y3
+	VMOVAPD      Y1, Y4
+	VFMADD213PD  Y3, Y1, Y4
+	VMOVUPD      lanes_d4000000000000000<>+0(SB), Y1
+	VDIVPD       Y2, Y1, Y1
+	VCMPPD       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Y1, Y3
+	VMOVUPD      lanes_dc023a0efc69ac25c<>+0(SB), Y5
+	VFMADD213PD  lanes_dc054526557e4d2f2<>+0(SB), Y1, Y5
+	VFMADD213PD  lanes_dc067135cebccabb2<>+0(SB), Y1, Y5
+	VFMADD213PD  lanes_dc0644cb184282266<>+0(SB), Y1, Y5
+	VFMADD213PD  lanes_dc04f300ae4cba38d<>+0(SB), Y1, Y5
+	VFMADD213PD  lanes_dc0251e0441b0e726<>+0(SB), Y1, Y5
+	VFMADD213PD  lanes_dbfe63416e4ba7360<>+0(SB), Y1, Y5
+	VFMADD213PD  lanes_dbf843412600d6435<>+0(SB), Y1, Y5
+	VMOVUPD      lanes_dc07e384e9bdc383f<>+0(SB), Y6
+	VFMADD213PD  lanes_dc09004616a2e5992<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_dc083ec881375f228<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_dc064145d43c5ed98<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_dc031c209555f995a<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_dbfe993ba70c285de<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_dbf84341239e86f4a<>+0(SB), Y1, Y6
+	VBLENDVPD    Y3, Y5, Y6, Y3
+	VCMPPD       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Y1, Y5
+	VMOVUPD      lanes_dbfaeeff2ee749a62<>+0(SB), Y6
+	VFMADD213PD  lanes_d401a47ef8e484a93<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_d405b28a3ee48ae2c<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_d407ad02157700314<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_d40842b1921ec2868<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_d407b290dd58a1a71<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_d4061350c526ae721<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_d4033a6b9bd707687<>+0(SB), Y1, Y6
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y1, Y6
+	VMOVUPD      lanes_dc03670e242712d62<>+0(SB), Y7
+	VFMADD213PD  lanes_d407da874e79fe763<>+0(SB), Y1, Y7
+	VFMADD213PD  lanes_d40a3f219cedf3be6<>+0(SB), Y1, Y7
+	VFMADD213PD  lanes_d40a8ffb7688c246a<>+0(SB), Y1, Y7
+	VFMADD213PD  lanes_d409802eb189d5118<>+0(SB), Y1, Y7
+	VFMADD213PD  lanes_d40745cae221b9f0a<>+0(SB), Y1, Y7
+	VFMADD213PD  lanes_d403e568b261d5190<>+0(SB), Y1, Y7
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y1, Y7
+	VBLENDVPD    Y5, Y6, Y7, Y1
+	VDIVPD       Y1, Y3, Y1
+	VSUBPD       lanes_d3fed17217f7d1cf8<>+0(SB), Y1, Y1
+	VMULPD       lanes_dbfe0000000000000<>+0(SB), Y2, Y2
+	VADDPD       Y1, Y2, Y3
+	VSUBPD       Y2, Y3, Y5
+	VSUBPD       Y5, Y3, Y6
+	VSUBPD       Y6, Y2, Y2
+	VSUBPD       Y5, Y1, Y1
+	VADDPD       Y1, Y2, Y1
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y4, Y2
+	VSUBPD       Y2, Y1, Y1
+	VSUBPD       lanes_dbc8950d871319ff0<>+0(SB), Y1, Y1
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y2
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y4
+	VMAXPD       Y3, Y2, Y2
+	VMINPD       Y2, Y4, Y2
+	VCMPPD       $0x00, Y3, Y2, Y3
+	VXORPS       Y4, Y4, Y4
+	VBLENDVPD    Y3, Y1, Y4, Y1
+	VCMPPD       $0x07, Y1, Y1, Y3
+	VXORPS       Y4, Y4, Y4
+	VBLENDVPD    Y3, Y1, Y4, Y1
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y2, Y3
+	VROUNDPD     $0x00, Y3, Y3
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y3, Y2
+	VFNMADD231PD lanes_d3dea39ef35793c76<>+0(SB), Y3, Y1
+	VADDPD       Y1, Y2, Y4
+	VMULPD       Y4, Y4, Y5
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y6
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y4, Y6
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y4, Y6
+	VMULPD       Y6, Y5, Y4
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y2, Y5
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y6
+	VSUBPD       Y5, Y6, Y6
+	VADDPD       Y2, Y6, Y2
+	VADDPD       Y1, Y2, Y1
+	VADDPD       Y4, Y1, Y1
+	VADDPD       Y1, Y5, Y1
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y3, Y2
+	VROUNDPD     $0x01, Y2, Y2
+	VSUBPD       Y2, Y3, Y3
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y3, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y2
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y3
+	VMAXPD       Y0, Y2, Y2
+	VMINPD       Y2, Y3, Y2
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y2, Y2
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y3
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y4
+	VMAXPD       Y0, Y3, Y3
+	VMINPD       Y3, Y4, Y3
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y3, Y3
+	VMULPD       lanes_d3fe6a09e667f3bcd<>+0(SB), Y3, Y3
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y3, Y4
+	VFMADD231PD  lanes_d3fe6a09e667f3bcd<>+0(SB), Y2, Y4
+	VMULPD       lanes_dbc8bdd3413b26456<>+0(SB), Y2, Y2
+	VADDPD       Y2, Y4, Y2
+	VMULPD       Y3, Y3, Y4
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y3, Y5
+	VADDPD       Y2, Y5, Y5
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y3, Y6
+	VMOVUPD      lanes_dbef8ead6120016ac<>+0(SB), Y7
+	VFMADD213PD  lanes_dbf77a291236668e4<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_dbf9d2a51dbd7194f<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_dbfd4cd7d691cb913<>+0(SB), Y4, Y7
+	VFMADD213PD  lanes_d3fc06eba8214db68<>+0(SB), Y4, Y7
+	VMOVUPD      lanes_dbf61bf380a96073f<>+0(SB), Y8
+	VFMADD213PD  lanes_d3fa22a36599795eb<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_dbfbc63983d3e28ec<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_d3fd45fca805120e4<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_dbfd7d240fbb8c3f1<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_d3fda8d00ad92b34d<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_dbf6359b8bef77538<>+0(SB), Y5, Y8
+	VBLENDVPD    Y6, Y7, Y8, Y6
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y3, Y7
+	VMOVUPD      lanes_dbed09c4342a26120<>+0(SB), Y8
+	VFMADD213PD  lanes_d3f215dc9221c1a10<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_d3f74d022c4d36b0f<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_d3fb0a54c5536ceba<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_d3fd97779cddadc09<>+0(SB), Y4, Y8
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y4, Y8
+	VMOVUPD      lanes_d3f888b545735151d<>+0(SB), Y4
+	VFMADD213PD  lanes_d3f8bedc26b51dd1c<>+0(SB), Y5, Y4
+	VFMADD213PD  lanes_d3fc02660e763351f<>+0(SB), Y5, Y4
+	VFMADD213PD  lanes_d3fb2635cd99fe9a7<>+0(SB), Y5, Y4
+	VFMADD213PD  lanes_d3fe14af092eb6f33<>+0(SB), Y5, Y4
+	VFMADD213PD  lanes_d3fbb3e6618eee323<>+0(SB), Y5, Y4
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y5, Y4
+	VBLENDVPD    Y7, Y8, Y4, Y4
+	VDIVPD       Y4, Y6, Y4
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y5
+	VSUBPD       Y3, Y5, Y5
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y6
+	VSUBPD       Y5, Y6, Y6
+	VSUBPD       Y3, Y6, Y6
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y3, Y7
+	VMOVUPD      lanes_d3fc3d4fa80000000<>+0(SB), Y8
+	VBLENDVPD    Y7, Y5, Y8, Y5
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y3, Y7
+	VXORPS       Y8, Y8, Y8
+	VBLENDVPD    Y7, Y6, Y8, Y6
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y3, Y7
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y8
+	VBLENDVPD    Y7, Y3, Y8, Y7
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y3, Y3
+	VXORPS       Y8, Y8, Y8
+	VBLENDVPD    Y3, Y2, Y8, Y2
+	VMOVAPD      Y7, Y3
+	VFMADD213PD  Y2, Y4, Y3
+	VSUBPD       Y6, Y3, Y2
+	VSUBPD       Y2, Y5, Y2
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y2, Y2
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y3
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y4
+	VMAXPD       Y0, Y3, Y3
+	VMINPD       Y3, Y4, Y3
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y3, Y3
+	VMULPD       lanes_d3fe6a09e667f3bcd<>+0(SB), Y3, Y3
+	VCMPPD       $0x01, lanes_d3ff4000000000000<>+0(SB), Y3, Y3
+	VBLENDVPD    Y3, Y2, Y1, Y1
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y2
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y3
+	VMAXPD       Y0, Y2, Y2
+	VMINPD       Y2, Y3, Y2
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y3
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y4
+	VMAXPD       Y0, Y3, Y3
+	VMINPD       Y3, Y4, Y3
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y3, Y3
+	VMULPD       lanes_d3fe6a09e667f3bcd<>+0(SB), Y3, Y3
+	VCMPPD       $0x01, lanes_d3ff4000000000000<>+0(SB), Y3, Y3
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y4
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y2, Y5
+	VORPD        Y5, Y4, Y4
+	VBLENDVPD    Y3, Y2, Y4, Y3
+	VXORPS       Y4, Y4, Y4
+	VCMPPD       $0x01, Y4, Y2, Y4
+	VMULPD       Y1, Y3, Y5
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y3, Y3
+	VFMADD213PD  Y2, Y1, Y3
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y2, Y1
+	VORPD        Y1, Y3, Y1
+	VBLENDVPD    Y4, Y5, Y1, Y1
+	VCMPPD       $0x0e, lanes_d4024000000000000<>+0(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y1, Y0
+	VMOVUPD      Y0, (DI)
+	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000004, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	VMOVQ        CX, X0
+	VPBROADCASTQ X0, Y0
+	VPCMPGTQ     lanes_iota64<>+0(SB), Y0, Y0
+	VMASKMOVPD   (SI), Y0, Y1
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y2
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y3
+	VMAXPD       Y1, Y2, Y2
+	VMINPD       Y2, Y3, Y2
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y2, Y2
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y3
+	VMAXPD       Y2, Y3, Y2
+	VMULPD       Y2, Y2, Y3
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y3, Y4
+	VMOVAPD      Y2, Y5
+	VFMADD213PD  Y4, Y2, Y5
+	VMOVUPD      lanes_d4000000000000000<>+0(SB), Y2
+	VDIVPD       Y3, Y2, Y2
+	VCMPPD       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Y2, Y4
+	VMOVUPD      lanes_dc023a0efc69ac25c<>+0(SB), Y6
+	VFMADD213PD  lanes_dc054526557e4d2f2<>+0(SB), Y2, Y6
+	VFMADD213PD  lanes_dc067135cebccabb2<>+0(SB), Y2, Y6
+	VFMADD213PD  lanes_dc0644cb184282266<>+0(SB), Y2, Y6
+	VFMADD213PD  lanes_dc04f300ae4cba38d<>+0(SB), Y2, Y6
+	VFMADD213PD  lanes_dc0251e0441b0e726<>+0(SB), Y2, Y6
+	VFMADD213PD  lanes_dbfe63416e4ba7360<>+0(SB), Y2, Y6
+	VFMADD213PD  lanes_dbf843412600d6435<>+0(SB), Y2, Y6
+	VMOVUPD      lanes_dc07e384e9bdc383f<>+0(SB), Y7
+	VFMADD213PD  lanes_dc09004616a2e5992<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_dc083ec881375f228<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_dc064145d43c5ed98<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_dc031c209555f995a<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_dbfe993ba70c285de<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_dbf84341239e86f4a<>+0(SB), Y2, Y7
+	VBLENDVPD    Y4, Y6, Y7, Y4
+	VCMPPD       $0x0e, lanes_d3fbf5c28f5c28f5c<>+0(SB), Y2, Y6
+	VMOVUPD      lanes_dbfaeeff2ee749a62<>+0(SB), Y7
+	VFMADD213PD  lanes_d401a47ef8e484a93<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_d405b28a3ee48ae2c<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_d407ad02157700314<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_d40842b1921ec2868<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_d407b290dd58a1a71<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_d4061350c526ae721<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_d4033a6b9bd707687<>+0(SB), Y2, Y7
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y2, Y7
+	VMOVUPD      lanes_dc03670e242712d62<>+0(SB), Y8
+	VFMADD213PD  lanes_d407da874e79fe763<>+0(SB), Y2, Y8
+	VFMADD213PD  lanes_d40a3f219cedf3be6<>+0(SB), Y2, Y8
+	VFMADD213PD  lanes_d40a8ffb7688c246a<>+0(SB), Y2, Y8
+	VFMADD213PD  lanes_d409802eb189d5118<>+0(SB), Y2, Y8
+	VFMADD213PD  lanes_d40745cae221b9f0a<>+0(SB), Y2, Y8
+	VFMADD213PD  lanes_d403e568b261d5190<>+0(SB), Y2, Y8
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y2, Y8
+	VBLENDVPD    Y6, Y7, Y8, Y2
+	VDIVPD       Y2, Y4, Y2
+	VSUBPD       lanes_d3fed17217f7d1cf8<>+0(SB), Y2, Y2
+	VMULPD       lanes_dbfe0000000000000<>+0(SB), Y3, Y3
+	VADDPD       Y2, Y3, Y4
+	VSUBPD       Y3, Y4, Y6
+	VSUBPD       Y6, Y4, Y7
+	VSUBPD       Y7, Y3, Y3
+	VSUBPD       Y6, Y2, Y2
+	VADDPD       Y2, Y3, Y2
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y5, Y3
+	VSUBPD       Y3, Y2, Y2
+	VSUBPD       lanes_dbc8950d871319ff0<>+0(SB), Y2, Y2
+	VMOVUPD      lanes_dc087500000000000<>+0(SB), Y3
+	VMOVUPD      lanes_d4086300000000000<>+0(SB), Y5
+	VMAXPD       Y4, Y3, Y3
+	VMINPD       Y3, Y5, Y3
+	VCMPPD       $0x00, Y4, Y3, Y4
+	VXORPS       Y5, Y5, Y5
+	VBLENDVPD    Y4, Y2, Y5, Y2
+	VCMPPD       $0x07, Y2, Y2, Y4
+	VXORPS       Y5, Y5, Y5
+	VBLENDVPD    Y4, Y2, Y5, Y2
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y3, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y4, Y3
+	VFNMADD231PD lanes_d3dea39ef35793c76<>+0(SB), Y4, Y2
+	VADDPD       Y2, Y3, Y5
+	VMULPD       Y5, Y5, Y6
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y7
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y5, Y7
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y5, Y7
+	VMULPD       Y7, Y6, Y5
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y3, Y6
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y7
+	VSUBPD       Y6, Y7, Y7
+	VADDPD       Y3, Y7, Y3
+	VADDPD       Y2, Y3, Y2
+	VADDPD       Y5, Y2, Y2
+	VADDPD       Y2, Y6, Y2
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y4, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y4, Y4
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y2, Y2
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y3
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y4
+	VMAXPD       Y1, Y3, Y3
+	VMINPD       Y3, Y4, Y3
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y3, Y3
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y4
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y5
+	VMAXPD       Y1, Y4, Y4
+	VMINPD       Y4, Y5, Y4
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y4, Y4
+	VMULPD       lanes_d3fe6a09e667f3bcd<>+0(SB), Y4, Y4
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y4, Y5
+	VFMADD231PD  lanes_d3fe6a09e667f3bcd<>+0(SB), Y3, Y5
+	VMULPD       lanes_dbc8bdd3413b26456<>+0(SB), Y3, Y3
+	VADDPD       Y3, Y5, Y3
+	VMULPD       Y4, Y4, Y5
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y4, Y6
+	VADDPD       Y3, Y6, Y6
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y4, Y7
+	VMOVUPD      lanes_dbef8ead6120016ac<>+0(SB), Y8
+	VFMADD213PD  lanes_dbf77a291236668e4<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_dbf9d2a51dbd7194f<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_dbfd4cd7d691cb913<>+0(SB), Y5, Y8
+	VFMADD213PD  lanes_d3fc06eba8214db68<>+0(SB), Y5, Y8
+	VMOVUPD      lanes_dbf61bf380a96073f<>+0(SB), Y9
+	VFMADD213PD  lanes_d3fa22a36599795eb<>+0(SB), Y6, Y9
+	VFMADD213PD  lanes_dbfbc63983d3e28ec<>+0(SB), Y6, Y9
+	VFMADD213PD  lanes_d3fd45fca805120e4<>+0(SB), Y6, Y9
+	VFMADD213PD  lanes_dbfd7d240fbb8c3f1<>+0(SB), Y6, Y9
+	VFMADD213PD  lanes_d3fda8d00ad92b34d<>+0(SB), Y6, Y9
+	VFMADD213PD  lanes_dbf6359b8bef77538<>+0(SB), Y6, Y9
+	VBLENDVPD    Y7, Y8, Y9, Y7
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y4, Y8
+	VMOVUPD      lanes_dbed09c4342a26120<>+0(SB), Y9
+	VFMADD213PD  lanes_d3f215dc9221c1a10<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_d3f74d022c4d36b0f<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_d3fb0a54c5536ceba<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_d3fd97779cddadc09<>+0(SB), Y5, Y9
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y5, Y9
+	VMOVUPD      lanes_d3f888b545735151d<>+0(SB), Y5
+	VFMADD213PD  lanes_d3f8bedc26b51dd1c<>+0(SB), Y6, Y5
+	VFMADD213PD  lanes_d3fc02660e763351f<>+0(SB), Y6, Y5
+	VFMADD213PD  lanes_d3fb2635cd99fe9a7<>+0(SB), Y6, Y5
+	VFMADD213PD  lanes_d3fe14af092eb6f33<>+0(SB), Y6, Y5
+	VFMADD213PD  lanes_d3fbb3e6618eee323<>+0(SB), Y6, Y5
+	VFMADD213PD  lanes_d3ff0000000000000<>+0(SB), Y6, Y5
+	VBLENDVPD    Y8, Y9, Y5, Y5
+	VDIVPD       Y5, Y7, Y5
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y6
+	VSUBPD       Y4, Y6, Y6
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y7
+	VSUBPD       Y6, Y7, Y7
+	VSUBPD       Y4, Y7, Y7
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y4, Y8
+	VMOVUPD      lanes_d3fc3d4fa80000000<>+0(SB), Y9
+	VBLENDVPD    Y8, Y6, Y9, Y6
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y4, Y8
+	VXORPS       Y9, Y9, Y9
+	VBLENDVPD    Y8, Y7, Y9, Y7
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y4, Y8
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y9
+	VBLENDVPD    Y8, Y4, Y9, Y8
+	VCMPPD       $0x01, lanes_d3feb000000000000<>+0(SB), Y4, Y4
+	VXORPS       Y9, Y9, Y9
+	VBLENDVPD    Y4, Y3, Y9, Y3
+	VMOVAPD      Y8, Y4
+	VFMADD213PD  Y3, Y5, Y4
+	VSUBPD       Y7, Y4, Y3
+	VSUBPD       Y3, Y6, Y3
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y3, Y3
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y4
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y5
+	VMAXPD       Y1, Y4, Y4
+	VMINPD       Y4, Y5, Y4
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y4, Y4
+	VMULPD       lanes_d3fe6a09e667f3bcd<>+0(SB), Y4, Y4
+	VCMPPD       $0x01, lanes_d3ff4000000000000<>+0(SB), Y4, Y4
+	VBLENDVPD    Y4, Y3, Y2, Y2
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y3
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y4
+	VMAXPD       Y1, Y3, Y3
+	VMINPD       Y3, Y4, Y3
+	VMOVUPD      lanes_dc043800000000000<>+0(SB), Y4
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y5
+	VMAXPD       Y1, Y4, Y4
+	VMINPD       Y4, Y5, Y4
+	VANDPD       lanes_d7fffffffffffffff<>+0(SB), Y4, Y4
+	VMULPD       lanes_d3fe6a09e667f3bcd<>+0(SB), Y4, Y4
+	VCMPPD       $0x01, lanes_d3ff4000000000000<>+0(SB), Y4, Y4
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y5
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y3, Y6
+	VORPD        Y6, Y5, Y5
+	VBLENDVPD    Y4, Y3, Y5, Y4
+	VXORPS       Y5, Y5, Y5
+	VCMPPD       $0x01, Y5, Y3, Y5
+	VMULPD       Y2, Y4, Y6
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y4, Y4
+	VFMADD213PD  Y3, Y2, Y4
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y3, Y2
+	VORPD        Y2, Y4, Y2
+	VBLENDVPD    Y5, Y6, Y2, Y2
+	VCMPPD       $0x0e, lanes_d4024000000000000<>+0(SB), Y1, Y3
+	VBLENDVPD    Y3, Y1, Y2, Y1
+	VMASKMOVPD   Y1, Y0, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func geluTanhF64AVX2(dst []float64, x []float64)
+// Requires: AVX, AVX2, FMA3
+TEXT ·geluTanhF64AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+
+loop:
+	CMPQ         CX, $0x00000004
+	JB           tail
+	VMOVUPD      (SI), Y0
+	VMOVUPD      lanes_dc039000000000000<>+0(SB), Y1
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y2
+	VMAXPD       Y0, Y1, Y1
+	VMINPD       Y1, Y2, Y1
+	VMULPD       Y1, Y1, Y2
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y2, Y3
+	VMOVAPD      Y1, Y4
+	VFMADD213PD  Y3, Y1, Y4
+	VMULPD       lanes_d3fb2444f2a4d8b4b<>+0(SB), Y2, Y3
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y3, Y5
+	VFMADD231PD  lanes_d3fb2444f2a4d8b4b<>+0(SB), Y2, Y5
+	VADDPD       lanes_d3ff9884533d43651<>+0(SB), Y3, Y6
+	VSUBPD       lanes_d3ff9884533d43651<>+0(SB), Y6, Y7
+	VMOVUPD      lanes_d3ff9884533d43651<>+0(SB), Y8
+	VSUBPD       Y7, Y6, Y9
+	VSUBPD       Y9, Y8, Y8
+	VSUBPD       Y7, Y3, Y3
+	VADDPD       Y3, Y8, Y3
+	VMULPD       lanes_d3fb2444f2a4d8b4b<>+0(SB), Y4, Y4
+	VMULPD       lanes_dbc26c843a29d1c70<>+0(SB), Y2, Y2
+	VADDPD       lanes_dbc9cbc0d30ebfd15<>+0(SB), Y2, Y2
+	VADDPD       Y2, Y4, Y2
+	VADDPD       Y2, Y5, Y2
+	VADDPD       Y2, Y3, Y2
+	VMULPD       Y6, Y1, Y3
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y3, Y4
+	VMOVAPD      Y1, Y5
+	VFMADD213PD  Y4, Y6, Y5
+	VMULPD       Y2, Y1, Y2
+	VADDPD       Y2, Y5, Y2
+	VXORPS       Y4, Y4, Y4
+	VCMPPD       $0x01, Y4, Y3, Y4
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y3, Y5
+	VBLENDVPD    Y4, Y3, Y5, Y5
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y2, Y6
+	VBLENDVPD    Y4, Y2, Y6, Y2
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y5, Y6
+	VROUNDPD     $0x00, Y6, Y6
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y6, Y5
+	VFNMADD231PD lanes_d3dea39ef35793c76<>+0(SB), Y6, Y2
+	VADDPD       Y2, Y5, Y7
+	VMULPD       Y7, Y7, Y8
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y9
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y7, Y9
+	VMULPD       Y9, Y8, Y7
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y5, Y8
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y9
+	VSUBPD       Y8, Y9, Y9
+	VADDPD       Y5, Y9, Y5
+	VADDPD       Y2, Y5, Y2
+	VADDPD       Y7, Y2, Y2
+	VADDPD       Y2, Y8, Y2
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y6, Y5
+	VROUNDPD     $0x01, Y5, Y5
+	VSUBPD       Y5, Y6, Y7
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y2, Y5
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y7, Y7
+	VPSLLQ       $0x34, Y7, Y7
+	VMULPD       Y7, Y5, Y5
+	VMULPD       Y5, Y1, Y7
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y7, Y8
+	VMOVAPD      Y1, Y9
+	VFMADD213PD  Y8, Y5, Y9
+	VBLENDVPD    Y4, Y7, Y1, Y7
+	VXORPS       Y8, Y8, Y8
+	VBLENDVPD    Y4, Y9, Y8, Y4
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y5, Y8
+	VSUBPD       Y5, Y8, Y9
+	VSUBPD       Y9, Y8, Y10
+	VSUBPD       Y10, Y5, Y5
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y10
+	VSUBPD       Y9, Y10, Y9
+	VADDPD       Y9, Y5, Y5
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y9
+	VDIVPD       Y8, Y9, Y9
+	VMULPD       Y9, Y7, Y10
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y10, Y11
+	VMOVAPD      Y11, Y12
+	VFMADD213PD  Y7, Y8, Y12
+	VMOVAPD      Y11, Y7
+	VFMADD213PD  Y12, Y5, Y7
+	VADDPD       Y4, Y7, Y4
+	VFMADD213PD  Y10, Y9, Y4
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y1, Y5
+	VORPD        Y5, Y4, Y4
+	VCMPPD       $0x01, lanes_dc086200000000000<>+0(SB), Y3, Y3
+	VMULPD       Y2, Y1, Y1
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y6, Y2
+	VROUNDPD     $0x01, Y2, Y2
+	VSUBPD       Y2, Y6, Y5
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y2, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y1, Y1
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y2
+	VPSLLQ       $0x34, Y2, Y2
+	VMULPD       Y2, Y1, Y1
+	VBLENDVPD    Y3, Y1, Y4, Y1
+	VCMPPD       $0x0e, lanes_d4024000000000000<>+0(SB), Y0, Y2
+	VBLENDVPD    Y2, Y0, Y1, Y0
+	VMOVUPD      Y0, (DI)
+	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000004, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	VMOVQ        CX, X0
+	VPBROADCASTQ X0, Y0
+	VPCMPGTQ     lanes_iota64<>+0(SB), Y0, Y0
+	VMASKMOVPD   (SI), Y0, Y1
+	VMOVUPD      lanes_dc039000000000000<>+0(SB), Y2
+	VMOVUPD      lanes_d4024000000000000<>+0(SB), Y3
+	VMAXPD       Y1, Y2, Y2
+	VMINPD       Y2, Y3, Y2
+	VMULPD       Y2, Y2, Y3
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y3, Y4
+	VMOVAPD      Y2, Y5
+	VFMADD213PD  Y4, Y2, Y5
+	VMULPD       lanes_d3fb2444f2a4d8b4b<>+0(SB), Y3, Y4
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y4, Y6
+	VFMADD231PD  lanes_d3fb2444f2a4d8b4b<>+0(SB), Y3, Y6
+	VADDPD       lanes_d3ff9884533d43651<>+0(SB), Y4, Y7
+	VSUBPD       lanes_d3ff9884533d43651<>+0(SB), Y7, Y8
+	VMOVUPD      lanes_d3ff9884533d43651<>+0(SB), Y9
+	VSUBPD       Y8, Y7, Y10
+	VSUBPD       Y10, Y9, Y9
+	VSUBPD       Y8, Y4, Y4
+	VADDPD       Y4, Y9, Y4
+	VMULPD       lanes_d3fb2444f2a4d8b4b<>+0(SB), Y5, Y5
+	VMULPD       lanes_dbc26c843a29d1c70<>+0(SB), Y3, Y3
+	VADDPD       lanes_dbc9cbc0d30ebfd15<>+0(SB), Y3, Y3
+	VADDPD       Y3, Y5, Y3
+	VADDPD       Y3, Y6, Y3
+	VADDPD       Y3, Y4, Y3
+	VMULPD       Y7, Y2, Y4
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y4, Y5
+	VMOVAPD      Y2, Y6
+	VFMADD213PD  Y5, Y7, Y6
+	VMULPD       Y3, Y2, Y3
+	VADDPD       Y3, Y6, Y3
+	VXORPS       Y5, Y5, Y5
+	VCMPPD       $0x01, Y5, Y4, Y5
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y4, Y6
+	VBLENDVPD    Y5, Y4, Y6, Y6
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y3, Y7
+	VBLENDVPD    Y5, Y3, Y7, Y3
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y6, Y7
+	VROUNDPD     $0x00, Y7, Y7
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y7, Y6
+	VFNMADD231PD lanes_d3dea39ef35793c76<>+0(SB), Y7, Y3
+	VADDPD       Y3, Y6, Y8
+	VMULPD       Y8, Y8, Y9
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y10
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y8, Y10
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y8, Y10
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y8, Y10
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y8, Y10
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y8, Y10
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y8, Y10
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y8, Y10
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y8, Y10
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y8, Y10
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y8, Y10
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y8, Y10
+	VMULPD       Y10, Y9, Y8
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y6, Y9
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y10
+	VSUBPD       Y9, Y10, Y10
+	VADDPD       Y6, Y10, Y6
+	VADDPD       Y3, Y6, Y3
+	VADDPD       Y8, Y3, Y3
+	VADDPD       Y3, Y9, Y3
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y7, Y6
+	VROUNDPD     $0x01, Y6, Y6
+	VSUBPD       Y6, Y7, Y8
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y6, Y6
+	VPSLLQ       $0x34, Y6, Y6
+	VMULPD       Y6, Y3, Y6
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y8, Y8
+	VPSLLQ       $0x34, Y8, Y8
+	VMULPD       Y8, Y6, Y6
+	VMULPD       Y6, Y2, Y8
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y8, Y9
+	VMOVAPD      Y2, Y10
+	VFMADD213PD  Y9, Y6, Y10
+	VBLENDVPD    Y5, Y8, Y2, Y8
+	VXORPS       Y9, Y9, Y9
+	VBLENDVPD    Y5, Y10, Y9, Y5
+	VADDPD       lanes_d3ff0000000000000<>+0(SB), Y6, Y9
+	VSUBPD       Y6, Y9, Y10
+	VSUBPD       Y10, Y9, Y11
+	VSUBPD       Y11, Y6, Y6
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y11
+	VSUBPD       Y10, Y11, Y10
+	VADDPD       Y10, Y6, Y6
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y10
+	VDIVPD       Y9, Y10, Y10
+	VMULPD       Y10, Y8, Y11
+	VXORPD       lanes_d8000000000000000<>+0(SB), Y11, Y12
+	VMOVAPD      Y12, Y13
+	VFMADD213PD  Y8, Y9, Y13
+	VMOVAPD      Y12, Y8
+	VFMADD213PD  Y13, Y6, Y8
+	VADDPD       Y5, Y8, Y5
+	VFMADD213PD  Y11, Y10, Y5
+	VANDPD       lanes_d8000000000000000<>+0(SB), Y2, Y6
+	VORPD        Y6, Y5, Y5
+	VCMPPD       $0x01, lanes_dc086200000000000<>+0(SB), Y4, Y4
+	VMULPD       Y3, Y2, Y2
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y7, Y3
+	VROUNDPD     $0x01, Y3, Y3
+	VSUBPD       Y3, Y7, Y6
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y3, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y2, Y2
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y6, Y3
+	VPSLLQ       $0x34, Y3, Y3
+	VMULPD       Y3, Y2, Y2
+	VBLENDVPD    Y4, Y2, Y5, Y2
+	VCMPPD       $0x0e, lanes_d4024000000000000<>+0(SB), Y1, Y3
+	VBLENDVPD    Y3, Y1, Y2, Y1
+	VMASKMOVPD   Y1, Y0, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func leakyReLUF64AVX2(dst []float64, x []float64, alpha float64)
+// Requires: AVX, AVX2, SSE2
+TEXT ·leakyReLUF64AVX2(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         dst_len+8(FP), CX
+	MOVSD        alpha+48(FP), X0
+	VBROADCASTSD X0, Y0
+
+loop:
+	CMPQ      CX, $0x00000004
+	JB        tail
+	VMOVUPD   (SI), Y1
+	VXORPS    Y2, Y2, Y2
+	VCMPPD    $0x0e, Y2, Y1, Y2
+	VMULPD    Y0, Y1, Y3
+	VBLENDVPD Y2, Y1, Y3, Y1
+	VMOVUPD   Y1, (DI)
+	ADDQ      $0x00000020, DI
+	ADDQ      $0x00000020, SI
+	SUBQ      $0x00000004, CX
+	JMP       loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	VMOVQ        CX, X1
+	VPBROADCASTQ X1, Y1
+	VPCMPGTQ     lanes_iota64<>+0(SB), Y1, Y1
+	VMASKMOVPD   (SI), Y1, Y2
+	VXORPS       Y3, Y3, Y3
+	VCMPPD       $0x0e, Y3, Y2, Y3
+	VMULPD       Y0, Y2, Y0
+	VBLENDVPD    Y3, Y2, Y0, Y0
+	VMASKMOVPD   Y0, Y1, (DI)
+
+done:
+	VZEROUPPER
+	RET
+
+// func eluF64AVX2(dst []float64, x []float64, alpha float64)
+// Requires: AVX, AVX2, FMA3, SSE2
+TEXT ·eluF64AVX2(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         dst_len+8(FP), CX
+	MOVSD        alpha+48(FP), X0
+	VBROADCASTSD X0, Y0
+
+loop:
+	CMPQ         CX, $0x00000004
+	JB           tail
+	VMOVUPD      (SI), Y1
+	VXORPS       Y2, Y2, Y2
+	VCMPPD       $0x0e, Y2, Y1, Y2
+	VMOVUPD      lanes_dc044000000000000<>+0(SB), Y3
+	VMAXPD       Y1, Y3, Y3
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y3, Y4
+	VROUNDPD     $0x00, Y4, Y4
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y4, Y3
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y4, Y5
+	VSUBPD       Y5, Y3, Y6
+	VMULPD       Y6, Y6, Y7
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y8
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y6, Y8
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y6, Y8
+	VMULPD       Y8, Y7, Y6
+	VSUBPD       Y5, Y6, Y5
+	VADDPD       Y5, Y3, Y3
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y5
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y4, Y6
+	VROUNDPD     $0x01, Y6, Y6
+	VSUBPD       Y6, Y4, Y4
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y6, Y6
+	VPSLLQ       $0x34, Y6, Y6
+	VMULPD       Y6, Y5, Y5
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y4, Y4
+	VPSLLQ       $0x34, Y4, Y4
+	VMULPD       Y4, Y5, Y4
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y4, Y5
+	VFMADD213PD  Y5, Y3, Y4
+	VMULPD       Y0, Y4, Y3
+	VBLENDVPD    Y2, Y1, Y3, Y1
+	VMOVUPD      Y1, (DI)
+	ADDQ         $0x00000020, DI
+	ADDQ         $0x00000020, SI
+	SUBQ         $0x00000004, CX
+	JMP          loop
+
+tail:
+	TESTQ        CX, CX
+	JE           done
+	VMOVQ        CX, X1
+	VPBROADCASTQ X1, Y1
+	VPCMPGTQ     lanes_iota64<>+0(SB), Y1, Y1
+	VMASKMOVPD   (SI), Y1, Y2
+	VXORPS       Y3, Y3, Y3
+	VCMPPD       $0x0e, Y3, Y2, Y3
+	VMOVUPD      lanes_dc044000000000000<>+0(SB), Y4
+	VMAXPD       Y2, Y4, Y4
+	VMULPD       lanes_d3ff71547652b82fe<>+0(SB), Y4, Y5
+	VROUNDPD     $0x00, Y5, Y5
+	VFNMADD231PD lanes_d3fe62e42fee00000<>+0(SB), Y5, Y4
+	VMULPD       lanes_d3dea39ef35793c76<>+0(SB), Y5, Y6
+	VSUBPD       Y6, Y4, Y7
+	VMULPD       Y7, Y7, Y8
+	VMOVUPD      lanes_d3de6124613a86d09<>+0(SB), Y9
+	VFMADD213PD  lanes_d3e21eed8eff8d898<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3e5ae64567f544e4<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3e927e4fb7789f5c<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3ec71de3a556c734<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3efa01a01a01a01a<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3f2a01a01a01a01a<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3f56c16c16c16c17<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3f81111111111111<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3fa5555555555555<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3fc5555555555555<>+0(SB), Y7, Y9
+	VFMADD213PD  lanes_d3fe0000000000000<>+0(SB), Y7, Y9
+	VMULPD       Y9, Y8, Y7
+	VSUBPD       Y6, Y7, Y6
+	VADDPD       Y6, Y4, Y4
+	VMOVUPD      lanes_d3ff0000000000000<>+0(SB), Y6
+	VMULPD       lanes_d3fe0000000000000<>+0(SB), Y5, Y7
+	VROUNDPD     $0x01, Y7, Y7
+	VSUBPD       Y7, Y5, Y5
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y7, Y7
+	VPSLLQ       $0x34, Y7, Y7
+	VMULPD       Y7, Y6, Y6
+	VADDPD       lanes_d43380000000003ff<>+0(SB), Y5, Y5
+	VPSLLQ       $0x34, Y5, Y5
+	VMULPD       Y5, Y6, Y5
+	VSUBPD       lanes_d3ff0000000000000<>+0(SB), Y5, Y6
+	VFMADD213PD  Y6, Y4, Y5
+	VMULPD       Y0, Y5, Y0
+	VBLENDVPD    Y3, Y2, Y0, Y0
+	VMASKMOVPD   Y0, Y1, (DI)
 
 done:
 	VZEROUPPER

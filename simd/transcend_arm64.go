@@ -16,6 +16,8 @@ func init() {
 	})
 	transcendF64.set(dispatch.NEON, &transcendKernelsF64{
 		exp: expF64NEON, log: logF64NEON, sigmoid: sigmoidF64NEON, tanh: tanhF64NEON, silu: siluF64NEON,
+		softplus: softplusF64NEON, erf: erfF64NEON, gelu: geluF64NEON, geluTanh: geluTanhF64NEON,
+		leakyReLU: leakyReLUF64NEON, elu: eluF64NEON,
 		expSum: expSumOf(expSumF64NEON, sumExpF64NEON),
 	})
 }

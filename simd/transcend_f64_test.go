@@ -12,7 +12,8 @@ import (
 	"github.com/lanesgo/lanes/dispatch"
 )
 
-// The float64 transcendentals (ExpF64, LogF64, SigmoidF64, TanhF64, SiLUF64) are measured in float64 ULPs
+// The float64 transcendentals (ExpF64, LogF64, SigmoidF64, TanhF64, SiLUF64,
+// SoftplusF64, ErfF64, GELUF64, GELUTanhF64, ELUF64, LeakyReLUF64) are measured in float64 ULPs
 // of the exact result (math/big, transcend_ref_test.go, refPrec = 160 bits),
 // the float32 rule at float64's spacing: 2^(e-52) for |v| in [2^e, 2^(e+1)),
 // 2^-1074 below 2^-1022.
@@ -40,6 +41,198 @@ var f64Cases = []f64Case{
 		s := bigSigmoid(bf(x, refPrec+40))
 		return s.Mul(s, bf(x, refPrec+40))
 	}, 2, sigmoidF64Inputs},
+	{"SoftplusF64", SoftplusF64, softplus64, softplusExactF64, 2, sigmoidF64Inputs},
+	{"ErfF64", ErfF64, erf64, erfExactF64, 1, erfF64Inputs},
+	{"GELUF64", GELUF64, gelu64, geluExactF64, 3, geluF64Inputs},
+	{"GELUTanhF64", GELUTanhF64, geluTanh64, geluTanhExactF64, 2, geluTanhF64Inputs},
+	{"ELUF64", func(dst, x []float64) { ELUF64(dst, x, 1) }, func(x float64) float64 {
+		if x > 0 {
+			return x
+		}
+		return elu64(x)
+	}, func(x float64) *big.Float {
+		if x > 0 {
+			return bf(x, refPrec)
+		}
+		return bigExpm1(bf(x, refPrec+40))
+	}, 1, eluF64Inputs},
+	// LeakyReLUF64 with alpha = 0.01: one rounded product.
+	{"LeakyReLUF64", func(dst, x []float64) { LeakyReLUF64(dst, x, 0.01) }, func(x float64) float64 {
+		if x > 0 {
+			return x
+		}
+		return 0.01 * x
+	}, func(x float64) *big.Float {
+		if x > 0 {
+			return bf(x, refPrec)
+		}
+		return new(big.Float).SetPrec(refPrec).Mul(bf(0.01, refPrec), bf(x, refPrec))
+	}, 0.5, func(r *rand.Rand, n int) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = math.Float64frombits(r.Uint64() % 0x7ff0000000000000)
+			if i%2 == 1 {
+				xs[i] = -xs[i]
+			}
+		}
+		return xs
+	}},
+}
+
+// softplusExactF64 is max(x, 0) + log1p(e^-|x|).
+func softplusExactF64(x float64) *big.Float {
+	const p = refPrec + 40
+	l := bigLog1p(bigExp(bf(-math.Abs(x), p)))
+	if x > 0 {
+		l.Add(l, bf(x, p))
+	}
+	return l
+}
+
+// erfExactF64 is erf from its series up to |x| = 6 and 1 - erfc (the
+// continued fraction) beyond; the sign of x put back.
+func erfExactF64(x float64) *big.Float {
+	const p = refPrec + 40
+	a := bf(math.Abs(x), p)
+	var e *big.Float
+	if math.Abs(x) <= 6 {
+		e = bigErf(a)
+	} else {
+		e = erfcCF(a, p)
+		e.Sub(bf(1, p), e)
+	}
+	if x < 0 {
+		e.Neg(e)
+	}
+	return e
+}
+
+// geluExactF64 is x/2·erfc(-x/√2): x/2·erfc(|x|/√2) below 0, x/2·(1 +
+// erf(x/√2)) above (2 - erfc beyond x/√2 = 6).
+func geluExactF64(x float64) *big.Float {
+	const p = refPrec + 40
+	if x == 0 {
+		return bf(0, p)
+	}
+	t := new(big.Float).SetPrec(p).Quo(bf(math.Abs(x), p), refConst().sqrt2)
+	tf, _ := t.Float64()
+	var phi *big.Float // 2·Φ(x)
+	switch {
+	case x < 0 && tf > 5:
+		phi = erfcCF(t, p)
+	case x < 0:
+		phi = bigErfc(t)
+	case tf > 6:
+		phi = erfcCF(t, p)
+		phi.Sub(bf(2, p), phi)
+	default:
+		phi = bigErf(t)
+		phi.Add(phi, bf(1, p))
+	}
+	return phi.Mul(phi, bf(x/2, p))
+}
+
+// geluTanhExactF64 is x/(1+e^-2u), u = √(2/π)·(x + 0.044715·x³), the
+// decimal 0.044715 taken exactly.
+func geluTanhExactF64(x float64) *big.Float {
+	const p = refPrec + 40
+	c := refConst()
+	k, _ := new(big.Float).SetPrec(p).SetString("0.044715")
+	xb := bf(x, p)
+	u := new(big.Float).SetPrec(p).Mul(xb, xb)
+	u.Mul(u, xb)
+	u.Mul(u, k)
+	u.Add(u, xb)
+	u.Mul(u, c.sqrt2)
+	u.Quo(u, c.sqrtPi)
+	u.Mul(u, bf(-2, p))
+	e := bigExp(u)
+	e.Add(e, bf(1, p))
+	return e.Quo(xb, e)
+}
+
+// erfF64Inputs: uniform over [-6.5, 6.5], near 0 (down to the denormals),
+// and around the approximation's switches 0.84375, 1.25 and 1/0.35.
+func erfF64Inputs(r *rand.Rand, n int) []float64 {
+	xs := make([]float64, 0, n)
+	for len(xs) < n {
+		switch len(xs) % 4 {
+		case 0:
+			xs = append(xs, (r.Float64()*2-1)*6.5)
+		case 1:
+			xs = append(xs, (r.Float64()*2-1)*math.Ldexp(1, -r.IntN(1080)))
+		case 2:
+			b := []float64{0.84375, 1.25, 1 / 0.35, 0.25}[r.IntN(4)]
+			xs = append(xs, b*(1+(r.Float64()*2-1)*1e-3))
+		default:
+			xs = append(xs, -r.Float64()*3)
+		}
+	}
+	return xs
+}
+
+// geluF64Inputs: uniform over [-40, 12], near 0 (down to the denormals),
+// around the switches √2·{0.25, 0.84375, 1.25, 1/0.35}, and over the
+// underflow edge [-39, -36].
+func geluF64Inputs(r *rand.Rand, n int) []float64 {
+	xs := make([]float64, 0, n)
+	for len(xs) < n {
+		switch len(xs) % 5 {
+		case 0:
+			xs = append(xs, -40+r.Float64()*52)
+		case 1:
+			xs = append(xs, (r.Float64()*2-1)*math.Ldexp(1, -r.IntN(1080)))
+		case 2:
+			b := math.Sqrt2 * []float64{0.25, 0.84375, 1.25, 1 / 0.35}[r.IntN(4)]
+			x := b * (1 + (r.Float64()*2-1)*1e-3)
+			if r.IntN(2) == 0 {
+				x = -x
+			}
+			xs = append(xs, x)
+		case 3:
+			xs = append(xs, -36-r.Float64()*3)
+		default:
+			xs = append(xs, (r.Float64()*2-1)*4)
+		}
+	}
+	return xs
+}
+
+// geluTanhF64Inputs: uniform over [-26, 12], near 0, over [-4, 4] and the
+// underflow edge [-22.5, -20].
+func geluTanhF64Inputs(r *rand.Rand, n int) []float64 {
+	xs := make([]float64, 0, n)
+	for len(xs) < n {
+		switch len(xs) % 4 {
+		case 0:
+			xs = append(xs, -26+r.Float64()*38)
+		case 1:
+			xs = append(xs, (r.Float64()*2-1)*math.Ldexp(1, -r.IntN(1080)))
+		case 2:
+			xs = append(xs, (r.Float64()*2-1)*4)
+		default:
+			xs = append(xs, -20-r.Float64()*2.5)
+		}
+	}
+	return xs
+}
+
+// eluF64Inputs: uniform over [-45, 1], tiny negatives (down to the
+// denormals), and the reduction's boundaries -(k+1/2)·ln2.
+func eluF64Inputs(r *rand.Rand, n int) []float64 {
+	xs := make([]float64, 0, n)
+	for len(xs) < n {
+		switch len(xs) % 3 {
+		case 0:
+			xs = append(xs, -45+r.Float64()*46)
+		case 1:
+			xs = append(xs, -math.Ldexp(r.Float64(), -r.IntN(1080)))
+		default:
+			k := float64(r.IntN(60))
+			xs = append(xs, -(k+0.5)*math.Ln2+(r.Float64()*2-1)*1e-9)
+		}
+	}
+	return xs
 }
 
 // tanhExactF64 is E/(E+2) with E = e^(2|x|) - 1, the sign of x put back.
@@ -238,6 +431,27 @@ func TestTranscendF64Special(t *testing.T) {
 		{TanhF64, "TanhF64",
 			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 19.1, -19.1, 20, 1e300, -1e300, 1e-300, -5e-324, 0x1p-1022},
 			[]float64{nan, 1, -1, 0, math.Copysign(0, -1), 1, -1, 1, 1, -1, 1e-300, -5e-324, 0x1p-1022}},
+		{SoftplusF64, "SoftplusF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 800, 38, -800, -745.2, math.SmallestNonzeroFloat64},
+			[]float64{nan, inf, 0, math.Ln2, math.Ln2, 800, 38, 0, 0, math.Ln2}},
+		{ErfF64, "ErfF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 6, -6, 5.95, 1e300, -1e300, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64},
+			[]float64{nan, 1, -1, 0, math.Copysign(0, -1), 1, -1, 1, 1, -1, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64}},
+		{GELUF64, "GELUF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 10.5, 1e300, -39.5, -1e300},
+			[]float64{nan, inf, math.Copysign(0, -1), 0, math.Copysign(0, -1), 10.5, 1e300, math.Copysign(0, -1), math.Copysign(0, -1)}},
+		{GELUTanhF64, "GELUTanhF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), 10.5, 1e300, -25.5, -1e300},
+			[]float64{nan, inf, math.Copysign(0, -1), 0, math.Copysign(0, -1), 10.5, 1e300, math.Copysign(0, -1), math.Copysign(0, -1)}},
+		{func(dst, x []float64) { ELUF64(dst, x, 1) }, "ELUF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), -40, -1e300, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64},
+			[]float64{nan, inf, -1, 0, 0, -1, -1, math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64}},
+		{func(dst, x []float64) { ELUF64(dst, x, 0.5) }, "ELUF64(alpha=0.5)",
+			[]float64{-inf, 2, -1e300},
+			[]float64{-0.5, 2, -0.5}},
+		{func(dst, x []float64) { LeakyReLUF64(dst, x, 0.01) }, "LeakyReLUF64",
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), -1, 3},
+			[]float64{nan, inf, -inf, 0, math.Copysign(0, -1), -0.01, 3}},
 	}
 	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
 		for _, c := range cases {

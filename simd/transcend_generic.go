@@ -17,12 +17,14 @@ func init() {
 		exp: mapGeneric(exp32), log: mapGeneric(log32), sigmoid: mapGeneric(sigmoid32),
 		silu: mapGeneric(silu32), tanh: mapGeneric(tanh32), softplus: mapGeneric(softplus32),
 		erf: mapGeneric(erf32), gelu: mapGeneric(gelu32), geluTanh: mapGeneric(geluTanh32),
-		leakyReLU: leakyReLUGeneric, elu: eluGeneric,
+		leakyReLU: leakyReLUGeneric[float32], elu: eluGeneric(expm1x32),
 		expSum: expSumGeneric,
 	})
 	transcendF64.set(dispatch.Generic, &transcendKernelsF64{
 		exp: mapGeneric(exp64), log: mapGeneric(log64),
 		sigmoid: mapGeneric(sigmoid64), tanh: mapGeneric(tanh64), silu: mapGeneric(silu64),
+		softplus: mapGeneric(softplus64), erf: mapGeneric(erf64), gelu: mapGeneric(gelu64),
+		geluTanh: mapGeneric(geluTanh64), leakyReLU: leakyReLUGeneric[float64], elu: eluGeneric(elu64),
 		expSum: expSumGeneric64,
 	})
 }
@@ -207,7 +209,7 @@ func exp64Parts(x float64) (float64, float64) {
 	return s + ((e - lo) + q), n
 }
 
-// expm1x64 is e^x - 1 for x in [0, 2·Tanh64Max] on exp64's reduction:
+// expm1x64 is e^x - 1 for x in [ELU64Min, 2·Tanh64Max] on exp64's reduction:
 // x = n·ln2 + (hi - lo), e^x - 1 = 2^n·u + (2^n - 1) with u = hi + (q - lo)
 // = expm1(hi - lo), one FMA; for n = 0 that is u, so small x keeps its
 // relative accuracy.
@@ -295,14 +297,20 @@ func exp64Pair(d, c float64) float64 {
 	if xc != d || c != c {
 		c = 0
 	}
-	n := math.RoundToEven(xc * approx.Log2E)
-	hi := math.FMA(-n, approx.Ln2Hi64, xc) // exact
+	return scale64(exp64PairParts(xc, c))
+}
+
+// exp64PairParts returns e^(d + c) as p·2^n before the scaling (d in
+// [-1400, Exp64Max], c below d's ULP).
+func exp64PairParts(d, c float64) (float64, float64) {
+	n := math.RoundToEven(d * approx.Log2E)
+	hi := math.FMA(-n, approx.Ln2Hi64, d) // exact
 	lm := math.FMA(-n, approx.Ln2Lo64, c)
 	r := hi + lm
 	q := float64(float64(r*r) * horner64(approx.Expm1Poly64[:], r))
 	s := 1 + hi
 	e := (1 - s) + hi // 1 + hi = s + e exactly
-	return scale64(s+((e+lm)+q), n)
+	return s + ((e + lm) + q), n
 }
 
 // expSumGeneric64 is expSumGeneric for float64: dst[i] = e^(x[i]-shift) with
@@ -349,7 +357,7 @@ func log64(x float64) float64 {
 	return math.FMA(k, approx.Ln2Hi64, f-(h-t))
 }
 
-func leakyReLUGeneric(dst, x []float32, alpha float32) {
+func leakyReLUGeneric[T float](dst, x []T, alpha T) {
 	x = x[:len(dst)]
 	for i, v := range x {
 		if v > 0 {
@@ -360,13 +368,17 @@ func leakyReLUGeneric(dst, x []float32, alpha float32) {
 	}
 }
 
-func eluGeneric(dst, x []float32, alpha float32) {
-	x = x[:len(dst)]
-	for i, v := range x {
-		if v > 0 {
-			dst[i] = v
-		} else {
-			dst[i] = alpha * expm1x32(v)
+// eluGeneric returns ELU's generic kernel with e^x - 1 from expm1
+// (expm1x32, elu64).
+func eluGeneric[T float](expm1 func(T) T) func(dst, x []T, alpha T) {
+	return func(dst, x []T, alpha T) {
+		x = x[:len(dst)]
+		for i, v := range x {
+			if v > 0 {
+				dst[i] = v
+			} else {
+				dst[i] = alpha * expm1(v)
+			}
 		}
 	}
 }
@@ -483,3 +495,150 @@ func geluTanh32(x float32) float32 {
 	n, q := expReducePair(hi, lo)
 	return xc / (1 + scale32(1+q, n))
 }
+
+// softplus64 is SoftplusF64 for one element: max(x, 0) + log1p(e), e =
+// exp64(-|x|), with log1p(e) = log64(u) + c/u, u = 1 + e rounded and c = e
+// - (u - 1) its exact error (u - 1 is exact for u in [1, 2]): for e below
+// 2^-53, u = 1 and the result is c = e.
+func softplus64(x float64) float64 {
+	e := exp64(-absOf(x))
+	u := 1 + e
+	c := e - (u - 1)
+	return maximumOf(x, 0) + (log64(u) + c/u)
+}
+
+// erfRatio64 is the rational part of erf below ErfNear64 (internal/approx,
+// fdlibm's): PP/QQ at z = y² below ErfSplit64 (erf(y) = y + y·r), PA/QA at
+// s = (y - 1) + yl above (erf(y) = Erx64 + r); yl is y's low part (GELUF64's
+// y = |x|/√2 as a pair; 0 for ErfF64).
+func erfRatio64(y, yl float64) float64 {
+	if y < approx.ErfSplit64 {
+		z := float64(y * y)
+		return horner64(approx.ErfPP64[:], z) / horner64(approx.ErfQQ64[:], z)
+	}
+	s := (y - 1) + yl
+	return horner64(approx.ErfPA64[:], s) / horner64(approx.ErfQA64[:], s)
+}
+
+// erfcExp64 is the exponential of erfc's tail (fdlibm's erfc(y) =
+// e^(-y² - 0.5625 + R/S)/y, R/S at s = 1/y²): e^(-k·(h + l) - (kHi + kLo) +
+// R/S) with y² = k·(h + l) exactly (h + l = t² as a pair, k = 1 or 1/2) and
+// the constant kHi + kLo (0.5625, or with ln √2 for GELUF64). -k·h + (R/S -
+// kHi) is split exactly (TwoSum) and the low parts join the correction of
+// exp64Pair.
+func erfcExp64(h, l, s, k, kHi, kLo float64) float64 {
+	var r, q float64
+	if s > approx.ErfTailSplit64 {
+		r, q = horner64(approx.ErfRA64[:], s), horner64(approx.ErfSA64[:], s)
+	} else {
+		r, q = horner64(approx.ErfRB64[:], s), horner64(approx.ErfSB64[:], s)
+	}
+	u := r/q - kHi
+	a := float64(-k * h)
+	d := a + u
+	bb := d - a
+	e := (a - (d - bb)) + (u - bb)
+	return exp64Pair(d, (e-float64(k*l))-kLo)
+}
+
+// erf64 is ErfF64 for one element: x + x·r below ErfSplit64, ±(Erx64 + r)
+// below ErfNear64 (erfRatio64), ±(1 - erfc(|x|)) above, |x| clamped to
+// Erf64Max.
+func erf64(x float64) float64 {
+	a := absOf(x)
+	if a < approx.ErfNear64 {
+		r := erfRatio64(a, 0)
+		if a < approx.ErfSplit64 {
+			return math.FMA(x, r, x)
+		}
+		return withSign(approx.Erx64+r, x)
+	}
+	t := minimumOf(maximumOf(a, approx.ErfNear64), approx.Erf64Max)
+	h := float64(t * t)
+	l := math.FMA(t, t, -h)
+	e := erfcExp64(h, l, 1/h, 1, 0.5625, 0)
+	return withSign(1-e/t, x)
+}
+
+// gelu64 is GELUF64 for one element: with y = |x|/√2 as a pair (y, yl) and
+// g = |x|·Φ(-|x|) = |x|/2·erfc(y), x·Φ(x) is -g for x < 0 and x - g above.
+// Below y = ErfNear64 erfc(y) is 1 - (y + yl + y·r) below ErfSplit64, with
+// 1 - y split exactly (Fast2Sum: the two roundings left are of y·r + yl and
+// of the last difference), and (1 - Erx64) - r above; g = |x|·(erfc/2). In the tail g = erfc(y)·|x|/2 = e^(-x²/2 -
+// GELUK64 + R/S)·(|x|/2)/(y·e^-ln√2) is the exponential alone (|x|/(2y) =
+// 1/√2), x² exact.
+func gelu64(x float64) float64 {
+	if x > approx.GELU64Max {
+		return x
+	}
+	xc := minimumOf(maximumOf(x, approx.GELU64Min), approx.GELU64Max)
+	a := absOf(xc)
+	y := float64(a * approx.Sqrt1_2Hi)
+	m, g := withSign(1, xc), 0.0 // xc·Φ(xc) = xc - m·g (x >= 0), m·g (x < 0)
+	if y < approx.ErfNear64 {
+		yl := math.FMA(a, approx.Sqrt1_2Hi, -y) + float64(a*approx.Sqrt1_2Lo)
+		r := erfRatio64(y, yl)
+		h, e, my, t := 1-approx.Erx64, 0.0, 1.0, 0.0 // erfc = h - (my·r + t - e)
+		if y < approx.ErfSplit64 {
+			h = 1 - y
+			e, my, t = (1-h)-y, y, yl
+		}
+		m, g = xc, (h-(math.FMA(my, r, t)-e))*0.5
+	} else {
+		t := maximumOf(a, 1)
+		h := float64(t * t)
+		l := math.FMA(t, t, -h)
+		g = erfcExp64(h, l, 2/h, 0.5, approx.GELUK64Hi, approx.GELUK64Lo)
+	}
+	if xc < 0 {
+		return float64(m * g)
+	}
+	return withSign(math.FMA(-m, g, xc), xc) // GELUF64(-0) = -0
+}
+
+// geluTanh64 is GELUTanhF64 for one element: x·σ(v), v = x·(C1 + C3·x²)
+// carried as a pair (vh, vl) (geluTanhArg64), then SiLUF64's quotient with
+// e = e^-|v| (x clamped to [GELUTanh64Min, GELU64Max]; vh < -708 takes
+// x·p·2^n with the product before e's scaling, as SiLUF64 below -708).
+func geluTanh64(x float64) float64 {
+	if x > approx.GELU64Max {
+		return x
+	}
+	xc := minimumOf(maximumOf(x, approx.GELUTanh64Min), approx.GELU64Max)
+	vh, vl := geluTanhArg64(xc)
+	d, c := -vh, -vl // -|v|
+	if vh < 0 {
+		d, c = vh, vl
+	}
+	p, n := exp64PairParts(d, c)
+	e := scale64(p, n)
+	num, lo := xc, 0.0
+	if vh < 0 {
+		num = float64(xc * e)
+		lo = math.FMA(xc, e, -num)
+	}
+	if vh < -708 { // e is near the denormals and 1 + e is 1: x·p·2^n
+		return scale64(float64(xc*p), n)
+	}
+	return withSign(quoSum(num, lo, e, 1), xc)
+}
+
+// geluTanhArg64 returns v = x·(C1 + C3·x²) as vh + vl: x² and C3·x² as
+// exact products (FMA), C1 + C3·x² by TwoSum, the low parts summed in
+// float64, then x times the pair.
+func geluTanhArg64(x float64) (vh, vl float64) {
+	x2 := float64(x * x)
+	x2l := math.FMA(x, x, -x2)
+	th := float64(approx.GELUTanhC3Hi * x2)
+	tl := math.FMA(approx.GELUTanhC3Hi, x2, -th)
+	kh := approx.GELUTanhC1Hi + th
+	bb := kh - approx.GELUTanhC1Hi
+	ke := (approx.GELUTanhC1Hi - (kh - bb)) + (th - bb)
+	kl := ke + (tl + (float64(approx.GELUTanhC3Hi*x2l) + (float64(approx.GELUTanhC3Lo*x2) + approx.GELUTanhC1Lo)))
+	vh = float64(x * kh)
+	vl = math.FMA(x, kh, -vh) + float64(x*kl)
+	return vh, vl
+}
+
+// elu64 is e^x - 1 for ELUF64's x <= 0 (expm1x64, x raised to ELU64Min).
+func elu64(x float64) float64 { return expm1x64(maximumOf(x, approx.ELU64Min)) }

@@ -190,6 +190,42 @@ func tanhF64AVX512(dst []float64, x []float64)
 //go:noescape
 func siluF64AVX512(dst []float64, x []float64)
 
+// softplusF64AVX512 sets dst[i] = log(1+e^x[i]) (see softplus64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func softplusF64AVX512(dst []float64, x []float64)
+
+// erfF64AVX512 sets dst[i] = erf(x[i]) (see erf64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func erfF64AVX512(dst []float64, x []float64)
+
+// geluF64AVX512 sets dst[i] = x[i]·Φ(x[i]) (see gelu64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func geluF64AVX512(dst []float64, x []float64)
+
+// geluTanhF64AVX512 sets dst[i] = x[i]/(1+e^(-2√(2/π)(x[i]+0.044715x[i]³))) (see geluTanh64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func geluTanhF64AVX512(dst []float64, x []float64)
+
+// leakyReLUF64AVX512 sets dst[i] = x[i] if x[i] > 0, else alpha·x[i] (see leakyReLU64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func leakyReLUF64AVX512(dst []float64, x []float64, alpha float64)
+
+// eluF64AVX512 sets dst[i] = x[i] if x[i] > 0, else alpha·(e^x[i]-1) (see elu64 in transcend_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func eluF64AVX512(dst []float64, x []float64, alpha float64)
+
 // expSumF64AVX512 sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric64).
 // Requires: AVX-512 F, DQ, VL.
 //
@@ -231,6 +267,42 @@ func tanhF64AVX2(dst []float64, x []float64)
 //
 //go:noescape
 func siluF64AVX2(dst []float64, x []float64)
+
+// softplusF64AVX2 sets dst[i] = log(1+e^x[i]) (see softplus64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func softplusF64AVX2(dst []float64, x []float64)
+
+// erfF64AVX2 sets dst[i] = erf(x[i]) (see erf64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func erfF64AVX2(dst []float64, x []float64)
+
+// geluF64AVX2 sets dst[i] = x[i]·Φ(x[i]) (see gelu64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func geluF64AVX2(dst []float64, x []float64)
+
+// geluTanhF64AVX2 sets dst[i] = x[i]/(1+e^(-2√(2/π)(x[i]+0.044715x[i]³))) (see geluTanh64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func geluTanhF64AVX2(dst []float64, x []float64)
+
+// leakyReLUF64AVX2 sets dst[i] = x[i] if x[i] > 0, else alpha·x[i] (see leakyReLU64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func leakyReLUF64AVX2(dst []float64, x []float64, alpha float64)
+
+// eluF64AVX2 sets dst[i] = x[i] if x[i] > 0, else alpha·(e^x[i]-1) (see elu64 in transcend_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func eluF64AVX2(dst []float64, x []float64, alpha float64)
 
 // expSumF64AVX2 sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] in float64 (see expSumGeneric64).
 // Requires: AVX2, FMA.

@@ -112,6 +112,42 @@ func tanhF64NEON(dst, x []float64)
 //go:noescape
 func siluF64NEON(dst, x []float64)
 
+// softplusF64NEON sets dst[i] = log(1+e^x[i]) (see softplus64 in transcend_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func softplusF64NEON(dst, x []float64)
+
+// erfF64NEON sets dst[i] = erf(x[i]) (see erf64 in transcend_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func erfF64NEON(dst, x []float64)
+
+// geluF64NEON sets dst[i] = x[i]·Φ(x[i]) (see gelu64 in transcend_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func geluF64NEON(dst, x []float64)
+
+// geluTanhF64NEON sets dst[i] = x[i]/(1+e^(-2√(2/π)(x[i]+0.044715x[i]³))) (see geluTanh64 in transcend_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func geluTanhF64NEON(dst, x []float64)
+
+// leakyReLUF64NEON sets dst[i] = x[i] if x[i] > 0, else alpha·x[i].
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func leakyReLUF64NEON(dst, x []float64, alpha float64)
+
+// eluF64NEON sets dst[i] = x[i] if x[i] > 0, else alpha·(e^x[i]-1).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func eluF64NEON(dst, x []float64, alpha float64)
+
 // expSumF64NEON sets dst[i] = e^(x[i]-shift) and returns Σ dst[i] (see expSumGeneric64).
 // Requires: NEON (Advanced SIMD, part of every arm64 CPU).
 //

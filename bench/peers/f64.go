@@ -137,6 +137,24 @@ func OpsF64() []Op {
 		f64(newOp("LogF64", bytes(16), withResult(dst64, concat(
 			lanes(func(in *Inputs) { simd.LogF64(in.Dst64, in.A64) }),
 			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst64, in.A64, math.Log) })})...))),
+		// Nor Erf, GELU, Softplus, ELU or LeakyReLU: the loops over the math
+		// package's functions again (GELUTanh, a composition of math.Tanh, is
+		// measured in package simd only).
+		f64(newOp("ErfF64", bytes(16), withResult(dst64, concat(
+			lanes(func(in *Inputs) { simd.ErfF64(in.Dst64, in.A64) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst64, in.A64, math.Erf) })})...))),
+		f64(newOp("GELUF64", bytes(16), withResult(dst64, concat(
+			lanes(func(in *Inputs) { simd.GELUF64(in.Dst64, in.A64) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst64, in.A64, naiveGELU) })})...))),
+		f64(newOp("SoftplusF64", bytes(16), withResult(dst64, concat(
+			lanes(func(in *Inputs) { simd.SoftplusF64(in.Dst64, in.A64) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst64, in.A64, naiveSoftplus) })})...))),
+		f64(newOp("ELUF64", bytes(16), withResult(dst64, concat(
+			lanes(func(in *Inputs) { simd.ELUF64(in.Dst64, in.A64, 1) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst64, in.A64, naiveELU) })})...))),
+		f64(newOp("LeakyReLUF64", bytes(16), withResult(dst64, concat(
+			lanes(func(in *Inputs) { simd.LeakyReLUF64(in.Dst64, in.A64, 0.01) }),
+			[]Impl{impl("naive", func(in *Inputs) { naiveMap(in.Dst64, in.A64, naiveLeakyReLU) })})...))),
 		// NormF64 within (n/2+1)·2⁻⁵³ relative: compared as a summed op.
 		summed(f64(newOp("NormF64", bytes(8), withResult(scalar64, concat(
 			lanes(func(in *Inputs) { sinkD = simd.NormF64(in.A64) }),
@@ -145,4 +163,22 @@ func OpsF64() []Op {
 				impl("gonum", func(in *Inputs) { sinkD = blas64.Nrm2(vec64(in.A64)) }),
 			})...)))),
 	}
+}
+
+// naiveSoftplus is max(x, 0) + log1p(e^-|x|); naiveELU and naiveLeakyReLU
+// have alpha 1 and 0.01.
+func naiveSoftplus(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
+
+func naiveELU(x float64) float64 {
+	if x > 0 {
+		return x
+	}
+	return math.Expm1(x)
+}
+
+func naiveLeakyReLU(x float64) float64 {
+	if x > 0 {
+		return x
+	}
+	return 0.01 * x
 }

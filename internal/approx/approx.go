@@ -186,3 +186,67 @@ var Log1pPoly64 = [...]float64{
 	2.0 / 21,
 	2.0 / 23,
 }
+
+// Float64 erf and erfc (ErfF64, GELUF64): the rational approximations of
+// FreeBSD's msun s_erf.c (as in Go's math.Erf), which came with this notice:
+//
+//	Copyright (C) 1993 by Sun Microsystems, Inc. All rights reserved.
+//	Developed at SunPro, a Sun Microsystems, Inc. business.
+//	Permission to use, copy, modify, and distribute this
+//	software is freely granted, provided that this notice
+//	is preserved.
+//
+// For y in [0, ErfSplit64): erf(y) = y + y·PP(z)/QQ(z), z = y² (|PP/QQ -
+// (erf(y)-y)/y| <= 2^-57.9). For y in [ErfSplit64, ErfNear64): erf(y) =
+// Erx64 + PA(s)/QA(s), s = y - 1 (|PA/QA - (erf(y)-Erx64)| <= 2^-59.06;
+// Erx64 has 24 significant bits, so 1 - Erx64 is exact). For y >=
+// ErfNear64: erfc(y) = e^(-y² - 0.5625 + R(s)/S(s))/y, s = 1/y², with RA/SA
+// for y < 1/0.35 (s > ErfTailSplit64) and RB/SB up to y = 28 (|R/S - f| <
+// 2^-61.5). The polynomials are listed from the constant term up, the
+// denominators with their leading 1.
+const (
+	Erx64          = 8.45062911510467529297e-01
+	ErfSplit64     = 0.84375
+	ErfNear64      = 1.25
+	ErfTailSplit64 = 0.35 * 0.35 // s = 1/y² above it: y < 1/0.35
+	// Erf64Max clamps ErfF64's |x| in the tail: erfc(6) < 2^-54, erf rounds
+	// to ±1 beyond.
+	Erf64Max = 6.0
+	// GELUF64: x·Φ(x) rounds to x above GELU64Max (Φ(-10) < 2^-76) and to
+	// -0 below GELU64Min (|x·Φ(x)| < 2^-1075); y = |x|/√2 <= 27.6 stays
+	// in RB/SB's range. Sqrt1_2Hi + Sqrt1_2Lo is 1/√2 to 106 bits (math/big).
+	GELU64Max = 10.0
+	GELU64Min = -39.0
+	Sqrt1_2Hi = 0x1.6a09e667f3bcdp-01
+	Sqrt1_2Lo = -0x1.bdd3413b26456p-55
+	// GELUK64Hi + GELUK64Lo = 0.5625 + ln2/2: erfc(y)/√2 =
+	// e^(-y² - GELUK64 + R/S)/y with ln √2 folded into the exponent.
+	GELUK64Hi = 0x1.d17217f7d1cf8p-01
+	GELUK64Lo = -0x1.950d871319ffp-55
+)
+
+var (
+	ErfPP64 = [...]float64{1.28379167095512558561e-01, -3.25042107247001499370e-01, -2.84817495755985104766e-02, -5.77027029648944159157e-03, -2.37630166566501626084e-05}
+	ErfQQ64 = [...]float64{1, 3.97917223959155352819e-01, 6.50222499887672944485e-02, 5.08130628187576562776e-03, 1.32494738004321644526e-04, -3.96022827877536812320e-06}
+	ErfPA64 = [...]float64{-2.36211856075265944077e-03, 4.14856118683748331666e-01, -3.72207876035701323847e-01, 3.18346619901161753674e-01, -1.10894694282396677476e-01, 3.54783043256182359371e-02, -2.16637559486879084300e-03}
+	ErfQA64 = [...]float64{1, 1.06420880400844228286e-01, 5.40397917702171048937e-01, 7.18286544141962662868e-02, 1.26171219808761642112e-01, 1.36370839120290507362e-02, 1.19844998467991074170e-02}
+	ErfRA64 = [...]float64{-9.86494403484714822705e-03, -6.93858572707181764372e-01, -1.05586262253232909814e+01, -6.23753324503260060396e+01, -1.62396669462573470355e+02, -1.84605092906711035994e+02, -8.12874355063065934246e+01, -9.81432934416914548592e+00}
+	ErfSA64 = [...]float64{1, 1.96512716674392571292e+01, 1.37657754143519042600e+02, 4.34565877475229228821e+02, 6.45387271733267880336e+02, 4.29008140027567833386e+02, 1.08635005541779435134e+02, 6.57024977031928170135e+00, -6.04244152148580987438e-02}
+	ErfRB64 = [...]float64{-9.86494292470009928597e-03, -7.99283237680523006574e-01, -1.77579549177547519889e+01, -1.60636384855821916062e+02, -6.37566443368389627722e+02, -1.02509513161107724954e+03, -4.83519191608651397019e+02}
+	ErfSB64 = [...]float64{1, 3.03380607434824582924e+01, 3.25792512996573918826e+02, 1.53672958608443695994e+03, 3.19985821950859553908e+03, 2.55305040643316442583e+03, 4.74528541206955367215e+02, -2.24409524465858183362e+01}
+)
+
+// GELUTanhF64: x·σ(v), v = x·(C1 + C3·x²) with C1 = 2·√(2/π) and C3 =
+// C1·0.044715 each as a pair of float64 (math/big, 106 bits), so that v is
+// carried to about 2^-100 relative: e^-|v| near the underflow (|v| ≈ 745)
+// needs v to 2^-63. x is clamped to [GELUTanh64Min, GELU64Max]: beyond 10,
+// σ(v) rounds to 1; below -25, v < -1155 and x·e^v rounds to -0.
+const (
+	GELUTanhC1Hi  = 0x1.9884533d43651p+00
+	GELUTanhC1Lo  = -0x1.cbc0d30ebfd15p-54
+	GELUTanhC3Hi  = 0x1.2444f2a4d8b4bp-04
+	GELUTanhC3Lo  = -0x1.6c843a29d1c7p-61
+	GELUTanh64Min = -25.0
+	// ELU64Min clamps ELUF64's x: e^x - 1 rounds to -1 below -38.
+	ELU64Min = -40.0
+)

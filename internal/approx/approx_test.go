@@ -82,3 +82,50 @@ func TestCodyWaite64(t *testing.T) {
 		t.Fatalf("Ln2Hi64+Ln2Lo64 differs from ln2 by %g", d)
 	}
 }
+
+// TestFloat64Pairs checks the float64 pairs (hi + lo to 106 bits) of
+// GELUF64 and GELUTanhF64 against math/big: π by Machin's formula, ln 2 as
+// 2·atanh(1/3).
+func TestFloat64Pairs(t *testing.T) {
+	const p = 256
+	series := func(x *big.Float, alternate bool) *big.Float { // Σ ±x^(2k+1)/(2k+1)
+		x2 := new(big.Float).SetPrec(p).Mul(x, x)
+		pow := new(big.Float).SetPrec(p).Set(x)
+		sum := new(big.Float).SetPrec(p).Set(x)
+		for k := 1; k < 200; k++ {
+			pow.Mul(pow, x2)
+			if alternate {
+				pow.Neg(pow)
+			}
+			sum.Add(sum, new(big.Float).SetPrec(p).Quo(pow, big.NewFloat(float64(2*k+1))))
+		}
+		return sum
+	}
+	inv := func(n float64) *big.Float { return new(big.Float).SetPrec(p).Quo(big.NewFloat(1), big.NewFloat(n)) }
+	pi := new(big.Float).SetPrec(p).Mul(series(inv(5), true), big.NewFloat(16))
+	pi.Sub(pi, new(big.Float).SetPrec(p).Mul(series(inv(239), true), big.NewFloat(4)))
+	ln2 := new(big.Float).SetPrec(p).Mul(series(inv(3), false), big.NewFloat(2))
+	c1 := new(big.Float).SetPrec(p).Quo(big.NewFloat(2), pi)
+	c1.Sqrt(c1).Mul(c1, big.NewFloat(2))
+	k, _ := new(big.Float).SetPrec(p).SetString("0.044715")
+	c3 := new(big.Float).SetPrec(p).Mul(c1, k)
+	geluK := new(big.Float).SetPrec(p).Quo(ln2, big.NewFloat(2))
+	geluK.Add(geluK, big.NewFloat(0.5625))
+	for _, c := range []struct {
+		name   string
+		hi, lo float64
+		exact  *big.Float
+	}{
+		{"Sqrt1_2", Sqrt1_2Hi, Sqrt1_2Lo, new(big.Float).SetPrec(p).Sqrt(big.NewFloat(0.5))},
+		{"GELUK64", GELUK64Hi, GELUK64Lo, geluK},
+		{"GELUTanhC1", GELUTanhC1Hi, GELUTanhC1Lo, c1},
+		{"GELUTanhC3", GELUTanhC3Hi, GELUTanhC3Lo, c3},
+	} {
+		d := new(big.Float).SetPrec(p).Sub(c.exact, big.NewFloat(c.hi))
+		d.Sub(d, big.NewFloat(c.lo))
+		rel, _ := d.Quo(d, c.exact).Float64()
+		if hi, _ := c.exact.Float64(); hi != c.hi || math.Abs(rel) > 0x1p-105 {
+			t.Errorf("%s: hi %v (exact rounds to %v), pair off by %g relative", c.name, c.hi, hi, rel)
+		}
+	}
+}

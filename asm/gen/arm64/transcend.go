@@ -47,7 +47,7 @@ func transcend(f *File) {
 	withAlpha("elu", "x[i] if x[i] > 0, else alpha·(e^x[i]-1)", (*nv).elu)
 	expSum(f, true)
 	expSum(f, false)
-	// The float64 forms (ExpF64, LogF64).
+	// The float64 forms.
 	unary64 := func(name, doc string, body func(v *nv, x Val) Val) {
 		elementwise(f, ew{
 			w: F64, name: name + "F64NEON", sig: "func(dst, x []float64)", dst: "dst", ins: []string{"x"},
@@ -63,6 +63,22 @@ func transcend(f *File) {
 	unary64("sigmoid", "1/(1+e^-x[i])", (*nv).sigmoid64)
 	unary64("tanh", "tanh(x[i])", (*nv).tanh64)
 	unary64("silu", "x[i]/(1+e^-x[i])", (*nv).silu64)
+	unary64("softplus", "log(1+e^x[i])", (*nv).softplus64)
+	unary64("erf", "erf(x[i])", (*nv).erf64)
+	unary64("gelu", "x[i]·Φ(x[i])", (*nv).gelu64)
+	unary64("geluTanh", "x[i]/(1+e^(-2√(2/π)(x[i]+0.044715x[i]³)))", (*nv).geluTanh64)
+	withAlpha64 := func(name, doc string, body func(v *nv, x, alpha Val) Val) {
+		elementwise(f, ew{
+			w: F64, name: name + "F64NEON", sig: "func(dst, x []float64, alpha float64)", dst: "dst", ins: []string{"x"},
+			doc: []string{name + "F64NEON sets dst[i] = " + doc + ".", requires},
+			body: func(b *B, in []Val, _ *Val) *Val {
+				r := body(&nv{b: b, w: F64}, in[0], scalarPin(b, F64, "alpha"))
+				return &r
+			},
+		})
+	}
+	withAlpha64("leakyReLU", "x[i] if x[i] > 0, else alpha·x[i]", (*nv).leakyReLU)
+	withAlpha64("elu", "x[i] if x[i] > 0, else alpha·(e^x[i]-1)", (*nv).elu64)
 	expSum64(f, true)
 	expSum64(f, false)
 }
@@ -167,14 +183,144 @@ func (v *nv) exp64Pair(d, c Val) Val {
 	xc := v.min(v.max(d, v.d(approx.Exp64Min)), v.d(approx.Exp64Max))
 	c = v.and(c, v.eq(xc, d))
 	c = v.and(c, v.eq(c, c))
-	n := v.b.Op1(v.w.FRINTN, v.mul(xc, v.d(approx.Log2E)))
-	hi := v.fnma(n, v.d(approx.Ln2Hi64), xc) // exact
+	return v.scale64(v.exp64PairParts(xc, c))
+}
+
+// exp64PairParts returns e^(d + c) as p·2^n before the scaling (d in
+// [-1400, Exp64Max], c below d's ULP).
+func (v *nv) exp64PairParts(d, c Val) (Val, Val) {
+	n := v.b.Op1(v.w.FRINTN, v.mul(d, v.d(approx.Log2E)))
+	hi := v.fnma(n, v.d(approx.Ln2Hi64), d) // exact
 	lm := v.fnma(n, v.d(approx.Ln2Lo64), c)
 	r := v.add(hi, lm)
 	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
 	s := v.add(hi, v.d(1))
 	e := v.add(v.sub(v.d(1), s), hi) // 1 + hi = s + e exactly
-	return v.scale64(v.add(s, v.add(v.add(e, lm), q)), n)
+	return v.add(s, v.add(v.add(e, lm), q)), n
+}
+
+// sign64 is the sign bit of float64 lanes.
+func (v *nv) sign64(x Val) Val { return v.and(x, v.bits(1<<63)) }
+
+func (v *nv) softplus64(x Val) Val {
+	e := v.exp64(v.neg(v.abs(x)))
+	u := v.add(e, v.d(1))
+	c := v.sub(e, v.sub(u, v.d(1))) // exact
+	l := v.add(v.log64(u), v.div(c, u))
+	return v.add(v.max(x, v.zero()), l)
+}
+
+// erfRatio64 is erfRatio64 of transcend_generic.go on every lane: both
+// rational functions, the quotient of the selected pair; yl may be nil (0).
+func (v *nv) erfRatio64(y Val, yl *Val) Val {
+	z := v.mul(y, y)
+	s := v.sub(y, v.d(1))
+	if yl != nil {
+		s = v.add(s, *yl)
+	}
+	small := v.lt(y, v.d(approx.ErfSplit64))
+	p := v.sel(small, v.poly64(z, approx.ErfPP64[:]), v.poly64(s, approx.ErfPA64[:]))
+	q := v.sel(small, v.poly64(z, approx.ErfQQ64[:]), v.poly64(s, approx.ErfQA64[:]))
+	return v.div(p, q)
+}
+
+// erfcExp64 is erfcExp64 of transcend_generic.go: e^(-k·(h + l) - (kHi +
+// kLo) + R/S(s)).
+func (v *nv) erfcExp64(h, l, s Val, k, kHi, kLo float64) Val {
+	big := v.gt(s, v.d(approx.ErfTailSplit64))
+	r := v.sel(big, v.poly64(s, approx.ErfRA64[:]), v.poly64(s, approx.ErfRB64[:]))
+	q := v.sel(big, v.poly64(s, approx.ErfSA64[:]), v.poly64(s, approx.ErfSB64[:]))
+	u := v.sub(v.div(r, q), v.d(kHi))
+	a := v.mul(h, v.d(-k))
+	d := v.add(a, u)
+	bb := v.sub(d, a)
+	e := v.add(v.sub(a, v.sub(d, bb)), v.sub(u, bb))
+	if k != 1 {
+		l = v.mul(l, v.d(k))
+	}
+	c := v.sub(e, l)
+	if kLo != 0 {
+		c = v.sub(c, v.d(kLo))
+	}
+	return v.exp64Pair(d, c)
+}
+
+// square returns t² as h + l exactly.
+func (v *nv) square(t Val) (h, l Val) {
+	h = v.mul(t, t)
+	return h, v.fma(t, t, v.neg(h))
+}
+
+func (v *nv) erf64(x Val) Val {
+	a := v.abs(x)
+	r := v.erfRatio64(a, nil)
+	small := v.fma(x, r, x)
+	mid := v.or(v.add(r, v.d(approx.Erx64)), v.sign64(x))
+	near := v.sel(v.lt(a, v.d(approx.ErfSplit64)), small, mid)
+	t := v.min(v.max(a, v.d(approx.ErfNear64)), v.d(approx.Erf64Max))
+	h, l := v.square(t)
+	e := v.erfcExp64(h, l, v.div(v.d(1), h), 1, 0.5625, 0)
+	far := v.or(v.sub(v.d(1), v.div(e, t)), v.sign64(x))
+	return v.sel(v.lt(v.abs(x), v.d(approx.ErfNear64)), near, far)
+}
+
+func (v *nv) gelu64(x Val) Val {
+	xc := v.min(v.max(x, v.d(approx.GELU64Min)), v.d(approx.GELU64Max))
+	a := v.abs(xc)
+	th, tl := v.square(v.max(a, v.d(1)))
+	gTail := v.erfcExp64(th, tl, v.div(v.d(2), th), 0.5, approx.GELUK64Hi, approx.GELUK64Lo)
+	y := v.mul(a, v.d(approx.Sqrt1_2Hi))
+	yl := v.add(v.fma(a, v.d(approx.Sqrt1_2Hi), v.neg(y)), v.mul(a, v.d(approx.Sqrt1_2Lo)))
+	r := v.erfRatio64(y, &yl)
+	small := v.lt(y, v.d(approx.ErfSplit64))
+	hs := v.sub(v.d(1), y)
+	es := v.sub(v.sub(v.d(1), hs), y)
+	h := v.sel(small, hs, v.d(1-approx.Erx64))
+	e := v.and(small, es)
+	my := v.sel(small, y, v.d(1))
+	t := v.and(small, yl)
+	gNear := v.mul(v.sub(h, v.sub(v.fma(my, r, t), e)), v.d(0.5))
+	near := v.lt(y, v.d(approx.ErfNear64))
+	g := v.sel(near, gNear, gTail)
+	m := v.sel(near, xc, v.or(v.d(1), v.sign64(xc)))
+	res := v.sel(v.lt(xc, v.zero()), v.mul(m, g), v.or(v.fma(v.neg(m), g, xc), v.sign64(xc)))
+	return v.sel(v.gt(x, v.d(approx.GELU64Max)), x, res)
+}
+
+// geluTanhArg64 is geluTanhArg64 of transcend_generic.go: x·(C1 + C3·x²)
+// as a pair.
+func (v *nv) geluTanhArg64(x Val) (vh, vl Val) {
+	x2, x2l := v.square(x)
+	th := v.mul(x2, v.d(approx.GELUTanhC3Hi))
+	tl := v.fma(x2, v.d(approx.GELUTanhC3Hi), v.neg(th))
+	kh := v.add(th, v.d(approx.GELUTanhC1Hi))
+	bb := v.sub(kh, v.d(approx.GELUTanhC1Hi))
+	ke := v.add(v.sub(v.d(approx.GELUTanhC1Hi), v.sub(kh, bb)), v.sub(th, bb))
+	kl := v.add(ke, v.add(tl, v.add(v.mul(x2l, v.d(approx.GELUTanhC3Hi)), v.add(v.mul(x2, v.d(approx.GELUTanhC3Lo)), v.d(approx.GELUTanhC1Lo)))))
+	vh = v.mul(x, kh)
+	vl = v.add(v.fma(x, kh, v.neg(vh)), v.mul(x, kl))
+	return vh, vl
+}
+
+func (v *nv) geluTanh64(x Val) Val {
+	xc := v.min(v.max(x, v.d(approx.GELUTanh64Min)), v.d(approx.GELU64Max))
+	vh, vl := v.geluTanhArg64(xc)
+	neg := v.lt(vh, v.zero())
+	d := v.sel(neg, vh, v.neg(vh))
+	c := v.sel(neg, vl, v.neg(vl))
+	pp, n := v.exp64PairParts(d, c)
+	e := v.scale64(pp, n)
+	p := v.mul(xc, e)
+	pe := v.fma(xc, e, v.neg(p))
+	num := v.sel(neg, p, xc)
+	lo := v.and(neg, pe)
+	t := v.or(v.quoSum(num, &lo, e, 1), v.sign64(xc))
+	t = v.sel(v.lt(vh, v.d(-708)), v.scale64(v.mul(xc, pp), n), t)
+	return v.sel(v.gt(x, v.d(approx.GELU64Max)), x, t)
+}
+
+func (v *nv) elu64(x, alpha Val) Val {
+	return v.sel(v.b.Op1(v.w.FCMGT0, x), x, v.mul(v.expm1x64(v.max(x, v.d(approx.ELU64Min))), alpha))
 }
 
 // bits is the 64-bit pattern u in both lanes (float64 kernels).
@@ -472,7 +618,7 @@ func (v *nv) geluTanh(x Val) Val {
 }
 
 func (v *nv) leakyReLU(x, alpha Val) Val {
-	return v.sel(v.b.Op1(FCMGT0, x), x, v.mul(x, alpha))
+	return v.sel(v.b.Op1(v.w.FCMGT0, x), x, v.mul(x, alpha))
 }
 
 func (v *nv) elu(x, alpha Val) Val {

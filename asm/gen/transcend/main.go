@@ -51,7 +51,7 @@ func main() {
 		expSum(v, true)
 		expSum(v, false)
 	}
-	// The float64 forms (ExpF64, LogF64), on the same helpers at float64.
+	// The float64 forms, on the same helpers at float64.
 	for _, s := range x86.Levels {
 		v := &vm{s: s.At(elem.F64)}
 		unary(v, "exp", "e^x[i]", v.exp64)
@@ -59,6 +59,12 @@ func main() {
 		unary(v, "sigmoid", "1/(1+e^-x[i])", v.sigmoid64)
 		unary(v, "tanh", "tanh(x[i])", v.tanh64)
 		unary(v, "silu", "x[i]/(1+e^-x[i])", v.silu64)
+		unary(v, "softplus", "log(1+e^x[i])", v.softplus64)
+		unary(v, "erf", "erf(x[i])", v.erf64)
+		unary(v, "gelu", "x[i]·Φ(x[i])", v.gelu64)
+		unary(v, "geluTanh", "x[i]/(1+e^(-2√(2/π)(x[i]+0.044715x[i]³)))", v.geluTanh64)
+		withAlpha(v, "leakyReLU", "x[i] if x[i] > 0, else alpha·x[i]", v.leakyReLU)
+		withAlpha(v, "elu", "x[i] if x[i] > 0, else alpha·(e^x[i]-1)", v.elu64)
 		expSum(v, true)
 		expSum(v, false)
 	}
@@ -318,6 +324,10 @@ func (v *vm) sel(m mask, t, f VecVirtual) VecVirtual {
 	d := v.reg()
 	switch {
 	case v.s.Masked:
+		// avo takes VBLENDMPx's destination as read (a merge-masked
+		// write), which keeps d live from the kernel's entry: a zero idiom
+		// (no execution unit) defines it first.
+		VXORPS(d, d, d)
 		x86.P(v.s, VBLENDMPS, VBLENDMPD)(t, f, m.k, d)
 	case v.s.Double():
 		VBLENDVPD(m.v, t, f, d)
@@ -709,14 +719,161 @@ func (v *vm) exp64Pair(d, c VecVirtual) VecVirtual {
 	xc := v.clampMem(d, cd(approx.Exp64Min), cd(approx.Exp64Max))
 	c = v.sel(v.cmp(cmpEQ, xc, d), c, v.zero())
 	c = v.sel(v.cmp(0x07, c, c), c, v.zero()) // ORD_Q: NaN -> 0
-	n := v.round(v.mul(xc, cd(approx.Log2E)))
-	hi := v.fnma(n, cd(approx.Ln2Hi64), xc) // exact
+	return v.scale64(v.exp64PairParts(xc, c))
+}
+
+// exp64PairParts returns e^(d + c) as p·2^n before the scaling (d in
+// [-1400, Exp64Max], c below d's ULP).
+func (v *vm) exp64PairParts(d, c VecVirtual) (VecVirtual, VecVirtual) {
+	n := v.round(v.mul(d, cd(approx.Log2E)))
+	hi := v.fnma(n, cd(approx.Ln2Hi64), d) // exact
 	lm := v.fnma(n, cd(approx.Ln2Lo64), c)
 	r := v.add(hi, lm)
 	q := v.mul(v.mul(r, r), v.poly64(r, approx.Expm1Poly64[:]))
 	s := v.add(hi, cd(1))
 	e := v.add(v.sub(v.load(cd(1)), s), hi) // 1 + hi = s + e exactly
-	return v.scale64(v.add(s, v.add(v.add(e, lm), q)), n)
+	return v.add(s, v.add(v.add(e, lm), q)), n
+}
+
+// sign64 is the sign bit of float64 lanes; neg64 negates.
+func (v *vm) sign64(x VecVirtual) VecVirtual { return v.and(x, cq(1<<63)) }
+func (v *vm) neg64(x VecVirtual) VecVirtual  { return v.xor(x, cq(1<<63)) }
+
+// max64 is max(x, c) with x passed through where it is NaN (MAXPD returns
+// its second source, x, then), as maximumOf(x, c).
+func (v *vm) max64(x VecVirtual, c float64) VecVirtual {
+	d := v.reg()
+	VMAXPD(x, v.load(cd(c)), d)
+	return d
+}
+
+func (v *vm) softplus64(x VecVirtual) VecVirtual {
+	e := v.exp64(v.or(x, cq(1<<63)))
+	u := v.add(e, cd(1))
+	c := v.sub(e, v.sub(u, cd(1))) // exact
+	l := v.add(v.log64(u), v.div(c, u))
+	return v.add(v.max64(x, 0), l)
+}
+
+// erfRatio64 is erfRatio64 of transcend_generic.go on every lane: both
+// rational functions, the quotient of the selected pair; yl may be nil (0).
+func (v *vm) erfRatio64(y, yl VecVirtual) VecVirtual {
+	z := v.mul(y, y)
+	s := v.sub(y, cd(1))
+	if yl != nil {
+		s = v.add(s, yl)
+	}
+	small := func() mask { return v.cmp(cmpLT, y, cd(approx.ErfSplit64)) }
+	p := v.sel(small(), v.poly64(z, approx.ErfPP64[:]), v.poly64(s, approx.ErfPA64[:]))
+	q := v.sel(small(), v.poly64(z, approx.ErfQQ64[:]), v.poly64(s, approx.ErfQA64[:]))
+	return v.div(p, q)
+}
+
+// erfcExp64 is erfcExp64 of transcend_generic.go: e^(-k·(h + l) - (kHi +
+// kLo) + R/S(s)).
+func (v *vm) erfcExp64(h, l, s VecVirtual, k, kHi, kLo float64) VecVirtual {
+	// The masks are taken where they are used (on AVX2 each holds a register).
+	big := func() mask { return v.cmp(cmpGT, s, cd(approx.ErfTailSplit64)) }
+	r := v.sel(big(), v.poly64(s, approx.ErfRA64[:]), v.poly64(s, approx.ErfRB64[:]))
+	q := v.sel(big(), v.poly64(s, approx.ErfSA64[:]), v.poly64(s, approx.ErfSB64[:]))
+	u := v.sub(v.div(r, q), cd(kHi))
+	a := v.mul(h, cd(-k))
+	d := v.add(a, u)
+	bb := v.sub(d, a)
+	e := v.add(v.sub(a, v.sub(d, bb)), v.sub(u, bb))
+	if k != 1 {
+		l = v.mul(l, cd(k))
+	}
+	c := v.sub(e, l)
+	if kLo != 0 {
+		c = v.sub(c, cd(kLo))
+	}
+	return v.exp64Pair(d, c)
+}
+
+// square returns t² as h + l exactly.
+func (v *vm) square(t VecVirtual) (h, l VecVirtual) {
+	h = v.mul(t, t)
+	return h, v.fma(t, t, v.neg64(h))
+}
+
+func (v *vm) erf64(x VecVirtual) VecVirtual {
+	abs := func() VecVirtual { return v.and(x, cq(1<<63-1)) } // taken again where needed
+	a := abs()
+	r := v.erfRatio64(a, nil)
+	small := v.fma(x, r, x)
+	mid := v.or(v.add(r, cd(approx.Erx64)), v.sign64(x))
+	near := v.sel(v.cmp(cmpLT, a, cd(approx.ErfSplit64)), small, mid)
+	t := v.clampMem(abs(), cd(approx.ErfNear64), cd(approx.Erf64Max))
+	h, l := v.square(t)
+	e := v.erfcExp64(h, l, v.div(v.load(cd(1)), h), 1, 0.5625, 0)
+	far := v.or(v.sub(v.load(cd(1)), v.div(e, t)), v.sign64(x))
+	return v.sel(v.cmp(cmpLT, abs(), cd(approx.ErfNear64)), near, far)
+}
+
+func (v *vm) gelu64(x VecVirtual) VecVirtual {
+	// xc, |xc| and y are taken again where needed, and the tail comes first:
+	// the register allocator fails on longer-lived values here.
+	xcOf := func() VecVirtual { return v.clampMem(x, cd(approx.GELU64Min), cd(approx.GELU64Max)) }
+	abs := func() VecVirtual { return v.and(xcOf(), cq(1<<63-1)) }
+	yOf := func() VecVirtual { return v.mul(abs(), cd(approx.Sqrt1_2Hi)) }
+	th, tl := v.square(v.max64(abs(), 1))
+	gTail := v.erfcExp64(th, tl, v.div(v.load(cd(2)), th), 0.5, approx.GELUK64Hi, approx.GELUK64Lo)
+	a, y := abs(), yOf()
+	yl := v.add(v.fma(a, cd(approx.Sqrt1_2Hi), v.neg64(y)), v.mul(a, cd(approx.Sqrt1_2Lo)))
+	r := v.erfRatio64(y, yl)
+	small := func() mask { return v.cmp(cmpLT, y, cd(approx.ErfSplit64)) }
+	hs := v.sub(v.load(cd(1)), y)
+	es := v.sub(v.sub(v.load(cd(1)), hs), y)
+	h := v.sel(small(), hs, v.load(cd(1-approx.Erx64)))
+	e := v.sel(small(), es, v.zero())
+	my := v.sel(small(), y, v.load(cd(1)))
+	t := v.sel(small(), yl, v.zero())
+	gNear := v.mul(v.sub(h, v.sub(v.fma(my, r, t), e)), cd(0.5))
+	near := func() mask { return v.cmp(cmpLT, yOf(), cd(approx.ErfNear64)) }
+	g := v.sel(near(), gNear, gTail)
+	xc := xcOf()
+	m := v.sel(near(), xc, v.or(v.load(cd(1)), v.sign64(xc)))
+	neg := v.cmp(cmpLT, xc, v.zero())
+	res := v.sel(neg, v.mul(m, g), v.or(v.fma(v.neg64(m), g, xc), v.sign64(xc)))
+	return v.sel(v.cmp(cmpGT, x, cd(approx.GELU64Max)), x, res)
+}
+
+// geluTanhArg64 is geluTanhArg64 of transcend_generic.go: x·(C1 + C3·x²)
+// as a pair.
+func (v *vm) geluTanhArg64(x VecVirtual) (vh, vl VecVirtual) {
+	x2, x2l := v.square(x)
+	th := v.mul(x2, cd(approx.GELUTanhC3Hi))
+	tl := v.fma(x2, cd(approx.GELUTanhC3Hi), v.neg64(th))
+	kh := v.add(th, cd(approx.GELUTanhC1Hi))
+	bb := v.sub(kh, cd(approx.GELUTanhC1Hi))
+	ke := v.add(v.sub(v.load(cd(approx.GELUTanhC1Hi)), v.sub(kh, bb)), v.sub(th, bb))
+	kl := v.add(ke, v.add(tl, v.add(v.mul(x2l, cd(approx.GELUTanhC3Hi)), v.add(v.mul(x2, cd(approx.GELUTanhC3Lo)), cd(approx.GELUTanhC1Lo)))))
+	vh = v.mul(x, kh)
+	vl = v.add(v.fma(x, kh, v.neg64(vh)), v.mul(x, kl))
+	return vh, vl
+}
+
+func (v *vm) geluTanh64(x VecVirtual) VecVirtual {
+	xc := v.clampMem(x, cd(approx.GELUTanh64Min), cd(approx.GELU64Max))
+	vh, vl := v.geluTanhArg64(xc)
+	neg := v.cmp(cmpLT, vh, v.zero())
+	d := v.sel(neg, vh, v.neg64(vh))
+	c := v.sel(neg, vl, v.neg64(vl))
+	pp, n := v.exp64PairParts(d, c)
+	e := v.scale64(pp, n)
+	p := v.mul(xc, e)
+	pe := v.fma(xc, e, v.neg64(p))
+	num := v.sel(neg, p, xc)
+	lo := v.sel(neg, pe, v.zero())
+	t := v.or(v.quoSum(num, lo, e, 1), v.sign64(xc))
+	t = v.sel(v.cmp(cmpLT, vh, cd(-708)), v.scale64(v.mul(xc, pp), n), t)
+	return v.sel(v.cmp(cmpGT, x, cd(approx.GELU64Max)), x, t)
+}
+
+func (v *vm) elu64(x VecVirtual) VecVirtual {
+	pos := v.cmp(cmpGT, x, v.zero())
+	return v.sel(pos, x, v.mul(v.expm1x64(v.max64(x, approx.ELU64Min)), v.alpha))
 }
 
 func (v *vm) log64(x VecVirtual) VecVirtual {
@@ -775,11 +932,11 @@ func unary(v *vm, name, doc string, f func(VecVirtual) VecVirtual) {
 }
 
 func withAlpha(v *vm, name, doc string, f func(VecVirtual) VecVirtual) {
-	kernel(v, name, "func(dst, x []float32, alpha float32)", doc, func() {
+	kernel(v, name, "func(dst, x []T, alpha T)", doc, func() {
 		x := XMM()
 		Load(Param("alpha"), x)
 		v.alpha = v.reg()
-		VBROADCASTSS(x, v.alpha)
+		x86.P(v.s, VBROADCASTSS, VBROADCASTSD)(x, v.alpha)
 	}, f)
 }
 
