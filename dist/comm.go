@@ -88,10 +88,11 @@ var ErrNoMPI = errors.New("dist: built without MPI support (build with -tags mpi
 
 type float interface{ ~float32 | ~float64 }
 
-// chunk returns the part [lo, hi) of n elements that rank owns in a
-// reduction among size ranks: contiguous, in rank order, the first n%size
-// ranks one element more.
-func chunk(n, rank, size int) (lo, hi int) {
+// Split returns rank's part [lo, hi) of n elements (or rows) shared by
+// size ranks: contiguous parts in rank order, the first n%size ranks one
+// element more. It is the chunk of an all-reduce that a rank reduces,
+// and the rows of a batch a rank trains on (nn's Batches.Shard).
+func Split(n, rank, size int) (lo, hi int) {
 	q, r := n/size, n%size
 	lo = rank*q + min(rank, r)
 	hi = lo + q

@@ -166,14 +166,14 @@ func TestLocalReproducible(t *testing.T) {
 	}
 }
 
-func TestChunk(t *testing.T) {
+func TestSplit(t *testing.T) {
 	for _, n := range []int{0, 1, 5, 16, 17} {
 		for _, p := range []int{1, 2, 3, 4, 7} {
 			next := 0
 			for k := range p {
-				lo, hi := chunk(n, k, p)
+				lo, hi := Split(n, k, p)
 				if lo != next || hi < lo || hi-lo > n/p+1 || hi-lo < n/p {
-					t.Fatalf("chunk(%d, %d, %d) = [%d, %d), want it to start at %d with %d or %d elements", n, k, p, lo, hi, next, n/p, n/p+1)
+					t.Fatalf("Split(%d, %d, %d) = [%d, %d), want it to start at %d with %d or %d elements", n, k, p, lo, hi, next, n/p, n/p+1)
 				}
 				next = hi
 			}

@@ -180,7 +180,7 @@ func allReduceLocal[T float](c *local, fn string, buf []T, op Op) error {
 	if err := c.enter(slot{fn: fn, buf: buf, n: len(buf), arg: int(op)}); err != nil {
 		return err
 	}
-	lo, hi := chunk(len(buf), c.rank, c.g.n)
+	lo, hi := Split(len(buf), c.rank, c.g.n)
 	acc, _ := c.scratch.([]T)
 	if cap(acc) < hi-lo {
 		acc = make([]T, hi-lo)

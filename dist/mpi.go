@@ -256,10 +256,10 @@ func allReduceMPI[T float](c *mpiComm, fn string, buf []T, op Op, dt C.MPI_Datat
 		return err
 	}
 	n, p := len(buf), c.size
-	lo, hi := chunk(n, c.rank, p)
+	lo, hi := Split(n, c.rank, p)
 	m := hi - lo
 	for k := range p {
-		klo, khi := chunk(n, k, p)
+		klo, khi := Split(n, k, p)
 		c.sCounts[k], c.sDispls[k] = C.int(khi-klo), C.int(klo)
 		c.rCounts[k], c.rDispls[k] = C.int(m), C.int(k*m)
 	}
