@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -234,5 +235,155 @@ func TestDataParallelMatchesOneProcess(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestDataParallelResume saves a checkpoint on rank 0 in the middle of a
+// run and resumes it on every rank: the parameters are bit for bit those
+// of the run that never stopped.
+func TestDataParallelResume(t *testing.T) {
+	c := dpCase{model: "mlp", rows: 256, batch: 32, steps: 20}
+	ckpt := filepath.Join(t.TempDir(), "ckpt.safetensors")
+	whole := c.trainLocal(t, 2, "", 0, false)
+	c.trainLocal(t, 2, ckpt, 11, false)
+	resumed := c.trainLocal(t, 2, ckpt, 0, true)
+	for k := range whole {
+		if !sameBits(resumed[k], whole[0]) {
+			t.Fatalf("rank %d: the parameters of the resumed run differ from those of the whole run", k)
+		}
+	}
+}
+
+// TestBatchesShard checks that the ranks' shards of each batch are, in
+// rank order, the batch of the unsharded iterator, for batch sizes and
+// row counts that do and do not split evenly, over two epochs.
+func TestBatchesShard(t *testing.T) {
+	for _, tc := range []struct{ n, size, ranks, len int }{
+		{12, 4, 2, 3}, {10, 4, 2, 3}, {10, 4, 3, 2}, {11, 4, 3, 3}, {7, 7, 4, 1}, {5, 8, 2, 1},
+	} {
+		x := tensor.New(tc.n, 2)
+		y := tensor.New(tc.n)
+		for i := range tc.n {
+			x.Data()[2*i], x.Data()[2*i+1], y.Data()[i] = float32(i), float32(-i), float32(i)
+		}
+		whole := NewBatches(x, y, tc.size, rand.New(rand.NewPCG(1, 2)))
+		shards := make([]*Batches, tc.ranks)
+		for k := range shards {
+			shards[k] = NewBatches(x, y, tc.size, rand.New(rand.NewPCG(1, 2)))
+			shards[k].Shard(k, tc.ranks)
+			if got := shards[k].Len(); got != tc.len {
+				t.Fatalf("%+v: Len of rank %d's shard = %d, want %d", tc, k, got, tc.len)
+			}
+		}
+		for epoch := range 2 {
+			if epoch > 0 {
+				whole.Reset()
+				for _, s := range shards {
+					s.Reset()
+				}
+			}
+			for step := range tc.len {
+				wx, wy, ok := whole.Next()
+				if !ok {
+					t.Fatalf("%+v: the whole iterator ended at step %d", tc, step)
+				}
+				var gx, gy []float32
+				for k, s := range shards {
+					sx, sy, ok := s.Next()
+					if !ok {
+						t.Fatalf("%+v: rank %d's shard ended at step %d", tc, k, step)
+					}
+					lo, hi := dist.Split(wy.Len(), k, tc.ranks)
+					if sy.Len() != hi-lo || sx.Dim(0) != hi-lo || sx.Dim(1) != 2 {
+						t.Fatalf("%+v: step %d rank %d: shapes %v %v, want %d rows", tc, step, k, sx.Shape(), sy.Shape(), hi-lo)
+					}
+					gx, gy = append(gx, sx.Data()...), append(gy, sy.Data()...)
+				}
+				if fmt.Sprint(gx) != fmt.Sprint(wx.Data()) || fmt.Sprint(gy) != fmt.Sprint(wy.Data()) {
+					t.Fatalf("%+v: epoch %d step %d: shards %v %v, whole batch %v %v", tc, epoch, step, gx, gy, wx.Data(), wy.Data())
+				}
+			}
+			for k, s := range shards {
+				if _, _, ok := s.Next(); ok {
+					t.Fatalf("%+v: rank %d's shard has more than %d batches", tc, k, tc.len)
+				}
+			}
+		}
+	}
+}
+
+func TestDataParallelMisuse(t *testing.T) {
+	x, y := tensor.New(4, 1), tensor.New(4)
+	cases := []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"rank out of range", func() { NewBatches(x, y, 2, nil).Shard(2, 2) }, "nn: Batches.Shard: rank 2 of 2 ranks"},
+		{"batch smaller than ranks", func() { NewBatches(x, y, 2, nil).Shard(0, 3) }, "nn: Batches.Shard: batches of 2 rows cannot be shared by 3 ranks"},
+		{"nil comm", func() { NewDataParallel(FashionMLP(rand.New(rand.NewPCG(1, 1))), nil, 0) }, "nn: NewDataParallel: nil communicator"},
+		{"negative bucket", func() { NewDataParallel(FashionMLP(rand.New(rand.NewPCG(1, 1))), dist.NewLocal(1)[0], -1) }, "nn: NewDataParallel: bucket size -1 bytes < 0"},
+	}
+	for _, tc := range cases {
+		msg := func() (msg string) {
+			defer func() { msg = fmt.Sprint(recover()) }()
+			tc.f()
+			return ""
+		}()
+		if len(msg) < len(tc.want) || msg[:len(tc.want)] != tc.want {
+			t.Errorf("%s: panic %q, want %q...", tc.name, msg, tc.want)
+		}
+	}
+}
+
+// TestDataParallelUnused checks that a parameter with no gradient on one
+// rank gets the average of the others' (theirs over the ranks), and that
+// the buckets' split of the parameters does not change the result.
+func TestDataParallelUnused(t *testing.T) {
+	got := make([][]float32, 3)
+	for _, bucket := range []int{4, 1 << 20} {
+		err := dist.RunLocal(3, func(c dist.Comm) error {
+			a := NewParam(tensor.FromSlice([]float32{1, 2}, 2))
+			b := NewParam(tensor.FromSlice([]float32{3}, 1))
+			m := &paramList{vars: []*Var{a, b}}
+			dp, err := NewDataParallel(m, c, bucket)
+			if err != nil {
+				return err
+			}
+			tp := NewTape()
+			// loss = sum(a * rank+1), plus b * 2 on rank 0 only.
+			w := tp.Const(tensor.FromSlice([]float32{float32(c.Rank() + 1), float32(c.Rank() + 1)}, 2))
+			loss := tp.Sum(tp.Mul(a, w))
+			if c.Rank() == 0 {
+				loss = tp.Add(loss, tp.Sum(tp.Scale(b, 2)))
+			}
+			if err := dp.Backward(tp, loss); err != nil {
+				return err
+			}
+			got[c.Rank()] = append(append([]float32(nil), a.Grad().Data()...), b.Grad().Data()...)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []float32{2, 2, float32(2.0 / 3)} // (1+2+3)/3, and 2/3
+		for k := range got {
+			if fmt.Sprint(got[k]) != fmt.Sprint(want) {
+				t.Fatalf("bucket %d bytes: rank %d's gradients %v, want %v", bucket, k, got[k], want)
+			}
+		}
+	}
+}
+
+// paramList is a Module of bare parameters.
+type paramList struct {
+	stateless
+	vars []*Var
+}
+
+func (p *paramList) Forward(tp *Tape, x *Var) *Var { return x }
+func (p *paramList) State(prefix string, f func(string, *Var)) {
+	for i, v := range p.vars {
+		f(fmt.Sprintf("%sp%d", prefix, i), v)
 	}
 }
