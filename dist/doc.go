@@ -51,6 +51,7 @@
 // one goroutine locked to the OS thread that initialized MPI
 // (MPI_THREAD_FUNNELED), so any goroutine may call it (nn.DataParallel
 // calls it from a goroutine of its own while the backward pass runs).
-// Under mpirun, Open MPI's TCP transport polls while it waits: a rank
-// waiting in a collective keeps a core busy.
+// Open MPI polls while a collective waits (unless it yields, as it does
+// when mpirun oversubscribes the cores: mpi_yield_when_idle), so a
+// waiting rank can keep a core busy.
 package dist
