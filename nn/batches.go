@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/lanesgo/lanes/dist"
+
 	"github.com/lanesgo/lanes/tensor"
 )
 
@@ -41,6 +43,8 @@ type Batches struct {
 	order      []int    // the epoch's row order; nil when sequential
 	pos        int      // rows of the epoch handed out
 	epoch      int      // Resets since NewBatches
+	rank       int      // the shard handed out (Shard); 0 of 1 when not sharded
+	ranks      int
 
 	// The batch buffers: buf holds xBuf (full rows of x) then yBuf (full
 	// rows of y), so that a device gets a batch in one copy.
@@ -96,12 +100,13 @@ func NewBatches(x, y *tensor.Tensor, size int, r *rand.Rand) *Batches {
 	}
 	n := xs[0]
 	b := &Batches{
-		x:    x.Data(),
-		y:    y.Data(),
-		xRow: rowLen(xs),
-		yRow: rowLen(ys),
-		n:    n,
-		size: size,
+		x:     x.Data(),
+		y:     y.Data(),
+		xRow:  rowLen(xs),
+		yRow:  rowLen(ys),
+		n:     n,
+		size:  size,
+		ranks: 1,
 	}
 	b.full = min(size, n) // no buffer larger than the dataset
 	b.buf = make([]float32, b.full*(b.xRow+b.yRow))
@@ -276,14 +281,19 @@ func (b *Batches) Next() (x, y *tensor.Tensor, ok bool) {
 // epoch, 0 when there is none.
 func (b *Batches) rowsAt(pos int) int {
 	rows := min(b.size, b.n-pos)
-	if rows <= 0 || rows < b.size && b.DropLast {
+	if rows <= 0 || rows < b.size && b.DropLast || rows < b.ranks {
 		return 0
 	}
 	return rows
 }
 
-// gather copies rows rows of the epoch's order from pos on into xb and yb.
+// gather copies rows rows of the epoch's order from pos on into xb and yb
+// (the rank's share of them when sharded).
 func (b *Batches) gather(xb, yb []float32, pos, rows int) {
+	if b.ranks > 1 {
+		lo, hi := dist.Split(rows, b.rank, b.ranks)
+		pos, rows = pos+lo, hi-lo
+	}
 	xr, yr := b.xRow, b.yRow
 	if b.order == nil {
 		copy(xb, b.x[pos*xr:(pos+rows)*xr])
@@ -393,12 +403,51 @@ func (b *Batches) shuffle() {
 }
 
 // Len is the number of batches in an epoch, counting a partial last batch
-// unless DropLast is set.
+// unless DropLast is set (or, sharded, it has fewer rows than ranks).
 func (b *Batches) Len() int {
-	if b.DropLast {
+	if b.DropLast || b.n%b.size < b.ranks {
 		return b.n / b.size
 	}
 	return (b.n + b.size - 1) / b.size
+}
+
+// Shard makes the iterator hand out rank's share of each batch of a
+// data-parallel run on ranks ranks (see DataParallel): every rank builds
+// the iterator alike (the same data, batch size and random source, so
+// the same orders) and keeps the batches' global size; Next then returns
+// the rank's contiguous part of the global batch, rows [lo, hi) with
+// lo = rank·rows/ranks rounded as chunks of a split (the first rows%ranks
+// ranks one row more). The ranks together visit every row once an epoch,
+// and Len, Epoch and the checkpointed place are those of the global
+// batches, so that a checkpoint of one rank resumes on every rank (and
+// with any number of ranks). A last batch of fewer rows than ranks is
+// skipped.
+//
+// Training matches a single process on the global batches when every
+// batch's rows split evenly (a batch size that is a multiple of ranks,
+// and N too or DropLast): DataParallel averages the ranks' gradients with
+// equal weights.
+//
+// Shard panics when ranks < 1, rank is not in [0, ranks), the batch size
+// is smaller than ranks, or the iterator was moved to a device (call
+// Shard before To).
+func (b *Batches) Shard(rank, ranks int) {
+	switch {
+	case ranks < 1 || rank < 0 || rank >= ranks:
+		panic(fmt.Sprintf("nn: Batches.Shard: rank %d of %d ranks", rank, ranks))
+	case b.size < ranks:
+		panic(fmt.Sprintf("nn: Batches.Shard: batches of %d rows cannot be shared by %d ranks", b.size, ranks))
+	case b.dev != nil:
+		panic("nn: Batches.Shard: the iterator is on a device; call Shard before To")
+	}
+	b.rank, b.ranks = rank, ranks
+	xs, ys := b.xFull.Shape(), b.yFull.Shape()
+	share := func(rows int) int { lo, hi := dist.Split(rows, rank, ranks); return hi - lo }
+	b.xFull, b.yFull = b.headers(share(b.full), xs, ys)
+	b.xPartial, b.yPartial = nil, nil
+	if rest := b.n % b.size; rest != 0 && rest != b.full {
+		b.xPartial, b.yPartial = b.headers(share(rest), xs, ys)
+	}
 }
 
 // batchesState is what a checkpoint keeps of a Batches (see

@@ -394,13 +394,17 @@ func (tp *Tape) record(out *Var, back func(*Tape, *node), ins ...*Var) *node {
 // respect to every Var on the tape that requires one, and adds it to the
 // gradients of the parameters. The tape is then consumed: a second
 // Backward panics until Reset (use BackwardRetain to run it again).
-func (tp *Tape) Backward(loss *Var) { tp.backward("Backward", loss, false) }
+func (tp *Tape) Backward(loss *Var) { tp.backward("Backward", loss, false, nil) }
 
 // BackwardRetain is Backward that keeps the tape, so that another Backward
 // (from the same or another loss) can follow; parameter gradients add up.
-func (tp *Tape) BackwardRetain(loss *Var) { tp.backward("BackwardRetain", loss, true) }
+func (tp *Tape) BackwardRetain(loss *Var) { tp.backward("BackwardRetain", loss, true, nil) }
 
-func (tp *Tape) backward(op string, loss *Var, retain bool) {
+// backward runs the backward pass; after, when not nil, is called after
+// node i's turn (whether or not its gradient ran), from the last node to
+// the first: once node i has had its turn, a parameter whose first use is
+// node i has its final gradient (DataParallel's hook).
+func (tp *Tape) backward(op string, loss *Var, retain bool, after func(i int)) {
 	tp.use(op, "loss", loss)
 	if loss.value.Len() != 1 {
 		panic(fmt.Sprintf("nn: %s: loss of shape %v is not a single value", op, loss.value.Shape()))
@@ -421,6 +425,9 @@ func (tp *Tape) backward(op string, loss *Var, retain bool) {
 		n := &tp.nodes[i]
 		if n.out.gradOK {
 			n.back(tp, n)
+		}
+		if after != nil {
+			after(i)
 		}
 	}
 	tp.consumed = !retain

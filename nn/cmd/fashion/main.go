@@ -12,6 +12,8 @@
 //
 //	go run ./nn/cmd/fashion -model mlp|cnn -epochs N [-device cpu|cuda[:N]] [-data DIR] [-save FILE] [-checkpoint FILE] [-resume FILE]
 //	go run ./nn/cmd/fashion -model mlp|cnn -eval FILE [-device cpu|cuda[:N]] [-data DIR]
+//	mpirun -np P fashion -dist mpi [-bucket BYTES] ...   (go build -tags mpi ./nn/cmd/fashion)
+//	go run ./nn/cmd/fashion -dist local -ranks P ...
 //
 // -device cuda (or cuda:N for the device of ordinal N) trains on a CUDA
 // device: the model (nn.To), the optimizer's state and each batch
@@ -45,6 +47,30 @@
 // and trains to epoch N: the parameters are bit for bit those of a run
 // that never stopped. -eval reads the model of a checkpoint too.
 //
+// -dist trains data-parallel (nn.DataParallel) on the CPU: -dist mpi on
+// the ranks of mpirun (or srun), with a binary built with -tags mpi
+// (Open MPI's libopenmpi-dev; see the README), -dist local on -ranks
+// goroutines of this process (for trying it without MPI). Every rank
+// loads the data and builds the model alike; rank 0's parameters are
+// broadcast, each rank trains on its share of each global batch of
+// -batch rows (nn.Batches.Shard) and the gradients are averaged over the
+// ranks in buckets of -bucket bytes during the backward pass. Each rank
+// prints to stderr, after each epoch,
+//
+//	rank=K/P epoch=N seconds=S steps=T shard_loss=L comm_seconds=C comm_wait_seconds=W
+//
+// C is the time the rank spent in the gradients' all-reduces (waiting for
+// slower ranks included), W the part of it the backward pass waited for
+// (the communication not overlapped); rank 0 prints the epoch's line on
+// stdout with the loss averaged over the ranks, the accuracy (each rank
+// evaluates its share of the test set) and its own times:
+//
+//	epoch=N seconds=S train_loss=L test_accuracy=A ranks=P comm_seconds=C comm_wait_seconds=W
+//
+// Rank 0 writes -checkpoint and -save; -resume reads the checkpoint on
+// every rank (with any number of ranks). -steps N stops after N steps in
+// all, e.g. to compare the parameters of two runs.
+//
 // The models and settings are those of bench/torchref/fashion.py, the
 // PyTorch reference: Adam with learning rate 1e-3, batches of 64, pixels
 // scaled to [0, 1] and normalized with the training set's mean and
@@ -56,6 +82,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -64,6 +91,7 @@ import (
 	"time"
 
 	"github.com/lanesgo/lanes/cudaplugin"
+	"github.com/lanesgo/lanes/dist"
 	"github.com/lanesgo/lanes/nn"
 	"github.com/lanesgo/lanes/simd"
 	"github.com/lanesgo/lanes/tensor"
@@ -89,22 +117,60 @@ func main() {
 	resume := flag.String("resume", "", "resume training from this checkpoint (written by -checkpoint); -epochs counts from the start")
 	device := flag.String("device", "cpu", "where to train: cpu, or cuda[:N] (a binary built with -tags cuda or -tags cudaemu)")
 	oom := flag.String("oom", "cpu", "when the device runs out of memory: cpu (go on on the CPU) or exit")
+	distMode := flag.String("dist", "", "data-parallel training: mpi (under mpirun or srun; a binary built with -tags mpi) or local (-ranks goroutines in this process)")
+	ranks := flag.Int("ranks", 2, "with -dist local: the number of ranks")
+	bucket := flag.Int("bucket", nn.DefaultBucketBytes, "with -dist: the gradient buckets' size in bytes")
+	maxSteps := flag.Int("steps", 0, "stop after this many training steps in all (0: train whole epochs), e.g. to compare the parameters (-save) of runs")
 	flag.Parse()
 	if *oom != "cpu" && *oom != "exit" {
 		fmt.Fprintf(os.Stderr, "fashion: -oom %s: want cpu or exit\n", *oom)
 		os.Exit(2)
 	}
-	dev, closeDev, err := openDevice(*device)
+	if *distMode != "" && (*device != "cpu" || *eval != "") {
+		fmt.Fprintln(os.Stderr, "fashion: -dist trains on the CPU (-device cpu) and does not evaluate (-eval)")
+		os.Exit(2)
+	}
+	o := options{kind: *model, epochs: *epochs, save: *save, eval: *eval, checkpoint: *checkpoint, resume: *resume,
+		seed: *seed, batch: *batch, lr: float32(*lr), oomToCPU: *oom == "cpu", bucket: *bucket, maxSteps: *maxSteps}
+	d, err := loadData(*dir, *model)
 	if err == nil {
-		err = run(*model, *epochs, dev, *dir, *save, *eval, *checkpoint, *resume, *seed, *batch, float32(*lr), *oom == "cpu")
-		if cerr := closeDev(); err == nil {
-			err = cerr
+		switch *distMode {
+		case "":
+			var dev tensor.Device
+			var closeDev func() error
+			if dev, closeDev, err = openDevice(*device); err == nil {
+				err = run(o, d, dev, nil)
+				if cerr := closeDev(); err == nil {
+					err = cerr
+				}
+			}
+		case "local":
+			err = dist.RunLocal(*ranks, func(c dist.Comm) error { return run(o, d, tensor.CPU, c) })
+		case "mpi":
+			var c dist.Comm
+			if c, err = dist.MPI(); err == nil {
+				err = run(o, d, tensor.CPU, c)
+				if cerr := c.Close(); err == nil {
+					err = cerr
+				}
+			}
+		default:
+			err = fmt.Errorf("-dist %s: want mpi or local", *distMode)
 		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fashion:", err)
 		os.Exit(1)
 	}
+}
+
+// options are the command's settings.
+type options struct {
+	kind, save, eval, checkpoint, resume string
+	epochs, batch, bucket, maxSteps      int
+	seed                                 uint64
+	lr                                   float32
+	oomToCPU                             bool
 }
 
 // openDevice opens the device that -device names and returns it with the
@@ -132,17 +198,20 @@ func openDevice(name string) (tensor.Device, func() error, error) {
 	return tensor.CPU, none, fmt.Errorf("-device %s: want cpu, cuda or cuda:N", name)
 }
 
-func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint, resume string, seed uint64, batch int, lr float32, oomToCPU bool) error {
-	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+// run trains (or evaluates) as o says, on dev; with comm, as a rank of a
+// data-parallel run (on the CPU).
+func run(o options, d *dataset, dev tensor.Device, comm dist.Comm) error {
+	kind, epochs, save, eval, checkpoint, resume, lr := o.kind, o.epochs, o.save, o.eval, o.checkpoint, o.resume, o.lr
+	r := rand.New(rand.NewPCG(o.seed, o.seed^0x9e3779b97f4a7c15))
 	model, err := newModel(kind, r)
 	if err != nil {
 		return err
 	}
-	d, err := loadData(dir, kind)
-	if err != nil {
-		return err
+	rank, ranks := 0, 1
+	if comm != nil {
+		rank, ranks = comm.Rank(), comm.Size()
 	}
-	tr := &training{model: model, tp: nn.NewTape(), dev: dev, oomToCPU: oomToCPU}
+	tr := &training{model: model, tp: nn.NewTape(), dev: dev, oomToCPU: o.oomToCPU}
 	if err := tr.fallBack(nn.To(model, dev)); err != nil {
 		return err
 	}
@@ -150,7 +219,7 @@ func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint
 		if _, err := nn.Load(eval, model); err != nil {
 			return err
 		}
-		acc, err := tr.accuracy(d.testX, d.testY)
+		acc, err := tr.accuracy(d.testX, d.testY, nil)
 		if err != nil {
 			return err
 		}
@@ -165,9 +234,11 @@ func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint
 		opt = nn.NewAdam(nn.Params(model), lr)
 	}
 	tr.opt = opt // its state is made where the parameters are
-	batches := nn.NewBatches(d.trainX, d.trainY, batch, r)
+	batches := nn.NewBatches(d.trainX, d.trainY, o.batch, r)
 	tr.batches = batches
 	first := 1
+	var commDone, waitDone time.Duration // the communication times before the epoch
+	totalSteps := 0
 	if resume != "" {
 		meta, err := nn.LoadCheckpoint(resume, model, opt, batches)
 		if err != nil {
@@ -178,6 +249,12 @@ func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint
 		}
 		// The checkpoint was saved at the end of epoch Epoch()+1.
 		first = batches.Epoch() + 2
+	}
+	if comm != nil {
+		batches.Shard(rank, ranks)
+		if tr.dp, err = nn.NewDataParallel(model, comm, o.bucket); err != nil {
+			return err
+		}
 	}
 	if err := tr.fallBack(batches.To(tr.dev)); err != nil {
 		return err
@@ -191,6 +268,7 @@ func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint
 		tr.losses = tensor.New(batches.Len())
 	}
 	bar := newProgress(os.Stderr, batches.Len())
+	bar.on = bar.on && rank == 0
 	for epoch := first; epoch <= epochs; epoch++ {
 		if epoch > 1 {
 			batches.Reset()
@@ -204,6 +282,11 @@ func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint
 		}
 		start := time.Now()
 		var steps int
+		stop := false
+		if comm != nil {
+			st := tr.dp.Stats()
+			commDone, waitDone = st.Comm, st.Wait
+		}
 		for x, y, ok := batches.Next(); ok; x, y, ok = batches.Next() {
 			if err := tr.step(x, y, steps); err != nil {
 				return fmt.Errorf("epoch %d, step %d: %w", epoch, steps+1, err)
@@ -212,6 +295,10 @@ func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint
 			if bar.due(steps) {
 				bar.update(steps, meanLoss(tr.losses, steps))
 			}
+			if totalSteps++; totalSteps == o.maxSteps {
+				stop = true
+				break
+			}
 		}
 		if err := batches.Err(); err != nil {
 			return err
@@ -219,6 +306,19 @@ func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint
 		mean := meanLoss(tr.losses, steps) // waits for the epoch's work
 		secs := time.Since(start).Seconds()
 		bar.done()
+		distNote := ""
+		if comm != nil {
+			st := tr.dp.Stats()
+			fmt.Fprintf(os.Stderr, "rank=%d/%d epoch=%d seconds=%.2f steps=%d shard_loss=%.4f comm_seconds=%.2f comm_wait_seconds=%.2f\n",
+				rank, ranks, epoch, secs, steps, mean, (st.Comm - commDone).Seconds(), (st.Wait - waitDone).Seconds())
+			distNote = fmt.Sprintf(" ranks=%d comm_seconds=%.2f comm_wait_seconds=%.2f", ranks, (st.Comm - commDone).Seconds(), (st.Wait - waitDone).Seconds())
+			commDone, waitDone = st.Comm, st.Wait
+			m := []float64{mean}
+			if err := comm.AllReduce64(m, dist.Mean); err != nil {
+				return err
+			}
+			mean = m[0]
+		}
 		peak := ""
 		if onDevice {
 			st, err := tensor.MemoryStats(dev)
@@ -227,18 +327,23 @@ func run(kind string, epochs int, dev tensor.Device, dir, save, eval, checkpoint
 			}
 			peak = fmt.Sprintf(" device_peak_bytes=%d device_peak_reserved_bytes=%d", st.PeakInUse, st.PeakReserved)
 		}
-		acc, err := tr.accuracy(d.testX, d.testY)
+		acc, err := tr.accuracy(d.testX, d.testY, comm)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f%s\n", epoch, secs, mean, acc, peak)
-		if checkpoint != "" {
+		if rank == 0 {
+			fmt.Printf("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f%s%s\n", epoch, secs, mean, acc, peak, distNote)
+		}
+		if checkpoint != "" && rank == 0 {
 			if err := nn.SaveCheckpoint(checkpoint, model, opt, batches, map[string]string{"model": kind}); err != nil {
 				return err
 			}
 		}
+		if stop {
+			break
+		}
 	}
-	if save != "" {
+	if save != "" && rank == 0 {
 		return nn.Save(save, model, map[string]string{"model": kind, "format": "pt"})
 	}
 	return nil
@@ -318,6 +423,7 @@ type training struct {
 	tp       *nn.Tape
 	dev      tensor.Device
 	oomToCPU bool
+	dp       *nn.DataParallel // nil unless data-parallel
 }
 
 // step runs a training step on the batch x, y and stores its loss as
@@ -328,13 +434,31 @@ func (tr *training) step(x, y *tensor.Tensor, i int) error {
 		tr.tp.Reset()
 		loss := tr.tp.CrossEntropy(tr.model.Forward(tr.tp, tr.tp.Const(x)), y)
 		tr.opt.ZeroGrad()
-		tr.tp.Backward(loss)
+		if tr.dp != nil {
+			if err := tr.dp.Backward(tr.tp, loss); err != nil {
+				panic(commFailure{err})
+			}
+		} else {
+			tr.tp.Backward(loss)
+		}
 		tr.opt.Step()
 		tensor.CopyInto(tr.losses.Slice(0, i, i+1, 1).Reshape(), loss.Value())
 	}
-	err := tensor.Catch(func() { run(x, y) })
-	if err == nil {
-		return nil
+	var cerr error
+	err := tensor.Catch(func() {
+		defer func() {
+			if p := recover(); p != nil {
+				f, ok := p.(commFailure)
+				if !ok {
+					panic(p)
+				}
+				cerr = f.err
+			}
+		}()
+		run(x, y)
+	})
+	if err == nil || cerr != nil {
+		return cerr
 	}
 	if err := tr.fallBack(err); err != nil {
 		return err
@@ -350,6 +474,9 @@ func (tr *training) step(x, y *tensor.Tensor, i int) error {
 	run(hx, hy)
 	return nil
 }
+
+// commFailure carries the communicator's error out of a step.
+type commFailure struct{ err error }
 
 // fallBack returns err, unless it is the device's out of memory (a
 // *tensor.OutOfMemoryError) and -oom is cpu: then it says so and moves
@@ -387,8 +514,22 @@ func (tr *training) fallBack(err error) error {
 
 // accuracy is the model's test accuracy (accuracy) on tr.dev; a device
 // out of memory moves the training to the CPU (fallBack) and evaluates
-// there.
-func (tr *training) accuracy(x, y *tensor.Tensor) (acc float64, err error) {
+// there. With comm, each rank evaluates its share of the rows and the
+// counts are summed over the ranks.
+func (tr *training) accuracy(x, y *tensor.Tensor, comm dist.Comm) (acc float64, err error) {
+	if comm != nil {
+		lo, hi := dist.Split(x.Dim(0), comm.Rank(), comm.Size())
+		sx, sy := x.Slice(0, lo, hi, 1), y.Slice(0, lo, hi, 1)
+		a, err := accuracy(tr.model, sx, sy, tensor.CPU)
+		if err != nil {
+			return 0, err
+		}
+		counts := []float64{math.Round(a * float64(hi-lo) / 100), float64(hi - lo)}
+		if err := comm.AllReduce64(counts, dist.Sum); err != nil {
+			return 0, err
+		}
+		return 100 * counts[0] / max(counts[1], 1), nil
+	}
 	if oom := tensor.Catch(func() { acc, err = accuracy(tr.model, x, y, tr.dev) }); oom != nil {
 		err = oom
 	}

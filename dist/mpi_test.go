@@ -1,0 +1,87 @@
+//go:build mpi && cgo
+
+package dist
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// Run under mpirun (see .ci/test), e.g.
+//
+//	go test -c -tags mpi -o /tmp/dist.test ./dist
+//	mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self -np 4 /tmp/dist.test -test.run MPI
+//
+// Started alone the test binary is a group of one rank.
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if mpiWorld != nil {
+		if err := mpiWorld.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func TestMPICollectives(t *testing.T) {
+	c, err := MPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2, err := MPI(); c2 != c || err != nil {
+		t.Fatalf("a second MPI() = %v, %v; want the same Comm", c2, err)
+	}
+	t.Logf("rank %d of %d", c.Rank(), c.Size())
+	checkCollectives(t, c)
+}
+
+// TestMPIMatchesLocal checks that MPI's all-reduce gives the bits of the
+// in-process group's with as many ranks, for float32 and float64.
+func TestMPIMatchesLocal(t *testing.T) {
+	c, err := MPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, n := c.Size(), 100003
+	local32, local64 := make([][]float32, p), make([][]float64, p)
+	if err := RunLocal(p, func(l Comm) error {
+		local32[l.Rank()], local64[l.Rank()] = rankData[float32](l.Rank(), n), rankData[float64](l.Rank(), n)
+		if err := l.AllReduce32(local32[l.Rank()], Mean); err != nil {
+			return err
+		}
+		return l.AllReduce64(local64[l.Rank()], Sum)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b32, b64 := rankData[float32](c.Rank(), n), rankData[float64](c.Rank(), n)
+	if err := c.AllReduce32(b32, Mean); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AllReduce64(b64, Sum); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if b32[i] != local32[0][i] || b64[i] != local64[0][i] {
+			t.Fatalf("rank %d of %d: [%d]: MPI %v, %v; in process %v, %v", c.Rank(), p, i, b32[i], b64[i], local32[0][i], local64[0][i])
+		}
+	}
+}
+
+// TestMPIMismatch checks that ranks passing different lengths panic on
+// every rank, naming the function and both lengths.
+func TestMPIMismatch(t *testing.T) {
+	c, err := MPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Size() < 2 {
+		t.Skip("needs 2 ranks (mpirun -np 2)")
+	}
+	msg := panicOf(func() { c.AllReduce32(make([]float32, 3+c.Rank()), Sum) })
+	if want := "dist: AllReduce32: rank 1 has 4 elements, rank 0 has 3"; msg == "" || msg[:len(want)] != want {
+		t.Fatalf("rank %d: panic %q, want %q...", c.Rank(), msg, want)
+	}
+}
