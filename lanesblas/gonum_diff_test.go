@@ -33,7 +33,7 @@ type routines[T float] struct {
 	trmv  func(ul blas.Uplo, tA blas.Transpose, d blas.Diag, n int, a []T, lda int, x []T, incX int)
 	trsv  func(ul blas.Uplo, tA blas.Transpose, d blas.Diag, n int, a []T, lda int, x []T, incX int)
 	syrk  syrkFunc[T]
-	trsm  trsmFunc[T]
+	trsm  triFunc[T]
 }
 
 func routines64(i interface {

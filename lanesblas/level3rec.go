@@ -11,12 +11,27 @@ const recBase = 32
 
 type (
 	syrkFunc[T float] func(ul blas.Uplo, tA blas.Transpose, n, k int, alpha T, a []T, lda int, beta T, c []T, ldc int)
-	trsmFunc[T float] func(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int)
+	triFunc[T float]  func(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int)
 )
 
 // syrk is Dsyrk and Ssyrk: gonum's checks, then syrkRec (small, empty or
 // alpha == 0 cases go to gonum whole).
 func syrk[T float](k *kernels[T], base syrkFunc[T], ul blas.Uplo, tA blas.Transpose, n, kk int, alpha T, a []T, lda int, beta T, c []T, ldc int) {
+	// With B = A, checkSyrk's checks of B repeat those of A: gonum's syrk
+	// checks are its syr2k checks without B's.
+	if checkSyrk(ul, tA, n, kk, a, lda, a, lda, c, ldc) {
+		return
+	}
+	if alpha == 0 || kk == 0 || n <= recBase {
+		base(ul, tA, n, kk, alpha, a, lda, beta, c, ldc)
+		return
+	}
+	syrkRec(k, false, ul, tA, n, kk, alpha, a, lda, a, lda, beta, c, ldc)
+}
+
+// checkSyrk is gonum's argument checks of syr2k (and syrk, with b = a), in
+// gonum's order; it reports whether the call is a quick return (n == 0).
+func checkSyrk[T float](ul blas.Uplo, tA blas.Transpose, n, kk int, a []T, lda int, b []T, ldb int, c []T, ldc int) (empty bool) {
 	if ul != blas.Lower && ul != blas.Upper {
 		panic(badUplo)
 	}
@@ -34,79 +49,115 @@ func syrk[T float](k *kernels[T], base syrkFunc[T], ul blas.Uplo, tA blas.Transp
 	if lda < max(1, col) {
 		panic(badLdA)
 	}
+	if ldb < max(1, col) {
+		panic(badLdB)
+	}
 	if ldc < max(1, n) {
 		panic(badLdC)
 	}
 	if n == 0 {
-		return
+		return true
 	}
 	if len(a) < lda*(row-1)+col {
 		panic(shortA)
 	}
+	if len(b) < ldb*(row-1)+col {
+		panic(shortB)
+	}
 	if len(c) < ldc*(n-1)+n {
 		panic(shortC)
 	}
-	if alpha == 0 || kk == 0 || n <= recBase {
-		base(ul, tA, n, kk, alpha, a, lda, beta, c, ldc)
-		return
-	}
-	syrkRec(k, ul, tA, n, kk, alpha, a, lda, beta, c, ldc)
+	return false
 }
 
-// syrkRec updates the ul triangle of C (n×n) with alpha·op(A)·op(A)ᵀ: the two
-// diagonal halves by recursion, the off-diagonal block by gemm.
-func syrkRec[T float](k *kernels[T], ul blas.Uplo, tA blas.Transpose, n, kk int, alpha T, a []T, lda int, beta T, c []T, ldc int) {
+// syrkRec updates the ul triangle of C (n×n) with alpha·op(A)·op(B)ᵀ, plus
+// alpha·op(B)·op(A)ᵀ when two (syr2k; syrk passes B = A and !two): the two
+// diagonal halves by recursion, the off-diagonal block by gemm (two gemms
+// when two).
+func syrkRec[T float](k *kernels[T], two bool, ul blas.Uplo, tA blas.Transpose, n, kk int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if n <= recBase {
-		syrkDiag(k, ul, tA, n, kk, alpha, a, lda, beta, c, ldc)
+		syrkDiag(k, two, ul, tA, n, kk, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	p := n / 2
 	trans := isTrans(tA)
-	var a2 []T // the rows of op(A) from p: rows of A, or columns with trans
+	// The rows of op(A) and op(B) from p: rows of A and B, or columns with
+	// trans.
+	var a2, b2 []T
 	if trans {
-		a2 = a[p:]
+		a2, b2 = a[p:], b[p:]
 	} else {
-		a2 = a[p*lda:]
+		a2, b2 = a[p*lda:], b[p*ldb:]
 	}
-	syrkRec(k, ul, tA, p, kk, alpha, a, lda, beta, c, ldc)
-	syrkRec(k, ul, tA, n-p, kk, alpha, a2, lda, beta, c[p*ldc+p:], ldc)
-	if ul == blas.Upper { // C12 = alpha·op(A)1·op(A)2ᵀ + beta·C12
-		k.gemm(trans, !trans, p, n-p, kk, alpha, a, lda, a2, lda, beta, c[p:], ldc)
-	} else { // C21 = alpha·op(A)2·op(A)1ᵀ + beta·C21
-		k.gemm(trans, !trans, n-p, p, kk, alpha, a2, lda, a, lda, beta, c[p*ldc:], ldc)
+	syrkRec(k, two, ul, tA, p, kk, alpha, a, lda, b, ldb, beta, c, ldc)
+	syrkRec(k, two, ul, tA, n-p, kk, alpha, a2, lda, b2, ldb, beta, c[p*ldc+p:], ldc)
+	// The off-diagonal block, C12 (Upper) or C21 (Lower): its rows are
+	// those of the halves r of op(A) and op(B), its columns those of the
+	// halves c; it becomes alpha·op(A)r·op(B)cᵀ (+ alpha·op(B)r·op(A)cᵀ)
+	// + beta·C.
+	rows, cols, ar, br, ac, bc, off := p, n-p, a, b, a2, b2, c[p:]
+	if ul == blas.Lower {
+		rows, cols, ar, br, ac, bc, off = n-p, p, a2, b2, a, b, c[p*ldc:]
+	}
+	k.gemm(trans, !trans, rows, cols, kk, alpha, ar, lda, bc, ldb, beta, off, ldc)
+	if two {
+		k.gemm(trans, !trans, rows, cols, kk, alpha, br, ldb, ac, lda, 1, off, ldc)
 	}
 }
 
 // syrkDiag is a diagonal block of syrkRec (n <= recBase): the whole n×n
-// product alpha·op(A)·op(A)ᵀ by gemm into a pooled scratch block, then its
-// ul triangle added to beta·C (C not read when beta == 0). The gemm does
-// twice the multiply-adds of the triangle, at several times the speed of
-// gonum's unblocked dsyrk, which did half of a Cholesky's syrk work here.
-func syrkDiag[T float](k *kernels[T], ul blas.Uplo, tA blas.Transpose, n, kk int, alpha T, a []T, lda int, beta T, c []T, ldc int) {
+// product W = alpha·op(A)·op(B)ᵀ by gemm into a pooled scratch block, then
+// the ul triangle of W (of W + Wᵀ when two) added to beta·C (C not read
+// when beta == 0). The gemm does twice the multiply-adds of the triangle,
+// at several times the speed of gonum's unblocked dsyrk, which did half of
+// a Cholesky's syrk work here.
+func syrkDiag[T float](k *kernels[T], two bool, ul blas.Uplo, tA blas.Transpose, n, kk int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	trans := isTrans(tA)
 	p := k.scratch.Get().(*[recBase * recBase]T)
 	defer k.scratch.Put(p)
 	w := p[:n*n]
-	k.gemm(trans, !trans, n, n, kk, alpha, a, lda, a, lda, 0, w, n)
+	k.gemm(trans, !trans, n, n, kk, alpha, a, lda, b, ldb, 0, w, n)
 	for i := range n {
 		lo, hi := i, n // the columns of row i in the triangle
 		if ul == blas.Lower {
 			lo, hi = 0, i+1
 		}
-		row, src := c[i*ldc+lo:i*ldc+hi], w[i*n+lo:i*n+hi]
-		if beta == 0 {
-			copy(row, src)
-			continue
-		}
-		for j, v := range src {
-			row[j] = row[j]*beta + v
+		row := c[i*ldc+lo : i*ldc+hi]
+		for j := range row {
+			v := w[i*n+lo+j]
+			if two {
+				v += w[(lo+j)*n+i]
+			}
+			if beta != 0 {
+				v += row[j] * beta
+			}
+			row[j] = v
 		}
 	}
 }
 
 // trsm is Dtrsm and Strsm: gonum's checks, then B is scaled by alpha and
-// trsmRec solves with alpha = 1 (small or alpha == 0 cases go to gonum whole).
-func trsm[T float](k *kernels[T], base trsmFunc[T], s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int) {
+// triRec solves with alpha = 1 (small or alpha == 0 cases go to gonum whole).
+func trsm[T float](k *kernels[T], base triFunc[T], s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int) {
+	if checkTri3(s, ul, tA, d, m, n, a, lda, b, ldb) {
+		return
+	}
+	if alpha == 0 || triSize(s, m, n) <= recBase {
+		base(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		return
+	}
+	if alpha != 1 {
+		for i := range m {
+			row := b[i*ldb : i*ldb+n]
+			k.scale(row, row, alpha)
+		}
+	}
+	triRec(k, base, true, s, ul, tA, d, m, n, 1, a, lda, b, ldb)
+}
+
+// checkTri3 is gonum's argument checks of trsm and trmm, in gonum's order;
+// it reports whether the call is a quick return (m or n zero).
+func checkTri3[T float](s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, a []T, lda int, b []T, ldb int) (empty bool) {
 	if s != blas.Left && s != blas.Right {
 		panic(badSide)
 	}
@@ -123,10 +174,7 @@ func trsm[T float](k *kernels[T], base trsmFunc[T], s blas.Side, ul blas.Uplo, t
 	if n < 0 {
 		panic(nLT0)
 	}
-	ka := n
-	if s == blas.Left {
-		ka = m
-	}
+	ka := triSize(s, m, n)
 	if lda < max(1, ka) {
 		panic(badLdA)
 	}
@@ -134,7 +182,7 @@ func trsm[T float](k *kernels[T], base trsmFunc[T], s blas.Side, ul blas.Uplo, t
 		panic(badLdB)
 	}
 	if m == 0 || n == 0 {
-		return
+		return true
 	}
 	if len(a) < lda*(ka-1)+ka {
 		panic(shortA)
@@ -142,63 +190,80 @@ func trsm[T float](k *kernels[T], base trsmFunc[T], s blas.Side, ul blas.Uplo, t
 	if len(b) < ldb*(m-1)+n {
 		panic(shortB)
 	}
-	if alpha == 0 || ka <= recBase {
-		base(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
-		return
-	}
-	if alpha != 1 {
-		for i := range m {
-			row := b[i*ldb : i*ldb+n]
-			k.scale(row, row, alpha)
-		}
-	}
-	trsmRec(k, base, s, ul, tA, d, m, n, a, lda, b, ldb)
+	return false
 }
 
-// trsmRec solves op(A)·X = B (Left) or X·op(A) = B (Right) in place of B,
-// splitting the triangle op(A) in halves: solve with one diagonal half,
-// subtract its part of the product from the other rows (Left) or columns
-// (Right) of B by gemm, solve with the other half.
-func trsmRec[T float](k *kernels[T], base trsmFunc[T], s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, a []T, lda int, b []T, ldb int) {
-	left := s == blas.Left
-	size := n
-	if left {
-		size = m
+// triSize is the order of the triangular (or symmetric) A that multiplies
+// the m×n B from side s.
+func triSize(s blas.Side, m, n int) int {
+	if s == blas.Left {
+		return m
 	}
+	return n
+}
+
+// triRec is trsm (solve) and trmm (!solve) in place of B, splitting the
+// triangle op(A) in halves. B's two halves (rows with side Left, columns
+// with Right) are a source and a destination: the product of the source
+// half with op(A)'s off-diagonal block is part of the destination's. trsm
+// solves with the source's diagonal block, subtracts that product from the
+// destination by gemm, then solves with the destination's; trmm multiplies
+// the destination by its diagonal block, adds alpha times that product
+// (the source still unchanged), then multiplies the source. base (gonum's
+// unblocked routine) takes blocks of recBase or fewer, with alpha.
+func triRec[T float](k *kernels[T], base triFunc[T], solve bool, s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int) {
+	left := s == blas.Left
+	size := triSize(s, m, n)
 	if size <= recBase {
-		base(s, ul, tA, d, m, n, 1, a, lda, b, ldb)
+		base(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
 	}
 	p := size / 2
 	trans := isTrans(tA)
-	a22 := a[p*lda+p:]
+	// The halves: h1 is B's first p rows (Left) or columns (Right) with
+	// op(A)'s first diagonal block, h2 the rest with the second.
+	type half struct {
+		m, n int
+		a, b []T
+	}
+	h1, h2 := half{m, p, a, b}, half{m, n - p, a[p*lda+p:], b[p:]}
+	if left {
+		h1, h2 = half{p, n, a, b}, half{m - p, n, a[p*lda+p:], b[p*ldb:]}
+	}
 	// The off-diagonal blocks of op(A): lo = op(A)[p:, :p], up = op(A)[:p, p:].
 	lo, up := a[p*lda:], a[p:]
 	if trans {
 		lo, up = up, lo
 	}
-	if left {
-		b2 := b[p*ldb:]
-		if (ul == blas.Lower) != trans { // op(A) lower: forward
-			trsmRec(k, base, s, ul, tA, d, p, n, a, lda, b, ldb)
-			k.gemm(trans, false, m-p, n, p, -1, lo, lda, b, ldb, 1, b2, ldb)
-			trsmRec(k, base, s, ul, tA, d, m-p, n, a22, lda, b2, ldb)
-		} else {
-			trsmRec(k, base, s, ul, tA, d, m-p, n, a22, lda, b2, ldb)
-			k.gemm(trans, false, p, n, m-p, -1, up, lda, b2, ldb, 1, b, ldb)
-			trsmRec(k, base, s, ul, tA, d, p, n, a, lda, b, ldb)
-		}
-		return
+	opLower := (ul == blas.Lower) != trans
+	// With op(A) lower, X·op(A)'s first columns need the last ones (and
+	// op(A)·X's last rows the first ones); upper is the reverse.
+	src, dst, off := h1, h2, lo
+	if !opLower {
+		src, dst, off = h2, h1, up
 	}
-	b2 := b[p:]
-	if (ul == blas.Upper) != trans { // op(A) upper: X1 first
-		trsmRec(k, base, s, ul, tA, d, m, p, a, lda, b, ldb)
-		k.gemm(false, trans, m, n-p, p, -1, b, ldb, up, lda, 1, b2, ldb)
-		trsmRec(k, base, s, ul, tA, d, m, n-p, a22, lda, b2, ldb)
+	if !left {
+		src, dst = dst, src
+	}
+	coef := alpha
+	if solve {
+		coef = -1
+	}
+	rec := func(h half) { triRec(k, base, solve, s, ul, tA, d, h.m, h.n, alpha, h.a, lda, h.b, ldb) }
+	if solve {
+		rec(src)
 	} else {
-		trsmRec(k, base, s, ul, tA, d, m, n-p, a22, lda, b2, ldb)
-		k.gemm(false, trans, m, p, n-p, -1, b2, ldb, lo, lda, 1, b, ldb)
-		trsmRec(k, base, s, ul, tA, d, m, p, a, lda, b, ldb)
+		rec(dst)
+	}
+	if left {
+		k.gemm(trans, false, dst.m, n, src.m, coef, off, lda, src.b, ldb, 1, dst.b, ldb)
+	} else {
+		k.gemm(false, trans, m, dst.n, src.n, coef, src.b, ldb, off, lda, 1, dst.b, ldb)
+	}
+	if solve {
+		rec(dst)
+	} else {
+		rec(src)
 	}
 }
 
