@@ -10,8 +10,10 @@ import "gonum.org/v1/gonum/blas"
 const recBase = 32
 
 type (
-	syrkFunc[T float] func(ul blas.Uplo, tA blas.Transpose, n, k int, alpha T, a []T, lda int, beta T, c []T, ldc int)
-	triFunc[T float]  func(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int)
+	syrkFunc[T float]  func(ul blas.Uplo, tA blas.Transpose, n, k int, alpha T, a []T, lda int, beta T, c []T, ldc int)
+	syr2kFunc[T float] func(ul blas.Uplo, tA blas.Transpose, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
+	triFunc[T float]   func(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int)
+	symmFunc[T float]  func(s blas.Side, ul blas.Uplo, m, n int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int)
 )
 
 // syrk is Dsyrk and Ssyrk: gonum's checks, then syrkRec (small, empty or
@@ -27,6 +29,19 @@ func syrk[T float](k *kernels[T], base syrkFunc[T], ul blas.Uplo, tA blas.Transp
 		return
 	}
 	syrkRec(k, false, ul, tA, n, kk, alpha, a, lda, a, lda, beta, c, ldc)
+}
+
+// syr2k is Dsyr2k and Ssyr2k: gonum's checks, then syrkRec with both
+// products (small, empty or alpha == 0 cases go to gonum whole).
+func syr2k[T float](k *kernels[T], base syr2kFunc[T], ul blas.Uplo, tA blas.Transpose, n, kk int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if checkSyrk(ul, tA, n, kk, a, lda, b, ldb, c, ldc) {
+		return
+	}
+	if alpha == 0 || kk == 0 || n <= recBase {
+		base(ul, tA, n, kk, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	syrkRec(k, true, ul, tA, n, kk, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // checkSyrk is gonum's argument checks of syr2k (and syrk, with b = a), in
@@ -155,6 +170,19 @@ func trsm[T float](k *kernels[T], base triFunc[T], s blas.Side, ul blas.Uplo, tA
 	triRec(k, base, true, s, ul, tA, d, m, n, 1, a, lda, b, ldb)
 }
 
+// trmm is Dtrmm and Strmm: gonum's checks, then triRec multiplies in
+// place of B (small or alpha == 0 cases go to gonum whole).
+func trmm[T float](k *kernels[T], base triFunc[T], s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int) {
+	if checkTri3(s, ul, tA, d, m, n, a, lda, b, ldb) {
+		return
+	}
+	if alpha == 0 || triSize(s, m, n) <= recBase {
+		base(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+		return
+	}
+	triRec(k, base, false, s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+}
+
 // checkTri3 is gonum's argument checks of trsm and trmm, in gonum's order;
 // it reports whether the call is a quick return (m or n zero).
 func checkTri3[T float](s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, a []T, lda int, b []T, ldb int) (empty bool) {
@@ -267,6 +295,109 @@ func triRec[T float](k *kernels[T], base triFunc[T], solve bool, s blas.Side, ul
 	}
 }
 
+// symm is Dsymm and Ssymm: gonum's checks, then symmRec (small, empty or
+// alpha == 0 cases go to gonum whole).
+func symm[T float](k *kernels[T], base symmFunc[T], s blas.Side, ul blas.Uplo, m, n int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if s != blas.Right && s != blas.Left {
+		panic(badSide)
+	}
+	if ul != blas.Lower && ul != blas.Upper {
+		panic(badUplo)
+	}
+	if m < 0 {
+		panic(mLT0)
+	}
+	if n < 0 {
+		panic(nLT0)
+	}
+	ka := triSize(s, m, n)
+	if lda < max(1, ka) {
+		panic(badLdA)
+	}
+	if ldb < max(1, n) {
+		panic(badLdB)
+	}
+	if ldc < max(1, n) {
+		panic(badLdC)
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if len(a) < lda*(ka-1)+ka {
+		panic(shortA)
+	}
+	if len(b) < ldb*(m-1)+n {
+		panic(shortB)
+	}
+	if len(c) < ldc*(m-1)+n {
+		panic(shortC)
+	}
+	if alpha == 0 || ka <= recBase {
+		base(s, ul, m, n, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	symmRec(k, s, ul, m, n, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// symmRec computes C = alpha·A·B + beta·C (Left) or alpha·B·A + beta·C
+// (Right) for the symmetric A stored in its ul triangle, splitting A in
+// halves: each half of C (rows with Left, columns with Right) is its
+// diagonal block's product by recursion, then the off-diagonal block's
+// product, U = A[:p, p:] or its transpose, added by gemm. U is stored as
+// it is with Upper and as Uᵀ = A[p:, :p] with Lower.
+func symmRec[T float](k *kernels[T], s blas.Side, ul blas.Uplo, m, n int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	size := triSize(s, m, n)
+	if size <= recBase {
+		symmDiag(k, s, ul, m, n, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	p := size / 2
+	a22 := a[p*lda+p:]
+	u, ut := a[p:], false // U, and whether it is stored transposed
+	if ul == blas.Lower {
+		u, ut = a[p*lda:], true
+	}
+	if s == blas.Left { // C1 = A11·B1 + U·B2, C2 = Uᵀ·B1 + A22·B2
+		b2, c2 := b[p*ldb:], c[p*ldc:]
+		symmRec(k, s, ul, p, n, alpha, a, lda, b, ldb, beta, c, ldc)
+		k.gemm(ut, false, p, n, m-p, alpha, u, lda, b2, ldb, 1, c, ldc)
+		symmRec(k, s, ul, m-p, n, alpha, a22, lda, b2, ldb, beta, c2, ldc)
+		k.gemm(!ut, false, m-p, n, p, alpha, u, lda, b, ldb, 1, c2, ldc)
+		return
+	}
+	// C1 = B1·A11 + B2·Uᵀ, C2 = B1·U + B2·A22
+	b2, c2 := b[p:], c[p:]
+	symmRec(k, s, ul, m, p, alpha, a, lda, b, ldb, beta, c, ldc)
+	k.gemm(false, !ut, m, p, n-p, alpha, b2, ldb, u, lda, 1, c, ldc)
+	symmRec(k, s, ul, m, n-p, alpha, a22, lda, b2, ldb, beta, c2, ldc)
+	k.gemm(false, ut, m, n-p, p, alpha, b, ldb, u, lda, 1, c2, ldc)
+}
+
+// symmDiag is a diagonal block of symmRec (A of order recBase or less):
+// the ul triangle of A mirrored into a full square in a pooled scratch
+// block, then one gemm (C not read when beta == 0).
+func symmDiag[T float](k *kernels[T], s blas.Side, ul blas.Uplo, m, n int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	size := triSize(s, m, n)
+	p := k.scratch.Get().(*[recBase * recBase]T)
+	defer k.scratch.Put(p)
+	w := p[:size*size]
+	for i := range size {
+		lo, hi := i, size // the stored columns of row i
+		if ul == blas.Lower {
+			lo, hi = 0, i+1
+		}
+		for j, v := range a[i*lda+lo : i*lda+hi] {
+			w[i*size+lo+j] = v
+			w[(lo+j)*size+i] = v
+		}
+	}
+	if s == blas.Left {
+		k.gemm(false, false, m, n, m, alpha, w, m, b, ldb, beta, c, ldc)
+	} else {
+		k.gemm(false, false, m, n, n, alpha, b, ldb, w, n, beta, c, ldc)
+	}
+}
+
 // Dsyrk computes the ul triangle of C = alpha·op(A)·op(A)ᵀ + beta·C.
 func (impl Implementation) Dsyrk(ul blas.Uplo, tA blas.Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
 	syrk(k64, impl.Implementation.Dsyrk, ul, tA, n, k, alpha, a, lda, beta, c, ldc)
@@ -287,4 +418,40 @@ func (impl Implementation) Dtrsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d
 // written over B.
 func (impl Implementation) Strsm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float32, a []float32, lda int, b []float32, ldb int) {
 	trsm(k32, impl.Implementation.Strsm, s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+}
+
+// Dsyr2k computes the ul triangle of C = alpha·op(A)·op(B)ᵀ +
+// alpha·op(B)·op(A)ᵀ + beta·C.
+func (impl Implementation) Dsyr2k(ul blas.Uplo, tA blas.Transpose, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	syr2k(k64, impl.Implementation.Dsyr2k, ul, tA, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Ssyr2k computes the ul triangle of C = alpha·op(A)·op(B)ᵀ +
+// alpha·op(B)·op(A)ᵀ + beta·C.
+func (impl Implementation) Ssyr2k(ul blas.Uplo, tA blas.Transpose, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	syr2k(k32, impl.Implementation.Ssyr2k, ul, tA, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Dsymm computes C = alpha·A·B + beta·C (Left) or C = alpha·B·A + beta·C
+// (Right) for the symmetric A stored in its ul triangle.
+func (impl Implementation) Dsymm(s blas.Side, ul blas.Uplo, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
+	symm(k64, impl.Implementation.Dsymm, s, ul, m, n, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Ssymm computes C = alpha·A·B + beta·C (Left) or C = alpha·B·A + beta·C
+// (Right) for the symmetric A stored in its ul triangle.
+func (impl Implementation) Ssymm(s blas.Side, ul blas.Uplo, m, n int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	symm(k32, impl.Implementation.Ssymm, s, ul, m, n, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// Dtrmm computes B = alpha·op(A)·B (Left) or B = alpha·B·op(A) (Right) for
+// triangular A, in place of B.
+func (impl Implementation) Dtrmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	trmm(k64, impl.Implementation.Dtrmm, s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+}
+
+// Strmm computes B = alpha·op(A)·B (Left) or B = alpha·B·op(A) (Right) for
+// triangular A, in place of B.
+func (impl Implementation) Strmm(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha float32, a []float32, lda int, b []float32, ldb int) {
+	trmm(k32, impl.Implementation.Strmm, s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
 }
