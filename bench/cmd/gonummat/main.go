@@ -16,6 +16,11 @@
 // OpenBLAS (GOMAXPROCS=1 for one thread); OPENBLAS_CORETYPE selects
 // OpenBLAS's kernels (Debian's build picks Haswell's AVX2 ones on Zen 5;
 // SkylakeX gives its AVX-512 ones).
+//
+// The SVD's time is nearly all gonum's LAPACK, not BLAS: a profile of
+// mat.SVD.Factorize (SVDThin, n = 512) with lanes installed put 94% of it
+// in lapack/gonum's Dlasr (the plane rotations of Dbdsqr, pure Go), so no
+// blas64 implementation changes it much.
 package main
 
 import (
@@ -97,7 +102,11 @@ func main() {
 		strings.Join(os.Args[1:], " "), start.UTC().Format("2006-01-02 15:04 UTC"), time.Since(start).Round(time.Second))
 	fmt.Fprintf(&b, "- CPU: %s, %s/%s, GOMAXPROCS %d (lanes' and gonum's threads; OpenBLAS set to as many).\n", cpuid.CPU.BrandName, runtime.GOOS, runtime.GOARCH, threads)
 	fmt.Fprintf(&b, "- lanes level: %v. OpenBLAS: %s (through gonum.org/v1/netlib/blas/netlib).\n", dispatch.Active(), openblas.Config())
-	fmt.Fprintf(&b, "- Load average before and after the run: %s; %s.\n", load0, loadavg())
+	load1 := loadavg()
+	fmt.Fprintf(&b, "- Load average before and after the run: %s; %s.\n", load0, load1)
+	if busy(load0, threads) || busy(load1, threads) {
+		fmt.Fprintf(&b, "- **The machine was shared** (a one-minute load average above its %d threads): other processes took CPU time from every implementation alike, but the figures are not a quiet machine's.\n", threads)
+	}
 	fmt.Fprintf(&b, "- Medians of %d rounds; each round installs each implementation (rotating the order), pauses %v, warms up with one call and times calls for at least %v. Every implementation's result was checked against gonum's first.\n", c.Rounds, c.Pause, c.MinTime)
 	fmt.Fprintf(&b, "- The peak is %d × one core's: bench/openblas's C loop of independent AVX-512 FMAs on one goroutine, once a round of every Dense.Mul case (median).\n\n", threads)
 	if err := res.Markdown(&b); err != nil {
@@ -118,6 +127,17 @@ func main() {
 		os.Exit(1)
 	}
 	os.Stdout.Write(b.Bytes())
+}
+
+// busy reports whether the one-minute load average in load exceeds
+// threads.
+func busy(load string, threads int) bool {
+	f := strings.Fields(load)
+	if len(f) == 0 {
+		return false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	return err == nil && v > float64(threads)
 }
 
 // loadavg is the first three fields of /proc/loadavg, or "unknown".
