@@ -2,11 +2,11 @@ package lanesblas
 
 import "gonum.org/v1/gonum/blas"
 
-// syrk and trsm recurse on halves of C (syrk) or of the triangle (trsm):
-// the off-diagonal blocks, where nearly all the work is once n is large,
-// are lanes' gemm; the blocks of recBase or fewer on the diagonal are
-// gonum's unblocked trsm, called through the embedded implementation, and
-// for syrk a gemm into scratch (syrkDiag).
+// syrk and syr2k recurse on halves of C, trsm, trmm and symm on halves of
+// A: the off-diagonal blocks, where nearly all the work is once n is
+// large, are lanes' gemm; the blocks of recBase or fewer on the diagonal
+// are gonum's unblocked trsm, called through the embedded implementation,
+// and for the others gemms through scratch (syrkDiag, trmmDiag, symmDiag).
 const recBase = 32
 
 type (
@@ -180,7 +180,9 @@ func trmm[T float](k *kernels[T], base triFunc[T], s blas.Side, ul blas.Uplo, tA
 		base(s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
 		return
 	}
-	triRec(k, base, false, s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+	triRec(k, func(s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int) {
+		trmmDiag(k, s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
+	}, false, s, ul, tA, d, m, n, alpha, a, lda, b, ldb)
 }
 
 // checkTri3 is gonum's argument checks of trsm and trmm, in gonum's order;
@@ -237,8 +239,9 @@ func triSize(s blas.Side, m, n int) int {
 // solves with the source's diagonal block, subtracts that product from the
 // destination by gemm, then solves with the destination's; trmm multiplies
 // the destination by its diagonal block, adds alpha times that product
-// (the source still unchanged), then multiplies the source. base (gonum's
-// unblocked routine) takes blocks of recBase or fewer, with alpha.
+// (the source still unchanged), then multiplies the source. base takes
+// the blocks of recBase or fewer, with alpha: gonum's unblocked trsm, or
+// trmmDiag.
 func triRec[T float](k *kernels[T], base triFunc[T], solve bool, s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int) {
 	left := s == blas.Left
 	size := triSize(s, m, n)
@@ -381,6 +384,58 @@ func symmDiag[T float](k *kernels[T], s blas.Side, ul blas.Uplo, m, n int, alpha
 	p := k.scratch.Get().(*[recBase * recBase]T)
 	defer k.scratch.Put(p)
 	w := p[:size*size]
+	square(w, a, lda, size, ul, true, false)
+	if s == blas.Left {
+		k.gemm(false, false, m, n, m, alpha, w, m, b, ldb, beta, c, ldc)
+	} else {
+		k.gemm(false, false, m, n, n, alpha, b, ldb, w, n, beta, c, ldc)
+	}
+}
+
+// trmmDiag is a diagonal block of trmm's triRec (A of order recBase or
+// less): the triangle of A copied into a full square in scratch (zeros in
+// the other triangle, ones on the diagonal when unit), then B multiplied
+// by gemm a square of at most recBase columns (Left) or rows (Right) at a
+// time, each copied to a second scratch block first (gemm's C may not
+// overlap its operands). It replaces gonum's unblocked trmm, which did a
+// fraction of trmm's work at a fraction of gemm's speed. Unlike gonum it
+// multiplies A's zero elements too (an Inf or NaN in B spreads further).
+func trmmDiag[T float](k *kernels[T], s blas.Side, ul blas.Uplo, tA blas.Transpose, d blas.Diag, m, n int, alpha T, a []T, lda int, b []T, ldb int) {
+	size := triSize(s, m, n)
+	pw, pt := k.scratch.Get().(*[recBase * recBase]T), k.scratch.Get().(*[recBase * recBase]T)
+	defer k.scratch.Put(pw)
+	defer k.scratch.Put(pt)
+	w := pw[:size*size]
+	square(w, a, lda, size, ul, false, d == blas.Unit)
+	trans := isTrans(tA)
+	if s == blas.Left { // B[:, j:j+cw] = alpha·op(W)·B[:, j:j+cw]
+		for j := 0; j < n; j += recBase {
+			cw := min(recBase, n-j)
+			t := pt[:size*cw]
+			for i := range size {
+				copy(t[i*cw:i*cw+cw], b[i*ldb+j:i*ldb+j+cw])
+			}
+			k.gemm(trans, false, size, cw, size, alpha, w, size, t, cw, 0, b[j:], ldb)
+		}
+		return
+	}
+	for i := 0; i < m; i += recBase { // B[i:i+rh, :] = alpha·B[i:i+rh, :]·op(W)
+		rh := min(recBase, m-i)
+		t := pt[:rh*size]
+		for r := range rh {
+			copy(t[r*size:r*size+size], b[(i+r)*ldb:(i+r)*ldb+size])
+		}
+		k.gemm(false, trans, rh, size, size, alpha, t, size, w, size, 0, b[i*ldb:], ldb)
+	}
+}
+
+// square writes the ul triangle of the size×size A into the square w
+// (row stride size): mirrored into the other triangle when sym, else that
+// triangle zero, and ones on the diagonal when unit.
+func square[T float](w, a []T, lda, size int, ul blas.Uplo, sym, unit bool) {
+	if !sym {
+		clear(w)
+	}
 	for i := range size {
 		lo, hi := i, size // the stored columns of row i
 		if ul == blas.Lower {
@@ -388,13 +443,13 @@ func symmDiag[T float](k *kernels[T], s blas.Side, ul blas.Uplo, m, n int, alpha
 		}
 		for j, v := range a[i*lda+lo : i*lda+hi] {
 			w[i*size+lo+j] = v
-			w[(lo+j)*size+i] = v
+			if sym {
+				w[(lo+j)*size+i] = v
+			}
 		}
-	}
-	if s == blas.Left {
-		k.gemm(false, false, m, n, m, alpha, w, m, b, ldb, beta, c, ldc)
-	} else {
-		k.gemm(false, false, m, n, n, alpha, b, ldb, w, n, beta, c, ldc)
+		if unit {
+			w[i*size+i] = 1
+		}
 	}
 }
 
