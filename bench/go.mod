@@ -5,8 +5,10 @@ go 1.26.0
 require (
 	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/lanesgo/lanes v0.0.0
+	github.com/lanesgo/lanes/lanesblas v0.0.0
 	github.com/viterin/vek v0.4.3
 	gonum.org/v1/gonum v0.17.0
+	gonum.org/v1/netlib v0.0.0-20190313105609-8cb42192e0e0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -26,3 +28,5 @@ require (
 )
 
 replace github.com/lanesgo/lanes => ../
+
+replace github.com/lanesgo/lanes/lanesblas => ../lanesblas

@@ -10,7 +10,7 @@ import (
 // sizes that take the recursive and threaded paths too.
 func TestNoAllocs(t *testing.T) {
 	if raceEnabled {
-		t.Skip("the race detector makes sync.Pool drop items: syrk's scratch allocates then")
+		t.Skip("the race detector makes sync.Pool drop items: syrk's, syr2k's and symm's scratch allocates then")
 	}
 	const n = 200
 	impl := Implementation{}
@@ -43,6 +43,9 @@ func TestNoAllocs(t *testing.T) {
 		{"Dgemm", func() { impl.Dgemm(blas.NoTrans, blas.Trans, n, n, n, 1, a, n, b, n, 0, c, n) }},
 		{"Dsyrk", func() { impl.Dsyrk(blas.Upper, blas.Trans, n, n, 1, a, n, 0, c, n) }},
 		{"Dtrsm", func() { impl.Dtrsm(blas.Left, blas.Upper, blas.Trans, blas.NonUnit, n, n, 1, a, n, b, n) }},
+		{"Dsyr2k", func() { impl.Dsyr2k(blas.Lower, blas.NoTrans, n, n, 1, a, n, b, n, 0, c, n) }},
+		{"Dsymm", func() { impl.Dsymm(blas.Right, blas.Lower, n, n, 1, a, n, b, n, 0, c, n) }},
+		{"Dtrmm", func() { impl.Dtrmm(blas.Right, blas.Lower, blas.NoTrans, blas.Unit, n, n, 1e-3, a, n, b, n) }},
 	}
 	for _, tc := range calls {
 		tc.f() // warm-up: the worker pool, packing buffers, scratch

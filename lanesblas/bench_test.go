@@ -1,6 +1,7 @@
 package lanesblas
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -92,4 +93,33 @@ func BenchmarkDpotrf(b *testing.B) {
 			b.Fatal("not positive definite")
 		}
 	})
+}
+
+// BenchmarkLevel3 is Dsyr2k, Dsymm and Dtrmm (through blas64, so gonum's
+// or Implementation as installed) at n = 256 and 1024, square operands.
+func BenchmarkLevel3(b *testing.B) {
+	for _, n := range []int{256, 1024} {
+		r := rand.New(rand.NewPCG(1, 3))
+		x, y, z := randDense(r, n), randDense(r, n), randDense(r, n)
+		gx, gy, gz := x.RawMatrix(), y.RawMatrix(), z.RawMatrix()
+		sym := blas64.Symmetric{N: n, Stride: n, Data: gx.Data, Uplo: blas.Lower}
+		tri := blas64.Triangular{N: n, Stride: n, Data: gx.Data, Uplo: blas.Upper, Diag: blas.Unit}
+		symC := blas64.Symmetric{N: n, Stride: n, Data: gz.Data, Uplo: blas.Upper}
+		b.Run(fmt.Sprintf("Dsyr2k/n=%d", n), func(b *testing.B) {
+			alternate(b, func() { blas64.Syr2k(blas.NoTrans, 1, gx, gy, 0, symC) })
+		})
+		b.Run(fmt.Sprintf("Dsymm/n=%d", n), func(b *testing.B) {
+			alternate(b, func() { blas64.Symm(blas.Left, 1, sym, gy, 0, gz) })
+		})
+		b.Run(fmt.Sprintf("Dtrmm/n=%d", n), func(b *testing.B) {
+			// A unit upper triangle with off-diagonal elements in [0, 1/n²):
+			// repeated products stay bounded.
+			for i := range n {
+				for j := i + 1; j < n; j++ {
+					gx.Data[i*n+j] /= float64(n * n)
+				}
+			}
+			alternate(b, func() { blas64.Trmm(blas.Right, blas.NoTrans, 1, tri, gy) })
+		})
+	}
 }

@@ -22,13 +22,22 @@
 //     axpy per row) with unit increments; other increments, and vectors that
 //     overlap A (or x overlapping y in symv), are delegated.
 //   - Level 3: gemm (Sgemm/Dgemm, packed and threaded over lanes' worker
-//     pool); syrk and trsm recursive on halves, the off-diagonal blocks by
-//     lanes' gemm; the diagonal blocks of 32 or fewer are, for trsm, gonum's
-//     unblocked routine and, for syrk, a gemm of the whole square block into
-//     scratch whose triangle is added to C. trsm first scales B by alpha,
+//     pool); syrk, syr2k, symm, trmm and trsm recursive on halves, the
+//     off-diagonal blocks by lanes' gemm (syr2k's by two). The diagonal
+//     blocks of 32 or fewer are, for trsm, gonum's unblocked routine; for
+//     syrk and syr2k a gemm of the whole square block (alpha·op(A)·op(B)ᵀ)
+//     into scratch whose triangle (plus its transpose for syr2k) is added
+//     to C; for symm the stored triangle mirrored into a full square in
+//     scratch, then one gemm; for trmm the triangle copied into a square
+//     (zeros in the other half), then gemms on copies of 32-wide slices of
+//     B. gemm multiplies every element of A it is given, where gonum's
+//     trmm skips A's zeros, so an Inf or NaN in B reaches more elements of
+//     the result than with gonum. trsm first scales B by alpha,
 //     then solves with alpha = 1, so its rounding differs from gonum's,
-//     which scales row by row. syrk with alpha == 0 or k == 0, and either
-//     routine at sizes of 32 or fewer, are gonum's whole.
+//     which scales row by row; trmm multiplies by alpha in each block. syrk
+//     and syr2k with alpha == 0 or k == 0, symm, trmm and trsm with alpha
+//     == 0, and all five at sizes (n, or the order of A) of 32 or fewer, are
+//     gonum's whole.
 //
 // Everything else is gonum's, through the embedded implementation.
 //

@@ -33,7 +33,10 @@ type routines[T float] struct {
 	trmv  func(ul blas.Uplo, tA blas.Transpose, d blas.Diag, n int, a []T, lda int, x []T, incX int)
 	trsv  func(ul blas.Uplo, tA blas.Transpose, d blas.Diag, n int, a []T, lda int, x []T, incX int)
 	syrk  syrkFunc[T]
-	trsm  trsmFunc[T]
+	syr2k syr2kFunc[T]
+	trsm  triFunc[T]
+	trmm  triFunc[T]
+	symm  symmFunc[T]
 }
 
 func routines64(i interface {
@@ -41,7 +44,7 @@ func routines64(i interface {
 	blas.Float64Level2
 	blas.Float64Level3
 }) routines[float64] {
-	return routines[float64]{i.Ddot, i.Dnrm2, i.Dasum, i.Idamax, i.Dswap, i.Dcopy, i.Daxpy, i.Dscal, i.Dgemv, i.Dger, i.Dgemm, i.Dsymv, i.Dtrmv, i.Dtrsv, i.Dsyrk, i.Dtrsm}
+	return routines[float64]{i.Ddot, i.Dnrm2, i.Dasum, i.Idamax, i.Dswap, i.Dcopy, i.Daxpy, i.Dscal, i.Dgemv, i.Dger, i.Dgemm, i.Dsymv, i.Dtrmv, i.Dtrsv, i.Dsyrk, i.Dsyr2k, i.Dtrsm, i.Dtrmm, i.Dsymm}
 }
 
 func routines32(i interface {
@@ -49,7 +52,7 @@ func routines32(i interface {
 	blas.Float32Level2
 	blas.Float32Level3
 }) routines[float32] {
-	return routines[float32]{i.Sdot, i.Snrm2, i.Sasum, i.Isamax, i.Sswap, i.Scopy, i.Saxpy, i.Sscal, i.Sgemv, i.Sger, i.Sgemm, i.Ssymv, i.Strmv, i.Strsv, i.Ssyrk, i.Strsm}
+	return routines[float32]{i.Sdot, i.Snrm2, i.Sasum, i.Isamax, i.Sswap, i.Scopy, i.Saxpy, i.Sscal, i.Sgemv, i.Sger, i.Sgemm, i.Ssymv, i.Strmv, i.Strsv, i.Ssyrk, i.Ssyr2k, i.Strsm, i.Strmm, i.Ssymm}
 }
 
 func TestAgainstGonum(t *testing.T) {
@@ -174,9 +177,9 @@ func diffAll[T float](t *testing.T, got, want routines[T], eps float64) {
 	diffRec(t, r, got, want, eps)
 }
 
-// diffRec compares syrk and trsm, whose recursion on gemm starts above
-// recBase, at sizes on both sides of it and odd splits, every side,
-// triangle, transpose and diagonal, and invalid arguments.
+// diffRec compares syrk, syr2k, trsm, trmm and symm, whose recursion on
+// gemm starts above recBase, at sizes on both sides of it and odd splits,
+// every side, triangle, transpose and diagonal, and invalid arguments.
 func diffRec[T float](t *testing.T, r *rand.Rand, got, want routines[T], eps float64) {
 	for _, ul := range []blas.Uplo{blas.Upper, blas.Lower, 'X'} {
 		for _, tA := range transposes {
@@ -188,19 +191,27 @@ func diffRec[T float](t *testing.T, r *rand.Rand, got, want routines[T], eps flo
 							if isTrans(tA) {
 								row, col = k, n
 							}
-							lda, ldc := max(col, 1)+pad, max(n, 1)+pad
+							lda, ldb, ldc := max(col, 1)+pad, max(col, 1)+pad+1, max(n, 1)+pad
 							a := randVec[T](r, max(lda*(row-1)+col, 0)+short)
+							b := randVec[T](r, max(ldb*(row-1)+col, 0)+short)
 							c := randVec[T](r, max(ldc*(n-1)+n, 0)+short)
 							for _, ab := range [][2]T{{0, 2}, {1, 0}, {-0.5, 1}, {-0.5, 2}} {
 								alpha, beta := ab[0], ab[1]
-								desc := fmt.Sprintf("syrk ul=%c tA=%c n=%d k=%d lda=%d ldc=%d len=%d,%d alpha=%v beta=%v", ul, tA, n, k, lda, ldc, len(a), len(c), alpha, beta)
+								desc := fmt.Sprintf("ul=%c tA=%c n=%d k=%d lda=%d ldb=%d ldc=%d len=%d,%d,%d alpha=%v beta=%v", ul, tA, n, k, lda, ldb, ldc, len(a), len(b), len(c), alpha, beta)
 								cg, cw := clone(c), clone(c)
 								pg := catch(func() { got.syrk(ul, tA, n, k, alpha, a, lda, beta, cg, ldc) })
 								pw := catch(func() { want.syrk(ul, tA, n, k, alpha, a, lda, beta, cw, ldc) })
 								if pg != pw {
-									t.Fatalf("%s: panics with %v, gonum with %v", desc, pg, pw)
+									t.Fatalf("syrk %s: panics with %v, gonum with %v", desc, pg, pw)
 								}
-								compareVec(t, desc, cg, cw, max(k, 1), eps, float64(2*max(k, 1)+2))
+								compareVec(t, "syrk "+desc, cg, cw, max(k, 1), eps, float64(2*max(k, 1)+2))
+								cg, cw = clone(c), clone(c)
+								pg = catch(func() { got.syr2k(ul, tA, n, k, alpha, a, lda, b, ldb, beta, cg, ldc) })
+								pw = catch(func() { want.syr2k(ul, tA, n, k, alpha, a, lda, b, ldb, beta, cw, ldc) })
+								if pg != pw {
+									t.Fatalf("syr2k %s: panics with %v, gonum with %v", desc, pg, pw)
+								}
+								compareVec(t, "syr2k "+desc, cg, cw, 2*max(k, 1), eps, float64(2*max(k, 1)+2))
 							}
 						}
 					}
@@ -235,15 +246,51 @@ func diffRec[T float](t *testing.T, r *rand.Rand, got, want routines[T], eps flo
 								}
 								b := randVec[T](r, max(ldb*(m-1)+n, 0)+short)
 								for _, alpha := range []T{0, 1, -1.5} {
-									desc := fmt.Sprintf("trsm side=%c ul=%c tA=%c d=%c m=%d n=%d len=%d,%d alpha=%v", side, ul, tA, d, m, n, len(a), len(b), alpha)
-									bg, bw := clone(b), clone(b)
-									pg := catch(func() { got.trsm(side, ul, tA, d, m, n, alpha, a, lda, bg, ldb) })
-									pw := catch(func() { want.trsm(side, ul, tA, d, m, n, alpha, a, lda, bw, ldb) })
-									if pg != pw {
-										t.Fatalf("%s: panics with %v, gonum with %v", desc, pg, pw)
+									desc := fmt.Sprintf("side=%c ul=%c tA=%c d=%c m=%d n=%d len=%d,%d alpha=%v", side, ul, tA, d, m, n, len(a), len(b), alpha)
+									for _, f := range []struct {
+										name      string
+										got, want triFunc[T]
+									}{{"trsm", got.trsm, want.trsm}, {"trmm", got.trmm, want.trmm}} {
+										bg, bw := clone(b), clone(b)
+										pg := catch(func() { f.got(side, ul, tA, d, m, n, alpha, a, lda, bg, ldb) })
+										pw := catch(func() { f.want(side, ul, tA, d, m, n, alpha, a, lda, bw, ldb) })
+										if pg != pw {
+											t.Fatalf("%s %s: panics with %v, gonum with %v", f.name, desc, pg, pw)
+										}
+										compareVec(t, f.name+" "+desc, bg, bw, max(ka, 1), eps, 8)
 									}
-									compareVec(t, desc, bg, bw, max(ka, 1), eps, 8)
 								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, side := range []blas.Side{blas.Left, blas.Right, 'X'} {
+		for _, ul := range []blas.Uplo{blas.Upper, blas.Lower, 'X'} {
+			for _, m := range []int{-1, 0, 7, recBase + 1, 75} {
+				for _, n := range []int{-1, 0, 3, 40, 70} {
+					for _, pad := range []int{-1, 2} {
+						for _, short := range []int{-1, 0} {
+							ka := n
+							if side == blas.Left {
+								ka = m
+							}
+							lda, ldb, ldc := max(ka, 1)+pad, max(n, 1)+pad+1, max(n, 1)+pad
+							a := randVec[T](r, max(lda*(ka-1)+ka, 0)+short)
+							b := randVec[T](r, max(ldb*(m-1)+n, 0)+short)
+							c := randVec[T](r, max(ldc*(m-1)+n, 0)+short)
+							for _, ab := range [][2]T{{0, 1}, {0, 0}, {0, 2}, {1, 0}, {-0.5, 1}, {-0.5, 2}} {
+								alpha, beta := ab[0], ab[1]
+								desc := fmt.Sprintf("symm side=%c ul=%c m=%d n=%d lda=%d ldb=%d ldc=%d len=%d,%d,%d alpha=%v beta=%v", side, ul, m, n, lda, ldb, ldc, len(a), len(b), len(c), alpha, beta)
+								cg, cw := clone(c), clone(c)
+								pg := catch(func() { got.symm(side, ul, m, n, alpha, a, lda, b, ldb, beta, cg, ldc) })
+								pw := catch(func() { want.symm(side, ul, m, n, alpha, a, lda, b, ldb, beta, cw, ldc) })
+								if pg != pw {
+									t.Fatalf("%s: panics with %v, gonum with %v", desc, pg, pw)
+								}
+								compareVec(t, desc, cg, cw, max(ka, 1), eps, float64(2*max(ka, 1)+2))
 							}
 						}
 					}

@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -103,7 +102,7 @@ func BenchmarkDgemm(b *testing.B) {
 				blas := func() { Dgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n) }
 				var lg, og, pg, ratio, share []float64
 				for b.Loop() {
-					p := peakGFLOPs(th, 20*time.Millisecond)
+					p := PeakGFLOPs(th, 20*time.Millisecond)
 					l, o := block(lanes), block(blas)
 					lg, og, pg = append(lg, l), append(og, o), append(pg, p)
 					ratio, share = append(ratio, l/o), append(share, 100*l/p)
@@ -117,31 +116,6 @@ func BenchmarkDgemm(b *testing.B) {
 		}
 	}
 	b.Log("lanes level:", dispatch.Active())
-}
-
-// peakGFLOPs runs FMAPeak on th goroutines at once for about d and returns
-// their total rate.
-func peakGFLOPs(th int, d time.Duration) float64 {
-	const iters = 1 << 14
-	var wg sync.WaitGroup
-	t0 := time.Now()
-	calls := make([]int, th)
-	for g := range th {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Since(t0) < d {
-				FMAPeak(iters)
-				calls[g]++
-			}
-		}()
-	}
-	wg.Wait()
-	total := 0
-	for _, c := range calls {
-		total += c
-	}
-	return float64(total) * iters * PeakFlops / time.Since(t0).Seconds() / 1e9
 }
 
 func median(s []float64) float64 {

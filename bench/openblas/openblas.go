@@ -47,7 +47,11 @@ static void lanes_fma_peak(long n) {
 */
 import "C"
 
-import "unsafe"
+import (
+	"sync"
+	"time"
+	"unsafe"
+)
 
 // Dgemm is cblas_dgemm on row-major operands: C = alpha·op(A)·op(B) + beta·C
 // with simd.Dgemm's arguments. The caller checks the sizes (it is a
@@ -82,3 +86,30 @@ func FMAPeak(n int) { C.lanes_fma_peak(C.long(n)) }
 // PeakFlops is the number of floating-point operations of one FMAPeak
 // iteration.
 const PeakFlops = 2 * 24 * 8
+
+// PeakGFLOPs runs FMAPeak on th goroutines at once for about d and returns
+// their total rate in GFLOP/s. With th above one it counts on the
+// goroutines running at once on as many cores: on a loaded machine it reads
+// low.
+func PeakGFLOPs(th int, d time.Duration) float64 {
+	const iters = 1 << 14
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	calls := make([]int, th)
+	for g := range th {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Since(t0) < d {
+				FMAPeak(iters)
+				calls[g]++
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, c := range calls {
+		total += c
+	}
+	return float64(total) * iters * PeakFlops / time.Since(t0).Seconds() / 1e9
+}
