@@ -88,7 +88,7 @@ func ScaledDotProductAttention(q, k, v *Tensor, p AttentionParams) *Tensor {
 	sh := checkAttention(op, q, k, v, p)
 	dev := deviceOn(op, nil, q, k, v, p.KeyPadding)
 	out := result(op, dev, []int{sh.b, sh.h, sh.sq, sh.dv}, q, k, v)
-	attentionForward(op, dev, sh, out, nil, q, k, v, p)
+	attentionForward(dev, sh, out, nil, q, k, v, p)
 	return out
 }
 
@@ -108,7 +108,7 @@ func ScaledDotProductAttentionInto(out, lse, q, k, v *Tensor, p AttentionParams)
 	if dev == CPU && lse != nil && overlaps(out, lse) {
 		panic(fmt.Sprintf("tensor: %s: out %v and lse %v overlap", op, out.shape, lse.shape))
 	}
-	attentionForward(op, dev, sh, out, lse, q, k, v, p)
+	attentionForward(dev, sh, out, lse, q, k, v, p)
 	return out
 }
 
@@ -123,7 +123,7 @@ func ScaledDotProductAttentionBackward(dout, q, k, v, out, lse *Tensor, p Attent
 	dq = result(op, dev, q.shape, q, k, v)
 	dk = result(op, dev, k.shape, q, k, v)
 	dv = result(op, dev, v.shape, q, k, v)
-	attentionBackward(op, dev, sh, dq, dk, dv, dout, q, k, v, out, lse, p)
+	attentionBackward(dev, sh, dq, dk, dv, dout, q, k, v, out, lse, p)
 	return dq, dk, dv
 }
 
@@ -152,7 +152,7 @@ func ScaledDotProductAttentionBackwardInto(dq, dk, dv, dout, q, k, v, out, lse *
 			}
 		}
 	}
-	attentionBackward(op, dev, sh, dq, dk, dv, dout, q, k, v, out, lse, p)
+	attentionBackward(dev, sh, dq, dk, dv, dout, q, k, v, out, lse, p)
 }
 
 // attnShape is the sizes of one attention: batch, heads, queries, keys,
@@ -215,7 +215,7 @@ func checkSameShapeAs(op, name string, t, x *Tensor) { checkShapeIs(op, name, t,
 
 // attentionForward writes the attention of q, k, v into out and lse (nil:
 // not wanted) on dev.
-func attentionForward(op string, dev Device, sh attnShape, out, lse, q, k, v *Tensor, p AttentionParams) {
+func attentionForward(dev Device, sh attnShape, out, lse, q, k, v *Tensor, p AttentionParams) {
 	if dev != CPU {
 		attentionForwardComposed(sh, out, lse, q, k, v, p)
 		return
@@ -223,14 +223,14 @@ func attentionForward(op string, dev Device, sh attnShape, out, lse, q, k, v *Te
 	j := attnJobs.Get()
 	*j = attnJob{sh: sh, causal: p.Causal, out: out, lse: lse}
 	j.q, j.k, j.v = attnInput(out, lse, q), attnInput(out, lse, k), attnInput(out, lse, v)
-	j.kp = p.KeyPadding
+	j.kp = attnDetach(out, lse, p.KeyPadding)
 	j.run(sh.b * sh.h * ceilDiv(sh.sq, attnBlockQ))
 	*j = attnJob{}
 	attnJobs.Put(j)
 }
 
 // attentionBackward writes the gradients (those not nil) on dev.
-func attentionBackward(op string, dev Device, sh attnShape, dq, dk, dv, dout, q, k, v, out, lse *Tensor, p AttentionParams) {
+func attentionBackward(dev Device, sh attnShape, dq, dk, dv, dout, q, k, v, out, lse *Tensor, p AttentionParams) {
 	if dq == nil && dk == nil && dv == nil {
 		return
 	}
@@ -242,7 +242,7 @@ func attentionBackward(op string, dev Device, sh attnShape, dq, dk, dv, dout, q,
 	*j = attnJob{sh: sh, causal: p.Causal, phase: attnBackward, dq: dq, dk: dk, dv: dv}
 	in := func(x *Tensor) *Tensor { return attnInput(dq, dk, attnInput(dv, nil, x)) }
 	j.q, j.k, j.v, j.out, j.dout, j.lse = in(q), in(k), in(v), in(out), in(dout), in(lse)
-	j.kp = p.KeyPadding
+	j.kp = attnDetach(dq, dk, attnDetach(dv, nil, p.KeyPadding))
 	if bh := sh.b * sh.h; bh >= 2*runtime.GOMAXPROCS(0) || j.small() {
 		j.run(bh)
 	} else {
@@ -347,11 +347,20 @@ func attnInput(r1, r2, x *Tensor) *Tensor {
 	}
 	n := x.Dims()
 	inPlace := x.Len() == 0 || x.shape[n-1] <= 1 || x.strides[n-1] == 1
-	if inPlace && n >= 2 && x.shape[n-2] > 1 && x.Len() > 0 && x.strides[n-2] < x.shape[n-1] {
+	if inPlace && x.shape[n-2] > 1 && x.Len() > 0 && x.strides[n-2] < x.shape[n-1] {
 		inPlace = false
 	}
-	if !inPlace || r1 != nil && overlaps(r1, x) || r2 != nil && overlaps(r2, x) {
+	if !inPlace {
 		return x.Contiguous()
+	}
+	return attnDetach(r1, r2, x)
+}
+
+// attnDetach returns x, or a copy of it when it overlaps r1 or r2 (either
+// may be nil): the key padding, which is read by element, any strides.
+func attnDetach(r1, r2, x *Tensor) *Tensor {
+	if x != nil && (r1 != nil && overlaps(r1, x) || r2 != nil && overlaps(r2, x)) {
+		return x.Clone()
 	}
 	return x
 }

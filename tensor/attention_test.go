@@ -361,6 +361,16 @@ func TestAttentionAliasing(t *testing.T) {
 	dc := dout.Clone()
 	ScaledDotProductAttentionBackwardInto(dc, nil, nil, dc, q, k, v, out, lse, p) // dq is dout
 	allClose(t, "dq into dout", dc, f64s(dq), 0, 0)
+	// dk written into k, one (batch, head) (the split schedule, whose dq
+	// pass reads k after the dk pass).
+	q1, k1, v1 := RandN(r, 1, 1, 300, 4), RandN(r, 1, 1, 300, 4), RandN(r, 1, 1, 300, 4)
+	o1, l1, do1 := New(1, 1, 300, 4), New(1, 1, 300), RandN(r, 1, 1, 300, 4)
+	ScaledDotProductAttentionInto(o1, l1, q1, k1, v1, p)
+	dq1, dk1, _ := ScaledDotProductAttentionBackward(do1, q1, k1, v1, o1, l1, p)
+	kc, dq2 := k1.Clone(), New(1, 1, 300, 4)
+	ScaledDotProductAttentionBackwardInto(dq2, kc, nil, do1, q1, kc, v1, o1, l1, p)
+	allClose(t, "dk into k", kc, f64s(dk1), 0, 0)
+	allClose(t, "dq beside dk into k", dq2, f64s(dq1), 0, 0)
 	// A transposed result.
 	tr := New(2, 2, 4, 10).Transpose(2, 3)
 	ScaledDotProductAttentionInto(tr, nil, q, k, v, p)
