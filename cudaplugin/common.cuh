@@ -24,7 +24,7 @@ namespace {
 template <class... P, class... A>
 int launch(void (*k)(P...), dim3 grid, dim3 block, void *stream, A... args) {
 #ifdef LANES_EMULATE
-    emu::run(grid, block, [&] { k(args...); });
+    emu::submit(stream, grid, block, [=] { k(args...); });
     return 0;
 #else
     k<<<grid, block, 0, (cudaStream_t)stream>>>(args...);

@@ -113,6 +113,13 @@ type GPU struct {
 	nlanes   atomic.Int32
 	enabled  atomic.Bool
 	closed   atomic.Bool
+	// Graphs (graph.go): the warm-up being recorded, the capture in
+	// progress, the pools of the graphs not yet closed.
+	graphMu   sync.Mutex
+	warm      atomic.Pointer[warmup]
+	lastWarm  *warmup // the last warm-up, for the next captures
+	capturing atomic.Pointer[capture]
+	graphs    map[*pool]bool
 }
 
 // errNilGPU is what the methods of a GPU that Open did not make (a nil
@@ -159,7 +166,7 @@ func Open(ordinal int) (*GPU, error) {
 	if err := check("cudaStreamCreate", C.lanes_stream_create(&g.stream)); err != nil {
 		return nil, err
 	}
-	tensor.RegisterDevice(g.dev, &tensor.Backend{Memory: g, MatMul: g, Conv: g, Elementwise: g, Reduce: g, Copy: g, Pool: g, Index: g, Norm: g, Loss: g, Optim: g, Random: g})
+	tensor.RegisterDevice(g.dev, &tensor.Backend{Memory: g, MatMul: g, Conv: g, Elementwise: g, Reduce: g, Copy: g, Pool: g, Index: g, Norm: g, Loss: g, Optim: g, Random: g, Graph: g})
 	return g, nil
 }
 

@@ -17,6 +17,7 @@ package cudaplugin
 #include "runtime.h"
 
 int lanes_emulate_live(long long *bytes, int *buffers, int *streams, int *pinned);
+int lanes_emulate_counts(long long *launches, long long *memsets, long long *copies, long long *syncs, long long *graphs);
 */
 import "C"
 
@@ -30,4 +31,20 @@ func emulatorLive() (bytes int64, buffers, streams, pinned int) {
 	var nb, ns, np C.int
 	C.lanes_emulate_live(&b, &nb, &ns, &np)
 	return int64(b), int(nb), int(ns), int(np)
+}
+
+// EmulatorCounts is the work the host issued to the emulated runtime
+// since the process started: kernel launches, memsets, copies (either
+// way) and stream synchronizations queued by Go code, and graph launches;
+// a graph's replayed work is not counted. Only with -tags cudaemu.
+type EmulatorCounts struct {
+	Launches, Memsets, Copies, Syncs, GraphLaunches int64
+}
+
+// EmulatedCounts returns the emulated runtime's counts (-tags cudaemu):
+// tests of graph mode (here and in package nn) read them around a step.
+func EmulatedCounts() EmulatorCounts {
+	var l, m, c, s, g C.longlong
+	C.lanes_emulate_counts(&l, &m, &c, &s, &g)
+	return EmulatorCounts{int64(l), int64(m), int64(c), int64(s), int64(g)}
 }

@@ -14,7 +14,6 @@ import "C"
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/lanesgo/lanes/tensor"
@@ -85,11 +84,8 @@ func (c *call) runIndex(w indexWalk) error {
 	}
 	p.len, p.n, p.negative = C.longlong(w.shape[w.axis]), C.longlong(w.n), cbool(w.negative)
 	p.ya, p.xa, p.ia = C.longlong(ys[w.axis]), C.longlong(xs[w.axis]), C.longlong(is[w.axis])
-	flag, err := c.scratch(2)
+	flag, err := c.badFlag()
 	if err != nil {
-		return err
-	}
-	if err := check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(flag), 8, g.stream)); err != nil {
 		return err
 	}
 	x := w.x.ptr
@@ -99,17 +95,16 @@ func (c *call) runIndex(w indexWalk) error {
 	if err := check("lanes_index", C.lanes_index_at(g.stream, C.int(w.mode), &p, C.uintptr_t(w.y.ptr), C.uintptr_t(x), C.uintptr_t(w.idx.ptr), C.uintptr_t(flag))); err != nil {
 		return err
 	}
-	var f [2]float32
-	if err := g.download(f[:], flag); err != nil {
+	v, bad, err := c.badValue(flag)
+	switch {
+	case err != nil:
 		return err
+	case !bad:
+		return nil
+	case w.mode == indexOneHot:
+		return fmt.Errorf("cudaplugin: %s: label %v not in 0..%d", w.op, v, w.n-1)
 	}
-	if math.Float32bits(f[0]) != 0 {
-		if w.mode == indexOneHot {
-			return fmt.Errorf("cudaplugin: %s: label %v not in 0..%d", w.op, f[1], w.n-1)
-		}
-		return fmt.Errorf("cudaplugin: %s: index %v is not an integer in %d..%d", w.op, f[1], -w.n, w.n-1)
-	}
-	return nil
+	return fmt.Errorf("cudaplugin: %s: index %v is not an integer in %d..%d", w.op, v, -w.n, w.n-1)
 }
 
 // indexOp runs the walk that set builds from the views of the operands

@@ -17,7 +17,6 @@ import "C"
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/lanesgo/lanes/tensor"
 )
@@ -68,11 +67,8 @@ func (g *GPU) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error {
 	if err != nil {
 		return err
 	}
-	flag, err := c.scratch(2)
+	flag, err := c.badFlag()
 	if err != nil {
-		return err
-	}
-	if err := check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(flag), 8, g.stream)); err != nil {
 		return err
 	}
 	ls := 0
@@ -85,14 +81,11 @@ func (g *GPU) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error {
 	if n == 0 {
 		return nil
 	}
-	var f [2]float32
-	if err := g.download(f[:], flag); err != nil {
+	v, bad, err := c.badValue(flag)
+	if err != nil || !bad {
 		return err
 	}
-	if math.Float32bits(f[0]) != 0 {
-		return fmt.Errorf("cudaplugin: CrossEntropy: label %v outside [0, %d)", f[1], logits.Dim(1))
-	}
-	return nil
+	return fmt.Errorf("cudaplugin: CrossEntropy: label %v outside [0, %d)", v, logits.Dim(1))
 }
 
 // MSE implements tensor.LossKernels.

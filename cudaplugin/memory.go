@@ -34,6 +34,7 @@ func (cudaMemory) free(p uintptr) error { return check("cudaFree", C.lanes_free(
 // of device tensors and the temporaries of operations.
 type deviceMemory struct {
 	g        *GPU
+	p        *pool // where b came from and goes back: the resident pool, or a graph's
 	b        block
 	n        int
 	released atomic.Bool
@@ -83,8 +84,10 @@ func (m *deviceMemory) Release() {
 	if m.released.Swap(true) {
 		return
 	}
-	if !m.g.closed.Load() {
-		m.g.resident.put(m.b)
+	if m.g.warm.Load() != nil {
+		m.g.warmupPut(m.b)
+	}
+	if !m.g.closed.Load() && m.p.put(m.b) {
 		return
 	}
 	m.g.bound(func() { cudaMemory{}.free(m.b.ptr) })
@@ -119,21 +122,30 @@ func (g *GPU) download(dst []float32, src uintptr) error {
 	return check("cudaStreamSynchronize", C.lanes_stream_sync(g.stream))
 }
 
-// alloc returns an uninitialized resident buffer of n elements (entered).
+// alloc returns an uninitialized resident buffer of n elements (entered):
+// from the resident pool, or during a capture from the graph's (which
+// cannot allocate: its buffers are reserved before the capture).
 // Out of memory (after the pool's flush and retry) is a
 // *tensor.OutOfMemoryError wrapping cudaMalloc's error.
 func (g *GPU) alloc(n int) (*deviceMemory, error) {
 	bytes := 4 * max(n, 1)
-	b, err := g.resident.get(bytes)
+	p := g.resident
+	if c := g.capturing.Load(); c != nil {
+		p = c.pool
+	}
+	b, err := p.get(bytes)
 	if err != nil {
 		if isOutOfMemory(err) {
-			s := g.resident.Stats()
+			s := p.Stats()
 			return nil, &tensor.OutOfMemoryError{Device: g.dev, Requested: int64(bytes), InUse: s.InUseBytes,
 				Reserved: s.InUseBytes + s.CachedBytes, Err: err}
 		}
 		return nil, err
 	}
-	return &deviceMemory{g: g, b: b, n: n}, nil
+	if g.warm.Load() != nil {
+		g.warmupGet(b)
+	}
+	return &deviceMemory{g: g, p: p, b: b, n: n}, nil
 }
 
 // MemStats implements tensor.MemoryReporter (tensor.MemoryStats): the
@@ -145,6 +157,7 @@ func (g *GPU) MemStats(tensor.Device) tensor.MemStats {
 		return tensor.MemStats{}
 	}
 	s := g.resident.Stats()
+	g.graphStats(&s) // the graphs' pools: in use and reserved, not in the peaks
 	return tensor.MemStats{InUse: s.InUseBytes, Reserved: s.InUseBytes + s.CachedBytes,
 		PeakInUse: s.PeakInUseBytes, PeakReserved: s.PeakReservedBytes,
 		Allocs: int64(s.Allocs + s.Reuses), Frees: int64(s.Frees), DeviceAllocs: int64(s.Allocs),

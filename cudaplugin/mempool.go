@@ -59,14 +59,19 @@ func (s *PoolStats) peaks() {
 }
 
 // pool keeps freed device buffers by size class for reuse. Safe for
-// concurrent use.
+// concurrent use. A GPU has two (its resident and staging pools) and one
+// more per captured graph (graph.go), whose buffers the graph's replays
+// use: a buffer goes back to the pool it came from (deviceMemory.p), so
+// a graph's buffers never serve eager work. A retired pool (its graph
+// destroyed) keeps nothing: put refuses, and the caller frees.
 type pool struct {
 	a       allocator
 	reclaim func() // called before a flush caused by out of memory (runtime.GC: release unreachable device tensors)
 
-	mu    sync.Mutex
-	free  map[int][]uintptr
-	stats PoolStats
+	mu      sync.Mutex
+	free    map[int][]uintptr
+	stats   PoolStats
+	retired bool
 }
 
 func newPool(a allocator) *pool {
@@ -118,15 +123,48 @@ func (p *pool) get(n int) (block, error) {
 	return block{ptr, size, class}, nil
 }
 
-// put returns b to the free lists. The caller guarantees that no work
-// still queued on another stream than the pool's users' uses it.
-func (p *pool) put(b block) {
+// put returns b to the free lists and reports true; a retired pool takes
+// nothing back (false: the caller frees b). The caller guarantees that
+// no work still queued on another stream than the pool's users' uses it.
+func (p *pool) put(b block) bool {
 	p.mu.Lock()
-	p.free[b.class] = append(p.free[b.class], b.ptr)
+	defer p.mu.Unlock()
 	p.stats.Frees++
-	p.stats.CachedBytes += int64(b.size)
 	p.stats.InUseBytes -= int64(b.size)
+	if p.retired {
+		return false
+	}
+	p.free[b.class] = append(p.free[b.class], b.ptr)
+	p.stats.CachedBytes += int64(b.size)
+	return true
+}
+
+// reserve allocates count buffers of class's size into the free lists
+// (a graph's pool before its capture, which may not allocate).
+func (p *pool) reserve(size, count int) error {
+	class, size := sizeClass(size)
+	for range count {
+		ptr, err := p.a.alloc(size)
+		if err != nil {
+			return err
+		}
+		p.mu.Lock()
+		p.free[class] = append(p.free[class], ptr)
+		p.stats.Allocs++
+		p.stats.CachedBytes += int64(size)
+		p.stats.peaks()
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// retire frees the free lists and makes put refuse the buffers still
+// out (their holders free them).
+func (p *pool) retire() error {
+	p.mu.Lock()
+	p.retired = true
 	p.mu.Unlock()
+	return p.flush()
 }
 
 // flush frees every buffer in the free lists. Buffers in use are not

@@ -12,6 +12,7 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 
@@ -208,11 +209,44 @@ type call struct {
 // release gives the temporaries back to the pool (the work queued on the
 // stream that uses them runs before any later use, queued on the same
 // stream) and lets the operands go.
+// During a capture the graph keeps the operands instead (graph.go).
 func (c *call) release() {
 	for _, m := range c.temps {
 		m.Release()
 	}
+	if cp := c.g.capturing.Load(); cp != nil {
+		cp.hold(c.keep)
+	}
 	runtime.KeepAlive(c.keep)
+}
+
+// badFlag returns the two floats where an op's kernel reports a bad index
+// or label value (common.cuh: reportBad): a temporary it clears, or
+// during a capture the step's error word (graph.go), which the graph
+// clears.
+func (c *call) badFlag() (uintptr, error) {
+	if cp := c.g.capturing.Load(); cp != nil {
+		return cp.flag.ptr, nil
+	}
+	flag, err := c.scratch(2)
+	if err != nil {
+		return 0, err
+	}
+	return flag, check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(flag), 8, c.g.stream))
+}
+
+// badValue reads flag after the op's kernel (a synchronization): the
+// value reported and whether there is one. During a capture it reads
+// nothing (Graph.Err reads the step's word after the replay).
+func (c *call) badValue(flag uintptr) (v float32, bad bool, err error) {
+	if c.g.capturing.Load() != nil {
+		return 0, false, nil
+	}
+	var f [2]float32
+	if err := c.g.download(f[:], flag); err != nil {
+		return 0, false, err
+	}
+	return f[1], math.Float32bits(f[0]) != 0, nil
 }
 
 func (c *call) temp(n int) (*deviceMemory, error) {

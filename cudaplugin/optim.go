@@ -99,6 +99,9 @@ func (g *GPU) SGD(params, grads, momentum []*tensor.Tensor, started []bool, hp t
 
 // Adam implements tensor.OptimKernels.
 func (g *GPU) Adam(params, grads, m, v []*tensor.Tensor, steps []int64, hp tensor.AdamParams) error {
+	if err := g.refuseCapture("Adam", "its bias corrections of the step counts ride as launch arguments, which a replay would repeat"); err != nil {
+		return err
+	}
 	h := C.LanesOptParams{kind: C.LANES_OPT_ADAM, lr: C.float(hp.LR), beta1: C.float(hp.Beta1), beta2: C.float(hp.Beta2), eps: C.float(hp.Eps),
 		weight_decay: C.float(hp.WeightDecay), decoupled: cbool(hp.Decoupled)}
 	return g.optim("Adam", h, params, grads, [3][]*tensor.Tensor{m, v}, func(i int) (float32, float32) {

@@ -17,7 +17,6 @@ import "C"
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/lanesgo/lanes/tensor"
@@ -92,10 +91,7 @@ func (g *GPU) poolBackward(op string, kind int, dx, dy, indices *tensor.Tensor, 
 			return err
 		}
 		ins = append(ins, io)
-		if flag, err = c.scratch(2); err != nil {
-			return err
-		}
-		if err := check("cudaMemsetAsync", C.lanes_memset(C.uintptr_t(flag), 8, g.stream)); err != nil {
+		if flag, err = c.badFlag(); err != nil {
 			return err
 		}
 	}
@@ -112,12 +108,12 @@ func (g *GPU) poolBackward(op string, kind int, dx, dy, indices *tensor.Tensor, 
 		return err
 	}
 	if flag != 0 {
-		var f [2]float32
-		if err := g.download(f[:], flag); err != nil {
+		v, bad, err := c.badValue(flag)
+		if err != nil {
 			return err
 		}
-		if math.Float32bits(f[0]) != 0 {
-			return fmt.Errorf("cudaplugin: %s: index %v is not an element of an input plane of %d", op, f[1], xs[2]*xs[3])
+		if bad {
+			return fmt.Errorf("cudaplugin: %s: index %v is not an element of an input plane of %d", op, v, xs[2]*xs[3])
 		}
 	}
 	return c.finish(out)

@@ -48,6 +48,9 @@ func (g *GPU) Dropout(dst, x *tensor.Tensor, p float32, seed, offset uint64) err
 // that do not merge, which each makes in row-major order) starts at the
 // row-major index of its first element.
 func (g *GPU) philox(op string, dst, x *tensor.Tensor, p float32, seed, offset uint64) error {
+	if err := g.refuseCapture(op, "its Philox offset advances on the host each step, and a replay would draw the same numbers again"); err != nil {
+		return err
+	}
 	var in []*tensor.Tensor
 	if x != nil {
 		in = []*tensor.Tensor{x}

@@ -46,3 +46,13 @@ int lanes_h2d(uintptr_t dst, const void *src, size_t n, lanes_stream s) {
 int lanes_d2h(void *dst, uintptr_t src, size_t n, lanes_stream s) {
 	return cudaMemcpyAsync(dst, (const void *)src, n, cudaMemcpyDeviceToHost, (cudaStream_t)s);
 }
+int lanes_stream_begin_capture(lanes_stream s) {
+	return cudaStreamBeginCapture((cudaStream_t)s, cudaStreamCaptureModeGlobal);
+}
+int lanes_stream_end_capture(lanes_stream s, lanes_graph *g) { return cudaStreamEndCapture((cudaStream_t)s, (cudaGraph_t *)g); }
+int lanes_graph_instantiate(lanes_graph_exec *e, lanes_graph g) {
+	return cudaGraphInstantiateWithFlags((cudaGraphExec_t *)e, (cudaGraph_t)g, 0);
+}
+int lanes_graph_launch(lanes_graph_exec e, lanes_stream s) { return cudaGraphLaunch((cudaGraphExec_t)e, (cudaStream_t)s); }
+int lanes_graph_exec_destroy(lanes_graph_exec e) { return cudaGraphExecDestroy((cudaGraphExec_t)e); }
+int lanes_graph_destroy(lanes_graph g) { return cudaGraphDestroy((cudaGraph_t)g); }

@@ -42,6 +42,20 @@ int lanes_memset(uintptr_t p, size_t n, lanes_stream s);
 int lanes_h2d(uintptr_t dst, const void *src, size_t n, lanes_stream s);
 int lanes_d2h(void *dst, uintptr_t src, size_t n, lanes_stream s);
 
+// CUDA graphs (graph.go): lanes_graph is a cudaGraph_t, lanes_graph_exec
+// a cudaGraphExec_t. The capture is in cudaStreamCaptureModeGlobal: a
+// cudaMalloc, a cudaFree or a synchronization of the capturing stream
+// while it captures fails with cudaErrorStreamCaptureUnsupported and
+// invalidates the capture (cudaStreamEndCapture then fails too).
+typedef void *lanes_graph;
+typedef void *lanes_graph_exec;
+int lanes_stream_begin_capture(lanes_stream s);
+int lanes_stream_end_capture(lanes_stream s, lanes_graph *g);
+int lanes_graph_instantiate(lanes_graph_exec *e, lanes_graph g);
+int lanes_graph_launch(lanes_graph_exec e, lanes_stream s);
+int lanes_graph_exec_destroy(lanes_graph_exec e);
+int lanes_graph_destroy(lanes_graph g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,20 @@
 //     on one blocks the caller until the record completes, so that the
 //     launches queued after it, which run at once, follow it (a GPU
 //     would not block the host: the order is the same).
+//   - Graphs: lanes_stream_begin_capture makes a token stream record
+//     what is queued on it (launches, each a closure over its
+//     arguments, and memsets: emu::Recording) instead of running it;
+//     lanes_stream_end_capture makes the recording a graph, and
+//     lanes_graph_launch replays it in order, each launch as a launch.
+//     While a stream captures (cudaStreamCaptureModeGlobal), a
+//     cudaMalloc or cudaFree, a synchronization of the capturing stream,
+//     a copy to or from host memory or an event on it fails with
+//     cudaErrorStreamCaptureUnsupported and invalidates the capture, as
+//     on a GPU (the plugin's copies are from Go memory, which a graph
+//     cannot hold, and an event waited on would come from outside the
+//     capture). lanes_emulate_counts counts the work the host issued
+//     (launches, memsets, copies, synchronizations, graph launches; not
+//     what a graph replays), which the tests of graph mode read.
 //   - Error texts are CUDA 11.8's cudaGetErrorString.
 #include <chrono>
 #include <condition_variable>
@@ -58,6 +72,21 @@ enum : int {
     errNoDevice = 100,
     errInvalidDevice = 101,
     errInvalidHandle = 400,
+    errCaptureUnsupported = 900,
+    errCaptureInvalidated = 901,
+    errCaptureUnmatched = 903,
+};
+
+// refuse fails a call not allowed while a stream captures: it invalidates
+// r's capture and returns cudaErrorStreamCaptureUnsupported.
+int refuse(emu::Recording *r) {
+    r->failed = true;
+    return errCaptureUnsupported;
+}
+
+// Graph is a cudaGraph_t or a cudaGraphExec_t: the recorded work.
+struct Graph {
+    std::vector<std::function<void()>> work;
 };
 
 // envSize reads a size from the environment: digits, then an optional
@@ -141,6 +170,9 @@ constexpr ErrorText errorTexts[] = {
     {718, "invalid program counter"},
     {719, "unspecified launch failure"},
     {802, "system not yet initialized"},
+    {900, "operation not permitted when stream is capturing"},
+    {901, "operation failed due to a previous error during capture"},
+    {903, "capture was not initiated in this stream"},
     {999, "unknown error"},
 };
 
@@ -304,6 +336,10 @@ int lanes_stream_destroy(lanes_stream s) {
 }
 
 int lanes_stream_sync(lanes_stream s) {
+    if (emu::Recording *r = emu::Captures::get().of(s)) {
+        return refuse(r);
+    }
+    emu::Captures::get().syncs++;
     if (Stream *st = asyncStream(s)) {
         st->sync();
     }
@@ -328,6 +364,9 @@ int lanes_event_destroy(lanes_event e) {
 int lanes_event_record(lanes_event e, lanes_stream s) {
     if (e == nullptr) {
         return errInvalidHandle;
+    }
+    if (emu::Recording *r = emu::Captures::get().of(s)) {
+        return refuse(r);
     }
     Event *ev = static_cast<Event *>(e);
     unsigned long long n;
@@ -356,6 +395,9 @@ int lanes_stream_wait_event(lanes_stream s, lanes_event e) {
     if (e == nullptr) {
         return errInvalidHandle;
     }
+    if (emu::Recording *r = emu::Captures::get().of(s)) {
+        return refuse(r);
+    }
     Event *ev = static_cast<Event *>(e);
     const unsigned long long n = ev->last();
     if (Stream *st = asyncStream(s)) {
@@ -368,6 +410,9 @@ int lanes_stream_wait_event(lanes_stream s, lanes_event e) {
 
 int lanes_malloc(uintptr_t *p, size_t n) {
     *p = 0;
+    if (emu::Recording *r = emu::Captures::get().any()) {
+        return refuse(r);
+    }
     Device &d = device();
     const size_t size = (n + 255) / 256 * 256;
     {
@@ -393,6 +438,9 @@ int lanes_malloc(uintptr_t *p, size_t n) {
 int lanes_free(uintptr_t p) {
     if (p == 0) {
         return 0;
+    }
+    if (emu::Recording *r = emu::Captures::get().any()) {
+        return refuse(r);
     }
     Device &d = device();
     {
@@ -438,15 +486,27 @@ int lanes_memset(uintptr_t p, size_t n, lanes_stream s) {
         st->push([p, n] { std::memset((void *)p, 0, n); });
         return 0;
     }
-    std::lock_guard<std::mutex> q(emu::queue());
-    std::memset((void *)p, 0, n);
+    auto set = [p, n] {
+        std::lock_guard<std::mutex> q(emu::queue());
+        std::memset((void *)p, 0, n);
+    };
+    if (emu::Recording *r = emu::Captures::get().of(s)) {
+        r->work.push_back(set);
+        return 0;
+    }
+    emu::Captures::get().memsets++;
+    set();
     return 0;
 }
 
 int lanes_h2d(uintptr_t dst, const void *src, size_t n, lanes_stream s) {
+    if (emu::Recording *r = emu::Captures::get().of(s)) {
+        return refuse(r);
+    }
     if (!device().inside(dst, n)) {
         return errInvalidValue;
     }
+    emu::Captures::get().copies++;
     if (Stream *st = asyncStream(s)) {
         st->push([dst, src, n] {
             copyDelay();
@@ -460,9 +520,13 @@ int lanes_h2d(uintptr_t dst, const void *src, size_t n, lanes_stream s) {
 }
 
 int lanes_d2h(void *dst, uintptr_t src, size_t n, lanes_stream s) {
+    if (emu::Recording *r = emu::Captures::get().of(s)) {
+        return refuse(r);
+    }
     if (!device().inside(src, n)) {
         return errInvalidValue;
     }
+    emu::Captures::get().copies++;
     if (Stream *st = asyncStream(s)) {
         st->push([dst, src, n] {
             copyDelay();
@@ -472,6 +536,91 @@ int lanes_d2h(void *dst, uintptr_t src, size_t n, lanes_stream s) {
     }
     std::lock_guard<std::mutex> q(emu::queue());
     std::memcpy(dst, (const void *)src, n);
+    return 0;
+}
+
+int lanes_stream_begin_capture(lanes_stream s) {
+    if (s == nullptr || asyncStream(s) != nullptr) {
+        return errInvalidValue; // the copy stream's work is not captured
+    }
+    emu::Captures &c = emu::Captures::get();
+    std::lock_guard<std::mutex> l(c.mu);
+    for (auto &e : c.streams) {
+        if (e.first == s) {
+            return errCaptureUnsupported; // already capturing
+        }
+    }
+    c.streams.emplace_back(s, new emu::Recording());
+    return 0;
+}
+
+int lanes_stream_end_capture(lanes_stream s, lanes_graph *g) {
+    *g = nullptr;
+    emu::Captures &c = emu::Captures::get();
+    emu::Recording *r = nullptr;
+    {
+        std::lock_guard<std::mutex> l(c.mu);
+        for (auto it = c.streams.begin(); it != c.streams.end(); ++it) {
+            if (it->first == s) {
+                r = it->second;
+                c.streams.erase(it);
+                break;
+            }
+        }
+    }
+    if (r == nullptr) {
+        return errCaptureUnmatched;
+    }
+    const bool failed = r->failed;
+    if (!failed) {
+        *g = new Graph{std::move(r->work)};
+    }
+    delete r;
+    return failed ? errCaptureInvalidated : 0;
+}
+
+int lanes_graph_instantiate(lanes_graph_exec *e, lanes_graph g) {
+    if (g == nullptr) {
+        return errInvalidValue;
+    }
+    *e = new Graph(*static_cast<Graph *>(g));
+    return 0;
+}
+
+int lanes_graph_launch(lanes_graph_exec e, lanes_stream s) {
+    if (e == nullptr) {
+        return errInvalidHandle;
+    }
+    if (emu::Recording *r = emu::Captures::get().of(s)) {
+        return refuse(r);
+    }
+    emu::Captures::get().graphLaunches++;
+    for (const auto &f : static_cast<Graph *>(e)->work) {
+        f();
+    }
+    return 0;
+}
+
+int lanes_graph_exec_destroy(lanes_graph_exec e) {
+    delete static_cast<Graph *>(e);
+    return 0;
+}
+
+int lanes_graph_destroy(lanes_graph g) {
+    delete static_cast<Graph *>(g);
+    return 0;
+}
+
+// lanes_emulate_counts reports the work the host issued (emulate.h:
+// Captures): kernel launches, memsets, copies, stream synchronizations
+// and graph launches.
+int lanes_emulate_counts(long long *launches, long long *memsets, long long *copies, long long *syncs, long long *graphs) {
+    emu::Captures &c = emu::Captures::get();
+    *launches = c.launches;
+    *memsets = c.memsets;
+    *copies = c.copies;
+    *syncs = c.syncs;
+    *graphs = c.graphLaunches;
     return 0;
 }
 

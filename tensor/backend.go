@@ -274,6 +274,9 @@ type Backend struct {
 	Loss        LossKernels
 	Optim       OptimKernels
 	Random      RandomKernels
+	// Graph captures and replays the device's work (graph.go); nil
+	// (the CPU, tensortest.HostDevice) runs every step eagerly.
+	Graph GraphKernels
 }
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,

@@ -332,6 +332,58 @@ class Pool {
 
 inline void run(dim3 grid, dim3 block, const std::function<void()> &body) { Pool::get().run(grid, block, body); }
 
+// Recording is a stream capture of the emulated runtime (runtime_emulate.cc:
+// lanes_stream_begin_capture): the work queued on the stream while it
+// captures, each item a closure over its arguments (copied, as a launch's
+// arguments are), replayed in order by lanes_graph_launch. failed says
+// that a call not allowed in a capture (a synchronization, a cudaMalloc)
+// was made: cudaStreamEndCapture then fails, as on a GPU.
+struct Recording {
+    std::vector<std::function<void()>> work;
+    bool failed = false;
+};
+
+// Captures is the emulated runtime's table of capturing streams, and the
+// count of work issued by the host (not replayed from a graph): launches,
+// memsets, copies, synchronizations and graph launches.
+struct Captures {
+    std::mutex mu;
+    std::vector<std::pair<void *, Recording *>> streams;
+    std::atomic<long long> launches{0}, memsets{0}, copies{0}, syncs{0}, graphLaunches{0};
+
+    static Captures &get() {
+        static Captures *c = new Captures(); // never destroyed, as Pool
+        return *c;
+    }
+    // of returns the recording of stream s, or nullptr when it does not capture.
+    Recording *of(void *s) {
+        std::lock_guard<std::mutex> l(mu);
+        for (auto &e : streams) {
+            if (e.first == s) {
+                return e.second;
+            }
+        }
+        return nullptr;
+    }
+    // any returns a recording in progress (a cudaMalloc or a
+    // synchronization of any stream fails it: the capture mode is global).
+    Recording *any() {
+        std::lock_guard<std::mutex> l(mu);
+        return streams.empty() ? nullptr : streams.front().second;
+    }
+};
+
+// submit runs a launch of body on stream, or records it when the stream
+// captures.
+inline void submit(void *stream, dim3 grid, dim3 block, std::function<void()> body) {
+    if (Recording *r = Captures::get().of(stream)) {
+        r->work.push_back([grid, block, body = std::move(body)] { run(grid, block, body); });
+        return;
+    }
+    Captures::get().launches++;
+    run(grid, block, body);
+}
+
 } // namespace emu
 
 #define threadIdx emu::threadIdx

@@ -1,0 +1,293 @@
+//go:build cudaemu
+
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/lanesgo/lanes/cudaplugin"
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// graphRun is a model trained on the emulated device on random batches
+// through Batches.To (two device buffers, so two graphs), eagerly or
+// with a GraphStep.
+type graphRun struct {
+	m    Module
+	opt  Optimizer
+	b    *Batches
+	tp   *Tape
+	gs   *GraphStep
+	step func(x, y *tensor.Tensor) *Var
+}
+
+// newGraphRun makes the run of model on dev: n random rows (labels
+// 0..9), batches of batch rows, SGD with momentum (or Adam).
+func newGraphRun(t *testing.T, dev tensor.Device, model func(*rand.Rand) Module, xs []int, n, batch int, adam bool) *graphRun {
+	t.Helper()
+	r := rand.New(rand.NewPCG(4, 21))
+	m := model(r)
+	x := tensor.RandN(r, append([]int{n}, xs[1:]...)...)
+	y := tensor.New(n)
+	for i := range y.Data() {
+		y.Data()[i] = float32(r.IntN(10))
+	}
+	if err := To(m, dev); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBatches(x, y, batch, r)
+	b.DropLast = true
+	if err := b.To(dev); err != nil {
+		t.Fatal(err)
+	}
+	s := &graphRun{m: m, b: b, tp: NewTape()}
+	if adam {
+		s.opt = NewAdam(Params(m), 1e-3)
+	} else {
+		sgd := NewSGD(Params(m), 0.05)
+		sgd.Momentum = 0.9
+		s.opt = sgd
+	}
+	s.step = func(x, y *tensor.Tensor) *Var {
+		s.tp.Reset()
+		loss := s.tp.CrossEntropy(s.m.Forward(s.tp, s.tp.Const(x)), y)
+		s.opt.ZeroGrad()
+		s.tp.Backward(loss)
+		s.opt.Step()
+		return loss
+	}
+	s.gs = NewGraphStep(s.tp, s.step)
+	return s
+}
+
+// next returns the next batch, starting a new epoch at the end of one.
+func (s *graphRun) next(t *testing.T) (x, y *tensor.Tensor) {
+	t.Helper()
+	x, y, ok := s.b.Next()
+	if !ok {
+		if err := s.b.Err(); err != nil {
+			t.Fatal(err)
+		}
+		s.b.Reset()
+		x, y, _ = s.b.Next()
+	}
+	return x, y
+}
+
+// params returns the model's parameters on the host.
+func (s *graphRun) params(t *testing.T) [][]float32 {
+	t.Helper()
+	var out [][]float32
+	for _, p := range Params(s.m) {
+		h, err := p.Value().To(tensor.CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, h.Data())
+	}
+	return out
+}
+
+func openEmulated(t *testing.T) *cudaplugin.GPU {
+	t.Helper()
+	g, err := cudaplugin.Open(0)
+	if err != nil {
+		t.Skipf("no emulated device: %v", err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+// TestGraphStepEmulated trains the Fashion MLP and CNN for several steps
+// eagerly and with a GraphStep (the second step captured on one batch
+// buffer, the third on the other, the rest replayed) on the emulated
+// device: the losses and the parameters must be the same bit for bit.
+// After the captures a step issues one graph launch from Go and no
+// kernel launch, memset or synchronization but the error word's read;
+// the device's memory does not grow across the replays.
+func TestGraphStepEmulated(t *testing.T) {
+	g := openEmulated(t)
+	dev := g.Device()
+	for _, c := range models {
+		t.Run(c.name, func(t *testing.T) {
+			batch, n, steps := 16, 48, 12
+			if c.name == "cnn" {
+				batch, n, steps = 4, 12, 8
+			}
+			eager := newGraphRun(t, dev, c.model, c.x, n, batch, false)
+			graphs := newGraphRun(t, dev, c.model, c.x, n, batch, false)
+			var mem []tensor.MemStats
+			for i := range steps {
+				ex, ey := eager.next(t)
+				eb := cudaplugin.EmulatedCounts()
+				wantLoss := eager.step(ex, ey).Value()
+				if i == 3 {
+					t.Logf("eager step: the host issued %+v", EmulatorDelta(eb, cudaplugin.EmulatedCounts()))
+				}
+				want := wantLoss.Item()
+				gx, gy := graphs.next(t)
+				before := cudaplugin.EmulatedCounts()
+				loss, err := graphs.gs.Run(gx, gy)
+				after := cudaplugin.EmulatedCounts()
+				if err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+				if got := loss.Item(); math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("step %d: loss %v with graphs, %v eagerly", i, got, want)
+				}
+				if i >= 3 {
+					d := EmulatorDelta(before, after)
+					if i == 3 {
+						t.Logf("replayed step: the host issued %+v", d)
+					}
+					if d.GraphLaunches != 1 || d.Launches != 0 || d.Memsets != 0 || d.Syncs != 1 || d.Copies != 1 {
+						t.Errorf("step %d: the host issued %+v, want 1 graph launch, 1 copy and 1 synchronization (the error word) and no kernel launch or memset", i, d)
+					}
+					ms, err := tensor.MemoryStats(dev)
+					if err != nil {
+						t.Fatal(err)
+					}
+					mem = append(mem, ms)
+				}
+			}
+			if got := graphs.gs.Graphs(); got != 2 {
+				t.Errorf("%d graphs captured, want 2 (one per batch buffer)", got)
+			}
+			for i, ms := range mem[1:] {
+				if ms.InUse != mem[0].InUse || ms.Reserved != mem[0].Reserved || ms.DeviceAllocs != mem[0].DeviceAllocs {
+					t.Errorf("replay %d: memory %+v, after the first replay %+v", i+1, ms, mem[0])
+				}
+			}
+			want, got := eager.params(t), graphs.params(t)
+			for i := range want {
+				for j := range want[i] {
+					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+						t.Fatalf("parameter %d element %d: %v with graphs, %v eagerly", i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+			if err := graphs.gs.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// EmulatorDelta is after - before.
+func EmulatorDelta(before, after cudaplugin.EmulatorCounts) cudaplugin.EmulatorCounts {
+	return cudaplugin.EmulatorCounts{Launches: after.Launches - before.Launches, Memsets: after.Memsets - before.Memsets,
+		Copies: after.Copies - before.Copies, Syncs: after.Syncs - before.Syncs, GraphLaunches: after.GraphLaunches - before.GraphLaunches}
+}
+
+// TestGraphStepErrorsEmulated: a bad label in a replayed step is reported
+// by Run after the step, and graph mode goes on; a batch of another shape
+// ends graph mode with an error and the step runs eagerly; a step that
+// reads the loss back (a synchronization) or uses Adam cannot be
+// captured: graph mode ends with the error, the step having run eagerly.
+func TestGraphStepErrorsEmulated(t *testing.T) {
+	g := openEmulated(t)
+	dev := g.Device()
+	c := models[0] // mlp
+
+	t.Run("bad label", func(t *testing.T) {
+		s := newGraphRun(t, dev, c.model, c.x, 48, 16, false)
+		for i := range 4 {
+			x, y := s.next(t)
+			if _, err := s.gs.Run(x, y); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+		}
+		x, y := s.next(t)
+		tensor.CopyInto(y.Slice(0, 2, 3, 1), mustTo(t, tensor.FromSlice([]float32{11}, 1), dev))
+		loss, err := s.gs.Run(x, y)
+		if err == nil || !strings.Contains(err.Error(), "11") || !strings.Contains(err.Error(), "names no element") {
+			t.Fatalf("a replayed step with label 11: error %v, want one naming the label", err)
+		}
+		if l := loss.Item(); !math.IsNaN(float64(l)) {
+			t.Errorf("loss of the step with a bad label %v, want NaN", l)
+		}
+		if s.gs.Graphs() != 2 {
+			t.Errorf("graphs after a bad label: %d, want 2 (graph mode goes on)", s.gs.Graphs())
+		}
+		x, y = s.next(t)
+		if _, err := s.gs.Run(x, y); err != nil {
+			t.Errorf("the step after the bad label: %v", err)
+		}
+	})
+
+	t.Run("shape change", func(t *testing.T) {
+		s := newGraphRun(t, dev, c.model, c.x, 48, 16, false)
+		for i := range 3 {
+			x, y := s.next(t)
+			if _, err := s.gs.Run(x, y); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+		}
+		x, y := s.next(t)
+		loss, err := s.gs.Run(x.Slice(0, 0, 8, 1), y.Slice(0, 0, 8, 1))
+		if err == nil || !strings.Contains(err.Error(), "graph mode ended") || !strings.Contains(err.Error(), "shapes") {
+			t.Fatalf("a batch of 8 rows after batches of 16: error %v, want graph mode ended by the shapes", err)
+		}
+		if s.gs.Graphs() != 0 || math.IsNaN(float64(loss.Item())) {
+			t.Errorf("after the shape change: %d graphs, loss %v; want 0 and the eager step's loss", s.gs.Graphs(), loss.Item())
+		}
+		x, y = s.next(t)
+		if _, err := s.gs.Run(x, y); err != nil {
+			t.Errorf("a step after graph mode ended: %v, want it run eagerly", err)
+		}
+	})
+
+	for _, bad := range []struct {
+		name, want string
+		adam, item bool
+	}{
+		{"Adam", "Adam cannot be captured", true, false},
+		{"Item", "needed the host", false, true},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			s := newGraphRun(t, dev, c.model, c.x, 48, 16, bad.adam)
+			ref := newGraphRun(t, dev, c.model, c.x, 48, 16, bad.adam)
+			step := s.step
+			s.gs = NewGraphStep(s.tp, func(x, y *tensor.Tensor) *Var {
+				loss := step(x, y)
+				if bad.item {
+					loss.Value().Item()
+				}
+				return loss
+			})
+			var ended bool
+			for i := range 4 {
+				x, y := s.next(t)
+				loss, err := s.gs.Run(x, y)
+				if i == 1 {
+					ended = err != nil && strings.Contains(err.Error(), bad.want)
+					if !ended {
+						t.Errorf("capture of a step with %s: error %v, want %q", bad.name, err, bad.want)
+					}
+				} else if err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+				rx, ry := ref.next(t)
+				want := ref.step(rx, ry).Value().Item()
+				if got := loss.Item(); math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("step %d: loss %v, eagerly %v", i, got, want)
+				}
+			}
+			if s.gs.Graphs() != 0 {
+				t.Errorf("%d graphs, want none", s.gs.Graphs())
+			}
+		})
+	}
+}
+
+func mustTo(t *testing.T, x *tensor.Tensor, dev tensor.Device) *tensor.Tensor {
+	t.Helper()
+	d, err := x.To(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
