@@ -1,0 +1,151 @@
+//go:build cudaemu
+
+package cudaplugin
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// TestEmulatedGraph captures a step of device ops (a MatMul with its
+// result, an Add, a CrossEntropy with its error word) on the emulated
+// device and replays it: the capture runs nothing (its results hold the
+// uninitialised memory's NaNs until the first launch); a replay reads
+// its operands where they were at the capture, so new values copied
+// there are seen; the temporaries come from the graph's pool, reserved
+// before the capture, and a replay asks no memory of the device.
+func TestEmulatedGraph(t *testing.T) {
+	g, err := Open(0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer g.Close()
+	dev := g.Device()
+	r := rand.New(rand.NewPCG(1, 2))
+	ha, hb := tensor.RandN(r, 8, 16), tensor.RandN(r, 16, 10)
+	a, b := mustDev(t, ha, dev), mustDev(t, hb, dev)
+	labels := mustDev(t, tensor.FromSlice([]float32{1, 2, 3, 4, 5, 6, 7, 8}, 8), dev)
+	loss := mustDev(t, tensor.New(), dev)
+	one := mustDev(t, tensor.Scalar(1), dev) // a host scalar would be uploaded: a copy from Go memory
+	step := func() *tensor.Tensor {
+		c := tensor.Add(tensor.MatMul(a, b), one)
+		tensor.CrossEntropyInto(loss, nil, c, labels)
+		return c
+	}
+	if err := g.Warmup(dev); err != nil {
+		t.Fatal(err)
+	}
+	step()
+	if err := g.BeginCapture(dev); err != nil {
+		t.Fatal(err)
+	}
+	c := step()
+	gr, err := g.EndCapture(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gr.Close()
+	if hc := host(t, c); !math.IsNaN(float64(hc.Data()[0])) {
+		t.Fatalf("a captured op's result before the graph's launch: %v, want the uninitialised memory's NaN", hc.Data()[0])
+	}
+	for i := range 3 {
+		ha = tensor.RandN(r, 8, 16)
+		tensor.CopyInto(a, mustDev(t, ha, dev))
+		before, _ := g.Stats()
+		if err := gr.Launch(); err != nil {
+			t.Fatal(err)
+		}
+		if err := gr.Err(); err != nil {
+			t.Fatalf("replay %d: %v", i, err)
+		}
+		if after, _ := g.Stats(); after.Allocs != before.Allocs || after.Reuses != before.Reuses {
+			t.Errorf("replay %d took buffers of the resident pool: %+v, before %+v", i, after, before)
+		}
+		want := tensor.Add(tensor.MatMul(ha, hb), tensor.Scalar(1))
+		got := host(t, c)
+		for j, w := range want.Data() {
+			if d := math.Abs(float64(got.Data()[j] - w)); d > 1e-4*(1+math.Abs(float64(w))) {
+				t.Fatalf("replay %d: element %d: %v, want %v", i, j, got.Data()[j], w)
+			}
+		}
+		wlt, _ := tensor.CrossEntropy(want, tensor.FromSlice([]float32{1, 2, 3, 4, 5, 6, 7, 8}, 8))
+		wl := wlt.Item()
+		if gl := loss.Item(); math.Abs(float64(gl-wl)) > 1e-5*(1+math.Abs(float64(wl))) {
+			t.Fatalf("replay %d: loss %v, want %v", i, gl, wl)
+		}
+	}
+	// A bad label: the replay's error word, read by Err.
+	tensor.CopyInto(labels.Slice(0, 3, 4, 1), mustDev(t, tensor.FromSlice([]float32{12}, 1), dev))
+	if err := gr.Launch(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gr.Err(); err == nil || !strings.Contains(err.Error(), "12") {
+		t.Errorf("a replay with label 12: Err %v, want it named", err)
+	}
+}
+
+// TestEmulatedCaptureRefuses: while the device stream captures, a
+// synchronization and a cudaMalloc fail with
+// cudaErrorStreamCaptureUnsupported, as on a GPU in the global capture
+// mode, and the capture then fails at EndCapture.
+func TestEmulatedCaptureRefuses(t *testing.T) {
+	g, err := Open(0)
+	if err != nil {
+		t.Skip(err)
+	}
+	defer g.Close()
+	dev := g.Device()
+	x := mustDev(t, tensor.New(4), dev)
+	for _, c := range []struct {
+		name string
+		do   func() error
+	}{
+		{"Sync", g.Sync},
+		{"cudaMalloc", func() error { _, err := tensor.NewOn(dev, 1<<20); return err }},
+		{"CopyToHost", func() error { _, err := x.To(tensor.CPU); return err }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if err := g.Warmup(dev); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.BeginCapture(dev); err != nil {
+				t.Fatal(err)
+			}
+			err := c.do()
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Code != 900 {
+				t.Errorf("%s during a capture: %v, want cudaErrorStreamCaptureUnsupported (900)", c.name, err)
+			}
+			gr, err := g.EndCapture(dev)
+			if !errors.As(err, &ce) || ce.Code != 901 || gr != nil {
+				t.Errorf("EndCapture after a %s: %v, %v, want cudaErrorStreamCaptureInvalidated (901) and no graph", c.name, gr, err)
+			}
+			if err := g.Sync(); err != nil {
+				t.Errorf("Sync after the failed capture: %v", err)
+			}
+		})
+	}
+}
+
+func mustDev(t *testing.T, x *tensor.Tensor, dev tensor.Device) *tensor.Tensor {
+	t.Helper()
+	d, err := x.To(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func host(t *testing.T, x *tensor.Tensor) *tensor.Tensor {
+	t.Helper()
+	h, err := x.To(tensor.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
