@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"unsafe"
 
 	"github.com/lanesgo/lanes/tensor"
 )
@@ -36,9 +37,24 @@ import (
 // (the Index family, CrossEntropy, MaxPool2DBackward) do not, in a
 // capture: their kernels report into the step's one error word (cleared
 // by the graph's first node), which Graph.Err reads after the replay.
-// The ops whose arguments change from step to step on the host, which a
-// graph would replay frozen (Adam's bias corrections of its step counts,
-// the Random family's Philox offsets), refuse to be captured.
+// An op whose scalars change from step to step on the host, which a
+// graph would replay frozen, either takes them from the graph's argument
+// block (Adam's bias corrections of its step counts: capture.arg), which
+// Launch fills and uploads before each replay (a copy from Go memory,
+// outside the graph), or refuses to be captured (the Random family's
+// Philox offsets).
+
+// argFloats is the size of a graph's argument block: 2 floats per Adam
+// parameter.
+const argFloats = 1 << 14
+
+// argHook fills floats off..off+n of a graph's argument block before a
+// replay; advance is false for the first launch, which replays the
+// captured step itself (its host state has advanced already).
+type argHook struct {
+	off, n int
+	fill   func(dst []float32, advance bool)
+}
 
 // warmup notes the buffers the resident pool hands out during a warm-up
 // step: per size class, those out now and the most out at once.
@@ -78,10 +94,26 @@ func (g *GPU) warmupPut(b block) {
 // capture is a capture in progress: the graph's pool, its error word and
 // the tensors its ops used.
 type capture struct {
-	pool *pool
-	flag block
-	mu   sync.Mutex
-	keep [][]*tensor.Tensor
+	pool  *pool
+	flag  block
+	args  block // the argument block: argFloats floats
+	used  int   // floats of args taken
+	hooks []argHook
+	mu    sync.Mutex
+	keep  [][]*tensor.Tensor
+}
+
+// arg takes n floats of the argument block for an op whose scalars
+// change each replay, which fill writes before each launch; it returns
+// their device address, or an error when the block is full.
+func (c *capture) arg(op string, n int, fill func(dst []float32, advance bool)) (uintptr, error) {
+	if c.used+n > argFloats {
+		return 0, fmt.Errorf("cudaplugin: %s: %d per-replay scalars exceed a graph's %d", op, c.used+n, argFloats)
+	}
+	c.hooks = append(c.hooks, argHook{c.used, n, fill})
+	ptr := c.args.ptr + uintptr(4*c.used)
+	c.used += n
+	return ptr, nil
 }
 
 // hold keeps the operands of a captured op for the graph.
@@ -150,11 +182,18 @@ func (g *GPU) BeginCapture(dev tensor.Device) error {
 	if err := p.reserve(8, 1); err != nil {
 		return fail(err)
 	}
+	if err := p.reserve(4*argFloats, 1); err != nil {
+		return fail(err)
+	}
 	flag, err := p.get(8)
 	if err != nil {
 		return fail(err)
 	}
-	c := &capture{pool: p, flag: flag}
+	args, err := p.get(4 * argFloats)
+	if err != nil {
+		return fail(err)
+	}
+	c := &capture{pool: p, flag: flag, args: args}
 	if !g.capturing.CompareAndSwap(nil, c) {
 		return fail(errors.New("a capture is in progress"))
 	}
@@ -194,7 +233,7 @@ func (g *GPU) EndCapture(dev tensor.Device) (tensor.Graph, error) {
 	var gr C.lanes_graph
 	err := check("cudaStreamEndCapture", C.lanes_stream_end_capture(g.stream, &gr))
 	g.capturing.Store(nil)
-	gp := &graph{g: g, pool: c.pool, flag: c.flag, keep: c.keep}
+	gp := &graph{g: g, pool: c.pool, flag: c.flag, args: c.args, hooks: c.hooks, host: make([]float32, c.used), keep: c.keep}
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("cudaplugin: EndCapture: the captured work needed the host (a copy, a synchronization, or more memory than the warm-up step's): %w", err), gp.free())
 	}
@@ -219,12 +258,16 @@ func (g *GPU) refuseCapture(op, why string) error {
 
 // graph is a captured step (tensor.Graph).
 type graph struct {
-	g      *GPU
-	exec   C.lanes_graph_exec
-	pool   *pool
-	flag   block
-	keep   [][]*tensor.Tensor
-	closed bool
+	g        *GPU
+	exec     C.lanes_graph_exec
+	pool     *pool
+	flag     block
+	args     block
+	hooks    []argHook
+	host     []float32 // the argument block's floats in use, filled before each launch
+	keep     [][]*tensor.Tensor
+	launched bool
+	closed   bool
 }
 
 // Launch implements tensor.Graph.
@@ -236,6 +279,17 @@ func (gp *graph) Launch() error {
 		return err
 	}
 	defer gp.g.exit()
+	if len(gp.host) > 0 {
+		for _, h := range gp.hooks {
+			h.fill(gp.host[h.off:h.off+h.n], gp.launched)
+		}
+		// Queued before the replay; CUDA has read the Go memory when
+		// cudaMemcpyAsync returns (a pageable source is staged).
+		if err := check("cudaMemcpyAsync", C.lanes_h2d(C.uintptr_t(gp.args.ptr), unsafe.Pointer(&gp.host[0]), C.size_t(4*len(gp.host)), gp.g.stream)); err != nil {
+			return err
+		}
+	}
+	gp.launched = true
 	return check("cudaGraphLaunch", C.lanes_graph_launch(gp.exec, gp.g.stream))
 }
 
@@ -283,6 +337,7 @@ func (gp *graph) Close() error {
 func (gp *graph) free() error {
 	gp.keep = nil
 	gp.pool.put(gp.flag)
+	gp.pool.put(gp.args)
 	err := gp.pool.retire()
 	gp.g.graphMu.Lock()
 	delete(gp.g.graphs, gp.pool)

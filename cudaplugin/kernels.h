@@ -152,7 +152,9 @@ typedef struct {
 // the momentum buffer; NULL where the step reads none), a[i] and b[i] its
 // scalars (SGD: a ≠ 0 when the buffer has started; Adam: the bias
 // corrections' step size and 1/√(1-β₂ᵗ)). It is the kernel's argument, by
-// value: at most LANES_OPT_TENSORS tensors a launch.
+// value: at most LANES_OPT_TENSORS tensors a launch. scalars, when not
+// NULL, is device memory holding a[i], b[i] as scalars[2i], scalars[2i+1]
+// instead (Adam in a CUDA graph, whose corrections change each replay).
 #define LANES_OPT_TENSORS 40
 enum { LANES_OPT_SGD = 0, LANES_OPT_ADAM = 1, LANES_OPT_RMSPROP = 2 };
 typedef struct {
@@ -161,6 +163,7 @@ typedef struct {
 	float *s0[LANES_OPT_TENSORS], *s1[LANES_OPT_TENSORS], *s2[LANES_OPT_TENSORS];
 	long long start[LANES_OPT_TENSORS + 1];
 	float a[LANES_OPT_TENSORS], b[LANES_OPT_TENSORS];
+	const float *scalars;
 	int count;
 } LanesOptTable;
 typedef struct {

@@ -48,8 +48,11 @@ __global__ void optimKernel(LanesOptTable t, LanesOptParams h) {
             float *m = t.s0[i] + j, *v = t.s1[i] + j;
             *m = fmaf(1 - h.beta1, g, h.beta1 * *m);
             *v = fmaf(1 - h.beta2, g * g, h.beta2 * *v);
-            const float denom = sqrtf(*v) * t.b[i] + h.eps;
-            *p = fmaf(-t.a[i], *m / denom, *p);
+            // In a graph the corrections change each replay: read them
+            // from the device (scalars, written before each launch).
+            const float a = t.scalars ? t.scalars[2 * i] : t.a[i], b = t.scalars ? t.scalars[2 * i + 1] : t.b[i];
+            const float denom = sqrtf(*v) * b + h.eps;
+            *p = fmaf(-a, *m / denom, *p);
             break;
         }
         default: { // LANES_OPT_RMSPROP

@@ -31,7 +31,12 @@ const optTensors = C.LANES_OPT_TENSORS
 // optim runs a step of kind over the parameters with a gradient: slots
 // are its state lists (nil ones, or nil entries, not read), scalars
 // gives parameter i's two table scalars.
-func (g *GPU) optim(op string, h C.LanesOptParams, params, grads []*tensor.Tensor, slots [3][]*tensor.Tensor, scalars func(i int) (a, b float32)) error {
+//
+// During a capture, a step with replay (not nil) takes the table
+// scalars from the graph's argument block: before each replay but the
+// first, replay advances the host state they come from, then scalars
+// gives the new ones.
+func (g *GPU) optim(op string, h C.LanesOptParams, params, grads []*tensor.Tensor, slots [3][]*tensor.Tensor, scalars func(i int) (a, b float32), replay func()) error {
 	if !g.opened() {
 		return errNilGPU
 	}
@@ -42,6 +47,7 @@ func (g *GPU) optim(op string, h C.LanesOptParams, params, grads []*tensor.Tenso
 	}
 	var tables []C.LanesOptTable
 	var t *C.LanesOptTable
+	var members [][]int // the parameters of each table
 	for i, gr := range grads {
 		if gr == nil || params[i].Len() == 0 {
 			continue
@@ -49,7 +55,9 @@ func (g *GPU) optim(op string, h C.LanesOptParams, params, grads []*tensor.Tenso
 		if t == nil || t.count == optTensors {
 			tables = append(tables, C.LanesOptTable{})
 			t = &tables[len(tables)-1]
+			members = append(members, nil)
 		}
+		members[len(members)-1] = append(members[len(members)-1], i)
 		k := t.count
 		t.p[k], t.g[k] = ptr(i, params[i]), ptr(i, gr)
 		for s, list := range slots {
@@ -69,6 +77,23 @@ func (g *GPU) optim(op string, h C.LanesOptParams, params, grads []*tensor.Tenso
 		t.a[k], t.b[k] = C.float(a), C.float(b)
 		t.start[k+1] = t.start[k] + C.longlong(params[i].Len())
 		t.count++
+	}
+	if cp := g.capturing.Load(); cp != nil && replay != nil {
+		for k := range tables {
+			in := members[k]
+			ptr, err := cp.arg(op, 2*len(in), func(dst []float32, advance bool) {
+				if advance && k == 0 {
+					replay() // once a step, before the first table's scalars
+				}
+				for j, i := range in {
+					dst[2*j], dst[2*j+1] = scalars(i)
+				}
+			})
+			if err != nil {
+				return err
+			}
+			tables[k].scalars = C.lanes_opt_ptr(C.uintptr_t(ptr))
+		}
 	}
 	if err := g.enter(); err != nil {
 		return err
@@ -94,18 +119,23 @@ func (g *GPU) SGD(params, grads, momentum []*tensor.Tensor, started []bool, hp t
 			return 1, 0
 		}
 		return 0, 0
-	})
+	}, nil)
 }
 
 // Adam implements tensor.OptimKernels.
 func (g *GPU) Adam(params, grads, m, v []*tensor.Tensor, steps []int64, hp tensor.AdamParams) error {
-	if err := g.refuseCapture("Adam", "its bias corrections of the step counts ride as launch arguments, which a replay would repeat"); err != nil {
-		return err
-	}
 	h := C.LanesOptParams{kind: C.LANES_OPT_ADAM, lr: C.float(hp.LR), beta1: C.float(hp.Beta1), beta2: C.float(hp.Beta2), eps: C.float(hp.Eps),
 		weight_decay: C.float(hp.WeightDecay), decoupled: cbool(hp.Decoupled)}
+	// In a graph the corrections come from the argument block, and each
+	// replay advances the step counts as AdamStep does.
 	return g.optim("Adam", h, params, grads, [3][]*tensor.Tensor{m, v}, func(i int) (float32, float32) {
 		return tensor.AdamCorrections(hp, steps[i])
+	}, func() {
+		for i, gr := range grads {
+			if gr != nil {
+				steps[i]++
+			}
+		}
 	})
 }
 
@@ -119,5 +149,5 @@ func (g *GPU) RMSProp(params, grads, squareAvg, gradAvg, momentum []*tensor.Tens
 	if hp.Momentum <= 0 {
 		momentum = nil
 	}
-	return g.optim("RMSProp", h, params, grads, [3][]*tensor.Tensor{squareAvg, gradAvg, momentum}, func(int) (float32, float32) { return 0, 0 })
+	return g.optim("RMSProp", h, params, grads, [3][]*tensor.Tensor{squareAvg, gradAvg, momentum}, func(int) (float32, float32) { return 0, 0 }, nil)
 }
