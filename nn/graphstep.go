@@ -8,6 +8,10 @@ import (
 	"github.com/lanesgo/lanes/tensor"
 )
 
+// ErrGraphEnded is what the error of a Run that ended graph mode matches
+// (errors.Is): the step has run eagerly, and later Runs run eagerly.
+var ErrGraphEnded = errors.New("nn: GraphStep: graph mode ended")
+
 // maxGraphs is the most graphs a GraphStep keeps: one per input buffer,
 // and Batches.To's device batches alternate between two.
 const maxGraphs = 2
@@ -28,11 +32,14 @@ const maxGraphs = 2
 // on the tape tp (which f resets), with the arguments it had when
 // captured: host state that f changes or reads is not seen by a replay
 // (a learning rate changed with SetLR after the capture, host counters),
-// and the device ops whose arguments change from step to step on the
-// host refuse to be captured (Adam's bias corrections of its step counts
-// and Dropout's random stream: use SGD or RMSProp, no Dropout; the
-// device's error names the op). A step of host tensors (the CPU, or a
-// device without the family) runs f eagerly at every Run.
+// except Adam's step counts, which each replay advances (the device takes
+// the bias corrections from memory it fills before each launch, so that
+// SGD, RMSProp, Adam and AdamW all replay as they run eagerly). Dropout,
+// whose seed the host draws at each step, refuses to be captured (the
+// device's error names it). A failed capture does not roll back the host
+// state f changed (the tape's, a random source's draws). A step of host
+// tensors (the CPU, or a device without the family) runs f eagerly at
+// every Run.
 //
 // Graph mode ends, with an error from Run, when the inputs' shapes differ
 // from the first Run's, when the capture fails (an op needs the host: a
@@ -180,7 +187,7 @@ func (s *GraphStep) replay(g tensor.Graph) error {
 
 // end ends graph mode for the reason err, closing the graphs.
 func (s *GraphStep) end(err error) error {
-	s.off = fmt.Errorf("nn: GraphStep: graph mode ended: %w", err)
+	s.off = fmt.Errorf("%w: %w", ErrGraphEnded, err)
 	return errors.Join(s.off, s.closeGraphs())
 }
 

@@ -30,8 +30,9 @@ type GraphKernels interface {
 	// Warmup starts noting the memory dev's work asks for, until
 	// BeginCapture.
 	Warmup(dev Device) error
-	// BeginCapture reserves for the graph the memory the warm-up asked
-	// for and starts recording the work queued on dev.
+	// BeginCapture ends the warm-up, reserves for the graph the memory
+	// it asked for (the last warm-up's, with none since the last
+	// capture) and starts recording the work queued on dev.
 	BeginCapture(dev Device) error
 	// EndCapture stops the recording and returns it as a Graph, or the
 	// error that made the capture fail (the recording is then dropped).

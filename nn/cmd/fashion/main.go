@@ -121,7 +121,9 @@ func main() {
 	ranks := flag.Int("ranks", 2, "with -dist local: the number of ranks")
 	bucket := flag.Int("bucket", nn.DefaultBucketBytes, "with -dist: the gradient buckets' size in bytes")
 	maxSteps := flag.Int("steps", 0, "stop after this many training steps in all (0: train whole epochs), e.g. to compare the parameters (-save) of runs")
+	graphs := flag.Bool("graphs", false, "on a device, replay each training step as a CUDA graph captured in the third step (nn.GraphStep; drops each epoch's partial last batch, as a graph has fixed shapes)")
 	flag.Parse()
+	useGraphs = *graphs
 	if *oom != "cpu" && *oom != "exit" {
 		fmt.Fprintf(os.Stderr, "fashion: -oom %s: want cpu or exit\n", *oom)
 		os.Exit(2)
@@ -258,6 +260,18 @@ func run(o options, d *dataset, dev tensor.Device, comm dist.Comm) error {
 	}
 	if err := tr.fallBack(batches.To(tr.dev)); err != nil {
 		return err
+	}
+	if useGraphs && tr.dev != tensor.CPU {
+		batches.DropLast = true // a graph replays fixed shapes
+		tr.graph = nn.NewGraphStep(tr.tp, func(x, y *tensor.Tensor) *nn.Var {
+			tr.tp.Reset()
+			loss := tr.tp.CrossEntropy(tr.model.Forward(tr.tp, tr.tp.Const(x)), y)
+			tr.opt.ZeroGrad()
+			tr.tp.Backward(loss)
+			tr.opt.Step()
+			return loss
+		})
+		defer tr.graph.Close()
 	}
 	// The step losses stay where the model is until they are read.
 	losses, err := tensor.NewOn(tr.dev, batches.Len())
@@ -412,6 +426,10 @@ func meanLoss(losses *tensor.Tensor, steps int) float64 {
 	return sum / float64(max(steps, 1))
 }
 
+// useGraphs is -graphs: the steps on a device run through an
+// nn.GraphStep.
+var useGraphs bool
+
 // training is what a training run holds: the model, its optimizer, the
 // batches and the step losses, all on dev, and whether running out of
 // the device's memory moves them to the CPU (else it is an error).
@@ -424,12 +442,31 @@ type training struct {
 	dev      tensor.Device
 	oomToCPU bool
 	dp       *nn.DataParallel // nil unless data-parallel
+	graph    *nn.GraphStep    // -graphs on a device; nil otherwise
 }
 
 // step runs a training step on the batch x, y and stores its loss as
 // step i's; a device out of memory moves the training to the CPU
 // (fallBack) and runs the step there.
 func (tr *training) step(x, y *tensor.Tensor, i int) error {
+	if tr.graph != nil && tr.dev != tensor.CPU {
+		var loss *tensor.Tensor
+		var gerr error
+		err := tensor.Catch(func() { loss, gerr = tr.graph.Run(x, y) })
+		if errors.Is(gerr, nn.ErrGraphEnded) { // the step ran eagerly; so do the next ones
+			fmt.Fprintf(os.Stderr, "fashion: %v; the steps run eagerly\n", gerr)
+			gerr = nil
+		}
+		switch {
+		case gerr != nil:
+			return gerr
+		case err == nil:
+			tensor.CopyInto(tr.losses.Slice(0, i, i+1, 1).Reshape(), loss)
+			return nil
+		}
+		tr.graph.Close() // out of memory: the eager step below handles it
+		tr.graph = nil
+	}
 	run := func(x, y *tensor.Tensor) {
 		tr.tp.Reset()
 		loss := tr.tp.CrossEntropy(tr.model.Forward(tr.tp, tr.tp.Const(x)), y)
