@@ -20,11 +20,7 @@ import (
 // there are seen; the temporaries come from the graph's pool, reserved
 // before the capture, and a replay asks no memory of the device.
 func TestEmulatedGraph(t *testing.T) {
-	g, err := Open(0)
-	if err != nil {
-		t.Skip(err)
-	}
-	defer g.Close()
+	g := requireGPU(t)
 	dev := g.Device()
 	r := rand.New(rand.NewPCG(1, 2))
 	ha, hb := tensor.RandN(r, 8, 16), tensor.RandN(r, 16, 10)
@@ -94,11 +90,7 @@ func TestEmulatedGraph(t *testing.T) {
 // cudaErrorStreamCaptureUnsupported, as on a GPU in the global capture
 // mode, and the capture then fails at EndCapture.
 func TestEmulatedCaptureRefuses(t *testing.T) {
-	g, err := Open(0)
-	if err != nil {
-		t.Skip(err)
-	}
-	defer g.Close()
+	g := requireGPU(t)
 	dev := g.Device()
 	x := mustDev(t, tensor.New(4), dev)
 	for _, c := range []struct {

@@ -17,14 +17,15 @@ var ErrGraphEnded = errors.New("nn: GraphStep: graph mode ended")
 const maxGraphs = 2
 
 // GraphStep runs a training step as a device graph (tensor.GraphKernels,
-// CUDA graphs): the first Run calls f eagerly (the tape's buffers settle,
-// and the device notes the memory the step asks for); the next Run on
-// inputs in other buffers captures f (its Go code runs once more, the
-// device records its work, then replays the recording); later Runs on
-// inputs seen before replay the graph of those inputs, without running
-// f: one launch a step. Batches.To alternates between two device buffers,
-// so a GraphStep captures two graphs (the second Run and the third), one
-// per buffer: the upload of the next batch overlaps the step as in eager
+// CUDA graphs): the first Run calls f eagerly (the tape's buffers
+// settle), the second too, as the warm-up in which the device notes the
+// memory the step's temporaries take; a later Run on inputs in a buffer
+// not seen before captures f (its Go code runs once more, the device
+// records its work, then replays the recording); a Run on inputs seen
+// before replays the graph of those inputs, without running f: one
+// launch a step. Batches.To alternates between two device buffers, so a
+// GraphStep captures two graphs (the third Run and the fourth), one per
+// buffer: the upload of the next batch overlaps the step as in eager
 // mode, and nothing is copied into a fixed input buffer.
 //
 // A replay repeats the captured work exactly: the same buffers, shapes
@@ -112,16 +113,21 @@ func (s *GraphStep) Run(x, y *tensor.Tensor) (loss *tensor.Tensor, err error) {
 		return s.eager(x, y), nil
 	}
 	if s.calls == 1 {
-		if err := s.k.Warmup(x.Device()); err != nil {
-			return s.eager(x, y), s.end(err)
-		}
 		s.xs, s.ys = x.Shape(), y.Shape()
-		loss = s.eager(x, y)
-		s.nodes, s.nbuf = len(s.tp.nodes), s.tp.nbuf
-		return loss, nil
+		return s.eager(x, y), nil
 	}
 	if !slices.Equal(x.Shape(), s.xs) || !slices.Equal(y.Shape(), s.ys) {
 		return s.eager(x, y), s.end(fmt.Errorf("the batch's shapes %v and %v differ from the first step's %v and %v", x.Shape(), y.Shape(), s.xs, s.ys))
+	}
+	if s.calls == 2 {
+		// The warm-up: the tape's buffers are in place since the first
+		// step, so the memory it notes is the step's temporaries'.
+		if err := s.k.Warmup(x.Device()); err != nil {
+			return s.eager(x, y), s.end(err)
+		}
+		loss = s.eager(x, y)
+		s.nodes, s.nbuf = len(s.tp.nodes), s.tp.nbuf
+		return loss, nil
 	}
 	kx, ky := keyOf(x), keyOf(y)
 	for _, sg := range s.graphs {

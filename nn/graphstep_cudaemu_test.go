@@ -102,8 +102,9 @@ func openEmulated(t *testing.T) *cudaplugin.GPU {
 }
 
 // TestGraphStepEmulated trains the Fashion MLP and CNN for several steps
-// eagerly and with a GraphStep (the second step captured on one batch
-// buffer, the third on the other, the rest replayed) on the emulated
+// eagerly and with a GraphStep (the first two steps eager, the third
+// captured on one batch buffer, the fourth on the other, the rest
+// replayed) on the emulated
 // device: the losses and the parameters must be the same bit for bit.
 // After the captures a step issues one graph launch from Go and no
 // kernel launch, memset or synchronization but the error word's read;
@@ -141,7 +142,7 @@ func graphStepEmulated(t *testing.T, dev tensor.Device, model string, newModel f
 				ex, ey := eager.next(t)
 				eb := cudaplugin.EmulatedCounts()
 				wantLoss := eager.step(ex, ey).Value()
-				if i == 3 {
+				if i == 4 {
 					t.Logf("eager step: the host issued %+v", EmulatorDelta(eb, cudaplugin.EmulatedCounts()))
 				}
 				want := wantLoss.Item()
@@ -155,9 +156,9 @@ func graphStepEmulated(t *testing.T, dev tensor.Device, model string, newModel f
 				if got := loss.Item(); math.Float32bits(got) != math.Float32bits(want) {
 					t.Fatalf("step %d: loss %v with graphs, %v eagerly", i, got, want)
 				}
-				if i >= 3 {
+				if i >= 4 {
 					d := EmulatorDelta(before, after)
-					if i == 3 {
+					if i == 4 {
 						t.Logf("replayed step: the host issued %+v", d)
 					}
 					if d.GraphLaunches != 1 || d.Launches != 0 || d.Memsets != 0 || d.Syncs != 1 || d.Copies != copies {
@@ -174,7 +175,9 @@ func graphStepEmulated(t *testing.T, dev tensor.Device, model string, newModel f
 				t.Errorf("%d graphs captured, want 2 (one per batch buffer)", got)
 			}
 			for i, ms := range mem[1:] {
-				if ms.InUse != mem[0].InUse || ms.Reserved != mem[0].Reserved || ms.DeviceAllocs != mem[0].DeviceAllocs {
+				// InUse moves with the collection of the eager run's
+				// garbage; the device's memory is Reserved.
+				if ms.Reserved != mem[0].Reserved || ms.DeviceAllocs != mem[0].DeviceAllocs {
 					t.Errorf("replay %d: memory %+v, after the first replay %+v", i+1, ms, mem[0])
 				}
 			}
@@ -300,7 +303,7 @@ func TestGraphStepErrorsEmulated(t *testing.T) {
 			for i := range 4 {
 				x, y := s.next(t)
 				loss, err := s.gs.Run(x, y)
-				if i == 1 {
+				if i == 2 {
 					ended = err != nil && strings.Contains(err.Error(), bad.want)
 					if !ended {
 						t.Errorf("capture of a step with %s: error %v, want %q", bad.name, err, bad.want)
