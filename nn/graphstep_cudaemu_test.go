@@ -230,7 +230,7 @@ func TestGraphStepErrorsEmulated(t *testing.T) {
 			}
 		}
 		x, y := s.next(t)
-		tensor.CopyInto(y.Slice(0, 2, 3, 1), mustTo(t, tensor.FromSlice([]float32{11}, 1), dev))
+		tensor.CopyInto(y.Slice(0, 2, 3, 1), mustOn(t, tensor.FromSlice([]float32{11}, 1), dev))
 		loss, err := s.gs.Run(x, y)
 		if err == nil || !strings.Contains(err.Error(), "11") || !strings.Contains(err.Error(), "names no element") {
 			t.Fatalf("a replayed step with label 11: error %v, want one naming the label", err)
@@ -326,7 +326,7 @@ func TestGraphStepErrorsEmulated(t *testing.T) {
 	}
 }
 
-func mustTo(t *testing.T, x *tensor.Tensor, dev tensor.Device) *tensor.Tensor {
+func mustOn(t *testing.T, x *tensor.Tensor, dev tensor.Device) *tensor.Tensor {
 	t.Helper()
 	d, err := x.To(dev)
 	if err != nil {
