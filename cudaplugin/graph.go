@@ -168,7 +168,11 @@ func (g *GPU) BeginCapture(dev tensor.Device) error {
 	}
 	defer g.exit()
 	p := newPool(cudaMemory{})
+	var taken []block // the error word and the argument block, once taken
 	fail := func(err error) error {
+		for _, b := range taken {
+			p.put(b)
+		}
 		return errors.Join(fmt.Errorf("cudaplugin: BeginCapture: %w", err), p.retire())
 	}
 	w.mu.Lock()
@@ -189,10 +193,12 @@ func (g *GPU) BeginCapture(dev tensor.Device) error {
 	if err != nil {
 		return fail(err)
 	}
+	taken = append(taken, flag)
 	args, err := p.get(4 * argFloats)
 	if err != nil {
 		return fail(err)
 	}
+	taken = append(taken, args)
 	c := &capture{pool: p, flag: flag, args: args}
 	if !g.capturing.CompareAndSwap(nil, c) {
 		return fail(errors.New("a capture is in progress"))

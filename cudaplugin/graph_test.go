@@ -45,7 +45,6 @@ func TestEmulatedGraph(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer gr.Close()
 	if hc := host(t, c); !math.IsNaN(float64(hc.Data()[0])) {
 		t.Fatalf("a captured op's result before the graph's launch: %v, want the uninitialised memory's NaN", hc.Data()[0])
 	}
@@ -82,6 +81,15 @@ func TestEmulatedGraph(t *testing.T) {
 	}
 	if err := gr.Err(); err == nil || !strings.Contains(err.Error(), "12") {
 		t.Errorf("a replay with label 12: Err %v, want it named", err)
+	}
+	// Close gives the graph's pool back to the device (its argument
+	// block alone is 4·argFloats bytes).
+	before := g.MemStats(dev).Reserved
+	if err := gr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := g.MemStats(dev).Reserved; before-after < 4*argFloats {
+		t.Errorf("Close freed %d bytes of the graph's pool, want at least %d", before-after, 4*argFloats)
 	}
 }
 
