@@ -28,10 +28,10 @@
 // optimizer's state, the settings and the step: nn.SaveCheckpoint,
 // replaced atomically). On a terminal a progress bar shows tokens/s and the
 // losses as it runs. -resume goes on from such a checkpoint with its
-// settings (flags that set them must agree, except -steps, which may
-// extend the run): the parameters are bit for bit those of a run that
-// never stopped (with -dropout 0, the default; dropout's draws are not
-// kept). -steps 0 -save FILE writes the initialization alone (the PyTorch
+// settings (flags that set them must agree, except -eval-every,
+// -eval-batches and -steps, which may extend the run): the parameters
+// are bit for bit those of a run that never stopped (with -dropout 0, the
+// default; dropout's draws are not kept). -steps 0 -save FILE writes the initialization alone (the PyTorch
 // script can start from it: -init FILE).
 //
 // -time D trains for about D: after the first 12 steps it sets -steps
@@ -224,18 +224,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 }
 
 // sameSettings returns an error naming the fields in which b differs from
-// a, Steps (which a resumed run may extend) aside.
+// a, aside from those a resumed run may change without changing its
+// trajectory (EvalEvery, EvalBatches) and Steps, which may extend it.
 func sameSettings(a, b settings) error {
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
 	var diff []string
 	for i := range va.NumField() {
 		name := va.Type().Field(i).Name
-		if name != "Steps" && !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+		if name != "Steps" && name != "EvalEvery" && name != "EvalBatches" && !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
 			diff = append(diff, fmt.Sprintf("%s %v (flag %v)", name, va.Field(i).Interface(), vb.Field(i).Interface()))
 		}
 	}
 	if len(diff) > 0 {
-		return fmt.Errorf("the checkpoint was trained with %s: only -steps may change on resume", strings.Join(diff, ", "))
+		return fmt.Errorf("the checkpoint was trained with %s: only -steps, -eval-every and -eval-batches may change on resume", strings.Join(diff, ", "))
 	}
 	return nil
 }
