@@ -243,6 +243,17 @@ func TestTrainLossFalls(t *testing.T) {
 	}
 }
 
+// TestTime checks that -time ends the run, at a step set after the
+// calibration steps, with a final line.
+func TestTime(t *testing.T) {
+	root, _ := tinyCorpus(t)
+	out, _ := runCmd(t, tinyArgs(root, "-time", "200ms", "-steps", "1000000000", "-eval-every", "1000000")...)
+	steps, _, _ := losses(t, out)
+	if len(steps) != 1 || steps[0] < calibrate || steps[0] >= 1000000 {
+		t.Errorf("-time 200ms: lines at steps %v, want one at the end, after %d steps:\n%s", steps, calibrate, out)
+	}
+}
+
 // TestResume checks that a run saved at step 6 and resumed gives bit for
 // bit the parameters of a run of 12 steps that never stopped.
 func TestResume(t *testing.T) {

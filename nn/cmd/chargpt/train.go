@@ -209,7 +209,7 @@ func (t *trainer) train(c *corpus, o runOptions, out io.Writer) error {
 			calStart = trainTime
 		case o.duration > 0 && done == calibrate:
 			per := (trainTime - calStart) / (calibrate - 2)
-			t.s.Steps = t.step + int((o.duration-trainTime)/max(per, 1))
+			t.s.Steps = t.step + max(int((o.duration-trainTime)/max(per, 1)), 0)
 			if bar != nil {
 				bar.SetTotal(t.s.Steps)
 			}
