@@ -445,3 +445,36 @@ func TestPythonCrossCheck(t *testing.T) {
 		t.Errorf("Python's model in Go: validation loss %.4f, Python's %.4f", v, pv[len(pv)-1])
 	}
 }
+
+// benchText is a text of n bytes of Go-like lines for the benchmarks.
+func benchText(n int) []byte {
+	var b bytes.Buffer
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "func f%d(x int) int {\n\treturn x*%d + %d\n}\n\n", i, i%7, i%13)
+	}
+	return b.Bytes()[:n]
+}
+
+// BenchmarkTrainStep times a training step of the default model (batch
+// 32, context 128) and reports tokens/s.
+func BenchmarkTrainStep(b *testing.B) {
+	text := benchText(1 << 20)
+	tr := newTrainer(defaults())
+	tr.trainStep(text)
+	b.ResetTimer()
+	for b.Loop() {
+		tr.trainStep(text)
+	}
+	b.ReportMetric(float64(b.N*tr.s.Batch*tr.s.Context)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkGenerate times the generation of 500 bytes with the KV cache
+// by the default model (batch 1) and reports tokens/s.
+func BenchmarkGenerate(b *testing.B) {
+	m := nn.NewGPT(defaults().model(), newRand(1))
+	r := newRand(2)
+	for b.Loop() {
+		generate(m, "package main\n\n", 500, 0.8, 0, r)
+	}
+	b.ReportMetric(float64(b.N*500)/b.Elapsed().Seconds(), "tokens/s")
+}
