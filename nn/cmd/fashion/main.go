@@ -93,6 +93,7 @@ import (
 	"github.com/lanesgo/lanes/cudaplugin"
 	"github.com/lanesgo/lanes/dist"
 	"github.com/lanesgo/lanes/nn"
+	"github.com/lanesgo/lanes/nn/cmd/internal/progress"
 	"github.com/lanesgo/lanes/simd"
 	"github.com/lanesgo/lanes/tensor"
 )
@@ -281,8 +282,10 @@ func run(o options, d *dataset, dev tensor.Device, comm dist.Comm) error {
 	if tr.losses = losses; losses == nil {
 		tr.losses = tensor.New(batches.Len())
 	}
-	bar := newProgress(os.Stderr, batches.Len())
-	bar.on = bar.on && rank == 0
+	bar := progress.New(os.Stderr, batches.Len())
+	if rank != 0 {
+		bar.Quiet()
+	}
 	for epoch := first; epoch <= epochs; epoch++ {
 		if epoch > 1 {
 			batches.Reset()
@@ -306,8 +309,8 @@ func run(o options, d *dataset, dev tensor.Device, comm dist.Comm) error {
 				return fmt.Errorf("epoch %d, step %d: %w", epoch, steps+1, err)
 			}
 			steps++
-			if bar.due(steps) {
-				bar.update(steps, meanLoss(tr.losses, steps))
+			if bar.Due(steps) {
+				bar.Update(steps, fmt.Sprintf("loss=%.4f", meanLoss(tr.losses, steps)))
 			}
 			if totalSteps++; totalSteps == o.maxSteps {
 				stop = true
@@ -319,7 +322,7 @@ func run(o options, d *dataset, dev tensor.Device, comm dist.Comm) error {
 		}
 		mean := meanLoss(tr.losses, steps) // waits for the epoch's work
 		secs := time.Since(start).Seconds()
-		bar.done()
+		bar.Done()
 		distNote := ""
 		if comm != nil {
 			st := tr.dp.Stats()
@@ -603,36 +606,4 @@ func accuracy(m nn.Module, x, y *tensor.Tensor, dev tensor.Device) (float64, err
 		total += len(pred)
 	}
 	return 100 * float64(correct) / float64(max(total, 1)), b.Err()
-}
-
-// progress draws a bar on a terminal and nothing elsewhere.
-type progress struct {
-	f     *os.File
-	total int
-	on    bool
-	last  time.Time
-}
-
-func newProgress(f *os.File, total int) *progress {
-	st, err := f.Stat()
-	return &progress{f: f, total: total, on: err == nil && st.Mode()&os.ModeCharDevice != 0}
-}
-
-// due reports whether the bar draws after done steps: on a terminal, at
-// most ten times a second and at the end.
-func (p *progress) due(done int) bool {
-	return p.on && (done >= p.total || time.Since(p.last) >= 100*time.Millisecond)
-}
-
-func (p *progress) update(done int, loss float64) {
-	p.last = time.Now()
-	const width = 30
-	n := width * done / p.total
-	fmt.Fprintf(p.f, "\r[%s%s] %3d%% %d/%d loss=%.4f", strings.Repeat("=", n), strings.Repeat(" ", width-n), 100*done/p.total, done, p.total, loss)
-}
-
-func (p *progress) done() {
-	if p.on {
-		fmt.Fprint(p.f, "\r\033[K")
-	}
 }
