@@ -45,13 +45,18 @@ func NewMultiHeadAttention(d, heads int, causal bool, dropout float32, r *rand.R
 
 // Forward implements Module: x [B, T, D] gives [B, T, D].
 func (a *MultiHeadAttention) Forward(tp *Tape, x *Var) *Var {
-	const op = "MultiHeadAttention"
+	return sequenceRows(tp, "MultiHeadAttention", x, a.forward)
+}
+
+// sequenceRows applies f, which works on the rows [B·T, D] of B
+// sequences of length T, to x [B, T, D], checked for op.
+func sequenceRows(tp *Tape, op string, x *Var, f func(tp *Tape, rows *Var, b, t int) *Var) *Var {
 	tp.use(op, "x", x)
 	if x.value.Dims() != 3 {
 		panic(fmt.Sprintf("nn: %s: x of shape %v is not [batch, seq, width]", op, x.value.Shape()))
 	}
 	b, t, d := x.value.Dim(0), x.value.Dim(1), x.value.Dim(2)
-	return tp.Reshape(a.forward(tp, tp.Reshape(x, b*t, d), b, t), b, t, d)
+	return tp.Reshape(f(tp, tp.Reshape(x, b*t, d), b, t), b, t, d)
 }
 
 // forward is Forward on the rows x [B·T, D] of B sequences of length t.

@@ -42,13 +42,7 @@ func NewTransformerBlock(d, heads int, causal bool, dropout float32, r *rand.Ran
 
 // Forward implements Module: x [B, T, D] gives [B, T, D].
 func (k *TransformerBlock) Forward(tp *Tape, x *Var) *Var {
-	const op = "TransformerBlock"
-	tp.use(op, "x", x)
-	if x.value.Dims() != 3 {
-		panic(fmt.Sprintf("nn: %s: x of shape %v is not [batch, seq, width]", op, x.value.Shape()))
-	}
-	b, t, d := x.value.Dim(0), x.value.Dim(1), x.value.Dim(2)
-	return tp.Reshape(k.forward(tp, tp.Reshape(x, b*t, d), b, t), b, t, d)
+	return sequenceRows(tp, "TransformerBlock", x, k.forward)
 }
 
 // forward is Forward on the rows x [B·T, D] of B sequences of length t.
