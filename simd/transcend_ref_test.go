@@ -356,7 +356,6 @@ func refGELUExact(x float64) float64 {
 // refGELUTanhExact is x/(1+e^-2u), u = √(2/π)·(x + 0.044715·x³), with the
 // decimal 0.044715 taken exactly.
 func refGELUTanhExact(x float64) float64 {
-	const p = refPrec + 40
 	switch {
 	case math.IsNaN(x):
 		return x
@@ -365,23 +364,7 @@ func refGELUTanhExact(x float64) float64 {
 	case x < -1000:
 		return math.Copysign(0, -1)
 	}
-	c := refConst()
-	k, _ := new(big.Float).SetPrec(p).SetString("0.044715")
-	xb := bf(x, p)
-	u := new(big.Float).SetPrec(p).Mul(xb, xb)
-	u.Mul(u, xb)
-	u.Mul(u, k)
-	u.Add(u, xb)
-	// 2√(2/π) = 2√2/√π.
-	u.Mul(u, c.sqrt2)
-	u.Quo(u, c.sqrtPi)
-	u.Mul(u, bf(-2, p))
-	if uf, _ := u.Float64(); uf > 2000 {
-		return math.Copysign(0, x) // x/(1+e^huge): x < 0 large, rounds to -0
-	}
-	e := bigExp(u)
-	e.Add(e, bf(1, p))
-	return f64(e.Quo(xb, e))
+	return f64(geluTanhExactF64(x))
 }
 
 // f64 rounds v to the nearest float64.
