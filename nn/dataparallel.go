@@ -170,7 +170,7 @@ func (d *DataParallel) Backward(tp *Tape, loss *Var) error {
 			if v == nil || !v.param {
 				continue
 			}
-			if p, ok := d.index[v]; ok && d.first[p] < 0 || ok && i < d.first[p] {
+			if p, ok := d.index[v]; ok && d.first[p] < 0 { // nodes in order: the first use
 				d.first[p] = i
 			}
 		}

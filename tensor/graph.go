@@ -55,9 +55,6 @@ type Graph interface {
 // GraphsOn returns dev's GraphKernels, or nil when dev has none (the CPU,
 // a device without the family, an unregistered one).
 func GraphsOn(dev Device) GraphKernels {
-	if dev == CPU {
-		return nil
-	}
 	if b := registered(dev); b != nil {
 		return b.Graph
 	}

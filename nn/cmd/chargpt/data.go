@@ -148,8 +148,8 @@ func offset(seed uint64, k, n, w int) int {
 	return int(mix64(seed+uint64(k+1)*golden) % uint64(n-w+1))
 }
 
-// batch writes the batch of step into x and y, each [b, t] float32 token
-// ids: row j is the window of t+1 bytes of text starting at offset(seed,
+// batch writes the batch of step into x [b, t] and y (b·t elements, flat
+// as CrossEntropy takes its labels), float32 token ids: row j is the window of t+1 bytes of text starting at offset(seed,
 // step·b+j, len(text), t+1), x its first t bytes and y its last t (the
 // next byte of each). It panics when the text is shorter than t+1 bytes.
 func batch(x, y *tensor.Tensor, text []byte, seed uint64, step int) {

@@ -77,7 +77,6 @@ type options struct {
 	duration                   time.Duration
 	threads, sample, topK      int
 	temperature                float32
-	bar                        bool
 }
 
 // f32 is a float32 flag.
@@ -156,7 +155,7 @@ func (s settings) check() error {
 
 // run is the command: args are its flags.
 func run(args []string, stdout, stderr io.Writer) error {
-	s, o := defaults(), options{temperature: 0.8, topK: 0, prompt: "package main\n\n", bar: true}
+	s, o := defaults(), options{temperature: 0.8, prompt: "package main\n\n"}
 	if err := parse(args, &s, &o, stderr); err != nil {
 		return err
 	}
@@ -201,7 +200,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "corpus %s: %d files, %d training bytes, %d validation bytes (%d files)\n",
 			root, len(c.files), len(c.train), len(c.val), c.valFiles)
 		ro := runOptions{save: o.save, duration: o.duration}
-		if f, ok := stderr.(*os.File); ok && o.bar {
+		if f, ok := stderr.(*os.File); ok {
 			ro.bar = f
 		}
 		if err := t.train(c, ro, stdout); err != nil {

@@ -79,7 +79,7 @@ func newTrainer(s settings) *trainer {
 	opt := nn.NewAdamWGroups(decay, noDecay, s.LR)
 	opt.WeightDecay, opt.Beta1, opt.Beta2 = s.WeightDecay, s.Beta1, s.Beta2
 	return &trainer{s: s, m: m, opt: opt, tp: nn.NewTape(), params: nn.Params(m),
-		x: tensor.New(s.Batch, s.Context), y: tensor.New(s.Batch, s.Context)}
+		x: tensor.New(s.Batch, s.Context), y: tensor.New(s.Batch * s.Context)}
 }
 
 // Checkpoint metadata keys.
@@ -131,7 +131,7 @@ func (t *trainer) trainStep(text []byte) float32 {
 	tp := t.tp
 	tp.Reset()
 	n := t.s.Batch * t.s.Context
-	loss := tp.CrossEntropy(tp.Reshape(t.m.Logits(tp, t.x), n, vocab), t.y.Reshape(n))
+	loss := tp.CrossEntropy(tp.Reshape(t.m.Logits(tp, t.x), n, vocab), t.y)
 	t.opt.ZeroGrad()
 	tp.Backward(loss)
 	nn.ClipGradNorm(t.params, t.s.Clip)
@@ -146,7 +146,7 @@ func (t *trainer) trainStep(text []byte) float32 {
 func (t *trainer) evalLoss(val []byte) float64 {
 	if t.evalX == nil {
 		for i := range t.s.EvalBatches {
-			x, y := tensor.New(t.s.Batch, t.s.Context), tensor.New(t.s.Batch, t.s.Context)
+			x, y := tensor.New(t.s.Batch, t.s.Context), tensor.New(t.s.Batch*t.s.Context)
 			batch(x, y, val, t.s.Seed^valStream, i)
 			t.evalX, t.evalY = append(t.evalX, x), append(t.evalY, y)
 		}
@@ -159,7 +159,7 @@ func (t *trainer) evalLoss(val []byte) float64 {
 	var sum float64
 	for i, x := range t.evalX {
 		tp.Reset()
-		sum += float64(tp.CrossEntropy(tp.Reshape(t.m.Logits(tp, x), n, vocab), t.evalY[i].Reshape(n)).Value().Item())
+		sum += float64(tp.CrossEntropy(tp.Reshape(t.m.Logits(tp, x), n, vocab), t.evalY[i]).Value().Item())
 	}
 	return sum / float64(max(len(t.evalX), 1))
 }
@@ -258,8 +258,9 @@ func generate(m *nn.GPT, prompt string, n int, temperature float32, topK int, r 
 	cache := m.NewKVCache(1)
 	feed := func(ids []int) *tensor.Tensor {
 		t := tensor.New(1, len(ids))
+		d := t.Data()
 		for i, id := range ids {
-			t.Data()[i] = float32(id)
+			d[i] = float32(id)
 		}
 		return m.Next(cache, t)
 	}
