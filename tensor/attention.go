@@ -405,15 +405,15 @@ func vecAt(t *Tensor, b, h, i int) int {
 	return t.offset + b*t.strides[0] + h*t.strides[1] + i*t.strides[2]
 }
 
-// keyMask fills pad with KeyPadding's row b (true: masked), or false.
+// keyMask returns KeyPadding's row b in s.pad (true: masked), nil without a padding mask.
 func (j *attnJob) keyMask(s *attnScratch, b int) []bool {
+	if j.kp == nil {
+		return nil
+	}
 	if cap(s.pad) < j.sh.sk {
 		s.pad = make([]bool, j.sh.sk)
 	}
 	pad := s.pad[:j.sh.sk]
-	if j.kp == nil {
-		return nil
-	}
 	kp := j.kp
 	for c := range pad {
 		pad[c] = kp.data[kp.offset+b*kp.strides[0]+c*kp.strides[1]] != 0
