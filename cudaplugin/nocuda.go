@@ -4,6 +4,7 @@ package cudaplugin
 
 import (
 	"github.com/lanesgo/lanes/dispatch"
+	"github.com/lanesgo/lanes/dist"
 	"github.com/lanesgo/lanes/tensor"
 )
 
@@ -137,3 +138,23 @@ func (g *GPU) Uniform(dst *tensor.Tensor, seed, offset uint64) error { return Er
 func (g *GPU) Dropout(dst, x *tensor.Tensor, p float32, seed, offset uint64) error {
 	return ErrUnavailable
 }
+
+// NCCLVersion reports ErrUnavailable (NCCL is loaded by the -tags cuda build).
+func NCCLVersion() (int, error) { return 0, ErrUnavailable }
+
+// NewNCCLID reports ErrUnavailable.
+func NewNCCLID() (NCCLID, error) { return NCCLID{}, ErrUnavailable }
+
+// NCCLComm is an NCCL communicator (see nccl.go, built with -tags cuda);
+// without the tag none is ever made.
+type NCCLComm struct{}
+
+func (g *GPU) NewNCCLComm(dist.Comm) (*NCCLComm, error)          { return nil, ErrUnavailable }
+func (g *GPU) NewNCCLCommID(NCCLID, int, int) (*NCCLComm, error) { return nil, ErrUnavailable }
+func (n *NCCLComm) Rank() int                                    { return 0 }
+func (n *NCCLComm) Size() int                                    { return 0 }
+func (n *NCCLComm) Version() int                                 { return 0 }
+func (n *NCCLComm) AllReduce(*tensor.Tensor, dist.Op) error      { return ErrUnavailable }
+func (n *NCCLComm) Broadcast(*tensor.Tensor, int) error          { return ErrUnavailable }
+func (n *NCCLComm) AllGather(dst, src *tensor.Tensor) error      { return ErrUnavailable }
+func (n *NCCLComm) Close() error                                 { return ErrUnavailable }
