@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lanesgo/lanes/dist"
+	"github.com/lanesgo/lanes/tensor"
 )
 
 // DataParallel trains one model on the ranks of a communicator (package
@@ -34,11 +35,14 @@ import (
 // (the earlier average + this step's) is the earlier average + this
 // step's average.
 //
-// The model's parameters and buffers must be on the host (the
-// communicators move host memory). A DataParallel is not safe for
-// concurrent use; every rank must call Backward the same number of times.
+// With a dist.Comm (NewDataParallel) the model's parameters and buffers
+// must be on the host (dist's communicators move host memory). With a
+// DeviceComm (NewDataParallelDevice: NCCL) they are on one device and the
+// buckets stay there. A DataParallel is not safe for concurrent use;
+// every rank must call Backward the same number of times.
 type DataParallel struct {
 	comm    dist.Comm
+	dcomm   DeviceComm
 	model   Module
 	params  []*Var
 	index   map[*Var]int
@@ -46,12 +50,31 @@ type DataParallel struct {
 	where   []dpSlot // each parameter's bucket and offset
 	first   []int    // per step: the first node using each parameter; -1 when none or done
 	left    []int    // per step: each bucket's parameters not yet final
+	// The device path's all-reduces, queued in bucket order by final.
+	devGot  []bool
+	devNext int
+	devErr  error
 	stats   DataParallelStats
 }
 
 type dpBucket struct {
 	params []int // indexes into params, in reverse parameter order
 	buf    []float32
+	dev    *tensor.Tensor // the bucket on the device, instead of buf (DeviceComm)
+}
+
+// DeviceComm is a communicator of tensors on a device, one device per
+// rank: cudaplugin.NCCLComm is one. Its collectives are queued on the
+// device after the work queued there before them, and run before the
+// work queued after them.
+type DeviceComm interface {
+	Rank() int
+	Size() int
+	// AllReduce replaces t, on every rank, with the sum or mean of the
+	// ranks' ts (contiguous, on the rank's device, of the same length).
+	AllReduce(t *tensor.Tensor, op dist.Op) error
+	// Broadcast copies root's t into the other ranks' ts.
+	Broadcast(t *tensor.Tensor, root int) error
 }
 
 type dpSlot struct{ bucket, off int }
@@ -83,18 +106,59 @@ func NewDataParallel(m Module, comm dist.Comm, bucketBytes int) (*DataParallel, 
 	if comm == nil {
 		panic("nn: NewDataParallel: nil communicator")
 	}
-	if bucketBytes < 0 {
-		panic(fmt.Sprintf("nn: NewDataParallel: bucket size %d bytes < 0", bucketBytes))
-	}
-	if bucketBytes == 0 {
-		bucketBytes = DefaultBucketBytes
-	}
 	eachVar("NewDataParallel", m, func(name string, v *Var) {
 		if !onHost(v.value) {
 			panic(fmt.Sprintf("nn: NewDataParallel: %s of shape %v is on %v; DataParallel's communicators need the model on the host", name, v.value.Shape(), v.value.Device()))
 		}
 	})
-	d := &DataParallel{comm: comm, params: Params(m), index: map[*Var]int{}}
+	d, err := newDataParallel("NewDataParallel", m, bucketBytes, tensor.CPU)
+	if err != nil {
+		return nil, err
+	}
+	d.comm = comm
+	return d, d.Broadcast()
+}
+
+// NewDataParallelDevice is NewDataParallel for a model on a device, with
+// a communicator of device tensors (cudaplugin.NCCLComm): the gradients
+// are gathered into buckets on the device and all-reduced there, so
+// they never pass through the host. The all-reduce of a bucket is queued
+// on the device as soon as the backward pass has finished the bucket's
+// gradients, between the backward pass's kernels: on the device's one
+// stream it runs after the kernels queued before it (a second stream,
+// which would let it overlap them, is not used). The model's parameters
+// and buffers must all be on one device, not the host. The error is the
+// device's (allocating the buckets) or the communicator's.
+func NewDataParallelDevice(m Module, comm DeviceComm, bucketBytes int) (*DataParallel, error) {
+	if comm == nil {
+		panic("nn: NewDataParallelDevice: nil communicator")
+	}
+	dev := tensor.CPU
+	eachVar("NewDataParallelDevice", m, func(name string, v *Var) {
+		d := v.value.Device()
+		if d == tensor.CPU || dev != tensor.CPU && d != dev {
+			panic(fmt.Sprintf("nn: NewDataParallelDevice: %s of shape %v is on %v; a device communicator needs the model on one device", name, v.value.Shape(), d))
+		}
+		dev = d
+	})
+	d, err := newDataParallel("NewDataParallelDevice", m, bucketBytes, dev)
+	if err != nil {
+		return nil, err
+	}
+	d.dcomm = comm
+	return d, d.Broadcast()
+}
+
+// newDataParallel makes the buckets of m's parameters, on the host or on
+// dev.
+func newDataParallel(fn string, m Module, bucketBytes int, dev tensor.Device) (*DataParallel, error) {
+	if bucketBytes < 0 {
+		panic(fmt.Sprintf("nn: %s: bucket size %d bytes < 0", fn, bucketBytes))
+	}
+	if bucketBytes == 0 {
+		bucketBytes = DefaultBucketBytes
+	}
+	d := &DataParallel{params: Params(m), index: map[*Var]int{}}
 	d.where = make([]dpSlot, len(d.params))
 	d.first = make([]int, len(d.params))
 	for i, p := range d.params {
@@ -104,11 +168,18 @@ func NewDataParallel(m Module, comm dist.Comm, bucketBytes int) (*DataParallel, 
 	// bucketBytes or more.
 	var cur []int
 	size := 0
+	var err error
 	flush := func() {
-		if len(cur) == 0 {
+		if len(cur) == 0 || err != nil {
 			return
 		}
-		b := dpBucket{params: cur, buf: make([]float32, size)}
+		b := dpBucket{params: cur}
+		if dev == tensor.CPU {
+			b.buf = make([]float32, size)
+		} else if b.dev, err = tensor.NewOn(dev, size); err != nil {
+			err = fmt.Errorf("nn: %s: a bucket of %d bytes on %v: %w", fn, 4*size, dev, err)
+			return
+		}
 		off := 0
 		for _, i := range cur {
 			d.where[i] = dpSlot{bucket: len(d.buckets), off: off}
@@ -127,14 +198,20 @@ func NewDataParallel(m Module, comm dist.Comm, bucketBytes int) (*DataParallel, 
 		size += n
 	}
 	flush()
+	if err != nil {
+		return nil, err
+	}
 	d.left = make([]int, len(d.buckets))
 	d.stats.Buckets = len(d.buckets)
 	d.model = m
-	return d, d.Broadcast()
+	return d, nil
 }
 
-// Comm returns the communicator.
+// Comm returns the communicator (nil for NewDataParallelDevice's).
 func (d *DataParallel) Comm() dist.Comm { return d.comm }
+
+// DeviceComm returns the device communicator (nil for NewDataParallel's).
+func (d *DataParallel) DeviceComm() DeviceComm { return d.dcomm }
 
 // Stats returns the counts since NewDataParallel.
 func (d *DataParallel) Stats() DataParallelStats { return d.stats }
@@ -147,7 +224,13 @@ func (d *DataParallel) Broadcast() error {
 	var err error
 	eachVar("DataParallel.Broadcast", d.model, func(name string, v *Var) {
 		if err == nil {
-			if e := d.comm.Broadcast32(hostData(v.value), 0); e != nil {
+			var e error
+			if d.dcomm != nil {
+				e = d.dcomm.Broadcast(v.value, 0)
+			} else {
+				e = d.comm.Broadcast32(hostData(v.value), 0)
+			}
+			if e != nil {
 				err = fmt.Errorf("nn: DataParallel.Broadcast: %s: %w", name, e)
 			}
 		}
@@ -178,9 +261,18 @@ func (d *DataParallel) Backward(tp *Tape, loss *Var) error {
 	for b := range d.buckets {
 		d.left[b] = len(d.buckets[b].params)
 	}
-	ready := make(chan int, len(d.buckets))
+	var ready chan int
 	done := make(chan error, 1)
-	go d.communicate(ready, done)
+	if d.dcomm != nil {
+		d.devNext, d.devErr = 0, nil
+		clear(d.devGot)
+		if d.devGot == nil {
+			d.devGot = make([]bool, len(d.buckets))
+		}
+	} else {
+		ready = make(chan int, len(d.buckets))
+		go d.communicate(ready, done)
+	}
 	// A parameter used by no node is final now (zeros).
 	for p, first := range d.first {
 		if first < 0 {
@@ -203,12 +295,19 @@ func (d *DataParallel) Backward(tp *Tape, loss *Var) error {
 		})
 	}()
 	if panicked != nil {
-		close(ready) // the communication goroutine stops at the first missing bucket
-		<-done
+		if ready != nil {
+			close(ready) // the communication goroutine stops at the first missing bucket
+			<-done
+		}
 		panic(panicked)
 	}
 	start := time.Now()
-	err := <-done
+	var err error
+	if ready != nil {
+		err = <-done
+	} else {
+		err = d.devErr
+	}
 	d.stats.Wait += time.Since(start)
 	d.stats.Steps++
 	if err != nil {
@@ -221,7 +320,11 @@ func (d *DataParallel) Backward(tp *Tape, loss *Var) error {
 			g, _ := tp.gradFor(v) // a parameter that got no gradient here
 			v.grad = g
 		}
-		copy(hostData(v.grad), d.buckets[s.bucket].buf[s.off:s.off+n])
+		if b := d.buckets[s.bucket]; b.dev != nil {
+			tensor.CopyInto(v.grad, b.dev.Slice(0, s.off, s.off+n, 1).Reshape(v.grad.Shape()...))
+		} else {
+			copy(hostData(v.grad), b.buf[s.off:s.off+n])
+		}
 		v.gradOK = true
 	}
 	return nil
@@ -229,20 +332,46 @@ func (d *DataParallel) Backward(tp *Tape, loss *Var) error {
 
 // final copies parameter p's final gradient (zeros when it has none) into
 // its bucket, and hands the bucket to the communication goroutine when it
-// was the bucket's last.
+// was the bucket's last (on a device, all-reduces the buckets ready in
+// order instead).
 func (d *DataParallel) final(p int, ready chan<- int) {
 	v, s := d.params[p], d.where[p]
-	dst := d.buckets[s.bucket].buf[s.off : s.off+v.value.Len()]
-	if v.gradOK {
-		if !onHost(v.grad) {
-			panic(fmt.Sprintf("nn: DataParallel.Backward: a gradient of shape %v on %v; DataParallel's communicators need the model on the host", v.grad.Shape(), v.grad.Device()))
+	n := v.value.Len()
+	if b := d.buckets[s.bucket]; b.dev != nil {
+		dst := b.dev.Slice(0, s.off, s.off+n, 1)
+		if v.gradOK {
+			tensor.CopyInto(dst.Reshape(v.grad.Shape()...), v.grad)
+		} else {
+			tensor.Fill(dst, 0)
 		}
-		copy(dst, hostData(v.grad))
 	} else {
-		clear(dst)
+		dst := b.buf[s.off : s.off+n]
+		if v.gradOK {
+			if !onHost(v.grad) {
+				panic(fmt.Sprintf("nn: DataParallel.Backward: a gradient of shape %v on %v; DataParallel's communicators need the model on the host", v.grad.Shape(), v.grad.Device()))
+			}
+			copy(dst, hostData(v.grad))
+		} else {
+			clear(dst)
+		}
 	}
-	if d.left[s.bucket]--; d.left[s.bucket] == 0 {
+	if d.left[s.bucket]--; d.left[s.bucket] != 0 {
+		return
+	}
+	if ready != nil {
 		ready <- s.bucket
+		return
+	}
+	d.devGot[s.bucket] = true
+	for d.devNext < len(d.buckets) && d.devGot[d.devNext] {
+		if d.devErr == nil {
+			start := time.Now()
+			if err := d.dcomm.AllReduce(d.buckets[d.devNext].dev, dist.Mean); err != nil {
+				d.devErr = fmt.Errorf("nn: DataParallel.Backward: bucket %d of %d: %w", d.devNext, len(d.buckets), err)
+			}
+			d.stats.Comm += time.Since(start)
+		}
+		d.devNext++
 	}
 }
 
