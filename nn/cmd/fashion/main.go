@@ -118,7 +118,7 @@ func main() {
 	resume := flag.String("resume", "", "resume training from this checkpoint (written by -checkpoint); -epochs counts from the start")
 	device := flag.String("device", "cpu", "where to train: cpu, or cuda[:N] (a binary built with -tags cuda or -tags cudaemu)")
 	oom := flag.String("oom", "cpu", "when the device runs out of memory: cpu (go on on the CPU) or exit")
-	distMode := flag.String("dist", "", "data-parallel training: mpi (under mpirun or srun; a binary built with -tags mpi) or local (-ranks goroutines in this process)")
+	distMode := flag.String("dist", "", "data-parallel training: mpi (under mpirun or srun; a binary built with -tags mpi), nccl (the same, one GPU per rank, gradients through NCCL; -tags 'mpi cuda') or local (-ranks goroutines in this process)")
 	ranks := flag.Int("ranks", 2, "with -dist local: the number of ranks")
 	bucket := flag.Int("bucket", nn.DefaultBucketBytes, "with -dist: the gradient buckets' size in bytes")
 	maxSteps := flag.Int("steps", 0, "stop after this many training steps in all (0: train whole epochs), e.g. to compare the parameters (-save) of runs")
@@ -130,7 +130,7 @@ func main() {
 		os.Exit(2)
 	}
 	if *distMode != "" && (*device != "cpu" || *eval != "") {
-		fmt.Fprintln(os.Stderr, "fashion: -dist trains on the CPU (-device cpu) and does not evaluate (-eval)")
+		fmt.Fprintln(os.Stderr, "fashion: -dist does not take -device (mpi and local train on the CPU, nccl on the GPU of each rank's local rank) and does not evaluate (-eval)")
 		os.Exit(2)
 	}
 	o := options{kind: *model, epochs: *epochs, save: *save, eval: *eval, checkpoint: *checkpoint, resume: *resume,
@@ -157,14 +157,52 @@ func main() {
 					err = cerr
 				}
 			}
+		case "nccl":
+			var c dist.Comm
+			if c, err = dist.MPI(); err == nil {
+				err = runNCCL(o, d, c)
+				if cerr := c.Close(); err == nil {
+					err = cerr
+				}
+			}
 		default:
-			err = fmt.Errorf("-dist %s: want mpi or local", *distMode)
+			err = fmt.Errorf("-dist %s: want mpi, nccl or local", *distMode)
 		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fashion:", err)
 		os.Exit(1)
 	}
+}
+
+// runNCCL trains as a rank of c on the GPU of the rank's local rank
+// (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK, Slurm's SLURM_LOCALID, else the
+// rank modulo the GPUs), with the gradients all-reduced by NCCL on the
+// devices and the rest (metrics, accuracy) through c.
+func runNCCL(o options, d *dataset, c dist.Comm) error {
+	n, err := cudaplugin.DeviceCount()
+	if err != nil {
+		return fmt.Errorf("-dist nccl: %w", err)
+	}
+	local := c.Rank() % max(n, 1)
+	for _, env := range []string{"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"} {
+		if v, err := strconv.Atoi(os.Getenv(env)); err == nil {
+			local = v
+			break
+		}
+	}
+	g, err := cudaplugin.Open(local)
+	if err != nil {
+		return fmt.Errorf("-dist nccl: rank %d: cuda:%d: %w", c.Rank(), local, err)
+	}
+	defer g.Close()
+	nc, err := g.NewNCCLComm(c)
+	if err != nil {
+		return fmt.Errorf("-dist nccl: rank %d: %w", c.Rank(), err)
+	}
+	defer nc.Close()
+	o.nccl = nc
+	return run(o, d, g.Device(), c)
 }
 
 // options are the command's settings.
@@ -174,6 +212,7 @@ type options struct {
 	seed                                 uint64
 	lr                                   float32
 	oomToCPU                             bool
+	nccl                                 nn.DeviceComm // -dist nccl: the gradients' communicator
 }
 
 // openDevice opens the device that -device names and returns it with the
@@ -255,7 +294,12 @@ func run(o options, d *dataset, dev tensor.Device, comm dist.Comm) error {
 	}
 	if comm != nil {
 		batches.Shard(rank, ranks)
-		if tr.dp, err = nn.NewDataParallel(model, comm, o.bucket); err != nil {
+		if o.nccl != nil {
+			tr.dp, err = nn.NewDataParallelDevice(model, o.nccl, o.bucket)
+		} else {
+			tr.dp, err = nn.NewDataParallel(model, comm, o.bucket)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -560,7 +604,7 @@ func (tr *training) accuracy(x, y *tensor.Tensor, comm dist.Comm) (acc float64, 
 	if comm != nil {
 		lo, hi := dist.Split(x.Dim(0), comm.Rank(), comm.Size())
 		sx, sy := x.Slice(0, lo, hi, 1), y.Slice(0, lo, hi, 1)
-		a, err := accuracy(tr.model, sx, sy, tensor.CPU)
+		a, err := accuracy(tr.model, sx, sy, tr.dev)
 		if err != nil {
 			return 0, err
 		}
@@ -597,13 +641,20 @@ func accuracy(m nn.Module, x, y *tensor.Tensor, dev tensor.Device) (float64, err
 	correct, total := 0, 0
 	for bx, by, ok := b.Next(); ok; bx, by, ok = b.Next() {
 		tp.Reset()
-		pred := tensor.ArgMax(m.Forward(tp, tp.Const(bx)).Value(), 1, false).Data()
-		for i, l := range by.Data() {
-			if pred[i] == l {
+		pred, err := tensor.ArgMax(m.Forward(tp, tp.Const(bx)).Value(), 1, false).To(tensor.CPU)
+		if err != nil {
+			return 0, err
+		}
+		labels, err := by.To(tensor.CPU)
+		if err != nil {
+			return 0, err
+		}
+		for i, l := range labels.Data() {
+			if pred.Data()[i] == l {
 				correct++
 			}
 		}
-		total += len(pred)
+		total += pred.Len()
 	}
 	return 100 * float64(correct) / float64(max(total, 1)), b.Err()
 }
