@@ -111,24 +111,24 @@ func OpsF64() []Op {
 				impl("vek", func(in *Inputs) { sinkD = vek.ManhattanNorm(in.A64) }),
 				impl("gonum", func(in *Inputs) { sinkD = blas64.Asum(vec64(in.A64)) }),
 			})...)))),
-		f64(newOp("MaxF64", bytes(8), withResult(scalar64, concat(
+		reads(f64(newOp("MaxF64", bytes(8), withResult(scalar64, concat(
 			lanes(func(in *Inputs) { sinkD = simd.MaxF64(in.A64) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { sinkD = vek.Max(in.A64) }),
 				impl("naive", func(in *Inputs) { sinkD = naiveMax(in.A64) }),
-			})...))),
-		f64(newOp("MinF64", bytes(8), withResult(scalar64, concat(
+			})...)))),
+		reads(f64(newOp("MinF64", bytes(8), withResult(scalar64, concat(
 			lanes(func(in *Inputs) { sinkD = simd.MinF64(in.A64) }),
-			[]Impl{impl("vek", func(in *Inputs) { sinkD = vek.Min(in.A64) })})...))),
-		f64(newOp("ArgMaxF64", bytes(8), withResult(index, concat(
+			[]Impl{impl("vek", func(in *Inputs) { sinkD = vek.Min(in.A64) })})...)))),
+		reads(f64(newOp("ArgMaxF64", bytes(8), withResult(index, concat(
 			lanes(func(in *Inputs) { sinkI = simd.ArgMaxF64(in.A64) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { sinkI = vek.ArgMax(in.A64) }),
 				impl("naive", func(in *Inputs) { sinkI = naiveArgMax(in.A64) }),
-			})...))),
-		f64(newOp("ArgMinF64", bytes(8), withResult(index, concat(
+			})...)))),
+		reads(f64(newOp("ArgMinF64", bytes(8), withResult(index, concat(
 			lanes(func(in *Inputs) { sinkI = simd.ArgMinF64(in.A64) }),
-			[]Impl{impl("vek", func(in *Inputs) { sinkI = vek.ArgMin(in.A64) })})...))),
+			[]Impl{impl("vek", func(in *Inputs) { sinkI = vek.ArgMin(in.A64) })})...)))),
 		// vek has no float64 Exp or Log: the peer is the loop over the math
 		// package a Go user writes today.
 		f64(newOp("ExpF64", bytes(16), withResult(dst64, concat(

@@ -58,6 +58,9 @@ type Op struct {
 	Summed bool
 	// F64 marks the float64 ops: their inputs are Inputs' float64 slices.
 	F64 bool
+	// ReadOnly marks the ops that write nothing (the reductions): their
+	// memory roofline is the read bandwidth, the others' the copy bandwidth.
+	ReadOnly bool
 }
 
 func newOp(name string, bytes func(int) int64, impls []Impl) Op {
@@ -65,7 +68,10 @@ func newOp(name string, bytes func(int) int64, impls []Impl) Op {
 }
 
 // summed marks op as a reduction by summation.
-func summed(op Op) Op { op.Summed = true; return op }
+func summed(op Op) Op { op.Summed = true; return reads(op) }
+
+// reads marks op as one that only reads (ReadOnly).
+func reads(op Op) Op { op.ReadOnly = true; return op }
 
 func bytes(perElem int64) func(int) int64 { return func(n int) int64 { return perElem * int64(n) } }
 
@@ -191,31 +197,31 @@ func baseOps() []Op {
 				}),
 				impl("naive", func(in *Inputs) { sinkF = naiveDot(in.A, in.B) }),
 			})...))),
-		newOp("Max", bytes(4), withResult(scalar, concat(
+		reads(newOp("Max", bytes(4), withResult(scalar, concat(
 			lanes(func(in *Inputs) { sinkF = simd.Max(in.A) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { sinkF = vek32.Max(in.A) }),
 				impl("naive", func(in *Inputs) { sinkF = naiveMax(in.A) }),
-			})...)),
-		newOp("ArgMax", bytes(4), withResult(index, concat(
+			})...))),
+		reads(newOp("ArgMax", bytes(4), withResult(index, concat(
 			lanes(func(in *Inputs) { sinkI = simd.ArgMax(in.A) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { sinkI = vek32.ArgMax(in.A) }),
 				impl("naive", func(in *Inputs) { sinkI = naiveArgMax(in.A) }),
-			})...)),
+			})...))),
 		summed(newOp("SumAbs", bytes(4), withResult(scalar, concat(
 			lanes(func(in *Inputs) { sinkF = simd.SumAbs(in.A) }),
 			[]Impl{
 				impl("gonum", func(in *Inputs) { sinkF = blas32.Asum(blas32.Vector{N: len(in.A), Data: in.A, Inc: 1}) }),
 				impl("naive", func(in *Inputs) { sinkF = naiveSumAbs(in.A) }),
 			})...))),
-		newOp("Norm", bytes(4), withResult(scalar, concat(
+		reads(newOp("Norm", bytes(4), withResult(scalar, concat(
 			lanes(func(in *Inputs) { sinkF = simd.Norm(in.A) }),
 			[]Impl{
 				impl("vek", func(in *Inputs) { sinkF = vek32.Norm(in.A) }),
 				impl("gonum", func(in *Inputs) { sinkF = blas32.Nrm2(blas32.Vector{N: len(in.A), Data: in.A, Inc: 1}) }),
 				impl("naive", func(in *Inputs) { sinkF = naiveNorm(in.A) }),
-			})...)),
+			})...))),
 		newOp("Exp", bytes(8), withResult(dst, concat(
 			lanes(func(in *Inputs) { simd.Exp(in.Dst, in.A) }),
 			[]Impl{

@@ -3,6 +3,7 @@ package peers
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/lanesgo/lanes/dispatch"
 )
@@ -83,4 +84,44 @@ func TestGemmImplsAgree(t *testing.T) {
 		}
 	}
 	dispatch.SetLevel(dispatch.Detected())
+}
+
+// TestGCCAnchor checks the C anchor where gcc is on PATH: it builds, every
+// loop it has is an op of the suite, its timings and the roofline probes are
+// positive.
+func TestGCCAnchor(t *testing.T) {
+	ops, err := GCC()
+	if err == ErrNoGCC {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer GCCCleanup()
+	suite := map[string]Op{}
+	for _, op := range append(Ops(), OpsF64()...) {
+		suite[op.Name] = op
+	}
+	for name := range ops {
+		if _, ok := suite[name]; !ok {
+			t.Errorf("the C anchor has %s, which the suite does not", name)
+		}
+	}
+	for _, name := range []string{"Dot", "AddF64", "MaxF64"} {
+		if !ops[name] {
+			t.Fatalf("the C anchor lacks %s", name)
+		}
+		if ns, err := GCCTime(name, 1000, time.Millisecond, 3); err != nil || !(ns > 0) {
+			t.Fatalf("GCCTime(%s) = %v, %v", name, ns, err)
+		}
+	}
+	if _, err := GCCTime("NoSuchOp", 1000, time.Millisecond, 3); err == nil {
+		t.Fatal("GCCTime of an unknown op: no error")
+	}
+	for _, name := range []string{"Sum", "Add"} {
+		bw, err := Roofline(suite[name], 1000, time.Millisecond, 3)
+		if err != nil || !(bw > 0) {
+			t.Fatalf("Roofline(%s) = %v, %v", name, bw, err)
+		}
+	}
 }

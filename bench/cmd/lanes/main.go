@@ -1,8 +1,13 @@
 // Command lanes is the main job of the lanes repository: it prints
 // dispatch.Report() and a throughput table of the simd kernels at every level
 // this CPU has, side by side with viterin/vek, gonum and a naive Go loop, all
-// measured in this one process, with the ratios that the project's bars are
-// stated in.
+// measured in this one process, and (when gcc is on PATH) the same loops in C
+// built with gcc -O3 -march=native -ffast-math and timed in a child process,
+// with the ratios that the project's bars are stated in. Each row ends with
+// the best level's bytes per second and its share of the memory roofline at
+// that working-set size (peers.Roofline: the measured read bandwidth for
+// reductions, copy bandwidth for the rest), so a kernel that dips at one size
+// shows there.
 //
 //	go run ./bench/cmd/lanes                     # everything, about two minutes
 //	go run ./bench/cmd/lanes -ops Add,Dot -sizes 1000,10000
@@ -30,6 +35,7 @@ func main() {
 		round     = flag.Duration("round", 20*time.Millisecond, "time of one measuring round")
 		rounds    = flag.Int("rounds", 5, "rounds per cell; the median is reported")
 		statOut   = flag.String("benchstat", "", "also write the figures in Go benchmark format to this file")
+		gccFlag   = flag.Bool("gcc", true, "time the C loops built with gcc -O3 -march=native -ffast-math, when gcc is on PATH")
 		gemmFlag  = flag.String("gemm", "128,512,1024", "comma-separated n of the n×n×n Sgemm table (\"\" skips it)")
 		convFlag  = flag.Bool("conv", true, "print the Conv2D table (PyTorch timed in this run when python3 has torch)")
 	)
@@ -56,13 +62,22 @@ func main() {
 		fmt.Fprintf(f, "goos: %s\ngoarch: %s\npkg: github.com/lanesgo/lanes/bench/cmd/lanes\n", runtime.GOOS, runtime.GOARCH)
 	}
 
+	var gccOps map[string]bool
+	if *gccFlag {
+		var err error
+		if gccOps, err = peers.GCC(); err != nil {
+			fmt.Fprintln(os.Stderr, "lanes:", err)
+		}
+		defer peers.GCCCleanup()
+	}
+
 	fmt.Print(dispatch.Report())
 	fmt.Printf("\nns per call, median of %d rounds of %v; ratios are peer time / lanes time at the best level (>1: lanes faster)\n", *rounds, *round)
 	best := "lanes-" + dispatch.Detected().String()
 	prev := dispatch.Active()
 	defer dispatch.SetLevel(prev)
 	for _, op := range ops {
-		runOp(op, sizes, best, *round, *rounds, stat)
+		runOp(op, sizes, best, gccOps[op.Name], *round, *rounds, stat)
 	}
 	if *gemmFlag != "" {
 		ns, err := peers.ParseSizes(*gemmFlag)
@@ -115,11 +130,15 @@ func runGemm(sizes []int, round time.Duration, rounds int, stat io.Writer) {
 	dispatch.SetLevel(dispatch.Detected())
 }
 
-func runOp(op peers.Op, sizes []int, best string, round time.Duration, rounds int, stat io.Writer) {
+// runOp prints op's table. With withGCC the C anchor is a column too.
+func runOp(op peers.Op, sizes []int, best string, withGCC bool, round time.Duration, rounds int, stat io.Writer) {
 	fmt.Printf("\n### %s\n\n", op.Name)
 	head := []string{"n"}
 	for _, im := range op.Impls {
 		head = append(head, im.Name)
+	}
+	if withGCC {
+		head = append(head, "gcc")
 	}
 	// Ratios are peer time over lanes' best level; an op without a lanes
 	// implementation (Copy) has none, and its GB/s is its only impl's.
@@ -135,10 +154,13 @@ func runOp(op peers.Op, sizes []int, best string, round time.Duration, rounds in
 			ratioCols = append(ratioCols, im.Name)
 		}
 	}
+	if withGCC && refName == best {
+		ratioCols = append(ratioCols, "gcc")
+	}
 	for _, c := range ratioCols {
 		head = append(head, c+"/lanes")
 	}
-	head = append(head, "best GB/s")
+	head = append(head, "best GB/s", "roofline")
 	printHeader(head)
 	for _, n := range sizes {
 		ns := map[string]float64{}
@@ -151,13 +173,40 @@ func runOp(op peers.Op, sizes []int, best string, round time.Duration, rounds in
 			fmt.Fprintf(stat, "Benchmark%s/%s/%d-%d\t%d\t%.2f ns/op\t%.2f MB/s\n",
 				op.Name, im.Name, n, runtime.GOMAXPROCS(0), 1, t, float64(op.Bytes(n))/t*1e3)
 		}
+		if withGCC {
+			cell := "-"
+			if t, err := peers.GCCTime(op.Name, n, round, rounds); err != nil {
+				fmt.Fprintln(os.Stderr, "lanes:", err)
+			} else {
+				ns["gcc"], cell = t, peers.FormatNs(t)
+				fmt.Fprintf(stat, "Benchmark%s/gcc/%d-%d\t%d\t%.2f ns/op\t%.2f MB/s\n",
+					op.Name, n, runtime.GOMAXPROCS(0), 1, t, float64(op.Bytes(n))/t*1e3)
+			}
+			row = append(row, cell)
+		}
 		ref := ns[refName]
 		for _, c := range ratioCols {
-			row = append(row, fmt.Sprintf("%.2fx", ns[c]/ref))
+			if t, ok := ns[c]; ok {
+				row = append(row, fmt.Sprintf("%.2fx", t/ref))
+			} else {
+				row = append(row, "-")
+			}
 		}
-		row = append(row, fmt.Sprintf("%.1f", float64(op.Bytes(n))/ref))
+		gbs := float64(op.Bytes(n)) / ref
+		row = append(row, fmt.Sprintf("%.1f", gbs), roofCell(op, n, gbs, round, rounds))
 		printRow(row)
 	}
+}
+
+// roofCell is the share of the memory roofline at op's working-set size that
+// gbs reaches, or "-" where the roofline cannot be measured (reductions
+// without gcc for the read probe).
+func roofCell(op peers.Op, n int, gbs float64, round time.Duration, rounds int) string {
+	bw, err := peers.Roofline(op, n, round, rounds)
+	if err != nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*gbs/bw)
 }
 
 func printRow(cells []string) { fmt.Println("| " + strings.Join(cells, " | ") + " |") }
