@@ -501,3 +501,55 @@ func fuzzArgMax[T float](f *testing.F, argMax func([]T) int, nan []byte) {
 		})
 	})
 }
+
+// TestReduceOffsets runs every reduction on slices that start at each offset
+// from a 64-byte boundary (the AVX-512 kernels take the elements before the
+// first boundary with one masked vector: asm/gen/reduce's alignHead), at
+// lengths shorter than, equal to and longer than that head, with canaries
+// around the slice and a NaN in the head for the extrema.
+func TestReduceOffsets(t *testing.T)    { testReduceOffsets[float32](t) }
+func TestReduceOffsetsF64(t *testing.T) { testReduceOffsets[float64](t) }
+
+func testReduceOffsets[T float](t *testing.T) {
+	sum := either[func([]T) T](Sum, SumF64)
+	sumAbs := either[func([]T) T](SumAbs, SumAbsF64)
+	dot := either[func(a, b []T) T](Dot, DotF64)
+	norm := either[func([]T) T](Norm, NormF64)
+	maxF, minF, argMax, argMin := extremaOf[T]()
+	gt := func(a, b T) bool { return a < b }
+	lt := func(a, b T) bool { return a > b }
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		r := rand.New(rand.NewPCG(6, uint64(l)))
+		for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 33, 129, 1000, 10007} {
+			for off := 0; off <= 16; off++ {
+				a, b := newGuardedOf[T](n, off), newGuardedOf[T](n, 16-off)
+				fill(r, a.s(), 1e3, 0)
+				fill(r, b.s(), 1, 0)
+				what := fmt.Sprintf("n=%d offset %d", n, off)
+				s, abs, d, dotAbs := exactSums(a.s(), b.s())
+				checkSum(t, "Sum "+what, sum(a.s()), s, abs, n)
+				checkSum(t, "SumAbs "+what, sumAbs(a.s()), abs, abs, n)
+				checkSum(t, "Dot "+what, dot(a.s(), b.s()), d, dotAbs, n)
+				_, _, sq, _ := exactSums(a.s(), a.s())
+				want := math.Sqrt(sq)
+				if got := float64(norm(a.s())); math.Abs(got-want) > (float64(n)/2+1)*eps[T]()*want {
+					t.Fatalf("Norm %s: %v, want %v", what, got, want)
+				}
+				checkExtreme(t, "Max "+what, maxF(a.s()), argMax(a.s()), a.s(), gt)
+				checkExtreme(t, "Min "+what, minF(a.s()), argMin(a.s()), a.s(), lt)
+				a.s()[0] = T(math.NaN())
+				if !isNaN(maxF(a.s())) || !isNaN(minF(a.s())) || argMax(a.s()) != 0 || argMin(a.s()) != 0 {
+					t.Fatalf("%s NaN at 0: Max=%v Min=%v ArgMax=%d ArgMin=%d", what, maxF(a.s()), minF(a.s()), argMax(a.s()), argMin(a.s()))
+				}
+				if n > 1 {
+					a.s()[0], a.s()[n-1] = 0, T(math.NaN())
+					if !isNaN(maxF(a.s())) || argMin(a.s()) != n-1 {
+						t.Fatalf("%s NaN at %d: Max=%v ArgMin=%d", what, n-1, maxF(a.s()), argMin(a.s()))
+					}
+				}
+				a.check(t, what)
+				b.check(t, what)
+			}
+		}
+	})
+}
