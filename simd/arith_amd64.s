@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func addAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·addAVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -15,21 +15,19 @@ TEXT ·addAVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPS.Z (SI), K1, Z0
 	VMOVUPS.Z (DX), K1, Z4
 	VADDPS    Z4, Z0, Z0
 	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
@@ -64,6 +62,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VADDPS    Z4, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -263,7 +281,7 @@ done:
 	RET
 
 // func subAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·subAVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -273,21 +291,19 @@ TEXT ·subAVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPS.Z (SI), K1, Z0
 	VMOVUPS.Z (DX), K1, Z4
 	VSUBPS    Z4, Z0, Z0
 	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
@@ -322,6 +338,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VSUBPS    Z4, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -521,7 +557,7 @@ done:
 	RET
 
 // func mulAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·mulAVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -531,21 +567,19 @@ TEXT ·mulAVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPS.Z (SI), K1, Z0
 	VMOVUPS.Z (DX), K1, Z4
 	VMULPS    Z4, Z0, Z0
 	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
@@ -580,6 +614,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VMULPS    Z4, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -779,7 +833,7 @@ done:
 	RET
 
 // func divAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·divAVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -789,21 +843,19 @@ TEXT ·divAVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPS.Z (SI), K1, Z0
 	VMOVUPS.Z (DX), K1, Z4
 	VDIVPS    Z4, Z0, Z0
 	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
@@ -838,6 +890,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VDIVPS    Z4, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1037,7 +1109,7 @@ done:
 	RET
 
 // func maximumAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·maximumAVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -1047,23 +1119,21 @@ TEXT ·maximumAVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPS.Z (SI), K1, Z0
 	VMOVUPS.Z (DX), K1, Z4
 	VMAXPS    Z4, Z0, Z8
 	VCMPPS    $0x03, Z0, Z0, K2
 	VMOVAPS   Z0, K2, Z8
 	VMOVUPS   Z8, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
@@ -1106,6 +1176,28 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VMAXPS    Z4, Z0, Z8
+	VCMPPS    $0x03, Z0, Z0, K2
+	VMOVAPS   Z0, K2, Z8
+	VMOVUPS   Z8, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1347,7 +1439,7 @@ done:
 	RET
 
 // func minimumAVX512(dst []float32, a []float32, b []float32)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·minimumAVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -1357,23 +1449,21 @@ TEXT ·minimumAVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPS.Z (SI), K1, Z0
 	VMOVUPS.Z (DX), K1, Z4
 	VMINPS    Z4, Z0, Z8
 	VCMPPS    $0x03, Z0, Z0, K2
 	VMOVAPS   Z0, K2, Z8
 	VMOVUPS   Z8, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
@@ -1416,6 +1506,28 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z4
+	VMINPS    Z4, Z0, Z8
+	VCMPPS    $0x03, Z0, Z0, K2
+	VMOVAPS   Z0, K2, Z8
+	VMOVUPS   Z8, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+	LEAQ      (DX)(R9*4), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1657,7 +1769,7 @@ done:
 	RET
 
 // func addScalarAVX512(dst []float32, a []float32, s float32)
-// Requires: AVX, AVX512F, MMX+, SSE
+// Requires: AVX, AVX512F, BMI2, MMX+, SSE
 TEXT ·addScalarAVX512(SB), NOSPLIT, $0-52
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -1668,20 +1780,18 @@ TEXT ·addScalarAVX512(SB), NOSPLIT, $0-52
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x02, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPS.Z    (SI), K1, Z0
 	VADDPS       Z15, Z0, Z0
 	VMOVUPS      Z0, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*4), DI
 	LEAQ         (SI)(R9*4), SI
 
@@ -1710,6 +1820,24 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VADDPS    Z15, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1880,7 +2008,7 @@ done:
 	RET
 
 // func scaleAVX512(dst []float32, a []float32, s float32)
-// Requires: AVX, AVX512F, MMX+, SSE
+// Requires: AVX, AVX512F, BMI2, MMX+, SSE
 TEXT ·scaleAVX512(SB), NOSPLIT, $0-52
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -1891,20 +2019,18 @@ TEXT ·scaleAVX512(SB), NOSPLIT, $0-52
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x02, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPS.Z    (SI), K1, Z0
 	VMULPS       Z15, Z0, Z0
 	VMOVUPS      Z0, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*4), DI
 	LEAQ         (SI)(R9*4), SI
 
@@ -1933,6 +2059,24 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMULPS    Z15, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -2103,7 +2247,7 @@ done:
 	RET
 
 // func axpyAVX512(y []float32, alpha float32, x []float32)
-// Requires: AVX, AVX512F, MMX+, SSE
+// Requires: AVX, AVX512F, BMI2, MMX+, SSE
 TEXT ·axpyAVX512(SB), NOSPLIT, $0-56
 	MOVQ         y_base+0(FP), DI
 	MOVQ         y_len+8(FP), CX
@@ -2115,21 +2259,19 @@ TEXT ·axpyAVX512(SB), NOSPLIT, $0-56
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x02, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPS.Z    (SI), K1, Z0
 	VMOVUPS.Z    (DX), K1, Z4
 	VFMADD231PS  Z4, Z15, Z0
 	VMOVUPS      Z0, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*4), DI
 	LEAQ         (SI)(R9*4), SI
 	LEAQ         (DX)(R9*4), DX
@@ -2164,6 +2306,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ        DI, R9
+	NEGQ        R9
+	ANDQ        $0x3f, R9
+	SHRQ        $0x02, R9
+	JE          cachedaligned
+	CMPQ        CX, R9
+	JB          cachedaligned
+	MOVL        $0xffffffff, AX
+	BZHIL       R9, AX, AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z0
+	VMOVUPS.Z   (DX), K1, Z4
+	VFMADD231PS Z4, Z15, Z0
+	VMOVUPS     Z0, K1, (DI)
+	SUBQ        R9, CX
+	LEAQ        (DI)(R9*4), DI
+	LEAQ        (SI)(R9*4), SI
+	LEAQ        (DX)(R9*4), DX
+
+cachedaligned:
 blocks:
 	CMPQ        CX, $0x00000040
 	JB          vectors
@@ -2365,7 +2527,7 @@ done:
 	RET
 
 // func absAVX512(dst []float32, x []float32)
-// Requires: AVX, AVX512DQ, AVX512F, MMX+
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, MMX+
 TEXT ·absAVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -2377,20 +2539,18 @@ TEXT ·absAVX512(SB), NOSPLIT, $0-48
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x02, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPS.Z    (SI), K1, Z0
 	VANDPS       Z15, Z0, Z0
 	VMOVUPS      Z0, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*4), DI
 	LEAQ         (SI)(R9*4), SI
 
@@ -2419,6 +2579,24 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VANDPS    Z15, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -2590,7 +2768,7 @@ done:
 	RET
 
 // func negAVX512(dst []float32, x []float32)
-// Requires: AVX, AVX512DQ, AVX512F, MMX+
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, MMX+
 TEXT ·negAVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -2602,20 +2780,18 @@ TEXT ·negAVX512(SB), NOSPLIT, $0-48
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x02, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPS.Z    (SI), K1, Z0
 	VXORPS       Z15, Z0, Z0
 	VMOVUPS      Z0, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*4), DI
 	LEAQ         (SI)(R9*4), SI
 
@@ -2644,6 +2820,24 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VXORPS    Z15, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -2815,7 +3009,7 @@ done:
 	RET
 
 // func sqrtAVX512(dst []float32, x []float32)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·sqrtAVX512(SB), NOSPLIT, $0-48
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -2824,20 +3018,18 @@ TEXT ·sqrtAVX512(SB), NOSPLIT, $0-48
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPS.Z (SI), K1, Z0
 	VSQRTPS   Z0, Z0
 	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 
@@ -2866,6 +3058,24 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VSQRTPS   Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -3034,7 +3244,7 @@ done:
 	RET
 
 // func reluAVX512(dst []float32, x []float32)
-// Requires: AVX, AVX512DQ, AVX512F, MMX+
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, MMX+
 TEXT ·reluAVX512(SB), NOSPLIT, $0-48
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -3044,22 +3254,20 @@ TEXT ·reluAVX512(SB), NOSPLIT, $0-48
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPS.Z (SI), K1, Z0
 	VMAXPS    Z15, Z0, Z8
 	VCMPPS    $0x03, Z0, Z0, K2
 	VMOVAPS   Z0, K2, Z8
 	VMOVUPS   Z8, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 
@@ -3096,6 +3304,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMAXPS    Z15, Z0, Z8
+	VCMPPS    $0x03, Z0, Z0, K2
+	VMOVAPS   Z0, K2, Z8
+	VMOVUPS   Z8, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -3307,7 +3535,7 @@ done:
 	RET
 
 // func clampAVX512(dst []float32, x []float32, lo float32, hi float32)
-// Requires: AVX, AVX512F, MMX+, SSE
+// Requires: AVX, AVX512F, BMI2, MMX+, SSE
 TEXT ·clampAVX512(SB), NOSPLIT, $0-56
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -3320,23 +3548,21 @@ TEXT ·clampAVX512(SB), NOSPLIT, $0-56
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x02, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPS.Z    (SI), K1, Z0
 	VMAXPS       Z14, Z0, Z8
 	VMINPS       Z15, Z8, Z8
 	VCMPPS       $0x03, Z0, Z0, K2
 	VMOVAPS      Z0, K2, Z8
 	VMOVUPS      Z8, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*4), DI
 	LEAQ         (SI)(R9*4), SI
 
@@ -3377,6 +3603,27 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x02, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMAXPS    Z14, Z0, Z8
+	VMINPS    Z15, Z8, Z8
+	VCMPPS    $0x03, Z0, Z0, K2
+	VMOVAPS   Z0, K2, Z8
+	VMOVUPS   Z8, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*4), DI
+	LEAQ      (SI)(R9*4), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -3612,7 +3859,7 @@ done:
 	RET
 
 // func addF64AVX512(dst []float64, a []float64, b []float64)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·addF64AVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -3622,21 +3869,19 @@ TEXT ·addF64AVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPD.Z (SI), K1, Z0
 	VMOVUPD.Z (DX), K1, Z4
 	VADDPD    Z4, Z0, Z0
 	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
@@ -3671,6 +3916,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VADDPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -3870,7 +4135,7 @@ done:
 	RET
 
 // func subF64AVX512(dst []float64, a []float64, b []float64)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·subF64AVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -3880,21 +4145,19 @@ TEXT ·subF64AVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPD.Z (SI), K1, Z0
 	VMOVUPD.Z (DX), K1, Z4
 	VSUBPD    Z4, Z0, Z0
 	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
@@ -3929,6 +4192,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VSUBPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -4128,7 +4411,7 @@ done:
 	RET
 
 // func mulF64AVX512(dst []float64, a []float64, b []float64)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·mulF64AVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -4138,21 +4421,19 @@ TEXT ·mulF64AVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPD.Z (SI), K1, Z0
 	VMOVUPD.Z (DX), K1, Z4
 	VMULPD    Z4, Z0, Z0
 	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
@@ -4187,6 +4468,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VMULPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -4386,7 +4687,7 @@ done:
 	RET
 
 // func divF64AVX512(dst []float64, a []float64, b []float64)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·divF64AVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -4396,21 +4697,19 @@ TEXT ·divF64AVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPD.Z (SI), K1, Z0
 	VMOVUPD.Z (DX), K1, Z4
 	VDIVPD    Z4, Z0, Z0
 	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
@@ -4445,6 +4744,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VDIVPD    Z4, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -4644,7 +4963,7 @@ done:
 	RET
 
 // func maximumF64AVX512(dst []float64, a []float64, b []float64)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·maximumF64AVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -4654,23 +4973,21 @@ TEXT ·maximumF64AVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPD.Z (SI), K1, Z0
 	VMOVUPD.Z (DX), K1, Z4
 	VMAXPD    Z4, Z0, Z8
 	VCMPPD    $0x03, Z0, Z0, K2
 	VMOVAPD   Z0, K2, Z8
 	VMOVUPD   Z8, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
@@ -4713,6 +5030,28 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VMAXPD    Z4, Z0, Z8
+	VCMPPD    $0x03, Z0, Z0, K2
+	VMOVAPD   Z0, K2, Z8
+	VMOVUPD   Z8, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -4954,7 +5293,7 @@ done:
 	RET
 
 // func minimumF64AVX512(dst []float64, a []float64, b []float64)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·minimumF64AVX512(SB), NOSPLIT, $0-72
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -4964,23 +5303,21 @@ TEXT ·minimumF64AVX512(SB), NOSPLIT, $0-72
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPD.Z (SI), K1, Z0
 	VMOVUPD.Z (DX), K1, Z4
 	VMINPD    Z4, Z0, Z8
 	VCMPPD    $0x03, Z0, Z0, K2
 	VMOVAPD   Z0, K2, Z8
 	VMOVUPD   Z8, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
@@ -5023,6 +5360,28 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD.Z (DX), K1, Z4
+	VMINPD    Z4, Z0, Z8
+	VCMPPD    $0x03, Z0, Z0, K2
+	VMOVAPD   Z0, K2, Z8
+	VMOVUPD   Z8, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+	LEAQ      (DX)(R9*8), DX
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -5264,7 +5623,7 @@ done:
 	RET
 
 // func addScalarF64AVX512(dst []float64, a []float64, s float64)
-// Requires: AVX, AVX512F, MMX+, SSE2
+// Requires: AVX, AVX512F, BMI2, MMX+, SSE2
 TEXT ·addScalarF64AVX512(SB), NOSPLIT, $0-56
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -5275,20 +5634,18 @@ TEXT ·addScalarF64AVX512(SB), NOSPLIT, $0-56
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x03, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPD.Z    (SI), K1, Z0
 	VADDPD       Z15, Z0, Z0
 	VMOVUPD      Z0, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*8), DI
 	LEAQ         (SI)(R9*8), SI
 
@@ -5317,6 +5674,24 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VADDPD    Z15, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -5487,7 +5862,7 @@ done:
 	RET
 
 // func scaleF64AVX512(dst []float64, a []float64, s float64)
-// Requires: AVX, AVX512F, MMX+, SSE2
+// Requires: AVX, AVX512F, BMI2, MMX+, SSE2
 TEXT ·scaleF64AVX512(SB), NOSPLIT, $0-56
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -5498,20 +5873,18 @@ TEXT ·scaleF64AVX512(SB), NOSPLIT, $0-56
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x03, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPD.Z    (SI), K1, Z0
 	VMULPD       Z15, Z0, Z0
 	VMOVUPD      Z0, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*8), DI
 	LEAQ         (SI)(R9*8), SI
 
@@ -5540,6 +5913,24 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMULPD    Z15, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -5710,7 +6101,7 @@ done:
 	RET
 
 // func axpyF64AVX512(y []float64, alpha float64, x []float64)
-// Requires: AVX, AVX512F, MMX+, SSE2
+// Requires: AVX, AVX512F, BMI2, MMX+, SSE2
 TEXT ·axpyF64AVX512(SB), NOSPLIT, $0-56
 	MOVQ         y_base+0(FP), DI
 	MOVQ         y_len+8(FP), CX
@@ -5722,21 +6113,19 @@ TEXT ·axpyF64AVX512(SB), NOSPLIT, $0-56
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x03, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPD.Z    (SI), K1, Z0
 	VMOVUPD.Z    (DX), K1, Z4
 	VFMADD231PD  Z4, Z15, Z0
 	VMOVUPD      Z0, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*8), DI
 	LEAQ         (SI)(R9*8), SI
 	LEAQ         (DX)(R9*8), DX
@@ -5771,6 +6160,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ        DI, R9
+	NEGQ        R9
+	ANDQ        $0x3f, R9
+	SHRQ        $0x03, R9
+	JE          cachedaligned
+	CMPQ        CX, R9
+	JB          cachedaligned
+	MOVL        $0xffffffff, AX
+	BZHIL       R9, AX, AX
+	KMOVW       AX, K1
+	VMOVUPD.Z   (SI), K1, Z0
+	VMOVUPD.Z   (DX), K1, Z4
+	VFMADD231PD Z4, Z15, Z0
+	VMOVUPD     Z0, K1, (DI)
+	SUBQ        R9, CX
+	LEAQ        (DI)(R9*8), DI
+	LEAQ        (SI)(R9*8), SI
+	LEAQ        (DX)(R9*8), DX
+
+cachedaligned:
 blocks:
 	CMPQ        CX, $0x00000020
 	JB          vectors
@@ -5972,7 +6381,7 @@ done:
 	RET
 
 // func absF64AVX512(dst []float64, x []float64)
-// Requires: AVX, AVX512DQ, AVX512F, MMX+
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, MMX+
 TEXT ·absF64AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -5984,20 +6393,18 @@ TEXT ·absF64AVX512(SB), NOSPLIT, $0-48
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x03, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPD.Z    (SI), K1, Z0
 	VANDPD       Z15, Z0, Z0
 	VMOVUPD      Z0, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*8), DI
 	LEAQ         (SI)(R9*8), SI
 
@@ -6026,6 +6433,24 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VANDPD    Z15, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -6197,7 +6622,7 @@ done:
 	RET
 
 // func negF64AVX512(dst []float64, x []float64)
-// Requires: AVX, AVX512DQ, AVX512F, MMX+
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, MMX+
 TEXT ·negF64AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -6209,20 +6634,18 @@ TEXT ·negF64AVX512(SB), NOSPLIT, $0-48
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x03, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPD.Z    (SI), K1, Z0
 	VXORPD       Z15, Z0, Z0
 	VMOVUPD      Z0, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*8), DI
 	LEAQ         (SI)(R9*8), SI
 
@@ -6251,6 +6674,24 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VXORPD    Z15, Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -6422,7 +6863,7 @@ done:
 	RET
 
 // func sqrtF64AVX512(dst []float64, x []float64)
-// Requires: AVX, AVX512F, MMX+
+// Requires: AVX, AVX512F, BMI2, MMX+
 TEXT ·sqrtF64AVX512(SB), NOSPLIT, $0-48
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -6431,20 +6872,18 @@ TEXT ·sqrtF64AVX512(SB), NOSPLIT, $0-48
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPD.Z (SI), K1, Z0
 	VSQRTPD   Z0, Z0
 	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 
@@ -6473,6 +6912,24 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VSQRTPD   Z0, Z0
+	VMOVUPD   Z0, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -6641,7 +7098,7 @@ done:
 	RET
 
 // func reluF64AVX512(dst []float64, x []float64)
-// Requires: AVX, AVX512DQ, AVX512F, MMX+
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, MMX+
 TEXT ·reluF64AVX512(SB), NOSPLIT, $0-48
 	MOVQ      dst_base+0(FP), DI
 	MOVQ      dst_len+8(FP), CX
@@ -6651,22 +7108,20 @@ TEXT ·reluF64AVX512(SB), NOSPLIT, $0-48
 	JB        cached
 	MOVQ      DI, R9
 	NEGQ      R9
-	ANDQ      $0x0000003f, R9
+	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
 	JE        aligned
-	SUBQ      R9, CX
-	MOVQ      CX, R8
-	MOVQ      R9, CX
-	MOVL      $0x00000001, AX
-	SHLL      CL, AX
-	DECL      AX
+	CMPQ      CX, R9
+	JB        aligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
-	MOVQ      R8, CX
 	VMOVUPD.Z (SI), K1, Z0
 	VMAXPD    Z15, Z0, Z8
 	VCMPPD    $0x03, Z0, Z0, K2
 	VMOVAPD   Z0, K2, Z8
 	VMOVUPD   Z8, K1, (DI)
+	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 
@@ -6703,6 +7158,26 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMAXPD    Z15, Z0, Z8
+	VCMPPD    $0x03, Z0, Z0, K2
+	VMOVAPD   Z0, K2, Z8
+	VMOVUPD   Z8, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -6914,7 +7389,7 @@ done:
 	RET
 
 // func clampF64AVX512(dst []float64, x []float64, lo float64, hi float64)
-// Requires: AVX, AVX512F, MMX+, SSE2
+// Requires: AVX, AVX512F, BMI2, MMX+, SSE2
 TEXT ·clampF64AVX512(SB), NOSPLIT, $0-64
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
@@ -6927,23 +7402,21 @@ TEXT ·clampF64AVX512(SB), NOSPLIT, $0-64
 	JB           cached
 	MOVQ         DI, R9
 	NEGQ         R9
-	ANDQ         $0x0000003f, R9
+	ANDQ         $0x3f, R9
 	SHRQ         $0x03, R9
 	JE           aligned
-	SUBQ         R9, CX
-	MOVQ         CX, R8
-	MOVQ         R9, CX
-	MOVL         $0x00000001, AX
-	SHLL         CL, AX
-	DECL         AX
+	CMPQ         CX, R9
+	JB           aligned
+	MOVL         $0xffffffff, AX
+	BZHIL        R9, AX, AX
 	KMOVW        AX, K1
-	MOVQ         R8, CX
 	VMOVUPD.Z    (SI), K1, Z0
 	VMAXPD       Z14, Z0, Z8
 	VMINPD       Z15, Z8, Z8
 	VCMPPD       $0x03, Z0, Z0, K2
 	VMOVAPD      Z0, K2, Z8
 	VMOVUPD      Z8, K1, (DI)
+	SUBQ         R9, CX
 	LEAQ         (DI)(R9*8), DI
 	LEAQ         (SI)(R9*8), SI
 
@@ -6984,6 +7457,27 @@ streamed:
 	SFENCE
 
 cached:
+	MOVQ      DI, R9
+	NEGQ      R9
+	ANDQ      $0x3f, R9
+	SHRQ      $0x03, R9
+	JE        cachedaligned
+	CMPQ      CX, R9
+	JB        cachedaligned
+	MOVL      $0xffffffff, AX
+	BZHIL     R9, AX, AX
+	KMOVW     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMAXPD    Z14, Z0, Z8
+	VMINPD    Z15, Z8, Z8
+	VCMPPD    $0x03, Z0, Z0, K2
+	VMOVAPD   Z0, K2, Z8
+	VMOVUPD   Z8, K1, (DI)
+	SUBQ      R9, CX
+	LEAQ      (DI)(R9*8), DI
+	LEAQ      (SI)(R9*8), SI
+
+cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors

@@ -169,6 +169,38 @@ func testArith[T float](t *testing.T) {
 	})
 }
 
+// TestArithOffsets runs every elementwise function with dst at each offset
+// from a 64-byte boundary (the AVX-512 kernels compute the elements before
+// it with one masked vector: asm/gen/arith's maskedHead), inputs at the same
+// and at other offsets, at lengths shorter than, equal to and longer than
+// that head, with canaries around every slice.
+func TestArithOffsets(t *testing.T)    { testArithOffsets[float32](t) }
+func TestArithOffsetsF64(t *testing.T) { testArithOffsets[float64](t) }
+
+func testArithOffsets[T float](t *testing.T) {
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		r := rand.New(rand.NewPCG(8, uint64(l)))
+		for _, c := range arithCasesOf[T]() {
+			for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 33, 100, 1000} {
+				for off := 0; off <= 16; off++ {
+					for _, inOff := range []int{off, (off + 5) % 17} {
+						a, b := newGuardedOf[T](n, inOff), newGuardedOf[T](n, 16-inOff)
+						fill(r, a.s(), 100, 7)
+						fill(r, b.s(), 100, 5)
+						dst := newGuardedOf[T](n, off)
+						what := fmt.Sprintf("%s n=%d dst offset %d, inputs %d", c.name, n, off, inOff)
+						c.run(dst.s(), a.s(), b.s())
+						c.check(t, dst.s(), a.s(), b.s(), what)
+						dst.check(t, what)
+						a.check(t, what+" (input a)")
+						b.check(t, what+" (input b)")
+					}
+				}
+			}
+		}
+	})
+}
+
 // TestArithStreaming covers the non-temporal path that long destinations take
 // (asm/gen/arith: streamMin = 1<<20 elements), with every misalignment of dst
 // that its aligning head must handle.

@@ -206,14 +206,18 @@ func generate(k kernel, s x86.ISA) {
 		}
 	}
 
-	streaming(s, dst, compute, step, func(r GPPhysical) {
+	advance := func(r GPPhysical) {
 		sc := uint8(s.Size())
 		LEAQ(Mem{Base: dst, Index: r, Scale: sc}, dst)
 		LEAQ(Mem{Base: a, Index: r, Scale: sc}, a)
 		if k.inputs == 2 {
 			LEAQ(Mem{Base: b, Index: r, Scale: sc}, b)
 		}
-	})
+	}
+	streaming(s, dst, compute, step, advance)
+	if s.Masked {
+		maskedHead(s, dst, "cachedaligned", compute, advance)
+	}
 	s.Loop("", 4, func(w x86.Width, i int) {
 		r := compute(w, i, false)
 		movu(r, x86.At(dst, i*s.Bytes()))
@@ -248,30 +252,24 @@ const streamMin = 1 << 20
 func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int, bool) VecPhysical, step func(int), advance func(GPPhysical)) {
 	CMPQ(RCX, U32(streamMin))
 	JB(LabelRef("cached"))
-	// R9 = elements before dst is aligned (dst is aligned to its element size).
-	MOVQ(dst, R9)
-	NEGQ(R9)
-	ANDQ(U32(s.Bytes()-1), R9)
-	SHRQ(U8(s.Shift()), R9)
-	JE(LabelRef("aligned"))
-	SUBQ(R9, RCX)
 	if s.Masked {
-		MOVQ(RCX, R8)
-		MOVQ(R9, RCX)
-		x86.TailMask(x86.KReg(1))
-		MOVQ(R8, RCX)
-		r := compute(s.Full(x86.KReg(2)), 0, true)
-		x86.P(s, VMOVUPS, VMOVUPD)(r, x86.KReg(1), x86.At(dst, 0))
-		advance(R9)
+		maskedHead(s, dst, "aligned", compute, advance)
 	} else {
+		// R9 = elements before dst is aligned (dst is aligned to its element size).
+		MOVQ(dst, R9)
+		NEGQ(R9)
+		ANDQ(U32(s.Bytes()-1), R9)
+		SHRQ(U8(s.Shift()), R9)
+		JE(LabelRef("aligned"))
+		SUBQ(R9, RCX)
 		Label("head")
 		r := compute(s.Tail(), 0, false)
 		x86.P(s, VMOVSS, VMOVSD)(r, x86.At(dst, 0))
 		step(s.Size())
 		DECQ(R9)
 		JNE(LabelRef("head"))
+		Label("aligned")
 	}
-	Label("aligned")
 	Label("stream")
 	CMPQ(RCX, U32(4*s.Lanes))
 	JB(LabelRef("streamed"))
@@ -284,6 +282,32 @@ func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int, bool) Vec
 	Label("streamed")
 	SFENCE()
 	Label("cached")
+}
+
+// maskedHead (AVX-512) computes the elements before dst's next 64-byte
+// boundary with one k-masked vector (K1 holds their lanes) and advances RCX
+// and the pointers past them, then falls through to label. The streaming
+// loop needs it for VMOVNTPS; the cached loop, so that its stores and (for
+// inputs that share dst's offset) its loads never straddle two cache lines,
+// which on L1-resident data had cost up to half the speed (the reductions'
+// alignHead in asm/gen/reduce measures it). Lengths shorter than the head,
+// and an aligned dst, skip it. Clobbers AX and R9.
+func maskedHead(s x86.ISA, dst GPPhysical, label string, compute func(x86.Width, int, bool) VecPhysical, advance func(GPPhysical)) {
+	MOVQ(dst, R9)
+	NEGQ(R9)
+	ANDQ(U8(63), R9)
+	SHRQ(U8(s.Shift()), R9) // elements before the boundary: 0..lanes-1
+	JE(LabelRef(label))
+	CMPQ(RCX, R9)
+	JB(LabelRef(label))
+	MOVL(U32(0xffffffff), EAX)
+	BZHIL(R9L, EAX, EAX) // the low R9 bits
+	KMOVW(EAX, x86.KReg(1))
+	r := compute(s.Full(x86.KReg(2)), 0, true)
+	x86.P(s, VMOVUPS, VMOVUPD)(r, x86.KReg(1), x86.At(dst, 0))
+	SUBQ(R9, RCX)
+	advance(R9)
+	Label(label)
 }
 
 func requires(s x86.ISA) string {
