@@ -10,23 +10,7 @@ import (
 // median round's time per call. The median, not the minimum, so that a figure
 // is one the machine actually delivers most of the time.
 func Measure(f func(), round time.Duration, rounds int) float64 {
-	f() // warm caches and page in the slices
-	count := 1
-	for {
-		start := time.Now()
-		for range count {
-			f()
-		}
-		if el := time.Since(start); el >= round/5 || count >= 1<<30 {
-			// Scale the count so one round takes about round.
-			if el > 0 {
-				c := int(float64(count) * float64(round) / float64(el))
-				count = max(1, c)
-			}
-			break
-		}
-		count *= 4
-	}
+	count := calibrate(f, round)
 	per := make([]float64, rounds)
 	for r := range per {
 		start := time.Now()
@@ -37,4 +21,60 @@ func Measure(f func(), round time.Duration, rounds int) float64 {
 	}
 	slices.Sort(per)
 	return per[len(per)/2]
+}
+
+// calibrate warms f up and returns the call count that takes about round:
+// it finds a count that takes about round/5 and scales it.
+func calibrate(f func(), round time.Duration) int {
+	f() // warm caches and page in the slices
+	count := 1
+	for {
+		start := time.Now()
+		for range count {
+			f()
+		}
+		if el := time.Since(start); el >= round/5 || count >= 1<<30 {
+			if el > 0 {
+				count = max(1, int(float64(count)*float64(round)/float64(el)))
+			}
+			return count
+		}
+		count *= 4
+	}
+}
+
+// MeasureAll times every f as Measure does, but interleaved: each round runs
+// every f once (its own call count, about round long), starting with a
+// different f each round, so that a shared machine's changing load falls on
+// all of them alike and the ratios between them hold better than those of
+// separate Measure calls. before, if not nil, runs before each f's
+// calibration and each of its rounds (to make its SIMD level active). It
+// returns each f's median ns per call.
+func MeasureAll(fs []func(), before func(i int), round time.Duration, rounds int) []float64 {
+	if before == nil {
+		before = func(int) {}
+	}
+	counts := make([]int, len(fs))
+	for i, f := range fs {
+		before(i)
+		counts[i] = calibrate(f, round)
+	}
+	per := make([][]float64, len(fs))
+	for r := 0; r < rounds; r++ {
+		for j := range fs {
+			i := (j + r) % len(fs)
+			before(i)
+			start := time.Now()
+			for range counts[i] {
+				fs[i]()
+			}
+			per[i] = append(per[i], float64(time.Since(start).Nanoseconds())/float64(counts[i]))
+		}
+	}
+	med := make([]float64, len(fs))
+	for i, p := range per {
+		slices.Sort(p)
+		med[i] = p[len(p)/2]
+	}
+	return med
 }

@@ -260,11 +260,7 @@ func baseOps() []Op {
 // Prepare readies impl for a timing run at size n: lanes implementations
 // make their level active; the inputs have op.Elems(n) elements if set.
 func Prepare(op Op, im Impl, n int) *Inputs {
-	if im.IsLanes {
-		if _, err := dispatch.SetLevel(im.Level); err != nil {
-			panic(err)
-		}
-	}
+	Activate(im)
 	if op.Elems != nil {
 		n = op.Elems(n)
 	}
@@ -272,6 +268,15 @@ func Prepare(op Op, im Impl, n int) *Inputs {
 		return NewInputsF64(n)
 	}
 	return NewInputs(n)
+}
+
+// Activate makes a lanes implementation's level active (others need nothing).
+func Activate(im Impl) {
+	if im.IsLanes {
+		if _, err := dispatch.SetLevel(im.Level); err != nil {
+			panic(err)
+		}
+	}
 }
 
 // float is the element types of the naive loops, which serve both suites.

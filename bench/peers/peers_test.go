@@ -125,3 +125,19 @@ func TestGCCAnchor(t *testing.T) {
 		}
 	}
 }
+
+func TestMeasureAll(t *testing.T) {
+	calls, befores := make([]int, 3), make([]int, 3)
+	var fs []func()
+	for i := range calls {
+		fs = append(fs, func() { calls[i]++ })
+	}
+	ns := MeasureAll(fs, func(i int) { befores[i]++ }, 0, 4)
+	for i := range calls {
+		// One before the calibration and one a round; at least the warm-up,
+		// one calibration call and one call a round.
+		if befores[i] != 5 || calls[i] < 6 || ns[i] < 0 || math.IsNaN(ns[i]) {
+			t.Fatalf("f%d: %d calls, %d befores, %v ns", i, calls[i], befores[i], ns[i])
+		}
+	}
+}

@@ -33,7 +33,7 @@ func main() {
 		opsFlag   = flag.String("ops", "", "comma-separated ops to run (default: all)")
 		sizesFlag = flag.String("sizes", "1000,10000,100000,1000000,10000000", "comma-separated lengths")
 		round     = flag.Duration("round", 20*time.Millisecond, "time of one measuring round")
-		rounds    = flag.Int("rounds", 5, "rounds per cell; the median is reported")
+		rounds    = flag.Int("rounds", 5, "rounds per cell, each implementation of a row once a round, interleaved; the median is reported")
 		statOut   = flag.String("benchstat", "", "also write the figures in Go benchmark format to this file")
 		gccFlag   = flag.Bool("gcc", true, "time the C loops built with gcc -O3 -march=native -ffast-math, when gcc is on PATH")
 		gemmFlag  = flag.String("gemm", "128,512,1024", "comma-separated n of the n×n×n Sgemm table (\"\" skips it)")
@@ -72,7 +72,7 @@ func main() {
 	}
 
 	fmt.Print(dispatch.Report())
-	fmt.Printf("\nns per call, median of %d rounds of %v; ratios are peer time / lanes time at the best level (>1: lanes faster)\n", *rounds, *round)
+	fmt.Printf("\nns per call, median of %d rounds of %v, the implementations of a row interleaved round by round (gcc's loops in a child process after them); ratios are peer time / lanes time at the best level (>1: lanes faster)\n", *rounds, *round)
 	best := "lanes-" + dispatch.Detected().String()
 	prev := dispatch.Active()
 	defer dispatch.SetLevel(prev)
@@ -165,9 +165,15 @@ func runOp(op peers.Op, sizes []int, best string, withGCC bool, round time.Durat
 	for _, n := range sizes {
 		ns := map[string]float64{}
 		row := []string{strconv.Itoa(n)}
-		for _, im := range op.Impls {
-			in := peers.Prepare(op, im, n)
-			t := peers.Measure(func() { im.Run(in) }, round, rounds)
+		// All implementations on the same inputs, timed interleaved.
+		in := peers.Prepare(op, op.Impls[0], n)
+		fs := make([]func(), len(op.Impls))
+		for i, im := range op.Impls {
+			fs[i] = func() { im.Run(in) }
+		}
+		ts := peers.MeasureAll(fs, func(i int) { peers.Activate(op.Impls[i]) }, round, rounds)
+		for i, im := range op.Impls {
+			t := ts[i]
 			ns[im.Name] = t
 			row = append(row, peers.FormatNs(t))
 			fmt.Fprintf(stat, "Benchmark%s/%s/%d-%d\t%d\t%.2f ns/op\t%.2f MB/s\n",
