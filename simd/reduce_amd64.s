@@ -860,17 +860,13 @@ blocks:
 	CMPQ     CX, $0x00000040
 	JB       vectors
 	VCMPPS   $0x00, (SI), Z15, K4
-	KORTESTW K4, K4
-	JNE      found0
 	VCMPPS   $0x00, 64(SI), Z15, K5
-	KORTESTW K5, K5
-	JNE      found1
 	VCMPPS   $0x00, 128(SI), Z15, K6
-	KORTESTW K6, K6
-	JNE      found2
 	VCMPPS   $0x00, 192(SI), Z15, K7
-	KORTESTW K7, K7
-	JNE      found3
+	KORW     K4, K5, K1
+	KORW     K6, K7, K2
+	KORTESTW K1, K2
+	JNE      blockhit
 	ADDQ     $0x00000100, SI
 	SUBQ     $0x00000040, CX
 	JMP      blocks
@@ -880,10 +876,10 @@ vectors:
 	JB       left1
 	VCMPPS   $0x00, (SI), Z15, K4
 	KORTESTW K4, K4
-	JNE      found4
+	JNE      found0
 	VCMPPS   $0x00, 64(SI), Z15, K5
 	KORTESTW K5, K5
-	JNE      found5
+	JNE      found1
 	ADDQ     $0x00000080, SI
 	SUBQ     $0x00000020, CX
 
@@ -892,7 +888,7 @@ left1:
 	JB       tail
 	VCMPPS   $0x00, (SI), Z15, K4
 	KORTESTW K4, K4
-	JNE      found6
+	JNE      found2
 	ADDQ     $0x00000040, SI
 	SUBQ     $0x00000010, CX
 
@@ -906,13 +902,23 @@ tail:
 	VMOVUPS.Z (SI), K1, Z8
 	VCMPPS    $0x00, Z8, Z15, K1, K4
 	KORTESTW  K4, K4
-	JNE       found7
+	JNE       found3
 
 done:
 	VZEROUPPER
 	MOVQ $-1, AX
 	MOVQ AX, ret+32(FP)
 	RET
+
+blockhit:
+	KORTESTW K4, K4
+	JNE      found4
+	KORTESTW K5, K5
+	JNE      found5
+	KORTESTW K6, K6
+	JNE      found6
+	KORTESTW K7, K7
+	JNE      found7
 
 found0:
 	KMOVW K4, AX
@@ -927,15 +933,15 @@ found1:
 	JMP   ret
 
 found2:
-	KMOVW K6, AX
+	KMOVW K4, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000020, AX
+	ADDQ  $0x00000000, AX
 	JMP   ret
 
 found3:
-	KMOVW K7, AX
+	KMOVW K4, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000030, AX
+	ADDQ  $0x00000000, AX
 	JMP   ret
 
 found4:
@@ -951,15 +957,15 @@ found5:
 	JMP   ret
 
 found6:
-	KMOVW K4, AX
+	KMOVW K6, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000000, AX
+	ADDQ  $0x00000020, AX
 	JMP   ret
 
 found7:
-	KMOVW K4, AX
+	KMOVW K7, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000000, AX
+	ADDQ  $0x00000030, AX
 
 ret:
 	VZEROUPPER
@@ -981,20 +987,16 @@ blocks:
 	JB       vectors
 	VMOVUPS  (SI), Z8
 	VCMPPS   $0x03, Z8, Z8, K4
-	KORTESTW K4, K4
-	JNE      found0
 	VMOVUPS  64(SI), Z9
 	VCMPPS   $0x03, Z9, Z9, K5
-	KORTESTW K5, K5
-	JNE      found1
 	VMOVUPS  128(SI), Z10
 	VCMPPS   $0x03, Z10, Z10, K6
-	KORTESTW K6, K6
-	JNE      found2
 	VMOVUPS  192(SI), Z11
 	VCMPPS   $0x03, Z11, Z11, K7
-	KORTESTW K7, K7
-	JNE      found3
+	KORW     K4, K5, K1
+	KORW     K6, K7, K2
+	KORTESTW K1, K2
+	JNE      blockhit
 	ADDQ     $0x00000100, SI
 	SUBQ     $0x00000040, CX
 	JMP      blocks
@@ -1005,11 +1007,11 @@ vectors:
 	VMOVUPS  (SI), Z8
 	VCMPPS   $0x03, Z8, Z8, K4
 	KORTESTW K4, K4
-	JNE      found4
+	JNE      found0
 	VMOVUPS  64(SI), Z9
 	VCMPPS   $0x03, Z9, Z9, K5
 	KORTESTW K5, K5
-	JNE      found5
+	JNE      found1
 	ADDQ     $0x00000080, SI
 	SUBQ     $0x00000020, CX
 
@@ -1019,7 +1021,7 @@ left1:
 	VMOVUPS  (SI), Z8
 	VCMPPS   $0x03, Z8, Z8, K4
 	KORTESTW K4, K4
-	JNE      found6
+	JNE      found2
 	ADDQ     $0x00000040, SI
 	SUBQ     $0x00000010, CX
 
@@ -1033,13 +1035,23 @@ tail:
 	VMOVUPS.Z (SI), K1, Z8
 	VCMPPS    $0x03, Z8, Z8, K1, K4
 	KORTESTW  K4, K4
-	JNE       found7
+	JNE       found3
 
 done:
 	VZEROUPPER
 	MOVQ $-1, AX
 	MOVQ AX, ret+24(FP)
 	RET
+
+blockhit:
+	KORTESTW K4, K4
+	JNE      found4
+	KORTESTW K5, K5
+	JNE      found5
+	KORTESTW K6, K6
+	JNE      found6
+	KORTESTW K7, K7
+	JNE      found7
 
 found0:
 	KMOVW K4, AX
@@ -1054,15 +1066,15 @@ found1:
 	JMP   ret
 
 found2:
-	KMOVW K6, AX
+	KMOVW K4, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000020, AX
+	ADDQ  $0x00000000, AX
 	JMP   ret
 
 found3:
-	KMOVW K7, AX
+	KMOVW K4, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000030, AX
+	ADDQ  $0x00000000, AX
 	JMP   ret
 
 found4:
@@ -1078,15 +1090,15 @@ found5:
 	JMP   ret
 
 found6:
-	KMOVW K4, AX
+	KMOVW K6, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000000, AX
+	ADDQ  $0x00000020, AX
 	JMP   ret
 
 found7:
-	KMOVW K4, AX
+	KMOVW K7, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000000, AX
+	ADDQ  $0x00000030, AX
 
 ret:
 	VZEROUPPER
@@ -2735,17 +2747,13 @@ blocks:
 	CMPQ     CX, $0x00000020
 	JB       vectors
 	VCMPPD   $0x00, (SI), Z15, K4
-	KORTESTW K4, K4
-	JNE      found0
 	VCMPPD   $0x00, 64(SI), Z15, K5
-	KORTESTW K5, K5
-	JNE      found1
 	VCMPPD   $0x00, 128(SI), Z15, K6
-	KORTESTW K6, K6
-	JNE      found2
 	VCMPPD   $0x00, 192(SI), Z15, K7
-	KORTESTW K7, K7
-	JNE      found3
+	KORW     K4, K5, K1
+	KORW     K6, K7, K2
+	KORTESTW K1, K2
+	JNE      blockhit
 	ADDQ     $0x00000100, SI
 	SUBQ     $0x00000020, CX
 	JMP      blocks
@@ -2755,10 +2763,10 @@ vectors:
 	JB       left1
 	VCMPPD   $0x00, (SI), Z15, K4
 	KORTESTW K4, K4
-	JNE      found4
+	JNE      found0
 	VCMPPD   $0x00, 64(SI), Z15, K5
 	KORTESTW K5, K5
-	JNE      found5
+	JNE      found1
 	ADDQ     $0x00000080, SI
 	SUBQ     $0x00000010, CX
 
@@ -2767,7 +2775,7 @@ left1:
 	JB       tail
 	VCMPPD   $0x00, (SI), Z15, K4
 	KORTESTW K4, K4
-	JNE      found6
+	JNE      found2
 	ADDQ     $0x00000040, SI
 	SUBQ     $0x00000008, CX
 
@@ -2781,13 +2789,23 @@ tail:
 	VMOVUPD.Z (SI), K1, Z8
 	VCMPPD    $0x00, Z8, Z15, K1, K4
 	KORTESTW  K4, K4
-	JNE       found7
+	JNE       found3
 
 done:
 	VZEROUPPER
 	MOVQ $-1, AX
 	MOVQ AX, ret+32(FP)
 	RET
+
+blockhit:
+	KORTESTW K4, K4
+	JNE      found4
+	KORTESTW K5, K5
+	JNE      found5
+	KORTESTW K6, K6
+	JNE      found6
+	KORTESTW K7, K7
+	JNE      found7
 
 found0:
 	KMOVW K4, AX
@@ -2802,15 +2820,15 @@ found1:
 	JMP   ret
 
 found2:
-	KMOVW K6, AX
+	KMOVW K4, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000010, AX
+	ADDQ  $0x00000000, AX
 	JMP   ret
 
 found3:
-	KMOVW K7, AX
+	KMOVW K4, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000018, AX
+	ADDQ  $0x00000000, AX
 	JMP   ret
 
 found4:
@@ -2826,15 +2844,15 @@ found5:
 	JMP   ret
 
 found6:
-	KMOVW K4, AX
+	KMOVW K6, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000000, AX
+	ADDQ  $0x00000010, AX
 	JMP   ret
 
 found7:
-	KMOVW K4, AX
+	KMOVW K7, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000000, AX
+	ADDQ  $0x00000018, AX
 
 ret:
 	VZEROUPPER
@@ -2856,20 +2874,16 @@ blocks:
 	JB       vectors
 	VMOVUPD  (SI), Z8
 	VCMPPD   $0x03, Z8, Z8, K4
-	KORTESTW K4, K4
-	JNE      found0
 	VMOVUPD  64(SI), Z9
 	VCMPPD   $0x03, Z9, Z9, K5
-	KORTESTW K5, K5
-	JNE      found1
 	VMOVUPD  128(SI), Z10
 	VCMPPD   $0x03, Z10, Z10, K6
-	KORTESTW K6, K6
-	JNE      found2
 	VMOVUPD  192(SI), Z11
 	VCMPPD   $0x03, Z11, Z11, K7
-	KORTESTW K7, K7
-	JNE      found3
+	KORW     K4, K5, K1
+	KORW     K6, K7, K2
+	KORTESTW K1, K2
+	JNE      blockhit
 	ADDQ     $0x00000100, SI
 	SUBQ     $0x00000020, CX
 	JMP      blocks
@@ -2880,11 +2894,11 @@ vectors:
 	VMOVUPD  (SI), Z8
 	VCMPPD   $0x03, Z8, Z8, K4
 	KORTESTW K4, K4
-	JNE      found4
+	JNE      found0
 	VMOVUPD  64(SI), Z9
 	VCMPPD   $0x03, Z9, Z9, K5
 	KORTESTW K5, K5
-	JNE      found5
+	JNE      found1
 	ADDQ     $0x00000080, SI
 	SUBQ     $0x00000010, CX
 
@@ -2894,7 +2908,7 @@ left1:
 	VMOVUPD  (SI), Z8
 	VCMPPD   $0x03, Z8, Z8, K4
 	KORTESTW K4, K4
-	JNE      found6
+	JNE      found2
 	ADDQ     $0x00000040, SI
 	SUBQ     $0x00000008, CX
 
@@ -2908,13 +2922,23 @@ tail:
 	VMOVUPD.Z (SI), K1, Z8
 	VCMPPD    $0x03, Z8, Z8, K1, K4
 	KORTESTW  K4, K4
-	JNE       found7
+	JNE       found3
 
 done:
 	VZEROUPPER
 	MOVQ $-1, AX
 	MOVQ AX, ret+24(FP)
 	RET
+
+blockhit:
+	KORTESTW K4, K4
+	JNE      found4
+	KORTESTW K5, K5
+	JNE      found5
+	KORTESTW K6, K6
+	JNE      found6
+	KORTESTW K7, K7
+	JNE      found7
 
 found0:
 	KMOVW K4, AX
@@ -2929,15 +2953,15 @@ found1:
 	JMP   ret
 
 found2:
-	KMOVW K6, AX
+	KMOVW K4, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000010, AX
+	ADDQ  $0x00000000, AX
 	JMP   ret
 
 found3:
-	KMOVW K7, AX
+	KMOVW K4, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000018, AX
+	ADDQ  $0x00000000, AX
 	JMP   ret
 
 found4:
@@ -2953,15 +2977,15 @@ found5:
 	JMP   ret
 
 found6:
-	KMOVW K4, AX
+	KMOVW K6, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000000, AX
+	ADDQ  $0x00000010, AX
 	JMP   ret
 
 found7:
-	KMOVW K4, AX
+	KMOVW K7, AX
 	BSFL  AX, AX
-	ADDQ  $0x00000000, AX
+	ADDQ  $0x00000018, AX
 
 ret:
 	VZEROUPPER
