@@ -76,7 +76,8 @@ func GCC() (map[string]bool, error) {
 	return b.ops, b.err
 }
 
-// GCCCleanup removes the C anchor's binary and source.
+// GCCCleanup removes the C anchor's binary and source; the process calls
+// it when done with the anchor (GCCTime fails after it).
 func GCCCleanup() {
 	if gccBuild.dir != "" {
 		os.RemoveAll(gccBuild.dir)
