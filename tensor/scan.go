@@ -1,0 +1,107 @@
+package tensor
+
+import "fmt"
+
+// The scans and the sorts work along one axis on the CPU: x is viewed
+// with that axis last (a contiguous copy when that view is not
+// contiguous), each row is processed on its own, and the result is
+// written back in x's shape. A device tensor makes them panic naming the
+// op and the device.
+
+// alongRows returns x's elements with axis moved last, as contiguous rows
+// of x.shape[axis] elements. The slice may be x's storage: it must not be
+// written.
+func alongRows(op string, x *Tensor, axis int) []float32 {
+	x.hostOnly(op)
+	return moveAxisLast(x, axis).hostData(op)
+}
+
+// fromRows returns a new tensor of shape holding rows, laid out as
+// alongRows gives them (axis last); rows is used as the storage when axis
+// is the last one.
+func fromRows(op string, rows []float32, shape []int, axis int) *Tensor {
+	if axis == len(shape)-1 {
+		return FromSlice(rows, shape...)
+	}
+	dst := alloc(op, shape)
+	perm := make([]int, 0, len(shape))
+	for i, d := range shape {
+		if i != axis {
+			perm = append(perm, d)
+		}
+	}
+	cpuKernels{}.CopyInto(moveAxisLast(dst, axis), FromSlice(rows, append(perm, shape[axis])...))
+	return dst
+}
+
+// intoFrom copies src into dst (of src's shape) for an ...Into form, and
+// returns dst.
+func intoFrom(op string, dst, src *Tensor) *Tensor {
+	checkNil(op, "dst", dst)
+	if !sameShapeInts(dst.shape, src.shape) {
+		panic(fmt.Sprintf("tensor: %s: dst shape %v, want %v", op, dst.shape, src.shape))
+	}
+	return copyInto(op, dst, src)
+}
+
+func sameShapeInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// CumSum returns the cumulative sums of x along axis (negative counts
+// from the end), as torch.cumsum: y[..., i, ...] = Σ_{j ≤ i} x[..., j, ...].
+// Each prefix is accumulated in float64 and rounded once, so every output
+// is within half an ulp of the exact prefix sum plus i·2⁻⁵³·Σ_{j≤i}|x_j|
+// however long the axis (a float32 running sum would drift by up to
+// i·2⁻²⁴ of it). NaN and Inf propagate as in IEEE arithmetic.
+func CumSum(x *Tensor, axis int) *Tensor { return scan("CumSum", x, axis, false) }
+
+// CumSumInto sets dst, of x's shape, to CumSum(x, axis) and returns dst.
+func CumSumInto(dst, x *Tensor, axis int) *Tensor {
+	return intoFrom("CumSumInto", dst, scan("CumSumInto", x, axis, false))
+}
+
+// CumProd returns the cumulative products of x along axis, as
+// torch.cumprod: y[..., i, ...] = Π_{j ≤ i} x[..., j, ...], accumulated
+// in float64 and rounded once (within half an ulp of the exact prefix
+// product plus a relative i·2⁻⁵³).
+func CumProd(x *Tensor, axis int) *Tensor { return scan("CumProd", x, axis, true) }
+
+// CumProdInto sets dst, of x's shape, to CumProd(x, axis) and returns dst.
+func CumProdInto(dst, x *Tensor, axis int) *Tensor {
+	return intoFrom("CumProdInto", dst, scan("CumProdInto", x, axis, true))
+}
+
+func scan(op string, x *Tensor, axis int, prod bool) *Tensor {
+	checkNil(op, "x", x)
+	axis = x.axis(op, axis)
+	n := x.shape[axis]
+	if x.Len() == 0 {
+		return alloc(op, x.shape)
+	}
+	src := alongRows(op, x, axis)
+	out := make([]float32, len(src))
+	for r := 0; r < len(src); r += n {
+		acc := 0.0
+		if prod {
+			acc = 1
+		}
+		for i, v := range src[r : r+n] {
+			if prod {
+				acc *= float64(v)
+			} else {
+				acc += float64(v)
+			}
+			out[r+i] = float32(acc)
+		}
+	}
+	return fromRows(op, out, x.shape, axis)
+}
