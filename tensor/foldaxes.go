@@ -85,13 +85,14 @@ func prod64(row []float32) float64 {
 // [3e30, 4e30] is 5e30 and of [3e-30, 4e-30] 5e-30, within an ulp; other
 // finite p scale the elements by max|x| first, so neither overflows
 // needlessly (within a few ulps for moderate n). The norm of no element is
-// 0 for p ≥ 0; for p < 0 (there is no identity) it panics, as for a NaN p.
+// 0 for finite p ≥ 0; for p = ±Inf and p < 0 (no identity) it panics, as
+// PyTorch raises, and so does a NaN p.
 func Norm(x *Tensor, p float64, keepdims bool, axes ...int) *Tensor {
 	const op = "Norm"
 	if math.IsNaN(p) {
 		panic(fmt.Sprintf("tensor: %s: order p = NaN (x of shape %v)", op, shapeOf(x)))
 	}
-	return foldAxes(op, x, axes, keepdims, p >= 0, func(row []float32) float64 { return vectorNorm(row, p) })
+	return foldAxes(op, x, axes, keepdims, p >= 0 && !math.IsInf(p, 1), func(row []float32) float64 { return vectorNorm(row, p) })
 }
 
 // shapeOf returns t's shape for a message, nil for a nil t.
