@@ -15,6 +15,12 @@ import (
 func Flip(x *Tensor, axes ...int) *Tensor {
 	const op = "Flip"
 	checkNil(op, "x", x)
+	if len(x.shape) == 0 { // PyTorch accepts axis 0 (or -1) of a 0-d x
+		for _, a := range axes {
+			asLine(op, x, a)
+		}
+		return x.Clone()
+	}
 	resolved := distinctAxes(op, x, axes)
 	y := x
 	for _, a := range resolved {

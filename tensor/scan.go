@@ -60,7 +60,8 @@ func sameShapeInts(a, b []int) bool {
 // from the end), as torch.cumsum: y[..., i, ...] = Σ_{j ≤ i} x[..., j, ...].
 // Each prefix is accumulated in float64 and rounded once, so every output
 // is within half an ulp of the exact prefix sum plus i·2⁻⁵³·Σ_{j≤i}|x_j|
-// however long the axis (a float32 running sum would drift by up to
+// however long the axis (a 0-d x is a line of one element along axis 0
+// or -1) (a float32 running sum would drift by up to
 // i·2⁻²⁴ of it). NaN and Inf propagate as in IEEE arithmetic.
 func CumSum(x *Tensor, axis int) *Tensor { return scan("CumSum", x, axis, false) }
 
@@ -81,7 +82,9 @@ func CumProdInto(dst, x *Tensor, axis int) *Tensor {
 }
 
 func scan(op string, x *Tensor, axis int, prod bool) *Tensor {
-	checkNil(op, "x", x)
+	if x1, ok := asLine(op, x, axis); ok {
+		return scan(op, x1, 0, prod).Reshape()
+	}
 	axis = x.axis(op, axis)
 	n := x.shape[axis]
 	if x.Len() == 0 {

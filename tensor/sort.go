@@ -11,7 +11,8 @@ import (
 // indices would round, makes them panic. They order elements as
 // torch.sort does: ascending by value, -0 equal to +0, NaN greater than
 // +Inf (and NaNs equal to each other); equal elements keep their order
-// along the axis (a stable sort), in both directions.
+// along the axis (a stable sort), in both directions. A 0-d x is sorted
+// as a line of one element along axis 0 or -1, as PyTorch.
 
 // compareNaNLast is the order of the sorts: cmp.Compare's, NaN greater
 // than every number.
@@ -25,6 +26,20 @@ func compareNaNLast(a, b float32) int {
 		return -1
 	}
 	return cmp.Compare(a, b) // -0 == +0
+}
+
+// asLine returns x viewed as [1] when it is 0-d and axis is 0 or -1,
+// which PyTorch's sorts and scans accept for a 0-d tensor, and true; else
+// x and false (any other axis of a 0-d x panics).
+func asLine(op string, x *Tensor, axis int) (*Tensor, bool) {
+	checkNil(op, "x", x)
+	if len(x.shape) != 0 {
+		return x, false
+	}
+	if axis != 0 && axis != -1 {
+		panic(fmt.Sprintf("tensor: %s: axis %d out of range for shape []", op, axis))
+	}
+	return x.Reshape(1), true
 }
 
 // sortAxis checks x and axis for op and returns the axis resolved.
@@ -67,6 +82,10 @@ func sortRows(src []float32, n int, descending bool, f func(r int, row []float32
 // elements keep their order.
 func Sort(x *Tensor, axis int, descending bool) (values, indices *Tensor) {
 	const op = "Sort"
+	if x1, ok := asLine(op, x, axis); ok {
+		v, i := Sort(x1, 0, descending)
+		return v.Reshape(), i.Reshape()
+	}
 	axis = sortAxis(op, x, axis)
 	return selectSorted(op, x, axis, x.shape[axis], descending)
 }
@@ -75,6 +94,9 @@ func Sort(x *Tensor, axis int, descending bool) (values, indices *Tensor) {
 // torch.argsort(x, dim=axis, descending=descending, stable=True).
 func ArgSort(x *Tensor, axis int, descending bool) *Tensor {
 	const op = "ArgSort"
+	if x1, ok := asLine(op, x, axis); ok {
+		return ArgSort(x1, 0, descending).Reshape()
+	}
 	axis = sortAxis(op, x, axis)
 	_, idx := selectSorted(op, x, axis, x.shape[axis], descending)
 	return idx
@@ -90,6 +112,10 @@ func ArgSort(x *Tensor, axis int, descending bool) *Tensor {
 // 0..x's dimension along axis.
 func TopK(x *Tensor, k, axis int, largest, sorted bool) (values, indices *Tensor) {
 	const op = "TopK"
+	if x1, ok := asLine(op, x, axis); ok && k == 1 {
+		v, i := TopK(x1, k, 0, largest, sorted)
+		return v.Reshape(), i.Reshape()
+	}
 	axis = sortAxis(op, x, axis)
 	if k < 0 || k > x.shape[axis] {
 		panic(fmt.Sprintf("tensor: %s: k = %d out of range for axis %d of shape %v", op, k, axis, x.shape))
@@ -127,6 +153,9 @@ func selectSorted(op string, x *Tensor, axis, k int, descending bool) (values, i
 // x.Reshape(-1) along 0. A zero-size axis panics (no identity).
 func Median(x *Tensor, axis int, keepdims bool) (values, indices *Tensor) {
 	const op = "Median"
+	if x1, ok := asLine(op, x, axis); ok {
+		return Median(x1, 0, false)
+	}
 	axis = sortAxis(op, x, axis)
 	n := x.shape[axis]
 	if n == 0 {

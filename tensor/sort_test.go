@@ -216,6 +216,19 @@ func TestSortTorch(t *testing.T) {
 
 func TestSortPanics(t *testing.T) {
 	expectPanic(t, "tensor: TopK: k = 4 out of range for axis 1 of shape [2 3]", func() { TopK(New(2, 3), 4, 1, true, true) })
-	expectPanic(t, "tensor: Sort: axis out of range for shape []", func() { Sort(Scalar(1), 0, false) })
+	expectPanic(t, "tensor: Sort: axis 1 out of range for shape []", func() { Sort(Scalar(1), 1, false) })
+	for _, axis := range []int{0, -1} { // 0-d: a line of one, as PyTorch
+		v, i := Sort(Scalar(3), axis, true)
+		mv, mi := Median(Scalar(3), axis, true)
+		tv, ti := TopK(Scalar(3), 1, axis, true, true)
+		for _, r := range []*Tensor{v, i, mv, mi, tv, ti, CumSum(Scalar(3), axis), CumProd(Scalar(3), axis), ArgSort(Scalar(3), axis, false), Flip(Scalar(3), axis)} {
+			if r.Dims() != 0 {
+				t.Errorf("0-d sort or scan: shape %v", r.Shape())
+			}
+		}
+		if v.Item() != 3 || i.Item() != 0 || mv.Item() != 3 || tv.Item() != 3 || ti.Item() != 0 || mi.Item() != 0 {
+			t.Errorf("0-d Sort %v %v, Median %v %v, TopK %v %v", v.Item(), i.Item(), mv.Item(), mi.Item(), tv.Item(), ti.Item())
+		}
+	}
 	expectPanic(t, "tensor: CumSumInto: dst shape [3 2], want [2 3]", func() { CumSumInto(New(3, 2), New(2, 3), 0) })
 }
