@@ -50,7 +50,9 @@ func (tp *Tape) Norm(x *Var, p float64, keepdims bool, axes ...int) *Var {
 		nd.axes, nd.saved[0] = keep, yk
 		// p as the sum of two float32s (48 bits of it).
 		nd.dims, nd.f[0] = foldNorm, float32(p)
-		nd.f[1] = float32(p - float64(nd.f[0]))
+		if !math.IsInf(p, 0) {
+			nd.f[1] = float32(p - float64(nd.f[0]))
+		}
 	}
 	return out
 }
