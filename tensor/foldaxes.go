@@ -51,9 +51,11 @@ func foldAxes(op string, x *Tensor, axes []int, keepdims, empty bool, f func(row
 		return dst
 	}
 	rows, n := foldRows(op, x, mask)
-	for i := range dst.data {
-		dst.data[i] = float32(f(rows[i*n : (i+1)*n]))
-	}
+	parallel(rowsJob(func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			dst.data[i] = float32(f(rows[i*n : (i+1)*n]))
+		}
+	}), dst.Len(), len(rows))
 	return dst
 }
 

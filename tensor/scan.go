@@ -8,6 +8,13 @@ import "fmt"
 // written back in x's shape. A device tensor makes them panic naming the
 // op and the device.
 
+// rowsJob runs a function over a range of rows: the ops of this file,
+// sort.go and foldaxes.go split their independent rows over the workers
+// with it (parallel: from par.SplitFrom elements of work).
+type rowsJob func(lo, hi int)
+
+func (f rowsJob) RunRange(lo, hi int) { f(lo, hi) }
+
 // alongRows returns x's elements with axis moved last, as contiguous rows
 // of x.shape[axis] elements. The slice may be x's storage: it must not be
 // written.
@@ -92,19 +99,21 @@ func scan(op string, x *Tensor, axis int, prod bool) *Tensor {
 	}
 	src := alongRows(op, x, axis)
 	out := make([]float32, len(src))
-	for r := 0; r < len(src); r += n {
-		acc := 0.0
-		if prod {
-			acc = 1
-		}
-		for i, v := range src[r : r+n] {
+	parallel(rowsJob(func(lo, hi int) {
+		for r := lo * n; r < hi*n; r += n {
+			acc := 0.0
 			if prod {
-				acc *= float64(v)
-			} else {
-				acc += float64(v)
+				acc = 1
 			}
-			out[r+i] = float32(acc)
+			for i, v := range src[r : r+n] {
+				if prod {
+					acc *= float64(v)
+				} else {
+					acc += float64(v)
+				}
+				out[r+i] = float32(acc)
+			}
 		}
-	}
+	}), len(src)/n, len(src))
 	return fromRows(op, out, x.shape, axis)
 }

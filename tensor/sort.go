@@ -1,8 +1,9 @@
 package tensor
 
 import (
-	"cmp"
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -13,20 +14,6 @@ import (
 // +Inf (and NaNs equal to each other); equal elements keep their order
 // along the axis (a stable sort), in both directions. A 0-d x is sorted
 // as a line of one element along axis 0 or -1, as PyTorch.
-
-// compareNaNLast is the order of the sorts: cmp.Compare's, NaN greater
-// than every number.
-func compareNaNLast(a, b float32) int {
-	switch an, bn := a != a, b != b; {
-	case an && bn:
-		return 0
-	case an:
-		return 1
-	case bn:
-		return -1
-	}
-	return cmp.Compare(a, b) // -0 == +0
-}
 
 // asLine returns x viewed as [1] when it is 0-d and axis is 0 or -1,
 // which PyTorch's sorts and scans accept for a 0-d tensor, and true; else
@@ -52,27 +39,52 @@ func sortAxis(op string, x *Tensor, axis int) int {
 	return axis
 }
 
+// sortKey maps v to a uint32 whose unsigned order is the sorts' order of
+// float32 values: -0 equal to +0, every NaN equal and above +Inf.
+func sortKey(v float32) uint32 {
+	if v != v {
+		return math.MaxUint32
+	}
+	if v == 0 {
+		v = 0 // -0 as +0
+	}
+	b := math.Float32bits(v)
+	if b>>31 != 0 {
+		return ^b
+	}
+	return b | 1<<31
+}
+
 // sortRows sorts each row of n elements of src (alongRows' layout) and
 // calls f with the row and its permutation (perm[i] the position in the
-// row of the i-th element in order), for each row r.
+// row of the i-th element in order), for each row r; rows are split over
+// the workers, so f must write only row r's outputs. Each element is
+// sorted as the key (sortKey, inverted for descending) << 32 | its
+// position: distinct keys, so any sort is the stable one.
 func sortRows(src []float32, n int, descending bool, f func(r int, row []float32, perm []int32)) {
 	if n == 0 {
 		return
 	}
-	perm := make([]int32, n)
-	for r := 0; r < len(src)/n; r++ {
-		row := src[r*n : (r+1)*n]
-		for i := range perm {
-			perm[i] = int32(i)
-		}
-		slices.SortStableFunc(perm, func(i, j int32) int {
-			if descending {
-				return compareNaNLast(row[j], row[i])
+	work := len(src) * (1 + bits.Len(uint(n)))
+	parallel(rowsJob(func(lo, hi int) {
+		keys := make([]uint64, n)
+		perm := make([]int32, n)
+		for r := lo; r < hi; r++ {
+			row := src[r*n : (r+1)*n]
+			for i, v := range row {
+				k := sortKey(v)
+				if descending {
+					k = ^k
+				}
+				keys[i] = uint64(k)<<32 | uint64(i)
 			}
-			return compareNaNLast(row[i], row[j])
-		})
-		f(r, row, perm)
-	}
+			slices.Sort(keys)
+			for i, k := range keys {
+				perm[i] = int32(uint32(k))
+			}
+			f(r, row, perm)
+		}
+	}), len(src)/n, work)
 }
 
 // Sort returns the elements of x sorted along axis (negative counts from

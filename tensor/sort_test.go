@@ -232,3 +232,27 @@ func TestSortPanics(t *testing.T) {
 	}
 	expectPanic(t, "tensor: CumSumInto: dst shape [3 2], want [2 3]", func() { CumSumInto(New(3, 2), New(2, 3), 0) })
 }
+
+func BenchmarkSort(b *testing.B) {
+	for _, n := range []int{64, 4096} {
+		x := RandN(rand.New(rand.NewPCG(1, 2)), 1<<20/n, n)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.SetBytes(int64(4 * x.Len()))
+			for b.Loop() {
+				Sort(x, -1, false)
+			}
+		})
+	}
+}
+
+func BenchmarkCumSum(b *testing.B) {
+	x := RandN(rand.New(rand.NewPCG(1, 2)), 1024, 1024)
+	for _, axis := range []int{0, 1} {
+		b.Run(fmt.Sprint("axis", axis), func(b *testing.B) {
+			b.SetBytes(int64(4 * x.Len()))
+			for b.Loop() {
+				CumSum(x, axis)
+			}
+		})
+	}
+}
