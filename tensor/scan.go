@@ -2,11 +2,13 @@ package tensor
 
 import "fmt"
 
-// The scans and the sorts work along one axis on the CPU: x is viewed
-// with that axis last (a contiguous copy when that view is not
-// contiguous), each row is processed on its own, and the result is
-// written back in x's shape. A device tensor makes them panic naming the
-// op and the device.
+// The scans and the sorts work along one axis on the CPU. The scans walk
+// x in its row-major order (a contiguous copy when x is not contiguous),
+// carrying a float64 accumulator per position across the axis; the sorts
+// view x with the axis last (again a contiguous copy when that view is
+// not contiguous), sort each row on its own, and write the result back in
+// x's shape. A device tensor makes them panic naming the op and the
+// device.
 
 // rowsJob runs a function over a range of rows: the ops of this file,
 // sort.go and foldaxes.go split their independent rows over the workers
@@ -88,32 +90,72 @@ func CumProdInto(dst, x *Tensor, axis int) *Tensor {
 	return intoFrom("CumProdInto", dst, scan("CumProdInto", x, axis, true))
 }
 
+// scanBlock is the number of columns a scan along an inner axis carries
+// at once (one float64 accumulator each).
+const scanBlock = 256
+
+// scan is CumSum (prod: CumProd) of x along axis, in x's row-major
+// order: x as [outer, n, inner] (n along axis), each column of inner
+// elements accumulated down the n rows, in blocks of scanBlock columns
+// split over the workers (rows of n elements when inner is 1).
 func scan(op string, x *Tensor, axis int, prod bool) *Tensor {
 	if x1, ok := asLine(op, x, axis); ok {
 		return scan(op, x1, 0, prod).Reshape()
 	}
 	axis = x.axis(op, axis)
-	n := x.shape[axis]
+	x.hostOnly(op)
 	if x.Len() == 0 {
 		return alloc(op, x.shape)
 	}
-	src := alongRows(op, x, axis)
+	src := x.hostData(op)
+	n, inner := x.shape[axis], 1
+	for _, d := range x.shape[axis+1:] {
+		inner *= d
+	}
+	outer := len(src) / (n * inner)
+	start := 0.0
+	if prod {
+		start = 1
+	}
 	out := make([]float32, len(src))
-	parallel(rowsJob(func(lo, hi int) {
-		for r := lo * n; r < hi*n; r += n {
-			acc := 0.0
-			if prod {
-				acc = 1
-			}
-			for i, v := range src[r : r+n] {
-				if prod {
-					acc *= float64(v)
-				} else {
-					acc += float64(v)
+	if inner == 1 {
+		parallel(rowsJob(func(lo, hi int) {
+			for r := lo * n; r < hi*n; r += n {
+				acc := start
+				for i, v := range src[r : r+n] {
+					if prod {
+						acc *= float64(v)
+					} else {
+						acc += float64(v)
+					}
+					out[r+i] = float32(acc)
 				}
-				out[r+i] = float32(acc)
+			}
+		}), outer, len(src))
+		return FromSlice(out, x.shape...)
+	}
+	blocks := (inner + scanBlock - 1) / scanBlock
+	parallel(rowsJob(func(lo, hi int) {
+		var acc [scanBlock]float64
+		for j := lo; j < hi; j++ {
+			o, c0 := j/blocks, j%blocks*scanBlock
+			a := acc[:min(scanBlock, inner-c0)]
+			for c := range a {
+				a[c] = start
+			}
+			for i := range n {
+				base := (o*n+i)*inner + c0
+				xs, ys := src[base:base+len(a)], out[base:base+len(a)]
+				for c, v := range xs {
+					if prod {
+						a[c] *= float64(v)
+					} else {
+						a[c] += float64(v)
+					}
+					ys[c] = float32(a[c])
+				}
 			}
 		}
-	}), len(src)/n, len(src))
-	return fromRows(op, out, x.shape, axis)
+	}), outer*blocks, len(src))
+	return FromSlice(out, x.shape...)
 }
