@@ -5,9 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lanesgo/lanes/tensor"
+	"github.com/lanesgo/lanes/tensor/tensortest"
 )
 
 // sortOpGradCases are the gradient checks of sortops.go and
@@ -163,5 +165,84 @@ func TestScatterDuplicateGrad(t *testing.T) {
 	tp.Backward(tp.Sum(tp.Mul(y, tp.Const(tensor.FromSlice([]float32{1, 2, 3}, 3)))))
 	if !slices.Equal(d.Grad().Data(), []float32{1, 0, 3}) || !slices.Equal(s.Grad().Data(), []float32{2, 2}) {
 		t.Errorf("gradients %v %v, want [1 0 3] [2 2]", d.Grad().Data(), s.Grad().Data())
+	}
+}
+
+// TestReorderOpsOnDevice runs Flip, Roll and Tile (forward and backward)
+// on the stand-in device against the host, and checks that a CPU-only op
+// given a device Var panics naming package tensor's op.
+func TestReorderOpsOnDevice(t *testing.T) {
+	tensortest.Register(t, testDev)
+	r := rand.New(rand.NewPCG(24, 26))
+	h := tensor.RandN(r, 3, 4, 2)
+	for _, c := range []struct {
+		name string
+		f    func(tp *Tape, x *Var) *Var
+	}{
+		{"Flip", func(tp *Tape, x *Var) *Var { return tp.Flip(x, 0, -1) }},
+		{"Roll", func(tp *Tape, x *Var) *Var { return tp.Roll(x, []int{2, -1}, 1, 0) }},
+		{"Roll/flat", func(tp *Tape, x *Var) *Var { return tp.Roll(x, []int{5}) }},
+		{"Tile", func(tp *Tape, x *Var) *Var { return tp.Tile(x, 2, 1, 2, 1) }},
+	} {
+		var vals, grads [2][]float32
+		for i, dev := range []tensor.Device{tensor.CPU, testDev} {
+			x := NewParam(onDev(t, h, dev))
+			tp := NewTape()
+			y := c.f(tp, x)
+			if y.Value().Device() != dev {
+				t.Fatalf("%s: value on %v, want %v", c.name, y.Value().Device(), dev)
+			}
+			proj := onDev(t, tensor.RandN(rand.New(rand.NewPCG(1, 1)), y.Value().Shape()...), dev)
+			tp.Backward(tp.Sum(tp.Mul(y, tp.Const(proj))))
+			vals[i], grads[i] = hostOf(t, y.Value()), hostOf(t, x.Grad())
+		}
+		if !slices.Equal(vals[0], vals[1]) || relErr(grads[1], grads[0]) > 1e-6 {
+			t.Errorf("%s: the device's value or gradient differs from the host's", c.name)
+		}
+	}
+	x := NewParam(onDev(t, h, testDev))
+	defer func() {
+		if msg, _ := recover().(string); !strings.HasPrefix(msg, "tensor: Prod: tensor of shape [3 4 2] is on") {
+			t.Errorf("Prod of a device Var: panic %q", msg)
+		}
+	}()
+	NewTape().Prod(x, false)
+}
+
+// TestSortOpsZeroSize runs each op and its backward on operands with no
+// element (or results with none): the gradients have the operands' shapes.
+func TestSortOpsZeroSize(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		shape []int
+		f     func(tp *Tape, x *Var) *Var
+	}{
+		{"Prod", []int{0, 3}, func(tp *Tape, x *Var) *Var { return tp.Prod(x, false, 0) }},
+		{"Prod/empty", []int{3, 0}, func(tp *Tape, x *Var) *Var { return tp.Prod(x, true, 0) }},
+		{"Norm", []int{0, 3}, func(tp *Tape, x *Var) *Var { return tp.Norm(x, 2, false, 0) }},
+		{"CumSum", []int{2, 0}, func(tp *Tape, x *Var) *Var { return tp.CumSum(x, 1) }},
+		{"CumProd", []int{0, 2}, func(tp *Tape, x *Var) *Var { return tp.CumProd(x, 0) }},
+		{"Sort", []int{3, 0}, func(tp *Tape, x *Var) *Var { v, _ := tp.Sort(x, 1, false); return v }},
+		{"TopK", []int{3, 4}, func(tp *Tape, x *Var) *Var { v, _ := tp.TopK(x, 0, 1, true, true); return v }},
+		{"Median", []int{0, 4}, func(tp *Tape, x *Var) *Var { v, _ := tp.Median(x, 1, false); return v }},
+		{"Flip", []int{0, 4}, func(tp *Tape, x *Var) *Var { return tp.Flip(x, 0, 1) }},
+		{"Roll", []int{0, 4}, func(tp *Tape, x *Var) *Var { return tp.Roll(x, []int{1}, 0) }},
+		{"Tile", []int{2, 3}, func(tp *Tape, x *Var) *Var { return tp.Tile(x, 0, 1) }},
+		{"MaskedSelect", []int{2, 3}, func(tp *Tape, x *Var) *Var { return tp.MaskedSelect(x, tensor.Zeros(2, 3)) }},
+	} {
+		x := NewParam(tensor.Ones(c.shape...))
+		tp := NewTape()
+		tp.Backward(tp.Sum(c.f(tp, x)))
+		g := x.Grad()
+		if g == nil || !slices.Equal(g.Shape(), c.shape) {
+			t.Errorf("%s: gradient %v, want shape %v", c.name, g, c.shape)
+			continue
+		}
+		for _, v := range g.Data() {
+			if v != 0 && c.name != "Prod/empty" {
+				t.Errorf("%s: gradient %v, want zeros", c.name, g.Data())
+				break
+			}
+		}
 	}
 }
