@@ -246,3 +246,23 @@ func TestSortOpsZeroSize(t *testing.T) {
 		}
 	}
 }
+
+// sortOpOperandCases are operandCases for the operations of sortops.go
+// and reorderops.go (p makes a parameter of a shape).
+func sortOpOperandCases(p func(shape ...int) *Var) []operandCase {
+	return []operandCase{
+		{"Prod", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.Prod(v, false, 1) }},
+		{"Norm", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.Norm(v, 2, false) }},
+		{"CumSum", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.CumSum(v, 1) }},
+		{"CumProd", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.CumProd(v, 0) }},
+		{"Sort", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.Sort(v, 1, false) }},
+		{"TopK", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.TopK(v, 1, 1, true, true) }},
+		{"Median", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.Median(v, 1, false) }},
+		{"Flip", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.Flip(v, 0) }},
+		{"Roll", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.Roll(v, []int{1}) }},
+		{"Tile", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.Tile(v, 2) }},
+		{"MaskedSelect", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.MaskedSelect(v, tensor.New(3)) }},
+		{"Scatter", "dst", []int{2, 3}, func(tp *Tape, v *Var) { tp.Scatter(v, 0, tensor.New(1, 3), p(1, 3)) }},
+		{"Scatter", "src", []int{1, 3}, func(tp *Tape, v *Var) { tp.Scatter(p(2, 3), 0, tensor.New(1, 3), v) }},
+	}
+}
