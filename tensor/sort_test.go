@@ -256,3 +256,28 @@ func BenchmarkCumSum(b *testing.B) {
 		})
 	}
 }
+
+// TestRowsSplit checks that rows split over the workers (past
+// par.SplitFrom elements of work) give what each row gives alone.
+func TestRowsSplit(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 8))
+	x := withTies(r, RandN(r, 700, 128))
+	v, i := Sort(x, 1, true)
+	n := Norm(x, 3, false, 1)
+	c := CumProd(x, 0)
+	for _, row := range []int{0, 350, 699} {
+		rv, ri := Sort(x.Index(0, row), 0, true)
+		same := func(a, b []float32) bool {
+			return slices.EqualFunc(a, b, func(p, q float32) bool { return p == q || p != p && q != q })
+		}
+		if !same(v.Index(0, row).Data(), rv.Data()) || !slices.Equal(i.Index(0, row).Data(), ri.Data()) {
+			t.Errorf("Sort: row %d differs from the row sorted alone", row)
+		}
+		if !same([]float32{n.At(row)}, Norm(x.Index(0, row), 3, false).Data()) {
+			t.Errorf("Norm: row %d differs from the row's alone", row)
+		}
+	}
+	if !slices.EqualFunc(c.Index(1, 5).Data(), CumProd(x.Index(1, 5), 0).Data(), func(p, q float32) bool { return p == q || p != p && q != q }) {
+		t.Error("CumProd: column 5 differs from the column's alone")
+	}
+}
