@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // The scans and the sorts work along one axis on the CPU. The scans walk
 // x in its row-major order (a contiguous copy when x is not contiguous),
@@ -47,31 +50,19 @@ func fromRows(op string, rows []float32, shape []int, axis int) *Tensor {
 // returns dst.
 func intoFrom(op string, dst, src *Tensor) *Tensor {
 	checkNil(op, "dst", dst)
-	if !sameShapeInts(dst.shape, src.shape) {
+	if !slices.Equal(dst.shape, src.shape) {
 		panic(fmt.Sprintf("tensor: %s: dst shape %v, want %v", op, dst.shape, src.shape))
 	}
 	return copyInto(op, dst, src)
-}
-
-func sameShapeInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // CumSum returns the cumulative sums of x along axis (negative counts
 // from the end), as torch.cumsum: y[..., i, ...] = Σ_{j ≤ i} x[..., j, ...].
 // Each prefix is accumulated in float64 and rounded once, so every output
 // is within half an ulp of the exact prefix sum plus i·2⁻⁵³·Σ_{j≤i}|x_j|
-// however long the axis (a 0-d x is a line of one element along axis 0
-// or -1) (a float32 running sum would drift by up to
-// i·2⁻²⁴ of it). NaN and Inf propagate as in IEEE arithmetic.
+// however long the axis (a float32 running sum would drift by up to
+// i·2⁻²⁴ of it). NaN and Inf propagate as in IEEE arithmetic. A 0-d x is
+// a line of one element along axis 0 or -1, as PyTorch.
 func CumSum(x *Tensor, axis int) *Tensor { return scan("CumSum", x, axis, false) }
 
 // CumSumInto sets dst, of x's shape, to CumSum(x, axis) and returns dst.
