@@ -1,0 +1,166 @@
+package nn
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// This file holds the tape's reorderings and selections: Flip, Roll,
+// Tile, MaskedSelect and Scatter (MaskedFill is in shapeops.go). Their
+// forwards are package tensor's functions of the same names, whose
+// results are new storage each step rather than the tape's. Flip, Roll
+// and Tile run on x's device (their backwards too); MaskedSelect and
+// Scatter on the CPU.
+
+// Flip returns x reversed along axes (tensor.Flip). The gradient is the
+// output's flipped back.
+func (tp *Tape) Flip(x *Var, axes ...int) *Var {
+	const op = "Flip"
+	tp.use(op, "x", x)
+	for _, a := range axes {
+		axisOf(op, x, a)
+	}
+	out, nd := tp.result(tensor.Flip(x.value, axes...), backFlip, x)
+	if nd != nil {
+		nd.axes = slices.Clone(axes)
+	}
+	return out
+}
+
+func backFlip(tp *Tape, n *node) { tp.addGrad(n.in[0], tensor.Flip(n.out.grad, n.axes...)) }
+
+// Roll returns x with its elements shifted along axes, wrapping around
+// (tensor.Roll, torch.roll; no axes: as if flattened, one shift). The
+// gradient is the output's rolled back by the opposite shifts.
+func (tp *Tape) Roll(x *Var, shifts []int, axes ...int) *Var {
+	const op = "Roll"
+	tp.use(op, "x", x)
+	out, nd := tp.result(tensor.Roll(x.value, shifts, axes...), backRoll, x)
+	if nd != nil {
+		nd.axes = append(slices.Clone(shifts), axes...)
+		nd.dims = len(shifts)
+	}
+	return out
+}
+
+func backRoll(tp *Tape, n *node) {
+	back := make([]int, n.dims)
+	for i, s := range n.axes[:n.dims] {
+		back[i] = -s
+	}
+	tp.addGrad(n.in[0], tensor.Roll(n.out.grad, back, n.axes[n.dims:]...))
+}
+
+// Tile returns x repeated reps[i] times along dimension i (tensor.Tile,
+// torch.tile: fewer reps than dimensions are padded with leading 1s, more
+// view x with leading dimensions of size 1). The gradient of an element of
+// x is the sum of the output's over its copies.
+func (tp *Tape) Tile(x *Var, reps ...int) *Var {
+	const op = "Tile"
+	tp.use(op, "x", x)
+	out, nd := tp.result(tensor.Tile(x.value, reps...), backTile, x)
+	if nd != nil {
+		nd.axes = slices.Clone(reps)
+	}
+	return out
+}
+
+// backTile sums the output's gradient, viewed as [r0, d0, r1, d1, ...]
+// (a pair only where the rep is not 1), into x's, viewed as [1, d0, 1,
+// d1, ...].
+func backTile(tp *Tape, n *node) {
+	x, reps := n.in[0], n.axes
+	xs := x.value.Shape()
+	dims := max(len(reps), len(xs))
+	var gs, ds []int
+	for i := range dims {
+		d, r := 1, 1
+		if j := i - (dims - len(xs)); j >= 0 {
+			d = xs[j]
+		}
+		if j := i - (dims - len(reps)); j >= 0 {
+			r = reps[j]
+		}
+		if r != 1 {
+			gs, ds = append(gs, r), append(ds, 1)
+		}
+		gs, ds = append(gs, d), append(ds, d)
+	}
+	dx, beta := tp.gradAcc(x)
+	zeroIfFirst(dx, beta)
+	if dx.Len() == 0 {
+		return
+	}
+	tensor.SumToInto(dx.Reshape(ds...), n.out.grad.Reshape(gs...))
+}
+
+// MaskedSelect returns the elements of x where mask (a constant) is
+// nonzero, as a 1-D Var (tensor.MaskedSelect: x and mask broadcast
+// together). The gradient goes back to the selected elements (summed over
+// the dimensions x was broadcast along); the others get 0.
+func (tp *Tape) MaskedSelect(x *Var, mask *tensor.Tensor) *Var {
+	const op = "MaskedSelect"
+	tp.use(op, "x", x)
+	mustTensor(op, "mask", mask)
+	out, nd := tp.result(tensor.MaskedSelect(x.value, mask), backMaskedSelect, x)
+	if nd != nil {
+		nd.saved[0] = mask
+	}
+	return out
+}
+
+func backMaskedSelect(tp *Tape, n *node) {
+	x, mask := n.in[0], n.saved[0]
+	shape, _ := tensor.BroadcastShape(x.value.Shape(), mask.Shape())
+	full := tensor.New(shape...)
+	md := mask.BroadcastTo(shape...).Contiguous().Data()
+	g, fd := hostData(n.out.grad), full.Data()
+	j := 0
+	for i, m := range md {
+		if m != 0 {
+			fd[i] = g[j]
+			j++
+		}
+	}
+	tp.reduceGrad(x, full)
+}
+
+// Scatter returns a copy of dst with src's elements written at the
+// positions index names along axis, as torch.scatter (out of place;
+// tensor.Scatter: index and src of one shape; a target named twice takes
+// the later of src's elements in row-major order). The gradient of dst is
+// the output's with the written positions zeroed; that of src is the
+// output's gathered at index (tensor.Gather), as PyTorch's, so a src
+// element overwritten by a later one still gets the gradient of its
+// target. index is a constant.
+func (tp *Tape) Scatter(dst *Var, axis int, index *tensor.Tensor, src *Var) *Var {
+	const op = "Scatter"
+	tp.use(op, "dst", dst)
+	tp.use(op, "src", src)
+	mustTensor(op, "index", index)
+	axis = axisOf(op, dst, axis)
+	if !slices.Equal(index.Shape(), src.value.Shape()) {
+		panic(fmt.Sprintf("nn: %s: index shape %v and src shape %v differ", op, index.Shape(), src.value.Shape()))
+	}
+	y := dst.value.Clone()
+	tensor.Scatter(y, axis, index, src.value)
+	out, nd := tp.result(y, backScatter, dst, src)
+	if nd != nil {
+		nd.saved[0], nd.idx[0] = index, axis
+	}
+	return out
+}
+
+func backScatter(tp *Tape, n *node) {
+	g, index, axis := n.out.grad, n.saved[0], n.idx[0]
+	if d := n.in[0]; d.requires {
+		keep := tensor.Ones(g.Shape()...)
+		tensor.Scatter(keep, axis, index, tensor.Zeros(index.Shape()...))
+		tp.addGrad(d, tensor.Mul(g, keep))
+	}
+	if s := n.in[1]; s.requires {
+		tp.addGrad(s, tensor.Gather(g, axis, index))
+	}
+}

@@ -1,0 +1,321 @@
+package nn
+
+import (
+	"math"
+
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// This file holds the tape's products, norms, scans and sorts: Prod,
+// Norm, CumSum, CumProd, Sort, TopK and Median. Their forwards are package
+// tensor's functions of the same names (CPU only: a device operand
+// panics), whose results are new storage each step rather than the
+// tape's; their backwards run on the host in float64 where they divide
+// or multiply (Prod, Norm, CumProd), and through tensor.ScatterAdd where
+// the gradient goes to selected elements (Sort, TopK, Median).
+
+// Prod returns the product of x over axes (every axis when none is given),
+// keeping each reduced axis with size 1 when keepdims is set
+// (tensor.Prod: float64 accumulation, 1 over no element). The gradient of
+// an element is the output's gradient times the product of the other
+// elements, computed without dividing by the element, so it is right with
+// zeros: with one zero among the reduced elements only the zero gets a
+// gradient (the product of the others), with two or more none does.
+func (tp *Tape) Prod(x *Var, keepdims bool, axes ...int) *Var {
+	const op = "Prod"
+	tp.use(op, "x", x)
+	keep, shape, _ := reduceShape(op, x, keepdims, axes)
+	yk := tensor.Prod(x.value, true, axes...)
+	out, nd := tp.result(tp.view(yk, shape...), backFold, x)
+	if nd != nil {
+		nd.axes, nd.saved[0] = keep, yk
+		nd.dims = foldProd
+	}
+	return out
+}
+
+// Norm returns the vector p-norm of x over axes, as tensor.Norm
+// (torch.linalg.vector_norm). Its gradient is g·sign(x)·(|x|/‖x‖)^(p-1)
+// for finite p (x/‖x‖ for p = 2), taken as 0 where the norm is 0 (the
+// subgradient PyTorch gives) and where x is 0 for p < 1; for p = ±Inf,
+// g·sign(x) split evenly among the elements whose |x| is the norm (as
+// PyTorch); 0 for p = 0. A NaN norm gives NaN gradients.
+func (tp *Tape) Norm(x *Var, p float64, keepdims bool, axes ...int) *Var {
+	const op = "Norm"
+	tp.use(op, "x", x)
+	keep, shape, _ := reduceShape(op, x, keepdims, axes)
+	yk := tensor.Norm(x.value, p, true, axes...)
+	out, nd := tp.result(tp.view(yk, shape...), backFold, x)
+	if nd != nil {
+		nd.axes, nd.saved[0] = keep, yk
+		// p as the sum of two float32s (48 bits of it).
+		nd.dims, nd.f[0] = foldNorm, float32(p)
+		if !math.IsInf(p, 0) {
+			nd.f[1] = float32(p - float64(nd.f[0]))
+		}
+	}
+	return out
+}
+
+// The reductions backFold differentiates (node.dims).
+const (
+	foldProd = iota + 1
+	foldNorm
+)
+
+// backFold is the backward of Prod and Norm: on the host, per output
+// element, over the reduced elements moved last (the layout of
+// tensor.Prod's rows), in float64.
+func backFold(tp *Tape, n *node) {
+	x := n.in[0]
+	xs := x.value.Shape()
+	var perm, pshape []int
+	// An axis of size 1 may count as reduced or kept alike.
+	for i, d := range n.axes {
+		if d == xs[i] && d != 1 {
+			perm, pshape = append(perm, i), append(pshape, d)
+		}
+	}
+	m := 1
+	for i, d := range n.axes {
+		if d != xs[i] || d == 1 {
+			perm, pshape = append(perm, i), append(pshape, xs[i])
+			m *= xs[i]
+		}
+	}
+	rows := x.value.Permute(perm...).Contiguous()
+	xd := hostData(rows)
+	g := hostData(n.out.grad.Contiguous())
+	y := hostData(n.saved[0])
+	d := make([]float32, len(xd))
+	for r := range g {
+		row, drow := xd[r*m:(r+1)*m], d[r*m:(r+1)*m]
+		if n.dims == foldProd {
+			prodGrad(drow, row, float64(g[r]))
+		} else {
+			normGrad(drow, row, float64(g[r]), float64(y[r]), float64(n.f[0])+float64(n.f[1]))
+		}
+	}
+	dx, add := tp.gradFor(x)
+	tensor.CopyInto(dx.Permute(perm...), tensor.FromSlice(d, pshape...))
+	tp.flush(x, dx, add)
+}
+
+// prodGrad sets d[k] to g·Π_{j≠k} row[j]: the product of the prefix
+// before k and the suffix after it, in float64, so that no element is
+// divided by (a zero among the others makes it 0; only a lone zero gets a
+// nonzero gradient).
+func prodGrad(d, row []float32, g float64) {
+	suf := make([]float64, len(row)+1)
+	suf[len(row)] = 1
+	for j := len(row) - 1; j >= 0; j-- {
+		suf[j] = suf[j+1] * float64(row[j])
+	}
+	pre := 1.0
+	for k, v := range row {
+		d[k] = float32(g * pre * suf[k+1])
+		pre *= float64(v)
+	}
+}
+
+// normGrad sets d to the gradient of the p-norm y of row times g (see
+// Tape.Norm).
+func normGrad(d, row []float32, g, y, p float64) {
+	sign := func(v float64) float64 {
+		switch {
+		case v > 0:
+			return 1
+		case v < 0:
+			return -1
+		}
+		return v // 0, or NaN
+	}
+	if math.IsInf(p, 0) {
+		count := 0
+		for _, v := range row {
+			if math.Abs(float64(v)) == y {
+				count++
+			}
+		}
+		for k, v := range row {
+			d[k] = 0
+			if a := math.Abs(float64(v)); a == y || y != y {
+				d[k] = float32(g * sign(float64(v)) / float64(max(count, 1)))
+				if y != y {
+					d[k] = float32(math.NaN())
+				}
+			}
+		}
+		return
+	}
+	for k, v := range row {
+		x := float64(v)
+		switch {
+		case y != y:
+			d[k] = float32(math.NaN())
+		case p == 0 || y == 0 || x == 0:
+			d[k] = 0
+		case p == 1:
+			d[k] = float32(g * sign(x))
+		default:
+			d[k] = float32(g * sign(x) * math.Pow(math.Abs(x)/y, p-1))
+		}
+	}
+}
+
+// CumSum returns the cumulative sums of x along axis (tensor.CumSum:
+// float64 accumulation). The gradient is the reversed cumulative sum of
+// the output's: dx_k = Σ_{i≥k} g_i.
+func (tp *Tape) CumSum(x *Var, axis int) *Var {
+	const op = "CumSum"
+	tp.use(op, "x", x)
+	axis = axisOf(op, x, axis)
+	out, nd := tp.result(tensor.CumSum(x.value, axis), backCumSum, x)
+	if nd != nil {
+		nd.idx[0] = axis
+	}
+	return out
+}
+
+func backCumSum(tp *Tape, n *node) {
+	a := n.idx[0]
+	tp.addGrad(n.in[0], tensor.Flip(tensor.CumSum(tensor.Flip(n.out.grad, a), a), a))
+}
+
+// CumProd returns the cumulative products of x along axis
+// (tensor.CumProd: float64 accumulation). The gradient dx_k = Σ_{i≥k}
+// g_i·Π_{j≤i, j≠k} x_j is computed per line in float64 without dividing
+// by a zero: before the line's first zero by dividing the suffix sums of
+// g·y by x_k, at the first zero by a forward product of the others, and
+// after it as 0 (each product holds the zero), as PyTorch.
+func (tp *Tape) CumProd(x *Var, axis int) *Var {
+	const op = "CumProd"
+	tp.use(op, "x", x)
+	axis = axisOf(op, x, axis)
+	out, nd := tp.result(tensor.CumProd(x.value, axis), backCumProd, x)
+	if nd != nil {
+		nd.idx[0] = axis
+	}
+	return out
+}
+
+func backCumProd(tp *Tape, n *node) {
+	x, a := n.in[0], n.idx[0]
+	shape := x.value.Shape()
+	perm := make([]int, 0, len(shape))
+	var pshape []int
+	for i, d := range shape {
+		if i != a {
+			perm, pshape = append(perm, i), append(pshape, d)
+		}
+	}
+	perm, pshape = append(perm, a), append(pshape, shape[a])
+	xd := hostData(x.value.Permute(perm...).Contiguous())
+	gd := hostData(n.out.grad.Permute(perm...).Contiguous())
+	d := make([]float32, len(xd))
+	if m := shape[a]; m > 0 {
+		for r := 0; r < len(xd)/m; r++ {
+			cumProdGrad(d[r*m:(r+1)*m], xd[r*m:(r+1)*m], gd[r*m:(r+1)*m])
+		}
+	}
+	dx, add := tp.gradFor(x)
+	tensor.CopyInto(dx.Permute(perm...), tensor.FromSlice(d, pshape...))
+	tp.flush(x, dx, add)
+}
+
+// cumProdGrad sets d to the gradient of a cumulative product of x given
+// the output's gradient g (one line).
+func cumProdGrad(d, x, g []float32) {
+	n := len(x)
+	z := n
+	for i, v := range x {
+		if v == 0 {
+			z = i
+			break
+		}
+	}
+	// Before z: dx_k = (Σ_{k≤i<z} g_i·y_i) / x_k.
+	y := make([]float64, z)
+	p := 1.0
+	for i := range z {
+		p *= float64(x[i])
+		y[i] = p
+	}
+	s := 0.0
+	for k := z - 1; k >= 0; k-- {
+		s += float64(g[k]) * y[k]
+		d[k] = float32(s / float64(x[k]))
+	}
+	if z == n {
+		return
+	}
+	// At z: Σ_{i≥z} g_i·Π_{j<z} x_j·Π_{z<j≤i} x_j.
+	q := 1.0
+	if z > 0 {
+		q = y[z-1]
+	}
+	acc := 0.0
+	for i := z; i < n; i++ {
+		if i > z {
+			q *= float64(x[i])
+		}
+		acc += float64(g[i]) * q
+	}
+	d[z] = float32(acc)
+	for k := z + 1; k < n; k++ {
+		d[k] = 0
+	}
+}
+
+// Sort returns x sorted along axis (tensor.Sort: stable, NaN above +Inf)
+// and the indices the values came from, a constant. The gradient of each
+// value goes to the element it came from.
+func (tp *Tape) Sort(x *Var, axis int, descending bool) (values *Var, indices *tensor.Tensor) {
+	const op = "Sort"
+	tp.use(op, "x", x)
+	axis = axisOf(op, x, axis)
+	v, idx := tensor.Sort(x.value, axis, descending)
+	return tp.selected(v, idx, axis, x), idx
+}
+
+// TopK returns the k largest (or smallest) elements of x along axis and
+// their indices, as tensor.TopK (ties: the earlier element first). The
+// gradient of each value goes to the element it came from.
+func (tp *Tape) TopK(x *Var, k, axis int, largest, sorted bool) (values *Var, indices *tensor.Tensor) {
+	const op = "TopK"
+	tp.use(op, "x", x)
+	axis = axisOf(op, x, axis)
+	v, idx := tensor.TopK(x.value, k, axis, largest, sorted)
+	return tp.selected(v, idx, axis, x), idx
+}
+
+// Median returns the lower median of x along axis and its index, as
+// tensor.Median (torch.median with a dim). The gradient goes to the
+// element at that index.
+func (tp *Tape) Median(x *Var, axis int, keepdims bool) (values *Var, indices *tensor.Tensor) {
+	const op = "Median"
+	tp.use(op, "x", x)
+	axis = axisOf(op, x, axis)
+	v, idx := tensor.Median(x.value, axis, keepdims)
+	keep := x.value.Shape()
+	keep[axis] = 1
+	return tp.selected(v, idx.Reshape(keep...), axis, x), idx
+}
+
+// selected makes the Var of values v taken from x along axis at idx (of
+// v's shape, x's rank), whose gradient scatters back to x.
+func (tp *Tape) selected(v, idx *tensor.Tensor, axis int, x *Var) *Var {
+	out, nd := tp.result(v, backSelected, x)
+	if nd != nil {
+		nd.saved[0], nd.idx[0] = idx, axis
+	}
+	return out
+}
+
+// backSelected adds the output's gradient to x's at the saved indices.
+func backSelected(tp *Tape, n *node) {
+	x, idx := n.in[0], n.saved[0]
+	dx, beta := tp.gradAcc(x)
+	zeroIfFirst(dx, beta)
+	tensor.ScatterAdd(dx, n.idx[0], idx, tp.viewLike(n.out.grad, idx))
+}

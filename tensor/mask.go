@@ -1,0 +1,90 @@
+package tensor
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Selections by a mask (nonzero elements, NaN included, select; the
+// comparisons give masks of 0 and 1) and Scatter, the setting sibling of
+// ScatterAdd.
+
+// MaskedSelect returns the elements of x where mask is nonzero, as a new
+// 1-D tensor in row-major order, as torch.masked_select: x and mask
+// broadcast together (either may be the smaller). It runs on the CPU (its
+// length depends on the mask's values); a device operand panics.
+func MaskedSelect(x, mask *Tensor) *Tensor {
+	const op = "MaskedSelect"
+	checkNil(op, "x, mask", x, mask)
+	x.hostOnly(op)
+	mask.hostOnly(op)
+	shape := broadcastShape(op, x, mask)
+	xs := x.BroadcastTo(shape...).hostData(op)
+	ms := mask.BroadcastTo(shape...).hostData(op)
+	out := make([]float32, 0, len(ms))
+	for i, m := range ms {
+		if m != 0 {
+			out = append(out, xs[i])
+		}
+	}
+	return FromSlice(slices.Clip(out), len(out))
+}
+
+// MaskedFill returns x with value where mask is nonzero (NaN counts as
+// nonzero), as torch.masked_fill: mask broadcasts to x's shape. It is
+// Where(mask, value, x), so it runs on x's device (a host mask of shape []
+// included).
+func MaskedFill(x, mask *Tensor, value float32) *Tensor {
+	const op = "MaskedFill"
+	checkNil(op, "x, mask", x, mask)
+	checkMaskOf(op, x, mask)
+	return Where(mask, Scalar(value), x)
+}
+
+// MaskedFillInto sets dst, of x's shape, to MaskedFill(x, mask, value) and
+// returns dst; dst may be x (in place, as torch's masked_fill_).
+func MaskedFillInto(dst, x, mask *Tensor, value float32) *Tensor {
+	const op = "MaskedFillInto"
+	checkNil(op, "dst, x, mask", dst, x, mask)
+	checkMaskOf(op, x, mask)
+	if !slices.Equal(dst.shape, x.shape) {
+		panic(fmt.Sprintf("tensor: %s: dst shape %v and x shape %v differ", op, dst.shape, x.shape))
+	}
+	return WhereInto(dst, mask, Scalar(value), x)
+}
+
+// checkMaskOf panics unless mask broadcasts to x's shape.
+func checkMaskOf(op string, x, mask *Tensor) {
+	if s, ok := BroadcastShape(mask.shape, x.shape); !ok || !slices.Equal(s, x.shape) {
+		panic(fmt.Sprintf("tensor: %s: mask of shape %v does not broadcast to x's shape %v", op, mask.shape, x.shape))
+	}
+}
+
+// Scatter sets dst[p with p[axis] replaced by index[p]] to src[p] for each
+// position p of index, as PyTorch's scatter_ (in place), and returns dst.
+// index and src are as ScatterAdd's: index has src's shape and dst's
+// rank, each of its dimensions other than axis at most dst's; indices are
+// checked as Gather's (negative ones count from the end). When index names
+// one target more than once, the last of src's elements in row-major order
+// wins on the CPU (PyTorch leaves it unspecified). The elements of dst that
+// no index names keep their values. An operand overlapping dst is copied
+// first. It runs on the CPU: a device operand panics.
+func Scatter(dst *Tensor, axis int, index, src *Tensor) *Tensor {
+	const op = "Scatter"
+	checkNil(op, "dst, index, src", dst, index, src)
+	axis = checkGather(op, dst, axis, index)
+	checkSame(op, "src", src, index)
+	checkWritable(op, dst)
+	for _, t := range []*Tensor{dst, index, src} {
+		t.hostOnly(op)
+	}
+	index, src = detach(dst, index), detach(dst, src)
+	idx := index.hostData(op)
+	if err := checkIndices(idx, dst.shape[axis]); err != nil {
+		panic("tensor: " + op + ": " + err.Error())
+	}
+	sc := src.Contiguous()
+	dd, sd := dst.data, sc.data
+	eachIndexed(index.shape, axis, idx, dst, sc, func(di, si int) { dd[di] = sd[si] })
+	return dst
+}
