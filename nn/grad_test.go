@@ -208,6 +208,7 @@ func gradCases() []gradCase {
 	add("MSE", "MSE", func(tp *Tape, in []*Var) *Var { return tp.MSE(in[0], target) }, rn(3, 4))
 	probs := tensor.RandU(r, 0, 1, 3, 4)
 	add("BCEWithLogits", "BCEWithLogits", func(tp *Tape, in []*Var) *Var { return tp.BCEWithLogits(in[0], probs) }, tensor.Scale(rn(3, 4), 4))
+	cases = append(cases, convGradCases()...)
 	return append(cases, tapeOpGradCases()...)
 }
 
