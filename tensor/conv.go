@@ -320,6 +320,10 @@ func checkBias(op string, g *convGeom, bias *Tensor) {
 // function has checked, dst not overlapping them.
 func (cpuKernels) Conv2D(dst, x, w, bias *Tensor, p ConvParams) error {
 	g := planConv("Conv2D", x.shape, w.shape, p)
+	if g.isDepthwise() {
+		depthwise("Conv2D", depthwiseForward, &g, dst, x, w, bias)
+		return nil
+	}
 	convForward("Conv2D", &g, dst, x, w, bias)
 	return nil
 }
@@ -327,6 +331,10 @@ func (cpuKernels) Conv2D(dst, x, w, bias *Tensor, p ConvParams) error {
 // Conv2DBackwardInput is the CPU's input gradient, as Conv2D.
 func (cpuKernels) Conv2DBackwardInput(dx, dy, w *Tensor, p ConvParams) error {
 	g := planConv("Conv2DBackwardInput", dx.shape, w.shape, p)
+	if g.isDepthwise() {
+		depthwise("Conv2DBackwardInput", depthwiseInput, &g, dx, dy, w, nil)
+		return nil
+	}
 	convBackwardInput("Conv2DBackwardInput", &g, dx, dy, w)
 	return nil
 }
@@ -334,6 +342,10 @@ func (cpuKernels) Conv2DBackwardInput(dx, dy, w *Tensor, p ConvParams) error {
 // Conv2DBackwardWeight is the CPU's weight gradient, as Conv2D.
 func (cpuKernels) Conv2DBackwardWeight(dw, dy, x *Tensor, p ConvParams) error {
 	g := planConv("Conv2DBackwardWeight", x.shape, dw.shape, p)
+	if g.isDepthwise() {
+		depthwise("Conv2DBackwardWeight", depthwiseWeight, &g, dw, dy, x, nil)
+		return nil
+	}
 	convBackwardWeight("Conv2DBackwardWeight", &g, dw, dy, x)
 	return nil
 }

@@ -116,7 +116,9 @@ func TestConvTranspose2DPanics(t *testing.T) {
 			"tensor: ConvTranspose2D: shapes [1 3 5 5] and [4 3 3 3]: 3 input channels, 1 groups and weight [Cin, Cout/groups, kh, kw] do not agree"},
 		{"groups", func() { ConvTranspose2D(x, w, nil, ConvTransposeParams{Groups: 3}) },
 			"tensor: ConvTranspose2D: shapes [1 4 5 5] and [4 3 3 3]: 4 input channels, 3 groups and weight [Cin, Cout/groups, kh, kw] do not agree"},
-		{"output padding", func() { ConvTranspose2D(x, w, nil, ConvTransposeParams{Stride: [2]int{2, 2}, OutputPadding: [2]int{2, 0}}) },
+		{"output padding", func() {
+			ConvTranspose2D(x, w, nil, ConvTransposeParams{Stride: [2]int{2, 2}, OutputPadding: [2]int{2, 0}})
+		},
 			"tensor: ConvTranspose2D: invalid parameters {Stride:[2 2] Padding:[0 0] OutputPadding:[2 0] Dilation:[0 0] Groups:0} (output padding must be smaller than the stride or the dilation)"},
 		{"too much padding", func() { ConvTranspose2D(x, w, nil, ConvTransposeParams{Padding: [2]int{4, 0}}) },
 			"tensor: ConvTranspose2D: shapes [1 4 5 5] and [4 3 3 3] with {Stride:[0 0] Padding:[4 0] OutputPadding:[0 0] Dilation:[0 0] Groups:0} give an output size -1 < 1"},
