@@ -18,7 +18,7 @@ func TestDepthwiseConv2D(t *testing.T) {
 		{2, 2, 9, 8, 6, 3, 2, ConvParams{Groups: 2, Stride: [2]int{2, 1}, Padding: [2]int{1, 0}}},
 		{1, 3, 8, 9, 3, 3, 3, ConvParams{Groups: 3, Stride: [2]int{1, 2}, Padding: [2]int{1, 1}}},
 		{2, 2, 10, 11, 4, 5, 3, ConvParams{Groups: 2, Stride: [2]int{3, 2}, Padding: [2]int{2, 1}, Dilation: [2]int{1, 2}}},
-		{1, 2, 5, 6, 2, 3, 3, ConvParams{Groups: 2, Padding: [2]int{3, 4}}},                      // padding wider than the kernel
+		{1, 2, 5, 6, 2, 3, 3, ConvParams{Groups: 2, Padding: [2]int{3, 4}}},                         // padding wider than the kernel
 		{1, 2, 9, 9, 2, 3, 3, ConvParams{Groups: 2, Dilation: [2]int{3, 2}, Padding: [2]int{2, 1}}}, // dilated
 		{3, 5, 1, 1, 5, 1, 1, ConvParams{Groups: 5}},
 		{2, 4, 4, 4, 4, 4, 4, ConvParams{Groups: 4}}, // kernel = input
