@@ -224,7 +224,7 @@ func TestConv2DPanics(t *testing.T) {
 		{"extent", func() { Conv2D(x, New(6, 2, 3, 3), nil, ConvParams{Groups: 2, Dilation: [2]int{3, 1}}) },
 			"tensor: Conv2D: shapes [1 4 5 5] and [6 2 3 3]: kernel extent 7x3 larger than the padded input 5x5"},
 		{"stride", func() { Conv2D(x, w, nil, ConvParams{Groups: 2, Stride: [2]int{-1, 1}}) },
-			"tensor: Conv2D: invalid parameters {Stride:[-1 1] Padding:[0 0] Dilation:[0 0] Groups:2 ReLU:false}"},
+			"tensor: Conv2D: invalid parameters {Stride:[-1 1] Padding:[0 0] Dilation:[0 0] Groups:2 ReLU:false PaddingMode:constant}"},
 		{"bias", func() { Conv2D(x, w, New(5), ConvParams{Groups: 2}) },
 			"tensor: Conv2D: bias shape [5], want [6]"},
 		{"dst", func() { Conv2DInto(New(1, 6, 3, 4), x, w, nil, ConvParams{Groups: 2}) },
