@@ -26,5 +26,26 @@ func convGradCases() []gradCase {
 	add("ConvTranspose2D/nobias", "ConvTranspose2D", func(tp *Tape, in []*Var) *Var {
 		return tp.ConvTranspose2D(in[0], in[1], nil, tensor.ConvTransposeParams{})
 	}, rn(1, 2, 3, 3), rn(2, 3, 2, 2))
+	for _, p := range []tensor.Conv1DParams{{}, {Stride: 2, Padding: 1, Dilation: 2}, {Groups: 4, Padding: 1}, {Padding: 2, PaddingMode: tensor.PadReflect}} {
+		add(fmt.Sprintf("Conv1D/%+v", p), "Conv1D", func(tp *Tape, in []*Var) *Var {
+			return tp.Conv1D(in[0], in[1], in[2], p)
+		}, rn(2, 4, 9), rn(8, 4/max(p.Groups, 1), 3), rn(8))
+	}
+	for _, out := range [][2]int{{3, 2}, {1, 1}, {5, 4}} {
+		add(fmt.Sprintf("AdaptiveAvgPool2D/%v", out), "AdaptiveAvgPool2D", func(tp *Tape, in []*Var) *Var {
+			return tp.AdaptiveAvgPool2D(in[0], out)
+		}, rn(2, 3, 5, 4))
+		add(fmt.Sprintf("AdaptiveMaxPool2D/%v", out), "AdaptiveMaxPool2D", func(tp *Tape, in []*Var) *Var {
+			return tp.AdaptiveMaxPool2D(in[0], out)
+		}, distinct(r, 2, 3, 5, 4))
+	}
+	for _, mode := range []tensor.PadMode{tensor.PadConstant, tensor.PadReflect, tensor.PadReplicate, tensor.PadCircular} {
+		add(fmt.Sprintf("Pad/%v", mode), "Pad", func(tp *Tape, in []*Var) *Var {
+			return tp.Pad(in[0], []int{2, 1, -1, 2}, mode, 0.5)
+		}, rn(2, 4, 5))
+	}
+	add("Conv2D/reflect", "Conv2D", func(tp *Tape, in []*Var) *Var {
+		return tp.Conv2D(in[0], in[1], in[2], tensor.ConvParams{Padding: [2]int{1, 2}, PaddingMode: tensor.PadCircular})
+	}, rn(2, 3, 5, 4), rn(2, 3, 3, 3), rn(2))
 	return cases
 }
