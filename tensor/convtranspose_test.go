@@ -132,3 +132,27 @@ func TestConvTranspose2DPanics(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { expectPanic(t, tc.want, tc.f) })
 	}
 }
+
+// BenchmarkConvTranspose2D times a decoder's upsampling layer
+// (bench/torchref/depthwise.py prints PyTorch's figures under the same
+// names): forward, and forward+backward (input, weight and bias gradients).
+func BenchmarkConvTranspose2D(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	p := ConvTransposeParams{Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, OutputPadding: [2]int{1, 1}}
+	x, w, bias := RandN(r, 16, 64, 28, 28), RandN(r, 64, 32, 3, 3), RandN(r, 32)
+	s := ConvTranspose2DShape(x, w, p)
+	y, dy, dx, dw, db := New(s[:]...), RandN(r, s[:]...), New(16, 64, 28, 28), New(64, 32, 3, 3), New(32)
+	b.Run("16x64x28x28/k3s2p1op1/fwd", func(b *testing.B) {
+		for b.Loop() {
+			ConvTranspose2DInto(y, x, w, bias, p)
+		}
+	})
+	b.Run("16x64x28x28/k3s2p1op1/fwd+bwd", func(b *testing.B) {
+		for b.Loop() {
+			ConvTranspose2DInto(y, x, w, bias, p)
+			ConvTranspose2DBackwardInputInto(dx, dy, w, p)
+			ConvTranspose2DBackwardWeightInto(dw, dy, x, p)
+			SumToInto(db.Reshape(32, 1, 1), dy)
+		}
+	})
+}
