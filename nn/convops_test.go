@@ -49,3 +49,20 @@ func convGradCases() []gradCase {
 	}, rn(2, 3, 5, 4), rn(2, 3, 3, 3), rn(2))
 	return cases
 }
+
+// convOperandCases are operandCases for convops.go's operations.
+func convOperandCases(p func(shape ...int) *Var) []operandCase {
+	img, seq := []int{1, 2, 4, 4}, []int{1, 2, 5}
+	ct := tensor.ConvTransposeParams{Stride: [2]int{2, 2}}
+	return []operandCase{
+		{"ConvTranspose2D", "x", img, func(tp *Tape, v *Var) { tp.ConvTranspose2D(v, p(2, 3, 3, 3), p(3), ct) }},
+		{"ConvTranspose2D", "weight", []int{2, 3, 3, 3}, func(tp *Tape, v *Var) { tp.ConvTranspose2D(p(img...), v, p(3), ct) }},
+		{"ConvTranspose2D", "bias", []int{3}, func(tp *Tape, v *Var) { tp.ConvTranspose2D(p(img...), p(2, 3, 3, 3), v, ct) }},
+		{"Conv1D", "x", seq, func(tp *Tape, v *Var) { tp.Conv1D(v, p(3, 2, 3), p(3), tensor.Conv1DParams{}) }},
+		{"Conv1D", "weight", []int{3, 2, 3}, func(tp *Tape, v *Var) { tp.Conv1D(p(seq...), v, p(3), tensor.Conv1DParams{}) }},
+		{"Conv1D", "bias", []int{3}, func(tp *Tape, v *Var) { tp.Conv1D(p(seq...), p(3, 2, 3), v, tensor.Conv1DParams{}) }},
+		{"AdaptiveAvgPool2D", "x", img, func(tp *Tape, v *Var) { tp.AdaptiveAvgPool2D(v, [2]int{2, 3}) }},
+		{"AdaptiveMaxPool2D", "x", img, func(tp *Tape, v *Var) { tp.AdaptiveMaxPool2D(v, [2]int{2, 3}) }},
+		{"Pad", "x", img, func(tp *Tape, v *Var) { tp.Pad(v, []int{1, 1}, tensor.PadReflect, 0) }},
+	}
+}

@@ -114,6 +114,7 @@ func operandCases() []operandCase {
 		// ReLU and the others are Activate: their messages name it.
 		cs = append(cs, operandCase{"Activate", "x", []int{2, 3}, func(tp *Tape, v *Var) { f(tp, v) }})
 	}
+	cs = append(cs, convOperandCases(p)...)
 	return append(cs, tapeOpOperandCases(p)...)
 }
 
