@@ -114,7 +114,10 @@ func operandCases() []operandCase {
 		// ReLU and the others are Activate: their messages name it.
 		cs = append(cs, operandCase{"Activate", "x", []int{2, 3}, func(tp *Tape, v *Var) { f(tp, v) }})
 	}
-	return append(append(cs, tapeOpOperandCases(p)...), sortOpOperandCases(p)...)
+	cs = append(cs, tapeOpOperandCases(p)...)
+	cs = append(cs, sortOpOperandCases(p)...)
+	cs = append(cs, convOperandCases(p)...)
+	return cs
 }
 
 // everyOperandCased fails t when a Tape method taking a *Var has no case

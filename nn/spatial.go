@@ -46,16 +46,24 @@ func backConv2D(tp *Tape, n *node) {
 		tensor.Conv2DBackwardWeightInto(dw, g, x.value, n.conv)
 		tp.flush(w, dw, add)
 	}
-	if b != nil && b.requires {
-		db, beta := tp.gradAcc(b)
-		if !onHost(db) {
-			zeroIfFirst(db, beta)
-			tensor.SumToInto(db.Reshape(db.Len(), 1, 1), g)
-			return
-		}
-		d := db.Data()
-		channelSums(d, hostData(g), g.Dim(0), g.Len()/max(g.Dim(0)*len(d), 1), beta != 0)
+	tp.channelBiasGrad(b, g)
+}
+
+// channelBiasGrad adds to the gradient of b [C] (when b is not nil and
+// requires one) the sums of g [N, C, H, W] over every axis but C: the bias
+// gradient of the convolutions.
+func (tp *Tape) channelBiasGrad(b *Var, g *tensor.Tensor) {
+	if b == nil || !b.requires {
+		return
 	}
+	db, beta := tp.gradAcc(b)
+	if !onHost(db) {
+		zeroIfFirst(db, beta)
+		tensor.SumToInto(db.Reshape(db.Len(), 1, 1), g)
+		return
+	}
+	d := db.Data()
+	channelSums(d, hostData(g), g.Dim(0), g.Len()/max(g.Dim(0)*len(d), 1), beta != 0)
 }
 
 // MaxPool2D returns the maxima of x [N, C, H, W] over the windows of p.

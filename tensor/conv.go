@@ -24,6 +24,10 @@ type ConvParams struct {
 	// that adds the bias). The backward functions ignore it: they are the
 	// gradients of the convolution alone, so mask dy by the output first.
 	ReLU bool
+	// PaddingMode is what Padding adds, as nn.Conv2d's padding_mode:
+	// PadConstant (the zero value) zeros, or PadReflect, PadReplicate,
+	// PadCircular, which pad a copy of the input first (see convpad.go).
+	PaddingMode PadMode
 }
 
 // convGeom is a convolution after its shape checks.
@@ -62,6 +66,7 @@ func planConv(op string, xs, ws []int, prm ConvParams) convGeom {
 	g.dh, g.dw = def(prm.Dilation[0], 1), def(prm.Dilation[1], 1)
 	g.ph, g.pw = prm.Padding[0], prm.Padding[1]
 	g.groups = def(prm.Groups, 1)
+	checkPadMode(op, prm)
 	if g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1 || g.ph < 0 || g.pw < 0 || g.groups < 1 {
 		panic(fmt.Sprintf("tensor: %s: invalid parameters %+v", op, prm))
 	}
@@ -202,6 +207,9 @@ func Conv2D(x, w, bias *Tensor, p ConvParams) *Tensor {
 	checkNil("Conv2D", "x, w", x, w)
 	g := planConv("Conv2D", x.shape, w.shape, p)
 	checkBias("Conv2D", &g, bias)
+	if xp, q, ok := modePadded("Conv2D", x, p); ok {
+		return Conv2D(xp, w, bias, q)
+	}
 	dev := deviceOn("Conv2D", nil, x, w, bias)
 	k := convOn("Conv2D", dev, nil, x, w, bias)
 	out := g.outShape()
@@ -222,6 +230,9 @@ func Conv2DInto(dst, x, w, bias *Tensor, p ConvParams) *Tensor {
 	checkOut("Conv2DInto", dst, g.outShape(), x, w)
 	checkWritable("Conv2DInto", dst)
 	checkBias("Conv2DInto", &g, bias)
+	if xp, q, ok := modePadded("Conv2DInto", x, p); ok {
+		return Conv2DInto(dst, xp, w, bias, q)
+	}
 	dev := deviceOn("Conv2DInto", dst, x, w, bias)
 	k := convOn("Conv2DInto", dev, dst, x, w, bias)
 	if dev == CPU {
@@ -260,6 +271,9 @@ func Conv2DBackwardInputInto(dx, dy, w *Tensor, p ConvParams) *Tensor {
 	g := planConv(op, dx.shape, w.shape, p)
 	checkOut(op, dy, g.outShape(), dx, w)
 	checkWritable(op, dx)
+	if modeBackwardInput(dx, dy, w, p) {
+		return dx
+	}
 	dev := deviceOn(op, dx, dy, w)
 	k := convOn(op, dev, dx, dy, w)
 	if dev == CPU {
@@ -290,6 +304,9 @@ func Conv2DBackwardWeightInto(dw, dy, x *Tensor, p ConvParams) *Tensor {
 	g := planConv(op, x.shape, dw.shape, p)
 	checkOut(op, dy, g.outShape(), x, dw)
 	checkWritable(op, dw)
+	if xp, q, ok := modePadded(op, x, p); ok {
+		return Conv2DBackwardWeightInto(dw, dy, xp, q)
+	}
 	dev := deviceOn(op, dw, dy, x)
 	k := convOn(op, dev, dw, dy, x)
 	if dev == CPU {
@@ -320,6 +337,10 @@ func checkBias(op string, g *convGeom, bias *Tensor) {
 // function has checked, dst not overlapping them.
 func (cpuKernels) Conv2D(dst, x, w, bias *Tensor, p ConvParams) error {
 	g := planConv("Conv2D", x.shape, w.shape, p)
+	if g.isDepthwise() {
+		depthwise("Conv2D", depthwiseForward, &g, dst, x, w, bias)
+		return nil
+	}
 	convForward("Conv2D", &g, dst, x, w, bias)
 	return nil
 }
@@ -327,6 +348,10 @@ func (cpuKernels) Conv2D(dst, x, w, bias *Tensor, p ConvParams) error {
 // Conv2DBackwardInput is the CPU's input gradient, as Conv2D.
 func (cpuKernels) Conv2DBackwardInput(dx, dy, w *Tensor, p ConvParams) error {
 	g := planConv("Conv2DBackwardInput", dx.shape, w.shape, p)
+	if g.isDepthwise() {
+		depthwise("Conv2DBackwardInput", depthwiseInput, &g, dx, dy, w, nil)
+		return nil
+	}
 	convBackwardInput("Conv2DBackwardInput", &g, dx, dy, w)
 	return nil
 }
@@ -334,6 +359,10 @@ func (cpuKernels) Conv2DBackwardInput(dx, dy, w *Tensor, p ConvParams) error {
 // Conv2DBackwardWeight is the CPU's weight gradient, as Conv2D.
 func (cpuKernels) Conv2DBackwardWeight(dw, dy, x *Tensor, p ConvParams) error {
 	g := planConv("Conv2DBackwardWeight", x.shape, dw.shape, p)
+	if g.isDepthwise() {
+		depthwise("Conv2DBackwardWeight", depthwiseWeight, &g, dw, dy, x, nil)
+		return nil
+	}
 	convBackwardWeight("Conv2DBackwardWeight", &g, dw, dy, x)
 	return nil
 }

@@ -141,52 +141,59 @@ func (s sums) check(t *testing.T, what string, got *Tensor, shape []int, terms i
 func TestConv2D(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, c := range randConvCases(r, 60) {
-		xs, ws := []int{c.n, c.cin, c.h, c.w}, []int{c.cout, c.cin / max(c.p.Groups, 1), c.kh, c.kw}
-		g := planConv("test", xs, ws, c.p)
-		os := g.outShape()
-		out := os[:]
-		kind := layouts[r.IntN(len(layouts))]
-		x, w := randLayout(r, kind, xs...), randLayout(r, "contiguous", ws...)
-		var bias *Tensor
-		if r.IntN(2) == 0 {
-			bias = RandN(r, c.cout)
-		}
-		dy := randLayout(r, kind, out...)
-		ref := convRef{g}
-		fw, dx, dw := newSums(), newSums(), newSums()
-		ref.each(func(n, o, i, j, ci, ih, iw, u, v int) {
-			xv, wv, dv := float64(x.At(n, ci, ih, iw)), float64(w.At(o, ci%g.cpg, u, v)), float64(dy.At(n, o, i, j))
-			fw.add([4]int{n, o, i, j}, xv*wv)
-			dx.add([4]int{n, ci, ih, iw}, dv*wv)
-			dw.add([4]int{o, ci % g.cpg, u, v}, dv*xv)
-		})
-		t.Run(c.String()+"/"+kind, func(t *testing.T) {
-			got := Conv2D(x, w, bias, c.p)
-			fw.check(t, "Conv2D", got, out, g.k, func(k [4]int, v float64) float64 {
-				if bias != nil {
-					v += float64(bias.At(k[1]))
-				}
-				if c.p.ReLU {
-					v = max(v, 0)
-				}
-				return v
-			})
-			none := func(_ [4]int, v float64) float64 { return v }
-			dx.check(t, "Conv2DBackwardInput", Conv2DBackwardInput(dy, w, xs, c.p), xs, g.opg*g.kh*g.kw, none)
-			dw.check(t, "Conv2DBackwardWeight", Conv2DBackwardWeight(dy, x, ws, c.p), ws, g.n*g.p, none)
-			// Into a non-contiguous destination.
-			dst := New(append(out[1:], g.n)...).Permute(3, 0, 1, 2)
-			fw.check(t, "Conv2DInto (permuted dst)", Conv2DInto(dst, x, w, bias, c.p), out, g.k, func(k [4]int, v float64) float64 {
-				if bias != nil {
-					v += float64(bias.At(k[1]))
-				}
-				if c.p.ReLU {
-					v = max(v, 0)
-				}
-				return v
-			})
-		})
+		checkConv(t, r, c)
 	}
+}
+
+// checkConv checks Conv2D and its gradients on case c against convRef,
+// with operands in a layout drawn from r.
+func checkConv(t *testing.T, r *rand.Rand, c convCase) {
+	t.Helper()
+	xs, ws := []int{c.n, c.cin, c.h, c.w}, []int{c.cout, c.cin / max(c.p.Groups, 1), c.kh, c.kw}
+	g := planConv("test", xs, ws, c.p)
+	os := g.outShape()
+	out := os[:]
+	kind := layouts[r.IntN(len(layouts))]
+	x, w := randLayout(r, kind, xs...), randLayout(r, "contiguous", ws...)
+	var bias *Tensor
+	if r.IntN(2) == 0 {
+		bias = RandN(r, c.cout)
+	}
+	dy := randLayout(r, kind, out...)
+	ref := convRef{g}
+	fw, dx, dw := newSums(), newSums(), newSums()
+	ref.each(func(n, o, i, j, ci, ih, iw, u, v int) {
+		xv, wv, dv := float64(x.At(n, ci, ih, iw)), float64(w.At(o, ci%g.cpg, u, v)), float64(dy.At(n, o, i, j))
+		fw.add([4]int{n, o, i, j}, xv*wv)
+		dx.add([4]int{n, ci, ih, iw}, dv*wv)
+		dw.add([4]int{o, ci % g.cpg, u, v}, dv*xv)
+	})
+	t.Run(c.String()+"/"+kind, func(t *testing.T) {
+		got := Conv2D(x, w, bias, c.p)
+		fw.check(t, "Conv2D", got, out, g.k, func(k [4]int, v float64) float64 {
+			if bias != nil {
+				v += float64(bias.At(k[1]))
+			}
+			if c.p.ReLU {
+				v = max(v, 0)
+			}
+			return v
+		})
+		none := func(_ [4]int, v float64) float64 { return v }
+		dx.check(t, "Conv2DBackwardInput", Conv2DBackwardInput(dy, w, xs, c.p), xs, g.opg*g.kh*g.kw, none)
+		dw.check(t, "Conv2DBackwardWeight", Conv2DBackwardWeight(dy, x, ws, c.p), ws, g.n*g.p, none)
+		// Into a non-contiguous destination.
+		dst := New(append(out[1:], g.n)...).Permute(3, 0, 1, 2)
+		fw.check(t, "Conv2DInto (permuted dst)", Conv2DInto(dst, x, w, bias, c.p), out, g.k, func(k [4]int, v float64) float64 {
+			if bias != nil {
+				v += float64(bias.At(k[1]))
+			}
+			if c.p.ReLU {
+				v = max(v, 0)
+			}
+			return v
+		})
+	})
 }
 
 // TestConv2DInPlace runs a 1×1 convolution whose output is its input.
@@ -217,7 +224,7 @@ func TestConv2DPanics(t *testing.T) {
 		{"extent", func() { Conv2D(x, New(6, 2, 3, 3), nil, ConvParams{Groups: 2, Dilation: [2]int{3, 1}}) },
 			"tensor: Conv2D: shapes [1 4 5 5] and [6 2 3 3]: kernel extent 7x3 larger than the padded input 5x5"},
 		{"stride", func() { Conv2D(x, w, nil, ConvParams{Groups: 2, Stride: [2]int{-1, 1}}) },
-			"tensor: Conv2D: invalid parameters {Stride:[-1 1] Padding:[0 0] Dilation:[0 0] Groups:2 ReLU:false}"},
+			"tensor: Conv2D: invalid parameters {Stride:[-1 1] Padding:[0 0] Dilation:[0 0] Groups:2 ReLU:false PaddingMode:constant}"},
 		{"bias", func() { Conv2D(x, w, New(5), ConvParams{Groups: 2}) },
 			"tensor: Conv2D: bias shape [5], want [6]"},
 		{"dst", func() { Conv2DInto(New(1, 6, 3, 4), x, w, nil, ConvParams{Groups: 2}) },

@@ -1,0 +1,260 @@
+package tensor
+
+import (
+	"fmt"
+	"slices"
+)
+
+// PadMode is how Pad fills the positions outside its input, as the mode of
+// PyTorch's torch.nn.functional.pad (and, for ConvParams.PaddingMode, the
+// padding_mode of nn.Conv2d, whose "zeros" is PadConstant).
+type PadMode int
+
+const (
+	// PadConstant fills with the value given (0 for a convolution).
+	PadConstant PadMode = iota
+	// PadReflect mirrors the input about its edge elements, which are not
+	// repeated (a b c d → c b | a b c d | c b): a pad must be smaller than
+	// the input's size along its axis.
+	PadReflect
+	// PadReplicate repeats the edge elements (a a | a b c d | d d): the
+	// input must not be empty along a padded axis.
+	PadReplicate
+	// PadCircular wraps around (c d | a b c d | a b): a pad must be at
+	// most the input's size along its axis (after the crop of a negative
+	// pad on the other side, around which it then wraps, as PyTorch's).
+	PadCircular
+)
+
+func (m PadMode) String() string {
+	switch m {
+	case PadConstant:
+		return "constant"
+	case PadReflect:
+		return "reflect"
+	case PadReplicate:
+		return "replicate"
+	case PadCircular:
+		return "circular"
+	}
+	return fmt.Sprintf("PadMode(%d)", int(m))
+}
+
+// padGeom is a padding after its checks: the output shape and, for each
+// axis, the input index each output index reads (-1: the constant).
+type padGeom struct {
+	in, out []int
+	src     [][]int
+}
+
+func planPad(op string, xs, pads []int, mode PadMode) padGeom {
+	if len(pads)%2 != 0 || len(pads) > 2*len(xs) {
+		panic(fmt.Sprintf("tensor: %s: input of shape %v: pads %v must be pairs (left, right), at most one per axis, from the last axis backwards", op, xs, pads))
+	}
+	if mode < PadConstant || mode > PadCircular {
+		panic(fmt.Sprintf("tensor: %s: unknown mode %v", op, mode))
+	}
+	g := padGeom{in: xs, out: slices.Clone(xs), src: make([][]int, len(xs))}
+	for k := 0; k < len(pads)/2; k++ {
+		a := len(xs) - 1 - k
+		n, lo, hi := xs[a], pads[2*k], pads[2*k+1]
+		size := n + lo + hi
+		if lo < -n || hi < -n || size < 0 || size > MaxElems {
+			panic(fmt.Sprintf("tensor: %s: input of shape %v: pads %v give axis %d size %d", op, xs, pads, a, size))
+		}
+		bad := false
+		switch mode {
+		case PadReflect:
+			bad = max(lo, hi) > 0 && max(lo, hi) >= n
+		case PadReplicate:
+			bad = max(lo, hi) > 0 && n == 0
+		case PadCircular:
+			bad = max(lo, hi) > 0 && max(lo, hi) > n-max(-lo, 0)-max(-hi, 0)
+		}
+		if bad {
+			panic(fmt.Sprintf("tensor: %s: input of shape %v: %v pads (%d, %d) too large for axis %d of size %d", op, xs, mode, lo, hi, a, n))
+		}
+		g.out[a] = size
+		m := make([]int, size)
+		for i := range m {
+			c := i - lo // the input coordinate of output index i
+			switch {
+			case c >= 0 && c < n:
+			case mode == PadConstant:
+				c = -1
+			case mode == PadReflect && c < 0:
+				c = -c
+			case mode == PadReflect:
+				c = 2*(n-1) - c
+			case mode == PadReplicate:
+				c = min(max(c, 0), n-1)
+			case mode == PadCircular:
+				// PyTorch wraps around what the negative pads leave.
+				c0, m := max(-lo, 0), n-max(-lo, 0)-max(-hi, 0)
+				c = c0 + ((c-c0)%m+m)%m
+			}
+			m[i] = c
+		}
+		g.src[a] = m
+	}
+	if _, ok := checkedSize(g.out); !ok {
+		panic(fmt.Sprintf("tensor: %s: input of shape %v: pads %v give an output of shape %v: more than MaxElems = %d elements", op, xs, pads, g.out, MaxElems))
+	}
+	return g
+}
+
+// index returns the input index output index i of axis a reads.
+func (g *padGeom) index(a, i int) int {
+	if g.src[a] == nil {
+		return i
+	}
+	return g.src[a][i]
+}
+
+// rows calls f for every output row (all axes but the last) with its
+// offset in the output and that of the input row it reads (-1: the
+// constant), both contiguous, row-major.
+func (g *padGeom) rows(f func(outOff, inOff int)) {
+	nd := len(g.out)
+	if nd == 0 {
+		f(0, 0)
+		return
+	}
+	lead := g.out[:nd-1]
+	pos := make([]int, nd-1)
+	inW, outW := g.in[nd-1], g.out[nd-1]
+	for r := 0; ; r++ {
+		in := 0
+		for a, p := range pos {
+			s := g.index(a, p)
+			if s < 0 || in < 0 {
+				in = -1
+				continue
+			}
+			in = in*g.in[a] + s
+		}
+		if in >= 0 {
+			in *= inW
+		}
+		f(r*outW, in)
+		a := nd - 2
+		for ; a >= 0; a-- {
+			if pos[a]++; pos[a] < lead[a] {
+				break
+			}
+			pos[a] = 0
+		}
+		if a < 0 {
+			return
+		}
+	}
+}
+
+// Pad returns x padded as PyTorch's torch.nn.functional.pad(x, pads,
+// mode, value): pads holds (left, right) pairs for the last axis, then
+// the one before it, and so on (at most one pair per axis); a negative
+// pad removes that many elements (a crop); the mode says what fills the
+// added positions (value for PadConstant; it is ignored otherwise). Every
+// mode works on any number of axes (PyTorch limits reflect, replicate and
+// circular to the last 1 to 3 axes of a 2- to 5-d input); with negative
+// pads the non-constant modes reflect, repeat or wrap the uncropped
+// input. The result is a new contiguous host tensor; x must be on the
+// host ("not available on device").
+func Pad(x *Tensor, pads []int, mode PadMode, value float32) *Tensor {
+	checkNil("Pad", "x", x)
+	g := planPad("Pad", x.shape, pads, mode)
+	dst := alloc("Pad", g.out)
+	padInto("Pad", &g, dst, x, value)
+	return dst
+}
+
+// PadInto sets dst to Pad(x, pads, mode, value) and returns dst.
+func PadInto(dst, x *Tensor, pads []int, mode PadMode, value float32) *Tensor {
+	const op = "PadInto"
+	checkNil(op, "dst, x", dst, x)
+	g := planPad(op, x.shape, pads, mode)
+	if !slices.Equal(dst.shape, g.out) {
+		panic(fmt.Sprintf("tensor: %s: input of shape %v with pads %v gives %v, dst is %v", op, x.shape, pads, g.out, dst.shape))
+	}
+	checkWritable(op, dst)
+	x = detach(dst, x)
+	padInto(op, &g, dst, x, value)
+	return dst
+}
+
+func padInto(op string, g *padGeom, dst, x *Tensor, value float32) {
+	out := target(dst)
+	od := out.hostData(op)
+	xd := x.hostData(op)
+	if len(od) == 0 {
+		return
+	}
+	last := len(g.out) - 1
+	g.rows(func(oo, io int) {
+		if last < 0 {
+			od[0] = xd[0]
+			return
+		}
+		row := od[oo:][:g.out[last]]
+		if io < 0 {
+			for i := range row {
+				row[i] = value
+			}
+			return
+		}
+		src := xd[io:][:g.in[last]]
+		for i := range row {
+			if s := g.index(last, i); s >= 0 {
+				row[i] = src[s]
+			} else {
+				row[i] = value
+			}
+		}
+	})
+	finish(dst, out)
+}
+
+// PadBackward returns the gradient of Pad(x, pads, mode, ·) with respect
+// to x, of shape xShape, given dy: each dy element added to the input
+// element it was read from (several for the non-constant modes), in
+// float32 in row-major order of dy.
+func PadBackward(dy *Tensor, xShape []int, pads []int, mode PadMode) *Tensor {
+	checkNil("PadBackward", "dy", dy)
+	return PadBackwardInto(alloc("PadBackward", xShape), dy, pads, mode)
+}
+
+// PadBackwardInto sets dx (x's shape) to the gradient of Pad (see
+// PadBackward) and returns dx.
+func PadBackwardInto(dx, dy *Tensor, pads []int, mode PadMode) *Tensor {
+	const op = "PadBackward"
+	checkNil(op, "dx, dy", dx, dy)
+	g := planPad(op, dx.shape, pads, mode)
+	if !slices.Equal(dy.shape, g.out) {
+		panic(fmt.Sprintf("tensor: %s: input of shape %v with pads %v gives %v, dy is %v", op, dx.shape, pads, g.out, dy.shape))
+	}
+	checkWritable(op, dx)
+	dy = detach(dx, dy)
+	out := target(dx)
+	od, yd := out.hostData(op), dy.hostData(op)
+	clear(od)
+	if len(yd) > 0 && len(od) > 0 {
+		last := len(g.out) - 1
+		g.rows(func(oo, io int) {
+			if last < 0 {
+				od[0] += yd[0]
+				return
+			}
+			if io < 0 {
+				return
+			}
+			row, dst := yd[oo:][:g.out[last]], od[io:][:g.in[last]]
+			for i, v := range row {
+				if s := g.index(last, i); s >= 0 {
+					dst[s] += v
+				}
+			}
+		})
+	}
+	finish(dx, out)
+	return dx
+}
