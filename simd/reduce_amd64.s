@@ -5,34 +5,19 @@
 #include "textflag.h"
 
 // func sumAVX512(x []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, SSE
+// Requires: AVX, AVX512DQ, AVX512F, SSE
 TEXT ·sumAVX512(SB), NOSPLIT, $0-28
-	MOVQ      x_base+0(FP), SI
-	MOVQ      x_len+8(FP), CX
-	VXORPS    Z0, Z0, Z0
-	VXORPS    Z1, Z1, Z1
-	VXORPS    Z2, Z2, Z2
-	VXORPS    Z3, Z3, Z3
-	VXORPS    Z4, Z4, Z4
-	VXORPS    Z5, Z5, Z5
-	VXORPS    Z6, Z6, Z6
-	VXORPS    Z7, Z7, Z7
-	MOVQ      SI, R9
-	NEGQ      R9
-	ANDQ      $0x3f, R9
-	SHRQ      $0x02, R9
-	JE        aligned
-	CMPQ      CX, R9
-	JB        aligned
-	MOVL      $0xffffffff, AX
-	BZHIL     R9, AX, AX
-	KMOVW     AX, K1
-	VMOVUPS.Z (SI), K1, Z16
-	VADDPS    Z16, Z0, Z0
-	SUBQ      R9, CX
-	LEAQ      (SI)(R9*4), SI
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
 
-aligned:
 blocks:
 	CMPQ   CX, $0x00000080
 	JB     vectors
@@ -104,7 +89,7 @@ done:
 	RET
 
 // func sumAbsAVX512(x []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, SSE
+// Requires: AVX, AVX512DQ, AVX512F, SSE
 TEXT ·sumAbsAVX512(SB), NOSPLIT, $0-28
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -119,23 +104,7 @@ TEXT ·sumAbsAVX512(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
 	VBROADCASTSS X31, Z31
-	MOVQ         SI, R9
-	NEGQ         R9
-	ANDQ         $0x3f, R9
-	SHRQ         $0x02, R9
-	JE           aligned
-	CMPQ         CX, R9
-	JB           aligned
-	MOVL         $0xffffffff, AX
-	BZHIL        R9, AX, AX
-	KMOVW        AX, K1
-	VMOVUPS.Z    (SI), K1, Z16
-	VANDPS       Z16, Z31, Z8
-	VADDPS       Z8, Z0, Z0
-	SUBQ         R9, CX
-	LEAQ         (SI)(R9*4), SI
 
-aligned:
 blocks:
 	CMPQ   CX, $0x00000080
 	JB     vectors
@@ -223,48 +192,30 @@ done:
 	RET
 
 // func dotAVX512(a []float32, b []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, FMA3, SSE
+// Requires: AVX, AVX512DQ, AVX512F, FMA3, SSE
 TEXT ·dotAVX512(SB), NOSPLIT, $0-52
-	MOVQ        a_base+0(FP), SI
-	MOVQ        a_len+8(FP), CX
-	MOVQ        b_base+24(FP), DX
-	VXORPS      Z0, Z0, Z0
-	VXORPS      Z1, Z1, Z1
-	VXORPS      Z2, Z2, Z2
-	VXORPS      Z3, Z3, Z3
-	VXORPS      Z4, Z4, Z4
-	VXORPS      Z5, Z5, Z5
-	VXORPS      Z6, Z6, Z6
-	VXORPS      Z7, Z7, Z7
-	MOVQ        SI, R9
-	NEGQ        R9
-	ANDQ        $0x3f, R9
-	SHRQ        $0x02, R9
-	JE          aligned
-	CMPQ        CX, R9
-	JB          aligned
-	MOVL        $0xffffffff, AX
-	BZHIL       R9, AX, AX
-	KMOVW       AX, K1
-	VMOVUPS.Z   (SI), K1, Z8
-	VMOVUPS.Z   (DX), K1, Z9
-	VFMADD231PS Z9, Z8, Z7
-	SUBQ        R9, CX
-	LEAQ        (SI)(R9*4), SI
-	LEAQ        (DX)(R9*4), DX
-
-aligned:
-	CMPQ CX, $0x00002000
-	JB   blocks
-	CMPQ CX, $0x00010000
-	JAE  blocks
-	MOVQ CX, R8
-	ANDQ $-32, R8
-	SUBQ R8, CX
-	SHLQ $0x02, R8
-	ADDQ R8, SI
-	ADDQ R8, DX
-	NEGQ R8
+	MOVQ   a_base+0(FP), SI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   b_base+24(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $0x00002000
+	JB     blocks
+	CMPQ   CX, $0x00010000
+	JAE    blocks
+	MOVQ   CX, R8
+	ANDQ   $-32, R8
+	SUBQ   R8, CX
+	SHLQ   $0x02, R8
+	ADDQ   R8, SI
+	ADDQ   R8, DX
+	NEGQ   R8
 
 l2blocks:
 	VMOVUPS     (SI)(R8*1), Y8
@@ -370,7 +321,7 @@ done:
 	RET
 
 // func maxAVX512(x []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, SSE
+// Requires: AVX, AVX512DQ, AVX512F, SSE
 TEXT ·maxAVX512(SB), NOSPLIT, $0-28
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -393,26 +344,7 @@ TEXT ·maxAVX512(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
 	VBROADCASTSS X31, Z31
-	MOVQ         SI, R9
-	NEGQ         R9
-	ANDQ         $0x3f, R9
-	SHRQ         $0x02, R9
-	JE           aligned
-	CMPQ         CX, R9
-	JB           aligned
-	MOVL         $0xffffffff, AX
-	BZHIL        R9, AX, AX
-	KMOVW        AX, K1
-	VMOVUPS.Z    (SI), K1, Z16
-	VMOVAPS      Z0, Z17
-	VMOVAPS      Z16, K1, Z17
-	VMAXPS       Z0, Z17, Z0
-	VPANDD       Z16, Z31, Z16
-	VPMAXUD      Z16, Z8, Z8
-	SUBQ         R9, CX
-	LEAQ         (SI)(R9*4), SI
 
-aligned:
 blocks:
 	CMPQ    CX, $0x00000080
 	JB      vectors
@@ -553,7 +485,7 @@ nan:
 	JMP   ret
 
 // func minAVX512(x []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, SSE
+// Requires: AVX, AVX512DQ, AVX512F, SSE
 TEXT ·minAVX512(SB), NOSPLIT, $0-28
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -576,26 +508,7 @@ TEXT ·minAVX512(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
 	VBROADCASTSS X31, Z31
-	MOVQ         SI, R9
-	NEGQ         R9
-	ANDQ         $0x3f, R9
-	SHRQ         $0x02, R9
-	JE           aligned
-	CMPQ         CX, R9
-	JB           aligned
-	MOVL         $0xffffffff, AX
-	BZHIL        R9, AX, AX
-	KMOVW        AX, K1
-	VMOVUPS.Z    (SI), K1, Z16
-	VMOVAPS      Z0, Z17
-	VMOVAPS      Z16, K1, Z17
-	VMINPS       Z0, Z17, Z0
-	VPANDD       Z16, Z31, Z16
-	VPMAXUD      Z16, Z8, Z8
-	SUBQ         R9, CX
-	LEAQ         (SI)(R9*4), SI
 
-aligned:
 blocks:
 	CMPQ    CX, $0x00000080
 	JB      vectors
@@ -736,38 +649,19 @@ nan:
 	JMP   ret
 
 // func sumSquaresAVX512(x []float32) float64
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·sumSquaresAVX512(SB), NOSPLIT, $0-32
-	MOVQ          x_base+0(FP), SI
-	MOVQ          x_len+8(FP), CX
-	VXORPS        Z0, Z0, Z0
-	VXORPS        Z1, Z1, Z1
-	VXORPS        Z2, Z2, Z2
-	VXORPS        Z3, Z3, Z3
-	VXORPS        Z4, Z4, Z4
-	VXORPS        Z5, Z5, Z5
-	VXORPS        Z6, Z6, Z6
-	VXORPS        Z7, Z7, Z7
-	MOVQ          SI, R9
-	NEGQ          R9
-	ANDQ          $0x3f, R9
-	SHRQ          $0x02, R9
-	JE            aligned
-	CMPQ          CX, R9
-	JB            aligned
-	MOVL          $0xffffffff, AX
-	BZHIL         R9, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z8
-	VCVTPS2PD     Y8, Z9
-	VEXTRACTF64X4 $0x01, Z8, Y10
-	VCVTPS2PD     Y10, Z10
-	VFMADD231PD   Z9, Z9, Z0
-	VFMADD231PD   Z10, Z10, Z1
-	SUBQ          R9, CX
-	LEAQ          (SI)(R9*4), SI
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
 
-aligned:
 blocks:
 	CMPQ        CX, $0x00000040
 	JB          vectors
@@ -1902,34 +1796,19 @@ ret:
 	RET
 
 // func sumF64AVX512(x []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·sumF64AVX512(SB), NOSPLIT, $0-32
-	MOVQ      x_base+0(FP), SI
-	MOVQ      x_len+8(FP), CX
-	VXORPS    Z0, Z0, Z0
-	VXORPS    Z1, Z1, Z1
-	VXORPS    Z2, Z2, Z2
-	VXORPS    Z3, Z3, Z3
-	VXORPS    Z4, Z4, Z4
-	VXORPS    Z5, Z5, Z5
-	VXORPS    Z6, Z6, Z6
-	VXORPS    Z7, Z7, Z7
-	MOVQ      SI, R9
-	NEGQ      R9
-	ANDQ      $0x3f, R9
-	SHRQ      $0x03, R9
-	JE        aligned
-	CMPQ      CX, R9
-	JB        aligned
-	MOVL      $0xffffffff, AX
-	BZHIL     R9, AX, AX
-	KMOVW     AX, K1
-	VMOVUPD.Z (SI), K1, Z16
-	VADDPD    Z16, Z0, Z0
-	SUBQ      R9, CX
-	LEAQ      (SI)(R9*8), SI
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
 
-aligned:
 blocks:
 	CMPQ   CX, $0x00000040
 	JB     vectors
@@ -1999,7 +1878,7 @@ done:
 	RET
 
 // func sumAbsF64AVX512(x []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·sumAbsF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -2014,23 +1893,7 @@ TEXT ·sumAbsF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X31
 	VBROADCASTSD X31, Z31
-	MOVQ         SI, R9
-	NEGQ         R9
-	ANDQ         $0x3f, R9
-	SHRQ         $0x03, R9
-	JE           aligned
-	CMPQ         CX, R9
-	JB           aligned
-	MOVL         $0xffffffff, AX
-	BZHIL        R9, AX, AX
-	KMOVW        AX, K1
-	VMOVUPD.Z    (SI), K1, Z16
-	VANDPD       Z16, Z31, Z8
-	VADDPD       Z8, Z0, Z0
-	SUBQ         R9, CX
-	LEAQ         (SI)(R9*8), SI
 
-aligned:
 blocks:
 	CMPQ   CX, $0x00000040
 	JB     vectors
@@ -2116,48 +1979,30 @@ done:
 	RET
 
 // func dotF64AVX512(a []float64, b []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, FMA3, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, FMA3, SSE2
 TEXT ·dotF64AVX512(SB), NOSPLIT, $0-56
-	MOVQ        a_base+0(FP), SI
-	MOVQ        a_len+8(FP), CX
-	MOVQ        b_base+24(FP), DX
-	VXORPS      Z0, Z0, Z0
-	VXORPS      Z1, Z1, Z1
-	VXORPS      Z2, Z2, Z2
-	VXORPS      Z3, Z3, Z3
-	VXORPS      Z4, Z4, Z4
-	VXORPS      Z5, Z5, Z5
-	VXORPS      Z6, Z6, Z6
-	VXORPS      Z7, Z7, Z7
-	MOVQ        SI, R9
-	NEGQ        R9
-	ANDQ        $0x3f, R9
-	SHRQ        $0x03, R9
-	JE          aligned
-	CMPQ        CX, R9
-	JB          aligned
-	MOVL        $0xffffffff, AX
-	BZHIL       R9, AX, AX
-	KMOVW       AX, K1
-	VMOVUPD.Z   (SI), K1, Z8
-	VMOVUPD.Z   (DX), K1, Z9
-	VFMADD231PD Z9, Z8, Z7
-	SUBQ        R9, CX
-	LEAQ        (SI)(R9*8), SI
-	LEAQ        (DX)(R9*8), DX
-
-aligned:
-	CMPQ CX, $0x00001000
-	JB   blocks
-	CMPQ CX, $0x00008000
-	JAE  blocks
-	MOVQ CX, R8
-	ANDQ $-16, R8
-	SUBQ R8, CX
-	SHLQ $0x03, R8
-	ADDQ R8, SI
-	ADDQ R8, DX
-	NEGQ R8
+	MOVQ   a_base+0(FP), SI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   b_base+24(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $0x00001000
+	JB     blocks
+	CMPQ   CX, $0x00008000
+	JAE    blocks
+	MOVQ   CX, R8
+	ANDQ   $-16, R8
+	SUBQ   R8, CX
+	SHLQ   $0x03, R8
+	ADDQ   R8, SI
+	ADDQ   R8, DX
+	NEGQ   R8
 
 l2blocks:
 	VMOVUPD     (SI)(R8*1), Y8
@@ -2261,7 +2106,7 @@ done:
 	RET
 
 // func maxF64AVX512(x []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·maxF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -2284,26 +2129,7 @@ TEXT ·maxF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X31
 	VBROADCASTSD X31, Z31
-	MOVQ         SI, R9
-	NEGQ         R9
-	ANDQ         $0x3f, R9
-	SHRQ         $0x03, R9
-	JE           aligned
-	CMPQ         CX, R9
-	JB           aligned
-	MOVL         $0xffffffff, AX
-	BZHIL        R9, AX, AX
-	KMOVW        AX, K1
-	VMOVUPD.Z    (SI), K1, Z16
-	VMOVAPD      Z0, Z17
-	VMOVAPD      Z16, K1, Z17
-	VMAXPD       Z0, Z17, Z0
-	VPANDQ       Z16, Z31, Z16
-	VPMAXUQ      Z16, Z8, Z8
-	SUBQ         R9, CX
-	LEAQ         (SI)(R9*8), SI
 
-aligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -2442,7 +2268,7 @@ nan:
 	JMP   ret
 
 // func minF64AVX512(x []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·minF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -2465,26 +2291,7 @@ TEXT ·minF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X31
 	VBROADCASTSD X31, Z31
-	MOVQ         SI, R9
-	NEGQ         R9
-	ANDQ         $0x3f, R9
-	SHRQ         $0x03, R9
-	JE           aligned
-	CMPQ         CX, R9
-	JB           aligned
-	MOVL         $0xffffffff, AX
-	BZHIL        R9, AX, AX
-	KMOVW        AX, K1
-	VMOVUPD.Z    (SI), K1, Z16
-	VMOVAPD      Z0, Z17
-	VMOVAPD      Z16, K1, Z17
-	VMINPD       Z0, Z17, Z0
-	VPANDQ       Z16, Z31, Z16
-	VPMAXUQ      Z16, Z8, Z8
-	SUBQ         R9, CX
-	LEAQ         (SI)(R9*8), SI
 
-aligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -2623,34 +2430,19 @@ nan:
 	JMP   ret
 
 // func sumSquaresF64AVX512(x []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·sumSquaresF64AVX512(SB), NOSPLIT, $0-32
-	MOVQ        x_base+0(FP), SI
-	MOVQ        x_len+8(FP), CX
-	VXORPS      Z0, Z0, Z0
-	VXORPS      Z1, Z1, Z1
-	VXORPS      Z2, Z2, Z2
-	VXORPS      Z3, Z3, Z3
-	VXORPS      Z4, Z4, Z4
-	VXORPS      Z5, Z5, Z5
-	VXORPS      Z6, Z6, Z6
-	VXORPS      Z7, Z7, Z7
-	MOVQ        SI, R9
-	NEGQ        R9
-	ANDQ        $0x3f, R9
-	SHRQ        $0x03, R9
-	JE          aligned
-	CMPQ        CX, R9
-	JB          aligned
-	MOVL        $0xffffffff, AX
-	BZHIL       R9, AX, AX
-	KMOVW       AX, K1
-	VMOVUPD.Z   (SI), K1, Z16
-	VFMADD231PD Z16, Z16, Z0
-	SUBQ        R9, CX
-	LEAQ        (SI)(R9*8), SI
+	MOVQ   x_base+0(FP), SI
+	MOVQ   x_len+8(FP), CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
 
-aligned:
 blocks:
 	CMPQ        CX, $0x00000040
 	JB          vectors

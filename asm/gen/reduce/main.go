@@ -150,17 +150,13 @@ func sum(s x86.ISA, name, doc string, kind sumKind) {
 			vadd(src, s.V(i), s.V(i))
 		}
 	}
-	masked := func() { // the lanes of K1 at RSI
-		x86.P(s, VMOVUPS_Z, VMOVUPD_Z)(x86.At(RSI, 0), K1, Z16)
-		add(Z16, 0)
-	}
-	alignHead(s, masked, RSI)
 	s.Loop("", u, func(w x86.Width, i int) {
 		add(x86.At(RSI, i*s.Bytes()), i)
 	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
 		if s.Masked {
 			x86.TailMask(K1)
-			masked()
+			x86.P(s, VMOVUPS_Z, VMOVUPD_Z)(x86.At(RSI, 0), K1, Z16)
+			add(Z16, 0)
 		}
 	})
 	combine(s, u, vadd)
@@ -204,16 +200,6 @@ func dot(s x86.ISA) {
 	Load(Param("b").Base(), RDX)
 	zero(s, u)
 	fma, movuZ := x86.P(s, VFMADD231PS, VFMADD231PD), x86.P(s, VMOVUPS_Z, VMOVUPD_Z)
-	masked := func(acc VecPhysical) func() { // the lanes of K1 at RSI and RDX
-		return func() {
-			movuZ(x86.At(RSI, 0), K1, Z8)
-			movuZ(x86.At(RDX, 0), K1, Z9)
-			fma(Z9, Z8, acc)
-		}
-	}
-	// The head goes to the last accumulator: l2Blocks writes the first
-	// ones' low halves with VEX instructions, which clear the upper ones.
-	alignHead(s, masked(s.V(u-1)), RSI, RDX)
 	if s.Masked {
 		l2Blocks(s, fma)
 	}
@@ -226,7 +212,9 @@ func dot(s x86.ISA) {
 	}, func() {
 		if s.Masked {
 			x86.TailMask(K1)
-			masked(Z0)()
+			movuZ(x86.At(RSI, 0), K1, Z8)
+			movuZ(x86.At(RDX, 0), K1, Z9)
+			fma(Z9, Z8, Z0)
 		}
 	})
 	vadd := x86.P(s, VADDPS, VADDPD)
@@ -326,15 +314,6 @@ func extremum(s x86.ISA, name string, packed, scalar func(...Op)) {
 		}
 		fold = func(n, d VecPhysical) { VORPD(n, d, d) }
 	}
-	masked := func() {
-		// Lanes outside K1 take the accumulator's own values (and 0 bits).
-		x86.P(s, VMOVUPS_Z, VMOVUPD_Z)(x86.At(RSI, 0), K1, Z16)
-		vmova(Z0, Z17)
-		vmova(Z16, K1, Z17)
-		packed(Z0, Z17, Z0)
-		side(Z16, 0)
-	}
-	alignHead(s, masked, RSI)
 	s.Loop("", u, func(w x86.Width, i int) {
 		x := s.V(2*u + i)
 		x86.P(s, VMOVUPS, VMOVUPD)(x86.At(RSI, i*s.Bytes()), x)
@@ -342,8 +321,13 @@ func extremum(s x86.ISA, name string, packed, scalar func(...Op)) {
 		side(x, i)
 	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
 		if s.Masked {
+			// Lanes past the end take the accumulator's own values (and 0 bits).
 			x86.TailMask(K1)
-			masked()
+			x86.P(s, VMOVUPS_Z, VMOVUPD_Z)(x86.At(RSI, 0), K1, Z16)
+			vmova(Z0, Z17)
+			vmova(Z16, K1, Z17)
+			packed(Z0, Z17, Z0)
+			side(Z16, 0)
 		}
 	})
 	combine(s, u, packed)
@@ -396,37 +380,6 @@ func extremum(s x86.ISA, name string, packed, scalar func(...Op)) {
 	JMP(LabelRef("ret"))
 }
 
-// alignHead (AVX-512) takes the elements before the next 64-byte boundary
-// of RSI through masked, the tail's k-masked vector (K1 holds their lanes),
-// and advances RCX and ptrs past them, so that every full-width load after
-// it reads one cache line instead of straddling two. Unaligned, each 64-byte
-// load is two L1 accesses: SumF64 over 1000 L1-resident elements one element
-// off a 64-byte boundary took 49 ns against 26.6 ns aligned (and vek's AVX2
-// loop 63 against 45; interleaved runs, under load), while data streamed from
-// L2 or farther cost the same either way. A slice shorter than its peel, or
-// aligned already, skips it. Clobbers AX, R9 and K1.
-func alignHead(s x86.ISA, masked func(), ptrs ...Register) {
-	if !s.Masked {
-		return
-	}
-	MOVQ(RSI, R9)
-	NEGQ(R9)
-	ANDQ(U8(63), R9)
-	SHRQ(U8(s.Shift()), R9) // elements before the boundary: 0..lanes-1
-	JE(LabelRef("aligned"))
-	CMPQ(RCX, R9)
-	JB(LabelRef("aligned"))
-	MOVL(U32(0xffffffff), EAX)
-	BZHIL(R9L, EAX, EAX) // the low R9 bits
-	KMOVW(EAX, K1)
-	masked()
-	SUBQ(R9, RCX)
-	for _, p := range ptrs {
-		LEAQ(Mem{Base: p, Index: R9, Scale: uint8(s.Size())}, p)
-	}
-	Label("aligned")
-}
-
 // zeroFrom clears registers from..from+n-1.
 func zeroFrom(s x86.ISA, from, n int) {
 	for i := from; i < from+n; i++ {
@@ -443,15 +396,6 @@ func sumSquaresWidened(s x86.ISA) {
 	Load(Param("x").Len(), RCX)
 	zero(s, 2*unroll)
 	half := s.Bytes() / 2 // bytes of float32 that widen to one vector of float64
-	masked := func() {
-		VMOVUPS_Z(x86.At(RSI, 0), K1, Z8)
-		VCVTPS2PD(Y8, Z9)
-		VEXTRACTF64X4(U8(1), Z8, Y10)
-		VCVTPS2PD(Y10, Z10)
-		VFMADD231PD(Z9, Z9, Z0)
-		VFMADD231PD(Z10, Z10, Z1)
-	}
-	alignHead(s, masked, RSI)
 	s.Loop("", unroll, func(w x86.Width, i int) {
 		for h := 0; h < 2; h++ {
 			t := s.V(8 + 2*i + h)
@@ -461,7 +405,12 @@ func sumSquaresWidened(s x86.ISA) {
 	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
 		if s.Masked {
 			x86.TailMask(K1)
-			masked()
+			VMOVUPS_Z(x86.At(RSI, 0), K1, Z8)
+			VCVTPS2PD(Y8, Z9)
+			VEXTRACTF64X4(U8(1), Z8, Y10)
+			VCVTPS2PD(Y10, Z10)
+			VFMADD231PD(Z9, Z9, Z0)
+			VFMADD231PD(Z10, Z10, Z1)
 		}
 	})
 	combine(s, 2*unroll, VADDPD)
