@@ -56,7 +56,9 @@ func adagradCase(name string, hp AdagradParams) optCase {
 
 func adamaxCase(name string, hp AdamaxParams) optCase {
 	return optCase{name, 2,
-		func(ps, gs []*Tensor, s [][]*Tensor, _ []bool, steps []int64) { AdamaxStep(ps, gs, s[0], s[1], steps, hp) },
+		func(ps, gs []*Tensor, s [][]*Tensor, _ []bool, steps []int64) {
+			AdamaxStep(ps, gs, s[0], s[1], steps, hp)
+		},
 		func(r *refParam, g []float64) {
 			b1, b2 := float64(hp.Beta1), float64(hp.Beta2)
 			r.t++
@@ -118,7 +120,9 @@ func nadamCase(name string, hp NAdamParams) optCase {
 
 func radamCase(name string, hp RAdamParams) optCase {
 	return optCase{name, 2,
-		func(ps, gs []*Tensor, s [][]*Tensor, _ []bool, steps []int64) { RAdamStep(ps, gs, s[0], s[1], steps, hp) },
+		func(ps, gs []*Tensor, s [][]*Tensor, _ []bool, steps []int64) {
+			RAdamStep(ps, gs, s[0], s[1], steps, hp)
+		},
 		func(r *refParam, g []float64) {
 			lr, b1, b2, eps, wd := float64(hp.LR), float64(hp.Beta1), float64(hp.Beta2), float64(hp.Eps), float64(hp.WeightDecay)
 			r.t++
