@@ -14,7 +14,8 @@ import (
 // parameters that have no gradient (Grad() == nil), as PyTorch skips those
 // whose grad is None.
 //
-// The constructors (NewSGD, NewAdam, NewAdamW, NewRMSProp) panic, naming
+// The constructors (NewSGD, NewAdam, NewAdamW, NewRMSProp, NewAdagrad,
+// NewAdamax, NewNAdam, NewRAdam) panic, naming
 // themselves and the parameter's index, when a parameter is nil or is not
 // a trainable parameter (made by NewParam).
 //
@@ -293,7 +294,9 @@ func (o *RMSProp) Step() {
 }
 
 // Schedule gives the learning rate for an epoch (or step) counted from 0.
-// Apply it with opt.SetLR(s.At(epoch)).
+// Apply it with opt.SetLR(s.At(epoch)). A schedule driven by a metric
+// rather than the step (ReduceLROnPlateau) has state and is not one: it
+// takes the metric in its own Step and sets its optimizer's rate.
 type Schedule interface {
 	At(epoch int) float32
 }
