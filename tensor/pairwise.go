@@ -148,3 +148,14 @@ func PairwiseSqDistGrad(g, x, y *Tensor) (dx, dy *Tensor) {
 	dy = scaleRows(MatMul(g.T(), x), y, Sum(g, false, 0))
 	return dx, dy
 }
+
+// RBFKernel returns the Gaussian (RBF) kernel matrix K[i, j] =
+// exp(-gamma·‖x[i] - y[j]‖²) between the rows of x [n, d] and y [m, d]
+// (scikit-learn's rbf_kernel; gamma = 1/(2σ²)): PairwiseSqDist, then
+// Scale and Exp in place, so y nil (or x) gives a symmetric matrix with
+// an exact 1 on the diagonal. Its accuracy is PairwiseSqDist's error
+// times gamma·K, plus simd.Exp's. PairwiseSqDist's panics apply.
+func RBFKernel(x, y *Tensor, gamma float32) *Tensor {
+	k := PairwiseSqDist(x, y)
+	return ExpInto(k, ScaleInto(k, k, -gamma))
+}

@@ -160,3 +160,24 @@ func TestPairwiseSqDistPanics(t *testing.T) {
 	expectPanic(t, "tensor: PairwiseSqDist: x of shape [3] and y of shape [3] (want [n d] and [m d])", func() { PairwiseSqDist(New(3), nil) })
 	expectPanic(t, "tensor: PairwiseSqDistGrad: g of shape [2 2], x [3 2], y [2 2] (want [n m], [n d], [m d])", func() { PairwiseSqDistGrad(New(2, 2), New(3, 2), New(2, 2)) })
 }
+
+// TestRBFKernel checks RBFKernel against exp(-γ·D) of the float64
+// distances, and the exact 1 on the diagonal of x against itself.
+func TestRBFKernel(t *testing.T) {
+	r := rand.New(rand.NewPCG(85, 86))
+	x, y := RandN(r, 6, 4), RandN(r, 5, 4)
+	k, want := RBFKernel(x, y, 0.3), sqDist64(x, y)
+	for i := range 6 {
+		for j := range 5 {
+			if w := math.Exp(-0.3 * want[i*5+j]); math.Abs(float64(k.At(i, j))-w) > 1e-6 {
+				t.Fatalf("K[%d, %d] = %v, want %v", i, j, k.At(i, j), w)
+			}
+		}
+	}
+	s := RBFKernel(x, nil, 2)
+	for i := range 6 {
+		if s.At(i, i) != 1 {
+			t.Fatalf("K[%d, %d] = %v of x with itself, want 1", i, i, s.At(i, i))
+		}
+	}
+}
