@@ -208,7 +208,7 @@ func gradCases() []gradCase {
 	add("MSE", "MSE", func(tp *Tape, in []*Var) *Var { return tp.MSE(in[0], target) }, rn(3, 4))
 	probs := tensor.RandU(r, 0, 1, 3, 4)
 	add("BCEWithLogits", "BCEWithLogits", func(tp *Tape, in []*Var) *Var { return tp.BCEWithLogits(in[0], probs) }, tensor.Scale(rn(3, 4), 4))
-	return append(cases, tapeOpGradCases()...)
+	return append(append(cases, tapeOpGradCases()...), hostOpGradCases()...)
 }
 
 func tp0(f func(*Tape, *Var) *Var) func(*Tape, *Var) *Var { return f }

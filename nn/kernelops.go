@@ -45,5 +45,7 @@ func backPairwiseSqDist(tp *Tape, n *node) {
 // tape, so its gradient is theirs. y nil or x gives the symmetric matrix
 // with an exact 1 on the diagonal.
 func (tp *Tape) RBFKernel(x, y *Var, gamma float32) *Var {
+	tp.use("RBFKernel", "x", x)
+	tp.useOpt("RBFKernel", "y", y)
 	return tp.Exp(tp.Scale(tp.PairwiseSqDist(x, y), -gamma))
 }

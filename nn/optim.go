@@ -553,10 +553,8 @@ func checkOptimizerState(st *optimizerState) error {
 	case st.NoDecay > 0 && len(st.Groups) > 0:
 		return fmt.Errorf("both no_decay and groups")
 	}
-	if st.NoDecay > 0 && st.NoDecay < st.Params {
+	if st.NoDecay > 0 { // NewAdamWGroups' two groups
 		st.Groups = []groupState{{Params: st.Params - st.NoDecay}, {Params: st.NoDecay, OwnDecay: true}}
-	} else if st.NoDecay > 0 {
-		st.Groups = []groupState{{Params: st.NoDecay, OwnDecay: true}}
 	}
 	n := 0
 	for k, g := range st.Groups {

@@ -36,7 +36,9 @@ func NewAdagrad(params []*Var, lr float32) *Adagrad {
 func (o *Adagrad) Step() {
 	values, grads := o.operands()
 	for i, g := range grads {
-		if g != nil && o.steps[i] == 0 && o.InitialAccumulatorValue != 0 {
+		// (on the host only: on a device AdagradStep panics, and the
+		// state must not change first)
+		if g != nil && o.steps[i] == 0 && o.InitialAccumulatorValue != 0 && onHost(o.state[0][i]) {
 			tensor.Fill(o.state[0][i], o.InitialAccumulatorValue)
 		}
 	}

@@ -436,3 +436,24 @@ func TestCheckpointGroupsAMSGradMismatch(t *testing.T) {
 		t.Errorf("group mismatch: %v", err)
 	}
 }
+
+// TestOptimizerStepAllocs checks that a Step of every optimizer of
+// torchOptimizers (parameter groups and AMSGrad included) allocates
+// nothing in steady state.
+func TestOptimizerStepAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's sync.Pool drops items")
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	for name, mk := range torchOptimizers {
+		ps := []*Var{NewParam(tensor.RandN(r, 3)), NewParam(tensor.RandN(r, 40, 40)), NewParam(tensor.RandN(r, 4))}
+		for _, p := range ps {
+			p.grad, p.gradOK = tensor.RandN(r, p.value.Shape()...), true
+		}
+		opt := mk(ps)
+		opt.Step()
+		if n := testing.AllocsPerRun(10, opt.Step); n != 0 {
+			t.Errorf("%s: %v allocations a step", name, n)
+		}
+	}
+}
