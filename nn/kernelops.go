@@ -6,7 +6,7 @@ import (
 
 // PairwiseSqDist returns the [n, m] squared Euclidean distances between
 // the rows of x [n, d] and y [m, d] (tensor.PairwiseSqDist: through the
-// GEMM, clamped at 0, an exact zero diagonal when y is x or nil; its
+// GEMM, clamped at 0, an exact zero diagonal when y is x; its
 // accuracy is stated there). The gradient is that of the exact distance,
 // 2(x[i] - y[j]) weighted by the output's gradient
 // (tensor.PairwiseSqDistGrad), both contributions going to x when y is x.
@@ -14,17 +14,8 @@ import (
 func (tp *Tape) PairwiseSqDist(x, y *Var) *Var {
 	const op = "PairwiseSqDist"
 	tp.use(op, "x", x)
-	if y == nil {
-		y = x
-	}
 	tp.use(op, "y", y)
-	var d *tensor.Tensor
-	if y == x {
-		d = tensor.PairwiseSqDist(x.value, nil)
-	} else {
-		d = tensor.PairwiseSqDist(x.value, y.value)
-	}
-	out, _ := tp.result(d, backPairwiseSqDist, x, y)
+	out, _ := tp.result(tensor.PairwiseSqDist(x.value, y.value), backPairwiseSqDist, x, y)
 	return out
 }
 
@@ -42,10 +33,10 @@ func backPairwiseSqDist(tp *Tape, n *node) {
 // RBFKernel returns the Gaussian (RBF) kernel matrix exp(-γ·‖x[i] -
 // y[j]‖²) between the rows of x [n, d] and y [m, d] (scikit-learn's
 // rbf_kernel; γ = 1/(2σ²)), PairwiseSqDist then Scale and Exp on the
-// tape, so its gradient is theirs. y nil or x gives the symmetric matrix
+// tape, so its gradient is theirs. y = x gives the symmetric matrix
 // with an exact 1 on the diagonal.
 func (tp *Tape) RBFKernel(x, y *Var, gamma float32) *Var {
 	tp.use("RBFKernel", "x", x)
-	tp.useOpt("RBFKernel", "y", y)
+	tp.use("RBFKernel", "y", y)
 	return tp.Exp(tp.Scale(tp.PairwiseSqDist(x, y), -gamma))
 }

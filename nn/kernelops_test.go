@@ -24,7 +24,8 @@ func TestPairwiseSqDistTape(t *testing.T) {
 			}
 		}
 	}
-	self := tp.RBFKernel(tp.Const(x), nil, 2).Value()
+	cx := tp.Const(x)
+	self := tp.RBFKernel(cx, cx, 2).Value()
 	for i := range 7 {
 		if self.At(i, i) != 1 {
 			t.Fatalf("RBFKernel of x with itself: diagonal %d is %v, want 1", i, self.At(i, i))
@@ -44,7 +45,7 @@ func hostOpGradCases() []gradCase {
 		{name: "PairwiseSqDist", op: "PairwiseSqDist", inputs: []*tensor.Tensor{rn(4, 3), rn(5, 3)},
 			f: func(tp *Tape, in []*Var) *Var { return tp.PairwiseSqDist(in[0], in[1]) }},
 		{name: "PairwiseSqDist/self", op: "PairwiseSqDist", inputs: []*tensor.Tensor{rn(6, 2)},
-			f: func(tp *Tape, in []*Var) *Var { return tp.PairwiseSqDist(in[0], nil) }},
+			f: func(tp *Tape, in []*Var) *Var { return tp.PairwiseSqDist(in[0], in[0]) }},
 		{name: "RBFKernel", op: "RBFKernel", inputs: []*tensor.Tensor{rn(3, 4), rn(2, 4)},
 			f: func(tp *Tape, in []*Var) *Var { return tp.RBFKernel(in[0], in[1], 0.3) }},
 		{name: "RBFKernel/self", op: "RBFKernel", inputs: []*tensor.Tensor{rn(5, 3)},

@@ -21,8 +21,8 @@ import (
 // at most: for points at distance δ within a cloud of radius R, relative
 // error about d·2⁻²³·(R/δ)² (TestPairwiseSqDist: within 1e-5·d·(‖x̃[i]‖² +
 // ‖ỹ[j]‖²) of the float64 distance); an entry the rounding makes negative
-// is 0. When y is x (the same tensor, or nil) the matrix is symmetric,
-// bit for bit, with an exact zero diagonal.
+// is 0. When y is x (the same tensor) the matrix is symmetric, bit for
+// bit, with an exact zero diagonal.
 //
 // x and y may be strided (transposed, sliced) views. It runs on the host:
 // operands on a device panic ("not available on device"). It panics,
@@ -30,11 +30,8 @@ import (
 // columns.
 func PairwiseSqDist(x, y *Tensor) *Tensor {
 	const op = "PairwiseSqDist"
-	checkNil(op, "x", x)
-	self := y == nil || y == x
-	if self {
-		y = x
-	}
+	checkNil(op, "x, y", x, y)
+	self := y == x
 	if x.Dims() != 2 || y.Dims() != 2 || x.shape[1] != y.shape[1] {
 		panic(fmt.Sprintf("tensor: %s: x of shape %v and y of shape %v (want [n d] and [m d])", op, x.shape, y.shape))
 	}
@@ -152,7 +149,7 @@ func PairwiseSqDistGrad(g, x, y *Tensor) (dx, dy *Tensor) {
 // RBFKernel returns the Gaussian (RBF) kernel matrix K[i, j] =
 // exp(-gamma·‖x[i] - y[j]‖²) between the rows of x [n, d] and y [m, d]
 // (scikit-learn's rbf_kernel; gamma = 1/(2σ²)): PairwiseSqDist, then
-// Scale and Exp in place, so y nil (or x) gives a symmetric matrix with
+// Scale and Exp in place, so y = x gives a symmetric matrix with
 // an exact 1 on the diagonal. Its accuracy is PairwiseSqDist's error
 // times gamma·K, plus simd.Exp's. PairwiseSqDist's panics apply.
 func RBFKernel(x, y *Tensor, gamma float32) *Tensor {

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -70,6 +71,7 @@ func TestPairwiseSqDist(t *testing.T) {
 			}
 			return x
 		}
+		sx, fx := RandN(r, 30, 17), far(20, 16)
 		cases := []struct {
 			name string
 			x, y *Tensor
@@ -83,16 +85,12 @@ func TestPairwiseSqDist(t *testing.T) {
 			{"40x65 vs 33x65", RandN(r, 40, 65), RandN(r, 33, 65), 0},
 			{"transposed x", RandN(r, 6, 9).T(), RandN(r, 4, 6), 0},
 			{"sliced y", RandN(r, 5, 8), RandN(r, 10, 8).Slice(0, 2, 10, 2), 0},
-			{"self 30x17", RandN(r, 30, 17), nil, 0},
+			{"self 30x17", sx, sx, 0},
 			{"nearby far from 0", far(20, 16), far(25, 16), 1e-3},
-			{"nearby self", far(20, 16), nil, 1e-3},
+			{"nearby self", fx, fx, 1e-3},
 		}
 		for _, c := range cases {
-			self := c.y == nil
-			y := c.y
-			if self {
-				y = c.x
-			}
+			self, y := c.y == c.x, c.y
 			got := PairwiseSqDist(c.x, c.y)
 			n, m := c.x.Dim(0), y.Dim(0)
 			if !slices.Equal(got.Shape(), []int{n, m}) {
@@ -157,7 +155,8 @@ func TestPairwiseSqDistGrad(t *testing.T) {
 // TestPairwiseSqDistPanics checks the shape panics.
 func TestPairwiseSqDistPanics(t *testing.T) {
 	expectPanic(t, "tensor: PairwiseSqDist: x of shape [3 2] and y of shape [3 4] (want [n d] and [m d])", func() { PairwiseSqDist(New(3, 2), New(3, 4)) })
-	expectPanic(t, "tensor: PairwiseSqDist: x of shape [3] and y of shape [3] (want [n d] and [m d])", func() { PairwiseSqDist(New(3), nil) })
+	x3 := New(3)
+	expectPanic(t, "tensor: PairwiseSqDist: x of shape [3] and y of shape [3] (want [n d] and [m d])", func() { PairwiseSqDist(x3, x3) })
 	expectPanic(t, "tensor: PairwiseSqDistGrad: g of shape [2 2], x [3 2], y [2 2] (want [n m], [n d], [m d])", func() { PairwiseSqDistGrad(New(2, 2), New(3, 2), New(2, 2)) })
 }
 
@@ -174,10 +173,23 @@ func TestRBFKernel(t *testing.T) {
 			}
 		}
 	}
-	s := RBFKernel(x, nil, 2)
+	s := RBFKernel(x, x, 2)
 	for i := range 6 {
 		if s.At(i, i) != 1 {
 			t.Fatalf("K[%d, %d] = %v of x with itself, want 1", i, i, s.At(i, i))
 		}
+	}
+}
+
+// BenchmarkPairwiseSqDist computes the distances of n points of 64
+// dimensions to themselves.
+func BenchmarkPairwiseSqDist(b *testing.B) {
+	for _, n := range []int{256, 2048} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			x := RandN(rand.New(rand.NewPCG(1, 2)), n, 64)
+			for range b.N {
+				PairwiseSqDist(x, x)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -162,4 +163,28 @@ func TestSpMM(t *testing.T) {
 	a, _ := randCSR(r, 3, 4, 0.5)
 	expectPanic(t, "tensor: SpMMInto: dst of shape [3 2], a 3×4, b [3 2] (want [3 k] = [3 4]·[4 k])", func() { SpMM(a, New(3, 2)) })
 	expectPanic(t, "tensor: SpMM: a 3×4 and b of shape [4] (want [4 k])", func() { SpMM(a, New(4)) })
+}
+
+// BenchmarkSpMM multiplies a random graph's normalized adjacency (about
+// 16 neighbours a node) by [nodes, 64] features.
+func BenchmarkSpMM(b *testing.B) {
+	for _, n := range []int{1000, 20000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			var ri, ci []int
+			for i := range n {
+				for range 8 {
+					j := r.IntN(n)
+					ri, ci = append(ri, i, j), append(ci, j, i)
+				}
+			}
+			a := GCNNormalize(CSRFromCOO(n, n, ri, ci, slices.Repeat([]float32{1}, len(ri))))
+			x, dst := RandN(r, n, 64), New(n, 64)
+			b.SetBytes(int64(4 * (a.NNZ()*64 + n*64)))
+			b.ResetTimer()
+			for range b.N {
+				SpMMInto(dst, a, x)
+			}
+		})
+	}
 }
