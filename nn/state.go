@@ -260,7 +260,8 @@ const (
 // training which never stopped gives (TestCheckpointResume). What the file does not hold stays the caller's: the random
 // sources of layers such as Dropout (a model that draws from them resumes
 // with other draws) and the learning-rate schedule, which the caller
-// applies from the epoch (opt.SetLR(s.At(b.Epoch()))).
+// applies from the epoch (opt.SetLR(s.At(b.Epoch())); ReduceLROnPlateau's
+// counters go into metadata through its MarshalJSON).
 //
 // SaveCheckpoint panics when m is nil or gives a nil Var; it returns an
 // error, having written nothing, for an optimizer of another kind, a
