@@ -211,6 +211,7 @@ func gradCases() []gradCase {
 	cases = append(cases, tapeOpGradCases()...)
 	cases = append(cases, sortOpGradCases()...)
 	cases = append(cases, convGradCases()...)
+	cases = append(cases, hostOpGradCases()...)
 	return cases
 }
 

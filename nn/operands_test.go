@@ -117,6 +117,7 @@ func operandCases() []operandCase {
 	cs = append(cs, tapeOpOperandCases(p)...)
 	cs = append(cs, sortOpOperandCases(p)...)
 	cs = append(cs, convOperandCases(p)...)
+	cs = append(cs, hostOpOperandCases(p)...)
 	return cs
 }
 

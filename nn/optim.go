@@ -14,7 +14,8 @@ import (
 // parameters that have no gradient (Grad() == nil), as PyTorch skips those
 // whose grad is None.
 //
-// The constructors (NewSGD, NewAdam, NewAdamW, NewRMSProp) panic, naming
+// The constructors (NewSGD, NewAdam, NewAdamW, NewRMSProp, NewAdagrad,
+// NewAdamax, NewNAdam, NewRAdam) panic, naming
 // themselves and the parameter's index, when a parameter is nil or is not
 // a trainable parameter (made by NewParam).
 //
@@ -76,6 +77,9 @@ type optBase struct {
 	state [][]*tensor.Tensor
 	// The operands of a step, kept so that a step allocates nothing.
 	values, grads []*tensor.Tensor
+	// groups are the parameter groups (SetGroups); none is one group of
+	// all the parameters.
+	groups []paramGroup
 }
 
 // operands returns the parameters' values and gradients (nil where a
@@ -151,8 +155,10 @@ func NewSGD(params []*Var, lr float32) *SGD {
 // Step implements Optimizer.
 func (o *SGD) Step() {
 	values, grads := o.operands()
-	tensor.SGDStep(values, grads, o.state[0], o.started,
-		tensor.SGDParams{LR: o.lr, Momentum: o.Momentum, Dampening: o.Dampening, WeightDecay: o.WeightDecay, Nesterov: o.Nesterov})
+	o.eachGroup(o.WeightDecay, func(lo, hi int, lr, wd float32) {
+		tensor.SGDStep(values[lo:hi], grads[lo:hi], o.state[0][lo:hi], o.started[lo:hi],
+			tensor.SGDParams{LR: lr, Momentum: o.Momentum, Dampening: o.Dampening, WeightDecay: wd, Nesterov: o.Nesterov})
+	})
 }
 
 // Adam is the Adam optimizer (Kingma and Ba) as PyTorch's optim.Adam, with
@@ -167,14 +173,16 @@ func (o *SGD) Step() {
 // keeps its own t, as PyTorch's state["step"], so one that had no gradient
 // in the first steps starts its bias correction from 1 when it first has
 // one. The bias corrections are computed in float64 and rounded once.
+//
+// AMSGrad is PyTorch's amsgrad option: the denominator takes the running
+// maximum v̂ ← max(v̂, v) instead of v (tensor.AdamAMSGradStep), a third
+// state tensor for each parameter (made at the first Step or checkpoint
+// with AMSGrad set); it runs on the host only.
 type Adam struct {
 	Beta1, Beta2, Eps, WeightDecay float32
-	Decoupled                      bool
+	Decoupled, AMSGrad             bool
 	optBase
 	steps []int64 // each parameter's t
-	// noDecay is the number of parameters, at the end of params, that
-	// take no weight decay (NewAdamWGroups' second group).
-	noDecay int
 }
 
 // NewAdam returns Adam over params with learning rate lr and PyTorch's
@@ -199,14 +207,17 @@ func newAdam(fn string, params []*Var, lr float32) *Adam {
 // WeightDecay (0.01 unless set), and noDecay, whose parameters take none,
 // as PyTorch's optim.AdamW([{"params": decay}, {"params": noDecay,
 // "weight_decay": 0}], lr). Its parameters are decay's then noDecay's, in
-// that order (the indices of a checkpoint's "optim.<i>." tensors), and a
-// checkpoint keeps the split: LoadCheckpoint requires the same. DecayGroups
-// splits a model's parameters the usual way.
+// that order (the indices of a checkpoint's "optim.<i>." tensors); the
+// groups are SetGroups', which a checkpoint keeps: LoadCheckpoint requires
+// the same. DecayGroups splits a model's parameters the usual way.
 func NewAdamWGroups(decay, noDecay []*Var, lr float32) *Adam {
 	params := make([]*Var, 0, len(decay)+len(noDecay))
 	params = append(append(params, decay...), noDecay...)
 	o := newAdam("NewAdamWGroups", params, lr)
-	o.WeightDecay, o.Decoupled, o.noDecay = 0.01, true, len(noDecay)
+	o.WeightDecay, o.Decoupled = 0.01, true
+	if len(noDecay) > 0 {
+		o.SetGroups(ParamGroup{Params: decay}, ParamGroup{Params: noDecay, OwnDecay: true})
+	}
 	return o
 }
 
@@ -236,15 +247,23 @@ func DecayGroups(m Module) (decay, noDecay []*Var) {
 // Step implements Optimizer.
 func (o *Adam) Step() {
 	values, grads := o.operands()
-	hp := tensor.AdamParams{LR: o.lr, Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, WeightDecay: o.WeightDecay, Decoupled: o.Decoupled}
-	if o.noDecay == 0 {
-		tensor.AdamStep(values, grads, o.state[0], o.state[1], o.steps, hp)
-		return
+	o.amsgradState()
+	o.eachGroup(o.WeightDecay, func(lo, hi int, lr, wd float32) {
+		hp := tensor.AdamParams{LR: lr, Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps, WeightDecay: wd, Decoupled: o.Decoupled}
+		if o.AMSGrad {
+			tensor.AdamAMSGradStep(values[lo:hi], grads[lo:hi], o.state[0][lo:hi], o.state[1][lo:hi], o.state[2][lo:hi], o.steps[lo:hi], hp)
+		} else {
+			tensor.AdamStep(values[lo:hi], grads[lo:hi], o.state[0][lo:hi], o.state[1][lo:hi], o.steps[lo:hi], hp)
+		}
+	})
+}
+
+// amsgradState makes the state slot of AMSGrad's v̂ when AMSGrad is set
+// and it has none yet.
+func (o *Adam) amsgradState() {
+	if o.AMSGrad && len(o.state) == 2 {
+		o.state = append(o.state, newState("Adam.Step", o.params, 1)[0])
 	}
-	n := len(values) - o.noDecay
-	tensor.AdamStep(values[:n], grads[:n], o.state[0][:n], o.state[1][:n], o.steps[:n], hp)
-	hp.WeightDecay = 0
-	tensor.AdamStep(values[n:], grads[n:], o.state[0][n:], o.state[1][n:], o.steps[n:], hp)
 }
 
 // RMSProp is PyTorch's optim.RMSprop (see tensor.RMSPropStep):
@@ -268,12 +287,16 @@ func NewRMSProp(params []*Var, lr float32) *RMSProp {
 // Step implements Optimizer.
 func (o *RMSProp) Step() {
 	values, grads := o.operands()
-	tensor.RMSPropStep(values, grads, o.state[0], o.state[1], o.state[2],
-		tensor.RMSPropParams{LR: o.lr, Alpha: o.Alpha, Eps: o.Eps, Momentum: o.Momentum, WeightDecay: o.WeightDecay, Centered: o.Centered})
+	o.eachGroup(o.WeightDecay, func(lo, hi int, lr, wd float32) {
+		tensor.RMSPropStep(values[lo:hi], grads[lo:hi], o.state[0][lo:hi], o.state[1][lo:hi], o.state[2][lo:hi],
+			tensor.RMSPropParams{LR: lr, Alpha: o.Alpha, Eps: o.Eps, Momentum: o.Momentum, WeightDecay: wd, Centered: o.Centered})
+	})
 }
 
 // Schedule gives the learning rate for an epoch (or step) counted from 0.
-// Apply it with opt.SetLR(s.At(epoch)).
+// Apply it with opt.SetLR(s.At(epoch)). A schedule driven by a metric
+// rather than the step (ReduceLROnPlateau) has state and is not one: it
+// takes the metric in its own Step and sets its optimizer's rate.
 type Schedule interface {
 	At(epoch int) float32
 }
@@ -379,6 +402,26 @@ func ClipGradNorm(params []*Var, maxNorm float32) (total float32) {
 	return float32(norm)
 }
 
+// ClipGradValue limits every element of the gradients of params to
+// [-clip, clip], as PyTorch's nn.utils.clip_grad_value_ (torch.clamp: a
+// NaN element stays NaN, infinities become ±clip). Parameters without a
+// gradient are skipped. It runs where each gradient is
+// (tensor.ClampInto) and allocates nothing on the host. It panics for a
+// nil parameter or a negative or NaN clip.
+func ClipGradValue(params []*Var, clip float32) {
+	if !(clip >= 0) {
+		panic(fmt.Sprintf("nn: ClipGradValue: clip %v (want >= 0)", clip))
+	}
+	for i, v := range params {
+		if v == nil {
+			panic(fmt.Sprintf("nn: ClipGradValue: parameter %d of %d is nil", i, len(params)))
+		}
+		if v.gradOK {
+			tensor.ClampInto(v.grad, v.grad, -clip, clip)
+		}
+	}
+}
+
 // jf32 is a float32 that JSON holds exactly: as the shortest number that
 // parses back to it when finite, as "NaN", "+Inf" or "-Inf" otherwise.
 type jf32 float32
@@ -410,8 +453,8 @@ func (f *jf32) UnmarshalJSON(b []byte) error {
 }
 
 // optimizerState is what a checkpoint keeps of an optimizer besides its
-// per-parameter state tensors: its type, learning rate, hyperparameters
-// and counters (see SaveCheckpoint).
+// per-parameter state tensors: its type, learning rate, hyperparameters,
+// counters and parameter groups (see SaveCheckpoint).
 type optimizerState struct {
 	Type        string  `json:"type"`
 	Params      int     `json:"params"`
@@ -426,45 +469,102 @@ type optimizerState struct {
 	Alpha       jf32    `json:"alpha"`
 	Decoupled   bool    `json:"decoupled"`
 	Centered    bool    `json:"centered"`
-	Steps       []int64 `json:"steps,omitempty"`    // Adam: each parameter's step count
-	NoDecay     int     `json:"no_decay,omitempty"` // Adam: parameters at the end without weight decay (NewAdamWGroups)
-	Started     []bool  `json:"started,omitempty"`  // SGD: whether each momentum buffer is set
+	AMSGrad     bool    `json:"amsgrad,omitempty"`
+	LRDecay     jf32    `json:"lr_decay,omitempty"`                  // Adagrad
+	InitialAcc  jf32    `json:"initial_accumulator_value,omitempty"` // Adagrad
+	MomentumDec jf32    `json:"momentum_decay,omitempty"`            // NAdam
+	Steps       []int64 `json:"steps,omitempty"`                     // each parameter's step count (the Adam family, Adagrad)
+	// MuProduct is NAdam's product of μₜ of each parameter; JSON's
+	// shortest float64 form reads back to the same bits.
+	MuProduct []float64    `json:"mu_product,omitempty"`
+	Groups    []groupState `json:"groups,omitempty"`   // the parameter groups (SetGroups); none: one group
+	NoDecay   int          `json:"no_decay,omitempty"` // read only: older files' NewAdamWGroups split
+	Started   []bool       `json:"started,omitempty"`  // SGD: whether each momentum buffer is set
 }
 
 // optimizerOf returns what a checkpoint keeps of opt: its scalar state,
 // PyTorch's names of its per-parameter state slots, the slots (parameter
-// i's slot k is state[k][i], on the device it is on) and its parameters. ok is false
-// when opt is not one of this package's optimizers, or a nil one.
+// i's slot k is state[k][i], on the device it is on), its parameters and
+// its base. ok is false when opt is not one of this package's optimizers,
+// or a nil one.
 func optimizerOf(opt Optimizer) (st optimizerState, slots []string, state [][]*tensor.Tensor, params []*Var, ok bool) {
+	var b *optBase
 	switch o := opt.(type) {
 	case *SGD:
 		if o != nil {
-			return optimizerState{Type: "SGD", Params: len(o.params), LR: jf32(o.lr), Momentum: jf32(o.Momentum), Dampening: jf32(o.Dampening),
-				WeightDecay: jf32(o.WeightDecay), Nesterov: o.Nesterov, Started: slices.Clone(o.started)}, []string{"momentum_buffer"}, o.state, o.params, true
+			b, st, slots = &o.optBase, optimizerState{Type: "SGD", Momentum: jf32(o.Momentum), Dampening: jf32(o.Dampening),
+				WeightDecay: jf32(o.WeightDecay), Nesterov: o.Nesterov, Started: slices.Clone(o.started)}, []string{"momentum_buffer"}
 		}
 	case *Adam:
 		if o != nil {
-			return optimizerState{Type: "Adam", Params: len(o.params), LR: jf32(o.lr), Beta1: jf32(o.Beta1), Beta2: jf32(o.Beta2), Eps: jf32(o.Eps),
-				WeightDecay: jf32(o.WeightDecay), Decoupled: o.Decoupled, Steps: slices.Clone(o.steps), NoDecay: o.noDecay}, []string{"exp_avg", "exp_avg_sq"}, o.state, o.params, true
+			o.amsgradState()
+			b, st, slots = &o.optBase, optimizerState{Type: "Adam", Beta1: jf32(o.Beta1), Beta2: jf32(o.Beta2), Eps: jf32(o.Eps),
+				WeightDecay: jf32(o.WeightDecay), Decoupled: o.Decoupled, AMSGrad: o.AMSGrad, Steps: slices.Clone(o.steps)}, []string{"exp_avg", "exp_avg_sq"}
+			if o.AMSGrad {
+				slots = append(slots, "max_exp_avg_sq")
+			}
 		}
 	case *RMSProp:
 		if o != nil {
-			return optimizerState{Type: "RMSProp", Params: len(o.params), LR: jf32(o.lr), Alpha: jf32(o.Alpha), Eps: jf32(o.Eps), Momentum: jf32(o.Momentum),
-				WeightDecay: jf32(o.WeightDecay), Centered: o.Centered}, []string{"square_avg", "grad_avg", "momentum_buffer"}, o.state, o.params, true
+			b, st, slots = &o.optBase, optimizerState{Type: "RMSProp", Alpha: jf32(o.Alpha), Eps: jf32(o.Eps), Momentum: jf32(o.Momentum),
+				WeightDecay: jf32(o.WeightDecay), Centered: o.Centered}, []string{"square_avg", "grad_avg", "momentum_buffer"}
+		}
+	case *Adagrad:
+		if o != nil {
+			b, st, slots = &o.optBase, optimizerState{Type: "Adagrad", LRDecay: jf32(o.LRDecay), WeightDecay: jf32(o.WeightDecay),
+				InitialAcc: jf32(o.InitialAccumulatorValue), Eps: jf32(o.Eps), Steps: slices.Clone(o.steps)}, []string{"sum"}
+		}
+	case *Adamax:
+		if o != nil {
+			b, st, slots = &o.optBase, optimizerState{Type: "Adamax", Beta1: jf32(o.Beta1), Beta2: jf32(o.Beta2), Eps: jf32(o.Eps),
+				WeightDecay: jf32(o.WeightDecay), Steps: slices.Clone(o.steps)}, []string{"exp_avg", "exp_inf"}
+		}
+	case *NAdam:
+		if o != nil {
+			b, st, slots = &o.optBase, optimizerState{Type: "NAdam", Beta1: jf32(o.Beta1), Beta2: jf32(o.Beta2), Eps: jf32(o.Eps),
+				WeightDecay: jf32(o.WeightDecay), MomentumDec: jf32(o.MomentumDecay), Decoupled: o.Decoupled,
+				Steps: slices.Clone(o.steps), MuProduct: slices.Clone(o.muProduct)}, []string{"exp_avg", "exp_avg_sq"}
+		}
+	case *RAdam:
+		if o != nil {
+			b, st, slots = &o.optBase, optimizerState{Type: "RAdam", Beta1: jf32(o.Beta1), Beta2: jf32(o.Beta2), Eps: jf32(o.Eps),
+				WeightDecay: jf32(o.WeightDecay), Decoupled: o.Decoupled, Steps: slices.Clone(o.steps)}, []string{"exp_avg", "exp_avg_sq"}
 		}
 	}
-	return st, nil, nil, nil, false
+	if b == nil {
+		return st, nil, nil, nil, false
+	}
+	st.Params, st.LR, st.Groups = len(b.params), jf32(b.lr), b.groupStates()
+	return st, slots, b.state, b.params, true
 }
 
-// checkOptimizerState checks st's counters against its parameter count.
-func checkOptimizerState(st optimizerState) error {
+// checkOptimizerState checks st's counters and groups against its
+// parameter count, and turns an older file's NoDecay into its groups.
+func checkOptimizerState(st *optimizerState) error {
 	switch {
-	case st.Type == "Adam" && len(st.Steps) != st.Params:
+	case st.Type != "SGD" && st.Type != "RMSProp" && len(st.Steps) != st.Params:
 		return fmt.Errorf("%d step counts for %d parameters", len(st.Steps), st.Params)
+	case st.Type == "NAdam" && len(st.MuProduct) != st.Params:
+		return fmt.Errorf("%d μ products for %d parameters", len(st.MuProduct), st.Params)
 	case st.Type == "SGD" && len(st.Started) != st.Params:
 		return fmt.Errorf("%d momentum flags for %d parameters", len(st.Started), st.Params)
 	case st.NoDecay < 0 || st.NoDecay > st.Params:
 		return fmt.Errorf("%d parameters without weight decay of %d", st.NoDecay, st.Params)
+	case st.NoDecay > 0 && len(st.Groups) > 0:
+		return fmt.Errorf("both no_decay and groups")
+	}
+	if st.NoDecay > 0 { // NewAdamWGroups' two groups
+		st.Groups = []groupState{{Params: st.Params - st.NoDecay}, {Params: st.NoDecay, OwnDecay: true}}
+	}
+	n := 0
+	for k, g := range st.Groups {
+		if g.Params < 0 || !(g.LRScale >= 0) || g.WeightDecay != g.WeightDecay {
+			return fmt.Errorf("group %d: %d parameters, lr scale %v, weight decay %v", k, g.Params, g.LRScale, g.WeightDecay)
+		}
+		n += g.Params
+	}
+	if len(st.Groups) > 0 && n != st.Params {
+		return fmt.Errorf("groups of %d parameters in all for %d parameters", n, st.Params)
 	}
 	for i, s := range st.Steps {
 		if s < 0 {
@@ -477,14 +577,38 @@ func checkOptimizerState(st optimizerState) error {
 // restoreOptimizer sets opt's scalar state from st, which is of opt's type
 // and parameter count and has passed checkOptimizerState.
 func restoreOptimizer(opt Optimizer, st optimizerState) {
+	f := func(v jf32) float32 { return float32(v) }
+	var b *optBase
 	switch o := opt.(type) {
 	case *SGD:
-		o.lr, o.Momentum, o.Dampening, o.WeightDecay, o.Nesterov = float32(st.LR), float32(st.Momentum), float32(st.Dampening), float32(st.WeightDecay), st.Nesterov
+		b = &o.optBase
+		o.Momentum, o.Dampening, o.WeightDecay, o.Nesterov = f(st.Momentum), f(st.Dampening), f(st.WeightDecay), st.Nesterov
 		copy(o.started, st.Started)
 	case *Adam:
-		o.lr, o.Beta1, o.Beta2, o.Eps, o.WeightDecay, o.Decoupled = float32(st.LR), float32(st.Beta1), float32(st.Beta2), float32(st.Eps), float32(st.WeightDecay), st.Decoupled
+		b = &o.optBase
+		o.Beta1, o.Beta2, o.Eps, o.WeightDecay, o.Decoupled = f(st.Beta1), f(st.Beta2), f(st.Eps), f(st.WeightDecay), st.Decoupled
 		copy(o.steps, st.Steps)
 	case *RMSProp:
-		o.lr, o.Alpha, o.Eps, o.Momentum, o.WeightDecay, o.Centered = float32(st.LR), float32(st.Alpha), float32(st.Eps), float32(st.Momentum), float32(st.WeightDecay), st.Centered
+		b = &o.optBase
+		o.Alpha, o.Eps, o.Momentum, o.WeightDecay, o.Centered = f(st.Alpha), f(st.Eps), f(st.Momentum), f(st.WeightDecay), st.Centered
+	case *Adagrad:
+		b = &o.optBase
+		o.LRDecay, o.WeightDecay, o.InitialAccumulatorValue, o.Eps = f(st.LRDecay), f(st.WeightDecay), f(st.InitialAcc), f(st.Eps)
+		copy(o.steps, st.Steps)
+	case *Adamax:
+		b = &o.optBase
+		o.Beta1, o.Beta2, o.Eps, o.WeightDecay = f(st.Beta1), f(st.Beta2), f(st.Eps), f(st.WeightDecay)
+		copy(o.steps, st.Steps)
+	case *NAdam:
+		b = &o.optBase
+		o.Beta1, o.Beta2, o.Eps, o.WeightDecay, o.MomentumDecay, o.Decoupled = f(st.Beta1), f(st.Beta2), f(st.Eps), f(st.WeightDecay), f(st.MomentumDec), st.Decoupled
+		copy(o.steps, st.Steps)
+		copy(o.muProduct, st.MuProduct)
+	case *RAdam:
+		b = &o.optBase
+		o.Beta1, o.Beta2, o.Eps, o.WeightDecay, o.Decoupled = f(st.Beta1), f(st.Beta2), f(st.Eps), f(st.WeightDecay), st.Decoupled
+		copy(o.steps, st.Steps)
 	}
+	b.lr = f(st.LR)
+	b.restoreGroups(st.Groups)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/lanesgo/lanes/tensor"
@@ -239,12 +240,13 @@ const (
 // epochs, unless it is nil; and metadata, whose keys must not start with
 // "lanes.". The file is a safetensors file, replaced atomically as by
 // SaveSafetensors. opt must be one of this package's optimizers (SGD,
-// Adam, RMSProp): their per-parameter state (momentum buffers, Adam's
-// moments, RMSProp's averages) is kept as float32 tensors named
-// "optim.<i>.<name>" after PyTorch's state names, i indexing opt's
-// parameters ("optim.0.exp_avg"), and their learning rate,
-// hyperparameters and counters (Adam's step count for each parameter,
-// whether each SGD momentum buffer is set) as JSON in the metadata, under
+// Adam, RMSProp, Adagrad, Adamax, NAdam, RAdam): their per-parameter state
+// (momentum buffers, the moments, the averages and sums) is kept as
+// float32 tensors named "optim.<i>.<name>" after PyTorch's state names, i
+// indexing opt's parameters ("optim.0.exp_avg"), and their learning rate,
+// hyperparameters, parameter groups and counters (each parameter's step
+// count, NAdam's μ products, whether each SGD momentum buffer is set) as
+// JSON in the metadata, under
 // "lanes.optimizer", floats written so that they read back to the same
 // bits. Of b it keeps the epoch (see Epoch), the rows of it handed out,
 // DropLast and the state of its generator at the epoch's start, under
@@ -258,7 +260,8 @@ const (
 // training which never stopped gives (TestCheckpointResume). What the file does not hold stays the caller's: the random
 // sources of layers such as Dropout (a model that draws from them resumes
 // with other draws) and the learning-rate schedule, which the caller
-// applies from the epoch (opt.SetLR(s.At(b.Epoch()))).
+// applies from the epoch (opt.SetLR(s.At(b.Epoch())); ReduceLROnPlateau's
+// counters go into metadata through its MarshalJSON).
 //
 // SaveCheckpoint panics when m is nil or gives a nil Var; it returns an
 // error, having written nothing, for an optimizer of another kind, a
@@ -285,7 +288,7 @@ func SaveCheckpoint(path string, m Module, opt Optimizer, b *Batches, metadata m
 	if opt != nil {
 		st, slots, state, params, ok := optimizerOf(opt)
 		if !ok {
-			return fmt.Errorf("nn: SaveCheckpoint: %s: optimizer %T: only this package's SGD, Adam and RMSProp can be saved", path, opt)
+			return fmt.Errorf("nn: SaveCheckpoint: %s: optimizer %T: only this package's SGD, Adam, RMSProp, Adagrad, Adamax, NAdam and RAdam can be saved", path, opt)
 		}
 		for i := range params {
 			for k, slot := range slots {
@@ -407,7 +410,7 @@ func LoadCheckpoint(path string, m Module, opt Optimizer, b *Batches) (map[strin
 func planLoadOptimizer(opt Optimizer, js string, optim map[string]*tensor.Tensor) (func(), error) {
 	cur, slots, state, params, ok := optimizerOf(opt)
 	if !ok {
-		return nil, fmt.Errorf("%T: only this package's SGD, Adam and RMSProp can be loaded", opt)
+		return nil, fmt.Errorf("%T: only this package's SGD, Adam, RMSProp, Adagrad, Adamax, NAdam and RAdam can be loaded", opt)
 	}
 	if js == "" {
 		return nil, fmt.Errorf("no state (%q)", ckptOptimizer)
@@ -421,13 +424,16 @@ func planLoadOptimizer(opt Optimizer, js string, optim map[string]*tensor.Tensor
 		return nil, fmt.Errorf("the file's is %s, this one %s", st.Type, cur.Type)
 	case st.Params != len(params):
 		return nil, fmt.Errorf("the file's has %d parameters, this one %d", st.Params, len(params))
-	case st.NoDecay != cur.NoDecay:
-		return nil, fmt.Errorf("the file's has %d parameters without weight decay, this one %d", st.NoDecay, cur.NoDecay)
+	case st.AMSGrad != cur.AMSGrad:
+		return nil, fmt.Errorf("the file's has AMSGrad %v, this one %v", st.AMSGrad, cur.AMSGrad)
 	case len(optim) != len(params)*len(slots):
 		return nil, fmt.Errorf("the file has %d tensors for it, want %d", len(optim), len(params)*len(slots))
 	}
-	if err := checkOptimizerState(st); err != nil {
+	if err := checkOptimizerState(&st); err != nil {
 		return nil, err
+	}
+	if fs, cs := groupSizes(st.Groups, st.Params), groupSizes(cur.Groups, len(params)); !slices.Equal(fs, cs) {
+		return nil, fmt.Errorf("the file's parameter groups have %v parameters, this one's %v", fs, cs)
 	}
 	src := make([][]*tensor.Tensor, len(slots))
 	for k := range src {

@@ -157,6 +157,8 @@ type node struct {
 	idx   [4]int // integer arguments: axis, start, end, step (Slice, Concat's pieces)
 	axes  []int  // Permute's axes, the reductions' kept shape
 	seed  uint64 // Dropout's
+	// sparse is SpMM's matrix.
+	sparse *tensor.CSR
 }
 
 // varBlock is the smallest block of Vars newVar allocates.

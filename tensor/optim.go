@@ -255,9 +255,13 @@ type blockJob struct {
 	u      blockUpdater
 	starts []int
 	// The updaters, kept here so that a step allocates nothing.
-	sgd  sgdUpdate
-	adam adamUpdate
-	rms  rmsUpdate
+	sgd    sgdUpdate
+	adam   adamUpdate
+	rms    rmsUpdate
+	ada    adagradUpdate
+	adamax adamaxUpdate
+	nadam  nadamUpdate
+	radam  radamUpdate
 }
 
 // optimScratch is a worker's scratch: the tmp blocks of blockUpdater and
@@ -379,43 +383,43 @@ func (u *sgdUpdate) update(i int, p, g []float32, s [][]float32, tmp *[2][]float
 // Adam is the CPU's AdamStep (the operands on the host; steps advanced).
 func (cpuKernels) Adam(params, grads, m, v []*Tensor, steps []int64, hp AdamParams) error {
 	j := optimJobs.Get()
+	j.adamCorrections(params, grads, steps, hp)
+	j.blocks(params, grads, &j.adam, m, v)
+	optimJobs.Put(j)
+	return nil
+}
+
+// adamCorrections sets j's Adam update to hp and this step's bias
+// corrections of each parameter with a gradient (steps advanced).
+func (j *blockJob) adamCorrections(params, grads []*Tensor, steps []int64, hp AdamParams) {
 	u := &j.adam
 	u.hp = hp
-	u.stepSize, u.invSqrtBC2 = slices.Grow(u.stepSize[:0], len(params))[:len(params)], slices.Grow(u.invSqrtBC2[:0], len(params))[:len(params)]
+	u.stepSize, u.invSqrtBC2 = perParam(u.stepSize, len(params)), perParam(u.invSqrtBC2, len(params))
 	for i, g := range grads {
 		if g != nil {
 			u.stepSize[i], u.invSqrtBC2[i] = AdamCorrections(hp, steps[i])
 		}
 	}
-	j.blocks(params, grads, u, m, v)
-	optimJobs.Put(j)
-	return nil
 }
 
 type adamUpdate struct {
 	hp AdamParams
 	// This step's bias corrections (AdamCorrections) for each parameter.
 	stepSize, invSqrtBC2 []float32
+	// amsgrad: the denominator takes the running maximum of v, slot 2
+	// (AdamAMSGradStep).
+	amsgrad bool
 }
 
 func (u *adamUpdate) update(i int, p, g []float32, s [][]float32, tmp *[2][]float32) {
 	o := &u.hp
 	m, v := s[0], s[1]
 	t1, t2 := tmp[0][:len(p)], tmp[1][:len(p)]
-	b1, b2, wd := o.Beta1, o.Beta2, o.WeightDecay
-	switch {
-	case wd != 0 && o.Decoupled:
-		simd.Scale(p, p, 1-o.LR*wd)
-	case wd != 0:
-		copy(t1, g)
-		simd.Axpy(t1, wd, p)
-		g = t1
+	adamMoments(p, g, m, v, o.LR, o.Beta1, o.Beta2, o.WeightDecay, o.Decoupled, t1, t2)
+	if u.amsgrad {
+		simd.Maximum(s[2], s[2], v)
+		v = s[2]
 	}
-	simd.Scale(m, m, b1)
-	simd.Axpy(m, 1-b1, g)
-	simd.Mul(t2, g, g)
-	simd.Scale(v, v, b2)
-	simd.Axpy(v, 1-b2, t2)
 	simd.Sqrt(t2, v)
 	simd.Scale(t2, t2, u.invSqrtBC2[i])
 	simd.AddScalar(t2, t2, o.Eps)
@@ -439,11 +443,7 @@ func (u *rmsUpdate) update(_ int, p, g []float32, s [][]float32, tmp *[2][]float
 	a := o.Alpha
 	v, gavg, buf := s[0], s[1], s[2]
 	t1, t2 := tmp[0][:len(p)], tmp[1][:len(p)]
-	if o.WeightDecay != 0 {
-		copy(t1, g)
-		simd.Axpy(t1, o.WeightDecay, p)
-		g = t1
-	}
+	g = withL2(g, p, o.WeightDecay, t1)
 	simd.Mul(t2, g, g)
 	simd.Scale(v, v, a)
 	simd.Axpy(v, 1-a, t2)

@@ -158,8 +158,9 @@ func (s *optState) grads(r *rand.Rand, step int) []*Tensor {
 	return gs
 }
 
-// TestOptimReference runs 6 steps of every rule over parameters of every
-// size in optSizes, some of them without a gradient in some steps, at
+// TestOptimReference runs 9 steps of every rule over parameters of every
+// size in optSizes, each without a gradient in 3 of them (so 6 updates,
+// enough for RAdam's rectified branch from its step 6), at
 // every SIMD level, and checks the parameters and the state against the
 // float64 references within 1e-5 relative, the step counts and flags
 // exactly, and that the parameters without a gradient did not move.
@@ -168,7 +169,7 @@ func TestOptimReference(t *testing.T) {
 		for _, c := range optCases {
 			r := rand.New(rand.NewPCG(71, 72))
 			s := newOptState(r, c.slots, optSizes)
-			for step := range 6 {
+			for step := range 9 {
 				gs := s.grads(r, step)
 				before := make([][]float32, len(s.params))
 				for i, p := range s.params {

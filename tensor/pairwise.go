@@ -1,0 +1,158 @@
+package tensor
+
+import (
+	"fmt"
+
+	"github.com/lanesgo/lanes/simd"
+)
+
+// PairwiseSqDist returns the [n, m] matrix of squared Euclidean distances
+// D[i, j] = ‖x[i] - y[j]‖² between the rows of x [n, d] and of y [m, d]
+// (PyTorch's torch.cdist(x, y)², scikit-learn's euclidean_distances
+// squared), through the GEMM:
+//
+//	D[i, j] = max(0, ‖x̃[i]‖² + ‖ỹ[j]‖² - 2·x̃[i]·ỹ[j])
+//
+// where x̃ and ỹ are the rows less the mean c of all n + m rows (the
+// distances do not change; the norms, and so the cancellation, shrink to
+// the spread of the points instead of their distance from the origin).
+// The norms and the sum are formed in float64 and the products by the
+// float32 GEMM, so an entry's error is about d·2⁻²³·(‖x̃[i]‖² + ‖ỹ[j]‖²)
+// at most: for points at distance δ within a cloud of radius R, relative
+// error about d·2⁻²³·(R/δ)² (TestPairwiseSqDist: within 1e-5·d·(‖x̃[i]‖² +
+// ‖ỹ[j]‖²) of the float64 distance); an entry the rounding makes negative
+// is 0. When y is x (the same tensor) the matrix is symmetric, bit for
+// bit, with an exact zero diagonal.
+//
+// x and y may be strided (transposed, sliced) views. It runs on the host:
+// operands on a device panic ("not available on device"). It panics,
+// naming itself and the shapes, unless x and y are matrices with as many
+// columns.
+func PairwiseSqDist(x, y *Tensor) *Tensor {
+	const op = "PairwiseSqDist"
+	checkNil(op, "x, y", x, y)
+	self := y == x
+	if x.Dims() != 2 || y.Dims() != 2 || x.shape[1] != y.shape[1] {
+		panic(fmt.Sprintf("tensor: %s: x of shape %v and y of shape %v (want [n d] and [m d])", op, x.shape, y.shape))
+	}
+	for _, t := range []*Tensor{x, y} {
+		if dev := t.Device(); dev != CPU {
+			panic(fmt.Sprintf("tensor: %s: not available on device %v (copy the operands to the host with To)", op, dev))
+		}
+	}
+	n, m, d := x.shape[0], y.shape[0], x.shape[1]
+	out := New(n, m)
+	if n == 0 || m == 0 {
+		return out
+	}
+	// The mean of all the rows, in float64.
+	mean := make([]float64, d)
+	rows := n + m
+	addRows := func(t *Tensor) {
+		c := t.Contiguous().Data()
+		for i := range t.shape[0] {
+			for k, v := range c[i*d : (i+1)*d] {
+				mean[k] += float64(v)
+			}
+		}
+	}
+	addRows(x)
+	if !self {
+		addRows(y)
+	} else {
+		rows = n
+	}
+	c := make([]float32, d)
+	for k := range mean {
+		c[k] = float32(mean[k] / float64(rows))
+	}
+	center := func(t *Tensor) (*Tensor, []float64) {
+		r := t.Clone()
+		rd := r.Data()
+		norms := make([]float64, t.shape[0])
+		for i := range norms {
+			row := rd[i*d : (i+1)*d]
+			simd.Sub(row, row, c)
+			var s float64
+			for _, v := range row {
+				s += float64(v) * float64(v)
+			}
+			norms[i] = s
+		}
+		return r, norms
+	}
+	xc, nx := center(x)
+	yc, ny := xc, nx
+	if !self {
+		yc, ny = center(y)
+	}
+	MatMulInto(out, xc, yc.T())
+	o := out.Data()
+	for i := range n {
+		row := o[i*m : (i+1)*m]
+		if self {
+			for j := range i {
+				row[j] = o[j*m+i] // the upper triangle's, done
+			}
+			row[i] = 0
+			for j := i + 1; j < m; j++ {
+				row[j] = float32(max(0, nx[i]+ny[j]-2*float64(row[j])))
+			}
+			continue
+		}
+		for j := range row {
+			row[j] = float32(max(0, nx[i]+ny[j]-2*float64(row[j])))
+		}
+	}
+	return out
+}
+
+// PairwiseSqDistGrad returns the gradients of Σ g·D, D =
+// PairwiseSqDist(x, y), to x and y:
+//
+//	dx[i] = 2(Σⱼ g[i, j]·x[i] - Σⱼ g[i, j]·y[j]) = 2(rowsum(g)·x - g·y)
+//	dy[j] = 2(Σᵢ g[i, j]·y[j] - Σᵢ g[i, j]·x[i]) = 2(colsum(g)·y - gᵀ·x)
+//
+// the gradient of the exact distance (the clamp at 0 and the zero
+// diagonal only undo rounding). When y is x, the whole gradient of x is
+// dx + dy. It runs on the host, with PairwiseSqDist's panics and one for a
+// g not of shape [n, m].
+func PairwiseSqDistGrad(g, x, y *Tensor) (dx, dy *Tensor) {
+	const op = "PairwiseSqDistGrad"
+	checkNil(op, "g", g)
+	checkNil(op, "x", x)
+	checkNil(op, "y", y)
+	if x.Dims() != 2 || y.Dims() != 2 || x.shape[1] != y.shape[1] || g.Dims() != 2 || g.shape[0] != x.shape[0] || g.shape[1] != y.shape[0] {
+		panic(fmt.Sprintf("tensor: %s: g of shape %v, x %v, y %v (want [n m], [n d], [m d])", op, g.shape, x.shape, y.shape))
+	}
+	for _, t := range []*Tensor{g, x, y} {
+		if dev := t.Device(); dev != CPU {
+			panic(fmt.Sprintf("tensor: %s: not available on device %v (copy the operands to the host with To)", op, dev))
+		}
+	}
+	scaleRows := func(gy, a, sums *Tensor) *Tensor {
+		// 2(sums[i]·a[i] - gy[i]), in gy.
+		gd, ad, sd := gy.Data(), a.Contiguous().Data(), sums.Contiguous().Data()
+		d := a.shape[1]
+		for i, s := range sd {
+			row := gd[i*d : (i+1)*d]
+			simd.Scale(row, row, -2)
+			simd.Axpy(row, 2*s, ad[i*d:(i+1)*d])
+		}
+		return gy
+	}
+	dx = scaleRows(MatMul(g, y), x, Sum(g, false, 1))
+	dy = scaleRows(MatMul(g.T(), x), y, Sum(g, false, 0))
+	return dx, dy
+}
+
+// RBFKernel returns the Gaussian (RBF) kernel matrix K[i, j] =
+// exp(-gamma·‖x[i] - y[j]‖²) between the rows of x [n, d] and y [m, d]
+// (scikit-learn's rbf_kernel; gamma = 1/(2σ²)): PairwiseSqDist, then
+// Scale and Exp in place, so y = x gives a symmetric matrix with
+// an exact 1 on the diagonal. Its accuracy is PairwiseSqDist's error
+// times gamma·K, plus simd.Exp's. PairwiseSqDist's panics apply.
+func RBFKernel(x, y *Tensor, gamma float32) *Tensor {
+	k := PairwiseSqDist(x, y)
+	return ExpInto(k, ScaleInto(k, k, -gamma))
+}
