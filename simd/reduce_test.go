@@ -137,6 +137,40 @@ func testSums[T float](t *testing.T) {
 	})
 }
 
+// TestSumsAnyAddress: a sum's additions are ordered by the elements'
+// indexes alone, so the same values give the same bits wherever they lie
+// (a copy, a view one element in, another rank's buffer). Reductions
+// that aligned their loads to the address broke this (docs/kernels.md).
+func TestSumsAnyAddress(t *testing.T)    { testSumsAnyAddress[float32](t) }
+func TestSumsAnyAddressF64(t *testing.T) { testSumsAnyAddress[float64](t) }
+
+func testSumsAnyAddress[T float](t *testing.T) {
+	sum := either[func([]T) T](Sum, SumF64)
+	sumAbs := either[func([]T) T](SumAbs, SumAbsF64)
+	dot := either[func(a, b []T) T](Dot, DotF64)
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		r := rand.New(rand.NewPCG(9, uint64(l)))
+		for _, n := range []int{17, 100, 1000, 4099, 20000} {
+			x, y := make([]T, n), make([]T, n)
+			fill(r, x, 1, 0)
+			fill(r, y, 1, 0)
+			want := [3]T{sum(x), sumAbs(x), dot(x, y)}
+			bx, by := make([]T, n+16), make([]T, n+16)
+			for off := range 16 {
+				a, b := bx[off:off+n], by[(off*7)%16:(off*7)%16+n]
+				copy(a, x)
+				copy(b, y)
+				got := [3]T{sum(a), sumAbs(a), dot(a, b)}
+				for k, name := range []string{"Sum", "SumAbs", "Dot"} {
+					if math.Float64bits(float64(got[k])) != math.Float64bits(float64(want[k])) {
+						t.Fatalf("n=%d offset %d: %s = %v, at the original address %v", n, off, name, got[k], want[k])
+					}
+				}
+			}
+		}
+	})
+}
+
 func TestSumsSpecial(t *testing.T)    { testSumsSpecial[float32](t) }
 func TestSumsSpecialF64(t *testing.T) { testSumsSpecial[float64](t) }
 
