@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lanesgo/lanes/tensor"
+	"github.com/lanesgo/lanes/tensor/tensortest"
 )
 
 // hvpCase is a scalar function of params whose Hessian-vector product
@@ -450,5 +451,69 @@ func TestGradMisuse(t *testing.T) {
 		if gs[0] == nil || gs[1] != nil {
 			t.Errorf("CreateGraph %v: gradients %v, want one for w and nil for the unused input", create, gs)
 		}
+	}
+}
+
+// TestDeviceHessianVectorProduct: the HVP of an MLP (both losses) on the
+// stand-in device equals the host's: Grad's second backward composes
+// device families only.
+func TestDeviceHessianVectorProduct(t *testing.T) {
+	tensortest.Register(t, testDev)
+	r := rand.New(rand.NewPCG(21, 22))
+	x, y := tensor.RandN(r, 6, 5), tensor.RandN(r, 6, 3)
+	labels := tensor.FromSlice([]float32{0, 2, 1, 1, 0, 2}, 6)
+	host := []*tensor.Tensor{tensor.Scale(tensor.RandN(r, 4, 5), 0.5), tensor.RandN(r, 4), tensor.Scale(tensor.RandN(r, 3, 4), 0.5), tensor.RandN(r, 3)}
+	v := make([]*tensor.Tensor, len(host))
+	for i, h := range host {
+		v[i] = tensor.RandN(r, h.Shape()...)
+	}
+	run := func(dev tensor.Device, ce bool) [][]float32 {
+		on := func(h *tensor.Tensor) *tensor.Tensor {
+			if dev == tensor.CPU {
+				return h
+			}
+			return onDev(t, h, dev)
+		}
+		params := make([]*Var, len(host))
+		vs := make([]*tensor.Tensor, len(host))
+		for i, h := range host {
+			params[i], vs[i] = NewParam(on(h)), on(v[i])
+		}
+		xd, yd, ld := on(x), on(y), on(labels)
+		return hvp(params, vs, func(tp *Tape) *Var {
+			h := tp.Linear(tp.Const(xd), params[0], params[1], Act{Kind: ActTanh})
+			out := tp.Linear(tp.Softplus(h), params[2], params[3], Act{})
+			if ce {
+				return tp.CrossEntropy(out, ld)
+			}
+			return tp.MSE(out, yd)
+		})
+	}
+	for _, ce := range []bool{false, true} {
+		want, got := run(tensor.CPU, ce), run(testDev, ce)
+		for i := range want {
+			if e := relErr(got[i], want[i]); e > 1e-5 {
+				t.Errorf("CrossEntropy %v: param %d: H·v on the device differs from the host's by %g (relative)", ce, i, e)
+			}
+		}
+	}
+}
+
+// gradGraphOperandCases are operandCases of the Tape methods of this
+// file's feature: the elementwise functions it added, and Grad.
+func gradGraphOperandCases(p func(shape ...int) *Var) []operandCase {
+	return []operandCase{
+		{"Softplus", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.Softplus(v) }},
+		{"Erf", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.Erf(v) }},
+		{"Neg", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.Neg(v) }},
+		{"AddScalar", "x", []int{2, 3}, func(tp *Tape, v *Var) { tp.AddScalar(v, 1) }},
+		{"Tape.Grad", "outputs[0]", []int{}, func(tp *Tape, v *Var) { tp.Grad([]*Var{v}, []*Var{p(2)}, GradOptions{}) }},
+		{"Tape.Grad", "inputs[0]", []int{2, 3}, func(tp *Tape, v *Var) {
+			tp.Grad([]*Var{tp.Sum(p(2))}, []*Var{v}, GradOptions{})
+		}},
+		{"Tape.Grad", "GradOutputs[0]", []int{2, 3}, func(tp *Tape, v *Var) {
+			w := p(2, 3)
+			tp.Grad([]*Var{tp.Mul(w, w)}, []*Var{w}, GradOptions{GradOutputs: []*Var{v}})
+		}},
 	}
 }

@@ -114,7 +114,7 @@ func operandCases() []operandCase {
 		// ReLU and the others are Activate: their messages name it.
 		cs = append(cs, operandCase{"Activate", "x", []int{2, 3}, func(tp *Tape, v *Var) { f(tp, v) }})
 	}
-	return append(append(cs, tapeOpOperandCases(p)...), sortOpOperandCases(p)...)
+	return append(append(append(cs, tapeOpOperandCases(p)...), sortOpOperandCases(p)...), gradGraphOperandCases(p)...)
 }
 
 // everyOperandCased fails t when a Tape method taking a *Var has no case
