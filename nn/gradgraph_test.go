@@ -517,3 +517,19 @@ func gradGraphOperandCases(p func(shape ...int) *Var) []operandCase {
 		}},
 	}
 }
+
+// A Hessian-vector product: the gradient of f(x) = (Σ x²)(Σ x) with
+// CreateGraph, then the gradient of its product with v.
+func ExampleTape_Grad() {
+	x := NewParam(tensor.FromSlice([]float32{1, 2}, 2))
+	tp := NewTape()
+	f := tp.Mul(tp.Sum(tp.Mul(x, x)), tp.Sum(x))
+	g := tp.Grad([]*Var{f}, []*Var{x}, GradOptions{CreateGraph: true})[0]
+	v := tp.Const(tensor.FromSlice([]float32{1, 0}, 2))
+	hv := tp.Grad([]*Var{tp.Sum(tp.Mul(g, v))}, []*Var{x}, GradOptions{})[0]
+	fmt.Println("gradient", g.Value().Data())
+	fmt.Println("H·v", hv.Value().Data())
+	// Output:
+	// gradient [11 17]
+	// H·v [10 6]
+}
