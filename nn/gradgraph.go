@@ -160,7 +160,10 @@ func (tp *Tape) gradValues(outputs, inputs, seeds []*Var) []*Var {
 }
 
 // gradGraph is Grad with CreateGraph: each recorded node's gradGraph
-// function, from the last node to the first, on gradients kept as Vars.
+// function, from the last node to the first, on gradients kept as Vars,
+// for the nodes between the inputs and the outputs only (a gradient
+// penalty's Grad with respect to x records nothing for the weights'
+// gradients).
 func (tp *Tape) gradGraph(outputs, inputs, seeds []*Var) []*Var {
 	prev := tp.SetGrad(true)
 	defer tp.SetGrad(prev)
@@ -178,19 +181,41 @@ func (tp *Tape) gradGraph(outputs, inputs, seeds []*Var) []*Var {
 			add(o, tp.constFill(o.value, 1))
 		}
 	}
-	for i := len(tp.nodes) - 1; i >= 0; i-- {
+	// leads: the Vars that inputs flow into; gradients go to no other.
+	leads := make(map[*Var]bool, len(inputs))
+	for _, v := range inputs {
+		leads[v] = true
+	}
+	last := len(tp.nodes)
+	for i := range last {
+		n := &tp.nodes[i]
+		for _, v := range n.in {
+			if v != nil && leads[v] {
+				leads[n.out] = true
+				break
+			}
+		}
+	}
+	for i := last - 1; i >= 0; i-- {
 		n := tp.nodes[i] // a copy: the operations below append to tp.nodes
 		g := grads[n.out]
-		if g == nil {
+		if g == nil || !leads[n.out] {
 			continue
+		}
+		var want [3]bool
+		for j, v := range n.in {
+			want[j] = v != nil && v.requires && leads[v]
+		}
+		if want == [3]bool{} {
+			continue // n made an input (or a Var below one) from other Vars
 		}
 		f := graphGrads[backPC(n.back)]
 		if f == nil {
 			panic(fmt.Sprintf("nn: Tape.Grad: create_graph through op %s is not supported", backName(n.back)))
 		}
-		gs := f(tp, &n, g)
+		gs := f(tp, &n, g, want)
 		for j, v := range n.in {
-			if v != nil && v.requires && gs[j] != nil {
+			if want[j] && gs[j] != nil {
 				add(v, gs[j])
 			}
 		}
@@ -203,9 +228,9 @@ func (tp *Tape) gradGraph(outputs, inputs, seeds []*Var) []*Var {
 }
 
 // A gradGraphFunc returns, as tape operations on g (the gradient of n's
-// output), the gradient of each input of n that requires one (nil for the
-// others): the second backward of an operation.
-type gradGraphFunc func(tp *Tape, n *node, g *Var) [3]*Var
+// output), the gradient of each input j of n for which want[j] is set
+// (nil for the others): the second backward of an operation.
+type gradGraphFunc func(tp *Tape, n *node, g *Var, want [3]bool) [3]*Var
 
 // graphGrads maps each first-order backward function (by its code
 // address) to its operation's gradGraphFunc.
@@ -247,9 +272,6 @@ func backName(back func(*Tape, *node)) string {
 	return strings.TrimPrefix(name, "back")
 }
 
-// needs reports whether input j of n requires a gradient.
-func needs(n *node, j int) bool { return n.in[j] != nil && n.in[j].requires }
-
 // constFill returns a constant of like's shape and device filled with v.
 func (tp *Tape) constFill(like *tensor.Tensor, v float32) *Var {
 	return tp.Const(tensor.Fill(tp.like(like), v))
@@ -276,10 +298,10 @@ func (tp *Tape) sumTo(g *Var, like *tensor.Tensor) *Var {
 func (tp *Tape) oneMinus(y *Var) *Var { return tp.AddScalar(tp.Neg(y), 1) }
 
 // gradBinary: the table of backBinary, in tape operations.
-func gradBinary(tp *Tape, n *node, g *Var) (gs [3]*Var) {
+func gradBinary(tp *Tape, n *node, g *Var, want [3]bool) (gs [3]*Var) {
 	a, b, y := n.in[0], n.in[1], n.out
 	for i := range 2 {
-		if !needs(n, i) {
+		if !want[i] {
 			continue
 		}
 		var src *Var
@@ -320,11 +342,11 @@ func gradBinary(tp *Tape, n *node, g *Var) (gs [3]*Var) {
 	return gs
 }
 
-func gradScale(tp *Tape, n *node, g *Var) [3]*Var {
+func gradScale(tp *Tape, n *node, g *Var, want [3]bool) [3]*Var {
 	return [3]*Var{tp.Scale(g, n.f[0])}
 }
 
-func gradElem(tp *Tape, n *node, g *Var) [3]*Var {
+func gradElem(tp *Tape, n *node, g *Var, want [3]bool) [3]*Var {
 	return [3]*Var{tp.elemGradGraph(tensor.ElemOp(n.dims), n.f, g, n.in[0], n.out)}
 }
 
@@ -396,13 +418,13 @@ func (tp *Tape) positive(x, y *Var) *tensor.Tensor {
 
 // gradReduce: the output's gradient broadcast back to x's shape and
 // scaled (a product with a constant, whose own gradient sums it back).
-func gradReduce(tp *Tape, n *node, g *Var) [3]*Var {
+func gradReduce(tp *Tape, n *node, g *Var, want [3]bool) [3]*Var {
 	x := n.in[0]
 	return [3]*Var{tp.Mul(tp.Reshape(g, n.axes...), tp.constFill(x.value, n.f[0]))}
 }
 
 // gradMax: g·[x = max]/count, the weight a constant.
-func gradMax(tp *Tape, n *node, g *Var) [3]*Var {
+func gradMax(tp *Tape, n *node, g *Var, want [3]bool) [3]*Var {
 	x, yk := n.in[0], n.saved[0]
 	w := tp.like(x.value)
 	tensor.EqualInto(w, x.value, yk)
@@ -414,7 +436,7 @@ func gradMax(tp *Tape, n *node, g *Var) [3]*Var {
 
 // gradSoftmax: y·(g - Σ g·y) for Softmax, g - eʸ·Σ g for LogSoftmax,
 // the sums along the axis.
-func gradSoftmax(tp *Tape, n *node, g *Var) [3]*Var {
+func gradSoftmax(tp *Tape, n *node, g *Var, want [3]bool) [3]*Var {
 	y, axis := n.out, n.dims
 	if n.f[0] != 0 {
 		return [3]*Var{tp.Sub(g, tp.Mul(tp.Exp(y), tp.SumAxes(g, true, axis)))}
@@ -424,12 +446,12 @@ func gradSoftmax(tp *Tape, n *node, g *Var) [3]*Var {
 
 // gradMatMul: g·bᵀ and aᵀ·g, summed over the batch dimensions each
 // operand was broadcast along.
-func gradMatMul(tp *Tape, n *node, g *Var) (gs [3]*Var) {
+func gradMatMul(tp *Tape, n *node, g *Var, want [3]bool) (gs [3]*Var) {
 	a, b := n.in[0], n.in[1]
-	if needs(n, 0) {
+	if want[0] {
 		gs[0] = tp.sumTo(tp.MatMul(g, tp.Transpose(b, -2, -1)), a.value)
 	}
-	if needs(n, 1) {
+	if want[1] {
 		gs[1] = tp.sumTo(tp.MatMul(tp.Transpose(a, -2, -1), g), b.value)
 	}
 	return gs
@@ -438,7 +460,7 @@ func gradMatMul(tp *Tape, n *node, g *Var) (gs [3]*Var) {
 // gradLinear: the activation's gradient (from the output, or from the
 // pre-activation recomputed as a Linear without activation), then
 // dz·w, dzᵀ·x and the column sums of dz.
-func gradLinear(tp *Tape, n *node, g *Var) (gs [3]*Var) {
+func gradLinear(tp *Tape, n *node, g *Var, want [3]bool) (gs [3]*Var) {
 	x, w, b := n.in[0], n.in[1], n.in[2]
 	dz := g
 	if n.act.Kind != ActNone {
@@ -449,13 +471,13 @@ func gradLinear(tp *Tape, n *node, g *Var) (gs [3]*Var) {
 		e, arg := n.act.elem()
 		dz = tp.elemGradGraph(e, arg, g, z, n.out)
 	}
-	if needs(n, 0) {
+	if want[0] {
 		gs[0] = tp.MatMul(dz, w)
 	}
-	if needs(n, 1) {
+	if want[1] {
 		gs[1] = tp.MatMul(tp.Transpose(dz, 0, 1), x)
 	}
-	if needs(n, 2) {
+	if want[2] {
 		gs[2] = tp.SumAxes(dz, false, 0)
 	}
 	return gs
@@ -464,7 +486,7 @@ func gradLinear(tp *Tape, n *node, g *Var) (gs [3]*Var) {
 // gradLoss: the loss's gradient recomputed from the prediction (MSE:
 // 2(p - t)/N; CrossEntropy: (softmax(p) - onehot(labels))/N;
 // BCEWithLogits: (σ(p) - t)/N), times g.
-func gradLoss(tp *Tape, n *node, g *Var) [3]*Var {
+func gradLoss(tp *Tape, n *node, g *Var, want [3]bool) [3]*Var {
 	p, target := n.in[0], n.saved[1]
 	count := float32(p.value.Len())
 	var d *Var
@@ -482,12 +504,12 @@ func gradLoss(tp *Tape, n *node, g *Var) [3]*Var {
 	return [3]*Var{tp.Mul(d, g)}
 }
 
-func gradReshape(tp *Tape, n *node, g *Var) [3]*Var {
+func gradReshape(tp *Tape, n *node, g *Var, want [3]bool) [3]*Var {
 	return [3]*Var{tp.Reshape(g, n.in[0].value.Shape()...)}
 }
 
 // gradPermute: the output's gradient permuted back.
-func gradPermute(tp *Tape, n *node, g *Var) [3]*Var {
+func gradPermute(tp *Tape, n *node, g *Var, want [3]bool) [3]*Var {
 	inv := make([]int, len(n.axes))
 	for i, a := range n.axes {
 		inv[a] = i
@@ -497,7 +519,7 @@ func gradPermute(tp *Tape, n *node, g *Var) [3]*Var {
 
 // gradSlice: the output's gradient between zeros along the axis (step 1
 // only).
-func gradSlice(tp *Tape, n *node, g *Var) [3]*Var {
+func gradSlice(tp *Tape, n *node, g *Var, want [3]bool) [3]*Var {
 	x := n.in[0]
 	axis, step := n.idx[0], n.idx[3]
 	if step != 1 {
@@ -528,19 +550,19 @@ func gradSlice(tp *Tape, n *node, g *Var) [3]*Var {
 }
 
 // gradConcat: the operand's slice of the output's gradient.
-func gradConcat(tp *Tape, n *node, g *Var) [3]*Var {
+func gradConcat(tp *Tape, n *node, g *Var, want [3]bool) [3]*Var {
 	return [3]*Var{tp.Slice(g, n.idx[0], n.idx[1], n.idx[2], n.idx[3])}
 }
 
 // gradWhere: g where cond is set to a, elsewhere to b, each summed back
 // to its shape.
-func gradWhere(tp *Tape, n *node, g *Var) (gs [3]*Var) {
+func gradWhere(tp *Tape, n *node, g *Var, want [3]bool) (gs [3]*Var) {
 	cond := n.saved[0]
 	zero := tp.Const(tp.zero(g.value.Device()))
-	if needs(n, 0) {
+	if want[0] {
 		gs[0] = tp.sumTo(tp.Where(cond, g, zero), n.in[0].value)
 	}
-	if needs(n, 1) {
+	if want[1] {
 		gs[1] = tp.sumTo(tp.Where(cond, zero, g), n.in[1].value)
 	}
 	return gs

@@ -533,3 +533,26 @@ func ExampleTape_Grad() {
 	// gradient [11 17]
 	// H·v [10 6]
 }
+
+// TestGradGraphPrunes: with CreateGraph, Grad records the second backward
+// of the nodes between the inputs and the outputs only.
+func TestGradGraphPrunes(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 9))
+	w, x := NewParam(tensor.RandN(r, 3, 4)), NewParam(tensor.RandN(r, 2, 4))
+	recorded := func(inputs func(h *Var) []*Var) int {
+		tp := NewTape()
+		h := tp.Tanh(tp.Linear(x, w, nil, Act{}))
+		y := tp.Sum(tp.Mul(h, h))
+		before := len(tp.nodes)
+		tp.Grad([]*Var{y}, inputs(h), GradOptions{CreateGraph: true})
+		return len(tp.nodes) - before
+	}
+	hOnly := recorded(func(h *Var) []*Var { return []*Var{h} })
+	xOnly := recorded(func(*Var) []*Var { return []*Var{x} })
+	both := recorded(func(*Var) []*Var { return []*Var{x, w} })
+	// h: Sum's and Mul's; x adds Tanh's and the product by w; w the
+	// product by x.
+	if !(hOnly < xOnly && xOnly < both) {
+		t.Errorf("nodes recorded: %d for h, %d for x, %d for x and w; want increasing", hOnly, xOnly, both)
+	}
+}
