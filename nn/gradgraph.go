@@ -458,15 +458,17 @@ func gradMatMul(tp *Tape, n *node, g *Var, want [3]bool) (gs [3]*Var) {
 }
 
 // gradLinear: the activation's gradient (from the output, or from the
-// pre-activation recomputed as a Linear without activation), then
+// saved pre-activation made a Var of x, w and b), then
 // dz·w, dzᵀ·x and the column sums of dz.
 func gradLinear(tp *Tape, n *node, g *Var, want [3]bool) (gs [3]*Var) {
 	x, w, b := n.in[0], n.in[1], n.in[2]
 	dz := g
 	if n.act.Kind != ActNone {
 		var z *Var
-		if !n.act.fromOutput() {
-			z = tp.Linear(x, w, b, Act{})
+		if pre := n.saved[0]; pre != nil {
+			// The saved pre-activation as a Var: a Linear without
+			// activation, recorded with no product recomputed.
+			z, _ = tp.result(pre, backLinear, x, w, b)
 		}
 		e, arg := n.act.elem()
 		dz = tp.elemGradGraph(e, arg, g, z, n.out)
