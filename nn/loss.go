@@ -32,7 +32,7 @@ func (tp *Tape) CrossEntropy(logits *Var, labels *tensor.Tensor) *Var {
 	}
 	y, d := tp.lossOutputs(logits)
 	tensor.CrossEntropyInto(y, d, logits.value, labels)
-	return tp.lossResult(y, d, logits)
+	return tp.lossResult(y, d, logits, lossCrossEntropy, labels)
 }
 
 // MSE returns the mean of (pred - target)² over every element (NaN when
@@ -44,7 +44,7 @@ func (tp *Tape) MSE(pred *Var, target *tensor.Tensor) *Var {
 	checkTarget(op, pred, target)
 	y, d := tp.lossOutputs(pred)
 	tensor.MSEInto(y, d, pred.value, target)
-	return tp.lossResult(y, d, pred)
+	return tp.lossResult(y, d, pred, lossMSE, target)
 }
 
 // BCEWithLogits returns the mean over every element of the binary cross
@@ -58,7 +58,7 @@ func (tp *Tape) BCEWithLogits(x *Var, target *tensor.Tensor) *Var {
 	checkTarget(op, x, target)
 	y, d := tp.lossOutputs(x)
 	tensor.BCEWithLogitsInto(y, d, x.value, target)
-	return tp.lossResult(y, d, x)
+	return tp.lossResult(y, d, x, lossBCEWithLogits, target)
 }
 
 // lossOutputs returns where a loss of the prediction pred writes its value
@@ -72,12 +72,23 @@ func (tp *Tape) lossOutputs(pred *Var) (y, d *tensor.Tensor) {
 	return y, d
 }
 
-// lossResult makes the output Var of a loss with value y whose gradient
-// with respect to pred, for an upstream gradient of 1, is d.
-func (tp *Tape) lossResult(y, d *tensor.Tensor, pred *Var) *Var {
+// lossKind names a loss for its second-order gradient (gradLoss), which
+// recomputes the first from the prediction and the target.
+type lossKind int
+
+const (
+	lossMSE lossKind = iota + 1
+	lossCrossEntropy
+	lossBCEWithLogits
+)
+
+// lossResult makes the output Var of a loss of the given kind with value y
+// whose gradient with respect to pred, for an upstream gradient of 1, is
+// d; target is the loss's target (labels for CrossEntropy).
+func (tp *Tape) lossResult(y, d *tensor.Tensor, pred *Var, kind lossKind, target *tensor.Tensor) *Var {
 	out, nd := tp.result(y, backLoss, pred)
 	if nd != nil {
-		nd.saved[0] = d
+		nd.saved[0], nd.saved[1], nd.dims = d, target, int(kind)
 	}
 	return out
 }

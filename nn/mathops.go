@@ -14,10 +14,16 @@ import (
 // activations: tensor's forward op. Their gradients are all
 // tensor.UnaryGradInto's (backElem).
 var elemFuncs = map[tensor.ElemOp]func(dst, x *tensor.Tensor, arg [2]float32){
-	tensor.ElemExp:   func(dst, x *tensor.Tensor, _ [2]float32) { tensor.ExpInto(dst, x) },
-	tensor.ElemLog:   func(dst, x *tensor.Tensor, _ [2]float32) { tensor.LogInto(dst, x) },
-	tensor.ElemSqrt:  func(dst, x *tensor.Tensor, _ [2]float32) { tensor.SqrtInto(dst, x) },
-	tensor.ElemClamp: func(dst, x *tensor.Tensor, a [2]float32) { tensor.ClampInto(dst, x, a[0], a[1]) },
+	tensor.ElemExp:      func(dst, x *tensor.Tensor, _ [2]float32) { tensor.ExpInto(dst, x) },
+	tensor.ElemLog:      func(dst, x *tensor.Tensor, _ [2]float32) { tensor.LogInto(dst, x) },
+	tensor.ElemSqrt:     func(dst, x *tensor.Tensor, _ [2]float32) { tensor.SqrtInto(dst, x) },
+	tensor.ElemClamp:    func(dst, x *tensor.Tensor, a [2]float32) { tensor.ClampInto(dst, x, a[0], a[1]) },
+	tensor.ElemSoftplus: func(dst, x *tensor.Tensor, _ [2]float32) { tensor.SoftplusInto(dst, x) },
+	tensor.ElemErf:      func(dst, x *tensor.Tensor, _ [2]float32) { tensor.ErfInto(dst, x) },
+	tensor.ElemNeg:      func(dst, x *tensor.Tensor, _ [2]float32) { tensor.NegInto(dst, x) },
+	tensor.ElemAddScalar: func(dst, x *tensor.Tensor, a [2]float32) {
+		tensor.AddScalarInto(dst, x, a[0])
+	},
 }
 
 // Exp returns eˣ elementwise; its gradient is g·eˣ (from the output).
@@ -30,6 +36,24 @@ func (tp *Tape) Log(x *Var) *Var { return tp.elemFunc("Log", tensor.ElemLog, [2]
 // Sqrt returns √x elementwise (NaN below 0); its gradient is g/(2√x), +Inf
 // at 0 (from the output).
 func (tp *Tape) Sqrt(x *Var) *Var { return tp.elemFunc("Sqrt", tensor.ElemSqrt, [2]float32{}, x) }
+
+// Softplus returns log(1 + eˣ) elementwise (tensor.Softplus); its
+// gradient is g·σ(x).
+func (tp *Tape) Softplus(x *Var) *Var {
+	return tp.elemFunc("Softplus", tensor.ElemSoftplus, [2]float32{}, x)
+}
+
+// Erf returns the error function of x elementwise (tensor.Erf); its
+// gradient is g·2/√π·e^(-x²).
+func (tp *Tape) Erf(x *Var) *Var { return tp.elemFunc("Erf", tensor.ElemErf, [2]float32{}, x) }
+
+// Neg returns -x; its gradient is -g.
+func (tp *Tape) Neg(x *Var) *Var { return tp.elemFunc("Neg", tensor.ElemNeg, [2]float32{}, x) }
+
+// AddScalar returns x + s elementwise; its gradient is g.
+func (tp *Tape) AddScalar(x *Var, s float32) *Var {
+	return tp.elemFunc("AddScalar", tensor.ElemAddScalar, [2]float32{s}, x)
+}
 
 // Clamp returns x limited to [lo, hi] elementwise; its gradient is g where
 // lo ≤ x ≤ hi (both ends included, as PyTorch's) and 0 elsewhere and at

@@ -118,6 +118,7 @@ func operandCases() []operandCase {
 	cs = append(cs, sortOpOperandCases(p)...)
 	cs = append(cs, convOperandCases(p)...)
 	cs = append(cs, hostOpOperandCases(p)...)
+	cs = append(cs, gradGraphOperandCases(p)...)
 	return cs
 }
 
