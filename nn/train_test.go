@@ -4,8 +4,10 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
+	"github.com/lanesgo/lanes/dist"
 	"github.com/lanesgo/lanes/tensor"
 )
 
@@ -183,4 +185,64 @@ func checkStepAllocs(t *testing.T, steps int, limit uint64, step func()) {
 	if len(over) > 3 {
 		t.Errorf("%d of %d steps allocated %d bytes or more: %v", len(over), steps, limit, over)
 	}
+}
+
+// BenchmarkTrainStepHalves times the training step of BenchmarkTrainStep
+// split by batch halves: two ranks of an in-process group (dist.NewLocal),
+// each a replica with its own tape and Adam stepping 32 of the 64 rows
+// forward and backward, their gradients averaged by DataParallel (in a
+// fixed order: bit-reproducible for two ranks). On two threads it is the
+// alternative to splitting each operation between the threads.
+func BenchmarkTrainStepHalves(b *testing.B) {
+	for _, c := range models {
+		b.Run(c.name, func(b *testing.B) {
+			const ranks = 2
+			comms := dist.NewLocal(ranks)
+			ss := make([]*trainer, ranks)
+			dps := make([]*DataParallel, ranks)
+			half := slices.Clone(c.x)
+			half[0] /= ranks
+			var wg sync.WaitGroup
+			for k := range ranks {
+				r := rand.New(rand.NewPCG(1, uint64(2+k)))
+				ss[k] = newTrainer(c.model(r), r, half...)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var err error
+					if dps[k], err = NewDataParallel(ss[k].m, comms[k], 0); err != nil {
+						panic(err)
+					}
+				}()
+			}
+			wg.Wait()
+			step := func() {
+				for k := 1; k < ranks; k++ {
+					wg.Add(1)
+					go func() { defer wg.Done(); ss[k].dpStep(dps[k]) }()
+				}
+				ss[0].dpStep(dps[0])
+				wg.Wait()
+			}
+			step()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				step()
+			}
+		})
+	}
+}
+
+// dpStep is step with the gradients averaged by d.
+func (s *trainer) dpStep(d *DataParallel) float32 {
+	tp := s.tp
+	tp.Reset()
+	loss := tp.CrossEntropy(s.m.Forward(tp, tp.Const(s.x)), s.y)
+	s.opt.ZeroGrad()
+	if err := d.Backward(tp, loss); err != nil {
+		panic(err)
+	}
+	s.opt.Step()
+	return loss.Value().Item()
 }

@@ -406,8 +406,8 @@ type convJob struct {
 	w     []float32 // weight [cout, k], or for forwardShifted [groups, kh·kw, opg, cpg]
 	out   []float32 // output, or dy for the backward phases
 	bias  []float32
-	mu    sync.Mutex
-	dw    []float32 // backwardWeight: the sum of the workers' gradients
+	dw    []float32 // backwardWeight: the sum of the parts' gradients
+	parts partials  // backwardWeight: each part's gradient, summed into dw in item order
 }
 
 var convJobs = sync.Pool{New: func() any { return new(convJob) }}
@@ -437,24 +437,29 @@ func (j *convJob) RunRange(lo, hi int) {
 		}
 	}
 	if j.phase == backwardWeight {
-		j.mu.Lock()
-		if g.wT {
-			// buf.dw holds each group's gradient transposed, [k, opg].
-			for grp := 0; grp < g.groups; grp++ {
-				src, dst := buf.dw[grp*g.opg*g.k:], j.dw[grp*g.opg*g.k:]
-				for o := 0; o < g.opg; o++ {
-					row := dst[o*g.k:][:g.k]
-					for kk := range row {
-						row[kk] += src[kk*g.opg+o]
-					}
-				}
-			}
-		} else {
-			simd.Add(j.dw, j.dw, buf.dw)
-		}
-		j.mu.Unlock()
+		j.parts.keep(lo, buf) // added to j.dw by addPart, in item order
+		return
 	}
 	workBufs.Put(buf)
+}
+
+// addPart adds a part's weight gradient (buf.dw) to j.dw.
+func (j *convJob) addPart(buf *workBuf) {
+	g := &j.g
+	if !g.wT {
+		simd.Add(j.dw, j.dw, buf.dw)
+		return
+	}
+	// buf.dw holds each group's gradient transposed, [k, opg].
+	for grp := 0; grp < g.groups; grp++ {
+		src, dst := buf.dw[grp*g.opg*g.k:], j.dw[grp*g.opg*g.k:]
+		for o := 0; o < g.opg; o++ {
+			row := dst[o*g.k:][:g.k]
+			for kk := range row {
+				row[kk] += src[kk*g.opg+o]
+			}
+		}
+	}
 }
 
 // channels returns the input channels of group grp of image img (each a
@@ -877,7 +882,10 @@ func convBackwardWeight(op string, g *convGeom, dw, dy, x *Tensor) {
 	j.g, j.x, j.out, j.dw, j.phase = *g, x.hostData(op), dy.hostData(op), out.hostData(op), backwardWeight
 	clear(j.dw)
 	parallelProducts(j, g.spans*g.chunks, g.groups*g.opg*g.k*g.cols*g.imgs, g.opg*g.k*g.cols*g.imgs)
+	j.parts.sum(j.addPart)
+	kept := j.parts.list
 	*j = convJob{}
+	j.parts.list = kept[:0]
 	convJobs.Put(j)
 	finish(dw, out)
 }

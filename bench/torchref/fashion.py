@@ -7,6 +7,7 @@ Run with the system Python (torch 1.13 + numpy):
 import argparse
 import gzip
 import os
+import resource
 import time
 
 import numpy as np
@@ -146,8 +147,11 @@ def main():
             batches += 1
         seconds = time.perf_counter() - t0
         acc = evaluate(model, x_test, y_test)
-        print("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f"
-              % (epoch, seconds, total_loss / max(batches, 1), acc), flush=True)
+        # Peak resident memory of the process so far (ru_maxrss is in KiB on
+        # Linux), as nn/cmd/fashion prints its VmHWM.
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        print("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f peak_rss_bytes=%d"
+              % (epoch, seconds, total_loss / max(batches, 1), acc, rss), flush=True)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,14 @@
 //
 // S is the wall time of the epoch's training loop (not the evaluation), L
 // the mean training loss over its batches and A the accuracy on the 10,000
-// test images, in percent. On a terminal a progress bar shows the epoch as
-// it runs.
+// test images, in percent. On Linux the line ends with the process's peak
+// resident memory so far (VmHWM: data, model, optimizer state, the tape's
+// buffers and the Go heap's slack; bench/torchref/fashion.py prints
+// PyTorch's, ru_maxrss, the same way):
+//
+//	... peak_rss_bytes=B
+//
+// On a terminal a progress bar shows the epoch as it runs.
 //
 // Usage:
 //
@@ -393,7 +399,7 @@ func run(o options, d *dataset, dev tensor.Device, comm dist.Comm) error {
 			return err
 		}
 		if rank == 0 {
-			fmt.Printf("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f%s%s\n", epoch, secs, mean, acc, peak, distNote)
+			fmt.Printf("epoch=%d seconds=%.2f train_loss=%.4f test_accuracy=%.2f%s%s%s\n", epoch, secs, mean, acc, peak, distNote, rssNote())
 		}
 		if checkpoint != "" && rank == 0 {
 			if err := nn.SaveCheckpoint(checkpoint, model, opt, batches, map[string]string{"model": kind}); err != nil {
