@@ -39,3 +39,24 @@ func TestConv2DBackwardWeightReproducible(t *testing.T) {
 		})
 	}
 }
+
+// TestLayerNormBackwardReproducible: LayerNorm's gamma and beta gradients,
+// summed over rows in parts on several threads, are the same bits from
+// run to run at a given number of threads (they were added under a lock
+// in the order the parts finished).
+func TestLayerNormBackwardReproducible(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	r := rand.New(rand.NewPCG(7, 8))
+	x, dy := RandN(r, 512, 96), RandN(r, 512, 96)
+	p := LayerNormParams{Dims: 1, Gamma: RandN(r, 96), Beta: RandN(r, 96), Eps: 1e-5}
+	_, s := LayerNorm(x, p)
+	_, dg0, db0 := LayerNormBackward(dy, x, s, p)
+	for run := range 20 {
+		_, dg, db := LayerNormBackward(dy, x, s, p)
+		for i := range 96 {
+			if math.Float32bits(dg.Data()[i]) != math.Float32bits(dg0.Data()[i]) || math.Float32bits(db.Data()[i]) != math.Float32bits(db0.Data()[i]) {
+				t.Fatalf("run %d: dgamma[%d], dbeta[%d] = %v, %v; first run %v, %v", run, i, i, dg.Data()[i], db.Data()[i], dg0.Data()[i], db0.Data()[i])
+			}
+		}
+	}
+}

@@ -312,7 +312,7 @@ func shapeLen(shape []int) int {
 func (cpuKernels) BatchNorm(y *Tensor, s NormStats, x *Tensor, p BatchNormParams) error {
 	const op = "BatchNorm"
 	j := normJobs.Get().(*normJob)
-	*j = normJob{kind: batchNormForward, training: p.Training, momentum: p.Momentum, eps: p.Eps}
+	j.reset(normJob{kind: batchNormForward, training: p.Training, momentum: p.Momentum, eps: p.Eps})
 	j.channels(op, x, p.Gamma, p.Beta)
 	if p.RunningMean != nil { // contiguous: the updates go straight to them
 		j.runMean, j.runVar = p.RunningMean.hostData(op), p.RunningVar.hostData(op)
@@ -326,7 +326,7 @@ func (cpuKernels) BatchNorm(y *Tensor, s NormStats, x *Tensor, p BatchNormParams
 func (cpuKernels) BatchNormBackward(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p BatchNormParams) error {
 	const op = "BatchNormBackward"
 	j := normJobs.Get().(*normJob)
-	*j = normJob{kind: batchNormBackward, training: p.Training}
+	j.reset(normJob{kind: batchNormBackward, training: p.Training})
 	j.channels(op, x, p.Gamma, nil)
 	j.grads(op, dgamma, dbeta)
 	j.run(op, s, dx, x, dy, j.c)
@@ -337,7 +337,7 @@ func (cpuKernels) BatchNormBackward(dx, dgamma, dbeta, dy, x *Tensor, s NormStat
 func (cpuKernels) LayerNorm(y *Tensor, s NormStats, x *Tensor, p LayerNormParams) error {
 	const op = "LayerNorm"
 	j := normJobs.Get().(*normJob)
-	*j = normJob{kind: layerNormForward, eps: p.Eps}
+	j.reset(normJob{kind: layerNormForward, eps: p.Eps})
 	j.rows(op, x, p)
 	j.run(op, s, y, x, nil, j.n)
 	return nil
@@ -348,7 +348,7 @@ func (cpuKernels) LayerNorm(y *Tensor, s NormStats, x *Tensor, p LayerNormParams
 func (cpuKernels) LayerNormBackward(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p LayerNormParams) error {
 	const op = "LayerNormBackward"
 	j := normJobs.Get().(*normJob)
-	*j = normJob{kind: layerNormBackward}
+	j.reset(normJob{kind: layerNormBackward})
 	j.rows(op, x, p)
 	j.grads(op, dgamma, dbeta)
 	j.run(op, s, dx, x, dy, j.n)
@@ -367,6 +367,7 @@ func (j *normJob) run(op string, s NormStats, out, x, dy *Tensor, groups int) {
 		j.dy, work = dy.hostData(op), 2*work
 	}
 	parallel(j, groups, work)
+	j.parts.sum(j.addGradPart)
 	j.done()
 	finish(out, o)
 }
@@ -395,7 +396,7 @@ type normJob struct {
 	gradDst         [2]*Tensor
 	gradOut         [2]*Tensor
 	statOut         [2]*Tensor
-	mu              sync.Mutex
+	parts           *partials // layerNormGradRows: each part's dgamma and dbeta, added in row order
 }
 
 var normJobs = sync.Pool{New: func() any { return new(normJob) }}
@@ -468,8 +469,19 @@ func (j *normJob) done() {
 		finish(j.statDst[i], j.statOut[i])
 		finish(j.gradDst[i], j.gradOut[i])
 	}
-	*j = normJob{}
+	j.reset(normJob{})
 	normJobs.Put(j)
+}
+
+// reset sets j to n, keeping j's partials (whose list keeps its backing
+// array, so that a pooled job's backward pass allocates nothing).
+func (j *normJob) reset(n normJob) {
+	p := j.parts
+	if p == nil {
+		p = new(partials)
+	}
+	*j = n
+	j.parts = p
 }
 
 // plane returns image n's elements of channel c in s.
@@ -709,7 +721,9 @@ func (j *normJob) layerNormRow(r int) {
 
 // layerNormGradRows: with xh = (x - mean)·invStd and g = dy·gamma, dx =
 // invStd·(g - mean(g) - xh·mean(g·xh)); dgamma = Σ_rows dy·xh, dbeta =
-// Σ_rows dy, summed per worker and added under the job's lock.
+// Σ_rows dy, summed per part and added in row order once every part is
+// done (addGradPart), so that the sums are the same bits for a given
+// number of threads whichever part finishes first.
 func (j *normJob) layerNormGradRows(lo, hi int) {
 	d := j.groupLen
 	buf := workBufs.Get()
@@ -744,14 +758,19 @@ func (j *normJob) layerNormGradRows(lo, hi int) {
 		}
 	}
 	if dg != nil {
-		j.mu.Lock()
-		if j.dgamma != nil {
-			simd.Add(j.dgamma, j.dgamma, dg)
-		}
-		if j.dbeta != nil {
-			simd.Add(j.dbeta, j.dbeta, db)
-		}
-		j.mu.Unlock()
+		j.parts.keep(lo, buf)
+		return
 	}
 	workBufs.Put(buf)
+}
+
+// addGradPart adds one part's dgamma and dbeta sums (buf.dw) to the job's.
+func (j *normJob) addGradPart(buf *workBuf) {
+	d := j.groupLen
+	if j.dgamma != nil {
+		simd.Add(j.dgamma, j.dgamma, buf.dw[:d])
+	}
+	if j.dbeta != nil {
+		simd.Add(j.dbeta, j.dbeta, buf.dw[d:2*d])
+	}
 }
