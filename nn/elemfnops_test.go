@@ -106,3 +106,24 @@ func TestElemfnTapePanics(t *testing.T) {
 		}()
 	}
 }
+
+// elemfnOperandCases are operandCases for the operations of elemfnops.go
+// (p makes a parameter of a shape).
+func elemfnOperandCases(p func(shape ...int) *Var) []operandCase {
+	unary := map[string]func(*Tape, *Var) *Var{
+		"Sin": (*Tape).Sin, "Cos": (*Tape).Cos, "Tan": (*Tape).Tan, "Log1p": (*Tape).Log1p, "Expm1": (*Tape).Expm1,
+		"Floor": (*Tape).Floor, "Ceil": (*Tape).Ceil, "Round": (*Tape).Round, "Sign": (*Tape).Sign,
+	}
+	var cs []operandCase
+	for _, op := range sortedKeys(unary) {
+		f := unary[op]
+		cs = append(cs, operandCase{op, "x", []int{2, 3}, func(tp *Tape, v *Var) { f(tp, v) }})
+	}
+	for _, op := range []string{"Mod", "Fmod"} {
+		f := map[string]func(*Tape, *Var, *Var) *Var{"Mod": (*Tape).Mod, "Fmod": (*Tape).Fmod}[op]
+		cs = append(cs,
+			operandCase{op, "a", []int{2, 3}, func(tp *Tape, v *Var) { f(tp, v, p(3)) }},
+			operandCase{op, "b", []int{2, 3}, func(tp *Tape, v *Var) { f(tp, p(3), v) }})
+	}
+	return cs
+}
