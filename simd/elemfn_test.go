@@ -1,6 +1,7 @@
 package simd
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -160,6 +161,35 @@ func TestElemfnPanics(t *testing.T) {
 		x, dst := []float32{1, 1e30, -2, 0.5, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, make([]float32, 17)
 		if a := testing.AllocsPerRun(10, func() { c.f(dst, x) }); a != 0 {
 			t.Errorf("%s allocates %v times per call", c.name, a)
+		}
+	}
+}
+
+func BenchmarkSin(b *testing.B)   { benchTrans(b, Sin, false) }
+func BenchmarkCos(b *testing.B)   { benchTrans(b, Cos, false) }
+func BenchmarkTan(b *testing.B)   { benchTrans(b, Tan, false) }
+func BenchmarkLog1p(b *testing.B) { benchTrans(b, Log1p, true) }
+func BenchmarkExpm1(b *testing.B) { benchTrans(b, Expm1, false) }
+
+// BenchmarkMathLoop is the baseline of the elementary functions: a Go loop
+// of float32(math.F(float64(x))) over the same inputs (named
+// BenchmarkMathLoop/<F>/<n>).
+func BenchmarkMathLoop(b *testing.B) {
+	for _, f := range []struct {
+		name string
+		f    func(float64) float64
+		pos  bool
+	}{{"Sin", math.Sin, false}, {"Cos", math.Cos, false}, {"Tan", math.Tan, false}, {"Log1p", math.Log1p, true}, {"Expm1", math.Expm1, false}} {
+		for _, n := range benchSizesFor(b)[:3] {
+			b.Run(fmt.Sprintf("%s/%d", f.name, n), func(b *testing.B) {
+				dst, x := benchSpread(n, f.pos)
+				b.SetBytes(int64(8 * n))
+				for b.Loop() {
+					for i, v := range x {
+						dst[i] = float32(f.f(float64(v)))
+					}
+				}
+			})
 		}
 	}
 }
