@@ -94,3 +94,25 @@ func trigFix(dst, x []float32, left int, f func(float64) float64) {
 		}
 	}
 }
+
+// trigKernel makes an assembly kernel (which stores x where |x| >
+// TrigMax) a sin, cos or tan kernel of the family: it counts those
+// elements first, before dst (possibly x) is written, behind a check of
+// the largest magnitude by the Max and Min reductions, so that inputs
+// within the bound cost two fast passes and no per-element test.
+func trigKernel(k func(dst, x []float32)) func(dst, x []float32) int {
+	return func(dst, x []float32) int {
+		left := 0
+		if len(x) > 0 {
+			if m := max(Max(x), -Min(x)); !(m <= trigMax) { // NaN too: count
+				for _, v := range x {
+					if v > trigMax || v < -trigMax {
+						left++
+					}
+				}
+			}
+		}
+		k(dst, x)
+		return left
+	}
+}
