@@ -115,6 +115,19 @@ __device__ __forceinline__ float binaryOp(float a, float b) {
         return a <= b ? 1.0f : 0.0f;
     case LANES_ELEM_EQUAL:
         return a == b ? 1.0f : 0.0f;
+    case LANES_ELEM_MOD: {
+        // torch.remainder: fmod, plus b where nonzero and of the other sign.
+        const float r = fmodf(a, b);
+        return r != 0.0f && (r < 0.0f) != (b < 0.0f) ? r + b : r;
+    }
+    case LANES_ELEM_FMOD:
+        return fmodf(a, b);
+    case LANES_ELEM_LOGICAL_AND:
+        return a != 0.0f && b != 0.0f ? 1.0f : 0.0f;
+    case LANES_ELEM_LOGICAL_OR:
+        return a != 0.0f || b != 0.0f ? 1.0f : 0.0f;
+    case LANES_ELEM_LOGICAL_XOR:
+        return (a != 0.0f) != (b != 0.0f) ? 1.0f : 0.0f;
     default: // LANES_ELEM_NOT_EQUAL
         return a != b ? 1.0f : 0.0f;
     }
@@ -162,6 +175,32 @@ __device__ __forceinline__ float unaryOp(float x, float a0, float a1) {
         return x * a0;
     case LANES_ELEM_ADD_SCALAR:
         return x + a0;
+    case LANES_ELEM_SIN:
+        return sinf(x);
+    case LANES_ELEM_COS:
+        return cosf(x);
+    case LANES_ELEM_TAN:
+        return tanf(x);
+    case LANES_ELEM_LOG1P:
+        return log1pf(x);
+    case LANES_ELEM_EXPM1:
+        return expm1f(x);
+    case LANES_ELEM_FLOOR:
+        return floorf(x);
+    case LANES_ELEM_CEIL:
+        return ceilf(x);
+    case LANES_ELEM_ROUND:
+        return rintf(x); // halves to even
+    case LANES_ELEM_SIGN:
+        return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x;
+    case LANES_ELEM_IS_NAN:
+        return x != x ? 1.0f : 0.0f;
+    case LANES_ELEM_IS_INF:
+        return fabsf(x) > MAX_FLOAT ? 1.0f : 0.0f;
+    case LANES_ELEM_IS_FINITE:
+        return fabsf(x) <= MAX_FLOAT ? 1.0f : 0.0f;
+    case LANES_ELEM_LOGICAL_NOT:
+        return x == 0.0f ? 1.0f : 0.0f;
     default: // LANES_ELEM_FILL
         return a0;
     }
@@ -228,6 +267,21 @@ __device__ __forceinline__ float gradOp(float dy, float v, bool fromY, float a0,
         return v >= a0 && v <= a1 ? dy : 0.0f;
     case LANES_ELEM_SCALE:
         return dy * a0;
+    case LANES_ELEM_SIN:
+        return dy * cosf(v);
+    case LANES_ELEM_COS:
+        return dy * -sinf(v);
+    case LANES_ELEM_TAN:
+        return dy * (v * v + 1.0f);
+    case LANES_ELEM_LOG1P:
+        return dy / (v + 1.0f);
+    case LANES_ELEM_EXPM1:
+        return dy * (v + 1.0f);
+    case LANES_ELEM_FLOOR:
+    case LANES_ELEM_CEIL:
+    case LANES_ELEM_ROUND:
+    case LANES_ELEM_SIGN:
+        return 0.0f;
     default: // LANES_ELEM_ADD_SCALAR
         return dy;
     }
@@ -310,6 +364,11 @@ extern "C" int lanes_binary(void *stream, int op, const LanesShape *shape, float
         LANES_BINARY(LANES_ELEM_LESS_EQUAL);
         LANES_BINARY(LANES_ELEM_EQUAL);
         LANES_BINARY(LANES_ELEM_NOT_EQUAL);
+        LANES_BINARY(LANES_ELEM_MOD);
+        LANES_BINARY(LANES_ELEM_FMOD);
+        LANES_BINARY(LANES_ELEM_LOGICAL_AND);
+        LANES_BINARY(LANES_ELEM_LOGICAL_OR);
+        LANES_BINARY(LANES_ELEM_LOGICAL_XOR);
     }
 #undef LANES_BINARY
     return ERR_INVALID_VALUE;
@@ -343,6 +402,19 @@ extern "C" int lanes_unary(void *stream, int op, float a0, float a1, const Lanes
         LANES_UNARY(LANES_ELEM_CLAMP);
         LANES_UNARY(LANES_ELEM_SCALE);
         LANES_UNARY(LANES_ELEM_ADD_SCALAR);
+        LANES_UNARY(LANES_ELEM_SIN);
+        LANES_UNARY(LANES_ELEM_COS);
+        LANES_UNARY(LANES_ELEM_TAN);
+        LANES_UNARY(LANES_ELEM_LOG1P);
+        LANES_UNARY(LANES_ELEM_EXPM1);
+        LANES_UNARY(LANES_ELEM_FLOOR);
+        LANES_UNARY(LANES_ELEM_CEIL);
+        LANES_UNARY(LANES_ELEM_ROUND);
+        LANES_UNARY(LANES_ELEM_SIGN);
+        LANES_UNARY(LANES_ELEM_IS_NAN);
+        LANES_UNARY(LANES_ELEM_IS_INF);
+        LANES_UNARY(LANES_ELEM_IS_FINITE);
+        LANES_UNARY(LANES_ELEM_LOGICAL_NOT);
     }
 #undef LANES_UNARY
     return ERR_INVALID_VALUE;
@@ -362,6 +434,11 @@ extern "C" int lanes_unary_backward(void *stream, int op, int from_y, float a0, 
         return mapLaunch(stream, shape, MapOperands<1>{dx, *dxs, {dy}, {*dys}}, GradNone<LANES_ELEM_SCALE>{a0});
     case LANES_ELEM_ADD_SCALAR:
         return mapLaunch(stream, shape, MapOperands<1>{dx, *dxs, {dy}, {*dys}}, GradNone<LANES_ELEM_ADD_SCALAR>{a0});
+    case LANES_ELEM_FLOOR:
+    case LANES_ELEM_CEIL:
+    case LANES_ELEM_ROUND:
+    case LANES_ELEM_SIGN: // dx = 0
+        return mapLaunch(stream, shape, MapOperands<1>{dx, *dxs, {dy}, {*dys}}, GradNone<LANES_ELEM_FLOOR>{a0});
     }
     if (v == nullptr) {
         return ERR_INVALID_VALUE;
@@ -387,6 +464,11 @@ extern "C" int lanes_unary_backward(void *stream, int op, int from_y, float a0, 
         LANES_GRAD(LANES_ELEM_LEAKY_RELU);
         LANES_GRAD(LANES_ELEM_ELU);
         LANES_GRAD(LANES_ELEM_CLAMP);
+        LANES_GRAD(LANES_ELEM_SIN);
+        LANES_GRAD(LANES_ELEM_COS);
+        LANES_GRAD(LANES_ELEM_TAN);
+        LANES_GRAD(LANES_ELEM_LOG1P);
+        LANES_GRAD(LANES_ELEM_EXPM1);
     }
 #undef LANES_GRAD
     return ERR_INVALID_VALUE;

@@ -51,6 +51,13 @@ var elemCodes = map[tensor.ElemOp]C.int{
 	tensor.ElemReLU: C.LANES_ELEM_RELU, tensor.ElemLeakyReLU: C.LANES_ELEM_LEAKY_RELU, tensor.ElemELU: C.LANES_ELEM_ELU,
 	tensor.ElemClamp: C.LANES_ELEM_CLAMP, tensor.ElemScale: C.LANES_ELEM_SCALE, tensor.ElemAddScalar: C.LANES_ELEM_ADD_SCALAR,
 	tensor.ElemFill: C.LANES_ELEM_FILL,
+	tensor.ElemMod:  C.LANES_ELEM_MOD, tensor.ElemFmod: C.LANES_ELEM_FMOD, tensor.ElemLogicalAnd: C.LANES_ELEM_LOGICAL_AND,
+	tensor.ElemLogicalOr: C.LANES_ELEM_LOGICAL_OR, tensor.ElemLogicalXor: C.LANES_ELEM_LOGICAL_XOR,
+	tensor.ElemSin: C.LANES_ELEM_SIN, tensor.ElemCos: C.LANES_ELEM_COS, tensor.ElemTan: C.LANES_ELEM_TAN,
+	tensor.ElemLog1p: C.LANES_ELEM_LOG1P, tensor.ElemExpm1: C.LANES_ELEM_EXPM1, tensor.ElemFloor: C.LANES_ELEM_FLOOR,
+	tensor.ElemCeil: C.LANES_ELEM_CEIL, tensor.ElemRound: C.LANES_ELEM_ROUND, tensor.ElemSign: C.LANES_ELEM_SIGN,
+	tensor.ElemIsNaN: C.LANES_ELEM_IS_NAN, tensor.ElemIsInf: C.LANES_ELEM_IS_INF, tensor.ElemIsFinite: C.LANES_ELEM_IS_FINITE,
+	tensor.ElemLogicalNot: C.LANES_ELEM_LOGICAL_NOT,
 }
 
 // elemCode returns op's code, which must be one of the method's kind
@@ -115,19 +122,21 @@ func (g *GPU) Where(dst, cond, a, b *tensor.Tensor) error {
 
 // UnaryBackward implements tensor.ElementwiseKernels: dx = dy·f'(·) for
 // every unary op but ElemFill, from x or y (the one given; neither for
-// ElemNeg, ElemScale and ElemAddScalar) as tensor.UnaryGrad documents, in
+// ElemNeg, ElemScale, ElemAddScalar and the rounding ops, whose gradient
+// is 0) as tensor.UnaryGrad documents, in
 // its kernels' order of operations; any views, dx possibly one of them.
 func (g *GPU) UnaryBackward(op tensor.ElemOp, dx, dy, x, y *tensor.Tensor, arg [2]float32) error {
 	if !g.opened() {
 		return errNilGPU
 	}
 	code := elemCode("UnaryBackward", op, false)
-	if op == tensor.ElemFill {
-		panic("cudaplugin: UnaryBackward: ElemFill has no gradient")
+	if op >= tensor.ElemFill {
+		panic(fmt.Sprintf("cudaplugin: UnaryBackward: op %d has no gradient", op))
 	}
 	in, fromY := []*tensor.Tensor{dy}, y != nil
 	switch {
-	case op == tensor.ElemNeg || op == tensor.ElemScale || op == tensor.ElemAddScalar:
+	case op == tensor.ElemNeg || op == tensor.ElemScale || op == tensor.ElemAddScalar,
+		op == tensor.ElemFloor || op == tensor.ElemCeil || op == tensor.ElemRound || op == tensor.ElemSign:
 	case fromY:
 		in = append(in, y)
 	case x != nil:

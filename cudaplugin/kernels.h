@@ -185,7 +185,11 @@ enum {
 	LANES_ELEM_GREATER, LANES_ELEM_GREATER_EQUAL, LANES_ELEM_LESS, LANES_ELEM_LESS_EQUAL, LANES_ELEM_EQUAL, LANES_ELEM_NOT_EQUAL,
 	LANES_ELEM_EXP, LANES_ELEM_LOG, LANES_ELEM_SIGMOID, LANES_ELEM_SILU, LANES_ELEM_TANH, LANES_ELEM_SOFTPLUS, LANES_ELEM_ERF,
 	LANES_ELEM_GELU, LANES_ELEM_GELU_TANH, LANES_ELEM_ABS, LANES_ELEM_NEG, LANES_ELEM_SQRT, LANES_ELEM_RELU,
-	LANES_ELEM_LEAKY_RELU, LANES_ELEM_ELU, LANES_ELEM_CLAMP, LANES_ELEM_SCALE, LANES_ELEM_ADD_SCALAR, LANES_ELEM_FILL
+	LANES_ELEM_LEAKY_RELU, LANES_ELEM_ELU, LANES_ELEM_CLAMP, LANES_ELEM_SCALE, LANES_ELEM_ADD_SCALAR, LANES_ELEM_FILL,
+	// tensor/elemfn.go's: binary, then unary (the masks without a gradient last).
+	LANES_ELEM_MOD, LANES_ELEM_FMOD, LANES_ELEM_LOGICAL_AND, LANES_ELEM_LOGICAL_OR, LANES_ELEM_LOGICAL_XOR,
+	LANES_ELEM_SIN, LANES_ELEM_COS, LANES_ELEM_TAN, LANES_ELEM_LOG1P, LANES_ELEM_EXPM1, LANES_ELEM_FLOOR, LANES_ELEM_CEIL,
+	LANES_ELEM_ROUND, LANES_ELEM_SIGN, LANES_ELEM_IS_NAN, LANES_ELEM_IS_INF, LANES_ELEM_IS_FINITE, LANES_ELEM_LOGICAL_NOT
 };
 // The elementwise launchers run over shape, each operand with its strides
 // (stride 0: broadcast); dst must not overlap an input but as the very
@@ -200,7 +204,7 @@ int lanes_where(void *stream, const LanesShape *shape, float *y, const LanesStri
                 const float *a, const LanesStrides *as, const float *b, const LanesStrides *bs);
 // dx = dy·f'(·), the gradient of unary op (not FILL) as tensor.UnaryGrad:
 // v is the op's input x, or its output y when from_y; NULL (not read) for
-// NEG, SCALE and ADD_SCALAR.
+// NEG, SCALE, ADD_SCALAR, FLOOR, CEIL, ROUND and SIGN (0).
 int lanes_unary_backward(void *stream, int op, int from_y, float a0, float a1, const LanesShape *shape, float *dx,
                          const LanesStrides *dxs, const float *dy, const LanesStrides *dys, const float *v, const LanesStrides *vs);
 // y = the reduction op (tensor.ReduceOp: 1 Sum, 2 Max, 3 Min, 4 Mean,

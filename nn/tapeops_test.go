@@ -236,7 +236,7 @@ func tapeOpCases() []tapeOpCase {
 		ref: ref1(func(x *tensor.Tensor) *tensor.Tensor {
 			return refAttention(x, x, x, tensor.AttentionParams{Causal: true}, nil)
 		})})
-	return cs
+	return append(cs, elemfnTapeCases(r)...)
 }
 
 // refAttention is softmax(q·kᵀ·scale + mask)·v of package tensor's

@@ -3797,6 +3797,2069 @@ done:
 	FMOVD F29, ret+32(FP)
 	RET
 
+// func sinNEON(dst, x []float32)
+TEXT ·sinNEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 992(R9), F30
+	FMOVQ 1008(R9), F29
+	FMOVQ 1024(R9), F28
+	FMOVQ 1040(R9), F27
+	FMOVQ 1056(R9), F26
+	FMOVQ 1072(R9), F31
+	FMOVQ 1088(R9), F25
+	FMOVQ 1104(R9), F24
+	FMOVQ 1120(R9), F23
+	FMOVQ 1136(R9), F22
+	FMOVQ 1152(R9), F21
+	FMOVQ 1168(R9), F20
+	FMOVQ 1184(R9), F19
+	FMOVQ 1200(R9), F18
+	FMOVQ 1216(R9), F17
+
+loop4:
+	// 2 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	WORD $0x0e617802 // fcvtl v2.2d, v0.2s
+	WORD $0x0e617823 // fcvtl v3.2d, v1.2s
+	WORD $0x6e7edc44 // fmul v4.2d, v2.2d, v30.2d
+	WORD $0x6e7edc65 // fmul v5.2d, v3.2d, v30.2d
+	WORD $0x4e618884 // frintn v4.2d, v4.2d
+	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
+	VFMLS V29.D2, V4.D2, V2.D2
+	VFMLS V29.D2, V5.D2, V3.D2
+	VFMLS V28.D2, V4.D2, V2.D2
+	VFMLS V28.D2, V5.D2, V3.D2
+	WORD $0x6e7bdc86 // fmul v6.2d, v4.2d, v27.2d
+	WORD $0x6e7bdca7 // fmul v7.2d, v5.2d, v27.2d
+	WORD $0x4e6198c6 // frintm v6.2d, v6.2d
+	WORD $0x4e6198e7 // frintm v7.2d, v7.2d
+	WORD $0x6e7adc88 // fmul v8.2d, v4.2d, v26.2d
+	WORD $0x6e7adca9 // fmul v9.2d, v5.2d, v26.2d
+	WORD $0x4e619908 // frintm v8.2d, v8.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x4e66d4ca // fadd v10.2d, v6.2d, v6.2d
+	WORD $0x4e67d4eb // fadd v11.2d, v7.2d, v7.2d
+	WORD $0x4eead484 // fsub v4.2d, v4.2d, v10.2d
+	WORD $0x4eebd4a5 // fsub v5.2d, v5.2d, v11.2d
+	WORD $0x4e7fe484 // fcmeq v4.2d, v4.2d, v31.2d
+	WORD $0x4e7fe4a5 // fcmeq v5.2d, v5.2d, v31.2d
+	WORD $0x4e68d508 // fadd v8.2d, v8.2d, v8.2d
+	WORD $0x4e69d529 // fadd v9.2d, v9.2d, v9.2d
+	WORD $0x4ee8d4c6 // fsub v6.2d, v6.2d, v8.2d
+	WORD $0x4ee9d4e7 // fsub v7.2d, v7.2d, v9.2d
+	WORD $0x4e7fe4c6 // fcmeq v6.2d, v6.2d, v31.2d
+	WORD $0x4e7fe4e7 // fcmeq v7.2d, v7.2d, v31.2d
+	WORD $0x6e62dc48 // fmul v8.2d, v2.2d, v2.2d
+	WORD $0x6e63dc69 // fmul v9.2d, v3.2d, v3.2d
+	WORD $0x6e68dc4a // fmul v10.2d, v2.2d, v8.2d
+	WORD $0x6e69dc6b // fmul v11.2d, v3.2d, v9.2d
+	VORR V24.B16, V24.B16, V12.B16
+	VFMLA V8.D2, V25.D2, V12.D2
+	VORR V24.B16, V24.B16, V13.B16
+	VFMLA V9.D2, V25.D2, V13.D2
+	VORR V23.B16, V23.B16, V14.B16
+	VFMLA V8.D2, V12.D2, V14.D2
+	VORR V23.B16, V23.B16, V12.B16
+	VFMLA V9.D2, V13.D2, V12.D2
+	VORR V22.B16, V22.B16, V13.B16
+	VFMLA V8.D2, V14.D2, V13.D2
+	VORR V22.B16, V22.B16, V14.B16
+	VFMLA V9.D2, V12.D2, V14.D2
+	VORR V21.B16, V21.B16, V12.B16
+	VFMLA V8.D2, V13.D2, V12.D2
+	VORR V21.B16, V21.B16, V13.B16
+	VFMLA V9.D2, V14.D2, V13.D2
+	VFMLA V12.D2, V10.D2, V2.D2
+	VFMLA V13.D2, V11.D2, V3.D2
+	VORR V19.B16, V19.B16, V10.B16
+	VFMLA V8.D2, V20.D2, V10.D2
+	VORR V19.B16, V19.B16, V11.B16
+	VFMLA V9.D2, V20.D2, V11.D2
+	VORR V18.B16, V18.B16, V12.B16
+	VFMLA V8.D2, V10.D2, V12.D2
+	VORR V18.B16, V18.B16, V10.B16
+	VFMLA V9.D2, V11.D2, V10.D2
+	VORR V17.B16, V17.B16, V11.B16
+	VFMLA V8.D2, V12.D2, V11.D2
+	VORR V17.B16, V17.B16, V12.B16
+	VFMLA V9.D2, V10.D2, V12.D2
+	FMOVQ 1232(R9), F10
+	VORR V10.B16, V10.B16, V13.B16
+	VFMLA V8.D2, V11.D2, V13.D2
+	VFMLA V9.D2, V12.D2, V10.D2
+	FMOVQ 1248(R9), F11
+	VORR V11.B16, V11.B16, V12.B16
+	VFMLA V8.D2, V13.D2, V12.D2
+	VFMLA V9.D2, V10.D2, V11.D2
+	VORR V31.B16, V31.B16, V10.B16
+	VFMLA V12.D2, V8.D2, V10.D2
+	VORR V31.B16, V31.B16, V8.B16
+	VFMLA V11.D2, V9.D2, V8.D2
+	VBSL V2.B16, V10.B16, V4.B16
+	VBSL V3.B16, V8.B16, V5.B16
+	WORD $0x6ee0f882 // fneg v2.2d, v4.2d
+	WORD $0x6ee0f8a3 // fneg v3.2d, v5.2d
+	VBSL V4.B16, V2.B16, V6.B16
+	VBSL V5.B16, V3.B16, V7.B16
+	WORD $0x0e6168c2 // fcvtn v2.2s, v6.2d
+	WORD $0x0e6168e3 // fcvtn v3.2s, v7.2d
+	WORD $0x4e617804 // fcvtl2 v4.2d, v0.4s
+	WORD $0x4e617825 // fcvtl2 v5.2d, v1.4s
+	WORD $0x6e7edc86 // fmul v6.2d, v4.2d, v30.2d
+	WORD $0x6e7edca7 // fmul v7.2d, v5.2d, v30.2d
+	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
+	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
+	VFMLS V29.D2, V6.D2, V4.D2
+	VFMLS V29.D2, V7.D2, V5.D2
+	VFMLS V28.D2, V6.D2, V4.D2
+	VFMLS V28.D2, V7.D2, V5.D2
+	WORD $0x6e7bdcc8 // fmul v8.2d, v6.2d, v27.2d
+	WORD $0x6e7bdce9 // fmul v9.2d, v7.2d, v27.2d
+	WORD $0x4e619908 // frintm v8.2d, v8.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x6e7adcca // fmul v10.2d, v6.2d, v26.2d
+	WORD $0x6e7adceb // fmul v11.2d, v7.2d, v26.2d
+	WORD $0x4e61994a // frintm v10.2d, v10.2d
+	WORD $0x4e61996b // frintm v11.2d, v11.2d
+	WORD $0x4e68d50c // fadd v12.2d, v8.2d, v8.2d
+	WORD $0x4e69d52d // fadd v13.2d, v9.2d, v9.2d
+	WORD $0x4eecd4c6 // fsub v6.2d, v6.2d, v12.2d
+	WORD $0x4eedd4e7 // fsub v7.2d, v7.2d, v13.2d
+	WORD $0x4e7fe4c6 // fcmeq v6.2d, v6.2d, v31.2d
+	WORD $0x4e7fe4e7 // fcmeq v7.2d, v7.2d, v31.2d
+	WORD $0x4e6ad54a // fadd v10.2d, v10.2d, v10.2d
+	WORD $0x4e6bd56b // fadd v11.2d, v11.2d, v11.2d
+	WORD $0x4eead508 // fsub v8.2d, v8.2d, v10.2d
+	WORD $0x4eebd529 // fsub v9.2d, v9.2d, v11.2d
+	WORD $0x4e7fe508 // fcmeq v8.2d, v8.2d, v31.2d
+	WORD $0x4e7fe529 // fcmeq v9.2d, v9.2d, v31.2d
+	WORD $0x6e64dc8a // fmul v10.2d, v4.2d, v4.2d
+	WORD $0x6e65dcab // fmul v11.2d, v5.2d, v5.2d
+	WORD $0x6e6adc8c // fmul v12.2d, v4.2d, v10.2d
+	WORD $0x6e6bdcad // fmul v13.2d, v5.2d, v11.2d
+	VORR V24.B16, V24.B16, V14.B16
+	VFMLA V10.D2, V25.D2, V14.D2
+	VORR V24.B16, V24.B16, V15.B16
+	VFMLA V11.D2, V25.D2, V15.D2
+	VORR V23.B16, V23.B16, V16.B16
+	VFMLA V10.D2, V14.D2, V16.D2
+	VORR V23.B16, V23.B16, V14.B16
+	VFMLA V11.D2, V15.D2, V14.D2
+	VORR V22.B16, V22.B16, V15.B16
+	VFMLA V10.D2, V16.D2, V15.D2
+	VORR V22.B16, V22.B16, V16.B16
+	VFMLA V11.D2, V14.D2, V16.D2
+	VORR V21.B16, V21.B16, V14.B16
+	VFMLA V10.D2, V15.D2, V14.D2
+	VORR V21.B16, V21.B16, V15.B16
+	VFMLA V11.D2, V16.D2, V15.D2
+	VFMLA V14.D2, V12.D2, V4.D2
+	VFMLA V15.D2, V13.D2, V5.D2
+	VORR V19.B16, V19.B16, V12.B16
+	VFMLA V10.D2, V20.D2, V12.D2
+	VORR V19.B16, V19.B16, V13.B16
+	VFMLA V11.D2, V20.D2, V13.D2
+	VORR V18.B16, V18.B16, V14.B16
+	VFMLA V10.D2, V12.D2, V14.D2
+	VORR V18.B16, V18.B16, V12.B16
+	VFMLA V11.D2, V13.D2, V12.D2
+	VORR V17.B16, V17.B16, V13.B16
+	VFMLA V10.D2, V14.D2, V13.D2
+	VORR V17.B16, V17.B16, V14.B16
+	VFMLA V11.D2, V12.D2, V14.D2
+	FMOVQ 1232(R9), F12
+	VORR V12.B16, V12.B16, V15.B16
+	VFMLA V10.D2, V13.D2, V15.D2
+	VFMLA V11.D2, V14.D2, V12.D2
+	FMOVQ 1248(R9), F13
+	VORR V13.B16, V13.B16, V14.B16
+	VFMLA V10.D2, V15.D2, V14.D2
+	VFMLA V11.D2, V12.D2, V13.D2
+	VORR V31.B16, V31.B16, V12.B16
+	VFMLA V14.D2, V10.D2, V12.D2
+	VORR V31.B16, V31.B16, V10.B16
+	VFMLA V13.D2, V11.D2, V10.D2
+	VBSL V4.B16, V12.B16, V6.B16
+	VBSL V5.B16, V10.B16, V7.B16
+	WORD $0x6ee0f8c4 // fneg v4.2d, v6.2d
+	WORD $0x6ee0f8e5 // fneg v5.2d, v7.2d
+	VBSL V6.B16, V4.B16, V8.B16
+	VBSL V7.B16, V5.B16, V9.B16
+	WORD $0x4e616902 // fcvtn2 v2.4s, v8.2d
+	WORD $0x4e616923 // fcvtn2 v3.4s, v9.2d
+	WORD $0x4ea0f804 // fabs v4.4s, v0.4s
+	WORD $0x4ea0f825 // fabs v5.4s, v1.4s
+	FMOVQ 1264(R9), F6
+	WORD $0x6ea4e4c4 // fcmgt v4.4s, v6.4s, v4.4s
+	WORD $0x6ea5e4c5 // fcmgt v5.4s, v6.4s, v5.4s
+	VBSL V2.B16, V0.B16, V4.B16
+	VBSL V3.B16, V1.B16, V5.B16
+	WORD $0x4ea0f802 // fabs v2.4s, v0.4s
+	WORD $0x4ea0f823 // fabs v3.4s, v1.4s
+	FMOVQ 1280(R9), F6
+	WORD $0x6ea6e442 // fcmgt v2.4s, v2.4s, v6.4s
+	WORD $0x6ea6e463 // fcmgt v3.4s, v3.4s, v6.4s
+	VBSL V4.B16, V0.B16, V2.B16
+	VBSL V5.B16, V1.B16, V3.B16
+	FSTPQ.P (F2, F3), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $4, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x0e617801 // fcvtl v1.2d, v0.2s
+	WORD $0x6e7edc22 // fmul v2.2d, v1.2d, v30.2d
+	WORD $0x4e618842 // frintn v2.2d, v2.2d
+	VFMLS V29.D2, V2.D2, V1.D2
+	VFMLS V28.D2, V2.D2, V1.D2
+	WORD $0x6e7bdc43 // fmul v3.2d, v2.2d, v27.2d
+	WORD $0x4e619863 // frintm v3.2d, v3.2d
+	WORD $0x6e7adc44 // fmul v4.2d, v2.2d, v26.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4e63d465 // fadd v5.2d, v3.2d, v3.2d
+	WORD $0x4ee5d442 // fsub v2.2d, v2.2d, v5.2d
+	WORD $0x4e7fe442 // fcmeq v2.2d, v2.2d, v31.2d
+	WORD $0x4e64d484 // fadd v4.2d, v4.2d, v4.2d
+	WORD $0x4ee4d463 // fsub v3.2d, v3.2d, v4.2d
+	WORD $0x4e7fe463 // fcmeq v3.2d, v3.2d, v31.2d
+	WORD $0x6e61dc24 // fmul v4.2d, v1.2d, v1.2d
+	WORD $0x6e64dc25 // fmul v5.2d, v1.2d, v4.2d
+	VORR V24.B16, V24.B16, V6.B16
+	VFMLA V4.D2, V25.D2, V6.D2
+	VORR V23.B16, V23.B16, V7.B16
+	VFMLA V4.D2, V6.D2, V7.D2
+	VORR V22.B16, V22.B16, V6.B16
+	VFMLA V4.D2, V7.D2, V6.D2
+	VORR V21.B16, V21.B16, V7.B16
+	VFMLA V4.D2, V6.D2, V7.D2
+	VFMLA V7.D2, V5.D2, V1.D2
+	VORR V19.B16, V19.B16, V5.B16
+	VFMLA V4.D2, V20.D2, V5.D2
+	VORR V18.B16, V18.B16, V6.B16
+	VFMLA V4.D2, V5.D2, V6.D2
+	VORR V17.B16, V17.B16, V5.B16
+	VFMLA V4.D2, V6.D2, V5.D2
+	FMOVQ 1232(R9), F6
+	VFMLA V4.D2, V5.D2, V6.D2
+	FMOVQ 1248(R9), F5
+	VFMLA V4.D2, V6.D2, V5.D2
+	VORR V31.B16, V31.B16, V6.B16
+	VFMLA V5.D2, V4.D2, V6.D2
+	VBSL V1.B16, V6.B16, V2.B16
+	WORD $0x6ee0f841 // fneg v1.2d, v2.2d
+	VBSL V2.B16, V1.B16, V3.B16
+	WORD $0x0e616861 // fcvtn v1.2s, v3.2d
+	WORD $0x4e617802 // fcvtl2 v2.2d, v0.4s
+	WORD $0x6e7edc43 // fmul v3.2d, v2.2d, v30.2d
+	WORD $0x4e618863 // frintn v3.2d, v3.2d
+	VFMLS V29.D2, V3.D2, V2.D2
+	VFMLS V28.D2, V3.D2, V2.D2
+	WORD $0x6e7bdc64 // fmul v4.2d, v3.2d, v27.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x6e7adc65 // fmul v5.2d, v3.2d, v26.2d
+	WORD $0x4e6198a5 // frintm v5.2d, v5.2d
+	WORD $0x4e64d486 // fadd v6.2d, v4.2d, v4.2d
+	WORD $0x4ee6d463 // fsub v3.2d, v3.2d, v6.2d
+	WORD $0x4e7fe463 // fcmeq v3.2d, v3.2d, v31.2d
+	WORD $0x4e65d4a5 // fadd v5.2d, v5.2d, v5.2d
+	WORD $0x4ee5d484 // fsub v4.2d, v4.2d, v5.2d
+	WORD $0x4e7fe484 // fcmeq v4.2d, v4.2d, v31.2d
+	WORD $0x6e62dc45 // fmul v5.2d, v2.2d, v2.2d
+	WORD $0x6e65dc46 // fmul v6.2d, v2.2d, v5.2d
+	VORR V24.B16, V24.B16, V7.B16
+	VFMLA V5.D2, V25.D2, V7.D2
+	VORR V23.B16, V23.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	VORR V22.B16, V22.B16, V7.B16
+	VFMLA V5.D2, V8.D2, V7.D2
+	VORR V21.B16, V21.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	VFMLA V8.D2, V6.D2, V2.D2
+	VORR V19.B16, V19.B16, V6.B16
+	VFMLA V5.D2, V20.D2, V6.D2
+	VORR V18.B16, V18.B16, V7.B16
+	VFMLA V5.D2, V6.D2, V7.D2
+	VORR V17.B16, V17.B16, V6.B16
+	VFMLA V5.D2, V7.D2, V6.D2
+	FMOVQ 1232(R9), F7
+	VFMLA V5.D2, V6.D2, V7.D2
+	FMOVQ 1248(R9), F6
+	VFMLA V5.D2, V7.D2, V6.D2
+	VORR V31.B16, V31.B16, V7.B16
+	VFMLA V6.D2, V5.D2, V7.D2
+	VBSL V2.B16, V7.B16, V3.B16
+	WORD $0x6ee0f862 // fneg v2.2d, v3.2d
+	VBSL V3.B16, V2.B16, V4.B16
+	WORD $0x4e616881 // fcvtn2 v1.4s, v4.2d
+	WORD $0x4ea0f802 // fabs v2.4s, v0.4s
+	FMOVQ 1264(R9), F3
+	WORD $0x6ea2e462 // fcmgt v2.4s, v3.4s, v2.4s
+	VBSL V1.B16, V0.B16, V2.B16
+	WORD $0x4ea0f801 // fabs v1.4s, v0.4s
+	FMOVQ 1280(R9), F3
+	WORD $0x6ea3e421 // fcmgt v1.4s, v1.4s, v3.4s
+	VBSL V2.B16, V0.B16, V1.B16
+	FMOVQ.P F1, 16(R0)
+	SUB $4, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVS.P 4(R1), F0
+	FMOVS.P F0, 4(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $4, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVS.P 4(R7), F0
+	FMOVS.P F0, 4(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func cosNEON(dst, x []float32)
+TEXT ·cosNEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 992(R9), F30
+	FMOVQ 1008(R9), F29
+	FMOVQ 1024(R9), F28
+	FMOVQ 1040(R9), F27
+	FMOVQ 1056(R9), F26
+	FMOVQ 1072(R9), F31
+	FMOVQ 1088(R9), F25
+	FMOVQ 1104(R9), F24
+	FMOVQ 1120(R9), F23
+	FMOVQ 1136(R9), F22
+	FMOVQ 1152(R9), F21
+	FMOVQ 1168(R9), F20
+	FMOVQ 1184(R9), F19
+	FMOVQ 1200(R9), F18
+	FMOVQ 1216(R9), F17
+
+loop4:
+	// 2 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	WORD $0x0e617802 // fcvtl v2.2d, v0.2s
+	WORD $0x0e617823 // fcvtl v3.2d, v1.2s
+	WORD $0x6e7edc44 // fmul v4.2d, v2.2d, v30.2d
+	WORD $0x6e7edc65 // fmul v5.2d, v3.2d, v30.2d
+	WORD $0x4e618884 // frintn v4.2d, v4.2d
+	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
+	VFMLS V29.D2, V4.D2, V2.D2
+	VFMLS V29.D2, V5.D2, V3.D2
+	VFMLS V28.D2, V4.D2, V2.D2
+	VFMLS V28.D2, V5.D2, V3.D2
+	WORD $0x4e7fd484 // fadd v4.2d, v4.2d, v31.2d
+	WORD $0x4e7fd4a5 // fadd v5.2d, v5.2d, v31.2d
+	WORD $0x6e7bdc86 // fmul v6.2d, v4.2d, v27.2d
+	WORD $0x6e7bdca7 // fmul v7.2d, v5.2d, v27.2d
+	WORD $0x4e6198c6 // frintm v6.2d, v6.2d
+	WORD $0x4e6198e7 // frintm v7.2d, v7.2d
+	WORD $0x6e7adc88 // fmul v8.2d, v4.2d, v26.2d
+	WORD $0x6e7adca9 // fmul v9.2d, v5.2d, v26.2d
+	WORD $0x4e619908 // frintm v8.2d, v8.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x4e66d4ca // fadd v10.2d, v6.2d, v6.2d
+	WORD $0x4e67d4eb // fadd v11.2d, v7.2d, v7.2d
+	WORD $0x4eead484 // fsub v4.2d, v4.2d, v10.2d
+	WORD $0x4eebd4a5 // fsub v5.2d, v5.2d, v11.2d
+	WORD $0x4e7fe484 // fcmeq v4.2d, v4.2d, v31.2d
+	WORD $0x4e7fe4a5 // fcmeq v5.2d, v5.2d, v31.2d
+	WORD $0x4e68d508 // fadd v8.2d, v8.2d, v8.2d
+	WORD $0x4e69d529 // fadd v9.2d, v9.2d, v9.2d
+	WORD $0x4ee8d4c6 // fsub v6.2d, v6.2d, v8.2d
+	WORD $0x4ee9d4e7 // fsub v7.2d, v7.2d, v9.2d
+	WORD $0x4e7fe4c6 // fcmeq v6.2d, v6.2d, v31.2d
+	WORD $0x4e7fe4e7 // fcmeq v7.2d, v7.2d, v31.2d
+	WORD $0x6e62dc48 // fmul v8.2d, v2.2d, v2.2d
+	WORD $0x6e63dc69 // fmul v9.2d, v3.2d, v3.2d
+	WORD $0x6e68dc4a // fmul v10.2d, v2.2d, v8.2d
+	WORD $0x6e69dc6b // fmul v11.2d, v3.2d, v9.2d
+	VORR V24.B16, V24.B16, V12.B16
+	VFMLA V8.D2, V25.D2, V12.D2
+	VORR V24.B16, V24.B16, V13.B16
+	VFMLA V9.D2, V25.D2, V13.D2
+	VORR V23.B16, V23.B16, V14.B16
+	VFMLA V8.D2, V12.D2, V14.D2
+	VORR V23.B16, V23.B16, V12.B16
+	VFMLA V9.D2, V13.D2, V12.D2
+	VORR V22.B16, V22.B16, V13.B16
+	VFMLA V8.D2, V14.D2, V13.D2
+	VORR V22.B16, V22.B16, V14.B16
+	VFMLA V9.D2, V12.D2, V14.D2
+	VORR V21.B16, V21.B16, V12.B16
+	VFMLA V8.D2, V13.D2, V12.D2
+	VORR V21.B16, V21.B16, V13.B16
+	VFMLA V9.D2, V14.D2, V13.D2
+	VFMLA V12.D2, V10.D2, V2.D2
+	VFMLA V13.D2, V11.D2, V3.D2
+	VORR V19.B16, V19.B16, V10.B16
+	VFMLA V8.D2, V20.D2, V10.D2
+	VORR V19.B16, V19.B16, V11.B16
+	VFMLA V9.D2, V20.D2, V11.D2
+	VORR V18.B16, V18.B16, V12.B16
+	VFMLA V8.D2, V10.D2, V12.D2
+	VORR V18.B16, V18.B16, V10.B16
+	VFMLA V9.D2, V11.D2, V10.D2
+	VORR V17.B16, V17.B16, V11.B16
+	VFMLA V8.D2, V12.D2, V11.D2
+	VORR V17.B16, V17.B16, V12.B16
+	VFMLA V9.D2, V10.D2, V12.D2
+	FMOVQ 1232(R9), F10
+	VORR V10.B16, V10.B16, V13.B16
+	VFMLA V8.D2, V11.D2, V13.D2
+	VFMLA V9.D2, V12.D2, V10.D2
+	FMOVQ 1248(R9), F11
+	VORR V11.B16, V11.B16, V12.B16
+	VFMLA V8.D2, V13.D2, V12.D2
+	VFMLA V9.D2, V10.D2, V11.D2
+	VORR V31.B16, V31.B16, V10.B16
+	VFMLA V12.D2, V8.D2, V10.D2
+	VORR V31.B16, V31.B16, V8.B16
+	VFMLA V11.D2, V9.D2, V8.D2
+	VBSL V2.B16, V10.B16, V4.B16
+	VBSL V3.B16, V8.B16, V5.B16
+	WORD $0x6ee0f882 // fneg v2.2d, v4.2d
+	WORD $0x6ee0f8a3 // fneg v3.2d, v5.2d
+	VBSL V4.B16, V2.B16, V6.B16
+	VBSL V5.B16, V3.B16, V7.B16
+	WORD $0x0e6168c2 // fcvtn v2.2s, v6.2d
+	WORD $0x0e6168e3 // fcvtn v3.2s, v7.2d
+	WORD $0x4e617804 // fcvtl2 v4.2d, v0.4s
+	WORD $0x4e617825 // fcvtl2 v5.2d, v1.4s
+	WORD $0x6e7edc86 // fmul v6.2d, v4.2d, v30.2d
+	WORD $0x6e7edca7 // fmul v7.2d, v5.2d, v30.2d
+	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
+	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
+	VFMLS V29.D2, V6.D2, V4.D2
+	VFMLS V29.D2, V7.D2, V5.D2
+	VFMLS V28.D2, V6.D2, V4.D2
+	VFMLS V28.D2, V7.D2, V5.D2
+	WORD $0x4e7fd4c6 // fadd v6.2d, v6.2d, v31.2d
+	WORD $0x4e7fd4e7 // fadd v7.2d, v7.2d, v31.2d
+	WORD $0x6e7bdcc8 // fmul v8.2d, v6.2d, v27.2d
+	WORD $0x6e7bdce9 // fmul v9.2d, v7.2d, v27.2d
+	WORD $0x4e619908 // frintm v8.2d, v8.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x6e7adcca // fmul v10.2d, v6.2d, v26.2d
+	WORD $0x6e7adceb // fmul v11.2d, v7.2d, v26.2d
+	WORD $0x4e61994a // frintm v10.2d, v10.2d
+	WORD $0x4e61996b // frintm v11.2d, v11.2d
+	WORD $0x4e68d50c // fadd v12.2d, v8.2d, v8.2d
+	WORD $0x4e69d52d // fadd v13.2d, v9.2d, v9.2d
+	WORD $0x4eecd4c6 // fsub v6.2d, v6.2d, v12.2d
+	WORD $0x4eedd4e7 // fsub v7.2d, v7.2d, v13.2d
+	WORD $0x4e7fe4c6 // fcmeq v6.2d, v6.2d, v31.2d
+	WORD $0x4e7fe4e7 // fcmeq v7.2d, v7.2d, v31.2d
+	WORD $0x4e6ad54a // fadd v10.2d, v10.2d, v10.2d
+	WORD $0x4e6bd56b // fadd v11.2d, v11.2d, v11.2d
+	WORD $0x4eead508 // fsub v8.2d, v8.2d, v10.2d
+	WORD $0x4eebd529 // fsub v9.2d, v9.2d, v11.2d
+	WORD $0x4e7fe508 // fcmeq v8.2d, v8.2d, v31.2d
+	WORD $0x4e7fe529 // fcmeq v9.2d, v9.2d, v31.2d
+	WORD $0x6e64dc8a // fmul v10.2d, v4.2d, v4.2d
+	WORD $0x6e65dcab // fmul v11.2d, v5.2d, v5.2d
+	WORD $0x6e6adc8c // fmul v12.2d, v4.2d, v10.2d
+	WORD $0x6e6bdcad // fmul v13.2d, v5.2d, v11.2d
+	VORR V24.B16, V24.B16, V14.B16
+	VFMLA V10.D2, V25.D2, V14.D2
+	VORR V24.B16, V24.B16, V15.B16
+	VFMLA V11.D2, V25.D2, V15.D2
+	VORR V23.B16, V23.B16, V16.B16
+	VFMLA V10.D2, V14.D2, V16.D2
+	VORR V23.B16, V23.B16, V14.B16
+	VFMLA V11.D2, V15.D2, V14.D2
+	VORR V22.B16, V22.B16, V15.B16
+	VFMLA V10.D2, V16.D2, V15.D2
+	VORR V22.B16, V22.B16, V16.B16
+	VFMLA V11.D2, V14.D2, V16.D2
+	VORR V21.B16, V21.B16, V14.B16
+	VFMLA V10.D2, V15.D2, V14.D2
+	VORR V21.B16, V21.B16, V15.B16
+	VFMLA V11.D2, V16.D2, V15.D2
+	VFMLA V14.D2, V12.D2, V4.D2
+	VFMLA V15.D2, V13.D2, V5.D2
+	VORR V19.B16, V19.B16, V12.B16
+	VFMLA V10.D2, V20.D2, V12.D2
+	VORR V19.B16, V19.B16, V13.B16
+	VFMLA V11.D2, V20.D2, V13.D2
+	VORR V18.B16, V18.B16, V14.B16
+	VFMLA V10.D2, V12.D2, V14.D2
+	VORR V18.B16, V18.B16, V12.B16
+	VFMLA V11.D2, V13.D2, V12.D2
+	VORR V17.B16, V17.B16, V13.B16
+	VFMLA V10.D2, V14.D2, V13.D2
+	VORR V17.B16, V17.B16, V14.B16
+	VFMLA V11.D2, V12.D2, V14.D2
+	FMOVQ 1232(R9), F12
+	VORR V12.B16, V12.B16, V15.B16
+	VFMLA V10.D2, V13.D2, V15.D2
+	VFMLA V11.D2, V14.D2, V12.D2
+	FMOVQ 1248(R9), F13
+	VORR V13.B16, V13.B16, V14.B16
+	VFMLA V10.D2, V15.D2, V14.D2
+	VFMLA V11.D2, V12.D2, V13.D2
+	VORR V31.B16, V31.B16, V12.B16
+	VFMLA V14.D2, V10.D2, V12.D2
+	VORR V31.B16, V31.B16, V10.B16
+	VFMLA V13.D2, V11.D2, V10.D2
+	VBSL V4.B16, V12.B16, V6.B16
+	VBSL V5.B16, V10.B16, V7.B16
+	WORD $0x6ee0f8c4 // fneg v4.2d, v6.2d
+	WORD $0x6ee0f8e5 // fneg v5.2d, v7.2d
+	VBSL V6.B16, V4.B16, V8.B16
+	VBSL V7.B16, V5.B16, V9.B16
+	WORD $0x4e616902 // fcvtn2 v2.4s, v8.2d
+	WORD $0x4e616923 // fcvtn2 v3.4s, v9.2d
+	WORD $0x4ea0f804 // fabs v4.4s, v0.4s
+	WORD $0x4ea0f825 // fabs v5.4s, v1.4s
+	FMOVQ 1280(R9), F6
+	WORD $0x6ea6e484 // fcmgt v4.4s, v4.4s, v6.4s
+	WORD $0x6ea6e4a5 // fcmgt v5.4s, v5.4s, v6.4s
+	VBSL V2.B16, V0.B16, V4.B16
+	VBSL V3.B16, V1.B16, V5.B16
+	FSTPQ.P (F4, F5), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $4, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x0e617801 // fcvtl v1.2d, v0.2s
+	WORD $0x6e7edc22 // fmul v2.2d, v1.2d, v30.2d
+	WORD $0x4e618842 // frintn v2.2d, v2.2d
+	VFMLS V29.D2, V2.D2, V1.D2
+	VFMLS V28.D2, V2.D2, V1.D2
+	WORD $0x4e7fd442 // fadd v2.2d, v2.2d, v31.2d
+	WORD $0x6e7bdc43 // fmul v3.2d, v2.2d, v27.2d
+	WORD $0x4e619863 // frintm v3.2d, v3.2d
+	WORD $0x6e7adc44 // fmul v4.2d, v2.2d, v26.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4e63d465 // fadd v5.2d, v3.2d, v3.2d
+	WORD $0x4ee5d442 // fsub v2.2d, v2.2d, v5.2d
+	WORD $0x4e7fe442 // fcmeq v2.2d, v2.2d, v31.2d
+	WORD $0x4e64d484 // fadd v4.2d, v4.2d, v4.2d
+	WORD $0x4ee4d463 // fsub v3.2d, v3.2d, v4.2d
+	WORD $0x4e7fe463 // fcmeq v3.2d, v3.2d, v31.2d
+	WORD $0x6e61dc24 // fmul v4.2d, v1.2d, v1.2d
+	WORD $0x6e64dc25 // fmul v5.2d, v1.2d, v4.2d
+	VORR V24.B16, V24.B16, V6.B16
+	VFMLA V4.D2, V25.D2, V6.D2
+	VORR V23.B16, V23.B16, V7.B16
+	VFMLA V4.D2, V6.D2, V7.D2
+	VORR V22.B16, V22.B16, V6.B16
+	VFMLA V4.D2, V7.D2, V6.D2
+	VORR V21.B16, V21.B16, V7.B16
+	VFMLA V4.D2, V6.D2, V7.D2
+	VFMLA V7.D2, V5.D2, V1.D2
+	VORR V19.B16, V19.B16, V5.B16
+	VFMLA V4.D2, V20.D2, V5.D2
+	VORR V18.B16, V18.B16, V6.B16
+	VFMLA V4.D2, V5.D2, V6.D2
+	VORR V17.B16, V17.B16, V5.B16
+	VFMLA V4.D2, V6.D2, V5.D2
+	FMOVQ 1232(R9), F6
+	VFMLA V4.D2, V5.D2, V6.D2
+	FMOVQ 1248(R9), F5
+	VFMLA V4.D2, V6.D2, V5.D2
+	VORR V31.B16, V31.B16, V6.B16
+	VFMLA V5.D2, V4.D2, V6.D2
+	VBSL V1.B16, V6.B16, V2.B16
+	WORD $0x6ee0f841 // fneg v1.2d, v2.2d
+	VBSL V2.B16, V1.B16, V3.B16
+	WORD $0x0e616861 // fcvtn v1.2s, v3.2d
+	WORD $0x4e617802 // fcvtl2 v2.2d, v0.4s
+	WORD $0x6e7edc43 // fmul v3.2d, v2.2d, v30.2d
+	WORD $0x4e618863 // frintn v3.2d, v3.2d
+	VFMLS V29.D2, V3.D2, V2.D2
+	VFMLS V28.D2, V3.D2, V2.D2
+	WORD $0x4e7fd463 // fadd v3.2d, v3.2d, v31.2d
+	WORD $0x6e7bdc64 // fmul v4.2d, v3.2d, v27.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x6e7adc65 // fmul v5.2d, v3.2d, v26.2d
+	WORD $0x4e6198a5 // frintm v5.2d, v5.2d
+	WORD $0x4e64d486 // fadd v6.2d, v4.2d, v4.2d
+	WORD $0x4ee6d463 // fsub v3.2d, v3.2d, v6.2d
+	WORD $0x4e7fe463 // fcmeq v3.2d, v3.2d, v31.2d
+	WORD $0x4e65d4a5 // fadd v5.2d, v5.2d, v5.2d
+	WORD $0x4ee5d484 // fsub v4.2d, v4.2d, v5.2d
+	WORD $0x4e7fe484 // fcmeq v4.2d, v4.2d, v31.2d
+	WORD $0x6e62dc45 // fmul v5.2d, v2.2d, v2.2d
+	WORD $0x6e65dc46 // fmul v6.2d, v2.2d, v5.2d
+	VORR V24.B16, V24.B16, V7.B16
+	VFMLA V5.D2, V25.D2, V7.D2
+	VORR V23.B16, V23.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	VORR V22.B16, V22.B16, V7.B16
+	VFMLA V5.D2, V8.D2, V7.D2
+	VORR V21.B16, V21.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	VFMLA V8.D2, V6.D2, V2.D2
+	VORR V19.B16, V19.B16, V6.B16
+	VFMLA V5.D2, V20.D2, V6.D2
+	VORR V18.B16, V18.B16, V7.B16
+	VFMLA V5.D2, V6.D2, V7.D2
+	VORR V17.B16, V17.B16, V6.B16
+	VFMLA V5.D2, V7.D2, V6.D2
+	FMOVQ 1232(R9), F7
+	VFMLA V5.D2, V6.D2, V7.D2
+	FMOVQ 1248(R9), F6
+	VFMLA V5.D2, V7.D2, V6.D2
+	VORR V31.B16, V31.B16, V7.B16
+	VFMLA V6.D2, V5.D2, V7.D2
+	VBSL V2.B16, V7.B16, V3.B16
+	WORD $0x6ee0f862 // fneg v2.2d, v3.2d
+	VBSL V3.B16, V2.B16, V4.B16
+	WORD $0x4e616881 // fcvtn2 v1.4s, v4.2d
+	WORD $0x4ea0f802 // fabs v2.4s, v0.4s
+	FMOVQ 1280(R9), F3
+	WORD $0x6ea3e442 // fcmgt v2.4s, v2.4s, v3.4s
+	VBSL V1.B16, V0.B16, V2.B16
+	FMOVQ.P F2, 16(R0)
+	SUB $4, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVS.P 4(R1), F0
+	FMOVS.P F0, 4(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $4, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVS.P 4(R7), F0
+	FMOVS.P F0, 4(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func tanNEON(dst, x []float32)
+TEXT ·tanNEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 992(R9), F30
+	FMOVQ 1072(R9), F31
+
+loop4:
+	// 4 vectors an iteration
+	CMP $16, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	WORD $0x0e617804 // fcvtl v4.2d, v0.2s
+	WORD $0x0e617825 // fcvtl v5.2d, v1.2s
+	WORD $0x0e617846 // fcvtl v6.2d, v2.2s
+	WORD $0x0e617867 // fcvtl v7.2d, v3.2s
+	WORD $0x6e7edc88 // fmul v8.2d, v4.2d, v30.2d
+	WORD $0x6e7edca9 // fmul v9.2d, v5.2d, v30.2d
+	WORD $0x6e7edcca // fmul v10.2d, v6.2d, v30.2d
+	WORD $0x6e7edceb // fmul v11.2d, v7.2d, v30.2d
+	WORD $0x4e618908 // frintn v8.2d, v8.2d
+	WORD $0x4e618929 // frintn v9.2d, v9.2d
+	WORD $0x4e61894a // frintn v10.2d, v10.2d
+	WORD $0x4e61896b // frintn v11.2d, v11.2d
+	FMOVQ 1008(R9), F12
+	VFMLS V12.D2, V8.D2, V4.D2
+	VFMLS V12.D2, V9.D2, V5.D2
+	VFMLS V12.D2, V10.D2, V6.D2
+	VFMLS V12.D2, V11.D2, V7.D2
+	FMOVQ 1024(R9), F12
+	VFMLS V12.D2, V8.D2, V4.D2
+	VFMLS V12.D2, V9.D2, V5.D2
+	VFMLS V12.D2, V10.D2, V6.D2
+	VFMLS V12.D2, V11.D2, V7.D2
+	FMOVQ 1040(R9), F12
+	WORD $0x6e6cdd0d // fmul v13.2d, v8.2d, v12.2d
+	WORD $0x6e6cdd2e // fmul v14.2d, v9.2d, v12.2d
+	WORD $0x6e6cdd4f // fmul v15.2d, v10.2d, v12.2d
+	WORD $0x6e6cdd6c // fmul v12.2d, v11.2d, v12.2d
+	WORD $0x4e6199ad // frintm v13.2d, v13.2d
+	WORD $0x4e6199ce // frintm v14.2d, v14.2d
+	WORD $0x4e6199ef // frintm v15.2d, v15.2d
+	WORD $0x4e61998c // frintm v12.2d, v12.2d
+	FMOVQ 1056(R9), F16
+	WORD $0x6e70dd11 // fmul v17.2d, v8.2d, v16.2d
+	WORD $0x6e70dd32 // fmul v18.2d, v9.2d, v16.2d
+	WORD $0x6e70dd53 // fmul v19.2d, v10.2d, v16.2d
+	WORD $0x6e70dd70 // fmul v16.2d, v11.2d, v16.2d
+	WORD $0x4e619a31 // frintm v17.2d, v17.2d
+	WORD $0x4e619a52 // frintm v18.2d, v18.2d
+	WORD $0x4e619a73 // frintm v19.2d, v19.2d
+	WORD $0x4e619a10 // frintm v16.2d, v16.2d
+	WORD $0x4e6dd5b4 // fadd v20.2d, v13.2d, v13.2d
+	WORD $0x4e6ed5d5 // fadd v21.2d, v14.2d, v14.2d
+	WORD $0x4e6fd5f6 // fadd v22.2d, v15.2d, v15.2d
+	WORD $0x4e6cd597 // fadd v23.2d, v12.2d, v12.2d
+	WORD $0x4ef4d508 // fsub v8.2d, v8.2d, v20.2d
+	WORD $0x4ef5d529 // fsub v9.2d, v9.2d, v21.2d
+	WORD $0x4ef6d54a // fsub v10.2d, v10.2d, v22.2d
+	WORD $0x4ef7d56b // fsub v11.2d, v11.2d, v23.2d
+	WORD $0x4e7fe508 // fcmeq v8.2d, v8.2d, v31.2d
+	WORD $0x4e7fe529 // fcmeq v9.2d, v9.2d, v31.2d
+	WORD $0x4e7fe54a // fcmeq v10.2d, v10.2d, v31.2d
+	WORD $0x4e7fe56b // fcmeq v11.2d, v11.2d, v31.2d
+	WORD $0x4e71d631 // fadd v17.2d, v17.2d, v17.2d
+	WORD $0x4e72d652 // fadd v18.2d, v18.2d, v18.2d
+	WORD $0x4e73d673 // fadd v19.2d, v19.2d, v19.2d
+	WORD $0x4e70d610 // fadd v16.2d, v16.2d, v16.2d
+	WORD $0x4ef1d5ad // fsub v13.2d, v13.2d, v17.2d
+	WORD $0x4ef2d5ce // fsub v14.2d, v14.2d, v18.2d
+	WORD $0x4ef3d5ef // fsub v15.2d, v15.2d, v19.2d
+	WORD $0x4ef0d58c // fsub v12.2d, v12.2d, v16.2d
+	WORD $0x4e7fe5ad // fcmeq v13.2d, v13.2d, v31.2d
+	WORD $0x4e7fe5cd // fcmeq v13.2d, v14.2d, v31.2d
+	WORD $0x4e7fe5ed // fcmeq v13.2d, v15.2d, v31.2d
+	WORD $0x4e7fe58c // fcmeq v12.2d, v12.2d, v31.2d
+	WORD $0x6e64dc8c // fmul v12.2d, v4.2d, v4.2d
+	WORD $0x6e65dcad // fmul v13.2d, v5.2d, v5.2d
+	WORD $0x6e66dcce // fmul v14.2d, v6.2d, v6.2d
+	WORD $0x6e67dcef // fmul v15.2d, v7.2d, v7.2d
+	WORD $0x6e6cdc90 // fmul v16.2d, v4.2d, v12.2d
+	WORD $0x6e6ddcb1 // fmul v17.2d, v5.2d, v13.2d
+	WORD $0x6e6edcd2 // fmul v18.2d, v6.2d, v14.2d
+	WORD $0x6e6fdcf3 // fmul v19.2d, v7.2d, v15.2d
+	FMOVQ 1104(R9), F20
+	FMOVQ 1088(R9), F21
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V21.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V21.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V21.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1120(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1136(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1152(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	VFMLA V23.D2, V16.D2, V4.D2
+	VFMLA V24.D2, V17.D2, V5.D2
+	VFMLA V25.D2, V18.D2, V6.D2
+	VFMLA V21.D2, V19.D2, V7.D2
+	FMOVQ 1184(R9), F16
+	FMOVQ 1168(R9), F17
+	VORR V16.B16, V16.B16, V18.B16
+	VFMLA V12.D2, V17.D2, V18.D2
+	VORR V16.B16, V16.B16, V19.B16
+	VFMLA V13.D2, V17.D2, V19.D2
+	VORR V16.B16, V16.B16, V20.B16
+	VFMLA V14.D2, V17.D2, V20.D2
+	VFMLA V15.D2, V17.D2, V16.D2
+	FMOVQ 1200(R9), F17
+	VORR V17.B16, V17.B16, V21.B16
+	VFMLA V12.D2, V18.D2, V21.D2
+	VORR V17.B16, V17.B16, V18.B16
+	VFMLA V13.D2, V19.D2, V18.D2
+	VORR V17.B16, V17.B16, V19.B16
+	VFMLA V14.D2, V20.D2, V19.D2
+	VFMLA V15.D2, V16.D2, V17.D2
+	FMOVQ 1216(R9), F16
+	VORR V16.B16, V16.B16, V20.B16
+	VFMLA V12.D2, V21.D2, V20.D2
+	VORR V16.B16, V16.B16, V21.B16
+	VFMLA V13.D2, V18.D2, V21.D2
+	VORR V16.B16, V16.B16, V18.B16
+	VFMLA V14.D2, V19.D2, V18.D2
+	VFMLA V15.D2, V17.D2, V16.D2
+	FMOVQ 1232(R9), F17
+	VORR V17.B16, V17.B16, V19.B16
+	VFMLA V12.D2, V20.D2, V19.D2
+	VORR V17.B16, V17.B16, V20.B16
+	VFMLA V13.D2, V21.D2, V20.D2
+	VORR V17.B16, V17.B16, V21.B16
+	VFMLA V14.D2, V18.D2, V21.D2
+	VFMLA V15.D2, V16.D2, V17.D2
+	FMOVQ 1248(R9), F16
+	VORR V16.B16, V16.B16, V18.B16
+	VFMLA V12.D2, V19.D2, V18.D2
+	VORR V16.B16, V16.B16, V19.B16
+	VFMLA V13.D2, V20.D2, V19.D2
+	VORR V16.B16, V16.B16, V20.B16
+	VFMLA V14.D2, V21.D2, V20.D2
+	VFMLA V15.D2, V17.D2, V16.D2
+	VORR V31.B16, V31.B16, V17.B16
+	VFMLA V18.D2, V12.D2, V17.D2
+	VORR V31.B16, V31.B16, V12.B16
+	VFMLA V19.D2, V13.D2, V12.D2
+	VORR V31.B16, V31.B16, V13.B16
+	VFMLA V20.D2, V14.D2, V13.D2
+	VORR V31.B16, V31.B16, V14.B16
+	VFMLA V16.D2, V15.D2, V14.D2
+	VORR V8.B16, V8.B16, V15.B16
+	VBSL V4.B16, V17.B16, V15.B16
+	VORR V9.B16, V9.B16, V16.B16
+	VBSL V5.B16, V12.B16, V16.B16
+	VORR V10.B16, V10.B16, V18.B16
+	VBSL V6.B16, V13.B16, V18.B16
+	VORR V11.B16, V11.B16, V19.B16
+	VBSL V7.B16, V14.B16, V19.B16
+	VBIT V8.B16, V4.B16, V17.B16
+	VBIT V9.B16, V5.B16, V12.B16
+	VBIT V10.B16, V6.B16, V13.B16
+	VBIT V11.B16, V7.B16, V14.B16
+	WORD $0x6e71fde4 // fdiv v4.2d, v15.2d, v17.2d
+	WORD $0x6e6cfe05 // fdiv v5.2d, v16.2d, v12.2d
+	WORD $0x6e6dfe46 // fdiv v6.2d, v18.2d, v13.2d
+	WORD $0x6e6efe67 // fdiv v7.2d, v19.2d, v14.2d
+	WORD $0x6ee0f88c // fneg v12.2d, v4.2d
+	WORD $0x6ee0f8ad // fneg v13.2d, v5.2d
+	WORD $0x6ee0f8ce // fneg v14.2d, v6.2d
+	WORD $0x6ee0f8ef // fneg v15.2d, v7.2d
+	VBSL V4.B16, V12.B16, V8.B16
+	VBSL V5.B16, V13.B16, V9.B16
+	VBSL V6.B16, V14.B16, V10.B16
+	VBSL V7.B16, V15.B16, V11.B16
+	WORD $0x0e616904 // fcvtn v4.2s, v8.2d
+	WORD $0x0e616925 // fcvtn v5.2s, v9.2d
+	WORD $0x0e616946 // fcvtn v6.2s, v10.2d
+	WORD $0x0e616967 // fcvtn v7.2s, v11.2d
+	WORD $0x4e617808 // fcvtl2 v8.2d, v0.4s
+	WORD $0x4e617829 // fcvtl2 v9.2d, v1.4s
+	WORD $0x4e61784a // fcvtl2 v10.2d, v2.4s
+	WORD $0x4e61786b // fcvtl2 v11.2d, v3.4s
+	WORD $0x6e7edd0c // fmul v12.2d, v8.2d, v30.2d
+	WORD $0x6e7edd2d // fmul v13.2d, v9.2d, v30.2d
+	WORD $0x6e7edd4e // fmul v14.2d, v10.2d, v30.2d
+	WORD $0x6e7edd6f // fmul v15.2d, v11.2d, v30.2d
+	WORD $0x4e61898c // frintn v12.2d, v12.2d
+	WORD $0x4e6189ad // frintn v13.2d, v13.2d
+	WORD $0x4e6189ce // frintn v14.2d, v14.2d
+	WORD $0x4e6189ef // frintn v15.2d, v15.2d
+	FMOVQ 1008(R9), F16
+	VFMLS V16.D2, V12.D2, V8.D2
+	VFMLS V16.D2, V13.D2, V9.D2
+	VFMLS V16.D2, V14.D2, V10.D2
+	VFMLS V16.D2, V15.D2, V11.D2
+	FMOVQ 1024(R9), F16
+	VFMLS V16.D2, V12.D2, V8.D2
+	VFMLS V16.D2, V13.D2, V9.D2
+	VFMLS V16.D2, V14.D2, V10.D2
+	VFMLS V16.D2, V15.D2, V11.D2
+	FMOVQ 1040(R9), F16
+	WORD $0x6e70dd91 // fmul v17.2d, v12.2d, v16.2d
+	WORD $0x6e70ddb2 // fmul v18.2d, v13.2d, v16.2d
+	WORD $0x6e70ddd3 // fmul v19.2d, v14.2d, v16.2d
+	WORD $0x6e70ddf0 // fmul v16.2d, v15.2d, v16.2d
+	WORD $0x4e619a31 // frintm v17.2d, v17.2d
+	WORD $0x4e619a52 // frintm v18.2d, v18.2d
+	WORD $0x4e619a73 // frintm v19.2d, v19.2d
+	WORD $0x4e619a10 // frintm v16.2d, v16.2d
+	FMOVQ 1056(R9), F20
+	WORD $0x6e74dd95 // fmul v21.2d, v12.2d, v20.2d
+	WORD $0x6e74ddb6 // fmul v22.2d, v13.2d, v20.2d
+	WORD $0x6e74ddd7 // fmul v23.2d, v14.2d, v20.2d
+	WORD $0x6e74ddf4 // fmul v20.2d, v15.2d, v20.2d
+	WORD $0x4e619ab5 // frintm v21.2d, v21.2d
+	WORD $0x4e619ad6 // frintm v22.2d, v22.2d
+	WORD $0x4e619af7 // frintm v23.2d, v23.2d
+	WORD $0x4e619a94 // frintm v20.2d, v20.2d
+	WORD $0x4e71d638 // fadd v24.2d, v17.2d, v17.2d
+	WORD $0x4e72d659 // fadd v25.2d, v18.2d, v18.2d
+	WORD $0x4e73d67a // fadd v26.2d, v19.2d, v19.2d
+	WORD $0x4e70d61b // fadd v27.2d, v16.2d, v16.2d
+	WORD $0x4ef8d58c // fsub v12.2d, v12.2d, v24.2d
+	WORD $0x4ef9d5ad // fsub v13.2d, v13.2d, v25.2d
+	WORD $0x4efad5ce // fsub v14.2d, v14.2d, v26.2d
+	WORD $0x4efbd5ef // fsub v15.2d, v15.2d, v27.2d
+	WORD $0x4e7fe58c // fcmeq v12.2d, v12.2d, v31.2d
+	WORD $0x4e7fe5ad // fcmeq v13.2d, v13.2d, v31.2d
+	WORD $0x4e7fe5ce // fcmeq v14.2d, v14.2d, v31.2d
+	WORD $0x4e7fe5ef // fcmeq v15.2d, v15.2d, v31.2d
+	WORD $0x4e75d6b5 // fadd v21.2d, v21.2d, v21.2d
+	WORD $0x4e76d6d6 // fadd v22.2d, v22.2d, v22.2d
+	WORD $0x4e77d6f7 // fadd v23.2d, v23.2d, v23.2d
+	WORD $0x4e74d694 // fadd v20.2d, v20.2d, v20.2d
+	WORD $0x4ef5d631 // fsub v17.2d, v17.2d, v21.2d
+	WORD $0x4ef6d652 // fsub v18.2d, v18.2d, v22.2d
+	WORD $0x4ef7d673 // fsub v19.2d, v19.2d, v23.2d
+	WORD $0x4ef4d610 // fsub v16.2d, v16.2d, v20.2d
+	WORD $0x4e7fe631 // fcmeq v17.2d, v17.2d, v31.2d
+	WORD $0x4e7fe651 // fcmeq v17.2d, v18.2d, v31.2d
+	WORD $0x4e7fe671 // fcmeq v17.2d, v19.2d, v31.2d
+	WORD $0x4e7fe610 // fcmeq v16.2d, v16.2d, v31.2d
+	WORD $0x6e68dd10 // fmul v16.2d, v8.2d, v8.2d
+	WORD $0x6e69dd31 // fmul v17.2d, v9.2d, v9.2d
+	WORD $0x6e6add52 // fmul v18.2d, v10.2d, v10.2d
+	WORD $0x6e6bdd73 // fmul v19.2d, v11.2d, v11.2d
+	WORD $0x6e70dd14 // fmul v20.2d, v8.2d, v16.2d
+	WORD $0x6e71dd35 // fmul v21.2d, v9.2d, v17.2d
+	WORD $0x6e72dd56 // fmul v22.2d, v10.2d, v18.2d
+	WORD $0x6e73dd77 // fmul v23.2d, v11.2d, v19.2d
+	FMOVQ 1104(R9), F24
+	FMOVQ 1088(R9), F25
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V16.D2, V25.D2, V26.D2
+	VORR V24.B16, V24.B16, V27.B16
+	VFMLA V17.D2, V25.D2, V27.D2
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V18.D2, V25.D2, V28.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1120(R9), F25
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V16.D2, V26.D2, V29.D2
+	VORR V25.B16, V25.B16, V26.B16
+	VFMLA V17.D2, V27.D2, V26.D2
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V18.D2, V28.D2, V27.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1136(R9), F24
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V16.D2, V29.D2, V28.D2
+	VORR V24.B16, V24.B16, V29.B16
+	VFMLA V17.D2, V26.D2, V29.D2
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V18.D2, V27.D2, V26.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1152(R9), F25
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V16.D2, V28.D2, V27.D2
+	VORR V25.B16, V25.B16, V28.B16
+	VFMLA V17.D2, V29.D2, V28.D2
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V18.D2, V26.D2, V29.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	VFMLA V27.D2, V20.D2, V8.D2
+	VFMLA V28.D2, V21.D2, V9.D2
+	VFMLA V29.D2, V22.D2, V10.D2
+	VFMLA V25.D2, V23.D2, V11.D2
+	FMOVQ 1184(R9), F20
+	FMOVQ 1168(R9), F21
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V16.D2, V21.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V17.D2, V21.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V18.D2, V21.D2, V24.D2
+	VFMLA V19.D2, V21.D2, V20.D2
+	FMOVQ 1200(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V16.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V17.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V18.D2, V24.D2, V23.D2
+	VFMLA V19.D2, V20.D2, V21.D2
+	FMOVQ 1216(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V16.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V17.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V18.D2, V23.D2, V22.D2
+	VFMLA V19.D2, V21.D2, V20.D2
+	FMOVQ 1232(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V16.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V17.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V18.D2, V22.D2, V25.D2
+	VFMLA V19.D2, V20.D2, V21.D2
+	FMOVQ 1248(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V16.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V17.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V18.D2, V25.D2, V24.D2
+	VFMLA V19.D2, V21.D2, V20.D2
+	VORR V31.B16, V31.B16, V21.B16
+	VFMLA V22.D2, V16.D2, V21.D2
+	VORR V31.B16, V31.B16, V16.B16
+	VFMLA V23.D2, V17.D2, V16.D2
+	VORR V31.B16, V31.B16, V17.B16
+	VFMLA V24.D2, V18.D2, V17.D2
+	VORR V31.B16, V31.B16, V18.B16
+	VFMLA V20.D2, V19.D2, V18.D2
+	VORR V12.B16, V12.B16, V19.B16
+	VBSL V8.B16, V21.B16, V19.B16
+	VORR V13.B16, V13.B16, V20.B16
+	VBSL V9.B16, V16.B16, V20.B16
+	VORR V14.B16, V14.B16, V22.B16
+	VBSL V10.B16, V17.B16, V22.B16
+	VORR V15.B16, V15.B16, V23.B16
+	VBSL V11.B16, V18.B16, V23.B16
+	VBIT V12.B16, V8.B16, V21.B16
+	VBIT V13.B16, V9.B16, V16.B16
+	VBIT V14.B16, V10.B16, V17.B16
+	VBIT V15.B16, V11.B16, V18.B16
+	WORD $0x6e75fe68 // fdiv v8.2d, v19.2d, v21.2d
+	WORD $0x6e70fe89 // fdiv v9.2d, v20.2d, v16.2d
+	WORD $0x6e71feca // fdiv v10.2d, v22.2d, v17.2d
+	WORD $0x6e72feeb // fdiv v11.2d, v23.2d, v18.2d
+	WORD $0x6ee0f910 // fneg v16.2d, v8.2d
+	WORD $0x6ee0f931 // fneg v17.2d, v9.2d
+	WORD $0x6ee0f952 // fneg v18.2d, v10.2d
+	WORD $0x6ee0f973 // fneg v19.2d, v11.2d
+	VBSL V8.B16, V16.B16, V12.B16
+	VBSL V9.B16, V17.B16, V13.B16
+	VBSL V10.B16, V18.B16, V14.B16
+	VBSL V11.B16, V19.B16, V15.B16
+	WORD $0x4e616984 // fcvtn2 v4.4s, v12.2d
+	WORD $0x4e6169a5 // fcvtn2 v5.4s, v13.2d
+	WORD $0x4e6169c6 // fcvtn2 v6.4s, v14.2d
+	WORD $0x4e6169e7 // fcvtn2 v7.4s, v15.2d
+	WORD $0x4ea0f808 // fabs v8.4s, v0.4s
+	WORD $0x4ea0f829 // fabs v9.4s, v1.4s
+	WORD $0x4ea0f84a // fabs v10.4s, v2.4s
+	WORD $0x4ea0f86b // fabs v11.4s, v3.4s
+	FMOVQ 1264(R9), F12
+	WORD $0x6ea8e588 // fcmgt v8.4s, v12.4s, v8.4s
+	WORD $0x6ea9e589 // fcmgt v9.4s, v12.4s, v9.4s
+	WORD $0x6eaae58a // fcmgt v10.4s, v12.4s, v10.4s
+	WORD $0x6eabe58b // fcmgt v11.4s, v12.4s, v11.4s
+	VBSL V4.B16, V0.B16, V8.B16
+	VBSL V5.B16, V1.B16, V9.B16
+	VBSL V6.B16, V2.B16, V10.B16
+	VBSL V7.B16, V3.B16, V11.B16
+	WORD $0x4ea0f804 // fabs v4.4s, v0.4s
+	WORD $0x4ea0f825 // fabs v5.4s, v1.4s
+	WORD $0x4ea0f846 // fabs v6.4s, v2.4s
+	WORD $0x4ea0f867 // fabs v7.4s, v3.4s
+	FMOVQ 1280(R9), F12
+	WORD $0x6eace484 // fcmgt v4.4s, v4.4s, v12.4s
+	WORD $0x6eace4a5 // fcmgt v5.4s, v5.4s, v12.4s
+	WORD $0x6eace4c6 // fcmgt v6.4s, v6.4s, v12.4s
+	WORD $0x6eace4e7 // fcmgt v7.4s, v7.4s, v12.4s
+	VBSL V8.B16, V0.B16, V4.B16
+	VBSL V9.B16, V1.B16, V5.B16
+	VBSL V10.B16, V2.B16, V6.B16
+	VBSL V11.B16, V3.B16, V7.B16
+	FSTPQ.P (F4, F5), 32(R0)
+	FSTPQ.P (F6, F7), 32(R0)
+	SUB $16, R3
+	B loop4
+
+loop1:
+	CMP $4, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x0e617801 // fcvtl v1.2d, v0.2s
+	WORD $0x6e7edc22 // fmul v2.2d, v1.2d, v30.2d
+	WORD $0x4e618842 // frintn v2.2d, v2.2d
+	FMOVQ 1008(R9), F3
+	VFMLS V3.D2, V2.D2, V1.D2
+	FMOVQ 1024(R9), F3
+	VFMLS V3.D2, V2.D2, V1.D2
+	FMOVQ 1040(R9), F3
+	WORD $0x6e63dc43 // fmul v3.2d, v2.2d, v3.2d
+	WORD $0x4e619863 // frintm v3.2d, v3.2d
+	FMOVQ 1056(R9), F4
+	WORD $0x6e64dc44 // fmul v4.2d, v2.2d, v4.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4e63d465 // fadd v5.2d, v3.2d, v3.2d
+	WORD $0x4ee5d442 // fsub v2.2d, v2.2d, v5.2d
+	WORD $0x4e7fe442 // fcmeq v2.2d, v2.2d, v31.2d
+	WORD $0x4e64d484 // fadd v4.2d, v4.2d, v4.2d
+	WORD $0x4ee4d463 // fsub v3.2d, v3.2d, v4.2d
+	WORD $0x4e7fe463 // fcmeq v3.2d, v3.2d, v31.2d
+	WORD $0x6e61dc23 // fmul v3.2d, v1.2d, v1.2d
+	WORD $0x6e63dc24 // fmul v4.2d, v1.2d, v3.2d
+	FMOVQ 1104(R9), F5
+	FMOVQ 1088(R9), F6
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1120(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1136(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1152(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	VFMLA V6.D2, V4.D2, V1.D2
+	FMOVQ 1184(R9), F4
+	FMOVQ 1168(R9), F5
+	VFMLA V3.D2, V5.D2, V4.D2
+	FMOVQ 1200(R9), F5
+	VFMLA V3.D2, V4.D2, V5.D2
+	FMOVQ 1216(R9), F4
+	VFMLA V3.D2, V5.D2, V4.D2
+	FMOVQ 1232(R9), F5
+	VFMLA V3.D2, V4.D2, V5.D2
+	FMOVQ 1248(R9), F4
+	VFMLA V3.D2, V5.D2, V4.D2
+	VORR V31.B16, V31.B16, V5.B16
+	VFMLA V4.D2, V3.D2, V5.D2
+	VORR V2.B16, V2.B16, V3.B16
+	VBSL V1.B16, V5.B16, V3.B16
+	VBIT V2.B16, V1.B16, V5.B16
+	WORD $0x6e65fc61 // fdiv v1.2d, v3.2d, v5.2d
+	WORD $0x6ee0f823 // fneg v3.2d, v1.2d
+	VBSL V1.B16, V3.B16, V2.B16
+	WORD $0x0e616841 // fcvtn v1.2s, v2.2d
+	WORD $0x4e617802 // fcvtl2 v2.2d, v0.4s
+	WORD $0x6e7edc43 // fmul v3.2d, v2.2d, v30.2d
+	WORD $0x4e618863 // frintn v3.2d, v3.2d
+	FMOVQ 1008(R9), F4
+	VFMLS V4.D2, V3.D2, V2.D2
+	FMOVQ 1024(R9), F4
+	VFMLS V4.D2, V3.D2, V2.D2
+	FMOVQ 1040(R9), F4
+	WORD $0x6e64dc64 // fmul v4.2d, v3.2d, v4.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	FMOVQ 1056(R9), F5
+	WORD $0x6e65dc65 // fmul v5.2d, v3.2d, v5.2d
+	WORD $0x4e6198a5 // frintm v5.2d, v5.2d
+	WORD $0x4e64d486 // fadd v6.2d, v4.2d, v4.2d
+	WORD $0x4ee6d463 // fsub v3.2d, v3.2d, v6.2d
+	WORD $0x4e7fe463 // fcmeq v3.2d, v3.2d, v31.2d
+	WORD $0x4e65d4a5 // fadd v5.2d, v5.2d, v5.2d
+	WORD $0x4ee5d484 // fsub v4.2d, v4.2d, v5.2d
+	WORD $0x4e7fe484 // fcmeq v4.2d, v4.2d, v31.2d
+	WORD $0x6e62dc44 // fmul v4.2d, v2.2d, v2.2d
+	WORD $0x6e64dc45 // fmul v5.2d, v2.2d, v4.2d
+	FMOVQ 1104(R9), F6
+	FMOVQ 1088(R9), F7
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1120(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1136(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1152(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	VFMLA V7.D2, V5.D2, V2.D2
+	FMOVQ 1184(R9), F5
+	FMOVQ 1168(R9), F6
+	VFMLA V4.D2, V6.D2, V5.D2
+	FMOVQ 1200(R9), F6
+	VFMLA V4.D2, V5.D2, V6.D2
+	FMOVQ 1216(R9), F5
+	VFMLA V4.D2, V6.D2, V5.D2
+	FMOVQ 1232(R9), F6
+	VFMLA V4.D2, V5.D2, V6.D2
+	FMOVQ 1248(R9), F5
+	VFMLA V4.D2, V6.D2, V5.D2
+	VORR V31.B16, V31.B16, V6.B16
+	VFMLA V5.D2, V4.D2, V6.D2
+	VORR V3.B16, V3.B16, V4.B16
+	VBSL V2.B16, V6.B16, V4.B16
+	VBIT V3.B16, V2.B16, V6.B16
+	WORD $0x6e66fc82 // fdiv v2.2d, v4.2d, v6.2d
+	WORD $0x6ee0f844 // fneg v4.2d, v2.2d
+	VBSL V2.B16, V4.B16, V3.B16
+	WORD $0x4e616861 // fcvtn2 v1.4s, v3.2d
+	WORD $0x4ea0f802 // fabs v2.4s, v0.4s
+	FMOVQ 1264(R9), F3
+	WORD $0x6ea2e462 // fcmgt v2.4s, v3.4s, v2.4s
+	VBSL V1.B16, V0.B16, V2.B16
+	WORD $0x4ea0f801 // fabs v1.4s, v0.4s
+	FMOVQ 1280(R9), F3
+	WORD $0x6ea3e421 // fcmgt v1.4s, v1.4s, v3.4s
+	VBSL V2.B16, V0.B16, V1.B16
+	FMOVQ.P F1, 16(R0)
+	SUB $4, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVS.P 4(R1), F0
+	FMOVS.P F0, 4(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $4, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVS.P 4(R7), F0
+	FMOVS.P F0, 4(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func log1pNEON(dst, x []float32)
+TEXT ·log1pNEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 1040(R9), F30
+	FMOVQ 1072(R9), F31
+	FMOVQ 1296(R9), F29
+	FMOVQ 1312(R9), F28
+	FMOVQ 1328(R9), F27
+	FMOVQ 1344(R9), F26
+	FMOVQ 1360(R9), F25
+	FMOVQ 1376(R9), F24
+	FMOVQ 1392(R9), F23
+	FMOVQ 1408(R9), F22
+	FMOVQ 1424(R9), F21
+	FMOVQ 1440(R9), F20
+	FMOVQ 1456(R9), F19
+	FMOVQ 1472(R9), F18
+
+loop4:
+	// 2 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	WORD $0x0e617802 // fcvtl v2.2d, v0.2s
+	WORD $0x0e617823 // fcvtl v3.2d, v1.2s
+	WORD $0x4e7fd442 // fadd v2.2d, v2.2d, v31.2d
+	WORD $0x4e7fd463 // fadd v3.2d, v3.2d, v31.2d
+	WORD $0x6ee2e7a4 // fcmgt v4.2d, v29.2d, v2.2d
+	WORD $0x6ee3e7a5 // fcmgt v5.2d, v29.2d, v3.2d
+	WORD $0x6e7cdc46 // fmul v6.2d, v2.2d, v28.2d
+	WORD $0x6e7cdc67 // fmul v7.2d, v3.2d, v28.2d
+	VBIF V4.B16, V2.B16, V6.B16
+	VBIF V5.B16, V3.B16, V7.B16
+	VAND V27.B16, V4.B16, V4.B16
+	VAND V27.B16, V5.B16, V5.B16
+	WORD $0x6f4c04c8 // ushr v8.2d, v6.2d, #52
+	WORD $0x6f4c04e9 // ushr v9.2d, v7.2d, #52
+	VORR V26.B16, V8.B16, V8.B16
+	VORR V26.B16, V9.B16, V9.B16
+	WORD $0x4ef9d508 // fsub v8.2d, v8.2d, v25.2d
+	WORD $0x4ef9d529 // fsub v9.2d, v9.2d, v25.2d
+	VAND V24.B16, V6.B16, V6.B16
+	VAND V24.B16, V7.B16, V7.B16
+	VORR V31.B16, V6.B16, V6.B16
+	VORR V31.B16, V7.B16, V7.B16
+	WORD $0x6e77e4ca // fcmge v10.2d, v6.2d, v23.2d
+	WORD $0x6e77e4eb // fcmge v11.2d, v7.2d, v23.2d
+	WORD $0x6e7edccc // fmul v12.2d, v6.2d, v30.2d
+	WORD $0x6e7edced // fmul v13.2d, v7.2d, v30.2d
+	VBIT V10.B16, V12.B16, V6.B16
+	VBIT V11.B16, V13.B16, V7.B16
+	VAND V31.B16, V10.B16, V10.B16
+	VAND V31.B16, V11.B16, V11.B16
+	WORD $0x4e6ad508 // fadd v8.2d, v8.2d, v10.2d
+	WORD $0x4e6bd529 // fadd v9.2d, v9.2d, v11.2d
+	WORD $0x4ee4d504 // fsub v4.2d, v8.2d, v4.2d
+	WORD $0x4ee5d525 // fsub v5.2d, v9.2d, v5.2d
+	WORD $0x4effd4c6 // fsub v6.2d, v6.2d, v31.2d
+	WORD $0x4effd4e7 // fsub v7.2d, v7.2d, v31.2d
+	WORD $0x4e76d4c8 // fadd v8.2d, v6.2d, v22.2d
+	WORD $0x4e76d4e9 // fadd v9.2d, v7.2d, v22.2d
+	WORD $0x6e68fcc8 // fdiv v8.2d, v6.2d, v8.2d
+	WORD $0x6e69fce9 // fdiv v9.2d, v7.2d, v9.2d
+	WORD $0x6e68dd0a // fmul v10.2d, v8.2d, v8.2d
+	WORD $0x6e69dd2b // fmul v11.2d, v9.2d, v9.2d
+	VORR V20.B16, V20.B16, V12.B16
+	VFMLA V10.D2, V21.D2, V12.D2
+	VORR V20.B16, V20.B16, V13.B16
+	VFMLA V11.D2, V21.D2, V13.D2
+	VORR V19.B16, V19.B16, V14.B16
+	VFMLA V10.D2, V12.D2, V14.D2
+	VORR V19.B16, V19.B16, V12.B16
+	VFMLA V11.D2, V13.D2, V12.D2
+	VORR V18.B16, V18.B16, V13.B16
+	VFMLA V10.D2, V14.D2, V13.D2
+	VORR V18.B16, V18.B16, V14.B16
+	VFMLA V11.D2, V12.D2, V14.D2
+	FMOVQ 1488(R9), F12
+	VORR V12.B16, V12.B16, V15.B16
+	VFMLA V10.D2, V13.D2, V15.D2
+	VFMLA V11.D2, V14.D2, V12.D2
+	FMOVQ 1504(R9), F13
+	VORR V13.B16, V13.B16, V14.B16
+	VFMLA V10.D2, V15.D2, V14.D2
+	VFMLA V11.D2, V12.D2, V13.D2
+	FMOVQ 1520(R9), F12
+	VORR V12.B16, V12.B16, V15.B16
+	VFMLA V10.D2, V14.D2, V15.D2
+	VFMLA V11.D2, V13.D2, V12.D2
+	FMOVQ 1536(R9), F13
+	VORR V13.B16, V13.B16, V14.B16
+	VFMLA V10.D2, V15.D2, V14.D2
+	VFMLA V11.D2, V12.D2, V13.D2
+	FMOVQ 1552(R9), F12
+	VORR V12.B16, V12.B16, V15.B16
+	VFMLA V10.D2, V14.D2, V15.D2
+	VFMLA V11.D2, V13.D2, V12.D2
+	FMOVQ 1568(R9), F13
+	VORR V13.B16, V13.B16, V14.B16
+	VFMLA V10.D2, V15.D2, V14.D2
+	VFMLA V11.D2, V12.D2, V13.D2
+	FMOVQ 1584(R9), F12
+	VORR V12.B16, V12.B16, V15.B16
+	VFMLA V10.D2, V14.D2, V15.D2
+	VFMLA V11.D2, V13.D2, V12.D2
+	WORD $0x6e6fdd4a // fmul v10.2d, v10.2d, v15.2d
+	WORD $0x6e6cdd6b // fmul v11.2d, v11.2d, v12.2d
+	WORD $0x6e7edccc // fmul v12.2d, v6.2d, v30.2d
+	WORD $0x6e7edced // fmul v13.2d, v7.2d, v30.2d
+	WORD $0x6e66dd8c // fmul v12.2d, v12.2d, v6.2d
+	WORD $0x6e67ddad // fmul v13.2d, v13.2d, v7.2d
+	WORD $0x4e6ad58a // fadd v10.2d, v12.2d, v10.2d
+	WORD $0x4e6bd5ab // fadd v11.2d, v13.2d, v11.2d
+	FMOVQ 1600(R9), F14
+	WORD $0x6e6edc8f // fmul v15.2d, v4.2d, v14.2d
+	WORD $0x6e6edcae // fmul v14.2d, v5.2d, v14.2d
+	VFMLA V10.D2, V8.D2, V15.D2
+	VFMLA V11.D2, V9.D2, V14.D2
+	WORD $0x4eefd588 // fsub v8.2d, v12.2d, v15.2d
+	WORD $0x4eeed5a9 // fsub v9.2d, v13.2d, v14.2d
+	WORD $0x4ee8d4c6 // fsub v6.2d, v6.2d, v8.2d
+	WORD $0x4ee9d4e7 // fsub v7.2d, v7.2d, v9.2d
+	FMOVQ 1616(R9), F8
+	VFMLA V8.D2, V4.D2, V6.D2
+	VFMLA V8.D2, V5.D2, V7.D2
+	FMOVQ 1632(R9), F4
+	WORD $0x4e64e445 // fcmeq v5.2d, v2.2d, v4.2d
+	WORD $0x4e64e464 // fcmeq v4.2d, v3.2d, v4.2d
+	VBSL V6.B16, V2.B16, V5.B16
+	VBSL V7.B16, V3.B16, V4.B16
+	WORD $0x4ee0d846 // fcmeq v6.2d, v2.2d, #0.0
+	WORD $0x4ee0d867 // fcmeq v7.2d, v3.2d, #0.0
+	FMOVQ 1648(R9), F8
+	VBSL V5.B16, V8.B16, V6.B16
+	VBSL V4.B16, V8.B16, V7.B16
+	WORD $0x6ee0c842 // fcmge v2.2d, v2.2d, #0.0
+	WORD $0x6ee0c863 // fcmge v3.2d, v3.2d, #0.0
+	FMOVQ 1664(R9), F4
+	VBSL V4.B16, V6.B16, V2.B16
+	VBSL V4.B16, V7.B16, V3.B16
+	WORD $0x0e616842 // fcvtn v2.2s, v2.2d
+	WORD $0x0e616863 // fcvtn v3.2s, v3.2d
+	WORD $0x4e617804 // fcvtl2 v4.2d, v0.4s
+	WORD $0x4e617825 // fcvtl2 v5.2d, v1.4s
+	WORD $0x4e7fd484 // fadd v4.2d, v4.2d, v31.2d
+	WORD $0x4e7fd4a5 // fadd v5.2d, v5.2d, v31.2d
+	WORD $0x6ee4e7a6 // fcmgt v6.2d, v29.2d, v4.2d
+	WORD $0x6ee5e7a7 // fcmgt v7.2d, v29.2d, v5.2d
+	WORD $0x6e7cdc88 // fmul v8.2d, v4.2d, v28.2d
+	WORD $0x6e7cdca9 // fmul v9.2d, v5.2d, v28.2d
+	VBIF V6.B16, V4.B16, V8.B16
+	VBIF V7.B16, V5.B16, V9.B16
+	VAND V27.B16, V6.B16, V6.B16
+	VAND V27.B16, V7.B16, V7.B16
+	WORD $0x6f4c050a // ushr v10.2d, v8.2d, #52
+	WORD $0x6f4c052b // ushr v11.2d, v9.2d, #52
+	VORR V26.B16, V10.B16, V10.B16
+	VORR V26.B16, V11.B16, V11.B16
+	WORD $0x4ef9d54a // fsub v10.2d, v10.2d, v25.2d
+	WORD $0x4ef9d56b // fsub v11.2d, v11.2d, v25.2d
+	VAND V24.B16, V8.B16, V8.B16
+	VAND V24.B16, V9.B16, V9.B16
+	VORR V31.B16, V8.B16, V8.B16
+	VORR V31.B16, V9.B16, V9.B16
+	WORD $0x6e77e50c // fcmge v12.2d, v8.2d, v23.2d
+	WORD $0x6e77e52d // fcmge v13.2d, v9.2d, v23.2d
+	WORD $0x6e7edd0e // fmul v14.2d, v8.2d, v30.2d
+	WORD $0x6e7edd2f // fmul v15.2d, v9.2d, v30.2d
+	VBIT V12.B16, V14.B16, V8.B16
+	VBIT V13.B16, V15.B16, V9.B16
+	VAND V31.B16, V12.B16, V12.B16
+	VAND V31.B16, V13.B16, V13.B16
+	WORD $0x4e6cd54a // fadd v10.2d, v10.2d, v12.2d
+	WORD $0x4e6dd56b // fadd v11.2d, v11.2d, v13.2d
+	WORD $0x4ee6d546 // fsub v6.2d, v10.2d, v6.2d
+	WORD $0x4ee7d567 // fsub v7.2d, v11.2d, v7.2d
+	WORD $0x4effd508 // fsub v8.2d, v8.2d, v31.2d
+	WORD $0x4effd529 // fsub v9.2d, v9.2d, v31.2d
+	WORD $0x4e76d50a // fadd v10.2d, v8.2d, v22.2d
+	WORD $0x4e76d52b // fadd v11.2d, v9.2d, v22.2d
+	WORD $0x6e6afd0a // fdiv v10.2d, v8.2d, v10.2d
+	WORD $0x6e6bfd2b // fdiv v11.2d, v9.2d, v11.2d
+	WORD $0x6e6add4c // fmul v12.2d, v10.2d, v10.2d
+	WORD $0x6e6bdd6d // fmul v13.2d, v11.2d, v11.2d
+	VORR V20.B16, V20.B16, V14.B16
+	VFMLA V12.D2, V21.D2, V14.D2
+	VORR V20.B16, V20.B16, V15.B16
+	VFMLA V13.D2, V21.D2, V15.D2
+	VORR V19.B16, V19.B16, V16.B16
+	VFMLA V12.D2, V14.D2, V16.D2
+	VORR V19.B16, V19.B16, V14.B16
+	VFMLA V13.D2, V15.D2, V14.D2
+	VORR V18.B16, V18.B16, V15.B16
+	VFMLA V12.D2, V16.D2, V15.D2
+	VORR V18.B16, V18.B16, V16.B16
+	VFMLA V13.D2, V14.D2, V16.D2
+	FMOVQ 1488(R9), F14
+	VORR V14.B16, V14.B16, V17.B16
+	VFMLA V12.D2, V15.D2, V17.D2
+	VFMLA V13.D2, V16.D2, V14.D2
+	FMOVQ 1504(R9), F15
+	VORR V15.B16, V15.B16, V16.B16
+	VFMLA V12.D2, V17.D2, V16.D2
+	VFMLA V13.D2, V14.D2, V15.D2
+	FMOVQ 1520(R9), F14
+	VORR V14.B16, V14.B16, V17.B16
+	VFMLA V12.D2, V16.D2, V17.D2
+	VFMLA V13.D2, V15.D2, V14.D2
+	FMOVQ 1536(R9), F15
+	VORR V15.B16, V15.B16, V16.B16
+	VFMLA V12.D2, V17.D2, V16.D2
+	VFMLA V13.D2, V14.D2, V15.D2
+	FMOVQ 1552(R9), F14
+	VORR V14.B16, V14.B16, V17.B16
+	VFMLA V12.D2, V16.D2, V17.D2
+	VFMLA V13.D2, V15.D2, V14.D2
+	FMOVQ 1568(R9), F15
+	VORR V15.B16, V15.B16, V16.B16
+	VFMLA V12.D2, V17.D2, V16.D2
+	VFMLA V13.D2, V14.D2, V15.D2
+	FMOVQ 1584(R9), F14
+	VORR V14.B16, V14.B16, V17.B16
+	VFMLA V12.D2, V16.D2, V17.D2
+	VFMLA V13.D2, V15.D2, V14.D2
+	WORD $0x6e71dd8c // fmul v12.2d, v12.2d, v17.2d
+	WORD $0x6e6eddad // fmul v13.2d, v13.2d, v14.2d
+	WORD $0x6e7edd0e // fmul v14.2d, v8.2d, v30.2d
+	WORD $0x6e7edd2f // fmul v15.2d, v9.2d, v30.2d
+	WORD $0x6e68ddce // fmul v14.2d, v14.2d, v8.2d
+	WORD $0x6e69ddef // fmul v15.2d, v15.2d, v9.2d
+	WORD $0x4e6cd5cc // fadd v12.2d, v14.2d, v12.2d
+	WORD $0x4e6dd5ed // fadd v13.2d, v15.2d, v13.2d
+	FMOVQ 1600(R9), F16
+	WORD $0x6e70dcd1 // fmul v17.2d, v6.2d, v16.2d
+	WORD $0x6e70dcf0 // fmul v16.2d, v7.2d, v16.2d
+	VFMLA V12.D2, V10.D2, V17.D2
+	VFMLA V13.D2, V11.D2, V16.D2
+	WORD $0x4ef1d5ca // fsub v10.2d, v14.2d, v17.2d
+	WORD $0x4ef0d5eb // fsub v11.2d, v15.2d, v16.2d
+	WORD $0x4eead508 // fsub v8.2d, v8.2d, v10.2d
+	WORD $0x4eebd529 // fsub v9.2d, v9.2d, v11.2d
+	FMOVQ 1616(R9), F10
+	VFMLA V10.D2, V6.D2, V8.D2
+	VFMLA V10.D2, V7.D2, V9.D2
+	FMOVQ 1632(R9), F6
+	WORD $0x4e66e487 // fcmeq v7.2d, v4.2d, v6.2d
+	WORD $0x4e66e4a6 // fcmeq v6.2d, v5.2d, v6.2d
+	VBSL V8.B16, V4.B16, V7.B16
+	VBSL V9.B16, V5.B16, V6.B16
+	WORD $0x4ee0d888 // fcmeq v8.2d, v4.2d, #0.0
+	WORD $0x4ee0d8a9 // fcmeq v9.2d, v5.2d, #0.0
+	FMOVQ 1648(R9), F10
+	VBSL V7.B16, V10.B16, V8.B16
+	VBSL V6.B16, V10.B16, V9.B16
+	WORD $0x6ee0c884 // fcmge v4.2d, v4.2d, #0.0
+	WORD $0x6ee0c8a5 // fcmge v5.2d, v5.2d, #0.0
+	FMOVQ 1664(R9), F6
+	VBSL V6.B16, V8.B16, V4.B16
+	VBSL V6.B16, V9.B16, V5.B16
+	WORD $0x4e616882 // fcvtn2 v2.4s, v4.2d
+	WORD $0x4e6168a3 // fcvtn2 v3.4s, v5.2d
+	WORD $0x4ea0f804 // fabs v4.4s, v0.4s
+	WORD $0x4ea0f825 // fabs v5.4s, v1.4s
+	FMOVQ 1680(R9), F6
+	WORD $0x6ea4e4c4 // fcmgt v4.4s, v6.4s, v4.4s
+	WORD $0x6ea5e4c5 // fcmgt v5.4s, v6.4s, v5.4s
+	VBSL V2.B16, V0.B16, V4.B16
+	VBSL V3.B16, V1.B16, V5.B16
+	FSTPQ.P (F4, F5), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $4, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x0e617801 // fcvtl v1.2d, v0.2s
+	WORD $0x4e7fd421 // fadd v1.2d, v1.2d, v31.2d
+	WORD $0x6ee1e7a2 // fcmgt v2.2d, v29.2d, v1.2d
+	WORD $0x6e7cdc23 // fmul v3.2d, v1.2d, v28.2d
+	VBIF V2.B16, V1.B16, V3.B16
+	VAND V27.B16, V2.B16, V2.B16
+	WORD $0x6f4c0464 // ushr v4.2d, v3.2d, #52
+	VORR V26.B16, V4.B16, V4.B16
+	WORD $0x4ef9d484 // fsub v4.2d, v4.2d, v25.2d
+	VAND V24.B16, V3.B16, V3.B16
+	VORR V31.B16, V3.B16, V3.B16
+	WORD $0x6e77e465 // fcmge v5.2d, v3.2d, v23.2d
+	WORD $0x6e7edc66 // fmul v6.2d, v3.2d, v30.2d
+	VBIT V5.B16, V6.B16, V3.B16
+	VAND V31.B16, V5.B16, V5.B16
+	WORD $0x4e65d484 // fadd v4.2d, v4.2d, v5.2d
+	WORD $0x4ee2d482 // fsub v2.2d, v4.2d, v2.2d
+	WORD $0x4effd463 // fsub v3.2d, v3.2d, v31.2d
+	WORD $0x4e76d464 // fadd v4.2d, v3.2d, v22.2d
+	WORD $0x6e64fc64 // fdiv v4.2d, v3.2d, v4.2d
+	WORD $0x6e64dc85 // fmul v5.2d, v4.2d, v4.2d
+	VORR V20.B16, V20.B16, V6.B16
+	VFMLA V5.D2, V21.D2, V6.D2
+	VORR V19.B16, V19.B16, V7.B16
+	VFMLA V5.D2, V6.D2, V7.D2
+	VORR V18.B16, V18.B16, V6.B16
+	VFMLA V5.D2, V7.D2, V6.D2
+	FMOVQ 1488(R9), F7
+	VFMLA V5.D2, V6.D2, V7.D2
+	FMOVQ 1504(R9), F6
+	VFMLA V5.D2, V7.D2, V6.D2
+	FMOVQ 1520(R9), F7
+	VFMLA V5.D2, V6.D2, V7.D2
+	FMOVQ 1536(R9), F6
+	VFMLA V5.D2, V7.D2, V6.D2
+	FMOVQ 1552(R9), F7
+	VFMLA V5.D2, V6.D2, V7.D2
+	FMOVQ 1568(R9), F6
+	VFMLA V5.D2, V7.D2, V6.D2
+	FMOVQ 1584(R9), F7
+	VFMLA V5.D2, V6.D2, V7.D2
+	WORD $0x6e67dca5 // fmul v5.2d, v5.2d, v7.2d
+	WORD $0x6e7edc66 // fmul v6.2d, v3.2d, v30.2d
+	WORD $0x6e63dcc6 // fmul v6.2d, v6.2d, v3.2d
+	WORD $0x4e65d4c5 // fadd v5.2d, v6.2d, v5.2d
+	FMOVQ 1600(R9), F7
+	WORD $0x6e67dc47 // fmul v7.2d, v2.2d, v7.2d
+	VFMLA V5.D2, V4.D2, V7.D2
+	WORD $0x4ee7d4c4 // fsub v4.2d, v6.2d, v7.2d
+	WORD $0x4ee4d463 // fsub v3.2d, v3.2d, v4.2d
+	FMOVQ 1616(R9), F4
+	VFMLA V4.D2, V2.D2, V3.D2
+	FMOVQ 1632(R9), F2
+	WORD $0x4e62e422 // fcmeq v2.2d, v1.2d, v2.2d
+	VBSL V3.B16, V1.B16, V2.B16
+	WORD $0x4ee0d823 // fcmeq v3.2d, v1.2d, #0.0
+	FMOVQ 1648(R9), F4
+	VBSL V2.B16, V4.B16, V3.B16
+	WORD $0x6ee0c821 // fcmge v1.2d, v1.2d, #0.0
+	FMOVQ 1664(R9), F2
+	VBSL V2.B16, V3.B16, V1.B16
+	WORD $0x0e616821 // fcvtn v1.2s, v1.2d
+	WORD $0x4e617802 // fcvtl2 v2.2d, v0.4s
+	WORD $0x4e7fd442 // fadd v2.2d, v2.2d, v31.2d
+	WORD $0x6ee2e7a3 // fcmgt v3.2d, v29.2d, v2.2d
+	WORD $0x6e7cdc44 // fmul v4.2d, v2.2d, v28.2d
+	VBIF V3.B16, V2.B16, V4.B16
+	VAND V27.B16, V3.B16, V3.B16
+	WORD $0x6f4c0485 // ushr v5.2d, v4.2d, #52
+	VORR V26.B16, V5.B16, V5.B16
+	WORD $0x4ef9d4a5 // fsub v5.2d, v5.2d, v25.2d
+	VAND V24.B16, V4.B16, V4.B16
+	VORR V31.B16, V4.B16, V4.B16
+	WORD $0x6e77e486 // fcmge v6.2d, v4.2d, v23.2d
+	WORD $0x6e7edc87 // fmul v7.2d, v4.2d, v30.2d
+	VBIT V6.B16, V7.B16, V4.B16
+	VAND V31.B16, V6.B16, V6.B16
+	WORD $0x4e66d4a5 // fadd v5.2d, v5.2d, v6.2d
+	WORD $0x4ee3d4a3 // fsub v3.2d, v5.2d, v3.2d
+	WORD $0x4effd484 // fsub v4.2d, v4.2d, v31.2d
+	WORD $0x4e76d485 // fadd v5.2d, v4.2d, v22.2d
+	WORD $0x6e65fc85 // fdiv v5.2d, v4.2d, v5.2d
+	WORD $0x6e65dca6 // fmul v6.2d, v5.2d, v5.2d
+	VORR V20.B16, V20.B16, V7.B16
+	VFMLA V6.D2, V21.D2, V7.D2
+	VORR V19.B16, V19.B16, V8.B16
+	VFMLA V6.D2, V7.D2, V8.D2
+	VORR V18.B16, V18.B16, V7.B16
+	VFMLA V6.D2, V8.D2, V7.D2
+	FMOVQ 1488(R9), F8
+	VFMLA V6.D2, V7.D2, V8.D2
+	FMOVQ 1504(R9), F7
+	VFMLA V6.D2, V8.D2, V7.D2
+	FMOVQ 1520(R9), F8
+	VFMLA V6.D2, V7.D2, V8.D2
+	FMOVQ 1536(R9), F7
+	VFMLA V6.D2, V8.D2, V7.D2
+	FMOVQ 1552(R9), F8
+	VFMLA V6.D2, V7.D2, V8.D2
+	FMOVQ 1568(R9), F7
+	VFMLA V6.D2, V8.D2, V7.D2
+	FMOVQ 1584(R9), F8
+	VFMLA V6.D2, V7.D2, V8.D2
+	WORD $0x6e68dcc6 // fmul v6.2d, v6.2d, v8.2d
+	WORD $0x6e7edc87 // fmul v7.2d, v4.2d, v30.2d
+	WORD $0x6e64dce7 // fmul v7.2d, v7.2d, v4.2d
+	WORD $0x4e66d4e6 // fadd v6.2d, v7.2d, v6.2d
+	FMOVQ 1600(R9), F8
+	WORD $0x6e68dc68 // fmul v8.2d, v3.2d, v8.2d
+	VFMLA V6.D2, V5.D2, V8.D2
+	WORD $0x4ee8d4e5 // fsub v5.2d, v7.2d, v8.2d
+	WORD $0x4ee5d484 // fsub v4.2d, v4.2d, v5.2d
+	FMOVQ 1616(R9), F5
+	VFMLA V5.D2, V3.D2, V4.D2
+	FMOVQ 1632(R9), F3
+	WORD $0x4e63e443 // fcmeq v3.2d, v2.2d, v3.2d
+	VBSL V4.B16, V2.B16, V3.B16
+	WORD $0x4ee0d844 // fcmeq v4.2d, v2.2d, #0.0
+	FMOVQ 1648(R9), F5
+	VBSL V3.B16, V5.B16, V4.B16
+	WORD $0x6ee0c842 // fcmge v2.2d, v2.2d, #0.0
+	FMOVQ 1664(R9), F3
+	VBSL V3.B16, V4.B16, V2.B16
+	WORD $0x4e616841 // fcvtn2 v1.4s, v2.2d
+	WORD $0x4ea0f802 // fabs v2.4s, v0.4s
+	FMOVQ 1680(R9), F3
+	WORD $0x6ea2e462 // fcmgt v2.4s, v3.4s, v2.4s
+	VBSL V1.B16, V0.B16, V2.B16
+	FMOVQ.P F2, 16(R0)
+	SUB $4, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVS.P 4(R1), F0
+	FMOVS.P F0, 4(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $4, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVS.P 4(R7), F0
+	FMOVS.P F0, 4(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
+// func expm1NEON(dst, x []float32)
+TEXT ·expm1NEON(SB), NOSPLIT, $16-48
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R3
+	MOVD x_base+24(FP), R1
+	MOVD $consts<>(SB), R9
+	MOVD ZR, R4
+	FMOVQ 1040(R9), F31
+	FMOVQ 1072(R9), F30
+	FMOVQ 1104(R9), F28
+	FMOVQ 1136(R9), F27
+	FMOVQ 1168(R9), F26
+	FMOVQ 1200(R9), F25
+	FMOVQ 1232(R9), F24
+	FMOVQ 1600(R9), F23
+	FMOVQ 1616(R9), F22
+	FMOVQ 1696(R9), F21
+	FMOVQ 1712(R9), F20
+	FMOVQ 1728(R9), F19
+	FMOVQ 1744(R9), F18
+	FMOVQ 1840(R9), F29
+
+loop4:
+	// 2 vectors an iteration
+	CMP $8, R3
+	BLT loop1
+	FLDPQ.P 32(R1), (F0, F1)
+	WORD $0x0e617802 // fcvtl v2.2d, v0.2s
+	WORD $0x0e617823 // fcvtl v3.2d, v1.2s
+	WORD $0x4e75f442 // fmax v2.2d, v2.2d, v21.2d
+	WORD $0x4e75f463 // fmax v3.2d, v3.2d, v21.2d
+	WORD $0x4ef4f442 // fmin v2.2d, v2.2d, v20.2d
+	WORD $0x4ef4f463 // fmin v3.2d, v3.2d, v20.2d
+	WORD $0x6e73dc44 // fmul v4.2d, v2.2d, v19.2d
+	WORD $0x6e73dc65 // fmul v5.2d, v3.2d, v19.2d
+	WORD $0x4e618884 // frintn v4.2d, v4.2d
+	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
+	VFMLS V22.D2, V4.D2, V2.D2
+	VFMLS V22.D2, V5.D2, V3.D2
+	WORD $0x6e77dc86 // fmul v6.2d, v4.2d, v23.2d
+	WORD $0x6e77dca7 // fmul v7.2d, v5.2d, v23.2d
+	WORD $0x4ee6d448 // fsub v8.2d, v2.2d, v6.2d
+	WORD $0x4ee7d469 // fsub v9.2d, v3.2d, v7.2d
+	WORD $0x6e68dd0a // fmul v10.2d, v8.2d, v8.2d
+	WORD $0x6e69dd2b // fmul v11.2d, v9.2d, v9.2d
+	VORR V26.B16, V26.B16, V12.B16
+	VFMLA V8.D2, V18.D2, V12.D2
+	VORR V26.B16, V26.B16, V13.B16
+	VFMLA V9.D2, V18.D2, V13.D2
+	FMOVQ 1760(R9), F14
+	VORR V14.B16, V14.B16, V15.B16
+	VFMLA V8.D2, V12.D2, V15.D2
+	VFMLA V9.D2, V13.D2, V14.D2
+	FMOVQ 1776(R9), F12
+	VORR V12.B16, V12.B16, V13.B16
+	VFMLA V8.D2, V15.D2, V13.D2
+	VFMLA V9.D2, V14.D2, V12.D2
+	VORR V28.B16, V28.B16, V14.B16
+	VFMLA V8.D2, V13.D2, V14.D2
+	VORR V28.B16, V28.B16, V13.B16
+	VFMLA V9.D2, V12.D2, V13.D2
+	VORR V25.B16, V25.B16, V12.B16
+	VFMLA V8.D2, V14.D2, V12.D2
+	VORR V25.B16, V25.B16, V14.B16
+	VFMLA V9.D2, V13.D2, V14.D2
+	FMOVQ 1792(R9), F13
+	VORR V13.B16, V13.B16, V15.B16
+	VFMLA V8.D2, V12.D2, V15.D2
+	VFMLA V9.D2, V14.D2, V13.D2
+	FMOVQ 1808(R9), F12
+	VORR V12.B16, V12.B16, V14.B16
+	VFMLA V8.D2, V15.D2, V14.D2
+	VFMLA V9.D2, V13.D2, V12.D2
+	VORR V27.B16, V27.B16, V13.B16
+	VFMLA V8.D2, V14.D2, V13.D2
+	VORR V27.B16, V27.B16, V14.B16
+	VFMLA V9.D2, V12.D2, V14.D2
+	VORR V24.B16, V24.B16, V12.B16
+	VFMLA V8.D2, V13.D2, V12.D2
+	VORR V24.B16, V24.B16, V13.B16
+	VFMLA V9.D2, V14.D2, V13.D2
+	FMOVQ 1824(R9), F14
+	VORR V14.B16, V14.B16, V15.B16
+	VFMLA V8.D2, V12.D2, V15.D2
+	VFMLA V9.D2, V13.D2, V14.D2
+	VORR V31.B16, V31.B16, V12.B16
+	VFMLA V8.D2, V15.D2, V12.D2
+	VORR V31.B16, V31.B16, V8.B16
+	VFMLA V9.D2, V14.D2, V8.D2
+	WORD $0x6e6cdd49 // fmul v9.2d, v10.2d, v12.2d
+	WORD $0x6e68dd68 // fmul v8.2d, v11.2d, v8.2d
+	WORD $0x4ee6d526 // fsub v6.2d, v9.2d, v6.2d
+	WORD $0x4ee7d507 // fsub v7.2d, v8.2d, v7.2d
+	WORD $0x4e66d442 // fadd v2.2d, v2.2d, v6.2d
+	WORD $0x4e67d463 // fadd v3.2d, v3.2d, v7.2d
+	WORD $0x6e7fdc86 // fmul v6.2d, v4.2d, v31.2d
+	WORD $0x6e7fdca7 // fmul v7.2d, v5.2d, v31.2d
+	WORD $0x4e6198c6 // frintm v6.2d, v6.2d
+	WORD $0x4e6198e7 // frintm v7.2d, v7.2d
+	WORD $0x4ee6d484 // fsub v4.2d, v4.2d, v6.2d
+	WORD $0x4ee7d4a5 // fsub v5.2d, v5.2d, v7.2d
+	WORD $0x4e7dd4c6 // fadd v6.2d, v6.2d, v29.2d
+	WORD $0x4e7dd4e7 // fadd v7.2d, v7.2d, v29.2d
+	WORD $0x4f7454c6 // shl v6.2d, v6.2d, #52
+	WORD $0x4f7454e7 // shl v7.2d, v7.2d, #52
+	WORD $0x6e66dfc6 // fmul v6.2d, v30.2d, v6.2d
+	WORD $0x6e67dfc7 // fmul v7.2d, v30.2d, v7.2d
+	WORD $0x4e7dd484 // fadd v4.2d, v4.2d, v29.2d
+	WORD $0x4e7dd4a5 // fadd v5.2d, v5.2d, v29.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
+	WORD $0x6e64dcc4 // fmul v4.2d, v6.2d, v4.2d
+	WORD $0x6e65dce5 // fmul v5.2d, v7.2d, v5.2d
+	WORD $0x4efed486 // fsub v6.2d, v4.2d, v30.2d
+	WORD $0x4efed4a7 // fsub v7.2d, v5.2d, v30.2d
+	VFMLA V2.D2, V4.D2, V6.D2
+	VFMLA V3.D2, V5.D2, V7.D2
+	WORD $0x0e6168c2 // fcvtn v2.2s, v6.2d
+	WORD $0x0e6168e3 // fcvtn v3.2s, v7.2d
+	WORD $0x4e617804 // fcvtl2 v4.2d, v0.4s
+	WORD $0x4e617825 // fcvtl2 v5.2d, v1.4s
+	WORD $0x4e75f484 // fmax v4.2d, v4.2d, v21.2d
+	WORD $0x4e75f4a5 // fmax v5.2d, v5.2d, v21.2d
+	WORD $0x4ef4f484 // fmin v4.2d, v4.2d, v20.2d
+	WORD $0x4ef4f4a5 // fmin v5.2d, v5.2d, v20.2d
+	WORD $0x6e73dc86 // fmul v6.2d, v4.2d, v19.2d
+	WORD $0x6e73dca7 // fmul v7.2d, v5.2d, v19.2d
+	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
+	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
+	VFMLS V22.D2, V6.D2, V4.D2
+	VFMLS V22.D2, V7.D2, V5.D2
+	WORD $0x6e77dcc8 // fmul v8.2d, v6.2d, v23.2d
+	WORD $0x6e77dce9 // fmul v9.2d, v7.2d, v23.2d
+	WORD $0x4ee8d48a // fsub v10.2d, v4.2d, v8.2d
+	WORD $0x4ee9d4ab // fsub v11.2d, v5.2d, v9.2d
+	WORD $0x6e6add4c // fmul v12.2d, v10.2d, v10.2d
+	WORD $0x6e6bdd6d // fmul v13.2d, v11.2d, v11.2d
+	VORR V26.B16, V26.B16, V14.B16
+	VFMLA V10.D2, V18.D2, V14.D2
+	VORR V26.B16, V26.B16, V15.B16
+	VFMLA V11.D2, V18.D2, V15.D2
+	FMOVQ 1760(R9), F16
+	VORR V16.B16, V16.B16, V17.B16
+	VFMLA V10.D2, V14.D2, V17.D2
+	VFMLA V11.D2, V15.D2, V16.D2
+	FMOVQ 1776(R9), F14
+	VORR V14.B16, V14.B16, V15.B16
+	VFMLA V10.D2, V17.D2, V15.D2
+	VFMLA V11.D2, V16.D2, V14.D2
+	VORR V28.B16, V28.B16, V16.B16
+	VFMLA V10.D2, V15.D2, V16.D2
+	VORR V28.B16, V28.B16, V15.B16
+	VFMLA V11.D2, V14.D2, V15.D2
+	VORR V25.B16, V25.B16, V14.B16
+	VFMLA V10.D2, V16.D2, V14.D2
+	VORR V25.B16, V25.B16, V16.B16
+	VFMLA V11.D2, V15.D2, V16.D2
+	FMOVQ 1792(R9), F15
+	VORR V15.B16, V15.B16, V17.B16
+	VFMLA V10.D2, V14.D2, V17.D2
+	VFMLA V11.D2, V16.D2, V15.D2
+	FMOVQ 1808(R9), F14
+	VORR V14.B16, V14.B16, V16.B16
+	VFMLA V10.D2, V17.D2, V16.D2
+	VFMLA V11.D2, V15.D2, V14.D2
+	VORR V27.B16, V27.B16, V15.B16
+	VFMLA V10.D2, V16.D2, V15.D2
+	VORR V27.B16, V27.B16, V16.B16
+	VFMLA V11.D2, V14.D2, V16.D2
+	VORR V24.B16, V24.B16, V14.B16
+	VFMLA V10.D2, V15.D2, V14.D2
+	VORR V24.B16, V24.B16, V15.B16
+	VFMLA V11.D2, V16.D2, V15.D2
+	FMOVQ 1824(R9), F16
+	VORR V16.B16, V16.B16, V17.B16
+	VFMLA V10.D2, V14.D2, V17.D2
+	VFMLA V11.D2, V15.D2, V16.D2
+	VORR V31.B16, V31.B16, V14.B16
+	VFMLA V10.D2, V17.D2, V14.D2
+	VORR V31.B16, V31.B16, V10.B16
+	VFMLA V11.D2, V16.D2, V10.D2
+	WORD $0x6e6edd8b // fmul v11.2d, v12.2d, v14.2d
+	WORD $0x6e6addaa // fmul v10.2d, v13.2d, v10.2d
+	WORD $0x4ee8d568 // fsub v8.2d, v11.2d, v8.2d
+	WORD $0x4ee9d549 // fsub v9.2d, v10.2d, v9.2d
+	WORD $0x4e68d484 // fadd v4.2d, v4.2d, v8.2d
+	WORD $0x4e69d4a5 // fadd v5.2d, v5.2d, v9.2d
+	WORD $0x6e7fdcc8 // fmul v8.2d, v6.2d, v31.2d
+	WORD $0x6e7fdce9 // fmul v9.2d, v7.2d, v31.2d
+	WORD $0x4e619908 // frintm v8.2d, v8.2d
+	WORD $0x4e619929 // frintm v9.2d, v9.2d
+	WORD $0x4ee8d4c6 // fsub v6.2d, v6.2d, v8.2d
+	WORD $0x4ee9d4e7 // fsub v7.2d, v7.2d, v9.2d
+	WORD $0x4e7dd508 // fadd v8.2d, v8.2d, v29.2d
+	WORD $0x4e7dd529 // fadd v9.2d, v9.2d, v29.2d
+	WORD $0x4f745508 // shl v8.2d, v8.2d, #52
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x6e68dfc8 // fmul v8.2d, v30.2d, v8.2d
+	WORD $0x6e69dfc9 // fmul v9.2d, v30.2d, v9.2d
+	WORD $0x4e7dd4c6 // fadd v6.2d, v6.2d, v29.2d
+	WORD $0x4e7dd4e7 // fadd v7.2d, v7.2d, v29.2d
+	WORD $0x4f7454c6 // shl v6.2d, v6.2d, #52
+	WORD $0x4f7454e7 // shl v7.2d, v7.2d, #52
+	WORD $0x6e66dd06 // fmul v6.2d, v8.2d, v6.2d
+	WORD $0x6e67dd27 // fmul v7.2d, v9.2d, v7.2d
+	WORD $0x4efed4c8 // fsub v8.2d, v6.2d, v30.2d
+	WORD $0x4efed4e9 // fsub v9.2d, v7.2d, v30.2d
+	VFMLA V4.D2, V6.D2, V8.D2
+	VFMLA V5.D2, V7.D2, V9.D2
+	WORD $0x4e616902 // fcvtn2 v2.4s, v8.2d
+	WORD $0x4e616923 // fcvtn2 v3.4s, v9.2d
+	WORD $0x4ea0f804 // fabs v4.4s, v0.4s
+	WORD $0x4ea0f825 // fabs v5.4s, v1.4s
+	FMOVQ 1680(R9), F6
+	WORD $0x6ea4e4c4 // fcmgt v4.4s, v6.4s, v4.4s
+	WORD $0x6ea5e4c5 // fcmgt v5.4s, v6.4s, v5.4s
+	VBSL V2.B16, V0.B16, V4.B16
+	VBSL V3.B16, V1.B16, V5.B16
+	FSTPQ.P (F4, F5), 32(R0)
+	SUB $8, R3
+	B loop4
+
+loop1:
+	CMP $4, R3
+	BLT tail
+
+one:
+	FMOVQ.P 16(R1), F0
+	WORD $0x0e617801 // fcvtl v1.2d, v0.2s
+	WORD $0x4e75f421 // fmax v1.2d, v1.2d, v21.2d
+	WORD $0x4ef4f421 // fmin v1.2d, v1.2d, v20.2d
+	WORD $0x6e73dc22 // fmul v2.2d, v1.2d, v19.2d
+	WORD $0x4e618842 // frintn v2.2d, v2.2d
+	VFMLS V22.D2, V2.D2, V1.D2
+	WORD $0x6e77dc43 // fmul v3.2d, v2.2d, v23.2d
+	WORD $0x4ee3d424 // fsub v4.2d, v1.2d, v3.2d
+	WORD $0x6e64dc85 // fmul v5.2d, v4.2d, v4.2d
+	VORR V26.B16, V26.B16, V6.B16
+	VFMLA V4.D2, V18.D2, V6.D2
+	FMOVQ 1760(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1776(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	VORR V28.B16, V28.B16, V7.B16
+	VFMLA V4.D2, V6.D2, V7.D2
+	VORR V25.B16, V25.B16, V6.B16
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1792(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1808(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	VORR V27.B16, V27.B16, V7.B16
+	VFMLA V4.D2, V6.D2, V7.D2
+	VORR V24.B16, V24.B16, V6.B16
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1824(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	VORR V31.B16, V31.B16, V6.B16
+	VFMLA V4.D2, V7.D2, V6.D2
+	WORD $0x6e66dca4 // fmul v4.2d, v5.2d, v6.2d
+	WORD $0x4ee3d483 // fsub v3.2d, v4.2d, v3.2d
+	WORD $0x4e63d421 // fadd v1.2d, v1.2d, v3.2d
+	WORD $0x6e7fdc43 // fmul v3.2d, v2.2d, v31.2d
+	WORD $0x4e619863 // frintm v3.2d, v3.2d
+	WORD $0x4ee3d442 // fsub v2.2d, v2.2d, v3.2d
+	WORD $0x4e7dd463 // fadd v3.2d, v3.2d, v29.2d
+	WORD $0x4f745463 // shl v3.2d, v3.2d, #52
+	WORD $0x6e63dfc3 // fmul v3.2d, v30.2d, v3.2d
+	WORD $0x4e7dd442 // fadd v2.2d, v2.2d, v29.2d
+	WORD $0x4f745442 // shl v2.2d, v2.2d, #52
+	WORD $0x6e62dc62 // fmul v2.2d, v3.2d, v2.2d
+	WORD $0x4efed443 // fsub v3.2d, v2.2d, v30.2d
+	VFMLA V1.D2, V2.D2, V3.D2
+	WORD $0x0e616861 // fcvtn v1.2s, v3.2d
+	WORD $0x4e617802 // fcvtl2 v2.2d, v0.4s
+	WORD $0x4e75f442 // fmax v2.2d, v2.2d, v21.2d
+	WORD $0x4ef4f442 // fmin v2.2d, v2.2d, v20.2d
+	WORD $0x6e73dc43 // fmul v3.2d, v2.2d, v19.2d
+	WORD $0x4e618863 // frintn v3.2d, v3.2d
+	VFMLS V22.D2, V3.D2, V2.D2
+	WORD $0x6e77dc64 // fmul v4.2d, v3.2d, v23.2d
+	WORD $0x4ee4d445 // fsub v5.2d, v2.2d, v4.2d
+	WORD $0x6e65dca6 // fmul v6.2d, v5.2d, v5.2d
+	VORR V26.B16, V26.B16, V7.B16
+	VFMLA V5.D2, V18.D2, V7.D2
+	FMOVQ 1760(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 1776(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	VORR V28.B16, V28.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	VORR V25.B16, V25.B16, V7.B16
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 1792(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 1808(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	VORR V27.B16, V27.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	VORR V24.B16, V24.B16, V7.B16
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 1824(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	VORR V31.B16, V31.B16, V7.B16
+	VFMLA V5.D2, V8.D2, V7.D2
+	WORD $0x6e67dcc5 // fmul v5.2d, v6.2d, v7.2d
+	WORD $0x4ee4d4a4 // fsub v4.2d, v5.2d, v4.2d
+	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
+	WORD $0x6e7fdc64 // fmul v4.2d, v3.2d, v31.2d
+	WORD $0x4e619884 // frintm v4.2d, v4.2d
+	WORD $0x4ee4d463 // fsub v3.2d, v3.2d, v4.2d
+	WORD $0x4e7dd484 // fadd v4.2d, v4.2d, v29.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x6e64dfc4 // fmul v4.2d, v30.2d, v4.2d
+	WORD $0x4e7dd463 // fadd v3.2d, v3.2d, v29.2d
+	WORD $0x4f745463 // shl v3.2d, v3.2d, #52
+	WORD $0x6e63dc83 // fmul v3.2d, v4.2d, v3.2d
+	WORD $0x4efed464 // fsub v4.2d, v3.2d, v30.2d
+	VFMLA V2.D2, V3.D2, V4.D2
+	WORD $0x4e616881 // fcvtn2 v1.4s, v4.2d
+	WORD $0x4ea0f802 // fabs v2.4s, v0.4s
+	FMOVQ 1680(R9), F3
+	WORD $0x6ea2e462 // fcmgt v2.4s, v3.4s, v2.4s
+	VBSL V1.B16, V0.B16, V2.B16
+	FMOVQ.P F2, 16(R0)
+	SUB $4, R3
+	B loop1
+
+tail:
+	CBNZ R4, back
+	CBZ R3, done
+	MOVD R0, R5
+	MOVD R3, R6
+	MOVD $1, R4
+	MOVD $buf0-16(SP), R7
+	MOVD R3, R8
+
+in0:
+	FMOVS.P 4(R1), F0
+	FMOVS.P F0, 4(R7)
+	SUBS $1, R8
+	BNE in0
+	MOVD $buf0-16(SP), R1
+	MOVD $buf0-16(SP), R0
+	MOVD $4, R3
+	B one
+
+back:
+	MOVD $buf0-16(SP), R7
+
+out:
+	FMOVS.P 4(R7), F0
+	FMOVS.P F0, 4(R5)
+	SUBS $1, R6
+	BNE out
+
+done:
+	RET
+
 // func expF64NEON(dst, x []float64)
 TEXT ·expF64NEON(SB), NOSPLIT, $16-48
 	MOVD dst_base+0(FP), R0
@@ -3804,12 +5867,12 @@ TEXT ·expF64NEON(SB), NOSPLIT, $16-48
 	MOVD x_base+24(FP), R1
 	MOVD $consts<>(SB), R9
 	MOVD ZR, R4
-	FMOVQ 992(R9), F28
-	FMOVQ 1008(R9), F27
-	FMOVQ 1024(R9), F26
-	FMOVQ 1248(R9), F31
-	FMOVQ 1264(R9), F30
-	FMOVQ 1280(R9), F29
+	FMOVQ 1040(R9), F31
+	FMOVQ 1072(R9), F30
+	FMOVQ 1104(R9), F28
+	FMOVQ 1136(R9), F27
+	FMOVQ 1168(R9), F26
+	FMOVQ 1840(R9), F29
 
 loop4:
 	// 4 vectors an iteration
@@ -3817,32 +5880,35 @@ loop4:
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
 	FLDPQ.P 32(R1), (F2, F3)
-	WORD $0x4e7cf400 // fmax v0.2d, v0.2d, v28.2d
-	WORD $0x4e7cf421 // fmax v1.2d, v1.2d, v28.2d
-	WORD $0x4e7cf442 // fmax v2.2d, v2.2d, v28.2d
-	WORD $0x4e7cf463 // fmax v3.2d, v3.2d, v28.2d
-	WORD $0x4efbf400 // fmin v0.2d, v0.2d, v27.2d
-	WORD $0x4efbf421 // fmin v1.2d, v1.2d, v27.2d
-	WORD $0x4efbf442 // fmin v2.2d, v2.2d, v27.2d
-	WORD $0x4efbf463 // fmin v3.2d, v3.2d, v27.2d
-	WORD $0x6e7adc04 // fmul v4.2d, v0.2d, v26.2d
-	WORD $0x6e7adc25 // fmul v5.2d, v1.2d, v26.2d
-	WORD $0x6e7adc46 // fmul v6.2d, v2.2d, v26.2d
-	WORD $0x6e7adc67 // fmul v7.2d, v3.2d, v26.2d
-	WORD $0x4e618884 // frintn v4.2d, v4.2d
+	FMOVQ 1856(R9), F4
+	WORD $0x4e64f400 // fmax v0.2d, v0.2d, v4.2d
+	WORD $0x4e64f421 // fmax v1.2d, v1.2d, v4.2d
+	WORD $0x4e64f442 // fmax v2.2d, v2.2d, v4.2d
+	WORD $0x4e64f463 // fmax v3.2d, v3.2d, v4.2d
+	FMOVQ 1872(R9), F4
+	WORD $0x4ee4f400 // fmin v0.2d, v0.2d, v4.2d
+	WORD $0x4ee4f421 // fmin v1.2d, v1.2d, v4.2d
+	WORD $0x4ee4f442 // fmin v2.2d, v2.2d, v4.2d
+	WORD $0x4ee4f463 // fmin v3.2d, v3.2d, v4.2d
+	FMOVQ 1728(R9), F4
+	WORD $0x6e64dc05 // fmul v5.2d, v0.2d, v4.2d
+	WORD $0x6e64dc26 // fmul v6.2d, v1.2d, v4.2d
+	WORD $0x6e64dc47 // fmul v7.2d, v2.2d, v4.2d
+	WORD $0x6e64dc64 // fmul v4.2d, v3.2d, v4.2d
 	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
 	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
 	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
-	FMOVQ 1040(R9), F8
-	VFMLS V8.D2, V4.D2, V0.D2
-	VFMLS V8.D2, V5.D2, V1.D2
-	VFMLS V8.D2, V6.D2, V2.D2
-	VFMLS V8.D2, V7.D2, V3.D2
-	FMOVQ 1056(R9), F8
-	WORD $0x6e68dc89 // fmul v9.2d, v4.2d, v8.2d
-	WORD $0x6e68dcaa // fmul v10.2d, v5.2d, v8.2d
-	WORD $0x6e68dccb // fmul v11.2d, v6.2d, v8.2d
-	WORD $0x6e68dce8 // fmul v8.2d, v7.2d, v8.2d
+	WORD $0x4e618884 // frintn v4.2d, v4.2d
+	FMOVQ 1616(R9), F8
+	VFMLS V8.D2, V5.D2, V0.D2
+	VFMLS V8.D2, V6.D2, V1.D2
+	VFMLS V8.D2, V7.D2, V2.D2
+	VFMLS V8.D2, V4.D2, V3.D2
+	FMOVQ 1600(R9), F8
+	WORD $0x6e68dca9 // fmul v9.2d, v5.2d, v8.2d
+	WORD $0x6e68dcca // fmul v10.2d, v6.2d, v8.2d
+	WORD $0x6e68dceb // fmul v11.2d, v7.2d, v8.2d
+	WORD $0x6e68dc88 // fmul v8.2d, v4.2d, v8.2d
 	WORD $0x4ee9d40c // fsub v12.2d, v0.2d, v9.2d
 	WORD $0x4eead42d // fsub v13.2d, v1.2d, v10.2d
 	WORD $0x4eebd44e // fsub v14.2d, v2.2d, v11.2d
@@ -3851,96 +5917,96 @@ loop4:
 	WORD $0x6e6dddb1 // fmul v17.2d, v13.2d, v13.2d
 	WORD $0x6e6eddd2 // fmul v18.2d, v14.2d, v14.2d
 	WORD $0x6e6fddf3 // fmul v19.2d, v15.2d, v15.2d
-	FMOVQ 1088(R9), F20
-	FMOVQ 1072(R9), F21
+	FMOVQ 1744(R9), F20
+	VORR V26.B16, V26.B16, V21.B16
+	VFMLA V12.D2, V20.D2, V21.D2
+	VORR V26.B16, V26.B16, V22.B16
+	VFMLA V13.D2, V20.D2, V22.D2
+	VORR V26.B16, V26.B16, V23.B16
+	VFMLA V14.D2, V20.D2, V23.D2
+	VORR V26.B16, V26.B16, V24.B16
+	VFMLA V15.D2, V20.D2, V24.D2
+	FMOVQ 1760(R9), F20
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V12.D2, V21.D2, V25.D2
+	VORR V20.B16, V20.B16, V21.B16
+	VFMLA V13.D2, V22.D2, V21.D2
 	VORR V20.B16, V20.B16, V22.B16
-	VFMLA V12.D2, V21.D2, V22.D2
-	VORR V20.B16, V20.B16, V23.B16
-	VFMLA V13.D2, V21.D2, V23.D2
-	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V24.D2, V20.D2
+	FMOVQ 1776(R9), F23
+	VORR V23.B16, V23.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V23.B16, V23.B16, V25.B16
+	VFMLA V13.D2, V21.D2, V25.D2
+	VORR V23.B16, V23.B16, V21.B16
+	VFMLA V14.D2, V22.D2, V21.D2
+	VFMLA V15.D2, V20.D2, V23.D2
+	VORR V28.B16, V28.B16, V20.B16
+	VFMLA V12.D2, V24.D2, V20.D2
+	VORR V28.B16, V28.B16, V22.B16
+	VFMLA V13.D2, V25.D2, V22.D2
+	VORR V28.B16, V28.B16, V24.B16
 	VFMLA V14.D2, V21.D2, V24.D2
-	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1104(R9), F21
-	VORR V21.B16, V21.B16, V25.B16
-	VFMLA V12.D2, V22.D2, V25.D2
-	VORR V21.B16, V21.B16, V22.B16
-	VFMLA V13.D2, V23.D2, V22.D2
-	VORR V21.B16, V21.B16, V23.B16
-	VFMLA V14.D2, V24.D2, V23.D2
-	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1120(R9), F20
-	VORR V20.B16, V20.B16, V24.B16
-	VFMLA V12.D2, V25.D2, V24.D2
-	VORR V20.B16, V20.B16, V25.B16
-	VFMLA V13.D2, V22.D2, V25.D2
-	VORR V20.B16, V20.B16, V22.B16
-	VFMLA V14.D2, V23.D2, V22.D2
-	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1136(R9), F21
-	VORR V21.B16, V21.B16, V23.B16
-	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V28.B16, V28.B16, V21.B16
+	VFMLA V15.D2, V23.D2, V21.D2
+	FMOVQ 1200(R9), F23
+	VORR V23.B16, V23.B16, V25.B16
+	VFMLA V12.D2, V20.D2, V25.D2
+	VORR V23.B16, V23.B16, V20.B16
+	VFMLA V13.D2, V22.D2, V20.D2
+	VORR V23.B16, V23.B16, V22.B16
+	VFMLA V14.D2, V24.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V23.D2
+	FMOVQ 1792(R9), F21
 	VORR V21.B16, V21.B16, V24.B16
-	VFMLA V13.D2, V25.D2, V24.D2
-	VORR V21.B16, V21.B16, V25.B16
-	VFMLA V14.D2, V22.D2, V25.D2
-	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1152(R9), F20
-	VORR V20.B16, V20.B16, V22.B16
-	VFMLA V12.D2, V23.D2, V22.D2
-	VORR V20.B16, V20.B16, V23.B16
-	VFMLA V13.D2, V24.D2, V23.D2
-	VORR V20.B16, V20.B16, V24.B16
-	VFMLA V14.D2, V25.D2, V24.D2
-	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1168(R9), F21
-	VORR V21.B16, V21.B16, V25.B16
-	VFMLA V12.D2, V22.D2, V25.D2
-	VORR V21.B16, V21.B16, V22.B16
-	VFMLA V13.D2, V23.D2, V22.D2
-	VORR V21.B16, V21.B16, V23.B16
-	VFMLA V14.D2, V24.D2, V23.D2
-	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1184(R9), F20
-	VORR V20.B16, V20.B16, V24.B16
 	VFMLA V12.D2, V25.D2, V24.D2
-	VORR V20.B16, V20.B16, V25.B16
-	VFMLA V13.D2, V22.D2, V25.D2
-	VORR V20.B16, V20.B16, V22.B16
-	VFMLA V14.D2, V23.D2, V22.D2
-	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1200(R9), F21
-	VORR V21.B16, V21.B16, V23.B16
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V13.D2, V20.D2, V25.D2
+	VORR V21.B16, V21.B16, V20.B16
+	VFMLA V14.D2, V22.D2, V20.D2
+	VFMLA V15.D2, V23.D2, V21.D2
+	FMOVQ 1808(R9), F22
+	VORR V22.B16, V22.B16, V23.B16
 	VFMLA V12.D2, V24.D2, V23.D2
-	VORR V21.B16, V21.B16, V24.B16
+	VORR V22.B16, V22.B16, V24.B16
 	VFMLA V13.D2, V25.D2, V24.D2
-	VORR V21.B16, V21.B16, V25.B16
-	VFMLA V14.D2, V22.D2, V25.D2
-	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1216(R9), F20
-	VORR V20.B16, V20.B16, V22.B16
-	VFMLA V12.D2, V23.D2, V22.D2
-	VORR V20.B16, V20.B16, V23.B16
-	VFMLA V13.D2, V24.D2, V23.D2
-	VORR V20.B16, V20.B16, V24.B16
-	VFMLA V14.D2, V25.D2, V24.D2
-	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1232(R9), F21
-	VORR V21.B16, V21.B16, V25.B16
-	VFMLA V12.D2, V22.D2, V25.D2
-	VORR V21.B16, V21.B16, V22.B16
-	VFMLA V13.D2, V23.D2, V22.D2
-	VORR V21.B16, V21.B16, V23.B16
-	VFMLA V14.D2, V24.D2, V23.D2
-	VFMLA V15.D2, V20.D2, V21.D2
-	VORR V31.B16, V31.B16, V20.B16
-	VFMLA V12.D2, V25.D2, V20.D2
+	VORR V22.B16, V22.B16, V25.B16
+	VFMLA V14.D2, V20.D2, V25.D2
+	VFMLA V15.D2, V21.D2, V22.D2
+	VORR V27.B16, V27.B16, V20.B16
+	VFMLA V12.D2, V23.D2, V20.D2
+	VORR V27.B16, V27.B16, V21.B16
+	VFMLA V13.D2, V24.D2, V21.D2
+	VORR V27.B16, V27.B16, V23.B16
+	VFMLA V14.D2, V25.D2, V23.D2
+	VORR V27.B16, V27.B16, V24.B16
+	VFMLA V15.D2, V22.D2, V24.D2
+	FMOVQ 1232(R9), F22
+	VORR V22.B16, V22.B16, V25.B16
+	VFMLA V12.D2, V20.D2, V25.D2
+	VORR V22.B16, V22.B16, V20.B16
+	VFMLA V13.D2, V21.D2, V20.D2
+	VORR V22.B16, V22.B16, V21.B16
+	VFMLA V14.D2, V23.D2, V21.D2
+	VFMLA V15.D2, V24.D2, V22.D2
+	FMOVQ 1824(R9), F23
+	VORR V23.B16, V23.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V23.B16, V23.B16, V25.B16
+	VFMLA V13.D2, V20.D2, V25.D2
+	VORR V23.B16, V23.B16, V20.B16
+	VFMLA V14.D2, V21.D2, V20.D2
+	VFMLA V15.D2, V22.D2, V23.D2
+	VORR V31.B16, V31.B16, V21.B16
+	VFMLA V12.D2, V24.D2, V21.D2
 	VORR V31.B16, V31.B16, V12.B16
-	VFMLA V13.D2, V22.D2, V12.D2
+	VFMLA V13.D2, V25.D2, V12.D2
 	VORR V31.B16, V31.B16, V13.B16
-	VFMLA V14.D2, V23.D2, V13.D2
+	VFMLA V14.D2, V20.D2, V13.D2
 	VORR V31.B16, V31.B16, V14.B16
-	VFMLA V15.D2, V21.D2, V14.D2
-	WORD $0x6e74de0f // fmul v15.2d, v16.2d, v20.2d
+	VFMLA V15.D2, V23.D2, V14.D2
+	WORD $0x6e75de0f // fmul v15.2d, v16.2d, v21.2d
 	WORD $0x6e6cde2c // fmul v12.2d, v17.2d, v12.2d
 	WORD $0x6e6dde4d // fmul v13.2d, v18.2d, v13.2d
 	WORD $0x6e6ede6e // fmul v14.2d, v19.2d, v14.2d
@@ -3968,18 +6034,18 @@ loop4:
 	WORD $0x4e61d621 // fadd v1.2d, v17.2d, v1.2d
 	WORD $0x4e62d642 // fadd v2.2d, v18.2d, v2.2d
 	WORD $0x4e63d663 // fadd v3.2d, v19.2d, v3.2d
-	WORD $0x6e7fdc88 // fmul v8.2d, v4.2d, v31.2d
-	WORD $0x6e7fdca9 // fmul v9.2d, v5.2d, v31.2d
-	WORD $0x6e7fdcca // fmul v10.2d, v6.2d, v31.2d
-	WORD $0x6e7fdceb // fmul v11.2d, v7.2d, v31.2d
+	WORD $0x6e7fdca8 // fmul v8.2d, v5.2d, v31.2d
+	WORD $0x6e7fdcc9 // fmul v9.2d, v6.2d, v31.2d
+	WORD $0x6e7fdcea // fmul v10.2d, v7.2d, v31.2d
+	WORD $0x6e7fdc8b // fmul v11.2d, v4.2d, v31.2d
 	WORD $0x4e619908 // frintm v8.2d, v8.2d
 	WORD $0x4e619929 // frintm v9.2d, v9.2d
 	WORD $0x4e61994a // frintm v10.2d, v10.2d
 	WORD $0x4e61996b // frintm v11.2d, v11.2d
-	WORD $0x4ee8d484 // fsub v4.2d, v4.2d, v8.2d
-	WORD $0x4ee9d4a5 // fsub v5.2d, v5.2d, v9.2d
-	WORD $0x4eead4c6 // fsub v6.2d, v6.2d, v10.2d
-	WORD $0x4eebd4e7 // fsub v7.2d, v7.2d, v11.2d
+	WORD $0x4ee8d4a5 // fsub v5.2d, v5.2d, v8.2d
+	WORD $0x4ee9d4c6 // fsub v6.2d, v6.2d, v9.2d
+	WORD $0x4eead4e7 // fsub v7.2d, v7.2d, v10.2d
+	WORD $0x4eebd484 // fsub v4.2d, v4.2d, v11.2d
 	WORD $0x4e7dd508 // fadd v8.2d, v8.2d, v29.2d
 	WORD $0x4e7dd529 // fadd v9.2d, v9.2d, v29.2d
 	WORD $0x4e7dd54a // fadd v10.2d, v10.2d, v29.2d
@@ -3992,18 +6058,18 @@ loop4:
 	WORD $0x6e69dc21 // fmul v1.2d, v1.2d, v9.2d
 	WORD $0x6e6adc42 // fmul v2.2d, v2.2d, v10.2d
 	WORD $0x6e6bdc63 // fmul v3.2d, v3.2d, v11.2d
-	WORD $0x4e7dd484 // fadd v4.2d, v4.2d, v29.2d
 	WORD $0x4e7dd4a5 // fadd v5.2d, v5.2d, v29.2d
 	WORD $0x4e7dd4c6 // fadd v6.2d, v6.2d, v29.2d
 	WORD $0x4e7dd4e7 // fadd v7.2d, v7.2d, v29.2d
-	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4e7dd484 // fadd v4.2d, v4.2d, v29.2d
 	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
 	WORD $0x4f7454c6 // shl v6.2d, v6.2d, #52
 	WORD $0x4f7454e7 // shl v7.2d, v7.2d, #52
-	WORD $0x6e64dc00 // fmul v0.2d, v0.2d, v4.2d
-	WORD $0x6e65dc21 // fmul v1.2d, v1.2d, v5.2d
-	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
-	WORD $0x6e67dc63 // fmul v3.2d, v3.2d, v7.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x6e65dc00 // fmul v0.2d, v0.2d, v5.2d
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	WORD $0x6e67dc42 // fmul v2.2d, v2.2d, v7.2d
+	WORD $0x6e64dc63 // fmul v3.2d, v3.2d, v4.2d
 	FSTPQ.P (F0, F1), 32(R0)
 	FSTPQ.P (F2, F3), 32(R0)
 	SUB $8, R3
@@ -4015,40 +6081,43 @@ loop1:
 
 one:
 	FMOVQ.P 16(R1), F0
-	WORD $0x4e7cf400 // fmax v0.2d, v0.2d, v28.2d
-	WORD $0x4efbf400 // fmin v0.2d, v0.2d, v27.2d
-	WORD $0x6e7adc01 // fmul v1.2d, v0.2d, v26.2d
+	FMOVQ 1856(R9), F1
+	WORD $0x4e61f400 // fmax v0.2d, v0.2d, v1.2d
+	FMOVQ 1872(R9), F1
+	WORD $0x4ee1f400 // fmin v0.2d, v0.2d, v1.2d
+	FMOVQ 1728(R9), F1
+	WORD $0x6e61dc01 // fmul v1.2d, v0.2d, v1.2d
 	WORD $0x4e618821 // frintn v1.2d, v1.2d
-	FMOVQ 1040(R9), F2
+	FMOVQ 1616(R9), F2
 	VFMLS V2.D2, V1.D2, V0.D2
-	FMOVQ 1056(R9), F2
+	FMOVQ 1600(R9), F2
 	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
 	WORD $0x4ee2d403 // fsub v3.2d, v0.2d, v2.2d
 	WORD $0x6e63dc64 // fmul v4.2d, v3.2d, v3.2d
-	FMOVQ 1088(R9), F5
-	FMOVQ 1072(R9), F6
-	VFMLA V3.D2, V6.D2, V5.D2
-	FMOVQ 1104(R9), F6
+	FMOVQ 1744(R9), F5
+	VORR V26.B16, V26.B16, V6.B16
 	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1120(R9), F5
+	FMOVQ 1760(R9), F5
 	VFMLA V3.D2, V6.D2, V5.D2
-	FMOVQ 1136(R9), F6
+	FMOVQ 1776(R9), F6
 	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1152(R9), F5
-	VFMLA V3.D2, V6.D2, V5.D2
-	FMOVQ 1168(R9), F6
-	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1184(R9), F5
+	VORR V28.B16, V28.B16, V5.B16
 	VFMLA V3.D2, V6.D2, V5.D2
 	FMOVQ 1200(R9), F6
 	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1216(R9), F5
+	FMOVQ 1792(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1808(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	VORR V27.B16, V27.B16, V5.B16
 	VFMLA V3.D2, V6.D2, V5.D2
 	FMOVQ 1232(R9), F6
 	VFMLA V3.D2, V5.D2, V6.D2
-	VORR V31.B16, V31.B16, V5.B16
+	FMOVQ 1824(R9), F5
 	VFMLA V3.D2, V6.D2, V5.D2
-	WORD $0x6e65dc83 // fmul v3.2d, v4.2d, v5.2d
+	VORR V31.B16, V31.B16, V6.B16
+	VFMLA V3.D2, V5.D2, V6.D2
+	WORD $0x6e66dc83 // fmul v3.2d, v4.2d, v6.2d
 	WORD $0x4e7ed404 // fadd v4.2d, v0.2d, v30.2d
 	WORD $0x4ee4d7c5 // fsub v5.2d, v30.2d, v4.2d
 	WORD $0x4e60d4a0 // fadd v0.2d, v5.2d, v0.2d
@@ -4106,10 +6175,10 @@ TEXT ·logF64NEON(SB), NOSPLIT, $16-48
 	MOVD x_base+24(FP), R1
 	MOVD $consts<>(SB), R9
 	MOVD ZR, R4
-	FMOVQ 1040(R9), F29
-	FMOVQ 1056(R9), F28
-	FMOVQ 1248(R9), F30
-	FMOVQ 1264(R9), F31
+	FMOVQ 1040(R9), F30
+	FMOVQ 1072(R9), F31
+	FMOVQ 1296(R9), F29
+	FMOVQ 1312(R9), F28
 
 loop4:
 	// 4 vectors an iteration
@@ -4117,29 +6186,27 @@ loop4:
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
 	FLDPQ.P 32(R1), (F2, F3)
-	FMOVQ 1296(R9), F4
-	WORD $0x6ee0e485 // fcmgt v5.2d, v4.2d, v0.2d
-	WORD $0x6ee1e486 // fcmgt v6.2d, v4.2d, v1.2d
-	WORD $0x6ee2e487 // fcmgt v7.2d, v4.2d, v2.2d
-	WORD $0x6ee3e484 // fcmgt v4.2d, v4.2d, v3.2d
-	FMOVQ 1312(R9), F8
-	WORD $0x6e68dc09 // fmul v9.2d, v0.2d, v8.2d
-	WORD $0x6e68dc2a // fmul v10.2d, v1.2d, v8.2d
-	WORD $0x6e68dc4b // fmul v11.2d, v2.2d, v8.2d
-	WORD $0x6e68dc68 // fmul v8.2d, v3.2d, v8.2d
-	VBIF V5.B16, V0.B16, V9.B16
-	VBIF V6.B16, V1.B16, V10.B16
-	VBIF V7.B16, V2.B16, V11.B16
-	VBIF V4.B16, V3.B16, V8.B16
+	WORD $0x6ee0e7a4 // fcmgt v4.2d, v29.2d, v0.2d
+	WORD $0x6ee1e7a5 // fcmgt v5.2d, v29.2d, v1.2d
+	WORD $0x6ee2e7a6 // fcmgt v6.2d, v29.2d, v2.2d
+	WORD $0x6ee3e7a7 // fcmgt v7.2d, v29.2d, v3.2d
+	WORD $0x6e7cdc08 // fmul v8.2d, v0.2d, v28.2d
+	WORD $0x6e7cdc29 // fmul v9.2d, v1.2d, v28.2d
+	WORD $0x6e7cdc4a // fmul v10.2d, v2.2d, v28.2d
+	WORD $0x6e7cdc6b // fmul v11.2d, v3.2d, v28.2d
+	VBIF V4.B16, V0.B16, V8.B16
+	VBIF V5.B16, V1.B16, V9.B16
+	VBIF V6.B16, V2.B16, V10.B16
+	VBIF V7.B16, V3.B16, V11.B16
 	FMOVQ 1328(R9), F12
+	VAND V12.B16, V4.B16, V4.B16
 	VAND V12.B16, V5.B16, V5.B16
 	VAND V12.B16, V6.B16, V6.B16
 	VAND V12.B16, V7.B16, V7.B16
-	VAND V12.B16, V4.B16, V4.B16
-	WORD $0x6f4c052c // ushr v12.2d, v9.2d, #52
-	WORD $0x6f4c054d // ushr v13.2d, v10.2d, #52
-	WORD $0x6f4c056e // ushr v14.2d, v11.2d, #52
-	WORD $0x6f4c050f // ushr v15.2d, v8.2d, #52
+	WORD $0x6f4c050c // ushr v12.2d, v8.2d, #52
+	WORD $0x6f4c052d // ushr v13.2d, v9.2d, #52
+	WORD $0x6f4c054e // ushr v14.2d, v10.2d, #52
+	WORD $0x6f4c056f // ushr v15.2d, v11.2d, #52
 	FMOVQ 1344(R9), F16
 	VORR V16.B16, V12.B16, V12.B16
 	VORR V16.B16, V13.B16, V13.B16
@@ -4151,27 +6218,27 @@ loop4:
 	WORD $0x4ef0d5ce // fsub v14.2d, v14.2d, v16.2d
 	WORD $0x4ef0d5ef // fsub v15.2d, v15.2d, v16.2d
 	FMOVQ 1376(R9), F16
+	VAND V16.B16, V8.B16, V8.B16
 	VAND V16.B16, V9.B16, V9.B16
 	VAND V16.B16, V10.B16, V10.B16
 	VAND V16.B16, V11.B16, V11.B16
-	VAND V16.B16, V8.B16, V8.B16
+	VORR V31.B16, V8.B16, V8.B16
 	VORR V31.B16, V9.B16, V9.B16
 	VORR V31.B16, V10.B16, V10.B16
 	VORR V31.B16, V11.B16, V11.B16
-	VORR V31.B16, V8.B16, V8.B16
 	FMOVQ 1392(R9), F16
-	WORD $0x6e70e531 // fcmge v17.2d, v9.2d, v16.2d
-	WORD $0x6e70e552 // fcmge v18.2d, v10.2d, v16.2d
-	WORD $0x6e70e573 // fcmge v19.2d, v11.2d, v16.2d
-	WORD $0x6e70e510 // fcmge v16.2d, v8.2d, v16.2d
-	WORD $0x6e7edd34 // fmul v20.2d, v9.2d, v30.2d
-	WORD $0x6e7edd55 // fmul v21.2d, v10.2d, v30.2d
-	WORD $0x6e7edd76 // fmul v22.2d, v11.2d, v30.2d
-	WORD $0x6e7edd17 // fmul v23.2d, v8.2d, v30.2d
-	VBIT V17.B16, V20.B16, V9.B16
-	VBIT V18.B16, V21.B16, V10.B16
-	VBIT V19.B16, V22.B16, V11.B16
-	VBIT V16.B16, V23.B16, V8.B16
+	WORD $0x6e70e511 // fcmge v17.2d, v8.2d, v16.2d
+	WORD $0x6e70e532 // fcmge v18.2d, v9.2d, v16.2d
+	WORD $0x6e70e553 // fcmge v19.2d, v10.2d, v16.2d
+	WORD $0x6e70e570 // fcmge v16.2d, v11.2d, v16.2d
+	WORD $0x6e7edd14 // fmul v20.2d, v8.2d, v30.2d
+	WORD $0x6e7edd35 // fmul v21.2d, v9.2d, v30.2d
+	WORD $0x6e7edd56 // fmul v22.2d, v10.2d, v30.2d
+	WORD $0x6e7edd77 // fmul v23.2d, v11.2d, v30.2d
+	VBIT V17.B16, V20.B16, V8.B16
+	VBIT V18.B16, V21.B16, V9.B16
+	VBIT V19.B16, V22.B16, V10.B16
+	VBIT V16.B16, V23.B16, V11.B16
 	VAND V31.B16, V17.B16, V17.B16
 	VAND V31.B16, V18.B16, V18.B16
 	VAND V31.B16, V19.B16, V19.B16
@@ -4180,23 +6247,23 @@ loop4:
 	WORD $0x4e72d5ad // fadd v13.2d, v13.2d, v18.2d
 	WORD $0x4e73d5ce // fadd v14.2d, v14.2d, v19.2d
 	WORD $0x4e70d5ef // fadd v15.2d, v15.2d, v16.2d
-	WORD $0x4ee5d585 // fsub v5.2d, v12.2d, v5.2d
-	WORD $0x4ee6d5a6 // fsub v6.2d, v13.2d, v6.2d
-	WORD $0x4ee7d5c7 // fsub v7.2d, v14.2d, v7.2d
-	WORD $0x4ee4d5e4 // fsub v4.2d, v15.2d, v4.2d
+	WORD $0x4ee4d584 // fsub v4.2d, v12.2d, v4.2d
+	WORD $0x4ee5d5a5 // fsub v5.2d, v13.2d, v5.2d
+	WORD $0x4ee6d5c6 // fsub v6.2d, v14.2d, v6.2d
+	WORD $0x4ee7d5e7 // fsub v7.2d, v15.2d, v7.2d
+	WORD $0x4effd508 // fsub v8.2d, v8.2d, v31.2d
 	WORD $0x4effd529 // fsub v9.2d, v9.2d, v31.2d
 	WORD $0x4effd54a // fsub v10.2d, v10.2d, v31.2d
 	WORD $0x4effd56b // fsub v11.2d, v11.2d, v31.2d
-	WORD $0x4effd508 // fsub v8.2d, v8.2d, v31.2d
 	FMOVQ 1408(R9), F12
-	WORD $0x4e6cd52d // fadd v13.2d, v9.2d, v12.2d
-	WORD $0x4e6cd54e // fadd v14.2d, v10.2d, v12.2d
-	WORD $0x4e6cd56f // fadd v15.2d, v11.2d, v12.2d
-	WORD $0x4e6cd50c // fadd v12.2d, v8.2d, v12.2d
-	WORD $0x6e6dfd2d // fdiv v13.2d, v9.2d, v13.2d
-	WORD $0x6e6efd4e // fdiv v14.2d, v10.2d, v14.2d
-	WORD $0x6e6ffd6f // fdiv v15.2d, v11.2d, v15.2d
-	WORD $0x6e6cfd0c // fdiv v12.2d, v8.2d, v12.2d
+	WORD $0x4e6cd50d // fadd v13.2d, v8.2d, v12.2d
+	WORD $0x4e6cd52e // fadd v14.2d, v9.2d, v12.2d
+	WORD $0x4e6cd54f // fadd v15.2d, v10.2d, v12.2d
+	WORD $0x4e6cd56c // fadd v12.2d, v11.2d, v12.2d
+	WORD $0x6e6dfd0d // fdiv v13.2d, v8.2d, v13.2d
+	WORD $0x6e6efd2e // fdiv v14.2d, v9.2d, v14.2d
+	WORD $0x6e6ffd4f // fdiv v15.2d, v10.2d, v15.2d
+	WORD $0x6e6cfd6c // fdiv v12.2d, v11.2d, v12.2d
 	WORD $0x6e6dddb0 // fmul v16.2d, v13.2d, v13.2d
 	WORD $0x6e6eddd1 // fmul v17.2d, v14.2d, v14.2d
 	WORD $0x6e6fddf2 // fmul v18.2d, v15.2d, v15.2d
@@ -4286,52 +6353,54 @@ loop4:
 	WORD $0x6e76de31 // fmul v17.2d, v17.2d, v22.2d
 	WORD $0x6e77de52 // fmul v18.2d, v18.2d, v23.2d
 	WORD $0x6e75de73 // fmul v19.2d, v19.2d, v21.2d
-	WORD $0x6e7edd34 // fmul v20.2d, v9.2d, v30.2d
-	WORD $0x6e7edd55 // fmul v21.2d, v10.2d, v30.2d
-	WORD $0x6e7edd76 // fmul v22.2d, v11.2d, v30.2d
-	WORD $0x6e7edd17 // fmul v23.2d, v8.2d, v30.2d
-	WORD $0x6e69de94 // fmul v20.2d, v20.2d, v9.2d
-	WORD $0x6e6adeb5 // fmul v21.2d, v21.2d, v10.2d
-	WORD $0x6e6bded6 // fmul v22.2d, v22.2d, v11.2d
-	WORD $0x6e68def7 // fmul v23.2d, v23.2d, v8.2d
+	WORD $0x6e7edd14 // fmul v20.2d, v8.2d, v30.2d
+	WORD $0x6e7edd35 // fmul v21.2d, v9.2d, v30.2d
+	WORD $0x6e7edd56 // fmul v22.2d, v10.2d, v30.2d
+	WORD $0x6e7edd77 // fmul v23.2d, v11.2d, v30.2d
+	WORD $0x6e68de94 // fmul v20.2d, v20.2d, v8.2d
+	WORD $0x6e69deb5 // fmul v21.2d, v21.2d, v9.2d
+	WORD $0x6e6aded6 // fmul v22.2d, v22.2d, v10.2d
+	WORD $0x6e6bdef7 // fmul v23.2d, v23.2d, v11.2d
 	WORD $0x4e70d690 // fadd v16.2d, v20.2d, v16.2d
 	WORD $0x4e71d6b1 // fadd v17.2d, v21.2d, v17.2d
 	WORD $0x4e72d6d2 // fadd v18.2d, v22.2d, v18.2d
 	WORD $0x4e73d6f3 // fadd v19.2d, v23.2d, v19.2d
-	WORD $0x6e7cdcb8 // fmul v24.2d, v5.2d, v28.2d
-	WORD $0x6e7cdcd9 // fmul v25.2d, v6.2d, v28.2d
-	WORD $0x6e7cdcfa // fmul v26.2d, v7.2d, v28.2d
-	WORD $0x6e7cdc9b // fmul v27.2d, v4.2d, v28.2d
-	VFMLA V16.D2, V13.D2, V24.D2
-	VFMLA V17.D2, V14.D2, V25.D2
-	VFMLA V18.D2, V15.D2, V26.D2
-	VFMLA V19.D2, V12.D2, V27.D2
-	WORD $0x4ef8d68c // fsub v12.2d, v20.2d, v24.2d
-	WORD $0x4ef9d6ad // fsub v13.2d, v21.2d, v25.2d
-	WORD $0x4efad6ce // fsub v14.2d, v22.2d, v26.2d
-	WORD $0x4efbd6ef // fsub v15.2d, v23.2d, v27.2d
-	WORD $0x4eecd529 // fsub v9.2d, v9.2d, v12.2d
-	WORD $0x4eedd54a // fsub v10.2d, v10.2d, v13.2d
-	WORD $0x4eeed56b // fsub v11.2d, v11.2d, v14.2d
-	WORD $0x4eefd508 // fsub v8.2d, v8.2d, v15.2d
-	VFMLA V29.D2, V5.D2, V9.D2
-	VFMLA V29.D2, V6.D2, V10.D2
-	VFMLA V29.D2, V7.D2, V11.D2
-	VFMLA V29.D2, V4.D2, V8.D2
-	FMOVQ 1600(R9), F4
+	FMOVQ 1600(R9), F24
+	WORD $0x6e78dc99 // fmul v25.2d, v4.2d, v24.2d
+	WORD $0x6e78dcba // fmul v26.2d, v5.2d, v24.2d
+	WORD $0x6e78dcdb // fmul v27.2d, v6.2d, v24.2d
+	WORD $0x6e78dcf8 // fmul v24.2d, v7.2d, v24.2d
+	VFMLA V16.D2, V13.D2, V25.D2
+	VFMLA V17.D2, V14.D2, V26.D2
+	VFMLA V18.D2, V15.D2, V27.D2
+	VFMLA V19.D2, V12.D2, V24.D2
+	WORD $0x4ef9d68c // fsub v12.2d, v20.2d, v25.2d
+	WORD $0x4efad6ad // fsub v13.2d, v21.2d, v26.2d
+	WORD $0x4efbd6ce // fsub v14.2d, v22.2d, v27.2d
+	WORD $0x4ef8d6ef // fsub v15.2d, v23.2d, v24.2d
+	WORD $0x4eecd508 // fsub v8.2d, v8.2d, v12.2d
+	WORD $0x4eedd529 // fsub v9.2d, v9.2d, v13.2d
+	WORD $0x4eeed54a // fsub v10.2d, v10.2d, v14.2d
+	WORD $0x4eefd56b // fsub v11.2d, v11.2d, v15.2d
+	FMOVQ 1616(R9), F12
+	VFMLA V12.D2, V4.D2, V8.D2
+	VFMLA V12.D2, V5.D2, V9.D2
+	VFMLA V12.D2, V6.D2, V10.D2
+	VFMLA V12.D2, V7.D2, V11.D2
+	FMOVQ 1632(R9), F4
 	WORD $0x4e64e405 // fcmeq v5.2d, v0.2d, v4.2d
 	WORD $0x4e64e426 // fcmeq v6.2d, v1.2d, v4.2d
 	WORD $0x4e64e447 // fcmeq v7.2d, v2.2d, v4.2d
 	WORD $0x4e64e464 // fcmeq v4.2d, v3.2d, v4.2d
-	VBSL V9.B16, V0.B16, V5.B16
-	VBSL V10.B16, V1.B16, V6.B16
-	VBSL V11.B16, V2.B16, V7.B16
-	VBSL V8.B16, V3.B16, V4.B16
+	VBSL V8.B16, V0.B16, V5.B16
+	VBSL V9.B16, V1.B16, V6.B16
+	VBSL V10.B16, V2.B16, V7.B16
+	VBSL V11.B16, V3.B16, V4.B16
 	WORD $0x4ee0d808 // fcmeq v8.2d, v0.2d, #0.0
 	WORD $0x4ee0d829 // fcmeq v9.2d, v1.2d, #0.0
 	WORD $0x4ee0d84a // fcmeq v10.2d, v2.2d, #0.0
 	WORD $0x4ee0d86b // fcmeq v11.2d, v3.2d, #0.0
-	FMOVQ 1616(R9), F12
+	FMOVQ 1648(R9), F12
 	VBSL V5.B16, V12.B16, V8.B16
 	VBSL V6.B16, V12.B16, V9.B16
 	VBSL V7.B16, V12.B16, V10.B16
@@ -4340,7 +6409,7 @@ loop4:
 	WORD $0x6ee0c821 // fcmge v1.2d, v1.2d, #0.0
 	WORD $0x6ee0c842 // fcmge v2.2d, v2.2d, #0.0
 	WORD $0x6ee0c863 // fcmge v3.2d, v3.2d, #0.0
-	FMOVQ 1632(R9), F4
+	FMOVQ 1664(R9), F4
 	VBSL V4.B16, V8.B16, V0.B16
 	VBSL V4.B16, V9.B16, V1.B16
 	VBSL V4.B16, V10.B16, V2.B16
@@ -4356,10 +6425,8 @@ loop1:
 
 one:
 	FMOVQ.P 16(R1), F0
-	FMOVQ 1296(R9), F1
-	WORD $0x6ee0e421 // fcmgt v1.2d, v1.2d, v0.2d
-	FMOVQ 1312(R9), F2
-	WORD $0x6e62dc02 // fmul v2.2d, v0.2d, v2.2d
+	WORD $0x6ee0e7a1 // fcmgt v1.2d, v29.2d, v0.2d
+	WORD $0x6e7cdc02 // fmul v2.2d, v0.2d, v28.2d
 	VBIF V1.B16, V0.B16, V2.B16
 	FMOVQ 1328(R9), F3
 	VAND V3.B16, V1.B16, V1.B16
@@ -4408,19 +6475,21 @@ one:
 	WORD $0x6e7edc45 // fmul v5.2d, v2.2d, v30.2d
 	WORD $0x6e62dca5 // fmul v5.2d, v5.2d, v2.2d
 	WORD $0x4e64d4a4 // fadd v4.2d, v5.2d, v4.2d
-	WORD $0x6e7cdc26 // fmul v6.2d, v1.2d, v28.2d
+	FMOVQ 1600(R9), F6
+	WORD $0x6e66dc26 // fmul v6.2d, v1.2d, v6.2d
 	VFMLA V4.D2, V3.D2, V6.D2
 	WORD $0x4ee6d4a3 // fsub v3.2d, v5.2d, v6.2d
 	WORD $0x4ee3d442 // fsub v2.2d, v2.2d, v3.2d
-	VFMLA V29.D2, V1.D2, V2.D2
-	FMOVQ 1600(R9), F1
+	FMOVQ 1616(R9), F3
+	VFMLA V3.D2, V1.D2, V2.D2
+	FMOVQ 1632(R9), F1
 	WORD $0x4e61e401 // fcmeq v1.2d, v0.2d, v1.2d
 	VBSL V2.B16, V0.B16, V1.B16
 	WORD $0x4ee0d802 // fcmeq v2.2d, v0.2d, #0.0
-	FMOVQ 1616(R9), F3
+	FMOVQ 1648(R9), F3
 	VBSL V1.B16, V3.B16, V2.B16
 	WORD $0x6ee0c800 // fcmge v0.2d, v0.2d, #0.0
-	FMOVQ 1632(R9), F1
+	FMOVQ 1664(R9), F1
 	VBSL V1.B16, V2.B16, V0.B16
 	FMOVQ.P F0, 16(R0)
 	SUB $2, R3
@@ -4464,8 +6533,8 @@ TEXT ·sigmoidF64NEON(SB), NOSPLIT, $16-48
 	MOVD x_base+24(FP), R1
 	MOVD $consts<>(SB), R9
 	MOVD ZR, R4
-	FMOVQ 1248(R9), F30
-	FMOVQ 1264(R9), F31
+	FMOVQ 1040(R9), F30
+	FMOVQ 1072(R9), F31
 
 loop4:
 	// 4 vectors an iteration
@@ -4481,17 +6550,17 @@ loop4:
 	WORD $0x6ee0f8a5 // fneg v5.2d, v5.2d
 	WORD $0x6ee0f8c6 // fneg v6.2d, v6.2d
 	WORD $0x6ee0f8e7 // fneg v7.2d, v7.2d
-	FMOVQ 992(R9), F8
+	FMOVQ 1856(R9), F8
 	WORD $0x4e68f484 // fmax v4.2d, v4.2d, v8.2d
 	WORD $0x4e68f4a5 // fmax v5.2d, v5.2d, v8.2d
 	WORD $0x4e68f4c6 // fmax v6.2d, v6.2d, v8.2d
 	WORD $0x4e68f4e7 // fmax v7.2d, v7.2d, v8.2d
-	FMOVQ 1008(R9), F8
+	FMOVQ 1872(R9), F8
 	WORD $0x4ee8f484 // fmin v4.2d, v4.2d, v8.2d
 	WORD $0x4ee8f4a5 // fmin v5.2d, v5.2d, v8.2d
 	WORD $0x4ee8f4c6 // fmin v6.2d, v6.2d, v8.2d
 	WORD $0x4ee8f4e7 // fmin v7.2d, v7.2d, v8.2d
-	FMOVQ 1024(R9), F8
+	FMOVQ 1728(R9), F8
 	WORD $0x6e68dc89 // fmul v9.2d, v4.2d, v8.2d
 	WORD $0x6e68dcaa // fmul v10.2d, v5.2d, v8.2d
 	WORD $0x6e68dccb // fmul v11.2d, v6.2d, v8.2d
@@ -4500,12 +6569,12 @@ loop4:
 	WORD $0x4e61894a // frintn v10.2d, v10.2d
 	WORD $0x4e61896b // frintn v11.2d, v11.2d
 	WORD $0x4e618908 // frintn v8.2d, v8.2d
-	FMOVQ 1040(R9), F12
+	FMOVQ 1616(R9), F12
 	VFMLS V12.D2, V9.D2, V4.D2
 	VFMLS V12.D2, V10.D2, V5.D2
 	VFMLS V12.D2, V11.D2, V6.D2
 	VFMLS V12.D2, V8.D2, V7.D2
-	FMOVQ 1056(R9), F12
+	FMOVQ 1600(R9), F12
 	WORD $0x6e6cdd2d // fmul v13.2d, v9.2d, v12.2d
 	WORD $0x6e6cdd4e // fmul v14.2d, v10.2d, v12.2d
 	WORD $0x6e6cdd6f // fmul v15.2d, v11.2d, v12.2d
@@ -4518,8 +6587,8 @@ loop4:
 	WORD $0x6e71de35 // fmul v21.2d, v17.2d, v17.2d
 	WORD $0x6e72de56 // fmul v22.2d, v18.2d, v18.2d
 	WORD $0x6e73de77 // fmul v23.2d, v19.2d, v19.2d
-	FMOVQ 1088(R9), F24
-	FMOVQ 1072(R9), F25
+	FMOVQ 1168(R9), F24
+	FMOVQ 1744(R9), F25
 	VORR V24.B16, V24.B16, V26.B16
 	VFMLA V16.D2, V25.D2, V26.D2
 	VORR V24.B16, V24.B16, V27.B16
@@ -4527,7 +6596,7 @@ loop4:
 	VORR V24.B16, V24.B16, V28.B16
 	VFMLA V18.D2, V25.D2, V28.D2
 	VFMLA V19.D2, V25.D2, V24.D2
-	FMOVQ 1104(R9), F25
+	FMOVQ 1760(R9), F25
 	VORR V25.B16, V25.B16, V29.B16
 	VFMLA V16.D2, V26.D2, V29.D2
 	VORR V25.B16, V25.B16, V26.B16
@@ -4535,7 +6604,39 @@ loop4:
 	VORR V25.B16, V25.B16, V27.B16
 	VFMLA V18.D2, V28.D2, V27.D2
 	VFMLA V19.D2, V24.D2, V25.D2
-	FMOVQ 1120(R9), F24
+	FMOVQ 1776(R9), F24
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V16.D2, V29.D2, V28.D2
+	VORR V24.B16, V24.B16, V29.B16
+	VFMLA V17.D2, V26.D2, V29.D2
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V18.D2, V27.D2, V26.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1104(R9), F25
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V16.D2, V28.D2, V27.D2
+	VORR V25.B16, V25.B16, V28.B16
+	VFMLA V17.D2, V29.D2, V28.D2
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V18.D2, V26.D2, V29.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1200(R9), F24
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V16.D2, V27.D2, V26.D2
+	VORR V24.B16, V24.B16, V27.B16
+	VFMLA V17.D2, V28.D2, V27.D2
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V18.D2, V29.D2, V28.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1792(R9), F25
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V16.D2, V26.D2, V29.D2
+	VORR V25.B16, V25.B16, V26.B16
+	VFMLA V17.D2, V27.D2, V26.D2
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V18.D2, V28.D2, V27.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1808(R9), F24
 	VORR V24.B16, V24.B16, V28.B16
 	VFMLA V16.D2, V29.D2, V28.D2
 	VORR V24.B16, V24.B16, V29.B16
@@ -4551,7 +6652,7 @@ loop4:
 	VORR V25.B16, V25.B16, V29.B16
 	VFMLA V18.D2, V26.D2, V29.D2
 	VFMLA V19.D2, V24.D2, V25.D2
-	FMOVQ 1152(R9), F24
+	FMOVQ 1232(R9), F24
 	VORR V24.B16, V24.B16, V26.B16
 	VFMLA V16.D2, V27.D2, V26.D2
 	VORR V24.B16, V24.B16, V27.B16
@@ -4559,39 +6660,7 @@ loop4:
 	VORR V24.B16, V24.B16, V28.B16
 	VFMLA V18.D2, V29.D2, V28.D2
 	VFMLA V19.D2, V25.D2, V24.D2
-	FMOVQ 1168(R9), F25
-	VORR V25.B16, V25.B16, V29.B16
-	VFMLA V16.D2, V26.D2, V29.D2
-	VORR V25.B16, V25.B16, V26.B16
-	VFMLA V17.D2, V27.D2, V26.D2
-	VORR V25.B16, V25.B16, V27.B16
-	VFMLA V18.D2, V28.D2, V27.D2
-	VFMLA V19.D2, V24.D2, V25.D2
-	FMOVQ 1184(R9), F24
-	VORR V24.B16, V24.B16, V28.B16
-	VFMLA V16.D2, V29.D2, V28.D2
-	VORR V24.B16, V24.B16, V29.B16
-	VFMLA V17.D2, V26.D2, V29.D2
-	VORR V24.B16, V24.B16, V26.B16
-	VFMLA V18.D2, V27.D2, V26.D2
-	VFMLA V19.D2, V25.D2, V24.D2
-	FMOVQ 1200(R9), F25
-	VORR V25.B16, V25.B16, V27.B16
-	VFMLA V16.D2, V28.D2, V27.D2
-	VORR V25.B16, V25.B16, V28.B16
-	VFMLA V17.D2, V29.D2, V28.D2
-	VORR V25.B16, V25.B16, V29.B16
-	VFMLA V18.D2, V26.D2, V29.D2
-	VFMLA V19.D2, V24.D2, V25.D2
-	FMOVQ 1216(R9), F24
-	VORR V24.B16, V24.B16, V26.B16
-	VFMLA V16.D2, V27.D2, V26.D2
-	VORR V24.B16, V24.B16, V27.B16
-	VFMLA V17.D2, V28.D2, V27.D2
-	VORR V24.B16, V24.B16, V28.B16
-	VFMLA V18.D2, V29.D2, V28.D2
-	VFMLA V19.D2, V25.D2, V24.D2
-	FMOVQ 1232(R9), F25
+	FMOVQ 1824(R9), F25
 	VORR V25.B16, V25.B16, V29.B16
 	VFMLA V16.D2, V26.D2, V29.D2
 	VORR V25.B16, V25.B16, V26.B16
@@ -4647,7 +6716,7 @@ loop4:
 	WORD $0x4eedd54a // fsub v10.2d, v10.2d, v13.2d
 	WORD $0x4eeed56b // fsub v11.2d, v11.2d, v14.2d
 	WORD $0x4eefd508 // fsub v8.2d, v8.2d, v15.2d
-	FMOVQ 1280(R9), F16
+	FMOVQ 1840(R9), F16
 	WORD $0x4e70d58c // fadd v12.2d, v12.2d, v16.2d
 	WORD $0x4e70d5ad // fadd v13.2d, v13.2d, v16.2d
 	WORD $0x4e70d5ce // fadd v14.2d, v14.2d, v16.2d
@@ -4660,7 +6729,7 @@ loop4:
 	WORD $0x6e6ddca5 // fmul v5.2d, v5.2d, v13.2d
 	WORD $0x6e6edcc6 // fmul v6.2d, v6.2d, v14.2d
 	WORD $0x6e6fdce7 // fmul v7.2d, v7.2d, v15.2d
-	FMOVQ 1280(R9), F12
+	FMOVQ 1840(R9), F12
 	WORD $0x4e6cd529 // fadd v9.2d, v9.2d, v12.2d
 	WORD $0x4e6cd54a // fadd v10.2d, v10.2d, v12.2d
 	WORD $0x4e6cd56b // fadd v11.2d, v11.2d, v12.2d
@@ -4739,39 +6808,39 @@ one:
 	FMOVQ.P 16(R1), F0
 	WORD $0x4ee0f801 // fabs v1.2d, v0.2d
 	WORD $0x6ee0f821 // fneg v1.2d, v1.2d
-	FMOVQ 992(R9), F2
+	FMOVQ 1856(R9), F2
 	WORD $0x4e62f421 // fmax v1.2d, v1.2d, v2.2d
-	FMOVQ 1008(R9), F2
+	FMOVQ 1872(R9), F2
 	WORD $0x4ee2f421 // fmin v1.2d, v1.2d, v2.2d
-	FMOVQ 1024(R9), F2
+	FMOVQ 1728(R9), F2
 	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
 	WORD $0x4e618842 // frintn v2.2d, v2.2d
-	FMOVQ 1040(R9), F3
+	FMOVQ 1616(R9), F3
 	VFMLS V3.D2, V2.D2, V1.D2
-	FMOVQ 1056(R9), F3
+	FMOVQ 1600(R9), F3
 	WORD $0x6e63dc43 // fmul v3.2d, v2.2d, v3.2d
 	WORD $0x4ee3d424 // fsub v4.2d, v1.2d, v3.2d
 	WORD $0x6e64dc85 // fmul v5.2d, v4.2d, v4.2d
-	FMOVQ 1088(R9), F6
-	FMOVQ 1072(R9), F7
+	FMOVQ 1168(R9), F6
+	FMOVQ 1744(R9), F7
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1760(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1776(R9), F6
 	VFMLA V4.D2, V7.D2, V6.D2
 	FMOVQ 1104(R9), F7
 	VFMLA V4.D2, V6.D2, V7.D2
-	FMOVQ 1120(R9), F6
+	FMOVQ 1200(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1792(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1808(R9), F6
 	VFMLA V4.D2, V7.D2, V6.D2
 	FMOVQ 1136(R9), F7
 	VFMLA V4.D2, V6.D2, V7.D2
-	FMOVQ 1152(R9), F6
+	FMOVQ 1232(R9), F6
 	VFMLA V4.D2, V7.D2, V6.D2
-	FMOVQ 1168(R9), F7
-	VFMLA V4.D2, V6.D2, V7.D2
-	FMOVQ 1184(R9), F6
-	VFMLA V4.D2, V7.D2, V6.D2
-	FMOVQ 1200(R9), F7
-	VFMLA V4.D2, V6.D2, V7.D2
-	FMOVQ 1216(R9), F6
-	VFMLA V4.D2, V7.D2, V6.D2
-	FMOVQ 1232(R9), F7
+	FMOVQ 1824(R9), F7
 	VFMLA V4.D2, V6.D2, V7.D2
 	VORR V30.B16, V30.B16, V6.B16
 	VFMLA V4.D2, V7.D2, V6.D2
@@ -4785,11 +6854,11 @@ one:
 	WORD $0x6e7edc43 // fmul v3.2d, v2.2d, v30.2d
 	WORD $0x4e619863 // frintm v3.2d, v3.2d
 	WORD $0x4ee3d442 // fsub v2.2d, v2.2d, v3.2d
-	FMOVQ 1280(R9), F4
+	FMOVQ 1840(R9), F4
 	WORD $0x4e64d463 // fadd v3.2d, v3.2d, v4.2d
 	WORD $0x4f745463 // shl v3.2d, v3.2d, #52
 	WORD $0x6e63dc21 // fmul v1.2d, v1.2d, v3.2d
-	FMOVQ 1280(R9), F3
+	FMOVQ 1840(R9), F3
 	WORD $0x4e63d442 // fadd v2.2d, v2.2d, v3.2d
 	WORD $0x4f745442 // shl v2.2d, v2.2d, #52
 	WORD $0x6e62dc21 // fmul v1.2d, v1.2d, v2.2d
@@ -4849,8 +6918,8 @@ TEXT ·tanhF64NEON(SB), NOSPLIT, $16-48
 	MOVD x_base+24(FP), R1
 	MOVD $consts<>(SB), R9
 	MOVD ZR, R4
-	FMOVQ 1248(R9), F30
-	FMOVQ 1264(R9), F31
+	FMOVQ 1040(R9), F30
+	FMOVQ 1072(R9), F31
 
 loop4:
 	// 4 vectors an iteration
@@ -4867,7 +6936,7 @@ loop4:
 	WORD $0x4e68f4a5 // fmax v5.2d, v5.2d, v8.2d
 	WORD $0x4e68f4c6 // fmax v6.2d, v6.2d, v8.2d
 	WORD $0x4e68f4e7 // fmax v7.2d, v7.2d, v8.2d
-	FMOVQ 1648(R9), F8
+	FMOVQ 1888(R9), F8
 	WORD $0x4ee8f484 // fmin v4.2d, v4.2d, v8.2d
 	WORD $0x4ee8f4a5 // fmin v5.2d, v5.2d, v8.2d
 	WORD $0x4ee8f4c6 // fmin v6.2d, v6.2d, v8.2d
@@ -4876,7 +6945,7 @@ loop4:
 	WORD $0x4e65d4a5 // fadd v5.2d, v5.2d, v5.2d
 	WORD $0x4e66d4c6 // fadd v6.2d, v6.2d, v6.2d
 	WORD $0x4e67d4e7 // fadd v7.2d, v7.2d, v7.2d
-	FMOVQ 1024(R9), F8
+	FMOVQ 1728(R9), F8
 	WORD $0x6e68dc89 // fmul v9.2d, v4.2d, v8.2d
 	WORD $0x6e68dcaa // fmul v10.2d, v5.2d, v8.2d
 	WORD $0x6e68dccb // fmul v11.2d, v6.2d, v8.2d
@@ -4885,12 +6954,12 @@ loop4:
 	WORD $0x4e61894a // frintn v10.2d, v10.2d
 	WORD $0x4e61896b // frintn v11.2d, v11.2d
 	WORD $0x4e618908 // frintn v8.2d, v8.2d
-	FMOVQ 1040(R9), F12
+	FMOVQ 1616(R9), F12
 	VFMLS V12.D2, V9.D2, V4.D2
 	VFMLS V12.D2, V10.D2, V5.D2
 	VFMLS V12.D2, V11.D2, V6.D2
 	VFMLS V12.D2, V8.D2, V7.D2
-	FMOVQ 1056(R9), F12
+	FMOVQ 1600(R9), F12
 	WORD $0x6e6cdd2d // fmul v13.2d, v9.2d, v12.2d
 	WORD $0x6e6cdd4e // fmul v14.2d, v10.2d, v12.2d
 	WORD $0x6e6cdd6f // fmul v15.2d, v11.2d, v12.2d
@@ -4903,8 +6972,8 @@ loop4:
 	WORD $0x6e71de35 // fmul v21.2d, v17.2d, v17.2d
 	WORD $0x6e72de56 // fmul v22.2d, v18.2d, v18.2d
 	WORD $0x6e73de77 // fmul v23.2d, v19.2d, v19.2d
-	FMOVQ 1088(R9), F24
-	FMOVQ 1072(R9), F25
+	FMOVQ 1168(R9), F24
+	FMOVQ 1744(R9), F25
 	VORR V24.B16, V24.B16, V26.B16
 	VFMLA V16.D2, V25.D2, V26.D2
 	VORR V24.B16, V24.B16, V27.B16
@@ -4912,7 +6981,7 @@ loop4:
 	VORR V24.B16, V24.B16, V28.B16
 	VFMLA V18.D2, V25.D2, V28.D2
 	VFMLA V19.D2, V25.D2, V24.D2
-	FMOVQ 1104(R9), F25
+	FMOVQ 1760(R9), F25
 	VORR V25.B16, V25.B16, V29.B16
 	VFMLA V16.D2, V26.D2, V29.D2
 	VORR V25.B16, V25.B16, V26.B16
@@ -4920,7 +6989,39 @@ loop4:
 	VORR V25.B16, V25.B16, V27.B16
 	VFMLA V18.D2, V28.D2, V27.D2
 	VFMLA V19.D2, V24.D2, V25.D2
-	FMOVQ 1120(R9), F24
+	FMOVQ 1776(R9), F24
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V16.D2, V29.D2, V28.D2
+	VORR V24.B16, V24.B16, V29.B16
+	VFMLA V17.D2, V26.D2, V29.D2
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V18.D2, V27.D2, V26.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1104(R9), F25
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V16.D2, V28.D2, V27.D2
+	VORR V25.B16, V25.B16, V28.B16
+	VFMLA V17.D2, V29.D2, V28.D2
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V18.D2, V26.D2, V29.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1200(R9), F24
+	VORR V24.B16, V24.B16, V26.B16
+	VFMLA V16.D2, V27.D2, V26.D2
+	VORR V24.B16, V24.B16, V27.B16
+	VFMLA V17.D2, V28.D2, V27.D2
+	VORR V24.B16, V24.B16, V28.B16
+	VFMLA V18.D2, V29.D2, V28.D2
+	VFMLA V19.D2, V25.D2, V24.D2
+	FMOVQ 1792(R9), F25
+	VORR V25.B16, V25.B16, V29.B16
+	VFMLA V16.D2, V26.D2, V29.D2
+	VORR V25.B16, V25.B16, V26.B16
+	VFMLA V17.D2, V27.D2, V26.D2
+	VORR V25.B16, V25.B16, V27.B16
+	VFMLA V18.D2, V28.D2, V27.D2
+	VFMLA V19.D2, V24.D2, V25.D2
+	FMOVQ 1808(R9), F24
 	VORR V24.B16, V24.B16, V28.B16
 	VFMLA V16.D2, V29.D2, V28.D2
 	VORR V24.B16, V24.B16, V29.B16
@@ -4936,7 +7037,7 @@ loop4:
 	VORR V25.B16, V25.B16, V29.B16
 	VFMLA V18.D2, V26.D2, V29.D2
 	VFMLA V19.D2, V24.D2, V25.D2
-	FMOVQ 1152(R9), F24
+	FMOVQ 1232(R9), F24
 	VORR V24.B16, V24.B16, V26.B16
 	VFMLA V16.D2, V27.D2, V26.D2
 	VORR V24.B16, V24.B16, V27.B16
@@ -4944,39 +7045,7 @@ loop4:
 	VORR V24.B16, V24.B16, V28.B16
 	VFMLA V18.D2, V29.D2, V28.D2
 	VFMLA V19.D2, V25.D2, V24.D2
-	FMOVQ 1168(R9), F25
-	VORR V25.B16, V25.B16, V29.B16
-	VFMLA V16.D2, V26.D2, V29.D2
-	VORR V25.B16, V25.B16, V26.B16
-	VFMLA V17.D2, V27.D2, V26.D2
-	VORR V25.B16, V25.B16, V27.B16
-	VFMLA V18.D2, V28.D2, V27.D2
-	VFMLA V19.D2, V24.D2, V25.D2
-	FMOVQ 1184(R9), F24
-	VORR V24.B16, V24.B16, V28.B16
-	VFMLA V16.D2, V29.D2, V28.D2
-	VORR V24.B16, V24.B16, V29.B16
-	VFMLA V17.D2, V26.D2, V29.D2
-	VORR V24.B16, V24.B16, V26.B16
-	VFMLA V18.D2, V27.D2, V26.D2
-	VFMLA V19.D2, V25.D2, V24.D2
-	FMOVQ 1200(R9), F25
-	VORR V25.B16, V25.B16, V27.B16
-	VFMLA V16.D2, V28.D2, V27.D2
-	VORR V25.B16, V25.B16, V28.B16
-	VFMLA V17.D2, V29.D2, V28.D2
-	VORR V25.B16, V25.B16, V29.B16
-	VFMLA V18.D2, V26.D2, V29.D2
-	VFMLA V19.D2, V24.D2, V25.D2
-	FMOVQ 1216(R9), F24
-	VORR V24.B16, V24.B16, V26.B16
-	VFMLA V16.D2, V27.D2, V26.D2
-	VORR V24.B16, V24.B16, V27.B16
-	VFMLA V17.D2, V28.D2, V27.D2
-	VORR V24.B16, V24.B16, V28.B16
-	VFMLA V18.D2, V29.D2, V28.D2
-	VFMLA V19.D2, V25.D2, V24.D2
-	FMOVQ 1232(R9), F25
+	FMOVQ 1824(R9), F25
 	VORR V25.B16, V25.B16, V29.B16
 	VFMLA V16.D2, V26.D2, V29.D2
 	VORR V25.B16, V25.B16, V26.B16
@@ -5016,7 +7085,7 @@ loop4:
 	WORD $0x4eedd54a // fsub v10.2d, v10.2d, v13.2d
 	WORD $0x4eeed56b // fsub v11.2d, v11.2d, v14.2d
 	WORD $0x4eefd508 // fsub v8.2d, v8.2d, v15.2d
-	FMOVQ 1280(R9), F16
+	FMOVQ 1840(R9), F16
 	WORD $0x4e70d58c // fadd v12.2d, v12.2d, v16.2d
 	WORD $0x4e70d5ad // fadd v13.2d, v13.2d, v16.2d
 	WORD $0x4e70d5ce // fadd v14.2d, v14.2d, v16.2d
@@ -5029,7 +7098,7 @@ loop4:
 	WORD $0x6e6ddfed // fmul v13.2d, v31.2d, v13.2d
 	WORD $0x6e6edfee // fmul v14.2d, v31.2d, v14.2d
 	WORD $0x6e6fdfef // fmul v15.2d, v31.2d, v15.2d
-	FMOVQ 1280(R9), F16
+	FMOVQ 1840(R9), F16
 	WORD $0x4e70d529 // fadd v9.2d, v9.2d, v16.2d
 	WORD $0x4e70d54a // fadd v10.2d, v10.2d, v16.2d
 	WORD $0x4e70d56b // fadd v11.2d, v11.2d, v16.2d
@@ -5096,7 +7165,7 @@ loop4:
 	VFMLA V17.D2, V13.D2, V21.D2
 	VFMLA V18.D2, V14.D2, V22.D2
 	VFMLA V19.D2, V15.D2, V23.D2
-	FMOVQ 1664(R9), F4
+	FMOVQ 1904(R9), F4
 	VAND V4.B16, V0.B16, V0.B16
 	VAND V4.B16, V1.B16, V1.B16
 	VAND V4.B16, V2.B16, V2.B16
@@ -5119,38 +7188,38 @@ one:
 	WORD $0x4ee0f801 // fabs v1.2d, v0.2d
 	FMOVQ 464(R9), F2
 	WORD $0x4e62f421 // fmax v1.2d, v1.2d, v2.2d
-	FMOVQ 1648(R9), F2
+	FMOVQ 1888(R9), F2
 	WORD $0x4ee2f421 // fmin v1.2d, v1.2d, v2.2d
 	WORD $0x4e61d421 // fadd v1.2d, v1.2d, v1.2d
-	FMOVQ 1024(R9), F2
+	FMOVQ 1728(R9), F2
 	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
 	WORD $0x4e618842 // frintn v2.2d, v2.2d
-	FMOVQ 1040(R9), F3
+	FMOVQ 1616(R9), F3
 	VFMLS V3.D2, V2.D2, V1.D2
-	FMOVQ 1056(R9), F3
+	FMOVQ 1600(R9), F3
 	WORD $0x6e63dc43 // fmul v3.2d, v2.2d, v3.2d
 	WORD $0x4ee3d424 // fsub v4.2d, v1.2d, v3.2d
 	WORD $0x6e64dc85 // fmul v5.2d, v4.2d, v4.2d
-	FMOVQ 1088(R9), F6
-	FMOVQ 1072(R9), F7
+	FMOVQ 1168(R9), F6
+	FMOVQ 1744(R9), F7
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1760(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1776(R9), F6
 	VFMLA V4.D2, V7.D2, V6.D2
 	FMOVQ 1104(R9), F7
 	VFMLA V4.D2, V6.D2, V7.D2
-	FMOVQ 1120(R9), F6
+	FMOVQ 1200(R9), F6
+	VFMLA V4.D2, V7.D2, V6.D2
+	FMOVQ 1792(R9), F7
+	VFMLA V4.D2, V6.D2, V7.D2
+	FMOVQ 1808(R9), F6
 	VFMLA V4.D2, V7.D2, V6.D2
 	FMOVQ 1136(R9), F7
 	VFMLA V4.D2, V6.D2, V7.D2
-	FMOVQ 1152(R9), F6
+	FMOVQ 1232(R9), F6
 	VFMLA V4.D2, V7.D2, V6.D2
-	FMOVQ 1168(R9), F7
-	VFMLA V4.D2, V6.D2, V7.D2
-	FMOVQ 1184(R9), F6
-	VFMLA V4.D2, V7.D2, V6.D2
-	FMOVQ 1200(R9), F7
-	VFMLA V4.D2, V6.D2, V7.D2
-	FMOVQ 1216(R9), F6
-	VFMLA V4.D2, V7.D2, V6.D2
-	FMOVQ 1232(R9), F7
+	FMOVQ 1824(R9), F7
 	VFMLA V4.D2, V6.D2, V7.D2
 	VORR V30.B16, V30.B16, V6.B16
 	VFMLA V4.D2, V7.D2, V6.D2
@@ -5160,11 +7229,11 @@ one:
 	WORD $0x6e7edc43 // fmul v3.2d, v2.2d, v30.2d
 	WORD $0x4e619863 // frintm v3.2d, v3.2d
 	WORD $0x4ee3d442 // fsub v2.2d, v2.2d, v3.2d
-	FMOVQ 1280(R9), F4
+	FMOVQ 1840(R9), F4
 	WORD $0x4e64d463 // fadd v3.2d, v3.2d, v4.2d
 	WORD $0x4f745463 // shl v3.2d, v3.2d, #52
 	WORD $0x6e63dfe3 // fmul v3.2d, v31.2d, v3.2d
-	FMOVQ 1280(R9), F4
+	FMOVQ 1840(R9), F4
 	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
 	WORD $0x4f745442 // shl v2.2d, v2.2d, #52
 	WORD $0x6e62dc62 // fmul v2.2d, v3.2d, v2.2d
@@ -5183,7 +7252,7 @@ one:
 	VFMLS V1.D2, V5.D2, V3.D2
 	VFMLS V2.D2, V5.D2, V3.D2
 	VFMLA V4.D2, V3.D2, V5.D2
-	FMOVQ 1664(R9), F1
+	FMOVQ 1904(R9), F1
 	VAND V1.B16, V0.B16, V0.B16
 	VORR V0.B16, V5.B16, V0.B16
 	FMOVQ.P F0, 16(R0)
@@ -5229,87 +7298,88 @@ TEXT ·siluF64NEON(SB), NOSPLIT, $16-48
 	MOVD $consts<>(SB), R9
 	MOVD ZR, R4
 	FMOVQ 464(R9), F28
-	FMOVQ 1024(R9), F27
-	FMOVQ 1040(R9), F26
-	FMOVQ 1056(R9), F25
-	FMOVQ 1072(R9), F24
-	FMOVQ 1088(R9), F23
-	FMOVQ 1104(R9), F22
-	FMOVQ 1120(R9), F21
-	FMOVQ 1136(R9), F20
-	FMOVQ 1248(R9), F29
-	FMOVQ 1264(R9), F31
-	FMOVQ 1280(R9), F30
+	FMOVQ 1040(R9), F29
+	FMOVQ 1072(R9), F31
+	FMOVQ 1104(R9), F27
+	FMOVQ 1136(R9), F26
+	FMOVQ 1168(R9), F25
+	FMOVQ 1200(R9), F24
+	FMOVQ 1232(R9), F23
+	FMOVQ 1600(R9), F22
+	FMOVQ 1616(R9), F21
+	FMOVQ 1728(R9), F20
+	FMOVQ 1840(R9), F30
 
 loop4:
 	// 2 vectors an iteration
 	CMP $4, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
-	FMOVQ 1680(R9), F2
+	FMOVQ 1920(R9), F2
 	WORD $0x4e62f403 // fmax v3.2d, v0.2d, v2.2d
 	WORD $0x4e62f422 // fmax v2.2d, v1.2d, v2.2d
 	WORD $0x4ee0f864 // fabs v4.2d, v3.2d
 	WORD $0x4ee0f845 // fabs v5.2d, v2.2d
 	WORD $0x6ee0f884 // fneg v4.2d, v4.2d
 	WORD $0x6ee0f8a5 // fneg v5.2d, v5.2d
-	WORD $0x6e7bdc86 // fmul v6.2d, v4.2d, v27.2d
-	WORD $0x6e7bdca7 // fmul v7.2d, v5.2d, v27.2d
+	WORD $0x6e74dc86 // fmul v6.2d, v4.2d, v20.2d
+	WORD $0x6e74dca7 // fmul v7.2d, v5.2d, v20.2d
 	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
 	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
-	VFMLS V26.D2, V6.D2, V4.D2
-	VFMLS V26.D2, V7.D2, V5.D2
-	WORD $0x6e79dcc8 // fmul v8.2d, v6.2d, v25.2d
-	WORD $0x6e79dce9 // fmul v9.2d, v7.2d, v25.2d
+	VFMLS V21.D2, V6.D2, V4.D2
+	VFMLS V21.D2, V7.D2, V5.D2
+	WORD $0x6e76dcc8 // fmul v8.2d, v6.2d, v22.2d
+	WORD $0x6e76dce9 // fmul v9.2d, v7.2d, v22.2d
 	WORD $0x4ee8d48a // fsub v10.2d, v4.2d, v8.2d
 	WORD $0x4ee9d4ab // fsub v11.2d, v5.2d, v9.2d
 	WORD $0x6e6add4c // fmul v12.2d, v10.2d, v10.2d
 	WORD $0x6e6bdd6d // fmul v13.2d, v11.2d, v11.2d
-	VORR V23.B16, V23.B16, V14.B16
-	VFMLA V10.D2, V24.D2, V14.D2
-	VORR V23.B16, V23.B16, V15.B16
-	VFMLA V11.D2, V24.D2, V15.D2
-	VORR V22.B16, V22.B16, V16.B16
-	VFMLA V10.D2, V14.D2, V16.D2
-	VORR V22.B16, V22.B16, V14.B16
-	VFMLA V11.D2, V15.D2, V14.D2
-	VORR V21.B16, V21.B16, V15.B16
-	VFMLA V10.D2, V16.D2, V15.D2
-	VORR V21.B16, V21.B16, V16.B16
+	FMOVQ 1744(R9), F14
+	VORR V25.B16, V25.B16, V15.B16
+	VFMLA V10.D2, V14.D2, V15.D2
+	VORR V25.B16, V25.B16, V16.B16
 	VFMLA V11.D2, V14.D2, V16.D2
-	VORR V20.B16, V20.B16, V14.B16
-	VFMLA V10.D2, V15.D2, V14.D2
-	VORR V20.B16, V20.B16, V15.B16
-	VFMLA V11.D2, V16.D2, V15.D2
-	FMOVQ 1152(R9), F16
-	VORR V16.B16, V16.B16, V17.B16
-	VFMLA V10.D2, V14.D2, V17.D2
+	FMOVQ 1760(R9), F14
+	VORR V14.B16, V14.B16, V17.B16
+	VFMLA V10.D2, V15.D2, V17.D2
+	VFMLA V11.D2, V16.D2, V14.D2
+	FMOVQ 1776(R9), F15
+	VORR V15.B16, V15.B16, V16.B16
+	VFMLA V10.D2, V17.D2, V16.D2
+	VFMLA V11.D2, V14.D2, V15.D2
+	VORR V27.B16, V27.B16, V14.B16
+	VFMLA V10.D2, V16.D2, V14.D2
+	VORR V27.B16, V27.B16, V16.B16
 	VFMLA V11.D2, V15.D2, V16.D2
-	FMOVQ 1168(R9), F14
-	VORR V14.B16, V14.B16, V15.B16
-	VFMLA V10.D2, V17.D2, V15.D2
+	VORR V24.B16, V24.B16, V15.B16
+	VFMLA V10.D2, V14.D2, V15.D2
+	VORR V24.B16, V24.B16, V14.B16
 	VFMLA V11.D2, V16.D2, V14.D2
-	FMOVQ 1184(R9), F16
+	FMOVQ 1792(R9), F16
 	VORR V16.B16, V16.B16, V17.B16
 	VFMLA V10.D2, V15.D2, V17.D2
 	VFMLA V11.D2, V14.D2, V16.D2
-	FMOVQ 1200(R9), F14
+	FMOVQ 1808(R9), F14
 	VORR V14.B16, V14.B16, V15.B16
 	VFMLA V10.D2, V17.D2, V15.D2
 	VFMLA V11.D2, V16.D2, V14.D2
-	FMOVQ 1216(R9), F16
-	VORR V16.B16, V16.B16, V17.B16
-	VFMLA V10.D2, V15.D2, V17.D2
-	VFMLA V11.D2, V14.D2, V16.D2
-	FMOVQ 1232(R9), F14
-	VORR V14.B16, V14.B16, V15.B16
-	VFMLA V10.D2, V17.D2, V15.D2
-	VFMLA V11.D2, V16.D2, V14.D2
-	VORR V29.B16, V29.B16, V16.B16
+	VORR V26.B16, V26.B16, V16.B16
 	VFMLA V10.D2, V15.D2, V16.D2
+	VORR V26.B16, V26.B16, V15.B16
+	VFMLA V11.D2, V14.D2, V15.D2
+	VORR V23.B16, V23.B16, V14.B16
+	VFMLA V10.D2, V16.D2, V14.D2
+	VORR V23.B16, V23.B16, V16.B16
+	VFMLA V11.D2, V15.D2, V16.D2
+	FMOVQ 1824(R9), F15
+	VORR V15.B16, V15.B16, V17.B16
+	VFMLA V10.D2, V14.D2, V17.D2
+	VFMLA V11.D2, V16.D2, V15.D2
+	VORR V29.B16, V29.B16, V14.B16
+	VFMLA V10.D2, V17.D2, V14.D2
 	VORR V29.B16, V29.B16, V10.B16
-	VFMLA V11.D2, V14.D2, V10.D2
-	WORD $0x6e70dd8b // fmul v11.2d, v12.2d, v16.2d
+	VFMLA V11.D2, V15.D2, V10.D2
+	WORD $0x6e6edd8b // fmul v11.2d, v12.2d, v14.2d
 	WORD $0x6e6addaa // fmul v10.2d, v13.2d, v10.2d
 	WORD $0x4e7fd48c // fadd v12.2d, v4.2d, v31.2d
 	WORD $0x4e7fd4ad // fadd v13.2d, v5.2d, v31.2d
@@ -5377,12 +7447,12 @@ loop4:
 	WORD $0x4e6bd5a9 // fadd v9.2d, v13.2d, v11.2d
 	VFMLA V16.D2, V8.D2, V18.D2
 	VFMLA V17.D2, V9.D2, V19.D2
-	FMOVQ 1664(R9), F8
+	FMOVQ 1904(R9), F8
 	VAND V8.B16, V0.B16, V9.B16
 	VAND V8.B16, V1.B16, V8.B16
 	VORR V9.B16, V18.B16, V9.B16
 	VORR V8.B16, V19.B16, V8.B16
-	FMOVQ 1696(R9), F10
+	FMOVQ 1936(R9), F10
 	WORD $0x6ee0e54b // fcmgt v11.2d, v10.2d, v0.2d
 	WORD $0x6ee1e54a // fcmgt v10.2d, v10.2d, v1.2d
 	WORD $0x6e64dc63 // fmul v3.2d, v3.2d, v4.2d
@@ -5407,7 +7477,7 @@ loop4:
 	WORD $0x6e65dc42 // fmul v2.2d, v2.2d, v5.2d
 	VBSL V9.B16, V3.B16, V11.B16
 	VBSL V8.B16, V2.B16, V10.B16
-	FMOVQ 1712(R9), F2
+	FMOVQ 1952(R9), F2
 	WORD $0x6ee2e403 // fcmgt v3.2d, v0.2d, v2.2d
 	WORD $0x6ee2e422 // fcmgt v2.2d, v1.2d, v2.2d
 	VBSL V11.B16, V0.B16, V3.B16
@@ -5422,39 +7492,40 @@ loop1:
 
 one:
 	FMOVQ.P 16(R1), F0
-	FMOVQ 1680(R9), F1
+	FMOVQ 1920(R9), F1
 	WORD $0x4e61f401 // fmax v1.2d, v0.2d, v1.2d
 	WORD $0x4ee0f822 // fabs v2.2d, v1.2d
 	WORD $0x6ee0f842 // fneg v2.2d, v2.2d
-	WORD $0x6e7bdc43 // fmul v3.2d, v2.2d, v27.2d
+	WORD $0x6e74dc43 // fmul v3.2d, v2.2d, v20.2d
 	WORD $0x4e618863 // frintn v3.2d, v3.2d
-	VFMLS V26.D2, V3.D2, V2.D2
-	WORD $0x6e79dc64 // fmul v4.2d, v3.2d, v25.2d
+	VFMLS V21.D2, V3.D2, V2.D2
+	WORD $0x6e76dc64 // fmul v4.2d, v3.2d, v22.2d
 	WORD $0x4ee4d445 // fsub v5.2d, v2.2d, v4.2d
 	WORD $0x6e65dca6 // fmul v6.2d, v5.2d, v5.2d
-	VORR V23.B16, V23.B16, V7.B16
-	VFMLA V5.D2, V24.D2, V7.D2
-	VORR V22.B16, V22.B16, V8.B16
+	FMOVQ 1744(R9), F7
+	VORR V25.B16, V25.B16, V8.B16
 	VFMLA V5.D2, V7.D2, V8.D2
-	VORR V21.B16, V21.B16, V7.B16
+	FMOVQ 1760(R9), F7
 	VFMLA V5.D2, V8.D2, V7.D2
-	VORR V20.B16, V20.B16, V8.B16
+	FMOVQ 1776(R9), F8
 	VFMLA V5.D2, V7.D2, V8.D2
-	FMOVQ 1152(R9), F7
+	VORR V27.B16, V27.B16, V7.B16
 	VFMLA V5.D2, V8.D2, V7.D2
-	FMOVQ 1168(R9), F8
+	VORR V24.B16, V24.B16, V8.B16
 	VFMLA V5.D2, V7.D2, V8.D2
-	FMOVQ 1184(R9), F7
+	FMOVQ 1792(R9), F7
 	VFMLA V5.D2, V8.D2, V7.D2
-	FMOVQ 1200(R9), F8
+	FMOVQ 1808(R9), F8
 	VFMLA V5.D2, V7.D2, V8.D2
-	FMOVQ 1216(R9), F7
+	VORR V26.B16, V26.B16, V7.B16
 	VFMLA V5.D2, V8.D2, V7.D2
-	FMOVQ 1232(R9), F8
+	VORR V23.B16, V23.B16, V8.B16
 	VFMLA V5.D2, V7.D2, V8.D2
-	VORR V29.B16, V29.B16, V7.B16
+	FMOVQ 1824(R9), F7
 	VFMLA V5.D2, V8.D2, V7.D2
-	WORD $0x6e67dcc5 // fmul v5.2d, v6.2d, v7.2d
+	VORR V29.B16, V29.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	WORD $0x6e68dcc5 // fmul v5.2d, v6.2d, v8.2d
 	WORD $0x4e7fd446 // fadd v6.2d, v2.2d, v31.2d
 	WORD $0x4ee6d7e7 // fsub v7.2d, v31.2d, v6.2d
 	WORD $0x4e62d4e2 // fadd v2.2d, v7.2d, v2.2d
@@ -5488,10 +7559,10 @@ one:
 	VFMLS V4.D2, V9.D2, V6.D2
 	WORD $0x4e65d4c4 // fadd v4.2d, v6.2d, v5.2d
 	VFMLA V8.D2, V4.D2, V9.D2
-	FMOVQ 1664(R9), F4
+	FMOVQ 1904(R9), F4
 	VAND V4.B16, V0.B16, V4.B16
 	VORR V4.B16, V9.B16, V4.B16
-	FMOVQ 1696(R9), F5
+	FMOVQ 1936(R9), F5
 	WORD $0x6ee0e4a5 // fcmgt v5.2d, v5.2d, v0.2d
 	WORD $0x6e62dc21 // fmul v1.2d, v1.2d, v2.2d
 	WORD $0x6e7ddc62 // fmul v2.2d, v3.2d, v29.2d
@@ -5504,7 +7575,7 @@ one:
 	WORD $0x4f745442 // shl v2.2d, v2.2d, #52
 	WORD $0x6e62dc21 // fmul v1.2d, v1.2d, v2.2d
 	VBSL V4.B16, V1.B16, V5.B16
-	FMOVQ 1712(R9), F1
+	FMOVQ 1952(R9), F1
 	WORD $0x6ee1e401 // fcmgt v1.2d, v0.2d, v1.2d
 	VBSL V5.B16, V0.B16, V1.B16
 	FMOVQ.P F1, 16(R0)
@@ -5550,19 +7621,19 @@ TEXT ·softplusF64NEON(SB), NOSPLIT, $16-48
 	MOVD $consts<>(SB), R9
 	MOVD ZR, R4
 	FMOVQ 464(R9), F26
-	FMOVQ 992(R9), F25
-	FMOVQ 1008(R9), F24
-	FMOVQ 1024(R9), F23
-	FMOVQ 1040(R9), F29
-	FMOVQ 1056(R9), F28
-	FMOVQ 1072(R9), F22
-	FMOVQ 1088(R9), F21
-	FMOVQ 1104(R9), F20
-	FMOVQ 1120(R9), F19
-	FMOVQ 1136(R9), F18
-	FMOVQ 1248(R9), F30
-	FMOVQ 1264(R9), F31
-	FMOVQ 1280(R9), F27
+	FMOVQ 1040(R9), F30
+	FMOVQ 1072(R9), F31
+	FMOVQ 1104(R9), F25
+	FMOVQ 1136(R9), F24
+	FMOVQ 1168(R9), F23
+	FMOVQ 1200(R9), F22
+	FMOVQ 1232(R9), F21
+	FMOVQ 1296(R9), F20
+	FMOVQ 1312(R9), F19
+	FMOVQ 1328(R9), F18
+	FMOVQ 1600(R9), F29
+	FMOVQ 1616(R9), F28
+	FMOVQ 1840(R9), F27
 
 loop4:
 	// 2 vectors an iteration
@@ -5573,67 +7644,71 @@ loop4:
 	WORD $0x4ee0f823 // fabs v3.2d, v1.2d
 	WORD $0x6ee0f842 // fneg v2.2d, v2.2d
 	WORD $0x6ee0f863 // fneg v3.2d, v3.2d
-	WORD $0x4e79f442 // fmax v2.2d, v2.2d, v25.2d
-	WORD $0x4e79f463 // fmax v3.2d, v3.2d, v25.2d
-	WORD $0x4ef8f442 // fmin v2.2d, v2.2d, v24.2d
-	WORD $0x4ef8f463 // fmin v3.2d, v3.2d, v24.2d
-	WORD $0x6e77dc44 // fmul v4.2d, v2.2d, v23.2d
-	WORD $0x6e77dc65 // fmul v5.2d, v3.2d, v23.2d
-	WORD $0x4e618884 // frintn v4.2d, v4.2d
+	FMOVQ 1856(R9), F4
+	WORD $0x4e64f442 // fmax v2.2d, v2.2d, v4.2d
+	WORD $0x4e64f463 // fmax v3.2d, v3.2d, v4.2d
+	FMOVQ 1872(R9), F4
+	WORD $0x4ee4f442 // fmin v2.2d, v2.2d, v4.2d
+	WORD $0x4ee4f463 // fmin v3.2d, v3.2d, v4.2d
+	FMOVQ 1728(R9), F4
+	WORD $0x6e64dc45 // fmul v5.2d, v2.2d, v4.2d
+	WORD $0x6e64dc64 // fmul v4.2d, v3.2d, v4.2d
 	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
-	VFMLS V29.D2, V4.D2, V2.D2
-	VFMLS V29.D2, V5.D2, V3.D2
-	WORD $0x6e7cdc86 // fmul v6.2d, v4.2d, v28.2d
-	WORD $0x6e7cdca7 // fmul v7.2d, v5.2d, v28.2d
+	WORD $0x4e618884 // frintn v4.2d, v4.2d
+	VFMLS V28.D2, V5.D2, V2.D2
+	VFMLS V28.D2, V4.D2, V3.D2
+	WORD $0x6e7ddca6 // fmul v6.2d, v5.2d, v29.2d
+	WORD $0x6e7ddc87 // fmul v7.2d, v4.2d, v29.2d
 	WORD $0x4ee6d448 // fsub v8.2d, v2.2d, v6.2d
 	WORD $0x4ee7d469 // fsub v9.2d, v3.2d, v7.2d
 	WORD $0x6e68dd0a // fmul v10.2d, v8.2d, v8.2d
 	WORD $0x6e69dd2b // fmul v11.2d, v9.2d, v9.2d
-	VORR V21.B16, V21.B16, V12.B16
-	VFMLA V8.D2, V22.D2, V12.D2
-	VORR V21.B16, V21.B16, V13.B16
-	VFMLA V9.D2, V22.D2, V13.D2
-	VORR V20.B16, V20.B16, V14.B16
-	VFMLA V8.D2, V12.D2, V14.D2
-	VORR V20.B16, V20.B16, V12.B16
-	VFMLA V9.D2, V13.D2, V12.D2
-	VORR V19.B16, V19.B16, V13.B16
-	VFMLA V8.D2, V14.D2, V13.D2
-	VORR V19.B16, V19.B16, V14.B16
+	FMOVQ 1744(R9), F12
+	VORR V23.B16, V23.B16, V13.B16
+	VFMLA V8.D2, V12.D2, V13.D2
+	VORR V23.B16, V23.B16, V14.B16
 	VFMLA V9.D2, V12.D2, V14.D2
-	VORR V18.B16, V18.B16, V12.B16
-	VFMLA V8.D2, V13.D2, V12.D2
-	VORR V18.B16, V18.B16, V13.B16
-	VFMLA V9.D2, V14.D2, V13.D2
-	FMOVQ 1152(R9), F14
-	VORR V14.B16, V14.B16, V15.B16
-	VFMLA V8.D2, V12.D2, V15.D2
+	FMOVQ 1760(R9), F12
+	VORR V12.B16, V12.B16, V15.B16
+	VFMLA V8.D2, V13.D2, V15.D2
+	VFMLA V9.D2, V14.D2, V12.D2
+	FMOVQ 1776(R9), F13
+	VORR V13.B16, V13.B16, V14.B16
+	VFMLA V8.D2, V15.D2, V14.D2
+	VFMLA V9.D2, V12.D2, V13.D2
+	VORR V25.B16, V25.B16, V12.B16
+	VFMLA V8.D2, V14.D2, V12.D2
+	VORR V25.B16, V25.B16, V14.B16
 	VFMLA V9.D2, V13.D2, V14.D2
-	FMOVQ 1168(R9), F12
-	VORR V12.B16, V12.B16, V13.B16
-	VFMLA V8.D2, V15.D2, V13.D2
+	VORR V22.B16, V22.B16, V13.B16
+	VFMLA V8.D2, V12.D2, V13.D2
+	VORR V22.B16, V22.B16, V12.B16
 	VFMLA V9.D2, V14.D2, V12.D2
-	FMOVQ 1184(R9), F14
+	FMOVQ 1792(R9), F14
 	VORR V14.B16, V14.B16, V15.B16
 	VFMLA V8.D2, V13.D2, V15.D2
 	VFMLA V9.D2, V12.D2, V14.D2
-	FMOVQ 1200(R9), F12
+	FMOVQ 1808(R9), F12
 	VORR V12.B16, V12.B16, V13.B16
 	VFMLA V8.D2, V15.D2, V13.D2
 	VFMLA V9.D2, V14.D2, V12.D2
-	FMOVQ 1216(R9), F14
-	VORR V14.B16, V14.B16, V15.B16
-	VFMLA V8.D2, V13.D2, V15.D2
-	VFMLA V9.D2, V12.D2, V14.D2
-	FMOVQ 1232(R9), F12
-	VORR V12.B16, V12.B16, V13.B16
-	VFMLA V8.D2, V15.D2, V13.D2
-	VFMLA V9.D2, V14.D2, V12.D2
-	VORR V30.B16, V30.B16, V14.B16
+	VORR V24.B16, V24.B16, V14.B16
 	VFMLA V8.D2, V13.D2, V14.D2
+	VORR V24.B16, V24.B16, V13.B16
+	VFMLA V9.D2, V12.D2, V13.D2
+	VORR V21.B16, V21.B16, V12.B16
+	VFMLA V8.D2, V14.D2, V12.D2
+	VORR V21.B16, V21.B16, V14.B16
+	VFMLA V9.D2, V13.D2, V14.D2
+	FMOVQ 1824(R9), F13
+	VORR V13.B16, V13.B16, V15.B16
+	VFMLA V8.D2, V12.D2, V15.D2
+	VFMLA V9.D2, V14.D2, V13.D2
+	VORR V30.B16, V30.B16, V12.B16
+	VFMLA V8.D2, V15.D2, V12.D2
 	VORR V30.B16, V30.B16, V8.B16
-	VFMLA V9.D2, V12.D2, V8.D2
-	WORD $0x6e6edd49 // fmul v9.2d, v10.2d, v14.2d
+	VFMLA V9.D2, V13.D2, V8.D2
+	WORD $0x6e6cdd49 // fmul v9.2d, v10.2d, v12.2d
 	WORD $0x6e68dd68 // fmul v8.2d, v11.2d, v8.2d
 	WORD $0x4e7fd44a // fadd v10.2d, v2.2d, v31.2d
 	WORD $0x4e7fd46b // fadd v11.2d, v3.2d, v31.2d
@@ -5647,43 +7722,40 @@ loop4:
 	WORD $0x4e68d463 // fadd v3.2d, v3.2d, v8.2d
 	WORD $0x4e62d542 // fadd v2.2d, v10.2d, v2.2d
 	WORD $0x4e63d563 // fadd v3.2d, v11.2d, v3.2d
-	WORD $0x6e7edc86 // fmul v6.2d, v4.2d, v30.2d
-	WORD $0x6e7edca7 // fmul v7.2d, v5.2d, v30.2d
+	WORD $0x6e7edca6 // fmul v6.2d, v5.2d, v30.2d
+	WORD $0x6e7edc87 // fmul v7.2d, v4.2d, v30.2d
 	WORD $0x4e6198c6 // frintm v6.2d, v6.2d
 	WORD $0x4e6198e7 // frintm v7.2d, v7.2d
-	WORD $0x4ee6d484 // fsub v4.2d, v4.2d, v6.2d
-	WORD $0x4ee7d4a5 // fsub v5.2d, v5.2d, v7.2d
+	WORD $0x4ee6d4a5 // fsub v5.2d, v5.2d, v6.2d
+	WORD $0x4ee7d484 // fsub v4.2d, v4.2d, v7.2d
 	WORD $0x4e7bd4c6 // fadd v6.2d, v6.2d, v27.2d
 	WORD $0x4e7bd4e7 // fadd v7.2d, v7.2d, v27.2d
 	WORD $0x4f7454c6 // shl v6.2d, v6.2d, #52
 	WORD $0x4f7454e7 // shl v7.2d, v7.2d, #52
 	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
 	WORD $0x6e67dc63 // fmul v3.2d, v3.2d, v7.2d
-	WORD $0x4e7bd484 // fadd v4.2d, v4.2d, v27.2d
 	WORD $0x4e7bd4a5 // fadd v5.2d, v5.2d, v27.2d
-	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4e7bd484 // fadd v4.2d, v4.2d, v27.2d
 	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
-	WORD $0x6e64dc42 // fmul v2.2d, v2.2d, v4.2d
-	WORD $0x6e65dc63 // fmul v3.2d, v3.2d, v5.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x6e65dc42 // fmul v2.2d, v2.2d, v5.2d
+	WORD $0x6e64dc63 // fmul v3.2d, v3.2d, v4.2d
 	WORD $0x4e7fd444 // fadd v4.2d, v2.2d, v31.2d
 	WORD $0x4e7fd465 // fadd v5.2d, v3.2d, v31.2d
 	WORD $0x4effd486 // fsub v6.2d, v4.2d, v31.2d
 	WORD $0x4effd4a7 // fsub v7.2d, v5.2d, v31.2d
 	WORD $0x4ee6d442 // fsub v2.2d, v2.2d, v6.2d
 	WORD $0x4ee7d463 // fsub v3.2d, v3.2d, v7.2d
-	FMOVQ 1296(R9), F6
-	WORD $0x6ee4e4c7 // fcmgt v7.2d, v6.2d, v4.2d
-	WORD $0x6ee5e4c6 // fcmgt v6.2d, v6.2d, v5.2d
-	FMOVQ 1312(R9), F8
-	WORD $0x6e68dc89 // fmul v9.2d, v4.2d, v8.2d
-	WORD $0x6e68dca8 // fmul v8.2d, v5.2d, v8.2d
-	VBIF V7.B16, V4.B16, V9.B16
-	VBIF V6.B16, V5.B16, V8.B16
-	FMOVQ 1328(R9), F10
-	VAND V10.B16, V7.B16, V7.B16
-	VAND V10.B16, V6.B16, V6.B16
-	WORD $0x6f4c052a // ushr v10.2d, v9.2d, #52
-	WORD $0x6f4c050b // ushr v11.2d, v8.2d, #52
+	WORD $0x6ee4e686 // fcmgt v6.2d, v20.2d, v4.2d
+	WORD $0x6ee5e687 // fcmgt v7.2d, v20.2d, v5.2d
+	WORD $0x6e73dc88 // fmul v8.2d, v4.2d, v19.2d
+	WORD $0x6e73dca9 // fmul v9.2d, v5.2d, v19.2d
+	VBIF V6.B16, V4.B16, V8.B16
+	VBIF V7.B16, V5.B16, V9.B16
+	VAND V18.B16, V6.B16, V6.B16
+	VAND V18.B16, V7.B16, V7.B16
+	WORD $0x6f4c050a // ushr v10.2d, v8.2d, #52
+	WORD $0x6f4c052b // ushr v11.2d, v9.2d, #52
 	FMOVQ 1344(R9), F12
 	VORR V12.B16, V10.B16, V10.B16
 	VORR V12.B16, V11.B16, V11.B16
@@ -5691,30 +7763,30 @@ loop4:
 	WORD $0x4eecd54a // fsub v10.2d, v10.2d, v12.2d
 	WORD $0x4eecd56b // fsub v11.2d, v11.2d, v12.2d
 	FMOVQ 1376(R9), F12
-	VAND V12.B16, V9.B16, V9.B16
 	VAND V12.B16, V8.B16, V8.B16
-	VORR V31.B16, V9.B16, V9.B16
+	VAND V12.B16, V9.B16, V9.B16
 	VORR V31.B16, V8.B16, V8.B16
+	VORR V31.B16, V9.B16, V9.B16
 	FMOVQ 1392(R9), F12
-	WORD $0x6e6ce52d // fcmge v13.2d, v9.2d, v12.2d
-	WORD $0x6e6ce50c // fcmge v12.2d, v8.2d, v12.2d
-	WORD $0x6e7edd2e // fmul v14.2d, v9.2d, v30.2d
-	WORD $0x6e7edd0f // fmul v15.2d, v8.2d, v30.2d
-	VBIT V13.B16, V14.B16, V9.B16
-	VBIT V12.B16, V15.B16, V8.B16
+	WORD $0x6e6ce50d // fcmge v13.2d, v8.2d, v12.2d
+	WORD $0x6e6ce52c // fcmge v12.2d, v9.2d, v12.2d
+	WORD $0x6e7edd0e // fmul v14.2d, v8.2d, v30.2d
+	WORD $0x6e7edd2f // fmul v15.2d, v9.2d, v30.2d
+	VBIT V13.B16, V14.B16, V8.B16
+	VBIT V12.B16, V15.B16, V9.B16
 	VAND V31.B16, V13.B16, V13.B16
 	VAND V31.B16, V12.B16, V12.B16
 	WORD $0x4e6dd54a // fadd v10.2d, v10.2d, v13.2d
 	WORD $0x4e6cd56b // fadd v11.2d, v11.2d, v12.2d
-	WORD $0x4ee7d547 // fsub v7.2d, v10.2d, v7.2d
-	WORD $0x4ee6d566 // fsub v6.2d, v11.2d, v6.2d
-	WORD $0x4effd529 // fsub v9.2d, v9.2d, v31.2d
+	WORD $0x4ee6d546 // fsub v6.2d, v10.2d, v6.2d
+	WORD $0x4ee7d567 // fsub v7.2d, v11.2d, v7.2d
 	WORD $0x4effd508 // fsub v8.2d, v8.2d, v31.2d
+	WORD $0x4effd529 // fsub v9.2d, v9.2d, v31.2d
 	FMOVQ 1408(R9), F10
-	WORD $0x4e6ad52b // fadd v11.2d, v9.2d, v10.2d
-	WORD $0x4e6ad50a // fadd v10.2d, v8.2d, v10.2d
-	WORD $0x6e6bfd2b // fdiv v11.2d, v9.2d, v11.2d
-	WORD $0x6e6afd0a // fdiv v10.2d, v8.2d, v10.2d
+	WORD $0x4e6ad50b // fadd v11.2d, v8.2d, v10.2d
+	WORD $0x4e6ad52a // fadd v10.2d, v9.2d, v10.2d
+	WORD $0x6e6bfd0b // fdiv v11.2d, v8.2d, v11.2d
+	WORD $0x6e6afd2a // fdiv v10.2d, v9.2d, v10.2d
 	WORD $0x6e6bdd6c // fmul v12.2d, v11.2d, v11.2d
 	WORD $0x6e6add4d // fmul v13.2d, v10.2d, v10.2d
 	FMOVQ 1440(R9), F14
@@ -5760,35 +7832,35 @@ loop4:
 	VFMLA V13.D2, V14.D2, V15.D2
 	WORD $0x6e71dd8c // fmul v12.2d, v12.2d, v17.2d
 	WORD $0x6e6fddad // fmul v13.2d, v13.2d, v15.2d
-	WORD $0x6e7edd2e // fmul v14.2d, v9.2d, v30.2d
-	WORD $0x6e7edd0f // fmul v15.2d, v8.2d, v30.2d
-	WORD $0x6e69ddce // fmul v14.2d, v14.2d, v9.2d
-	WORD $0x6e68ddef // fmul v15.2d, v15.2d, v8.2d
+	WORD $0x6e7edd0e // fmul v14.2d, v8.2d, v30.2d
+	WORD $0x6e7edd2f // fmul v15.2d, v9.2d, v30.2d
+	WORD $0x6e68ddce // fmul v14.2d, v14.2d, v8.2d
+	WORD $0x6e69ddef // fmul v15.2d, v15.2d, v9.2d
 	WORD $0x4e6cd5cc // fadd v12.2d, v14.2d, v12.2d
 	WORD $0x4e6dd5ed // fadd v13.2d, v15.2d, v13.2d
-	WORD $0x6e7cdcf0 // fmul v16.2d, v7.2d, v28.2d
-	WORD $0x6e7cdcd1 // fmul v17.2d, v6.2d, v28.2d
+	WORD $0x6e7ddcd0 // fmul v16.2d, v6.2d, v29.2d
+	WORD $0x6e7ddcf1 // fmul v17.2d, v7.2d, v29.2d
 	VFMLA V12.D2, V11.D2, V16.D2
 	VFMLA V13.D2, V10.D2, V17.D2
 	WORD $0x4ef0d5ca // fsub v10.2d, v14.2d, v16.2d
 	WORD $0x4ef1d5eb // fsub v11.2d, v15.2d, v17.2d
-	WORD $0x4eead529 // fsub v9.2d, v9.2d, v10.2d
-	WORD $0x4eebd508 // fsub v8.2d, v8.2d, v11.2d
-	VFMLA V29.D2, V7.D2, V9.D2
-	VFMLA V29.D2, V6.D2, V8.D2
-	FMOVQ 1600(R9), F6
+	WORD $0x4eead508 // fsub v8.2d, v8.2d, v10.2d
+	WORD $0x4eebd529 // fsub v9.2d, v9.2d, v11.2d
+	VFMLA V28.D2, V6.D2, V8.D2
+	VFMLA V28.D2, V7.D2, V9.D2
+	FMOVQ 1632(R9), F6
 	WORD $0x4e66e487 // fcmeq v7.2d, v4.2d, v6.2d
 	WORD $0x4e66e4a6 // fcmeq v6.2d, v5.2d, v6.2d
-	VBSL V9.B16, V4.B16, V7.B16
-	VBSL V8.B16, V5.B16, V6.B16
+	VBSL V8.B16, V4.B16, V7.B16
+	VBSL V9.B16, V5.B16, V6.B16
 	WORD $0x4ee0d888 // fcmeq v8.2d, v4.2d, #0.0
 	WORD $0x4ee0d8a9 // fcmeq v9.2d, v5.2d, #0.0
-	FMOVQ 1616(R9), F10
+	FMOVQ 1648(R9), F10
 	VBSL V7.B16, V10.B16, V8.B16
 	VBSL V6.B16, V10.B16, V9.B16
 	WORD $0x6ee0c886 // fcmge v6.2d, v4.2d, #0.0
 	WORD $0x6ee0c8a7 // fcmge v7.2d, v5.2d, #0.0
-	FMOVQ 1632(R9), F10
+	FMOVQ 1664(R9), F10
 	VBSL V10.B16, V8.B16, V6.B16
 	VBSL V10.B16, V9.B16, V7.B16
 	WORD $0x6e64fc42 // fdiv v2.2d, v2.2d, v4.2d
@@ -5811,37 +7883,41 @@ one:
 	FMOVQ.P 16(R1), F0
 	WORD $0x4ee0f801 // fabs v1.2d, v0.2d
 	WORD $0x6ee0f821 // fneg v1.2d, v1.2d
-	WORD $0x4e79f421 // fmax v1.2d, v1.2d, v25.2d
-	WORD $0x4ef8f421 // fmin v1.2d, v1.2d, v24.2d
-	WORD $0x6e77dc22 // fmul v2.2d, v1.2d, v23.2d
+	FMOVQ 1856(R9), F2
+	WORD $0x4e62f421 // fmax v1.2d, v1.2d, v2.2d
+	FMOVQ 1872(R9), F2
+	WORD $0x4ee2f421 // fmin v1.2d, v1.2d, v2.2d
+	FMOVQ 1728(R9), F2
+	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
 	WORD $0x4e618842 // frintn v2.2d, v2.2d
-	VFMLS V29.D2, V2.D2, V1.D2
-	WORD $0x6e7cdc43 // fmul v3.2d, v2.2d, v28.2d
+	VFMLS V28.D2, V2.D2, V1.D2
+	WORD $0x6e7ddc43 // fmul v3.2d, v2.2d, v29.2d
 	WORD $0x4ee3d424 // fsub v4.2d, v1.2d, v3.2d
 	WORD $0x6e64dc85 // fmul v5.2d, v4.2d, v4.2d
-	VORR V21.B16, V21.B16, V6.B16
-	VFMLA V4.D2, V22.D2, V6.D2
-	VORR V20.B16, V20.B16, V7.B16
+	FMOVQ 1744(R9), F6
+	VORR V23.B16, V23.B16, V7.B16
 	VFMLA V4.D2, V6.D2, V7.D2
-	VORR V19.B16, V19.B16, V6.B16
+	FMOVQ 1760(R9), F6
 	VFMLA V4.D2, V7.D2, V6.D2
-	VORR V18.B16, V18.B16, V7.B16
+	FMOVQ 1776(R9), F7
 	VFMLA V4.D2, V6.D2, V7.D2
-	FMOVQ 1152(R9), F6
+	VORR V25.B16, V25.B16, V6.B16
 	VFMLA V4.D2, V7.D2, V6.D2
-	FMOVQ 1168(R9), F7
+	VORR V22.B16, V22.B16, V7.B16
 	VFMLA V4.D2, V6.D2, V7.D2
-	FMOVQ 1184(R9), F6
+	FMOVQ 1792(R9), F6
 	VFMLA V4.D2, V7.D2, V6.D2
-	FMOVQ 1200(R9), F7
+	FMOVQ 1808(R9), F7
 	VFMLA V4.D2, V6.D2, V7.D2
-	FMOVQ 1216(R9), F6
+	VORR V24.B16, V24.B16, V6.B16
 	VFMLA V4.D2, V7.D2, V6.D2
-	FMOVQ 1232(R9), F7
+	VORR V21.B16, V21.B16, V7.B16
 	VFMLA V4.D2, V6.D2, V7.D2
-	VORR V30.B16, V30.B16, V6.B16
+	FMOVQ 1824(R9), F6
 	VFMLA V4.D2, V7.D2, V6.D2
-	WORD $0x6e66dca4 // fmul v4.2d, v5.2d, v6.2d
+	VORR V30.B16, V30.B16, V7.B16
+	VFMLA V4.D2, V6.D2, V7.D2
+	WORD $0x6e67dca4 // fmul v4.2d, v5.2d, v7.2d
 	WORD $0x4e7fd425 // fadd v5.2d, v1.2d, v31.2d
 	WORD $0x4ee5d7e6 // fsub v6.2d, v31.2d, v5.2d
 	WORD $0x4e61d4c1 // fadd v1.2d, v6.2d, v1.2d
@@ -5860,13 +7936,10 @@ one:
 	WORD $0x4e7fd422 // fadd v2.2d, v1.2d, v31.2d
 	WORD $0x4effd443 // fsub v3.2d, v2.2d, v31.2d
 	WORD $0x4ee3d421 // fsub v1.2d, v1.2d, v3.2d
-	FMOVQ 1296(R9), F3
-	WORD $0x6ee2e463 // fcmgt v3.2d, v3.2d, v2.2d
-	FMOVQ 1312(R9), F4
-	WORD $0x6e64dc44 // fmul v4.2d, v2.2d, v4.2d
+	WORD $0x6ee2e683 // fcmgt v3.2d, v20.2d, v2.2d
+	WORD $0x6e73dc44 // fmul v4.2d, v2.2d, v19.2d
 	VBIF V3.B16, V2.B16, V4.B16
-	FMOVQ 1328(R9), F5
-	VAND V5.B16, V3.B16, V3.B16
+	VAND V18.B16, V3.B16, V3.B16
 	WORD $0x6f4c0485 // ushr v5.2d, v4.2d, #52
 	FMOVQ 1344(R9), F6
 	VORR V6.B16, V5.B16, V5.B16
@@ -5912,19 +7985,19 @@ one:
 	WORD $0x6e7edc87 // fmul v7.2d, v4.2d, v30.2d
 	WORD $0x6e64dce7 // fmul v7.2d, v7.2d, v4.2d
 	WORD $0x4e66d4e6 // fadd v6.2d, v7.2d, v6.2d
-	WORD $0x6e7cdc68 // fmul v8.2d, v3.2d, v28.2d
+	WORD $0x6e7ddc68 // fmul v8.2d, v3.2d, v29.2d
 	VFMLA V6.D2, V5.D2, V8.D2
 	WORD $0x4ee8d4e5 // fsub v5.2d, v7.2d, v8.2d
 	WORD $0x4ee5d484 // fsub v4.2d, v4.2d, v5.2d
-	VFMLA V29.D2, V3.D2, V4.D2
-	FMOVQ 1600(R9), F3
+	VFMLA V28.D2, V3.D2, V4.D2
+	FMOVQ 1632(R9), F3
 	WORD $0x4e63e443 // fcmeq v3.2d, v2.2d, v3.2d
 	VBSL V4.B16, V2.B16, V3.B16
 	WORD $0x4ee0d844 // fcmeq v4.2d, v2.2d, #0.0
-	FMOVQ 1616(R9), F5
+	FMOVQ 1648(R9), F5
 	VBSL V3.B16, V5.B16, V4.B16
 	WORD $0x6ee0c843 // fcmge v3.2d, v2.2d, #0.0
-	FMOVQ 1632(R9), F5
+	FMOVQ 1664(R9), F5
 	VBSL V5.B16, V4.B16, V3.B16
 	WORD $0x6e62fc21 // fdiv v1.2d, v1.2d, v2.2d
 	WORD $0x4e61d461 // fadd v1.2d, v3.2d, v1.2d
@@ -5972,16 +8045,16 @@ TEXT ·erfF64NEON(SB), NOSPLIT, $16-48
 	MOVD x_base+24(FP), R1
 	MOVD $consts<>(SB), R9
 	MOVD ZR, R4
-	FMOVQ 992(R9), F25
-	FMOVQ 1008(R9), F24
-	FMOVQ 1024(R9), F23
-	FMOVQ 1040(R9), F22
-	FMOVQ 1248(R9), F30
-	FMOVQ 1264(R9), F31
-	FMOVQ 1280(R9), F29
-	FMOVQ 1664(R9), F28
-	FMOVQ 1728(R9), F27
-	FMOVQ 2128(R9), F26
+	FMOVQ 1040(R9), F30
+	FMOVQ 1072(R9), F31
+	FMOVQ 1104(R9), F25
+	FMOVQ 1136(R9), F24
+	FMOVQ 1168(R9), F23
+	FMOVQ 1200(R9), F22
+	FMOVQ 1840(R9), F29
+	FMOVQ 1904(R9), F28
+	FMOVQ 1968(R9), F27
+	FMOVQ 2368(R9), F26
 
 loop4:
 	// 2 vectors an iteration
@@ -5996,64 +8069,64 @@ loop4:
 	WORD $0x4effd467 // fsub v7.2d, v3.2d, v31.2d
 	WORD $0x6ee2e768 // fcmgt v8.2d, v27.2d, v2.2d
 	WORD $0x6ee3e769 // fcmgt v9.2d, v27.2d, v3.2d
-	FMOVQ 1760(R9), F10
-	FMOVQ 1744(R9), F11
+	FMOVQ 2000(R9), F10
+	FMOVQ 1984(R9), F11
 	VORR V10.B16, V10.B16, V12.B16
 	VFMLA V4.D2, V11.D2, V12.D2
 	VFMLA V5.D2, V11.D2, V10.D2
-	FMOVQ 1776(R9), F11
+	FMOVQ 2016(R9), F11
 	VORR V11.B16, V11.B16, V13.B16
 	VFMLA V4.D2, V12.D2, V13.D2
 	VFMLA V5.D2, V10.D2, V11.D2
-	FMOVQ 1792(R9), F10
+	FMOVQ 2032(R9), F10
 	VORR V10.B16, V10.B16, V12.B16
 	VFMLA V4.D2, V13.D2, V12.D2
 	VFMLA V5.D2, V11.D2, V10.D2
-	FMOVQ 1808(R9), F11
+	FMOVQ 2048(R9), F11
 	VORR V11.B16, V11.B16, V13.B16
 	VFMLA V4.D2, V12.D2, V13.D2
 	VFMLA V5.D2, V10.D2, V11.D2
-	FMOVQ 1840(R9), F10
-	FMOVQ 1824(R9), F12
+	FMOVQ 2080(R9), F10
+	FMOVQ 2064(R9), F12
 	VORR V10.B16, V10.B16, V14.B16
 	VFMLA V6.D2, V12.D2, V14.D2
 	VFMLA V7.D2, V12.D2, V10.D2
-	FMOVQ 1856(R9), F12
+	FMOVQ 2096(R9), F12
 	VORR V12.B16, V12.B16, V15.B16
 	VFMLA V6.D2, V14.D2, V15.D2
 	VFMLA V7.D2, V10.D2, V12.D2
-	FMOVQ 1872(R9), F10
+	FMOVQ 2112(R9), F10
 	VORR V10.B16, V10.B16, V14.B16
 	VFMLA V6.D2, V15.D2, V14.D2
 	VFMLA V7.D2, V12.D2, V10.D2
-	FMOVQ 1888(R9), F12
+	FMOVQ 2128(R9), F12
 	VORR V12.B16, V12.B16, V15.B16
 	VFMLA V6.D2, V14.D2, V15.D2
 	VFMLA V7.D2, V10.D2, V12.D2
-	FMOVQ 1904(R9), F10
+	FMOVQ 2144(R9), F10
 	VORR V10.B16, V10.B16, V14.B16
 	VFMLA V6.D2, V15.D2, V14.D2
 	VFMLA V7.D2, V12.D2, V10.D2
-	FMOVQ 1920(R9), F12
+	FMOVQ 2160(R9), F12
 	VORR V12.B16, V12.B16, V15.B16
 	VFMLA V6.D2, V14.D2, V15.D2
 	VFMLA V7.D2, V10.D2, V12.D2
 	VBIT V8.B16, V13.B16, V15.B16
 	VBIT V9.B16, V11.B16, V12.B16
-	FMOVQ 1952(R9), F10
-	FMOVQ 1936(R9), F11
+	FMOVQ 2192(R9), F10
+	FMOVQ 2176(R9), F11
 	VORR V10.B16, V10.B16, V13.B16
 	VFMLA V4.D2, V11.D2, V13.D2
 	VFMLA V5.D2, V11.D2, V10.D2
-	FMOVQ 1968(R9), F11
+	FMOVQ 2208(R9), F11
 	VORR V11.B16, V11.B16, V14.B16
 	VFMLA V4.D2, V13.D2, V14.D2
 	VFMLA V5.D2, V10.D2, V11.D2
-	FMOVQ 1984(R9), F10
+	FMOVQ 2224(R9), F10
 	VORR V10.B16, V10.B16, V13.B16
 	VFMLA V4.D2, V14.D2, V13.D2
 	VFMLA V5.D2, V11.D2, V10.D2
-	FMOVQ 2000(R9), F11
+	FMOVQ 2240(R9), F11
 	VORR V11.B16, V11.B16, V14.B16
 	VFMLA V4.D2, V13.D2, V14.D2
 	VFMLA V5.D2, V10.D2, V11.D2
@@ -6061,24 +8134,24 @@ loop4:
 	VFMLA V4.D2, V14.D2, V10.D2
 	VORR V31.B16, V31.B16, V4.B16
 	VFMLA V5.D2, V11.D2, V4.D2
-	FMOVQ 2032(R9), F5
-	FMOVQ 2016(R9), F11
+	FMOVQ 2272(R9), F5
+	FMOVQ 2256(R9), F11
 	VORR V5.B16, V5.B16, V13.B16
 	VFMLA V6.D2, V11.D2, V13.D2
 	VFMLA V7.D2, V11.D2, V5.D2
-	FMOVQ 2048(R9), F11
+	FMOVQ 2288(R9), F11
 	VORR V11.B16, V11.B16, V14.B16
 	VFMLA V6.D2, V13.D2, V14.D2
 	VFMLA V7.D2, V5.D2, V11.D2
-	FMOVQ 2064(R9), F5
+	FMOVQ 2304(R9), F5
 	VORR V5.B16, V5.B16, V13.B16
 	VFMLA V6.D2, V14.D2, V13.D2
 	VFMLA V7.D2, V11.D2, V5.D2
-	FMOVQ 2080(R9), F11
+	FMOVQ 2320(R9), F11
 	VORR V11.B16, V11.B16, V14.B16
 	VFMLA V6.D2, V13.D2, V14.D2
 	VFMLA V7.D2, V5.D2, V11.D2
-	FMOVQ 2096(R9), F5
+	FMOVQ 2336(R9), F5
 	VORR V5.B16, V5.B16, V13.B16
 	VFMLA V6.D2, V14.D2, V13.D2
 	VFMLA V7.D2, V11.D2, V5.D2
@@ -6094,7 +8167,7 @@ loop4:
 	VFMLA V4.D2, V0.D2, V6.D2
 	VORR V1.B16, V1.B16, V7.B16
 	VFMLA V5.D2, V1.D2, V7.D2
-	FMOVQ 2112(R9), F8
+	FMOVQ 2352(R9), F8
 	WORD $0x4e68d484 // fadd v4.2d, v4.2d, v8.2d
 	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
 	VAND V28.B16, V0.B16, V8.B16
@@ -6107,7 +8180,7 @@ loop4:
 	VBSL V5.B16, V7.B16, V9.B16
 	WORD $0x4e7af442 // fmax v2.2d, v2.2d, v26.2d
 	WORD $0x4e7af463 // fmax v3.2d, v3.2d, v26.2d
-	FMOVQ 2144(R9), F4
+	FMOVQ 2384(R9), F4
 	WORD $0x4ee4f442 // fmin v2.2d, v2.2d, v4.2d
 	WORD $0x4ee4f463 // fmin v3.2d, v3.2d, v4.2d
 	WORD $0x6e62dc44 // fmul v4.2d, v2.2d, v2.2d
@@ -6118,91 +8191,91 @@ loop4:
 	VFMLA V3.D2, V3.D2, V7.D2
 	WORD $0x6e64ffea // fdiv v10.2d, v31.2d, v4.2d
 	WORD $0x6e65ffeb // fdiv v11.2d, v31.2d, v5.2d
-	FMOVQ 2160(R9), F12
+	FMOVQ 2400(R9), F12
 	WORD $0x6eece54d // fcmgt v13.2d, v10.2d, v12.2d
 	WORD $0x6eece56c // fcmgt v12.2d, v11.2d, v12.2d
-	FMOVQ 2192(R9), F14
-	FMOVQ 2176(R9), F15
-	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V10.D2, V15.D2, V16.D2
-	VFMLA V11.D2, V15.D2, V14.D2
-	FMOVQ 2208(R9), F15
-	VORR V15.B16, V15.B16, V17.B16
-	VFMLA V10.D2, V16.D2, V17.D2
-	VFMLA V11.D2, V14.D2, V15.D2
-	FMOVQ 2224(R9), F14
-	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V10.D2, V17.D2, V16.D2
-	VFMLA V11.D2, V15.D2, V14.D2
-	FMOVQ 2240(R9), F15
-	VORR V15.B16, V15.B16, V17.B16
-	VFMLA V10.D2, V16.D2, V17.D2
-	VFMLA V11.D2, V14.D2, V15.D2
-	FMOVQ 2256(R9), F14
-	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V10.D2, V17.D2, V16.D2
-	VFMLA V11.D2, V15.D2, V14.D2
-	FMOVQ 2272(R9), F15
-	VORR V15.B16, V15.B16, V17.B16
-	VFMLA V10.D2, V16.D2, V17.D2
-	VFMLA V11.D2, V14.D2, V15.D2
-	FMOVQ 2288(R9), F14
-	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V10.D2, V17.D2, V16.D2
-	VFMLA V11.D2, V15.D2, V14.D2
-	FMOVQ 2320(R9), F15
-	FMOVQ 2304(R9), F17
-	VORR V15.B16, V15.B16, V18.B16
-	VFMLA V10.D2, V17.D2, V18.D2
-	VFMLA V11.D2, V17.D2, V15.D2
-	FMOVQ 2336(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V10.D2, V18.D2, V19.D2
-	VFMLA V11.D2, V15.D2, V17.D2
-	FMOVQ 2352(R9), F15
-	VORR V15.B16, V15.B16, V18.B16
-	VFMLA V10.D2, V19.D2, V18.D2
-	VFMLA V11.D2, V17.D2, V15.D2
-	FMOVQ 2368(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V10.D2, V18.D2, V19.D2
-	VFMLA V11.D2, V15.D2, V17.D2
-	FMOVQ 2384(R9), F15
-	VORR V15.B16, V15.B16, V18.B16
-	VFMLA V10.D2, V19.D2, V18.D2
-	VFMLA V11.D2, V17.D2, V15.D2
-	FMOVQ 2400(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V10.D2, V18.D2, V19.D2
-	VFMLA V11.D2, V15.D2, V17.D2
-	VBIT V13.B16, V16.B16, V19.B16
-	VBIT V12.B16, V14.B16, V17.B16
 	FMOVQ 2432(R9), F14
 	FMOVQ 2416(R9), F15
 	VORR V14.B16, V14.B16, V16.B16
 	VFMLA V10.D2, V15.D2, V16.D2
 	VFMLA V11.D2, V15.D2, V14.D2
 	FMOVQ 2448(R9), F15
-	VORR V15.B16, V15.B16, V18.B16
-	VFMLA V10.D2, V16.D2, V18.D2
+	VORR V15.B16, V15.B16, V17.B16
+	VFMLA V10.D2, V16.D2, V17.D2
 	VFMLA V11.D2, V14.D2, V15.D2
 	FMOVQ 2464(R9), F14
 	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V10.D2, V18.D2, V16.D2
+	VFMLA V10.D2, V17.D2, V16.D2
 	VFMLA V11.D2, V15.D2, V14.D2
 	FMOVQ 2480(R9), F15
-	VORR V15.B16, V15.B16, V18.B16
-	VFMLA V10.D2, V16.D2, V18.D2
+	VORR V15.B16, V15.B16, V17.B16
+	VFMLA V10.D2, V16.D2, V17.D2
 	VFMLA V11.D2, V14.D2, V15.D2
 	FMOVQ 2496(R9), F14
 	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V10.D2, V18.D2, V16.D2
+	VFMLA V10.D2, V17.D2, V16.D2
 	VFMLA V11.D2, V15.D2, V14.D2
 	FMOVQ 2512(R9), F15
+	VORR V15.B16, V15.B16, V17.B16
+	VFMLA V10.D2, V16.D2, V17.D2
+	VFMLA V11.D2, V14.D2, V15.D2
+	FMOVQ 2528(R9), F14
+	VORR V14.B16, V14.B16, V16.B16
+	VFMLA V10.D2, V17.D2, V16.D2
+	VFMLA V11.D2, V15.D2, V14.D2
+	FMOVQ 2560(R9), F15
+	FMOVQ 2544(R9), F17
+	VORR V15.B16, V15.B16, V18.B16
+	VFMLA V10.D2, V17.D2, V18.D2
+	VFMLA V11.D2, V17.D2, V15.D2
+	FMOVQ 2576(R9), F17
+	VORR V17.B16, V17.B16, V19.B16
+	VFMLA V10.D2, V18.D2, V19.D2
+	VFMLA V11.D2, V15.D2, V17.D2
+	FMOVQ 2592(R9), F15
+	VORR V15.B16, V15.B16, V18.B16
+	VFMLA V10.D2, V19.D2, V18.D2
+	VFMLA V11.D2, V17.D2, V15.D2
+	FMOVQ 2608(R9), F17
+	VORR V17.B16, V17.B16, V19.B16
+	VFMLA V10.D2, V18.D2, V19.D2
+	VFMLA V11.D2, V15.D2, V17.D2
+	FMOVQ 2624(R9), F15
+	VORR V15.B16, V15.B16, V18.B16
+	VFMLA V10.D2, V19.D2, V18.D2
+	VFMLA V11.D2, V17.D2, V15.D2
+	FMOVQ 2640(R9), F17
+	VORR V17.B16, V17.B16, V19.B16
+	VFMLA V10.D2, V18.D2, V19.D2
+	VFMLA V11.D2, V15.D2, V17.D2
+	VBIT V13.B16, V16.B16, V19.B16
+	VBIT V12.B16, V14.B16, V17.B16
+	FMOVQ 2672(R9), F14
+	FMOVQ 2656(R9), F15
+	VORR V14.B16, V14.B16, V16.B16
+	VFMLA V10.D2, V15.D2, V16.D2
+	VFMLA V11.D2, V15.D2, V14.D2
+	FMOVQ 2688(R9), F15
 	VORR V15.B16, V15.B16, V18.B16
 	VFMLA V10.D2, V16.D2, V18.D2
 	VFMLA V11.D2, V14.D2, V15.D2
-	FMOVQ 2528(R9), F14
+	FMOVQ 2704(R9), F14
+	VORR V14.B16, V14.B16, V16.B16
+	VFMLA V10.D2, V18.D2, V16.D2
+	VFMLA V11.D2, V15.D2, V14.D2
+	FMOVQ 2720(R9), F15
+	VORR V15.B16, V15.B16, V18.B16
+	VFMLA V10.D2, V16.D2, V18.D2
+	VFMLA V11.D2, V14.D2, V15.D2
+	FMOVQ 2736(R9), F14
+	VORR V14.B16, V14.B16, V16.B16
+	VFMLA V10.D2, V18.D2, V16.D2
+	VFMLA V11.D2, V15.D2, V14.D2
+	FMOVQ 2752(R9), F15
+	VORR V15.B16, V15.B16, V18.B16
+	VFMLA V10.D2, V16.D2, V18.D2
+	VFMLA V11.D2, V14.D2, V15.D2
+	FMOVQ 2768(R9), F14
 	VORR V14.B16, V14.B16, V16.B16
 	VFMLA V10.D2, V18.D2, V16.D2
 	VFMLA V11.D2, V15.D2, V14.D2
@@ -6210,28 +8283,28 @@ loop4:
 	VFMLA V10.D2, V16.D2, V15.D2
 	VORR V31.B16, V31.B16, V16.B16
 	VFMLA V11.D2, V14.D2, V16.D2
-	FMOVQ 2560(R9), F14
-	FMOVQ 2544(R9), F18
+	FMOVQ 2800(R9), F14
+	FMOVQ 2784(R9), F18
 	VORR V14.B16, V14.B16, V20.B16
 	VFMLA V10.D2, V18.D2, V20.D2
 	VFMLA V11.D2, V18.D2, V14.D2
-	FMOVQ 2576(R9), F18
+	FMOVQ 2816(R9), F18
 	VORR V18.B16, V18.B16, V21.B16
 	VFMLA V10.D2, V20.D2, V21.D2
 	VFMLA V11.D2, V14.D2, V18.D2
-	FMOVQ 2592(R9), F14
+	FMOVQ 2832(R9), F14
 	VORR V14.B16, V14.B16, V20.B16
 	VFMLA V10.D2, V21.D2, V20.D2
 	VFMLA V11.D2, V18.D2, V14.D2
-	FMOVQ 2608(R9), F18
+	FMOVQ 2848(R9), F18
 	VORR V18.B16, V18.B16, V21.B16
 	VFMLA V10.D2, V20.D2, V21.D2
 	VFMLA V11.D2, V14.D2, V18.D2
-	FMOVQ 2624(R9), F14
+	FMOVQ 2864(R9), F14
 	VORR V14.B16, V14.B16, V20.B16
 	VFMLA V10.D2, V21.D2, V20.D2
 	VFMLA V11.D2, V18.D2, V14.D2
-	FMOVQ 2640(R9), F18
+	FMOVQ 2880(R9), F18
 	VORR V18.B16, V18.B16, V21.B16
 	VFMLA V10.D2, V20.D2, V21.D2
 	VFMLA V11.D2, V14.D2, V18.D2
@@ -6243,10 +8316,10 @@ loop4:
 	VBSL V10.B16, V16.B16, V12.B16
 	WORD $0x6e6dfe6a // fdiv v10.2d, v19.2d, v13.2d
 	WORD $0x6e6cfe2b // fdiv v11.2d, v17.2d, v12.2d
-	FMOVQ 2656(R9), F12
+	FMOVQ 2896(R9), F12
 	WORD $0x4eecd54a // fsub v10.2d, v10.2d, v12.2d
 	WORD $0x4eecd56b // fsub v11.2d, v11.2d, v12.2d
-	FMOVQ 2672(R9), F12
+	FMOVQ 2912(R9), F12
 	WORD $0x6e6cdc84 // fmul v4.2d, v4.2d, v12.2d
 	WORD $0x6e6cdca5 // fmul v5.2d, v5.2d, v12.2d
 	WORD $0x4e6ad48c // fadd v12.2d, v4.2d, v10.2d
@@ -6263,104 +8336,108 @@ loop4:
 	WORD $0x4e6bd4a5 // fadd v5.2d, v5.2d, v11.2d
 	WORD $0x4ee6d484 // fsub v4.2d, v4.2d, v6.2d
 	WORD $0x4ee7d4a5 // fsub v5.2d, v5.2d, v7.2d
-	WORD $0x4e79f586 // fmax v6.2d, v12.2d, v25.2d
-	WORD $0x4e79f5a7 // fmax v7.2d, v13.2d, v25.2d
-	WORD $0x4ef8f4c6 // fmin v6.2d, v6.2d, v24.2d
-	WORD $0x4ef8f4e7 // fmin v7.2d, v7.2d, v24.2d
-	WORD $0x4e6ce4ca // fcmeq v10.2d, v6.2d, v12.2d
-	WORD $0x4e6de4eb // fcmeq v11.2d, v7.2d, v13.2d
+	FMOVQ 1856(R9), F6
+	WORD $0x4e66f587 // fmax v7.2d, v12.2d, v6.2d
+	WORD $0x4e66f5a6 // fmax v6.2d, v13.2d, v6.2d
+	FMOVQ 1872(R9), F10
+	WORD $0x4eeaf4e7 // fmin v7.2d, v7.2d, v10.2d
+	WORD $0x4eeaf4c6 // fmin v6.2d, v6.2d, v10.2d
+	WORD $0x4e6ce4ea // fcmeq v10.2d, v7.2d, v12.2d
+	WORD $0x4e6de4cb // fcmeq v11.2d, v6.2d, v13.2d
 	VAND V10.B16, V4.B16, V4.B16
 	VAND V11.B16, V5.B16, V5.B16
 	WORD $0x4e64e48a // fcmeq v10.2d, v4.2d, v4.2d
 	WORD $0x4e65e4ab // fcmeq v11.2d, v5.2d, v5.2d
 	VAND V10.B16, V4.B16, V4.B16
 	VAND V11.B16, V5.B16, V5.B16
-	WORD $0x6e77dcca // fmul v10.2d, v6.2d, v23.2d
-	WORD $0x6e77dceb // fmul v11.2d, v7.2d, v23.2d
-	WORD $0x4e61894a // frintn v10.2d, v10.2d
+	FMOVQ 1728(R9), F10
+	WORD $0x6e6adceb // fmul v11.2d, v7.2d, v10.2d
+	WORD $0x6e6adcca // fmul v10.2d, v6.2d, v10.2d
 	WORD $0x4e61896b // frintn v11.2d, v11.2d
-	VFMLS V22.D2, V10.D2, V6.D2
-	VFMLS V22.D2, V11.D2, V7.D2
-	FMOVQ 1056(R9), F12
-	VFMLS V12.D2, V10.D2, V4.D2
-	VFMLS V12.D2, V11.D2, V5.D2
-	WORD $0x4e64d4cc // fadd v12.2d, v6.2d, v4.2d
-	WORD $0x4e65d4ed // fadd v13.2d, v7.2d, v5.2d
+	WORD $0x4e61894a // frintn v10.2d, v10.2d
+	FMOVQ 1616(R9), F12
+	VFMLS V12.D2, V11.D2, V7.D2
+	VFMLS V12.D2, V10.D2, V6.D2
+	FMOVQ 1600(R9), F12
+	VFMLS V12.D2, V11.D2, V4.D2
+	VFMLS V12.D2, V10.D2, V5.D2
+	WORD $0x4e64d4ec // fadd v12.2d, v7.2d, v4.2d
+	WORD $0x4e65d4cd // fadd v13.2d, v6.2d, v5.2d
 	WORD $0x6e6cdd8e // fmul v14.2d, v12.2d, v12.2d
 	WORD $0x6e6dddaf // fmul v15.2d, v13.2d, v13.2d
-	FMOVQ 1088(R9), F16
-	FMOVQ 1072(R9), F17
-	VORR V16.B16, V16.B16, V18.B16
+	FMOVQ 1744(R9), F16
+	VORR V23.B16, V23.B16, V17.B16
+	VFMLA V12.D2, V16.D2, V17.D2
+	VORR V23.B16, V23.B16, V18.B16
+	VFMLA V13.D2, V16.D2, V18.D2
+	FMOVQ 1760(R9), F16
+	VORR V16.B16, V16.B16, V19.B16
+	VFMLA V12.D2, V17.D2, V19.D2
+	VFMLA V13.D2, V18.D2, V16.D2
+	FMOVQ 1776(R9), F17
+	VORR V17.B16, V17.B16, V18.B16
+	VFMLA V12.D2, V19.D2, V18.D2
+	VFMLA V13.D2, V16.D2, V17.D2
+	VORR V25.B16, V25.B16, V16.B16
+	VFMLA V12.D2, V18.D2, V16.D2
+	VORR V25.B16, V25.B16, V18.B16
+	VFMLA V13.D2, V17.D2, V18.D2
+	VORR V22.B16, V22.B16, V17.B16
+	VFMLA V12.D2, V16.D2, V17.D2
+	VORR V22.B16, V22.B16, V16.B16
+	VFMLA V13.D2, V18.D2, V16.D2
+	FMOVQ 1792(R9), F18
+	VORR V18.B16, V18.B16, V19.B16
+	VFMLA V12.D2, V17.D2, V19.D2
+	VFMLA V13.D2, V16.D2, V18.D2
+	FMOVQ 1808(R9), F16
+	VORR V16.B16, V16.B16, V17.B16
+	VFMLA V12.D2, V19.D2, V17.D2
+	VFMLA V13.D2, V18.D2, V16.D2
+	VORR V24.B16, V24.B16, V18.B16
 	VFMLA V12.D2, V17.D2, V18.D2
-	VFMLA V13.D2, V17.D2, V16.D2
-	FMOVQ 1104(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V12.D2, V18.D2, V19.D2
+	VORR V24.B16, V24.B16, V17.B16
 	VFMLA V13.D2, V16.D2, V17.D2
-	FMOVQ 1120(R9), F16
-	VORR V16.B16, V16.B16, V18.B16
-	VFMLA V12.D2, V19.D2, V18.D2
-	VFMLA V13.D2, V17.D2, V16.D2
-	FMOVQ 1136(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
+	FMOVQ 1232(R9), F16
+	VORR V16.B16, V16.B16, V19.B16
 	VFMLA V12.D2, V18.D2, V19.D2
-	VFMLA V13.D2, V16.D2, V17.D2
-	FMOVQ 1152(R9), F16
-	VORR V16.B16, V16.B16, V18.B16
-	VFMLA V12.D2, V19.D2, V18.D2
 	VFMLA V13.D2, V17.D2, V16.D2
-	FMOVQ 1168(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V12.D2, V18.D2, V19.D2
-	VFMLA V13.D2, V16.D2, V17.D2
-	FMOVQ 1184(R9), F16
-	VORR V16.B16, V16.B16, V18.B16
+	FMOVQ 1824(R9), F17
+	VORR V17.B16, V17.B16, V18.B16
 	VFMLA V12.D2, V19.D2, V18.D2
-	VFMLA V13.D2, V17.D2, V16.D2
-	FMOVQ 1200(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V12.D2, V18.D2, V19.D2
-	VFMLA V13.D2, V16.D2, V17.D2
-	FMOVQ 1216(R9), F16
-	VORR V16.B16, V16.B16, V18.B16
-	VFMLA V12.D2, V19.D2, V18.D2
-	VFMLA V13.D2, V17.D2, V16.D2
-	FMOVQ 1232(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V12.D2, V18.D2, V19.D2
 	VFMLA V13.D2, V16.D2, V17.D2
 	VORR V30.B16, V30.B16, V16.B16
-	VFMLA V12.D2, V19.D2, V16.D2
+	VFMLA V12.D2, V18.D2, V16.D2
 	VORR V30.B16, V30.B16, V12.B16
 	VFMLA V13.D2, V17.D2, V12.D2
 	WORD $0x6e70ddcd // fmul v13.2d, v14.2d, v16.2d
 	WORD $0x6e6cddec // fmul v12.2d, v15.2d, v12.2d
-	WORD $0x4e7fd4ce // fadd v14.2d, v6.2d, v31.2d
-	WORD $0x4e7fd4ef // fadd v15.2d, v7.2d, v31.2d
+	WORD $0x4e7fd4ee // fadd v14.2d, v7.2d, v31.2d
+	WORD $0x4e7fd4cf // fadd v15.2d, v6.2d, v31.2d
 	WORD $0x4eeed7f0 // fsub v16.2d, v31.2d, v14.2d
 	WORD $0x4eefd7f1 // fsub v17.2d, v31.2d, v15.2d
-	WORD $0x4e66d606 // fadd v6.2d, v16.2d, v6.2d
-	WORD $0x4e67d627 // fadd v7.2d, v17.2d, v7.2d
-	WORD $0x4e64d4c4 // fadd v4.2d, v6.2d, v4.2d
-	WORD $0x4e65d4e5 // fadd v5.2d, v7.2d, v5.2d
+	WORD $0x4e67d607 // fadd v7.2d, v16.2d, v7.2d
+	WORD $0x4e66d626 // fadd v6.2d, v17.2d, v6.2d
+	WORD $0x4e64d4e4 // fadd v4.2d, v7.2d, v4.2d
+	WORD $0x4e65d4c5 // fadd v5.2d, v6.2d, v5.2d
 	WORD $0x4e6dd484 // fadd v4.2d, v4.2d, v13.2d
 	WORD $0x4e6cd4a5 // fadd v5.2d, v5.2d, v12.2d
 	WORD $0x4e64d5c4 // fadd v4.2d, v14.2d, v4.2d
 	WORD $0x4e65d5e5 // fadd v5.2d, v15.2d, v5.2d
-	WORD $0x6e7edd46 // fmul v6.2d, v10.2d, v30.2d
-	WORD $0x6e7edd67 // fmul v7.2d, v11.2d, v30.2d
+	WORD $0x6e7edd66 // fmul v6.2d, v11.2d, v30.2d
+	WORD $0x6e7edd47 // fmul v7.2d, v10.2d, v30.2d
 	WORD $0x4e6198c6 // frintm v6.2d, v6.2d
 	WORD $0x4e6198e7 // frintm v7.2d, v7.2d
-	WORD $0x4ee6d54a // fsub v10.2d, v10.2d, v6.2d
-	WORD $0x4ee7d56b // fsub v11.2d, v11.2d, v7.2d
+	WORD $0x4ee6d56b // fsub v11.2d, v11.2d, v6.2d
+	WORD $0x4ee7d54a // fsub v10.2d, v10.2d, v7.2d
 	WORD $0x4e7dd4c6 // fadd v6.2d, v6.2d, v29.2d
 	WORD $0x4e7dd4e7 // fadd v7.2d, v7.2d, v29.2d
 	WORD $0x4f7454c6 // shl v6.2d, v6.2d, #52
 	WORD $0x4f7454e7 // shl v7.2d, v7.2d, #52
 	WORD $0x6e66dc84 // fmul v4.2d, v4.2d, v6.2d
 	WORD $0x6e67dca5 // fmul v5.2d, v5.2d, v7.2d
-	WORD $0x4e7dd546 // fadd v6.2d, v10.2d, v29.2d
-	WORD $0x4e7dd567 // fadd v7.2d, v11.2d, v29.2d
+	WORD $0x4e7dd566 // fadd v6.2d, v11.2d, v29.2d
+	WORD $0x4e7dd547 // fadd v7.2d, v10.2d, v29.2d
 	WORD $0x4f7454c6 // shl v6.2d, v6.2d, #52
 	WORD $0x4f7454e7 // shl v7.2d, v7.2d, #52
 	WORD $0x6e66dc84 // fmul v4.2d, v4.2d, v6.2d
@@ -6393,50 +8470,50 @@ one:
 	WORD $0x6e61dc22 // fmul v2.2d, v1.2d, v1.2d
 	WORD $0x4effd423 // fsub v3.2d, v1.2d, v31.2d
 	WORD $0x6ee1e764 // fcmgt v4.2d, v27.2d, v1.2d
-	FMOVQ 1760(R9), F5
-	FMOVQ 1744(R9), F6
+	FMOVQ 2000(R9), F5
+	FMOVQ 1984(R9), F6
 	VFMLA V2.D2, V6.D2, V5.D2
-	FMOVQ 1776(R9), F6
+	FMOVQ 2016(R9), F6
 	VFMLA V2.D2, V5.D2, V6.D2
-	FMOVQ 1792(R9), F5
+	FMOVQ 2032(R9), F5
 	VFMLA V2.D2, V6.D2, V5.D2
-	FMOVQ 1808(R9), F6
+	FMOVQ 2048(R9), F6
 	VFMLA V2.D2, V5.D2, V6.D2
-	FMOVQ 1840(R9), F5
-	FMOVQ 1824(R9), F7
+	FMOVQ 2080(R9), F5
+	FMOVQ 2064(R9), F7
 	VFMLA V3.D2, V7.D2, V5.D2
-	FMOVQ 1856(R9), F7
+	FMOVQ 2096(R9), F7
 	VFMLA V3.D2, V5.D2, V7.D2
-	FMOVQ 1872(R9), F5
+	FMOVQ 2112(R9), F5
 	VFMLA V3.D2, V7.D2, V5.D2
-	FMOVQ 1888(R9), F7
+	FMOVQ 2128(R9), F7
 	VFMLA V3.D2, V5.D2, V7.D2
-	FMOVQ 1904(R9), F5
+	FMOVQ 2144(R9), F5
 	VFMLA V3.D2, V7.D2, V5.D2
-	FMOVQ 1920(R9), F7
+	FMOVQ 2160(R9), F7
 	VFMLA V3.D2, V5.D2, V7.D2
 	VBIT V4.B16, V6.B16, V7.B16
-	FMOVQ 1952(R9), F5
-	FMOVQ 1936(R9), F6
+	FMOVQ 2192(R9), F5
+	FMOVQ 2176(R9), F6
 	VFMLA V2.D2, V6.D2, V5.D2
-	FMOVQ 1968(R9), F6
+	FMOVQ 2208(R9), F6
 	VFMLA V2.D2, V5.D2, V6.D2
-	FMOVQ 1984(R9), F5
+	FMOVQ 2224(R9), F5
 	VFMLA V2.D2, V6.D2, V5.D2
-	FMOVQ 2000(R9), F6
+	FMOVQ 2240(R9), F6
 	VFMLA V2.D2, V5.D2, V6.D2
 	VORR V31.B16, V31.B16, V5.B16
 	VFMLA V2.D2, V6.D2, V5.D2
-	FMOVQ 2032(R9), F2
-	FMOVQ 2016(R9), F6
+	FMOVQ 2272(R9), F2
+	FMOVQ 2256(R9), F6
 	VFMLA V3.D2, V6.D2, V2.D2
-	FMOVQ 2048(R9), F6
+	FMOVQ 2288(R9), F6
 	VFMLA V3.D2, V2.D2, V6.D2
-	FMOVQ 2064(R9), F2
+	FMOVQ 2304(R9), F2
 	VFMLA V3.D2, V6.D2, V2.D2
-	FMOVQ 2080(R9), F6
+	FMOVQ 2320(R9), F6
 	VFMLA V3.D2, V2.D2, V6.D2
-	FMOVQ 2096(R9), F2
+	FMOVQ 2336(R9), F2
 	VFMLA V3.D2, V6.D2, V2.D2
 	VORR V31.B16, V31.B16, V6.B16
 	VFMLA V3.D2, V2.D2, V6.D2
@@ -6444,50 +8521,21 @@ one:
 	WORD $0x6e64fce2 // fdiv v2.2d, v7.2d, v4.2d
 	VORR V0.B16, V0.B16, V3.B16
 	VFMLA V2.D2, V0.D2, V3.D2
-	FMOVQ 2112(R9), F4
+	FMOVQ 2352(R9), F4
 	WORD $0x4e64d442 // fadd v2.2d, v2.2d, v4.2d
 	VAND V28.B16, V0.B16, V4.B16
 	VORR V4.B16, V2.B16, V2.B16
 	WORD $0x6ee1e764 // fcmgt v4.2d, v27.2d, v1.2d
 	VBSL V2.B16, V3.B16, V4.B16
 	WORD $0x4e7af421 // fmax v1.2d, v1.2d, v26.2d
-	FMOVQ 2144(R9), F2
+	FMOVQ 2384(R9), F2
 	WORD $0x4ee2f421 // fmin v1.2d, v1.2d, v2.2d
 	WORD $0x6e61dc22 // fmul v2.2d, v1.2d, v1.2d
 	WORD $0x6ee0f843 // fneg v3.2d, v2.2d
 	VFMLA V1.D2, V1.D2, V3.D2
 	WORD $0x6e62ffe5 // fdiv v5.2d, v31.2d, v2.2d
-	FMOVQ 2160(R9), F6
+	FMOVQ 2400(R9), F6
 	WORD $0x6ee6e4a6 // fcmgt v6.2d, v5.2d, v6.2d
-	FMOVQ 2192(R9), F7
-	FMOVQ 2176(R9), F8
-	VFMLA V5.D2, V8.D2, V7.D2
-	FMOVQ 2208(R9), F8
-	VFMLA V5.D2, V7.D2, V8.D2
-	FMOVQ 2224(R9), F7
-	VFMLA V5.D2, V8.D2, V7.D2
-	FMOVQ 2240(R9), F8
-	VFMLA V5.D2, V7.D2, V8.D2
-	FMOVQ 2256(R9), F7
-	VFMLA V5.D2, V8.D2, V7.D2
-	FMOVQ 2272(R9), F8
-	VFMLA V5.D2, V7.D2, V8.D2
-	FMOVQ 2288(R9), F7
-	VFMLA V5.D2, V8.D2, V7.D2
-	FMOVQ 2320(R9), F8
-	FMOVQ 2304(R9), F9
-	VFMLA V5.D2, V9.D2, V8.D2
-	FMOVQ 2336(R9), F9
-	VFMLA V5.D2, V8.D2, V9.D2
-	FMOVQ 2352(R9), F8
-	VFMLA V5.D2, V9.D2, V8.D2
-	FMOVQ 2368(R9), F9
-	VFMLA V5.D2, V8.D2, V9.D2
-	FMOVQ 2384(R9), F8
-	VFMLA V5.D2, V9.D2, V8.D2
-	FMOVQ 2400(R9), F9
-	VFMLA V5.D2, V8.D2, V9.D2
-	VBIT V6.B16, V7.B16, V9.B16
 	FMOVQ 2432(R9), F7
 	FMOVQ 2416(R9), F8
 	VFMLA V5.D2, V8.D2, V7.D2
@@ -6503,28 +8551,57 @@ one:
 	VFMLA V5.D2, V7.D2, V8.D2
 	FMOVQ 2528(R9), F7
 	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 2560(R9), F8
+	FMOVQ 2544(R9), F9
+	VFMLA V5.D2, V9.D2, V8.D2
+	FMOVQ 2576(R9), F9
+	VFMLA V5.D2, V8.D2, V9.D2
+	FMOVQ 2592(R9), F8
+	VFMLA V5.D2, V9.D2, V8.D2
+	FMOVQ 2608(R9), F9
+	VFMLA V5.D2, V8.D2, V9.D2
+	FMOVQ 2624(R9), F8
+	VFMLA V5.D2, V9.D2, V8.D2
+	FMOVQ 2640(R9), F9
+	VFMLA V5.D2, V8.D2, V9.D2
+	VBIT V6.B16, V7.B16, V9.B16
+	FMOVQ 2672(R9), F7
+	FMOVQ 2656(R9), F8
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 2688(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 2704(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 2720(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 2736(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 2752(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 2768(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
 	VORR V31.B16, V31.B16, V8.B16
 	VFMLA V5.D2, V7.D2, V8.D2
-	FMOVQ 2560(R9), F7
-	FMOVQ 2544(R9), F10
+	FMOVQ 2800(R9), F7
+	FMOVQ 2784(R9), F10
 	VFMLA V5.D2, V10.D2, V7.D2
-	FMOVQ 2576(R9), F10
+	FMOVQ 2816(R9), F10
 	VFMLA V5.D2, V7.D2, V10.D2
-	FMOVQ 2592(R9), F7
+	FMOVQ 2832(R9), F7
 	VFMLA V5.D2, V10.D2, V7.D2
-	FMOVQ 2608(R9), F10
+	FMOVQ 2848(R9), F10
 	VFMLA V5.D2, V7.D2, V10.D2
-	FMOVQ 2624(R9), F7
+	FMOVQ 2864(R9), F7
 	VFMLA V5.D2, V10.D2, V7.D2
-	FMOVQ 2640(R9), F10
+	FMOVQ 2880(R9), F10
 	VFMLA V5.D2, V7.D2, V10.D2
 	VORR V31.B16, V31.B16, V7.B16
 	VFMLA V5.D2, V10.D2, V7.D2
 	VBSL V7.B16, V8.B16, V6.B16
 	WORD $0x6e66fd25 // fdiv v5.2d, v9.2d, v6.2d
-	FMOVQ 2656(R9), F6
+	FMOVQ 2896(R9), F6
 	WORD $0x4ee6d4a5 // fsub v5.2d, v5.2d, v6.2d
-	FMOVQ 2672(R9), F6
+	FMOVQ 2912(R9), F6
 	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
 	WORD $0x4e65d446 // fadd v6.2d, v2.2d, v5.2d
 	WORD $0x4ee2d4c7 // fsub v7.2d, v6.2d, v2.2d
@@ -6533,43 +8610,47 @@ one:
 	WORD $0x4ee7d4a5 // fsub v5.2d, v5.2d, v7.2d
 	WORD $0x4e65d442 // fadd v2.2d, v2.2d, v5.2d
 	WORD $0x4ee3d442 // fsub v2.2d, v2.2d, v3.2d
-	WORD $0x4e79f4c3 // fmax v3.2d, v6.2d, v25.2d
-	WORD $0x4ef8f463 // fmin v3.2d, v3.2d, v24.2d
+	FMOVQ 1856(R9), F3
+	WORD $0x4e63f4c3 // fmax v3.2d, v6.2d, v3.2d
+	FMOVQ 1872(R9), F5
+	WORD $0x4ee5f463 // fmin v3.2d, v3.2d, v5.2d
 	WORD $0x4e66e465 // fcmeq v5.2d, v3.2d, v6.2d
 	VAND V5.B16, V2.B16, V2.B16
 	WORD $0x4e62e445 // fcmeq v5.2d, v2.2d, v2.2d
 	VAND V5.B16, V2.B16, V2.B16
-	WORD $0x6e77dc65 // fmul v5.2d, v3.2d, v23.2d
+	FMOVQ 1728(R9), F5
+	WORD $0x6e65dc65 // fmul v5.2d, v3.2d, v5.2d
 	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
-	VFMLS V22.D2, V5.D2, V3.D2
-	FMOVQ 1056(R9), F6
+	FMOVQ 1616(R9), F6
+	VFMLS V6.D2, V5.D2, V3.D2
+	FMOVQ 1600(R9), F6
 	VFMLS V6.D2, V5.D2, V2.D2
 	WORD $0x4e62d466 // fadd v6.2d, v3.2d, v2.2d
 	WORD $0x6e66dcc7 // fmul v7.2d, v6.2d, v6.2d
-	FMOVQ 1088(R9), F8
-	FMOVQ 1072(R9), F9
-	VFMLA V6.D2, V9.D2, V8.D2
-	FMOVQ 1104(R9), F9
+	FMOVQ 1744(R9), F8
+	VORR V23.B16, V23.B16, V9.B16
 	VFMLA V6.D2, V8.D2, V9.D2
-	FMOVQ 1120(R9), F8
+	FMOVQ 1760(R9), F8
 	VFMLA V6.D2, V9.D2, V8.D2
-	FMOVQ 1136(R9), F9
+	FMOVQ 1776(R9), F9
 	VFMLA V6.D2, V8.D2, V9.D2
-	FMOVQ 1152(R9), F8
+	VORR V25.B16, V25.B16, V8.B16
 	VFMLA V6.D2, V9.D2, V8.D2
-	FMOVQ 1168(R9), F9
+	VORR V22.B16, V22.B16, V9.B16
 	VFMLA V6.D2, V8.D2, V9.D2
-	FMOVQ 1184(R9), F8
+	FMOVQ 1792(R9), F8
 	VFMLA V6.D2, V9.D2, V8.D2
-	FMOVQ 1200(R9), F9
+	FMOVQ 1808(R9), F9
 	VFMLA V6.D2, V8.D2, V9.D2
-	FMOVQ 1216(R9), F8
+	VORR V24.B16, V24.B16, V8.B16
 	VFMLA V6.D2, V9.D2, V8.D2
 	FMOVQ 1232(R9), F9
 	VFMLA V6.D2, V8.D2, V9.D2
-	VORR V30.B16, V30.B16, V8.B16
+	FMOVQ 1824(R9), F8
 	VFMLA V6.D2, V9.D2, V8.D2
-	WORD $0x6e68dce6 // fmul v6.2d, v7.2d, v8.2d
+	VORR V30.B16, V30.B16, V9.B16
+	VFMLA V6.D2, V8.D2, V9.D2
+	WORD $0x6e69dce6 // fmul v6.2d, v7.2d, v9.2d
 	WORD $0x4e7fd467 // fadd v7.2d, v3.2d, v31.2d
 	WORD $0x4ee7d7e8 // fsub v8.2d, v31.2d, v7.2d
 	WORD $0x4e63d503 // fadd v3.2d, v8.2d, v3.2d
@@ -6635,22 +8716,22 @@ TEXT ·geluF64NEON(SB), NOSPLIT, $16-48
 	MOVD $consts<>(SB), R9
 	MOVD ZR, R4
 	FMOVQ 464(R9), F24
-	FMOVQ 992(R9), F23
-	FMOVQ 1008(R9), F22
-	FMOVQ 1248(R9), F30
-	FMOVQ 1264(R9), F31
-	FMOVQ 1280(R9), F29
-	FMOVQ 1664(R9), F28
-	FMOVQ 1728(R9), F27
-	FMOVQ 2704(R9), F26
-	FMOVQ 2768(R9), F25
+	FMOVQ 1040(R9), F30
+	FMOVQ 1072(R9), F31
+	FMOVQ 1104(R9), F23
+	FMOVQ 1136(R9), F22
+	FMOVQ 1840(R9), F29
+	FMOVQ 1904(R9), F28
+	FMOVQ 1968(R9), F27
+	FMOVQ 2944(R9), F26
+	FMOVQ 2992(R9), F25
 
 loop4:
 	// 2 vectors an iteration
 	CMP $4, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
-	FMOVQ 2688(R9), F2
+	FMOVQ 2928(R9), F2
 	WORD $0x4e62f403 // fmax v3.2d, v0.2d, v2.2d
 	WORD $0x4e62f422 // fmax v2.2d, v1.2d, v2.2d
 	WORD $0x4efaf463 // fmin v3.2d, v3.2d, v26.2d
@@ -6668,91 +8749,91 @@ loop4:
 	FMOVQ 1408(R9), F6
 	WORD $0x6e68fcc7 // fdiv v7.2d, v6.2d, v8.2d
 	WORD $0x6e69fcc6 // fdiv v6.2d, v6.2d, v9.2d
-	FMOVQ 2160(R9), F12
+	FMOVQ 2400(R9), F12
 	WORD $0x6eece4ed // fcmgt v13.2d, v7.2d, v12.2d
 	WORD $0x6eece4cc // fcmgt v12.2d, v6.2d, v12.2d
-	FMOVQ 2192(R9), F14
-	FMOVQ 2176(R9), F15
-	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V7.D2, V15.D2, V16.D2
-	VFMLA V6.D2, V15.D2, V14.D2
-	FMOVQ 2208(R9), F15
-	VORR V15.B16, V15.B16, V17.B16
-	VFMLA V7.D2, V16.D2, V17.D2
-	VFMLA V6.D2, V14.D2, V15.D2
-	FMOVQ 2224(R9), F14
-	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V7.D2, V17.D2, V16.D2
-	VFMLA V6.D2, V15.D2, V14.D2
-	FMOVQ 2240(R9), F15
-	VORR V15.B16, V15.B16, V17.B16
-	VFMLA V7.D2, V16.D2, V17.D2
-	VFMLA V6.D2, V14.D2, V15.D2
-	FMOVQ 2256(R9), F14
-	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V7.D2, V17.D2, V16.D2
-	VFMLA V6.D2, V15.D2, V14.D2
-	FMOVQ 2272(R9), F15
-	VORR V15.B16, V15.B16, V17.B16
-	VFMLA V7.D2, V16.D2, V17.D2
-	VFMLA V6.D2, V14.D2, V15.D2
-	FMOVQ 2288(R9), F14
-	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V7.D2, V17.D2, V16.D2
-	VFMLA V6.D2, V15.D2, V14.D2
-	FMOVQ 2320(R9), F15
-	FMOVQ 2304(R9), F17
-	VORR V15.B16, V15.B16, V18.B16
-	VFMLA V7.D2, V17.D2, V18.D2
-	VFMLA V6.D2, V17.D2, V15.D2
-	FMOVQ 2336(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V7.D2, V18.D2, V19.D2
-	VFMLA V6.D2, V15.D2, V17.D2
-	FMOVQ 2352(R9), F15
-	VORR V15.B16, V15.B16, V18.B16
-	VFMLA V7.D2, V19.D2, V18.D2
-	VFMLA V6.D2, V17.D2, V15.D2
-	FMOVQ 2368(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V7.D2, V18.D2, V19.D2
-	VFMLA V6.D2, V15.D2, V17.D2
-	FMOVQ 2384(R9), F15
-	VORR V15.B16, V15.B16, V18.B16
-	VFMLA V7.D2, V19.D2, V18.D2
-	VFMLA V6.D2, V17.D2, V15.D2
-	FMOVQ 2400(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V7.D2, V18.D2, V19.D2
-	VFMLA V6.D2, V15.D2, V17.D2
-	VBIT V13.B16, V16.B16, V19.B16
-	VBIT V12.B16, V14.B16, V17.B16
 	FMOVQ 2432(R9), F14
 	FMOVQ 2416(R9), F15
 	VORR V14.B16, V14.B16, V16.B16
 	VFMLA V7.D2, V15.D2, V16.D2
 	VFMLA V6.D2, V15.D2, V14.D2
 	FMOVQ 2448(R9), F15
-	VORR V15.B16, V15.B16, V18.B16
-	VFMLA V7.D2, V16.D2, V18.D2
+	VORR V15.B16, V15.B16, V17.B16
+	VFMLA V7.D2, V16.D2, V17.D2
 	VFMLA V6.D2, V14.D2, V15.D2
 	FMOVQ 2464(R9), F14
 	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V7.D2, V18.D2, V16.D2
+	VFMLA V7.D2, V17.D2, V16.D2
 	VFMLA V6.D2, V15.D2, V14.D2
 	FMOVQ 2480(R9), F15
-	VORR V15.B16, V15.B16, V18.B16
-	VFMLA V7.D2, V16.D2, V18.D2
+	VORR V15.B16, V15.B16, V17.B16
+	VFMLA V7.D2, V16.D2, V17.D2
 	VFMLA V6.D2, V14.D2, V15.D2
 	FMOVQ 2496(R9), F14
 	VORR V14.B16, V14.B16, V16.B16
-	VFMLA V7.D2, V18.D2, V16.D2
+	VFMLA V7.D2, V17.D2, V16.D2
 	VFMLA V6.D2, V15.D2, V14.D2
 	FMOVQ 2512(R9), F15
+	VORR V15.B16, V15.B16, V17.B16
+	VFMLA V7.D2, V16.D2, V17.D2
+	VFMLA V6.D2, V14.D2, V15.D2
+	FMOVQ 2528(R9), F14
+	VORR V14.B16, V14.B16, V16.B16
+	VFMLA V7.D2, V17.D2, V16.D2
+	VFMLA V6.D2, V15.D2, V14.D2
+	FMOVQ 2560(R9), F15
+	FMOVQ 2544(R9), F17
+	VORR V15.B16, V15.B16, V18.B16
+	VFMLA V7.D2, V17.D2, V18.D2
+	VFMLA V6.D2, V17.D2, V15.D2
+	FMOVQ 2576(R9), F17
+	VORR V17.B16, V17.B16, V19.B16
+	VFMLA V7.D2, V18.D2, V19.D2
+	VFMLA V6.D2, V15.D2, V17.D2
+	FMOVQ 2592(R9), F15
+	VORR V15.B16, V15.B16, V18.B16
+	VFMLA V7.D2, V19.D2, V18.D2
+	VFMLA V6.D2, V17.D2, V15.D2
+	FMOVQ 2608(R9), F17
+	VORR V17.B16, V17.B16, V19.B16
+	VFMLA V7.D2, V18.D2, V19.D2
+	VFMLA V6.D2, V15.D2, V17.D2
+	FMOVQ 2624(R9), F15
+	VORR V15.B16, V15.B16, V18.B16
+	VFMLA V7.D2, V19.D2, V18.D2
+	VFMLA V6.D2, V17.D2, V15.D2
+	FMOVQ 2640(R9), F17
+	VORR V17.B16, V17.B16, V19.B16
+	VFMLA V7.D2, V18.D2, V19.D2
+	VFMLA V6.D2, V15.D2, V17.D2
+	VBIT V13.B16, V16.B16, V19.B16
+	VBIT V12.B16, V14.B16, V17.B16
+	FMOVQ 2672(R9), F14
+	FMOVQ 2656(R9), F15
+	VORR V14.B16, V14.B16, V16.B16
+	VFMLA V7.D2, V15.D2, V16.D2
+	VFMLA V6.D2, V15.D2, V14.D2
+	FMOVQ 2688(R9), F15
 	VORR V15.B16, V15.B16, V18.B16
 	VFMLA V7.D2, V16.D2, V18.D2
 	VFMLA V6.D2, V14.D2, V15.D2
-	FMOVQ 2528(R9), F14
+	FMOVQ 2704(R9), F14
+	VORR V14.B16, V14.B16, V16.B16
+	VFMLA V7.D2, V18.D2, V16.D2
+	VFMLA V6.D2, V15.D2, V14.D2
+	FMOVQ 2720(R9), F15
+	VORR V15.B16, V15.B16, V18.B16
+	VFMLA V7.D2, V16.D2, V18.D2
+	VFMLA V6.D2, V14.D2, V15.D2
+	FMOVQ 2736(R9), F14
+	VORR V14.B16, V14.B16, V16.B16
+	VFMLA V7.D2, V18.D2, V16.D2
+	VFMLA V6.D2, V15.D2, V14.D2
+	FMOVQ 2752(R9), F15
+	VORR V15.B16, V15.B16, V18.B16
+	VFMLA V7.D2, V16.D2, V18.D2
+	VFMLA V6.D2, V14.D2, V15.D2
+	FMOVQ 2768(R9), F14
 	VORR V14.B16, V14.B16, V16.B16
 	VFMLA V7.D2, V18.D2, V16.D2
 	VFMLA V6.D2, V15.D2, V14.D2
@@ -6760,28 +8841,28 @@ loop4:
 	VFMLA V7.D2, V16.D2, V15.D2
 	VORR V31.B16, V31.B16, V16.B16
 	VFMLA V6.D2, V14.D2, V16.D2
-	FMOVQ 2560(R9), F14
-	FMOVQ 2544(R9), F18
+	FMOVQ 2800(R9), F14
+	FMOVQ 2784(R9), F18
 	VORR V14.B16, V14.B16, V20.B16
 	VFMLA V7.D2, V18.D2, V20.D2
 	VFMLA V6.D2, V18.D2, V14.D2
-	FMOVQ 2576(R9), F18
+	FMOVQ 2816(R9), F18
 	VORR V18.B16, V18.B16, V21.B16
 	VFMLA V7.D2, V20.D2, V21.D2
 	VFMLA V6.D2, V14.D2, V18.D2
-	FMOVQ 2592(R9), F14
+	FMOVQ 2832(R9), F14
 	VORR V14.B16, V14.B16, V20.B16
 	VFMLA V7.D2, V21.D2, V20.D2
 	VFMLA V6.D2, V18.D2, V14.D2
-	FMOVQ 2608(R9), F18
+	FMOVQ 2848(R9), F18
 	VORR V18.B16, V18.B16, V21.B16
 	VFMLA V7.D2, V20.D2, V21.D2
 	VFMLA V6.D2, V14.D2, V18.D2
-	FMOVQ 2624(R9), F14
+	FMOVQ 2864(R9), F14
 	VORR V14.B16, V14.B16, V20.B16
 	VFMLA V7.D2, V21.D2, V20.D2
 	VFMLA V6.D2, V18.D2, V14.D2
-	FMOVQ 2640(R9), F18
+	FMOVQ 2880(R9), F18
 	VORR V18.B16, V18.B16, V21.B16
 	VFMLA V7.D2, V20.D2, V21.D2
 	VFMLA V6.D2, V14.D2, V18.D2
@@ -6793,10 +8874,10 @@ loop4:
 	VBSL V7.B16, V16.B16, V12.B16
 	WORD $0x6e6dfe66 // fdiv v6.2d, v19.2d, v13.2d
 	WORD $0x6e6cfe27 // fdiv v7.2d, v17.2d, v12.2d
-	FMOVQ 2720(R9), F12
+	FMOVQ 2960(R9), F12
 	WORD $0x4eecd4c6 // fsub v6.2d, v6.2d, v12.2d
 	WORD $0x4eecd4e7 // fsub v7.2d, v7.2d, v12.2d
-	FMOVQ 2736(R9), F12
+	FMOVQ 1248(R9), F12
 	WORD $0x6e6cdd08 // fmul v8.2d, v8.2d, v12.2d
 	WORD $0x6e6cdd29 // fmul v9.2d, v9.2d, v12.2d
 	WORD $0x4e66d50c // fadd v12.2d, v8.2d, v6.2d
@@ -6815,91 +8896,93 @@ loop4:
 	WORD $0x6e7edd69 // fmul v9.2d, v11.2d, v30.2d
 	WORD $0x4ee8d4c6 // fsub v6.2d, v6.2d, v8.2d
 	WORD $0x4ee9d4e7 // fsub v7.2d, v7.2d, v9.2d
-	FMOVQ 2752(R9), F8
+	FMOVQ 2976(R9), F8
 	WORD $0x4ee8d4c6 // fsub v6.2d, v6.2d, v8.2d
 	WORD $0x4ee8d4e7 // fsub v7.2d, v7.2d, v8.2d
-	WORD $0x4e77f588 // fmax v8.2d, v12.2d, v23.2d
-	WORD $0x4e77f5a9 // fmax v9.2d, v13.2d, v23.2d
-	WORD $0x4ef6f508 // fmin v8.2d, v8.2d, v22.2d
-	WORD $0x4ef6f529 // fmin v9.2d, v9.2d, v22.2d
-	WORD $0x4e6ce50a // fcmeq v10.2d, v8.2d, v12.2d
-	WORD $0x4e6de52b // fcmeq v11.2d, v9.2d, v13.2d
+	FMOVQ 1856(R9), F8
+	WORD $0x4e68f589 // fmax v9.2d, v12.2d, v8.2d
+	WORD $0x4e68f5a8 // fmax v8.2d, v13.2d, v8.2d
+	FMOVQ 1872(R9), F10
+	WORD $0x4eeaf529 // fmin v9.2d, v9.2d, v10.2d
+	WORD $0x4eeaf508 // fmin v8.2d, v8.2d, v10.2d
+	WORD $0x4e6ce52a // fcmeq v10.2d, v9.2d, v12.2d
+	WORD $0x4e6de50b // fcmeq v11.2d, v8.2d, v13.2d
 	VAND V10.B16, V6.B16, V6.B16
 	VAND V11.B16, V7.B16, V7.B16
 	WORD $0x4e66e4ca // fcmeq v10.2d, v6.2d, v6.2d
 	WORD $0x4e67e4eb // fcmeq v11.2d, v7.2d, v7.2d
 	VAND V10.B16, V6.B16, V6.B16
 	VAND V11.B16, V7.B16, V7.B16
-	FMOVQ 1024(R9), F10
-	WORD $0x6e6add0b // fmul v11.2d, v8.2d, v10.2d
-	WORD $0x6e6add2a // fmul v10.2d, v9.2d, v10.2d
+	FMOVQ 1728(R9), F10
+	WORD $0x6e6add2b // fmul v11.2d, v9.2d, v10.2d
+	WORD $0x6e6add0a // fmul v10.2d, v8.2d, v10.2d
 	WORD $0x4e61896b // frintn v11.2d, v11.2d
 	WORD $0x4e61894a // frintn v10.2d, v10.2d
-	FMOVQ 1040(R9), F12
-	VFMLS V12.D2, V11.D2, V8.D2
-	VFMLS V12.D2, V10.D2, V9.D2
-	FMOVQ 1056(R9), F12
+	FMOVQ 1616(R9), F12
+	VFMLS V12.D2, V11.D2, V9.D2
+	VFMLS V12.D2, V10.D2, V8.D2
+	FMOVQ 1600(R9), F12
 	VFMLS V12.D2, V11.D2, V6.D2
 	VFMLS V12.D2, V10.D2, V7.D2
-	WORD $0x4e66d50c // fadd v12.2d, v8.2d, v6.2d
-	WORD $0x4e67d52d // fadd v13.2d, v9.2d, v7.2d
+	WORD $0x4e66d52c // fadd v12.2d, v9.2d, v6.2d
+	WORD $0x4e67d50d // fadd v13.2d, v8.2d, v7.2d
 	WORD $0x6e6cdd8e // fmul v14.2d, v12.2d, v12.2d
 	WORD $0x6e6dddaf // fmul v15.2d, v13.2d, v13.2d
-	FMOVQ 1088(R9), F16
-	FMOVQ 1072(R9), F17
+	FMOVQ 1168(R9), F16
+	FMOVQ 1744(R9), F17
 	VORR V16.B16, V16.B16, V18.B16
 	VFMLA V12.D2, V17.D2, V18.D2
 	VFMLA V13.D2, V17.D2, V16.D2
-	FMOVQ 1104(R9), F17
+	FMOVQ 1760(R9), F17
 	VORR V17.B16, V17.B16, V19.B16
 	VFMLA V12.D2, V18.D2, V19.D2
 	VFMLA V13.D2, V16.D2, V17.D2
-	FMOVQ 1120(R9), F16
+	FMOVQ 1776(R9), F16
 	VORR V16.B16, V16.B16, V18.B16
 	VFMLA V12.D2, V19.D2, V18.D2
 	VFMLA V13.D2, V17.D2, V16.D2
-	FMOVQ 1136(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V12.D2, V18.D2, V19.D2
+	VORR V23.B16, V23.B16, V17.B16
+	VFMLA V12.D2, V18.D2, V17.D2
+	VORR V23.B16, V23.B16, V18.B16
+	VFMLA V13.D2, V16.D2, V18.D2
+	FMOVQ 1200(R9), F16
+	VORR V16.B16, V16.B16, V19.B16
+	VFMLA V12.D2, V17.D2, V19.D2
+	VFMLA V13.D2, V18.D2, V16.D2
+	FMOVQ 1792(R9), F17
+	VORR V17.B16, V17.B16, V18.B16
+	VFMLA V12.D2, V19.D2, V18.D2
 	VFMLA V13.D2, V16.D2, V17.D2
-	FMOVQ 1152(R9), F16
-	VORR V16.B16, V16.B16, V18.B16
-	VFMLA V12.D2, V19.D2, V18.D2
-	VFMLA V13.D2, V17.D2, V16.D2
-	FMOVQ 1168(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
+	FMOVQ 1808(R9), F16
+	VORR V16.B16, V16.B16, V19.B16
 	VFMLA V12.D2, V18.D2, V19.D2
-	VFMLA V13.D2, V16.D2, V17.D2
-	FMOVQ 1184(R9), F16
-	VORR V16.B16, V16.B16, V18.B16
-	VFMLA V12.D2, V19.D2, V18.D2
 	VFMLA V13.D2, V17.D2, V16.D2
-	FMOVQ 1200(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V12.D2, V18.D2, V19.D2
-	VFMLA V13.D2, V16.D2, V17.D2
-	FMOVQ 1216(R9), F16
-	VORR V16.B16, V16.B16, V18.B16
+	VORR V22.B16, V22.B16, V17.B16
+	VFMLA V12.D2, V19.D2, V17.D2
+	VORR V22.B16, V22.B16, V18.B16
+	VFMLA V13.D2, V16.D2, V18.D2
+	FMOVQ 1232(R9), F16
+	VORR V16.B16, V16.B16, V19.B16
+	VFMLA V12.D2, V17.D2, V19.D2
+	VFMLA V13.D2, V18.D2, V16.D2
+	FMOVQ 1824(R9), F17
+	VORR V17.B16, V17.B16, V18.B16
 	VFMLA V12.D2, V19.D2, V18.D2
-	VFMLA V13.D2, V17.D2, V16.D2
-	FMOVQ 1232(R9), F17
-	VORR V17.B16, V17.B16, V19.B16
-	VFMLA V12.D2, V18.D2, V19.D2
 	VFMLA V13.D2, V16.D2, V17.D2
 	VORR V30.B16, V30.B16, V16.B16
-	VFMLA V12.D2, V19.D2, V16.D2
+	VFMLA V12.D2, V18.D2, V16.D2
 	VORR V30.B16, V30.B16, V12.B16
 	VFMLA V13.D2, V17.D2, V12.D2
 	WORD $0x6e70ddcd // fmul v13.2d, v14.2d, v16.2d
 	WORD $0x6e6cddec // fmul v12.2d, v15.2d, v12.2d
-	WORD $0x4e7fd50e // fadd v14.2d, v8.2d, v31.2d
-	WORD $0x4e7fd52f // fadd v15.2d, v9.2d, v31.2d
+	WORD $0x4e7fd52e // fadd v14.2d, v9.2d, v31.2d
+	WORD $0x4e7fd50f // fadd v15.2d, v8.2d, v31.2d
 	WORD $0x4eeed7f0 // fsub v16.2d, v31.2d, v14.2d
 	WORD $0x4eefd7f1 // fsub v17.2d, v31.2d, v15.2d
-	WORD $0x4e68d608 // fadd v8.2d, v16.2d, v8.2d
-	WORD $0x4e69d629 // fadd v9.2d, v17.2d, v9.2d
-	WORD $0x4e66d506 // fadd v6.2d, v8.2d, v6.2d
-	WORD $0x4e67d527 // fadd v7.2d, v9.2d, v7.2d
+	WORD $0x4e69d609 // fadd v9.2d, v16.2d, v9.2d
+	WORD $0x4e68d628 // fadd v8.2d, v17.2d, v8.2d
+	WORD $0x4e66d526 // fadd v6.2d, v9.2d, v6.2d
+	WORD $0x4e67d507 // fadd v7.2d, v8.2d, v7.2d
 	WORD $0x4e6dd4c6 // fadd v6.2d, v6.2d, v13.2d
 	WORD $0x4e6cd4e7 // fadd v7.2d, v7.2d, v12.2d
 	WORD $0x4e66d5c6 // fadd v6.2d, v14.2d, v6.2d
@@ -6928,7 +9011,7 @@ loop4:
 	WORD $0x6ee0f92b // fneg v11.2d, v9.2d
 	VFMLA V25.D2, V4.D2, V10.D2
 	VFMLA V25.D2, V5.D2, V11.D2
-	FMOVQ 2784(R9), F12
+	FMOVQ 3008(R9), F12
 	WORD $0x6e6cdc84 // fmul v4.2d, v4.2d, v12.2d
 	WORD $0x6e6cdca5 // fmul v5.2d, v5.2d, v12.2d
 	WORD $0x4e64d544 // fadd v4.2d, v10.2d, v4.2d
@@ -6941,64 +9024,64 @@ loop4:
 	WORD $0x4e65d5ad // fadd v13.2d, v13.2d, v5.2d
 	WORD $0x6ee8e76e // fcmgt v14.2d, v27.2d, v8.2d
 	WORD $0x6ee9e76f // fcmgt v15.2d, v27.2d, v9.2d
-	FMOVQ 1760(R9), F16
-	FMOVQ 1744(R9), F17
+	FMOVQ 2000(R9), F16
+	FMOVQ 1984(R9), F17
 	VORR V16.B16, V16.B16, V18.B16
 	VFMLA V10.D2, V17.D2, V18.D2
 	VFMLA V11.D2, V17.D2, V16.D2
-	FMOVQ 1776(R9), F17
+	FMOVQ 2016(R9), F17
 	VORR V17.B16, V17.B16, V19.B16
 	VFMLA V10.D2, V18.D2, V19.D2
 	VFMLA V11.D2, V16.D2, V17.D2
-	FMOVQ 1792(R9), F16
+	FMOVQ 2032(R9), F16
 	VORR V16.B16, V16.B16, V18.B16
 	VFMLA V10.D2, V19.D2, V18.D2
 	VFMLA V11.D2, V17.D2, V16.D2
-	FMOVQ 1808(R9), F17
+	FMOVQ 2048(R9), F17
 	VORR V17.B16, V17.B16, V19.B16
 	VFMLA V10.D2, V18.D2, V19.D2
 	VFMLA V11.D2, V16.D2, V17.D2
-	FMOVQ 1840(R9), F16
-	FMOVQ 1824(R9), F18
+	FMOVQ 2080(R9), F16
+	FMOVQ 2064(R9), F18
 	VORR V16.B16, V16.B16, V20.B16
 	VFMLA V12.D2, V18.D2, V20.D2
 	VFMLA V13.D2, V18.D2, V16.D2
-	FMOVQ 1856(R9), F18
+	FMOVQ 2096(R9), F18
 	VORR V18.B16, V18.B16, V21.B16
 	VFMLA V12.D2, V20.D2, V21.D2
 	VFMLA V13.D2, V16.D2, V18.D2
-	FMOVQ 1872(R9), F16
+	FMOVQ 2112(R9), F16
 	VORR V16.B16, V16.B16, V20.B16
 	VFMLA V12.D2, V21.D2, V20.D2
 	VFMLA V13.D2, V18.D2, V16.D2
-	FMOVQ 1888(R9), F18
+	FMOVQ 2128(R9), F18
 	VORR V18.B16, V18.B16, V21.B16
 	VFMLA V12.D2, V20.D2, V21.D2
 	VFMLA V13.D2, V16.D2, V18.D2
-	FMOVQ 1904(R9), F16
+	FMOVQ 2144(R9), F16
 	VORR V16.B16, V16.B16, V20.B16
 	VFMLA V12.D2, V21.D2, V20.D2
 	VFMLA V13.D2, V18.D2, V16.D2
-	FMOVQ 1920(R9), F18
+	FMOVQ 2160(R9), F18
 	VORR V18.B16, V18.B16, V21.B16
 	VFMLA V12.D2, V20.D2, V21.D2
 	VFMLA V13.D2, V16.D2, V18.D2
 	VBIT V14.B16, V19.B16, V21.B16
 	VBIT V15.B16, V17.B16, V18.B16
-	FMOVQ 1952(R9), F16
-	FMOVQ 1936(R9), F17
+	FMOVQ 2192(R9), F16
+	FMOVQ 2176(R9), F17
 	VORR V16.B16, V16.B16, V19.B16
 	VFMLA V10.D2, V17.D2, V19.D2
 	VFMLA V11.D2, V17.D2, V16.D2
-	FMOVQ 1968(R9), F17
+	FMOVQ 2208(R9), F17
 	VORR V17.B16, V17.B16, V20.B16
 	VFMLA V10.D2, V19.D2, V20.D2
 	VFMLA V11.D2, V16.D2, V17.D2
-	FMOVQ 1984(R9), F16
+	FMOVQ 2224(R9), F16
 	VORR V16.B16, V16.B16, V19.B16
 	VFMLA V10.D2, V20.D2, V19.D2
 	VFMLA V11.D2, V17.D2, V16.D2
-	FMOVQ 2000(R9), F17
+	FMOVQ 2240(R9), F17
 	VORR V17.B16, V17.B16, V20.B16
 	VFMLA V10.D2, V19.D2, V20.D2
 	VFMLA V11.D2, V16.D2, V17.D2
@@ -7006,24 +9089,24 @@ loop4:
 	VFMLA V10.D2, V20.D2, V16.D2
 	VORR V31.B16, V31.B16, V10.B16
 	VFMLA V11.D2, V17.D2, V10.D2
-	FMOVQ 2032(R9), F11
-	FMOVQ 2016(R9), F17
+	FMOVQ 2272(R9), F11
+	FMOVQ 2256(R9), F17
 	VORR V11.B16, V11.B16, V19.B16
 	VFMLA V12.D2, V17.D2, V19.D2
 	VFMLA V13.D2, V17.D2, V11.D2
-	FMOVQ 2048(R9), F17
+	FMOVQ 2288(R9), F17
 	VORR V17.B16, V17.B16, V20.B16
 	VFMLA V12.D2, V19.D2, V20.D2
 	VFMLA V13.D2, V11.D2, V17.D2
-	FMOVQ 2064(R9), F11
+	FMOVQ 2304(R9), F11
 	VORR V11.B16, V11.B16, V19.B16
 	VFMLA V12.D2, V20.D2, V19.D2
 	VFMLA V13.D2, V17.D2, V11.D2
-	FMOVQ 2080(R9), F17
+	FMOVQ 2320(R9), F17
 	VORR V17.B16, V17.B16, V20.B16
 	VFMLA V12.D2, V19.D2, V20.D2
 	VFMLA V13.D2, V11.D2, V17.D2
-	FMOVQ 2096(R9), F11
+	FMOVQ 2336(R9), F11
 	VORR V11.B16, V11.B16, V19.B16
 	VFMLA V12.D2, V20.D2, V19.D2
 	VFMLA V13.D2, V17.D2, V11.D2
@@ -7043,7 +9126,7 @@ loop4:
 	WORD $0x4eefd7f1 // fsub v17.2d, v31.2d, v15.2d
 	WORD $0x4ee8d610 // fsub v16.2d, v16.2d, v8.2d
 	WORD $0x4ee9d631 // fsub v17.2d, v17.2d, v9.2d
-	FMOVQ 2800(R9), F18
+	FMOVQ 3024(R9), F18
 	VBIF V12.B16, V18.B16, V14.B16
 	VBIT V13.B16, V15.B16, V18.B16
 	VAND V16.B16, V12.B16, V15.B16
@@ -7062,7 +9145,7 @@ loop4:
 	WORD $0x4ee5d645 // fsub v5.2d, v18.2d, v5.2d
 	WORD $0x6e7edc84 // fmul v4.2d, v4.2d, v30.2d
 	WORD $0x6e7edca5 // fmul v5.2d, v5.2d, v30.2d
-	FMOVQ 2128(R9), F10
+	FMOVQ 2368(R9), F10
 	WORD $0x6ee8e548 // fcmgt v8.2d, v10.2d, v8.2d
 	WORD $0x6ee9e549 // fcmgt v9.2d, v10.2d, v9.2d
 	VBIT V8.B16, V4.B16, V6.B16
@@ -7103,7 +9186,7 @@ loop1:
 
 one:
 	FMOVQ.P 16(R1), F0
-	FMOVQ 2688(R9), F1
+	FMOVQ 2928(R9), F1
 	WORD $0x4e61f401 // fmax v1.2d, v0.2d, v1.2d
 	WORD $0x4efaf421 // fmin v1.2d, v1.2d, v26.2d
 	WORD $0x4ee0f822 // fabs v2.2d, v1.2d
@@ -7113,37 +9196,8 @@ one:
 	VFMLA V3.D2, V3.D2, V5.D2
 	FMOVQ 1408(R9), F3
 	WORD $0x6e64fc63 // fdiv v3.2d, v3.2d, v4.2d
-	FMOVQ 2160(R9), F6
+	FMOVQ 2400(R9), F6
 	WORD $0x6ee6e466 // fcmgt v6.2d, v3.2d, v6.2d
-	FMOVQ 2192(R9), F7
-	FMOVQ 2176(R9), F8
-	VFMLA V3.D2, V8.D2, V7.D2
-	FMOVQ 2208(R9), F8
-	VFMLA V3.D2, V7.D2, V8.D2
-	FMOVQ 2224(R9), F7
-	VFMLA V3.D2, V8.D2, V7.D2
-	FMOVQ 2240(R9), F8
-	VFMLA V3.D2, V7.D2, V8.D2
-	FMOVQ 2256(R9), F7
-	VFMLA V3.D2, V8.D2, V7.D2
-	FMOVQ 2272(R9), F8
-	VFMLA V3.D2, V7.D2, V8.D2
-	FMOVQ 2288(R9), F7
-	VFMLA V3.D2, V8.D2, V7.D2
-	FMOVQ 2320(R9), F8
-	FMOVQ 2304(R9), F9
-	VFMLA V3.D2, V9.D2, V8.D2
-	FMOVQ 2336(R9), F9
-	VFMLA V3.D2, V8.D2, V9.D2
-	FMOVQ 2352(R9), F8
-	VFMLA V3.D2, V9.D2, V8.D2
-	FMOVQ 2368(R9), F9
-	VFMLA V3.D2, V8.D2, V9.D2
-	FMOVQ 2384(R9), F8
-	VFMLA V3.D2, V9.D2, V8.D2
-	FMOVQ 2400(R9), F9
-	VFMLA V3.D2, V8.D2, V9.D2
-	VBIT V6.B16, V7.B16, V9.B16
 	FMOVQ 2432(R9), F7
 	FMOVQ 2416(R9), F8
 	VFMLA V3.D2, V8.D2, V7.D2
@@ -7159,28 +9213,57 @@ one:
 	VFMLA V3.D2, V7.D2, V8.D2
 	FMOVQ 2528(R9), F7
 	VFMLA V3.D2, V8.D2, V7.D2
+	FMOVQ 2560(R9), F8
+	FMOVQ 2544(R9), F9
+	VFMLA V3.D2, V9.D2, V8.D2
+	FMOVQ 2576(R9), F9
+	VFMLA V3.D2, V8.D2, V9.D2
+	FMOVQ 2592(R9), F8
+	VFMLA V3.D2, V9.D2, V8.D2
+	FMOVQ 2608(R9), F9
+	VFMLA V3.D2, V8.D2, V9.D2
+	FMOVQ 2624(R9), F8
+	VFMLA V3.D2, V9.D2, V8.D2
+	FMOVQ 2640(R9), F9
+	VFMLA V3.D2, V8.D2, V9.D2
+	VBIT V6.B16, V7.B16, V9.B16
+	FMOVQ 2672(R9), F7
+	FMOVQ 2656(R9), F8
+	VFMLA V3.D2, V8.D2, V7.D2
+	FMOVQ 2688(R9), F8
+	VFMLA V3.D2, V7.D2, V8.D2
+	FMOVQ 2704(R9), F7
+	VFMLA V3.D2, V8.D2, V7.D2
+	FMOVQ 2720(R9), F8
+	VFMLA V3.D2, V7.D2, V8.D2
+	FMOVQ 2736(R9), F7
+	VFMLA V3.D2, V8.D2, V7.D2
+	FMOVQ 2752(R9), F8
+	VFMLA V3.D2, V7.D2, V8.D2
+	FMOVQ 2768(R9), F7
+	VFMLA V3.D2, V8.D2, V7.D2
 	VORR V31.B16, V31.B16, V8.B16
 	VFMLA V3.D2, V7.D2, V8.D2
-	FMOVQ 2560(R9), F7
-	FMOVQ 2544(R9), F10
+	FMOVQ 2800(R9), F7
+	FMOVQ 2784(R9), F10
 	VFMLA V3.D2, V10.D2, V7.D2
-	FMOVQ 2576(R9), F10
+	FMOVQ 2816(R9), F10
 	VFMLA V3.D2, V7.D2, V10.D2
-	FMOVQ 2592(R9), F7
+	FMOVQ 2832(R9), F7
 	VFMLA V3.D2, V10.D2, V7.D2
-	FMOVQ 2608(R9), F10
+	FMOVQ 2848(R9), F10
 	VFMLA V3.D2, V7.D2, V10.D2
-	FMOVQ 2624(R9), F7
+	FMOVQ 2864(R9), F7
 	VFMLA V3.D2, V10.D2, V7.D2
-	FMOVQ 2640(R9), F10
+	FMOVQ 2880(R9), F10
 	VFMLA V3.D2, V7.D2, V10.D2
 	VORR V31.B16, V31.B16, V7.B16
 	VFMLA V3.D2, V10.D2, V7.D2
 	VBSL V7.B16, V8.B16, V6.B16
 	WORD $0x6e66fd23 // fdiv v3.2d, v9.2d, v6.2d
-	FMOVQ 2720(R9), F6
+	FMOVQ 2960(R9), F6
 	WORD $0x4ee6d463 // fsub v3.2d, v3.2d, v6.2d
-	FMOVQ 2736(R9), F6
+	FMOVQ 1248(R9), F6
 	WORD $0x6e66dc84 // fmul v4.2d, v4.2d, v6.2d
 	WORD $0x4e63d486 // fadd v6.2d, v4.2d, v3.2d
 	WORD $0x4ee4d4c7 // fsub v7.2d, v6.2d, v4.2d
@@ -7190,43 +9273,45 @@ one:
 	WORD $0x4e63d483 // fadd v3.2d, v4.2d, v3.2d
 	WORD $0x6e7edca4 // fmul v4.2d, v5.2d, v30.2d
 	WORD $0x4ee4d463 // fsub v3.2d, v3.2d, v4.2d
-	FMOVQ 2752(R9), F4
+	FMOVQ 2976(R9), F4
 	WORD $0x4ee4d463 // fsub v3.2d, v3.2d, v4.2d
-	WORD $0x4e77f4c4 // fmax v4.2d, v6.2d, v23.2d
-	WORD $0x4ef6f484 // fmin v4.2d, v4.2d, v22.2d
+	FMOVQ 1856(R9), F4
+	WORD $0x4e64f4c4 // fmax v4.2d, v6.2d, v4.2d
+	FMOVQ 1872(R9), F5
+	WORD $0x4ee5f484 // fmin v4.2d, v4.2d, v5.2d
 	WORD $0x4e66e485 // fcmeq v5.2d, v4.2d, v6.2d
 	VAND V5.B16, V3.B16, V3.B16
 	WORD $0x4e63e465 // fcmeq v5.2d, v3.2d, v3.2d
 	VAND V5.B16, V3.B16, V3.B16
-	FMOVQ 1024(R9), F5
+	FMOVQ 1728(R9), F5
 	WORD $0x6e65dc85 // fmul v5.2d, v4.2d, v5.2d
 	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
-	FMOVQ 1040(R9), F6
+	FMOVQ 1616(R9), F6
 	VFMLS V6.D2, V5.D2, V4.D2
-	FMOVQ 1056(R9), F6
+	FMOVQ 1600(R9), F6
 	VFMLS V6.D2, V5.D2, V3.D2
 	WORD $0x4e63d486 // fadd v6.2d, v4.2d, v3.2d
 	WORD $0x6e66dcc7 // fmul v7.2d, v6.2d, v6.2d
-	FMOVQ 1088(R9), F8
-	FMOVQ 1072(R9), F9
+	FMOVQ 1168(R9), F8
+	FMOVQ 1744(R9), F9
 	VFMLA V6.D2, V9.D2, V8.D2
-	FMOVQ 1104(R9), F9
+	FMOVQ 1760(R9), F9
 	VFMLA V6.D2, V8.D2, V9.D2
-	FMOVQ 1120(R9), F8
+	FMOVQ 1776(R9), F8
 	VFMLA V6.D2, V9.D2, V8.D2
-	FMOVQ 1136(R9), F9
+	VORR V23.B16, V23.B16, V9.B16
 	VFMLA V6.D2, V8.D2, V9.D2
-	FMOVQ 1152(R9), F8
+	FMOVQ 1200(R9), F8
 	VFMLA V6.D2, V9.D2, V8.D2
-	FMOVQ 1168(R9), F9
+	FMOVQ 1792(R9), F9
 	VFMLA V6.D2, V8.D2, V9.D2
-	FMOVQ 1184(R9), F8
+	FMOVQ 1808(R9), F8
 	VFMLA V6.D2, V9.D2, V8.D2
-	FMOVQ 1200(R9), F9
+	VORR V22.B16, V22.B16, V9.B16
 	VFMLA V6.D2, V8.D2, V9.D2
-	FMOVQ 1216(R9), F8
+	FMOVQ 1232(R9), F8
 	VFMLA V6.D2, V9.D2, V8.D2
-	FMOVQ 1232(R9), F9
+	FMOVQ 1824(R9), F9
 	VFMLA V6.D2, V8.D2, V9.D2
 	VORR V30.B16, V30.B16, V8.B16
 	VFMLA V6.D2, V9.D2, V8.D2
@@ -7249,57 +9334,57 @@ one:
 	WORD $0x6e79dc44 // fmul v4.2d, v2.2d, v25.2d
 	WORD $0x6ee0f885 // fneg v5.2d, v4.2d
 	VFMLA V25.D2, V2.D2, V5.D2
-	FMOVQ 2784(R9), F6
+	FMOVQ 3008(R9), F6
 	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
 	WORD $0x4e62d4a2 // fadd v2.2d, v5.2d, v2.2d
 	WORD $0x6e64dc85 // fmul v5.2d, v4.2d, v4.2d
 	WORD $0x4effd486 // fsub v6.2d, v4.2d, v31.2d
 	WORD $0x4e62d4c6 // fadd v6.2d, v6.2d, v2.2d
 	WORD $0x6ee4e767 // fcmgt v7.2d, v27.2d, v4.2d
-	FMOVQ 1760(R9), F8
-	FMOVQ 1744(R9), F9
+	FMOVQ 2000(R9), F8
+	FMOVQ 1984(R9), F9
 	VFMLA V5.D2, V9.D2, V8.D2
-	FMOVQ 1776(R9), F9
+	FMOVQ 2016(R9), F9
 	VFMLA V5.D2, V8.D2, V9.D2
-	FMOVQ 1792(R9), F8
+	FMOVQ 2032(R9), F8
 	VFMLA V5.D2, V9.D2, V8.D2
-	FMOVQ 1808(R9), F9
+	FMOVQ 2048(R9), F9
 	VFMLA V5.D2, V8.D2, V9.D2
-	FMOVQ 1840(R9), F8
-	FMOVQ 1824(R9), F10
+	FMOVQ 2080(R9), F8
+	FMOVQ 2064(R9), F10
 	VFMLA V6.D2, V10.D2, V8.D2
-	FMOVQ 1856(R9), F10
+	FMOVQ 2096(R9), F10
 	VFMLA V6.D2, V8.D2, V10.D2
-	FMOVQ 1872(R9), F8
+	FMOVQ 2112(R9), F8
 	VFMLA V6.D2, V10.D2, V8.D2
-	FMOVQ 1888(R9), F10
+	FMOVQ 2128(R9), F10
 	VFMLA V6.D2, V8.D2, V10.D2
-	FMOVQ 1904(R9), F8
+	FMOVQ 2144(R9), F8
 	VFMLA V6.D2, V10.D2, V8.D2
-	FMOVQ 1920(R9), F10
+	FMOVQ 2160(R9), F10
 	VFMLA V6.D2, V8.D2, V10.D2
 	VBIT V7.B16, V9.B16, V10.B16
-	FMOVQ 1952(R9), F8
-	FMOVQ 1936(R9), F9
+	FMOVQ 2192(R9), F8
+	FMOVQ 2176(R9), F9
 	VFMLA V5.D2, V9.D2, V8.D2
-	FMOVQ 1968(R9), F9
+	FMOVQ 2208(R9), F9
 	VFMLA V5.D2, V8.D2, V9.D2
-	FMOVQ 1984(R9), F8
+	FMOVQ 2224(R9), F8
 	VFMLA V5.D2, V9.D2, V8.D2
-	FMOVQ 2000(R9), F9
+	FMOVQ 2240(R9), F9
 	VFMLA V5.D2, V8.D2, V9.D2
 	VORR V31.B16, V31.B16, V8.B16
 	VFMLA V5.D2, V9.D2, V8.D2
-	FMOVQ 2032(R9), F5
-	FMOVQ 2016(R9), F9
+	FMOVQ 2272(R9), F5
+	FMOVQ 2256(R9), F9
 	VFMLA V6.D2, V9.D2, V5.D2
-	FMOVQ 2048(R9), F9
+	FMOVQ 2288(R9), F9
 	VFMLA V6.D2, V5.D2, V9.D2
-	FMOVQ 2064(R9), F5
+	FMOVQ 2304(R9), F5
 	VFMLA V6.D2, V9.D2, V5.D2
-	FMOVQ 2080(R9), F9
+	FMOVQ 2320(R9), F9
 	VFMLA V6.D2, V5.D2, V9.D2
-	FMOVQ 2096(R9), F5
+	FMOVQ 2336(R9), F5
 	VFMLA V6.D2, V9.D2, V5.D2
 	VORR V31.B16, V31.B16, V9.B16
 	VFMLA V6.D2, V5.D2, V9.D2
@@ -7309,7 +9394,7 @@ one:
 	WORD $0x4ee4d7e7 // fsub v7.2d, v31.2d, v4.2d
 	WORD $0x4ee7d7e8 // fsub v8.2d, v31.2d, v7.2d
 	WORD $0x4ee4d508 // fsub v8.2d, v8.2d, v4.2d
-	FMOVQ 2800(R9), F9
+	FMOVQ 3024(R9), F9
 	VBIT V6.B16, V7.B16, V9.B16
 	VAND V8.B16, V6.B16, V7.B16
 	VORR V6.B16, V6.B16, V8.B16
@@ -7319,7 +9404,7 @@ one:
 	WORD $0x4ee7d442 // fsub v2.2d, v2.2d, v7.2d
 	WORD $0x4ee2d522 // fsub v2.2d, v9.2d, v2.2d
 	WORD $0x6e7edc42 // fmul v2.2d, v2.2d, v30.2d
-	FMOVQ 2128(R9), F5
+	FMOVQ 2368(R9), F5
 	WORD $0x6ee4e4a4 // fcmgt v4.2d, v5.2d, v4.2d
 	VBIT V4.B16, V2.B16, V3.B16
 	VAND V28.B16, V1.B16, V2.B16
@@ -7379,21 +9464,21 @@ TEXT ·geluTanhF64NEON(SB), NOSPLIT, $16-48
 	MOVD ZR, R4
 	FMOVQ 464(R9), F25
 	FMOVQ 944(R9), F29
-	FMOVQ 1024(R9), F24
-	FMOVQ 1040(R9), F23
-	FMOVQ 1056(R9), F22
-	FMOVQ 1248(R9), F28
-	FMOVQ 1264(R9), F31
-	FMOVQ 1280(R9), F30
-	FMOVQ 2704(R9), F26
-	FMOVQ 2832(R9), F27
+	FMOVQ 1040(R9), F28
+	FMOVQ 1072(R9), F31
+	FMOVQ 1104(R9), F24
+	FMOVQ 1136(R9), F23
+	FMOVQ 1168(R9), F22
+	FMOVQ 1840(R9), F30
+	FMOVQ 2944(R9), F26
+	FMOVQ 3056(R9), F27
 
 loop4:
 	// 2 vectors an iteration
 	CMP $4, R3
 	BLT loop1
 	FLDPQ.P 32(R1), (F0, F1)
-	FMOVQ 2816(R9), F2
+	FMOVQ 3040(R9), F2
 	WORD $0x4e62f403 // fmax v3.2d, v0.2d, v2.2d
 	WORD $0x4e62f422 // fmax v2.2d, v1.2d, v2.2d
 	WORD $0x4efaf463 // fmin v3.2d, v3.2d, v26.2d
@@ -7424,10 +9509,10 @@ loop4:
 	WORD $0x4e69d629 // fadd v9.2d, v17.2d, v9.2d
 	WORD $0x6e7bdcc6 // fmul v6.2d, v6.2d, v27.2d
 	WORD $0x6e7bdce7 // fmul v7.2d, v7.2d, v27.2d
-	FMOVQ 2848(R9), F14
+	FMOVQ 3072(R9), F14
 	WORD $0x6e6edc84 // fmul v4.2d, v4.2d, v14.2d
 	WORD $0x6e6edca5 // fmul v5.2d, v5.2d, v14.2d
-	FMOVQ 2864(R9), F14
+	FMOVQ 3088(R9), F14
 	WORD $0x4e6ed484 // fadd v4.2d, v4.2d, v14.2d
 	WORD $0x4e6ed4a5 // fadd v5.2d, v5.2d, v14.2d
 	WORD $0x4e64d4c4 // fadd v4.2d, v6.2d, v4.2d
@@ -7456,64 +9541,67 @@ loop4:
 	WORD $0x6ee0f8ad // fneg v13.2d, v5.2d
 	VBIT V8.B16, V4.B16, V12.B16
 	VBIT V9.B16, V5.B16, V13.B16
-	WORD $0x6e78dd44 // fmul v4.2d, v10.2d, v24.2d
-	WORD $0x6e78dd65 // fmul v5.2d, v11.2d, v24.2d
-	WORD $0x4e618884 // frintn v4.2d, v4.2d
+	FMOVQ 1728(R9), F4
+	WORD $0x6e64dd45 // fmul v5.2d, v10.2d, v4.2d
+	WORD $0x6e64dd64 // fmul v4.2d, v11.2d, v4.2d
 	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
-	VFMLS V23.D2, V4.D2, V10.D2
-	VFMLS V23.D2, V5.D2, V11.D2
-	VFMLS V22.D2, V4.D2, V12.D2
-	VFMLS V22.D2, V5.D2, V13.D2
+	WORD $0x4e618884 // frintn v4.2d, v4.2d
+	FMOVQ 1616(R9), F14
+	VFMLS V14.D2, V5.D2, V10.D2
+	VFMLS V14.D2, V4.D2, V11.D2
+	FMOVQ 1600(R9), F14
+	VFMLS V14.D2, V5.D2, V12.D2
+	VFMLS V14.D2, V4.D2, V13.D2
 	WORD $0x4e6cd54e // fadd v14.2d, v10.2d, v12.2d
 	WORD $0x4e6dd56f // fadd v15.2d, v11.2d, v13.2d
 	WORD $0x6e6eddd0 // fmul v16.2d, v14.2d, v14.2d
 	WORD $0x6e6fddf1 // fmul v17.2d, v15.2d, v15.2d
-	FMOVQ 1088(R9), F18
-	FMOVQ 1072(R9), F19
-	VORR V18.B16, V18.B16, V20.B16
-	VFMLA V14.D2, V19.D2, V20.D2
-	VFMLA V15.D2, V19.D2, V18.D2
-	FMOVQ 1104(R9), F19
-	VORR V19.B16, V19.B16, V21.B16
-	VFMLA V14.D2, V20.D2, V21.D2
-	VFMLA V15.D2, V18.D2, V19.D2
-	FMOVQ 1120(R9), F18
-	VORR V18.B16, V18.B16, V20.B16
+	FMOVQ 1744(R9), F18
+	VORR V22.B16, V22.B16, V19.B16
+	VFMLA V14.D2, V18.D2, V19.D2
+	VORR V22.B16, V22.B16, V20.B16
+	VFMLA V15.D2, V18.D2, V20.D2
+	FMOVQ 1760(R9), F18
+	VORR V18.B16, V18.B16, V21.B16
+	VFMLA V14.D2, V19.D2, V21.D2
+	VFMLA V15.D2, V20.D2, V18.D2
+	FMOVQ 1776(R9), F19
+	VORR V19.B16, V19.B16, V20.B16
 	VFMLA V14.D2, V21.D2, V20.D2
-	VFMLA V15.D2, V19.D2, V18.D2
-	FMOVQ 1136(R9), F19
-	VORR V19.B16, V19.B16, V21.B16
-	VFMLA V14.D2, V20.D2, V21.D2
 	VFMLA V15.D2, V18.D2, V19.D2
-	FMOVQ 1152(R9), F18
-	VORR V18.B16, V18.B16, V20.B16
-	VFMLA V14.D2, V21.D2, V20.D2
-	VFMLA V15.D2, V19.D2, V18.D2
-	FMOVQ 1168(R9), F19
-	VORR V19.B16, V19.B16, V21.B16
-	VFMLA V14.D2, V20.D2, V21.D2
-	VFMLA V15.D2, V18.D2, V19.D2
-	FMOVQ 1184(R9), F18
-	VORR V18.B16, V18.B16, V20.B16
-	VFMLA V14.D2, V21.D2, V20.D2
-	VFMLA V15.D2, V19.D2, V18.D2
+	VORR V24.B16, V24.B16, V18.B16
+	VFMLA V14.D2, V20.D2, V18.D2
+	VORR V24.B16, V24.B16, V20.B16
+	VFMLA V15.D2, V19.D2, V20.D2
 	FMOVQ 1200(R9), F19
 	VORR V19.B16, V19.B16, V21.B16
-	VFMLA V14.D2, V20.D2, V21.D2
-	VFMLA V15.D2, V18.D2, V19.D2
-	FMOVQ 1216(R9), F18
+	VFMLA V14.D2, V18.D2, V21.D2
+	VFMLA V15.D2, V20.D2, V19.D2
+	FMOVQ 1792(R9), F18
 	VORR V18.B16, V18.B16, V20.B16
 	VFMLA V14.D2, V21.D2, V20.D2
 	VFMLA V15.D2, V19.D2, V18.D2
-	FMOVQ 1232(R9), F19
+	FMOVQ 1808(R9), F19
 	VORR V19.B16, V19.B16, V21.B16
 	VFMLA V14.D2, V20.D2, V21.D2
 	VFMLA V15.D2, V18.D2, V19.D2
-	VORR V28.B16, V28.B16, V18.B16
+	VORR V23.B16, V23.B16, V18.B16
 	VFMLA V14.D2, V21.D2, V18.D2
+	VORR V23.B16, V23.B16, V20.B16
+	VFMLA V15.D2, V19.D2, V20.D2
+	FMOVQ 1232(R9), F19
+	VORR V19.B16, V19.B16, V21.B16
+	VFMLA V14.D2, V18.D2, V21.D2
+	VFMLA V15.D2, V20.D2, V19.D2
+	FMOVQ 1824(R9), F18
+	VORR V18.B16, V18.B16, V20.B16
+	VFMLA V14.D2, V21.D2, V20.D2
+	VFMLA V15.D2, V19.D2, V18.D2
+	VORR V28.B16, V28.B16, V19.B16
+	VFMLA V14.D2, V20.D2, V19.D2
 	VORR V28.B16, V28.B16, V14.B16
-	VFMLA V15.D2, V19.D2, V14.D2
-	WORD $0x6e72de0f // fmul v15.2d, v16.2d, v18.2d
+	VFMLA V15.D2, V18.D2, V14.D2
+	WORD $0x6e73de0f // fmul v15.2d, v16.2d, v19.2d
 	WORD $0x6e6ede2e // fmul v14.2d, v17.2d, v14.2d
 	WORD $0x4e7fd550 // fadd v16.2d, v10.2d, v31.2d
 	WORD $0x4e7fd571 // fadd v17.2d, v11.2d, v31.2d
@@ -7527,12 +9615,12 @@ loop4:
 	WORD $0x4e6ed56b // fadd v11.2d, v11.2d, v14.2d
 	WORD $0x4e6ad60a // fadd v10.2d, v16.2d, v10.2d
 	WORD $0x4e6bd62b // fadd v11.2d, v17.2d, v11.2d
-	WORD $0x6e7cdc8c // fmul v12.2d, v4.2d, v28.2d
-	WORD $0x6e7cdcad // fmul v13.2d, v5.2d, v28.2d
+	WORD $0x6e7cdcac // fmul v12.2d, v5.2d, v28.2d
+	WORD $0x6e7cdc8d // fmul v13.2d, v4.2d, v28.2d
 	WORD $0x4e61998c // frintm v12.2d, v12.2d
 	WORD $0x4e6199ad // frintm v13.2d, v13.2d
-	WORD $0x4eecd48e // fsub v14.2d, v4.2d, v12.2d
-	WORD $0x4eedd4af // fsub v15.2d, v5.2d, v13.2d
+	WORD $0x4eecd4ae // fsub v14.2d, v5.2d, v12.2d
+	WORD $0x4eedd48f // fsub v15.2d, v4.2d, v13.2d
 	WORD $0x4e7ed58c // fadd v12.2d, v12.2d, v30.2d
 	WORD $0x4e7ed5ad // fadd v13.2d, v13.2d, v30.2d
 	WORD $0x4f74558c // shl v12.2d, v12.2d, #52
@@ -7579,34 +9667,34 @@ loop4:
 	WORD $0x4e69d5e9 // fadd v9.2d, v15.2d, v9.2d
 	VFMLA V18.D2, V8.D2, V20.D2
 	VFMLA V19.D2, V9.D2, V21.D2
-	FMOVQ 1664(R9), F8
+	FMOVQ 1904(R9), F8
 	VAND V8.B16, V3.B16, V9.B16
 	VAND V8.B16, V2.B16, V8.B16
 	VORR V9.B16, V20.B16, V9.B16
 	VORR V8.B16, V21.B16, V8.B16
-	FMOVQ 1696(R9), F12
+	FMOVQ 1936(R9), F12
 	WORD $0x6ee6e586 // fcmgt v6.2d, v12.2d, v6.2d
 	WORD $0x6ee7e587 // fcmgt v7.2d, v12.2d, v7.2d
 	WORD $0x6e6adc63 // fmul v3.2d, v3.2d, v10.2d
 	WORD $0x6e6bdc42 // fmul v2.2d, v2.2d, v11.2d
-	WORD $0x6e7cdc8a // fmul v10.2d, v4.2d, v28.2d
-	WORD $0x6e7cdcab // fmul v11.2d, v5.2d, v28.2d
+	WORD $0x6e7cdcaa // fmul v10.2d, v5.2d, v28.2d
+	WORD $0x6e7cdc8b // fmul v11.2d, v4.2d, v28.2d
 	WORD $0x4e61994a // frintm v10.2d, v10.2d
 	WORD $0x4e61996b // frintm v11.2d, v11.2d
-	WORD $0x4eead484 // fsub v4.2d, v4.2d, v10.2d
-	WORD $0x4eebd4a5 // fsub v5.2d, v5.2d, v11.2d
+	WORD $0x4eead4a5 // fsub v5.2d, v5.2d, v10.2d
+	WORD $0x4eebd484 // fsub v4.2d, v4.2d, v11.2d
 	WORD $0x4e7ed54a // fadd v10.2d, v10.2d, v30.2d
 	WORD $0x4e7ed56b // fadd v11.2d, v11.2d, v30.2d
 	WORD $0x4f74554a // shl v10.2d, v10.2d, #52
 	WORD $0x4f74556b // shl v11.2d, v11.2d, #52
 	WORD $0x6e6adc63 // fmul v3.2d, v3.2d, v10.2d
 	WORD $0x6e6bdc42 // fmul v2.2d, v2.2d, v11.2d
-	WORD $0x4e7ed484 // fadd v4.2d, v4.2d, v30.2d
 	WORD $0x4e7ed4a5 // fadd v5.2d, v5.2d, v30.2d
-	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x4e7ed484 // fadd v4.2d, v4.2d, v30.2d
 	WORD $0x4f7454a5 // shl v5.2d, v5.2d, #52
-	WORD $0x6e64dc63 // fmul v3.2d, v3.2d, v4.2d
-	WORD $0x6e65dc42 // fmul v2.2d, v2.2d, v5.2d
+	WORD $0x4f745484 // shl v4.2d, v4.2d, #52
+	WORD $0x6e65dc63 // fmul v3.2d, v3.2d, v5.2d
+	WORD $0x6e64dc42 // fmul v2.2d, v2.2d, v4.2d
 	VBSL V9.B16, V3.B16, V6.B16
 	VBSL V8.B16, V2.B16, V7.B16
 	WORD $0x6efae402 // fcmgt v2.2d, v0.2d, v26.2d
@@ -7623,7 +9711,7 @@ loop1:
 
 one:
 	FMOVQ.P 16(R1), F0
-	FMOVQ 2816(R9), F1
+	FMOVQ 3040(R9), F1
 	WORD $0x4e61f401 // fmax v1.2d, v0.2d, v1.2d
 	WORD $0x4efaf421 // fmin v1.2d, v1.2d, v26.2d
 	WORD $0x6e61dc22 // fmul v2.2d, v1.2d, v1.2d
@@ -7639,9 +9727,9 @@ one:
 	WORD $0x4ee7d484 // fsub v4.2d, v4.2d, v7.2d
 	WORD $0x4e64d504 // fadd v4.2d, v8.2d, v4.2d
 	WORD $0x6e7bdc63 // fmul v3.2d, v3.2d, v27.2d
-	FMOVQ 2848(R9), F7
+	FMOVQ 3072(R9), F7
 	WORD $0x6e67dc42 // fmul v2.2d, v2.2d, v7.2d
-	FMOVQ 2864(R9), F7
+	FMOVQ 3088(R9), F7
 	WORD $0x4e67d442 // fadd v2.2d, v2.2d, v7.2d
 	WORD $0x4e62d462 // fadd v2.2d, v3.2d, v2.2d
 	WORD $0x4e62d4a2 // fadd v2.2d, v5.2d, v2.2d
@@ -7656,36 +9744,39 @@ one:
 	VBIT V4.B16, V3.B16, V5.B16
 	WORD $0x6ee0f846 // fneg v6.2d, v2.2d
 	VBIT V4.B16, V2.B16, V6.B16
-	WORD $0x6e78dca2 // fmul v2.2d, v5.2d, v24.2d
+	FMOVQ 1728(R9), F2
+	WORD $0x6e62dca2 // fmul v2.2d, v5.2d, v2.2d
 	WORD $0x4e618842 // frintn v2.2d, v2.2d
-	VFMLS V23.D2, V2.D2, V5.D2
-	VFMLS V22.D2, V2.D2, V6.D2
+	FMOVQ 1616(R9), F7
+	VFMLS V7.D2, V2.D2, V5.D2
+	FMOVQ 1600(R9), F7
+	VFMLS V7.D2, V2.D2, V6.D2
 	WORD $0x4e66d4a7 // fadd v7.2d, v5.2d, v6.2d
 	WORD $0x6e67dce8 // fmul v8.2d, v7.2d, v7.2d
-	FMOVQ 1088(R9), F9
-	FMOVQ 1072(R9), F10
-	VFMLA V7.D2, V10.D2, V9.D2
-	FMOVQ 1104(R9), F10
+	FMOVQ 1744(R9), F9
+	VORR V22.B16, V22.B16, V10.B16
 	VFMLA V7.D2, V9.D2, V10.D2
-	FMOVQ 1120(R9), F9
+	FMOVQ 1760(R9), F9
 	VFMLA V7.D2, V10.D2, V9.D2
-	FMOVQ 1136(R9), F10
+	FMOVQ 1776(R9), F10
 	VFMLA V7.D2, V9.D2, V10.D2
-	FMOVQ 1152(R9), F9
-	VFMLA V7.D2, V10.D2, V9.D2
-	FMOVQ 1168(R9), F10
-	VFMLA V7.D2, V9.D2, V10.D2
-	FMOVQ 1184(R9), F9
+	VORR V24.B16, V24.B16, V9.B16
 	VFMLA V7.D2, V10.D2, V9.D2
 	FMOVQ 1200(R9), F10
 	VFMLA V7.D2, V9.D2, V10.D2
-	FMOVQ 1216(R9), F9
+	FMOVQ 1792(R9), F9
+	VFMLA V7.D2, V10.D2, V9.D2
+	FMOVQ 1808(R9), F10
+	VFMLA V7.D2, V9.D2, V10.D2
+	VORR V23.B16, V23.B16, V9.B16
 	VFMLA V7.D2, V10.D2, V9.D2
 	FMOVQ 1232(R9), F10
 	VFMLA V7.D2, V9.D2, V10.D2
-	VORR V28.B16, V28.B16, V9.B16
+	FMOVQ 1824(R9), F9
 	VFMLA V7.D2, V10.D2, V9.D2
-	WORD $0x6e69dd07 // fmul v7.2d, v8.2d, v9.2d
+	VORR V28.B16, V28.B16, V10.B16
+	VFMLA V7.D2, V9.D2, V10.D2
+	WORD $0x6e6add07 // fmul v7.2d, v8.2d, v10.2d
 	WORD $0x4e7fd4a8 // fadd v8.2d, v5.2d, v31.2d
 	WORD $0x4ee8d7e9 // fsub v9.2d, v31.2d, v8.2d
 	WORD $0x4e65d525 // fadd v5.2d, v9.2d, v5.2d
@@ -7718,10 +9809,10 @@ one:
 	VFMLS V6.D2, V10.D2, V7.D2
 	WORD $0x4e64d4e4 // fadd v4.2d, v7.2d, v4.2d
 	VFMLA V9.D2, V4.D2, V10.D2
-	FMOVQ 1664(R9), F4
+	FMOVQ 1904(R9), F4
 	VAND V4.B16, V1.B16, V4.B16
 	VORR V4.B16, V10.B16, V4.B16
-	FMOVQ 1696(R9), F6
+	FMOVQ 1936(R9), F6
 	WORD $0x6ee3e4c3 // fcmgt v3.2d, v6.2d, v3.2d
 	WORD $0x6e65dc21 // fmul v1.2d, v1.2d, v5.2d
 	WORD $0x6e7cdc45 // fmul v5.2d, v2.2d, v28.2d
@@ -7856,19 +9947,19 @@ TEXT ·eluF64NEON(SB), NOSPLIT, $16-56
 	MOVD ZR, R4
 	FMOVD alpha+48(FP), F31
 	VDUP V31.D[0], V31.D2
-	FMOVQ 1024(R9), F27
-	FMOVQ 1040(R9), F26
-	FMOVQ 1056(R9), F25
-	FMOVQ 1072(R9), F24
-	FMOVQ 1088(R9), F23
-	FMOVQ 1104(R9), F22
-	FMOVQ 1120(R9), F21
-	FMOVQ 1136(R9), F20
-	FMOVQ 1152(R9), F19
-	FMOVQ 1168(R9), F18
-	FMOVQ 1248(R9), F30
-	FMOVQ 1264(R9), F29
-	FMOVQ 1280(R9), F28
+	FMOVQ 1040(R9), F30
+	FMOVQ 1072(R9), F29
+	FMOVQ 1104(R9), F27
+	FMOVQ 1136(R9), F26
+	FMOVQ 1168(R9), F25
+	FMOVQ 1200(R9), F24
+	FMOVQ 1232(R9), F23
+	FMOVQ 1600(R9), F22
+	FMOVQ 1616(R9), F21
+	FMOVQ 1696(R9), F20
+	FMOVQ 1728(R9), F19
+	FMOVQ 1744(R9), F18
+	FMOVQ 1840(R9), F28
 
 loop4:
 	// 2 vectors an iteration
@@ -7877,71 +9968,70 @@ loop4:
 	FLDPQ.P 32(R1), (F0, F1)
 	WORD $0x4ee0c802 // fcmgt v2.2d, v0.2d, #0.0
 	WORD $0x4ee0c823 // fcmgt v3.2d, v1.2d, #0.0
-	FMOVQ 2880(R9), F4
-	WORD $0x4e64f405 // fmax v5.2d, v0.2d, v4.2d
-	WORD $0x4e64f424 // fmax v4.2d, v1.2d, v4.2d
-	WORD $0x6e7bdca6 // fmul v6.2d, v5.2d, v27.2d
-	WORD $0x6e7bdc87 // fmul v7.2d, v4.2d, v27.2d
+	WORD $0x4e74f404 // fmax v4.2d, v0.2d, v20.2d
+	WORD $0x4e74f425 // fmax v5.2d, v1.2d, v20.2d
+	WORD $0x6e73dc86 // fmul v6.2d, v4.2d, v19.2d
+	WORD $0x6e73dca7 // fmul v7.2d, v5.2d, v19.2d
 	WORD $0x4e6188c6 // frintn v6.2d, v6.2d
 	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
-	VFMLS V26.D2, V6.D2, V5.D2
-	VFMLS V26.D2, V7.D2, V4.D2
-	WORD $0x6e79dcc8 // fmul v8.2d, v6.2d, v25.2d
-	WORD $0x6e79dce9 // fmul v9.2d, v7.2d, v25.2d
-	WORD $0x4ee8d4aa // fsub v10.2d, v5.2d, v8.2d
-	WORD $0x4ee9d48b // fsub v11.2d, v4.2d, v9.2d
+	VFMLS V21.D2, V6.D2, V4.D2
+	VFMLS V21.D2, V7.D2, V5.D2
+	WORD $0x6e76dcc8 // fmul v8.2d, v6.2d, v22.2d
+	WORD $0x6e76dce9 // fmul v9.2d, v7.2d, v22.2d
+	WORD $0x4ee8d48a // fsub v10.2d, v4.2d, v8.2d
+	WORD $0x4ee9d4ab // fsub v11.2d, v5.2d, v9.2d
 	WORD $0x6e6add4c // fmul v12.2d, v10.2d, v10.2d
 	WORD $0x6e6bdd6d // fmul v13.2d, v11.2d, v11.2d
-	VORR V23.B16, V23.B16, V14.B16
-	VFMLA V10.D2, V24.D2, V14.D2
-	VORR V23.B16, V23.B16, V15.B16
-	VFMLA V11.D2, V24.D2, V15.D2
-	VORR V22.B16, V22.B16, V16.B16
-	VFMLA V10.D2, V14.D2, V16.D2
-	VORR V22.B16, V22.B16, V14.B16
-	VFMLA V11.D2, V15.D2, V14.D2
-	VORR V21.B16, V21.B16, V15.B16
-	VFMLA V10.D2, V16.D2, V15.D2
-	VORR V21.B16, V21.B16, V16.B16
-	VFMLA V11.D2, V14.D2, V16.D2
-	VORR V20.B16, V20.B16, V14.B16
-	VFMLA V10.D2, V15.D2, V14.D2
-	VORR V20.B16, V20.B16, V15.B16
-	VFMLA V11.D2, V16.D2, V15.D2
-	VORR V19.B16, V19.B16, V16.B16
-	VFMLA V10.D2, V14.D2, V16.D2
-	VORR V19.B16, V19.B16, V14.B16
-	VFMLA V11.D2, V15.D2, V14.D2
-	VORR V18.B16, V18.B16, V15.B16
-	VFMLA V10.D2, V16.D2, V15.D2
-	VORR V18.B16, V18.B16, V16.B16
-	VFMLA V11.D2, V14.D2, V16.D2
-	FMOVQ 1184(R9), F14
-	VORR V14.B16, V14.B16, V17.B16
-	VFMLA V10.D2, V15.D2, V17.D2
+	VORR V25.B16, V25.B16, V14.B16
+	VFMLA V10.D2, V18.D2, V14.D2
+	VORR V25.B16, V25.B16, V15.B16
+	VFMLA V11.D2, V18.D2, V15.D2
+	FMOVQ 1760(R9), F16
+	VORR V16.B16, V16.B16, V17.B16
+	VFMLA V10.D2, V14.D2, V17.D2
+	VFMLA V11.D2, V15.D2, V16.D2
+	FMOVQ 1776(R9), F14
+	VORR V14.B16, V14.B16, V15.B16
+	VFMLA V10.D2, V17.D2, V15.D2
 	VFMLA V11.D2, V16.D2, V14.D2
-	FMOVQ 1200(R9), F15
-	VORR V15.B16, V15.B16, V16.B16
-	VFMLA V10.D2, V17.D2, V16.D2
+	VORR V27.B16, V27.B16, V16.B16
+	VFMLA V10.D2, V15.D2, V16.D2
+	VORR V27.B16, V27.B16, V15.B16
 	VFMLA V11.D2, V14.D2, V15.D2
-	FMOVQ 1216(R9), F14
-	VORR V14.B16, V14.B16, V17.B16
-	VFMLA V10.D2, V16.D2, V17.D2
-	VFMLA V11.D2, V15.D2, V14.D2
-	FMOVQ 1232(R9), F15
-	VORR V15.B16, V15.B16, V16.B16
-	VFMLA V10.D2, V17.D2, V16.D2
-	VFMLA V11.D2, V14.D2, V15.D2
-	VORR V30.B16, V30.B16, V14.B16
+	VORR V24.B16, V24.B16, V14.B16
 	VFMLA V10.D2, V16.D2, V14.D2
+	VORR V24.B16, V24.B16, V16.B16
+	VFMLA V11.D2, V15.D2, V16.D2
+	FMOVQ 1792(R9), F15
+	VORR V15.B16, V15.B16, V17.B16
+	VFMLA V10.D2, V14.D2, V17.D2
+	VFMLA V11.D2, V16.D2, V15.D2
+	FMOVQ 1808(R9), F14
+	VORR V14.B16, V14.B16, V16.B16
+	VFMLA V10.D2, V17.D2, V16.D2
+	VFMLA V11.D2, V15.D2, V14.D2
+	VORR V26.B16, V26.B16, V15.B16
+	VFMLA V10.D2, V16.D2, V15.D2
+	VORR V26.B16, V26.B16, V16.B16
+	VFMLA V11.D2, V14.D2, V16.D2
+	VORR V23.B16, V23.B16, V14.B16
+	VFMLA V10.D2, V15.D2, V14.D2
+	VORR V23.B16, V23.B16, V15.B16
+	VFMLA V11.D2, V16.D2, V15.D2
+	FMOVQ 1824(R9), F16
+	VORR V16.B16, V16.B16, V17.B16
+	VFMLA V10.D2, V14.D2, V17.D2
+	VFMLA V11.D2, V15.D2, V16.D2
+	VORR V30.B16, V30.B16, V14.B16
+	VFMLA V10.D2, V17.D2, V14.D2
 	VORR V30.B16, V30.B16, V10.B16
-	VFMLA V11.D2, V15.D2, V10.D2
+	VFMLA V11.D2, V16.D2, V10.D2
 	WORD $0x6e6edd8b // fmul v11.2d, v12.2d, v14.2d
 	WORD $0x6e6addaa // fmul v10.2d, v13.2d, v10.2d
 	WORD $0x4ee8d568 // fsub v8.2d, v11.2d, v8.2d
 	WORD $0x4ee9d549 // fsub v9.2d, v10.2d, v9.2d
-	WORD $0x4e68d4a5 // fadd v5.2d, v5.2d, v8.2d
-	WORD $0x4e69d484 // fadd v4.2d, v4.2d, v9.2d
+	WORD $0x4e68d484 // fadd v4.2d, v4.2d, v8.2d
+	WORD $0x4e69d4a5 // fadd v5.2d, v5.2d, v9.2d
 	WORD $0x6e7edcc8 // fmul v8.2d, v6.2d, v30.2d
 	WORD $0x6e7edce9 // fmul v9.2d, v7.2d, v30.2d
 	WORD $0x4e619908 // frintm v8.2d, v8.2d
@@ -7962,8 +10052,8 @@ loop4:
 	WORD $0x6e67dd27 // fmul v7.2d, v9.2d, v7.2d
 	WORD $0x4efdd4c8 // fsub v8.2d, v6.2d, v29.2d
 	WORD $0x4efdd4e9 // fsub v9.2d, v7.2d, v29.2d
-	VFMLA V5.D2, V6.D2, V8.D2
-	VFMLA V4.D2, V7.D2, V9.D2
+	VFMLA V4.D2, V6.D2, V8.D2
+	VFMLA V5.D2, V7.D2, V9.D2
 	WORD $0x6e7fdd04 // fmul v4.2d, v8.2d, v31.2d
 	WORD $0x6e7fdd25 // fmul v5.2d, v9.2d, v31.2d
 	VBSL V4.B16, V0.B16, V2.B16
@@ -7979,33 +10069,32 @@ loop1:
 one:
 	FMOVQ.P 16(R1), F0
 	WORD $0x4ee0c801 // fcmgt v1.2d, v0.2d, #0.0
-	FMOVQ 2880(R9), F2
-	WORD $0x4e62f402 // fmax v2.2d, v0.2d, v2.2d
-	WORD $0x6e7bdc43 // fmul v3.2d, v2.2d, v27.2d
+	WORD $0x4e74f402 // fmax v2.2d, v0.2d, v20.2d
+	WORD $0x6e73dc43 // fmul v3.2d, v2.2d, v19.2d
 	WORD $0x4e618863 // frintn v3.2d, v3.2d
-	VFMLS V26.D2, V3.D2, V2.D2
-	WORD $0x6e79dc64 // fmul v4.2d, v3.2d, v25.2d
+	VFMLS V21.D2, V3.D2, V2.D2
+	WORD $0x6e76dc64 // fmul v4.2d, v3.2d, v22.2d
 	WORD $0x4ee4d445 // fsub v5.2d, v2.2d, v4.2d
 	WORD $0x6e65dca6 // fmul v6.2d, v5.2d, v5.2d
+	VORR V25.B16, V25.B16, V7.B16
+	VFMLA V5.D2, V18.D2, V7.D2
+	FMOVQ 1760(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 1776(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	VORR V27.B16, V27.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
+	VORR V24.B16, V24.B16, V7.B16
+	VFMLA V5.D2, V8.D2, V7.D2
+	FMOVQ 1792(R9), F8
+	VFMLA V5.D2, V7.D2, V8.D2
+	FMOVQ 1808(R9), F7
+	VFMLA V5.D2, V8.D2, V7.D2
+	VORR V26.B16, V26.B16, V8.B16
+	VFMLA V5.D2, V7.D2, V8.D2
 	VORR V23.B16, V23.B16, V7.B16
-	VFMLA V5.D2, V24.D2, V7.D2
-	VORR V22.B16, V22.B16, V8.B16
-	VFMLA V5.D2, V7.D2, V8.D2
-	VORR V21.B16, V21.B16, V7.B16
 	VFMLA V5.D2, V8.D2, V7.D2
-	VORR V20.B16, V20.B16, V8.B16
-	VFMLA V5.D2, V7.D2, V8.D2
-	VORR V19.B16, V19.B16, V7.B16
-	VFMLA V5.D2, V8.D2, V7.D2
-	VORR V18.B16, V18.B16, V8.B16
-	VFMLA V5.D2, V7.D2, V8.D2
-	FMOVQ 1184(R9), F7
-	VFMLA V5.D2, V8.D2, V7.D2
-	FMOVQ 1200(R9), F8
-	VFMLA V5.D2, V7.D2, V8.D2
-	FMOVQ 1216(R9), F7
-	VFMLA V5.D2, V8.D2, V7.D2
-	FMOVQ 1232(R9), F8
+	FMOVQ 1824(R9), F8
 	VFMLA V5.D2, V7.D2, V8.D2
 	VORR V30.B16, V30.B16, V7.B16
 	VFMLA V5.D2, V8.D2, V7.D2
@@ -8071,9 +10160,9 @@ TEXT ·expSumF64NEON(SB), NOSPLIT, $16-64
 	FMOVD shift+48(FP), F30
 	VDUP V30.D[0], V30.D2
 	VEOR V29.B16, V29.B16, V29.B16
-	FMOVQ 1248(R9), F28
-	FMOVQ 1264(R9), F27
-	FMOVQ 1280(R9), F26
+	FMOVQ 1040(R9), F28
+	FMOVQ 1072(R9), F27
+	FMOVQ 1840(R9), F26
 
 loop4:
 	// 4 vectors an iteration
@@ -8106,12 +10195,12 @@ loop4:
 	WORD $0x4e6ad421 // fadd v1.2d, v1.2d, v10.2d
 	WORD $0x4e6bd442 // fadd v2.2d, v2.2d, v11.2d
 	WORD $0x4e64d463 // fadd v3.2d, v3.2d, v4.2d
-	FMOVQ 992(R9), F4
+	FMOVQ 1856(R9), F4
 	WORD $0x4e64f4a9 // fmax v9.2d, v5.2d, v4.2d
 	WORD $0x4e64f4ca // fmax v10.2d, v6.2d, v4.2d
 	WORD $0x4e64f4eb // fmax v11.2d, v7.2d, v4.2d
 	WORD $0x4e64f504 // fmax v4.2d, v8.2d, v4.2d
-	FMOVQ 1008(R9), F12
+	FMOVQ 1872(R9), F12
 	WORD $0x4eecf529 // fmin v9.2d, v9.2d, v12.2d
 	WORD $0x4eecf54a // fmin v10.2d, v10.2d, v12.2d
 	WORD $0x4eecf56b // fmin v11.2d, v11.2d, v12.2d
@@ -8132,7 +10221,7 @@ loop4:
 	VAND V6.B16, V1.B16, V1.B16
 	VAND V7.B16, V2.B16, V2.B16
 	VAND V8.B16, V3.B16, V3.B16
-	FMOVQ 1024(R9), F5
+	FMOVQ 1728(R9), F5
 	WORD $0x6e65dd26 // fmul v6.2d, v9.2d, v5.2d
 	WORD $0x6e65dd47 // fmul v7.2d, v10.2d, v5.2d
 	WORD $0x6e65dd68 // fmul v8.2d, v11.2d, v5.2d
@@ -8141,12 +10230,12 @@ loop4:
 	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
 	WORD $0x4e618908 // frintn v8.2d, v8.2d
 	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
-	FMOVQ 1040(R9), F12
+	FMOVQ 1616(R9), F12
 	VFMLS V12.D2, V6.D2, V9.D2
 	VFMLS V12.D2, V7.D2, V10.D2
 	VFMLS V12.D2, V8.D2, V11.D2
 	VFMLS V12.D2, V5.D2, V4.D2
-	FMOVQ 1056(R9), F12
+	FMOVQ 1600(R9), F12
 	VFMLS V12.D2, V6.D2, V0.D2
 	VFMLS V12.D2, V7.D2, V1.D2
 	VFMLS V12.D2, V8.D2, V2.D2
@@ -8159,8 +10248,8 @@ loop4:
 	WORD $0x6e6dddb1 // fmul v17.2d, v13.2d, v13.2d
 	WORD $0x6e6eddd2 // fmul v18.2d, v14.2d, v14.2d
 	WORD $0x6e6fddf3 // fmul v19.2d, v15.2d, v15.2d
-	FMOVQ 1088(R9), F20
-	FMOVQ 1072(R9), F21
+	FMOVQ 1168(R9), F20
+	FMOVQ 1744(R9), F21
 	VORR V20.B16, V20.B16, V22.B16
 	VFMLA V12.D2, V21.D2, V22.D2
 	VORR V20.B16, V20.B16, V23.B16
@@ -8168,7 +10257,7 @@ loop4:
 	VORR V20.B16, V20.B16, V24.B16
 	VFMLA V14.D2, V21.D2, V24.D2
 	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1104(R9), F21
+	FMOVQ 1760(R9), F21
 	VORR V21.B16, V21.B16, V25.B16
 	VFMLA V12.D2, V22.D2, V25.D2
 	VORR V21.B16, V21.B16, V22.B16
@@ -8176,7 +10265,39 @@ loop4:
 	VORR V21.B16, V21.B16, V23.B16
 	VFMLA V14.D2, V24.D2, V23.D2
 	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1120(R9), F20
+	FMOVQ 1776(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1104(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1200(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1792(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1808(R9), F20
 	VORR V20.B16, V20.B16, V24.B16
 	VFMLA V12.D2, V25.D2, V24.D2
 	VORR V20.B16, V20.B16, V25.B16
@@ -8192,7 +10313,7 @@ loop4:
 	VORR V21.B16, V21.B16, V25.B16
 	VFMLA V14.D2, V22.D2, V25.D2
 	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1152(R9), F20
+	FMOVQ 1232(R9), F20
 	VORR V20.B16, V20.B16, V22.B16
 	VFMLA V12.D2, V23.D2, V22.D2
 	VORR V20.B16, V20.B16, V23.B16
@@ -8200,39 +10321,7 @@ loop4:
 	VORR V20.B16, V20.B16, V24.B16
 	VFMLA V14.D2, V25.D2, V24.D2
 	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1168(R9), F21
-	VORR V21.B16, V21.B16, V25.B16
-	VFMLA V12.D2, V22.D2, V25.D2
-	VORR V21.B16, V21.B16, V22.B16
-	VFMLA V13.D2, V23.D2, V22.D2
-	VORR V21.B16, V21.B16, V23.B16
-	VFMLA V14.D2, V24.D2, V23.D2
-	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1184(R9), F20
-	VORR V20.B16, V20.B16, V24.B16
-	VFMLA V12.D2, V25.D2, V24.D2
-	VORR V20.B16, V20.B16, V25.B16
-	VFMLA V13.D2, V22.D2, V25.D2
-	VORR V20.B16, V20.B16, V22.B16
-	VFMLA V14.D2, V23.D2, V22.D2
-	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1200(R9), F21
-	VORR V21.B16, V21.B16, V23.B16
-	VFMLA V12.D2, V24.D2, V23.D2
-	VORR V21.B16, V21.B16, V24.B16
-	VFMLA V13.D2, V25.D2, V24.D2
-	VORR V21.B16, V21.B16, V25.B16
-	VFMLA V14.D2, V22.D2, V25.D2
-	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1216(R9), F20
-	VORR V20.B16, V20.B16, V22.B16
-	VFMLA V12.D2, V23.D2, V22.D2
-	VORR V20.B16, V20.B16, V23.B16
-	VFMLA V13.D2, V24.D2, V23.D2
-	VORR V20.B16, V20.B16, V24.B16
-	VFMLA V14.D2, V25.D2, V24.D2
-	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1232(R9), F21
+	FMOVQ 1824(R9), F21
 	VORR V21.B16, V21.B16, V25.B16
 	VFMLA V12.D2, V22.D2, V25.D2
 	VORR V21.B16, V21.B16, V22.B16
@@ -8338,43 +10427,43 @@ one:
 	WORD $0x4ee4d400 // fsub v0.2d, v0.2d, v4.2d
 	WORD $0x4ee3d421 // fsub v1.2d, v1.2d, v3.2d
 	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
-	FMOVQ 992(R9), F1
+	FMOVQ 1856(R9), F1
 	WORD $0x4e61f441 // fmax v1.2d, v2.2d, v1.2d
-	FMOVQ 1008(R9), F3
+	FMOVQ 1872(R9), F3
 	WORD $0x4ee3f421 // fmin v1.2d, v1.2d, v3.2d
 	WORD $0x4e62e422 // fcmeq v2.2d, v1.2d, v2.2d
 	VAND V2.B16, V0.B16, V0.B16
 	WORD $0x4e60e402 // fcmeq v2.2d, v0.2d, v0.2d
 	VAND V2.B16, V0.B16, V0.B16
-	FMOVQ 1024(R9), F2
+	FMOVQ 1728(R9), F2
 	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
 	WORD $0x4e618842 // frintn v2.2d, v2.2d
-	FMOVQ 1040(R9), F3
+	FMOVQ 1616(R9), F3
 	VFMLS V3.D2, V2.D2, V1.D2
-	FMOVQ 1056(R9), F3
+	FMOVQ 1600(R9), F3
 	VFMLS V3.D2, V2.D2, V0.D2
 	WORD $0x4e60d423 // fadd v3.2d, v1.2d, v0.2d
 	WORD $0x6e63dc64 // fmul v4.2d, v3.2d, v3.2d
-	FMOVQ 1088(R9), F5
-	FMOVQ 1072(R9), F6
+	FMOVQ 1168(R9), F5
+	FMOVQ 1744(R9), F6
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1760(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1776(R9), F5
 	VFMLA V3.D2, V6.D2, V5.D2
 	FMOVQ 1104(R9), F6
 	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1120(R9), F5
+	FMOVQ 1200(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1792(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1808(R9), F5
 	VFMLA V3.D2, V6.D2, V5.D2
 	FMOVQ 1136(R9), F6
 	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1152(R9), F5
+	FMOVQ 1232(R9), F5
 	VFMLA V3.D2, V6.D2, V5.D2
-	FMOVQ 1168(R9), F6
-	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1184(R9), F5
-	VFMLA V3.D2, V6.D2, V5.D2
-	FMOVQ 1200(R9), F6
-	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1216(R9), F5
-	VFMLA V3.D2, V6.D2, V5.D2
-	FMOVQ 1232(R9), F6
+	FMOVQ 1824(R9), F6
 	VFMLA V3.D2, V5.D2, V6.D2
 	VORR V28.B16, V28.B16, V5.B16
 	VFMLA V3.D2, V6.D2, V5.D2
@@ -8416,7 +10505,7 @@ in0:
 	BNE in0
 	MOVD $buf0-16(SP), R1
 	MOVD $buf0-16(SP), R0
-	FMOVQ 2896(R9), F0
+	FMOVQ 3104(R9), F0
 	VDUP R3, V1.S4
 	WORD $0x4ea0343f // cmgt v31.4s, v1.4s, v0.4s
 	MOVD $2, R3
@@ -8447,9 +10536,9 @@ TEXT ·sumExpF64NEON(SB), NOSPLIT, $16-40
 	FMOVD shift+24(FP), F30
 	VDUP V30.D[0], V30.D2
 	VEOR V29.B16, V29.B16, V29.B16
-	FMOVQ 1248(R9), F28
-	FMOVQ 1264(R9), F27
-	FMOVQ 1280(R9), F26
+	FMOVQ 1040(R9), F28
+	FMOVQ 1072(R9), F27
+	FMOVQ 1840(R9), F26
 
 loop4:
 	// 4 vectors an iteration
@@ -8482,12 +10571,12 @@ loop4:
 	WORD $0x4e6ad421 // fadd v1.2d, v1.2d, v10.2d
 	WORD $0x4e6bd442 // fadd v2.2d, v2.2d, v11.2d
 	WORD $0x4e64d463 // fadd v3.2d, v3.2d, v4.2d
-	FMOVQ 992(R9), F4
+	FMOVQ 1856(R9), F4
 	WORD $0x4e64f4a9 // fmax v9.2d, v5.2d, v4.2d
 	WORD $0x4e64f4ca // fmax v10.2d, v6.2d, v4.2d
 	WORD $0x4e64f4eb // fmax v11.2d, v7.2d, v4.2d
 	WORD $0x4e64f504 // fmax v4.2d, v8.2d, v4.2d
-	FMOVQ 1008(R9), F12
+	FMOVQ 1872(R9), F12
 	WORD $0x4eecf529 // fmin v9.2d, v9.2d, v12.2d
 	WORD $0x4eecf54a // fmin v10.2d, v10.2d, v12.2d
 	WORD $0x4eecf56b // fmin v11.2d, v11.2d, v12.2d
@@ -8508,7 +10597,7 @@ loop4:
 	VAND V6.B16, V1.B16, V1.B16
 	VAND V7.B16, V2.B16, V2.B16
 	VAND V8.B16, V3.B16, V3.B16
-	FMOVQ 1024(R9), F5
+	FMOVQ 1728(R9), F5
 	WORD $0x6e65dd26 // fmul v6.2d, v9.2d, v5.2d
 	WORD $0x6e65dd47 // fmul v7.2d, v10.2d, v5.2d
 	WORD $0x6e65dd68 // fmul v8.2d, v11.2d, v5.2d
@@ -8517,12 +10606,12 @@ loop4:
 	WORD $0x4e6188e7 // frintn v7.2d, v7.2d
 	WORD $0x4e618908 // frintn v8.2d, v8.2d
 	WORD $0x4e6188a5 // frintn v5.2d, v5.2d
-	FMOVQ 1040(R9), F12
+	FMOVQ 1616(R9), F12
 	VFMLS V12.D2, V6.D2, V9.D2
 	VFMLS V12.D2, V7.D2, V10.D2
 	VFMLS V12.D2, V8.D2, V11.D2
 	VFMLS V12.D2, V5.D2, V4.D2
-	FMOVQ 1056(R9), F12
+	FMOVQ 1600(R9), F12
 	VFMLS V12.D2, V6.D2, V0.D2
 	VFMLS V12.D2, V7.D2, V1.D2
 	VFMLS V12.D2, V8.D2, V2.D2
@@ -8535,8 +10624,8 @@ loop4:
 	WORD $0x6e6dddb1 // fmul v17.2d, v13.2d, v13.2d
 	WORD $0x6e6eddd2 // fmul v18.2d, v14.2d, v14.2d
 	WORD $0x6e6fddf3 // fmul v19.2d, v15.2d, v15.2d
-	FMOVQ 1088(R9), F20
-	FMOVQ 1072(R9), F21
+	FMOVQ 1168(R9), F20
+	FMOVQ 1744(R9), F21
 	VORR V20.B16, V20.B16, V22.B16
 	VFMLA V12.D2, V21.D2, V22.D2
 	VORR V20.B16, V20.B16, V23.B16
@@ -8544,7 +10633,7 @@ loop4:
 	VORR V20.B16, V20.B16, V24.B16
 	VFMLA V14.D2, V21.D2, V24.D2
 	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1104(R9), F21
+	FMOVQ 1760(R9), F21
 	VORR V21.B16, V21.B16, V25.B16
 	VFMLA V12.D2, V22.D2, V25.D2
 	VORR V21.B16, V21.B16, V22.B16
@@ -8552,7 +10641,39 @@ loop4:
 	VORR V21.B16, V21.B16, V23.B16
 	VFMLA V14.D2, V24.D2, V23.D2
 	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1120(R9), F20
+	FMOVQ 1776(R9), F20
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V12.D2, V25.D2, V24.D2
+	VORR V20.B16, V20.B16, V25.B16
+	VFMLA V13.D2, V22.D2, V25.D2
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V14.D2, V23.D2, V22.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1104(R9), F21
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V12.D2, V24.D2, V23.D2
+	VORR V21.B16, V21.B16, V24.B16
+	VFMLA V13.D2, V25.D2, V24.D2
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V14.D2, V22.D2, V25.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1200(R9), F20
+	VORR V20.B16, V20.B16, V22.B16
+	VFMLA V12.D2, V23.D2, V22.D2
+	VORR V20.B16, V20.B16, V23.B16
+	VFMLA V13.D2, V24.D2, V23.D2
+	VORR V20.B16, V20.B16, V24.B16
+	VFMLA V14.D2, V25.D2, V24.D2
+	VFMLA V15.D2, V21.D2, V20.D2
+	FMOVQ 1792(R9), F21
+	VORR V21.B16, V21.B16, V25.B16
+	VFMLA V12.D2, V22.D2, V25.D2
+	VORR V21.B16, V21.B16, V22.B16
+	VFMLA V13.D2, V23.D2, V22.D2
+	VORR V21.B16, V21.B16, V23.B16
+	VFMLA V14.D2, V24.D2, V23.D2
+	VFMLA V15.D2, V20.D2, V21.D2
+	FMOVQ 1808(R9), F20
 	VORR V20.B16, V20.B16, V24.B16
 	VFMLA V12.D2, V25.D2, V24.D2
 	VORR V20.B16, V20.B16, V25.B16
@@ -8568,7 +10689,7 @@ loop4:
 	VORR V21.B16, V21.B16, V25.B16
 	VFMLA V14.D2, V22.D2, V25.D2
 	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1152(R9), F20
+	FMOVQ 1232(R9), F20
 	VORR V20.B16, V20.B16, V22.B16
 	VFMLA V12.D2, V23.D2, V22.D2
 	VORR V20.B16, V20.B16, V23.B16
@@ -8576,39 +10697,7 @@ loop4:
 	VORR V20.B16, V20.B16, V24.B16
 	VFMLA V14.D2, V25.D2, V24.D2
 	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1168(R9), F21
-	VORR V21.B16, V21.B16, V25.B16
-	VFMLA V12.D2, V22.D2, V25.D2
-	VORR V21.B16, V21.B16, V22.B16
-	VFMLA V13.D2, V23.D2, V22.D2
-	VORR V21.B16, V21.B16, V23.B16
-	VFMLA V14.D2, V24.D2, V23.D2
-	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1184(R9), F20
-	VORR V20.B16, V20.B16, V24.B16
-	VFMLA V12.D2, V25.D2, V24.D2
-	VORR V20.B16, V20.B16, V25.B16
-	VFMLA V13.D2, V22.D2, V25.D2
-	VORR V20.B16, V20.B16, V22.B16
-	VFMLA V14.D2, V23.D2, V22.D2
-	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1200(R9), F21
-	VORR V21.B16, V21.B16, V23.B16
-	VFMLA V12.D2, V24.D2, V23.D2
-	VORR V21.B16, V21.B16, V24.B16
-	VFMLA V13.D2, V25.D2, V24.D2
-	VORR V21.B16, V21.B16, V25.B16
-	VFMLA V14.D2, V22.D2, V25.D2
-	VFMLA V15.D2, V20.D2, V21.D2
-	FMOVQ 1216(R9), F20
-	VORR V20.B16, V20.B16, V22.B16
-	VFMLA V12.D2, V23.D2, V22.D2
-	VORR V20.B16, V20.B16, V23.B16
-	VFMLA V13.D2, V24.D2, V23.D2
-	VORR V20.B16, V20.B16, V24.B16
-	VFMLA V14.D2, V25.D2, V24.D2
-	VFMLA V15.D2, V21.D2, V20.D2
-	FMOVQ 1232(R9), F21
+	FMOVQ 1824(R9), F21
 	VORR V21.B16, V21.B16, V25.B16
 	VFMLA V12.D2, V22.D2, V25.D2
 	VORR V21.B16, V21.B16, V22.B16
@@ -8712,43 +10801,43 @@ one:
 	WORD $0x4ee4d400 // fsub v0.2d, v0.2d, v4.2d
 	WORD $0x4ee3d421 // fsub v1.2d, v1.2d, v3.2d
 	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
-	FMOVQ 992(R9), F1
+	FMOVQ 1856(R9), F1
 	WORD $0x4e61f441 // fmax v1.2d, v2.2d, v1.2d
-	FMOVQ 1008(R9), F3
+	FMOVQ 1872(R9), F3
 	WORD $0x4ee3f421 // fmin v1.2d, v1.2d, v3.2d
 	WORD $0x4e62e422 // fcmeq v2.2d, v1.2d, v2.2d
 	VAND V2.B16, V0.B16, V0.B16
 	WORD $0x4e60e402 // fcmeq v2.2d, v0.2d, v0.2d
 	VAND V2.B16, V0.B16, V0.B16
-	FMOVQ 1024(R9), F2
+	FMOVQ 1728(R9), F2
 	WORD $0x6e62dc22 // fmul v2.2d, v1.2d, v2.2d
 	WORD $0x4e618842 // frintn v2.2d, v2.2d
-	FMOVQ 1040(R9), F3
+	FMOVQ 1616(R9), F3
 	VFMLS V3.D2, V2.D2, V1.D2
-	FMOVQ 1056(R9), F3
+	FMOVQ 1600(R9), F3
 	VFMLS V3.D2, V2.D2, V0.D2
 	WORD $0x4e60d423 // fadd v3.2d, v1.2d, v0.2d
 	WORD $0x6e63dc64 // fmul v4.2d, v3.2d, v3.2d
-	FMOVQ 1088(R9), F5
-	FMOVQ 1072(R9), F6
+	FMOVQ 1168(R9), F5
+	FMOVQ 1744(R9), F6
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1760(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1776(R9), F5
 	VFMLA V3.D2, V6.D2, V5.D2
 	FMOVQ 1104(R9), F6
 	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1120(R9), F5
+	FMOVQ 1200(R9), F5
+	VFMLA V3.D2, V6.D2, V5.D2
+	FMOVQ 1792(R9), F6
+	VFMLA V3.D2, V5.D2, V6.D2
+	FMOVQ 1808(R9), F5
 	VFMLA V3.D2, V6.D2, V5.D2
 	FMOVQ 1136(R9), F6
 	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1152(R9), F5
+	FMOVQ 1232(R9), F5
 	VFMLA V3.D2, V6.D2, V5.D2
-	FMOVQ 1168(R9), F6
-	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1184(R9), F5
-	VFMLA V3.D2, V6.D2, V5.D2
-	FMOVQ 1200(R9), F6
-	VFMLA V3.D2, V5.D2, V6.D2
-	FMOVQ 1216(R9), F5
-	VFMLA V3.D2, V6.D2, V5.D2
-	FMOVQ 1232(R9), F6
+	FMOVQ 1824(R9), F6
 	VFMLA V3.D2, V5.D2, V6.D2
 	VORR V28.B16, V28.B16, V5.B16
 	VFMLA V3.D2, V6.D2, V5.D2
@@ -8789,7 +10878,7 @@ in0:
 	BNE in0
 	MOVD $buf0-16(SP), R1
 	MOVD $buf0-16(SP), R0
-	FMOVQ 2896(R9), F0
+	FMOVQ 3104(R9), F0
 	VDUP R3, V1.S4
 	WORD $0x4ea0343f // cmgt v31.4s, v1.4s, v0.4s
 	MOVD $2, R3
@@ -8926,44 +11015,44 @@ DATA consts<>+960(SB)/8, $0x3fb2444f2a4dbe74
 DATA consts<>+968(SB)/8, $0x3fb2444f2a4dbe74
 DATA consts<>+976(SB)/8, $0x0000000100000000
 DATA consts<>+984(SB)/8, $0x0000000300000002
-DATA consts<>+992(SB)/8, $0xc087500000000000
-DATA consts<>+1000(SB)/8, $0xc087500000000000
-DATA consts<>+1008(SB)/8, $0x4086300000000000
-DATA consts<>+1016(SB)/8, $0x4086300000000000
-DATA consts<>+1024(SB)/8, $0x3ff71547652b82fe
-DATA consts<>+1032(SB)/8, $0x3ff71547652b82fe
-DATA consts<>+1040(SB)/8, $0x3fe62e42fee00000
-DATA consts<>+1048(SB)/8, $0x3fe62e42fee00000
-DATA consts<>+1056(SB)/8, $0x3dea39ef35793c76
-DATA consts<>+1064(SB)/8, $0x3dea39ef35793c76
-DATA consts<>+1072(SB)/8, $0x3de6124613a86d09
-DATA consts<>+1080(SB)/8, $0x3de6124613a86d09
-DATA consts<>+1088(SB)/8, $0x3e21eed8eff8d898
-DATA consts<>+1096(SB)/8, $0x3e21eed8eff8d898
-DATA consts<>+1104(SB)/8, $0x3e5ae64567f544e4
-DATA consts<>+1112(SB)/8, $0x3e5ae64567f544e4
-DATA consts<>+1120(SB)/8, $0x3e927e4fb7789f5c
-DATA consts<>+1128(SB)/8, $0x3e927e4fb7789f5c
-DATA consts<>+1136(SB)/8, $0x3ec71de3a556c734
-DATA consts<>+1144(SB)/8, $0x3ec71de3a556c734
-DATA consts<>+1152(SB)/8, $0x3efa01a01a01a01a
-DATA consts<>+1160(SB)/8, $0x3efa01a01a01a01a
-DATA consts<>+1168(SB)/8, $0x3f2a01a01a01a01a
-DATA consts<>+1176(SB)/8, $0x3f2a01a01a01a01a
-DATA consts<>+1184(SB)/8, $0x3f56c16c16c16c17
-DATA consts<>+1192(SB)/8, $0x3f56c16c16c16c17
-DATA consts<>+1200(SB)/8, $0x3f81111111111111
-DATA consts<>+1208(SB)/8, $0x3f81111111111111
-DATA consts<>+1216(SB)/8, $0x3fa5555555555555
-DATA consts<>+1224(SB)/8, $0x3fa5555555555555
-DATA consts<>+1232(SB)/8, $0x3fc5555555555555
-DATA consts<>+1240(SB)/8, $0x3fc5555555555555
-DATA consts<>+1248(SB)/8, $0x3fe0000000000000
-DATA consts<>+1256(SB)/8, $0x3fe0000000000000
-DATA consts<>+1264(SB)/8, $0x3ff0000000000000
-DATA consts<>+1272(SB)/8, $0x3ff0000000000000
-DATA consts<>+1280(SB)/8, $0x43380000000003ff
-DATA consts<>+1288(SB)/8, $0x43380000000003ff
+DATA consts<>+992(SB)/8, $0x3fe45f306dc9c883
+DATA consts<>+1000(SB)/8, $0x3fe45f306dc9c883
+DATA consts<>+1008(SB)/8, $0x3ff921fb54442d18
+DATA consts<>+1016(SB)/8, $0x3ff921fb54442d18
+DATA consts<>+1024(SB)/8, $0x3c91a62633145c07
+DATA consts<>+1032(SB)/8, $0x3c91a62633145c07
+DATA consts<>+1040(SB)/8, $0x3fe0000000000000
+DATA consts<>+1048(SB)/8, $0x3fe0000000000000
+DATA consts<>+1056(SB)/8, $0x3fd0000000000000
+DATA consts<>+1064(SB)/8, $0x3fd0000000000000
+DATA consts<>+1072(SB)/8, $0x3ff0000000000000
+DATA consts<>+1080(SB)/8, $0x3ff0000000000000
+DATA consts<>+1088(SB)/8, $0xbe5ae64567f544e4
+DATA consts<>+1096(SB)/8, $0xbe5ae64567f544e4
+DATA consts<>+1104(SB)/8, $0x3ec71de3a556c734
+DATA consts<>+1112(SB)/8, $0x3ec71de3a556c734
+DATA consts<>+1120(SB)/8, $0xbf2a01a01a01a01a
+DATA consts<>+1128(SB)/8, $0xbf2a01a01a01a01a
+DATA consts<>+1136(SB)/8, $0x3f81111111111111
+DATA consts<>+1144(SB)/8, $0x3f81111111111111
+DATA consts<>+1152(SB)/8, $0xbfc5555555555555
+DATA consts<>+1160(SB)/8, $0xbfc5555555555555
+DATA consts<>+1168(SB)/8, $0x3e21eed8eff8d898
+DATA consts<>+1176(SB)/8, $0x3e21eed8eff8d898
+DATA consts<>+1184(SB)/8, $0xbe927e4fb7789f5c
+DATA consts<>+1192(SB)/8, $0xbe927e4fb7789f5c
+DATA consts<>+1200(SB)/8, $0x3efa01a01a01a01a
+DATA consts<>+1208(SB)/8, $0x3efa01a01a01a01a
+DATA consts<>+1216(SB)/8, $0xbf56c16c16c16c17
+DATA consts<>+1224(SB)/8, $0xbf56c16c16c16c17
+DATA consts<>+1232(SB)/8, $0x3fa5555555555555
+DATA consts<>+1240(SB)/8, $0x3fa5555555555555
+DATA consts<>+1248(SB)/8, $0xbfe0000000000000
+DATA consts<>+1256(SB)/8, $0xbfe0000000000000
+DATA consts<>+1264(SB)/8, $0x3900000039000000
+DATA consts<>+1272(SB)/8, $0x3900000039000000
+DATA consts<>+1280(SB)/8, $0x4b8000004b800000
+DATA consts<>+1288(SB)/8, $0x4b8000004b800000
 DATA consts<>+1296(SB)/8, $0x0010000000000000
 DATA consts<>+1304(SB)/8, $0x0010000000000000
 DATA consts<>+1312(SB)/8, $0x4350000000000000
@@ -9002,168 +11091,194 @@ DATA consts<>+1568(SB)/8, $0x3fd999999999999a
 DATA consts<>+1576(SB)/8, $0x3fd999999999999a
 DATA consts<>+1584(SB)/8, $0x3fe5555555555555
 DATA consts<>+1592(SB)/8, $0x3fe5555555555555
-DATA consts<>+1600(SB)/8, $0x7ff0000000000000
-DATA consts<>+1608(SB)/8, $0x7ff0000000000000
-DATA consts<>+1616(SB)/8, $0xfff0000000000000
-DATA consts<>+1624(SB)/8, $0xfff0000000000000
-DATA consts<>+1632(SB)/8, $0x7ff8000000000000
-DATA consts<>+1640(SB)/8, $0x7ff8000000000000
-DATA consts<>+1648(SB)/8, $0x4034000000000000
-DATA consts<>+1656(SB)/8, $0x4034000000000000
-DATA consts<>+1664(SB)/8, $0x8000000000000000
-DATA consts<>+1672(SB)/8, $0x8000000000000000
-DATA consts<>+1680(SB)/8, $0xc089000000000000
-DATA consts<>+1688(SB)/8, $0xc089000000000000
-DATA consts<>+1696(SB)/8, $0xc086200000000000
-DATA consts<>+1704(SB)/8, $0xc086200000000000
-DATA consts<>+1712(SB)/8, $0x4044000000000000
-DATA consts<>+1720(SB)/8, $0x4044000000000000
-DATA consts<>+1728(SB)/8, $0x3feb000000000000
-DATA consts<>+1736(SB)/8, $0x3feb000000000000
-DATA consts<>+1744(SB)/8, $0xbef8ead6120016ac
-DATA consts<>+1752(SB)/8, $0xbef8ead6120016ac
-DATA consts<>+1760(SB)/8, $0xbf77a291236668e4
-DATA consts<>+1768(SB)/8, $0xbf77a291236668e4
-DATA consts<>+1776(SB)/8, $0xbf9d2a51dbd7194f
-DATA consts<>+1784(SB)/8, $0xbf9d2a51dbd7194f
-DATA consts<>+1792(SB)/8, $0xbfd4cd7d691cb913
-DATA consts<>+1800(SB)/8, $0xbfd4cd7d691cb913
-DATA consts<>+1808(SB)/8, $0x3fc06eba8214db68
-DATA consts<>+1816(SB)/8, $0x3fc06eba8214db68
-DATA consts<>+1824(SB)/8, $0xbf61bf380a96073f
-DATA consts<>+1832(SB)/8, $0xbf61bf380a96073f
-DATA consts<>+1840(SB)/8, $0x3fa22a36599795eb
-DATA consts<>+1848(SB)/8, $0x3fa22a36599795eb
-DATA consts<>+1856(SB)/8, $0xbfbc63983d3e28ec
-DATA consts<>+1864(SB)/8, $0xbfbc63983d3e28ec
-DATA consts<>+1872(SB)/8, $0x3fd45fca805120e4
-DATA consts<>+1880(SB)/8, $0x3fd45fca805120e4
-DATA consts<>+1888(SB)/8, $0xbfd7d240fbb8c3f1
-DATA consts<>+1896(SB)/8, $0xbfd7d240fbb8c3f1
-DATA consts<>+1904(SB)/8, $0x3fda8d00ad92b34d
-DATA consts<>+1912(SB)/8, $0x3fda8d00ad92b34d
-DATA consts<>+1920(SB)/8, $0xbf6359b8bef77538
-DATA consts<>+1928(SB)/8, $0xbf6359b8bef77538
-DATA consts<>+1936(SB)/8, $0xbed09c4342a26120
-DATA consts<>+1944(SB)/8, $0xbed09c4342a26120
-DATA consts<>+1952(SB)/8, $0x3f215dc9221c1a10
-DATA consts<>+1960(SB)/8, $0x3f215dc9221c1a10
-DATA consts<>+1968(SB)/8, $0x3f74d022c4d36b0f
-DATA consts<>+1976(SB)/8, $0x3f74d022c4d36b0f
-DATA consts<>+1984(SB)/8, $0x3fb0a54c5536ceba
-DATA consts<>+1992(SB)/8, $0x3fb0a54c5536ceba
-DATA consts<>+2000(SB)/8, $0x3fd97779cddadc09
-DATA consts<>+2008(SB)/8, $0x3fd97779cddadc09
-DATA consts<>+2016(SB)/8, $0x3f888b545735151d
-DATA consts<>+2024(SB)/8, $0x3f888b545735151d
-DATA consts<>+2032(SB)/8, $0x3f8bedc26b51dd1c
-DATA consts<>+2040(SB)/8, $0x3f8bedc26b51dd1c
-DATA consts<>+2048(SB)/8, $0x3fc02660e763351f
-DATA consts<>+2056(SB)/8, $0x3fc02660e763351f
-DATA consts<>+2064(SB)/8, $0x3fb2635cd99fe9a7
-DATA consts<>+2072(SB)/8, $0x3fb2635cd99fe9a7
-DATA consts<>+2080(SB)/8, $0x3fe14af092eb6f33
-DATA consts<>+2088(SB)/8, $0x3fe14af092eb6f33
-DATA consts<>+2096(SB)/8, $0x3fbb3e6618eee323
-DATA consts<>+2104(SB)/8, $0x3fbb3e6618eee323
-DATA consts<>+2112(SB)/8, $0x3feb0ac160000000
-DATA consts<>+2120(SB)/8, $0x3feb0ac160000000
-DATA consts<>+2128(SB)/8, $0x3ff4000000000000
-DATA consts<>+2136(SB)/8, $0x3ff4000000000000
-DATA consts<>+2144(SB)/8, $0x4018000000000000
-DATA consts<>+2152(SB)/8, $0x4018000000000000
-DATA consts<>+2160(SB)/8, $0x3fbf5c28f5c28f5c
-DATA consts<>+2168(SB)/8, $0x3fbf5c28f5c28f5c
-DATA consts<>+2176(SB)/8, $0xc023a0efc69ac25c
-DATA consts<>+2184(SB)/8, $0xc023a0efc69ac25c
-DATA consts<>+2192(SB)/8, $0xc054526557e4d2f2
-DATA consts<>+2200(SB)/8, $0xc054526557e4d2f2
-DATA consts<>+2208(SB)/8, $0xc067135cebccabb2
-DATA consts<>+2216(SB)/8, $0xc067135cebccabb2
-DATA consts<>+2224(SB)/8, $0xc0644cb184282266
-DATA consts<>+2232(SB)/8, $0xc0644cb184282266
-DATA consts<>+2240(SB)/8, $0xc04f300ae4cba38d
-DATA consts<>+2248(SB)/8, $0xc04f300ae4cba38d
-DATA consts<>+2256(SB)/8, $0xc0251e0441b0e726
-DATA consts<>+2264(SB)/8, $0xc0251e0441b0e726
-DATA consts<>+2272(SB)/8, $0xbfe63416e4ba7360
-DATA consts<>+2280(SB)/8, $0xbfe63416e4ba7360
-DATA consts<>+2288(SB)/8, $0xbf843412600d6435
-DATA consts<>+2296(SB)/8, $0xbf843412600d6435
-DATA consts<>+2304(SB)/8, $0xc07e384e9bdc383f
-DATA consts<>+2312(SB)/8, $0xc07e384e9bdc383f
-DATA consts<>+2320(SB)/8, $0xc09004616a2e5992
-DATA consts<>+2328(SB)/8, $0xc09004616a2e5992
-DATA consts<>+2336(SB)/8, $0xc083ec881375f228
-DATA consts<>+2344(SB)/8, $0xc083ec881375f228
-DATA consts<>+2352(SB)/8, $0xc064145d43c5ed98
-DATA consts<>+2360(SB)/8, $0xc064145d43c5ed98
-DATA consts<>+2368(SB)/8, $0xc031c209555f995a
-DATA consts<>+2376(SB)/8, $0xc031c209555f995a
-DATA consts<>+2384(SB)/8, $0xbfe993ba70c285de
-DATA consts<>+2392(SB)/8, $0xbfe993ba70c285de
-DATA consts<>+2400(SB)/8, $0xbf84341239e86f4a
-DATA consts<>+2408(SB)/8, $0xbf84341239e86f4a
-DATA consts<>+2416(SB)/8, $0xbfaeeff2ee749a62
-DATA consts<>+2424(SB)/8, $0xbfaeeff2ee749a62
-DATA consts<>+2432(SB)/8, $0x401a47ef8e484a93
-DATA consts<>+2440(SB)/8, $0x401a47ef8e484a93
-DATA consts<>+2448(SB)/8, $0x405b28a3ee48ae2c
-DATA consts<>+2456(SB)/8, $0x405b28a3ee48ae2c
-DATA consts<>+2464(SB)/8, $0x407ad02157700314
-DATA consts<>+2472(SB)/8, $0x407ad02157700314
-DATA consts<>+2480(SB)/8, $0x40842b1921ec2868
-DATA consts<>+2488(SB)/8, $0x40842b1921ec2868
-DATA consts<>+2496(SB)/8, $0x407b290dd58a1a71
-DATA consts<>+2504(SB)/8, $0x407b290dd58a1a71
-DATA consts<>+2512(SB)/8, $0x4061350c526ae721
-DATA consts<>+2520(SB)/8, $0x4061350c526ae721
-DATA consts<>+2528(SB)/8, $0x4033a6b9bd707687
-DATA consts<>+2536(SB)/8, $0x4033a6b9bd707687
-DATA consts<>+2544(SB)/8, $0xc03670e242712d62
-DATA consts<>+2552(SB)/8, $0xc03670e242712d62
-DATA consts<>+2560(SB)/8, $0x407da874e79fe763
-DATA consts<>+2568(SB)/8, $0x407da874e79fe763
-DATA consts<>+2576(SB)/8, $0x40a3f219cedf3be6
-DATA consts<>+2584(SB)/8, $0x40a3f219cedf3be6
-DATA consts<>+2592(SB)/8, $0x40a8ffb7688c246a
-DATA consts<>+2600(SB)/8, $0x40a8ffb7688c246a
-DATA consts<>+2608(SB)/8, $0x409802eb189d5118
-DATA consts<>+2616(SB)/8, $0x409802eb189d5118
-DATA consts<>+2624(SB)/8, $0x40745cae221b9f0a
-DATA consts<>+2632(SB)/8, $0x40745cae221b9f0a
-DATA consts<>+2640(SB)/8, $0x403e568b261d5190
-DATA consts<>+2648(SB)/8, $0x403e568b261d5190
-DATA consts<>+2656(SB)/8, $0x3fe2000000000000
-DATA consts<>+2664(SB)/8, $0x3fe2000000000000
-DATA consts<>+2672(SB)/8, $0xbff0000000000000
-DATA consts<>+2680(SB)/8, $0xbff0000000000000
-DATA consts<>+2688(SB)/8, $0xc043800000000000
-DATA consts<>+2696(SB)/8, $0xc043800000000000
-DATA consts<>+2704(SB)/8, $0x4024000000000000
-DATA consts<>+2712(SB)/8, $0x4024000000000000
-DATA consts<>+2720(SB)/8, $0x3fed17217f7d1cf8
-DATA consts<>+2728(SB)/8, $0x3fed17217f7d1cf8
-DATA consts<>+2736(SB)/8, $0xbfe0000000000000
-DATA consts<>+2744(SB)/8, $0xbfe0000000000000
-DATA consts<>+2752(SB)/8, $0xbc8950d871319ff0
-DATA consts<>+2760(SB)/8, $0xbc8950d871319ff0
-DATA consts<>+2768(SB)/8, $0x3fe6a09e667f3bcd
-DATA consts<>+2776(SB)/8, $0x3fe6a09e667f3bcd
-DATA consts<>+2784(SB)/8, $0xbc8bdd3413b26456
-DATA consts<>+2792(SB)/8, $0xbc8bdd3413b26456
-DATA consts<>+2800(SB)/8, $0x3fc3d4fa80000000
-DATA consts<>+2808(SB)/8, $0x3fc3d4fa80000000
-DATA consts<>+2816(SB)/8, $0xc039000000000000
-DATA consts<>+2824(SB)/8, $0xc039000000000000
-DATA consts<>+2832(SB)/8, $0x3fb2444f2a4d8b4b
-DATA consts<>+2840(SB)/8, $0x3fb2444f2a4d8b4b
-DATA consts<>+2848(SB)/8, $0xbc26c843a29d1c70
-DATA consts<>+2856(SB)/8, $0xbc26c843a29d1c70
-DATA consts<>+2864(SB)/8, $0xbc9cbc0d30ebfd15
-DATA consts<>+2872(SB)/8, $0xbc9cbc0d30ebfd15
-DATA consts<>+2880(SB)/8, $0xc044000000000000
-DATA consts<>+2888(SB)/8, $0xc044000000000000
-DATA consts<>+2896(SB)/8, $0x0000000000000000
-DATA consts<>+2904(SB)/8, $0x0000000100000001
-GLOBL consts<>(SB), RODATA|NOPTR, $2912
+DATA consts<>+1600(SB)/8, $0x3dea39ef35793c76
+DATA consts<>+1608(SB)/8, $0x3dea39ef35793c76
+DATA consts<>+1616(SB)/8, $0x3fe62e42fee00000
+DATA consts<>+1624(SB)/8, $0x3fe62e42fee00000
+DATA consts<>+1632(SB)/8, $0x7ff0000000000000
+DATA consts<>+1640(SB)/8, $0x7ff0000000000000
+DATA consts<>+1648(SB)/8, $0xfff0000000000000
+DATA consts<>+1656(SB)/8, $0xfff0000000000000
+DATA consts<>+1664(SB)/8, $0x7ff8000000000000
+DATA consts<>+1672(SB)/8, $0x7ff8000000000000
+DATA consts<>+1680(SB)/8, $0x3300000033000000
+DATA consts<>+1688(SB)/8, $0x3300000033000000
+DATA consts<>+1696(SB)/8, $0xc044000000000000
+DATA consts<>+1704(SB)/8, $0xc044000000000000
+DATA consts<>+1712(SB)/8, $0x4059000000000000
+DATA consts<>+1720(SB)/8, $0x4059000000000000
+DATA consts<>+1728(SB)/8, $0x3ff71547652b82fe
+DATA consts<>+1736(SB)/8, $0x3ff71547652b82fe
+DATA consts<>+1744(SB)/8, $0x3de6124613a86d09
+DATA consts<>+1752(SB)/8, $0x3de6124613a86d09
+DATA consts<>+1760(SB)/8, $0x3e5ae64567f544e4
+DATA consts<>+1768(SB)/8, $0x3e5ae64567f544e4
+DATA consts<>+1776(SB)/8, $0x3e927e4fb7789f5c
+DATA consts<>+1784(SB)/8, $0x3e927e4fb7789f5c
+DATA consts<>+1792(SB)/8, $0x3f2a01a01a01a01a
+DATA consts<>+1800(SB)/8, $0x3f2a01a01a01a01a
+DATA consts<>+1808(SB)/8, $0x3f56c16c16c16c17
+DATA consts<>+1816(SB)/8, $0x3f56c16c16c16c17
+DATA consts<>+1824(SB)/8, $0x3fc5555555555555
+DATA consts<>+1832(SB)/8, $0x3fc5555555555555
+DATA consts<>+1840(SB)/8, $0x43380000000003ff
+DATA consts<>+1848(SB)/8, $0x43380000000003ff
+DATA consts<>+1856(SB)/8, $0xc087500000000000
+DATA consts<>+1864(SB)/8, $0xc087500000000000
+DATA consts<>+1872(SB)/8, $0x4086300000000000
+DATA consts<>+1880(SB)/8, $0x4086300000000000
+DATA consts<>+1888(SB)/8, $0x4034000000000000
+DATA consts<>+1896(SB)/8, $0x4034000000000000
+DATA consts<>+1904(SB)/8, $0x8000000000000000
+DATA consts<>+1912(SB)/8, $0x8000000000000000
+DATA consts<>+1920(SB)/8, $0xc089000000000000
+DATA consts<>+1928(SB)/8, $0xc089000000000000
+DATA consts<>+1936(SB)/8, $0xc086200000000000
+DATA consts<>+1944(SB)/8, $0xc086200000000000
+DATA consts<>+1952(SB)/8, $0x4044000000000000
+DATA consts<>+1960(SB)/8, $0x4044000000000000
+DATA consts<>+1968(SB)/8, $0x3feb000000000000
+DATA consts<>+1976(SB)/8, $0x3feb000000000000
+DATA consts<>+1984(SB)/8, $0xbef8ead6120016ac
+DATA consts<>+1992(SB)/8, $0xbef8ead6120016ac
+DATA consts<>+2000(SB)/8, $0xbf77a291236668e4
+DATA consts<>+2008(SB)/8, $0xbf77a291236668e4
+DATA consts<>+2016(SB)/8, $0xbf9d2a51dbd7194f
+DATA consts<>+2024(SB)/8, $0xbf9d2a51dbd7194f
+DATA consts<>+2032(SB)/8, $0xbfd4cd7d691cb913
+DATA consts<>+2040(SB)/8, $0xbfd4cd7d691cb913
+DATA consts<>+2048(SB)/8, $0x3fc06eba8214db68
+DATA consts<>+2056(SB)/8, $0x3fc06eba8214db68
+DATA consts<>+2064(SB)/8, $0xbf61bf380a96073f
+DATA consts<>+2072(SB)/8, $0xbf61bf380a96073f
+DATA consts<>+2080(SB)/8, $0x3fa22a36599795eb
+DATA consts<>+2088(SB)/8, $0x3fa22a36599795eb
+DATA consts<>+2096(SB)/8, $0xbfbc63983d3e28ec
+DATA consts<>+2104(SB)/8, $0xbfbc63983d3e28ec
+DATA consts<>+2112(SB)/8, $0x3fd45fca805120e4
+DATA consts<>+2120(SB)/8, $0x3fd45fca805120e4
+DATA consts<>+2128(SB)/8, $0xbfd7d240fbb8c3f1
+DATA consts<>+2136(SB)/8, $0xbfd7d240fbb8c3f1
+DATA consts<>+2144(SB)/8, $0x3fda8d00ad92b34d
+DATA consts<>+2152(SB)/8, $0x3fda8d00ad92b34d
+DATA consts<>+2160(SB)/8, $0xbf6359b8bef77538
+DATA consts<>+2168(SB)/8, $0xbf6359b8bef77538
+DATA consts<>+2176(SB)/8, $0xbed09c4342a26120
+DATA consts<>+2184(SB)/8, $0xbed09c4342a26120
+DATA consts<>+2192(SB)/8, $0x3f215dc9221c1a10
+DATA consts<>+2200(SB)/8, $0x3f215dc9221c1a10
+DATA consts<>+2208(SB)/8, $0x3f74d022c4d36b0f
+DATA consts<>+2216(SB)/8, $0x3f74d022c4d36b0f
+DATA consts<>+2224(SB)/8, $0x3fb0a54c5536ceba
+DATA consts<>+2232(SB)/8, $0x3fb0a54c5536ceba
+DATA consts<>+2240(SB)/8, $0x3fd97779cddadc09
+DATA consts<>+2248(SB)/8, $0x3fd97779cddadc09
+DATA consts<>+2256(SB)/8, $0x3f888b545735151d
+DATA consts<>+2264(SB)/8, $0x3f888b545735151d
+DATA consts<>+2272(SB)/8, $0x3f8bedc26b51dd1c
+DATA consts<>+2280(SB)/8, $0x3f8bedc26b51dd1c
+DATA consts<>+2288(SB)/8, $0x3fc02660e763351f
+DATA consts<>+2296(SB)/8, $0x3fc02660e763351f
+DATA consts<>+2304(SB)/8, $0x3fb2635cd99fe9a7
+DATA consts<>+2312(SB)/8, $0x3fb2635cd99fe9a7
+DATA consts<>+2320(SB)/8, $0x3fe14af092eb6f33
+DATA consts<>+2328(SB)/8, $0x3fe14af092eb6f33
+DATA consts<>+2336(SB)/8, $0x3fbb3e6618eee323
+DATA consts<>+2344(SB)/8, $0x3fbb3e6618eee323
+DATA consts<>+2352(SB)/8, $0x3feb0ac160000000
+DATA consts<>+2360(SB)/8, $0x3feb0ac160000000
+DATA consts<>+2368(SB)/8, $0x3ff4000000000000
+DATA consts<>+2376(SB)/8, $0x3ff4000000000000
+DATA consts<>+2384(SB)/8, $0x4018000000000000
+DATA consts<>+2392(SB)/8, $0x4018000000000000
+DATA consts<>+2400(SB)/8, $0x3fbf5c28f5c28f5c
+DATA consts<>+2408(SB)/8, $0x3fbf5c28f5c28f5c
+DATA consts<>+2416(SB)/8, $0xc023a0efc69ac25c
+DATA consts<>+2424(SB)/8, $0xc023a0efc69ac25c
+DATA consts<>+2432(SB)/8, $0xc054526557e4d2f2
+DATA consts<>+2440(SB)/8, $0xc054526557e4d2f2
+DATA consts<>+2448(SB)/8, $0xc067135cebccabb2
+DATA consts<>+2456(SB)/8, $0xc067135cebccabb2
+DATA consts<>+2464(SB)/8, $0xc0644cb184282266
+DATA consts<>+2472(SB)/8, $0xc0644cb184282266
+DATA consts<>+2480(SB)/8, $0xc04f300ae4cba38d
+DATA consts<>+2488(SB)/8, $0xc04f300ae4cba38d
+DATA consts<>+2496(SB)/8, $0xc0251e0441b0e726
+DATA consts<>+2504(SB)/8, $0xc0251e0441b0e726
+DATA consts<>+2512(SB)/8, $0xbfe63416e4ba7360
+DATA consts<>+2520(SB)/8, $0xbfe63416e4ba7360
+DATA consts<>+2528(SB)/8, $0xbf843412600d6435
+DATA consts<>+2536(SB)/8, $0xbf843412600d6435
+DATA consts<>+2544(SB)/8, $0xc07e384e9bdc383f
+DATA consts<>+2552(SB)/8, $0xc07e384e9bdc383f
+DATA consts<>+2560(SB)/8, $0xc09004616a2e5992
+DATA consts<>+2568(SB)/8, $0xc09004616a2e5992
+DATA consts<>+2576(SB)/8, $0xc083ec881375f228
+DATA consts<>+2584(SB)/8, $0xc083ec881375f228
+DATA consts<>+2592(SB)/8, $0xc064145d43c5ed98
+DATA consts<>+2600(SB)/8, $0xc064145d43c5ed98
+DATA consts<>+2608(SB)/8, $0xc031c209555f995a
+DATA consts<>+2616(SB)/8, $0xc031c209555f995a
+DATA consts<>+2624(SB)/8, $0xbfe993ba70c285de
+DATA consts<>+2632(SB)/8, $0xbfe993ba70c285de
+DATA consts<>+2640(SB)/8, $0xbf84341239e86f4a
+DATA consts<>+2648(SB)/8, $0xbf84341239e86f4a
+DATA consts<>+2656(SB)/8, $0xbfaeeff2ee749a62
+DATA consts<>+2664(SB)/8, $0xbfaeeff2ee749a62
+DATA consts<>+2672(SB)/8, $0x401a47ef8e484a93
+DATA consts<>+2680(SB)/8, $0x401a47ef8e484a93
+DATA consts<>+2688(SB)/8, $0x405b28a3ee48ae2c
+DATA consts<>+2696(SB)/8, $0x405b28a3ee48ae2c
+DATA consts<>+2704(SB)/8, $0x407ad02157700314
+DATA consts<>+2712(SB)/8, $0x407ad02157700314
+DATA consts<>+2720(SB)/8, $0x40842b1921ec2868
+DATA consts<>+2728(SB)/8, $0x40842b1921ec2868
+DATA consts<>+2736(SB)/8, $0x407b290dd58a1a71
+DATA consts<>+2744(SB)/8, $0x407b290dd58a1a71
+DATA consts<>+2752(SB)/8, $0x4061350c526ae721
+DATA consts<>+2760(SB)/8, $0x4061350c526ae721
+DATA consts<>+2768(SB)/8, $0x4033a6b9bd707687
+DATA consts<>+2776(SB)/8, $0x4033a6b9bd707687
+DATA consts<>+2784(SB)/8, $0xc03670e242712d62
+DATA consts<>+2792(SB)/8, $0xc03670e242712d62
+DATA consts<>+2800(SB)/8, $0x407da874e79fe763
+DATA consts<>+2808(SB)/8, $0x407da874e79fe763
+DATA consts<>+2816(SB)/8, $0x40a3f219cedf3be6
+DATA consts<>+2824(SB)/8, $0x40a3f219cedf3be6
+DATA consts<>+2832(SB)/8, $0x40a8ffb7688c246a
+DATA consts<>+2840(SB)/8, $0x40a8ffb7688c246a
+DATA consts<>+2848(SB)/8, $0x409802eb189d5118
+DATA consts<>+2856(SB)/8, $0x409802eb189d5118
+DATA consts<>+2864(SB)/8, $0x40745cae221b9f0a
+DATA consts<>+2872(SB)/8, $0x40745cae221b9f0a
+DATA consts<>+2880(SB)/8, $0x403e568b261d5190
+DATA consts<>+2888(SB)/8, $0x403e568b261d5190
+DATA consts<>+2896(SB)/8, $0x3fe2000000000000
+DATA consts<>+2904(SB)/8, $0x3fe2000000000000
+DATA consts<>+2912(SB)/8, $0xbff0000000000000
+DATA consts<>+2920(SB)/8, $0xbff0000000000000
+DATA consts<>+2928(SB)/8, $0xc043800000000000
+DATA consts<>+2936(SB)/8, $0xc043800000000000
+DATA consts<>+2944(SB)/8, $0x4024000000000000
+DATA consts<>+2952(SB)/8, $0x4024000000000000
+DATA consts<>+2960(SB)/8, $0x3fed17217f7d1cf8
+DATA consts<>+2968(SB)/8, $0x3fed17217f7d1cf8
+DATA consts<>+2976(SB)/8, $0xbc8950d871319ff0
+DATA consts<>+2984(SB)/8, $0xbc8950d871319ff0
+DATA consts<>+2992(SB)/8, $0x3fe6a09e667f3bcd
+DATA consts<>+3000(SB)/8, $0x3fe6a09e667f3bcd
+DATA consts<>+3008(SB)/8, $0xbc8bdd3413b26456
+DATA consts<>+3016(SB)/8, $0xbc8bdd3413b26456
+DATA consts<>+3024(SB)/8, $0x3fc3d4fa80000000
+DATA consts<>+3032(SB)/8, $0x3fc3d4fa80000000
+DATA consts<>+3040(SB)/8, $0xc039000000000000
+DATA consts<>+3048(SB)/8, $0xc039000000000000
+DATA consts<>+3056(SB)/8, $0x3fb2444f2a4d8b4b
+DATA consts<>+3064(SB)/8, $0x3fb2444f2a4d8b4b
+DATA consts<>+3072(SB)/8, $0xbc26c843a29d1c70
+DATA consts<>+3080(SB)/8, $0xbc26c843a29d1c70
+DATA consts<>+3088(SB)/8, $0xbc9cbc0d30ebfd15
+DATA consts<>+3096(SB)/8, $0xbc9cbc0d30ebfd15
+DATA consts<>+3104(SB)/8, $0x0000000000000000
+DATA consts<>+3112(SB)/8, $0x0000000100000001
+GLOBL consts<>(SB), RODATA|NOPTR, $3120

@@ -82,6 +82,36 @@ func expSumAVX512(dst []float32, x []float32, shift float32) float64
 //go:noescape
 func sumExpAVX512(x []float32, shift float32) float64
 
+// sinAVX512 sets dst[i] = sin(x[i]) for |x[i]| <= TrigMax, else x[i] (see sin64r in elemfn_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func sinAVX512(dst []float32, x []float32)
+
+// cosAVX512 sets dst[i] = cos(x[i]) for |x[i]| <= TrigMax, else x[i] (see cos64r in elemfn_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func cosAVX512(dst []float32, x []float32)
+
+// tanAVX512 sets dst[i] = tan(x[i]) for |x[i]| <= TrigMax, else x[i] (see tan64r in elemfn_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func tanAVX512(dst []float32, x []float32)
+
+// log1pAVX512 sets dst[i] = log(1+x[i]) (see log1p32 in elemfn_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func log1pAVX512(dst []float32, x []float32)
+
+// expm1AVX512 sets dst[i] = e^x[i]-1 (see expm132 in elemfn_generic.go).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func expm1AVX512(dst []float32, x []float32)
+
 // expAVX2 sets dst[i] = e^x[i] (see exp32 in transcend_generic.go).
 // Requires: AVX2, FMA.
 //
@@ -159,6 +189,36 @@ func expSumAVX2(dst []float32, x []float32, shift float32) float64
 //
 //go:noescape
 func sumExpAVX2(x []float32, shift float32) float64
+
+// sinAVX2 sets dst[i] = sin(x[i]) for |x[i]| <= TrigMax, else x[i] (see sin64r in elemfn_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sinAVX2(dst []float32, x []float32)
+
+// cosAVX2 sets dst[i] = cos(x[i]) for |x[i]| <= TrigMax, else x[i] (see cos64r in elemfn_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func cosAVX2(dst []float32, x []float32)
+
+// tanAVX2 sets dst[i] = tan(x[i]) for |x[i]| <= TrigMax, else x[i] (see tan64r in elemfn_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func tanAVX2(dst []float32, x []float32)
+
+// log1pAVX2 sets dst[i] = log(1+x[i]) (see log1p32 in elemfn_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func log1pAVX2(dst []float32, x []float32)
+
+// expm1AVX2 sets dst[i] = e^x[i]-1 (see expm132 in elemfn_generic.go).
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func expm1AVX2(dst []float32, x []float32)
 
 // expF64AVX512 sets dst[i] = e^x[i] (see exp64 in transcend_generic.go).
 // Requires: AVX-512 F, DQ, VL.

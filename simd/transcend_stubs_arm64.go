@@ -82,6 +82,36 @@ func expSumNEON(dst, x []float32, shift float32) float64
 //go:noescape
 func sumExpNEON(x []float32, shift float32) float64
 
+// sinNEON sets dst[i] = sin(x[i]) for |x[i]| <= TrigMax, else x[i] (see sin64r in elemfn_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sinNEON(dst, x []float32)
+
+// cosNEON sets dst[i] = cos(x[i]) for |x[i]| <= TrigMax, else x[i] (see cos64r in elemfn_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func cosNEON(dst, x []float32)
+
+// tanNEON sets dst[i] = tan(x[i]) for |x[i]| <= TrigMax, else x[i] (see tan64r in elemfn_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func tanNEON(dst, x []float32)
+
+// log1pNEON sets dst[i] = log(1+x[i]) (see log1p32 in elemfn_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func log1pNEON(dst, x []float32)
+
+// expm1NEON sets dst[i] = e^x[i]-1 (see expm132 in elemfn_generic.go).
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func expm1NEON(dst, x []float32)
+
 // expF64NEON sets dst[i] = e^x[i] (see exp64 in transcend_generic.go).
 // Requires: NEON (Advanced SIMD, part of every arm64 CPU).
 //

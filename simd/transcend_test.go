@@ -320,8 +320,8 @@ func TestTranscendRefAgree(t *testing.T) {
 		worst := 0.0
 		for _, v := range xs {
 			fast, exact := tc.fast(float64(v)), tc.exact(float64(v))
-			if math.IsInf(exact, 0) || exact == 0 {
-				continue
+			if math.IsInf(exact, 0) || exact == 0 || math.IsNaN(exact) && math.IsNaN(fast) {
+				continue // NaN both: Log1p below -1
 			}
 			d := math.Abs(fast-exact) / ulpAt(exact)
 			worst = math.Max(worst, d)

@@ -443,6 +443,12 @@ const (
 	ElemLessEqual
 	ElemEqual
 	ElemNotEqual
+	// Binary, elemfn.go: remainders and logical masks.
+	ElemMod
+	ElemFmod
+	ElemLogicalAnd
+	ElemLogicalOr
+	ElemLogicalXor
 	// Unary: dst = op(x).
 	ElemExp
 	ElemLog
@@ -457,6 +463,15 @@ const (
 	ElemNeg
 	ElemSqrt
 	ElemReLU
+	ElemSin // elemfn.go, as the ones to ElemSign
+	ElemCos
+	ElemTan
+	ElemLog1p
+	ElemExpm1
+	ElemFloor
+	ElemCeil
+	ElemRound
+	ElemSign
 	// Unary with arguments: dst = op(x; arg[0], arg[1]).
 	ElemLeakyReLU // alpha
 	ElemELU       // alpha
@@ -464,6 +479,11 @@ const (
 	ElemScale     // s
 	ElemAddScalar // s
 	ElemFill      // v; no x
+	// Unary masks without a gradient (elemfn.go).
+	ElemIsNaN
+	ElemIsInf
+	ElemIsFinite
+	ElemLogicalNot
 	numElemOps
 )
 
@@ -478,6 +498,11 @@ var elemKernels = [numElemOps]kernel{
 	ElemGELUTanh: geluTanhKernel, ElemAbs: absKernel, ElemNeg: negKernel, ElemSqrt: sqrtKernel,
 	ElemReLU: reluKernel, ElemLeakyReLU: leakyKernel, ElemELU: eluKernel, ElemClamp: clampKernel,
 	ElemScale: scaleKernel, ElemAddScalar: addScalarKernel, ElemFill: fillKernel,
+	ElemMod: modKernel, ElemFmod: fmodKernel, ElemLogicalAnd: andKernel, ElemLogicalOr: orKernel,
+	ElemLogicalXor: xorKernel, ElemSin: sinKernel, ElemCos: cosKernel, ElemTan: tanKernel,
+	ElemLog1p: log1pKernel, ElemExpm1: expm1Kernel, ElemFloor: floorKernel, ElemCeil: ceilKernel,
+	ElemRound: roundKernel, ElemSign: signKernel, ElemIsNaN: isNaNKernel, ElemIsInf: isInfKernel,
+	ElemIsFinite: finiteKernel, ElemLogicalNot: notKernel,
 }
 
 // elemKernel returns the CPU's kernel of op, which must be one of want's

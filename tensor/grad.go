@@ -41,6 +41,13 @@ import (
 //	ElemClamp      x                    dy where lo <= x <= hi, else 0
 //	ElemScale      neither              s·dy
 //	ElemAddScalar  neither              dy
+//	ElemSin        x                    dy·cos(x)
+//	ElemCos        x                    -dy·sin(x)
+//	ElemTan        y                    dy·(1 + y²)
+//	ElemLog1p      x                    dy/(1 + x)
+//	ElemExpm1      y                    dy·(y + 1)
+//	ElemFloor, ElemCeil, ElemRound, ElemSign
+//	               neither              0 (PyTorch's zeros, NaN dy included)
 //
 // "y, else x" reads y when it is given; an op that needs x or y panics
 // without it. The special values follow PyTorch's backward formulas: the
@@ -49,8 +56,8 @@ import (
 // formula's (NaN propagates; Sigmoid and Tanh at y = ±1 or 0 give 0,
 // Sqrt at y = 0 and Log at x = 0 give ±Inf). Where the formula would give
 // Inf·0 = NaN at x = ±Inf, SiLU, GELU and GELUTanh give their limits, 1
-// at +Inf and 0 at -Inf (PyTorch gives NaN). ElemFill and the binary ops
-// panic.
+// at +Inf and 0 at -Inf (PyTorch gives NaN). ElemFill, the masks (ElemIsNaN ...) and
+// the binary ops panic.
 //
 // dy, x and y (those given) must have the shape of dx (no broadcasting);
 // any of them may be views with any strides, and dx may be one of them
@@ -173,6 +180,15 @@ var gradKernels = [numElemOps]struct {
 	ElemClamp:     {name: "Clamp", x: clampGrad},
 	ElemScale:     {name: "Scale", none: scaleGrad},
 	ElemAddScalar: {name: "AddScalar", none: addScalarGrad},
+	ElemSin:       {name: "Sin", x: sinGrad},
+	ElemCos:       {name: "Cos", x: cosGrad},
+	ElemTan:       {name: "Tan", y: tanGrad},
+	ElemLog1p:     {name: "Log1p", x: log1pGrad},
+	ElemExpm1:     {name: "Expm1", y: expm1Grad},
+	ElemFloor:     {name: "Floor", none: zeroGrad},
+	ElemCeil:      {name: "Ceil", none: zeroGrad},
+	ElemRound:     {name: "Round", none: zeroGrad},
+	ElemSign:      {name: "Sign", none: zeroGrad},
 }
 
 func expGrad(s [][]float32, _ *[2]float32)   { simd.Mul(s[0], s[1], s[2]) }

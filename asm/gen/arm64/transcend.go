@@ -47,6 +47,7 @@ func transcend(f *File) {
 	withAlpha("elu", "x[i] if x[i] > 0, else alpha·(e^x[i]-1)", (*nv).elu)
 	expSum(f, true)
 	expSum(f, false)
+	elemfn(f)
 	// The float64 forms.
 	unary64 := func(name, doc string, body func(v *nv, x Val) Val) {
 		elementwise(f, ew{

@@ -50,6 +50,7 @@ func main() {
 		withAlpha(v, "elu", "x[i] if x[i] > 0, else alpha·(e^x[i]-1)", v.elu)
 		expSum(v, true)
 		expSum(v, false)
+		elemfn(v)
 	}
 	// The float64 forms, on the same helpers at float64.
 	for _, s := range x86.Levels {
@@ -931,6 +932,12 @@ func unary(v *vm, name, doc string, f func(VecVirtual) VecVirtual) {
 	kernel(v, name, "func(dst, x []T)", doc, nil, f)
 }
 
+// unaryRef is unary for a kernel whose generic reference is ref (a
+// function and its file) rather than name32 in transcend_generic.go.
+func unaryRef(v *vm, name, doc, ref string, f func(VecVirtual) VecVirtual) {
+	kernelRef(v, name, "func(dst, x []T)", doc, ref, nil, f)
+}
+
 func withAlpha(v *vm, name, doc string, f func(VecVirtual) VecVirtual) {
 	kernel(v, name, "func(dst, x []T, alpha T)", doc, func() {
 		x := XMM()
@@ -948,11 +955,15 @@ func requires(s x86.ISA) string {
 }
 
 func kernel(v *vm, name, sig, doc string, setup func(), f func(VecVirtual) VecVirtual) {
+	kernelRef(v, name, sig, doc, name+fmt.Sprint(v.s.Bits())+" in transcend_generic.go", setup, f)
+}
+
+func kernelRef(v *vm, name, sig, doc, ref string, setup func(), f func(VecVirtual) VecVirtual) {
 	s := v.s
 	fn := name + s.Suffix() + s.Name
 	TEXT(fn, NOSPLIT, s.Typed(sig))
 	Pragma("noescape")
-	Doc(fn+" sets dst[i] = "+doc+" (see "+name+fmt.Sprint(s.Bits())+" in transcend_generic.go).", "Requires: "+requires(s)+".")
+	Doc(fn+" sets dst[i] = "+doc+" (see "+ref+").", "Requires: "+requires(s)+".")
 	Load(Param("dst").Base(), RDI)
 	Load(Param("x").Base(), RSI)
 	Load(Param("dst").Len(), RCX)
