@@ -91,10 +91,19 @@ func backRemainder(tp *Tape, n *node) {
 	if !b.requires {
 		return
 	}
-	q := tp.like(g)
-	tensor.DivInto(q, a.value, b.value)
+	q := tp.negQuotient(n, g)
+	tensor.MulInto(q, q, g)
+	tp.reduceGrad(b, q)
+}
+
+// negQuotient returns -q of the remainder node n, in a tape buffer shaped
+// as like (its output's shape): q = ⌊a/b⌋ (Mod) or trunc(a/b) (Fmod,
+// n.dims 1) = sign(a/b)·⌊|a/b|⌋, of the rounded float32 quotient.
+func (tp *Tape) negQuotient(n *node, like *tensor.Tensor) *tensor.Tensor {
+	q := tp.like(like)
+	tensor.DivInto(q, n.in[0].value, n.in[1].value)
 	if n.dims == 1 {
-		s := tp.like(g)
+		s := tp.like(like)
 		tensor.SignInto(s, q)
 		tensor.AbsInto(q, q)
 		tensor.FloorInto(q, q)
@@ -102,7 +111,5 @@ func backRemainder(tp *Tape, n *node) {
 	} else {
 		tensor.FloorInto(q, q)
 	}
-	tensor.MulInto(q, q, g)
-	tensor.NegInto(q, q)
-	tp.reduceGrad(b, q)
+	return tensor.NegInto(q, q)
 }

@@ -255,6 +255,7 @@ func init() {
 		{backSlice, gradSlice},
 		{backConcat, gradConcat},
 		{backWhere, gradWhere},
+		{backRemainder, gradRemainder},
 	} {
 		graphGrads[backPC(r.back)] = r.grad
 	}
@@ -298,6 +299,20 @@ func (tp *Tape) sumTo(g *Var, like *tensor.Tensor) *Var {
 func (tp *Tape) oneMinus(y *Var) *Var { return tp.AddScalar(tp.Neg(y), 1) }
 
 // gradBinary: the table of backBinary, in tape operations.
+// gradRemainder is Mod's and Fmod's: g for a, and for b g times the
+// constant -q (the quotient rounded as backRemainder's, piecewise
+// constant), each summed to its operand's shape.
+func gradRemainder(tp *Tape, n *node, g *Var, want [3]bool) (gs [3]*Var) {
+	a, b := n.in[0], n.in[1]
+	if want[0] {
+		gs[0] = tp.sumTo(g, a.value)
+	}
+	if want[1] {
+		gs[1] = tp.sumTo(tp.Mul(g, tp.Const(tp.negQuotient(n, g.value))), b.value)
+	}
+	return gs
+}
+
 func gradBinary(tp *Tape, n *node, g *Var, want [3]bool) (gs [3]*Var) {
 	a, b, y := n.in[0], n.in[1], n.out
 	for i := range 2 {
@@ -376,6 +391,19 @@ func (tp *Tape) elemGradGraph(e tensor.ElemOp, arg [2]float32, g, x, y *Var) *Va
 		return tp.Mul(g, tp.Add(cdf, tp.Mul(x, pdf)))
 	case tensor.ElemErf:
 		return tp.Mul(g, tp.Scale(tp.Exp(tp.Neg(tp.Mul(x, x))), float32(2/math.Sqrt(math.Pi))))
+	case tensor.ElemSin:
+		return tp.Mul(g, tp.Cos(x))
+	case tensor.ElemCos:
+		return tp.Neg(tp.Mul(g, tp.Sin(x)))
+	case tensor.ElemTan: // 1 + tan²
+		return tp.Mul(g, tp.AddScalar(tp.Mul(y, y), 1))
+	case tensor.ElemLog1p:
+		return tp.Div(g, tp.AddScalar(x, 1))
+	case tensor.ElemExpm1: // eˣ = y + 1
+		return tp.Mul(g, tp.AddScalar(y, 1))
+	case tensor.ElemFloor, tensor.ElemCeil, tensor.ElemRound, tensor.ElemSign:
+		// Piecewise constant: the gradient is 0 (a constant, as Backward's).
+		return tp.constFill(g.value, 0)
 	case tensor.ElemNeg:
 		return tp.Neg(g)
 	case tensor.ElemScale:

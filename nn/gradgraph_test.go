@@ -195,6 +195,7 @@ func hvpCases() []hvpCase {
 		"ReLU": tp0((*Tape).ReLU), "GELU": tp0((*Tape).GELU), "SiLU": tp0((*Tape).SiLU),
 		"Sigmoid": tp0((*Tape).Sigmoid), "Tanh": tp0((*Tape).Tanh), "Softplus": tp0((*Tape).Softplus),
 		"Erf": tp0((*Tape).Erf), "Exp": tp0((*Tape).Exp), "Neg": tp0((*Tape).Neg),
+		"Sin": tp0((*Tape).Sin), "Cos": tp0((*Tape).Cos), "Tan": tp0((*Tape).Tan), "Expm1": tp0((*Tape).Expm1),
 		"LeakyReLU":   func(tp *Tape, x *Var) *Var { return tp.LeakyReLU(x, 0.2) },
 		"ELU":         func(tp *Tape, x *Var) *Var { return tp.ELU(x, 1.5) },
 		"ELU/alpha<0": func(tp *Tape, x *Var) *Var { return tp.ELU(x, -0.5) },
@@ -229,6 +230,29 @@ func hvpCases() []hvpCase {
 	add("Clamp", func(tp *Tape, in []*Var) *Var { return tp.Clamp(in[0], -0.475, 0.425) }, distinct(r, 2, 3, 4))
 	cases[len(cases)-1].eps = 1e-3
 	add("Log", func(tp *Tape, in []*Var) *Var { return tp.Log(in[0]) }, positiveIn(r, 0.5, 3, 4))
+	add("Log1p", func(tp *Tape, in []*Var) *Var { return tp.Log1p(in[0]) }, positiveIn(r, 0.5, 3, 4))
+	// The piecewise-constant ops have a zero gradient: only the other
+	// factor's second derivative shows (a step of 1e-3 stays off their
+	// jumps on distinct's grid, shifted off the integers and halves).
+	steps := map[string]func(tp *Tape, x *Var) *Var{
+		"Floor": tp0((*Tape).Floor), "Ceil": tp0((*Tape).Ceil), "Round": tp0((*Tape).Round), "Sign": tp0((*Tape).Sign),
+	}
+	for _, name := range sortedKeys(steps) {
+		f := steps[name]
+		add(name, func(tp *Tape, in []*Var) *Var { return tp.Add(f(tp, in[0]), tp.Mul(in[0], in[0])) }, tensor.AddScalar(distinct(r, 3, 4), 0.0125))
+		cases[len(cases)-1].eps = 1e-3
+	}
+	for _, name := range []string{"Mod", "Fmod"} {
+		f := map[string]func(*Tape, *Var, *Var) *Var{"Mod": (*Tape).Mod, "Fmod": (*Tape).Fmod}[name]
+		// a/b at k + 0.3 ... k + 0.7: a step of 1e-3 stays off the jumps.
+		b := tensor.FromSlice([]float32{0.7, 1.3, -2.1, 3.1}, 4)
+		a := tensor.New(3, 4)
+		for i := range a.Data() {
+			a.Data()[i] = b.Data()[i%4] * (float32(r.IntN(7)-3) + 0.3 + 0.4*r.Float32())
+		}
+		add(name, func(tp *Tape, in []*Var) *Var { return tp.Mul(f(tp, in[0], in[1]), in[1]) }, a, b)
+		cases[len(cases)-1].eps = 1e-3
+	}
 	add("Sqrt", func(tp *Tape, in []*Var) *Var { return tp.Sqrt(in[0]) }, positiveIn(r, 0.5, 3, 4))
 	add("Where", func(tp *Tape, in []*Var) *Var {
 		return tp.Where(tensor.FromSlice([]float32{1, 0, 1}, 3, 1), in[0], tp.Mul(in[1], in[1]))
