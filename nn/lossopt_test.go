@@ -41,7 +41,9 @@ func TestOptLossGrads(t *testing.T) {
 			{name: "KLDiv", inputs: []*tensor.Tensor{logp},
 				f: func(tp *Tape, in []*Var) *Var { return tp.KLDiv(in[0], probs, p) }},
 			{name: "BCE", inputs: []*tensor.Tensor{probs},
-				f: func(tp *Tape, in []*Var) *Var { return tp.BCE(in[0], tgt.Slice(0, 0, 3, 1), tensor.LossParams{Reduction: red, Weight: w}) }},
+				f: func(tp *Tape, in []*Var) *Var {
+					return tp.BCE(in[0], tgt.Slice(0, 0, 3, 1), tensor.LossParams{Reduction: red, Weight: w})
+				}},
 			{name: "BCEWithLogitsWith", inputs: []*tensor.Tensor{tensor.RandN(r, 3, 4)},
 				f: func(tp *Tape, in []*Var) *Var {
 					return tp.BCEWithLogitsWith(in[0], probs, tensor.LossParams{Reduction: red, PosWeight: w})
