@@ -91,10 +91,7 @@ func (tp *Tape) optLoss(op string, pred *Var, target *tensor.Tensor, fwd func() 
 	tp.use(op, "pred", pred)
 	mustTensor(op, "target", target)
 	out, _ := tp.result(fwd(), func(tp *Tape, n *node) {
-		x := n.in[0]
-		dx, add := tp.gradFor(x)
-		tensor.CopyInto(dx, bwd(n.out.grad))
-		tp.flush(x, dx, add)
+		tp.addGrad(n.in[0], bwd(n.out.grad))
 	}, pred)
 	return out
 }
