@@ -32,6 +32,10 @@ func TestOptLossGrads(t *testing.T) {
 				f: func(tp *Tape, in []*Var) *Var {
 					return tp.CrossEntropyWith(in[0], lab, tensor.LossParams{Reduction: red, Weight: w})
 				}},
+			{name: "CrossEntropyWith/soft", inputs: []*tensor.Tensor{tensor.RandN(r, 3, 4)},
+				f: func(tp *Tape, in []*Var) *Var {
+					return tp.CrossEntropyWith(in[0], tensor.Softmax(tgt, 1), tensor.LossParams{Reduction: red, Weight: w, LabelSmoothing: 0.1})
+				}},
 			{name: "L1", inputs: []*tensor.Tensor{awayFromZero(r, 3, 4)},
 				f: func(tp *Tape, in []*Var) *Var { return tp.L1(in[0], tensor.New(3, 4), p) }},
 			{name: "SmoothL1", inputs: []*tensor.Tensor{tensor.RandN(r, 3, 4)},

@@ -372,15 +372,18 @@ func BCEWithLogitsWithBackward(dloss, x, target *Tensor, p LossParams) *Tensor {
 // ---- class-index losses ----
 
 // classLoss is NLL or CrossEntropyWith of input [N, C, d...] (or [C]) and
-// target [N, d...] (or 0-d) holding class indices as float32.
+// target [N, d...] (or 0-d) holding class indices as float32, or, for
+// CrossEntropyWith, a target of input's shape holding class
+// probabilities.
 type classLoss struct {
 	op      string
 	softmax bool // CrossEntropyWith: input holds logits
+	soft    bool // the target holds probabilities (input's shape)
 	p       LossParams
 	x, lab  []float32
 	w       []float32
 	n, c, s int
-	shape   []int // the terms' shape: target's
+	shape   []int // the terms' shape: input's without the class axis
 	ign     float32
 }
 
@@ -390,15 +393,19 @@ func newClassLoss(op string, softmax bool, input, target *Tensor, p LossParams) 
 	l := &classLoss{op: op, softmax: softmax, p: p, ign: p.ignored()}
 	want := input.shape
 	if len(input.shape) == 1 {
-		l.n, l.c, l.s, want = 1, input.shape[0], 1, nil
+		l.n, l.c, l.s, want = 1, input.shape[0], 1, []int{}
 	} else if len(input.shape) >= 2 {
 		l.n, l.c, l.s = input.shape[0], input.shape[1], shapeLen(input.shape[2:])
 		want = slices.Delete(slices.Clone(input.shape), 1, 2)
 	}
-	if len(input.shape) == 0 || !slices.Equal(target.shape, want) {
+	l.soft = softmax && len(input.shape) > 0 && slices.Equal(target.shape, input.shape)
+	if len(input.shape) == 0 || !l.soft && !slices.Equal(target.shape, want) {
 		panic(fmt.Sprintf("tensor: %s: input of shape %v and target of shape %v, want [N C d...] and [N d...] (or [C] and [])", op, input.shape, target.shape))
 	}
-	l.shape = target.shape
+	if l.soft && p.Ignore && p.IgnoreIndex >= 0 {
+		panic(fmt.Sprintf("tensor: %s: ignore index %d with a target of probabilities (PyTorch refuses it)", op, p.IgnoreIndex))
+	}
+	l.shape = want
 	if p.Weight != nil {
 		if len(p.Weight.shape) != 1 || p.Weight.shape[0] != l.c {
 			panic(fmt.Sprintf("tensor: %s: weight of shape %v for %d classes", op, p.Weight.shape, l.c))
@@ -410,7 +417,7 @@ func newClassLoss(op string, softmax bool, input, target *Tensor, p LossParams) 
 	}
 	l.x, l.lab = input.hostData(op), target.hostData(op)
 	for i, v := range l.lab {
-		if v != l.ign && (!(v >= 0 && v < float32(l.c)) || v != float32(int(v))) {
+		if !l.soft && v != l.ign && (!(v >= 0 && v < float32(l.c)) || v != float32(int(v))) {
 			panic(fmt.Sprintf("tensor: %s: target %v at %d outside [0, %d) and not the ignored index %v", op, v, i, l.c, l.ign))
 		}
 	}
@@ -424,13 +431,28 @@ func (l *classLoss) weight(k int) float64 {
 	return float64(l.w[k])
 }
 
-// den is the weighted mean's divisor: the sum of the weights of the
-// targets not ignored.
+// target returns the class of the target at position t (sample t/s,
+// place t%s), and false when it is ignored (always true, class -1, for
+// probabilities).
+func (l *classLoss) target(t int) (int, bool) {
+	if l.soft {
+		return -1, true
+	}
+	v := l.lab[t]
+	return int(v), v != l.ign
+}
+
+// den is the mean's divisor: the sum of the weights of the targets not
+// ignored, or for probabilities the number of positions (PyTorch's
+// numel/C).
 func (l *classLoss) den() float64 {
+	if l.soft {
+		return float64(l.n * l.s)
+	}
 	var d float64
-	for _, v := range l.lab {
-		if v != l.ign {
-			d += l.weight(int(v))
+	for t := range l.lab {
+		if y, ok := l.target(t); ok {
+			d += l.weight(y)
 		}
 	}
 	return d
@@ -463,11 +485,16 @@ func (l *classLoss) logProbs(lp []float64, i, j int) {
 	}
 }
 
-// coef returns the coefficient a_k of the term -Σ a_k·lp_k of target y:
-// (1-ε)·w_y·[k = y] + ε/C·w_k (ε only for CrossEntropyWith).
-func (l *classLoss) coef(k, y int) float64 {
+// coef returns the coefficient a_k of the term -Σ a_k·lp_k at position t
+// of target class y: (1-ε)·w_y·[k = y] + ε/C·w_k (ε only for
+// CrossEntropyWith), or for probabilities q, w_k·((1-ε)·q_k + ε/C).
+func (l *classLoss) coef(k, t, y int) float64 {
 	eps := float64(l.p.LabelSmoothing)
 	var a float64
+	if l.soft {
+		q := float64(l.lab[(t/l.s*l.c+k)*l.s+t%l.s])
+		return l.weight(k) * ((1-eps)*q + eps/float64(l.c))
+	}
 	if k == y {
 		a = (1 - eps) * l.weight(y)
 	}
@@ -478,17 +505,17 @@ func (l *classLoss) coef(k, y int) float64 {
 }
 
 func (l *classLoss) forward() *Tensor {
-	terms := make([]float64, len(l.lab))
+	terms := make([]float64, l.n*l.s)
 	lp := make([]float64, l.c)
-	for t, v := range l.lab {
-		if v == l.ign {
+	for t := range terms {
+		y, ok := l.target(t)
+		if !ok {
 			continue
 		}
-		i, j, y := t/l.s, t%l.s, int(v)
-		l.logProbs(lp, i, j)
+		l.logProbs(lp, t/l.s, t%l.s)
 		var s float64
 		for k, q := range lp {
-			if a := l.coef(k, y); a != 0 {
+			if a := l.coef(k, t, y); a != 0 {
 				s -= a * q
 			}
 		}
@@ -503,21 +530,22 @@ func (l *classLoss) backward(dloss *Tensor) *Tensor {
 	g := upstream(l.op, dloss, l.shape, l.p.Reduction, l.den())
 	dx := New(l.n, l.c, l.s)
 	lp := make([]float64, l.c)
-	for t, v := range l.lab {
-		if v == l.ign {
+	for t := range l.n * l.s {
+		y, ok := l.target(t)
+		if !ok {
 			continue
 		}
-		i, j, y := t/l.s, t%l.s, int(v)
+		i, j := t/l.s, t%l.s
 		gt := g(t)
 		if l.softmax {
 			l.logProbs(lp, i, j)
 		}
 		var sa float64
 		for k := range lp {
-			sa += l.coef(k, y)
+			sa += l.coef(k, t, y)
 		}
 		for k := range lp {
-			d := -l.coef(k, y)
+			d := -l.coef(k, t, y)
 			if l.softmax {
 				d += sa * math.Exp(lp[k])
 			}
@@ -562,6 +590,11 @@ func NLLBackward(dloss, input, target *Tensor, p LossParams) *Tensor {
 // PyTorch's, also for the smoothing term). With the default options and
 // [N, C] logits (and no target of -100) it is the fused CrossEntropy.
 // The log-softmax is computed in float64.
+//
+// A target of the logits' shape holds class probabilities q (PyTorch's
+// soft targets): the terms are -Σ_k w[k]·((1-ε)·q_k + ε/C)·log softmax_k,
+// the mean divides by the number of positions N·d... (PyTorch's), and an
+// ignored index ≥ 0 panics (PyTorch refuses it).
 func CrossEntropyWith(logits, labels *Tensor, p LossParams) *Tensor {
 	const op = "CrossEntropyWith"
 	if crossEntropyFast(op, logits, labels, p) {

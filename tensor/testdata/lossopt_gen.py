@@ -80,6 +80,15 @@ for red in ["mean", "sum", "none"]:
     x = randn(7)
     add("ce_unbatched", "CrossEntropy", x, torch.tensor(3.0, dtype=torch.float64),
         lambda x, t, r: F.cross_entropy(x, t.long(), reduction=r), red)
+    # CrossEntropy with class probabilities (soft targets).
+    x = randn(4, 5)
+    q = F.softmax(randn(4, 5) * 2, 1)
+    add("ce_soft_w_ls", "CrossEntropy", x, q,
+        lambda x, t, r: F.cross_entropy(x, t, weight=w, label_smoothing=0.3, reduction=r), red,
+        weight=w, label_smoothing=0.3)
+    x = randn(2, 3, 2, 2)
+    q = F.softmax(randn(2, 3, 2, 2), 1)
+    add("ce4d_soft", "CrossEntropy", x, q, lambda x, t, r: F.cross_entropy(x, t, reduction=r), red)
     # Pointwise losses.
     a, b = randn(3, 4) * 2, randn(3, 4) * 2
     add("l1", "L1", a, b, lambda x, t, r: F.l1_loss(x, t, reduction=r), red)
