@@ -46,6 +46,10 @@ type GridPadding int
 const (
 	GridPadZeros  GridPadding = iota // zeros (PyTorch's default 'zeros')
 	GridPadBorder                    // the nearest border pixel ('border')
+	// GridPadReflection reflects the coordinates at the border ('reflection':
+	// at the outer pixels' centres with align corners, at their edges
+	// without), then clips them as GridPadBorder.
+	GridPadReflection
 )
 
 // GridSampleParams configures GridSample (PyTorch's grid_sample
@@ -170,7 +174,7 @@ func newGridJob(op string, input, grid *Tensor, p GridSampleParams) *gridJob {
 	if len(s) != 4 || len(g) != 4 || g[0] != s[0] || g[3] != 2 {
 		panic(fmt.Sprintf("tensor: %s: input of shape %v and grid of shape %v, want [N C H W] and [N Ho Wo 2]", op, s, g))
 	}
-	if p.Mode < InterpDefault || p.Mode > InterpBilinear || p.Padding < GridPadZeros || p.Padding > GridPadBorder {
+	if p.Mode < InterpDefault || p.Mode > InterpBilinear || p.Padding < GridPadZeros || p.Padding > GridPadReflection {
 		panic(fmt.Sprintf("tensor: %s: mode %v, padding %d not supported", op, p.Mode, p.Padding))
 	}
 	if p.Mode == InterpDefault {
@@ -190,7 +194,16 @@ func (j *gridJob) source(v float32, size int) (float64, float64) {
 	} else {
 		c = ((c+1)*float64(size) - 1) / 2
 	}
-	if j.p.Padding == GridPadBorder {
+	if j.p.Padding == GridPadReflection {
+		var r float64
+		if j.p.AlignCorners {
+			c, r = reflect(c, 0, 2*float64(size-1))
+		} else {
+			c, r = reflect(c, -1, 2*float64(size)-1)
+		}
+		d *= r
+	}
+	if j.p.Padding != GridPadZeros {
 		switch {
 		case !(c > 0): // also NaN, which PyTorch's clip sends to 0 too
 			return 0, 0
@@ -199,6 +212,27 @@ func (j *gridJob) source(v float32, size int) (float64, float64) {
 		}
 	}
 	return c, d
+}
+
+// reflect returns c reflected into [lo/2, hi/2] (PyTorch's
+// reflect_coordinates of the doubled bounds) and the derivative, ±1 (0
+// when the range is empty).
+func reflect(c, lo, hi float64) (float64, float64) {
+	if lo == hi {
+		return 0, 0
+	}
+	m, span := lo/2, (hi-lo)/2
+	sgn := 1.0
+	if c < m {
+		c, sgn = m-c, -1
+	} else {
+		c -= m
+	}
+	extra, flips := math.Mod(c, span), math.Floor(c/span)
+	if math.Mod(flips, 2) == 0 {
+		return extra + m, sgn
+	}
+	return span - extra + m, -sgn
 }
 
 // pixel returns input element (b, ch, y, x), 0 outside.
@@ -282,9 +316,10 @@ func (j *gridJob) at(b, oy, ox, gi int, ix, iy, mx, my float64) {
 // of the first pixel without align corners, its centre with): the
 // [N, C, Ho, Wo] samples. Bilinear weighs the four pixels around the
 // point, those outside reading 0 (zeros) or the point first clipped to
-// the image (border); nearest takes the pixel at the coordinates rounded
-// half to even. A NaN or huge coordinate reads 0 (border: clips to 0 as
-// PyTorch's). The reflection padding and bicubic mode are not provided.
+// the image (border) or reflected into it (reflection); nearest takes
+// the pixel at the coordinates rounded half to even. A NaN or huge
+// coordinate reads 0 (border: clips to 0 as PyTorch's). The bicubic mode
+// is not provided.
 func GridSample(input, grid *Tensor, p GridSampleParams) *Tensor {
 	j := newGridJob("GridSample", input, grid, p)
 	o := New(j.n, j.c, j.ho, j.wo)

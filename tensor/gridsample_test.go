@@ -59,9 +59,7 @@ func TestSamplingTorch(t *testing.T) {
 				checkNear(t, "dtheta", AffineGridBackward(dg, c.Size, c.Align), []int{c.Size[0], 2, 3}, c.Dtheta)
 			case "GridSample":
 				p := GridSampleParams{Mode: modeOf(c.Mode), AlignCorners: c.Align}
-				if c.Padding == "border" {
-					p.Padding = GridPadBorder
-				}
+				p.Padding = map[string]GridPadding{"zeros": GridPadZeros, "border": GridPadBorder, "reflection": GridPadReflection}[c.Padding]
 				x, g := f32Tensor(c.Input, c.InputShape...), f32Tensor(c.Grid, c.GridShape...)
 				checkNear(t, "out", GridSample(x, g, p), c.OutShape, c.Out)
 				dx, dg := GridSampleBackward(f32Tensor(c.Dout, c.OutShape...), x, g, p)
@@ -85,7 +83,7 @@ func TestSamplingTorch(t *testing.T) {
 // input and for grid points away from pixel boundaries.
 func TestGridSampleFiniteDifferences(t *testing.T) {
 	r := rand.New(rand.NewPCG(24, 6))
-	for _, pad := range []GridPadding{GridPadZeros, GridPadBorder} {
+	for _, pad := range []GridPadding{GridPadZeros, GridPadBorder, GridPadReflection} {
 		for _, align := range []bool{false, true} {
 			p := GridSampleParams{Padding: pad, AlignCorners: align}
 			x := RandN(r, 1, 2, 4, 5)

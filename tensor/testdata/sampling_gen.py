@@ -40,10 +40,11 @@ for align in [False, True]:
                       out=flat(grid), dout=flat(dgrid), dtheta=flat(theta.grad)))
 
 for mode in ["bilinear", "nearest"]:
-    for pad in ["zeros", "border"]:
+    for pad in ["zeros", "border", "reflection"]:
         for align in [False, True]:
             x = randn(2, 3, 5, 6).requires_grad_(True)
-            grid = (rand(2, 4, 3, 2) * 2.6 - 1.3).requires_grad_(True)
+            lim = 2.5 if pad == "reflection" else 1.3  # reflection: several flips
+            grid = (rand(2, 4, 3, 2) * 2 * lim - lim).requires_grad_(True)
             y = F.grid_sample(x, grid, mode=mode, padding_mode=pad, align_corners=align)
             dy = randn(*y.shape)
             y.backward(dy)
