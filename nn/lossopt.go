@@ -24,7 +24,8 @@ func (tp *Tape) NLL(input *Var, target *tensor.Tensor, p tensor.LossParams) *Var
 }
 
 // CrossEntropyWith is tensor.CrossEntropyWith of logits [N, C, d...] (or
-// [C]) and class-index labels [N, d...]. With the default options, [N, C]
+// [C]) and class-index labels [N, d...] (or class probabilities of the
+// logits' shape). With the default options, [N, C]
 // logits and no label of -100 (PyTorch's default ignored index) it is
 // CrossEntropy, the fused op (which also runs on a device).
 func (tp *Tape) CrossEntropyWith(logits *Var, labels *tensor.Tensor, p tensor.LossParams) *Var {
