@@ -32,6 +32,14 @@ func TestSamplingGrads(t *testing.T) {
 			f: func(tp *Tape, in []*Var) *Var {
 				return tp.Interpolate(in[0], tensor.InterpolateParams{Scale: [2]float64{2, 1.5}})
 			}},
+		{name: "Interpolate/bicubic", inputs: []*tensor.Tensor{tensor.RandN(r, 1, 2, 3, 4)},
+			f: func(tp *Tape, in []*Var) *Var {
+				return tp.Interpolate(in[0], tensor.InterpolateParams{Size: [2]int{7, 5}, Mode: tensor.InterpBicubic, AlignCorners: true})
+			}},
+		{name: "Interpolate/nearest-exact", inputs: []*tensor.Tensor{tensor.RandN(r, 1, 2, 3, 4)},
+			f: func(tp *Tape, in []*Var) *Var {
+				return tp.Interpolate(in[0], tensor.InterpolateParams{Scale: [2]float64{1.1, 2.1}, Mode: tensor.InterpNearestExact})
+			}},
 	} {
 		c.h = 1e-3
 		gradCheck(t, c)

@@ -26,6 +26,12 @@ const (
 	InterpNearest
 	// InterpBilinear weighs the four nearest pixels.
 	InterpBilinear
+	// InterpNearestExact is Interpolate's 'nearest-exact': the pixel at
+	// floor((dst + 0.5)·scale), as Pillow and scikit-image.
+	InterpNearestExact
+	// InterpBicubic is Interpolate's 'bicubic': 4×4 pixels weighed by the
+	// cubic convolution kernel with A = -0.75.
+	InterpBicubic
 )
 
 func (m InterpMode) String() string {
@@ -36,6 +42,10 @@ func (m InterpMode) String() string {
 		return "nearest"
 	case InterpBilinear:
 		return "bilinear"
+	case InterpNearestExact:
+		return "nearest-exact"
+	case InterpBicubic:
+		return "bicubic"
 	}
 	return fmt.Sprintf("InterpMode(%d)", int(m))
 }
@@ -370,57 +380,82 @@ type InterpolateParams struct {
 	Size         [2]int
 	Scale        [2]float64
 	Mode         InterpMode // InterpDefault is nearest, PyTorch's default
-	AlignCorners bool       // bilinear only (PyTorch refuses it for nearest)
+	AlignCorners bool       // bilinear and bicubic only (PyTorch refuses it for the nearest modes)
 }
 
-// interpAxis is one axis of an interpolation: for each output index, the
-// two source indices and their weights.
+// interpAxis is one axis of an interpolation: for each output index o,
+// taps source indices idx[o·taps:] with weights w[o·taps:].
 type interpAxis struct {
-	i0, i1  []int
-	l0, l1  []float64
-	nearest bool // i1 = i0 and l1 = 0: read i0 alone (an Inf beside stays out)
+	taps int
+	idx  []int
+	w    []float64
 }
 
-// newInterpAxis computes the source indices along an axis of in pixels
-// resized to out, with the user's scale factor sf (0: none), as PyTorch's
-// upsample kernels (float32 scale and source coordinates).
+// newInterpAxis computes the source indices and weights along an axis of
+// in pixels resized to out, with the user's scale factor sf (0: none), as
+// PyTorch's upsample kernels (float32 scales; see each mode).
 func newInterpAxis(in, out int, sf float64, mode InterpMode, align bool) interpAxis {
-	a := interpAxis{i0: make([]int, out), i1: make([]int, out), l0: make([]float64, out), l1: make([]float64, out)}
-	scale := float32(in) / float32(out)
+	taps := map[InterpMode]int{InterpNearest: 1, InterpNearestExact: 1, InterpBilinear: 2, InterpBicubic: 4}[mode]
+	a := interpAxis{taps: taps, idx: make([]int, out*taps), w: make([]float64, out*taps)}
+	scale := float32(in) / float32(out) // compute_scales_value
 	if sf > 0 {
 		scale = float32(1 / sf)
 	}
-	if mode == InterpNearest {
-		for o := range out {
-			i := min(int(float32(math.Floor(float64(float32(o)*scale)))), in-1)
-			a.i0[o], a.i1[o], a.l0[o] = i, i, 1
-		}
-		a.nearest = true
-		return a
-	}
-	if align {
-		scale = 0
+	if align && mode != InterpNearest && mode != InterpNearestExact {
+		scale = 0 // area_pixel_compute_scale
 		if out > 1 {
 			scale = float32(in-1) / float32(out-1)
 		}
 	}
 	for o := range out {
-		var src float32
-		if align {
-			src = scale * float32(o)
-		} else {
-			src = max(scale*(float32(o)+0.5)-0.5, 0)
+		idx, w := a.idx[o*taps:][:taps], a.w[o*taps:][:taps]
+		switch mode {
+		case InterpNearest: // nearest_neighbor_compute_source_index
+			idx[0], w[0] = min(int(float32(math.Floor(float64(float32(o)*scale)))), in-1), 1
+		case InterpNearestExact: // nearest_exact_idx
+			idx[0], w[0] = min(int(float32(math.Floor(float64((float32(o)+0.5)*scale)))), in-1), 1
+		case InterpBilinear: // compute_source_index_and_lambda: a float64 source
+			if out == in {
+				idx[0], idx[1], w[0] = o, o, 1
+				continue
+			}
+			src := float64(scale) * float64(o)
+			if !align {
+				src = max(float64(scale)*(float64(o)+0.5)-0.5, 0)
+			}
+			i := int(src)
+			idx[0], idx[1] = i, i
+			if i < in-1 {
+				idx[1] = i + 1
+			}
+			l1 := float32(src - float64(i))
+			w[0], w[1] = float64(1-l1), float64(l1)
+		case InterpBicubic: // float32 source, A = -0.75, indices clamped
+			src := scale * float32(o)
+			if !align {
+				src = scale*(float32(o)+0.5) - 0.5
+			}
+			i := int(math.Floor(float64(src)))
+			t := float64(src - float32(i))
+			w[0], w[1], w[2], w[3] = cubicFar(t+1), cubicNear(t), cubicNear(1-t), cubicFar(2-t)
+			for k := range 4 {
+				idx[k] = min(max(i-1+k, 0), in-1)
+			}
 		}
-		i := int(src)
-		a.i0[o] = i
-		a.i1[o] = i
-		if i < in-1 {
-			a.i1[o] = i + 1
-		}
-		l1 := src - float32(i)
-		a.l0[o], a.l1[o] = float64(1-l1), float64(l1)
 	}
 	return a
+}
+
+// cubicNear and cubicFar are the cubic convolution kernel (A = -0.75,
+// PyTorch's and OpenCV's) at distances |x| ≤ 1 and 1 < |x| < 2.
+func cubicNear(x float64) float64 {
+	const a = -0.75
+	return ((a+2)*x-(a+3))*x*x + 1
+}
+
+func cubicFar(x float64) float64 {
+	const a = -0.75
+	return ((a*x-5*a)*x+8*a)*x - 4*a
 }
 
 // interpGeom checks x and p and returns the output size and both axes.
@@ -428,15 +463,15 @@ func interpGeom(op string, shape []int, p InterpolateParams) (ho, wo int, ay, ax
 	if len(shape) != 4 {
 		panic(fmt.Sprintf("tensor: %s: input of shape %v, want [N C H W]", op, shape))
 	}
-	if p.Mode < InterpDefault || p.Mode > InterpBilinear {
+	if p.Mode < InterpDefault || p.Mode > InterpBicubic {
 		panic(fmt.Sprintf("tensor: %s: mode %v not supported", op, p.Mode))
 	}
 	mode := p.Mode
 	if mode == InterpDefault {
 		mode = InterpNearest
 	}
-	if mode == InterpNearest && p.AlignCorners {
-		panic(fmt.Sprintf("tensor: %s: align corners is for bilinear only (PyTorch refuses it for nearest)", op))
+	if (mode == InterpNearest || mode == InterpNearestExact) && p.AlignCorners {
+		panic(fmt.Sprintf("tensor: %s: align corners is for bilinear and bicubic only (PyTorch refuses it for %v)", op, mode))
 	}
 	h, w := shape[2], shape[3]
 	hasSize, hasScale := p.Size != [2]int{}, p.Scale != [2]float64{}
@@ -458,12 +493,18 @@ func interpGeom(op string, shape []int, p InterpolateParams) (ho, wo int, ay, ax
 }
 
 // Interpolate returns PyTorch's interpolate(x, size or scale_factor,
-// mode, align_corners) of x [N, C, H, W], nearest or bilinear: output
-// pixel (oy, ox) reads source coordinates computed as PyTorch's (nearest:
-// floor(o·scale), clamped to the last pixel; bilinear with align corners:
-// o·(in-1)/(out-1); without: max((o + 0.5)·scale - 0.5, 0)), scale being
-// in/out, or 1/scale factor when Scale is given (PyTorch's
-// recompute_scale_factor=None), in float32 as PyTorch's kernels.
+// mode, align_corners) of x [N, C, H, W]. The source pixels are PyTorch's:
+// scale is in/out, or 1/scale factor when Scale is given (PyTorch's
+// recompute_scale_factor=None), in float32; nearest reads
+// floor(o·scale), clamped to the last pixel, always (PyTorch 1.13's
+// kernels differ where a scale factor such as 1.1 or 2.1 gives an output
+// of in or 2·in pixels: some paths copy or halve o instead, as does its
+// backward; lanes' backward is the adjoint of its forward); nearest-exact
+// floor((o + 0.5)·scale); bilinear weighs the two pixels around
+// o·(in-1)/(out-1) (align corners) or max((o + 0.5)·scale - 0.5, 0), and
+// copies when out = in; bicubic weighs four with the cubic convolution
+// kernel (A = -0.75), indices beyond the border clamped to it. Each output
+// is computed in float64 from the float32 weights and rounded once.
 func Interpolate(x *Tensor, p InterpolateParams) *Tensor {
 	const op = "Interpolate"
 	checkNil(op, "x", x)
@@ -474,15 +515,16 @@ func Interpolate(x *Tensor, p InterpolateParams) *Tensor {
 	for pl := range n * c {
 		src, dst := xs[pl*h*w:], out.data[pl*ho*wo:]
 		for oy := range ho {
-			r0, r1 := src[ay.i0[oy]*w:], src[ay.i1[oy]*w:]
 			for ox := range wo {
-				x0, x1 := ax.i0[ox], ax.i1[ox]
-				if ax.nearest {
-					dst[oy*wo+ox] = r0[x0]
-					continue
+				var v float64
+				for a := range ay.taps {
+					row := src[ay.idx[oy*ay.taps+a]*w:]
+					var r float64
+					for b := range ax.taps {
+						r += ax.w[ox*ax.taps+b] * float64(row[ax.idx[ox*ax.taps+b]])
+					}
+					v += ay.w[oy*ay.taps+a] * r
 				}
-				v := ay.l0[oy]*(ax.l0[ox]*float64(r0[x0])+ax.l1[ox]*float64(r0[x1])) +
-					ay.l1[oy]*(ax.l0[ox]*float64(r1[x0])+ax.l1[ox]*float64(r1[x1]))
 				dst[oy*wo+ox] = float32(v)
 			}
 		}
@@ -506,14 +548,15 @@ func InterpolateBackward(dy *Tensor, xShape []int, p InterpolateParams) *Tensor 
 	for pl := range n * c {
 		dst, src := acc[pl*h*w:], g[pl*ho*wo:]
 		for oy := range ho {
-			r0, r1 := ay.i0[oy]*w, ay.i1[oy]*w
 			for ox := range wo {
 				v := float64(src[oy*wo+ox])
-				x0, x1 := ax.i0[ox], ax.i1[ox]
-				dst[r0+x0] += v * ay.l0[oy] * ax.l0[ox]
-				dst[r0+x1] += v * ay.l0[oy] * ax.l1[ox]
-				dst[r1+x0] += v * ay.l1[oy] * ax.l0[ox]
-				dst[r1+x1] += v * ay.l1[oy] * ax.l1[ox]
+				for a := range ay.taps {
+					row := dst[ay.idx[oy*ay.taps+a]*w:]
+					va := v * ay.w[oy*ay.taps+a]
+					for b := range ax.taps {
+						row[ax.idx[ox*ax.taps+b]] += va * ax.w[ox*ax.taps+b]
+					}
+				}
 			}
 		}
 	}

@@ -64,14 +64,30 @@ for mode, size, scale, align in [
     ("bilinear", None, (1.7, 0.6), False),
     ("bilinear", None, (1.7, 0.6), True),
     ("bilinear", None, (2.0, 2.0), False),
+    ("nearest", None, (1.1, 1.05), None),  # out = in: a copy
+    ("bilinear", None, (1.1, 1.05), False),
+    ("nearest", None, (2.1, 2.05), None),  # out = 2·in: o/2
+    ("nearest-exact", (8, 4), None, None),
+    ("nearest-exact", None, (0.6, 1.3), None),
+    ("bicubic", (8, 9), None, False),
+    ("bicubic", (8, 9), None, True),
+    ("bicubic", None, (1.6, 0.7), False),
+    ("bicubic", (3, 2), None, True),
 ]:
     x = randn(2, 2, 5, 7).requires_grad_(True)
     y = F.interpolate(x, size=size, scale_factor=scale, mode=mode, align_corners=align)
     dy = randn(*y.shape)
     y.backward(dy)
+    # PyTorch 1.13's nearest with a scale factor that gives out = in or
+    # 2·in: the forward for these [2, 2, ...] inputs reads floor(o·scale),
+    # but the backward copies (out = in) or halves o (out = 2·in), its
+    # kernels' special cases: not the forward's adjoint; the test skips its
+    # gradient there.
+    quirk = mode == "nearest" and scale is not None and any(
+        int(n * s) in (n, 2 * n) and s not in (1.0, 2.0) for n, s in zip(x.shape[2:], scale))
     cases.append(dict(fn="Interpolate", mode=mode, size=list(size) if size else [0, 0],
                       scale=list(scale) if scale else [0, 0], align=bool(align),
                       input=flat(x), input_shape=list(x.shape), out=flat(y), out_shape=list(y.shape),
-                      dout=flat(dy), dinput=flat(x.grad)))
+                      dout=flat(dy), dinput=flat(x.grad), torch_grad_quirk=quirk))
 
 print(json.dumps(cases))
