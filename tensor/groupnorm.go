@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/lanesgo/lanes/simd"
 )
 
 // GroupNormParams configures GroupNorm of x [N, C, ...] (PyTorch's
@@ -96,8 +98,24 @@ func affine(op string, y, x, gamma, beta *Tensor) {
 	if gamma == nil && beta == nil {
 		return
 	}
-	c := x.shape[1]
-	y3 := y.Reshape(x.shape[0], c, shapeLen(x.shape[2:]))
+	c, plane := x.shape[1], shapeLen(x.shape[2:])
+	if y.Device() == CPU {
+		// Per plane with simd (the broadcast Mul and Add take their
+		// general path for [1, C, 1]).
+		yd, g, b := y.hostData(op), vec(op, gamma), vec(op, beta)
+		for i := 0; i < len(yd); i += plane {
+			ch := i / plane % c
+			pl := yd[i : i+plane]
+			if g != nil {
+				simd.Scale(pl, pl, g[ch])
+			}
+			if b != nil {
+				simd.AddScalar(pl, pl, b[ch])
+			}
+		}
+		return
+	}
+	y3 := y.Reshape(x.shape[0], c, plane)
 	if gamma != nil {
 		MulInto(y3, y3, gamma.Reshape(1, c, 1))
 	}
