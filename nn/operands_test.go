@@ -119,6 +119,7 @@ func operandCases() []operandCase {
 	cs = append(cs, convOperandCases(p)...)
 	cs = append(cs, hostOpOperandCases(p)...)
 	cs = append(cs, gradGraphOperandCases(p)...)
+	cs = append(cs, normLossOperandCases(p)...)
 	return cs
 }
 
