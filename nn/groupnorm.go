@@ -9,8 +9,8 @@ import (
 // GroupNorm normalizes x [N, C, ...] over each group of C/groups channels
 // of each image, then scales by gamma and shifts by beta per channel ([C];
 // either may be nil), as tensor.GroupNorm (eps 0 means 1e-5). It runs
-// where tensor.GroupNorm does (LayerNorm and broadcast Mul/Add: the host
-// or a device with those families) and allocates its results.
+// where tensor.GroupNorm does (the host, or a device with the Norm,
+// Elementwise and Reduce families) and allocates its results.
 func (tp *Tape) GroupNorm(x, gamma, beta *Var, groups int, eps float32) *Var {
 	const op = "GroupNorm"
 	tp.use(op, "x", x)

@@ -21,8 +21,9 @@ type GroupNormParams struct {
 // (biased variance), times gamma[c] plus beta[c] per channel, and the
 // statistics of each (image, group), shaped [N, G]. It is LayerNorm of x
 // viewed as [N·G, C/G·H·W...] (the same moments and accuracy), then the
-// per-channel affine, and so runs wherever LayerNorm and the broadcast
-// Mul and Add do (a device with those families included). InstanceNorm is
+// per-channel affine (with its backward: LayerNormBackward, broadcast
+// Sub, Mul and SumTo), and so runs on a device with those families, its
+// results there. InstanceNorm is
 // GroupNorm with G = C; LayerNorm over [C, H, W] without affine is G = 1.
 func GroupNorm(x *Tensor, p GroupNormParams) (*Tensor, NormStats) {
 	const op = "GroupNorm"
