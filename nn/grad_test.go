@@ -214,6 +214,7 @@ func gradCases() []gradCase {
 	cases = append(cases, sortOpGradCases()...)
 	cases = append(cases, convGradCases()...)
 	cases = append(cases, hostOpGradCases()...)
+	cases = append(cases, normLossGradCases()...)
 	return cases
 }
 

@@ -120,6 +120,7 @@ func operandCases() []operandCase {
 	cs = append(cs, hostOpOperandCases(p)...)
 	cs = append(cs, gradGraphOperandCases(p)...)
 	cs = append(cs, elemfnOperandCases(p)...)
+	cs = append(cs, normLossOperandCases(p)...)
 	return cs
 }
 
