@@ -60,19 +60,8 @@ type ConvTranspose2D struct {
 // (PyTorch's fan-in of the weight [Cin, Cout/groups, k, k]; the bias zero
 // when it is 0), drawn from r, which must not be nil.
 func NewConvTranspose2D(cin, cout, k int, p tensor.ConvTransposeParams, r *rand.Rand) *ConvTranspose2D {
-	if cin < 0 || cout < 0 || k < 0 {
-		panic(fmt.Sprintf("nn: NewConvTranspose2D: negative size cin=%d cout=%d k=%d", cin, cout, k))
-	}
-	mustRand("NewConvTranspose2D", r)
-	groups := max(p.Groups, 1)
-	if cin%groups != 0 || cout%groups != 0 {
-		panic(fmt.Sprintf("nn: NewConvTranspose2D: %d and %d channels do not split into %d groups", cin, cout, groups))
-	}
-	w, b := tensor.New(cin, cout/groups, k, k), tensor.New(cout)
-	bound := fanBound(cout / groups * k * k)
-	Uniform(w, -bound, bound, r)
-	Uniform(b, -bound, bound, r)
-	return &ConvTranspose2D{W: NewParam(w), B: NewParam(b), P: p}
+	w, b := convWeights("NewConvTranspose2D", cin, cout, k, p.Groups, true, r, k, k)
+	return &ConvTranspose2D{W: w, B: b, P: p}
 }
 
 // Forward implements Module.
@@ -132,19 +121,37 @@ type Conv1D struct {
 // NewConv1D returns a Conv1D layer with kernels of size k, initialized as
 // PyTorch's: uniform in ±1/√(Cin/groups·k), drawn from r (not nil).
 func NewConv1D(cin, cout, k int, p tensor.Conv1DParams, r *rand.Rand) *Conv1D {
+	w, b := convWeights("NewConv1D", cin, cout, k, p.Groups, false, r, k)
+	return &Conv1D{W: w, B: b, P: p}
+}
+
+// convWeights checks a convolution layer's sizes (panicking as fn) and
+// returns its parameters initialized as PyTorch's, uniform in ±1/√fanIn
+// (the bias too; zero when the fan-in is): the weight [cout, cin/groups,
+// kernel...], or [cin, cout/groups, kernel...] when transposed, whose
+// fan-in PyTorch takes from its second axis; the bias [cout].
+func convWeights(fn string, cin, cout, k, groups int, transposed bool, r *rand.Rand, kernel ...int) (w, b *Var) {
 	if cin < 0 || cout < 0 || k < 0 {
-		panic(fmt.Sprintf("nn: NewConv1D: negative size cin=%d cout=%d k=%d", cin, cout, k))
+		panic(fmt.Sprintf("nn: %s: negative size cin=%d cout=%d k=%d", fn, cin, cout, k))
 	}
-	mustRand("NewConv1D", r)
-	groups := max(p.Groups, 1)
+	mustRand(fn, r)
+	groups = max(groups, 1)
 	if cin%groups != 0 || cout%groups != 0 {
-		panic(fmt.Sprintf("nn: NewConv1D: %d and %d channels do not split into %d groups", cin, cout, groups))
+		panic(fmt.Sprintf("nn: %s: %d and %d channels do not split into %d groups", fn, cin, cout, groups))
 	}
-	w, b := tensor.New(cout, cin/groups, k), tensor.New(cout)
-	bound := fanBound(cin / groups * k)
-	Uniform(w, -bound, bound, r)
-	Uniform(b, -bound, bound, r)
-	return &Conv1D{W: NewParam(w), B: NewParam(b), P: p}
+	shape := append([]int{cout, cin / groups}, kernel...)
+	if transposed {
+		shape[0], shape[1] = cin, cout/groups
+	}
+	fanIn := shape[1]
+	for _, n := range kernel {
+		fanIn *= n
+	}
+	wt, bt := tensor.New(shape...), tensor.New(cout)
+	bound := fanBound(fanIn)
+	Uniform(wt, -bound, bound, r)
+	Uniform(bt, -bound, bound, r)
+	return NewParam(wt), NewParam(bt)
 }
 
 // Forward implements Module.

@@ -106,19 +106,8 @@ type Conv2D struct {
 // initialized as PyTorch's: uniform in ±1/√(Cin/groups·k·k) (the bias zero
 // when that fan-in is 0), drawn from r, which must not be nil.
 func NewConv2D(cin, cout, k int, p tensor.ConvParams, r *rand.Rand) *Conv2D {
-	if cin < 0 || cout < 0 || k < 0 {
-		panic(fmt.Sprintf("nn: NewConv2D: negative size cin=%d cout=%d k=%d", cin, cout, k))
-	}
-	mustRand("NewConv2D", r)
-	groups := max(p.Groups, 1)
-	if cin%groups != 0 || cout%groups != 0 {
-		panic(fmt.Sprintf("nn: NewConv2D: %d and %d channels do not split into %d groups", cin, cout, groups))
-	}
-	w, b := tensor.New(cout, cin/groups, k, k), tensor.New(cout)
-	bound := fanBound(cin / groups * k * k)
-	Uniform(w, -bound, bound, r)
-	Uniform(b, -bound, bound, r)
-	return &Conv2D{W: NewParam(w), B: NewParam(b), P: p}
+	w, b := convWeights("NewConv2D", cin, cout, k, p.Groups, false, r, k, k)
+	return &Conv2D{W: w, B: b, P: p}
 }
 
 // Forward implements Module.
