@@ -268,6 +268,7 @@ type graph struct {
 	exec     C.lanes_graph_exec
 	pool     *pool
 	flag     block
+	word     [2]float32 // the error word read back (a field: a local escapes through cgo)
 	args     block
 	hooks    []argHook
 	host     []float32 // the argument block's floats in use, filled before each launch
@@ -309,7 +310,7 @@ func (gp *graph) Err() error {
 		return err
 	}
 	defer gp.g.exit()
-	var f [2]float32
+	f := &gp.word
 	if err := gp.g.download(f[:], gp.flag.ptr); err != nil {
 		return err
 	}

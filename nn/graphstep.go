@@ -3,7 +3,6 @@ package nn
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/lanesgo/lanes/tensor"
 )
@@ -76,18 +75,22 @@ type stepGraph struct {
 	loss *tensor.Tensor
 }
 
-// inputKey is where an input lies: its device buffer, offset, shape and
-// strides.
+// inputKey is where an input lies: its device buffer, offset and
+// strides (its shape is the first step's, which Run has checked). It is
+// comparable and made without allocating, as a replayed step must be.
 type inputKey struct {
 	mem     tensor.DeviceMemory
 	off     int
-	shape   string
-	strides string
+	strides [tensor.MaxDims]int
 }
 
 func keyOf(t *tensor.Tensor) inputKey {
 	mem, off, _ := tensor.DeviceView(t)
-	return inputKey{mem, off, fmt.Sprint(t.Shape()), fmt.Sprint(t.Strides())}
+	k := inputKey{mem: mem, off: off}
+	for i := range t.Dims() {
+		k.strides[i] = t.Stride(i)
+	}
+	return k
 }
 
 // NewGraphStep returns a GraphStep of f, a training step on the batch x,
@@ -116,7 +119,7 @@ func (s *GraphStep) Run(x, y *tensor.Tensor) (loss *tensor.Tensor, err error) {
 		s.xs, s.ys = x.Shape(), y.Shape()
 		return s.eager(x, y), nil
 	}
-	if !slices.Equal(x.Shape(), s.xs) || !slices.Equal(y.Shape(), s.ys) {
+	if !sameShape(x, s.xs) || !sameShape(y, s.ys) {
 		return s.eager(x, y), s.end(fmt.Errorf("the batch's shapes %v and %v differ from the first step's %v and %v", x.Shape(), y.Shape(), s.xs, s.ys))
 	}
 	if s.calls == 2 {

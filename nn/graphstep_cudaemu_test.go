@@ -3,6 +3,7 @@
 package nn
 
 import (
+	"runtime"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -148,7 +149,10 @@ func graphStepEmulated(t *testing.T, dev tensor.Device, model string, newModel f
 				want := wantLoss.Item()
 				gx, gy := graphs.next(t)
 				before := cudaplugin.EmulatedCounts()
+				var ms0, ms1 runtime.MemStats
+				runtime.ReadMemStats(&ms0)
 				loss, err := graphs.gs.Run(gx, gy)
+				runtime.ReadMemStats(&ms1)
 				after := cudaplugin.EmulatedCounts()
 				if err != nil {
 					t.Fatalf("step %d: %v", i, err)
@@ -160,6 +164,10 @@ func graphStepEmulated(t *testing.T, dev tensor.Device, model string, newModel f
 					d := EmulatorDelta(before, after)
 					if i == 4 {
 						t.Logf("replayed step: the host issued %+v", d)
+					}
+					// Steps 2 and 4 capture (one graph per buffer).
+					if i > 4 && ms1.Mallocs != ms0.Mallocs {
+						t.Errorf("step %d: a replayed step made %d host allocations, want 0", i, ms1.Mallocs-ms0.Mallocs)
 					}
 					if d.GraphLaunches != 1 || d.Launches != 0 || d.Memsets != 0 || d.Syncs != 1 || d.Copies != copies {
 						t.Errorf("step %d: the host issued %+v, want 1 graph launch, %d copies and 1 synchronization (the error word) and no kernel launch or memset", i, d, copies)

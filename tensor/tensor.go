@@ -202,6 +202,13 @@ func (t *Tensor) Strides() []int {
 	return slices.Clone(t.strides)
 }
 
+// Stride returns the stride of dimension i, in elements; negative i
+// counts from the end. Unlike Strides it does not allocate.
+func (t *Tensor) Stride(i int) int {
+	t.need("Stride")
+	return t.strides[t.axis("Stride", i)]
+}
+
 // Dims is the number of dimensions.
 func (t *Tensor) Dims() int {
 	t.need("Dims")
