@@ -500,9 +500,9 @@ func (tp *Tape) Reshape(x *Var, shape ...int) *Var {
 		case d == -1 && infer < 0:
 			infer = i
 		case d < 0:
-			panic(fmt.Sprintf("nn: %s: bad shape %v for x of shape %v", op, shape, x.value.Shape()))
+			panic(fmt.Sprintf("nn: %s: bad shape %v for x of shape %v", op, fmtDims(shape), x.value.Shape()))
 		case d != 0 && n > math.MaxInt/d:
-			panic(fmt.Sprintf("nn: %s: shape %v overflows int", op, shape))
+			panic(fmt.Sprintf("nn: %s: shape %v overflows int", op, fmtDims(shape)))
 		default:
 			n *= d
 		}
@@ -510,17 +510,17 @@ func (tp *Tape) Reshape(x *Var, shape ...int) *Var {
 	total := x.value.Len()
 	if infer >= 0 {
 		if n == 0 {
-			panic(fmt.Sprintf("nn: %s: shape %v for x of shape %v: the -1 could be any size, as the other dimensions hold no element", op, shape, x.value.Shape()))
+			panic(fmt.Sprintf("nn: %s: shape %v for x of shape %v: the -1 could be any size, as the other dimensions hold no element", op, fmtDims(shape), x.value.Shape()))
 		}
 		if total%n != 0 {
-			panic(fmt.Sprintf("nn: %s: shape %v does not fit x of shape %v", op, shape, x.value.Shape()))
+			panic(fmt.Sprintf("nn: %s: shape %v does not fit x of shape %v", op, fmtDims(shape), x.value.Shape()))
 		}
 		shape = slices.Clone(shape)
 		shape[infer] = total / n
 		n = total
 	}
 	if n != total {
-		panic(fmt.Sprintf("nn: %s: shape %v does not fit x of shape %v", op, shape, x.value.Shape()))
+		panic(fmt.Sprintf("nn: %s: shape %v does not fit x of shape %v", op, fmtDims(shape), x.value.Shape()))
 	}
 	out, _ := tp.result(tp.view(x.value, shape...), backReshape, x)
 	return out
@@ -530,6 +530,11 @@ func backReshape(tp *Tape, n *node) {
 	x := n.in[0]
 	tp.addGrad(x, tp.viewLike(n.out.grad, x.value))
 }
+
+// fmtDims formats dims as %v does. It formats a copy, so that dims does
+// not escape: a caller's variadic shape (Reshape(x, n, d)) then stays on
+// its stack, and a training step allocates nothing for it.
+func fmtDims(dims []int) string { return fmt.Sprint(slices.Clone(dims)) }
 
 // Flatten returns x [n, d1, d2, ...] reshaped to [n, d1·d2·...] (as
 // PyTorch's nn.Flatten, also when n is 0: [0, 28, 28] gives [0, 784]).

@@ -55,6 +55,8 @@ func (s *trainer) step() float32 {
 // may allocate more: the Sgemm and convolution scratch (shared by every
 // goroutine, kept in free lists) grows once more whenever more goroutines
 // than ever before need it at the same time, which depends on scheduling.
+// Steps in which a garbage collection ran are not counted (see
+// checkStepAllocs).
 func TestSteadyStateAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 110 steps of each model")
@@ -164,12 +166,15 @@ func TestGPTSteadyStateAllocs(t *testing.T) {
 
 // checkStepAllocs runs step steps times and fails when more than 3 of
 // them allocate limit bytes or more on the heap (runtime.MemStats), the
-// few that may grow the shared scratch once more.
+// few that may grow the shared scratch once more. A step in which a
+// garbage collection ran is not counted: the collection empties the
+// sync.Pools that the step then refills, which depends on when the
+// collector runs, not on the step.
 func checkStepAllocs(t *testing.T, steps int, limit uint64, step func()) {
 	t.Helper()
 	var before, after runtime.MemStats
 	var total, mallocs uint64
-	var over []uint64
+	var over, gc []uint64
 	for range steps {
 		runtime.ReadMemStats(&before)
 		step()
@@ -177,13 +182,20 @@ func checkStepAllocs(t *testing.T, steps int, limit uint64, step func()) {
 		d := after.TotalAlloc - before.TotalAlloc
 		total += d
 		mallocs += after.Mallocs - before.Mallocs
-		if d >= limit {
+		switch {
+		case d < limit:
+		case after.NumGC != before.NumGC:
+			// A collection empties the sync.Pools (tensor's loop
+			// states, the scratch free lists' nodes), which the step
+			// then refills.
+			gc = append(gc, d)
+		default:
 			over = append(over, d)
 		}
 	}
-	t.Logf("%d steps: %d bytes in %d allocations; steps over %d bytes: %v", steps, total, mallocs, limit, over)
+	t.Logf("%d steps: %d bytes in %d allocations; steps over %d bytes: %v, and %v in steps a collection ran in", steps, total, mallocs, limit, over, gc)
 	if len(over) > 3 {
-		t.Errorf("%d of %d steps allocated %d bytes or more: %v", len(over), steps, limit, over)
+		t.Errorf("%d of %d steps allocated %d bytes or more with no collection in the step: %v", len(over), steps, limit, over)
 	}
 }
 
