@@ -3,9 +3,9 @@
 package nn
 
 import (
-	"runtime"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
