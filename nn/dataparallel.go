@@ -28,6 +28,14 @@ import (
 // global batch's mean loss: training matches a single process on the
 // global batch up to the order of float32 additions.
 //
+// On the host, the parameters' gradients (Var.Grad) are views of the
+// buckets, as with PyTorch's gradient_as_bucket_view: the backward pass
+// writes each gradient into its bucket and the all-reduce leaves the
+// average there, so that no gradient is copied. They stay views between
+// steps (the next Backward overwrites them in place); a gradient that
+// something replaced (nn.To) becomes a view again, with its values, at
+// the next Backward.
+//
 // A parameter that got no gradient on a rank takes part with zeros, and
 // ends the step with the average of the others' (never nil): unlike a
 // single process, an optimizer then steps it. Gradients that accumulate
@@ -48,6 +56,12 @@ type DataParallel struct {
 	index   map[*Var]int
 	buckets []dpBucket
 	where   []dpSlot // each parameter's bucket and offset
+	// views are the host parameters' gradients: each a tensor over the
+	// parameter's place in its bucket (nil for a device bucket, or for a
+	// parameter listed twice past its first place), so that the backward
+	// pass writes the gradients into the buckets and the all-reduce
+	// leaves its result in them, with no copy either way.
+	views   []*tensor.Tensor
 	first   []int    // per step: the first node using each parameter; -1 when none or done
 	left    []int    // per step: each bucket's parameters not yet final
 	// The device path's all-reduces, queued in bucket order by final.
@@ -160,6 +174,7 @@ func newDataParallel(fn string, m Module, bucketBytes int, dev tensor.Device) (*
 	}
 	d := &DataParallel{params: Params(m), index: map[*Var]int{}}
 	d.where = make([]dpSlot, len(d.params))
+	d.views = make([]*tensor.Tensor, len(d.params))
 	d.first = make([]int, len(d.params))
 	for i, p := range d.params {
 		d.index[p] = i
@@ -183,7 +198,12 @@ func newDataParallel(fn string, m Module, bucketBytes int, dev tensor.Device) (*
 		off := 0
 		for _, i := range cur {
 			d.where[i] = dpSlot{bucket: len(d.buckets), off: off}
-			off += d.params[i].value.Len()
+			v := d.params[i]
+			n := v.value.Len()
+			if b.buf != nil && d.index[v] == i {
+				d.views[i] = tensor.FromSlice(b.buf[off:off+n:off+n], v.value.Shape()...)
+			}
+			off += n
 		}
 		d.buckets = append(d.buckets, b)
 		d.stats.Bytes += int64(4 * size)
@@ -261,6 +281,17 @@ func (d *DataParallel) Backward(tp *Tape, loss *Var) error {
 	for b := range d.buckets {
 		d.left[b] = len(d.buckets[b].params)
 	}
+	// The gradients are the buckets' views, unless something replaced
+	// them (nn.To, say) since the last step: then they become the views
+	// again, keeping their current values.
+	for p, view := range d.views {
+		if v := d.params[p]; view != nil && v.grad != view {
+			if v.gradOK {
+				copy(view.Data(), hostData(v.grad))
+			}
+			v.grad = view
+		}
+	}
 	var ready chan int
 	done := make(chan error, 1)
 	if d.dcomm != nil {
@@ -314,8 +345,15 @@ func (d *DataParallel) Backward(tp *Tape, loss *Var) error {
 		return err
 	}
 	for p, v := range d.params {
+		if d.index[v] != p { // listed again later
+			continue
+		}
 		s := d.where[p]
 		n := v.value.Len()
+		if d.views[p] != nil { // the all-reduce left the average there
+			v.gradOK = true
+			continue
+		}
 		if !v.gradOK {
 			g, _ := tp.gradFor(v) // a parameter that got no gradient here
 			v.grad = g
@@ -343,6 +381,10 @@ func (d *DataParallel) final(p int, ready chan<- int) {
 			tensor.CopyInto(dst.Reshape(v.grad.Shape()...), v.grad)
 		} else {
 			tensor.Fill(dst, 0)
+		}
+	} else if d.views[p] != nil {
+		if !v.gradOK { // else the backward pass wrote it there
+			clear(d.views[p].Data())
 		}
 	} else {
 		dst := b.buf[s.off : s.off+n]

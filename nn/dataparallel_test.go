@@ -398,6 +398,74 @@ func TestDataParallelUnused(t *testing.T) {
 	}
 }
 
+// TestDataParallelGradViews checks the gradients that are views of the
+// buckets: accumulated over two Backwards without ZeroGrad, replaced by
+// another tensor between steps (its values kept), left without a
+// gradient after having one (zeros, not the last step's), and for a
+// parameter listed twice, on 2 ranks with one bucket and with one per
+// parameter.
+func TestDataParallelGradViews(t *testing.T) {
+	for _, twice := range []bool{false, true} {
+		for _, bucket := range []int{4, 1 << 20} {
+			got := make([][][]float32, 2)
+			err := dist.RunLocal(2, func(c dist.Comm) error {
+				a := NewParam(tensor.FromSlice([]float32{1, 2}, 2))
+				b := NewParam(tensor.FromSlice([]float32{3}, 1))
+				m := &paramList{vars: []*Var{a, b}}
+				if twice {
+					m.vars = append(m.vars, a)
+				}
+				dp, err := NewDataParallel(m, c, bucket)
+				if err != nil {
+					return err
+				}
+				tp := NewTape()
+				// sum(a * (rank+1)), plus sum(b * 2) on rank 0 only when useB.
+				step := func(useB bool) error {
+					tp.Reset()
+					w := tp.Const(tensor.FromSlice([]float32{float32(c.Rank() + 1), float32(c.Rank() + 1)}, 2))
+					loss := tp.Sum(tp.Mul(a, w))
+					if useB && c.Rank() == 0 {
+						loss = tp.Add(loss, tp.Sum(tp.Scale(b, 2)))
+					}
+					if err := dp.Backward(tp, loss); err != nil {
+						return err
+					}
+					got[c.Rank()] = append(got[c.Rank()], append(append([]float32(nil), a.Grad().Data()...), b.Grad().Data()...))
+					return nil
+				}
+				if err := step(true); err != nil {
+					return err
+				}
+				if err := step(true); err != nil { // no ZeroGrad: accumulates
+					return err
+				}
+				a.ZeroGrad()
+				b.ZeroGrad()
+				a.grad, a.gradOK = tensor.FromSlice([]float32{10, 20}, 2), true // as nn.To would
+				if err := step(true); err != nil {
+					return err
+				}
+				if p := dp.index[a]; &a.grad.Data()[0] != &dp.views[p].Data()[0] {
+					return fmt.Errorf("rank %d: a's gradient is not its bucket's view again", c.Rank())
+				}
+				a.ZeroGrad()
+				b.ZeroGrad()
+				return step(false)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := [][]float32{{1.5, 1.5, 1}, {3, 3, 2}, {11.5, 21.5, 1}, {1.5, 1.5, 0}}
+			for k := range got {
+				if fmt.Sprint(got[k]) != fmt.Sprint(want) {
+					t.Errorf("listed twice %v, bucket %d bytes: rank %d's gradients after each step %v, want %v", twice, bucket, k, got[k], want)
+				}
+			}
+		}
+	}
+}
+
 // paramList is a Module of bare parameters.
 type paramList struct {
 	stateless
