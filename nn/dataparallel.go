@@ -61,9 +61,9 @@ type DataParallel struct {
 	// parameter listed twice past its first place), so that the backward
 	// pass writes the gradients into the buckets and the all-reduce
 	// leaves its result in them, with no copy either way.
-	views   []*tensor.Tensor
-	first   []int    // per step: the first node using each parameter; -1 when none or done
-	left    []int    // per step: each bucket's parameters not yet final
+	views []*tensor.Tensor
+	first []int // per step: the first node using each parameter; -1 when none or done
+	left  []int // per step: each bucket's parameters not yet final
 	// The device path's all-reduces, queued in bucket order by final.
 	devGot  []bool
 	devNext int
