@@ -207,17 +207,39 @@ var collectives = map[string]int64{"Barrier": 1, "AllReduce32": 2, "AllReduce64"
 // as the in-process group does; it is a barrier too. It returns the
 // transport's error, and an error when n does not fit MPI's int counts.
 func (c *mpiComm) agree(fn string, n, arg int) error {
+	return c.agreeThen(fn, n, arg, nil)
+}
+
+// agreeThen is agree followed, on the MPI thread in the same call, by
+// then (when agree found nothing amiss): a collective of several MPI
+// calls hands the MPI thread one function, not one per call (each hand-
+// over wakes a thread, tens of microseconds on a loaded machine).
+func (c *mpiComm) agreeThen(fn string, n, arg int, then func() C.int) error {
 	if n > math.MaxInt32 {
 		return fmt.Errorf("dist: %s: %d elements; MPI counts are C ints (at most %d)", fn, n, math.MaxInt32)
 	}
 	mine := [3]int64{collectives[fn], int64(n), int64(arg)}
 	all := c.agreed
+	var amiss string
 	err := c.call(fn, func() C.int {
-		return C.lanes_allgather(unsafe.Pointer(&mine[0]), 3, unsafe.Pointer(&all[0]), C.dt_int64())
+		code := C.lanes_allgather(unsafe.Pointer(&mine[0]), 3, unsafe.Pointer(&all[0]), C.dt_int64())
+		if code != 0 {
+			return code
+		}
+		if amiss = c.disagreement(fn, all); amiss != "" || then == nil {
+			return 0
+		}
+		return then()
 	})
-	if err != nil {
-		return err
+	if amiss != "" {
+		panic(amiss)
 	}
+	return err
+}
+
+// disagreement is the panic message of agree when a rank's function,
+// length or argument in all (3 per rank) differs from rank 0's, or "".
+func (c *mpiComm) disagreement(fn string, all []int64) string {
 	name := func(id int64) string {
 		for k, v := range collectives {
 			if v == id {
@@ -230,14 +252,14 @@ func (c *mpiComm) agree(fn string, n, arg int) error {
 		got := all[3*k : 3*k+3]
 		switch {
 		case got[0] != all[0]:
-			panic(fmt.Sprintf("dist: %s: rank %d called %s while rank 0 called %s: every rank must run the same collectives in the same order", fn, k, name(got[0]), name(all[0])))
+			return fmt.Sprintf("dist: %s: rank %d called %s while rank 0 called %s: every rank must run the same collectives in the same order", fn, k, name(got[0]), name(all[0]))
 		case got[1] != all[1]:
-			panic(mismatch(fn, k, int(got[1]), int(all[1])))
+			return mismatch(fn, k, int(got[1]), int(all[1]))
 		case got[2] != all[2]:
-			panic(fmt.Sprintf("dist: %s: rank %d passed %d, rank 0 passed %d: every rank must pass the same root or Op", fn, k, got[2], all[2]))
+			return fmt.Sprintf("dist: %s: rank %d passed %d, rank 0 passed %d: every rank must pass the same root or Op", fn, k, got[2], all[2])
 		}
 	}
-	return nil
+	return ""
 }
 
 func (c *mpiComm) Barrier() error { return c.agree("Barrier", 0, 0) }
@@ -250,10 +272,12 @@ func (c *mpiComm) AllReduce64(buf []float64, op Op) error {
 	return allReduceMPI(c, "AllReduce64", buf, op, C.dt_double())
 }
 
+// allReduceMPI runs the whole all-reduce (agree, MPI_Alltoallv, the sum
+// and MPI_Allgatherv) in one call on the MPI thread.
 func allReduceMPI[T float](c *mpiComm, fn string, buf []T, op Op, dt C.MPI_Datatype) error {
 	checkOp(fn, op)
-	if err := c.agree(fn, len(buf), int(op)); err != nil || len(buf) == 0 || c.size == 1 {
-		return err
+	if len(buf) == 0 || c.size == 1 || len(buf) > math.MaxInt32 {
+		return c.agree(fn, len(buf), int(op)) // agree's error for the latter
 	}
 	n, p := len(buf), c.size
 	lo, hi := Split(n, c.rank, p)
@@ -269,15 +293,13 @@ func allReduceMPI[T float](c *mpiComm, fn string, buf []T, op Op, dt C.MPI_Datat
 		c.scratch = pieces
 	}
 	pieces = pieces[:max(p*m, 1)]
-	err := c.call(fn, func() C.int {
-		return C.lanes_alltoallv(unsafe.Pointer(&buf[0]), &c.sCounts[0], &c.sDispls[0],
+	return c.agreeThen(fn, n, int(op), func() C.int {
+		code := C.lanes_alltoallv(unsafe.Pointer(&buf[0]), &c.sCounts[0], &c.sDispls[0],
 			unsafe.Pointer(&pieces[0]), &c.rCounts[0], &c.rDispls[0], dt)
-	})
-	if err != nil {
-		return err
-	}
-	reduceOrdered(buf[lo:hi], func(k int) []T { return pieces[k*m : (k+1)*m] }, p, op)
-	return c.call(fn, func() C.int {
+		if code != 0 {
+			return code
+		}
+		reduceOrdered(buf[lo:hi], func(k int) []T { return pieces[k*m : (k+1)*m] }, p, op)
 		return C.lanes_allgatherv_inplace(unsafe.Pointer(&buf[0]), &c.sCounts[0], &c.sDispls[0], dt)
 	})
 }

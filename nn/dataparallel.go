@@ -57,8 +57,8 @@ type DataParallel struct {
 	buckets []dpBucket
 	where   []dpSlot // each parameter's bucket and offset
 	// views are the host parameters' gradients: each a tensor over the
-	// parameter's place in its bucket (nil for a device bucket, or for a
-	// parameter listed twice past its first place), so that the backward
+	// parameter's place in its bucket (nil for a device bucket, and for
+	// all but the last place of a parameter listed twice), so that the backward
 	// pass writes the gradients into the buckets and the all-reduce
 	// leaves its result in them, with no copy either way.
 	views []*tensor.Tensor
