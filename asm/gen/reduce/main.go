@@ -260,6 +260,7 @@ func l2Blocks(s x86.ISA, fma func(...Op)) {
 	ADDQ(R8, RSI)
 	ADDQ(R8, RDX)
 	NEGQ(R8)
+	x86.Align()
 	Label("l2blocks")
 	for i := 0; i < 4; i++ {
 		x86.P(s, VMOVUPS, VMOVUPD)(Mem{Base: RSI, Index: R8, Scale: 1, Disp: i * y.Bytes()}, x86.Y(8+i))
