@@ -105,7 +105,31 @@ TEXT ·sumAbsAVX512(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
 	VBROADCASTSS X31, Z31
+	CMPQ         CX, $0x00004000
+	JB           blocks
+	CMPQ         CX, $0x00020000
+	JAE          blocks
+	MOVQ         CX, R8
+	ANDQ         $-32, R8
+	SUBQ         R8, CX
+	SHLQ         $0x02, R8
+	ADDQ         R8, SI
+	NEGQ         R8
 	PCALIGN      $0x40
+
+l2blocks:
+	VANDPS (SI)(R8*1), Y31, Y8
+	VADDPS Y8, Y0, Y0
+	VANDPS 32(SI)(R8*1), Y31, Y9
+	VADDPS Y9, Y1, Y1
+	VANDPS 64(SI)(R8*1), Y31, Y10
+	VADDPS Y10, Y2, Y2
+	VANDPS 96(SI)(R8*1), Y31, Y11
+	VADDPS Y11, Y3, Y3
+	ADDQ   $0x00000080, R8
+	JNE    l2blocks
+	JMP    vectors
+	PCALIGN $0x40
 
 blocks:
 	CMPQ   CX, $0x00000080
@@ -1911,7 +1935,31 @@ TEXT ·sumAbsF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X31
 	VBROADCASTSD X31, Z31
+	CMPQ         CX, $0x00002000
+	JB           blocks
+	CMPQ         CX, $0x00010000
+	JAE          blocks
+	MOVQ         CX, R8
+	ANDQ         $-16, R8
+	SUBQ         R8, CX
+	SHLQ         $0x03, R8
+	ADDQ         R8, SI
+	NEGQ         R8
 	PCALIGN      $0x40
+
+l2blocks:
+	VANDPD (SI)(R8*1), Y31, Y8
+	VADDPD Y8, Y0, Y0
+	VANDPD 32(SI)(R8*1), Y31, Y9
+	VADDPD Y9, Y1, Y1
+	VANDPD 64(SI)(R8*1), Y31, Y10
+	VADDPD Y10, Y2, Y2
+	VANDPD 96(SI)(R8*1), Y31, Y11
+	VADDPD Y11, Y3, Y3
+	ADDQ   $0x00000080, R8
+	JNE    l2blocks
+	JMP    vectors
+	PCALIGN $0x40
 
 blocks:
 	CMPQ   CX, $0x00000040
