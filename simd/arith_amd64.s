@@ -66,9 +66,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -80,8 +80,8 @@ cached:
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -159,7 +159,7 @@ TEXT ·addAVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -206,8 +206,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -342,9 +342,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -356,8 +356,8 @@ cached:
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -435,7 +435,7 @@ TEXT ·subAVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -482,8 +482,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -618,9 +618,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -632,8 +632,8 @@ cached:
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -711,7 +711,7 @@ TEXT ·mulAVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -758,8 +758,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -894,9 +894,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -908,8 +908,8 @@ cached:
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -987,7 +987,7 @@ TEXT ·divAVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -1034,8 +1034,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -1180,9 +1180,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -1196,8 +1196,8 @@ cached:
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1291,7 +1291,7 @@ TEXT ·maximumAVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -1348,8 +1348,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ      CX, $0x00000020
 	JB        vectors
@@ -1510,9 +1510,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -1526,8 +1526,8 @@ cached:
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
 	LEAQ      (DX)(R9*4), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1621,7 +1621,7 @@ TEXT ·minimumAVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -1678,8 +1678,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ      CX, $0x00000020
 	JB        vectors
@@ -1824,9 +1824,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -1836,8 +1836,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -1905,7 +1905,7 @@ TEXT ·addScalarAVX2(SB), NOSPLIT, $0-52
 	MOVSS        s+48(FP), X15
 	VBROADCASTSS X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -1945,8 +1945,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -2063,9 +2063,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -2075,8 +2075,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -2144,7 +2144,7 @@ TEXT ·scaleAVX2(SB), NOSPLIT, $0-52
 	MOVSS        s+48(FP), X15
 	VBROADCASTSS X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -2184,8 +2184,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -2310,9 +2310,9 @@ cached:
 	NEGQ        R9
 	ANDQ        $0x3f, R9
 	SHRQ        $0x02, R9
-	JE          cachedaligned
+	JE          blocks
 	CMPQ        CX, R9
-	JB          cachedaligned
+	JB          blocks
 	MOVL        $0xffffffff, AX
 	BZHIL       R9, AX, AX
 	KMOVW       AX, K1
@@ -2324,8 +2324,8 @@ cached:
 	LEAQ        (DI)(R9*4), DI
 	LEAQ        (SI)(R9*4), SI
 	LEAQ        (DX)(R9*4), DX
+	PCALIGN     $0x40
 
-cachedaligned:
 blocks:
 	CMPQ        CX, $0x00000040
 	JB          vectors
@@ -2405,7 +2405,7 @@ TEXT ·axpyAVX2(SB), NOSPLIT, $0-56
 	MOVSS        alpha+24(FP), X15
 	VBROADCASTSS X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -2452,8 +2452,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ        CX, $0x00000020
 	JB          vectors
@@ -2583,9 +2583,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -2595,8 +2595,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -2665,7 +2665,7 @@ TEXT ·absAVX2(SB), NOSPLIT, $0-48
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -2705,8 +2705,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -2824,9 +2824,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -2836,8 +2836,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -2906,7 +2906,7 @@ TEXT ·negAVX2(SB), NOSPLIT, $0-48
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -2946,8 +2946,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -3062,9 +3062,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -3074,8 +3074,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -3141,7 +3141,7 @@ TEXT ·sqrtAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 	MOVQ x_base+24(FP), SI
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -3181,8 +3181,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -3308,9 +3308,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -3322,8 +3322,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -3406,7 +3406,7 @@ TEXT ·reluAVX2(SB), NOSPLIT, $0-48
 	MOVQ   x_base+24(FP), SI
 	VXORPS Y15, Y15, Y15
 	CMPQ   CX, $0x00100000
-	JB     cached
+	JB     blocks
 	MOVQ   DI, R9
 	NEGQ   R9
 	ANDQ   $0x0000001f, R9
@@ -3456,8 +3456,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ      CX, $0x00000020
 	JB        vectors
@@ -3607,9 +3607,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x02, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -3622,8 +3622,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*4), DI
 	LEAQ      (SI)(R9*4), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000040
 	JB      vectors
@@ -3717,7 +3717,7 @@ TEXT ·clampAVX2(SB), NOSPLIT, $0-56
 	MOVSS        hi+52(FP), X15
 	VBROADCASTSS X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -3772,8 +3772,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ      CX, $0x00000020
 	JB        vectors
@@ -3920,9 +3920,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -3934,8 +3934,8 @@ cached:
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -4013,7 +4013,7 @@ TEXT ·addF64AVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -4060,8 +4060,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000010
 	JB      vectors
@@ -4196,9 +4196,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -4210,8 +4210,8 @@ cached:
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -4289,7 +4289,7 @@ TEXT ·subF64AVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -4336,8 +4336,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000010
 	JB      vectors
@@ -4472,9 +4472,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -4486,8 +4486,8 @@ cached:
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -4565,7 +4565,7 @@ TEXT ·mulF64AVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -4612,8 +4612,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000010
 	JB      vectors
@@ -4748,9 +4748,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -4762,8 +4762,8 @@ cached:
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -4841,7 +4841,7 @@ TEXT ·divF64AVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -4888,8 +4888,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000010
 	JB      vectors
@@ -5034,9 +5034,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -5050,8 +5050,8 @@ cached:
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -5145,7 +5145,7 @@ TEXT ·maximumF64AVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -5202,8 +5202,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ      CX, $0x00000010
 	JB        vectors
@@ -5364,9 +5364,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -5380,8 +5380,8 @@ cached:
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
 	LEAQ      (DX)(R9*8), DX
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -5475,7 +5475,7 @@ TEXT ·minimumF64AVX2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), DX
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -5532,8 +5532,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ      CX, $0x00000010
 	JB        vectors
@@ -5678,9 +5678,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -5690,8 +5690,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -5759,7 +5759,7 @@ TEXT ·addScalarF64AVX2(SB), NOSPLIT, $0-56
 	MOVSD        s+48(FP), X15
 	VBROADCASTSD X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -5799,8 +5799,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000010
 	JB      vectors
@@ -5917,9 +5917,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -5929,8 +5929,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -5998,7 +5998,7 @@ TEXT ·scaleF64AVX2(SB), NOSPLIT, $0-56
 	MOVSD        s+48(FP), X15
 	VBROADCASTSD X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -6038,8 +6038,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000010
 	JB      vectors
@@ -6164,9 +6164,9 @@ cached:
 	NEGQ        R9
 	ANDQ        $0x3f, R9
 	SHRQ        $0x03, R9
-	JE          cachedaligned
+	JE          blocks
 	CMPQ        CX, R9
-	JB          cachedaligned
+	JB          blocks
 	MOVL        $0xffffffff, AX
 	BZHIL       R9, AX, AX
 	KMOVW       AX, K1
@@ -6178,8 +6178,8 @@ cached:
 	LEAQ        (DI)(R9*8), DI
 	LEAQ        (SI)(R9*8), SI
 	LEAQ        (DX)(R9*8), DX
+	PCALIGN     $0x40
 
-cachedaligned:
 blocks:
 	CMPQ        CX, $0x00000020
 	JB          vectors
@@ -6259,7 +6259,7 @@ TEXT ·axpyF64AVX2(SB), NOSPLIT, $0-56
 	MOVSD        alpha+24(FP), X15
 	VBROADCASTSD X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -6306,8 +6306,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ        CX, $0x00000010
 	JB          vectors
@@ -6437,9 +6437,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -6449,8 +6449,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -6519,7 +6519,7 @@ TEXT ·absF64AVX2(SB), NOSPLIT, $0-48
 	VMOVQ        AX, X15
 	VBROADCASTSD X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -6559,8 +6559,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000010
 	JB      vectors
@@ -6678,9 +6678,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -6690,8 +6690,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -6760,7 +6760,7 @@ TEXT ·negF64AVX2(SB), NOSPLIT, $0-48
 	VMOVQ        AX, X15
 	VBROADCASTSD X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -6800,8 +6800,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000010
 	JB      vectors
@@ -6916,9 +6916,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -6928,8 +6928,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -6995,7 +6995,7 @@ TEXT ·sqrtF64AVX2(SB), NOSPLIT, $0-48
 	MOVQ dst_len+8(FP), CX
 	MOVQ x_base+24(FP), SI
 	CMPQ CX, $0x00100000
-	JB   cached
+	JB   blocks
 	MOVQ DI, R9
 	NEGQ R9
 	ANDQ $0x0000001f, R9
@@ -7035,8 +7035,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ    CX, $0x00000010
 	JB      vectors
@@ -7162,9 +7162,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -7176,8 +7176,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -7260,7 +7260,7 @@ TEXT ·reluF64AVX2(SB), NOSPLIT, $0-48
 	MOVQ   x_base+24(FP), SI
 	VXORPS Y15, Y15, Y15
 	CMPQ   CX, $0x00100000
-	JB     cached
+	JB     blocks
 	MOVQ   DI, R9
 	NEGQ   R9
 	ANDQ   $0x0000001f, R9
@@ -7310,8 +7310,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ      CX, $0x00000010
 	JB        vectors
@@ -7461,9 +7461,9 @@ cached:
 	NEGQ      R9
 	ANDQ      $0x3f, R9
 	SHRQ      $0x03, R9
-	JE        cachedaligned
+	JE        blocks
 	CMPQ      CX, R9
-	JB        cachedaligned
+	JB        blocks
 	MOVL      $0xffffffff, AX
 	BZHIL     R9, AX, AX
 	KMOVW     AX, K1
@@ -7476,8 +7476,8 @@ cached:
 	SUBQ      R9, CX
 	LEAQ      (DI)(R9*8), DI
 	LEAQ      (SI)(R9*8), SI
+	PCALIGN   $0x40
 
-cachedaligned:
 blocks:
 	CMPQ    CX, $0x00000020
 	JB      vectors
@@ -7571,7 +7571,7 @@ TEXT ·clampF64AVX2(SB), NOSPLIT, $0-64
 	MOVSD        hi+56(FP), X15
 	VBROADCASTSD X15, Y15
 	CMPQ         CX, $0x00100000
-	JB           cached
+	JB           blocks
 	MOVQ         DI, R9
 	NEGQ         R9
 	ANDQ         $0x0000001f, R9
@@ -7626,8 +7626,8 @@ stream:
 
 streamed:
 	SFENCE
+	PCALIGN $0x40
 
-cached:
 blocks:
 	CMPQ      CX, $0x00000010
 	JB        vectors

@@ -7,16 +7,17 @@
 // func sumAVX512(x []float32) float32
 // Requires: AVX, AVX512DQ, AVX512F, SSE
 TEXT ·sumAVX512(SB), NOSPLIT, $0-28
-	MOVQ   x_base+0(FP), SI
-	MOVQ   x_len+8(FP), CX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	VXORPS  Z0, Z0, Z0
+	VXORPS  Z1, Z1, Z1
+	VXORPS  Z2, Z2, Z2
+	VXORPS  Z3, Z3, Z3
+	VXORPS  Z4, Z4, Z4
+	VXORPS  Z5, Z5, Z5
+	VXORPS  Z6, Z6, Z6
+	VXORPS  Z7, Z7, Z7
+	PCALIGN $0x40
 
 blocks:
 	CMPQ   CX, $0x00000080
@@ -104,6 +105,31 @@ TEXT ·sumAbsAVX512(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
 	VBROADCASTSS X31, Z31
+	CMPQ         CX, $0x00004000
+	JB           blocks
+	CMPQ         CX, $0x00020000
+	JAE          blocks
+	MOVQ         CX, R8
+	ANDQ         $-32, R8
+	SUBQ         R8, CX
+	SHLQ         $0x02, R8
+	ADDQ         R8, SI
+	NEGQ         R8
+	PCALIGN      $0x40
+
+l2blocks:
+	VANDPS (SI)(R8*1), Y31, Y8
+	VADDPS Y8, Y0, Y0
+	VANDPS 32(SI)(R8*1), Y31, Y9
+	VADDPS Y9, Y1, Y1
+	VANDPS 64(SI)(R8*1), Y31, Y10
+	VADDPS Y10, Y2, Y2
+	VANDPS 96(SI)(R8*1), Y31, Y11
+	VADDPS Y11, Y3, Y3
+	ADDQ   $0x00000080, R8
+	JNE    l2blocks
+	JMP    vectors
+	PCALIGN $0x40
 
 blocks:
 	CMPQ   CX, $0x00000080
@@ -194,28 +220,29 @@ done:
 // func dotAVX512(a []float32, b []float32) float32
 // Requires: AVX, AVX512DQ, AVX512F, FMA3, SSE
 TEXT ·dotAVX512(SB), NOSPLIT, $0-52
-	MOVQ   a_base+0(FP), SI
-	MOVQ   a_len+8(FP), CX
-	MOVQ   b_base+24(FP), DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	CMPQ   CX, $0x00002000
-	JB     blocks
-	CMPQ   CX, $0x00010000
-	JAE    blocks
-	MOVQ   CX, R8
-	ANDQ   $-32, R8
-	SUBQ   R8, CX
-	SHLQ   $0x02, R8
-	ADDQ   R8, SI
-	ADDQ   R8, DX
-	NEGQ   R8
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), CX
+	MOVQ    b_base+24(FP), DX
+	VXORPS  Z0, Z0, Z0
+	VXORPS  Z1, Z1, Z1
+	VXORPS  Z2, Z2, Z2
+	VXORPS  Z3, Z3, Z3
+	VXORPS  Z4, Z4, Z4
+	VXORPS  Z5, Z5, Z5
+	VXORPS  Z6, Z6, Z6
+	VXORPS  Z7, Z7, Z7
+	CMPQ    CX, $0x00002000
+	JB      blocks
+	CMPQ    CX, $0x00010000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-32, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	ADDQ    R8, DX
+	NEGQ    R8
+	PCALIGN $0x40
 
 l2blocks:
 	VMOVUPS     (SI)(R8*1), Y8
@@ -229,6 +256,7 @@ l2blocks:
 	ADDQ        $0x00000080, R8
 	JNE         l2blocks
 	JMP         vectors
+	PCALIGN $0x40
 
 blocks:
 	CMPQ        CX, $0x00000080
@@ -344,6 +372,7 @@ TEXT ·maxAVX512(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
 	VBROADCASTSS X31, Z31
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ    CX, $0x00000080
@@ -508,6 +537,7 @@ TEXT ·minAVX512(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
 	VBROADCASTSS X31, Z31
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ    CX, $0x00000080
@@ -651,16 +681,17 @@ nan:
 // func sumSquaresAVX512(x []float32) float64
 // Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·sumSquaresAVX512(SB), NOSPLIT, $0-32
-	MOVQ   x_base+0(FP), SI
-	MOVQ   x_len+8(FP), CX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	VXORPS  Z0, Z0, Z0
+	VXORPS  Z1, Z1, Z1
+	VXORPS  Z2, Z2, Z2
+	VXORPS  Z3, Z3, Z3
+	VXORPS  Z4, Z4, Z4
+	VXORPS  Z5, Z5, Z5
+	VXORPS  Z6, Z6, Z6
+	VXORPS  Z7, Z7, Z7
+	PCALIGN $0x40
 
 blocks:
 	CMPQ        CX, $0x00000040
@@ -749,6 +780,7 @@ TEXT ·indexEqAVX512(SB), NOSPLIT, $0-40
 	MOVQ         SI, BX
 	MOVSS        v+24(FP), X15
 	VBROADCASTSS X15, Z15
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ     CX, $0x00000040
@@ -872,9 +904,10 @@ ret:
 // func indexNaNAVX512(x []float32) int
 // Requires: AVX, AVX512F
 TEXT ·indexNaNAVX512(SB), NOSPLIT, $0-32
-	MOVQ x_base+0(FP), SI
-	MOVQ x_len+8(FP), CX
-	MOVQ SI, BX
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	MOVQ    SI, BX
+	PCALIGN $0x40
 
 blocks:
 	CMPQ     CX, $0x00000040
@@ -1005,12 +1038,13 @@ ret:
 // func sumAVX2(x []float32) float32
 // Requires: AVX, SSE
 TEXT ·sumAVX2(SB), NOSPLIT, $0-28
-	MOVQ   x_base+0(FP), SI
-	MOVQ   x_len+8(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	PCALIGN $0x40
 
 blocks:
 	CMPQ   CX, $0x00000020
@@ -1080,6 +1114,7 @@ TEXT ·sumAbsAVX2(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ   CX, $0x00000020
@@ -1148,13 +1183,14 @@ scalarend:
 // func dotAVX2(a []float32, b []float32) float32
 // Requires: AVX, FMA3, SSE
 TEXT ·dotAVX2(SB), NOSPLIT, $0-52
-	MOVQ   a_base+0(FP), SI
-	MOVQ   a_len+8(FP), CX
-	MOVQ   b_base+24(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), CX
+	MOVQ    b_base+24(FP), DX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	PCALIGN $0x40
 
 blocks:
 	CMPQ        CX, $0x00000020
@@ -1238,6 +1274,7 @@ TEXT ·maxAVX2(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ    CX, $0x00000020
@@ -1350,6 +1387,7 @@ TEXT ·minAVX2(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ    CX, $0x00000020
@@ -1449,16 +1487,17 @@ nan:
 // func sumSquaresAVX2(x []float32) float64
 // Requires: AVX, FMA3, SSE2
 TEXT ·sumSquaresAVX2(SB), NOSPLIT, $0-32
-	MOVQ   x_base+0(FP), SI
-	MOVQ   x_len+8(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	PCALIGN $0x40
 
 blocks:
 	CMPQ        CX, $0x00000020
@@ -1547,6 +1586,7 @@ TEXT ·indexEqAVX2(SB), NOSPLIT, $0-40
 	MOVQ         SI, BX
 	MOVSS        v+24(FP), X15
 	VBROADCASTSS X15, Y15
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ      CX, $0x00000020
@@ -1669,9 +1709,10 @@ ret:
 // func indexNaNAVX2(x []float32) int
 // Requires: AVX
 TEXT ·indexNaNAVX2(SB), NOSPLIT, $0-32
-	MOVQ x_base+0(FP), SI
-	MOVQ x_len+8(FP), CX
-	MOVQ SI, BX
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	MOVQ    SI, BX
+	PCALIGN $0x40
 
 blocks:
 	CMPQ      CX, $0x00000020
@@ -1798,16 +1839,17 @@ ret:
 // func sumF64AVX512(x []float64) float64
 // Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·sumF64AVX512(SB), NOSPLIT, $0-32
-	MOVQ   x_base+0(FP), SI
-	MOVQ   x_len+8(FP), CX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	VXORPS  Z0, Z0, Z0
+	VXORPS  Z1, Z1, Z1
+	VXORPS  Z2, Z2, Z2
+	VXORPS  Z3, Z3, Z3
+	VXORPS  Z4, Z4, Z4
+	VXORPS  Z5, Z5, Z5
+	VXORPS  Z6, Z6, Z6
+	VXORPS  Z7, Z7, Z7
+	PCALIGN $0x40
 
 blocks:
 	CMPQ   CX, $0x00000040
@@ -1893,6 +1935,31 @@ TEXT ·sumAbsF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X31
 	VBROADCASTSD X31, Z31
+	CMPQ         CX, $0x00002000
+	JB           blocks
+	CMPQ         CX, $0x00010000
+	JAE          blocks
+	MOVQ         CX, R8
+	ANDQ         $-16, R8
+	SUBQ         R8, CX
+	SHLQ         $0x03, R8
+	ADDQ         R8, SI
+	NEGQ         R8
+	PCALIGN      $0x40
+
+l2blocks:
+	VANDPD (SI)(R8*1), Y31, Y8
+	VADDPD Y8, Y0, Y0
+	VANDPD 32(SI)(R8*1), Y31, Y9
+	VADDPD Y9, Y1, Y1
+	VANDPD 64(SI)(R8*1), Y31, Y10
+	VADDPD Y10, Y2, Y2
+	VANDPD 96(SI)(R8*1), Y31, Y11
+	VADDPD Y11, Y3, Y3
+	ADDQ   $0x00000080, R8
+	JNE    l2blocks
+	JMP    vectors
+	PCALIGN $0x40
 
 blocks:
 	CMPQ   CX, $0x00000040
@@ -1981,28 +2048,29 @@ done:
 // func dotF64AVX512(a []float64, b []float64) float64
 // Requires: AVX, AVX512DQ, AVX512F, FMA3, SSE2
 TEXT ·dotF64AVX512(SB), NOSPLIT, $0-56
-	MOVQ   a_base+0(FP), SI
-	MOVQ   a_len+8(FP), CX
-	MOVQ   b_base+24(FP), DX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	CMPQ   CX, $0x00001000
-	JB     blocks
-	CMPQ   CX, $0x00008000
-	JAE    blocks
-	MOVQ   CX, R8
-	ANDQ   $-16, R8
-	SUBQ   R8, CX
-	SHLQ   $0x03, R8
-	ADDQ   R8, SI
-	ADDQ   R8, DX
-	NEGQ   R8
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), CX
+	MOVQ    b_base+24(FP), DX
+	VXORPS  Z0, Z0, Z0
+	VXORPS  Z1, Z1, Z1
+	VXORPS  Z2, Z2, Z2
+	VXORPS  Z3, Z3, Z3
+	VXORPS  Z4, Z4, Z4
+	VXORPS  Z5, Z5, Z5
+	VXORPS  Z6, Z6, Z6
+	VXORPS  Z7, Z7, Z7
+	CMPQ    CX, $0x00001000
+	JB      blocks
+	CMPQ    CX, $0x00008000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-16, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	ADDQ    R8, DX
+	NEGQ    R8
+	PCALIGN $0x40
 
 l2blocks:
 	VMOVUPD     (SI)(R8*1), Y8
@@ -2016,6 +2084,7 @@ l2blocks:
 	ADDQ        $0x00000080, R8
 	JNE         l2blocks
 	JMP         vectors
+	PCALIGN $0x40
 
 blocks:
 	CMPQ        CX, $0x00000040
@@ -2129,6 +2198,7 @@ TEXT ·maxF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X31
 	VBROADCASTSD X31, Z31
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ    CX, $0x00000040
@@ -2291,6 +2361,7 @@ TEXT ·minF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X31
 	VBROADCASTSD X31, Z31
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ    CX, $0x00000040
@@ -2432,16 +2503,17 @@ nan:
 // func sumSquaresF64AVX512(x []float64) float64
 // Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·sumSquaresF64AVX512(SB), NOSPLIT, $0-32
-	MOVQ   x_base+0(FP), SI
-	MOVQ   x_len+8(FP), CX
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	VXORPS  Z0, Z0, Z0
+	VXORPS  Z1, Z1, Z1
+	VXORPS  Z2, Z2, Z2
+	VXORPS  Z3, Z3, Z3
+	VXORPS  Z4, Z4, Z4
+	VXORPS  Z5, Z5, Z5
+	VXORPS  Z6, Z6, Z6
+	VXORPS  Z7, Z7, Z7
+	PCALIGN $0x40
 
 blocks:
 	CMPQ        CX, $0x00000040
@@ -2534,6 +2606,7 @@ TEXT ·indexEqF64AVX512(SB), NOSPLIT, $0-40
 	MOVQ         SI, BX
 	MOVSD        v+24(FP), X15
 	VBROADCASTSD X15, Z15
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ     CX, $0x00000020
@@ -2657,9 +2730,10 @@ ret:
 // func indexNaNF64AVX512(x []float64) int
 // Requires: AVX, AVX512F
 TEXT ·indexNaNF64AVX512(SB), NOSPLIT, $0-32
-	MOVQ x_base+0(FP), SI
-	MOVQ x_len+8(FP), CX
-	MOVQ SI, BX
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	MOVQ    SI, BX
+	PCALIGN $0x40
 
 blocks:
 	CMPQ     CX, $0x00000020
@@ -2790,12 +2864,13 @@ ret:
 // func sumF64AVX2(x []float64) float64
 // Requires: AVX, SSE2
 TEXT ·sumF64AVX2(SB), NOSPLIT, $0-32
-	MOVQ   x_base+0(FP), SI
-	MOVQ   x_len+8(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	PCALIGN $0x40
 
 blocks:
 	CMPQ   CX, $0x00000010
@@ -2863,6 +2938,7 @@ TEXT ·sumAbsF64AVX2(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X15
 	VBROADCASTSD X15, Y15
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ   CX, $0x00000010
@@ -2929,13 +3005,14 @@ scalarend:
 // func dotF64AVX2(a []float64, b []float64) float64
 // Requires: AVX, FMA3, SSE2
 TEXT ·dotF64AVX2(SB), NOSPLIT, $0-56
-	MOVQ   a_base+0(FP), SI
-	MOVQ   a_len+8(FP), CX
-	MOVQ   b_base+24(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	MOVQ    a_base+0(FP), SI
+	MOVQ    a_len+8(FP), CX
+	MOVQ    b_base+24(FP), DX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	PCALIGN $0x40
 
 blocks:
 	CMPQ        CX, $0x00000010
@@ -3017,6 +3094,7 @@ TEXT ·maxF64AVX2(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X15
 	VBROADCASTSD X15, Y15
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ    CX, $0x00000010
@@ -3123,6 +3201,7 @@ TEXT ·minF64AVX2(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X15
 	VBROADCASTSD X15, Y15
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ    CX, $0x00000010
@@ -3216,12 +3295,13 @@ nan:
 // func sumSquaresF64AVX2(x []float64) float64
 // Requires: AVX, FMA3, SSE2
 TEXT ·sumSquaresF64AVX2(SB), NOSPLIT, $0-32
-	MOVQ   x_base+0(FP), SI
-	MOVQ   x_len+8(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	PCALIGN $0x40
 
 blocks:
 	CMPQ        CX, $0x00000010
@@ -3292,6 +3372,7 @@ TEXT ·indexEqF64AVX2(SB), NOSPLIT, $0-40
 	MOVQ         SI, BX
 	MOVSD        v+24(FP), X15
 	VBROADCASTSD X15, Y15
+	PCALIGN      $0x40
 
 blocks:
 	CMPQ      CX, $0x00000010
@@ -3414,9 +3495,10 @@ ret:
 // func indexNaNF64AVX2(x []float64) int
 // Requires: AVX
 TEXT ·indexNaNF64AVX2(SB), NOSPLIT, $0-32
-	MOVQ x_base+0(FP), SI
-	MOVQ x_len+8(FP), CX
-	MOVQ SI, BX
+	MOVQ    x_base+0(FP), SI
+	MOVQ    x_len+8(FP), CX
+	MOVQ    SI, BX
+	PCALIGN $0x40
 
 blocks:
 	CMPQ      CX, $0x00000010

@@ -106,10 +106,11 @@ func sumScales[T float]() []T {
 	return []T{1, T(lo), T(hi)}
 }
 
-// sumLengths adds to testLengths one length in the range where the AVX-512
-// dot kernels run their L2 blocks (asm/gen/reduce: l2Min..l2Max bytes) at
-// both widths, with a remainder after them.
-var sumLengths = append(append([]int(nil), testLengths...), 10007)
+// sumLengths adds to testLengths lengths in the ranges where the AVX-512 dot
+// and sumAbs kernels run their L2 blocks (asm/gen/reduce: l2Min..l2Max bytes
+// of input) at both widths, with a remainder after them: 10007 for dot,
+// 20011 for both (float32 sumAbs starts at 16384).
+var sumLengths = append(append([]int(nil), testLengths...), 10007, 20011)
 
 func TestSums(t *testing.T)    { testSums[float32](t) }
 func TestSumsF64(t *testing.T) { testSums[float64](t) }

@@ -216,7 +216,8 @@ func generate(k kernel, s x86.ISA) {
 	}
 	streaming(s, dst, compute, step, advance)
 	if s.Masked {
-		maskedHead(s, dst, "cachedaligned", compute, advance)
+		// The head's jumps go to the block loop's own label: see x86.Align.
+		maskedHead(s, dst, "blocks", compute, advance)
 	}
 	s.Loop("", 4, func(w x86.Width, i int) {
 		r := compute(w, i, false)
@@ -250,10 +251,18 @@ const streamMin = 1 << 20
 // ordinary loop that follows finishes the rest. advance(r) moves every pointer
 // by r elements.
 func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int, bool) VecPhysical, step func(int), advance func(GPPhysical)) {
+	// Without a masked head, shorter lengths go straight to the block
+	// loop's label: a jump to its alignment padding is what x86.Align
+	// forbids.
+	cached := "blocks"
+	if s.Masked {
+		cached = "cached"
+	}
 	CMPQ(RCX, U32(streamMin))
-	JB(LabelRef("cached"))
+	JB(LabelRef(cached))
 	if s.Masked {
 		maskedHead(s, dst, "aligned", compute, advance)
+		Label("aligned")
 	} else {
 		// R9 = elements before dst is aligned (dst is aligned to its element size).
 		MOVQ(dst, R9)
@@ -281,17 +290,20 @@ func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int, bool) Vec
 	JMP(LabelRef("stream"))
 	Label("streamed")
 	SFENCE()
-	Label("cached")
+	if s.Masked {
+		Label("cached")
+	}
 }
 
 // maskedHead (AVX-512) computes the elements before dst's next 64-byte
 // boundary with one k-masked vector (K1 holds their lanes) and advances RCX
-// and the pointers past them, then falls through to label. The streaming
+// and the pointers past them, then falls through. The streaming
 // loop needs it for VMOVNTPS; the cached loop, so that its stores and (for
 // inputs that share dst's offset) its loads never straddle two cache lines,
 // which on L1-resident data had cost up to half the speed (the reductions'
 // alignHead in asm/gen/reduce measures it). Lengths shorter than the head,
-// and an aligned dst, skip it. Clobbers AX and R9.
+// and an aligned dst, skip it by jumping to label, which the caller places
+// after the head. Clobbers AX and R9.
 func maskedHead(s x86.ISA, dst GPPhysical, label string, compute func(x86.Width, int, bool) VecPhysical, advance func(GPPhysical)) {
 	MOVQ(dst, R9)
 	NEGQ(R9)
@@ -307,7 +319,6 @@ func maskedHead(s x86.ISA, dst GPPhysical, label string, compute func(x86.Width,
 	x86.P(s, VMOVUPS, VMOVUPD)(r, x86.KReg(1), x86.At(dst, 0))
 	SUBQ(R9, RCX)
 	advance(R9)
-	Label(label)
 }
 
 func requires(s x86.ISA) string {

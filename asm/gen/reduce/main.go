@@ -150,6 +150,14 @@ func sum(s x86.ISA, name, doc string, kind sumKind) {
 			vadd(src, s.V(i), s.V(i))
 		}
 	}
+	if s.Masked && kind == absSum {
+		l2Blocks(s, 1, func(at func(base GPPhysical, i int) Mem) {
+			for i := 0; i < 4; i++ {
+				vand(at(RSI, i), x86.Y(s.Registers()-1), x86.Y(u+i))
+				vadd(x86.Y(u+i), x86.Y(i), x86.Y(i))
+			}
+		})
+	}
 	s.Loop("", u, func(w x86.Width, i int) {
 		add(x86.At(RSI, i*s.Bytes()), i)
 	}, func(n int) { ADDQ(U32(n), RSI) }, func() {
@@ -201,7 +209,14 @@ func dot(s x86.ISA) {
 	zero(s, u)
 	fma, movuZ := x86.P(s, VFMADD231PS, VFMADD231PD), x86.P(s, VMOVUPS_Z, VMOVUPD_Z)
 	if s.Masked {
-		l2Blocks(s, fma)
+		l2Blocks(s, 2, func(at func(base GPPhysical, i int) Mem) {
+			for i := 0; i < 4; i++ {
+				x86.P(s, VMOVUPS, VMOVUPD)(at(RSI, i), x86.Y(8+i))
+			}
+			for i := 0; i < 4; i++ {
+				fma(at(RDX, i), x86.Y(8+i), x86.Y(i))
+			}
+		})
 	}
 	s.Loop("", u, func(w x86.Width, i int) {
 		x86.P(s, VMOVUPS, VMOVUPD)(x86.At(RSI, i*s.Bytes()), s.V(u+i))
@@ -231,24 +246,38 @@ func dot(s x86.ISA) {
 	RET()
 }
 
-// Inputs of l2Min to l2Max bytes together (both slices) are read from L2 on
-// the development machine (Zen 5: 48 KiB L1, 1 MiB L2). There AVX-512's
+// Inputs of l2Min to l2Max bytes together (all input slices) are read from
+// L2 on the development machine (Zen 5: 48 KiB L1, 1 MiB L2). There AVX-512's
 // blocks of eight 64-byte vectors ran 15-20% slower than blocks of four
 // 32-byte ones (DotF64 at n = 10240: 934 against 798 ns, best of 61 rounds,
-// alternating; at 1024 and from 40960 on the wide blocks won), so dot runs
-// its AVX-512 loop on such inputs in blocks of four YMM vectors, into the low
-// halves of its first accumulators, and takes the rest through the usual
-// parts.
+// alternating; at 1024 and from 40960 on the wide blocks won), and sumAbs
+// ran 1.18-1.22x as fast on inputs of 400-480 KiB (SumAbsF64 at 6·10^4,
+// SumAbs at 10^5), 1.0-1.2x (from run to run) at SumAbsF64 3·10^4 and as
+// fast at 10^4 (thread CPU time, interleaved, under load). So dot and sumAbs run such inputs in
+// blocks of four YMM vectors, into the low halves of their first four
+// accumulators (a write to a YMM register clears its upper half: they start
+// at zero), and take the rest through the usual parts. The plain sum gained
+// nothing that way (within 4% either way), and max and min lost 15-25%: with
+// their NaN tracking they are bound by vector instructions, not by L2. The
+// path depends on the length only, so a sum stays the same for any address
+// of its input.
 const (
 	l2Min = 64 << 10
 	l2Max = 512 << 10
 )
 
-func l2Blocks(s x86.ISA, fma func(...Op)) {
+// l2Blocks emits that loop over the slices at RSI (and RDX when inputs is
+// 2): block emits one block of four YMM vectors, at(base, i) being vector
+// i's memory operand, keeping to the low halves of registers. The order
+// within a block is the caller's: dot's four loads before its four FMAs
+// (each load beside its FMA took 1.13x as long at DotF64 10^4), sumAbs's
+// AND and add a vector at a time (grouped, its gain at 3·10^4-10^5 went);
+// interleaved thread CPU time, under load.
+func l2Blocks(s x86.ISA, inputs int, block func(at func(base GPPhysical, i int) Mem)) {
 	y := x86.AVX2.At(s.Type)
-	CMPQ(RCX, U32(l2Min/(2*s.Size())))
+	CMPQ(RCX, U32(l2Min/(inputs*s.Size())))
 	JB(LabelRef("blocks"))
-	CMPQ(RCX, U32(l2Max/(2*s.Size())))
+	CMPQ(RCX, U32(l2Max/(inputs*s.Size())))
 	JAE(LabelRef("blocks"))
 	// R8 walks the blocks' bytes from -len up to 0 past the advanced
 	// pointers: one add and one fused branch an iteration, as the vek loop
@@ -258,15 +287,13 @@ func l2Blocks(s x86.ISA, fma func(...Op)) {
 	SUBQ(R8, RCX)
 	SHLQ(U8(s.Shift()), R8)
 	ADDQ(R8, RSI)
-	ADDQ(R8, RDX)
+	if inputs == 2 {
+		ADDQ(R8, RDX)
+	}
 	NEGQ(R8)
+	x86.Align()
 	Label("l2blocks")
-	for i := 0; i < 4; i++ {
-		x86.P(s, VMOVUPS, VMOVUPD)(Mem{Base: RSI, Index: R8, Scale: 1, Disp: i * y.Bytes()}, x86.Y(8+i))
-	}
-	for i := 0; i < 4; i++ {
-		fma(Mem{Base: RDX, Index: R8, Scale: 1, Disp: i * y.Bytes()}, x86.Y(8+i), x86.Y(i))
-	}
+	block(func(base GPPhysical, i int) Mem { return Mem{Base: base, Index: R8, Scale: 1, Disp: i * y.Bytes()} })
 	ADDQ(U32(4*y.Bytes()), R8)
 	JNE(LabelRef("l2blocks"))
 	JMP(LabelRef("vectors"))
