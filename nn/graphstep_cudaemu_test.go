@@ -166,7 +166,10 @@ func graphStepEmulated(t *testing.T, dev tensor.Device, model string, newModel f
 						t.Logf("replayed step: the host issued %+v", d)
 					}
 					// Steps 2 and 4 capture (one graph per buffer).
-					if i > 4 && ms1.Mallocs != ms0.Mallocs {
+					// A collection in the step empties the sync.Pools
+					// (tensor's loop states), which the step then refills:
+					// such a step is not held to zero.
+					if i > 4 && ms1.Mallocs != ms0.Mallocs && ms1.NumGC == ms0.NumGC {
 						t.Errorf("step %d: a replayed step made %d host allocations, want 0", i, ms1.Mallocs-ms0.Mallocs)
 					}
 					if d.GraphLaunches != 1 || d.Launches != 0 || d.Memsets != 0 || d.Syncs != 1 || d.Copies != copies {
