@@ -126,9 +126,11 @@ func TestLoss(t *testing.T, dev tensor.Device) {
 // TestOptim checks every op of the Optim family on dev: 3 steps of SGD
 // (momentum with dampening and weight decay; Nesterov's), Adam (L2
 // decay), AdamW, RMSProp (plain; centered, with momentum and weight
-// decay), Adam and AdamW with AMSGrad, Adagrad (lr decay, weight decay),
-// Adamax and NAdam (L2 and decoupled decay), and 8 of RAdam (L2 and
-// decoupled decay; the later steps rectified) over parameters of several shapes (empty, 0-d, a matrix, more
+// decay), Adam and AdamW with AMSGrad (one with β₂ = 0.5, so that v
+// falls below its maximum), Adagrad (lr decay, weight decay), Adamax,
+// NAdam (L2 and decoupled decay), the ε of Adagrad and Adamax large
+// enough to show, and 8 of RAdam (L2 and decoupled decay; the later steps
+// rectified) over parameters of several shapes (empty, 0-d, a matrix, more
 // than one block of 1024 elements), each without a gradient in one of the
 // steps, their state starting at zero. The result compared is every
 // parameter and state tensor after the steps, flattened and joined
@@ -163,16 +165,16 @@ func TestOptim(t *testing.T, dev tensor.Device) {
 			tensor.RMSPropStep(ps, gs, s[0], s[1], s[2], tensor.RMSPropParams{LR: 1e-2, Alpha: 0.9, Eps: 1e-6, Momentum: 0.5, WeightDecay: 0.05, Centered: true})
 		}},
 		{"Adam amsgrad+wd", 3, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
-			tensor.AdamAMSGradStep(ps, gs, s[0], s[1], s[2], steps, tensor.AdamParams{LR: 1e-2, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, WeightDecay: 0.1})
+			tensor.AdamAMSGradStep(ps, gs, s[0], s[1], s[2], steps, tensor.AdamParams{LR: 1e-2, Beta1: 0.8, Beta2: 0.5, Eps: 1e-6, WeightDecay: 0.1})
 		}},
 		{"AdamW amsgrad", 3, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
 			tensor.AdamAMSGradStep(ps, gs, s[0], s[1], s[2], steps, tensor.AdamParams{LR: 1e-2, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01, Decoupled: true})
 		}},
 		{"Adagrad lr decay+wd", 1, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
-			tensor.AdagradStep(ps, gs, s[0], steps, tensor.AdagradParams{LR: 1e-2, LRDecay: 0.1, WeightDecay: 0.05, Eps: 1e-10})
+			tensor.AdagradStep(ps, gs, s[0], steps, tensor.AdagradParams{LR: 1e-2, LRDecay: 0.1, WeightDecay: 0.05, Eps: 0.1})
 		}},
 		{"Adamax wd", 2, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
-			tensor.AdamaxStep(ps, gs, s[0], s[1], steps, tensor.AdamaxParams{LR: 2e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.05})
+			tensor.AdamaxStep(ps, gs, s[0], s[1], steps, tensor.AdamaxParams{LR: 2e-3, Beta1: 0.9, Beta2: 0.999, Eps: 0.1, WeightDecay: 0.05})
 		}},
 		{"NAdam wd", 2, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, mu []float64) {
 			tensor.NAdamStep(ps, gs, s[0], s[1], steps, mu, tensor.NAdamParams{LR: 2e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.05, MomentumDecay: 4e-3})
