@@ -28,9 +28,13 @@ func TestOptimFailedStepOnDevice(t *testing.T) {
 		{"AdamStep", func() { AdamStep(ps, gs, slot(), slot(), steps, adam) }},
 		{"AdamAMSGradStep", func() { AdamAMSGradStep(ps, gs, slot(), slot(), slot(), steps, adam) }},
 		{"AdagradStep", func() { AdagradStep(ps, gs, slot(), steps, AdagradParams{LR: 1e-2, Eps: 1e-10}) }},
-		{"AdamaxStep", func() { AdamaxStep(ps, gs, slot(), slot(), steps, AdamaxParams{LR: 2e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}) }},
+		{"AdamaxStep", func() {
+			AdamaxStep(ps, gs, slot(), slot(), steps, AdamaxParams{LR: 2e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+		}},
 		{"NAdamStep", func() { NAdamStep(ps, gs, slot(), slot(), steps, mu, nadam) }},
-		{"RAdamStep", func() { RAdamStep(ps, gs, slot(), slot(), steps, RAdamParams{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}) }},
+		{"RAdamStep", func() {
+			RAdamStep(ps, gs, slot(), slot(), steps, RAdamParams{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+		}},
 	} {
 		d.SetFaults(tensortest.Faults{Kernels: errors.New("out of memory")})
 		panics(t, "tensor: "+c.name+": 2 parameters on device(7): out of memory", c.f)
