@@ -39,14 +39,16 @@ import (
 // by the graph's first node), which Graph.Err reads after the replay.
 // An op whose scalars change from step to step on the host, which a
 // graph would replay frozen, either takes them from the graph's argument
-// block (Adam's bias corrections of its step counts: capture.arg), which
+// block (the optimizers' factors of their step counts, Adam's bias
+// corrections, NAdam's μ products...: capture.arg), which
 // Launch fills and uploads before each replay (a copy from Go memory,
 // outside the graph), or refuses to be captured (the Random family's
 // Philox offsets).
 
-// argFloats is the size of a graph's argument block: 2 floats per Adam
-// parameter.
-const argFloats = 1 << 14
+// argFloats is the size of a graph's argument block: 3 floats
+// (optScalars) per parameter of a step that counts (Adam, AMSGrad,
+// Adagrad, Adamax, NAdam, RAdam), for 8192 parameters.
+const argFloats = 3 << 13
 
 // argHook fills floats off..off+n of a graph's argument block before a
 // replay; advance is false for the first launch, which replays the

@@ -148,28 +148,36 @@ typedef struct {
 // LanesOptTable is the parameters an optimizer step updates in one launch
 // (optim.cu): tensor i has start[i+1] - start[i] elements (start[0] = 0) at
 // p[i], its gradient g[i] and state slots s0..s2[i] (SGD: the momentum
-// buffer; Adam: m, v; RMSProp: the square average, the gradient average,
-// the momentum buffer; NULL where the step reads none), a[i] and b[i] its
-// scalars (SGD: a ≠ 0 when the buffer has started; Adam: the bias
-// corrections' step size and 1/√(1-β₂ᵗ)). It is the kernel's argument, by
-// value: at most LANES_OPT_TENSORS tensors a launch. scalars, when not
-// NULL, is device memory holding a[i], b[i] as scalars[2i], scalars[2i+1]
-// instead (Adam in a CUDA graph, whose corrections change each replay).
+// buffer; Adam: m, v and, with amsgrad, the maximum of v; RMSProp: the
+// square average, the gradient average, the momentum buffer; Adagrad: the
+// sum of squares; Adamax: m and the infinity norm; NAdam, RAdam: m, v;
+// NULL where the step reads none), a[i], b[i] and c[i] its scalars (SGD:
+// a ≠ 0 when the buffer has started; Adam: the bias corrections' step size
+// and 1/√(1-β₂ᵗ); Adagrad, Adamax: a, the step size; NAdam: a and b the
+// factors of g/d and m/d, c 1/√(1-β₂ᵗ); RAdam: a the factor, b ≠ 0 when
+// the step is rectified). It is the kernel's argument, by value: at most
+// LANES_OPT_TENSORS tensors a launch. scalars, when not NULL, is device
+// memory holding a[i], b[i], c[i] as scalars[3i], scalars[3i+1],
+// scalars[3i+2] instead (the steps that count, in a CUDA graph, whose
+// scalars change each replay).
 #define LANES_OPT_TENSORS 40
-enum { LANES_OPT_SGD = 0, LANES_OPT_ADAM = 1, LANES_OPT_RMSPROP = 2 };
+enum {
+	LANES_OPT_SGD = 0, LANES_OPT_ADAM = 1, LANES_OPT_RMSPROP = 2, LANES_OPT_ADAGRAD = 3, LANES_OPT_ADAMAX = 4, LANES_OPT_NADAM = 5,
+	LANES_OPT_RADAM = 6
+};
 typedef struct {
 	float *p[LANES_OPT_TENSORS];
 	const float *g[LANES_OPT_TENSORS];
 	float *s0[LANES_OPT_TENSORS], *s1[LANES_OPT_TENSORS], *s2[LANES_OPT_TENSORS];
 	long long start[LANES_OPT_TENSORS + 1];
-	float a[LANES_OPT_TENSORS], b[LANES_OPT_TENSORS];
+	float a[LANES_OPT_TENSORS], b[LANES_OPT_TENSORS], c[LANES_OPT_TENSORS];
 	const float *scalars;
 	int count;
 } LanesOptTable;
 typedef struct {
 	int kind;
 	float lr, momentum, dampening, weight_decay, beta1, beta2, eps, alpha;
-	int nesterov, decoupled, centered;
+	int nesterov, decoupled, centered, amsgrad;
 } LanesOptParams;
 
 int lanes_sgemm(void *stream, int cfg, const LanesGemm *g, int gx, int gy, int gz);

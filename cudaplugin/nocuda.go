@@ -104,7 +104,19 @@ func (g *GPU) BCEWithLogits(loss, dx, x, target *tensor.Tensor) error          {
 func (g *GPU) SGD(params, grads, momentum []*tensor.Tensor, started []bool, hp tensor.SGDParams) error {
 	return ErrUnavailable
 }
-func (g *GPU) Adam(params, grads, m, v []*tensor.Tensor, steps []int64, hp tensor.AdamParams) error {
+func (g *GPU) Adam(params, grads, m, v, vmax []*tensor.Tensor, steps []int64, hp tensor.AdamParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) Adagrad(params, grads, sum []*tensor.Tensor, steps []int64, hp tensor.AdagradParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) Adamax(params, grads, m, u []*tensor.Tensor, steps []int64, hp tensor.AdamaxParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) NAdam(params, grads, m, v []*tensor.Tensor, steps []int64, muProduct []float64, hp tensor.NAdamParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) RAdam(params, grads, m, v []*tensor.Tensor, steps []int64, hp tensor.RAdamParams) error {
 	return ErrUnavailable
 }
 func (g *GPU) RMSProp(params, grads, squareAvg, gradAvg, momentum []*tensor.Tensor, hp tensor.RMSPropParams) error {

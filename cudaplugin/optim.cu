@@ -4,11 +4,39 @@
 // so a step needs no upload and no synchronization); a grid-stride loop
 // over the table's elements, each thread finding its tensor by binary
 // search over the table's prefix sums. The rules are tensor's (PyTorch's
-// SGD, Adam, AdamW and RMSprop), in float32.
+// SGD, Adam and AdamW with or without AMSGrad, RMSprop, Adagrad, Adamax,
+// NAdam and RAdam), in float32, the per-step scalars computed on the host
+// (tensor's AdamCorrections, AdagradStepSize, ...).
 
 #include "common.cuh"
 
 namespace {
+
+// adamMoments is the start of the Adam family's updates (Adam, NAdam,
+// RAdam), as tensor's: the weight decay (decoupled: p ← p·(1 - lr·wd);
+// else g ← g + wd·p) and the moments m ← β₁m + (1-β₁)g,
+// v ← β₂v + (1-β₂)g². It returns the gradient the update uses.
+__device__ __forceinline__ float adamMoments(const LanesOptParams &h, float *p, float g, float *m, float *v) {
+    if (h.weight_decay != 0 && h.decoupled) {
+        *p = *p * (1 - h.lr * h.weight_decay);
+    } else if (h.weight_decay != 0) {
+        g = fmaf(h.weight_decay, *p, g);
+    }
+    *m = fmaf(1 - h.beta1, g, h.beta1 * *m);
+    *v = fmaf(1 - h.beta2, g * g, h.beta2 * *v);
+    return g;
+}
+
+// scalarsOf sets a, b, c to tensor i's scalars: in a graph they change
+// each replay, so they are read from the device (t.scalars, written
+// before each launch); else from the table.
+__device__ __forceinline__ void scalarsOf(const LanesOptTable &t, int i, float &a, float &b, float &c) {
+    if (t.scalars) {
+        a = t.scalars[3 * i], b = t.scalars[3 * i + 1], c = t.scalars[3 * i + 2];
+    } else {
+        a = t.a[i], b = t.b[i], c = t.c[i];
+    }
+}
 
 __global__ void optimKernel(LanesOptTable t, LanesOptParams h) {
     const long long total = t.start[t.count];
@@ -40,19 +68,59 @@ __global__ void optimKernel(LanesOptTable t, LanesOptParams h) {
             break;
         }
         case LANES_OPT_ADAM: {
-            if (h.weight_decay != 0 && h.decoupled) {
-                *p = *p * (1 - h.lr * h.weight_decay);
-            } else if (h.weight_decay != 0) {
+            float *m = t.s0[i] + j, *v = t.s1[i] + j;
+            g = adamMoments(h, p, g, m, v);
+            float vhat = *v;
+            if (h.amsgrad) {
+                float *vmax = t.s2[i] + j;
+                *vmax = maxOf(*vmax, *v);
+                vhat = *vmax;
+            }
+            float a, b, c;
+            scalarsOf(t, i, a, b, c);
+            const float denom = sqrtf(vhat) * b + h.eps;
+            *p = fmaf(-a, *m / denom, *p);
+            break;
+        }
+        case LANES_OPT_ADAGRAD: {
+            if (h.weight_decay != 0) {
                 g = fmaf(h.weight_decay, *p, g);
             }
-            float *m = t.s0[i] + j, *v = t.s1[i] + j;
+            float *sum = t.s0[i] + j;
+            *sum = fmaf(g, g, *sum);
+            float a, b, c;
+            scalarsOf(t, i, a, b, c);
+            *p = fmaf(-a, g / (sqrtf(*sum) + h.eps), *p);
+            break;
+        }
+        case LANES_OPT_ADAMAX: {
+            if (h.weight_decay != 0) {
+                g = fmaf(h.weight_decay, *p, g);
+            }
+            float *m = t.s0[i] + j, *u = t.s1[i] + j;
             *m = fmaf(1 - h.beta1, g, h.beta1 * *m);
-            *v = fmaf(1 - h.beta2, g * g, h.beta2 * *v);
-            // In a graph the corrections change each replay: read them
-            // from the device (scalars, written before each launch).
-            const float a = t.scalars ? t.scalars[2 * i] : t.a[i], b = t.scalars ? t.scalars[2 * i + 1] : t.b[i];
-            const float denom = sqrtf(*v) * b + h.eps;
-            *p = fmaf(-a, *m / denom, *p);
+            *u = maxOf(h.beta2 * *u, fabsf(g) + h.eps);
+            float a, b, c;
+            scalarsOf(t, i, a, b, c);
+            *p = fmaf(-a, *m / *u, *p);
+            break;
+        }
+        case LANES_OPT_NADAM: {
+            float *m = t.s0[i] + j, *v = t.s1[i] + j;
+            g = adamMoments(h, p, g, m, v);
+            float a, b, c;
+            scalarsOf(t, i, a, b, c);
+            const float d = sqrtf(*v) * c + h.eps;
+            *p = fmaf(a, g / d, *p);
+            *p = fmaf(b, *m / d, *p);
+            break;
+        }
+        case LANES_OPT_RADAM: {
+            float *m = t.s0[i] + j, *v = t.s1[i] + j;
+            adamMoments(h, p, g, m, v);
+            float a, b, c;
+            scalarsOf(t, i, a, b, c);
+            *p = fmaf(a, b != 0 ? *m / (sqrtf(*v) + h.eps) : *m, *p);
             break;
         }
         default: { // LANES_OPT_RMSPROP
@@ -85,7 +153,7 @@ __global__ void optimKernel(LanesOptTable t, LanesOptParams h) {
 } // namespace
 
 extern "C" int lanes_optim(void *stream, const LanesOptTable *t, const LanesOptParams *h) {
-    if (t->count < 0 || t->count > LANES_OPT_TENSORS || h->kind < LANES_OPT_SGD || h->kind > LANES_OPT_RMSPROP) {
+    if (t->count < 0 || t->count > LANES_OPT_TENSORS || h->kind < LANES_OPT_SGD || h->kind > LANES_OPT_RADAM) {
         return ERR_INVALID_VALUE;
     }
     if (t->count == 0 || t->start[t->count] <= 0) {

@@ -143,7 +143,19 @@ func TestNilGPU(t *testing.T) {
 				return g.SGD([]*tensor.Tensor{a}, []*tensor.Tensor{b}, nil, []bool{false}, tensor.SGDParams{LR: 1})
 			}},
 			{"Adam", func() error {
-				return g.Adam([]*tensor.Tensor{a}, []*tensor.Tensor{b}, []*tensor.Tensor{c}, []*tensor.Tensor{tensor.New(2, 2)}, []int64{1}, tensor.AdamParams{LR: 1})
+				return g.Adam([]*tensor.Tensor{a}, []*tensor.Tensor{b}, []*tensor.Tensor{c}, []*tensor.Tensor{tensor.New(2, 2)}, nil, []int64{1}, tensor.AdamParams{LR: 1})
+			}},
+			{"Adagrad", func() error {
+				return g.Adagrad([]*tensor.Tensor{a}, []*tensor.Tensor{b}, []*tensor.Tensor{c}, []int64{1}, tensor.AdagradParams{LR: 1})
+			}},
+			{"Adamax", func() error {
+				return g.Adamax([]*tensor.Tensor{a}, []*tensor.Tensor{b}, []*tensor.Tensor{c}, []*tensor.Tensor{tensor.New(2, 2)}, []int64{1}, tensor.AdamaxParams{LR: 1})
+			}},
+			{"NAdam", func() error {
+				return g.NAdam([]*tensor.Tensor{a}, []*tensor.Tensor{b}, []*tensor.Tensor{c}, []*tensor.Tensor{tensor.New(2, 2)}, []int64{1}, []float64{0.9}, tensor.NAdamParams{LR: 1})
+			}},
+			{"RAdam", func() error {
+				return g.RAdam([]*tensor.Tensor{a}, []*tensor.Tensor{b}, []*tensor.Tensor{c}, []*tensor.Tensor{tensor.New(2, 2)}, []int64{1}, tensor.RAdamParams{LR: 1})
 			}},
 			{"RMSProp", func() error {
 				return g.RMSProp([]*tensor.Tensor{a}, []*tensor.Tensor{b}, []*tensor.Tensor{c}, nil, nil, tensor.RMSPropParams{LR: 1})

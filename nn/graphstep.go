@@ -32,9 +32,10 @@ const maxGraphs = 2
 // on the tape tp (which f resets), with the arguments it had when
 // captured: host state that f changes or reads is not seen by a replay
 // (a learning rate changed with SetLR after the capture, host counters),
-// except Adam's step counts, which each replay advances (the device takes
-// the bias corrections from memory it fills before each launch, so that
-// SGD, RMSProp, Adam and AdamW all replay as they run eagerly). Dropout,
+// except the optimizers' step counts (and NAdam's μ products), which each
+// replay advances (the device takes the factors they give, Adam's bias
+// corrections..., from memory it fills before each launch, so that every
+// optimizer of nn replays as it runs eagerly). Dropout,
 // whose seed the host draws at each step, refuses to be captured (the
 // device's error names it). A failed capture does not roll back the host
 // state f changed (the tape's, a random source's draws). A step of host

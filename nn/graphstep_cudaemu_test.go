@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,8 +27,9 @@ type graphRun struct {
 }
 
 // newGraphRun makes the run of model on dev: n random rows (labels
-// 0..9), batches of batch rows, SGD with momentum (or Adam).
-func newGraphRun(t *testing.T, dev tensor.Device, model func(*rand.Rand) Module, xs []int, n, batch int, adam bool) *graphRun {
+// 0..9), batches of batch rows, the optimizer opt: "sgd" (with
+// momentum), "adam", "nadam", "radam" or "adagrad".
+func newGraphRun(t *testing.T, dev tensor.Device, model func(*rand.Rand) Module, xs []int, n, batch int, opt string) *graphRun {
 	t.Helper()
 	r := rand.New(rand.NewPCG(4, 21))
 	m := model(r)
@@ -45,12 +47,21 @@ func newGraphRun(t *testing.T, dev tensor.Device, model func(*rand.Rand) Module,
 		t.Fatal(err)
 	}
 	s := &graphRun{m: m, b: b, tp: NewTape()}
-	if adam {
-		s.opt = NewAdam(Params(m), 1e-3)
-	} else {
-		sgd := NewSGD(Params(m), 0.05)
+	switch ps := Params(m); opt {
+	case "sgd":
+		sgd := NewSGD(ps, 0.05)
 		sgd.Momentum = 0.9
 		s.opt = sgd
+	case "adam":
+		s.opt = NewAdam(ps, 1e-3)
+	case "nadam":
+		s.opt = NewNAdam(ps, 2e-3)
+	case "radam": // rectified from its 6th step
+		s.opt = NewRAdam(ps, 1e-3)
+	case "adagrad":
+		s.opt = NewAdagrad(ps, 1e-2)
+	default:
+		t.Fatalf("no optimizer %q", opt)
 	}
 	s.step = func(x, y *tensor.Tensor) *Var {
 		s.tp.Reset()
@@ -114,28 +125,29 @@ func TestGraphStepEmulated(t *testing.T) {
 	g := openEmulated(t)
 	dev := g.Device()
 	for _, c := range models {
-		for _, adam := range []bool{false, true} {
-			name := c.name + "/sgd"
-			if adam {
-				name = c.name + "/adam"
-			}
-			t.Run(name, func(t *testing.T) { graphStepEmulated(t, dev, c.name, c.model, c.x, adam) })
+		opts := []string{"sgd", "adam"}
+		if c.name != "cnn" { // the optimizers that count their steps, on the MLP
+			opts = append(opts, "nadam", "radam", "adagrad")
+		}
+		for _, opt := range opts {
+			t.Run(c.name+"/"+opt, func(t *testing.T) { graphStepEmulated(t, dev, c.name, c.model, c.x, opt) })
 		}
 	}
 }
 
-func graphStepEmulated(t *testing.T, dev tensor.Device, model string, newModel func(*rand.Rand) Module, xs []int, adam bool) {
+func graphStepEmulated(t *testing.T, dev tensor.Device, model string, newModel func(*rand.Rand) Module, xs []int, opt string) {
 	{
 		{
 			batch, n, steps := 16, 48, 12
 			if model == "cnn" {
 				batch, n, steps = 4, 12, 8
 			}
-			eager := newGraphRun(t, dev, newModel, xs, n, batch, adam)
-			graphs := newGraphRun(t, dev, newModel, xs, n, batch, adam)
-			// Adam's corrections: one more copy a step, before the launch.
+			eager := newGraphRun(t, dev, newModel, xs, n, batch, opt)
+			graphs := newGraphRun(t, dev, newModel, xs, n, batch, opt)
+			// The factors of the step counts (Adam's corrections...): one
+			// more copy a step, before the launch.
 			copies := int64(1)
-			if adam {
+			if opt != "sgd" {
 				copies = 2
 			}
 			var mem []tensor.MemStats
@@ -200,12 +212,16 @@ func graphStepEmulated(t *testing.T, dev tensor.Device, model string, newModel f
 					}
 				}
 			}
-			if adam {
-				es, gs := eager.opt.(*Adam).steps, graphs.opt.(*Adam).steps
+			if es, gs := stepCounts(eager.opt), stepCounts(graphs.opt); opt != "sgd" {
 				for i := range es {
 					if es[i] != gs[i] || es[i] != int64(steps) {
-						t.Fatalf("Adam's step counts: %v with graphs, %v eagerly, want %d", gs, es, steps)
+						t.Fatalf("%s's step counts: %v with graphs, %v eagerly, want %d", opt, gs, es, steps)
 					}
+				}
+			}
+			if opt == "nadam" {
+				if es, gs := eager.opt.(*NAdam).muProduct, graphs.opt.(*NAdam).muProduct; !slices.Equal(es, gs) {
+					t.Fatalf("NAdam's μ products: %v with graphs, %v eagerly", gs, es)
 				}
 			}
 			if err := graphs.gs.Close(); err != nil {
@@ -213,6 +229,22 @@ func graphStepEmulated(t *testing.T, dev tensor.Device, model string, newModel f
 			}
 		}
 	}
+}
+
+// stepCounts returns the step counts of opt, an optimizer that counts
+// them (nil for another).
+func stepCounts(opt Optimizer) []int64 {
+	switch o := opt.(type) {
+	case *Adam:
+		return o.steps
+	case *NAdam:
+		return o.steps
+	case *RAdam:
+		return o.steps
+	case *Adagrad:
+		return o.steps
+	}
+	return nil
 }
 
 // EmulatorDelta is after - before.
@@ -233,7 +265,7 @@ func TestGraphStepErrorsEmulated(t *testing.T) {
 	c := models[0] // mlp
 
 	t.Run("bad label", func(t *testing.T) {
-		s := newGraphRun(t, dev, c.model, c.x, 48, 16, false)
+		s := newGraphRun(t, dev, c.model, c.x, 48, 16, "sgd")
 		for i := range 4 {
 			x, y := s.next(t)
 			if _, err := s.gs.Run(x, y); err != nil {
@@ -259,7 +291,7 @@ func TestGraphStepErrorsEmulated(t *testing.T) {
 	})
 
 	t.Run("shape change", func(t *testing.T) {
-		s := newGraphRun(t, dev, c.model, c.x, 48, 16, false)
+		s := newGraphRun(t, dev, c.model, c.x, 48, 16, "sgd")
 		for i := range 3 {
 			x, y := s.next(t)
 			if _, err := s.gs.Run(x, y); err != nil {
@@ -288,8 +320,8 @@ func TestGraphStepErrorsEmulated(t *testing.T) {
 		{"Item", "needed the host", false, true},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
-			s := newGraphRun(t, dev, c.model, c.x, 48, 16, false)
-			ref := newGraphRun(t, dev, c.model, c.x, 48, 16, false)
+			s := newGraphRun(t, dev, c.model, c.x, 48, 16, "sgd")
+			ref := newGraphRun(t, dev, c.model, c.x, 48, 16, "sgd")
 			for _, run := range []*graphRun{s, ref} {
 				run := run
 				r := rand.New(rand.NewPCG(7, 7))

@@ -177,7 +177,7 @@ func (o *SGD) Step() {
 // AMSGrad is PyTorch's amsgrad option: the denominator takes the running
 // maximum v̂ ← max(v̂, v) instead of v (tensor.AdamAMSGradStep), a third
 // state tensor for each parameter (made at the first Step or checkpoint
-// with AMSGrad set); it runs on the host only.
+// with AMSGrad set, on the parameter's device).
 type Adam struct {
 	Beta1, Beta2, Eps, WeightDecay float32
 	Decoupled, AMSGrad             bool

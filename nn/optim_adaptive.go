@@ -4,11 +4,14 @@ import (
 	"github.com/lanesgo/lanes/tensor"
 )
 
-// The optimizers of this file (Adagrad, Adamax, NAdam, RAdam) and Adam's
-// AMSGrad option step on the host only (tensor's AdagradStep, AdamaxStep,
-// NAdamStep, RAdamStep, AdamAMSGradStep): with parameters on a device
-// their Step panics, "tensor: <Step>: not available on device <d>".
-// Each parameter keeps its own step count t, as PyTorch's state["step"].
+// The optimizers of this file (Adagrad, Adamax, NAdam, RAdam), as Adam's
+// AMSGrad option, step through tensor's AdagradStep, AdamaxStep,
+// NAdamStep, RAdamStep and AdamAMSGradStep: on the device of their
+// parameters (their state is made there), one multi-tensor launch a step
+// on a GPU, and in a GraphStep's replays as Adam does (the device takes
+// the factors of the step counts, and NAdam's μ products, from memory
+// filled before each launch). Each parameter keeps its own step count t,
+// as PyTorch's state["step"].
 
 // Adagrad is PyTorch's optim.Adagrad (see tensor.AdagradStep):
 //
@@ -36,9 +39,8 @@ func NewAdagrad(params []*Var, lr float32) *Adagrad {
 func (o *Adagrad) Step() {
 	values, grads := o.operands()
 	for i, g := range grads {
-		// (on the host only: on a device AdagradStep panics, and the
-		// state must not change first)
-		if g != nil && o.steps[i] == 0 && o.InitialAccumulatorValue != 0 && onHost(o.state[0][i]) {
+		// (a step that fails leaves the count at 0: the next fills again)
+		if g != nil && o.steps[i] == 0 && o.InitialAccumulatorValue != 0 {
 			tensor.Fill(o.state[0][i], o.InitialAccumulatorValue)
 		}
 	}

@@ -234,12 +234,17 @@ type LossKernels interface {
 	BCEWithLogits(loss, dx, x, target *Tensor) error
 }
 
-// OptimKernels is the family of multi-tensor optimizer steps (optim.go):
-// one call updates every parameter. The public functions have checked
-// the lists (one entry per parameter; every tensor contiguous, of its
-// parameter's shape, on the Backend's device; the slot lists a step
-// does not read may be nil) and the counters. A nil grads[i] skips
-// parameter i and its state.
+// OptimKernels is the family of multi-tensor optimizer steps (optim.go,
+// optim_adaptive.go): one call updates every parameter. The public
+// functions have checked the lists (one entry per parameter; every
+// tensor contiguous, of its parameter's shape, on the Backend's device;
+// the slot lists a step does not read may be nil) and the counters. A
+// nil grads[i] skips parameter i and its state. The per-step scalars of
+// a step (bias corrections, learning-rate decay, NAdam's μ products,
+// RAdam's rectification) are those of the exported functions its method
+// names, computed on the host in float64 and rounded once, so that every
+// device rounds them alike; the host counters they come from are
+// advanced by the public function before the call.
 //
 // An implementation that fails for want of memory does so before it has
 // written anything (the public function then advances no counter), so that
@@ -249,11 +254,25 @@ type OptimKernels interface {
 	// SGD is SGDStep's update; started[i] says whether momentum[i] holds
 	// a buffer yet (the public function sets the flags afterwards).
 	SGD(params, grads, momentum []*Tensor, started []bool, hp SGDParams) error
-	// Adam is AdamStep's update; steps[i] is parameter i's step t,
-	// already advanced, whose bias corrections AdamCorrections gives.
-	Adam(params, grads, m, v []*Tensor, steps []int64, hp AdamParams) error
+	// Adam is AdamStep's update, or AdamAMSGradStep's when vmax is not
+	// nil; steps[i] is parameter i's step t, already advanced, whose bias
+	// corrections AdamCorrections gives.
+	Adam(params, grads, m, v, vmax []*Tensor, steps []int64, hp AdamParams) error
 	// RMSProp is RMSPropStep's update.
 	RMSProp(params, grads, squareAvg, gradAvg, momentum []*Tensor, hp RMSPropParams) error
+	// Adagrad is AdagradStep's update; steps advanced, whose factors
+	// AdagradStepSize gives.
+	Adagrad(params, grads, sum []*Tensor, steps []int64, hp AdagradParams) error
+	// Adamax is AdamaxStep's update; steps advanced, whose factors
+	// AdamaxStepSize gives.
+	Adamax(params, grads, m, u []*Tensor, steps []int64, hp AdamaxParams) error
+	// NAdam is NAdamStep's update; steps and muProduct advanced (the
+	// product through this step's μₜ), whose factors NAdamCorrections
+	// gives.
+	NAdam(params, grads, m, v []*Tensor, steps []int64, muProduct []float64, hp NAdamParams) error
+	// RAdam is RAdamStep's update; steps advanced, whose factors
+	// RAdamCorrections gives.
+	RAdam(params, grads, m, v []*Tensor, steps []int64, hp RAdamParams) error
 }
 
 // A Backend is a place ops run: its memory and its implementation of each

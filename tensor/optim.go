@@ -102,6 +102,14 @@ func AdamStep(params, grads, m, v []*Tensor, steps []int64, hp AdamParams) {
 	checkSlots(op, params, "v", v)
 	dev := optimDevice(op, params, grads, m, v)
 	k := optimOn(op, dev, params)
+	countedStep(op, dev, params, grads, steps, func() error { return k.Adam(params, grads, m, v, nil, steps, hp) })
+}
+
+// countedStep runs a step that counts each parameter's steps: it
+// advances steps[i] of every parameter with a gradient, runs the step,
+// and takes the counts back when the step fails (a failed step counts
+// for no parameter) before panicking with its error (optimRan).
+func countedStep(op string, dev Device, params, grads []*Tensor, steps []int64, run func() error) {
 	advance := func(by int64) {
 		for i, g := range grads {
 			if g != nil {
@@ -110,8 +118,8 @@ func AdamStep(params, grads, m, v []*Tensor, steps []int64, hp AdamParams) {
 		}
 	}
 	advance(1)
-	if err := k.Adam(params, grads, m, v, steps, hp); err != nil {
-		advance(-1) // a failed step counts for no parameter
+	if err := run(); err != nil {
+		advance(-1)
 		optimRan(op, dev, params, err)
 	}
 }
@@ -380,26 +388,21 @@ func (u *sgdUpdate) update(i int, p, g []float32, s [][]float32, tmp *[2][]float
 	simd.Axpy(p, -o.LR, t)
 }
 
-// Adam is the CPU's AdamStep (the operands on the host; steps advanced).
-func (cpuKernels) Adam(params, grads, m, v []*Tensor, steps []int64, hp AdamParams) error {
+// Adam is the CPU's AdamStep, and AdamAMSGradStep's with vmax (the
+// operands on the host; steps advanced).
+func (cpuKernels) Adam(params, grads, m, v, vmax []*Tensor, steps []int64, hp AdamParams) error {
 	j := optimJobs.Get()
-	j.adamCorrections(params, grads, steps, hp)
-	j.blocks(params, grads, &j.adam, m, v)
-	optimJobs.Put(j)
-	return nil
-}
-
-// adamCorrections sets j's Adam update to hp and this step's bias
-// corrections of each parameter with a gradient (steps advanced).
-func (j *blockJob) adamCorrections(params, grads []*Tensor, steps []int64, hp AdamParams) {
 	u := &j.adam
-	u.hp = hp
+	u.hp, u.amsgrad = hp, vmax != nil
 	u.stepSize, u.invSqrtBC2 = perParam(u.stepSize, len(params)), perParam(u.invSqrtBC2, len(params))
 	for i, g := range grads {
 		if g != nil {
 			u.stepSize[i], u.invSqrtBC2[i] = AdamCorrections(hp, steps[i])
 		}
 	}
+	j.blocks(params, grads, u, m, v, vmax)
+	optimJobs.Put(j)
+	return nil
 }
 
 type adamUpdate struct {
@@ -407,7 +410,7 @@ type adamUpdate struct {
 	// This step's bias corrections (AdamCorrections) for each parameter.
 	stepSize, invSqrtBC2 []float32
 	// amsgrad: the denominator takes the running maximum of v, slot 2
-	// (AdamAMSGradStep).
+	// (AdamAMSGradStep's vmax).
 	amsgrad bool
 }
 

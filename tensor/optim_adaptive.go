@@ -1,26 +1,30 @@
 package tensor
 
 import (
-	"fmt"
 	"math"
 	"slices"
 
+	"github.com/lanesgo/lanes/internal/freelist"
 	"github.com/lanesgo/lanes/simd"
 )
 
-// The host-only optimizer steps: PyTorch's optim.Adagrad, Adamax, NAdam,
+// The adaptive optimizer steps: PyTorch's optim.Adagrad, Adamax, NAdam,
 // RAdam and Adam's amsgrad option. They take lists as SGDStep, AdamStep
 // and RMSPropStep do (one entry per parameter, contiguous tensors of the
-// parameter's shape, a nil gradient skipping its parameter and state,
-// no overlap) and run on the CPU only, through the same blocked simd
-// updates: they are not in the device families (OptimKernels), so
-// tensors on a device make them panic with "tensor: <Step>: not
-// available on device <d>" (copy the parameters, gradients and state to
-// the host with To, or use SGD, Adam or RMSProp there). Their per-step
-// scalar factors (bias corrections, NAdam's μ products, RAdam's
-// rectification) are computed in float64 on the host and rounded once;
-// the elementwise arithmetic is float32, one rounding an operation but
-// where simd's Axpy fuses a multiply-add, as the other steps.
+// parameter's shape, all on one device, a nil gradient skipping its
+// parameter and state, no overlap) and run on the device of their
+// tensors, through its Optim family (OptimKernels: one multi-tensor
+// launch a step on a GPU), on the host through the same blocked simd
+// updates as the others. Their per-step scalar factors (bias
+// corrections, Adagrad's learning-rate decay, NAdam's μ products, RAdam's
+// rectification: AdagradStepSize, AdamaxStepSize, NAdamCorrections,
+// RAdamCorrections) are computed in float64 on the host and rounded
+// once, the same for every device; the elementwise arithmetic is
+// float32, one rounding an operation but where simd's Axpy fuses a
+// multiply-add, as the other steps (a device's kernel fuses where it
+// may, so its results are the CPU's within a few ulps, not bit for bit).
+// On a device, an error of the implementation panics as the other steps'
+// do, the step counts (and NAdam's μ products) as they were before.
 
 // AdagradParams are Adagrad's hyperparameters (PyTorch's optim.Adagrad:
 // lr, lr_decay, weight_decay, eps; initial_accumulator_value is the
@@ -61,19 +65,15 @@ func AdagradStep(params, grads, sum []*Tensor, steps []int64, hp AdagradParams) 
 	const op = "AdagradStep"
 	checkStep(op, params, grads, len(steps), "step counts")
 	checkSlots(op, params, "sum", sum)
-	hostOptim(op, params, grads, sum)
-	j := optimJobs.Get()
-	u := &j.ada
-	u.hp = hp
-	u.clr = perParam(u.clr, len(params))
-	for i, g := range grads {
-		if g != nil {
-			steps[i]++
-			u.clr[i] = float32(float64(hp.LR) / (1 + float64(steps[i]-1)*float64(hp.LRDecay)))
-		}
-	}
-	j.blocks(params, grads, u, sum)
-	optimJobs.Put(j)
+	dev := optimDevice(op, params, grads, sum)
+	k := optimOn(op, dev, params)
+	countedStep(op, dev, params, grads, steps, func() error { return k.Adagrad(params, grads, sum, steps, hp) })
+}
+
+// AdagradStepSize returns Adagrad's step size at step t,
+// LR/(1 + (t-1)·LRDecay), computed in float64 and rounded once.
+func AdagradStepSize(hp AdagradParams, t int64) float32 {
+	return float32(float64(hp.LR) / (1 + float64(t-1)*float64(hp.LRDecay)))
 }
 
 // AdamaxStep is one step of Adamax (Kingma and Ba's infinity-norm Adam)
@@ -90,19 +90,15 @@ func AdamaxStep(params, grads, m, u []*Tensor, steps []int64, hp AdamaxParams) {
 	checkStep(op, params, grads, len(steps), "step counts")
 	checkSlots(op, params, "m", m)
 	checkSlots(op, params, "u", u)
-	hostOptim(op, params, grads, m, u)
-	j := optimJobs.Get()
-	up := &j.adamax
-	up.hp = hp
-	up.clr = perParam(up.clr, len(params))
-	for i, g := range grads {
-		if g != nil {
-			steps[i]++
-			up.clr[i] = float32(float64(hp.LR) / (1 - math.Pow(float64(hp.Beta1), float64(steps[i]))))
-		}
-	}
-	j.blocks(params, grads, up, m, u)
-	optimJobs.Put(j)
+	dev := optimDevice(op, params, grads, m, u)
+	k := optimOn(op, dev, params)
+	countedStep(op, dev, params, grads, steps, func() error { return k.Adamax(params, grads, m, u, steps, hp) })
+}
+
+// AdamaxStepSize returns Adamax's bias-corrected step size at step t,
+// LR/(1-β₁ᵗ), computed in float64 and rounded once.
+func AdamaxStepSize(hp AdamaxParams, t int64) float32 {
+	return float32(float64(hp.LR) / (1 - math.Pow(float64(hp.Beta1), float64(t))))
 }
 
 // NAdamStep is one step of NAdam (Dozat's Nesterov Adam) as PyTorch's
@@ -125,27 +121,44 @@ func NAdamStep(params, grads, m, v []*Tensor, steps []int64, muProduct []float64
 	checkStep(op, params, grads, len(muProduct), "μ products")
 	checkSlots(op, params, "m", m)
 	checkSlots(op, params, "v", v)
-	hostOptim(op, params, grads, m, v)
-	j := optimJobs.Get()
-	u := &j.nadam
-	u.hp = hp
-	u.cg, u.cm, u.invSqrtBC2 = perParam(u.cg, len(params)), perParam(u.cm, len(params)), perParam(u.invSqrtBC2, len(params))
-	b1, b2, lr := float64(hp.Beta1), float64(hp.Beta2), float64(hp.LR)
-	for i, g := range grads {
-		if g == nil {
-			continue
+	dev := optimDevice(op, params, grads, m, v)
+	k := optimOn(op, dev, params)
+	saved := muSaved.Get()
+	*saved = append((*saved)[:0], muProduct...)
+	countedStep(op, dev, params, grads, steps, func() error {
+		for i, g := range grads {
+			if g != nil {
+				muProduct[i] *= NAdamMu(hp, steps[i])
+			}
 		}
-		steps[i]++
-		t := float64(steps[i])
-		mu := b1 * (1 - 0.5*math.Pow(0.96, t*float64(hp.MomentumDecay)))
-		muNext := b1 * (1 - 0.5*math.Pow(0.96, (t+1)*float64(hp.MomentumDecay)))
-		muProduct[i] *= mu
-		u.cg[i] = float32(-lr * (1 - mu) / (1 - muProduct[i]))
-		u.cm[i] = float32(-lr * muNext / (1 - muProduct[i]*muNext))
-		u.invSqrtBC2[i] = float32(1 / math.Sqrt(1-math.Pow(b2, t)))
-	}
-	j.blocks(params, grads, u, m, v)
-	optimJobs.Put(j)
+		err := k.NAdam(params, grads, m, v, steps, muProduct, hp)
+		if err != nil {
+			copy(muProduct, *saved)
+		}
+		return err
+	})
+	muSaved.Put(saved)
+}
+
+// muSaved holds the copies of NAdamStep's μ products that a failed step
+// puts back.
+var muSaved freelist.Stack[[]float64]
+
+// NAdamMu returns NAdam's momentum coefficient of step t,
+// μₜ = β₁(1 - ½·0.96^(t·MomentumDecay)), in float64.
+func NAdamMu(hp NAdamParams, t int64) float64 {
+	return float64(hp.Beta1) * (1 - 0.5*math.Pow(0.96, float64(t)*float64(hp.MomentumDecay)))
+}
+
+// NAdamCorrections returns NAdam's factors at step t of a parameter whose
+// μ product, through μₜ, is muProduct: those of g/d and m/d,
+// -LR(1-μₜ)/(1-Πμ) and -LR·μₜ₊₁/(1-Πμ·μₜ₊₁), and 1/√(1-β₂ᵗ), computed
+// in float64 and rounded once.
+func NAdamCorrections(hp NAdamParams, t int64, muProduct float64) (cg, cm, invSqrtBC2 float32) {
+	lr := float64(hp.LR)
+	mu, muNext := NAdamMu(hp, t), NAdamMu(hp, t+1)
+	return float32(-lr * (1 - mu) / (1 - muProduct)), float32(-lr * muNext / (1 - muProduct*muNext)),
+		float32(1 / math.Sqrt(1-math.Pow(float64(hp.Beta2), float64(t))))
 }
 
 // RAdamStep is one step of RAdam (Liu et al.'s rectified Adam) as
@@ -165,31 +178,25 @@ func RAdamStep(params, grads, m, v []*Tensor, steps []int64, hp RAdamParams) {
 	checkStep(op, params, grads, len(steps), "step counts")
 	checkSlots(op, params, "m", m)
 	checkSlots(op, params, "v", v)
-	hostOptim(op, params, grads, m, v)
-	j := optimJobs.Get()
-	u := &j.radam
-	u.hp = hp
-	u.c, u.rect = perParam(u.c, len(params)), slices.Grow(u.rect[:0], len(params))[:len(params)]
-	b1, b2 := float64(hp.Beta1), float64(hp.Beta2)
-	for i, g := range grads {
-		if g == nil {
-			continue
-		}
-		steps[i]++
-		t := float64(steps[i])
-		bc1, bc2 := 1-math.Pow(b1, t), 1-math.Pow(b2, t)
-		rhoInf := 2/(1-b2) - 1
-		rho := rhoInf - 2*t*math.Pow(b2, t)/bc2
-		u.rect[i] = rho > 5
-		if u.rect[i] {
-			r := math.Sqrt((rho - 4) * (rho - 2) * rhoInf / ((rhoInf - 4) * (rhoInf - 2) * rho))
-			u.c[i] = float32(-float64(hp.LR) * r * math.Sqrt(bc2) / bc1)
-		} else {
-			u.c[i] = float32(-float64(hp.LR) / bc1)
-		}
+	dev := optimDevice(op, params, grads, m, v)
+	k := optimOn(op, dev, params)
+	countedStep(op, dev, params, grads, steps, func() error { return k.RAdam(params, grads, m, v, steps, hp) })
+}
+
+// RAdamCorrections returns RAdam's factor at step t and whether the step
+// is rectified (ρₜ > 5): the factor of m/(√v + Eps),
+// -LR·r·√(1-β₂ᵗ)/(1-β₁ᵗ), when it is, else that of m, -LR/(1-β₁ᵗ);
+// computed in float64 and rounded once.
+func RAdamCorrections(hp RAdamParams, t int64) (c float32, rectified bool) {
+	b1, b2, ft := float64(hp.Beta1), float64(hp.Beta2), float64(t)
+	bc1, bc2 := 1-math.Pow(b1, ft), 1-math.Pow(b2, ft)
+	rhoInf := 2/(1-b2) - 1
+	rho := rhoInf - 2*ft*math.Pow(b2, ft)/bc2
+	if rho > 5 {
+		r := math.Sqrt((rho - 4) * (rho - 2) * rhoInf / ((rhoInf - 4) * (rhoInf - 2) * rho))
+		return float32(-float64(hp.LR) * r * math.Sqrt(bc2) / bc1), true
 	}
-	j.blocks(params, grads, u, m, v)
-	optimJobs.Put(j)
+	return float32(-float64(hp.LR) / bc1), false
 }
 
 // AdamAMSGradStep is AdamStep with PyTorch's amsgrad=True: the
@@ -199,37 +206,86 @@ func RAdamStep(params, grads, m, v []*Tensor, steps []int64, hp RAdamParams) {
 //	p ← p - LR/(1-β₁ᵗ) · m/(√v̂/√(1-β₂ᵗ) + ε)
 //
 // (weight decay, step counts and bias corrections as AdamStep's), v̂
-// being vmax[i] (PyTorch's max_exp_avg_sq). It runs on the host only.
+// being vmax[i] (PyTorch's max_exp_avg_sq).
 func AdamAMSGradStep(params, grads, m, v, vmax []*Tensor, steps []int64, hp AdamParams) {
 	const op = "AdamAMSGradStep"
 	checkStep(op, params, grads, len(steps), "step counts")
 	checkSlots(op, params, "m", m)
 	checkSlots(op, params, "v", v)
 	checkSlots(op, params, "vmax", vmax)
-	hostOptim(op, params, grads, m, v, vmax)
-	for i, g := range grads {
-		if g != nil {
-			steps[i]++
-		}
-	}
-	j := optimJobs.Get()
-	j.adam.amsgrad = true
-	j.adamCorrections(params, grads, steps, hp)
-	j.blocks(params, grads, &j.adam, m, v, vmax)
-	j.adam.amsgrad = false
-	optimJobs.Put(j)
-}
-
-// hostOptim panics, naming op, unless every tensor of the lists is on
-// the host (the steps of this file have no device implementation).
-func hostOptim(op string, lists ...[]*Tensor) {
-	if dev := optimDevice(op, lists...); dev != CPU {
-		panic(fmt.Sprintf("tensor: %s: not available on device %v (copy the parameters, gradients and state to the host with To)", op, dev))
-	}
+	dev := optimDevice(op, params, grads, m, v, vmax)
+	k := optimOn(op, dev, params)
+	countedStep(op, dev, params, grads, steps, func() error { return k.Adam(params, grads, m, v, vmax, steps, hp) })
 }
 
 // perParam returns s resized to n elements, reusing its memory.
 func perParam(s []float32, n int) []float32 { return slices.Grow(s[:0], n)[:n] }
+
+// Adagrad is the CPU's AdagradStep (the operands on the host; steps
+// advanced).
+func (cpuKernels) Adagrad(params, grads, sum []*Tensor, steps []int64, hp AdagradParams) error {
+	j := optimJobs.Get()
+	u := &j.ada
+	u.hp, u.clr = hp, perParam(u.clr, len(params))
+	for i, g := range grads {
+		if g != nil {
+			u.clr[i] = AdagradStepSize(hp, steps[i])
+		}
+	}
+	j.blocks(params, grads, u, sum)
+	optimJobs.Put(j)
+	return nil
+}
+
+// Adamax is the CPU's AdamaxStep (the operands on the host; steps
+// advanced).
+func (cpuKernels) Adamax(params, grads, m, inf []*Tensor, steps []int64, hp AdamaxParams) error {
+	j := optimJobs.Get()
+	u := &j.adamax
+	u.hp, u.clr = hp, perParam(u.clr, len(params))
+	for i, g := range grads {
+		if g != nil {
+			u.clr[i] = AdamaxStepSize(hp, steps[i])
+		}
+	}
+	j.blocks(params, grads, u, m, inf)
+	optimJobs.Put(j)
+	return nil
+}
+
+// NAdam is the CPU's NAdamStep (the operands on the host; steps and μ
+// products advanced).
+func (cpuKernels) NAdam(params, grads, m, v []*Tensor, steps []int64, muProduct []float64, hp NAdamParams) error {
+	j := optimJobs.Get()
+	u := &j.nadam
+	u.hp = hp
+	u.cg, u.cm, u.invSqrtBC2 = perParam(u.cg, len(params)), perParam(u.cm, len(params)), perParam(u.invSqrtBC2, len(params))
+	for i, g := range grads {
+		if g != nil {
+			u.cg[i], u.cm[i], u.invSqrtBC2[i] = NAdamCorrections(hp, steps[i], muProduct[i])
+		}
+	}
+	j.blocks(params, grads, u, m, v)
+	optimJobs.Put(j)
+	return nil
+}
+
+// RAdam is the CPU's RAdamStep (the operands on the host; steps
+// advanced).
+func (cpuKernels) RAdam(params, grads, m, v []*Tensor, steps []int64, hp RAdamParams) error {
+	j := optimJobs.Get()
+	u := &j.radam
+	u.hp = hp
+	u.c, u.rect = perParam(u.c, len(params)), slices.Grow(u.rect[:0], len(params))[:len(params)]
+	for i, g := range grads {
+		if g != nil {
+			u.c[i], u.rect[i] = RAdamCorrections(hp, steps[i])
+		}
+	}
+	j.blocks(params, grads, u, m, v)
+	optimJobs.Put(j)
+	return nil
+}
 
 type adagradUpdate struct {
 	hp  AdagradParams

@@ -667,9 +667,33 @@ func (k kernels) SGD(params, grads, momentum []*tensor.Tensor, started []bool, h
 	})
 }
 
-func (k kernels) Adam(params, grads, m, v []*tensor.Tensor, steps []int64, hp tensor.AdamParams) error {
-	return k.step("Optim.Adam", [][]*tensor.Tensor{params, m, v}, grads, func(w [][]*tensor.Tensor, g []*tensor.Tensor) error {
-		return k.d.cpu.Optim.Adam(w[0], g, w[1], w[2], steps, hp)
+func (k kernels) Adam(params, grads, m, v, vmax []*tensor.Tensor, steps []int64, hp tensor.AdamParams) error {
+	return k.step("Optim.Adam", [][]*tensor.Tensor{params, m, v, vmax}, grads, func(w [][]*tensor.Tensor, g []*tensor.Tensor) error {
+		return k.d.cpu.Optim.Adam(w[0], g, w[1], w[2], w[3], steps, hp)
+	})
+}
+
+func (k kernels) Adagrad(params, grads, sum []*tensor.Tensor, steps []int64, hp tensor.AdagradParams) error {
+	return k.step("Optim.Adagrad", [][]*tensor.Tensor{params, sum}, grads, func(w [][]*tensor.Tensor, g []*tensor.Tensor) error {
+		return k.d.cpu.Optim.Adagrad(w[0], g, w[1], steps, hp)
+	})
+}
+
+func (k kernels) Adamax(params, grads, m, u []*tensor.Tensor, steps []int64, hp tensor.AdamaxParams) error {
+	return k.step("Optim.Adamax", [][]*tensor.Tensor{params, m, u}, grads, func(w [][]*tensor.Tensor, g []*tensor.Tensor) error {
+		return k.d.cpu.Optim.Adamax(w[0], g, w[1], w[2], steps, hp)
+	})
+}
+
+func (k kernels) NAdam(params, grads, m, v []*tensor.Tensor, steps []int64, muProduct []float64, hp tensor.NAdamParams) error {
+	return k.step("Optim.NAdam", [][]*tensor.Tensor{params, m, v}, grads, func(w [][]*tensor.Tensor, g []*tensor.Tensor) error {
+		return k.d.cpu.Optim.NAdam(w[0], g, w[1], w[2], steps, muProduct, hp)
+	})
+}
+
+func (k kernels) RAdam(params, grads, m, v []*tensor.Tensor, steps []int64, hp tensor.RAdamParams) error {
+	return k.step("Optim.RAdam", [][]*tensor.Tensor{params, m, v}, grads, func(w [][]*tensor.Tensor, g []*tensor.Tensor) error {
+		return k.d.cpu.Optim.RAdam(w[0], g, w[1], w[2], steps, hp)
 	})
 }
 

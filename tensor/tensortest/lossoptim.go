@@ -125,8 +125,12 @@ func TestLoss(t *testing.T, dev tensor.Device) {
 
 // TestOptim checks every op of the Optim family on dev: 3 steps of SGD
 // (momentum with dampening and weight decay; Nesterov's), Adam (L2
-// decay), AdamW and RMSProp (plain; centered, with momentum and weight
-// decay) over parameters of several shapes (empty, 0-d, a matrix, more
+// decay), AdamW, RMSProp (plain; centered, with momentum and weight
+// decay), Adam and AdamW with AMSGrad (one with β₂ = 0.5, so that v
+// falls below its maximum), Adagrad (lr decay, weight decay), Adamax,
+// NAdam (L2 and decoupled decay), the ε of Adagrad and Adamax large
+// enough to show, and 8 of RAdam (L2 and decoupled decay; the later steps
+// rectified) over parameters of several shapes (empty, 0-d, a matrix, more
 // than one block of 1024 elements), each without a gradient in one of the
 // steps, their state starting at zero. The result compared is every
 // parameter and state tensor after the steps, flattened and joined
@@ -135,30 +139,54 @@ func TestLoss(t *testing.T, dev tensor.Device) {
 func TestOptim(t *testing.T, dev tensor.Device) {
 	shapes := [][]int{{0}, {}, {3, 4}, {1500}, {7}}
 	np := len(shapes)
-	type step func(ps, gs []*tsr, s [][]*tsr, started []bool, steps []int64)
+	type step func(ps, gs []*tsr, s [][]*tsr, started []bool, steps []int64, mu []float64)
 	var cases []kase
 	for _, r := range []struct {
-		name  string
-		slots int
-		step  step
+		name         string
+		slots, steps int // steps: 3 unless set
+		step         step
 	}{
-		{"SGD momentum+dampening+wd", 1, func(ps, gs []*tsr, s [][]*tsr, started []bool, _ []int64) {
+		{"SGD momentum+dampening+wd", 1, 0, func(ps, gs []*tsr, s [][]*tsr, started []bool, _ []int64, _ []float64) {
 			tensor.SGDStep(ps, gs, s[0], started, tensor.SGDParams{LR: 0.05, Momentum: 0.9, Dampening: 0.1, WeightDecay: 0.01})
 		}},
-		{"SGD nesterov", 1, func(ps, gs []*tsr, s [][]*tsr, started []bool, _ []int64) {
+		{"SGD nesterov", 1, 0, func(ps, gs []*tsr, s [][]*tsr, started []bool, _ []int64, _ []float64) {
 			tensor.SGDStep(ps, gs, s[0], started, tensor.SGDParams{LR: 0.05, Momentum: 0.9, Nesterov: true})
 		}},
-		{"Adam wd", 2, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64) {
+		{"Adam wd", 2, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
 			tensor.AdamStep(ps, gs, s[0], s[1], steps, tensor.AdamParams{LR: 1e-2, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, WeightDecay: 0.1})
 		}},
-		{"AdamW", 2, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64) {
+		{"AdamW", 2, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
 			tensor.AdamStep(ps, gs, s[0], s[1], steps, tensor.AdamParams{LR: 1e-2, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01, Decoupled: true})
 		}},
-		{"RMSProp", 3, func(ps, gs []*tsr, s [][]*tsr, _ []bool, _ []int64) {
+		{"RMSProp", 3, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, _ []int64, _ []float64) {
 			tensor.RMSPropStep(ps, gs, s[0], nil, nil, tensor.RMSPropParams{LR: 1e-2, Alpha: 0.99, Eps: 1e-8})
 		}},
-		{"RMSProp centered+momentum+wd", 3, func(ps, gs []*tsr, s [][]*tsr, _ []bool, _ []int64) {
+		{"RMSProp centered+momentum+wd", 3, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, _ []int64, _ []float64) {
 			tensor.RMSPropStep(ps, gs, s[0], s[1], s[2], tensor.RMSPropParams{LR: 1e-2, Alpha: 0.9, Eps: 1e-6, Momentum: 0.5, WeightDecay: 0.05, Centered: true})
+		}},
+		{"Adam amsgrad+wd", 3, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
+			tensor.AdamAMSGradStep(ps, gs, s[0], s[1], s[2], steps, tensor.AdamParams{LR: 1e-2, Beta1: 0.8, Beta2: 0.5, Eps: 1e-6, WeightDecay: 0.1})
+		}},
+		{"AdamW amsgrad", 3, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
+			tensor.AdamAMSGradStep(ps, gs, s[0], s[1], s[2], steps, tensor.AdamParams{LR: 1e-2, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.01, Decoupled: true})
+		}},
+		{"Adagrad lr decay+wd", 1, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
+			tensor.AdagradStep(ps, gs, s[0], steps, tensor.AdagradParams{LR: 1e-2, LRDecay: 0.1, WeightDecay: 0.05, Eps: 0.1})
+		}},
+		{"Adamax wd", 2, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
+			tensor.AdamaxStep(ps, gs, s[0], s[1], steps, tensor.AdamaxParams{LR: 2e-3, Beta1: 0.9, Beta2: 0.999, Eps: 0.1, WeightDecay: 0.05})
+		}},
+		{"NAdam wd", 2, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, mu []float64) {
+			tensor.NAdamStep(ps, gs, s[0], s[1], steps, mu, tensor.NAdamParams{LR: 2e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.05, MomentumDecay: 4e-3})
+		}},
+		{"NAdam decoupled", 2, 0, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, mu []float64) {
+			tensor.NAdamStep(ps, gs, s[0], s[1], steps, mu, tensor.NAdamParams{LR: 2e-3, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, WeightDecay: 0.1, MomentumDecay: 4e-3, Decoupled: true})
+		}},
+		{"RAdam wd (rectified from step 6)", 2, 8, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
+			tensor.RAdamStep(ps, gs, s[0], s[1], steps, tensor.RAdamParams{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.05})
+		}},
+		{"RAdam decoupled", 2, 8, func(ps, gs []*tsr, s [][]*tsr, _ []bool, steps []int64, _ []float64) {
+			tensor.RAdamStep(ps, gs, s[0], s[1], steps, tensor.RAdamParams{LR: 1e-3, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, WeightDecay: 0.1, Decoupled: true})
 		}},
 	} {
 		var in []operand
@@ -177,11 +205,18 @@ func TestOptim(t *testing.T, dev tensor.Device) {
 						tensor.Fill(s, 0)
 					}
 				}
-				started, steps := make([]bool, np), make([]int64, np)
-				for step := range 3 {
+				started, steps, mu := make([]bool, np), make([]int64, np), make([]float64, np)
+				for i := range mu {
+					mu[i] = 1
+				}
+				n := r.steps
+				if n == 0 {
+					n = 3
+				}
+				for step := range n {
 					gs := slices.Clone(grads)
 					gs[step%np] = nil
-					r.step(ps, gs, slots, started, steps)
+					r.step(ps, gs, slots, started, steps, mu)
 				}
 				var flat []*tsr
 				for _, l := range append([][]*tsr{ps}, slots...) {
