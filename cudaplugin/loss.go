@@ -32,8 +32,29 @@ import (
 // lossBlocks is the most partial sums of lanes_pointwise_loss.
 const lossBlocks = 1024
 
-// CrossEntropy implements tensor.LossKernels.
-func (g *GPU) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error {
+// Class implements tensor.LossKernels.
+func (g *GPU) Class(loss, dinput, dloss, input, target *tensor.Tensor, a tensor.ClassLossArgs) error {
+	if a == (tensor.ClassLossArgs{Logits: true}) && input.Dims() == 2 && loss != nil && dloss == nil {
+		return g.crossEntropy(loss, dinput, input, target)
+	}
+	return fmt.Errorf("cudaplugin: Loss.Class: options %+v not supported", a)
+}
+
+// Pointwise implements tensor.LossKernels.
+func (g *GPU) Pointwise(loss, dpred, dloss, pred, target *tensor.Tensor, a tensor.PointLossArgs) error {
+	if loss != nil && dloss == nil && a == (tensor.PointLossArgs{Kind: a.Kind}) {
+		switch a.Kind {
+		case tensor.LossMSE:
+			return g.pointwiseLoss("MSE", 0, loss, dpred, pred, target)
+		case tensor.LossBCEWithLogits:
+			return g.pointwiseLoss("BCEWithLogits", 1, loss, dpred, pred, target)
+		}
+	}
+	return fmt.Errorf("cudaplugin: Loss.Pointwise: options %+v not supported", a)
+}
+
+// crossEntropy is CrossEntropy's case of Class.
+func (g *GPU) crossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error {
 	if !g.opened() {
 		return errNilGPU
 	}
@@ -86,16 +107,6 @@ func (g *GPU) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error {
 		return err
 	}
 	return fmt.Errorf("cudaplugin: CrossEntropy: label %v outside [0, %d)", v, logits.Dim(1))
-}
-
-// MSE implements tensor.LossKernels.
-func (g *GPU) MSE(loss, dpred, pred, target *tensor.Tensor) error {
-	return g.pointwiseLoss("MSE", 0, loss, dpred, pred, target)
-}
-
-// BCEWithLogits implements tensor.LossKernels.
-func (g *GPU) BCEWithLogits(loss, dx, x, target *tensor.Tensor) error {
-	return g.pointwiseLoss("BCEWithLogits", 1, loss, dx, x, target)
 }
 
 func (g *GPU) pointwiseLoss(op string, kind int, loss, grad, pred, target *tensor.Tensor) error {
