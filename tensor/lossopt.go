@@ -22,8 +22,8 @@ import (
 // LossKernels). Operands may be any views.
 //
 // The existing CrossEntropy, MSE and BCEWithLogits are the fused fast
-// paths of the default case; CrossEntropyWith takes that path when its
-// options are the defaults.
+// paths of the default case; CrossEntropyWith takes that path on the host
+// when its options are the defaults, its logits [N, C] and no label -100.
 
 // LossReduction is PyTorch's reduction argument of a loss.
 type LossReduction int
