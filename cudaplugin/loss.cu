@@ -391,7 +391,7 @@ extern "C" int lanes_point_loss(void *stream, const LanesPointLoss *p) {
 }
 
 extern "C" int lanes_class_loss(void *stream, const LanesClassLoss *p) {
-    if (p->n < 0 || p->c < 1 || p->s < 0 || p->reduction < 0 || p->reduction > 2) {
+    if (p->n < 0 || p->c < 0 || p->s < 0 || p->reduction < 0 || p->reduction > 2) {
         return ERR_INVALID_VALUE;
     }
     const long long np = p->n * p->s;

@@ -158,10 +158,15 @@ func (g *GPU) Pointwise(loss, dpred, dloss, pred, target *tensor.Tensor, a tenso
 			dlo.strides = absent.strides
 		}
 	}
-	if w := a.Weight; w != nil || a.PosWeight != nil {
-		if w == nil {
-			w = a.PosWeight
-		}
+	w := a.Weight // BCE's; BCEWithLogits' is PosWeight, the others have none
+	switch a.Kind {
+	case tensor.LossBCEWithLogits:
+		w = a.PosWeight
+	case tensor.LossBCE:
+	default:
+		w = nil
+	}
+	if w != nil {
 		wo = c.on(op, 5, w)
 	}
 	if err := g.enter(); err != nil {
