@@ -149,3 +149,76 @@ func host(t *testing.T, x *tensor.Tensor) *tensor.Tensor {
 	}
 	return h
 }
+
+// TestEmulatedGraphLosses captures a step of the losses with options (a
+// CrossEntropyWith of [N, C, d] logits with class weights, label
+// smoothing and an ignored target, its backward for an upstream gradient
+// on the device, a SmoothL1 and its backward with LossNone) and replays
+// it on new logits: the losses and gradients are the host's; a replay
+// with a label that is no class reports it through Graph.Err.
+func TestEmulatedGraphLosses(t *testing.T) {
+	g := requireGPU(t)
+	dev := g.Device()
+	r := rand.New(rand.NewPCG(3, 4))
+	hx := tensor.RandN(r, 3, 4, 5)
+	hl := tensor.FromSlice([]float32{0, 1, 2, 3, -100, 1, 2, 2, 0, 3, 1, 0, 3, 3, 2}, 3, 5)
+	hw := tensor.FromSlice([]float32{0.5, 2, 1, 1.5}, 4)
+	ht := tensor.RandN(r, 3, 4, 5)
+	hd := tensor.RandN(r, 3, 4, 5)
+	x, lab, tg, dn := mustDev(t, hx, dev), mustDev(t, hl, dev), mustDev(t, ht, dev), mustDev(t, hd, dev)
+	dloss := mustDev(t, tensor.Scalar(1.5), dev)
+	p := tensor.LossParams{Weight: mustDev(t, hw, dev), LabelSmoothing: 0.1}
+	hp := tensor.LossParams{Weight: hw, LabelSmoothing: 0.1}
+	none := tensor.LossParams{Reduction: tensor.LossNone}
+	var out [4]*tensor.Tensor
+	step := func() {
+		out[0] = tensor.CrossEntropyWith(x, lab, p)
+		out[1] = tensor.CrossEntropyWithBackward(dloss, x, lab, p)
+		out[2] = tensor.SmoothL1(x, tg, 0.5, none)
+		out[3] = tensor.SmoothL1Backward(dn, x, tg, 0.5, none)
+	}
+	if err := g.Warmup(dev); err != nil {
+		t.Fatal(err)
+	}
+	step()
+	if err := g.BeginCapture(dev); err != nil {
+		t.Fatal(err)
+	}
+	step()
+	gr, err := g.EndCapture(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gr.Close()
+	for i := range 2 {
+		hx = tensor.RandN(r, 3, 4, 5)
+		tensor.CopyInto(x, mustDev(t, hx, dev))
+		if err := gr.Launch(); err != nil {
+			t.Fatal(err)
+		}
+		if err := gr.Err(); err != nil {
+			t.Fatalf("replay %d: %v", i, err)
+		}
+		want := []*tensor.Tensor{
+			tensor.CrossEntropyWith(hx, hl, hp),
+			tensor.CrossEntropyWithBackward(tensor.Scalar(1.5), hx, hl, hp),
+			tensor.SmoothL1(hx, ht, 0.5, none),
+			tensor.SmoothL1Backward(hd, hx, ht, 0.5, none),
+		}
+		for k, w := range want {
+			got := host(t, out[k])
+			for j, v := range w.Data() {
+				if d := math.Abs(float64(got.Data()[j] - v)); d > 1e-5*(1+math.Abs(float64(v))) {
+					t.Fatalf("replay %d: result %d element %d: %v, want %v", i, k, j, got.Data()[j], v)
+				}
+			}
+		}
+	}
+	tensor.CopyInto(lab.Slice(0, 1, 2, 1), mustDev(t, tensor.FromSlice([]float32{9, 9, 9, 9, 9}, 1, 5), dev))
+	if err := gr.Launch(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gr.Err(); err == nil || !strings.Contains(err.Error(), "9") {
+		t.Errorf("a replay with label 9: Err %v, want it named", err)
+	}
+}

@@ -248,10 +248,46 @@ int lanes_index(void *stream, int mode, const LanesIndex *p, float *y, const flo
 // classes give the row NaN and are reported in err (as lanes_index's).
 int lanes_cross_entropy(void *stream, const LanesReduce *r, float *dlogits, const float *logits, const float *labels,
 	long long label_stride, double *row_loss, float *loss, float *err);
-// kind 0: MSE, 1: BCEWithLogits over shape: loss = the mean of the terms,
-// grad (or NULL) their gradients; partial holds 1024 doubles of device memory.
-int lanes_pointwise_loss(void *stream, int kind, const LanesShape *shape, float *grad, const LanesStrides *gs,
-	const float *pred, const LanesStrides *ps, const float *target, const LanesStrides *ts, double *partial, float *loss);
+// The arguments of lanes_point_loss: the pointwise loss kind
+// (tensor.LossKind: 0 MSE, 1 L1, 2 SmoothL1 (beta arg), 3 Huber (delta arg),
+// 4 KLDiv (log_target), 5 BCE (weight w), 6 BCEWithLogits (pos_weight w))
+// of pred and target over shape, every operand strided (w and dloss NULL:
+// 1). reduction is tensor.LossReduction's (0 mean, 1 sum, 2 none, 3
+// batchmean): for none, loss (or NULL) gets each term at ls and the
+// gradient's factor is dloss at ds; else loss (or NULL) gets the terms'
+// sum over divisor (1 for a sum), the factor dloss[0] (NULL: 1) over
+// divisor. grad (or NULL) gets each term's derivative times the factor.
+// fused (MSE and BCEWithLogits with the mean and no option or dloss) is
+// their float32 formulas, the factor scale. partial holds 1024 doubles of
+// device memory; a BCE input outside [0, 1] is reported in err (as
+// lanes_index's) and gives NaN.
+typedef struct {
+	int kind, reduction, fused, log_target;
+	float arg, scale;
+	double divisor;
+	LanesShape shape;
+	LanesStrides ls, gs, ps, ts, ws, ds;
+	float *loss, *grad, *pred, *target, *w, *dloss, *partial, *err;
+} LanesPointLoss;
+int lanes_point_loss(void *stream, const LanesPointLoss *p);
+// The arguments of lanes_class_loss: the loss over the classes of input
+// [n, c, s] (contiguous; logits: log-softmax first, else
+// log-probabilities) and target [n, s] class indices (soft: [n, c, s]
+// probabilities), weight w [c] (or NULL: 1), ignore: a class index
+// equal to ign is ignored, eps the label smoothing; reduction as
+// lanes_point_loss's. term and wsum hold n·s doubles each, den one.
+// loss (or NULL) gets the terms [n, s] (none) or their sum, over the sum
+// of the weights of the targets not ignored for the mean; dx (or NULL:
+// contiguous [n, c, s]) the gradient times dloss (none: dloss[n, s];
+// else dloss[0] over the mean's divisor; NULL: 1). A target that is no
+// class and not ign is reported in err and gives NaN.
+typedef struct {
+	int logits, soft, ignore, reduction;
+	float ign, eps;
+	long long n, c, s;
+	float *loss, *dx, *x, *target, *w, *dloss, *term, *wsum, *den, *err;
+} LanesClassLoss;
+int lanes_class_loss(void *stream, const LanesClassLoss *p);
 // One optimizer step (h->kind) over every tensor of t.
 int lanes_optim(void *stream, const LanesOptTable *t, const LanesOptParams *h);
 // Philox4x32-10 (random.cu, as tensor's Random family): element first + i

@@ -97,10 +97,13 @@ func (g *GPU) IndexAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) 
 func (g *GPU) ScatterAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
 	return ErrUnavailable
 }
-func (g *GPU) OneHot(dst, labels *tensor.Tensor) error                         { return ErrUnavailable }
-func (g *GPU) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error { return ErrUnavailable }
-func (g *GPU) MSE(loss, dpred, pred, target *tensor.Tensor) error              { return ErrUnavailable }
-func (g *GPU) BCEWithLogits(loss, dx, x, target *tensor.Tensor) error          { return ErrUnavailable }
+func (g *GPU) OneHot(dst, labels *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) Class(loss, dinput, dloss, input, target *tensor.Tensor, a tensor.ClassLossArgs) error {
+	return ErrUnavailable
+}
+func (g *GPU) Pointwise(loss, dpred, dloss, pred, target *tensor.Tensor, a tensor.PointLossArgs) error {
+	return ErrUnavailable
+}
 func (g *GPU) SGD(params, grads, momentum []*tensor.Tensor, started []bool, hp tensor.SGDParams) error {
 	return ErrUnavailable
 }

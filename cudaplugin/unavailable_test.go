@@ -136,9 +136,10 @@ func TestNilGPU(t *testing.T) {
 			{"IndexAdd", func() error { return g.IndexAdd(c, 0, tensor.New(2), a) }},
 			{"ScatterAdd", func() error { return g.ScatterAdd(c, 0, b, a) }},
 			{"OneHot", func() error { return g.OneHot(c, tensor.New(2)) }},
-			{"CrossEntropy", func() error { return g.CrossEntropy(tensor.New(), c, a, tensor.New(2)) }},
-			{"MSE", func() error { return g.MSE(tensor.New(), c, a, b) }},
-			{"BCEWithLogits", func() error { return g.BCEWithLogits(tensor.New(), c, a, b) }},
+			{"Class", func() error {
+				return g.Class(tensor.New(), c, nil, a, tensor.New(2), tensor.ClassLossArgs{Logits: true})
+			}},
+			{"Pointwise", func() error { return g.Pointwise(tensor.New(), c, nil, a, b, tensor.PointLossArgs{}) }},
 			{"SGD", func() error {
 				return g.SGD([]*tensor.Tensor{a}, []*tensor.Tensor{b}, nil, []bool{false}, tensor.SGDParams{LR: 1})
 			}},

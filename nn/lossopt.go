@@ -10,10 +10,11 @@ import (
 // weights, ignore_index, label smoothing, log_target, pos_weight). Each
 // runs tensor's forward (the loss: 0-d, or of the per-element shape for
 // tensor.LossNone) and, in the backward pass, tensor's ...Backward with
-// the loss's upstream gradient. They run on the host (tensor's panic
-// names a device operand) and allocate their results, unlike the fused
+// the loss's upstream gradient. They run where their operands are (the
+// host, or a device's Loss family, the target and the weights on the
+// prediction's device) and allocate their results, unlike the fused
 // CrossEntropy, MSE and BCEWithLogits, which CrossEntropyWith uses for its
-// default options.
+// default options on the host.
 
 // NLL is tensor.NLL of log-probabilities input [N, C, d...] (or [C]) and
 // class-index target [N, d...] (or 0-d).
@@ -26,14 +27,15 @@ func (tp *Tape) NLL(input *Var, target *tensor.Tensor, p tensor.LossParams) *Var
 // CrossEntropyWith is tensor.CrossEntropyWith of logits [N, C, d...] (or
 // [C]) and class-index labels [N, d...] (or class probabilities of the
 // logits' shape). With the default options, [N, C]
-// logits and no label of -100 (PyTorch's default ignored index) it is
-// CrossEntropy, the fused op (which also runs on a device).
+// logits on the host and no label of -100 (PyTorch's default ignored
+// index) it is CrossEntropy, the fused op; on a device, whose labels it
+// cannot read, the labels of -100 are ignored by the device's kernel.
 func (tp *Tape) CrossEntropyWith(logits *Var, labels *tensor.Tensor, p tensor.LossParams) *Var {
 	const op = "CrossEntropyWith"
 	tp.use(op, "logits", logits)
 	mustTensor(op, "labels", labels)
 	if p == (tensor.LossParams{}) && logits.value.Dims() == 2 && labels.Dims() == 1 &&
-		(!onHost(labels) || !slices.Contains(labels.Data(), -100)) {
+		onHost(labels) && onHost(logits.value) && !slices.Contains(labels.Data(), -100) {
 		return tp.CrossEntropy(logits, labels)
 	}
 	return tp.optLoss(op, "logits", logits, labels,

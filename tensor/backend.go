@@ -212,26 +212,86 @@ type IndexKernels interface {
 	OneHot(dst, labels *Tensor) error
 }
 
-// LossKernels is the family of fused losses (loss.go). The public
-// functions have checked the shapes; loss is 0-d, the gradient (dlogits,
-// dpred, dx) nil or of the prediction's shape, and all operands are on
-// the device of the Backend.
+// LossKernels is the family of losses (loss.go, lossopt.go): one method
+// for the losses over classes, one for the pointwise losses, each
+// computing in one call the loss and, unless nil, its gradient with
+// respect to the prediction. The public functions have checked the
+// shapes and the options; all operands are on the Backend's device.
+//
+// loss is 0-d, or for LossNone a new contiguous tensor of the terms'
+// shape; it may be nil when a gradient is asked for. dloss is the
+// upstream gradient of the loss (of loss's shape), or nil for a gradient
+// of 1: the gradient is dloss (each term's own element for LossNone, else
+// the 0-d dloss divided by the reduction's divisor) times each term's
+// derivative. The gradient is nil or of the prediction's shape.
+//
+// A value that the public function cannot check because it is on a
+// device (a class label, BCE's probability) and that is wrong is an error
+// naming it; a device that finds one only after the call returned (it
+// checks the values in its kernel) reports it as its error from a later
+// operation, and the loss and the gradients of the bad positions are NaN
+// meanwhile. (The CPU's checks every value before it writes anything.)
 type LossKernels interface {
-	// CrossEntropy sets loss to the mean over the rows of logits [N, C] of
-	// logsumexp(row) - row[label], labels [N] holding class indices as
-	// float32, and dlogits (unless nil) to (softmax(row) - onehot(label))/N.
-	// A label that is not an integer in [0, C) is an error naming it; a
-	// device that finds one only after the call returned (it checks the
-	// labels in its kernel) reports it as its error from a later
-	// operation, and the loss and the label's row are NaN meanwhile.
-	CrossEntropy(loss, dlogits, logits, labels *Tensor) error
-	// MSE sets loss to the mean of (pred - target)² and dpred (unless nil)
-	// to 2(pred - target)/n, n the number of elements.
-	MSE(loss, dpred, pred, target *Tensor) error
-	// BCEWithLogits sets loss to the mean of max(x, 0) - x·t +
-	// log(1 + e^-|x|), t the target, and dx (unless nil) to
-	// (sigmoid(x) - t)/n.
-	BCEWithLogits(loss, dx, x, target *Tensor) error
+	// Class sets loss to the class loss a of input [N, C, d...] and
+	// target: class indices [N, d...] as float32, or probabilities of
+	// input's shape (a.Soft). With a.Logits the input holds logits
+	// (CrossEntropy, CrossEntropyWith), else log-probabilities (NLL);
+	// the terms and the divisor of LossMean are CrossEntropyWith's and
+	// NLL's. CrossEntropy is the case of [N, C] logits, LossMean and the
+	// zero options otherwise, with dloss nil: the loss the mean over the
+	// rows of logsumexp(row) - row[label], the gradient
+	// (softmax(row) - onehot(label))/N.
+	Class(loss, dinput, dloss, input, target *Tensor, a ClassLossArgs) error
+	// Pointwise sets loss to the pointwise loss a.Kind of pred and
+	// target (pred's shape), its terms reduced by a.Reduction (LossMean:
+	// over every element; LossBatchMean: over the first axis' size).
+	// MSE and BCEWithLogits are the cases of LossMean and the zero
+	// options otherwise, with dloss nil: the mean of (pred - target)² with
+	// gradient 2(pred - target)/n, and the mean of max(x, 0) - x·t +
+	// log(1 + e^-|x|) with gradient (sigmoid(x) - t)/n.
+	Pointwise(loss, dpred, dloss, pred, target *Tensor, a PointLossArgs) error
+}
+
+// ClassLossArgs are the options of LossKernels.Class, checked by the
+// public function.
+type ClassLossArgs struct {
+	Logits    bool // the input holds logits (cross entropy), else log-probabilities (NLL)
+	Soft      bool // the target holds probabilities, of the input's shape
+	Reduction LossReduction
+	// Weight is nil or a weight per class [C].
+	Weight *Tensor
+	// Ignore: a class-index target equal to IgnoreIndex is ignored (no
+	// term, no gradient, not counted by the mean).
+	Ignore      bool
+	IgnoreIndex float32
+	// Smoothing is the label smoothing ε in [0, 1] (with Logits).
+	Smoothing float32
+}
+
+// LossKind names a pointwise loss of LossKernels.Pointwise (the
+// functions of the same names give their terms and derivatives).
+type LossKind int
+
+const (
+	LossMSE           LossKind = iota // (x - t)²
+	LossL1                            // |x - t|
+	LossSmoothL1                      // SmoothL1 with beta Arg
+	LossHuber                         // Huber with delta Arg
+	LossKLDiv                         // KLDiv (LogTarget)
+	LossBCE                           // BCE of probabilities x, weighted by Weight
+	LossBCEWithLogits                 // BCEWithLogitsWith, PosWeight
+)
+
+// PointLossArgs are the options of LossKernels.Pointwise, checked by the
+// public function. Weight and PosWeight are nil or broadcast to the
+// prediction's shape (views of zero strides, as BroadcastTo makes).
+type PointLossArgs struct {
+	Kind      LossKind
+	Reduction LossReduction
+	Arg       float32 // SmoothL1's beta, Huber's delta
+	LogTarget bool    // KLDiv: the target holds log-probabilities
+	Weight    *Tensor // BCE
+	PosWeight *Tensor // BCEWithLogits
 }
 
 // OptimKernels is the family of multi-tensor optimizer steps (optim.go,

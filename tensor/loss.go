@@ -46,7 +46,7 @@ func CrossEntropy(logits, labels *Tensor) (loss, dlogits *Tensor) {
 	const op = "CrossEntropy"
 	checkNil(op, "logits, labels", logits, labels)
 	checkCrossEntropy(op, logits, labels)
-	return runLoss(op, LossKernels.CrossEntropy, logits, labels)
+	return runLoss(op, crossEntropyKernel, logits, labels)
 }
 
 // CrossEntropyInto is CrossEntropy into loss (0-d) and dlogits (of
@@ -55,7 +55,7 @@ func CrossEntropyInto(loss, dlogits, logits, labels *Tensor) {
 	const op = "CrossEntropyInto"
 	checkNil(op, "loss, logits, labels", loss, logits, labels)
 	checkCrossEntropy(op, logits, labels)
-	runLossInto(op, LossKernels.CrossEntropy, loss, dlogits, logits, labels)
+	runLossInto(op, crossEntropyKernel, loss, dlogits, logits, labels)
 }
 
 func checkCrossEntropy(op string, logits, labels *Tensor) {
@@ -74,7 +74,7 @@ func MSE(pred, target *Tensor) (loss, dpred *Tensor) {
 	const op = "MSE"
 	checkNil(op, "pred, target", pred, target)
 	checkSameShape(op, "target", target, pred)
-	return runLoss(op, LossKernels.MSE, pred, target)
+	return runLoss(op, pointKernel(LossMSE), pred, target)
 }
 
 // MSEInto is MSE into loss (0-d) and dpred (of pred's shape, or nil for
@@ -83,7 +83,7 @@ func MSEInto(loss, dpred, pred, target *Tensor) {
 	const op = "MSEInto"
 	checkNil(op, "loss, pred, target", loss, pred, target)
 	checkSameShape(op, "target", target, pred)
-	runLossInto(op, LossKernels.MSE, loss, dpred, pred, target)
+	runLossInto(op, pointKernel(LossMSE), loss, dpred, pred, target)
 }
 
 // BCEWithLogits returns the mean over every element of the binary cross
@@ -98,7 +98,7 @@ func BCEWithLogits(x, target *Tensor) (loss, dx *Tensor) {
 	const op = "BCEWithLogits"
 	checkNil(op, "x, target", x, target)
 	checkSameShape(op, "target", target, x)
-	return runLoss(op, LossKernels.BCEWithLogits, x, target)
+	return runLoss(op, pointKernel(LossBCEWithLogits), x, target)
 }
 
 // BCEWithLogitsInto is BCEWithLogits into loss (0-d) and dx (of x's
@@ -107,11 +107,25 @@ func BCEWithLogitsInto(loss, dx, x, target *Tensor) {
 	const op = "BCEWithLogitsInto"
 	checkNil(op, "loss, x, target", loss, x, target)
 	checkSameShape(op, "target", target, x)
-	runLossInto(op, LossKernels.BCEWithLogits, loss, dx, x, target)
+	runLossInto(op, pointKernel(LossBCEWithLogits), loss, dx, x, target)
 }
 
-// lossKernel is a method of LossKernels.
+// lossKernel is a fused loss of the Loss family: loss and gradient d of
+// pred and target for an upstream gradient of 1.
 type lossKernel func(k LossKernels, loss, d, pred, target *Tensor) error
+
+// crossEntropyKernel is CrossEntropy's case of LossKernels.Class.
+func crossEntropyKernel(k LossKernels, loss, d, logits, labels *Tensor) error {
+	return k.Class(loss, d, nil, logits, labels, ClassLossArgs{Logits: true})
+}
+
+// pointKernel is kind's case of LossKernels.Pointwise with the default
+// options (MSE, BCEWithLogits).
+func pointKernel(kind LossKind) lossKernel {
+	return func(k LossKernels, loss, d, pred, target *Tensor) error {
+		return k.Pointwise(loss, d, nil, pred, target, PointLossArgs{Kind: kind})
+	}
+}
 
 // runLoss runs the loss f of pred and target, checked, on their device,
 // into a new loss (0-d) and gradient there.
@@ -211,10 +225,44 @@ func scratchOf(n int) *[]float32 {
 	return b
 }
 
-// CrossEntropy is the CPU's CrossEntropy: the operands on the host,
-// outputs not overlapping inputs. It checks every label before it writes
-// anything.
-func (cpuKernels) CrossEntropy(loss, dlogits, logits, labels *Tensor) error {
+// Class is the CPU's LossKernels.Class: the operands on the host, outputs
+// not overlapping inputs. It checks every label before it writes
+// anything. CrossEntropy's case is the fused crossEntropy.
+func (cpuKernels) Class(loss, dinput, dloss, input, target *Tensor, a ClassLossArgs) error {
+	if isCrossEntropy(loss, dloss, input, target, a) {
+		return crossEntropy(loss, dinput, input, target)
+	}
+	return classLossCPU(loss, dinput, dloss, input, target, a)
+}
+
+// isCrossEntropy reports whether Class's arguments are CrossEntropy's
+// fused case: [N, C] logits, the mean, no option but an ignored index
+// that no label has, a loss and no dloss.
+func isCrossEntropy(loss, dloss, input, target *Tensor, a ClassLossArgs) bool {
+	if !a.Logits || a.Soft || a.Reduction != LossMean || a.Weight != nil || a.Smoothing != 0 ||
+		len(input.shape) != 2 || loss == nil || dloss != nil {
+		return false
+	}
+	return !a.Ignore || !slices.Contains(target.hostData("CrossEntropy"), a.IgnoreIndex)
+}
+
+// Pointwise is the CPU's LossKernels.Pointwise: the operands on the host,
+// outputs not overlapping inputs. The cases of MSE and BCEWithLogits are
+// their fused code.
+func (cpuKernels) Pointwise(loss, dpred, dloss, pred, target *Tensor, a PointLossArgs) error {
+	if loss != nil && dloss == nil && a.Reduction == LossMean && a.Weight == nil && a.PosWeight == nil {
+		switch a.Kind {
+		case LossMSE:
+			return mse(loss, dpred, pred, target)
+		case LossBCEWithLogits:
+			return bceWithLogits(loss, dpred, pred, target)
+		}
+	}
+	return pointLossCPU(loss, dpred, dloss, pred, target, a)
+}
+
+// crossEntropy is CrossEntropy's fused loss and gradient on the host.
+func crossEntropy(loss, dlogits, logits, labels *Tensor) error {
 	const op = "CrossEntropy"
 	n, c := logits.shape[0], logits.shape[1]
 	lab := labels.hostData(op)
@@ -264,9 +312,8 @@ func rowLoss(row, p []float32, k int) float64 {
 	return float64(simd.LogSumExp(row)) - float64(row[k])
 }
 
-// MSE is the CPU's MSE: the operands on the host, outputs not overlapping
-// inputs.
-func (cpuKernels) MSE(loss, dpred, pred, target *Tensor) error {
+// mse is MSE's fused loss and gradient on the host.
+func mse(loss, dpred, pred, target *Tensor) error {
 	const op = "MSE"
 	p, t := pred.hostData(op), target.hostData(op)
 	d, out := gradBuffer(op, dpred)
@@ -297,9 +344,8 @@ func (cpuKernels) MSE(loss, dpred, pred, target *Tensor) error {
 	return nil
 }
 
-// BCEWithLogits is the CPU's BCEWithLogits: the operands on the host,
-// outputs not overlapping inputs.
-func (cpuKernels) BCEWithLogits(loss, dx, x, target *Tensor) error {
+// bceWithLogits is BCEWithLogits' fused loss and gradient on the host.
+func bceWithLogits(loss, dx, x, target *Tensor) error {
 	const op = "BCEWithLogits"
 	xd, t := x.hostData(op), target.hostData(op)
 	var sum float64

@@ -26,9 +26,9 @@ func TestLossOnDevice(t *testing.T) {
 		into         func(l, g, p, y *Tensor)
 		pred, target *Tensor
 	}{
-		{"CrossEntropy", "Loss.CrossEntropy", CrossEntropy, CrossEntropyInto, RandN(r, 3, 5), lab},
-		{"MSE", "Loss.MSE", MSE, MSEInto, RandN(r, 2, 7), RandN(r, 2, 7)},
-		{"BCEWithLogits", "Loss.BCEWithLogits", BCEWithLogits, BCEWithLogitsInto, RandN(r, 4), RandU(r, 0, 1, 4)},
+		{"CrossEntropy", "Loss.Class", CrossEntropy, CrossEntropyInto, RandN(r, 3, 5), lab},
+		{"MSE", "Loss.Pointwise", MSE, MSEInto, RandN(r, 2, 7), RandN(r, 2, 7)},
+		{"BCEWithLogits", "Loss.Pointwise", BCEWithLogits, BCEWithLogitsInto, RandN(r, 4), RandU(r, 0, 1, 4)},
 	} {
 		wl, wg := c.f(c.pred, c.target)
 		dp, dt := toDev(t, c.pred, onDev), toDev(t, c.target, onDev)

@@ -50,6 +50,7 @@ const (
 	guard               // the guard value, for the buffers of Into forms
 	index               // integers naming positions of an axis of length n: -n..n-1
 	label               // integers 0..n-1 (indices that Abs leaves as they are)
+	unit                // uniform in [0.01, 0.99]: probabilities
 )
 
 // guardValue fills the buffers that the Into forms write views of.
@@ -108,6 +109,8 @@ func (o operand) make(r *rand.Rand) *tensor.Tensor {
 			data[i] = float32(r.IntN(2*o.n) - o.n)
 		case label:
 			data[i] = float32(r.IntN(o.n))
+		case unit:
+			data[i] = float32(0.01 + 0.98*r.Float64())
 		}
 	}
 	return tensor.FromSlice(data, o.shape...)

@@ -619,21 +619,18 @@ func (k kernels) LayerNormBackward(dx, dgamma, dbeta, dy, x *tensor.Tensor, s te
 	})
 }
 
-func (k kernels) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error {
-	return k.do("Loss.CrossEntropy", 2, []*tensor.Tensor{loss, dlogits, logits, labels}, func(h []*tensor.Tensor) error {
-		return k.d.cpu.Loss.CrossEntropy(h[0], h[1], h[2], h[3])
+func (k kernels) Class(loss, dinput, dloss, input, target *tensor.Tensor, a tensor.ClassLossArgs) error {
+	return k.do("Loss.Class", 2, []*tensor.Tensor{loss, dinput, dloss, input, target, a.Weight}, func(h []*tensor.Tensor) error {
+		a.Weight = h[5]
+		return k.d.cpu.Loss.Class(h[0], h[1], h[2], h[3], h[4], a)
 	})
 }
 
-func (k kernels) MSE(loss, dpred, pred, target *tensor.Tensor) error {
-	return k.do("Loss.MSE", 2, []*tensor.Tensor{loss, dpred, pred, target}, func(h []*tensor.Tensor) error {
-		return k.d.cpu.Loss.MSE(h[0], h[1], h[2], h[3])
-	})
-}
-
-func (k kernels) BCEWithLogits(loss, dx, x, target *tensor.Tensor) error {
-	return k.do("Loss.BCEWithLogits", 2, []*tensor.Tensor{loss, dx, x, target}, func(h []*tensor.Tensor) error {
-		return k.d.cpu.Loss.BCEWithLogits(h[0], h[1], h[2], h[3])
+func (k kernels) Pointwise(loss, dpred, dloss, pred, target *tensor.Tensor, a tensor.PointLossArgs) error {
+	ts := []*tensor.Tensor{loss, dpred, dloss, pred, target, a.Weight, a.PosWeight}
+	return k.do("Loss.Pointwise", 2, ts, func(h []*tensor.Tensor) error {
+		a.Weight, a.PosWeight = h[5], h[6]
+		return k.d.cpu.Loss.Pointwise(h[0], h[1], h[2], h[3], h[4], a)
 	})
 }
 

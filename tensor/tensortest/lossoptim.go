@@ -29,7 +29,7 @@ func second(x []*tsr) *tsr { return x[1] }
 // view of a guard buffer, or nil for the loss alone); and that
 // CrossEntropy with a label outside [0, C) panics, in the call or, for a
 // device that checks its labels in the kernel, when the loss is read (or
-// gives a NaN loss). The labels are ArgMax of a random operand, class
+// gives a NaN loss). Then the losses with options (testLossOptions). The labels are ArgMax of a random operand, class
 // indices made on dev (so the test uses dev's Reduce family too). The
 // loss (a sum of n terms) is allowed the relative tolerance of n terms,
 // CrossEntropy's gradient (a softmax over C) that of C, the other
@@ -121,6 +121,7 @@ func TestLoss(t *testing.T, dev tensor.Device) {
 			t.Errorf("CrossEntropy with label 3 of 3 classes on %v: loss %v, and no panic", dev, v)
 		}
 	}
+	t.Run("options", func(t *testing.T) { testLossOptions(t, dev) })
 }
 
 // TestOptim checks every op of the Optim family on dev: 3 steps of SGD
