@@ -111,15 +111,16 @@ typedef struct {
 	LanesStrides yi, xi, zi;
 } LanesReduce;
 
-// LanesNorm is a BatchNorm or LayerNorm pass (norm.cu) over the rows of
-// r: BatchNorm's channels, LayerNorm's rows (for LayerNorm's dgamma and
-// dbeta, the elements of its normalized shape, each over the rows). x (xo,
-// xi), dy (zo, zi) and y, the result or dx (yo, yi), are strided; the
-// others contiguous: mean and inv_std per row, gamma and beta per row
-// (BatchNorm) or per element of a row (LayerNorm), NULL for 1 and 0;
-// run_mean and run_var (BatchNorm, or NULL) per row; dgamma and dbeta (or
-// NULL) as gamma.
-enum { LANES_BATCHNORM = 0, LANES_LAYERNORM = 1 };
+// LanesNorm is a BatchNorm, LayerNorm or RMSNorm pass (norm.cu) over the
+// rows of r: BatchNorm's channels, LayerNorm's and RMSNorm's rows (for
+// their dgamma and dbeta, the elements of the normalized shape, each over
+// the rows). x (xo, xi), dy (zo, zi) and y, the result or dx (yo, yi),
+// are strided; the others contiguous: mean and inv_std per row (RMSNorm:
+// mean NULL, inv_std the reciprocal root mean square), gamma and beta per
+// row (BatchNorm) or per element of a row (LayerNorm, RMSNorm: beta
+// NULL), NULL for 1 and 0; run_mean and run_var (BatchNorm, or NULL) per
+// row; dgamma and dbeta (or NULL) as gamma.
+enum { LANES_BATCHNORM = 0, LANES_LAYERNORM = 1, LANES_RMSNORM = 2 };
 typedef struct {
 	LanesReduce r;
 	float *y;
@@ -219,8 +220,9 @@ int lanes_softmax(void *stream, int log, const LanesReduce *r, float *y, const f
 // each row, given its output y (xo, xi) and dy (zo, zi); dx may be y or dy.
 int lanes_softmax_backward(void *stream, int log, const LanesReduce *r, float *dx, const float *y, const float *dy);
 // pass 0: forward (y, mean and inv_std; training: the batch's, updating
-// run_mean and run_var when not NULL; else from them); 1: backward (dx in
-// y; BatchNorm's dgamma and dbeta); 2: LayerNorm's dgamma and dbeta.
+// run_mean and run_var when not NULL; else from them; RMSNorm: y and
+// inv_std); 1: backward (dx in y; BatchNorm's dgamma and dbeta); 2:
+// LayerNorm's dgamma and dbeta, RMSNorm's dgamma.
 int lanes_norm(void *stream, int pass, const LanesNorm *p);
 // kind 0: max (idx, if not NULL, gets row·w + column of each maximum), 1: average.
 int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *idx, const float *x);

@@ -109,7 +109,8 @@ type ReduceKernels interface {
 	SoftmaxBackward(dx, y, dy *Tensor, axis int, log bool) error
 }
 
-// NormKernels is the family of normalizations (norm.go). The public
+// NormKernels is the family of normalizations (norm.go, groupnorm.go's
+// RMSNorm; GroupNorm and InstanceNorm compose LayerNorm). The public
 // functions have checked the shapes and parameters and filled in the
 // parameters' defaults (Momentum, Eps and Dims are not zero): x is [N, C,
 // ...] for BatchNorm, y, dy and dx have x's shape; gamma, beta, the
@@ -140,6 +141,14 @@ type NormKernels interface {
 	// may be nil) to the gradients of LayerNorm(x, p), which returned s,
 	// given dy. It reads p.Gamma and p.Dims (p.Beta is nil).
 	LayerNormBackward(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p LayerNormParams) error
+	// RMSNorm sets y to RMSNorm(x, p) and rrms (one element per row of
+	// p.Dims trailing axes) to each row's 1/√(mean(x²) + eps), the mean
+	// square summed in float64. p.Dims and p.Eps are filled in (not
+	// zero); rrms is a vector as the statistics are.
+	RMSNorm(y, rrms, x *Tensor, p RMSNormParams) error
+	// RMSNormBackward sets dx and dgamma (may be nil; nil when p.Gamma is)
+	// to the gradients of RMSNorm(x, p), which returned rrms, given dy.
+	RMSNormBackward(dx, dgamma, dy, x, rrms *Tensor, p RMSNormParams) error
 }
 
 // CopyKernels is the family of copies (view.go, join.go). The public

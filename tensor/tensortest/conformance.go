@@ -978,7 +978,10 @@ func TestIndex(t *testing.T, dev tensor.Device) {
 // LayerNorm over one and two trailing axes, with and without gamma and
 // beta, of transposed inputs and of no rows; the Into forms into strided
 // results; and the gradients of each (dgamma or dbeta left out in the
-// Into forms), after the forward on dev. Each case's result is the
+// Into forms), after the forward on dev; RMSNorm and its gradients over
+// one and two trailing axes, with and without gamma, of transposed and
+// 1-D inputs and of no rows, and their Into forms into strided views and
+// in place. Each case's result is the
 // concatenation of everything the op wrote, flattened.
 func TestNorm(t *testing.T, dev tensor.Device) {
 	flat := func(ts ...*tsr) *tsr {
@@ -1085,6 +1088,50 @@ func TestNorm(t *testing.T, dev tensor.Device) {
 			dx := x[4].Slice(1, 0, 66, 2)
 			tensor.LayerNormBackwardInto(dx, nil, x[5], x[1], x[0], s, p)
 			return flat(dx, x[5])
+		}, 33},
+	} {
+		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: logarithmic(l.n)})
+	}
+	// x[0] is x, x[1] dy, x[2] gamma (when the case has one).
+	rms := func(dims int, view func(*tsr) *tsr, back bool) func(x []*tsr) *tsr {
+		return func(x []*tsr) *tsr {
+			p := tensor.RMSNormParams{Dims: dims, Gamma: at(x, 2), Eps: 1e-3 * float32(dims)}
+			y, rr := tensor.RMSNorm(view(x[0]), p)
+			if !back {
+				return flat(y, rr)
+			}
+			dx, dg := tensor.RMSNormBackward(view(x[1]), view(x[0]), rr, p)
+			return flat(dx, dg)
+		}
+	}
+	for _, l := range []sized{
+		{"RMSNorm [7 33]", lnIn([]int{7, 33}, []int{33})[:3], rms(1, id, false), 33},
+		{"RMSNorm [2 3 257] no gamma, default eps", []operand{rn(2, 3, 257), rn(2, 3, 257)}, rms(0, id, false), 257},
+		{"RMSNorm [4 3 5] two axes", lnIn([]int{4, 3, 5}, []int{3, 5})[:3], rms(2, id, false), 15},
+		{"RMSNorm transposed", lnIn([]int{33, 7}, []int{33})[:3], rms(1, tr, false), 33},
+		{"RMSNorm no rows", lnIn([]int{0, 5}, []int{5})[:3], rms(1, id, false), 5},
+		{"RMSNorm 1-D", lnIn([]int{9}, []int{9})[:3], rms(1, id, false), 9},
+		{"RMSNormBackward [7 33]", lnIn([]int{7, 33}, []int{33})[:3], rms(1, id, true), 33},
+		{"RMSNormBackward [4 3 5] two axes no gamma", []operand{rn(4, 3, 5), rn(4, 3, 5)}, rms(2, id, true), 15},
+		{"RMSNormBackward transposed", lnIn([]int{33, 7}, []int{33})[:3], rms(1, tr, true), 33},
+		{"RMSNormBackward no rows", lnIn([]int{0, 5}, []int{5})[:3], rms(1, id, true), 5},
+		{"RMSNormInto strided", append(lnIn([]int{7, 33}, []int{33})[:3], guarded(7, 66), guarded(7, 2)), func(x []*tsr) *tsr {
+			y, rr := x[3].Slice(1, 0, 66, 2), x[4].Index(1, 1)
+			tensor.RMSNormInto(y, rr, x[0], tensor.RMSNormParams{Gamma: x[2]})
+			return flat(y, rr)
+		}, 33},
+		{"RMSNormBackwardInto strided dgamma, in place", append(lnIn([]int{7, 33}, []int{33})[:3], guarded(33, 2)), func(x []*tsr) *tsr {
+			p := tensor.RMSNormParams{Gamma: x[2]}
+			_, rr := tensor.RMSNorm(x[0], p)
+			tensor.RMSNormBackwardInto(x[1], x[3].Index(1, 0), x[1], x[0], rr, p)
+			return flat(x[1], x[3])
+		}, 33},
+		{"RMSNormBackwardInto no dgamma", append(lnIn([]int{7, 33}, []int{33})[:3], guarded(7, 66)), func(x []*tsr) *tsr {
+			p := tensor.RMSNormParams{Gamma: x[2]}
+			_, rr := tensor.RMSNorm(x[0], p)
+			dx := x[3].Slice(1, 1, 66, 2)
+			tensor.RMSNormBackwardInto(dx, nil, x[1], x[0], rr, p)
+			return flat(x[3])
 		}, 33},
 	} {
 		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: logarithmic(l.n)})

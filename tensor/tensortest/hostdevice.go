@@ -619,6 +619,20 @@ func (k kernels) LayerNormBackward(dx, dgamma, dbeta, dy, x *tensor.Tensor, s te
 	})
 }
 
+func (k kernels) RMSNorm(y, rrms, x *tensor.Tensor, p tensor.RMSNormParams) error {
+	return k.do("Norm.RMSNorm", 2, []*tensor.Tensor{y, rrms, x, p.Gamma}, func(h []*tensor.Tensor) error {
+		p.Gamma = h[3]
+		return k.d.cpu.Norm.RMSNorm(h[0], h[1], h[2], p)
+	})
+}
+
+func (k kernels) RMSNormBackward(dx, dgamma, dy, x, rrms *tensor.Tensor, p tensor.RMSNormParams) error {
+	return k.do("Norm.RMSNormBackward", 2, []*tensor.Tensor{dx, dgamma, dy, x, rrms, p.Gamma}, func(h []*tensor.Tensor) error {
+		p.Gamma = h[5]
+		return k.d.cpu.Norm.RMSNormBackward(h[0], h[1], h[2], h[3], h[4], p)
+	})
+}
+
 func (k kernels) CrossEntropy(loss, dlogits, logits, labels *tensor.Tensor) error {
 	return k.do("Loss.CrossEntropy", 2, []*tensor.Tensor{loss, dlogits, logits, labels}, func(h []*tensor.Tensor) error {
 		return k.d.cpu.Loss.CrossEntropy(h[0], h[1], h[2], h[3])
