@@ -71,11 +71,15 @@ typedef struct {
 } LanesCols;
 
 // LanesPool is a 2-D max or average pooling of planes×h×w (NCHW with
-// planes = n·c) into planes×oh×ow, as tensor.MaxPool2D and AvgPool2D.
+// planes = n·c) into planes×oh×ow, as tensor.MaxPool2D and AvgPool2D; or,
+// when adaptive is set, as tensor.AdaptiveMaxPool2D and AdaptiveAvgPool2D
+// (window i of out over in: floor(i·in/out) .. ceil((i+1)·in/out); the
+// kernel, stride and padding unused; the average summed in double, a NaN
+// maximum the window's last, as the CPU's).
 typedef struct {
 	long long planes;
 	int h, w, oh, ow, kh, kw, sh, sw, ph, pw;
-	int exclude_pad;
+	int exclude_pad, adaptive;
 } LanesPool;
 
 // LanesShape and LanesStrides describe the operands of a kernel that runs

@@ -163,8 +163,9 @@ type CopyKernels interface {
 	Concat(dst *Tensor, axis int, ts []*Tensor) error
 }
 
-// PoolKernels is the family of 2-D poolings and their gradients (pool.go).
-// The public functions have checked the shapes (NCHW) and the parameters;
+// PoolKernels is the family of 2-D poolings and their gradients (pool.go,
+// adaptivepool.go). The public functions have checked the shapes (NCHW;
+// [..., H, W] for the adaptive ones) and the parameters;
 // the operands are all on the Backend's device. On the host, no output
 // overlaps an input.
 type PoolKernels interface {
@@ -184,6 +185,21 @@ type PoolKernels interface {
 	// AvgPool2DBackward sets dx (the input's shape) to the gradient of
 	// AvgPool2D: each dy element spread over its window.
 	AvgPool2DBackward(dx, dy *Tensor, p PoolParams) error
+	// AdaptiveMaxPool2D sets dst [..., OH, OW] to AdaptiveMaxPool2D(x,
+	// [OH, OW]) of x [..., H, W] (any leading axes) and indices (nil to
+	// skip them) to the index of each maximum in its input plane.
+	AdaptiveMaxPool2D(dst, indices, x *Tensor) error
+	// AdaptiveAvgPool2D sets dst [..., OH, OW] to AdaptiveAvgPool2D(x,
+	// [OH, OW]), each mean summed in float64.
+	AdaptiveAvgPool2D(dst, x *Tensor) error
+	// AdaptiveMaxPool2DBackward sets dx to the gradient of
+	// AdaptiveMaxPool2D, the output size dy's; a bad index is an error,
+	// never a stray write, as MaxPool2DBackward's.
+	AdaptiveMaxPool2DBackward(dx, dy, indices *Tensor) error
+	// AdaptiveAvgPool2DBackward sets dx to the gradient of
+	// AdaptiveAvgPool2D, the output size dy's: each dx element the sum,
+	// windows in row-major order, of dy/(window size) in float32.
+	AdaptiveAvgPool2DBackward(dx, dy *Tensor) error
 }
 
 // IndexKernels is the family of lookups by index and their gradients

@@ -884,6 +884,69 @@ func TestPool(t *testing.T, dev tensor.Device) {
 				op: func(x []*tsr) *tsr { return tensor.AvgPool2DBackwardInto(half(x[1]), x[0], p) }},
 		)
 	}
+	// Adaptive pooling: x [..., H, W] to out, windows overlapping (7 to 5),
+	// of uneven sizes (7 to 3), growing (3 to 5), to nothing; ties and NaN
+	// for the maximum; a 2-D, a 3-D and a transposed input. The averages
+	// and the average's gradient are the CPU's bit for bit (the sums in
+	// float64; the gradient's terms added in the CPU's order); the
+	// maximum's gradient adds (at most four terms) in any order.
+	for _, l := range []struct {
+		name string
+		x    []int
+		out  [2]int
+		g    gen
+		tr   bool
+	}{
+		{"7×6 to 5×3", []int{2, 3, 7, 6}, [2]int{5, 3}, normal, false},
+		{"9×9 to 3×4 ties and NaN", []int{1, 2, 9, 9}, [2]int{3, 4}, nans, false},
+		{"3×4 to 5×7", []int{4, 3, 4}, [2]int{5, 7}, normal, false},
+		{"2-D 8×5 to 1×1", []int{8, 5}, [2]int{1, 1}, steps, false},
+		{"to nothing", []int{2, 3, 4}, [2]int{0, 2}, normal, false},
+		{"zero batch", []int{0, 2, 4, 4}, [2]int{2, 2}, normal, false},
+		{"transposed", []int{2, 3, 6, 7}, [2]int{4, 3}, normal, true},
+	} {
+		xs := slices.Clone(l.x)
+		xv := func(x *tsr) *tsr { return x }
+		if l.tr {
+			xs[0], xs[1] = xs[1], xs[0]
+			xv = func(x *tsr) *tsr { return x.Transpose(0, 1) }
+		}
+		ys := append(slices.Clone(l.x[:len(l.x)-2]), l.out[0], l.out[1])
+		wide := func(s []int) []int { w := slices.Clone(s); w[len(w)-1] *= 2; return w }
+		half := func(x *tsr) *tsr { return x.Slice(-1, 1, x.Dim(-1), 2) }
+		out := l.out
+		cases = append(cases,
+			kase{name: "AdaptiveMaxPool2D " + l.name, in: []operand{of(l.g, xs...)}, tol: exactly,
+				op: func(x []*tsr) *tsr {
+					m, i := tensor.AdaptiveMaxPool2D(xv(x[0]), out)
+					return tensor.Concat(0, m.Reshape(-1), i.Reshape(-1))
+				}},
+			kase{name: "AdaptiveMaxPool2DInto " + l.name, in: []operand{of(l.g, xs...), guarded(wide(ys)...), guarded(wide(ys)...)}, tol: exactly,
+				op: func(x []*tsr) *tsr {
+					tensor.AdaptiveMaxPool2DInto(half(x[1]), half(x[2]), xv(x[0]))
+					return tensor.Concat(0, x[1].Reshape(-1), x[2].Reshape(-1))
+				}},
+			kase{name: "AdaptiveAvgPool2D " + l.name, in: []operand{rn(xs...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { return tensor.AdaptiveAvgPool2D(xv(x[0]), out) }},
+			kase{name: "AdaptiveAvgPool2DInto " + l.name, in: []operand{rn(xs...), guarded(wide(ys)...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { tensor.AdaptiveAvgPool2DInto(half(x[1]), xv(x[0])); return x[1] }},
+			kase{name: "AdaptiveMaxPool2DBackward " + l.name, in: []operand{of(positive, xs...), rn(ys...)}, tol: summed(4),
+				op: func(x []*tsr) *tsr {
+					_, i := tensor.AdaptiveMaxPool2D(xv(x[0]), out)
+					return tensor.AdaptiveMaxPool2DBackward(x[1], i, l.x)
+				}},
+			kase{name: "AdaptiveMaxPool2DBackwardInto " + l.name, in: []operand{of(positive, xs...), rn(ys...), guarded(wide(l.x)...)}, tol: summed(4),
+				op: func(x []*tsr) *tsr {
+					_, i := tensor.AdaptiveMaxPool2D(xv(x[0]), out)
+					tensor.AdaptiveMaxPool2DBackwardInto(half(x[2]), x[1], i)
+					return x[2]
+				}},
+			kase{name: "AdaptiveAvgPool2DBackward " + l.name, in: []operand{rn(ys...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { return tensor.AdaptiveAvgPool2DBackward(x[0], l.x) }},
+			kase{name: "AdaptiveAvgPool2DBackwardInto " + l.name, in: []operand{rn(ys...), guarded(wide(l.x)...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { tensor.AdaptiveAvgPool2DBackwardInto(half(x[1]), x[0]); return x[1] }},
+		)
+	}
 	run(t, dev, 7, cases)
 }
 
