@@ -238,26 +238,15 @@ func RMSNormBackwardInto(dx, dgamma, dy, x, rrms *Tensor, p RMSNormParams) {
 	ran(op, k.RMSNormBackward(dx, dgamma, dy, x, rrms, p), dx, dy, x)
 }
 
-// hostOut returns the elements that a CPU kernel writes for t, and the
-// function that delivers them: t's own when t is contiguous, else a
-// temporary copied into t.
-func hostOut(op string, t *Tensor) ([]float32, func()) {
-	if t == nil || t.IsContiguous() {
-		return vec(op, t), func() {}
-	}
-	c := New(t.shape...)
-	return c.data, func() { CopyInto(t, c) }
-}
-
 // RMSNorm is the CPU's RMSNorm: host operands, y and rrms overlapping no
 // input.
 func (cpuKernels) RMSNorm(y, rrms, x *Tensor, p RMSNormParams) error {
 	const op = "RMSNorm"
 	xs, g := x.hostData(op), vec(op, p.Gamma)
-	ys, doneY := hostOut(op, y)
-	rs, doneR := hostOut(op, rrms)
-	defer doneR()
-	defer doneY()
+	yo, ro := target(y), target(rrms)
+	ys, rs := yo.hostData(op), ro.hostData(op)
+	defer finish(rrms, ro)
+	defer finish(y, yo)
 	d, eps := shapeLen(x.shape[len(x.shape)-p.Dims:]), float64(p.Eps)
 	for r := range rs {
 		row := xs[r*d : (r+1)*d]
@@ -283,8 +272,9 @@ func (cpuKernels) RMSNorm(y, rrms, x *Tensor, p RMSNormParams) error {
 func (cpuKernels) RMSNormBackward(dx, dgamma, dy, x, rrms *Tensor, p RMSNormParams) error {
 	const op = "RMSNormBackward"
 	xs, dys, rs, g := x.hostData(op), dy.hostData(op), rrms.hostData(op), vec(op, p.Gamma)
-	dxs, doneX := hostOut(op, dx)
-	defer doneX()
+	dxo := target(dx)
+	dxs := dxo.hostData(op)
+	defer finish(dx, dxo)
 	d := shapeLen(x.shape[len(x.shape)-p.Dims:])
 	var dg []float64
 	if dgamma != nil {
@@ -314,11 +304,12 @@ func (cpuKernels) RMSNormBackward(dx, dgamma, dy, x, rrms *Tensor, p RMSNormPara
 		}
 	}
 	if dg != nil {
-		dgs, done := hostOut(op, dgamma)
+		dgo := target(dgamma)
+		dgs := dgo.hostData(op)
 		for i, v := range dg {
 			dgs[i] = float32(v)
 		}
-		done()
+		finish(dgamma, dgo)
 	}
 	return nil
 }
