@@ -213,7 +213,8 @@ int lanes_where(void *stream, const LanesShape *shape, float *y, const LanesStri
 int lanes_unary_backward(void *stream, int op, int from_y, float a0, float a1, const LanesShape *shape, float *dx,
                          const LanesStrides *dxs, const float *dy, const LanesStrides *dys, const float *v, const LanesStrides *vs);
 // y = the reduction op (tensor.ReduceOp: 1 Sum, 2 Max, 3 Min, 4 Mean,
-// 5 Var, 6 Std, 7 LogSumExp; ddof Var's and Std's) of each row of x, or
+// 5 Var, 6 Std, 7 LogSumExp, 8 Prod, 9-11 Norm p = 1, 2, Inf, 12 Any,
+// 13 All; ddof Var's and Std's) of each row of x, or
 // y += it (accumulate).
 int lanes_reduce(void *stream, int op, const LanesReduce *r, float *y, const float *x, int ddof, int accumulate);
 // y = the index of the first maximum (op 1) or minimum (op 2) of each row of x, or of its first NaN.

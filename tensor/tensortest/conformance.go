@@ -492,6 +492,13 @@ var reductions = []struct {
 	{"Std", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Std(x, 0, k, axes...) }, relative, true},
 	{"Std ddof 1", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Std(x, 1, k, axes...) }, relative, true},
 	{"LogSumExp", tensor.LogSumExp, logarithmic, true},
+	// foldaxes.go's, in float64 (the device's order its own).
+	{"Prod", tensor.Prod, relative, true},
+	{"Norm p=1", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 1, k, axes...) }, summed, true},
+	{"Norm p=2", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 2, k, axes...) }, relative, true},
+	{"Norm p=Inf", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, math.Inf(1), k, axes...) }, func(int) tolerance { return exactly }, false},
+	{"Any", tensor.Any, func(int) tolerance { return exactly }, true},
+	{"All", tensor.All, func(int) tolerance { return exactly }, true},
 }
 
 // TestReduce checks every op of the Reduce family on dev: each reduction
