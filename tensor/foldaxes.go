@@ -213,8 +213,8 @@ func all64(row []float32) float64 {
 
 // folds are the Reduce family's ops of this file, each row's fold.
 var folds = [numReduceOps]func(row []float32) float64{ReduceProd: prod64, ReduceAny: any64, ReduceAll: all64,
-	ReduceNorm1: func(row []float32) float64 { return vectorNorm(row, 1) },
-	ReduceNorm2: func(row []float32) float64 { return vectorNorm(row, 2) },
+	ReduceNorm1:   func(row []float32) float64 { return vectorNorm(row, 1) },
+	ReduceNorm2:   func(row []float32) float64 { return vectorNorm(row, 2) },
 	ReduceNormInf: func(row []float32) float64 { return vectorNorm(row, math.Inf(1)) }}
 
 // foldInto sets dst, x's shape with the axes in mask of size 1, to f of
