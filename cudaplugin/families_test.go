@@ -260,6 +260,18 @@ func TestFamiliesOnDevice(t *testing.T) {
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
 				return tensor.MaxPool2DBackward(x[0], x[1], []int{1, 2, 4, 4}, pool2)
 			}, panics: "is not an element of an input plane of 16"},
+		{name: "AdaptiveMaxPool2DBackward index past the plane", in: []*tensor.Tensor{rn(2, 2, 2), tensor.FromSlice([]float32{0, 1, 4, 5, 10, 16, 15, 14}, 2, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.AdaptiveMaxPool2DBackward(x[0], x[1], []int{2, 4, 4})
+			}, panics: "(result [2 4 4] on device(1)): cudaplugin: AdaptiveMaxPool2DBackward: index 16 is not an element of an input plane of 16"},
+		{name: "AdaptiveMaxPool2DBackward index NaN", in: []*tensor.Tensor{rn(2, 2, 2), tensor.FromSlice([]float32{0, 1, 4, 5, 10, float32(math.NaN()), 15, 14}, 2, 2, 2)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				dx, err := tensor.NewOn(x[0].Device(), 2, 4, 4)
+				if err != nil {
+					panic(err)
+				}
+				return tensor.AdaptiveMaxPool2DBackwardInto(dx, x[0], x[1])
+			}, panics: "is not an element of an input plane of 16"},
 		{name: "IndexAdd src a view of dst", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{1, 2, 3, 0}, 4)},
 			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.IndexAdd(x[0], 0, x[1], x[0].Slice(0, 0, 4, 1)) }, tol: 1e-6},
 		{name: "Gather into its own index", in: []*tensor.Tensor{rn(7, 3), tensor.FromSlice([]float32{0, 1, 2, 2, 1, 0}, 2, 3)},

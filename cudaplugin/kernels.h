@@ -71,11 +71,15 @@ typedef struct {
 } LanesCols;
 
 // LanesPool is a 2-D max or average pooling of planes×h×w (NCHW with
-// planes = n·c) into planes×oh×ow, as tensor.MaxPool2D and AvgPool2D.
+// planes = n·c) into planes×oh×ow, as tensor.MaxPool2D and AvgPool2D; or,
+// when adaptive is set, as tensor.AdaptiveMaxPool2D and AdaptiveAvgPool2D
+// (window i of out over in: floor(i·in/out) .. ceil((i+1)·in/out); the
+// kernel, stride and padding unused; the average summed in double, a NaN
+// maximum the window's last, as the CPU's).
 typedef struct {
 	long long planes;
 	int h, w, oh, ow, kh, kw, sh, sw, ph, pw;
-	int exclude_pad;
+	int exclude_pad, adaptive;
 } LanesPool;
 
 // LanesShape and LanesStrides describe the operands of a kernel that runs
@@ -111,15 +115,16 @@ typedef struct {
 	LanesStrides yi, xi, zi;
 } LanesReduce;
 
-// LanesNorm is a BatchNorm or LayerNorm pass (norm.cu) over the rows of
-// r: BatchNorm's channels, LayerNorm's rows (for LayerNorm's dgamma and
-// dbeta, the elements of its normalized shape, each over the rows). x (xo,
-// xi), dy (zo, zi) and y, the result or dx (yo, yi), are strided; the
-// others contiguous: mean and inv_std per row, gamma and beta per row
-// (BatchNorm) or per element of a row (LayerNorm), NULL for 1 and 0;
-// run_mean and run_var (BatchNorm, or NULL) per row; dgamma and dbeta (or
-// NULL) as gamma.
-enum { LANES_BATCHNORM = 0, LANES_LAYERNORM = 1 };
+// LanesNorm is a BatchNorm, LayerNorm or RMSNorm pass (norm.cu) over the
+// rows of r: BatchNorm's channels, LayerNorm's and RMSNorm's rows (for
+// their dgamma and dbeta, the elements of the normalized shape, each over
+// the rows). x (xo, xi), dy (zo, zi) and y, the result or dx (yo, yi),
+// are strided; the others contiguous: mean and inv_std per row (RMSNorm:
+// mean NULL, inv_std the reciprocal root mean square), gamma and beta per
+// row (BatchNorm) or per element of a row (LayerNorm, RMSNorm: beta
+// NULL), NULL for 1 and 0; run_mean and run_var (BatchNorm, or NULL) per
+// row; dgamma and dbeta (or NULL) as gamma.
+enum { LANES_BATCHNORM = 0, LANES_LAYERNORM = 1, LANES_RMSNORM = 2 };
 typedef struct {
 	LanesReduce r;
 	float *y;
@@ -216,7 +221,8 @@ int lanes_where(void *stream, const LanesShape *shape, float *y, const LanesStri
 int lanes_unary_backward(void *stream, int op, int from_y, float a0, float a1, const LanesShape *shape, float *dx,
                          const LanesStrides *dxs, const float *dy, const LanesStrides *dys, const float *v, const LanesStrides *vs);
 // y = the reduction op (tensor.ReduceOp: 1 Sum, 2 Max, 3 Min, 4 Mean,
-// 5 Var, 6 Std, 7 LogSumExp; ddof Var's and Std's) of each row of x, or
+// 5 Var, 6 Std, 7 LogSumExp, 8 Prod, 9-11 Norm p = 1, 2, Inf, 12 Any,
+// 13 All; ddof Var's and Std's) of each row of x, or
 // y += it (accumulate).
 int lanes_reduce(void *stream, int op, const LanesReduce *r, float *y, const float *x, int ddof, int accumulate);
 // y = the index of the first maximum (op 1) or minimum (op 2) of each row of x, or of its first NaN.
@@ -227,8 +233,9 @@ int lanes_softmax(void *stream, int log, const LanesReduce *r, float *y, const f
 // each row, given its output y (xo, xi) and dy (zo, zi); dx may be y or dy.
 int lanes_softmax_backward(void *stream, int log, const LanesReduce *r, float *dx, const float *y, const float *dy);
 // pass 0: forward (y, mean and inv_std; training: the batch's, updating
-// run_mean and run_var when not NULL; else from them); 1: backward (dx in
-// y; BatchNorm's dgamma and dbeta); 2: LayerNorm's dgamma and dbeta.
+// run_mean and run_var when not NULL; else from them; RMSNorm: y and
+// inv_std); 1: backward (dx in y; BatchNorm's dgamma and dbeta); 2:
+// LayerNorm's dgamma and dbeta, RMSNorm's dgamma.
 int lanes_norm(void *stream, int pass, const LanesNorm *p);
 // kind 0: max (idx, if not NULL, gets row·w + column of each maximum), 1: average.
 int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *idx, const float *x);

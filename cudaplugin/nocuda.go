@@ -74,7 +74,11 @@ func (g *GPU) MaxPool2DBackward(dx, dy, indices *tensor.Tensor, p tensor.PoolPar
 func (g *GPU) AvgPool2DBackward(dx, dy *tensor.Tensor, p tensor.PoolParams) error {
 	return ErrUnavailable
 }
-func (g *GPU) Binary(op tensor.ElemOp, dst, a, b *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) AdaptiveMaxPool2D(dst, indices, x *tensor.Tensor) error         { return ErrUnavailable }
+func (g *GPU) AdaptiveAvgPool2D(dst, x *tensor.Tensor) error                  { return ErrUnavailable }
+func (g *GPU) AdaptiveMaxPool2DBackward(dx, dy, indices *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) AdaptiveAvgPool2DBackward(dx, dy *tensor.Tensor) error          { return ErrUnavailable }
+func (g *GPU) Binary(op tensor.ElemOp, dst, a, b *tensor.Tensor) error        { return ErrUnavailable }
 func (g *GPU) Unary(op tensor.ElemOp, dst, x *tensor.Tensor, arg [2]float32) error {
 	return ErrUnavailable
 }
@@ -135,6 +139,12 @@ func (g *GPU) LayerNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, 
 	return ErrUnavailable
 }
 func (g *GPU) LayerNormBackward(dx, dgamma, dbeta, dy, x *tensor.Tensor, s tensor.NormStats, p tensor.LayerNormParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) RMSNorm(y, rrms, x *tensor.Tensor, p tensor.RMSNormParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) RMSNormBackward(dx, dgamma, dy, x, rrms *tensor.Tensor, p tensor.RMSNormParams) error {
 	return ErrUnavailable
 }
 func (g *GPU) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof int) error {

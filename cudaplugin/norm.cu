@@ -1,9 +1,11 @@
-// norm.cu: BatchNorm and LayerNorm, forward and backward, over the rows
-// of a LanesNorm (kernels.h): a row is a channel of BatchNorm (the
-// elements of every image) or a row of LayerNorm; one block per row, its
-// statistics summed in double in shared memory (the mean, then the
-// corrected two-pass variance about it), the running statistics updated
-// by the row's block.
+// norm.cu: BatchNorm, LayerNorm and RMSNorm, forward and backward, over
+// the rows of a LanesNorm (kernels.h): a row is a channel of BatchNorm
+// (the elements of every image) or a row of LayerNorm or RMSNorm; one
+// block per row, its statistics summed in double in shared memory (the
+// mean, then the corrected two-pass variance about it; RMSNorm's mean
+// square), the running statistics updated by the row's block. RMSNorm's
+// element formulas are tensor's CPU ones, operation for operation, in
+// double.
 
 #include "common.cuh"
 
@@ -27,6 +29,22 @@ __global__ void __launch_bounds__(ROW_THREADS) normForwardKernel(LanesNorm p) {
         const float *xr = p.x + offsetOf(r.outer, r.xo, row);
         float *yr = p.y + offsetOf(r.outer, r.yo, row);
         double mean, invStd;
+        if (p.kind == LANES_RMSNORM) {
+            double ss = 0;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                const double v = (double)xr[offsetOf(r.inner, r.xi, i)];
+                ss += v * v;
+            }
+            invStd = 1 / sqrt(blockReduce(s, ss, SumOp<double>{}) / (double)n + (double)p.eps);
+            if (threadIdx.x == 0) {
+                p.inv_std[row] = (float)invStd;
+            }
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                const double v = (double)xr[offsetOf(r.inner, r.xi, i)] * invStd;
+                yr[offsetOf(r.inner, r.yi, i)] = (float)(p.gamma == nullptr ? v : v * (double)p.gamma[i]);
+            }
+            continue;
+        }
         if (p.training) {
             mean = rowMean(s, r.inner, r.xi, xr);
             double var = rowDeviations(s, r.inner, r.xi, xr, mean) / (double)n;
@@ -64,6 +82,20 @@ __global__ void __launch_bounds__(ROW_THREADS) normBackwardKernel(LanesNorm p) {
         const float *xr = p.x + offsetOf(r.outer, r.xo, row);
         const float *dyr = p.dy + offsetOf(r.outer, r.zo, row);
         float *dxr = p.y + offsetOf(r.outer, r.yo, row);
+        if (p.kind == LANES_RMSNORM) { // dx = r·(g - x·r·mean(g·x·r)), g = dy·gamma
+            const double ri = p.inv_std[row];
+            double m = 0;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                const double g = (double)dyr[offsetOf(r.inner, r.zi, i)] * affine(p.gamma, p.kind, row, i, 1);
+                m += g * (double)xr[offsetOf(r.inner, r.xi, i)] * ri;
+            }
+            m = blockReduce(s, m, SumOp<double>{}) / (double)n;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                const double g = (double)dyr[offsetOf(r.inner, r.zi, i)] * affine(p.gamma, p.kind, row, i, 1);
+                dxr[offsetOf(r.inner, r.yi, i)] = (float)(ri * (g - (double)xr[offsetOf(r.inner, r.xi, i)] * ri * m));
+            }
+            continue;
+        }
         const double mean = p.mean[row], invStd = p.inv_std[row];
         double sg = 0, sgx = 0; // Σ g and Σ g·(x - mean), g = dy (BatchNorm) or dy·gamma (LayerNorm)
         for (long long i = threadIdx.x; i < n; i += blockDim.x) {
@@ -105,9 +137,10 @@ __global__ void __launch_bounds__(ROW_THREADS) normBackwardKernel(LanesNorm p) {
     }
 }
 
-// layerNormParamsKernel sets dgamma and dbeta of LayerNorm: each row of
-// p.r is an element of the normalized shape, its elements the rows of x
-// (the statistics' index): Σ dy·(x - mean)·invStd and Σ dy.
+// layerNormParamsKernel sets dgamma and dbeta of LayerNorm (RMSNorm's
+// dgamma: mean NULL, 0): each row of p.r is an element of the normalized
+// shape, its elements the rows of x (the statistics' index):
+// Σ dy·(x - mean)·invStd and Σ dy.
 __global__ void __launch_bounds__(ROW_THREADS) layerNormParamsKernel(LanesNorm p) {
     __shared__ double s[ROW_THREADS];
     const LanesReduce &r = p.r;
@@ -118,7 +151,8 @@ __global__ void __launch_bounds__(ROW_THREADS) layerNormParamsKernel(LanesNorm p
         for (long long i = threadIdx.x; i < r.inner.n; i += blockDim.x) {
             const double g = (double)dyr[offsetOf(r.inner, r.zi, i)];
             sg += g;
-            sgx += g * ((double)xr[offsetOf(r.inner, r.xi, i)] - (double)p.mean[i]) * (double)p.inv_std[i];
+            const double x = (double)xr[offsetOf(r.inner, r.xi, i)];
+            sgx += g * (p.mean == nullptr ? x : x - (double)p.mean[i]) * (double)p.inv_std[i];
         }
         sg = blockReduce(s, sg, SumOp<double>{});
         sgx = blockReduce(s, sgx, SumOp<double>{});
@@ -134,7 +168,7 @@ __global__ void __launch_bounds__(ROW_THREADS) layerNormParamsKernel(LanesNorm p
 }
 
 inline bool validNorm(const LanesNorm *p) {
-    return validRows(&p->r) && (p->kind == LANES_BATCHNORM || p->kind == LANES_LAYERNORM);
+    return validRows(&p->r) && (p->kind == LANES_BATCHNORM || p->kind == LANES_LAYERNORM || p->kind == LANES_RMSNORM);
 }
 
 } // namespace

@@ -17,10 +17,11 @@ import (
 	"github.com/lanesgo/lanes/tensor"
 )
 
-// The Norm family (tensor.NormKernels): BatchNorm and LayerNorm, forward
-// and backward, each one launch of lanes_norm (norm.cu, kernels.h:
-// LanesNorm) over rows (BatchNorm's channels, LayerNorm's rows) of
-// strided x, y, dy and dx, LayerNorm's dgamma and dbeta a second launch
+// The Norm family (tensor.NormKernels): BatchNorm, LayerNorm and
+// RMSNorm, forward and backward, each one launch of lanes_norm (norm.cu,
+// kernels.h: LanesNorm) over rows (BatchNorm's channels, LayerNorm's and
+// RMSNorm's rows) of strided x, y, dy and dx, LayerNorm's and RMSNorm's
+// dgamma (and LayerNorm's dbeta) a second launch
 // over the normalized shape's elements. The statistics are summed in
 // float64 (the mean, then the corrected two-pass variance about it), and
 // BatchNorm's running statistics are updated on the device by the
@@ -201,29 +202,64 @@ func (g *GPU) LayerNorm(y *tensor.Tensor, s tensor.NormStats, x *tensor.Tensor, 
 // (when asked) first, in a launch over the normalized shape's elements,
 // each summing over the rows, then dx (which may be dy).
 func (g *GPU) LayerNormBackward(dx, dgamma, dbeta, dy, x *tensor.Tensor, s tensor.NormStats, p tensor.LayerNormParams) error {
-	return g.normOp("LayerNormBackward", func(n *normCall) (err error) {
+	return g.normOp("LayerNormBackward", func(n *normCall) error {
 		n.p.kind = C.LANES_LAYERNORM
-		if err = n.backward(layerInner(x, p.Dims), dx, dgamma, dbeta, dy, x, s, p.Gamma); err != nil {
+		return n.trailingBackward(p.Dims, dx, dgamma, dbeta, dy, x, s, p.Gamma)
+	})
+}
+
+// RMSNorm implements tensor.NormKernels: LayerNorm's launch, each row's
+// reciprocal root mean square in inv_std.
+func (g *GPU) RMSNorm(y, rrms, x *tensor.Tensor, p tensor.RMSNormParams) error {
+	return g.normOp("RMSNorm", func(n *normCall) (err error) {
+		n.p.kind, n.p.eps = C.LANES_RMSNORM, C.float(p.Eps)
+		if err = n.strided(layerInner(x, p.Dims), y, x, nil); err != nil {
 			return err
 		}
-		if dgamma != nil || dbeta != nil {
-			rows := n.p.r
-			lead := layerInner(x, p.Dims) // the rows of x: the other axes
-			for i := range lead {
-				lead[i] = !lead[i]
-			}
-			r, ok := rowsOf(x.Shape(), lead, n.xo, n.xo, n.zo)
-			if !ok {
-				return fmt.Errorf("cudaplugin: LayerNormBackward: x and dy of shape %v with strides %v and %v have too many dimensions that do not merge", x.Shape(), n.xo.strides, n.zo.strides)
-			}
-			n.p.r = r
-			if err := n.run(2); err != nil {
-				return err
-			}
-			n.p.r, n.p.dgamma, n.p.dbeta = rows, nil, nil
+		if n.p.gamma, err = n.vec(3, p.Gamma); err != nil {
+			return err
 		}
-		return n.run(1)
+		if n.p.inv_std, err = n.out(5, rrms); err != nil {
+			return err
+		}
+		return n.run(0)
 	})
+}
+
+// RMSNormBackward implements tensor.NormKernels as LayerNormBackward,
+// without a mean or dbeta.
+func (g *GPU) RMSNormBackward(dx, dgamma, dy, x, rrms *tensor.Tensor, p tensor.RMSNormParams) error {
+	return g.normOp("RMSNormBackward", func(n *normCall) error {
+		n.p.kind = C.LANES_RMSNORM
+		return n.trailingBackward(p.Dims, dx, dgamma, nil, dy, x, tensor.NormStats{InvStd: rrms}, p.Gamma)
+	})
+}
+
+// trailingBackward runs the backward of a normalization over x's last
+// dims axes (LayerNorm, RMSNorm): dgamma and dbeta (when asked) first, in
+// a launch over the normalized shape's elements, each summing over the
+// rows, then dx (which may be dy).
+func (n *normCall) trailingBackward(dims int, dx, dgamma, dbeta, dy, x *tensor.Tensor, s tensor.NormStats, gamma *tensor.Tensor) error {
+	if err := n.backward(layerInner(x, dims), dx, dgamma, dbeta, dy, x, s, gamma); err != nil {
+		return err
+	}
+	if dgamma != nil || dbeta != nil {
+		rows := n.p.r
+		lead := layerInner(x, dims) // the rows of x: the other axes
+		for i := range lead {
+			lead[i] = !lead[i]
+		}
+		r, ok := rowsOf(x.Shape(), lead, n.xo, n.xo, n.zo)
+		if !ok {
+			return fmt.Errorf("cudaplugin: %s: x and dy of shape %v with strides %v and %v have too many dimensions that do not merge", n.name, x.Shape(), n.xo.strides, n.zo.strides)
+		}
+		n.p.r = r
+		if err := n.run(2); err != nil {
+			return err
+		}
+		n.p.r, n.p.dgamma, n.p.dbeta = rows, nil, nil
+	}
+	return n.run(1)
 }
 
 // backward sets the operands of a backward pass.

@@ -23,7 +23,8 @@ import (
 )
 
 // The Pool family (tensor.PoolKernels): max and average pooling forward
-// (lanes_pool2d) and their gradients (lanes_pool2d_backward).
+// (lanes_pool2d) and their gradients (lanes_pool2d_backward), with fixed
+// windows or adaptive ones (LanesPool.adaptive).
 
 // MaxPool2D implements tensor.PoolKernels: it sets dst and indices to
 // tensor.MaxPool2D(x, p), the maxima
@@ -62,11 +63,16 @@ func (g *GPU) poolBackward(op string, kind int, dx, dy, indices *tensor.Tensor, 
 	if !g.opened() {
 		return errNilGPU
 	}
-	xs := dx.Shape()
-	lp, err := poolGeometry(op, xs, p)
+	lp, err := poolGeometry(op, dx.Shape(), p)
 	if err != nil {
 		return err
 	}
+	return g.poolBackwardWith(op, kind, &lp, dx, dy, indices)
+}
+
+// poolBackwardWith runs lanes_pool2d_backward of kind over lp's planes
+// (poolBackward).
+func (g *GPU) poolBackwardWith(op string, kind int, lp *C.LanesPool, dx, dy, indices *tensor.Tensor) (err error) {
 	c := &call{g: g}
 	defer c.release()
 	do, gyo := c.on(op, 0, dx), c.on(op, 1, dy)
@@ -104,7 +110,7 @@ func (g *GPU) poolBackward(op string, kind int, dx, dy, indices *tensor.Tensor, 
 			return err
 		}
 	}
-	if err := check("lanes_pool2d_backward", C.lanes_pool_backward_at(g.stream, C.int(kind), &lp, C.uintptr_t(out.ptr), C.uintptr_t(gyo.ptr), C.uintptr_t(io.ptr), C.uintptr_t(flag))); err != nil {
+	if err := check("lanes_pool2d_backward", C.lanes_pool_backward_at(g.stream, C.int(kind), lp, C.uintptr_t(out.ptr), C.uintptr_t(gyo.ptr), C.uintptr_t(io.ptr), C.uintptr_t(flag))); err != nil {
 		return err
 	}
 	if flag != 0 {
@@ -113,7 +119,7 @@ func (g *GPU) poolBackward(op string, kind int, dx, dy, indices *tensor.Tensor, 
 			return err
 		}
 		if bad {
-			return fmt.Errorf("cudaplugin: %s: index %v is not an element of an input plane of %d", op, v, xs[2]*xs[3])
+			return fmt.Errorf("cudaplugin: %s: index %v is not an element of an input plane of %d", op, v, lp.h*lp.w)
 		}
 	}
 	return c.finish(out)
@@ -159,6 +165,13 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 	if err != nil {
 		return err
 	}
+	return g.poolWith(op, kind, &lp, dst, indices, x)
+}
+
+// poolWith runs lanes_pool2d of kind over lp's planes: x read contiguous
+// (gathered when not), dst (nil: a temporary) and indices (nil: none)
+// written directly when contiguous, else through temporaries.
+func (g *GPU) poolWith(op string, kind int, lp *C.LanesPool, dst, indices, x *tensor.Tensor) (err error) {
 	c := &call{g: g}
 	defer c.release()
 	xo := c.on(op, 2, x)
@@ -172,7 +185,8 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 		return err
 	}
 	defer g.exit()
-	if xo.len() == 0 || out[0]*out[1]*out[2]*out[3] == 0 {
+	n := int(lp.planes) * int(lp.oh) * int(lp.ow)
+	if xo.len() == 0 || n == 0 {
 		return nil
 	}
 	if xo, err = c.contiguous(xo); err != nil {
@@ -185,7 +199,7 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 				continue
 			}
 			// No dst: the kernel's maxima go to a temporary.
-			m, err := c.temp(out[0] * out[1] * out[2] * out[3])
+			m, err := c.temp(n)
 			if err != nil {
 				return err
 			}
@@ -196,7 +210,7 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 			return err
 		}
 	}
-	if err := check("lanes_pool2d", C.lanes_pool_at(g.stream, C.int(kind), &lp, C.uintptr_t(targets[0].ptr), C.uintptr_t(targets[1].ptr), C.uintptr_t(xo.ptr))); err != nil {
+	if err := check("lanes_pool2d", C.lanes_pool_at(g.stream, C.int(kind), lp, C.uintptr_t(targets[0].ptr), C.uintptr_t(targets[1].ptr), C.uintptr_t(xo.ptr))); err != nil {
 		return err
 	}
 	for _, t := range targets {
@@ -207,4 +221,66 @@ func (g *GPU) pool(op string, kind int, dst, indices, x *tensor.Tensor, p tensor
 		}
 	}
 	return nil
+}
+
+// adaptiveGeometry returns the kernels' description of an adaptive
+// pooling of x [..., H, W] to out [..., OH, OW] (tensor has checked them).
+func adaptiveGeometry(op string, xs, out []int) (C.LanesPool, error) {
+	nd := len(xs)
+	planes := 1
+	for _, d := range xs[:nd-2] {
+		planes *= d
+	}
+	h, w, oh, ow := xs[nd-2], xs[nd-1], out[nd-2], out[nd-1]
+	if !fitsInt32(h, w, oh, ow, h*w, oh*ow) {
+		return C.LanesPool{}, fmt.Errorf("cudaplugin: %s: shape %v pooled to %v does not fit the kernels' 32-bit sizes", op, xs, out)
+	}
+	return C.LanesPool{planes: C.longlong(planes), h: C.int(h), w: C.int(w), oh: C.int(oh), ow: C.int(ow), adaptive: 1}, nil
+}
+
+// AdaptiveMaxPool2D implements tensor.PoolKernels: lanes_pool2d's max
+// over adaptive windows; indices may be nil. Any views.
+func (g *GPU) AdaptiveMaxPool2D(dst, indices, x *tensor.Tensor) error {
+	return g.adaptive("AdaptiveMaxPool2D", 0, dst, indices, x)
+}
+
+// AdaptiveAvgPool2D implements tensor.PoolKernels: lanes_pool2d's mean
+// over adaptive windows, summed in double. Any views.
+func (g *GPU) AdaptiveAvgPool2D(dst, x *tensor.Tensor) error {
+	return g.adaptive("AdaptiveAvgPool2D", 1, dst, nil, x)
+}
+
+func (g *GPU) adaptive(op string, kind int, dst, indices, x *tensor.Tensor) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	lp, err := adaptiveGeometry(op, x.Shape(), dst.Shape())
+	if err != nil {
+		return err
+	}
+	return g.poolWith(op, kind, &lp, dst, indices, x)
+}
+
+// AdaptiveMaxPool2DBackward implements tensor.PoolKernels as
+// MaxPool2DBackward (atomic adds; a bad index an error after the kernel).
+func (g *GPU) AdaptiveMaxPool2DBackward(dx, dy, indices *tensor.Tensor) error {
+	return g.adaptiveBackward("AdaptiveMaxPool2DBackward", 0, dx, dy, indices)
+}
+
+// AdaptiveAvgPool2DBackward implements tensor.PoolKernels: a gather of
+// the windows holding each dx element, in the CPU's order (its sums bit
+// for bit).
+func (g *GPU) AdaptiveAvgPool2DBackward(dx, dy *tensor.Tensor) error {
+	return g.adaptiveBackward("AdaptiveAvgPool2DBackward", 1, dx, dy, nil)
+}
+
+func (g *GPU) adaptiveBackward(op string, kind int, dx, dy, indices *tensor.Tensor) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	lp, err := adaptiveGeometry(op, dx.Shape(), dy.Shape())
+	if err != nil {
+		return err
+	}
+	return g.poolBackwardWith(op, kind, &lp, dx, dy, indices)
 }

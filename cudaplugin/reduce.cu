@@ -1,5 +1,6 @@
 // reduce.cu: reductions over any axes (Sum, Max, Min, Mean, Var, Std,
-// LogSumExp, and SumTo's accumulating sum), ArgMax and ArgMin, Softmax
+// LogSumExp, Prod, Norm for p = 1, 2, Inf, Any, All, and SumTo's
+// accumulating sum), ArgMax and ArgMin, Softmax
 // and LogSoftmax along an axis and their gradients. Every kernel runs
 // over the rows of a LanesReduce (kernels.h): one block per row (a
 // grid-stride loop over rows), its threads striding over the row's
@@ -10,11 +11,17 @@
 namespace {
 
 // Reduce ops: tensor.ReduceOp's values.
-enum { RED_SUM = 1, RED_MAX, RED_MIN, RED_MEAN, RED_VAR, RED_STD, RED_LOGSUMEXP };
+enum { RED_SUM = 1, RED_MAX, RED_MIN, RED_MEAN, RED_VAR, RED_STD, RED_LOGSUMEXP, RED_PROD, RED_NORM1, RED_NORM2, RED_NORM_INF, RED_ANY, RED_ALL };
+
+template <class T>
+struct MulOp {
+    __device__ T operator()(T a, T b) const { return a * b; }
+};
 
 // reduceKernel sets y (or adds to it, accumulate) the reduction op of
-// each row of x. Mean, Var and Std accumulate in double (Var and Std:
-// the corrected two-pass formula about the mean); the others in float.
+// each row of x. Mean, Var, Std, Prod and the 1- and 2-norms accumulate
+// in double (Var and Std: the corrected two-pass formula about the mean);
+// the others in float.
 __global__ void __launch_bounds__(ROW_THREADS) reduceKernel(LanesReduce r, float *y, const float *x, int op, int ddof,
                                                                int accumulate) {
     __shared__ float sf[ROW_THREADS];
@@ -53,6 +60,36 @@ __global__ void __launch_bounds__(ROW_THREADS) reduceKernel(LanesReduce r, float
             const double m2 = rowDeviations(sd, r.inner, r.xi, xr, mean);
             double v = n - ddof > 0 ? m2 / (double)(n - ddof) : NAN;
             res = (float)(op == RED_STD ? sqrt(v) : v);
+            break;
+        }
+        case RED_PROD:
+        case RED_NORM1:
+        case RED_NORM2: { // in double, as tensor's foldaxes.go
+            double a = op == RED_PROD ? 1 : 0;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                const double v = (double)xr[offsetOf(r.inner, r.xi, i)];
+                a = op == RED_PROD ? a * v : op == RED_NORM1 ? a + fabs(v) : a + v * v;
+            }
+            a = op == RED_PROD ? blockReduce(sd, a, MulOp<double>{}) : blockReduce(sd, a, SumOp<double>{});
+            res = (float)(op == RED_NORM2 ? sqrt(a) : a);
+            break;
+        }
+        case RED_NORM_INF: { // max|x|, NaN if any is
+            float a = 0;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                a = maxOf(a, fabsf(xr[offsetOf(r.inner, r.xi, i)]));
+            }
+            res = blockReduce(sf, a, MaxOp{});
+            break;
+        }
+        case RED_ANY:
+        case RED_ALL: { // 1 or 0, NaN nonzero
+            float a = op == RED_ANY ? 0 : 1;
+            for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                const float v = xr[offsetOf(r.inner, r.xi, i)];
+                a = op == RED_ANY ? (v != 0 ? 1 : a) : (v == 0 ? 0 : a);
+            }
+            res = op == RED_ANY ? blockReduce(sf, a, MaxOp{}) : blockReduce(sf, a, MinOp{});
             break;
         }
         case RED_LOGSUMEXP: {
@@ -183,7 +220,7 @@ inline dim3 rowGrid(const LanesReduce *r) { return gridFor(r->outer.n, 1); }
 } // namespace
 
 extern "C" int lanes_reduce(void *stream, int op, const LanesReduce *r, float *y, const float *x, int ddof, int accumulate) {
-    if (!validRows(r) || op < RED_SUM || op > RED_LOGSUMEXP) {
+    if (!validRows(r) || op < RED_SUM || op > RED_ALL) {
         return ERR_INVALID_VALUE;
     }
     if (r->outer.n <= 0) {

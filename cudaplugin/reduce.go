@@ -156,7 +156,7 @@ func (g *GPU) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof
 	if !g.opened() {
 		return errNilGPU
 	}
-	if op < tensor.ReduceSum || op > tensor.ReduceLogSumExp {
+	if op < tensor.ReduceSum || op > tensor.ReduceAll {
 		panic(fmt.Sprintf("cudaplugin: Reduce: op %d is not a reduction", op))
 	}
 	return g.reduceInto("Reduce", C.int(op), dst, x, axisMask(x.Dims(), axes...), ddof, false)

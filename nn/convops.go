@@ -173,8 +173,8 @@ func weightBiasState(prefix string, f func(string, *Var), w, b *Var) {
 }
 
 // AdaptiveAvgPool2D returns the means of x [..., H, W] over the adaptive
-// windows of output size out, computed by tensor.AdaptiveAvgPool2D (host
-// only).
+// windows of output size out, computed by tensor.AdaptiveAvgPool2D (on
+// x's device).
 func (tp *Tape) AdaptiveAvgPool2D(x *Var, out [2]int) *Var {
 	tp.use("AdaptiveAvgPool2D", "x", x)
 	y := tp.allocOn(x.value.Device(), adaptiveShape("AdaptiveAvgPool2D", x.value, out)...)
@@ -201,8 +201,8 @@ func backAdaptiveAvgPool2D(tp *Tape, n *node) {
 }
 
 // AdaptiveMaxPool2D returns the maxima of x [..., H, W] over the adaptive
-// windows of output size out, computed by tensor.AdaptiveMaxPool2D (host
-// only); the backward pass routes each gradient to its window's maximum.
+// windows of output size out, computed by tensor.AdaptiveMaxPool2D (on
+// x's device); the backward pass routes each gradient to its window's maximum.
 func (tp *Tape) AdaptiveMaxPool2D(x *Var, out [2]int) *Var {
 	tp.use("AdaptiveMaxPool2D", "x", x)
 	s := adaptiveShape("AdaptiveMaxPool2D", x.value, out)

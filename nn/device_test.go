@@ -196,6 +196,14 @@ func deviceStepCases() []stepCase {
 			return NewSequential(NewConv2D(2, 4, 3, same, r), NewBatchNorm2D(4), NewELU(1), &AvgPool2D{P: pool},
 				NewSiLU(), Flatten{}, NewLayerNorm(4*3*3), NewLinear(36, 8, r), NewSigmoid(), NewELU(-0.5))
 		}, []int{10, 2, 6, 6}, tensor.RandN},
+		{"rmsnorm", func(r *rand.Rand) Module {
+			return NewSequential(Flatten{}, NewLinear(36, 16, r), NewRMSNorm(true, 16), NewReLU(),
+				NewLinear(16, 8, r), NewRMSNorm(false, 8))
+		}, []int{10, 6, 6}, tensor.RandN},
+		{"adaptive", func(r *rand.Rand) Module {
+			return NewSequential(NewConv2D(1, 4, 3, same, r), NewReLU(), &AdaptiveMaxPool2D{Out: [2]int{5, 3}},
+				&AdaptiveAvgPool2D{Out: [2]int{3, 2}}, Flatten{}, NewLinear(24, 8, r))
+		}, []int{10, 1, 7, 6}, tensor.RandN},
 		{"embedding", func(r *rand.Rand) Module {
 			return NewSequential(NewEmbedding(10, 4, r), Flatten{}, NewLinear(12, 8, r))
 		}, []int{10, 3}, tokens(10)},

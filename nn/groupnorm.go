@@ -36,18 +36,32 @@ func (tp *Tape) InstanceNorm(x, gamma, beta *Var, eps float32) *Var {
 // RMSNorm divides each row of x's last dims axes (0 means 1) by its root
 // mean square √(mean(x²) + eps) and scales it by gamma (of the rows'
 // shape; nil means 1), as tensor.RMSNorm (eps 0 means PyTorch's None, the
-// float32 epsilon 2⁻²³). It runs on the host and allocates its results.
+// float32 epsilon 2⁻²³). It runs on x's device (the Norm family) and
+// allocates its results.
 func (tp *Tape) RMSNorm(x, gamma *Var, dims int, eps float32) *Var {
 	const op = "RMSNorm"
 	tp.use(op, "x", x)
 	tp.useOpt(op, "gamma", gamma)
-	p := tensor.RMSNormParams{Dims: dims, Gamma: value(gamma), Eps: eps}
-	y, rrms := tensor.RMSNorm(x.value, p)
-	out, _ := tp.result(y, func(tp *Tape, n *node) {
-		dx, dg := tensor.RMSNormBackward(n.out.grad, x.value, rrms, p)
-		tp.normAdd(x, gamma, nil, dx, dg, nil)
-	}, x, gamma)
+	d := max(dims, 1)
+	if dims < 0 || d > x.value.Dims() {
+		panic(fmt.Sprintf("nn: RMSNorm: %d normalized axes for x of shape %v", dims, x.value.Shape()))
+	}
+	dev := deviceOf(op, x.value, value(gamma))
+	y, rrms := tp.like(x.value), tp.allocOn(dev, x.value.Shape()[:x.value.Dims()-d]...)
+	tensor.RMSNormInto(y, rrms, x.value, tensor.RMSNormParams{Dims: d, Gamma: value(gamma), Eps: eps})
+	out, nd := tp.result(y, backRMSNorm, x, gamma)
+	if nd != nil {
+		nd.norm, nd.f[0], nd.dims = tensor.NormStats{InvStd: rrms}, eps, d
+	}
 	return out
+}
+
+func backRMSNorm(tp *Tape, n *node) {
+	x, gamma := n.in[0], n.in[1]
+	p := tensor.RMSNormParams{Dims: n.dims, Gamma: value(gamma), Eps: n.f[0]}
+	ng := tp.normGrads(x, gamma, nil)
+	tensor.RMSNormBackwardInto(ng.dx, ng.dg, n.out.grad, x.value, n.norm.InvStd, p)
+	ng.flush(tp)
 }
 
 // normAdd adds the gradients of a normalization to those of its inputs

@@ -56,12 +56,18 @@ func (g *adaptiveGeom) each(f func(o, i0, i1, j0, j1 int)) {
 }
 
 // AdaptiveAvgPool2D returns the means of x [..., H, W] over the adaptive
-// windows of output size out [OH, OW], a tensor [..., OH, OW]. Each mean
-// is summed in float64 and rounded once. x must be on the host.
+// windows of output size out [OH, OW], a tensor [..., OH, OW] on x's
+// device. Each mean is summed in float64 and rounded once (on a device
+// too, in its own order of the window's elements).
 func AdaptiveAvgPool2D(x *Tensor, out [2]int) *Tensor {
-	checkNil("AdaptiveAvgPool2D", "x", x)
-	g := planAdaptive("AdaptiveAvgPool2D", x.shape, out)
-	return AdaptiveAvgPool2DInto(alloc("AdaptiveAvgPool2D", g.out), x)
+	const op = "AdaptiveAvgPool2D"
+	checkNil(op, "x", x)
+	g := planAdaptive(op, x.shape, out)
+	dev := deviceOn(op, nil, x)
+	k := poolOn(op, dev, nil, x)
+	dst := result(op, dev, g.out, x)
+	ran(op, k.AdaptiveAvgPool2D(dst, x), dst, x)
+	return dst
 }
 
 // AdaptiveAvgPool2DInto sets dst [..., OH, OW] to AdaptiveAvgPool2D(x,
@@ -75,7 +81,20 @@ func AdaptiveAvgPool2DInto(dst, x *Tensor) *Tensor {
 	g := planAdaptive(op, x.shape, [2]int{dst.shape[dst.Dims()-2], dst.shape[dst.Dims()-1]})
 	checkShapeIs(op, "dst", dst, g.out...)
 	checkWritable(op, dst)
-	x = detach(dst, x)
+	dev := deviceOn(op, dst, x)
+	k := poolOn(op, dev, dst, x)
+	if dev == CPU {
+		x = detach(dst, x)
+	}
+	ran(op, k.AdaptiveAvgPool2D(dst, x), dst, x)
+	return dst
+}
+
+// AdaptiveAvgPool2D is the CPU's AdaptiveAvgPool2D: host operands, dst
+// overlapping no input.
+func (cpuKernels) AdaptiveAvgPool2D(dst, x *Tensor) error {
+	const op = "AdaptiveAvgPool2D"
+	g := planAdaptive(op, x.shape, [2]int{dst.shape[dst.Dims()-2], dst.shape[dst.Dims()-1]})
 	o := target(dst)
 	od, xd := o.hostData(op), x.hostData(op)
 	for p := range g.planes {
@@ -91,15 +110,23 @@ func AdaptiveAvgPool2DInto(dst, x *Tensor) *Tensor {
 		})
 	}
 	finish(dst, o)
-	return dst
+	return nil
 }
 
 // AdaptiveAvgPool2DBackward returns the gradient of AdaptiveAvgPool2D
 // with respect to x, of shape xShape, given dy [..., OH, OW]: each dy
-// element divided by its window's size and added over the window.
+// element divided by its window's size (in float32) and added over the
+// window, the windows in row-major order. It runs on dy's device, where
+// the result is.
 func AdaptiveAvgPool2DBackward(dy *Tensor, xShape []int) *Tensor {
-	checkNil("AdaptiveAvgPool2DBackward", "dy", dy)
-	return AdaptiveAvgPool2DBackwardInto(alloc("AdaptiveAvgPool2DBackward", xShape), dy)
+	const op = "AdaptiveAvgPool2DBackward"
+	checkNil(op, "dy", dy)
+	checkShape(op, xShape)
+	dev := deviceOn(op, nil, dy)
+	dx := result(op, dev, xShape, dy)
+	adaptiveFrom(op, dx, dy)
+	ran(op, poolOn(op, dev, nil, dy).AdaptiveAvgPool2DBackward(dx, dy), dx, dy)
+	return dx
 }
 
 // AdaptiveAvgPool2DBackwardInto sets dx to the gradient (see
@@ -107,8 +134,21 @@ func AdaptiveAvgPool2DBackward(dy *Tensor, xShape []int) *Tensor {
 func AdaptiveAvgPool2DBackwardInto(dx, dy *Tensor) *Tensor {
 	const op = "AdaptiveAvgPool2DBackward"
 	checkNil(op, "dx, dy", dx, dy)
+	adaptiveFrom(op, dx, dy)
+	dev := deviceOn(op, dx, dy)
+	k := poolOn(op, dev, dx, dy)
+	if dev == CPU {
+		dy = detach(dx, dy)
+	}
+	ran(op, k.AdaptiveAvgPool2DBackward(dx, dy), dx, dy)
+	return dx
+}
+
+// AdaptiveAvgPool2DBackward is the CPU's AdaptiveAvgPool2DBackward: host
+// operands, dx overlapping no input.
+func (cpuKernels) AdaptiveAvgPool2DBackward(dx, dy *Tensor) error {
+	const op = "AdaptiveAvgPool2DBackward"
 	g := adaptiveFrom(op, dx, dy)
-	dy = detach(dx, dy)
 	o := target(dx)
 	od, yd := o.hostData(op), dy.hostData(op)
 	clear(od)
@@ -125,7 +165,7 @@ func AdaptiveAvgPool2DBackwardInto(dx, dy *Tensor) *Tensor {
 		})
 	}
 	finish(dx, o)
-	return dx
+	return nil
 }
 
 // adaptiveFrom checks a backward's dx and dy and returns their geometry.
@@ -142,13 +182,16 @@ func adaptiveFrom(op string, dx, dy *Tensor) adaptiveGeom {
 // AdaptiveMaxPool2D returns the maxima of x [..., H, W] over the adaptive
 // windows of output size out, and the index of each within its input
 // plane (row·W + column, as float32, PyTorch's return_indices), both
-// [..., OH, OW]. A NaN is a maximum (the last NaN of a window, read row by
-// row, is taken); among equal maxima the first is.
+// [..., OH, OW] on x's device. A NaN is a maximum (the last NaN of a
+// window, read row by row, is taken); among equal maxima the first is.
 func AdaptiveMaxPool2D(x *Tensor, out [2]int) (y, indices *Tensor) {
-	checkNil("AdaptiveMaxPool2D", "x", x)
-	g := planAdaptive("AdaptiveMaxPool2D", x.shape, out)
-	y, indices = alloc("AdaptiveMaxPool2D", g.out), alloc("AdaptiveMaxPool2D", g.out)
-	AdaptiveMaxPool2DInto(y, indices, x)
+	const op = "AdaptiveMaxPool2D"
+	checkNil(op, "x", x)
+	g := planAdaptive(op, x.shape, out)
+	dev := deviceOn(op, nil, x)
+	k := poolOn(op, dev, nil, x)
+	y, indices = result(op, dev, g.out, x), result(op, dev, g.out, x)
+	ran(op, k.AdaptiveMaxPool2D(y, indices, x), y, x)
 	return y, indices
 }
 
@@ -163,16 +206,32 @@ func AdaptiveMaxPool2DInto(dst, indices, x *Tensor) *Tensor {
 	g := planAdaptive(op, x.shape, [2]int{dst.shape[dst.Dims()-2], dst.shape[dst.Dims()-1]})
 	checkShapeIs(op, "dst", dst, g.out...)
 	checkWritable(op, dst)
-	x = detach(dst, x)
+	if indices != nil {
+		checkShapeIs(op, "indices", indices, g.out...)
+		checkWritable(op, indices)
+	}
+	dev := deviceOn(op, dst, x, indices)
+	k := poolOn(op, dev, dst, x, indices)
+	if dev == CPU {
+		x = detach(dst, x)
+		if indices != nil {
+			x = detach(indices, x)
+		}
+	}
+	ran(op, k.AdaptiveMaxPool2D(dst, indices, x), dst, x)
+	return dst
+}
+
+// AdaptiveMaxPool2D is the CPU's AdaptiveMaxPool2D: host operands, dst
+// and indices (may be nil) overlapping no input.
+func (cpuKernels) AdaptiveMaxPool2D(dst, indices, x *Tensor) error {
+	const op = "AdaptiveMaxPool2D"
+	g := planAdaptive(op, x.shape, [2]int{dst.shape[dst.Dims()-2], dst.shape[dst.Dims()-1]})
 	o := target(dst)
 	od, xd := o.hostData(op), x.hostData(op)
 	var id []float32
 	var io *Tensor
 	if indices != nil {
-		checkShapeIs(op, "indices", indices, g.out...)
-		checkWritable(op, indices)
-		x = detach(indices, x)
-		xd = x.hostData(op)
 		io = target(indices)
 		id = io.hostData(op)
 	}
@@ -197,16 +256,27 @@ func AdaptiveMaxPool2DInto(dst, indices, x *Tensor) *Tensor {
 	if indices != nil {
 		finish(indices, io)
 	}
-	return dst
+	return nil
 }
 
 // AdaptiveMaxPool2DBackward returns the gradient of AdaptiveMaxPool2D with
 // respect to x, of shape xShape, given dy and the indices it returned:
-// each dy element added at its index in its plane. It panics on an index
-// that is not an integer in [0, H·W).
+// each dy element added at its index in its plane (on a device in any
+// order). It runs on the device of dy and indices, where the result is.
+// An index that is not an integer in [0, H·W) makes it panic, as
+// MaxPool2DBackward (on a device through the error its implementation
+// returns; AdaptiveMaxPool2DBackwardInto's dx may then be partly
+// written).
 func AdaptiveMaxPool2DBackward(dy, indices *Tensor, xShape []int) *Tensor {
-	checkNil("AdaptiveMaxPool2DBackward", "dy, indices", dy, indices)
-	return AdaptiveMaxPool2DBackwardInto(alloc("AdaptiveMaxPool2DBackward", xShape), dy, indices)
+	const op = "AdaptiveMaxPool2DBackward"
+	checkNil(op, "dy, indices", dy, indices)
+	checkShape(op, xShape)
+	dev := deviceOn(op, nil, dy, indices)
+	dx := result(op, dev, xShape, dy, indices)
+	g := adaptiveFrom(op, dx, dy)
+	checkShapeIs(op, "indices", indices, g.out...)
+	ranIndex(op, poolOn(op, dev, nil, dy, indices).AdaptiveMaxPool2DBackward(dx, dy, indices), dx, dy, indices)
+	return dx
 }
 
 // AdaptiveMaxPool2DBackwardInto sets dx to the gradient (see
@@ -216,14 +286,29 @@ func AdaptiveMaxPool2DBackwardInto(dx, dy, indices *Tensor) *Tensor {
 	checkNil(op, "dx, dy, indices", dx, dy, indices)
 	g := adaptiveFrom(op, dx, dy)
 	checkShapeIs(op, "indices", indices, g.out...)
-	dy, indices = detach(dx, dy), detach(dx, indices)
-	o := target(dx)
-	od, yd, id := o.hostData(op), dy.hostData(op), indices.hostData(op)
+	dev := deviceOn(op, dx, dy, indices)
+	k := poolOn(op, dev, dx, dy, indices)
+	if dev == CPU {
+		dy, indices = detach(dx, dy), detach(dx, indices)
+	}
+	ranIndex(op, k.AdaptiveMaxPool2DBackward(dx, dy, indices), dx, dy, indices)
+	return dx
+}
+
+// AdaptiveMaxPool2DBackward is the CPU's AdaptiveMaxPool2DBackward: host
+// operands, dx overlapping no input. A bad index is an indexError,
+// returned before dx is written.
+func (cpuKernels) AdaptiveMaxPool2DBackward(dx, dy, indices *Tensor) error {
+	const op = "AdaptiveMaxPool2DBackward"
+	g := adaptiveFrom(op, dx, dy)
+	yd, id := dy.hostData(op), indices.hostData(op)
 	for _, v := range id {
 		if !integerIn(v, 0, g.h*g.w) {
-			panic(fmt.Sprintf("tensor: %s: index %v is not an integer in 0..%d", op, v, g.h*g.w-1))
+			return indexError(fmt.Sprintf("index %v is not an integer in 0..%d", v, g.h*g.w-1))
 		}
 	}
+	o := target(dx)
+	od := o.hostData(op)
 	clear(od)
 	for p := range g.planes {
 		d := od[p*g.h*g.w:]
@@ -232,5 +317,5 @@ func AdaptiveMaxPool2DBackwardInto(dx, dy, indices *Tensor) *Tensor {
 		}
 	}
 	finish(dx, o)
-	return dx
+	return nil
 }

@@ -109,7 +109,8 @@ type ReduceKernels interface {
 	SoftmaxBackward(dx, y, dy *Tensor, axis int, log bool) error
 }
 
-// NormKernels is the family of normalizations (norm.go). The public
+// NormKernels is the family of normalizations (norm.go, groupnorm.go's
+// RMSNorm; GroupNorm and InstanceNorm compose LayerNorm). The public
 // functions have checked the shapes and parameters and filled in the
 // parameters' defaults (Momentum, Eps and Dims are not zero): x is [N, C,
 // ...] for BatchNorm, y, dy and dx have x's shape; gamma, beta, the
@@ -140,6 +141,14 @@ type NormKernels interface {
 	// may be nil) to the gradients of LayerNorm(x, p), which returned s,
 	// given dy. It reads p.Gamma and p.Dims (p.Beta is nil).
 	LayerNormBackward(dx, dgamma, dbeta, dy, x *Tensor, s NormStats, p LayerNormParams) error
+	// RMSNorm sets y to RMSNorm(x, p) and rrms (one element per row of
+	// p.Dims trailing axes) to each row's 1/√(mean(x²) + eps), the mean
+	// square summed in float64. p.Dims and p.Eps are filled in (not
+	// zero); rrms is a vector as the statistics are.
+	RMSNorm(y, rrms, x *Tensor, p RMSNormParams) error
+	// RMSNormBackward sets dx and dgamma (may be nil; nil when p.Gamma is)
+	// to the gradients of RMSNorm(x, p), which returned rrms, given dy.
+	RMSNormBackward(dx, dgamma, dy, x, rrms *Tensor, p RMSNormParams) error
 }
 
 // CopyKernels is the family of copies (view.go, join.go). The public
@@ -154,8 +163,9 @@ type CopyKernels interface {
 	Concat(dst *Tensor, axis int, ts []*Tensor) error
 }
 
-// PoolKernels is the family of 2-D poolings and their gradients (pool.go).
-// The public functions have checked the shapes (NCHW) and the parameters;
+// PoolKernels is the family of 2-D poolings and their gradients (pool.go,
+// adaptivepool.go). The public functions have checked the shapes (NCHW;
+// [..., H, W] for the adaptive ones) and the parameters;
 // the operands are all on the Backend's device. On the host, no output
 // overlaps an input.
 type PoolKernels interface {
@@ -175,6 +185,21 @@ type PoolKernels interface {
 	// AvgPool2DBackward sets dx (the input's shape) to the gradient of
 	// AvgPool2D: each dy element spread over its window.
 	AvgPool2DBackward(dx, dy *Tensor, p PoolParams) error
+	// AdaptiveMaxPool2D sets dst [..., OH, OW] to AdaptiveMaxPool2D(x,
+	// [OH, OW]) of x [..., H, W] (any leading axes) and indices (nil to
+	// skip them) to the index of each maximum in its input plane.
+	AdaptiveMaxPool2D(dst, indices, x *Tensor) error
+	// AdaptiveAvgPool2D sets dst [..., OH, OW] to AdaptiveAvgPool2D(x,
+	// [OH, OW]), each mean summed in float64.
+	AdaptiveAvgPool2D(dst, x *Tensor) error
+	// AdaptiveMaxPool2DBackward sets dx to the gradient of
+	// AdaptiveMaxPool2D, the output size dy's; a bad index is an error,
+	// never a stray write, as MaxPool2DBackward's.
+	AdaptiveMaxPool2DBackward(dx, dy, indices *Tensor) error
+	// AdaptiveAvgPool2DBackward sets dx to the gradient of
+	// AdaptiveAvgPool2D, the output size dy's: each dx element the sum,
+	// windows in row-major order, of dy/(window size) in float32.
+	AdaptiveAvgPool2DBackward(dx, dy *Tensor) error
 }
 
 // IndexKernels is the family of lookups by index and their gradients

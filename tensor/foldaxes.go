@@ -6,12 +6,14 @@ import (
 )
 
 // The reductions of this file (Prod, Norm, Any, All) take axes and
-// keepdims as Sum does, but run on the CPU only, in float64: x is viewed
-// with the reduced axes last (a contiguous copy when that view is not
-// contiguous), and each row of the reduced elements is folded in float64
-// and rounded once to float32. They are not part of the Reduce family
-// (ReduceOp), whose ops every device implements; a device tensor makes
-// them panic naming the op and the device.
+// keepdims as Sum does, in float64: on the host x is viewed with the
+// reduced axes last (a contiguous copy when that view is not contiguous),
+// and each row of the reduced elements is folded in float64 and rounded
+// once to float32. On a device they are ops of the Reduce family
+// (ReduceProd, ReduceNorm1, ReduceNorm2, ReduceNormInf, ReduceAny,
+// ReduceAll), folded in float64 in the device's order; Norm's other
+// orders p run on the host only (a device tensor panics naming Norm, p
+// and the device).
 
 // foldRows returns the elements of x with the axes in mask moved last, in
 // their order, as contiguous rows of n elements (one per output element,
@@ -38,13 +40,19 @@ func foldRows(op string, x *Tensor, mask [MaxDims]bool) (rows []float32, n int) 
 // x and axes, and returns a new tensor of the output shape whose element
 // i is f of row i of the reduced elements (foldRows), rounded to float32.
 // A reduction over no element panics unless empty is set.
-func foldAxes(op string, x *Tensor, axes []int, keepdims, empty bool, f func(row []float32) float64) *Tensor {
+// On a device it runs red (0: none, a panic) of the Reduce family.
+func foldAxes(op string, x *Tensor, axes []int, keepdims, empty bool, red ReduceOp, f func(row []float32) float64) *Tensor {
 	checkNil(op, "x", x)
-	x.hostOnly(op)
 	mask := reduceAxes(op, x, axes)
-	_, out, count := reducedShapes(x, mask, keepdims)
+	keep, out, count := reducedShapes(x, mask, keepdims)
 	if count == 0 && !empty {
 		panic(fmt.Sprintf("tensor: %s: zero-size reduction over axes %v of shape %v (no identity)", op, axes, x.shape))
+	}
+	if x.Device() != CPU {
+		if red == 0 {
+			x.hostOnly(op)
+		}
+		return reduceOnDevice(op, red, x, mask, keep, out, 0)
 	}
 	dst := alloc(op, out)
 	if dst.Len() == 0 {
@@ -67,7 +75,7 @@ func foldAxes(op string, x *Tensor, axes []int, keepdims, empty bool, f func(row
 // product overflows or underflows only past float64's range, not
 // float32's); a NaN factor, or 0 times Inf, gives NaN.
 func Prod(x *Tensor, keepdims bool, axes ...int) *Tensor {
-	return foldAxes("Prod", x, axes, keepdims, true, prod64)
+	return foldAxes("Prod", x, axes, keepdims, true, ReduceProd, prod64)
 }
 
 func prod64(row []float32) float64 {
@@ -94,7 +102,19 @@ func Norm(x *Tensor, p float64, keepdims bool, axes ...int) *Tensor {
 	if math.IsNaN(p) {
 		panic(fmt.Sprintf("tensor: %s: order p = NaN (x of shape %v)", op, shapeOf(x)))
 	}
-	return foldAxes(op, x, axes, keepdims, p >= 0 && !math.IsInf(p, 1), func(row []float32) float64 { return vectorNorm(row, p) })
+	var red ReduceOp
+	switch {
+	case p == 1:
+		red = ReduceNorm1
+	case p == 2:
+		red = ReduceNorm2
+	case math.IsInf(p, 1):
+		red = ReduceNormInf
+	}
+	if red == 0 && x != nil && x.Device() != CPU {
+		panic(fmt.Sprintf("tensor: %s: order p = %v not available on device %v (p = 1, 2 and +Inf are; copy x to the host with To)", op, p, x.Device()))
+	}
+	return foldAxes(op, x, axes, keepdims, p >= 0 && !math.IsInf(p, 1), red, func(row []float32) float64 { return vectorNorm(row, p) })
 }
 
 // shapeOf returns t's shape for a message, nil for a nil t.
@@ -164,25 +184,50 @@ func vectorNorm(row []float32, p float64) float64 {
 // nonzero) and 0 elsewhere, as torch.any (whose booleans are 0 and 1
 // here): Any of no element is 0.
 func Any(x *Tensor, keepdims bool, axes ...int) *Tensor {
-	return foldAxes("Any", x, axes, keepdims, true, func(row []float32) float64 {
-		for _, v := range row {
-			if v != 0 {
-				return 1
-			}
+	return foldAxes("Any", x, axes, keepdims, true, ReduceAny, any64)
+}
+
+func any64(row []float32) float64 {
+	for _, v := range row {
+		if v != 0 {
+			return 1
 		}
-		return 0
-	})
+	}
+	return 0
 }
 
 // All returns 1 where every element over axes is nonzero (NaN counts as
 // nonzero) and 0 elsewhere, as torch.all: All of no element is 1.
 func All(x *Tensor, keepdims bool, axes ...int) *Tensor {
-	return foldAxes("All", x, axes, keepdims, true, func(row []float32) float64 {
-		for _, v := range row {
-			if v == 0 {
-				return 0
-			}
+	return foldAxes("All", x, axes, keepdims, true, ReduceAll, all64)
+}
+
+func all64(row []float32) float64 {
+	for _, v := range row {
+		if v == 0 {
+			return 0
 		}
-		return 1
-	})
+	}
+	return 1
+}
+
+// folds are the Reduce family's ops of this file, each row's fold.
+var folds = [numReduceOps]func(row []float32) float64{ReduceProd: prod64, ReduceAny: any64, ReduceAll: all64,
+	ReduceNorm1:   func(row []float32) float64 { return vectorNorm(row, 1) },
+	ReduceNorm2:   func(row []float32) float64 { return vectorNorm(row, 2) },
+	ReduceNormInf: func(row []float32) float64 { return vectorNorm(row, math.Inf(1)) }}
+
+// foldInto sets dst, x's shape with the axes in mask of size 1, to f of
+// each row of x's elements over them (the CPU's Reduce of this file's
+// ops).
+func foldInto(op string, dst, x *Tensor, mask [MaxDims]bool, f func(row []float32) float64) {
+	o := target(dst)
+	od := o.hostData(op)
+	if len(od) > 0 {
+		rows, n := foldRows(op, x, mask)
+		for i := range od {
+			od[i] = float32(f(rows[i*n : (i+1)*n]))
+		}
+	}
+	finish(dst, o)
 }

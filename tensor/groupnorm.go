@@ -158,50 +158,126 @@ type RMSNormParams struct {
 
 // RMSNorm returns x/√(mean(x²) + eps)·gamma over each row of x's last
 // p.Dims axes, and the reciprocal root mean squares of the rows (shaped
-// as x's leading axes). The mean square is summed in float64 and each
-// element computed in float64 and rounded once. It runs on the host (a
-// device operand panics, naming the function).
+// as x's leading axes). On the host the mean square is summed in float64
+// and each element computed in float64 and rounded once; a device (its
+// Norm family) sums in float64 too, in its own order. The results are on
+// x's device.
 func RMSNorm(x *Tensor, p RMSNormParams) (y, rrms *Tensor) {
 	const op = "RMSNorm"
 	checkNil(op, "x", x)
-	lead, d, eps := checkRMSNorm(op, x, p)
+	lead, p := checkRMSNorm(op, x, p)
+	dev := deviceOn(op, nil, x, p.Gamma)
+	k := normOn(op, dev, nil, x, p.Gamma)
+	y, rrms = result(op, dev, x.shape, x), result(op, dev, lead, x)
+	ran(op, k.RMSNorm(y, rrms, x, p), y, x)
+	return y, rrms
+}
+
+// RMSNormInto writes RMSNorm(x, p) into y (x's shape) and the reciprocal
+// root mean squares into rrms (as many elements as x has rows) and
+// returns y. y may be x (x is then copied first).
+func RMSNormInto(y, rrms, x *Tensor, p RMSNormParams) *Tensor {
+	const op = "RMSNormInto"
+	checkNil(op, "y, rrms, x", y, rrms, x)
+	lead, p := checkRMSNorm(op, x, p)
+	checkSameShape(op, "y", y, x)
+	checkLen(op, "rrms", rrms, shapeLen(lead))
+	checkWritable(op, y)
+	checkWritable(op, rrms)
+	dev := deviceOn(op, y, x, p.Gamma, rrms)
+	k := normOn(op, dev, y, x, p.Gamma, rrms)
+	if dev == CPU {
+		x = detach(y, x)
+	}
+	ran(op, k.RMSNorm(y, rrms, x, p), y, x)
+	return y
+}
+
+// RMSNormBackward returns the gradients with respect to x and gamma (nil
+// when p has none) of RMSNorm(x, p) that returned rrms, given dy: with
+// r = rrms, x̂ = x·r and g = dy·gamma, dx = r·(g - x̂·mean(g·x̂)) and
+// dgamma = Σ_rows dy·x̂, in float64. The results are on x's device.
+func RMSNormBackward(dy, x, rrms *Tensor, p RMSNormParams) (dx, dgamma *Tensor) {
+	const op = "RMSNormBackward"
+	checkNil(op, "dy, x, rrms", dy, x, rrms)
+	lead, p := checkRMSNorm(op, x, p)
+	checkSameShape(op, "dy", dy, x)
+	if !slices.Equal(rrms.shape, lead) {
+		panic(fmt.Sprintf("tensor: %s: rrms of shape %v, want %v", op, rrms.shape, lead))
+	}
+	dev := deviceOn(op, nil, dy, x, rrms, p.Gamma)
+	k := normOn(op, dev, nil, dy, x, rrms, p.Gamma)
+	dx = result(op, dev, x.shape, dy, x)
+	if p.Gamma != nil {
+		dgamma = result(op, dev, p.Gamma.shape, dy, x)
+	}
+	ran(op, k.RMSNormBackward(dx, dgamma, dy, x, rrms, p), dx, dy, x)
+	return dx, dgamma
+}
+
+// RMSNormBackwardInto writes the gradients into dx (x's shape) and
+// dgamma (gamma's number of elements; nil to skip it, and nil when p has
+// no gamma). Inputs overlapping dx are copied first.
+func RMSNormBackwardInto(dx, dgamma, dy, x, rrms *Tensor, p RMSNormParams) {
+	const op = "RMSNormBackwardInto"
+	checkNil(op, "dx, dy, x, rrms", dx, dy, x, rrms)
+	lead, p := checkRMSNorm(op, x, p)
+	checkSameShape(op, "dy", dy, x)
+	checkSameShape(op, "dx", dx, x)
+	checkLen(op, "rrms", rrms, shapeLen(lead))
+	if dgamma != nil && p.Gamma == nil {
+		panic(fmt.Sprintf("tensor: %s: dgamma of shape %v without gamma", op, dgamma.shape))
+	}
+	checkGrads(op, shapeLen(x.shape[len(lead):]), dgamma, nil)
+	checkWritable(op, dx)
+	dev := deviceOn(op, dx, dgamma, dy, x, rrms, p.Gamma)
+	k := normOn(op, dev, dx, dgamma, dy, x, rrms, p.Gamma)
+	if dev == CPU {
+		x, dy = detach(dx, x), detach(dx, dy)
+	}
+	ran(op, k.RMSNormBackward(dx, dgamma, dy, x, rrms, p), dx, dy, x)
+}
+
+// RMSNorm is the CPU's RMSNorm: host operands, y and rrms overlapping no
+// input.
+func (cpuKernels) RMSNorm(y, rrms, x *Tensor, p RMSNormParams) error {
+	const op = "RMSNorm"
 	xs, g := x.hostData(op), vec(op, p.Gamma)
-	y, rrms = New(x.shape...), New(lead...)
-	for r := range rrms.data {
+	yo, ro := target(y), target(rrms)
+	ys, rs := yo.hostData(op), ro.hostData(op)
+	defer finish(rrms, ro)
+	defer finish(y, yo)
+	d, eps := shapeLen(x.shape[len(x.shape)-p.Dims:]), float64(p.Eps)
+	for r := range rs {
 		row := xs[r*d : (r+1)*d]
 		var ss float64
 		for _, v := range row {
 			ss += float64(v) * float64(v)
 		}
 		inv := 1 / math.Sqrt(ss/float64(d)+eps)
-		rrms.data[r] = float32(inv)
+		rs[r] = float32(inv)
 		for i, v := range row {
 			o := float64(v) * inv
 			if g != nil {
 				o *= float64(g[i])
 			}
-			y.data[r*d+i] = float32(o)
+			ys[r*d+i] = float32(o)
 		}
 	}
-	return y, rrms
+	return nil
 }
 
-// RMSNormBackward returns the gradients with respect to x and gamma (nil
-// when p has none) of RMSNorm(x, p) that returned rrms, given dy: with
-// r = rrms, x̂ = x·r and g = dy·gamma, dx = r·(g - x̂·mean(g·x̂)) and
-// dgamma = Σ_rows dy·x̂, in float64.
-func RMSNormBackward(dy, x, rrms *Tensor, p RMSNormParams) (dx, dgamma *Tensor) {
+// RMSNormBackward is the CPU's RMSNormBackward: host operands, dx and
+// dgamma overlapping no input.
+func (cpuKernels) RMSNormBackward(dx, dgamma, dy, x, rrms *Tensor, p RMSNormParams) error {
 	const op = "RMSNormBackward"
-	checkNil(op, "dy, x, rrms", dy, x, rrms)
-	lead, d, _ := checkRMSNorm(op, x, p)
-	checkSameShape(op, "dy", dy, x)
-	if !slices.Equal(rrms.shape, lead) {
-		panic(fmt.Sprintf("tensor: %s: rrms of shape %v, want %v", op, rrms.shape, lead))
-	}
 	xs, dys, rs, g := x.hostData(op), dy.hostData(op), rrms.hostData(op), vec(op, p.Gamma)
-	dx = New(x.shape...)
+	dxo := target(dx)
+	dxs := dxo.hostData(op)
+	defer finish(dx, dxo)
+	d := shapeLen(x.shape[len(x.shape)-p.Dims:])
 	var dg []float64
-	if g != nil {
+	if dgamma != nil {
 		dg = make([]float64, d)
 	}
 	for r, inv := range rs {
@@ -212,6 +288,8 @@ func RMSNormBackward(dy, x, rrms *Tensor, p RMSNormParams) (dx, dgamma *Tensor) 
 			gi := float64(dyr[i])
 			if g != nil {
 				gi *= float64(g[i])
+			}
+			if dg != nil {
 				dg[i] += float64(dyr[i]) * float64(v) * ri
 			}
 			m += gi * float64(v) * ri
@@ -222,21 +300,23 @@ func RMSNormBackward(dy, x, rrms *Tensor, p RMSNormParams) (dx, dgamma *Tensor) 
 			if g != nil {
 				gi *= float64(g[i])
 			}
-			dx.data[r*d+i] = float32(ri * (gi - float64(v)*ri*m))
+			dxs[r*d+i] = float32(ri * (gi - float64(v)*ri*m))
 		}
 	}
-	if g != nil {
-		dgamma = New(p.Gamma.shape...)
+	if dg != nil {
+		dgo := target(dgamma)
+		dgs := dgo.hostData(op)
 		for i, v := range dg {
-			dgamma.data[i] = float32(v)
+			dgs[i] = float32(v)
 		}
+		finish(dgamma, dgo)
 	}
-	return dx, dgamma
+	return nil
 }
 
-// checkRMSNorm checks p against x and returns the leading shape, the row
-// length and eps in float64.
-func checkRMSNorm(op string, x *Tensor, p RMSNormParams) ([]int, int, float64) {
+// checkRMSNorm checks p against x and returns the leading shape and p
+// with its defaults filled in (Dims and Eps not zero).
+func checkRMSNorm(op string, x *Tensor, p RMSNormParams) ([]int, RMSNormParams) {
 	dims := max(p.Dims, 1)
 	if p.Dims < 0 || dims > len(x.shape) {
 		panic(fmt.Sprintf("tensor: %s: %d normalized axes for shape %v", op, p.Dims, x.shape))
@@ -248,9 +328,9 @@ func checkRMSNorm(op string, x *Tensor, p RMSNormParams) ([]int, int, float64) {
 	if !(p.Eps >= 0) {
 		panic(fmt.Sprintf("tensor: %s: eps %v is negative", op, p.Eps))
 	}
-	eps := float64(p.Eps)
-	if eps == 0 {
-		eps = 0x1p-23
+	if p.Eps == 0 {
+		p.Eps = 0x1p-23
 	}
-	return slices.Clone(x.shape[:len(x.shape)-dims]), shapeLen(trail), eps
+	p.Dims = dims
+	return slices.Clone(x.shape[:len(x.shape)-dims]), p
 }

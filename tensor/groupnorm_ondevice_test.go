@@ -12,8 +12,8 @@ import (
 // TestGroupNormOnDevice checks that GroupNorm and its backward, composed
 // of LayerNorm and broadcast elementwise ops and reductions, run on a
 // device with those families (tensortest's stand-in) and give the host's
-// results there; and that the host-only ops of the family (RMSNorm,
-// GridSample) panic naming themselves and the device.
+// results there, as RMSNorm and its backward (the Norm family's) do; and
+// that a host-only op (GridSample) panics naming itself and the device.
 func TestGroupNormOnDevice(t *testing.T) {
 	d := tensortest.NewHostDevice(onDev)
 	RegisterDevice(onDev, d.Backend())
@@ -36,7 +36,23 @@ func TestGroupNormOnDevice(t *testing.T) {
 			t.Errorf("%s on the device = %v, want the host's %v", c.what, h, c.want)
 		}
 	}
-	panics(t, "tensor: RMSNorm: tensor of shape [2 4 3 3] is on device(7): copy it with To(tensor.CPU) first", func() {
-		RMSNorm(xd, RMSNormParams{})
+	for _, dims := range []int{1, 2} {
+		rp := RMSNormParams{Dims: dims, Gamma: RandN(r, x.Shape()[4-dims:]...)}
+		ry, rr := RMSNorm(x, rp)
+		rdx, rdg := RMSNormBackward(dy, x, rr, rp)
+		rpd := RMSNormParams{Dims: dims, Gamma: toDev(t, rp.Gamma, onDev)}
+		ryd, rrd := RMSNorm(xd, rpd)
+		rdxd, rdgd := RMSNormBackward(toDev(t, dy, onDev), xd, rrd, rpd)
+		for _, c := range []struct {
+			what      string
+			got, want *Tensor
+		}{{"RMSNorm y", ryd, ry}, {"rrms", rrd, rr}, {"RMSNorm dx", rdxd, rdx}, {"RMSNorm dgamma", rdgd, rdg}} {
+			if h := fromDev(t, c.what, c.got, onDev); !slices.Equal(h.Data(), c.want.Data()) || !slices.Equal(h.Shape(), c.want.Shape()) {
+				t.Errorf("dims %d: %s on the device = %v, want the host's %v", dims, c.what, h, c.want)
+			}
+		}
+	}
+	panics(t, "tensor: GridSample: tensor of shape [2 4 3 3] is on device(7): copy it with To(tensor.CPU) first", func() {
+		GridSample(xd, toDev(t, RandN(r, 2, 3, 3, 2), onDev), GridSampleParams{})
 	})
 }

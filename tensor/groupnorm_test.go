@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -179,9 +180,66 @@ func TestRMSNorm(t *testing.T) {
 				if aff {
 					checkClose(t, name+" dgamma", dg, wdg, 1e-6)
 				}
+				// The Into forms: into strided views of guarded buffers,
+				// and in place (y = x, dx = dy).
+				rows := rr.Len()
+				ybuf, rbuf := Full(guardValue, append(slices.Clone(tc.shape), 2)...), Full(guardValue, rows, 2)
+				yv, rv := ybuf.Index(-1, 1), rbuf.Index(1, 0)
+				RMSNormInto(yv, rv, x, p)
+				sameElems(t, name+" RMSNormInto y", yv, y)
+				sameElems(t, name+" RMSNormInto rrms", rv, rr.Reshape(rows))
+				checkGuards(t, name+" RMSNormInto", ybuf.Index(-1, 0), rbuf.Index(1, 1))
+				xc := x.Clone()
+				RMSNormInto(xc, New(rr.Shape()...), xc, p)
+				sameElems(t, name+" RMSNormInto in place", xc, y)
+				var dgv *Tensor
+				if aff {
+					dgv = Full(guardValue, d, 2).Index(1, 1)
+				}
+				dyc := dy.Clone()
+				RMSNormBackwardInto(dyc, dgv, dyc, x, rr, p)
+				sameElems(t, name+" RMSNormBackwardInto in place", dyc, dx)
+				if aff {
+					sameElems(t, name+" RMSNormBackwardInto dgamma", dgv, dg.Reshape(d))
+				}
 			}
 		}
 	}
 	expectPanic(t, "tensor: RMSNorm: gamma of shape [3], want the normalized shape [4]", func() { RMSNorm(New(2, 4), RMSNormParams{Gamma: New(3)}) })
 	expectPanic(t, "tensor: RMSNorm: eps -1 is negative", func() { RMSNorm(New(2, 4), RMSNormParams{Eps: -1}) })
+	expectPanic(t, "tensor: RMSNormInto: rrms shape [3], want 2 elements", func() { RMSNormInto(New(2, 4), New(3), New(2, 4), RMSNormParams{}) })
+	expectPanic(t, "tensor: RMSNormBackwardInto: dgamma of shape [4] without gamma", func() {
+		RMSNormBackwardInto(New(2, 4), New(4), New(2, 4), New(2, 4), New(2), RMSNormParams{})
+	})
+}
+
+// guardValue fills the buffers that the Into forms write views of.
+const guardValue = 1234.5
+
+// sameElems fails unless got holds want's elements exactly (NaN as NaN).
+func sameElems(t *testing.T, name string, got, want *Tensor) {
+	t.Helper()
+	g, w := got.Contiguous().Data(), want.Contiguous().Data()
+	if !slices.Equal(got.Shape(), want.Shape()) {
+		t.Fatalf("%s: shape %v, want %v", name, got.Shape(), want.Shape())
+	}
+	for i := range w {
+		if g[i] != w[i] && !(g[i] != g[i] && w[i] != w[i]) {
+			t.Errorf("%s: element %d = %v, want %v", name, i, g[i], w[i])
+			return
+		}
+	}
+}
+
+// checkGuards fails unless every element of each t is guardValue.
+func checkGuards(t *testing.T, name string, ts ...*Tensor) {
+	t.Helper()
+	for _, x := range ts {
+		for i, v := range x.Contiguous().Data() {
+			if v != guardValue {
+				t.Errorf("%s: guard element %d overwritten with %v", name, i, v)
+				return
+			}
+		}
+	}
 }

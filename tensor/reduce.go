@@ -39,11 +39,19 @@ const (
 	ReduceVar // ddof
 	ReduceStd // ddof
 	ReduceLogSumExp
+	// foldaxes.go's, folded in float64 (a device's in its own order):
+	ReduceProd    // Prod: 1 for no element
+	ReduceNorm1   // Norm with p = 1: Σ|x|
+	ReduceNorm2   // Norm with p = 2: √Σx²
+	ReduceNormInf // Norm with p = +Inf: max|x| (NaN if any is)
+	ReduceAny     // Any: 1 or 0, NaN nonzero; 0 for no element
+	ReduceAll     // All: 1 or 0, NaN nonzero; 1 for no element
 	numReduceOps
 )
 
 var reduceNames = [numReduceOps]string{ReduceSum: "Sum", ReduceMax: "Max", ReduceMin: "Min",
-	ReduceMean: "Mean", ReduceVar: "Var", ReduceStd: "Std", ReduceLogSumExp: "LogSumExp"}
+	ReduceMean: "Mean", ReduceVar: "Var", ReduceStd: "Std", ReduceLogSumExp: "LogSumExp",
+	ReduceProd: "Prod", ReduceNorm1: "Norm", ReduceNorm2: "Norm", ReduceNormInf: "Norm", ReduceAny: "Any", ReduceAll: "All"}
 
 // ArgOp names an index reduction of the Reduce family (ArgReduce).
 type ArgOp uint8
@@ -205,6 +213,8 @@ func (cpuKernels) Reduce(op ReduceOp, dst, x *Tensor, axes []int, ddof int) erro
 		setFrom64(name, dst, v, f)
 	case ReduceLogSumExp:
 		logSumExp(dst, x, mask)
+	default:
+		foldInto(name, dst, x, mask, folds[op])
 	}
 	return nil
 }

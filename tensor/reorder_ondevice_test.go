@@ -35,7 +35,6 @@ func TestReorderOnDevice(t *testing.T) {
 		}
 	}
 	for name, f := range map[string]func(){
-		"Prod":         func() { Prod(d, false) },
 		"Sort":         func() { Sort(d, 0, false) },
 		"CumSum":       func() { CumSum(d, 0) },
 		"MaskedSelect": func() { MaskedSelect(d, dm) },

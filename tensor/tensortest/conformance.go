@@ -495,6 +495,13 @@ var reductions = []struct {
 	{"Std", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Std(x, 0, k, axes...) }, relative, true},
 	{"Std ddof 1", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Std(x, 1, k, axes...) }, relative, true},
 	{"LogSumExp", tensor.LogSumExp, logarithmic, true},
+	// foldaxes.go's, in float64 (the device's order its own).
+	{"Prod", tensor.Prod, relative, true},
+	{"Norm p=1", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 1, k, axes...) }, summed, true},
+	{"Norm p=2", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 2, k, axes...) }, relative, true},
+	{"Norm p=Inf", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, math.Inf(1), k, axes...) }, func(int) tolerance { return exactly }, false},
+	{"Any", tensor.Any, func(int) tolerance { return exactly }, true},
+	{"All", tensor.All, func(int) tolerance { return exactly }, true},
 }
 
 // TestReduce checks every op of the Reduce family on dev: each reduction
@@ -887,6 +894,69 @@ func TestPool(t *testing.T, dev tensor.Device) {
 				op: func(x []*tsr) *tsr { return tensor.AvgPool2DBackwardInto(half(x[1]), x[0], p) }},
 		)
 	}
+	// Adaptive pooling: x [..., H, W] to out, windows overlapping (7 to 5),
+	// of uneven sizes (7 to 3), growing (3 to 5), to nothing; ties and NaN
+	// for the maximum; a 2-D, a 3-D and a transposed input. The averages
+	// and the average's gradient are the CPU's bit for bit (the sums in
+	// float64; the gradient's terms added in the CPU's order); the
+	// maximum's gradient adds (at most four terms) in any order.
+	for _, l := range []struct {
+		name string
+		x    []int
+		out  [2]int
+		g    gen
+		tr   bool
+	}{
+		{"7×6 to 5×3", []int{2, 3, 7, 6}, [2]int{5, 3}, normal, false},
+		{"9×9 to 3×4 ties and NaN", []int{1, 2, 9, 9}, [2]int{3, 4}, nans, false},
+		{"3×4 to 5×7", []int{4, 3, 4}, [2]int{5, 7}, normal, false},
+		{"2-D 8×5 to 1×1", []int{8, 5}, [2]int{1, 1}, steps, false},
+		{"to nothing", []int{2, 3, 4}, [2]int{0, 2}, normal, false},
+		{"zero batch", []int{0, 2, 4, 4}, [2]int{2, 2}, normal, false},
+		{"transposed", []int{2, 3, 6, 7}, [2]int{4, 3}, normal, true},
+	} {
+		xs := slices.Clone(l.x)
+		xv := func(x *tsr) *tsr { return x }
+		if l.tr {
+			xs[0], xs[1] = xs[1], xs[0]
+			xv = func(x *tsr) *tsr { return x.Transpose(0, 1) }
+		}
+		ys := append(slices.Clone(l.x[:len(l.x)-2]), l.out[0], l.out[1])
+		wide := func(s []int) []int { w := slices.Clone(s); w[len(w)-1] *= 2; return w }
+		half := func(x *tsr) *tsr { return x.Slice(-1, 1, x.Dim(-1), 2) }
+		out := l.out
+		cases = append(cases,
+			kase{name: "AdaptiveMaxPool2D " + l.name, in: []operand{of(l.g, xs...)}, tol: exactly,
+				op: func(x []*tsr) *tsr {
+					m, i := tensor.AdaptiveMaxPool2D(xv(x[0]), out)
+					return tensor.Concat(0, m.Reshape(-1), i.Reshape(-1))
+				}},
+			kase{name: "AdaptiveMaxPool2DInto " + l.name, in: []operand{of(l.g, xs...), guarded(wide(ys)...), guarded(wide(ys)...)}, tol: exactly,
+				op: func(x []*tsr) *tsr {
+					tensor.AdaptiveMaxPool2DInto(half(x[1]), half(x[2]), xv(x[0]))
+					return tensor.Concat(0, x[1].Reshape(-1), x[2].Reshape(-1))
+				}},
+			kase{name: "AdaptiveAvgPool2D " + l.name, in: []operand{rn(xs...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { return tensor.AdaptiveAvgPool2D(xv(x[0]), out) }},
+			kase{name: "AdaptiveAvgPool2DInto " + l.name, in: []operand{rn(xs...), guarded(wide(ys)...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { tensor.AdaptiveAvgPool2DInto(half(x[1]), xv(x[0])); return x[1] }},
+			kase{name: "AdaptiveMaxPool2DBackward " + l.name, in: []operand{of(positive, xs...), rn(ys...)}, tol: summed(4),
+				op: func(x []*tsr) *tsr {
+					_, i := tensor.AdaptiveMaxPool2D(xv(x[0]), out)
+					return tensor.AdaptiveMaxPool2DBackward(x[1], i, l.x)
+				}},
+			kase{name: "AdaptiveMaxPool2DBackwardInto " + l.name, in: []operand{of(positive, xs...), rn(ys...), guarded(wide(l.x)...)}, tol: summed(4),
+				op: func(x []*tsr) *tsr {
+					_, i := tensor.AdaptiveMaxPool2D(xv(x[0]), out)
+					tensor.AdaptiveMaxPool2DBackwardInto(half(x[2]), x[1], i)
+					return x[2]
+				}},
+			kase{name: "AdaptiveAvgPool2DBackward " + l.name, in: []operand{rn(ys...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { return tensor.AdaptiveAvgPool2DBackward(x[0], l.x) }},
+			kase{name: "AdaptiveAvgPool2DBackwardInto " + l.name, in: []operand{rn(ys...), guarded(wide(l.x)...)}, tol: exactly,
+				op: func(x []*tsr) *tsr { tensor.AdaptiveAvgPool2DBackwardInto(half(x[1]), x[0]); return x[1] }},
+		)
+	}
 	run(t, dev, 7, cases)
 }
 
@@ -981,7 +1051,10 @@ func TestIndex(t *testing.T, dev tensor.Device) {
 // LayerNorm over one and two trailing axes, with and without gamma and
 // beta, of transposed inputs and of no rows; the Into forms into strided
 // results; and the gradients of each (dgamma or dbeta left out in the
-// Into forms), after the forward on dev. Each case's result is the
+// Into forms), after the forward on dev; RMSNorm and its gradients over
+// one and two trailing axes, with and without gamma, of transposed and
+// 1-D inputs and of no rows, and their Into forms into strided views and
+// in place. Each case's result is the
 // concatenation of everything the op wrote, flattened.
 func TestNorm(t *testing.T, dev tensor.Device) {
 	flat := func(ts ...*tsr) *tsr {
@@ -1088,6 +1161,50 @@ func TestNorm(t *testing.T, dev tensor.Device) {
 			dx := x[4].Slice(1, 0, 66, 2)
 			tensor.LayerNormBackwardInto(dx, nil, x[5], x[1], x[0], s, p)
 			return flat(dx, x[5])
+		}, 33},
+	} {
+		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: logarithmic(l.n)})
+	}
+	// x[0] is x, x[1] dy, x[2] gamma (when the case has one).
+	rms := func(dims int, view func(*tsr) *tsr, back bool) func(x []*tsr) *tsr {
+		return func(x []*tsr) *tsr {
+			p := tensor.RMSNormParams{Dims: dims, Gamma: at(x, 2), Eps: 1e-3 * float32(dims)}
+			y, rr := tensor.RMSNorm(view(x[0]), p)
+			if !back {
+				return flat(y, rr)
+			}
+			dx, dg := tensor.RMSNormBackward(view(x[1]), view(x[0]), rr, p)
+			return flat(dx, dg)
+		}
+	}
+	for _, l := range []sized{
+		{"RMSNorm [7 33]", lnIn([]int{7, 33}, []int{33})[:3], rms(1, id, false), 33},
+		{"RMSNorm [2 3 257] no gamma, default eps", []operand{rn(2, 3, 257), rn(2, 3, 257)}, rms(0, id, false), 257},
+		{"RMSNorm [4 3 5] two axes", lnIn([]int{4, 3, 5}, []int{3, 5})[:3], rms(2, id, false), 15},
+		{"RMSNorm transposed", lnIn([]int{33, 7}, []int{33})[:3], rms(1, tr, false), 33},
+		{"RMSNorm no rows", lnIn([]int{0, 5}, []int{5})[:3], rms(1, id, false), 5},
+		{"RMSNorm 1-D", lnIn([]int{9}, []int{9})[:3], rms(1, id, false), 9},
+		{"RMSNormBackward [7 33]", lnIn([]int{7, 33}, []int{33})[:3], rms(1, id, true), 33},
+		{"RMSNormBackward [4 3 5] two axes no gamma", []operand{rn(4, 3, 5), rn(4, 3, 5)}, rms(2, id, true), 15},
+		{"RMSNormBackward transposed", lnIn([]int{33, 7}, []int{33})[:3], rms(1, tr, true), 33},
+		{"RMSNormBackward no rows", lnIn([]int{0, 5}, []int{5})[:3], rms(1, id, true), 5},
+		{"RMSNormInto strided", append(lnIn([]int{7, 33}, []int{33})[:3], guarded(7, 66), guarded(7, 2)), func(x []*tsr) *tsr {
+			y, rr := x[3].Slice(1, 0, 66, 2), x[4].Index(1, 1)
+			tensor.RMSNormInto(y, rr, x[0], tensor.RMSNormParams{Gamma: x[2]})
+			return flat(y, rr)
+		}, 33},
+		{"RMSNormBackwardInto strided dgamma, in place", append(lnIn([]int{7, 33}, []int{33})[:3], guarded(33, 2)), func(x []*tsr) *tsr {
+			p := tensor.RMSNormParams{Gamma: x[2]}
+			_, rr := tensor.RMSNorm(x[0], p)
+			tensor.RMSNormBackwardInto(x[1], x[3].Index(1, 0), x[1], x[0], rr, p)
+			return flat(x[1], x[3])
+		}, 33},
+		{"RMSNormBackwardInto no dgamma", append(lnIn([]int{7, 33}, []int{33})[:3], guarded(7, 66)), func(x []*tsr) *tsr {
+			p := tensor.RMSNormParams{Gamma: x[2]}
+			_, rr := tensor.RMSNorm(x[0], p)
+			dx := x[3].Slice(1, 1, 66, 2)
+			tensor.RMSNormBackwardInto(dx, nil, x[1], x[0], rr, p)
+			return flat(x[3])
 		}, 33},
 	} {
 		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: logarithmic(l.n)})

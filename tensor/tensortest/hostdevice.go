@@ -554,6 +554,30 @@ func (k kernels) AvgPool2DBackward(dx, dy *tensor.Tensor, p tensor.PoolParams) e
 	})
 }
 
+func (k kernels) AdaptiveMaxPool2D(dst, indices, x *tensor.Tensor) error {
+	return k.do("Pool.AdaptiveMaxPool2D", 2, []*tensor.Tensor{dst, indices, x}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Pool.AdaptiveMaxPool2D(h[0], h[1], h[2])
+	})
+}
+
+func (k kernels) AdaptiveAvgPool2D(dst, x *tensor.Tensor) error {
+	return k.do("Pool.AdaptiveAvgPool2D", 1, []*tensor.Tensor{dst, x}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Pool.AdaptiveAvgPool2D(h[0], h[1])
+	})
+}
+
+func (k kernels) AdaptiveMaxPool2DBackward(dx, dy, indices *tensor.Tensor) error {
+	return k.do("Pool.AdaptiveMaxPool2DBackward", 1, []*tensor.Tensor{dx, dy, indices}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Pool.AdaptiveMaxPool2DBackward(h[0], h[1], h[2])
+	})
+}
+
+func (k kernels) AdaptiveAvgPool2DBackward(dx, dy *tensor.Tensor) error {
+	return k.do("Pool.AdaptiveAvgPool2DBackward", 1, []*tensor.Tensor{dx, dy}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Pool.AdaptiveAvgPool2DBackward(h[0], h[1])
+	})
+}
+
 func (k kernels) IndexSelect(dst, t *tensor.Tensor, axis int, index *tensor.Tensor) error {
 	return k.do("Index.IndexSelect", 1, []*tensor.Tensor{dst, t, index}, func(h []*tensor.Tensor) error {
 		return k.d.cpu.Index.IndexSelect(h[0], h[1], axis, h[2])
@@ -616,6 +640,20 @@ func (k kernels) LayerNormBackward(dx, dgamma, dbeta, dy, x *tensor.Tensor, s te
 	return k.do("Norm.LayerNormBackward", 3, ts, func(h []*tensor.Tensor) error {
 		p.Gamma = h[7]
 		return k.d.cpu.Norm.LayerNormBackward(h[0], h[1], h[2], h[3], h[4], tensor.NormStats{Mean: h[5], InvStd: h[6]}, p)
+	})
+}
+
+func (k kernels) RMSNorm(y, rrms, x *tensor.Tensor, p tensor.RMSNormParams) error {
+	return k.do("Norm.RMSNorm", 2, []*tensor.Tensor{y, rrms, x, p.Gamma}, func(h []*tensor.Tensor) error {
+		p.Gamma = h[3]
+		return k.d.cpu.Norm.RMSNorm(h[0], h[1], h[2], p)
+	})
+}
+
+func (k kernels) RMSNormBackward(dx, dgamma, dy, x, rrms *tensor.Tensor, p tensor.RMSNormParams) error {
+	return k.do("Norm.RMSNormBackward", 2, []*tensor.Tensor{dx, dgamma, dy, x, rrms, p.Gamma}, func(h []*tensor.Tensor) error {
+		p.Gamma = h[5]
+		return k.d.cpu.Norm.RMSNormBackward(h[0], h[1], h[2], h[3], h[4], p)
 	})
 }
 
