@@ -3,6 +3,7 @@ package tensor
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -96,4 +97,101 @@ func TestSortIntoForms(t *testing.T) {
 		SortInto(New(1), New(), Scalar(1), 0, false)
 	})
 	expectPanic(t, "tensor: SortInto: nil tensor values", func() { SortInto(nil, New(2, 5), x, 1, false) })
+}
+
+func TestReorderIntoForms(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 2))
+	cases := []struct {
+		shape  []int
+		axes   []int
+		shifts []int
+		reps   []int
+	}{
+		{[]int{}, []int{0}, []int{3}, []int{2}},
+		{[]int{5}, []int{0}, []int{2}, []int{3}},
+		{[]int{0, 3}, []int{1}, []int{1}, []int{2, 0}},
+		{[]int{3, 4}, []int{0, 1}, []int{-1, 5}, []int{2, 1, 3}},
+		{[]int{2, 3, 4}, []int{-1, 0}, []int{7, -2}, []int{1, 2}},
+		{[]int{2, 3, 4}, []int{2}, []int{0}, []int{}},
+		{[]int{4, 1, 3}, []int{1, 2}, []int{1, 1}, []int{2, 2, 2}},
+	}
+	for _, c := range cases {
+		for _, kind := range []string{"contiguous", "transposed", "strided"} {
+			x := randLayout(r, kind, c.shape...)
+			axes := c.axes
+			if len(c.shape) == 0 {
+				axes = nil
+			}
+			want := Flip(x, axes...)
+			sameBits(t, "FlipInto", FlipInto(stridedDst(r, c.shape...), x, axes...), want)
+			checkAgainst(t, "Flip", want, c.shape, func(idx []int) float64 {
+				j := slices.Clone(idx)
+				for _, a := range axes {
+					a = (a + len(j)) % len(j)
+					j[a] = c.shape[a] - 1 - j[a]
+				}
+				return float64(x.At(j...))
+			}, exact)
+			ra, rs := c.axes, c.shifts
+			if len(c.shape) == 0 {
+				ra, rs = nil, c.shifts[:1]
+			}
+			want = Roll(x, rs, ra...)
+			sameBits(t, "RollInto", RollInto(stridedDst(r, c.shape...), x, rs, ra...), want)
+			sameBits(t, "Roll flat", Roll(x, []int{2}), Roll(x.Contiguous().Reshape(-1), []int{2}, 0).Reshape(c.shape...))
+			sameBits(t, "RollInto flat", RollInto(stridedDst(r, c.shape...), x, []int{-3}), Roll(x, []int{-3}))
+			checkAgainst(t, "Roll", want, c.shape, func(idx []int) float64 {
+				j := slices.Clone(idx)
+				for k, a := range ra {
+					a = (a + len(j)) % len(j)
+					n := c.shape[a]
+					j[a] = ((j[a]-rs[k])%n + n) % n
+				}
+				return float64(x.At(j...))
+			}, exact)
+			want = Tile(x, c.reps...)
+			sameBits(t, "TileInto", TileInto(stridedDst(r, want.Shape()...), x, c.reps...), want)
+		}
+	}
+	// In place, and through views of one storage.
+	x := RandN(r, 3, 4)
+	want := Flip(x, 1)
+	sameBits(t, "FlipInto in place", FlipInto(x, x, 1), want)
+	want = Roll(x, []int{1, 2}, 0, 1)
+	sameBits(t, "RollInto in place", RollInto(x, x, []int{1, 2}, 0, 1), want)
+	big := RandN(r, 6, 4)
+	want = Tile(big.Slice(0, 0, 3, 1), 2, 1)
+	sameBits(t, "TileInto over x", TileInto(big, big.Slice(0, 0, 3, 1), 2, 1), want)
+	expectPanic(t, "tensor: FlipInto: dst shape [4 3], want [3 4]", func() { FlipInto(New(4, 3), x, 0) })
+	expectPanic(t, "tensor: RollInto: dst shape [12], want [3 4]", func() { RollInto(New(12), x, []int{1}) })
+	expectPanic(t, "tensor: TileInto: dst shape [3 4], want [3 8]", func() { TileInto(New(3, 4), x, 1, 2) })
+	expectPanic(t, "tensor: RollInto: shifts [1 2] and axes [0] differ in length (x of shape [3 4])", func() { RollInto(New(3, 4), x, []int{1, 2}, 0) })
+	// No storage allocated: a few view headers, far less than dst.
+	xb := RandN(r, 64, 64)
+	dst := New(64, 64)
+	storageFree(t, "FlipInto", dst, func() { FlipInto(dst, xb, 0, 1) })
+	storageFree(t, "RollInto", dst, func() { RollInto(dst, xb, []int{3, -5}, 0, 1) })
+	half := xb.Slice(1, 0, 32, 1)
+	storageFree(t, "TileInto", dst, func() { TileInto(dst, half, 1, 2) })
+}
+
+// storageFree fails when f allocates, per call, a quarter of dst's bytes
+// or more: an Into form that allocates no storage of its result's size
+// (only view headers or a kernel's small scratch). Skipped under -race.
+func storageFree(t *testing.T, name string, dst *Tensor, f func()) {
+	t.Helper()
+	if raceEnabled {
+		return
+	}
+	f()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const runs = 10
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	if b := (after.TotalAlloc - before.TotalAlloc) / runs; b >= uint64(dst.Len()) {
+		t.Errorf("%s allocates %d bytes per call (dst %d bytes)", name, b, 4*dst.Len())
+	}
 }
