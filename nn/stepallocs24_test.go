@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/lanesgo/lanes/tensor"
@@ -87,5 +88,81 @@ func TestStepAllocsInventory(t *testing.T) {
 	}
 	for _, c := range stepAllocCases() {
 		t.Logf("%-16s %v", c.name, stepAllocs(c))
+	}
+}
+
+// TestStepStorage24 checks that a repeated training step of each issue-24
+// op that writes the tape's buffers allocates no tensor storage: its
+// bytes per step (runtime.MemStats) stay under a quarter of x's, and so
+// of the larger of x and the op's result, less than any value or
+// gradient of the step (PairwiseSqDist's kernel copies its operands to
+// centre them: there x is thin and the result large). Exp's step is
+// shown beside them.
+func TestStepStorage24(t *testing.T) {
+	if raceEnabled {
+		t.Skip("-race: the race runtime allocates")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	const n = 256
+	var coo [3][]int
+	var val []float32
+	for i := range n {
+		for _, j := range []int{i, (i + 7) % n} {
+			coo[0], coo[1], val = append(coo[0], i), append(coo[1], j), append(val, float32(i-j))
+		}
+	}
+	adj := tensor.CSRFromCOO(n, n, coo[0], coo[1], val)
+	index := tensor.New(1, 64)
+	for i := range index.Data() {
+		index.Data()[i] = float32((i * 5) % 64)
+	}
+	cases := []struct {
+		name  string
+		shape []int
+		f     func(tp *Tape, x *Var) *Var
+	}{
+		{"exp", []int{n, 64}, func(tp *Tape, x *Var) *Var { return tp.Exp(x) }},
+		{"sort", []int{n, 64}, func(tp *Tape, x *Var) *Var { v, _ := tp.Sort(x, 1, true); return v }},
+		{"topk", []int{n, 64}, func(tp *Tape, x *Var) *Var { v, _ := tp.TopK(x, 64, 1, true, true); return v }},
+		{"median", []int{n, 64}, func(tp *Tape, x *Var) *Var {
+			v, _ := tp.Median(x, 1, true)
+			return tp.Mul(v, x)
+		}},
+		{"flip", []int{n, 64}, func(tp *Tape, x *Var) *Var { return tp.Flip(x, 0, 1) }},
+		{"roll", []int{n, 64}, func(tp *Tape, x *Var) *Var { return tp.Roll(x, []int{3, -5}, 0, 1) }},
+		{"tile", []int{n, 64}, func(tp *Tape, x *Var) *Var { return tp.Tile(x, 2, 1) }},
+		{"scatter", []int{n, 64}, func(tp *Tape, x *Var) *Var {
+			return tp.Scatter(x, 1, index, tp.Slice(x, 0, 0, 1, 1))
+		}},
+		{"pairwise", []int{n, 2}, func(tp *Tape, x *Var) *Var { return tp.PairwiseSqDist(x, tp.Scale(x, 2)) }},
+		{"rbf", []int{n, 2}, func(tp *Tape, x *Var) *Var { return tp.RBFKernel(x, x, 0.5) }},
+		{"spmm", []int{n, 64}, func(tp *Tape, x *Var) *Var { return tp.SpMM(adj, x) }},
+	}
+	for _, c := range cases {
+		x := NewParam(tensor.RandN(r, c.shape...))
+		tp := NewTape()
+		var size int
+		step := func() {
+			tp.Reset()
+			y := c.f(tp, x)
+			size = max(x.Value().Len(), y.Value().Len())
+			tp.Backward(tp.Sum(y))
+		}
+		for range 3 {
+			step()
+		}
+		var before, after runtime.MemStats
+		const steps = 10
+		runtime.ReadMemStats(&before)
+		for range steps {
+			step()
+		}
+		runtime.ReadMemStats(&after)
+		b := (after.TotalAlloc - before.TotalAlloc) / steps
+		limit := uint64(size) // a quarter of the bytes of x or the result
+		t.Logf("%-9s x %v: %d bytes, %d allocations a step (limit %d bytes)", c.name, c.shape, b, (after.Mallocs-before.Mallocs)/steps, limit)
+		if b >= limit {
+			t.Errorf("%s: a repeated step allocates %d bytes, a quarter of %d (x or the result) or more", c.name, b, 4*limit)
+		}
 	}
 }

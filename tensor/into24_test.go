@@ -195,3 +195,48 @@ func storageFree(t *testing.T, name string, dst *Tensor, f func()) {
 		t.Errorf("%s allocates %d bytes per call (dst %d bytes)", name, b, 4*dst.Len())
 	}
 }
+
+func TestPairwiseIntoForms(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 3))
+	for _, c := range [][3]int{{0, 3, 2}, {4, 5, 3}, {7, 7, 16}, {3, 2, 0}} {
+		n, m, d := c[0], c[1], c[2]
+		for _, kind := range []string{"contiguous", "transposed"} {
+			x, y := randLayout(r, kind, n, d), randLayout(r, kind, m, d)
+			for _, self := range []bool{false, true} {
+				yy := y
+				if self {
+					yy = x
+				}
+				want := PairwiseSqDist(x, yy)
+				sameBits(t, "PairwiseSqDistInto", PairwiseSqDistInto(New(want.Shape()...), x, yy), want)
+				sameBits(t, "PairwiseSqDistInto strided", PairwiseSqDistInto(stridedDst(r, want.Shape()...), x, yy), want)
+				sameBits(t, "RBFKernelInto", RBFKernelInto(stridedDst(r, want.Shape()...), x, yy, 0.3), RBFKernel(x, yy, 0.3))
+				g := RandN(r, want.Shape()...)
+				wx, wy := PairwiseSqDistGrad(g, x, yy)
+				gx, gy := PairwiseSqDistGradInto(stridedDst(r, wx.Shape()...), New(wy.Shape()...), g, x, yy)
+				sameBits(t, "PairwiseSqDistGradInto dx", gx, wx)
+				sameBits(t, "PairwiseSqDistGradInto dy", gy, wy)
+				if _, gy := PairwiseSqDistGradInto(nil, New(wy.Shape()...), g, x, yy); true {
+					sameBits(t, "PairwiseSqDistGradInto dy alone", gy, wy)
+				}
+			}
+		}
+	}
+	x := RandN(r, 3, 2)
+	expectPanic(t, "tensor: PairwiseSqDistInto: dst shape [3 4], want [3 3]", func() { PairwiseSqDistInto(New(3, 4), x, x) })
+	expectPanic(t, "tensor: RBFKernelInto: dst shape [3], want [3 3]", func() { RBFKernelInto(New(3), x, x, 1) })
+	expectPanic(t, "tensor: PairwiseSqDistGradInto: dy shape [2 2], want [3 2]", func() {
+		PairwiseSqDistGradInto(nil, New(2, 2), New(3, 3), x, x)
+	})
+	expectPanic(t, "tensor: PairwiseSqDistGradInto: dx of shape [3 2] overlaps another operand", func() {
+		PairwiseSqDistGradInto(x, nil, New(3, 3), x, x)
+	})
+	// dst over x: x copied first.
+	sq := RandN(r, 4, 4)
+	want := PairwiseSqDist(sq, sq)
+	sameBits(t, "PairwiseSqDistInto over x", PairwiseSqDistInto(sq, sq, sq), want)
+	// The kernel's scratch is the centred copies of x and y: [64 2] each.
+	xb, yb := RandN(r, 64, 2), RandN(r, 64, 2)
+	dst := New(64, 64)
+	storageFree(t, "PairwiseSqDistInto", dst, func() { PairwiseSqDistInto(dst, xb, yb) })
+}
