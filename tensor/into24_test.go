@@ -240,3 +240,67 @@ func TestPairwiseIntoForms(t *testing.T) {
 	dst := New(64, 64)
 	storageFree(t, "PairwiseSqDistInto", dst, func() { PairwiseSqDistInto(dst, xb, yb) })
 }
+
+func TestSamplingIntoForms(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 4))
+	for _, align := range []bool{false, true} {
+		theta := RandN(r, 2, 2, 3)
+		size := []int{2, 3, 4, 5}
+		want := AffineGrid(theta, size, align)
+		sameBits(t, "AffineGridInto", AffineGridInto(stridedDst(r, 2, 4, 5, 2), theta, size, align), want)
+		dg := RandN(r, 2, 4, 5, 2)
+		sameBits(t, "AffineGridBackwardInto", AffineGridBackwardInto(stridedDst(r, 2, 2, 3), dg, size, align), AffineGridBackward(dg, size, align))
+		for _, mode := range []InterpMode{InterpBilinear, InterpNearest} {
+			for _, pad := range []GridPadding{GridPadZeros, GridPadBorder, GridPadReflection} {
+				p := GridSampleParams{Mode: mode, Padding: pad, AlignCorners: align}
+				x, grid := randLayout(r, "transposed", 2, 3, 4, 5), Scale(RandN(r, 2, 6, 7, 2), 1.2)
+				want := GridSample(x, grid, p)
+				sameBits(t, "GridSampleInto", GridSampleInto(stridedDst(r, 2, 3, 6, 7), x, grid, p), want)
+				sameBits(t, "GridSampleInto contiguous", GridSampleInto(New(2, 3, 6, 7), x, grid, p), want)
+				dy := RandN(r, 2, 3, 6, 7)
+				wx, wg := GridSampleBackward(dy, x, grid, p)
+				gx, gg := GridSampleBackwardInto(stridedDst(r, 2, 3, 4, 5), New(2, 6, 7, 2), dy, x, grid, p)
+				sameBits(t, "GridSampleBackwardInto dinput", gx, wx)
+				sameBits(t, "GridSampleBackwardInto dgrid", gg, wg)
+				_, gg = GridSampleBackwardInto(nil, New(2, 6, 7, 2), dy, x, grid, p)
+				sameBits(t, "GridSampleBackwardInto dgrid alone", gg, wg)
+			}
+		}
+		for _, mode := range []InterpMode{InterpNearest, InterpNearestExact, InterpBilinear, InterpBicubic} {
+			if align && (mode == InterpNearest || mode == InterpNearestExact) {
+				continue
+			}
+			p := InterpolateParams{Size: [2]int{7, 3}, Mode: mode, AlignCorners: align}
+			x := randLayout(r, "strided", 2, 3, 4, 5)
+			want := Interpolate(x, p)
+			sameBits(t, "InterpolateInto", InterpolateInto(stridedDst(r, 2, 3, 7, 3), x, p), want)
+			dy := RandN(r, 2, 3, 7, 3)
+			sameBits(t, "InterpolateBackwardInto", InterpolateBackwardInto(stridedDst(r, 2, 3, 4, 5), dy, p), InterpolateBackward(dy, []int{2, 3, 4, 5}, p))
+		}
+	}
+	// dst over the input: written through a temporary.
+	x := RandN(r, 1, 1, 4, 4)
+	p := InterpolateParams{Size: [2]int{4, 4}, Mode: InterpBilinear}
+	want := Interpolate(x, p)
+	sameBits(t, "InterpolateInto over x", InterpolateInto(x, x, p), want)
+	grid := Scale(RandN(r, 1, 4, 4, 2), 0.5)
+	want = GridSample(x, grid, GridSampleParams{})
+	sameBits(t, "GridSampleInto over input", GridSampleInto(x, x, grid, GridSampleParams{}), want)
+	expectPanic(t, "tensor: InterpolateInto: dst shape [1 1 4 5], want [1 1 4 4]", func() { InterpolateInto(New(1, 1, 4, 5), x, p) })
+	expectPanic(t, "tensor: GridSampleInto: dst shape [1 2 4 4], want [1 1 4 4]", func() { GridSampleInto(New(1, 2, 4, 4), x, grid, GridSampleParams{}) })
+	expectPanic(t, "tensor: AffineGridInto: dst shape [1 4 4 3], want [1 4 4 2]", func() {
+		AffineGridInto(New(1, 4, 4, 3), RandN(r, 1, 2, 3), []int{1, 1, 4, 4}, false)
+	})
+	expectPanic(t, "tensor: GridSampleBackwardInto: dgrid shape [1 4 4 3], want [1 4 4 2]", func() {
+		GridSampleBackwardInto(nil, New(1, 4, 4, 3), New(1, 1, 4, 4), x, grid, GridSampleParams{})
+	})
+	expectPanic(t, "tensor: AffineGridBackwardInto: dtheta shape [2 2 3], want [1 2 3]", func() {
+		AffineGridBackwardInto(New(2, 2, 3), New(1, 4, 4, 2), []int{1, 1, 4, 4}, false)
+	})
+	xb := RandN(r, 1, 4, 16, 16)
+	dst := New(1, 4, 64, 64)
+	big := InterpolateParams{Size: [2]int{64, 64}, Mode: InterpBilinear}
+	storageFree(t, "InterpolateInto", dst, func() { InterpolateInto(dst, xb, big) })
+	gb := Scale(RandN(r, 1, 64, 64, 2), 0.9)
+	storageFree(t, "GridSampleInto", dst, func() { GridSampleInto(dst, xb, gb, GridSampleParams{}) })
+}
