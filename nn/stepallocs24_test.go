@@ -97,7 +97,11 @@ func TestStepAllocsInventory(t *testing.T) {
 // of the larger of x and the op's result, less than any value or
 // gradient of the step (PairwiseSqDist's kernel copies its operands to
 // centre them: there x is thin and the result large). Exp's step is
-// shown beside them.
+// shown beside them. Interpolate's backward accumulates in float64
+// scratch of x's size (x is a sixteenth of the result here); GridSample
+// is not among them: its backward
+// accumulates in float64 scratch of the input's, the grid's and dy's
+// sizes.
 func TestStepStorage24(t *testing.T) {
 	if raceEnabled {
 		t.Skip("-race: the race runtime allocates")
@@ -137,6 +141,10 @@ func TestStepStorage24(t *testing.T) {
 		{"pairwise", []int{n, 2}, func(tp *Tape, x *Var) *Var { return tp.PairwiseSqDist(x, tp.Scale(x, 2)) }},
 		{"rbf", []int{n, 2}, func(tp *Tape, x *Var) *Var { return tp.RBFKernel(x, x, 0.5) }},
 		{"spmm", []int{n, 64}, func(tp *Tape, x *Var) *Var { return tp.SpMM(adj, x) }},
+		{"interpolate", []int{1, 16, 16, 16}, func(tp *Tape, x *Var) *Var {
+			return tp.Interpolate(x, tensor.InterpolateParams{Size: [2]int{64, 64}, Mode: tensor.InterpBilinear})
+		}},
+		{"affinegrid", []int{1, 2, 3}, func(tp *Tape, x *Var) *Var { return tp.AffineGrid(x, []int{1, 1, 64, 64}, false) }},
 	}
 	for _, c := range cases {
 		x := NewParam(tensor.RandN(r, c.shape...))

@@ -607,6 +607,15 @@ func Interpolate(x *Tensor, p InterpolateParams) *Tensor {
 	return out
 }
 
+// InterpolateShape returns the output shape [N, C, Ho, Wo] of
+// Interpolate(x, p), with its panics.
+func InterpolateShape(x *Tensor, p InterpolateParams) [4]int {
+	const op = "InterpolateShape"
+	checkNil(op, "x", x)
+	ho, wo, _, _ := interpGeom(op, x.shape, p)
+	return [4]int{x.shape[0], x.shape[1], ho, wo}
+}
+
 // InterpolateInto sets dst [N, C, Ho, Wo] to Interpolate(x, p) and
 // returns dst (a host tensor; a strided dst, or one overlapping x, is
 // written through a temporary).
