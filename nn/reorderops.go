@@ -10,9 +10,8 @@ import (
 // This file holds the tape's reorderings and selections: Flip, Roll,
 // Tile, MaskedSelect and Scatter (MaskedFill is in shapeops.go). Their
 // forwards are package tensor's functions of the same names, written into
-// the tape's buffers (tensor's ...Into forms), as their backwards, except
-// MaskedSelect's result, whose length depends on the mask, and its
-// backward's scatter. Flip, Roll and Tile run on x's device (their
+// the tape's buffers (tensor's ...Into forms), as their backwards
+// (MaskedSelect's result is sized by tensor.MaskedCount first). Flip, Roll and Tile run on x's device (their
 // backwards too); MaskedSelect and Scatter on the CPU.
 
 // Flip returns x reversed along axes (tensor.Flip). The gradient is the
@@ -134,7 +133,9 @@ func (tp *Tape) MaskedSelect(x *Var, mask *tensor.Tensor) *Var {
 	const op = "MaskedSelect"
 	tp.use(op, "x", x)
 	mustTensor(op, "mask", mask)
-	out, nd := tp.result(tensor.MaskedSelect(x.value, mask), backMaskedSelect, x)
+	y := tp.alloc(tensor.MaskedCount(x.value, mask))
+	tensor.MaskedSelectInto(y, x.value, mask)
+	out, nd := tp.result(y, backMaskedSelect, x)
 	if nd != nil {
 		nd.saved[0] = mask
 	}
@@ -144,7 +145,8 @@ func (tp *Tape) MaskedSelect(x *Var, mask *tensor.Tensor) *Var {
 func backMaskedSelect(tp *Tape, n *node) {
 	x, mask := n.in[0], n.saved[0]
 	shape, _ := tensor.BroadcastShape(x.value.Shape(), mask.Shape())
-	full := tensor.New(shape...)
+	full := tp.alloc(shape...)
+	tensor.Fill(full, 0)
 	md := mask.BroadcastTo(shape...).Contiguous().Data()
 	g, fd := hostData(n.out.grad), full.Data()
 	j := 0

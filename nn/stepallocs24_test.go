@@ -116,6 +116,7 @@ func TestStepStorage24(t *testing.T) {
 		}
 	}
 	adj := tensor.CSRFromCOO(n, n, coo[0], coo[1], val)
+	mask := maskFor(n, 64)
 	index := tensor.New(1, 64)
 	for i := range index.Data() {
 		index.Data()[i] = float32((i * 5) % 64)
@@ -141,6 +142,7 @@ func TestStepStorage24(t *testing.T) {
 		{"pairwise", []int{n, 2}, func(tp *Tape, x *Var) *Var { return tp.PairwiseSqDist(x, tp.Scale(x, 2)) }},
 		{"rbf", []int{n, 2}, func(tp *Tape, x *Var) *Var { return tp.RBFKernel(x, x, 0.5) }},
 		{"spmm", []int{n, 64}, func(tp *Tape, x *Var) *Var { return tp.SpMM(adj, x) }},
+		{"maskedselect", []int{n, 64}, func(tp *Tape, x *Var) *Var { return tp.MaskedSelect(x, mask) }},
 		{"interpolate", []int{1, 16, 16, 16}, func(tp *Tape, x *Var) *Var {
 			return tp.Interpolate(x, tensor.InterpolateParams{Size: [2]int{64, 64}, Mode: tensor.InterpBilinear})
 		}},
@@ -173,4 +175,15 @@ func TestStepStorage24(t *testing.T) {
 			t.Errorf("%s: a repeated step allocates %d bytes, a quarter of %d (x or the result) or more", c.name, b, 4*limit)
 		}
 	}
+}
+
+// maskFor returns a mask of the given shape with every third element set.
+func maskFor(shape ...int) *tensor.Tensor {
+	m := tensor.New(shape...)
+	for i := range m.Data() {
+		if i%3 == 0 {
+			m.Data()[i] = 1
+		}
+	}
+	return m
 }

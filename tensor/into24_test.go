@@ -304,3 +304,22 @@ func TestSamplingIntoForms(t *testing.T) {
 	gb := Scale(RandN(r, 1, 64, 64, 2), 0.9)
 	storageFree(t, "GridSampleInto", dst, func() { GridSampleInto(dst, xb, gb, GridSampleParams{}) })
 }
+
+func TestMaskedSelectInto(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 5))
+	for _, c := range []struct{ x, mask []int }{{[]int{3, 4}, []int{3, 4}}, {[]int{3, 4}, []int{4}}, {[]int{1, 4}, []int{3, 1}}, {[]int{0, 2}, []int{2}}, {[]int{}, []int{}}} {
+		x := randLayout(r, "transposed", c.x...)
+		mask := Greater(RandN(r, c.mask...), Scalar(0))
+		want := MaskedSelect(x, mask)
+		if n := MaskedCount(x, mask); n != want.Len() {
+			t.Errorf("MaskedCount %v, want %d", n, want.Len())
+		}
+		sameBits(t, "MaskedSelectInto", MaskedSelectInto(stridedDst(r, want.Len()), x, mask), want)
+	}
+	x := RandN(r, 2, 3)
+	mask := FromSlice([]float32{1, 0, 1, 0, 0, 1}, 2, 3)
+	expectPanic(t, "tensor: MaskedSelectInto: dst shape [2], want [3]", func() { MaskedSelectInto(New(2), x, mask) })
+	dst := New(64 * 64)
+	xb, ones := RandN(r, 64, 64), Ones(64, 64)
+	storageFree(t, "MaskedSelectInto", dst, func() { MaskedSelectInto(dst, xb, ones) })
+}
