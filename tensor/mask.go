@@ -16,7 +16,7 @@ import (
 func MaskedSelect(x, mask *Tensor) *Tensor {
 	const op = "MaskedSelect"
 	checkNil(op, "x, mask", x, mask)
-	return maskedSelectInto(op, New(MaskedCount(x, mask)), x, mask)
+	return maskedSelectInto(op, New(maskedCount(op, x, mask)), x, mask)
 }
 
 // MaskedCount returns the number of elements MaskedSelect(x, mask)
@@ -25,6 +25,10 @@ func MaskedSelect(x, mask *Tensor) *Tensor {
 func MaskedCount(x, mask *Tensor) int {
 	const op = "MaskedCount"
 	checkNil(op, "x, mask", x, mask)
+	return maskedCount(op, x, mask)
+}
+
+func maskedCount(op string, x, mask *Tensor) int {
 	x.hostOnly(op)
 	mask.hostOnly(op)
 	shape := broadcastShape(op, x, mask)
