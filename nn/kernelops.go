@@ -10,18 +10,30 @@ import (
 // accuracy is stated there). The gradient is that of the exact distance,
 // 2(x[i] - y[j]) weighted by the output's gradient
 // (tensor.PairwiseSqDistGrad), both contributions going to x when y is x.
-// It runs on the host.
+// It runs on the host, in the tape's buffers.
 func (tp *Tape) PairwiseSqDist(x, y *Var) *Var {
 	const op = "PairwiseSqDist"
 	tp.use(op, "x", x)
 	tp.use(op, "y", y)
-	out, _ := tp.result(tensor.PairwiseSqDist(x.value, y.value), backPairwiseSqDist, x, y)
+	if x.value.Dims() != 2 || y.value.Dims() != 2 {
+		tensor.PairwiseSqDist(x.value, y.value) // its panic
+	}
+	d := tp.alloc(x.value.Dim(0), y.value.Dim(0))
+	tensor.PairwiseSqDistInto(d, x.value, y.value)
+	out, _ := tp.result(d, backPairwiseSqDist, x, y)
 	return out
 }
 
 func backPairwiseSqDist(tp *Tape, n *node) {
 	x, y := n.in[0], n.in[1]
-	dx, dy := tensor.PairwiseSqDistGrad(n.out.grad, x.value, y.value)
+	var dx, dy *tensor.Tensor
+	if x.requires {
+		dx = tp.like(x.value)
+	}
+	if y.requires {
+		dy = tp.like(y.value)
+	}
+	tensor.PairwiseSqDistGradInto(dx, dy, n.out.grad, x.value, y.value)
 	if x.requires {
 		tp.addGrad(x, dx)
 	}

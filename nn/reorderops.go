@@ -9,10 +9,10 @@ import (
 
 // This file holds the tape's reorderings and selections: Flip, Roll,
 // Tile, MaskedSelect and Scatter (MaskedFill is in shapeops.go). Their
-// forwards are package tensor's functions of the same names, whose
-// results are new storage each step rather than the tape's. Flip, Roll
-// and Tile run on x's device (their backwards too); MaskedSelect and
-// Scatter on the CPU.
+// forwards are package tensor's functions of the same names, written into
+// the tape's buffers (tensor's ...Into forms), as their backwards
+// (MaskedSelect's result is sized by tensor.MaskedCount first). Flip, Roll and Tile run on x's device (their
+// backwards too); MaskedSelect and Scatter on the CPU.
 
 // Flip returns x reversed along axes (tensor.Flip). The gradient is the
 // output's flipped back.
@@ -22,14 +22,21 @@ func (tp *Tape) Flip(x *Var, axes ...int) *Var {
 	for _, a := range axes {
 		axisOf(op, x, a)
 	}
-	out, nd := tp.result(tensor.Flip(x.value, axes...), backFlip, x)
+	y := tp.like(x.value)
+	tensor.FlipInto(y, x.value, axes...)
+	out, nd := tp.result(y, backFlip, x)
 	if nd != nil {
 		nd.axes = slices.Clone(axes)
 	}
 	return out
 }
 
-func backFlip(tp *Tape, n *node) { tp.addGrad(n.in[0], tensor.Flip(n.out.grad, n.axes...)) }
+func backFlip(tp *Tape, n *node) {
+	x := n.in[0]
+	dx, add := tp.gradFor(x)
+	tensor.FlipInto(dx, n.out.grad, n.axes...)
+	tp.flush(x, dx, add)
+}
 
 // Roll returns x with its elements shifted along axes, wrapping around
 // (tensor.Roll, torch.roll; no axes: as if flattened, one shift). The
@@ -37,7 +44,9 @@ func backFlip(tp *Tape, n *node) { tp.addGrad(n.in[0], tensor.Flip(n.out.grad, n
 func (tp *Tape) Roll(x *Var, shifts []int, axes ...int) *Var {
 	const op = "Roll"
 	tp.use(op, "x", x)
-	out, nd := tp.result(tensor.Roll(x.value, shifts, axes...), backRoll, x)
+	y := tp.like(x.value)
+	tensor.RollInto(y, x.value, shifts, axes...)
+	out, nd := tp.result(y, backRoll, x)
 	if nd != nil {
 		nd.axes = append(slices.Clone(shifts), axes...)
 		nd.dims = len(shifts)
@@ -50,7 +59,10 @@ func backRoll(tp *Tape, n *node) {
 	for i, s := range n.axes[:n.dims] {
 		back[i] = -s
 	}
-	tp.addGrad(n.in[0], tensor.Roll(n.out.grad, back, n.axes[n.dims:]...))
+	x := n.in[0]
+	dx, add := tp.gradFor(x)
+	tensor.RollInto(dx, n.out.grad, back, n.axes[n.dims:]...)
+	tp.flush(x, dx, add)
 }
 
 // Tile returns x repeated reps[i] times along dimension i (tensor.Tile,
@@ -60,7 +72,24 @@ func backRoll(tp *Tape, n *node) {
 func (tp *Tape) Tile(x *Var, reps ...int) *Var {
 	const op = "Tile"
 	tp.use(op, "x", x)
-	out, nd := tp.result(tensor.Tile(x.value, reps...), backTile, x)
+	dims := max(len(reps), x.value.Dims())
+	var shape [tensor.MaxDims]int
+	for i := range dims {
+		d, r := 1, 1
+		if j := i - (dims - x.value.Dims()); j >= 0 {
+			d = x.value.Dim(j)
+		}
+		if j := i - (dims - len(reps)); j >= 0 {
+			r = reps[j]
+		}
+		if dims > tensor.MaxDims || r < 0 {
+			return tp.Const(tensor.Tile(x.value, reps...)) // tensor.Tile's panic
+		}
+		shape[i] = d * r
+	}
+	y := tp.allocOn(x.value.Device(), shape[:dims]...)
+	tensor.TileInto(y, x.value, reps...)
+	out, nd := tp.result(y, backTile, x)
 	if nd != nil {
 		nd.axes = slices.Clone(reps)
 	}
@@ -104,7 +133,9 @@ func (tp *Tape) MaskedSelect(x *Var, mask *tensor.Tensor) *Var {
 	const op = "MaskedSelect"
 	tp.use(op, "x", x)
 	mustTensor(op, "mask", mask)
-	out, nd := tp.result(tensor.MaskedSelect(x.value, mask), backMaskedSelect, x)
+	y := tp.alloc(tensor.MaskedCount(x.value, mask))
+	tensor.MaskedSelectInto(y, x.value, mask)
+	out, nd := tp.result(y, backMaskedSelect, x)
 	if nd != nil {
 		nd.saved[0] = mask
 	}
@@ -114,7 +145,8 @@ func (tp *Tape) MaskedSelect(x *Var, mask *tensor.Tensor) *Var {
 func backMaskedSelect(tp *Tape, n *node) {
 	x, mask := n.in[0], n.saved[0]
 	shape, _ := tensor.BroadcastShape(x.value.Shape(), mask.Shape())
-	full := tensor.New(shape...)
+	full := tp.alloc(shape...)
+	tensor.Fill(full, 0)
 	md := mask.BroadcastTo(shape...).Contiguous().Data()
 	g, fd := hostData(n.out.grad), full.Data()
 	j := 0
@@ -144,7 +176,8 @@ func (tp *Tape) Scatter(dst *Var, axis int, index *tensor.Tensor, src *Var) *Var
 	if !slices.Equal(index.Shape(), src.value.Shape()) {
 		panic(fmt.Sprintf("nn: %s: index shape %v and src shape %v differ", op, index.Shape(), src.value.Shape()))
 	}
-	y := dst.value.Clone()
+	y := tp.like(dst.value)
+	tensor.CopyInto(y, dst.value)
 	tensor.Scatter(y, axis, index, src.value)
 	out, nd := tp.result(y, backScatter, dst, src)
 	if nd != nil {
@@ -156,11 +189,16 @@ func (tp *Tape) Scatter(dst *Var, axis int, index *tensor.Tensor, src *Var) *Var
 func backScatter(tp *Tape, n *node) {
 	g, index, axis := n.out.grad, n.saved[0], n.idx[0]
 	if d := n.in[0]; d.requires {
-		keep := tensor.Ones(g.Shape()...)
-		tensor.Scatter(keep, axis, index, tensor.Zeros(index.Shape()...))
-		tp.addGrad(d, tensor.Mul(g, keep))
+		keep, zeros := tp.like(g), tp.like(index)
+		tensor.Fill(keep, 1)
+		tensor.Fill(zeros, 0)
+		tensor.Scatter(keep, axis, index, zeros)
+		tensor.MulInto(keep, keep, g)
+		tp.addGrad(d, keep)
 	}
 	if s := n.in[1]; s.requires {
-		tp.addGrad(s, tensor.Gather(g, axis, index))
+		ds, add := tp.gradFor(s)
+		tensor.GatherInto(ds, g, axis, index)
+		tp.flush(s, ds, add)
 	}
 }

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/lanesgo/lanes/tensor"
@@ -268,38 +269,70 @@ func cumProdGrad(d, x, g []float32) {
 }
 
 // Sort returns x sorted along axis (tensor.Sort: stable, NaN above +Inf)
-// and the indices the values came from, a constant. The gradient of each
-// value goes to the element it came from.
+// and the indices the values came from, a constant of the tape's storage
+// (valid until its Reset, as the values). The gradient of each value goes
+// to the element it came from. It runs on the host.
 func (tp *Tape) Sort(x *Var, axis int, descending bool) (values *Var, indices *tensor.Tensor) {
 	const op = "Sort"
 	tp.use(op, "x", x)
 	axis = axisOf(op, x, axis)
-	v, idx := tensor.Sort(x.value, axis, descending)
+	v, idx := tp.alloc(dimsOf(x.value, -1, 0)...), tp.alloc(dimsOf(x.value, -1, 0)...)
+	tensor.SortInto(v, idx, x.value, axis, descending)
 	return tp.selected(v, idx, axis, x), idx
 }
 
 // TopK returns the k largest (or smallest) elements of x along axis and
-// their indices, as tensor.TopK (ties: the earlier element first). The
-// gradient of each value goes to the element it came from.
+// their indices, as tensor.TopK (ties: the earlier element first); the
+// indices are a constant of the tape's storage. The gradient of each
+// value goes to the element it came from. It runs on the host.
 func (tp *Tape) TopK(x *Var, k, axis int, largest, sorted bool) (values *Var, indices *tensor.Tensor) {
 	const op = "TopK"
 	tp.use(op, "x", x)
 	axis = axisOf(op, x, axis)
-	v, idx := tensor.TopK(x.value, k, axis, largest, sorted)
+	if k < 0 || k > x.value.Dim(axis) {
+		panic(fmt.Sprintf("nn: %s: k = %d out of range for axis %d of x of shape %v", op, k, axis, x.value.Shape()))
+	}
+	v, idx := tp.alloc(dimsOf(x.value, axis, k)...), tp.alloc(dimsOf(x.value, axis, k)...)
+	tensor.TopKInto(v, idx, x.value, k, axis, largest, sorted)
 	return tp.selected(v, idx, axis, x), idx
 }
 
 // Median returns the lower median of x along axis and its index, as
-// tensor.Median (torch.median with a dim). The gradient goes to the
-// element at that index.
+// tensor.Median (torch.median with a dim); the index is a constant of the
+// tape's storage. The gradient goes to the element at that index. It runs
+// on the host.
 func (tp *Tape) Median(x *Var, axis int, keepdims bool) (values *Var, indices *tensor.Tensor) {
 	const op = "Median"
 	tp.use(op, "x", x)
 	axis = axisOf(op, x, axis)
-	v, idx := tensor.Median(x.value, axis, keepdims)
-	keep := x.value.Shape()
-	keep[axis] = 1
-	return tp.selected(v, idx.Reshape(keep...), axis, x), idx
+	if x.value.Dims() > 0 && x.value.Dim(axis) == 0 {
+		panic(fmt.Sprintf("nn: %s: zero-size axis %d of x of shape %v (no identity)", op, axis, x.value.Shape()))
+	}
+	keep := dimsOf(x.value, axis, 1)
+	vk, ik := tp.alloc(keep...), tp.alloc(keep...)
+	v, idx := vk, ik
+	if !keepdims && x.value.Dims() > 0 {
+		var out [tensor.MaxDims]int
+		n := copy(out[:], keep[:axis])
+		n += copy(out[n:], keep[axis+1:])
+		v, idx = tp.view(vk, out[:n]...), tp.view(ik, out[:n]...)
+	}
+	tensor.MedianInto(v, idx, x.value, axis, keepdims)
+	return tp.selected(v, ik, axis, x), idx
+}
+
+// dimsOf returns t's shape with k along axis (axis -1: t's shape), in
+// an array's slice that does not escape to the heap when the caller's
+// use does not.
+func dimsOf(t *tensor.Tensor, axis, k int) []int {
+	var dims [tensor.MaxDims]int
+	for i := range t.Dims() {
+		dims[i] = t.Dim(i)
+	}
+	if axis >= 0 {
+		dims[axis] = k
+	}
+	return dims[:t.Dims()]
 }
 
 // selected makes the Var of values v taken from x along axis at idx (of

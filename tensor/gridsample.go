@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Sampling and geometry: PyTorch's affine_grid, grid_sample and
@@ -79,20 +80,54 @@ func AffineGrid(theta *Tensor, size []int, alignCorners bool) *Tensor {
 	const op = "AffineGrid"
 	checkNil(op, "theta", theta)
 	n, h, w := checkAffineGrid(op, theta.shape, size)
+	out := New(n, h, w, 2)
+	affineGrid(op, out, theta, n, h, w, alignCorners)
+	return out
+}
+
+// AffineGridInto sets dst [N, H, W, 2] to AffineGrid(theta, size,
+// alignCorners) and returns dst (a host tensor; a strided dst, or one
+// overlapping theta, is written through a temporary).
+func AffineGridInto(dst, theta *Tensor, size []int, alignCorners bool) *Tensor {
+	const op = "AffineGridInto"
+	checkNil(op, "theta", theta)
+	n, h, w := checkAffineGrid(op, theta.shape, size)
+	return hostInto(op, "dst", dst, []int{n, h, w, 2}, func(out *Tensor) { affineGrid(op, out, theta, n, h, w, alignCorners) }, theta)
+}
+
+// affineGrid writes AffineGrid into out, contiguous [n, h, w, 2].
+func affineGrid(op string, out, theta *Tensor, n, h, w int, alignCorners bool) {
 	th := theta.hostData(op)
 	xs, ys := gridBase(w, alignCorners), gridBase(h, alignCorners)
-	out := New(n, h, w, 2)
 	for b := range n {
 		t := th[b*6 : b*6+6]
 		for i, y := range ys {
 			for j, x := range xs {
 				o := ((b*h+i)*w + j) * 2
-				out.data[o] = float32(float64(t[0])*x + float64(t[1])*y + float64(t[2]))
-				out.data[o+1] = float32(float64(t[3])*x + float64(t[4])*y + float64(t[5]))
+				out.data[out.offset+o] = float32(float64(t[0])*x + float64(t[1])*y + float64(t[2]))
+				out.data[out.offset+o+1] = float32(float64(t[3])*x + float64(t[4])*y + float64(t[5]))
 			}
 		}
 	}
-	return out
+}
+
+// hostInto checks dst (named name), a host tensor of shape want, for op, and has fill
+// write a contiguous tensor of that shape not overlapping srcs: dst
+// itself, else a temporary then copied into dst. It returns dst.
+func hostInto(op, name string, dst *Tensor, want []int, fill func(out *Tensor), srcs ...*Tensor) *Tensor {
+	checkNil(op, name, dst)
+	checkShapeIs(op, name, dst, want...)
+	dst.hostOnly(op)
+	checkWritable(op, dst)
+	out := dst
+	if !dst.IsContiguous() || slices.ContainsFunc(srcs, func(t *Tensor) bool { return t != nil && overlaps(dst, t) }) {
+		out = alloc(op, want)
+	}
+	fill(out)
+	if out != dst {
+		copyInto(op, dst, out)
+	}
+	return dst
 }
 
 // AffineGridBackward returns the gradient with respect to theta [N, 2, 3]
@@ -100,6 +135,21 @@ func AffineGrid(theta *Tensor, size []int, alignCorners bool) *Tensor {
 // dtheta[n, i] = Σ_(h,w) dgrid[n, h, w, i]·(x_w, y_h, 1).
 func AffineGridBackward(dgrid *Tensor, size []int, alignCorners bool) *Tensor {
 	const op = "AffineGridBackward"
+	n := checkAffineGridBackward(op, dgrid, size)
+	out := New(n, 2, 3)
+	affineGridBackward(op, out, dgrid, size, alignCorners)
+	return out
+}
+
+// AffineGridBackwardInto sets dtheta [N, 2, 3] to AffineGridBackward(dgrid,
+// size, alignCorners) and returns it, with AffineGridInto's rules.
+func AffineGridBackwardInto(dtheta, dgrid *Tensor, size []int, alignCorners bool) *Tensor {
+	const op = "AffineGridBackwardInto"
+	n := checkAffineGridBackward(op, dgrid, size)
+	return hostInto(op, "dtheta", dtheta, []int{n, 2, 3}, func(out *Tensor) { affineGridBackward(op, out, dgrid, size, alignCorners) }, dgrid)
+}
+
+func checkAffineGridBackward(op string, dgrid *Tensor, size []int) int {
 	checkNil(op, "dgrid", dgrid)
 	if len(size) != 4 {
 		panic(fmt.Sprintf("tensor: %s: size %v, want [N C H W]", op, size))
@@ -108,9 +158,14 @@ func AffineGridBackward(dgrid *Tensor, size []int, alignCorners bool) *Tensor {
 	if want := []int{n, h, w, 2}; !equalInts(dgrid.shape, want) {
 		panic(fmt.Sprintf("tensor: %s: dgrid of shape %v, want %v", op, dgrid.shape, want))
 	}
+	return n
+}
+
+// affineGridBackward writes AffineGridBackward into out, contiguous [n, 2, 3].
+func affineGridBackward(op string, out, dgrid *Tensor, size []int, alignCorners bool) {
+	n, h, w := size[0], size[2], size[3]
 	g := dgrid.hostData(op)
 	xs, ys := gridBase(w, alignCorners), gridBase(h, alignCorners)
-	out := New(n, 2, 3)
 	for b := range n {
 		var acc [6]float64
 		for i, y := range ys {
@@ -125,10 +180,9 @@ func AffineGridBackward(dgrid *Tensor, size []int, alignCorners bool) *Tensor {
 			}
 		}
 		for k, v := range acc {
-			out.data[b*6+k] = float32(v)
+			out.data[out.offset+b*6+k] = float32(v)
 		}
 	}
-	return out
 }
 
 func checkAffineGrid(op string, theta, size []int) (n, h, w int) {
@@ -338,22 +392,61 @@ func GridSample(input, grid *Tensor, p GridSampleParams) *Tensor {
 	return o
 }
 
+// GridSampleInto sets dst [N, C, Ho, Wo] to GridSample(input, grid, p)
+// and returns dst (a host tensor; a strided dst, or one overlapping input
+// or grid, is written through a temporary).
+func GridSampleInto(dst, input, grid *Tensor, p GridSampleParams) *Tensor {
+	const op = "GridSampleInto"
+	j := newGridJob(op, input, grid, p)
+	return hostInto(op, "dst", dst, []int{j.n, j.c, j.ho, j.wo}, func(out *Tensor) {
+		j.out = out.data[out.offset:]
+		j.run()
+	}, input, grid)
+}
+
 // GridSampleBackward returns the gradients with respect to input and
 // grid of GridSample(input, grid, p), given dy [N, C, Ho, Wo]. The grid's
 // is 0 for nearest and where the border padding clips, as PyTorch's; at
 // integer coordinates it is the one-sided slope toward the next pixel.
 func GridSampleBackward(dy, input, grid *Tensor, p GridSampleParams) (dinput, dgrid *Tensor) {
 	const op = "GridSampleBackward"
+	checkNil(op, "input, grid", input, grid)
+	return gridSampleBackward(op, New(input.shape...), New(grid.shape...), dy, input, grid, p)
+}
+
+// GridSampleBackwardInto sets dinput and dgrid, of input's and grid's
+// shapes (either may be nil: not written), to GridSampleBackward(dy,
+// input, grid, p) and returns them, with GridSampleInto's rules. The
+// kernel accumulates in float64 scratch of input's and grid's sizes.
+func GridSampleBackwardInto(dinput, dgrid, dy, input, grid *Tensor, p GridSampleParams) (*Tensor, *Tensor) {
+	return gridSampleBackward("GridSampleBackwardInto", dinput, dgrid, dy, input, grid, p)
+}
+
+func gridSampleBackward(op string, dinput, dgrid, dy, input, grid *Tensor, p GridSampleParams) (*Tensor, *Tensor) {
 	j := newGridJob(op, input, grid, p)
 	checkNil(op, "dy", dy)
 	if want := []int{j.n, j.c, j.ho, j.wo}; !equalInts(dy.shape, want) {
 		panic(fmt.Sprintf("tensor: %s: dy of shape %v, want %v", op, dy.shape, want))
 	}
+	for _, c := range []struct {
+		name string
+		d, t *Tensor
+	}{{"dinput", dinput, input}, {"dgrid", dgrid, grid}} {
+		if c.d != nil {
+			checkSameShapeAs(op, c.name, c.d, c.t)
+		}
+	}
 	j.backward = true
 	j.dy = toF64(dy.hostData(op))
 	j.dx, j.dgrid = make([]float64, len(j.x)), make([]float64, len(j.grid))
 	j.run()
-	return fromF64(j.dx, input.shape), fromF64(j.dgrid, grid.shape)
+	if dinput != nil {
+		hostInto(op, "dinput", dinput, input.shape, func(out *Tensor) { fromF64Into(out, j.dx) })
+	}
+	if dgrid != nil {
+		hostInto(op, "dgrid", dgrid, grid.shape, func(out *Tensor) { fromF64Into(out, j.dgrid) })
+	}
+	return dinput, dgrid
 }
 
 func toF64(s []float32) []float64 {
@@ -364,12 +457,12 @@ func toF64(s []float32) []float64 {
 	return d
 }
 
-func fromF64(s []float64, shape []int) *Tensor {
-	t := New(shape...)
+// fromF64Into rounds s into t, contiguous.
+func fromF64Into(t *Tensor, s []float64) {
+	d := t.data[t.offset:]
 	for i, v := range s {
-		t.data[i] = float32(v)
+		d[i] = float32(v)
 	}
-	return t
 }
 
 // InterpolateParams configures Interpolate (PyTorch's interpolate of a
@@ -509,11 +602,38 @@ func Interpolate(x *Tensor, p InterpolateParams) *Tensor {
 	const op = "Interpolate"
 	checkNil(op, "x", x)
 	ho, wo, ay, ax := interpGeom(op, x.shape, p)
+	out := New(x.shape[0], x.shape[1], ho, wo)
+	interpolate(op, out, x, ay, ax)
+	return out
+}
+
+// InterpolateShape returns the output shape [N, C, Ho, Wo] of
+// Interpolate(x, p), with its panics.
+func InterpolateShape(x *Tensor, p InterpolateParams) [4]int {
+	const op = "InterpolateShape"
+	checkNil(op, "x", x)
+	ho, wo, _, _ := interpGeom(op, x.shape, p)
+	return [4]int{x.shape[0], x.shape[1], ho, wo}
+}
+
+// InterpolateInto sets dst [N, C, Ho, Wo] to Interpolate(x, p) and
+// returns dst (a host tensor; a strided dst, or one overlapping x, is
+// written through a temporary).
+func InterpolateInto(dst, x *Tensor, p InterpolateParams) *Tensor {
+	const op = "InterpolateInto"
+	checkNil(op, "x", x)
+	ho, wo, ay, ax := interpGeom(op, x.shape, p)
+	return hostInto(op, "dst", dst, []int{x.shape[0], x.shape[1], ho, wo}, func(out *Tensor) { interpolate(op, out, x, ay, ax) }, x)
+}
+
+// interpolate writes Interpolate into out, contiguous.
+func interpolate(op string, out, x *Tensor, ay, ax interpAxis) {
 	n, c, h, w := x.shape[0], x.shape[1], x.shape[2], x.shape[3]
+	ho, wo := out.shape[2], out.shape[3]
 	xs := x.hostData(op)
-	out := New(n, c, ho, wo)
+	od := out.data[out.offset:]
 	for pl := range n * c {
-		src, dst := xs[pl*h*w:], out.data[pl*ho*wo:]
+		src, dst := xs[pl*h*w:], od[pl*ho*wo:]
 		for oy := range ho {
 			for ox := range wo {
 				var v float64
@@ -529,7 +649,6 @@ func Interpolate(x *Tensor, p InterpolateParams) *Tensor {
 			}
 		}
 	}
-	return out
 }
 
 // InterpolateBackward returns the gradient with respect to x (of shape
@@ -538,6 +657,25 @@ func Interpolate(x *Tensor, p InterpolateParams) *Tensor {
 func InterpolateBackward(dy *Tensor, xShape []int, p InterpolateParams) *Tensor {
 	const op = "InterpolateBackward"
 	checkNil(op, "dy", dy)
+	acc := interpolateBackward(op, dy, xShape, p)
+	out := New(xShape...)
+	fromF64Into(out, acc)
+	return out
+}
+
+// InterpolateBackwardInto sets dx, of x's shape [N, C, H, W], to
+// InterpolateBackward(dy, dx's shape, p) and returns dx, with
+// InterpolateInto's rules; the kernel accumulates in float64 scratch of
+// dx's size.
+func InterpolateBackwardInto(dx, dy *Tensor, p InterpolateParams) *Tensor {
+	const op = "InterpolateBackwardInto"
+	checkNil(op, "dx, dy", dx, dy)
+	acc := interpolateBackward(op, dy, dx.shape, p)
+	return hostInto(op, "dx", dx, dx.shape, func(out *Tensor) { fromF64Into(out, acc) })
+}
+
+// interpolateBackward returns the float64 gradient of x (of xShape).
+func interpolateBackward(op string, dy *Tensor, xShape []int, p InterpolateParams) []float64 {
 	ho, wo, ay, ax := interpGeom(op, xShape, p)
 	n, c, h, w := xShape[0], xShape[1], xShape[2], xShape[3]
 	if want := []int{n, c, ho, wo}; !equalInts(dy.shape, want) {
@@ -560,5 +698,5 @@ func InterpolateBackward(dy *Tensor, xShape []int, p InterpolateParams) *Tensor 
 			}
 		}
 	}
-	return fromF64(acc, []int{n, c, h, w})
+	return acc
 }

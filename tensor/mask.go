@@ -16,18 +16,63 @@ import (
 func MaskedSelect(x, mask *Tensor) *Tensor {
 	const op = "MaskedSelect"
 	checkNil(op, "x, mask", x, mask)
+	return maskedSelectInto(op, New(maskedCount(op, x, mask)), x, mask)
+}
+
+// MaskedCount returns the number of elements MaskedSelect(x, mask)
+// selects: the nonzero elements of mask broadcast with x (to size the
+// dst of MaskedSelectInto).
+func MaskedCount(x, mask *Tensor) int {
+	const op = "MaskedCount"
+	checkNil(op, "x, mask", x, mask)
+	return maskedCount(op, x, mask)
+}
+
+func maskedCount(op string, x, mask *Tensor) int {
 	x.hostOnly(op)
 	mask.hostOnly(op)
 	shape := broadcastShape(op, x, mask)
-	xs := x.BroadcastTo(shape...).hostData(op)
-	ms := mask.BroadcastTo(shape...).hostData(op)
-	out := make([]float32, 0, len(ms))
-	for i, m := range ms {
+	n := 0
+	for _, m := range mask.BroadcastTo(shape...).hostData(op) {
 		if m != 0 {
-			out = append(out, xs[i])
+			n++
 		}
 	}
-	return FromSlice(slices.Clip(out), len(out))
+	return n
+}
+
+// MaskedSelectInto sets dst, a 1-D host tensor of MaskedCount(x, mask)
+// elements, to MaskedSelect(x, mask) and returns dst; an x overlapping
+// dst is copied first.
+func MaskedSelectInto(dst, x, mask *Tensor) *Tensor {
+	const op = "MaskedSelectInto"
+	checkNil(op, "dst, x, mask", dst, x, mask)
+	return maskedSelectInto(op, dst, detach(dst, x), mask)
+}
+
+func maskedSelectInto(op string, dst, x, mask *Tensor) *Tensor {
+	x.hostOnly(op)
+	mask.hostOnly(op)
+	dst.hostOnly(op)
+	shape := broadcastShape(op, x, mask)
+	xs := x.BroadcastTo(shape...).hostData(op)
+	ms := mask.BroadcastTo(shape...).hostData(op)
+	n := 0
+	for _, m := range ms {
+		if m != 0 {
+			n++
+		}
+	}
+	checkShapeIs(op, "dst", dst, n)
+	checkWritable(op, dst)
+	j, st := dst.offset, dst.strides[0]
+	for i, m := range ms {
+		if m != 0 {
+			dst.data[j] = xs[i]
+			j += st
+		}
+	}
+	return dst
 }
 
 // MaskedFill returns x with value where mask is nonzero (NaN counts as

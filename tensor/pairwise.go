@@ -30,8 +30,39 @@ import (
 // columns.
 func PairwiseSqDist(x, y *Tensor) *Tensor {
 	const op = "PairwiseSqDist"
-	checkNil(op, "x, y", x, y)
+	checkPairwise(op, x, y)
+	return pairwiseInto(op, New(x.shape[0], y.shape[0]), x, y)
+}
+
+// PairwiseSqDistInto sets dst, a host [n, m] tensor, to PairwiseSqDist(x,
+// y) and returns dst; x or y overlapping dst is copied first (a strided
+// dst is written through a contiguous temporary).
+func PairwiseSqDistInto(dst, x, y *Tensor) *Tensor {
+	return pairwiseDstInto("PairwiseSqDistInto", dst, x, y)
+}
+
+// pairwiseDstInto is PairwiseSqDistInto for op, which its panics name.
+func pairwiseDstInto(op string, dst, x, y *Tensor) *Tensor {
+	checkNil(op, "dst", dst)
+	checkPairwise(op, x, y)
+	checkShapeIs(op, "dst", dst, x.shape[0], y.shape[0])
+	dst.hostOnly(op)
+	checkWritable(op, dst)
+	if !dst.IsContiguous() {
+		return copyInto(op, dst, pairwiseInto(op, New(x.shape[0], y.shape[0]), x, y))
+	}
 	self := y == x
+	x = detach(dst, x)
+	if y = detach(dst, y); self {
+		y = x
+	}
+	return pairwiseInto(op, dst, x, y)
+}
+
+// checkPairwise panics unless x and y are host matrices with as many
+// columns.
+func checkPairwise(op string, x, y *Tensor) {
+	checkNil(op, "x, y", x, y)
 	if x.Dims() != 2 || y.Dims() != 2 || x.shape[1] != y.shape[1] {
 		panic(fmt.Sprintf("tensor: %s: x of shape %v and y of shape %v (want [n d] and [m d])", op, x.shape, y.shape))
 	}
@@ -40,8 +71,13 @@ func PairwiseSqDist(x, y *Tensor) *Tensor {
 			panic(fmt.Sprintf("tensor: %s: not available on device %v (copy the operands to the host with To)", op, dev))
 		}
 	}
+}
+
+// pairwiseInto writes PairwiseSqDist(x, y) into out, a contiguous host
+// [n, m] tensor not overlapping x or y.
+func pairwiseInto(op string, out, x, y *Tensor) *Tensor {
+	self := y == x
 	n, m, d := x.shape[0], y.shape[0], x.shape[1]
-	out := New(n, m)
 	if n == 0 || m == 0 {
 		return out
 	}
@@ -119,6 +155,40 @@ func PairwiseSqDist(x, y *Tensor) *Tensor {
 // g not of shape [n, m].
 func PairwiseSqDistGrad(g, x, y *Tensor) (dx, dy *Tensor) {
 	const op = "PairwiseSqDistGrad"
+	checkPairwiseGrad(op, g, x, y)
+	return pairwiseGradInto(New(x.shape...), New(y.shape...), g, x, y)
+}
+
+// PairwiseSqDistGradInto sets dx and dy, host tensors of x's and y's
+// shapes (either may be nil: not computed), to PairwiseSqDistGrad(g, x,
+// y) and returns them (a strided one through a contiguous temporary; the
+// kernel's scratch is two vectors of sums). dx and dy must not overlap g,
+// x, y or each other: that panics.
+func PairwiseSqDistGradInto(dx, dy, g, x, y *Tensor) (*Tensor, *Tensor) {
+	const op = "PairwiseSqDistGradInto"
+	checkPairwiseGrad(op, g, x, y)
+	for _, c := range []struct {
+		name        string
+		d, t, other *Tensor
+	}{{"dx", dx, x, dy}, {"dy", dy, y, dx}} {
+		if c.d == nil {
+			continue
+		}
+		checkSameShapeAs(op, c.name, c.d, c.t)
+		c.d.hostOnly(op)
+		checkWritable(op, c.d)
+		for _, o := range []*Tensor{g, x, y, c.other} {
+			if o != nil && overlaps(c.d, o) {
+				panic(fmt.Sprintf("tensor: %s: %s of shape %v overlaps another operand", op, c.name, c.d.shape))
+			}
+		}
+	}
+	return pairwiseGradInto(dx, dy, g, x, y)
+}
+
+// checkPairwiseGrad panics unless g, x and y are host [n m], [n d] and
+// [m d].
+func checkPairwiseGrad(op string, g, x, y *Tensor) {
 	checkNil(op, "g", g)
 	checkNil(op, "x", x)
 	checkNil(op, "y", y)
@@ -130,19 +200,35 @@ func PairwiseSqDistGrad(g, x, y *Tensor) (dx, dy *Tensor) {
 			panic(fmt.Sprintf("tensor: %s: not available on device %v (copy the operands to the host with To)", op, dev))
 		}
 	}
-	scaleRows := func(gy, a, sums *Tensor) *Tensor {
-		// 2(sums[i]·a[i] - gy[i]), in gy.
-		gd, ad, sd := gy.Data(), a.Contiguous().Data(), sums.Contiguous().Data()
-		d := a.shape[1]
-		for i, s := range sd {
-			row := gd[i*d : (i+1)*d]
-			simd.Scale(row, row, -2)
-			simd.Axpy(row, 2*s, ad[i*d:(i+1)*d])
+}
+
+// pairwiseGradInto writes the gradients into dx and dy (nil: skipped),
+// through contiguous temporaries where they are strided.
+func pairwiseGradInto(dx, dy, g, x, y *Tensor) (*Tensor, *Tensor) {
+	// 2(sums[i]·a[i] - (gm·b)[i]), into d.
+	grad := func(d, gm, a, b, sums *Tensor) {
+		out := d
+		if !d.IsContiguous() {
+			out = New(d.shape...)
 		}
-		return gy
+		MatMulInto(out, gm, b)
+		od, ad, sd := out.Data(), a.Contiguous().Data(), sums.Contiguous().Data()
+		k := a.shape[1]
+		for i, s := range sd {
+			row := od[i*k : (i+1)*k]
+			simd.Scale(row, row, -2)
+			simd.Axpy(row, 2*s, ad[i*k:(i+1)*k])
+		}
+		if out != d {
+			CopyInto(d, out)
+		}
 	}
-	dx = scaleRows(MatMul(g, y), x, Sum(g, false, 1))
-	dy = scaleRows(MatMul(g.T(), x), y, Sum(g, false, 0))
+	if dx != nil {
+		grad(dx, g, x, y, Sum(g, false, 1))
+	}
+	if dy != nil {
+		grad(dy, g.T(), y, x, Sum(g, false, 0))
+	}
 	return dx, dy
 }
 
@@ -154,5 +240,12 @@ func PairwiseSqDistGrad(g, x, y *Tensor) (dx, dy *Tensor) {
 // times gamma·K, plus simd.Exp's. PairwiseSqDist's panics apply.
 func RBFKernel(x, y *Tensor, gamma float32) *Tensor {
 	k := PairwiseSqDist(x, y)
+	return ExpInto(k, ScaleInto(k, k, -gamma))
+}
+
+// RBFKernelInto sets dst, a host [n, m] tensor, to RBFKernel(x, y, gamma)
+// and returns dst, with PairwiseSqDistInto's rules.
+func RBFKernelInto(dst, x, y *Tensor, gamma float32) *Tensor {
+	k := pairwiseDstInto("RBFKernelInto", dst, x, y)
 	return ExpInto(k, ScaleInto(k, k, -gamma))
 }

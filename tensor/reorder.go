@@ -15,7 +15,54 @@ import (
 func Flip(x *Tensor, axes ...int) *Tensor {
 	const op = "Flip"
 	checkNil(op, "x", x)
+	if x.Device() != CPU {
+		return flipComposed(op, x, axes)
+	}
+	return flipInto(op, alloc(op, x.shape), x, axes)
+}
+
+// FlipInto sets dst, of x's shape, to Flip(x, axes...) and returns dst;
+// dst may overlap x (x is then copied first). On the host it is one
+// strided copy; on a device, Flip then CopyInto.
+func FlipInto(dst, x *Tensor, axes ...int) *Tensor {
+	const op = "FlipInto"
+	checkNil(op, "dst, x", dst, x)
+	checkShapeIs(op, "dst", dst, x.shape...)
+	if deviceOn(op, dst, x) != CPU {
+		return copyInto(op, dst, flipComposed(op, x, axes))
+	}
+	return flipInto(op, dst, x, axes)
+}
+
+// flipInto is FlipInto on the host: x viewed with the flipped axes'
+// strides negated, copied into dst.
+func flipInto(op string, dst, x *Tensor, axes []int) *Tensor {
+	var flip [MaxDims]bool
 	if len(x.shape) == 0 { // PyTorch accepts axis 0 (or -1) of a 0-d x
+		for _, a := range axes {
+			asLine(op, x, a)
+		}
+	} else {
+		for _, a := range distinctAxes(op, x, axes) {
+			flip[a] = true
+		}
+	}
+	st, off := slices.Clone(x.strides), x.offset
+	for i, d := range x.shape {
+		if flip[i] && d > 1 {
+			off += (d - 1) * st[i]
+			st[i] = -st[i]
+		}
+	}
+	if x.Len() == 0 {
+		return dst
+	}
+	return copyInto(op, dst, x.view(slices.Clone(x.shape), st, off))
+}
+
+// flipComposed is Flip on x's device: IndexSelect, one pass per axis.
+func flipComposed(op string, x *Tensor, axes []int) *Tensor {
+	if len(x.shape) == 0 {
 		for _, a := range axes {
 			asLine(op, x, a)
 		}
@@ -74,15 +121,95 @@ func indexRange(op string, x *Tensor, n int, f func(i int) int) *Tensor {
 func Roll(x *Tensor, shifts []int, axes ...int) *Tensor {
 	const op = "Roll"
 	checkNil(op, "x", x)
+	if x.Device() != CPU {
+		return rollComposed(op, x, shifts, axes)
+	}
+	return rollInto(op, alloc(op, x.shape), x, shifts, axes)
+}
+
+// RollInto sets dst, of x's shape, to Roll(x, shifts, axes...) and
+// returns dst; dst may overlap x (x is then copied first). On the host it
+// is at most two strided copies per rolled axis; on a device, Roll then
+// CopyInto.
+func RollInto(dst, x *Tensor, shifts []int, axes ...int) *Tensor {
+	const op = "RollInto"
+	checkNil(op, "dst, x", dst, x)
+	checkShapeIs(op, "dst", dst, x.shape...)
+	if deviceOn(op, dst, x) != CPU {
+		return copyInto(op, dst, rollComposed(op, x, shifts, axes))
+	}
+	return rollInto(op, dst, x, shifts, axes)
+}
+
+// rollShifts checks shifts and axes of x for op and returns the total
+// shift of each axis, in [0, n) (no axes: x flattened, one shift, in
+// shift[0] with flat true).
+func rollShifts(op string, x *Tensor, shifts, axes []int) (shift [MaxDims]int, flat bool) {
 	if len(axes) == 0 {
 		if len(shifts) != 1 {
 			panic(fmt.Sprintf("tensor: %s: shifts %v without axes (x of shape %v): want one shift", op, shifts, x.shape))
 		}
-		return Roll(x.Reshape(-1), shifts, 0).Reshape(x.shape...)
+		if n := x.Len(); n > 0 {
+			shift[0] = (shifts[0]%n + n) % n
+		}
+		return shift, true
 	}
 	if len(shifts) != len(axes) {
 		panic(fmt.Sprintf("tensor: %s: shifts %v and axes %v differ in length (x of shape %v)", op, shifts, axes, x.shape))
 	}
+	for j, a := range axes {
+		a = x.axis(op, a)
+		if n := x.shape[a]; n > 0 {
+			shift[a] = ((shift[a]+shifts[j])%n + n) % n
+		}
+	}
+	return shift, false
+}
+
+// rollInto is RollInto on the host.
+func rollInto(op string, dst, x *Tensor, shifts, axes []int) *Tensor {
+	shift, flat := rollShifts(op, x, shifts, axes)
+	if x.Len() == 0 {
+		return dst
+	}
+	x = detach(dst, x)
+	if flat {
+		if !dst.IsContiguous() {
+			return copyInto(op, dst, rollInto(op, alloc(op, x.shape), x, shifts, axes))
+		}
+		n := x.Len()
+		d := dst.view([]int{n}, []int{1}, dst.offset)
+		rollPieces(op, d, x.Contiguous().Reshape(n), shift[:1])
+		return dst
+	}
+	rollPieces(op, dst, x, shift[:len(x.shape)])
+	return dst
+}
+
+// rollPieces copies src rolled by shift[a] along each axis a into dst:
+// along the first axis with a shift s of n, src's first n-s elements to
+// dst's last and src's last s to dst's first, each pair for the axes
+// after.
+func rollPieces(op string, dst, src *Tensor, shift []int) {
+	a := slices.IndexFunc(shift, func(s int) bool { return s != 0 })
+	if a < 0 {
+		copyInto(op, dst, src)
+		return
+	}
+	s, n := shift[a], dst.shape[a]
+	rest := make([]int, len(shift))
+	copy(rest[a+1:], shift[a+1:])
+	rollPieces(op, dst.Slice(a, s, n, 1), src.Slice(a, 0, n-s, 1), rest)
+	rollPieces(op, dst.Slice(a, 0, s, 1), src.Slice(a, n-s, n, 1), rest)
+}
+
+// rollComposed is Roll on x's device: IndexSelect, one pass per axis.
+func rollComposed(op string, x *Tensor, shifts, axes []int) *Tensor {
+	if len(axes) == 0 {
+		rollShifts(op, x, shifts, axes)
+		return rollComposed(op, x.Reshape(-1), shifts, []int{0}).Reshape(x.shape...)
+	}
+	rollShifts(op, x, shifts, axes)
 	y := x
 	for j, a := range axes {
 		a = x.axis(op, a)
@@ -107,15 +234,25 @@ func Roll(x *Tensor, shifts []int, axes ...int) *Tensor {
 func Tile(x *Tensor, reps ...int) *Tensor {
 	const op = "Tile"
 	checkNil(op, "x", x)
-	for _, r := range reps {
-		if r < 0 {
-			panic(fmt.Sprintf("tensor: %s: negative reps %v (x of shape %v)", op, reps, x.shape))
-		}
-	}
+	out := tileShape(op, x, reps)
+	return tileInto(op, result(op, deviceOn(op, nil, x), out, x), x, reps)
+}
+
+// TileInto sets dst, of Tile's result shape, to Tile(x, reps...) and
+// returns dst (one strided copy, on x's device); dst may overlap x (x is
+// then copied first).
+func TileInto(dst, x *Tensor, reps ...int) *Tensor {
+	const op = "TileInto"
+	checkNil(op, "dst, x", dst, x)
+	checkShapeIs(op, "dst", dst, tileShape(op, x, reps)...)
+	return tileInto(op, dst, detach(dst, x), reps)
+}
+
+// tileDims returns x's shape and strides padded with leading 1s and 0s,
+// and reps padded with leading 1s, to the larger of their lengths.
+func tileDims(x *Tensor, reps []int) (shape, stride, r []int) {
 	dims := max(len(reps), len(x.shape))
-	shape := make([]int, dims)  // x's, padded with leading 1s
-	stride := make([]int, dims) // x's strides, with 0s for those
-	r := make([]int, dims)      // reps, padded likewise
+	shape, stride, r = make([]int, dims), make([]int, dims), make([]int, dims)
 	for i := range dims {
 		shape[i], r[i] = 1, 1
 		if j := i - (dims - len(x.shape)); j >= 0 {
@@ -125,29 +262,51 @@ func Tile(x *Tensor, reps ...int) *Tensor {
 			r[i] = reps[j]
 		}
 	}
-	out := make([]int, dims)
-	// The source viewed as [r0, d0, r1, d1, ...] (a pair only where r ≠ 1),
-	// the reps broadcast with stride 0.
-	var vs, vst []int
-	for i := range dims {
+	return shape, stride, r
+}
+
+// tileShape checks reps for op and returns Tile's result shape.
+func tileShape(op string, x *Tensor, reps []int) []int {
+	for _, r := range reps {
+		if r < 0 {
+			panic(fmt.Sprintf("tensor: %s: negative reps %v (x of shape %v)", op, reps, x.shape))
+		}
+	}
+	shape, _, r := tileDims(x, reps)
+	out := make([]int, len(shape))
+	n := 0
+	for i := range shape {
 		out[i] = r[i] * shape[i]
 		if r[i] != 1 {
-			vs, vst = append(vs, r[i]), append(vst, 0)
+			n++
 		}
-		vs, vst = append(vs, shape[i]), append(vst, stride[i])
+		n++
 	}
 	if _, ok := checkedSize(out); !ok {
 		panic(fmt.Sprintf("tensor: %s: reps %v of shape %v give %v, too many elements", op, reps, x.shape, out))
 	}
-	if len(vs) > MaxDims {
-		panic(fmt.Sprintf("tensor: %s: reps %v of shape %v need %d dimensions internally, more than %d", op, reps, x.shape, len(vs), MaxDims))
+	if n > MaxDims {
+		panic(fmt.Sprintf("tensor: %s: reps %v of shape %v need %d dimensions internally, more than %d", op, reps, x.shape, n, MaxDims))
 	}
-	dev := deviceOn(op, nil, x)
-	dst := result(op, dev, out, x)
+	return out
+}
+
+// tileInto copies x, viewed as [r0, d0, r1, d1, ...] (a pair only where
+// r ≠ 1) with the reps broadcast (stride 0), into dst viewed alike (the
+// pair's strides d·s and s for dst's stride s).
+func tileInto(op string, dst, x *Tensor, reps []int) *Tensor {
 	if dst.Len() == 0 {
 		return dst
 	}
-	src := x.view(vs, vst, x.offset)
-	copyInto(op, dst.view(slices.Clone(vs), contiguousStrides(vs), dst.offset), src)
+	shape, stride, r := tileDims(x, reps)
+	var vs, vst, dst2 []int
+	for i := range shape {
+		ds := dst.strides[i]
+		if r[i] != 1 {
+			vs, vst, dst2 = append(vs, r[i]), append(vst, 0), append(dst2, shape[i]*ds)
+		}
+		vs, vst, dst2 = append(vs, shape[i]), append(vst, stride[i]), append(dst2, ds)
+	}
+	copyInto(op, dst.view(slices.Clone(vs), dst2, dst.offset), x.view(vs, vst, x.offset))
 	return dst
 }

@@ -93,25 +93,64 @@ func sortRows(src []float32, n int, descending bool, f func(r int, row []float32
 // NaN sorts above +Inf (last ascending, first descending) and equal
 // elements keep their order.
 func Sort(x *Tensor, axis int, descending bool) (values, indices *Tensor) {
-	const op = "Sort"
+	return sortInto("Sort", nil, nil, x, axis, descending)
+}
+
+// SortInto sets values and indices, of x's shape on the host (strided
+// views allowed), to Sort(x, axis, descending) and returns them; an x
+// overlapping either is copied first. It panics, naming itself and the
+// shapes, on a dst of another shape.
+func SortInto(values, indices, x *Tensor, axis int, descending bool) (*Tensor, *Tensor) {
+	checkNil("SortInto", "values, indices", values, indices)
+	return sortInto("SortInto", values, indices, x, axis, descending)
+}
+
+// sortInto is Sort (values and indices nil: new tensors) and SortInto.
+func sortInto(op string, values, indices, x *Tensor, axis int, descending bool) (*Tensor, *Tensor) {
 	if x1, ok := asLine(op, x, axis); ok {
-		v, i := Sort(x1, 0, descending)
+		values, indices = lineDst(op, "values", values), lineDst(op, "indices", indices)
+		v, i := sortInto(op, values, indices, x1, 0, descending)
 		return v.Reshape(), i.Reshape()
 	}
 	axis = sortAxis(op, x, axis)
-	return selectSorted(op, x, axis, x.shape[axis], descending)
+	return selectSorted(op, values, indices, x, axis, x.shape[axis], descending)
+}
+
+// lineDst returns dst, which must be 0-d, viewed as [1] for a 0-d x
+// sorted as a line (nil stays nil).
+func lineDst(op, name string, dst *Tensor) *Tensor {
+	if dst == nil {
+		return nil
+	}
+	checkShapeIs(op, name, dst)
+	return dst.Reshape(1)
 }
 
 // ArgSort returns the indices of Sort(x, axis, descending), as
 // torch.argsort(x, dim=axis, descending=descending, stable=True).
 func ArgSort(x *Tensor, axis int, descending bool) *Tensor {
-	const op = "ArgSort"
+	_, idx := argSortInto("ArgSort", nil, x, axis, descending)
+	return idx
+}
+
+// ArgSortInto sets dst, of x's shape on the host, to ArgSort(x, axis,
+// descending) and returns dst; an x overlapping dst is copied first.
+func ArgSortInto(dst, x *Tensor, axis int, descending bool) *Tensor {
+	checkNil("ArgSortInto", "dst", dst)
+	_, idx := argSortInto("ArgSortInto", dst, x, axis, descending)
+	return idx
+}
+
+func argSortInto(op string, dst, x *Tensor, axis int, descending bool) (*Tensor, *Tensor) {
 	if x1, ok := asLine(op, x, axis); ok {
-		return ArgSort(x1, 0, descending).Reshape()
+		_, i := argSortInto(op, lineDst(op, "dst", dst), x1, 0, descending)
+		return nil, i.Reshape()
 	}
 	axis = sortAxis(op, x, axis)
-	_, idx := selectSorted(op, x, axis, x.shape[axis], descending)
-	return idx
+	if dst == nil {
+		dst = alloc(op, x.shape)
+	}
+	return selectSorted(op, nil, dst, x, axis, x.shape[axis], descending)
 }
 
 // TopK returns the k largest (or, largest false, smallest) elements of x
@@ -123,36 +162,96 @@ func ArgSort(x *Tensor, axis int, descending bool) *Tensor {
 // sorted says (an unsorted order is unspecified in PyTorch). k must be in
 // 0..x's dimension along axis.
 func TopK(x *Tensor, k, axis int, largest, sorted bool) (values, indices *Tensor) {
-	const op = "TopK"
+	return topKInto("TopK", nil, nil, x, k, axis, largest)
+}
+
+// TopKInto sets values and indices, of x's shape with k along axis, on
+// the host, to TopK(x, k, axis, largest, sorted) and returns them; an x
+// overlapping either is copied first.
+func TopKInto(values, indices, x *Tensor, k, axis int, largest, sorted bool) (*Tensor, *Tensor) {
+	checkNil("TopKInto", "values, indices", values, indices)
+	return topKInto("TopKInto", values, indices, x, k, axis, largest)
+}
+
+func topKInto(op string, values, indices, x *Tensor, k, axis int, largest bool) (*Tensor, *Tensor) {
 	if x1, ok := asLine(op, x, axis); ok && k == 1 {
-		v, i := TopK(x1, k, 0, largest, sorted)
+		values, indices = lineDst(op, "values", values), lineDst(op, "indices", indices)
+		v, i := topKInto(op, values, indices, x1, k, 0, largest)
 		return v.Reshape(), i.Reshape()
 	}
 	axis = sortAxis(op, x, axis)
 	if k < 0 || k > x.shape[axis] {
 		panic(fmt.Sprintf("tensor: %s: k = %d out of range for axis %d of shape %v", op, k, axis, x.shape))
 	}
-	return selectSorted(op, x, axis, k, largest)
+	return selectSorted(op, values, indices, x, axis, k, largest)
 }
 
-// selectSorted returns the first k elements of each row of x along axis,
-// sorted, and their indices.
-func selectSorted(op string, x *Tensor, axis, k int, descending bool) (values, indices *Tensor) {
-	shape := slices.Clone(x.shape)
-	shape[axis] = k
+// selectSorted writes the first k elements of each row of x along axis,
+// sorted, and their indices, into values and indices (x's shape with k
+// along axis; nil: a new tensor, except values nil with indices given,
+// which skips the values) and returns them.
+func selectSorted(op string, values, indices, x *Tensor, axis, k int, descending bool) (*Tensor, *Tensor) {
+	if indices == nil {
+		shape := slices.Clone(x.shape)
+		shape[axis] = k
+		values, indices = alloc(op, shape), alloc(op, shape)
+	}
+	checkRowsDst(op, "values", values, x, axis, k)
+	checkRowsDst(op, "indices", indices, x, axis, k)
 	if x.Len() == 0 || k == 0 {
-		return alloc(op, shape), alloc(op, shape)
+		return values, indices
 	}
 	n := x.shape[axis]
+	if values != nil {
+		x = detach(values, x)
+	}
+	x = detach(indices, x)
 	src := alongRows(op, x, axis)
-	rows := len(src) / n
-	vals, idx := make([]float32, rows*k), make([]float32, rows*k)
 	sortRows(src, n, descending, func(r int, row []float32, perm []int32) {
+		ib, is := rowBase(indices, axis, r), indices.strides[axis]
 		for i, p := range perm[:k] {
-			vals[r*k+i], idx[r*k+i] = row[p], float32(p)
+			indices.data[ib+i*is] = float32(p)
+		}
+		if values != nil {
+			vb, vs := rowBase(values, axis, r), values.strides[axis]
+			for i, p := range perm[:k] {
+				values.data[vb+i*vs] = row[p]
+			}
 		}
 	})
-	return fromRows(op, vals, shape, axis), fromRows(op, idx, shape, axis)
+	return values, indices
+}
+
+// checkRowsDst panics unless dst (nil passes) is a writable host tensor
+// of x's shape with k along axis.
+func checkRowsDst(op, name string, dst, x *Tensor, axis, k int) {
+	if dst == nil {
+		return
+	}
+	ok := len(dst.shape) == len(x.shape)
+	for i := 0; ok && i < len(x.shape); i++ {
+		ok = dst.shape[i] == x.shape[i] || i == axis && dst.shape[i] == k
+	}
+	if !ok {
+		panic(fmt.Sprintf("tensor: %s: %s of shape %v for x of shape %v (want %d along axis %d, x's dimensions elsewhere)", op, name, dst.shape, x.shape, k, axis))
+	}
+	dst.hostOnly(op)
+	checkWritable(op, dst)
+}
+
+// rowBase returns the position in t's storage of the first element of
+// row r of t in alongRows' layout (axis last, the other axes in order).
+func rowBase(t *Tensor, axis, r int) int {
+	off := t.offset
+	for d := len(t.shape) - 1; d >= 0; d-- {
+		if d == axis {
+			continue
+		}
+		n := t.shape[d]
+		off += r % n * t.strides[d]
+		r /= n
+	}
+	return off
 }
 
 // Median returns the median of x along axis and its index, as
@@ -164,32 +263,54 @@ func selectSorted(op string, x *Tensor, axis, k int, descending bool) (values, i
 // leaves it unspecified). The median of all elements is Median of
 // x.Reshape(-1) along 0. A zero-size axis panics (no identity).
 func Median(x *Tensor, axis int, keepdims bool) (values, indices *Tensor) {
-	const op = "Median"
+	return medianInto("Median", nil, nil, x, axis, keepdims)
+}
+
+// MedianInto sets values and indices, of Median's result shape on the
+// host, to Median(x, axis, keepdims) and returns them; an x overlapping
+// either is copied first.
+func MedianInto(values, indices, x *Tensor, axis int, keepdims bool) (*Tensor, *Tensor) {
+	checkNil("MedianInto", "values, indices", values, indices)
+	return medianInto("MedianInto", values, indices, x, axis, keepdims)
+}
+
+func medianInto(op string, values, indices, x *Tensor, axis int, keepdims bool) (*Tensor, *Tensor) {
 	if x1, ok := asLine(op, x, axis); ok {
-		return Median(x1, 0, false)
+		return medianInto(op, values, indices, x1, 0, false)
 	}
 	axis = sortAxis(op, x, axis)
 	n := x.shape[axis]
 	if n == 0 {
 		panic(fmt.Sprintf("tensor: %s: zero-size axis %d of shape %v (no identity)", op, axis, x.shape))
 	}
-	keep := slices.Clone(x.shape)
-	keep[axis] = 1
-	out := keep
+	out := slices.Clone(x.shape)
+	if keepdims {
+		out[axis] = 1
+	} else {
+		out = slices.Delete(out, axis, axis+1)
+	}
+	if values == nil {
+		values, indices = alloc(op, out), alloc(op, out)
+	}
+	checkShapeIs(op, "values", values, out...)
+	checkShapeIs(op, "indices", indices, out...)
+	vk, ik := values, indices
 	if !keepdims {
-		out = slices.Delete(slices.Clone(x.shape), axis, axis+1)
+		vk, ik = values.Unsqueeze(axis), indices.Unsqueeze(axis)
 	}
-	vals, idx := alloc(op, out), alloc(op, out)
+	checkRowsDst(op, "values", vk, x, axis, 1)
+	checkRowsDst(op, "indices", ik, x, axis, 1)
 	if x.Len() == 0 {
-		return vals, idx
+		return values, indices
 	}
+	x = detach(values, detach(indices, x))
 	src := alongRows(op, x, axis)
 	sortRows(src, n, false, func(r int, row []float32, perm []int32) {
 		m := perm[(n-1)/2]
 		if last := row[perm[n-1]]; last != last {
 			m = perm[slices.IndexFunc(perm, func(p int32) bool { return row[p] != row[p] })]
 		}
-		vals.data[r], idx.data[r] = row[m], float32(m)
+		vk.data[rowBase(vk, axis, r)], ik.data[rowBase(ik, axis, r)] = row[m], float32(m)
 	})
-	return vals, idx
+	return values, indices
 }
