@@ -223,26 +223,28 @@ func checkGemm[T float](fn string, transA, transB bool, m, n, k int, a []T, lda 
 }
 
 // Blocking, from the data cache sizes cpuid reports and the element size
-// (4 or 8 bytes). kc is the depth of a packed kc×nr slab of B, read once per
-// row panel: (4/3)·L1 worth of it, so 512 with a 48 KiB L1 and nr·size =
-// 128 bytes (float32 nr = 32, float64 nr = 16). mc makes the packed mc×kc
-// block of A two thirds of L2 (336 float32 rows for 1 MiB, 168 float64
-// rows). nc spans 4096 columns of B, which L3 (or memory) streams. On Zen 5
-// these measured best of kc in {192, 256, 384, 512, 768} × mc in {168, 336,
-// 504, 672} (float32 1024³, one thread).
+// (4 or 8 bytes), for gemmRange's loop nest. kc is the depth of the mr×kc
+// panel of A that stays in L1 while the row of tiles streams the panels of
+// B past it: half of L1 (384 with a 48 KiB L1 for float32 14-row and
+// float64 8-row panels, up to 512). nc makes the packed kc×nc block of B
+// half of L2, where its panels are read from; mc makes the packed mc×kc
+// block of A (read once per block of B, panel by panel) a quarter of L3.
 type blocking struct{ mc, kc, nc int }
 
 func blockingFor(mr, nr, size int) blocking {
-	l1, l2 := cpuid.CPU.Cache.L1D, cpuid.CPU.Cache.L2
+	l1, l2, l3 := cpuid.CPU.Cache.L1D, cpuid.CPU.Cache.L2, cpuid.CPU.Cache.L3
 	if l1 <= 0 {
 		l1 = 32 << 10
 	}
 	if l2 <= 0 {
 		l2 = 512 << 10
 	}
-	kc := min(512, max(64, (l1+l1/3)/(nr*size)/64*64))
-	mc := max(mr, (2*l2/3)/(kc*size)/mr*mr)
-	nc := max(nr, 4096/nr*nr)
+	if l3 <= 0 {
+		l3 = 8 << 20
+	}
+	kc := min(512, max(64, (l1/2)/(mr*size)/64*64))
+	nc := max(nr, (l2/2)/(kc*size)/nr*nr)
+	mc := max(mr, (l3/4)/(kc*size)/mr*mr)
 	return blocking{mc: mc, kc: kc, nc: nc}
 }
 
@@ -401,59 +403,71 @@ func scaleC[T float](m, n int, beta T, c []T, ldc int) {
 }
 
 // gemmRange computes rows r0..r1 and columns c0..c1 of C, all of k, with the
-// BLIS loop nest: panels of B (nc columns, kc deep), blocks of A (mc rows),
-// then mr×nr tiles from the packed data.
+// BLIS loop nest, its roles arranged for a microkernel that broadcasts A and
+// loads vectors of B: blocks of A (mc rows, kc deep, packed once and kept
+// in L3), panels of B (nc columns, kc deep, packed into L2), then for each
+// mr-row panel of A (kept in L1) the tiles of a row of nr-column panels of
+// B streamed from L2. C is walked along its rows, nr columns at a time.
 func gemmRange[T float](kern *gemmKernels[T], transA, transB bool, r0, r1, c0, c1, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	mr, nr, bl := kern.mr, kern.nr, kern.bl
 	fam := familyOf[T]()
 	w := fam.works.Get()
 	defer fam.works.Put(w)
 	w.tile = grow(w.tile, mr*nr)
-	ncStep, kcStep, mcStep := evenBlock(c1-c0, bl.nc, nr), evenBlock(k, bl.kc, 8), evenBlock(r1-r0, bl.mc, mr)
-	for jc := c0; jc < c1; jc += ncStep {
-		nc := min(ncStep, c1-jc)
-		ncp := (nc + nr - 1) / nr * nr
+	mcStep, kcStep, ncStep := evenBlock(r1-r0, bl.mc, mr), evenBlock(k, bl.kc, 8), evenBlock(c1-c0, bl.nc, nr)
+	for ic := r0; ic < r1; ic += mcStep {
+		mc := min(mcStep, r1-ic)
+		mcp := (mc + mr - 1) / mr * mr
 		for pc := 0; pc < k; pc += kcStep {
 			kc := min(kcStep, k-pc)
-			w.bp = grow(w.bp, ncp*kc)
-			packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
+			w.ap = grow(w.ap, mcp*kc)
+			packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
 			bEff := beta
 			if pc > 0 {
 				bEff = 1
 			}
-			for ic := r0; ic < r1; ic += mcStep {
-				mc := min(mcStep, r1-ic)
-				mcp := (mc + mr - 1) / mr * mr
-				w.ap = grow(w.ap, mcp*kc)
-				packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
-				for jr := 0; jr < nc; jr += nr {
-					bPanel := w.bp[jr*kc : (jr+nr)*kc]
-					nrr := min(nr, nc-jr)
-					for ir := 0; ir < mc; ir += mr {
-						aPanel := w.ap[ir*kc : (ir+mr)*kc]
-						mrr := min(mr, mc-ir)
-						off := (ic+ir)*ldc + jc + jr
-						if mrr == mr && nrr == nr {
-							kern.kernel(kc, aPanel, bPanel, c[off:], ldc, alpha, bEff)
-							continue
-						}
-						// Edge tile: compute the padded tile aside, add the valid part.
-						kern.kernel(kc, aPanel, bPanel, w.tile, nr, alpha, 0)
-						// dst = src + bEff·dst, fused as in the kernel's store.
-						for i := 0; i < mrr; i++ {
-							dst := c[off+i*ldc : off+i*ldc+nrr]
-							src := w.tile[i*nr : i*nr+nrr]
-							switch bEff {
-							case 0:
-							case 1:
-								fam.add(src, src, dst)
-							default:
-								fam.axpy(src, bEff, dst)
-							}
-							copy(dst, src)
-						}
-					}
+			for jc := c0; jc < c1; jc += ncStep {
+				nc := min(ncStep, c1-jc)
+				ncp := (nc + nr - 1) / nr * nr
+				w.bp = grow(w.bp, ncp*kc)
+				packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
+				gemmBlock(kern, w, kc, mc, nc, alpha, bEff, c[ic*ldc+jc:], ldc)
+			}
+		}
+	}
+}
+
+// gemmBlock computes the mc×nc block of C at c from the packed A (w.ap)
+// and B (w.bp), kc deep: for each panel of A, the row of tiles against
+// every panel of B. Edge tiles are computed on the zero-padded panels into
+// w.tile, and their valid part added to C.
+func gemmBlock[T float](kern *gemmKernels[T], w *gemmWork[T], kc, mc, nc int, alpha, beta T, c []T, ldc int) {
+	mr, nr := kern.mr, kern.nr
+	fam := familyOf[T]()
+	for ir := 0; ir < mc; ir += mr {
+		aPanel := w.ap[ir*kc : (ir+mr)*kc]
+		mrr := min(mr, mc-ir)
+		for jr := 0; jr < nc; jr += nr {
+			bPanel := w.bp[jr*kc : (jr+nr)*kc]
+			nrr := min(nr, nc-jr)
+			off := ir*ldc + jr
+			if mrr == mr && nrr == nr {
+				kern.kernel(kc, aPanel, bPanel, c[off:], ldc, alpha, beta)
+				continue
+			}
+			kern.kernel(kc, aPanel, bPanel, w.tile, nr, alpha, 0)
+			// dst = src + beta·dst, fused as in the kernel's store.
+			for i := 0; i < mrr; i++ {
+				dst := c[off+i*ldc : off+i*ldc+nrr]
+				src := w.tile[i*nr : i*nr+nrr]
+				switch beta {
+				case 0:
+				case 1:
+					fam.add(src, src, dst)
+				default:
+					fam.axpy(src, beta, dst)
 				}
+				copy(dst, src)
 			}
 		}
 	}
