@@ -336,9 +336,9 @@ const maxSharedPack = 64 << 20
 // of kc (the strip of rows pc.. of op(B), or columns pc.. of op(A), at
 // element pc·w, w the operand's padded width), and a state per block:
 // the first part to need a block claims it (0 → 1), packs it and publishes
-// it (2); a part that finds it claimed waits for it. A part only ever
-// waits for a block that a running part is packing, so none waits for
-// ever; the packs are copies, so the results do not depend on who packed.
+// it (2); a part that finds it published reads it, and one that finds it
+// claimed but not yet published packs its own copy (no part ever waits).
+// The packs are copies, so the results do not depend on who packed.
 type gemmShared[T float] struct {
 	isA    bool // A is the shared operand (C split by columns)
 	w      int  // padded width: n rounded up to nr (B), m to mr (A)
@@ -375,19 +375,22 @@ func (s *gemmShared[T]) reset(kern *gemmKernels[T], isA bool, m, n, k int) bool 
 
 // block returns the packed block pi (along k), bi (along the width) that
 // starts at column or row x0 of the width, packing it with pack if no part
-// has.
-func (s *gemmShared[T]) block(pi, bi, pc, kc, x0, size int, pack func(dst []T)) []T {
+// has claimed it; ok is false when another part is packing it still, and
+// then nothing was done (the caller packs a copy of its own rather than
+// wait: a part that waits for another one's pack would stall for as long
+// as the operating system leaves that one's thread off its core).
+func (s *gemmShared[T]) block(pi, bi, pc, kc, x0, size int, pack func(dst []T)) (blk []T, ok bool) {
 	dst := s.buf[pc*s.w+x0*kc : pc*s.w+x0*kc+size]
 	st := &s.states[pi*s.step+bi]
-	if st.CompareAndSwap(0, 1) {
+	switch {
+	case st.Load() == 2:
+		return dst, true
+	case st.CompareAndSwap(0, 1):
 		pack(dst)
 		st.Store(2)
-		return dst
+		return dst, true
 	}
-	for st.Load() != 2 {
-		runtime.Gosched()
-	}
-	return dst
+	return nil, false
 }
 
 // useDirect decides whether a product skips packing and runs as one gemv
@@ -509,11 +512,13 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], transA, tra
 		mcp := (mc + mr - 1) / mr * mr
 		for pc := 0; pc < k; pc += kcStep {
 			kc := min(kcStep, k-pc)
+			ok := false
 			if shared != nil && shared.isA {
-				w.ap = shared.block(pc/kcStep, (ic-r0)/mcStep, pc, kc, ic-r0, mcp*kc, func(dst []T) {
+				w.ap, ok = shared.block(pc/kcStep, (ic-r0)/mcStep, pc, kc, ic-r0, mcp*kc, func(dst []T) {
 					packA(kern, dst, a, lda, transA, ic, mc, pc, kc)
 				})
-			} else {
+			}
+			if !ok {
 				w.ap = grow(ap, mcp*kc)
 				ap = w.ap
 				packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
@@ -525,11 +530,13 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], transA, tra
 			for jc := c0; jc < c1; jc += ncStep {
 				nc := min(ncStep, c1-jc)
 				ncp := (nc + nr - 1) / nr * nr
+				ok := false
 				if shared != nil && !shared.isA {
-					w.bp = shared.block(pc/kcStep, (jc-c0)/ncStep, pc, kc, jc-c0, ncp*kc, func(dst []T) {
+					w.bp, ok = shared.block(pc/kcStep, (jc-c0)/ncStep, pc, kc, jc-c0, ncp*kc, func(dst []T) {
 						packB(kern, dst, b, ldb, transB, pc, kc, jc, nc)
 					})
-				} else {
+				}
+				if !ok {
 					w.bp = grow(bp, ncp*kc)
 					bp = w.bp
 					packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
