@@ -44,12 +44,10 @@ package simd
 // loads per FMA, but partial tiles along n) was within 2% of 14×16 from
 // 256³ to 1024³.
 //
-// The blocking (blockingFor) keeps Sgemm's bytes: a kc×16 float64 slab of
-// B is as large as Sgemm's kc×32 float32 one, so kc = 512 (64 KiB, 4/3 of
-// Zen 5's 48 KiB L1), mc = 168 rows (the 168×512 block of A is 672 KiB, two
-// thirds of the 1 MiB L2) and nc = 4096 columns; the blocks are then
-// evened out (evenBlock). kc of 256 or 384 and mc of 96 or 336 measured
-// within ±7% of these, with no consistent sign, on the loaded machine.
+// The blocking (blockingFor) follows the element size: kc = 384 (the
+// 8×384 float64 panel of A is 24 KiB, half of Zen 5's 48 KiB L1), nc = 160
+// columns (the kc×nc block of B is half of the 1 MiB L2) and mc the rows
+// of a quarter of L3; the blocks are then evened out (evenBlock).
 func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	checkGemm("Dgemm", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/lanesgo/lanes/internal/freelist"
@@ -41,6 +42,7 @@ type gemmFamily[T float] struct {
 	kernels table[gemmKernels[T]]
 	works   freelist.Stack[gemmWork[T]]
 	tasks   freelist.Stack[gemmTask[T]]
+	shares  freelist.Stack[gemmShared[T]]
 
 	add   func(dst, a, b []T)         // dst = a + b
 	axpy  func(y []T, alpha T, x []T) // y += alpha·x
@@ -223,26 +225,28 @@ func checkGemm[T float](fn string, transA, transB bool, m, n, k int, a []T, lda 
 }
 
 // Blocking, from the data cache sizes cpuid reports and the element size
-// (4 or 8 bytes). kc is the depth of a packed kc×nr slab of B, read once per
-// row panel: (4/3)·L1 worth of it, so 512 with a 48 KiB L1 and nr·size =
-// 128 bytes (float32 nr = 32, float64 nr = 16). mc makes the packed mc×kc
-// block of A two thirds of L2 (336 float32 rows for 1 MiB, 168 float64
-// rows). nc spans 4096 columns of B, which L3 (or memory) streams. On Zen 5
-// these measured best of kc in {192, 256, 384, 512, 768} × mc in {168, 336,
-// 504, 672} (float32 1024³, one thread).
+// (4 or 8 bytes), for gemmRange's loop nest. kc is the depth of the mr×kc
+// panel of A that stays in L1 while the row of tiles streams the panels of
+// B past it: half of L1 (384 with a 48 KiB L1 for float32 14-row and
+// float64 8-row panels, up to 512). nc makes the packed kc×nc block of B
+// half of L2, where its panels are read from; mc makes the packed mc×kc
+// block of A (read once per block of B, panel by panel) a quarter of L3.
 type blocking struct{ mc, kc, nc int }
 
 func blockingFor(mr, nr, size int) blocking {
-	l1, l2 := cpuid.CPU.Cache.L1D, cpuid.CPU.Cache.L2
+	l1, l2, l3 := cpuid.CPU.Cache.L1D, cpuid.CPU.Cache.L2, cpuid.CPU.Cache.L3
 	if l1 <= 0 {
 		l1 = 32 << 10
 	}
 	if l2 <= 0 {
 		l2 = 512 << 10
 	}
-	kc := min(512, max(64, (l1+l1/3)/(nr*size)/64*64))
-	mc := max(mr, (2*l2/3)/(kc*size)/mr*mr)
-	nc := max(nr, 4096/nr*nr)
+	if l3 <= 0 {
+		l3 = 8 << 20
+	}
+	kc := min(512, max(64, (l1/2)/(mr*size)/64*64))
+	nc := max(nr, (l2/2)/(kc*size)/nr*nr)
+	mc := max(mr, (l3/4)/(kc*size)/mr*mr)
 	return blocking{mc: mc, kc: kc, nc: nc}
 }
 
@@ -287,10 +291,13 @@ func gemm[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	}
 	threads := runtime.GOMAXPROCS(0)
 	if m*n*k < parallelGemm || threads == 1 {
-		gemmRange(kern, transA, transB, 0, m, 0, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmRange(kern, nil, transA, transB, 0, m, 0, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	// Split C in whole tiles (see splitCols), one part per thread.
+	// Split C in whole tiles (see splitCols), one part per thread. The
+	// operand every part reads in full (B when split by rows, A by
+	// columns) is packed once, block by block, by the first part that
+	// needs the block (gemmShared).
 	tilesM, tilesN := (m+kern.mr-1)/kern.mr, (n+kern.nr-1)/kern.nr
 	t := fam.tasks.Get()
 	*t = gemmTask[T]{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
@@ -300,9 +307,90 @@ func gemm[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	if t.byCols {
 		tiles = tilesN
 	}
+	parts := min(threads, tiles)
+	var sh *gemmShared[T]
+	if parts > 1 {
+		sh = fam.shares.Get()
+		if !sh.reset(kern, t.byCols, m, n, k) {
+			fam.shares.Put(sh)
+			sh = nil
+		}
+	}
+	t.shared = sh
 	par.For(t, tiles, threads)
 	*t = gemmTask[T]{}
 	fam.tasks.Put(t)
+	if sh != nil {
+		fam.shares.Put(sh)
+	}
+}
+
+// maxSharedPack is the largest operand (in bytes, packed) that the parts
+// of a threaded product pack once for all; a larger one is packed by each
+// part, block by block, into its own L2-sized buffers.
+const maxSharedPack = 64 << 20
+
+// gemmShared is the packed copy of the operand that all parts of a
+// threaded product read: B (k×n) when C is split by rows, A (m×k) when by
+// columns. It holds every block of gemmRange's loop nest, strip by strip
+// of kc (the strip of rows pc.. of op(B), or columns pc.. of op(A), at
+// element pc·w, w the operand's padded width), and a state per block:
+// the first part to need a block claims it (0 → 1), packs it and publishes
+// it (2); a part that finds it published reads it, and one that finds it
+// claimed but not yet published packs its own copy (no part ever waits).
+// The packs are copies, so the results do not depend on who packed.
+type gemmShared[T float] struct {
+	isA    bool // A is the shared operand (C split by columns)
+	w      int  // padded width: n rounded up to nr (B), m to mr (A)
+	buf    []T
+	states []atomic.Int32
+	step   int // blocks along the width (nc or mc steps)
+}
+
+// reset prepares s for a product, or reports false when the operand is
+// too large to be packed whole (maxSharedPack).
+func (s *gemmShared[T]) reset(kern *gemmKernels[T], isA bool, m, n, k int) bool {
+	unit, width, limit := kern.nr, n, kern.bl.nc
+	if isA {
+		unit, width, limit = kern.mr, m, kern.bl.mc
+	}
+	s.isA = isA
+	s.w = (width + unit - 1) / unit * unit
+	if s.w*k*int(unsafe.Sizeof(T(0))) > maxSharedPack {
+		return false
+	}
+	s.buf = grow(s.buf, s.w*k)
+	step := evenBlock(width, limit, unit)
+	s.step = (width + step - 1) / step
+	blocks := s.step * ((k + evenBlock(k, kern.bl.kc, 8) - 1) / evenBlock(k, kern.bl.kc, 8))
+	if cap(s.states) < blocks {
+		s.states = make([]atomic.Int32, blocks)
+	}
+	s.states = s.states[:blocks]
+	for i := range s.states {
+		s.states[i].Store(0)
+	}
+	return true
+}
+
+// block returns the packed block pi (along k), bi (along the width) that
+// starts at column or row x0 of the width, packing it with pack if no part
+// has claimed it; ok is false when another part is packing it still, and
+// then nothing was done (the caller packs a copy of its own rather than
+// wait: a part that waits for another one's pack would stall for as long
+// as the operating system leaves that one's thread off its core).
+func (s *gemmShared[T]) block(pi, bi, pc, kc, x0, size int, pack func(dst []T)) (blk []T, ok bool) {
+	dst := s.buf[pc*s.w+x0*kc : pc*s.w+x0*kc+size]
+	st := &s.states[pi*s.step+bi]
+	switch {
+	case st.Load() == 2:
+		return dst, true
+	case st.CompareAndSwap(0, 1):
+		pack(dst)
+		st.Store(2)
+		return dst, true
+	}
+	return nil, false
 }
 
 // useDirect decides whether a product skips packing and runs as one gemv
@@ -372,6 +460,7 @@ type gemmTask[T float] struct {
 	a, b, c        []T
 	lda, ldb, ldc  int
 	byCols         bool
+	shared         *gemmShared[T] // nil: every part packs its own copies
 }
 
 // RunRange computes tiles lo..hi of C's split side.
@@ -382,7 +471,7 @@ func (t *gemmTask[T]) RunRange(lo, hi int) {
 	} else {
 		r0, r1 = lo*t.kern.mr, min(t.m, hi*t.kern.mr)
 	}
-	gemmRange(t.kern, t.transA, t.transB, r0, r1, c0, c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
+	gemmRange(t.kern, t.shared, t.transA, t.transB, r0, r1, c0, c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
 }
 
 // scaleC sets C = beta·C, or 0 when beta == 0.
@@ -401,59 +490,96 @@ func scaleC[T float](m, n int, beta T, c []T, ldc int) {
 }
 
 // gemmRange computes rows r0..r1 and columns c0..c1 of C, all of k, with the
-// BLIS loop nest: panels of B (nc columns, kc deep), blocks of A (mc rows),
-// then mr×nr tiles from the packed data.
-func gemmRange[T float](kern *gemmKernels[T], transA, transB bool, r0, r1, c0, c1, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// BLIS loop nest, its roles arranged for a microkernel that broadcasts A and
+// loads vectors of B: blocks of A (mc rows, kc deep, packed once and kept
+// in L3), panels of B (nc columns, kc deep, packed into L2), then for each
+// mr-row panel of A (kept in L1) the tiles of a row of nr-column panels of
+// B streamed from L2. C is walked along its rows, nr columns at a time.
+//
+// With shared, one operand comes packed from it instead (see gemmShared):
+// the part then covers all of that operand's side (all rows when A is
+// shared, all columns when B is).
+func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], transA, transB bool, r0, r1, c0, c1, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	mr, nr, bl := kern.mr, kern.nr, kern.bl
 	fam := familyOf[T]()
 	w := fam.works.Get()
 	defer fam.works.Put(w)
 	w.tile = grow(w.tile, mr*nr)
-	ncStep, kcStep, mcStep := evenBlock(c1-c0, bl.nc, nr), evenBlock(k, bl.kc, 8), evenBlock(r1-r0, bl.mc, mr)
-	for jc := c0; jc < c1; jc += ncStep {
-		nc := min(ncStep, c1-jc)
-		ncp := (nc + nr - 1) / nr * nr
+	ap, bp := w.ap, w.bp
+	mcStep, kcStep, ncStep := evenBlock(r1-r0, bl.mc, mr), evenBlock(k, bl.kc, 8), evenBlock(c1-c0, bl.nc, nr)
+	for ic := r0; ic < r1; ic += mcStep {
+		mc := min(mcStep, r1-ic)
+		mcp := (mc + mr - 1) / mr * mr
 		for pc := 0; pc < k; pc += kcStep {
 			kc := min(kcStep, k-pc)
-			w.bp = grow(w.bp, ncp*kc)
-			packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
+			ok := false
+			if shared != nil && shared.isA {
+				w.ap, ok = shared.block(pc/kcStep, (ic-r0)/mcStep, pc, kc, ic-r0, mcp*kc, func(dst []T) {
+					packA(kern, dst, a, lda, transA, ic, mc, pc, kc)
+				})
+			}
+			if !ok {
+				w.ap = grow(ap, mcp*kc)
+				ap = w.ap
+				packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
+			}
 			bEff := beta
 			if pc > 0 {
 				bEff = 1
 			}
-			for ic := r0; ic < r1; ic += mcStep {
-				mc := min(mcStep, r1-ic)
-				mcp := (mc + mr - 1) / mr * mr
-				w.ap = grow(w.ap, mcp*kc)
-				packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
-				for jr := 0; jr < nc; jr += nr {
-					bPanel := w.bp[jr*kc : (jr+nr)*kc]
-					nrr := min(nr, nc-jr)
-					for ir := 0; ir < mc; ir += mr {
-						aPanel := w.ap[ir*kc : (ir+mr)*kc]
-						mrr := min(mr, mc-ir)
-						off := (ic+ir)*ldc + jc + jr
-						if mrr == mr && nrr == nr {
-							kern.kernel(kc, aPanel, bPanel, c[off:], ldc, alpha, bEff)
-							continue
-						}
-						// Edge tile: compute the padded tile aside, add the valid part.
-						kern.kernel(kc, aPanel, bPanel, w.tile, nr, alpha, 0)
-						// dst = src + bEff·dst, fused as in the kernel's store.
-						for i := 0; i < mrr; i++ {
-							dst := c[off+i*ldc : off+i*ldc+nrr]
-							src := w.tile[i*nr : i*nr+nrr]
-							switch bEff {
-							case 0:
-							case 1:
-								fam.add(src, src, dst)
-							default:
-								fam.axpy(src, bEff, dst)
-							}
-							copy(dst, src)
-						}
-					}
+			for jc := c0; jc < c1; jc += ncStep {
+				nc := min(ncStep, c1-jc)
+				ncp := (nc + nr - 1) / nr * nr
+				ok := false
+				if shared != nil && !shared.isA {
+					w.bp, ok = shared.block(pc/kcStep, (jc-c0)/ncStep, pc, kc, jc-c0, ncp*kc, func(dst []T) {
+						packB(kern, dst, b, ldb, transB, pc, kc, jc, nc)
+					})
 				}
+				if !ok {
+					w.bp = grow(bp, ncp*kc)
+					bp = w.bp
+					packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
+				}
+				gemmBlock(kern, w, kc, mc, nc, alpha, bEff, c[ic*ldc+jc:], ldc)
+			}
+		}
+	}
+	// Keep the work's own buffers, not the shared ones.
+	w.ap, w.bp = ap, bp
+}
+
+// gemmBlock computes the mc×nc block of C at c from the packed A (w.ap)
+// and B (w.bp), kc deep: for each panel of A, the row of tiles against
+// every panel of B. Edge tiles are computed on the zero-padded panels into
+// w.tile, and their valid part added to C.
+func gemmBlock[T float](kern *gemmKernels[T], w *gemmWork[T], kc, mc, nc int, alpha, beta T, c []T, ldc int) {
+	mr, nr := kern.mr, kern.nr
+	fam := familyOf[T]()
+	for ir := 0; ir < mc; ir += mr {
+		aPanel := w.ap[ir*kc : (ir+mr)*kc]
+		mrr := min(mr, mc-ir)
+		for jr := 0; jr < nc; jr += nr {
+			bPanel := w.bp[jr*kc : (jr+nr)*kc]
+			nrr := min(nr, nc-jr)
+			off := ir*ldc + jr
+			if mrr == mr && nrr == nr {
+				kern.kernel(kc, aPanel, bPanel, c[off:], ldc, alpha, beta)
+				continue
+			}
+			kern.kernel(kc, aPanel, bPanel, w.tile, nr, alpha, 0)
+			// dst = src + beta·dst, fused as in the kernel's store.
+			for i := 0; i < mrr; i++ {
+				dst := c[off+i*ldc : off+i*ldc+nrr]
+				src := w.tile[i*nr : i*nr+nrr]
+				switch beta {
+				case 0:
+				case 1:
+					fam.add(src, src, dst)
+				default:
+					fam.axpy(src, beta, dst)
+				}
+				copy(dst, src)
 			}
 		}
 	}

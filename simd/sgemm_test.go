@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -634,6 +635,57 @@ func testGemvEmpty[T float](t *testing.T, api gemmAPI[T]) {
 				}
 			}
 			y.check(t, fmt.Sprintf("trans=%v m=%d n=%d", tc.trans, tc.m, tc.n))
+		}
+	})
+}
+
+// TestSgemmSharedPack runs threaded products with the blocking shrunk so
+// that they cross several blocks of every loop (kc, mc, nc), split by rows
+// (B packed once for all parts) and by columns (A packed once), every
+// transpose, at 1, 2 and 3 threads: each against the reference, and the
+// threaded results bit for bit the one-thread result.
+func TestSgemmSharedPack(t *testing.T) { testGemmSharedPack(t, sgemmAPI) }
+func TestDgemmSharedPack(t *testing.T) { testGemmSharedPack(t, dgemmAPI) }
+
+func testGemmSharedPack[T float](t *testing.T, api gemmAPI[T]) {
+	if testing.Short() {
+		t.Skip("large products: not in -short runs")
+	}
+	procs := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(procs)
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		kern := familyOf[T]().kernels.get()
+		saved := kern.bl
+		defer func() { kern.bl = saved }()
+		kern.bl = blocking{mc: 3 * kern.mr, kc: 40, nc: 2 * kern.nr}
+		r := rand.New(rand.NewPCG(15, uint64(l)))
+		// m·n·k above parallelGemm: rows (m > n) and columns (m ≤ n).
+		shapes := [][3]int{{170, 150, 200}, {150, 171, 190}}
+		trans := [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}}
+		if raceEnabled { // the race detector's share: one split, two transposes
+			shapes, trans = shapes[1:], trans[2:]
+		}
+		for _, s := range shapes {
+			for _, tr := range trans {
+				g := newGemmCase(api, r, tr[0], tr[1], s[0], s[1], s[2], 1.5, 0.5, 1, 1)
+				var first []T
+				for _, threads := range []int{1, 2, 3} {
+					runtime.GOMAXPROCS(threads)
+					what := fmt.Sprintf("m=%d n=%d k=%d trans=%v threads=%d", s[0], s[1], s[2], tr, threads)
+					g.check(t, what)
+					c := slices.Clone(g.c)
+					api.gemm(g.transA, g.transB, g.m, g.n, g.k, g.alpha, g.a, g.lda, g.b, g.ldb, g.beta, c, g.ldc)
+					if first == nil {
+						first = c
+						continue
+					}
+					for i := range c {
+						if bitsOf(c[i]) != bitsOf(first[i]) {
+							t.Fatalf("%s: C[%d] = %v, %v with one thread", what, i, c[i], first[i])
+						}
+					}
+				}
+			}
 		}
 	})
 }
