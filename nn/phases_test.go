@@ -16,6 +16,30 @@ import (
 // breakdown; the sum of the phases against BenchmarkTrainStep/cnn is the
 // tape's own overhead and the serial gaps between the phases.
 func BenchmarkCNNPhases(b *testing.B) {
+	for _, p := range cnnPhases() {
+		b.Run(p.name, func(b *testing.B) {
+			p.f()
+			for b.Loop() {
+				p.f()
+			}
+			if p.flops > 0 {
+				b.ReportMetric(p.flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			}
+		})
+	}
+}
+
+// cnnPhase is one phase of a FashionCNN step: its arithmetic (2 FLOP per
+// multiply-add) and a function that runs it.
+type cnnPhase struct {
+	name  string
+	flops float64
+	f     func()
+}
+
+// cnnPhases returns the phases of a FashionCNN step of batch 64 on random
+// operands of the model's shapes.
+func cnnPhases() []cnnPhase {
 	const n = 64
 	r := rand.New(rand.NewPCG(1, 2))
 	same := tensor.ConvParams{Padding: [2]int{1, 1}}
@@ -51,11 +75,7 @@ func BenchmarkCNNPhases(b *testing.B) {
 
 	conv := func(cin, cout, hw int) float64 { return 2 * n * float64(cout*hw*hw*cin*9) }
 	gemm := func(m, nn, k int) float64 { return 2 * float64(m*nn*k) }
-	phases := []struct {
-		name  string
-		flops float64
-		f     func()
-	}{
+	return []cnnPhase{
 		{"conv1/forward", conv(1, 32, 28), func() { tensor.Conv2DInto(y1, x, w1, b1, sameReLU) }},
 		{"pool1/forward", 0, func() { tensor.MaxPool2DInto(p1, i1, y1, pool) }},
 		{"conv2/forward", conv(32, 64, 14), func() { tensor.Conv2DInto(y2, p1, w2, b2, sameReLU) }},
@@ -90,16 +110,5 @@ func BenchmarkCNNPhases(b *testing.B) {
 		{"conv1/bias", 0, func() { channelSums(db[:32], dy1.Data(), n, 28*28, false) }},
 		{"conv1/dw", conv(1, 32, 28), func() { tensor.Conv2DBackwardWeightInto(dw1, dy1, x, same) }},
 		{"adam", 0, func() { tensor.AdamStep(params, grads, ms, vs, steps, adam) }},
-	}
-	for _, p := range phases {
-		b.Run(p.name, func(b *testing.B) {
-			p.f()
-			for b.Loop() {
-				p.f()
-			}
-			if p.flops > 0 {
-				b.ReportMetric(p.flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			}
-		})
 	}
 }
