@@ -27,3 +27,16 @@ func TestCNNPhasesCPU(t *testing.T) {
 	}
 	t.Logf("phases sum %.3f ms, step %.3f ms", cputime.Ms(sum), cputime.Ms(med[len(med)-1]))
 }
+
+// TestPoolBiasCPU times a FashionCNN step with the conv bias gradients
+// summed by the pooling (see convBiasSums) and over the full-size
+// gradients, by thread CPU time on one thread.
+func TestPoolBiasCPU(t *testing.T) {
+	cputime.Need(t)
+	defer func() { poolBiasOn = true }()
+	r := rand.New(rand.NewPCG(1, 2))
+	s := newTrainer(FashionCNN(r), r, 64, 1, 28, 28)
+	on := func(v bool) func() { return func() { poolBiasOn = v; s.step() } }
+	cputime.Compare(t, 9, 3, cputime.Variant{Name: "step/pool sums bias", F: on(true)},
+		cputime.Variant{Name: "step/bias over full gradient", F: on(false)})
+}

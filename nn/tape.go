@@ -149,6 +149,9 @@ type node struct {
 	saved [3]*tensor.Tensor
 	f     [2]float32
 	relu  bool // the output went through a ReLU (a fused Conv2D's)
+	// convBias marks a Conv2D with a bias, whose gradient a MaxPool2D of
+	// its output may sum for it (saved[0]; see backMaxPool2D).
+	convBias bool
 	act   Act
 	conv  tensor.ConvParams
 	pool  tensor.PoolParams
