@@ -100,14 +100,16 @@ func cnnPhases() []cnnPhase {
 			reluAct.gradInto(mask2, dp2, nil, p2)
 			tensor.MaxPool2DBackwardInto(dy2, mask2, i2, pool)
 		}},
-		{"conv2/bias", 0, func() { channelSums(db, dy2.Data(), n, 14*14, false) }},
+		// The bias gradients are summed by the pooling from its masked
+		// gradient (convBiasSums).
+		{"conv2/bias", 0, func() { channelSums(db, mask2.Data(), n, 7*7, false) }},
 		{"conv2/dw", conv(32, 64, 14), func() { tensor.Conv2DBackwardWeightInto(dw2, dy2, p1, same) }},
 		{"conv2/dx", conv(32, 64, 14), func() { tensor.Conv2DBackwardInputInto(dx2, dy2, w2, same) }},
 		{"pool1/backward", 0, func() {
 			reluAct.gradInto(mask1, dp1, nil, p1)
 			tensor.MaxPool2DBackwardInto(dy1, mask1, i1, pool)
 		}},
-		{"conv1/bias", 0, func() { channelSums(db[:32], dy1.Data(), n, 28*28, false) }},
+		{"conv1/bias", 0, func() { channelSums(db[:32], mask1.Data(), n, 14*14, false) }},
 		{"conv1/dw", conv(1, 32, 28), func() { tensor.Conv2DBackwardWeightInto(dw1, dy1, x, same) }},
 		{"adam", 0, func() { tensor.AdamStep(params, grads, ms, vs, steps, adam) }},
 	}
