@@ -23,7 +23,7 @@ func (tp *Tape) Conv2D(x, w, b *Var, p tensor.ConvParams) *Var {
 	tensor.Conv2DInto(y, x.value, w.value, value(b), p)
 	out, nd := tp.result(y, backConv2D, x, w, b)
 	if nd != nil {
-		nd.conv, nd.relu = p, p.ReLU
+		nd.conv, nd.relu, nd.convBias = p, p.ReLU, b != nil
 	}
 	return out
 }
@@ -45,6 +45,14 @@ func backConv2D(tp *Tape, n *node) {
 		dw, add := tp.gradFor(w)
 		tensor.Conv2DBackwardWeightInto(dw, g, x.value, n.conv)
 		tp.flush(w, dw, add)
+	}
+	if s := n.saved[0]; s != nil && n.out.reluMasked {
+		// The MaxPool2D of the output summed the bias gradient from
+		// its own, four times smaller, gradient (see backMaxPool2D).
+		if b != nil && b.requires {
+			tp.addGrad(b, s)
+		}
+		return
 	}
 	tp.channelBiasGrad(b, g)
 }
@@ -82,6 +90,9 @@ func (tp *Tape) MaxPool2D(x *Var, p tensor.PoolParams) *Var {
 		nd.pool, nd.saved[0] = p, idx
 		// Pooling a ReLU's output: see backMaxPool2D.
 		nd.relu = len(tp.nodes) > 1 && tp.nodes[len(tp.nodes)-2].out == x && tp.nodes[len(tp.nodes)-2].relu
+		if nd.relu && tp.nodes[len(tp.nodes)-2].convBias {
+			nd.idx[0] = len(tp.nodes) - 1 // the Conv2D's node, + 1
+		}
 	}
 	return out
 }
@@ -104,6 +115,28 @@ func backMaxPool2D(tp *Tape, n *node) {
 	tensor.MaxPool2DBackwardInto(dx, dy, n.saved[0], n.pool)
 	tp.flush(x, dx, add)
 	x.reluMasked = n.relu && !add
+	if n.idx[0] > 0 && poolBiasOn {
+		tp.convBiasSums(&tp.nodes[n.idx[0]-1], dy, x.reluMasked)
+	}
+}
+
+// convBiasSums saves in the Conv2D node c, whose ReLU'd output a
+// MaxPool2D pooled, the sums per channel of the pooling's masked output
+// gradient dy [N, C, OH, OW], when x's gradient is the routed dy alone
+// (masked) and the operands are on the host: every element of dy lands on
+// one element of x's gradient, and the rest are zeros, so these are the
+// bias gradient that backConv2D would sum over the four times larger
+// gradient of x, in another order (the float32 sums of the same nonzero
+// terms, rounded differently). Otherwise it clears the saved sums.
+func (tp *Tape) convBiasSums(c *node, dy *tensor.Tensor, masked bool) {
+	c.saved[0] = nil
+	b := c.in[2]
+	if !masked || b == nil || !b.requires || !onHost(dy) || !onHost(b.value) {
+		return
+	}
+	s := tp.allocOn(tensor.CPU, dy.Dim(1))
+	channelSums(s.Data(), hostData(dy), dy.Dim(0), dy.Len()/max(dy.Dim(0)*dy.Dim(1), 1), false)
+	c.saved[0] = s
 }
 
 // AvgPool2D returns the means of x [N, C, H, W] over the windows of p.
@@ -318,3 +351,7 @@ func b2f(b bool) float32 {
 	}
 	return 0
 }
+
+// poolBiasOn is a variable so that TestPoolBiasCPU can time the unfused
+// bias gradient.
+var poolBiasOn = true

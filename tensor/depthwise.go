@@ -26,13 +26,18 @@ import (
 //     summed over the channel multiplier; other strides scatter dy through
 //     the kernel into a padded buffer (simd.Axpy per row for stride 1 along
 //     the width) and crop it.
-//   - weight gradient: for each tap a sum over images and output rows of
-//     simd.Dot of a dy row with the padded input row the tap reads, in
-//     float64 between rows; parallel over input channels.
+//   - weight gradient, "same" width and stride 1 (weightFlat): for each
+//     tap a sum over images, in float64, of one simd.Dot of the whole dy
+//     plane with a column-masked copy of the input plane shifted by the
+//     tap; parallel over (input channel, block of output channels).
+//     Otherwise a sum over images and output rows of simd.Dot of a dy row
+//     with the padded input row the tap reads, in float64 between rows;
+//     parallel over input channels.
 //
 // Accuracy: each output is a sum of kh·kw products (forward), of
 // Cout/Cin·kh·kw (input gradient), accumulated in float32 in tap order;
-// the weight gradient's float32 dots have OW terms each. The padded
+// the weight gradient's float32 dots have OH·OW terms each on the flat
+// path, OW otherwise. The padded
 // buffer is the extra copy of each plane, one plane per worker at a time.
 
 // isDepthwise reports whether g takes the depthwise path.
@@ -81,7 +86,11 @@ func runDepthwise(phase int, g *convGeom, x, w, out, bias []float32) {
 	*j = depthwiseJob{g: *g, phase: phase, x: x, w: w, out: out, bias: bias}
 	taps := g.kh * g.kw
 	if phase == depthwiseWeight {
-		parallelProducts(j, g.cin, g.n*g.opg*taps*g.p, 0)
+		if g.flatWeight() {
+			parallelProducts(j, g.cin*g.weightBlocks(), g.n*min(g.opg, weightBlock)*taps*g.p, 0)
+		} else {
+			parallelProducts(j, g.cin, g.n*g.opg*taps*g.p, 0)
+		}
 	} else {
 		parallelProducts(j, g.n*g.cin, g.opg*taps*g.p, 0)
 	}
@@ -98,6 +107,12 @@ func (j *depthwiseJob) RunRange(lo, hi int) {
 		case depthwiseInput:
 			j.input(buf, item/j.g.cin, item%j.g.cin)
 		case depthwiseWeight:
+			if j.g.flatWeight() {
+				nb := j.g.weightBlocks()
+				b := item % nb
+				j.weightFlat(buf, item/nb, b*weightBlock, min(j.g.opg, (b+1)*weightBlock))
+				continue
+			}
 			j.weight(buf, item)
 		}
 	}
@@ -371,4 +386,87 @@ func depthwise(op string, phase int, g *convGeom, dst, a, b, bias *Tensor) {
 		runDepthwise(phase, g, bdata, o, ad, nil)
 	}
 	finish(dst, out)
+}
+
+// weightBlock is the number of output channels (of one input channel)
+// whose weight gradients one item of weightFlat computes: a large channel
+// multiplier is split over several items, and each item pads every image
+// kw times for up to 8 channels' kh·kw dots.
+const weightBlock = 8
+
+// flatWeightOn is a variable so that tests can time the row-by-row path.
+var flatWeightOn = true
+
+func (g *convGeom) weightBlocks() int { return (g.opg + weightBlock - 1) / weightBlock }
+
+// flatWeight reports whether the weight gradient takes weightFlat: a flat
+// convolution (see flat) whose kw column-masked planes (flatPlane
+// elements each) stay a small buffer.
+func (g *convGeom) flatWeight() bool {
+	return flatWeightOn && g.flat() && satMul(g.kw, g.flatPlane()) <= 1<<22
+}
+
+// flatPlane is the length of one of weightFlat's masked planes: the input
+// plane with ph zero rows above and below and pw zeros before and after.
+func (g *convGeom) flatPlane() int { return satAdd(satMul(g.h+2*g.ph, g.w), 2*g.pw) }
+
+// weightFlat computes the weight gradients of output channels m0..m1 (of
+// the channel multiplier) of input channel c, summed over the images in
+// float64, for a flat convolution: each tap's gradient is one simd.Dot of
+// a whole dy plane with the input plane shifted by the tap. The shift of a
+// column offset dv (dv = v·dw - pw) wraps into the neighbouring row for
+// the first or last |dv| columns of each output row; those read padding,
+// so the plane of that dv (one of kw, built per image) has the columns
+// that the wrap reaches set to zero, and ph zero rows above and below for
+// the rows that read the padding. Each float32 dot has OH·OW terms; the
+// result does not depend on the number of threads (each channel's sum
+// runs over the images in order, in one item).
+func (j *depthwiseJob) weightFlat(buf *depthwiseBuf, c, m0, m1 int) {
+	g := &j.g
+	taps, fp := g.kh*g.kw, g.flatPlane()
+	buf.pad = growF(buf.pad, g.kw*fp)
+	nm := m1 - m0
+	if cap(buf.sums) < nm*taps {
+		buf.sums = make([]float64, nm*taps)
+	}
+	acc := buf.sums[:nm*taps]
+	clear(acc)
+	for img := range g.n {
+		src := j.x[(img*g.cin+c)*g.h*g.w:][:g.h*g.w]
+		for v := range g.kw {
+			pl := buf.pad[v*fp:][:fp]
+			dv := v*g.dw - g.pw
+			if dv >= g.w || -dv >= g.w {
+				continue // every read of the column offset is padding
+			}
+			body := pl[g.pw+g.ph*g.w:][:g.h*g.w]
+			clear(pl[:g.pw+g.ph*g.w])
+			copy(body, src)
+			clear(pl[g.pw+(g.ph+g.h)*g.w:])
+			// Zero the columns that the wrap of dv reaches.
+			c0, c1 := 0, max(dv, 0)
+			if dv < 0 {
+				c0, c1 = g.w+dv, g.w
+			}
+			for r := range g.h {
+				clear(body[r*g.w+c0 : r*g.w+c1])
+			}
+		}
+		for m := m0; m < m1; m++ {
+			dy := j.out[(img*g.cout+c*g.opg+m)*g.p:][:g.p]
+			for t := range taps {
+				u, v := t/g.kw, t%g.kw
+				if dv := v*g.dw - g.pw; dv >= g.w || -dv >= g.w {
+					continue
+				}
+				// Output q reads the masked plane of v at q + off.
+				off := g.pw + u*g.dh*g.w + v*g.dw - g.pw
+				acc[(m-m0)*taps+t] += float64(simd.Dot(dy, buf.pad[v*fp+off:][:g.p]))
+			}
+		}
+	}
+	dw := j.w[(c*g.opg+m0)*taps:][:nm*taps]
+	for i, s := range acc {
+		dw[i] = float32(s)
+	}
 }

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"github.com/lanesgo/lanes/internal/cputime"
 	"math/rand/v2"
 	"testing"
 )
@@ -10,7 +11,7 @@ import (
 // channel multiplier, each stride combination (the merged Axpy, one Axpy
 // per row, the scalar loops), dilation, padding wider than the kernel
 // (the input gradient's complementary padding is then a crop), ReLU, and
-// no images.
+// no images; and the flat weight gradient's masked planes and blocks.
 func TestDepthwiseConv2D(t *testing.T) {
 	cases := []convCase{
 		{2, 3, 7, 9, 3, 3, 3, ConvParams{Groups: 3, Padding: [2]int{1, 1}}},
@@ -24,6 +25,14 @@ func TestDepthwiseConv2D(t *testing.T) {
 		{2, 4, 4, 4, 4, 4, 4, ConvParams{Groups: 4}}, // kernel = input
 		{0, 3, 5, 5, 3, 3, 3, ConvParams{Groups: 3, Padding: [2]int{1, 1}}},
 		{2, 16, 28, 28, 16, 3, 3, ConvParams{Groups: 16, Padding: [2]int{1, 1}}}, // parallel
+		// The flat weight gradient: a partial block of output channels,
+		// no row padding, rows padded past the kernel, dilation, and
+		// column offsets as large as the width (taps of padding only).
+		{2, 2, 7, 5, 18, 3, 3, ConvParams{Groups: 2, Padding: [2]int{1, 1}}},
+		{2, 2, 6, 7, 2, 5, 5, ConvParams{Groups: 2, Padding: [2]int{0, 2}}},
+		{1, 3, 5, 4, 3, 3, 5, ConvParams{Groups: 3, Padding: [2]int{3, 2}}},
+		{2, 2, 9, 9, 4, 3, 3, ConvParams{Groups: 2, Padding: [2]int{2, 2}, Dilation: [2]int{2, 2}}},
+		{1, 2, 3, 2, 4, 1, 5, ConvParams{Groups: 2, Padding: [2]int{0, 2}}},
 	}
 	atEveryLevel(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(24, 2))
@@ -74,4 +83,21 @@ func BenchmarkDepthwiseConv2D(b *testing.B) {
 		})
 	}
 	depthwiseOn = true
+}
+
+// TestDepthwiseWeightCPU compares the depthwise weight gradient
+// (8×64×28×28, 3×3 "same") on the flat path and row by row, by thread CPU
+// time on one thread (LANES_CPUTIME=1 go test -run DepthwiseWeightCPU -v
+// ./tensor/).
+func TestDepthwiseWeightCPU(t *testing.T) {
+	cputime.Need(t)
+	defer func() { flatWeightOn = true }()
+	r := rand.New(rand.NewPCG(1, 2))
+	p := ConvParams{Padding: [2]int{1, 1}, Groups: 64}
+	x, dy, dw := RandN(r, 8, 64, 28, 28), RandN(r, 8, 64, 28, 28), New(64, 1, 3, 3)
+	on := func(flat bool) func() {
+		return func() { flatWeightOn = flat; Conv2DBackwardWeightInto(dw, dy, x, p) }
+	}
+	cputime.Compare(t, 7, 5, cputime.Variant{Name: "depthwise/dw/flat", F: on(true)},
+		cputime.Variant{Name: "depthwise/dw/rows", F: on(false)})
 }
