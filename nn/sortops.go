@@ -9,11 +9,11 @@ import (
 
 // This file holds the tape's products, norms, scans and sorts: Prod,
 // Norm, CumSum, CumProd, Sort, TopK and Median. Their forwards are package
-// tensor's functions of the same names (CPU only: a device operand
-// panics), whose results are new storage each step rather than the
-// tape's; their backwards run on the host in float64 where they divide
-// or multiply (Prod, Norm, CumProd), and through tensor.ScatterAdd where
-// the gradient goes to selected elements (Sort, TopK, Median).
+// tensor's functions of the same names, on the device of x; their
+// backwards run in float64 where they divide or multiply (Prod and Norm
+// on the host, CumProd through tensor.CumProdBackward on x's device), as
+// a reversed CumSum (CumSum), and through tensor.ScatterAdd where the
+// gradient goes to selected elements (Sort, TopK, Median).
 
 // Prod returns the product of x over axes (every axis when none is given),
 // keeping each reduced axis with size 1 when keepdims is set
@@ -201,82 +201,19 @@ func (tp *Tape) CumProd(x *Var, axis int) *Var {
 }
 
 func backCumProd(tp *Tape, n *node) {
-	x, a := n.in[0], n.idx[0]
-	shape := x.value.Shape()
-	perm := make([]int, 0, len(shape))
-	var pshape []int
-	for i, d := range shape {
-		if i != a {
-			perm, pshape = append(perm, i), append(pshape, d)
-		}
-	}
-	perm, pshape = append(perm, a), append(pshape, shape[a])
-	xd := hostData(x.value.Permute(perm...).Contiguous())
-	gd := hostData(n.out.grad.Permute(perm...).Contiguous())
-	d := make([]float32, len(xd))
-	if m := shape[a]; m > 0 {
-		for r := 0; r < len(xd)/m; r++ {
-			cumProdGrad(d[r*m:(r+1)*m], xd[r*m:(r+1)*m], gd[r*m:(r+1)*m])
-		}
-	}
-	dx, add := tp.gradFor(x)
-	tensor.CopyInto(dx.Permute(perm...), tensor.FromSlice(d, pshape...))
-	tp.flush(x, dx, add)
-}
-
-// cumProdGrad sets d to the gradient of a cumulative product of x given
-// the output's gradient g (one line).
-func cumProdGrad(d, x, g []float32) {
-	n := len(x)
-	z := n
-	for i, v := range x {
-		if v == 0 {
-			z = i
-			break
-		}
-	}
-	// Before z: dx_k = (Σ_{k≤i<z} g_i·y_i) / x_k.
-	y := make([]float64, z)
-	p := 1.0
-	for i := range z {
-		p *= float64(x[i])
-		y[i] = p
-	}
-	s := 0.0
-	for k := z - 1; k >= 0; k-- {
-		s += float64(g[k]) * y[k]
-		d[k] = float32(s / float64(x[k]))
-	}
-	if z == n {
-		return
-	}
-	// At z: Σ_{i≥z} g_i·Π_{j<z} x_j·Π_{z<j≤i} x_j.
-	q := 1.0
-	if z > 0 {
-		q = y[z-1]
-	}
-	acc := 0.0
-	for i := z; i < n; i++ {
-		if i > z {
-			q *= float64(x[i])
-		}
-		acc += float64(g[i]) * q
-	}
-	d[z] = float32(acc)
-	for k := z + 1; k < n; k++ {
-		d[k] = 0
-	}
+	tp.addGrad(n.in[0], tensor.CumProdBackward(n.in[0].value, n.out.grad, n.idx[0]))
 }
 
 // Sort returns x sorted along axis (tensor.Sort: stable, NaN above +Inf)
 // and the indices the values came from, a constant of the tape's storage
 // (valid until its Reset, as the values). The gradient of each value goes
-// to the element it came from. It runs on the host.
+// to the element it came from. It runs on x's device.
 func (tp *Tape) Sort(x *Var, axis int, descending bool) (values *Var, indices *tensor.Tensor) {
 	const op = "Sort"
 	tp.use(op, "x", x)
 	axis = axisOf(op, x, axis)
-	v, idx := tp.alloc(dimsOf(x.value, -1, 0)...), tp.alloc(dimsOf(x.value, -1, 0)...)
+	dev := x.value.Device()
+	v, idx := tp.allocOn(dev, dimsOf(x.value, -1, 0)...), tp.allocOn(dev, dimsOf(x.value, -1, 0)...)
 	tensor.SortInto(v, idx, x.value, axis, descending)
 	return tp.selected(v, idx, axis, x), idx
 }
@@ -284,7 +221,7 @@ func (tp *Tape) Sort(x *Var, axis int, descending bool) (values *Var, indices *t
 // TopK returns the k largest (or smallest) elements of x along axis and
 // their indices, as tensor.TopK (ties: the earlier element first); the
 // indices are a constant of the tape's storage. The gradient of each
-// value goes to the element it came from. It runs on the host.
+// value goes to the element it came from. It runs on x's device.
 func (tp *Tape) TopK(x *Var, k, axis int, largest, sorted bool) (values *Var, indices *tensor.Tensor) {
 	const op = "TopK"
 	tp.use(op, "x", x)
@@ -292,7 +229,8 @@ func (tp *Tape) TopK(x *Var, k, axis int, largest, sorted bool) (values *Var, in
 	if k < 0 || k > x.value.Dim(axis) {
 		panic(fmt.Sprintf("nn: %s: k = %d out of range for axis %d of x of shape %v", op, k, axis, x.value.Shape()))
 	}
-	v, idx := tp.alloc(dimsOf(x.value, axis, k)...), tp.alloc(dimsOf(x.value, axis, k)...)
+	dev := x.value.Device()
+	v, idx := tp.allocOn(dev, dimsOf(x.value, axis, k)...), tp.allocOn(dev, dimsOf(x.value, axis, k)...)
 	tensor.TopKInto(v, idx, x.value, k, axis, largest, sorted)
 	return tp.selected(v, idx, axis, x), idx
 }
@@ -300,7 +238,7 @@ func (tp *Tape) TopK(x *Var, k, axis int, largest, sorted bool) (values *Var, in
 // Median returns the lower median of x along axis and its index, as
 // tensor.Median (torch.median with a dim); the index is a constant of the
 // tape's storage. The gradient goes to the element at that index. It runs
-// on the host.
+// on x's device.
 func (tp *Tape) Median(x *Var, axis int, keepdims bool) (values *Var, indices *tensor.Tensor) {
 	const op = "Median"
 	tp.use(op, "x", x)
@@ -309,7 +247,7 @@ func (tp *Tape) Median(x *Var, axis int, keepdims bool) (values *Var, indices *t
 		panic(fmt.Sprintf("nn: %s: zero-size axis %d of x of shape %v (no identity)", op, axis, x.value.Shape()))
 	}
 	keep := dimsOf(x.value, axis, 1)
-	vk, ik := tp.alloc(keep...), tp.alloc(keep...)
+	vk, ik := tp.allocOn(x.value.Device(), keep...), tp.allocOn(x.value.Device(), keep...)
 	v, idx := vk, ik
 	if !keepdims && x.value.Dims() > 0 {
 		var out [tensor.MaxDims]int

@@ -360,6 +360,38 @@ type OptimKernels interface {
 	RAdam(params, grads, m, v []*Tensor, steps []int64, hp RAdamParams) error
 }
 
+// SortKernels is the family of sorts and scans along one axis (sort.go,
+// scan.go). The public functions have checked the shapes and the axis
+// (in range, not negative; for the sorts at most 2²⁴ elements, so that
+// every index is exact in float32); x is not empty. The results are as
+// the host's, bit for bit: the sorts order elements as Sort documents
+// (-0 equal to +0, NaN above +Inf, equal elements in their order along
+// the axis, in both directions), and the scans carry a float64 running
+// value along the axis, rounded once per output. On a device Backend all
+// operands are on the device and x may overlap the results (the
+// implementation reads it before it writes them, or copies it); on the
+// host no result overlaps x.
+type SortKernels interface {
+	// Sort sets indices, and values unless nil, both of x's shape with k
+	// (1 ≤ k ≤ n, the length of axis) along axis, to the first k elements
+	// of each row of x along axis in Sort's order (descending: the
+	// largest first) and their positions along axis as float32.
+	Sort(values, indices, x *Tensor, axis, k int, descending bool) error
+	// Median sets values and indices, x's shape with 1 along axis, to
+	// each row's element at position (n-1)/2 of the ascending stable
+	// order and its position along axis; a row holding NaN gives NaN and
+	// the position of its first NaN.
+	Median(values, indices, x *Tensor, axis int) error
+	// Scan sets dst, of x's shape, to the cumulative sums (prod false) or
+	// products of x along axis: dst[..i..] = float32(float64 x[..0..] ∘
+	// ... ∘ x[..i..]), the running value float64, the elements in order.
+	Scan(dst, x *Tensor, axis int, prod bool) error
+	// CumProdBackward sets dx, of x's shape, to the gradient of
+	// CumProd(x, axis) given the gradient dy of its output (x's shape),
+	// computed per line in float64 as CumProdBackward documents.
+	CumProdBackward(dx, x, dy *Tensor, axis int) error
+}
+
 // A Backend is a place ops run: its memory and its implementation of each
 // op family. A nil family is one the device lacks: ops of that family on
 // its tensors panic.
@@ -378,6 +410,7 @@ type Backend struct {
 	Loss        LossKernels
 	Optim       OptimKernels
 	Random      RandomKernels
+	Sort        SortKernels
 	// Graph captures and replays the device's work (graph.go); nil
 	// (the CPU, tensortest.HostDevice) runs every step eagerly.
 	Graph GraphKernels
@@ -385,10 +418,11 @@ type Backend struct {
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,
 // conv.go, elementwise.go, reduce.go, view.go, join.go, pool.go,
-// index.go, norm.go, grad.go, random.go).
+// index.go, norm.go, grad.go, random.go, sort.go, scan.go).
 var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{},
 	Reduce: cpuKernels{}, Copy: cpuKernels{}, Pool: cpuKernels{}, Index: cpuKernels{},
-	Norm: cpuKernels{}, Loss: cpuKernels{}, Optim: cpuKernels{}, Random: cpuKernels{}}
+	Norm: cpuKernels{}, Loss: cpuKernels{}, Optim: cpuKernels{}, Random: cpuKernels{},
+	Sort: cpuKernels{}}
 
 // cpuKernels is the CPU's implementation of every family.
 type cpuKernels struct{}
@@ -519,6 +553,11 @@ func lossOn(op string, dev Device, dst *Tensor, ts ...*Tensor) LossKernels {
 func optimOn(op string, dev Device, params []*Tensor) OptimKernels {
 	first := params[:min(len(params), 1)]
 	return present(backendOf(op, dev, nil, first...).Optim, op, dev, "Optim", nil, first)
+}
+
+// sortOn returns dev's Sort family for op, panicking when dev has none.
+func sortOn(op string, dev Device, dst *Tensor, ts ...*Tensor) SortKernels {
+	return present(backendOf(op, dev, dst, ts...).Sort, op, dev, "Sort", dst, ts)
 }
 
 // randomOn returns dev's Random family for op, panicking when dev has none.

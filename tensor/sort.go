@@ -13,7 +13,9 @@ import (
 // torch.sort does: ascending by value, -0 equal to +0, NaN greater than
 // +Inf (and NaNs equal to each other); equal elements keep their order
 // along the axis (a stable sort), in both directions. A 0-d x is sorted
-// as a line of one element along axis 0 or -1, as PyTorch.
+// as a line of one element along axis 0 or -1, as PyTorch. They run on
+// the device of x (its Sort family), with the host's results bit for
+// bit; the results of the Into forms must be on that device too.
 
 // asLine returns x viewed as [1] when it is 0-d and axis is 0 or -1,
 // which PyTorch's sorts and scans accept for a 0-d tensor, and true; else
@@ -96,7 +98,7 @@ func Sort(x *Tensor, axis int, descending bool) (values, indices *Tensor) {
 	return sortInto("Sort", nil, nil, x, axis, descending)
 }
 
-// SortInto sets values and indices, of x's shape on the host (strided
+// SortInto sets values and indices, of x's shape on x's device (strided
 // views allowed), to Sort(x, axis, descending) and returns them; an x
 // overlapping either is copied first. It panics, naming itself and the
 // shapes, on a dst of another shape.
@@ -133,7 +135,7 @@ func ArgSort(x *Tensor, axis int, descending bool) *Tensor {
 	return idx
 }
 
-// ArgSortInto sets dst, of x's shape on the host, to ArgSort(x, axis,
+// ArgSortInto sets dst, of x's shape on x's device, to ArgSort(x, axis,
 // descending) and returns dst; an x overlapping dst is copied first.
 func ArgSortInto(dst, x *Tensor, axis int, descending bool) *Tensor {
 	checkNil("ArgSortInto", "dst", dst)
@@ -148,7 +150,7 @@ func argSortInto(op string, dst, x *Tensor, axis int, descending bool) (*Tensor,
 	}
 	axis = sortAxis(op, x, axis)
 	if dst == nil {
-		dst = alloc(op, x.shape)
+		dst = result(op, deviceOn(op, nil, x), x.shape, x)
 	}
 	return selectSorted(op, nil, dst, x, axis, x.shape[axis], descending)
 }
@@ -166,7 +168,7 @@ func TopK(x *Tensor, k, axis int, largest, sorted bool) (values, indices *Tensor
 }
 
 // TopKInto sets values and indices, of x's shape with k along axis, on
-// the host, to TopK(x, k, axis, largest, sorted) and returns them; an x
+// x's device, to TopK(x, k, axis, largest, sorted) and returns them; an x
 // overlapping either is copied first.
 func TopKInto(values, indices, x *Tensor, k, axis int, largest, sorted bool) (*Tensor, *Tensor) {
 	checkNil("TopKInto", "values, indices", values, indices)
@@ -188,24 +190,35 @@ func topKInto(op string, values, indices, x *Tensor, k, axis int, largest bool) 
 
 // selectSorted writes the first k elements of each row of x along axis,
 // sorted, and their indices, into values and indices (x's shape with k
-// along axis; nil: a new tensor, except values nil with indices given,
-// which skips the values) and returns them.
+// along axis; nil: a new tensor on x's device, except values nil with
+// indices given, which skips the values) and returns them. It runs on the
+// device of the operands (the Sort family).
 func selectSorted(op string, values, indices, x *Tensor, axis, k int, descending bool) (*Tensor, *Tensor) {
+	dev := deviceOn(op, indices, values, x)
 	if indices == nil {
 		shape := slices.Clone(x.shape)
 		shape[axis] = k
-		values, indices = alloc(op, shape), alloc(op, shape)
+		values, indices = result(op, dev, shape, x), result(op, dev, shape, x)
 	}
 	checkRowsDst(op, "values", values, x, axis, k)
 	checkRowsDst(op, "indices", indices, x, axis, k)
 	if x.Len() == 0 || k == 0 {
 		return values, indices
 	}
-	n := x.shape[axis]
-	if values != nil {
-		x = detach(values, x)
+	if dev == CPU {
+		if values != nil {
+			x = detach(values, x)
+		}
+		x = detach(indices, x)
 	}
-	x = detach(indices, x)
+	ran(op, sortOn(op, dev, indices, values, x).Sort(values, indices, x, axis, k, descending), indices, values, x)
+	return values, indices
+}
+
+// Sort implements SortKernels on the host (sortRows).
+func (cpuKernels) Sort(values, indices, x *Tensor, axis, k int, descending bool) error {
+	const op = "Sort"
+	n := x.shape[axis]
 	src := alongRows(op, x, axis)
 	sortRows(src, n, descending, func(r int, row []float32, perm []int32) {
 		ib, is := rowBase(indices, axis, r), indices.strides[axis]
@@ -219,11 +232,11 @@ func selectSorted(op string, values, indices, x *Tensor, axis, k int, descending
 			}
 		}
 	})
-	return values, indices
+	return nil
 }
 
-// checkRowsDst panics unless dst (nil passes) is a writable host tensor
-// of x's shape with k along axis.
+// checkRowsDst panics unless dst (nil passes) is a writable tensor of
+// x's shape with k along axis.
 func checkRowsDst(op, name string, dst, x *Tensor, axis, k int) {
 	if dst == nil {
 		return
@@ -235,7 +248,6 @@ func checkRowsDst(op, name string, dst, x *Tensor, axis, k int) {
 	if !ok {
 		panic(fmt.Sprintf("tensor: %s: %s of shape %v for x of shape %v (want %d along axis %d, x's dimensions elsewhere)", op, name, dst.shape, x.shape, k, axis))
 	}
-	dst.hostOnly(op)
 	checkWritable(op, dst)
 }
 
@@ -266,8 +278,8 @@ func Median(x *Tensor, axis int, keepdims bool) (values, indices *Tensor) {
 	return medianInto("Median", nil, nil, x, axis, keepdims)
 }
 
-// MedianInto sets values and indices, of Median's result shape on the
-// host, to Median(x, axis, keepdims) and returns them; an x overlapping
+// MedianInto sets values and indices, of Median's result shape on x's
+// device, to Median(x, axis, keepdims) and returns them; an x overlapping
 // either is copied first.
 func MedianInto(values, indices, x *Tensor, axis int, keepdims bool) (*Tensor, *Tensor) {
 	checkNil("MedianInto", "values, indices", values, indices)
@@ -289,8 +301,9 @@ func medianInto(op string, values, indices, x *Tensor, axis int, keepdims bool) 
 	} else {
 		out = slices.Delete(out, axis, axis+1)
 	}
+	dev := deviceOn(op, values, indices, x)
 	if values == nil {
-		values, indices = alloc(op, out), alloc(op, out)
+		values, indices = result(op, dev, out, x), result(op, dev, out, x)
 	}
 	checkShapeIs(op, "values", values, out...)
 	checkShapeIs(op, "indices", indices, out...)
@@ -303,14 +316,23 @@ func medianInto(op string, values, indices, x *Tensor, axis int, keepdims bool) 
 	if x.Len() == 0 {
 		return values, indices
 	}
-	x = detach(values, detach(indices, x))
-	src := alongRows(op, x, axis)
+	if dev == CPU {
+		x = detach(values, detach(indices, x))
+	}
+	ran(op, sortOn(op, dev, values, indices, x).Median(vk, ik, x, axis), values, indices, x)
+	return values, indices
+}
+
+// Median implements SortKernels on the host (sortRows).
+func (cpuKernels) Median(values, indices, x *Tensor, axis int) error {
+	n := x.shape[axis]
+	src := alongRows("Median", x, axis)
 	sortRows(src, n, false, func(r int, row []float32, perm []int32) {
 		m := perm[(n-1)/2]
 		if last := row[perm[n-1]]; last != last {
 			m = perm[slices.IndexFunc(perm, func(p int32) bool { return row[p] != row[p] })]
 		}
-		vk.data[rowBase(vk, axis, r)], ik.data[rowBase(ik, axis, r)] = row[m], float32(m)
+		values.data[rowBase(values, axis, r)], indices.data[rowBase(indices, axis, r)] = row[m], float32(m)
 	})
-	return values, indices
+	return nil
 }

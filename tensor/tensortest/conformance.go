@@ -268,7 +268,7 @@ func TestAll(t *testing.T, dev tensor.Device) {
 		{"MatMul", TestMatMul}, {"Conv", TestConv}, {"Elementwise", TestElementwise},
 		{"Reduce", TestReduce}, {"Copy", TestCopy},
 		{"Pool", TestPool}, {"Index", TestIndex}, {"Norm", TestNorm},
-		{"Loss", TestLoss}, {"Optim", TestOptim}, {"Random", TestRandom},
+		{"Loss", TestLoss}, {"Optim", TestOptim}, {"Random", TestRandom}, {"Sort", TestSort},
 	} {
 		t.Run(f.name, func(t *testing.T) { f.test(t, dev) })
 	}
