@@ -29,6 +29,7 @@ var _ interface {
 	tensor.LossKernels
 	tensor.OptimKernels
 	tensor.RandomKernels
+	tensor.SortKernels
 	dispatch.Placer
 	dispatch.Accelerator
 } = (*GPU)(nil)

@@ -135,7 +135,7 @@ func (g *GPU) opened() bool { return g != nil && g.resident != nil }
 
 // Open opens CUDA device ordinal and registers it with package tensor as
 // tensor.Device(ordinal+1): its memory (To, NewOn) and the op families it
-// runs (MatMul, Conv, Elementwise, Reduce, Copy, Pool, Random), so that tensor's ops on
+// runs (MatMul, Conv, Elementwise, Reduce, Copy, Pool, Random, Sort, ...), so that tensor's ops on
 // its tensors run on it (an op without a device kernel would panic there
 // with ErrNoKernel's text; every registered op has one). It does not offload
 // host work or install the placer (Enable does).
@@ -166,7 +166,7 @@ func Open(ordinal int) (*GPU, error) {
 	if err := check("cudaStreamCreate", C.lanes_stream_create(&g.stream)); err != nil {
 		return nil, err
 	}
-	tensor.RegisterDevice(g.dev, &tensor.Backend{Memory: g, MatMul: g, Conv: g, Elementwise: g, Reduce: g, Copy: g, Pool: g, Index: g, Norm: g, Loss: g, Optim: g, Random: g, Graph: g})
+	tensor.RegisterDevice(g.dev, &tensor.Backend{Memory: g, MatMul: g, Conv: g, Elementwise: g, Reduce: g, Copy: g, Pool: g, Index: g, Norm: g, Loss: g, Optim: g, Random: g, Sort: g, Graph: g})
 	return g, nil
 }
 

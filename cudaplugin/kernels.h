@@ -303,6 +303,22 @@ int lanes_optim(void *stream, const LanesOptTable *t, const LanesOptParams *h);
 // ⌊w/2⁸⌋·2⁻²⁴ (x NULL), or x·0 where ⌊w/2⁸⌋ < thr, else x·scale.
 int lanes_philox(void *stream, const LanesShape *shape, long long first, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs,
                  unsigned thr, float scale, unsigned long long seed, unsigned long long offset);
+// The Sort family (sort.cu), over the rows of r (outer: the rows, inner:
+// the axis; y: vals, x: x, z: idx). lanes_sort sorts each row (stable;
+// -0 as +0, NaN above +Inf; desc: largest first) through scratch
+// (blocks·p keys, p the power of 2 at least the row's length, one block
+// per row in a grid of blocks) and writes its first k positions as floats
+// to idx and their values to vals (NULL: none); median: the element at
+// position (n-1)/2 of the ascending order, or the row's first NaN, and
+// its position (vals and idx at the row's place, k unused).
+int lanes_sort(void *stream, const LanesReduce *r, float *vals, float *idx, const float *x, unsigned long long *scratch, long long blocks,
+               long long k, int desc, int median);
+// y = the cumulative sums (prod 0) or products of each row of x, a double
+// running value, one thread per row.
+int lanes_scan(void *stream, const LanesReduce *r, float *y, const float *x, int prod);
+// dx (y) = the gradient of the cumulative product of each row of x given
+// dy (z), as tensor.CumProdBackward; scratch holds rows·n doubles.
+int lanes_cumprod_backward(void *stream, const LanesReduce *r, float *dx, const float *x, const float *dy, double *scratch);
 // y = x over shape, each with its strides: gather, scatter, broadcast.
 int lanes_copy(void *stream, const LanesShape *shape, float *y, const LanesStrides *ys, const float *x, const LanesStrides *xs);
 

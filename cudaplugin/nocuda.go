@@ -164,6 +164,14 @@ func (g *GPU) Dropout(dst, x *tensor.Tensor, p float32, seed, offset uint64) err
 	return ErrUnavailable
 }
 
+// The Sort family.
+func (g *GPU) Sort(values, indices, x *tensor.Tensor, axis, k int, descending bool) error {
+	return ErrUnavailable
+}
+func (g *GPU) Median(values, indices, x *tensor.Tensor, axis int) error { return ErrUnavailable }
+func (g *GPU) Scan(dst, x *tensor.Tensor, axis int, prod bool) error    { return ErrUnavailable }
+func (g *GPU) CumProdBackward(dx, x, dy *tensor.Tensor, axis int) error { return ErrUnavailable }
+
 // NCCLVersion reports ErrUnavailable (NCCL is loaded by the -tags cuda build).
 func NCCLVersion() (int, error) { return 0, ErrUnavailable }
 

@@ -1,0 +1,161 @@
+//go:build cuda || cudaemu
+
+package cudaplugin
+
+/*
+#include "runtime.h"
+#include "kernels.h"
+
+static int lanes_sort_at(lanes_stream s, const LanesReduce *r, uintptr_t vals, uintptr_t idx, uintptr_t x, uintptr_t scratch, long long blocks, long long k, int desc, int median) {
+	return lanes_sort(s, r, (float *)vals, (float *)idx, (const float *)x, (unsigned long long *)scratch, blocks, k, desc, median);
+}
+static int lanes_scan_at(lanes_stream s, const LanesReduce *r, uintptr_t y, uintptr_t x, int prod) {
+	return lanes_scan(s, r, (float *)y, (const float *)x, prod);
+}
+static int lanes_cumprod_backward_at(lanes_stream s, const LanesReduce *r, uintptr_t dx, uintptr_t x, uintptr_t dy, uintptr_t scratch) {
+	return lanes_cumprod_backward(s, r, (float *)dx, (const float *)x, (const float *)dy, (double *)scratch);
+}
+*/
+import "C"
+
+import (
+	"github.com/lanesgo/lanes/tensor"
+)
+
+// The Sort family (tensor.SortKernels): sort.cu's kernels over the rows
+// of a LanesReduce (rows: every axis but the sorted or scanned one),
+// reading and writing their operands through their strides (an x that
+// overlaps a result is copied first). The sorts run one block per row, a
+// bitonic sort of 64-bit keys (order key, position) in a scratch buffer
+// of sortScratchKeys keys at most (fewer rows at once when the rows are
+// long: the grid's blocks stride over them); the scans one thread per
+// line. Results equal the CPU's bit for bit.
+
+// sortScratchKeys bounds the keys of a sort's scratch (8 bytes each):
+// 2²⁵ keys, 256 MiB, or one row's when it is longer.
+const sortScratchKeys = 1 << 25
+
+// sortBlocks is the grid of a sort of rows rows of p keys each (p a power
+// of 2): at most 4096 blocks, and sortScratchKeys keys in all.
+func sortBlocks(rows, p int) int {
+	return max(1, min(rows, 4096, sortScratchKeys/p))
+}
+
+// Sort implements tensor.SortKernels: the first k elements of each row of
+// x along axis in the stable order, and their positions, any views.
+func (g *GPU) Sort(values, indices, x *tensor.Tensor, axis, k int, descending bool) error {
+	return g.sortRows("Sort", values, indices, x, axis, k, descending, false)
+}
+
+// Median implements tensor.SortKernels: each row's lower median (its
+// first NaN when it holds one) and its position.
+func (g *GPU) Median(values, indices, x *tensor.Tensor, axis int) error {
+	return g.sortRows("Median", values, indices, x, axis, 1, false, true)
+}
+
+// sortRows runs lanes_sort.
+func (g *GPU) sortRows(op string, values, indices, x *tensor.Tensor, axis, k int, descending, median bool) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	c := &call{g: g}
+	defer c.release()
+	xo, io := c.on(op, 2, x), c.on(op, 1, indices)
+	vo := io
+	if values != nil {
+		vo = c.on(op, 0, values)
+	}
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	n := x.Dim(axis)
+	if x.Len() == 0 || k == 0 {
+		return nil
+	}
+	if err := c.aside(io, false, &xo); err != nil {
+		return err
+	}
+	if values != nil {
+		if err := c.aside(vo, false, &xo); err != nil {
+			return err
+		}
+	}
+	r, in, err := c.rows(op, axisMask(x.Dims(), axis), vo, xo, io)
+	if err != nil {
+		return err
+	}
+	p := 1
+	for p < n {
+		p *= 2
+	}
+	blocks := sortBlocks(x.Len()/n, p)
+	scratch, err := c.scratch(2 * blocks * p)
+	if err != nil {
+		return err
+	}
+	var vp C.uintptr_t
+	if values != nil {
+		vp = C.uintptr_t(vo.ptr)
+	}
+	return check("lanes_sort", C.lanes_sort_at(g.stream, &r, vp, C.uintptr_t(io.ptr), C.uintptr_t(in.ptr), C.uintptr_t(scratch),
+		C.longlong(blocks), C.longlong(k), cbool(descending), cbool(median)))
+}
+
+// Scan implements tensor.SortKernels: CumSum or CumProd along axis, any
+// views (dst may be x).
+func (g *GPU) Scan(dst, x *tensor.Tensor, axis int, prod bool) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	c := &call{g: g}
+	defer c.release()
+	xo, do := c.on("Scan", 1, x), c.on("Scan", 0, dst)
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	if x.Len() == 0 {
+		return nil
+	}
+	if err := c.aside(do, true, &xo); err != nil {
+		return err
+	}
+	r, in, err := c.rows("Scan", axisMask(x.Dims(), axis), do, xo, operand{})
+	if err != nil {
+		return err
+	}
+	return check("lanes_scan", C.lanes_scan_at(g.stream, &r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr), cbool(prod)))
+}
+
+// CumProdBackward implements tensor.SortKernels: the gradient of CumProd
+// along axis, any views, the prefix products in a temporary of 2·len(x)
+// floats.
+func (g *GPU) CumProdBackward(dx, x, dy *tensor.Tensor, axis int) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	c := &call{g: g}
+	defer c.release()
+	const op = "CumProdBackward"
+	do, xo, gyo := c.on(op, 0, dx), c.on(op, 1, x), c.on(op, 2, dy)
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	if x.Len() == 0 {
+		return nil
+	}
+	if err := c.aside(do, true, &xo, &gyo); err != nil {
+		return err
+	}
+	r, _, err := c.rows(op, axisMask(x.Dims(), axis), do, xo, gyo)
+	if err != nil {
+		return err
+	}
+	scratch, err := c.scratch(2 * x.Len())
+	if err != nil {
+		return err
+	}
+	return check("lanes_cumprod_backward", C.lanes_cumprod_backward_at(g.stream, &r, C.uintptr_t(do.ptr), C.uintptr_t(xo.ptr), C.uintptr_t(gyo.ptr), C.uintptr_t(scratch)))
+}
