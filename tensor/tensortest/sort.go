@@ -119,6 +119,11 @@ func TestSort(t *testing.T, dev tensor.Device) {
 				}, tol: exactly},
 		)
 	}
+	// More rows than a device's grid of sort blocks (cudaplugin: 4096),
+	// which then stride over them reusing their scratch.
+	cases = append(cases,
+		kase{name: "Sort [4100 3] values (more rows than blocks)", in: []operand{of(nans, 4100, 3)}, op: vals(sortBy(1, true)), tol: exactly},
+		kase{name: "Median [3 4100] indices (more rows than blocks)", in: []operand{of(nans, 3, 4100)}, op: inds(median(0, false)), tol: exactly})
 	scans := []struct {
 		name string
 		f    func(x *tsr) *tsr
