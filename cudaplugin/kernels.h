@@ -307,7 +307,8 @@ int lanes_philox(void *stream, const LanesShape *shape, long long first, float *
 // the axis; y: vals, x: x, z: idx). lanes_sort sorts each row (stable;
 // -0 as +0, NaN above +Inf; desc: largest first) through scratch
 // (blocks·p keys, p the power of 2 at least the row's length, one block
-// per row in a grid of blocks) and writes its first k positions as floats
+// per row in a grid of blocks; NULL when p is at most 2048, which sorts
+// in shared memory) and writes its first k positions as floats
 // to idx and their values to vals (NULL: none); median: the element at
 // position (n-1)/2 of the ascending order, or the row's first NaN, and
 // its position (vals and idx at the row's place, k unused).

@@ -19,6 +19,10 @@ namespace {
 // SORT_THREADS is the block size of the sort: one block per row.
 constexpr int SORT_THREADS = 256;
 
+// SORT_SHARED is the most keys a row sorts in shared memory (16 KiB);
+// longer rows sort in the scratch buffer, in global memory.
+constexpr long long SORT_SHARED = 2048;
+
 // SCAN_THREADS is the block size of the scans: one thread per line.
 constexpr int SCAN_THREADS = 128;
 
@@ -60,16 +64,18 @@ __device__ __forceinline__ unsigned long long sortKey(float v, long long i, int 
     return ((unsigned long long)k << 32) | (unsigned long long)i;
 }
 
-// sortKernel sorts each row of x along the axis (keys in scratch: p, a
-// power of 2 at least n, per block) and writes the first k positions as
+// sortKernel sorts each row of x along the axis (p keys, a power of 2 at
+// least n: in shared memory up to SORT_SHARED, else in scratch, p per
+// block) and writes the first k positions as
 // floats to idx (strides zo, zi) and their values to vals (yo, yi; NULL:
 // none); or, median set, the element at position (n-1)/2, or the row's
 // first NaN when it holds one, and its position (k unused).
 __global__ void __launch_bounds__(SORT_THREADS) sortKernel(LanesReduce r, float *vals, float *idx, const float *x,
                                                              unsigned long long *scratch, long long p, long long k, int desc,
                                                              int median) {
+    __shared__ unsigned long long sk[SORT_SHARED];
     const long long n = r.inner.n;
-    unsigned long long *a = scratch + (long long)blockIdx.x * p;
+    unsigned long long *a = p <= SORT_SHARED ? sk : scratch + (long long)blockIdx.x * p;
     for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
         const float *xr = x + offsetOf(r.outer, r.xo, row);
         for (long long i = threadIdx.x; i < p; i += blockDim.x) {
@@ -210,7 +216,8 @@ inline long long sortPow2(long long n) {
 extern "C" int lanes_sort(void *stream, const LanesReduce *r, float *vals, float *idx, const float *x, unsigned long long *scratch,
                           long long blocks, long long k, int desc, int median) {
     const long long n = r->inner.n;
-    if (!validRows(r) || !idx || (median && !vals) || blocks < 1 || n > (1LL << 24) || k < 0 || k > n) {
+    if (!validRows(r) || !idx || (median && !vals) || blocks < 1 || n > (1LL << 24) || k < 0 || k > n ||
+        (sortPow2(n) > SORT_SHARED && !scratch)) {
         return ERR_INVALID_VALUE;
     }
     if (r->outer.n <= 0 || n <= 0 || (!median && k == 0)) {

@@ -26,10 +26,15 @@ import (
 // of a LanesReduce (rows: every axis but the sorted or scanned one),
 // reading and writing their operands through their strides (an x that
 // overlaps a result is copied first). The sorts run one block per row, a
-// bitonic sort of 64-bit keys (order key, position) in a scratch buffer
-// of sortScratchKeys keys at most (fewer rows at once when the rows are
+// bitonic sort of 64-bit keys (order key, position) in shared memory for
+// rows of up to sortSharedKeys, else in a scratch buffer of
+// sortScratchKeys keys at most (fewer rows at once when the rows are
 // long: the grid's blocks stride over them); the scans one thread per
 // line. Results equal the CPU's bit for bit.
+
+// sortSharedKeys is the most keys a row sorts in shared memory (sort.cu:
+// SORT_SHARED); longer rows take a scratch buffer.
+const sortSharedKeys = 2048
 
 // sortScratchKeys bounds the keys of a sort's scratch (8 bytes each):
 // 2²⁵ keys, 256 MiB, or one row's when it is longer.
@@ -90,9 +95,11 @@ func (g *GPU) sortRows(op string, values, indices, x *tensor.Tensor, axis, k int
 		p *= 2
 	}
 	blocks := sortBlocks(x.Len()/n, p)
-	scratch, err := c.scratch(2 * blocks * p)
-	if err != nil {
-		return err
+	var scratch uintptr
+	if p > sortSharedKeys {
+		if scratch, err = c.scratch(2 * blocks * p); err != nil {
+			return err
+		}
 	}
 	var vp C.uintptr_t
 	if values != nil {
