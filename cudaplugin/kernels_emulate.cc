@@ -16,3 +16,4 @@
 #include "pooling.cu"
 #include "random.cu"
 #include "reduce.cu"
+#include "sample.cu"

@@ -538,16 +538,7 @@ type interpAxis struct {
 func newInterpAxis(in, out int, sf float64, mode InterpMode, align bool) interpAxis {
 	taps := map[InterpMode]int{InterpNearest: 1, InterpNearestExact: 1, InterpBilinear: 2, InterpBicubic: 4}[mode]
 	a := interpAxis{taps: taps, idx: make([]int, out*taps), w: make([]float64, out*taps)}
-	scale := float32(in) / float32(out) // compute_scales_value
-	if sf > 0 {
-		scale = float32(1 / sf)
-	}
-	if align && mode != InterpNearest && mode != InterpNearestExact {
-		scale = 0 // area_pixel_compute_scale
-		if out > 1 {
-			scale = float32(in-1) / float32(out-1)
-		}
-	}
+	scale := InterpolateScale(in, out, sf, mode, align)
 	for o := range out {
 		idx, w := a.idx[o*taps:][:taps], a.w[o*taps:][:taps]
 		switch mode {
@@ -585,6 +576,26 @@ func newInterpAxis(in, out int, sf float64, mode InterpMode, align bool) interpA
 		}
 	}
 	return a
+}
+
+// InterpolateScale is the float32 scale from which Interpolate computes
+// the source coordinates along an axis of in pixels resized to out, with
+// the user's scale factor sf (0: none), as PyTorch's upsample kernels:
+// in/out, or 1/sf; (in-1)/(out-1) (0 when out is 1) with align corners
+// for bilinear and bicubic. It is for device kernels, which derive the
+// source indices and weights from it as the CPU does.
+func InterpolateScale(in, out int, sf float64, mode InterpMode, align bool) float32 {
+	scale := float32(in) / float32(out) // compute_scales_value
+	if sf > 0 {
+		scale = float32(1 / sf)
+	}
+	if align && mode != InterpNearest && mode != InterpNearestExact {
+		scale = 0 // area_pixel_compute_scale
+		if out > 1 {
+			scale = float32(in-1) / float32(out-1)
+		}
+	}
+	return scale
 }
 
 // cubicNear and cubicFar are the cubic convolution kernel (A = -0.75,
