@@ -2,6 +2,7 @@ package tensor_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -87,4 +88,17 @@ func TestSampleOnDevice(t *testing.T) {
 	same(t, "GridSampleBackward empty", di, New(2, 3, 5, 6))
 	panics(t, "tensor: GridSample: [2 3 5 6] on device(7) and [2 4 7 2] on cpu: operands on device(7) and cpu; copy them to one device with To",
 		func() { GridSample(xd, grid, GridSampleParams{}) })
+}
+
+// TestGridSampleIntoClears checks that GridSampleInto writes 0 where a
+// grid point is NaN or huge (it used to leave dst's old values there).
+func TestGridSampleIntoClears(t *testing.T) {
+	x := Full(2, 1, 1, 3, 3)
+	grid := FromSlice([]float32{float32(math.NaN()), 0, 1e30, 0, 0, 0}, 1, 1, 3, 2)
+	for _, mode := range []InterpMode{InterpNearest, InterpBilinear} {
+		got := GridSampleInto(Full(7, 1, 1, 1, 3), x, grid, GridSampleParams{Mode: mode})
+		if want := []float32{0, 0, 2}; !slices.Equal(got.Data(), want) {
+			t.Errorf("%v: GridSampleInto over 7s = %v, want %v", mode, got.Data(), want)
+		}
+	}
 }
