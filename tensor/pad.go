@@ -3,6 +3,8 @@ package tensor
 import (
 	"fmt"
 	"slices"
+
+	"github.com/lanesgo/lanes/simd"
 )
 
 // PadMode is how Pad fills the positions outside its input, as the mode of
@@ -307,6 +309,9 @@ func PadBackwardInto(dx, dy *Tensor, pads []int, mode PadMode) *Tensor {
 // padBackward is PadBackward on dy's device (see PadBackward for the
 // order of the sums): a new tensor of g.in.
 func padBackward(op string, g *padGeom, dy *Tensor) *Tensor {
+	if dy.Device() == CPU {
+		return padBackwardHost(op, g, dy)
+	}
 	t := dy
 	for a := len(g.src) - 1; a >= 0; a-- {
 		src := g.src[a]
@@ -341,6 +346,52 @@ func padBackward(op string, g *padGeom, dy *Tensor) *Tensor {
 			IndexAdd(acc, a, indexRange(op, t, len(to), func(j int) int { return to[j] }), part)
 		}
 		t = acc
+	}
+	if t == dy {
+		return dy.Clone()
+	}
+	return t
+}
+
+// padBackwardHost is padBackward on the host: the same sums in the same
+// order (per padded axis, the last first, each input slice adding the
+// output slices that read it in ascending order from zero), as loops over
+// contiguous slices rather than the composition's IndexSelect and
+// IndexAdd rounds.
+func padBackwardHost(op string, g *padGeom, dy *Tensor) *Tensor {
+	t, shape := dy, dy.shape
+	for a := len(g.src) - 1; a >= 0; a-- {
+		src := g.src[a]
+		if src == nil || len(src) == g.in[a] && isRun(src, 0) {
+			continue
+		}
+		next := slices.Clone(shape)
+		next[a] = g.in[a]
+		acc := alloc(op, next)
+		outer, inner := 1, 1
+		for _, d := range shape[:a] {
+			outer *= d
+		}
+		for _, d := range shape[a+1:] {
+			inner *= d
+		}
+		td, ad := t.hostData(op), acc.data
+		if len(td) > 0 && len(ad) > 0 {
+			for o := range outer {
+				dr, tr := ad[o*g.in[a]*inner:][:g.in[a]*inner], td[o*len(src)*inner:][:len(src)*inner]
+				for i, s := range src {
+					switch {
+					case s < 0:
+					case inner == 1:
+						dr[s] += tr[i]
+					default:
+						d := dr[s*inner:][:inner]
+						simd.Add(d, d, tr[i*inner:][:inner])
+					}
+				}
+			}
+		}
+		t, shape = acc, next
 	}
 	if t == dy {
 		return dy.Clone()
