@@ -276,12 +276,13 @@ func padInto(op string, g *padGeom, dst, x *Tensor, value float32) {
 // element it was read from (several for the non-constant modes). The sums
 // are in float32, one padded axis at a time from the last to the first:
 // along each, an input slice adds the output slices that read it in
-// ascending order, starting from zero. PadBackward composes the
-// Elementwise (Fill), Copy and Index (IndexSelect, IndexAdd) families on
-// every device, the CPU included, so a device's result equals the host's
-// bit for bit: each IndexAdd names each input slice at most once (a
-// device's atomic adds then have one order), at most 3 passes per axis (1
-// + the larger pad for PadReplicate, whose edges gather every pad).
+// ascending order, starting from zero. On a device PadBackward composes
+// the Elementwise (Fill), Copy and Index (IndexSelect, IndexAdd) families
+// in that order, so that its result equals the host's bit for bit: each
+// IndexAdd names each input slice at most once (a device's atomic adds
+// then have one order), at most 3 rounds per axis (1 + the larger pad for
+// PadReplicate, whose edges gather every pad); the host runs the same sums
+// as loops.
 func PadBackward(dy *Tensor, xShape []int, pads []int, mode PadMode) *Tensor {
 	const op = "PadBackward"
 	checkNil(op, "dy", dy)
