@@ -281,8 +281,11 @@ func padInto(op string, g *padGeom, dst, x *Tensor, value float32) {
 // in that order, so that its result equals the host's bit for bit: each
 // IndexAdd names each input slice at most once (a device's atomic adds
 // then have one order), at most 3 rounds per axis (1 + the larger pad for
-// PadReplicate, whose edges gather every pad); the host runs the same sums
-// as loops.
+// PadReplicate, whose edges gather every pad); a round whose slices are
+// runs is AddInto on views. The host runs the same sums as loops. On a
+// device, PadConstant uploads no index (so a captured CUDA graph step can
+// hold it); the other modes upload their index vectors at each call, as
+// Flip and Roll do, which a capture refuses (the step then runs eagerly).
 func PadBackward(dy *Tensor, xShape []int, pads []int, mode PadMode) *Tensor {
 	const op = "PadBackward"
 	checkNil(op, "dy", dy)
@@ -343,6 +346,11 @@ func padBackward(op string, g *padGeom, dy *Tensor) *Tensor {
 			part := t.Slice(a, from[0], from[0]+len(from), 1)
 			if !isRun(from, from[0]) {
 				part = IndexSelect(t, a, indexRange(op, t, len(from), func(j int) int { return from[j] }))
+			}
+			if isRun(to, to[0]) { // the same adds, without uploading an index
+				v := acc.Slice(a, to[0], to[0]+len(to), 1)
+				AddInto(v, v, part)
+				continue
 			}
 			IndexAdd(acc, a, indexRange(op, t, len(to), func(j int) int { return to[j] }), part)
 		}

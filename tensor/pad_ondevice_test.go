@@ -17,7 +17,8 @@ import (
 // zero pads, a strided input and destination, zero-size inputs and
 // outputs, a 0-d input.
 func TestPadOnDevice(t *testing.T) {
-	RegisterDevice(onDev, tensortest.NewHostDevice(onDev).Backend())
+	hd := tensortest.NewHostDevice(onDev)
+	RegisterDevice(onDev, hd.Backend())
 	t.Cleanup(func() { RegisterDevice(onDev, nil) })
 	r := rand.New(rand.NewPCG(25, 4))
 	cases := []struct {
@@ -72,6 +73,15 @@ func TestPadOnDevice(t *testing.T) {
 				same("PadBackwardInto", PadBackwardInto(dxd, dyd, c.pads, mode), dx)
 			})
 		}
+	}
+	// PadConstant uploads no index: Fill and CopyInto forward, runs of
+	// slices added backward (a captured step can hold it).
+	x, dy := toDev(t, RandN(r, 2, 3, 4), onDev), toDev(t, RandN(r, 2, 4, 7), onDev)
+	hd.Reset()
+	Pad(x, []int{1, 2, -1, 2}, PadConstant, 3)
+	PadBackward(dy, []int{2, 3, 4}, []int{1, 2, -1, 2}, PadConstant)
+	if n := hd.Counts().Uploads; n != 0 {
+		t.Errorf("Pad and PadBackward (constant) on the device: %d uploads, want 0", n)
 	}
 	panics(t, "tensor: PadBackward: [2 3] on cpu and [2 5] on device(7): operands on device(7) and cpu; copy them to one device with To",
 		func() { PadBackwardInto(New(2, 3), toDev(t, New(2, 5), onDev), []int{1, 1}, PadConstant) })
