@@ -166,7 +166,7 @@ func Open(ordinal int) (*GPU, error) {
 	if err := check("cudaStreamCreate", C.lanes_stream_create(&g.stream)); err != nil {
 		return nil, err
 	}
-	tensor.RegisterDevice(g.dev, &tensor.Backend{Memory: g, MatMul: g, Conv: g, Elementwise: g, Reduce: g, Copy: g, Pool: g, Index: g, Norm: g, Loss: g, Optim: g, Random: g, Sort: g, Graph: g})
+	tensor.RegisterDevice(g.dev, &tensor.Backend{Memory: g, MatMul: g, Conv: g, Elementwise: g, Reduce: g, Copy: g, Pool: g, Index: g, Norm: g, Loss: g, Optim: g, Random: g, Sort: g, Sample: g, Graph: g})
 	return g, nil
 }
 

@@ -48,7 +48,6 @@ func TestFamiliesOnDevice(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	rn := func(shape ...int) *tensor.Tensor { return tensor.RandN(r, shape...) }
 	views := func(f func(x []*tensor.Tensor) []*tensor.Tensor) func(x []*tensor.Tensor) []*tensor.Tensor { return f }
-	all := func(x []*tensor.Tensor) []*tensor.Tensor { return x }
 	// steps has ties (-1, -0.5, 0, 0.5, 1) and a NaN in about one element in seven.
 	steps := func(shape ...int) *tensor.Tensor {
 		x := rn(shape...)
@@ -320,6 +319,14 @@ func TestFamiliesOnDevice(t *testing.T) {
 				return tensor.Concat(0, out.Reshape(-1), lse.Reshape(-1), dq.Reshape(-1), dk.Reshape(-1), dv.Reshape(-1))
 			}},
 	}
+	runFamilyCases(t, g, cases)
+}
+
+// runFamilyCases runs each case on g's device and on the CPU (see
+// familyCase).
+func runFamilyCases(t *testing.T, g *GPU, cases []familyCase) {
+	t.Helper()
+	all := func(x []*tensor.Tensor) []*tensor.Tensor { return x }
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			view := c.view

@@ -82,6 +82,18 @@ typedef struct {
 	int exclude_pad, adaptive;
 } LanesPool;
 
+// LanesSample is a resampling of input planes n·c of h×w into ho×wo
+// (sample.cu, tensor.SampleKernels): GridSample's mode (1 nearest, 2
+// bilinear), padding (0 zeros, 1 border, 2 reflection) and align; or
+// Interpolate's mode (tensor.InterpMode: 1 nearest, 2 bilinear, 3
+// nearest-exact, 4 bicubic), align and float32 scales per axis
+// (tensor.InterpolateScale). Every operand contiguous.
+typedef struct {
+	int n, c, h, w, ho, wo;
+	int mode, padding, align;
+	float scale_h, scale_w;
+} LanesSample;
+
 // LanesShape and LanesStrides describe the operands of a kernel that runs
 // over the n elements of a shape (row-major, dims ≤ LANES_MAX_DIMS, each
 // dimension > 1): each operand is a view of that shape, the strides
@@ -244,6 +256,18 @@ int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *id
 // reported in err, two zeroed floats: err[0]'s bits become 1, err[1] the value)
 // or average pooling (kind 1: idx and err unused) given dy; all contiguous.
 int lanes_pool2d_backward(void *stream, int kind, const LanesPool *p, float *dx, const float *dy, const float *idx, float *err);
+// GridSample (sample.cu): pass 0 sets y [n,c,ho,wo] from x and grid
+// [n,ho,wo,2]; pass 1 sets dx [n,c,h,w] (one thread per plane, summing in
+// the double scratch acc of n·c·h·w, in the CPU's order); pass 2 sets
+// dgrid [n,ho,wo,2] (one thread per grid point), both given dy.
+int lanes_grid_sample(void *stream, int pass, const LanesSample *p, float *y, double *acc, const float *x, const float *grid, const float *dy);
+// AffineGrid: pass 0 sets grid [n,ho,wo,2] from theta [n,2,3]; pass 1 sets
+// dtheta [n,2,3] from dgrid (one thread per element, summed in double).
+int lanes_affine_grid(void *stream, int pass, const LanesSample *p, float *y, const float *x);
+// Interpolate: pass 0 sets y [n,c,ho,wo] from x [n,c,h,w]; pass 1 sets dx
+// from dy (one thread per plane, summing in the double scratch acc of
+// n·c·h·w, in the CPU's order).
+int lanes_interpolate(void *stream, int pass, const LanesSample *p, float *y, double *acc, const float *x);
 // mode 0 (gather): y[r, k] = x[r, v]; 1 (scatter-add): y[r, v] += x[r, k],
 // atomically; 2 (one-hot): y[r, v] = 1; v the index value at (r, k). A value
 // that names no position is skipped and reported in err (as lanes_pool2d_backward's).

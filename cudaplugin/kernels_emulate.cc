@@ -17,3 +17,4 @@
 #include "random.cu"
 #include "reduce.cu"
 #include "sort.cu"
+#include "sample.cu"

@@ -191,3 +191,19 @@ func (n *NCCLComm) AllReduce(*tensor.Tensor, dist.Op) error      { return ErrUna
 func (n *NCCLComm) Broadcast(*tensor.Tensor, int) error          { return ErrUnavailable }
 func (n *NCCLComm) AllGather(dst, src *tensor.Tensor) error      { return ErrUnavailable }
 func (n *NCCLComm) Close() error                                 { return ErrUnavailable }
+func (g *GPU) GridSample(dst, input, grid *tensor.Tensor, p tensor.GridSampleParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) GridSampleBackward(dinput, dgrid, dy, input, grid *tensor.Tensor, p tensor.GridSampleParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) AffineGrid(dst, theta *tensor.Tensor, alignCorners bool) error { return ErrUnavailable }
+func (g *GPU) AffineGridBackward(dtheta, dgrid *tensor.Tensor, alignCorners bool) error {
+	return ErrUnavailable
+}
+func (g *GPU) Interpolate(dst, x *tensor.Tensor, p tensor.InterpolateParams) error {
+	return ErrUnavailable
+}
+func (g *GPU) InterpolateBackward(dx, dy *tensor.Tensor, p tensor.InterpolateParams) error {
+	return ErrUnavailable
+}

@@ -223,7 +223,7 @@ func backAdaptiveMaxPool2D(tp *Tape, n *node) {
 }
 
 // Pad returns x padded as tensor.Pad(x, pads, mode, value) (PyTorch's
-// F.pad; host only); the backward pass is tensor.PadBackward.
+// F.pad; on x's device); the backward pass is tensor.PadBackward.
 func (tp *Tape) Pad(x *Var, pads []int, mode tensor.PadMode, value float32) *Var {
 	tp.use("Pad", "x", x)
 	y := tensor.Pad(x.value, pads, mode, value)

@@ -8,8 +8,8 @@ import (
 )
 
 // The sampling and geometry ops: tensor's AffineGrid, GridSample and
-// Interpolate and their backwards (the ...Into forms), on the host, in
-// the tape's buffers.
+// Interpolate and their backwards (the ...Into forms), on the device of
+// their operands, in the tape's buffers.
 
 // AffineGrid returns the sampling grid [N, H, W, 2] of the affine maps
 // theta [N, 2, 3] for an output of size [N, C, H, W] (PyTorch's
@@ -21,7 +21,7 @@ func (tp *Tape) AffineGrid(theta *Var, size []int, alignCorners bool) *Var {
 		panic(fmt.Sprintf("nn: %s: theta of shape %v and size %v, want [N 2 3] and [N C H W]", op, theta.value.Shape(), size))
 	}
 	size = slices.Clone(size)
-	y := tp.alloc(size[0], size[2], size[3], 2)
+	y := tp.allocOn(theta.value.Device(), size[0], size[2], size[3], 2)
 	tensor.AffineGridInto(y, theta.value, size, alignCorners)
 	out, _ := tp.result(y, func(tp *Tape, n *node) {
 		dt, add := tp.gradFor(theta)
@@ -41,7 +41,7 @@ func (tp *Tape) GridSample(input, grid *Var, p tensor.GridSampleParams) *Var {
 	if input.value.Dims() != 4 || grid.value.Dims() != 4 {
 		tensor.GridSample(input.value, grid.value, p) // its panic
 	}
-	y := tp.alloc(input.value.Dim(0), input.value.Dim(1), grid.value.Dim(1), grid.value.Dim(2))
+	y := tp.allocOn(input.value.Device(), input.value.Dim(0), input.value.Dim(1), grid.value.Dim(1), grid.value.Dim(2))
 	tensor.GridSampleInto(y, input.value, grid.value, p)
 	out, _ := tp.result(y, func(tp *Tape, n *node) {
 		var dx, dg *tensor.Tensor
@@ -68,7 +68,7 @@ func (tp *Tape) GridSample(input, grid *Var, p tensor.GridSampleParams) *Var {
 func (tp *Tape) Interpolate(x *Var, p tensor.InterpolateParams) *Var {
 	tp.use("Interpolate", "x", x)
 	s := tensor.InterpolateShape(x.value, p)
-	y := tp.alloc(s[:]...)
+	y := tp.allocOn(x.value.Device(), s[:]...)
 	tensor.InterpolateInto(y, x.value, p)
 	out, _ := tp.result(y, func(tp *Tape, n *node) {
 		dx, add := tp.gradFor(x)

@@ -392,6 +392,35 @@ type SortKernels interface {
 	CumProdBackward(dx, x, dy *Tensor, axis int) error
 }
 
+// SampleKernels is the family of resampling ops and their gradients
+// (gridsample.go): GridSample, AffineGrid, Interpolate. The public
+// functions have checked the shapes and parameters and resolved
+// InterpDefault to the op's mode; the operands are on the Backend's
+// device, of any strides; on the host no output overlaps an input. Each
+// output element is computed in float64 and rounded once, and each
+// gradient element summed in float64 in the CPU's order (per image plane,
+// output positions in row-major order), so that a device equals the CPU
+// bit for bit.
+type SampleKernels interface {
+	// GridSample sets dst [N, C, Ho, Wo] to GridSample(input, grid, p).
+	GridSample(dst, input, grid *Tensor, p GridSampleParams) error
+	// GridSampleBackward sets dinput and dgrid, of input's and grid's
+	// shapes (either may be nil, not both), to the gradients of
+	// GridSample(input, grid, p) given dy.
+	GridSampleBackward(dinput, dgrid, dy, input, grid *Tensor, p GridSampleParams) error
+	// AffineGrid sets dst [N, H, W, 2] to AffineGrid(theta, [N, ·, H, W],
+	// alignCorners).
+	AffineGrid(dst, theta *Tensor, alignCorners bool) error
+	// AffineGridBackward sets dtheta [N, 2, 3] to AffineGridBackward of
+	// dgrid [N, H, W, 2].
+	AffineGridBackward(dtheta, dgrid *Tensor, alignCorners bool) error
+	// Interpolate sets dst [N, C, Ho, Wo] to Interpolate(x, p).
+	Interpolate(dst, x *Tensor, p InterpolateParams) error
+	// InterpolateBackward sets dx, of x's shape, to the gradient of
+	// Interpolate(x, p) given dy.
+	InterpolateBackward(dx, dy *Tensor, p InterpolateParams) error
+}
+
 // A Backend is a place ops run: its memory and its implementation of each
 // op family. A nil family is one the device lacks: ops of that family on
 // its tensors panic.
@@ -411,6 +440,7 @@ type Backend struct {
 	Optim       OptimKernels
 	Random      RandomKernels
 	Sort        SortKernels
+	Sample      SampleKernels
 	// Graph captures and replays the device's work (graph.go); nil
 	// (the CPU, tensortest.HostDevice) runs every step eagerly.
 	Graph GraphKernels
@@ -418,11 +448,11 @@ type Backend struct {
 
 // cpuBackend runs every family on the host (cpuKernels: matmul.go,
 // conv.go, elementwise.go, reduce.go, view.go, join.go, pool.go,
-// index.go, norm.go, grad.go, random.go, sort.go, scan.go).
+// index.go, norm.go, grad.go, random.go, sort.go, scan.go, gridsample.go).
 var cpuBackend = Backend{MatMul: cpuKernels{}, Conv: cpuKernels{}, Elementwise: cpuKernels{},
 	Reduce: cpuKernels{}, Copy: cpuKernels{}, Pool: cpuKernels{}, Index: cpuKernels{},
 	Norm: cpuKernels{}, Loss: cpuKernels{}, Optim: cpuKernels{}, Random: cpuKernels{},
-	Sort: cpuKernels{}}
+	Sort: cpuKernels{}, Sample: cpuKernels{}}
 
 // cpuKernels is the CPU's implementation of every family.
 type cpuKernels struct{}
@@ -563,6 +593,11 @@ func sortOn(op string, dev Device, dst *Tensor, ts ...*Tensor) SortKernels {
 // randomOn returns dev's Random family for op, panicking when dev has none.
 func randomOn(op string, dev Device, dst *Tensor, ts ...*Tensor) RandomKernels {
 	return present(backendOf(op, dev, dst, ts...).Random, op, dev, "Random", dst, ts)
+}
+
+// sampleOn returns dev's Sample family for op, panicking when dev has none.
+func sampleOn(op string, dev Device, dst *Tensor, ts ...*Tensor) SampleKernels {
+	return present(backendOf(op, dev, dst, ts...).Sample, op, dev, "Sample", dst, ts)
 }
 
 // offloadDevice is the device that SetOffload named (CPU: none).

@@ -3,16 +3,18 @@ package tensor
 import (
 	"fmt"
 	"math"
-	"slices"
 )
 
 // Sampling and geometry: PyTorch's affine_grid, grid_sample and
 // interpolate (nearest, bilinear) over [N, C, H, W] images, with their
-// backwards. They run on the host (a device operand panics, naming the
-// function), read operands of any layout, and compute each output element
-// in float64 from float32 operands, rounding once (the source coordinates
-// of Interpolate are PyTorch's float32 ones, so that it picks the same
-// pixels).
+// backwards. They run on the device of their operands, through its Sample
+// family (SampleKernels), read operands of any layout, and compute each
+// output element in float64 from float32 operands, rounding once (the
+// source coordinates of Interpolate are PyTorch's float32 ones, so that it
+// picks the same pixels). The gradients of the input sum in float64 over
+// the output positions in row-major order, per image plane, rounding
+// once; a device's kernels do the same (cudaplugin: one thread per plane
+// for those sums), so that every result is the CPU's bit for bit.
 
 // InterpMode is the sampling of GridSample and Interpolate.
 type InterpMode int
@@ -80,19 +82,29 @@ func AffineGrid(theta *Tensor, size []int, alignCorners bool) *Tensor {
 	const op = "AffineGrid"
 	checkNil(op, "theta", theta)
 	n, h, w := checkAffineGrid(op, theta.shape, size)
-	out := New(n, h, w, 2)
-	affineGrid(op, out, theta, n, h, w, alignCorners)
-	return out
+	dev := deviceOn(op, nil, theta)
+	k := sampleOn(op, dev, nil, theta)
+	dst := result(op, dev, []int{n, h, w, 2}, theta)
+	ran(op, k.AffineGrid(dst, theta, alignCorners), dst, theta)
+	return dst
 }
 
 // AffineGridInto sets dst [N, H, W, 2] to AffineGrid(theta, size,
-// alignCorners) and returns dst (a host tensor; a strided dst, or one
+// alignCorners) and returns dst (on theta's device; a strided dst, or one
 // overlapping theta, is written through a temporary).
 func AffineGridInto(dst, theta *Tensor, size []int, alignCorners bool) *Tensor {
 	const op = "AffineGridInto"
-	checkNil(op, "theta", theta)
+	checkNil(op, "dst, theta", dst, theta)
 	n, h, w := checkAffineGrid(op, theta.shape, size)
-	return hostInto(op, "dst", dst, []int{n, h, w, 2}, func(out *Tensor) { affineGrid(op, out, theta, n, h, w, alignCorners) }, theta)
+	checkShapeIs(op, "dst", dst, n, h, w, 2)
+	checkWritable(op, dst)
+	dev := deviceOn(op, dst, theta)
+	k := sampleOn(op, dev, dst, theta)
+	if dev == CPU {
+		theta = detach(dst, theta)
+	}
+	ran(op, k.AffineGrid(dst, theta, alignCorners), dst, theta)
+	return dst
 }
 
 // affineGrid writes AffineGrid into out, contiguous [n, h, w, 2].
@@ -111,23 +123,15 @@ func affineGrid(op string, out, theta *Tensor, n, h, w int, alignCorners bool) {
 	}
 }
 
-// hostInto checks dst (named name), a host tensor of shape want, for op, and has fill
-// write a contiguous tensor of that shape not overlapping srcs: dst
-// itself, else a temporary then copied into dst. It returns dst.
-func hostInto(op, name string, dst *Tensor, want []int, fill func(out *Tensor), srcs ...*Tensor) *Tensor {
-	checkNil(op, name, dst)
-	checkShapeIs(op, name, dst, want...)
+// hostInto has fill write dst, a host tensor that overlaps no operand,
+// through a contiguous zero-filled tensor of its shape: dst itself
+// (cleared), else a temporary then copied into dst.
+func hostInto(op string, dst *Tensor, fill func(out *Tensor)) {
 	dst.hostOnly(op)
-	checkWritable(op, dst)
-	out := dst
-	if !dst.IsContiguous() || slices.ContainsFunc(srcs, func(t *Tensor) bool { return t != nil && overlaps(dst, t) }) {
-		out = alloc(op, want)
-	}
+	out := target(dst)
+	clear(out.hostData(op))
 	fill(out)
-	if out != dst {
-		copyInto(op, dst, out)
-	}
-	return dst
+	finish(dst, out)
 }
 
 // AffineGridBackward returns the gradient with respect to theta [N, 2, 3]
@@ -136,9 +140,11 @@ func hostInto(op, name string, dst *Tensor, want []int, fill func(out *Tensor), 
 func AffineGridBackward(dgrid *Tensor, size []int, alignCorners bool) *Tensor {
 	const op = "AffineGridBackward"
 	n := checkAffineGridBackward(op, dgrid, size)
-	out := New(n, 2, 3)
-	affineGridBackward(op, out, dgrid, size, alignCorners)
-	return out
+	dev := deviceOn(op, nil, dgrid)
+	k := sampleOn(op, dev, nil, dgrid)
+	dst := result(op, dev, []int{n, 2, 3}, dgrid)
+	ran(op, k.AffineGridBackward(dst, dgrid, alignCorners), dst, dgrid)
+	return dst
 }
 
 // AffineGridBackwardInto sets dtheta [N, 2, 3] to AffineGridBackward(dgrid,
@@ -146,7 +152,16 @@ func AffineGridBackward(dgrid *Tensor, size []int, alignCorners bool) *Tensor {
 func AffineGridBackwardInto(dtheta, dgrid *Tensor, size []int, alignCorners bool) *Tensor {
 	const op = "AffineGridBackwardInto"
 	n := checkAffineGridBackward(op, dgrid, size)
-	return hostInto(op, "dtheta", dtheta, []int{n, 2, 3}, func(out *Tensor) { affineGridBackward(op, out, dgrid, size, alignCorners) }, dgrid)
+	checkNil(op, "dtheta", dtheta)
+	checkShapeIs(op, "dtheta", dtheta, n, 2, 3)
+	checkWritable(op, dtheta)
+	dev := deviceOn(op, dtheta, dgrid)
+	k := sampleOn(op, dev, dtheta, dgrid)
+	if dev == CPU {
+		dgrid = detach(dtheta, dgrid)
+	}
+	ran(op, k.AffineGridBackward(dtheta, dgrid, alignCorners), dtheta, dgrid)
+	return dtheta
 }
 
 func checkAffineGridBackward(op string, dgrid *Tensor, size []int) int {
@@ -162,8 +177,8 @@ func checkAffineGridBackward(op string, dgrid *Tensor, size []int) int {
 }
 
 // affineGridBackward writes AffineGridBackward into out, contiguous [n, 2, 3].
-func affineGridBackward(op string, out, dgrid *Tensor, size []int, alignCorners bool) {
-	n, h, w := size[0], size[2], size[3]
+func affineGridBackward(op string, out, dgrid *Tensor, alignCorners bool) {
+	n, h, w := dgrid.shape[0], dgrid.shape[1], dgrid.shape[2]
 	g := dgrid.hostData(op)
 	xs, ys := gridBase(w, alignCorners), gridBase(h, alignCorners)
 	for b := range n {
@@ -232,7 +247,9 @@ type gridJob struct {
 	backward, gradXY bool
 }
 
-func newGridJob(op string, input, grid *Tensor, p GridSampleParams) *gridJob {
+// checkGridSample checks GridSample's operands and parameters and
+// returns p with its mode resolved (InterpDefault: bilinear).
+func checkGridSample(op string, input, grid *Tensor, p GridSampleParams) GridSampleParams {
 	checkNil(op, "input, grid", input, grid)
 	s, g := input.shape, grid.shape
 	if len(s) != 4 || len(g) != 4 || g[0] != s[0] || g[3] != 2 {
@@ -244,6 +261,12 @@ func newGridJob(op string, input, grid *Tensor, p GridSampleParams) *gridJob {
 	if p.Mode == InterpDefault {
 		p.Mode = InterpBilinear
 	}
+	return p
+}
+
+// newGridJob is GridSample's job on host operands, checked.
+func newGridJob(op string, input, grid *Tensor, p GridSampleParams) *gridJob {
+	s, g := input.shape, grid.shape
 	return &gridJob{p: p, n: s[0], c: s[1], h: s[2], w: s[3], ho: g[1], wo: g[2],
 		x: input.hostData(op), grid: grid.hostData(op)}
 }
@@ -385,23 +408,36 @@ func (j *gridJob) at(b, oy, ox, gi int, ix, iy, mx, my float64) {
 // coordinate reads 0 (border: clips to 0 as PyTorch's). The bicubic mode
 // is not provided.
 func GridSample(input, grid *Tensor, p GridSampleParams) *Tensor {
-	j := newGridJob("GridSample", input, grid, p)
-	o := New(j.n, j.c, j.ho, j.wo)
-	j.out = o.data
-	j.run()
-	return o
+	const op = "GridSample"
+	p = checkGridSample(op, input, grid, p)
+	dev := deviceOn(op, nil, input, grid)
+	k := sampleOn(op, dev, nil, input, grid)
+	dst := result(op, dev, gridSampleShape(input, grid), input, grid)
+	ran(op, k.GridSample(dst, input, grid, p), dst, input, grid)
+	return dst
+}
+
+// gridSampleShape is GridSample's output shape [N, C, Ho, Wo].
+func gridSampleShape(input, grid *Tensor) []int {
+	return []int{input.shape[0], input.shape[1], grid.shape[1], grid.shape[2]}
 }
 
 // GridSampleInto sets dst [N, C, Ho, Wo] to GridSample(input, grid, p)
-// and returns dst (a host tensor; a strided dst, or one overlapping input
-// or grid, is written through a temporary).
+// and returns dst (on the operands' device; a strided dst, or one
+// overlapping input or grid, is written through a temporary).
 func GridSampleInto(dst, input, grid *Tensor, p GridSampleParams) *Tensor {
 	const op = "GridSampleInto"
-	j := newGridJob(op, input, grid, p)
-	return hostInto(op, "dst", dst, []int{j.n, j.c, j.ho, j.wo}, func(out *Tensor) {
-		j.out = out.data[out.offset:]
-		j.run()
-	}, input, grid)
+	p = checkGridSample(op, input, grid, p)
+	checkNil(op, "dst", dst)
+	checkShapeIs(op, "dst", dst, gridSampleShape(input, grid)...)
+	checkWritable(op, dst)
+	dev := deviceOn(op, dst, input, grid)
+	k := sampleOn(op, dev, dst, input, grid)
+	if dev == CPU {
+		input, grid = detach(dst, input), detach(dst, grid)
+	}
+	ran(op, k.GridSample(dst, input, grid, p), dst, input, grid)
+	return dst
 }
 
 // GridSampleBackward returns the gradients with respect to input and
@@ -411,21 +447,22 @@ func GridSampleInto(dst, input, grid *Tensor, p GridSampleParams) *Tensor {
 func GridSampleBackward(dy, input, grid *Tensor, p GridSampleParams) (dinput, dgrid *Tensor) {
 	const op = "GridSampleBackward"
 	checkNil(op, "input, grid", input, grid)
-	return gridSampleBackward(op, New(input.shape...), New(grid.shape...), dy, input, grid, p)
+	dev := deviceOn(op, nil, dy, input, grid)
+	return gridSampleBackward(op, result(op, dev, input.shape, input), result(op, dev, grid.shape, grid), dy, input, grid, p)
 }
 
 // GridSampleBackwardInto sets dinput and dgrid, of input's and grid's
 // shapes (either may be nil: not written), to GridSampleBackward(dy,
-// input, grid, p) and returns them, with GridSampleInto's rules. The
-// kernel accumulates in float64 scratch of input's and grid's sizes.
+// input, grid, p) and returns them, with GridSampleInto's rules. The CPU
+// accumulates in float64 scratch of input's and grid's sizes.
 func GridSampleBackwardInto(dinput, dgrid, dy, input, grid *Tensor, p GridSampleParams) (*Tensor, *Tensor) {
 	return gridSampleBackward("GridSampleBackwardInto", dinput, dgrid, dy, input, grid, p)
 }
 
 func gridSampleBackward(op string, dinput, dgrid, dy, input, grid *Tensor, p GridSampleParams) (*Tensor, *Tensor) {
-	j := newGridJob(op, input, grid, p)
+	p = checkGridSample(op, input, grid, p)
 	checkNil(op, "dy", dy)
-	if want := []int{j.n, j.c, j.ho, j.wo}; !equalInts(dy.shape, want) {
+	if want := gridSampleShape(input, grid); !equalInts(dy.shape, want) {
 		panic(fmt.Sprintf("tensor: %s: dy of shape %v, want %v", op, dy.shape, want))
 	}
 	for _, c := range []struct {
@@ -434,18 +471,29 @@ func gridSampleBackward(op string, dinput, dgrid, dy, input, grid *Tensor, p Gri
 	}{{"dinput", dinput, input}, {"dgrid", dgrid, grid}} {
 		if c.d != nil {
 			checkSameShapeAs(op, c.name, c.d, c.t)
+			checkWritable(op, c.d)
 		}
 	}
-	j.backward = true
-	j.dy = toF64(dy.hostData(op))
-	j.dx, j.dgrid = make([]float64, len(j.x)), make([]float64, len(j.grid))
-	j.run()
-	if dinput != nil {
-		hostInto(op, "dinput", dinput, input.shape, func(out *Tensor) { fromF64Into(out, j.dx) })
+	if dinput == nil && dgrid == nil {
+		return nil, nil
 	}
+	dst := dinput
+	if dst == nil {
+		dst = dgrid
+	}
+	dev := deviceOn(op, dst, dy, input, grid)
 	if dgrid != nil {
-		hostInto(op, "dgrid", dgrid, grid.shape, func(out *Tensor) { fromF64Into(out, j.dgrid) })
+		deviceOn(op, dgrid, dy, input, grid)
 	}
+	k := sampleOn(op, dev, dst, dy, input, grid)
+	if dev == CPU {
+		for _, d := range []*Tensor{dinput, dgrid} {
+			if d != nil {
+				dy, input, grid = detach(d, dy), detach(d, input), detach(d, grid)
+			}
+		}
+	}
+	ran(op, k.GridSampleBackward(dinput, dgrid, dy, input, grid, p), dst, dy, input, grid)
 	return dinput, dgrid
 }
 
@@ -490,16 +538,7 @@ type interpAxis struct {
 func newInterpAxis(in, out int, sf float64, mode InterpMode, align bool) interpAxis {
 	taps := map[InterpMode]int{InterpNearest: 1, InterpNearestExact: 1, InterpBilinear: 2, InterpBicubic: 4}[mode]
 	a := interpAxis{taps: taps, idx: make([]int, out*taps), w: make([]float64, out*taps)}
-	scale := float32(in) / float32(out) // compute_scales_value
-	if sf > 0 {
-		scale = float32(1 / sf)
-	}
-	if align && mode != InterpNearest && mode != InterpNearestExact {
-		scale = 0 // area_pixel_compute_scale
-		if out > 1 {
-			scale = float32(in-1) / float32(out-1)
-		}
-	}
+	scale := InterpolateScale(in, out, sf, mode, align)
 	for o := range out {
 		idx, w := a.idx[o*taps:][:taps], a.w[o*taps:][:taps]
 		switch mode {
@@ -537,6 +576,26 @@ func newInterpAxis(in, out int, sf float64, mode InterpMode, align bool) interpA
 		}
 	}
 	return a
+}
+
+// InterpolateScale is the float32 scale from which Interpolate computes
+// the source coordinates along an axis of in pixels resized to out, with
+// the user's scale factor sf (0: none), as PyTorch's upsample kernels:
+// in/out, or 1/sf; (in-1)/(out-1) (0 when out is 1) with align corners
+// for bilinear and bicubic. It is for device kernels, which derive the
+// source indices and weights from it as the CPU does.
+func InterpolateScale(in, out int, sf float64, mode InterpMode, align bool) float32 {
+	scale := float32(in) / float32(out) // compute_scales_value
+	if sf > 0 {
+		scale = float32(1 / sf)
+	}
+	if align && mode != InterpNearest && mode != InterpNearestExact {
+		scale = 0 // area_pixel_compute_scale
+		if out > 1 {
+			scale = float32(in-1) / float32(out-1)
+		}
+	}
+	return scale
 }
 
 // cubicNear and cubicFar are the cubic convolution kernel (A = -0.75,
@@ -601,10 +660,20 @@ func interpGeom(op string, shape []int, p InterpolateParams) (ho, wo int, ay, ax
 func Interpolate(x *Tensor, p InterpolateParams) *Tensor {
 	const op = "Interpolate"
 	checkNil(op, "x", x)
-	ho, wo, ay, ax := interpGeom(op, x.shape, p)
-	out := New(x.shape[0], x.shape[1], ho, wo)
-	interpolate(op, out, x, ay, ax)
-	return out
+	ho, wo, _, _ := interpGeom(op, x.shape, p)
+	dev := deviceOn(op, nil, x)
+	k := sampleOn(op, dev, nil, x)
+	dst := result(op, dev, []int{x.shape[0], x.shape[1], ho, wo}, x)
+	ran(op, k.Interpolate(dst, x, interpResolved(p)), dst, x)
+	return dst
+}
+
+// interpResolved is p with its mode resolved (InterpDefault: nearest).
+func interpResolved(p InterpolateParams) InterpolateParams {
+	if p.Mode == InterpDefault {
+		p.Mode = InterpNearest
+	}
+	return p
 }
 
 // InterpolateShape returns the output shape [N, C, Ho, Wo] of
@@ -617,13 +686,21 @@ func InterpolateShape(x *Tensor, p InterpolateParams) [4]int {
 }
 
 // InterpolateInto sets dst [N, C, Ho, Wo] to Interpolate(x, p) and
-// returns dst (a host tensor; a strided dst, or one overlapping x, is
+// returns dst (on x's device; a strided dst, or one overlapping x, is
 // written through a temporary).
 func InterpolateInto(dst, x *Tensor, p InterpolateParams) *Tensor {
 	const op = "InterpolateInto"
-	checkNil(op, "x", x)
-	ho, wo, ay, ax := interpGeom(op, x.shape, p)
-	return hostInto(op, "dst", dst, []int{x.shape[0], x.shape[1], ho, wo}, func(out *Tensor) { interpolate(op, out, x, ay, ax) }, x)
+	checkNil(op, "dst, x", dst, x)
+	ho, wo, _, _ := interpGeom(op, x.shape, p)
+	checkShapeIs(op, "dst", dst, x.shape[0], x.shape[1], ho, wo)
+	checkWritable(op, dst)
+	dev := deviceOn(op, dst, x)
+	k := sampleOn(op, dev, dst, x)
+	if dev == CPU {
+		x = detach(dst, x)
+	}
+	ran(op, k.Interpolate(dst, x, interpResolved(p)), dst, x)
+	return dst
 }
 
 // interpolate writes Interpolate into out, contiguous.
@@ -657,10 +734,12 @@ func interpolate(op string, out, x *Tensor, ay, ax interpAxis) {
 func InterpolateBackward(dy *Tensor, xShape []int, p InterpolateParams) *Tensor {
 	const op = "InterpolateBackward"
 	checkNil(op, "dy", dy)
-	acc := interpolateBackward(op, dy, xShape, p)
-	out := New(xShape...)
-	fromF64Into(out, acc)
-	return out
+	checkInterpolateBackward(op, dy, xShape, p)
+	dev := deviceOn(op, nil, dy)
+	k := sampleOn(op, dev, nil, dy)
+	dx := result(op, dev, xShape, dy)
+	ran(op, k.InterpolateBackward(dx, dy, interpResolved(p)), dx, dy)
+	return dx
 }
 
 // InterpolateBackwardInto sets dx, of x's shape [N, C, H, W], to
@@ -670,17 +749,31 @@ func InterpolateBackward(dy *Tensor, xShape []int, p InterpolateParams) *Tensor 
 func InterpolateBackwardInto(dx, dy *Tensor, p InterpolateParams) *Tensor {
 	const op = "InterpolateBackwardInto"
 	checkNil(op, "dx, dy", dx, dy)
-	acc := interpolateBackward(op, dy, dx.shape, p)
-	return hostInto(op, "dx", dx, dx.shape, func(out *Tensor) { fromF64Into(out, acc) })
+	checkInterpolateBackward(op, dy, dx.shape, p)
+	checkWritable(op, dx)
+	dev := deviceOn(op, dx, dy)
+	k := sampleOn(op, dev, dx, dy)
+	if dev == CPU {
+		dy = detach(dx, dy)
+	}
+	ran(op, k.InterpolateBackward(dx, dy, interpResolved(p)), dx, dy)
+	return dx
+}
+
+// checkInterpolateBackward panics unless dy is Interpolate's output for an
+// input of xShape.
+func checkInterpolateBackward(op string, dy *Tensor, xShape []int, p InterpolateParams) {
+	ho, wo, _, _ := interpGeom(op, xShape, p)
+	if want := []int{xShape[0], xShape[1], ho, wo}; !equalInts(dy.shape, want) {
+		panic(fmt.Sprintf("tensor: %s: dy of shape %v, want %v", op, dy.shape, want))
+	}
 }
 
 // interpolateBackward returns the float64 gradient of x (of xShape).
 func interpolateBackward(op string, dy *Tensor, xShape []int, p InterpolateParams) []float64 {
-	ho, wo, ay, ax := interpGeom(op, xShape, p)
+	_, _, ay, ax := interpGeom(op, xShape, p)
 	n, c, h, w := xShape[0], xShape[1], xShape[2], xShape[3]
-	if want := []int{n, c, ho, wo}; !equalInts(dy.shape, want) {
-		panic(fmt.Sprintf("tensor: %s: dy of shape %v, want %v", op, dy.shape, want))
-	}
+	ho, wo := dy.shape[2], dy.shape[3]
 	g := dy.hostData(op)
 	acc := make([]float64, n*c*h*w)
 	for pl := range n * c {
@@ -699,4 +792,66 @@ func interpolateBackward(op string, dy *Tensor, xShape []int, p InterpolateParam
 		}
 	}
 	return acc
+}
+
+// The CPU's Sample family: the host code above, on host operands the
+// public function has checked, dst overlapping none (a strided dst is
+// written through a temporary).
+
+// GridSample is the CPU's GridSample.
+func (cpuKernels) GridSample(dst, input, grid *Tensor, p GridSampleParams) error {
+	const op = "GridSample"
+	j := newGridJob(op, input, grid, p)
+	hostInto(op, dst, func(out *Tensor) {
+		j.out = out.data[out.offset:]
+		j.run()
+	})
+	return nil
+}
+
+// GridSampleBackward is the CPU's GridSampleBackward.
+func (cpuKernels) GridSampleBackward(dinput, dgrid, dy, input, grid *Tensor, p GridSampleParams) error {
+	const op = "GridSampleBackward"
+	j := newGridJob(op, input, grid, p)
+	j.backward = true
+	j.dy = toF64(dy.hostData(op))
+	j.dx, j.dgrid = make([]float64, len(j.x)), make([]float64, len(j.grid))
+	j.run()
+	if dinput != nil {
+		hostInto(op, dinput, func(out *Tensor) { fromF64Into(out, j.dx) })
+	}
+	if dgrid != nil {
+		hostInto(op, dgrid, func(out *Tensor) { fromF64Into(out, j.dgrid) })
+	}
+	return nil
+}
+
+// AffineGrid is the CPU's AffineGrid.
+func (cpuKernels) AffineGrid(dst, theta *Tensor, alignCorners bool) error {
+	const op = "AffineGrid"
+	hostInto(op, dst, func(out *Tensor) { affineGrid(op, out, theta, dst.shape[0], dst.shape[1], dst.shape[2], alignCorners) })
+	return nil
+}
+
+// AffineGridBackward is the CPU's AffineGridBackward.
+func (cpuKernels) AffineGridBackward(dtheta, dgrid *Tensor, alignCorners bool) error {
+	const op = "AffineGridBackward"
+	hostInto(op, dtheta, func(out *Tensor) { affineGridBackward(op, out, dgrid, alignCorners) })
+	return nil
+}
+
+// Interpolate is the CPU's Interpolate.
+func (cpuKernels) Interpolate(dst, x *Tensor, p InterpolateParams) error {
+	const op = "Interpolate"
+	_, _, ay, ax := interpGeom(op, x.shape, p)
+	hostInto(op, dst, func(out *Tensor) { interpolate(op, out, x, ay, ax) })
+	return nil
+}
+
+// InterpolateBackward is the CPU's InterpolateBackward.
+func (cpuKernels) InterpolateBackward(dx, dy *Tensor, p InterpolateParams) error {
+	const op = "InterpolateBackward"
+	acc := interpolateBackward(op, dy, dx.shape, p)
+	hostInto(op, dx, func(out *Tensor) { fromF64Into(out, acc) })
+	return nil
 }

@@ -3,6 +3,8 @@ package tensor
 import (
 	"fmt"
 	"slices"
+
+	"github.com/lanesgo/lanes/simd"
 )
 
 // PadMode is how Pad fills the positions outside its input, as the mode of
@@ -158,11 +160,16 @@ func (g *padGeom) rows(f func(outOff, inOff int)) {
 // mode works on any number of axes (PyTorch limits reflect, replicate and
 // circular to the last 1 to 3 axes of a 2- to 5-d input); with negative
 // pads the non-constant modes reflect, repeat or wrap the uncropped
-// input. The result is a new contiguous host tensor; x must be on the
-// host ("not available on device").
+// input. The result is a new contiguous tensor on x's device. Pad moves
+// elements without arithmetic: on a device it composes the Elementwise
+// (Fill), Copy and Index (IndexSelect, one pass per padded axis) families,
+// and its result equals the host's bit for bit.
 func Pad(x *Tensor, pads []int, mode PadMode, value float32) *Tensor {
 	checkNil("Pad", "x", x)
 	g := planPad("Pad", x.shape, pads, mode)
+	if x.Device() != CPU {
+		return padComposed("Pad", &g, x, pads, mode, value)
+	}
 	dst := alloc("Pad", g.out)
 	padInto("Pad", &g, dst, x, value)
 	return dst
@@ -177,9 +184,59 @@ func PadInto(dst, x *Tensor, pads []int, mode PadMode, value float32) *Tensor {
 		panic(fmt.Sprintf("tensor: %s: input of shape %v with pads %v gives %v, dst is %v", op, x.shape, pads, g.out, dst.shape))
 	}
 	checkWritable(op, dst)
+	if deviceOn(op, dst, x) != CPU {
+		return copyInto(op, dst, padComposed(op, &g, x, pads, mode, value))
+	}
 	x = detach(dst, x)
 	padInto(op, &g, dst, x, value)
 	return dst
+}
+
+// padComposed is Pad on x's device: for PadConstant, the result filled
+// with value and the uncropped part of x copied into its place; for the
+// other modes, IndexSelect along each padded axis by the input index each
+// output index reads (g.src).
+func padComposed(op string, g *padGeom, x *Tensor, pads []int, mode PadMode, value float32) *Tensor {
+	if mode == PadConstant {
+		y := result(op, x.Device(), g.out, x)
+		Fill(y, value)
+		if y.Len() == 0 {
+			return y
+		}
+		yv, xv := y, x
+		for k := 0; k < len(pads)/2; k++ {
+			a := len(x.shape) - 1 - k
+			lo, hi := pads[2*k], pads[2*k+1]
+			kept := x.shape[a] - max(-lo, 0) - max(-hi, 0)
+			yv = yv.Slice(a, max(lo, 0), max(lo, 0)+kept, 1)
+			xv = xv.Slice(a, max(-lo, 0), max(-lo, 0)+kept, 1)
+		}
+		if xv.Len() > 0 {
+			copyInto(op, yv, xv)
+		}
+		return y
+	}
+	y := x
+	for a, src := range g.src {
+		if src == nil || len(src) == x.shape[a] && isRun(src, 0) {
+			continue
+		}
+		y = IndexSelect(y, a, indexRange(op, x, len(src), func(i int) int { return src[i] }))
+	}
+	if y == x {
+		return x.Clone()
+	}
+	return y
+}
+
+// isRun reports whether src is the indices first, first+1, ... in order.
+func isRun(src []int, first int) bool {
+	for i, s := range src {
+		if s != first+i {
+			return false
+		}
+	}
+	return true
 }
 
 func padInto(op string, g *padGeom, dst, x *Tensor, value float32) {
@@ -216,15 +273,31 @@ func padInto(op string, g *padGeom, dst, x *Tensor, value float32) {
 
 // PadBackward returns the gradient of Pad(x, pads, mode, ·) with respect
 // to x, of shape xShape, given dy: each dy element added to the input
-// element it was read from (several for the non-constant modes), in
-// float32 in row-major order of dy.
+// element it was read from (several for the non-constant modes). The sums
+// are in float32, one padded axis at a time from the last to the first:
+// along each, an input slice adds the output slices that read it in
+// ascending order, starting from zero. On a device PadBackward composes
+// the Elementwise (Fill), Copy and Index (IndexSelect, IndexAdd) families
+// in that order, so that its result equals the host's bit for bit: each
+// IndexAdd names each input slice at most once (a device's atomic adds
+// then have one order), at most 3 rounds per axis (1 + the larger pad for
+// PadReplicate, whose edges gather every pad); a round whose slices are
+// runs is AddInto on views. The host runs the same sums as loops. On a
+// device, PadConstant uploads no index (so a captured CUDA graph step can
+// hold it); the other modes upload their index vectors at each call, as
+// Flip and Roll do, which a capture refuses (the step then runs eagerly).
 func PadBackward(dy *Tensor, xShape []int, pads []int, mode PadMode) *Tensor {
-	checkNil("PadBackward", "dy", dy)
-	return PadBackwardInto(alloc("PadBackward", xShape), dy, pads, mode)
+	const op = "PadBackward"
+	checkNil(op, "dy", dy)
+	g := planPad(op, xShape, pads, mode)
+	if !slices.Equal(dy.shape, g.out) {
+		panic(fmt.Sprintf("tensor: %s: input of shape %v with pads %v gives %v, dy is %v", op, xShape, pads, g.out, dy.shape))
+	}
+	return padBackward(op, &g, dy)
 }
 
 // PadBackwardInto sets dx (x's shape) to the gradient of Pad (see
-// PadBackward) and returns dx.
+// PadBackward) and returns dx; dx and dy must be on one device.
 func PadBackwardInto(dx, dy *Tensor, pads []int, mode PadMode) *Tensor {
 	const op = "PadBackward"
 	checkNil(op, "dx, dy", dx, dy)
@@ -233,28 +306,104 @@ func PadBackwardInto(dx, dy *Tensor, pads []int, mode PadMode) *Tensor {
 		panic(fmt.Sprintf("tensor: %s: input of shape %v with pads %v gives %v, dy is %v", op, dx.shape, pads, g.out, dy.shape))
 	}
 	checkWritable(op, dx)
-	dy = detach(dx, dy)
-	out := target(dx)
-	od, yd := out.hostData(op), dy.hostData(op)
-	clear(od)
-	if len(yd) > 0 && len(od) > 0 {
-		last := len(g.out) - 1
-		g.rows(func(oo, io int) {
-			if last < 0 {
-				od[0] += yd[0]
-				return
+	deviceOn(op, dx, dy)
+	return copyInto(op, dx, padBackward(op, &g, dy))
+}
+
+// padBackward is PadBackward on dy's device (see PadBackward for the
+// order of the sums): a new tensor of g.in.
+func padBackward(op string, g *padGeom, dy *Tensor) *Tensor {
+	if dy.Device() == CPU {
+		return padBackwardHost(op, g, dy)
+	}
+	t := dy
+	for a := len(g.src) - 1; a >= 0; a-- {
+		src := g.src[a]
+		if src == nil || len(src) == g.in[a] && isRun(src, 0) {
+			continue
+		}
+		shape := slices.Clone(t.shape)
+		shape[a] = g.in[a]
+		acc := result(op, dy.Device(), shape, dy)
+		Fill(acc, 0)
+		// Round k adds to each input slice its k-th reader.
+		readers := make([][]int, g.in[a])
+		for i, s := range src {
+			if s >= 0 {
+				readers[s] = append(readers[s], i)
 			}
-			if io < 0 {
-				return
-			}
-			row, dst := yd[oo:][:g.out[last]], od[io:][:g.in[last]]
-			for i, v := range row {
-				if s := g.index(last, i); s >= 0 {
-					dst[s] += v
+		}
+		for k := 0; ; k++ {
+			var from, to []int
+			for s, r := range readers {
+				if k < len(r) {
+					from, to = append(from, r[k]), append(to, s)
 				}
 			}
-		})
+			if len(from) == 0 {
+				break
+			}
+			part := t.Slice(a, from[0], from[0]+len(from), 1)
+			if !isRun(from, from[0]) {
+				part = IndexSelect(t, a, indexRange(op, t, len(from), func(j int) int { return from[j] }))
+			}
+			if isRun(to, to[0]) { // the same adds, without uploading an index
+				v := acc.Slice(a, to[0], to[0]+len(to), 1)
+				AddInto(v, v, part)
+				continue
+			}
+			IndexAdd(acc, a, indexRange(op, t, len(to), func(j int) int { return to[j] }), part)
+		}
+		t = acc
 	}
-	finish(dx, out)
-	return dx
+	if t == dy {
+		return dy.Clone()
+	}
+	return t
+}
+
+// padBackwardHost is padBackward on the host: the same sums in the same
+// order (per padded axis, the last first, each input slice adding the
+// output slices that read it in ascending order from zero), as loops over
+// contiguous slices rather than the composition's IndexSelect and
+// IndexAdd rounds.
+func padBackwardHost(op string, g *padGeom, dy *Tensor) *Tensor {
+	t, shape := dy, dy.shape
+	for a := len(g.src) - 1; a >= 0; a-- {
+		src := g.src[a]
+		if src == nil || len(src) == g.in[a] && isRun(src, 0) {
+			continue
+		}
+		next := slices.Clone(shape)
+		next[a] = g.in[a]
+		acc := alloc(op, next)
+		outer, inner := 1, 1
+		for _, d := range shape[:a] {
+			outer *= d
+		}
+		for _, d := range shape[a+1:] {
+			inner *= d
+		}
+		td, ad := t.hostData(op), acc.data
+		if len(td) > 0 && len(ad) > 0 {
+			for o := range outer {
+				dr, tr := ad[o*g.in[a]*inner:][:g.in[a]*inner], td[o*len(src)*inner:][:len(src)*inner]
+				for i, s := range src {
+					switch {
+					case s < 0:
+					case inner == 1:
+						dr[s] += tr[i]
+					default:
+						d := dr[s*inner:][:inner]
+						simd.Add(d, d, tr[i*inner:][:inner])
+					}
+				}
+			}
+		}
+		t, shape = acc, next
+	}
+	if t == dy {
+		return dy.Clone()
+	}
+	return t
 }

@@ -269,6 +269,7 @@ func TestAll(t *testing.T, dev tensor.Device) {
 		{"Reduce", TestReduce}, {"Copy", TestCopy},
 		{"Pool", TestPool}, {"Index", TestIndex}, {"Norm", TestNorm},
 		{"Loss", TestLoss}, {"Optim", TestOptim}, {"Random", TestRandom}, {"Sort", TestSort},
+		{"Sample", TestSample},
 	} {
 		t.Run(f.name, func(t *testing.T) { f.test(t, dev) })
 	}

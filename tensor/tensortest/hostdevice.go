@@ -96,7 +96,7 @@ func (d *HostDevice) Device() tensor.Device { return d.dev }
 func (d *HostDevice) Backend() *tensor.Backend {
 	k := kernels{d}
 	return &tensor.Backend{Memory: allocator{d}, MatMul: k, Conv: k, Elementwise: k, Reduce: k, Copy: k,
-		Pool: k, Index: k, Norm: k, Loss: k, Optim: k, Random: k, Sort: k}
+		Pool: k, Index: k, Norm: k, Loss: k, Optim: k, Random: k, Sort: k, Sample: k}
 }
 
 // Counts returns what d has done since it was made or last Reset.

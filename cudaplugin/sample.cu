@@ -1,0 +1,371 @@
+// sample.cu: GridSample, AffineGrid and Interpolate and their gradients
+// (tensor.SampleKernels), as the CPU's gridsample.go: every value in
+// double from float32 operands, rounded once; every sum in the CPU's
+// order. Products and sums are written with __dmul_rn and __dadd_rn (and
+// the float32 ones of Interpolate's source coordinates with __fmul_rn and
+// __fadd_rn) so that nvcc contracts none into a fused multiply-add, which
+// the CPU does not use: the results are the CPU's bit for bit. The
+// gradients of the input are gathers with one thread per image plane
+// (each sums over the plane's output positions in row-major order, no
+// atomics); that of the grid one thread per grid point.
+
+#include "common.cuh"
+
+#ifdef LANES_EMULATE
+#include <cmath>
+#define dmul(a, b) ((double)(a) * (double)(b))
+#define dadd(a, b) ((double)(a) + (double)(b))
+#define fmul(a, b) ((float)(a) * (float)(b))
+#define fadd(a, b) ((float)(a) + (float)(b))
+#else
+#define dmul(a, b) __dmul_rn((a), (b))
+#define dadd(a, b) __dadd_rn((a), (b))
+#define fmul(a, b) __fmul_rn((a), (b))
+#define fadd(a, b) __fadd_rn((a), (b))
+#endif
+
+namespace {
+
+// gridSource is tensor's gridJob.source: the pixel coordinate of
+// normalized coordinate v over size pixels and its derivative (0 where
+// the border padding clips it).
+__device__ double gridSource(const LanesSample &p, float v, int size, double *deriv) {
+    double c = (double)v, d = (double)size / 2;
+    if (p.align) {
+        c = dmul((c + 1) / 2, (double)(size - 1));
+        d = (double)(size - 1) / 2;
+    } else {
+        c = dadd(dmul(c + 1, (double)size), -1.0) / 2;
+    }
+    if (p.padding == 2) { // reflect, tensor's reflect
+        double lo = p.align ? 0 : -1, hi = p.align ? 2 * (double)(size - 1) : 2 * (double)size - 1, r;
+        if (lo == hi) {
+            c = 0;
+            r = 0;
+        } else {
+            const double m = lo / 2, span = (hi - lo) / 2;
+            double sgn = 1;
+            if (c < m) {
+                c = m - c;
+                sgn = -1;
+            } else {
+                c -= m;
+            }
+            const double extra = fmod(c, span), flips = floor(c / span);
+            if (fmod(flips, 2.0) == 0) {
+                c = extra + m;
+                r = sgn;
+            } else {
+                c = span - extra + m;
+                r = -sgn;
+            }
+        }
+        d *= r;
+    }
+    if (p.padding != 0) {
+        if (!(c > 0)) {
+            *deriv = 0;
+            return 0;
+        }
+        if (c >= (double)(size - 1)) {
+            *deriv = 0;
+            return (double)(size - 1);
+        }
+    }
+    *deriv = d;
+    return c;
+}
+
+__device__ __forceinline__ double gridPixel(const LanesSample &p, const float *xp, long long y, long long x) {
+    if (y < 0 || y >= p.h || x < 0 || x >= p.w) {
+        return 0;
+    }
+    return (double)xp[y * p.w + x];
+}
+
+__device__ __forceinline__ bool gridFinite(double ix, double iy) {
+    return !isnan(ix) && !isnan(iy) && fabs(ix) < 1099511627776.0 && fabs(iy) < 1099511627776.0;
+}
+
+// gridForward sets the c outputs of grid point o (b, oy, ox).
+__device__ void gridForward(const LanesSample &p, long long o, float *y, const float *x, const float *grid) {
+    const long long hw = (long long)p.ho * p.wo, b = o / hw, pos = o % hw;
+    double mx, my;
+    const double ix = gridSource(p, grid[2 * o], p.w, &mx), iy = gridSource(p, grid[2 * o + 1], p.h, &my);
+    const bool finite = gridFinite(ix, iy);
+    for (int ch = 0; ch < p.c; ch++) {
+        const long long plane = b * p.c + ch;
+        const float *xp = x + plane * p.h * p.w;
+        float *out = y + plane * hw + pos;
+        if (!finite) {
+            *out = 0;
+            continue;
+        }
+        if (p.mode == 1) {
+            *out = (float)gridPixel(p, xp, (long long)rint(iy), (long long)rint(ix));
+            continue;
+        }
+        const long long x0 = (long long)floor(ix), y0 = (long long)floor(iy);
+        const double fx = ix - (double)x0, fy = iy - (double)y0;
+        const double wnw = dmul(1 - fx, 1 - fy), wne = dmul(fx, 1 - fy), wsw = dmul(1 - fx, fy), wse = dmul(fx, fy);
+        const double nw = gridPixel(p, xp, y0, x0), ne = gridPixel(p, xp, y0, x0 + 1);
+        const double sw = gridPixel(p, xp, y0 + 1, x0), se = gridPixel(p, xp, y0 + 1, x0 + 1);
+        *out = (float)dadd(dadd(dadd(dmul(nw, wnw), dmul(ne, wne)), dmul(sw, wsw)), dmul(se, wse));
+    }
+}
+
+__device__ __forceinline__ void gridAdd(const LanesSample &p, double *ap, long long y, long long x, double v) {
+    if (y >= 0 && y < p.h && x >= 0 && x < p.w) {
+        double *a = ap + y * p.w + x;
+        *a = dadd(*a, v);
+    }
+}
+
+// gridInputGrad sets the gradient of plane pl (b, ch) of the input: its
+// grid points in row-major order, as the CPU's run.
+__device__ void gridInputGrad(const LanesSample &p, long long pl, float *dx, double *acc, const float *grid, const float *dy) {
+    const long long hw = (long long)p.h * p.w, ohw = (long long)p.ho * p.wo, b = pl / p.c;
+    double *ap = acc + pl * hw;
+    for (long long i = 0; i < hw; i++) {
+        ap[i] = 0;
+    }
+    for (long long pos = 0; pos < ohw; pos++) {
+        const long long o = b * ohw + pos;
+        double mx, my;
+        const double ix = gridSource(p, grid[2 * o], p.w, &mx), iy = gridSource(p, grid[2 * o + 1], p.h, &my);
+        if (!gridFinite(ix, iy)) {
+            continue;
+        }
+        const double g = (double)dy[pl * ohw + pos];
+        if (p.mode == 1) {
+            gridAdd(p, ap, (long long)rint(iy), (long long)rint(ix), g);
+            continue;
+        }
+        const long long x0 = (long long)floor(ix), y0 = (long long)floor(iy);
+        const double fx = ix - (double)x0, fy = iy - (double)y0;
+        gridAdd(p, ap, y0, x0, dmul(g, dmul(1 - fx, 1 - fy)));
+        gridAdd(p, ap, y0, x0 + 1, dmul(g, dmul(fx, 1 - fy)));
+        gridAdd(p, ap, y0 + 1, x0, dmul(g, dmul(1 - fx, fy)));
+        gridAdd(p, ap, y0 + 1, x0 + 1, dmul(g, dmul(fx, fy)));
+    }
+    for (long long i = 0; i < hw; i++) {
+        dx[pl * hw + i] = (float)ap[i];
+    }
+}
+
+// gridGridGrad sets the gradient of grid point o (b, oy, ox): the sum over
+// the channels, in order, as the CPU's at (0 for nearest).
+__device__ void gridGridGrad(const LanesSample &p, long long o, float *dgrid, const float *x, const float *grid, const float *dy) {
+    const long long ohw = (long long)p.ho * p.wo, b = o / ohw, pos = o % ohw;
+    double mx, my;
+    const double ix = gridSource(p, grid[2 * o], p.w, &mx), iy = gridSource(p, grid[2 * o + 1], p.h, &my);
+    double gx = 0, gy = 0;
+    if (p.mode != 1 && gridFinite(ix, iy)) {
+        const long long x0 = (long long)floor(ix), y0 = (long long)floor(iy);
+        const double fx = ix - (double)x0, fy = iy - (double)y0;
+        for (int ch = 0; ch < p.c; ch++) {
+            const long long plane = b * p.c + ch;
+            const float *xp = x + plane * p.h * p.w;
+            const double nw = gridPixel(p, xp, y0, x0), ne = gridPixel(p, xp, y0, x0 + 1);
+            const double sw = gridPixel(p, xp, y0 + 1, x0), se = gridPixel(p, xp, y0 + 1, x0 + 1);
+            const double g = (double)dy[plane * ohw + pos];
+            gx = dadd(gx, dmul(g, dadd(dmul(ne - nw, 1 - fy), dmul(se - sw, fy))));
+            gy = dadd(gy, dmul(g, dadd(dmul(sw - nw, 1 - fx), dmul(se - ne, fx))));
+        }
+        gx = dadd(0.0, dmul(gx, mx));
+        gy = dadd(0.0, dmul(gy, my));
+    }
+    dgrid[2 * o] = (float)gx;
+    dgrid[2 * o + 1] = (float)gy;
+}
+
+__global__ void gridSampleKernel(int pass, LanesSample p, float *y, double *acc, const float *x, const float *grid, const float *dy) {
+    const long long total = pass == 1 ? (long long)p.n * p.c : (long long)p.n * p.ho * p.wo;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+        if (pass == 0) {
+            gridForward(p, i, y, x, grid);
+        } else if (pass == 1) {
+            gridInputGrad(p, i, y, acc, grid, dy);
+        } else {
+            gridGridGrad(p, i, y, x, grid, dy);
+        }
+    }
+}
+
+// gridBase is tensor's gridBase: the normalized coordinate of pixel i of n.
+__device__ __forceinline__ double gridBase(int i, int n, int align) {
+    if (n <= 1) {
+        return 0;
+    }
+    if (align) {
+        return -1 + 2 * (double)i / (double)(n - 1);
+    }
+    return (2 * (double)i + 1) / (double)n - 1;
+}
+
+// affineGridKernel: pass 0 one thread per grid point, pass 1 one per
+// element of dtheta (b, k), summing over the grid in row-major order.
+__global__ void affineGridKernel(int pass, LanesSample p, float *y, const float *x) {
+    const long long total = pass == 0 ? (long long)p.n * p.ho * p.wo : (long long)p.n * 6;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+        if (pass == 0) {
+            const long long hw = (long long)p.ho * p.wo, b = i / hw;
+            const int r = (int)(i % hw) / p.wo, c = (int)(i % hw) % p.wo;
+            const double gx = gridBase(c, p.wo, p.align), gy = gridBase(r, p.ho, p.align);
+            const float *t = x + b * 6;
+            y[2 * i] = (float)dadd(dadd(dmul((double)t[0], gx), dmul((double)t[1], gy)), (double)t[2]);
+            y[2 * i + 1] = (float)dadd(dadd(dmul((double)t[3], gx), dmul((double)t[4], gy)), (double)t[5]);
+            continue;
+        }
+        const long long b = i / 6;
+        const int k = (int)(i % 6), comp = k / 3, term = k % 3;
+        const float *g = x + b * p.ho * p.wo * 2;
+        double acc = 0;
+        for (int r = 0; r < p.ho; r++) {
+            const double gy = gridBase(r, p.ho, p.align);
+            for (int c = 0; c < p.wo; c++) {
+                const double d = (double)g[((long long)r * p.wo + c) * 2 + comp];
+                const double f = term == 0 ? gridBase(c, p.wo, p.align) : gy;
+                acc = term == 2 ? dadd(acc, d) : dadd(acc, dmul(d, f));
+            }
+        }
+        y[i] = (float)acc;
+    }
+}
+
+__device__ __forceinline__ double cubicNear(double x) {
+    return dadd(dmul(dmul(dadd(dmul(1.25, x), -2.25), x), x), 1.0);
+}
+
+__device__ __forceinline__ double cubicFar(double x) {
+    return dadd(dmul(dadd(dmul(dadd(dmul(-0.75, x), 3.75), x), -6.0), x), 3.0);
+}
+
+// interpTaps is tensor's newInterpAxis at output index o of an axis of in
+// pixels resized to out with scale: the taps' source indices and weights.
+__device__ int interpTaps(const LanesSample &p, int o, int in, int out, float scale, int *idx, double *w) {
+    switch (p.mode) {
+    case 1: // nearest
+        idx[0] = min((int)floorf(fmul((float)o, scale)), in - 1);
+        w[0] = 1;
+        return 1;
+    case 3: // nearest-exact
+        idx[0] = min((int)floorf(fmul(fadd((float)o, 0.5f), scale)), in - 1);
+        w[0] = 1;
+        return 1;
+    case 2: { // bilinear
+        if (out == in) {
+            idx[0] = idx[1] = o;
+            w[0] = 1;
+            w[1] = 0;
+            return 2;
+        }
+        double src = dmul((double)scale, (double)o);
+        if (!p.align) {
+            src = fmax(dadd(dmul((double)scale, (double)o + 0.5), -0.5), 0.0);
+        }
+        const int i = (int)src;
+        idx[0] = idx[1] = i;
+        if (i < in - 1) {
+            idx[1] = i + 1;
+        }
+        const float l1 = (float)(src - (double)i);
+        w[0] = (double)(1 - l1);
+        w[1] = (double)l1;
+        return 2;
+    }
+    default: { // bicubic
+        float src = fmul(scale, (float)o);
+        if (!p.align) {
+            src = fadd(fmul(scale, fadd((float)o, 0.5f)), -0.5f);
+        }
+        const int i = (int)floorf(src);
+        const double t = (double)(src - (float)i);
+        w[0] = cubicFar(t + 1);
+        w[1] = cubicNear(t);
+        w[2] = cubicNear(1 - t);
+        w[3] = cubicFar(2 - t);
+        for (int k = 0; k < 4; k++) {
+            idx[k] = min(max(i - 1 + k, 0), in - 1);
+        }
+        return 4;
+    }
+    }
+}
+
+// interpolateKernel: pass 0 one thread per output element; pass 1 one per
+// plane, scattering its dy in row-major order into the plane's double
+// scratch, as the CPU's interpolateBackward.
+__global__ void interpolateKernel(int pass, LanesSample p, float *y, double *acc, const float *x) {
+    const long long ohw = (long long)p.ho * p.wo, hw = (long long)p.h * p.w;
+    const long long total = pass == 0 ? (long long)p.n * p.c * ohw : (long long)p.n * p.c;
+    int iy[4], ix[4];
+    double wy[4], wx[4];
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+        if (pass == 0) {
+            const long long pl = i / ohw;
+            const int oy = (int)(i % ohw) / p.wo, ox = (int)(i % ohw) % p.wo;
+            const int ty = interpTaps(p, oy, p.h, p.ho, p.scale_h, iy, wy), tx = interpTaps(p, ox, p.w, p.wo, p.scale_w, ix, wx);
+            const float *src = x + pl * hw;
+            double v = 0;
+            for (int a = 0; a < ty; a++) {
+                double r = 0;
+                for (int b = 0; b < tx; b++) {
+                    r = dadd(r, dmul(wx[b], (double)src[(long long)iy[a] * p.w + ix[b]]));
+                }
+                v = dadd(v, dmul(wy[a], r));
+            }
+            y[i] = (float)v;
+            continue;
+        }
+        double *ap = acc + i * hw;
+        for (long long e = 0; e < hw; e++) {
+            ap[e] = 0;
+        }
+        const float *g = x + i * ohw;
+        for (int oy = 0; oy < p.ho; oy++) {
+            const int ty = interpTaps(p, oy, p.h, p.ho, p.scale_h, iy, wy);
+            for (int ox = 0; ox < p.wo; ox++) {
+                const int tx = interpTaps(p, ox, p.w, p.wo, p.scale_w, ix, wx);
+                const double v = (double)g[(long long)oy * p.wo + ox];
+                for (int a = 0; a < ty; a++) {
+                    const double va = dmul(v, wy[a]);
+                    double *row = ap + (long long)iy[a] * p.w;
+                    for (int b = 0; b < tx; b++) {
+                        row[ix[b]] = dadd(row[ix[b]], dmul(va, wx[b]));
+                    }
+                }
+            }
+        }
+        for (long long e = 0; e < hw; e++) {
+            y[i * hw + e] = (float)ap[e];
+        }
+    }
+}
+
+} // namespace
+
+extern "C" int lanes_grid_sample(void *stream, int pass, const LanesSample *p, float *y, double *acc, const float *x, const float *grid,
+                                 const float *dy) {
+    const long long n = pass == 1 ? (long long)p->n * p->c : (long long)p->n * p->ho * p->wo;
+    if (n <= 0) {
+        return 0;
+    }
+    return launch(gridSampleKernel, gridFor(n, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, pass, *p, y, acc, x, grid, dy);
+}
+
+extern "C" int lanes_affine_grid(void *stream, int pass, const LanesSample *p, float *y, const float *x) {
+    const long long n = pass == 0 ? (long long)p->n * p->ho * p->wo : (long long)p->n * 6;
+    if (n <= 0) {
+        return 0;
+    }
+    return launch(affineGridKernel, gridFor(n, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, pass, *p, y, x);
+}
+
+extern "C" int lanes_interpolate(void *stream, int pass, const LanesSample *p, float *y, double *acc, const float *x) {
+    const long long n = pass == 0 ? (long long)p->n * p->c * p->ho * p->wo : (long long)p->n * p->c;
+    if (n <= 0) {
+        return 0;
+    }
+    return launch(interpolateKernel, gridFor(n, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, pass, *p, y, acc, x);
+}
