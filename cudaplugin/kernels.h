@@ -225,6 +225,7 @@ int lanes_unary_backward(void *stream, int op, int from_y, float a0, float a1, c
 // 13 All; ddof Var's and Std's) of each row of x, or
 // y += it (accumulate).
 int lanes_reduce(void *stream, int op, const LanesReduce *r, float *y, const float *x, int ddof, int accumulate);
+int lanes_reduce_norm(void *stream, const LanesReduce *r, float *y, const float *x, double p);
 // y = the index of the first maximum (op 1) or minimum (op 2) of each row of x, or of its first NaN.
 int lanes_argreduce(void *stream, int op, const LanesReduce *r, float *y, const float *x);
 // y = softmax (log 0) or log softmax (log 1) of each row of x; y may be x.

@@ -107,6 +107,14 @@ type ReduceKernels interface {
 	// and the gradient dy of y, all three of one shape: dx = y·(dy - Σ
 	// dy·y) (softmax) or dy - e^y·Σ dy (log), the sums along axis.
 	SoftmaxBackward(dx, y, dy *Tensor, axis int, log bool) error
+	// NormP sets dst (as Reduce's) to Norm(x, p) over x's axes for any
+	// order p but NaN, as Norm computes it: in float64, the count of
+	// nonzero elements (NaN included) for p = 0, max|x| or min|x| for
+	// ±Inf, else m·(Σ(|x|/m)^p)^(1/p) with m = max|x| (min|x| for p < 0;
+	// 0 when p < 0 and an element is 0; m itself when it is 0 or Inf),
+	// NaN when an element is and p ≠ 0; rounded once to float32. The
+	// public function has excluded ±Inf and p < 0 over no element.
+	NormP(dst, x *Tensor, axes []int, p float64) error
 }
 
 // NormKernels is the family of normalizations (norm.go, groupnorm.go's

@@ -500,6 +500,12 @@ var reductions = []struct {
 	{"Norm p=1", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 1, k, axes...) }, summed, true},
 	{"Norm p=2", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 2, k, axes...) }, relative, true},
 	{"Norm p=Inf", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, math.Inf(1), k, axes...) }, func(int) tolerance { return exactly }, false},
+	// Norm's other orders: the family's NormP.
+	{"Norm p=0", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 0, k, axes...) }, func(int) tolerance { return exactly }, true},
+	{"Norm p=3", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 3, k, axes...) }, relative, true},
+	{"Norm p=0.5", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 0.5, k, axes...) }, relative, true},
+	{"Norm p=-1.5", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, -1.5, k, axes...) }, relative, false},
+	{"Norm p=-Inf", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, math.Inf(-1), k, axes...) }, func(int) tolerance { return exactly }, false},
 	{"Any", tensor.Any, func(int) tolerance { return exactly }, true},
 	{"All", tensor.All, func(int) tolerance { return exactly }, true},
 }

@@ -494,6 +494,12 @@ func (k kernels) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, d
 	})
 }
 
+func (k kernels) NormP(dst, x *tensor.Tensor, axes []int, p float64) error {
+	return k.do("Reduce.NormP", 1, []*tensor.Tensor{dst, x}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Reduce.NormP(h[0], h[1], axes, p)
+	})
+}
+
 func (k kernels) ArgReduce(op tensor.ArgOp, dst, x *tensor.Tensor, axis int) error {
 	return k.do("Reduce.ArgReduce", 1, []*tensor.Tensor{dst, x}, func(h []*tensor.Tensor) error {
 		return k.d.cpu.Reduce.ArgReduce(op, h[0], h[1], axis)
