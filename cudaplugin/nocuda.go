@@ -153,7 +153,7 @@ func (g *GPU) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof
 func (g *GPU) ArgReduce(op tensor.ArgOp, dst, x *tensor.Tensor, axis int) error {
 	return ErrUnavailable
 }
-func (g *GPU) NormP(dst, x *tensor.Tensor, axes []int, p float64) error { return ErrUnavailable }
+func (g *GPU) NormP(dst, x *tensor.Tensor, axes []int, p float64) error       { return ErrUnavailable }
 func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error        { return ErrUnavailable }
 func (g *GPU) SumTo(dst, x *tensor.Tensor) error                              { return ErrUnavailable }
 func (g *GPU) CopyInto(dst, src *tensor.Tensor) error                         { return ErrUnavailable }
