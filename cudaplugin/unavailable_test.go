@@ -129,6 +129,7 @@ func TestNilGPU(t *testing.T) {
 			{"SoftmaxBackward", func() error { return g.SoftmaxBackward(c, a, b, 1, false) }},
 			{"Reduce", func() error { return g.Reduce(tensor.ReduceSum, tensor.New(1, 1), a, []int{0, 1}, 0) }},
 			{"ArgReduce", func() error { return g.ArgReduce(tensor.ArgOpMax, tensor.New(1, 2), a, 0) }},
+			{"NormP", func() error { return g.NormP(tensor.New(1, 1), a, []int{0, 1}, 3) }},
 			{"Softmax", func() error { return g.Softmax(c, a, 1, false) }},
 			{"SumTo", func() error { return g.SumTo(tensor.New(2), a) }},
 			{"IndexSelect", func() error { return g.IndexSelect(c, a, 0, tensor.New(2)) }},
