@@ -20,10 +20,12 @@ import (
 )
 
 // The Index family (tensor.IndexKernels): IndexSelect, Gather, IndexAdd,
-// ScatterAdd and OneHot, each one launch of lanes_index (index.cu,
-// kernels.h: LanesIndex) over the positions of its index, every operand
-// through its strides; IndexAdd and ScatterAdd add with float atomics, so
-// repeated indices accumulate in any order. The index values are checked
+// ScatterAdd, Scatter and OneHot, each one launch of lanes_index
+// (index.cu, kernels.h: LanesIndex) over the positions of its index, every
+// operand through its strides; IndexAdd and ScatterAdd add with float
+// atomics, so repeated indices accumulate in any order; Scatter walks
+// each line along the axis in order in one thread, so a repeated target
+// takes the later element, as on the CPU. The index values are checked
 // by the kernel: one that names no position is skipped and reported in a
 // device flag, which the op reads after the kernel (so each op waits for
 // the stream) and returns as an error naming the value.
@@ -33,6 +35,7 @@ const (
 	indexGather = iota
 	indexScatterAdd
 	indexOneHot
+	indexScatter
 )
 
 // indexWalk is one lanes_index launch: the walk's shape and axis and
@@ -155,6 +158,16 @@ func (g *GPU) ScatterAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor
 	return g.indexOp("ScatterAdd", func(c *call) indexWalk {
 		y, i, x := c.on("ScatterAdd", 0, dst), c.on("ScatterAdd", 1, index), c.on("ScatterAdd", 2, src)
 		return indexWalk{op: "ScatterAdd", mode: indexScatterAdd, shape: i.shape, axis: axis, n: dst.Dim(axis), negative: true,
+			y: y, x: x, idx: i}
+	})
+}
+
+// Scatter implements tensor.IndexKernels: the later of src's elements
+// for a target named twice (one thread per line along axis).
+func (g *GPU) Scatter(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return g.indexOp("Scatter", func(c *call) indexWalk {
+		y, i, x := c.on("Scatter", 0, dst), c.on("Scatter", 1, index), c.on("Scatter", 2, src)
+		return indexWalk{op: "Scatter", mode: indexScatter, shape: i.shape, axis: axis, n: dst.Dim(axis), negative: true,
 			y: y, x: x, idx: i}
 	})
 }

@@ -246,7 +246,9 @@ int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *id
 // or average pooling (kind 1: idx and err unused) given dy; all contiguous.
 int lanes_pool2d_backward(void *stream, int kind, const LanesPool *p, float *dx, const float *dy, const float *idx, float *err);
 // mode 0 (gather): y[r, k] = x[r, v]; 1 (scatter-add): y[r, v] += x[r, k],
-// atomically; 2 (one-hot): y[r, v] = 1; v the index value at (r, k). A value
+// atomically; 2 (one-hot): y[r, v] = 1; 3 (scatter): y[r, v] = x[r, k],
+// one thread per r walking k in order (the later k wins); v the index
+// value at (r, k). A value
 // that names no position is skipped and reported in err (as lanes_pool2d_backward's).
 int lanes_index(void *stream, int mode, const LanesIndex *p, float *y, const float *x, const float *idx, float *err);
 // CrossEntropy over the rows of logits (r: outer the rows, inner the classes;

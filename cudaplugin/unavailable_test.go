@@ -136,6 +136,7 @@ func TestNilGPU(t *testing.T) {
 			{"Gather", func() error { return g.Gather(c, a, 0, b) }},
 			{"IndexAdd", func() error { return g.IndexAdd(c, 0, tensor.New(2), a) }},
 			{"ScatterAdd", func() error { return g.ScatterAdd(c, 0, b, a) }},
+			{"Scatter", func() error { return g.Scatter(c, 0, b, a) }},
 			{"OneHot", func() error { return g.OneHot(c, tensor.New(2)) }},
 			{"Class", func() error {
 				return g.Class(tensor.New(), c, nil, a, tensor.New(2), tensor.ClassLossArgs{Logits: true})

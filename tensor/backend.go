@@ -239,6 +239,13 @@ type IndexKernels interface {
 	// for each position p of index, which has src's shape and dst's rank
 	// (repeated targets accumulate). It is Gather's adjoint.
 	ScatterAdd(dst *Tensor, axis int, index, src *Tensor) error
+	// Scatter sets dst[p with p[axis] replaced by index[p]] to src[p] for
+	// each position p of index, which has src's shape and dst's rank; a
+	// target named twice takes the later of src's elements in row-major
+	// order (deterministically: the positions naming one target differ
+	// only along axis, so a walk along axis per position of the others
+	// orders them).
+	Scatter(dst *Tensor, axis int, index, src *Tensor) error
 	// OneHot sets to 1 the element of dst at each label (labels are
 	// integers in 0..classes-1): dst, of labels' shape plus a last axis of
 	// classes, is a new tensor, contiguous and zero-filled.

@@ -111,25 +111,36 @@ func checkMaskOf(op string, x, mask *Tensor) {
 // rank, each of its dimensions other than axis at most dst's; indices are
 // checked as Gather's (negative ones count from the end). When index names
 // one target more than once, the last of src's elements in row-major order
-// wins on the CPU (PyTorch leaves it unspecified). The elements of dst that
-// no index names keep their values. An operand overlapping dst is copied
-// first. It runs on the CPU: a device operand panics.
+// wins (PyTorch leaves it unspecified), on a device too (the Index family's
+// Scatter: deterministic, no atomics). The elements of dst that no index
+// names keep their values. An operand overlapping dst is copied first. On
+// a device (all three operands there) a bad index value is found by the
+// kernel: the op panics naming it, the good positions written.
 func Scatter(dst *Tensor, axis int, index, src *Tensor) *Tensor {
 	const op = "Scatter"
 	checkNil(op, "dst, index, src", dst, index, src)
 	axis = checkGather(op, dst, axis, index)
 	checkSame(op, "src", src, index)
 	checkWritable(op, dst)
-	for _, t := range []*Tensor{dst, index, src} {
-		t.hostOnly(op)
+	dev := deviceOn(op, dst, index, src)
+	k := indexOn(op, dev, dst, index, src)
+	if dev == CPU {
+		index, src = detach(dst, index), detach(dst, src)
 	}
-	index, src = detach(dst, index), detach(dst, src)
+	ranIndex(op, k.Scatter(dst, axis, index, src), dst, index, src)
+	return dst
+}
+
+// Scatter is the CPU's: the indices checked before dst is written.
+func (cpuKernels) Scatter(dst *Tensor, axis int, index, src *Tensor) error {
+	const op = "Scatter"
+	dst.hostOnly(op)
+	src.hostOnly(op)
 	idx := index.hostData(op)
 	if err := checkIndices(idx, dst.shape[axis]); err != nil {
-		panic("tensor: " + op + ": " + err.Error())
+		return err
 	}
-	sc := src.Contiguous()
-	dd, sd := dst.data, sc.data
-	eachIndexed(index.shape, axis, idx, dst, sc, func(di, si int) { dd[di] = sd[si] })
-	return dst
+	dd, sd := dst.data, src.data
+	eachIndexed(index.shape, axis, idx, dst, src, func(di, si int) { dd[di] = sd[si] })
+	return nil
 }

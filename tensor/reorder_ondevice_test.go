@@ -38,7 +38,6 @@ func TestReorderOnDevice(t *testing.T) {
 		"Sort":         func() { Sort(d, 0, false) },
 		"CumSum":       func() { CumSum(d, 0) },
 		"MaskedSelect": func() { MaskedSelect(d, dm) },
-		"Scatter":      func() { Scatter(d, 0, toDev(t, Zeros(1, 4, 2), onDev), toDev(t, Zeros(1, 4, 2), onDev)) },
 	} {
 		func() {
 			defer func() {

@@ -971,8 +971,8 @@ func TestPool(t *testing.T, dev tensor.Device) {
 // zero-size operands, transposed, sliced and stride-0 operands and
 // indices, the Into forms into strided views of a guard buffer), their
 // adjoints IndexAdd and ScatterAdd (repeated targets accumulating, into
-// strided dst views; sums in any order), and OneHot of labels of any
-// shape.
+// strided dst views; sums in any order), Scatter (a repeated target
+// taking the later element, exactly), and OneHot of labels of any shape.
 func TestIndex(t *testing.T, dev tensor.Device) {
 	var cases []kase
 	sel := func(axis int) func(x []*tsr) *tsr {
@@ -1020,6 +1020,10 @@ func TestIndex(t *testing.T, dev tensor.Device) {
 	scatter := func(axis int) func(x []*tsr) *tsr {
 		return func(x []*tsr) *tsr { return tensor.ScatterAdd(x[0], axis, x[1], x[2]) }
 	}
+	set := func(axis int) func(x []*tsr) *tsr {
+		return func(x []*tsr) *tsr { return tensor.Scatter(x[0], axis, x[1], x[2]) }
+	}
+	exact := func(int) tolerance { return exactly }
 	for _, l := range []struct {
 		sized
 		tol func(n int) tolerance
@@ -1044,6 +1048,15 @@ func TestIndex(t *testing.T, dev tensor.Device) {
 		{sized{"ScatterAdd transposed index and src", []operand{rn(7, 33), lab(33, 9, 7), rn(9, 7)},
 			func(x []*tsr) *tsr { return tensor.ScatterAdd(x[0], 1, x[1].T(), x[2].T()) }, 10}, summed},
 		{sized{"ScatterAdd negative indices", []operand{of(positive, 7, 33), idx(33, 7, 40), of(positive, 7, 40)}, scatter(1), 41}, relative},
+		// Scatter: a target named twice takes the later element.
+		{sized{"Scatter [7 33] axis 1 repeats", []operand{rn(7, 33), lab(33, 7, 40), rn(7, 40)}, set(1), 1}, exact},
+		{sized{"Scatter [7 33] axis 0 repeats", []operand{rn(7, 33), lab(7, 12, 33), rn(12, 33)}, set(0), 1}, exact},
+		{sized{"Scatter index smaller than dst, negative", []operand{rn(7, 33), idx(33, 3, 5), rn(3, 5)}, set(-1), 1}, exact},
+		{sized{"Scatter zero-size", []operand{rn(7, 33), lab(33, 0, 5), rn(0, 5)}, set(1), 1}, exact},
+		{sized{"Scatter strided dst, transposed index and src", []operand{rn(33, 14), lab(33, 9, 7), rn(9, 7)},
+			func(x []*tsr) *tsr { return tensor.Scatter(x[0].Slice(1, 0, 14, 2).T(), 1, x[1].T(), x[2].T()) }, 1}, exact},
+		{sized{"Scatter stride-0 src", []operand{rn(2, 3, 9), lab(3, 2, 5, 9), rn(1, 1, 9)},
+			func(x []*tsr) *tsr { return tensor.Scatter(x[0], 1, x[1], x[2].Expand(2, 5, 9)) }, 1}, exact},
 	} {
 		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: l.tol(l.n)})
 	}
