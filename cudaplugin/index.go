@@ -6,6 +6,10 @@ package cudaplugin
 #include "runtime.h"
 #include "kernels.h"
 
+static int lanes_masked_select_at(lanes_stream s, const LanesShape *sh, const LanesStrides *xs, const LanesStrides *ms, uintptr_t y,
+		long long ystride, uintptr_t x, uintptr_t mask, uintptr_t scratch) {
+	return lanes_masked_select(s, sh, xs, ms, (float *)y, ystride, (const float *)x, (const float *)mask, (long long *)scratch);
+}
 static int lanes_index_at(lanes_stream s, int mode, const LanesIndex *p, uintptr_t y, uintptr_t x, uintptr_t idx, uintptr_t err) {
 	return lanes_index(s, mode, p, (float *)y, (const float *)x, (const float *)idx, (float *)err);
 }
@@ -170,6 +174,46 @@ func (g *GPU) Scatter(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) e
 		return indexWalk{op: "Scatter", mode: indexScatter, shape: i.shape, axis: axis, n: dst.Dim(axis), negative: true,
 			y: y, x: x, idx: i}
 	})
+}
+
+// MaskedSelect implements tensor.IndexKernels: a compaction in three
+// launches over chunks of 256 elements (index.cu: the chunks' counts,
+// their prefix sums in one thread, each chunk's scan in shared memory),
+// deterministic, in the CPU's row-major order. dst must not overlap x
+// (the public function copies such an x first).
+func (g *GPU) MaskedSelect(dst, x, mask *tensor.Tensor) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	const op = "MaskedSelect"
+	c := &call{g: g}
+	defer c.release()
+	y, xo, mo := c.on(op, 0, dst), c.on(op, 1, x), c.on(op, 2, mask)
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	if dst.Len() == 0 {
+		return nil
+	}
+	m := merge(xo.shape, xo.strides, mo.strides)
+	if len(m.shape) > maxDims {
+		return fmt.Errorf("cudaplugin: %s: operands of shape %v have too many dimensions that do not merge", op, xo.shape)
+	}
+	var sh C.LanesShape
+	var xs, ms C.LanesStrides
+	sh.dims, sh.n = C.int(len(m.shape)), C.longlong(m.n)
+	for k, d := range m.shape {
+		sh.shape[k] = C.longlong(d)
+		xs.s[k], ms.s[k] = C.longlong(m.strides[0][k]), C.longlong(m.strides[1][k])
+	}
+	chunks := (m.n + 255) / 256
+	scratch, err := c.scratch(2 * chunks) // long longs
+	if err != nil {
+		return err
+	}
+	return check("lanes_masked_select", C.lanes_masked_select_at(g.stream, &sh, &xs, &ms, C.uintptr_t(y.ptr), C.longlong(y.strides[0]),
+		C.uintptr_t(xo.ptr), C.uintptr_t(mo.ptr), C.uintptr_t(scratch)))
 }
 
 // OneHot implements tensor.IndexKernels: a 1 at each label of dst (new,

@@ -251,6 +251,11 @@ int lanes_pool2d_backward(void *stream, int kind, const LanesPool *p, float *dx,
 // value at (r, k). A value
 // that names no position is skipped and reported in err (as lanes_pool2d_backward's).
 int lanes_index(void *stream, int mode, const LanesIndex *p, float *y, const float *x, const float *idx, float *err);
+// MaskedSelect: y[k·ystride] = the k-th element of x, in the row-major order
+// of sh, whose element of mask is nonzero (NaN counts); scratch holds
+// ⌈n/256⌉ long longs (the chunks' counts, then their first positions).
+int lanes_masked_select(void *stream, const LanesShape *sh, const LanesStrides *xs, const LanesStrides *ms, float *y,
+                        long long ystride, const float *x, const float *mask, long long *scratch);
 // CrossEntropy over the rows of logits (r: outer the rows, inner the classes;
 // logits at xo, xi, dlogits at yo, yi, or NULL): row_loss (rows doubles of
 // device memory) gets each row's logsumexp - logit[label], loss their mean,

@@ -104,7 +104,8 @@ func (g *GPU) ScatterAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor
 func (g *GPU) Scatter(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
 	return ErrUnavailable
 }
-func (g *GPU) OneHot(dst, labels *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) MaskedSelect(dst, x, mask *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) OneHot(dst, labels *tensor.Tensor) error        { return ErrUnavailable }
 func (g *GPU) Class(loss, dinput, dloss, input, target *tensor.Tensor, a tensor.ClassLossArgs) error {
 	return ErrUnavailable
 }

@@ -137,6 +137,7 @@ func TestNilGPU(t *testing.T) {
 			{"IndexAdd", func() error { return g.IndexAdd(c, 0, tensor.New(2), a) }},
 			{"ScatterAdd", func() error { return g.ScatterAdd(c, 0, b, a) }},
 			{"Scatter", func() error { return g.Scatter(c, 0, b, a) }},
+			{"MaskedSelect", func() error { return g.MaskedSelect(tensor.New(1), a, a) }},
 			{"OneHot", func() error { return g.OneHot(c, tensor.New(2)) }},
 			{"Class", func() error {
 				return g.Class(tensor.New(), c, nil, a, tensor.New(2), tensor.ClassLossArgs{Logits: true})

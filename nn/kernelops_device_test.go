@@ -1,7 +1,9 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/lanesgo/lanes/tensor"
@@ -50,6 +52,44 @@ func TestKernelOpsOnDevice(t *testing.T) {
 			if e := relErr(hostOf(t, g[i]), w[i].Data()); e > 1e-4 {
 				t.Errorf("y = x %v: %s on the device off the host's by %g", self, what, e)
 			}
+		}
+	}
+}
+
+// TestMaskScatterOpsOnDevice runs the tape's MaskedSelect (a broadcast
+// mask with NaN) and Scatter (a target named twice), forward and
+// backward, on the stand-in device: the host's values and gradients bit
+// for bit, left on the device.
+func TestMaskScatterOpsOnDevice(t *testing.T) {
+	tensortest.Register(t, testDev)
+	r := rand.New(rand.NewPCG(25, 4))
+	h, hs := tensor.RandN(r, 3, 4, 2), tensor.RandN(r, 2, 4, 2)
+	mask := tensor.FromSlice([]float32{1, 0, float32(math.NaN()), 1, 0, 0, 1, 1}, 1, 4, 2)
+	index := tensor.FromSlice([]float32{2, 0, 2, 1, 1, -1, 0, 0, 2, 0, 2, 1, 1, -1, 0, 0}, 2, 4, 2)
+	for _, c := range []struct {
+		name string
+		f    func(tp *Tape, x, s *Var, on tensor.Device) *Var
+	}{
+		{"MaskedSelect", func(tp *Tape, x, _ *Var, on tensor.Device) *Var { return tp.MaskedSelect(x, onDev(t, mask, on)) }},
+		{"Scatter", func(tp *Tape, x, s *Var, on tensor.Device) *Var { return tp.Scatter(x, 0, onDev(t, index, on), s) }},
+	} {
+		var vals, grads, sgrads [2][]float32
+		for i, dev := range []tensor.Device{tensor.CPU, testDev} {
+			x, s := NewParam(onDev(t, h, dev)), NewParam(onDev(t, hs, dev))
+			tp := NewTape()
+			y := c.f(tp, x, s, dev)
+			if y.Value().Device() != dev {
+				t.Fatalf("%s: value on %v, want %v", c.name, y.Value().Device(), dev)
+			}
+			proj := onDev(t, tensor.RandN(rand.New(rand.NewPCG(1, 1)), y.Value().Shape()...), dev)
+			tp.Backward(tp.Sum(tp.Mul(y, tp.Const(proj))))
+			vals[i], grads[i] = hostOf(t, y.Value()), hostOf(t, x.Grad())
+			if s.Grad() != nil {
+				sgrads[i] = hostOf(t, s.Grad())
+			}
+		}
+		if !slices.Equal(vals[0], vals[1]) || !slices.Equal(grads[0], grads[1]) || !slices.Equal(sgrads[0], sgrads[1]) {
+			t.Errorf("%s: the device's value or gradients %v %v %v differ from the host's %v %v %v", c.name, vals[1], grads[1], sgrads[1], vals[0], grads[0], sgrads[0])
 		}
 	}
 }

@@ -246,6 +246,11 @@ type IndexKernels interface {
 	// only along axis, so a walk along axis per position of the others
 	// orders them).
 	Scatter(dst *Tensor, axis int, index, src *Tensor) error
+	// MaskedSelect sets dst, 1-D, to the elements of x whose element of
+	// mask is nonzero (NaN included), in row-major order; x and mask have
+	// one shape (the public function broadcasts them), dst as many
+	// elements as mask has nonzero ones and overlaps neither.
+	MaskedSelect(dst, x, mask *Tensor) error
 	// OneHot sets to 1 the element of dst at each label (labels are
 	// integers in 0..classes-1): dst, of labels' shape plus a last axis of
 	// classes, is a new tensor, contiguous and zero-filled.

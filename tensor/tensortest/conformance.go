@@ -972,7 +972,8 @@ func TestPool(t *testing.T, dev tensor.Device) {
 // indices, the Into forms into strided views of a guard buffer), their
 // adjoints IndexAdd and ScatterAdd (repeated targets accumulating, into
 // strided dst views; sums in any order), Scatter (a repeated target
-// taking the later element, exactly), and OneHot of labels of any shape.
+// taking the later element, exactly), OneHot of labels of any shape, and
+// MaskedSelect (broadcast, strided, NaN and zero masks, zero-size, 0-d).
 func TestIndex(t *testing.T, dev tensor.Device) {
 	var cases []kase
 	sel := func(axis int) func(x []*tsr) *tsr {
@@ -1008,6 +1009,14 @@ func TestIndex(t *testing.T, dev tensor.Device) {
 		{"OneHot one class", []operand{lab(1, 5)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0], 1) }},
 		{"OneHot zero-size", []operand{lab(3, 0, 4)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0], 3) }},
 		{"OneHot 0-d", []operand{lab(5)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0], 5) }},
+		// MaskedSelect: row-major order, masks with zeros and NaN (selected).
+		{"MaskedSelect [7 33]", []operand{rn(7, 33), of(nans, 7, 33)}, func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0], x[1]) }},
+		{"MaskedSelect [2 3 257] broadcast mask", []operand{rn(2, 3, 257), of(steps, 3, 1)}, func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0], x[1]) }},
+		{"MaskedSelect broadcast x", []operand{rn(1, 300), of(steps, 5, 300)}, func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0], x[1]) }},
+		{"MaskedSelect transposed, sliced", []operand{rn(33, 14), of(steps, 14, 33)},
+			func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0].T().Slice(1, 1, 33, 3), x[1].Slice(1, 1, 33, 3)) }},
+		{"MaskedSelect zero-size", []operand{rn(0, 5), of(steps, 0, 5)}, func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0], x[1]) }},
+		{"MaskedSelect 0-d", []operand{rn(), of(nans)}, func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0], x[1]) }},
 	} {
 		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: exactly})
 	}

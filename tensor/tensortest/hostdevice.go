@@ -602,6 +602,12 @@ func (k kernels) IndexAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tenso
 	})
 }
 
+func (k kernels) MaskedSelect(dst, x, mask *tensor.Tensor) error {
+	return k.do("Index.MaskedSelect", 1, []*tensor.Tensor{dst, x, mask}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Index.MaskedSelect(h[0], h[1], h[2])
+	})
+}
+
 func (k kernels) Scatter(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
 	return k.do("Index.Scatter", 1, []*tensor.Tensor{dst, index, src}, func(h []*tensor.Tensor) error {
 		return k.d.cpu.Index.Scatter(h[0], axis, h[1], h[2])
