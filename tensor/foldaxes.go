@@ -96,7 +96,10 @@ func prod64(row []float32) float64 {
 // finite p scale the elements by max|x| first, so neither overflows
 // needlessly (within a few ulps for moderate n). The norm of no element is
 // 0 for finite p ≥ 0; for p = ±Inf and p < 0 (no identity) it panics, as
-// PyTorch raises, and so does a NaN p.
+// PyTorch raises, and so does a NaN p. On a device p = 1, 2 and +Inf
+// are Reduce ops, the other orders the Reduce family's NormP: the same
+// algorithm in float64, its sums in the device's order (within a few ulps
+// of the host's).
 func Norm(x *Tensor, p float64, keepdims bool, axes ...int) *Tensor {
 	const op = "Norm"
 	if math.IsNaN(p) {
