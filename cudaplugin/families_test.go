@@ -328,6 +328,13 @@ func TestFamiliesOnDevice(t *testing.T) {
 			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.PairwiseSqDist(x[0], x[0]) }},
 		{name: "RBFKernelInto a transposed dst", in: []*tensor.Tensor{rn(4, 3), rn(3, 3), rn(3, 4)}, tol: 1e-4,
 			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.RBFKernelInto(x[2].T(), x[0], x[1], 0.5) }},
+		// SpMM composes IndexSelect, Mul and IndexAdd (float atomics: in
+		// any order) on a device.
+		{name: "SpMMInto transposed b and dst", in: []*tensor.Tensor{rn(3, 6), rn(5, 4)}, tol: 1e-5,
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				a := tensor.CSRFromCOO(4, 6, []int{0, 0, 2, 2, 2, 3, 0}, []int{1, 5, 0, 3, 5, 2, 1}, []float32{0.5, -1, 2, 0.25, 3, -1.5, 1})
+				return tensor.SpMMInto(x[1].T().Slice(1, 0, 3, 1), a, x[0].T())
+			}},
 		{name: "PairwiseSqDistGrad", in: []*tensor.Tensor{rn(4, 3), rn(5, 3), rn(4, 5)}, tol: 1e-4,
 			op: func(x []*tensor.Tensor) *tensor.Tensor {
 				dx, dy := tensor.PairwiseSqDistGrad(x[2], x[0], x[1])

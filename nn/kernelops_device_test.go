@@ -93,3 +93,28 @@ func TestMaskScatterOpsOnDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestSpMMOnDevice runs the tape's SpMM, forward and backward, on the
+// stand-in device (tensor's composition there): the host's within 1e-6
+// relative, left on the device.
+func TestSpMMOnDevice(t *testing.T) {
+	tensortest.Register(t, testDev)
+	r := rand.New(rand.NewPCG(25, 8))
+	a := tensor.CSRFromCOO(4, 5, []int{0, 0, 1, 3, 3, 3}, []int{1, 4, 0, 0, 2, 4}, []float32{0.5, -2, 1.5, 1, -0.25, 3})
+	h := tensor.RandN(r, 5, 3)
+	var vals, grads [2][]float32
+	for i, dev := range []tensor.Device{tensor.CPU, testDev} {
+		x := NewParam(onDev(t, h, dev))
+		tp := NewTape()
+		y := tp.SpMM(a, x)
+		if y.Value().Device() != dev {
+			t.Fatalf("SpMM: value on %v, want %v", y.Value().Device(), dev)
+		}
+		proj := onDev(t, tensor.RandN(rand.New(rand.NewPCG(1, 1)), 4, 3), dev)
+		tp.Backward(tp.Sum(tp.Mul(y, tp.Const(proj))))
+		vals[i], grads[i] = hostOf(t, y.Value()), hostOf(t, x.Grad())
+	}
+	if relErr(vals[1], vals[0]) > 1e-6 || relErr(grads[1], grads[0]) > 1e-6 {
+		t.Errorf("SpMM: the device's value %v or gradient %v differ from the host's %v %v", vals[1], grads[1], vals[0], grads[0])
+	}
+}

@@ -112,3 +112,56 @@ func TestPairwiseOnDevice(t *testing.T) {
 	panics(t, "tensor: PairwiseSqDist: [2 3] on device(7) and [2 3] on cpu: operands on device(7) and cpu; copy them to one device with To",
 		func() { PairwiseSqDist(x.Slice(0, 0, 2, 1).Slice(1, 0, 3, 1), New(2, 3)) })
 }
+
+// TestSpMMOnDevice runs SpMM and SpMMInto (a strided dst, a transposed b,
+// an empty row, no nonzero at all) on the stand-in device: within
+// n·2⁻²⁴·Σ|a||b| of the host's (the stand-in adds in the CPU's order, so
+// in fact bit for bit but for the host's fused multiply-adds), and mixed
+// devices panicking.
+func TestSpMMOnDevice(t *testing.T) {
+	tensortest.Register(t, onDev)
+	r := rand.New(rand.NewPCG(25, 7))
+	a := CSRFromCOO(4, 6, []int{0, 0, 2, 2, 2, 3, 0}, []int{1, 5, 0, 3, 5, 2, 1}, []float32{0.5, -1, 2, 0.25, 3, -1.5, 1})
+	empty := NewCSR(4, 6, []int{0, 0, 0, 0, 0}, nil, nil)
+	for _, c := range []struct {
+		name string
+		a    *CSR
+		b    *Tensor
+	}{
+		{"[6 3]", a, RandN(r, 6, 3)},
+		{"transposed b", a, RandN(r, 3, 6).T()},
+		{"no nonzero", empty, RandN(r, 6, 2)},
+		{"k = 0", a, New(6, 0)},
+	} {
+		want := SpMM(c.a, c.b.Contiguous())
+		tol := MatMul(Abs(denseOf(c.a)), Abs(c.b)).Contiguous().Data()
+		check := func(what string, got *Tensor) {
+			h := fromDev(t, c.name+" "+what, got, onDev)
+			if !slices.Equal(h.Shape(), want.Shape()) {
+				t.Fatalf("%s %s: shape %v, want %v", c.name, what, h.Shape(), want.Shape())
+			}
+			for i, w := range want.Data() {
+				if d := math.Abs(float64(h.Contiguous().Data()[i] - w)); d > 4*0x1p-24*float64(tol[i]) {
+					t.Fatalf("%s %s: element %d = %v, want the host's %v", c.name, what, i, h.Contiguous().Data()[i], w)
+				}
+			}
+		}
+		b := toDev(t, c.b, onDev)
+		check("SpMM", SpMM(c.a, b))
+		dst := toDev(t, Full(9, c.b.Dim(1), 4), onDev).T()
+		check("SpMMInto a transposed dst", SpMMInto(dst, c.a, b))
+	}
+	panics(t, "tensor: SpMMInto: [4 3] on cpu and [6 3] on device(7): operands on device(7) and cpu; copy them to one device with To",
+		func() { SpMMInto(New(4, 3), a, toDev(t, RandN(r, 6, 3), onDev)) })
+}
+
+// denseOf returns a as a dense matrix.
+func denseOf(a *CSR) *Tensor {
+	d := New(a.Rows, a.Cols)
+	for i := range a.Rows {
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			d.Set(d.At(i, a.ColIdx[p])+a.Val[p], i, a.ColIdx[p])
+		}
+	}
+	return d
+}
