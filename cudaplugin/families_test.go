@@ -328,6 +328,11 @@ func TestFamiliesOnDevice(t *testing.T) {
 			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.PairwiseSqDist(x[0], x[0]) }},
 		{name: "RBFKernelInto a transposed dst", in: []*tensor.Tensor{rn(4, 3), rn(3, 3), rn(3, 4)}, tol: 1e-4,
 			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.RBFKernelInto(x[2].T(), x[0], x[1], 0.5) }},
+		// MaskedSelect's dst overlapping x: x is read before dst is written.
+		{name: "MaskedSelectInto dst overlapping x", in: []*tensor.Tensor{rn(12), tensor.FromSlice([]float32{1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0}, 3, 4)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaskedSelectInto(x[0].Slice(0, 1, 6, 1), x[0].Reshape(3, 4), x[1])
+			}},
 		// SpMM composes IndexSelect, Mul and IndexAdd (float atomics: in
 		// any order) on a device.
 		{name: "SpMMInto transposed b and dst", in: []*tensor.Tensor{rn(3, 6), rn(5, 4)}, tol: 1e-5,

@@ -179,8 +179,8 @@ func (g *GPU) Scatter(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) e
 // MaskedSelect implements tensor.IndexKernels: a compaction in three
 // launches over chunks of 256 elements (index.cu: the chunks' counts,
 // their prefix sums in one thread, each chunk's scan in shared memory),
-// deterministic, in the CPU's row-major order. dst must not overlap x
-// (the public function copies such an x first).
+// deterministic, in the CPU's row-major order. An x or mask that
+// overlaps dst is copied first.
 func (g *GPU) MaskedSelect(dst, x, mask *tensor.Tensor) error {
 	if !g.opened() {
 		return errNilGPU
@@ -195,6 +195,9 @@ func (g *GPU) MaskedSelect(dst, x, mask *tensor.Tensor) error {
 	defer g.exit()
 	if dst.Len() == 0 {
 		return nil
+	}
+	if err := c.aside(y, false, &xo, &mo); err != nil {
+		return err
 	}
 	m := merge(xo.shape, xo.strides, mo.strides)
 	if len(m.shape) > maxDims {

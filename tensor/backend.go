@@ -249,7 +249,8 @@ type IndexKernels interface {
 	// MaskedSelect sets dst, 1-D, to the elements of x whose element of
 	// mask is nonzero (NaN included), in row-major order; x and mask have
 	// one shape (the public function broadcasts them), dst as many
-	// elements as mask has nonzero ones and overlaps neither.
+	// elements as mask has nonzero ones. On the host dst overlaps
+	// neither; a device's implementation copies one that does first.
 	MaskedSelect(dst, x, mask *Tensor) error
 	// OneHot sets to 1 the element of dst at each label (labels are
 	// integers in 0..classes-1): dst, of labels' shape plus a last axis of
