@@ -213,13 +213,9 @@ func spmmOnDevice(op string, dev Device, dst *Tensor, a *CSR, b *Tensor) *Tensor
 	if a.Rows > 1<<24 || a.Cols > 1<<24 {
 		panic(fmt.Sprintf("tensor: %s: a %d×%d on %v: more than 2²⁴ rows or columns, whose numbers a float32 index does not hold", op, a.Rows, a.Cols, dev))
 	}
-	if overlaps(dst, b) {
-		b = b.Clone()
-	}
-	Fill(dst, 0)
 	nnz := a.NNZ()
 	if nnz == 0 || dst.Len() == 0 {
-		return dst
+		return Fill(dst, 0)
 	}
 	rows, cols := make([]float32, nnz), make([]float32, nnz)
 	for i := range a.Rows {
@@ -234,9 +230,9 @@ func spmmOnDevice(op string, dev Device, dst *Tensor, a *CSR, b *Tensor) *Tensor
 		}
 		return t
 	}
-	prod := IndexSelect(b, 0, up(cols, nnz))
+	prod := IndexSelect(b, 0, up(cols, nnz)) // b read before dst is written
 	MulInto(prod, prod, up(a.Val[:nnz:nnz], nnz, 1))
-	return IndexAdd(dst, 0, up(rows, nnz), prod)
+	return IndexAdd(Fill(dst, 0), 0, up(rows, nnz), prod)
 }
 
 // spmmJob computes rows of SpMMInto.
