@@ -46,7 +46,8 @@ func backSpMM(tp *Tape, n *node) {
 // with Adj = Â the normalized adjacency, a [nodes, nodes] CSR matrix the
 // caller sets (GCNNormalize of the graph's adjacency gives Â = D^-½ (A +
 // I) D^-½), W [out, in] and B [out]. State names are GCNConv's:
-// "lin.weight" and "bias". It runs on the host.
+// "lin.weight" and "bias". It runs on the device of x and its parameters
+// (SpMM there copies Adj's arrays each call).
 type GraphConv struct {
 	Adj  *tensor.CSR
 	W, B *Var

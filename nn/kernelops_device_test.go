@@ -118,3 +118,29 @@ func TestSpMMOnDevice(t *testing.T) {
 		t.Errorf("SpMM: the device's value %v or gradient %v differ from the host's %v %v", vals[1], grads[1], vals[0], grads[0])
 	}
 }
+
+// TestGraphConvOnDevice runs a GraphConv (Linear, SpMM, Add) forward and
+// backward with its parameters and input on the stand-in device: the
+// host's within 1e-6 relative.
+func TestGraphConvOnDevice(t *testing.T) {
+	tensortest.Register(t, testDev)
+	r := rand.New(rand.NewPCG(25, 10))
+	adj := tensor.GCNNormalize(tensor.CSRFromCOO(4, 4, []int{0, 1, 1, 2, 3}, []int{1, 0, 2, 1, 3}, []float32{1, 1, 1, 1, 1}))
+	hx, hw, hb := tensor.RandN(r, 4, 3), tensor.RandN(r, 2, 3), tensor.RandN(r, 2)
+	var vals, grads [2][]float32
+	for i, dev := range []tensor.Device{tensor.CPU, testDev} {
+		g := &GraphConv{Adj: adj, W: NewParam(onDev(t, hw, dev)), B: NewParam(onDev(t, hb, dev))}
+		x := NewParam(onDev(t, hx, dev))
+		tp := NewTape()
+		y := g.Forward(tp, x)
+		if y.Value().Device() != dev {
+			t.Fatalf("GraphConv: value on %v, want %v", y.Value().Device(), dev)
+		}
+		tp.Backward(tp.Sum(tp.Mul(y, y)))
+		vals[i] = hostOf(t, y.Value())
+		grads[i] = append(append(hostOf(t, x.Grad()), hostOf(t, g.W.Grad())...), hostOf(t, g.B.Grad())...)
+	}
+	if relErr(vals[1], vals[0]) > 1e-6 || relErr(grads[1], grads[0]) > 1e-6 {
+		t.Errorf("GraphConv: the device's value %v or gradients %v differ from the host's %v %v", vals[1], grads[1], vals[0], grads[0])
+	}
+}
