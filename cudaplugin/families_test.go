@@ -318,6 +318,32 @@ func TestFamiliesOnDevice(t *testing.T) {
 				dq, dk, dv := tensor.ScaledDotProductAttentionBackward(x[4], x[0], x[1], x[2], out, lse, p)
 				return tensor.Concat(0, out.Reshape(-1), lse.Reshape(-1), dq.Reshape(-1), dk.Reshape(-1), dv.Reshape(-1))
 			}},
+		// PairwiseSqDist, its gradient and RBFKernel compose the other
+		// families on a device: within the GEMM's rounding of the host's.
+		{name: "PairwiseSqDist transposed x", in: []*tensor.Tensor{rn(5, 7), rn(4, 5)}, tol: 1e-4,
+			view: views(func(x []*tensor.Tensor) []*tensor.Tensor { return []*tensor.Tensor{x[0].T(), x[1]} }),
+			op:   func(x []*tensor.Tensor) *tensor.Tensor { return tensor.PairwiseSqDist(x[0], x[1]) }},
+		{name: "PairwiseSqDist y = x", in: []*tensor.Tensor{rn(6, 3)}, tol: 1e-4,
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.PairwiseSqDist(x[0], x[0]) }},
+		{name: "RBFKernelInto a transposed dst", in: []*tensor.Tensor{rn(4, 3), rn(3, 3), rn(3, 4)}, tol: 1e-4,
+			op: func(x []*tensor.Tensor) *tensor.Tensor { return tensor.RBFKernelInto(x[2].T(), x[0], x[1], 0.5) }},
+		// MaskedSelect's dst overlapping x: x is read before dst is written.
+		{name: "MaskedSelectInto dst overlapping x", in: []*tensor.Tensor{rn(12), tensor.FromSlice([]float32{1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0}, 3, 4)},
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				return tensor.MaskedSelectInto(x[0].Slice(0, 1, 6, 1), x[0].Reshape(3, 4), x[1])
+			}},
+		// SpMM composes IndexSelect, Mul and IndexAdd (float atomics: in
+		// any order) on a device.
+		{name: "SpMMInto transposed b and dst", in: []*tensor.Tensor{rn(3, 6), rn(5, 4)}, tol: 1e-5,
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				a := tensor.CSRFromCOO(4, 6, []int{0, 0, 2, 2, 2, 3, 0}, []int{1, 5, 0, 3, 5, 2, 1}, []float32{0.5, -1, 2, 0.25, 3, -1.5, 1})
+				return tensor.SpMMInto(x[1].T().Slice(1, 0, 3, 1), a, x[0].T())
+			}},
+		{name: "PairwiseSqDistGrad", in: []*tensor.Tensor{rn(4, 3), rn(5, 3), rn(4, 5)}, tol: 1e-4,
+			op: func(x []*tensor.Tensor) *tensor.Tensor {
+				dx, dy := tensor.PairwiseSqDistGrad(x[2], x[0], x[1])
+				return tensor.Concat(0, dx.Reshape(-1), dy.Reshape(-1))
+			}},
 	}
 	runFamilyCases(t, g, cases)
 }

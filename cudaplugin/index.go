@@ -6,6 +6,10 @@ package cudaplugin
 #include "runtime.h"
 #include "kernels.h"
 
+static int lanes_masked_select_at(lanes_stream s, const LanesShape *sh, const LanesStrides *xs, const LanesStrides *ms, uintptr_t y,
+		long long ystride, uintptr_t x, uintptr_t mask, uintptr_t scratch) {
+	return lanes_masked_select(s, sh, xs, ms, (float *)y, ystride, (const float *)x, (const float *)mask, (long long *)scratch);
+}
 static int lanes_index_at(lanes_stream s, int mode, const LanesIndex *p, uintptr_t y, uintptr_t x, uintptr_t idx, uintptr_t err) {
 	return lanes_index(s, mode, p, (float *)y, (const float *)x, (const float *)idx, (float *)err);
 }
@@ -20,10 +24,12 @@ import (
 )
 
 // The Index family (tensor.IndexKernels): IndexSelect, Gather, IndexAdd,
-// ScatterAdd and OneHot, each one launch of lanes_index (index.cu,
-// kernels.h: LanesIndex) over the positions of its index, every operand
-// through its strides; IndexAdd and ScatterAdd add with float atomics, so
-// repeated indices accumulate in any order. The index values are checked
+// ScatterAdd, Scatter and OneHot, each one launch of lanes_index
+// (index.cu, kernels.h: LanesIndex) over the positions of its index, every
+// operand through its strides; IndexAdd and ScatterAdd add with float
+// atomics, so repeated indices accumulate in any order; Scatter walks
+// each line along the axis in order in one thread, so a repeated target
+// takes the later element, as on the CPU. The index values are checked
 // by the kernel: one that names no position is skipped and reported in a
 // device flag, which the op reads after the kernel (so each op waits for
 // the stream) and returns as an error naming the value.
@@ -33,6 +39,7 @@ const (
 	indexGather = iota
 	indexScatterAdd
 	indexOneHot
+	indexScatter
 )
 
 // indexWalk is one lanes_index launch: the walk's shape and axis and
@@ -157,6 +164,59 @@ func (g *GPU) ScatterAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor
 		return indexWalk{op: "ScatterAdd", mode: indexScatterAdd, shape: i.shape, axis: axis, n: dst.Dim(axis), negative: true,
 			y: y, x: x, idx: i}
 	})
+}
+
+// Scatter implements tensor.IndexKernels: the later of src's elements
+// for a target named twice (one thread per line along axis).
+func (g *GPU) Scatter(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return g.indexOp("Scatter", func(c *call) indexWalk {
+		y, i, x := c.on("Scatter", 0, dst), c.on("Scatter", 1, index), c.on("Scatter", 2, src)
+		return indexWalk{op: "Scatter", mode: indexScatter, shape: i.shape, axis: axis, n: dst.Dim(axis), negative: true,
+			y: y, x: x, idx: i}
+	})
+}
+
+// MaskedSelect implements tensor.IndexKernels: a compaction in three
+// launches over chunks of 256 elements (index.cu: the chunks' counts,
+// their prefix sums in one thread, each chunk's scan in shared memory),
+// deterministic, in the CPU's row-major order. An x or mask that
+// overlaps dst is copied first.
+func (g *GPU) MaskedSelect(dst, x, mask *tensor.Tensor) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	const op = "MaskedSelect"
+	c := &call{g: g}
+	defer c.release()
+	y, xo, mo := c.on(op, 0, dst), c.on(op, 1, x), c.on(op, 2, mask)
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	if dst.Len() == 0 {
+		return nil
+	}
+	if err := c.aside(y, false, &xo, &mo); err != nil {
+		return err
+	}
+	m := merge(xo.shape, xo.strides, mo.strides)
+	if len(m.shape) > maxDims {
+		return fmt.Errorf("cudaplugin: %s: operands of shape %v have too many dimensions that do not merge", op, xo.shape)
+	}
+	var sh C.LanesShape
+	var xs, ms C.LanesStrides
+	sh.dims, sh.n = C.int(len(m.shape)), C.longlong(m.n)
+	for k, d := range m.shape {
+		sh.shape[k] = C.longlong(d)
+		xs.s[k], ms.s[k] = C.longlong(m.strides[0][k]), C.longlong(m.strides[1][k])
+	}
+	chunks := (m.n + 255) / 256
+	scratch, err := c.scratch(2 * chunks) // long longs
+	if err != nil {
+		return err
+	}
+	return check("lanes_masked_select", C.lanes_masked_select_at(g.stream, &sh, &xs, &ms, C.uintptr_t(y.ptr), C.longlong(y.strides[0]),
+		C.uintptr_t(xo.ptr), C.uintptr_t(mo.ptr), C.uintptr_t(scratch)))
 }
 
 // OneHot implements tensor.IndexKernels: a 1 at each label of dst (new,

@@ -237,6 +237,7 @@ int lanes_unary_backward(void *stream, int op, int from_y, float a0, float a1, c
 // 13 All; ddof Var's and Std's) of each row of x, or
 // y += it (accumulate).
 int lanes_reduce(void *stream, int op, const LanesReduce *r, float *y, const float *x, int ddof, int accumulate);
+int lanes_reduce_norm(void *stream, const LanesReduce *r, float *y, const float *x, double p);
 // y = the index of the first maximum (op 1) or minimum (op 2) of each row of x, or of its first NaN.
 int lanes_argreduce(void *stream, int op, const LanesReduce *r, float *y, const float *x);
 // y = softmax (log 0) or log softmax (log 1) of each row of x; y may be x.
@@ -269,9 +270,16 @@ int lanes_affine_grid(void *stream, int pass, const LanesSample *p, float *y, co
 // n·c·h·w, in the CPU's order).
 int lanes_interpolate(void *stream, int pass, const LanesSample *p, float *y, double *acc, const float *x);
 // mode 0 (gather): y[r, k] = x[r, v]; 1 (scatter-add): y[r, v] += x[r, k],
-// atomically; 2 (one-hot): y[r, v] = 1; v the index value at (r, k). A value
+// atomically; 2 (one-hot): y[r, v] = 1; 3 (scatter): y[r, v] = x[r, k],
+// one thread per r walking k in order (the later k wins); v the index
+// value at (r, k). A value
 // that names no position is skipped and reported in err (as lanes_pool2d_backward's).
 int lanes_index(void *stream, int mode, const LanesIndex *p, float *y, const float *x, const float *idx, float *err);
+// MaskedSelect: y[k·ystride] = the k-th element of x, in the row-major order
+// of sh, whose element of mask is nonzero (NaN counts); scratch holds
+// ⌈n/256⌉ long longs (the chunks' counts, then their first positions).
+int lanes_masked_select(void *stream, const LanesShape *sh, const LanesStrides *xs, const LanesStrides *ms, float *y,
+                        long long ystride, const float *x, const float *mask, long long *scratch);
 // CrossEntropy over the rows of logits (r: outer the rows, inner the classes;
 // logits at xo, xi, dlogits at yo, yi, or NULL): row_loss (rows doubles of
 // device memory) gets each row's logsumexp - logit[label], loss their mean,

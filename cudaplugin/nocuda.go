@@ -101,7 +101,11 @@ func (g *GPU) IndexAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) 
 func (g *GPU) ScatterAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
 	return ErrUnavailable
 }
-func (g *GPU) OneHot(dst, labels *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) Scatter(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return ErrUnavailable
+}
+func (g *GPU) MaskedSelect(dst, x, mask *tensor.Tensor) error { return ErrUnavailable }
+func (g *GPU) OneHot(dst, labels *tensor.Tensor) error        { return ErrUnavailable }
 func (g *GPU) Class(loss, dinput, dloss, input, target *tensor.Tensor, a tensor.ClassLossArgs) error {
 	return ErrUnavailable
 }
@@ -153,6 +157,7 @@ func (g *GPU) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof
 func (g *GPU) ArgReduce(op tensor.ArgOp, dst, x *tensor.Tensor, axis int) error {
 	return ErrUnavailable
 }
+func (g *GPU) NormP(dst, x *tensor.Tensor, axes []int, p float64) error       { return ErrUnavailable }
 func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error        { return ErrUnavailable }
 func (g *GPU) SumTo(dst, x *tensor.Tensor) error                              { return ErrUnavailable }
 func (g *GPU) CopyInto(dst, src *tensor.Tensor) error                         { return ErrUnavailable }

@@ -1,5 +1,5 @@
 // reduce.cu: reductions over any axes (Sum, Max, Min, Mean, Var, Std,
-// LogSumExp, Prod, Norm for p = 1, 2, Inf, Any, All, and SumTo's
+// LogSumExp, Prod, Norm for p = 1, 2, Inf and (normKernel) any p, Any, All, and SumTo's
 // accumulating sum), ArgMax and ArgMin, Softmax
 // and LogSoftmax along an axis and their gradients. Every kernel runs
 // over the rows of a LanesReduce (kernels.h): one block per row (a
@@ -109,6 +109,73 @@ __global__ void __launch_bounds__(ROW_THREADS) reduceKernel(LanesReduce r, float
             float *yr = y + offsetOf(r.outer, r.yo, row);
             *yr = accumulate ? *yr + res : res;
         }
+    }
+}
+
+template <class T>
+struct MaxNum {
+    __device__ T operator()(T a, T b) const { return b > a ? b : a; }
+};
+template <class T>
+struct MinNum {
+    __device__ T operator()(T a, T b) const { return b < a ? b : a; }
+};
+
+// normKernel sets y to the p-norm of each row of x, as tensor's
+// vectorNorm, in double: the count of nonzero elements (NaN included) for
+// p = 0; NaN when an element is NaN; max|x| for +Inf, min|x| for -Inf;
+// else m·(Σ(|x|/m)^p)^(1/p), m = max|x| (min|x| for p < 0, whose terms
+// grow as |x| shrinks; 0 when p < 0 and an element is 0), m itself when
+// it is 0 or Inf.
+__global__ void __launch_bounds__(ROW_THREADS) normKernel(LanesReduce r, float *y, const float *x, double p) {
+    __shared__ double sd[ROW_THREADS];
+    const long long n = r.inner.n;
+    for (long long row = blockIdx.x; row < r.outer.n; row += gridDim.x) {
+        const float *xr = x + offsetOf(r.outer, r.xo, row);
+        double hi = 0, lo = INFINITY, nan = 0, nonzero = 0;
+        for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+            const float v = xr[offsetOf(r.inner, r.xi, i)];
+            const double a = fabs((double)v);
+            if (a != a) {
+                nan = 1;
+            } else {
+                hi = a > hi ? a : hi;
+                lo = a < lo ? a : lo;
+            }
+            nonzero += v != 0 ? 1 : 0;
+        }
+        hi = blockReduce(sd, hi, MaxNum<double>{});
+        lo = blockReduce(sd, lo, MinNum<double>{});
+        nan = blockReduce(sd, nan, MaxNum<double>{});
+        nonzero = blockReduce(sd, nonzero, SumOp<double>{});
+        double res;
+        if (p == 0) {
+            res = nonzero;
+        } else if (nan != 0) {
+            res = NAN;
+        } else if (p == INFINITY) {
+            res = hi;
+        } else if (p == -INFINITY) {
+            res = lo;
+        } else if (p < 0 && lo == 0) {
+            res = 0;
+        } else {
+            const double m = p < 0 ? lo : hi;
+            if (m == 0 || m == INFINITY) {
+                res = m;
+            } else {
+                double s = 0;
+                for (long long i = threadIdx.x; i < n; i += blockDim.x) {
+                    s += pow(fabs((double)xr[offsetOf(r.inner, r.xi, i)]) / m, p);
+                }
+                s = blockReduce(sd, s, SumOp<double>{});
+                res = m * pow(s, 1 / p);
+            }
+        }
+        if (threadIdx.x == 0) {
+            y[offsetOf(r.outer, r.yo, row)] = (float)res;
+        }
+        __syncthreads();
     }
 }
 
@@ -227,6 +294,16 @@ extern "C" int lanes_reduce(void *stream, int op, const LanesReduce *r, float *y
         return 0;
     }
     return launch(reduceKernel, rowGrid(r), dim3(rowThreads(r->inner.n)), stream, *r, y, x, op, ddof, accumulate);
+}
+
+extern "C" int lanes_reduce_norm(void *stream, const LanesReduce *r, float *y, const float *x, double p) {
+    if (!validRows(r) || p != p) {
+        return ERR_INVALID_VALUE;
+    }
+    if (r->outer.n <= 0) {
+        return 0;
+    }
+    return launch(normKernel, rowGrid(r), dim3(rowThreads(r->inner.n)), stream, *r, y, x, p);
 }
 
 extern "C" int lanes_argreduce(void *stream, int op, const LanesReduce *r, float *y, const float *x) {

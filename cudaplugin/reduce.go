@@ -9,6 +9,9 @@ package cudaplugin
 static int lanes_reduce_at(lanes_stream s, int op, const LanesReduce *r, uintptr_t y, uintptr_t x, int ddof, int acc) {
 	return lanes_reduce(s, op, r, (float *)y, (const float *)x, ddof, acc);
 }
+static int lanes_reduce_norm_at(lanes_stream s, const LanesReduce *r, uintptr_t y, uintptr_t x, double p) {
+	return lanes_reduce_norm(s, r, (float *)y, (const float *)x, p);
+}
 static int lanes_argreduce_at(lanes_stream s, int op, const LanesReduce *r, uintptr_t y, uintptr_t x) {
 	return lanes_argreduce(s, op, r, (float *)y, (const float *)x);
 }
@@ -160,6 +163,35 @@ func (g *GPU) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof
 		panic(fmt.Sprintf("cudaplugin: Reduce: op %d is not a reduction", op))
 	}
 	return g.reduceInto("Reduce", C.int(op), dst, x, axisMask(x.Dims(), axes...), ddof, false)
+}
+
+// NormP implements tensor.ReduceKernels: Norm of any order p over any
+// axes of any view (lanes_reduce_norm: one block per row, in double, the
+// elements scaled by max|x| (min|x| for p < 0) as the CPU's; its sums
+// combine in the block's tree order, not the CPU's sequential one).
+func (g *GPU) NormP(dst, x *tensor.Tensor, axes []int, p float64) error {
+	if !g.opened() {
+		return errNilGPU
+	}
+	const name = "NormP"
+	c := &call{g: g}
+	defer c.release()
+	xo, do := c.on(name, 1, x), c.on(name, 0, dst)
+	if err := g.enter(); err != nil {
+		return err
+	}
+	defer g.exit()
+	if dst.Len() == 0 {
+		return nil
+	}
+	if err := c.aside(do, true, &xo); err != nil {
+		return err
+	}
+	r, in, err := c.rows(name, axisMask(x.Dims(), axes...), do.broadcast(x.Shape()), xo, operand{})
+	if err != nil {
+		return err
+	}
+	return check("lanes_reduce_norm", C.lanes_reduce_norm_at(g.stream, &r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr), C.double(p)))
 }
 
 // SumTo implements tensor.ReduceKernels: dst += the sums of x over the

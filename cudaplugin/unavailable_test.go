@@ -133,12 +133,15 @@ func TestNilGPU(t *testing.T) {
 			{"SoftmaxBackward", func() error { return g.SoftmaxBackward(c, a, b, 1, false) }},
 			{"Reduce", func() error { return g.Reduce(tensor.ReduceSum, tensor.New(1, 1), a, []int{0, 1}, 0) }},
 			{"ArgReduce", func() error { return g.ArgReduce(tensor.ArgOpMax, tensor.New(1, 2), a, 0) }},
+			{"NormP", func() error { return g.NormP(tensor.New(1, 1), a, []int{0, 1}, 3) }},
 			{"Softmax", func() error { return g.Softmax(c, a, 1, false) }},
 			{"SumTo", func() error { return g.SumTo(tensor.New(2), a) }},
 			{"IndexSelect", func() error { return g.IndexSelect(c, a, 0, tensor.New(2)) }},
 			{"Gather", func() error { return g.Gather(c, a, 0, b) }},
 			{"IndexAdd", func() error { return g.IndexAdd(c, 0, tensor.New(2), a) }},
 			{"ScatterAdd", func() error { return g.ScatterAdd(c, 0, b, a) }},
+			{"Scatter", func() error { return g.Scatter(c, 0, b, a) }},
+			{"MaskedSelect", func() error { return g.MaskedSelect(tensor.New(1), a, a) }},
 			{"OneHot", func() error { return g.OneHot(c, tensor.New(2)) }},
 			{"Class", func() error {
 				return g.Class(tensor.New(), c, nil, a, tensor.New(2), tensor.ClassLossArgs{Logits: true})

@@ -11,7 +11,8 @@ import (
 // SpMM returns a·x for the sparse a (tensor.CSR, a constant: it gets no
 // gradient) and x [a.Cols, k] (tensor.SpMM); x's gradient is aᵀ·g
 // (tensor.SpMM of a.T(), the transpose made once per call that needs
-// it). It runs on the host, in the tape's buffers.
+// it). It runs on x's device (tensor.SpMM's composition there), in the
+// tape's buffers.
 func (tp *Tape) SpMM(a *tensor.CSR, x *Var) *Var {
 	const op = "SpMM"
 	tp.use(op, "x", x)
@@ -21,7 +22,7 @@ func (tp *Tape) SpMM(a *tensor.CSR, x *Var) *Var {
 	if x.value.Dims() != 2 {
 		tensor.SpMM(a, x.value) // its panic
 	}
-	y := tp.alloc(a.Rows, x.value.Dim(1))
+	y := tp.allocOn(x.value.Device(), a.Rows, x.value.Dim(1))
 	tensor.SpMMInto(y, a, x.value)
 	out, nd := tp.result(y, backSpMM, x)
 	if nd != nil {
@@ -45,7 +46,8 @@ func backSpMM(tp *Tape, n *node) {
 // with Adj = Â the normalized adjacency, a [nodes, nodes] CSR matrix the
 // caller sets (GCNNormalize of the graph's adjacency gives Â = D^-½ (A +
 // I) D^-½), W [out, in] and B [out]. State names are GCNConv's:
-// "lin.weight" and "bias". It runs on the host.
+// "lin.weight" and "bias". It runs on the device of x and its parameters
+// (SpMM there copies Adj's arrays each call).
 type GraphConv struct {
 	Adj  *tensor.CSR
 	W, B *Var

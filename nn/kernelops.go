@@ -10,7 +10,8 @@ import (
 // accuracy is stated there). The gradient is that of the exact distance,
 // 2(x[i] - y[j]) weighted by the output's gradient
 // (tensor.PairwiseSqDistGrad), both contributions going to x when y is x.
-// It runs on the host, in the tape's buffers.
+// It runs on the device of x and y (tensor's composition of the device's
+// families there), in the tape's buffers.
 func (tp *Tape) PairwiseSqDist(x, y *Var) *Var {
 	const op = "PairwiseSqDist"
 	tp.use(op, "x", x)
@@ -18,7 +19,7 @@ func (tp *Tape) PairwiseSqDist(x, y *Var) *Var {
 	if x.value.Dims() != 2 || y.value.Dims() != 2 {
 		tensor.PairwiseSqDist(x.value, y.value) // its panic
 	}
-	d := tp.alloc(x.value.Dim(0), y.value.Dim(0))
+	d := tp.allocOn(x.value.Device(), x.value.Dim(0), y.value.Dim(0))
 	tensor.PairwiseSqDistInto(d, x.value, y.value)
 	out, _ := tp.result(d, backPairwiseSqDist, x, y)
 	return out

@@ -11,8 +11,8 @@ import (
 // Tile, MaskedSelect and Scatter (MaskedFill is in shapeops.go). Their
 // forwards are package tensor's functions of the same names, written into
 // the tape's buffers (tensor's ...Into forms), as their backwards
-// (MaskedSelect's result is sized by tensor.MaskedCount first). Flip, Roll and Tile run on x's device (their
-// backwards too); MaskedSelect and Scatter on the CPU.
+// (MaskedSelect's result is sized by tensor.MaskedCount first). All of
+// them run on x's device, their backwards too.
 
 // Flip returns x reversed along axes (tensor.Flip). The gradient is the
 // output's flipped back.
@@ -128,12 +128,15 @@ func backTile(tp *Tape, n *node) {
 // MaskedSelect returns the elements of x where mask (a constant) is
 // nonzero, as a 1-D Var (tensor.MaskedSelect: x and mask broadcast
 // together). The gradient goes back to the selected elements (summed over
-// the dimensions x was broadcast along); the others get 0.
+// the dimensions x was broadcast along); the others get 0. On a device
+// the forward waits once for MaskedCount, and the backward scatters the
+// gradient to the positions MaskedSelect picks out of 0, 1, ... (an
+// Arange made on the host and copied there: exact up to 2²⁴ elements).
 func (tp *Tape) MaskedSelect(x *Var, mask *tensor.Tensor) *Var {
 	const op = "MaskedSelect"
 	tp.use(op, "x", x)
 	mustTensor(op, "mask", mask)
-	y := tp.alloc(tensor.MaskedCount(x.value, mask))
+	y := tp.allocOn(x.value.Device(), tensor.MaskedCount(x.value, mask))
 	tensor.MaskedSelectInto(y, x.value, mask)
 	out, nd := tp.result(y, backMaskedSelect, x)
 	if nd != nil {
@@ -145,6 +148,23 @@ func (tp *Tape) MaskedSelect(x *Var, mask *tensor.Tensor) *Var {
 func backMaskedSelect(tp *Tape, n *node) {
 	x, mask := n.in[0], n.saved[0]
 	shape, _ := tensor.BroadcastShape(x.value.Shape(), mask.Shape())
+	if dev := x.value.Device(); dev != tensor.CPU {
+		full := tp.allocOn(dev, shape...)
+		tensor.Fill(full, 0)
+		count := full.Len()
+		if count > 1<<24 {
+			panic(fmt.Sprintf("nn: MaskedSelect: the gradient of a selection from %d elements on %v (more than 2²⁴, whose positions a float32 index does not hold)", count, dev))
+		}
+		if count > 0 {
+			at, err := tensor.Arange(0, float64(count), 1).Reshape(shape...).To(dev)
+			if err != nil {
+				panic(fmt.Sprintf("nn: MaskedSelect: copying the positions to %v: %v", dev, err))
+			}
+			tensor.Scatter(full.Reshape(count), 0, tensor.MaskedSelect(at, mask), n.out.grad)
+		}
+		tp.reduceGrad(x, full)
+		return
+	}
 	full := tp.alloc(shape...)
 	tensor.Fill(full, 0)
 	md := mask.BroadcastTo(shape...).Contiguous().Data()

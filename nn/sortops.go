@@ -69,6 +69,10 @@ const (
 // tensor.Prod's rows), in float64.
 func backFold(tp *Tape, n *node) {
 	x := n.in[0]
+	if n.dims == foldNorm && !onHost(x.value) {
+		backNormOnDevice(tp, n)
+		return
+	}
 	xs := x.value.Shape()
 	var perm, pshape []int
 	// An axis of size 1 may count as reduced or kept alike.
@@ -99,6 +103,40 @@ func backFold(tp *Tape, n *node) {
 	}
 	dx, add := tp.gradFor(x)
 	tensor.CopyInto(dx.Permute(perm...), tensor.FromSlice(d, pshape...))
+	tp.flush(x, dx, add)
+}
+
+// backNormOnDevice is Norm's backward on a device: normGrad's formula
+// composed of the device's elementwise and reduce families, in float32
+// (within a few ulps of the host's float64 one, Pow's error included).
+func backNormOnDevice(tp *Tape, n *node) {
+	x := n.in[0]
+	p := float64(n.f[0]) + float64(n.f[1])
+	xv, y := x.value, n.saved[0] // y of the keep shape
+	g := n.out.grad.Contiguous().Reshape(n.axes...)
+	zero := tensor.Scalar(0)
+	var d *tensor.Tensor
+	switch {
+	case p == 0:
+		d = tensor.Fill(tp.like(xv), 0)
+	case math.IsInf(p, 0):
+		// g·sign(x) split evenly among the elements whose |x| is y.
+		var axes []int
+		for i, k := range n.axes {
+			if k == 1 && xv.Dim(i) != 1 {
+				axes = append(axes, i)
+			}
+		}
+		at := tensor.Equal(tensor.Abs(xv), y)
+		count := tensor.Maximum(tensor.Sum(at, true, axes...), tensor.Scalar(1))
+		d = tensor.Mul(tensor.Mul(tensor.Sign(xv), at), tensor.Div(g, count))
+	default:
+		d = tensor.Mul(tensor.Sign(xv), tensor.Pow(tensor.Div(tensor.Abs(xv), y), tensor.Scalar(float32(p-1))))
+		d = tensor.Where(tensor.LogicalAnd(xv, y), tensor.Mul(d, g), zero)
+	}
+	d = tensor.Where(tensor.IsNaN(y), y, d) // a NaN norm: NaN
+	dx, add := tp.gradFor(x)
+	tensor.CopyInto(dx, d)
 	tp.flush(x, dx, add)
 }
 

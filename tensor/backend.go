@@ -107,6 +107,14 @@ type ReduceKernels interface {
 	// and the gradient dy of y, all three of one shape: dx = y·(dy - Σ
 	// dy·y) (softmax) or dy - e^y·Σ dy (log), the sums along axis.
 	SoftmaxBackward(dx, y, dy *Tensor, axis int, log bool) error
+	// NormP sets dst (as Reduce's) to Norm(x, p) over x's axes for any
+	// order p but NaN, as Norm computes it: in float64, the count of
+	// nonzero elements (NaN included) for p = 0, max|x| or min|x| for
+	// ±Inf, else m·(Σ(|x|/m)^p)^(1/p) with m = max|x| (min|x| for p < 0;
+	// 0 when p < 0 and an element is 0; m itself when it is 0 or Inf),
+	// NaN when an element is and p ≠ 0; rounded once to float32. The
+	// public function has excluded ±Inf and p < 0 over no element.
+	NormP(dst, x *Tensor, axes []int, p float64) error
 }
 
 // NormKernels is the family of normalizations (norm.go, groupnorm.go's
@@ -231,6 +239,19 @@ type IndexKernels interface {
 	// for each position p of index, which has src's shape and dst's rank
 	// (repeated targets accumulate). It is Gather's adjoint.
 	ScatterAdd(dst *Tensor, axis int, index, src *Tensor) error
+	// Scatter sets dst[p with p[axis] replaced by index[p]] to src[p] for
+	// each position p of index, which has src's shape and dst's rank; a
+	// target named twice takes the later of src's elements in row-major
+	// order (deterministically: the positions naming one target differ
+	// only along axis, so a walk along axis per position of the others
+	// orders them).
+	Scatter(dst *Tensor, axis int, index, src *Tensor) error
+	// MaskedSelect sets dst, 1-D, to the elements of x whose element of
+	// mask is nonzero (NaN included), in row-major order; x and mask have
+	// one shape (the public function broadcasts them), dst as many
+	// elements as mask has nonzero ones. On the host dst overlaps
+	// neither; a device's implementation copies one that does first.
+	MaskedSelect(dst, x, mask *Tensor) error
 	// OneHot sets to 1 the element of dst at each label (labels are
 	// integers in 0..classes-1): dst, of labels' shape plus a last axis of
 	// classes, is a new tensor, contiguous and zero-filled.

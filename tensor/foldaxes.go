@@ -12,8 +12,8 @@ import (
 // once to float32. On a device they are ops of the Reduce family
 // (ReduceProd, ReduceNorm1, ReduceNorm2, ReduceNormInf, ReduceAny,
 // ReduceAll), folded in float64 in the device's order; Norm's other
-// orders p run on the host only (a device tensor panics naming Norm, p
-// and the device).
+// orders p by the family's NormP, the same algorithm in float64 (its
+// sums in the device's order).
 
 // foldRows returns the elements of x with the axes in mask moved last, in
 // their order, as contiguous rows of n elements (one per output element,
@@ -96,7 +96,10 @@ func prod64(row []float32) float64 {
 // finite p scale the elements by max|x| first, so neither overflows
 // needlessly (within a few ulps for moderate n). The norm of no element is
 // 0 for finite p ≥ 0; for p = ±Inf and p < 0 (no identity) it panics, as
-// PyTorch raises, and so does a NaN p.
+// PyTorch raises, and so does a NaN p. On a device p = 1, 2 and +Inf
+// are Reduce ops, the other orders the Reduce family's NormP: the same
+// algorithm in float64, its sums in the device's order (within a few ulps
+// of the host's).
 func Norm(x *Tensor, p float64, keepdims bool, axes ...int) *Tensor {
 	const op = "Norm"
 	if math.IsNaN(p) {
@@ -111,10 +114,33 @@ func Norm(x *Tensor, p float64, keepdims bool, axes ...int) *Tensor {
 	case math.IsInf(p, 1):
 		red = ReduceNormInf
 	}
-	if red == 0 && x != nil && x.Device() != CPU {
-		panic(fmt.Sprintf("tensor: %s: order p = %v not available on device %v (p = 1, 2 and +Inf are; copy x to the host with To)", op, p, x.Device()))
+	empty := p >= 0 && !math.IsInf(p, 1)
+	if red != 0 || x == nil || x.Device() == CPU {
+		return foldAxes(op, x, axes, keepdims, empty, red, func(row []float32) float64 { return vectorNorm(row, p) })
 	}
-	return foldAxes(op, x, axes, keepdims, p >= 0 && !math.IsInf(p, 1), red, func(row []float32) float64 { return vectorNorm(row, p) })
+	mask := reduceAxes(op, x, axes)
+	keep, out, count := reducedShapes(x, mask, keepdims)
+	if count == 0 && !empty {
+		panic(fmt.Sprintf("tensor: %s: zero-size reduction over axes %v of shape %v (no identity)", op, axes, x.shape))
+	}
+	dev := deviceOn(op, nil, x)
+	k := reduceOn(op, dev, nil, x)
+	dst := result(op, dev, keep, x)
+	ran(op, k.NormP(dst, x, axesOf(mask, len(x.shape)), p), dst, x)
+	if len(out) == len(keep) {
+		return dst
+	}
+	return dst.view(out, contiguousStrides(out), 0)
+}
+
+// NormP is the CPU's Norm of any order p (ReduceKernels.NormP).
+func (cpuKernels) NormP(dst, x *Tensor, axes []int, p float64) error {
+	var mask [MaxDims]bool
+	for _, a := range axes {
+		mask[a] = true
+	}
+	foldInto("Norm", dst, x, mask, func(row []float32) float64 { return vectorNorm(row, p) })
+	return nil
 }
 
 // shapeOf returns t's shape for a message, nil for a nil t.

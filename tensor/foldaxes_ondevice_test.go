@@ -13,8 +13,8 @@ import (
 // TestFoldAxesOnDevice checks that Prod, Norm (p = 1, 2, +Inf), Any and
 // All run on a device as ops of its Reduce family (tensortest's stand-in,
 // the CPU's code: the host's results exactly), with keepdims, several
-// axes and a zero-size reduction; and that Norm's other orders panic on a
-// device, naming Norm, p and the device.
+// axes and a zero-size reduction; and Norm's other orders (p = 0, -Inf,
+// finite, fractional, negative) by the family's NormP.
 func TestFoldAxesOnDevice(t *testing.T) {
 	d := tensortest.Register(t, onDev)
 	r := rand.New(rand.NewPCG(24, 11))
@@ -33,6 +33,12 @@ func TestFoldAxesOnDevice(t *testing.T) {
 		{"Norm p=1", func(x *Tensor) *Tensor { return Norm(x, 1, true, 0, 2) }},
 		{"Norm p=2", func(x *Tensor) *Tensor { return Norm(x, 2, false, -1) }},
 		{"Norm p=Inf", func(x *Tensor) *Tensor { return Norm(x, math.Inf(1), false, 1) }},
+		{"Norm p=0", func(x *Tensor) *Tensor { return Norm(x, 0, false, 2) }},
+		{"Norm p=-Inf", func(x *Tensor) *Tensor { return Norm(x, math.Inf(-1), false, 2) }},
+		{"Norm p=3", func(x *Tensor) *Tensor { return Norm(x, 3, true, 0, 2) }},
+		{"Norm p=0.5 transposed", func(x *Tensor) *Tensor { return Norm(x.Permute(2, 0, 1), 0.5, false, 1) }},
+		{"Norm p=-2", func(x *Tensor) *Tensor { return Norm(x, -2, false, 1) }},
+		{"Norm p=7 of nothing", func(x *Tensor) *Tensor { return Norm(x.Slice(0, 0, 0, 1), 7, false, 0) }},
 		{"Any", func(x *Tensor) *Tensor { return Any(x, false, 2) }},
 		{"All", func(x *Tensor) *Tensor { return All(x, true, 2) }},
 		{"Prod of nothing", func(x *Tensor) *Tensor { return Prod(x.Slice(0, 0, 0, 1), false, 0) }},
@@ -46,5 +52,8 @@ func TestFoldAxesOnDevice(t *testing.T) {
 	if n := d.Counts().Calls["Reduce.Reduce"]; n != 8 {
 		t.Errorf("%d calls of the device's Reduce, want 8", n)
 	}
-	panics(t, "tensor: Norm: order p = 3 not available on device device(7) (p = 1, 2 and +Inf are; copy x to the host with To)", func() { Norm(x, 3, false) })
+	if n := d.Counts().Calls["Reduce.NormP"]; n != 6 {
+		t.Errorf("%d calls of the device's NormP, want 6", n)
+	}
+	panics(t, "tensor: Norm: zero-size reduction over axes [0] of shape [0 4 5] (no identity)", func() { Norm(x.Slice(0, 0, 0, 1), -1, false, 0) })
 }

@@ -164,7 +164,10 @@ func SpMM(a *CSR, b *Tensor) *Tensor {
 	if b.Dims() != 2 {
 		panic(fmt.Sprintf("tensor: SpMM: a %d×%d and b of shape %v (want [%d k])", a.Rows, a.Cols, b.shape, a.Cols))
 	}
-	return SpMMInto(New(a.Rows, b.shape[1]), a, b)
+	if a == nil {
+		panic("tensor: SpMM: nil sparse matrix a")
+	}
+	return SpMMInto(result("SpMM", b.Device(), []int{a.Rows, b.shape[1]}, b), a, b)
 }
 
 // SpMMInto sets dst [a.Rows, k] to a·b and returns dst: rows of dst in
@@ -172,9 +175,17 @@ func SpMM(a *CSR, b *Tensor) *Tensor {
 // b's rows scaled by the row's nonzeros in their stored order (one
 // simd.Axpy per nonzero, so each element rounds as the float32
 // multiply-adds in that order, at every thread count). b may be strided
-// (it is then copied); dst must be contiguous and not overlap b. It runs
-// on the host ("not available on device" otherwise) and panics, naming
-// itself and the shapes, for operands that do not match.
+// (it is then copied); a strided dst is written through a contiguous
+// temporary; dst must not overlap b. It panics, naming itself and the shapes, for operands that do not match.
+//
+// With b and dst on a device (dst may be strided there) the product is
+// composed of its families: b's rows gathered at the nonzeros' columns
+// (IndexSelect), scaled by the values (Mul) and added into dst's rows
+// (IndexAdd). a stays on the host: each call copies its columns, row
+// numbers and values there (3·NNZ floats; row and column numbers up to
+// 2²⁴, float32 indices). The sums' order is the device's (a CUDA device
+// adds with float atomics: not deterministic), so the result is within
+// about n·2⁻²⁴·Σ|a||b| of the host's for rows of n nonzeros.
 func SpMMInto(dst *Tensor, a *CSR, b *Tensor) *Tensor {
 	const op = "SpMMInto"
 	checkNil(op, "dst, b", dst, b)
@@ -184,18 +195,44 @@ func SpMMInto(dst *Tensor, a *CSR, b *Tensor) *Tensor {
 	if b.Dims() != 2 || b.shape[0] != a.Cols || dst.Dims() != 2 || dst.shape[0] != a.Rows || dst.shape[1] != b.shape[1] {
 		panic(fmt.Sprintf("tensor: %s: dst of shape %v, a %d×%d, b %v (want [%d k] = [%d %d]·[%d k])", op, dst.shape, a.Rows, a.Cols, b.shape, a.Rows, a.Rows, a.Cols, a.Cols))
 	}
-	for _, t := range []*Tensor{dst, b} {
-		if dev := t.Device(); dev != CPU {
-			panic(fmt.Sprintf("tensor: %s: not available on device %v (copy the operands to the host with To)", op, dev))
-		}
-	}
-	if !dst.IsContiguous() {
-		panic(fmt.Sprintf("tensor: %s: dst of shape %v is not contiguous", op, dst.shape))
+	if dev := sameDevice(op, dst, b); dev != CPU {
+		checkWritable(op, dst)
+		return spmmOnDevice(op, dev, dst, a, b)
 	}
 	checkWritable(op, dst)
+	if !dst.IsContiguous() { // through a contiguous temporary
+		return copyInto(op, dst, SpMMInto(New(dst.shape...), a, b))
+	}
 	j := spmmJob{a: a, b: b.Contiguous().Data(), dst: dst.Data(), k: b.shape[1]}
 	par.Split(&j, a.Rows, a.NNZ()*j.k+len(j.dst))
 	return dst
+}
+
+// spmmOnDevice is SpMMInto on dev (its comment).
+func spmmOnDevice(op string, dev Device, dst *Tensor, a *CSR, b *Tensor) *Tensor {
+	if a.Rows > 1<<24 || a.Cols > 1<<24 {
+		panic(fmt.Sprintf("tensor: %s: a %d×%d on %v: more than 2²⁴ rows or columns, whose numbers a float32 index does not hold", op, a.Rows, a.Cols, dev))
+	}
+	nnz := a.NNZ()
+	if nnz == 0 || dst.Len() == 0 {
+		return Fill(dst, 0)
+	}
+	rows, cols := make([]float32, nnz), make([]float32, nnz)
+	for i := range a.Rows {
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			rows[p], cols[p] = float32(i), float32(a.ColIdx[p])
+		}
+	}
+	up := func(h []float32, shape ...int) *Tensor {
+		t, err := FromSlice(h, shape...).To(dev)
+		if err != nil {
+			panic(failure(op, dst, []*Tensor{b}, fmt.Errorf("copying the sparse matrix there: %w", err)))
+		}
+		return t
+	}
+	prod := IndexSelect(b, 0, up(cols, nnz)) // b read before dst is written
+	MulInto(prod, prod, up(a.Val[:nnz:nnz], nnz, 1))
+	return IndexAdd(Fill(dst, 0), 0, up(rows, nnz), prod)
 }
 
 // spmmJob computes rows of SpMMInto.

@@ -501,6 +501,12 @@ var reductions = []struct {
 	{"Norm p=1", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 1, k, axes...) }, summed, true},
 	{"Norm p=2", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 2, k, axes...) }, relative, true},
 	{"Norm p=Inf", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, math.Inf(1), k, axes...) }, func(int) tolerance { return exactly }, false},
+	// Norm's other orders: the family's NormP.
+	{"Norm p=0", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 0, k, axes...) }, func(int) tolerance { return exactly }, true},
+	{"Norm p=3", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 3, k, axes...) }, relative, true},
+	{"Norm p=0.5", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, 0.5, k, axes...) }, relative, true},
+	{"Norm p=-1.5", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, -1.5, k, axes...) }, relative, false},
+	{"Norm p=-Inf", func(x *tsr, k bool, axes ...int) *tsr { return tensor.Norm(x, math.Inf(-1), k, axes...) }, func(int) tolerance { return exactly }, false},
 	{"Any", tensor.Any, func(int) tolerance { return exactly }, true},
 	{"All", tensor.All, func(int) tolerance { return exactly }, true},
 }
@@ -966,8 +972,9 @@ func TestPool(t *testing.T, dev tensor.Device) {
 // zero-size operands, transposed, sliced and stride-0 operands and
 // indices, the Into forms into strided views of a guard buffer), their
 // adjoints IndexAdd and ScatterAdd (repeated targets accumulating, into
-// strided dst views; sums in any order), and OneHot of labels of any
-// shape.
+// strided dst views; sums in any order), Scatter (a repeated target
+// taking the later element, exactly), OneHot of labels of any shape, and
+// MaskedSelect (broadcast, strided, NaN and zero masks, zero-size, 0-d).
 func TestIndex(t *testing.T, dev tensor.Device) {
 	var cases []kase
 	sel := func(axis int) func(x []*tsr) *tsr {
@@ -1003,6 +1010,14 @@ func TestIndex(t *testing.T, dev tensor.Device) {
 		{"OneHot one class", []operand{lab(1, 5)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0], 1) }},
 		{"OneHot zero-size", []operand{lab(3, 0, 4)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0], 3) }},
 		{"OneHot 0-d", []operand{lab(5)}, func(x []*tsr) *tsr { return tensor.OneHot(x[0], 5) }},
+		// MaskedSelect: row-major order, masks with zeros and NaN (selected).
+		{"MaskedSelect [7 33]", []operand{rn(7, 33), of(nans, 7, 33)}, func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0], x[1]) }},
+		{"MaskedSelect [2 3 257] broadcast mask", []operand{rn(2, 3, 257), of(steps, 3, 1)}, func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0], x[1]) }},
+		{"MaskedSelect broadcast x", []operand{rn(1, 300), of(steps, 5, 300)}, func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0], x[1]) }},
+		{"MaskedSelect transposed, sliced", []operand{rn(33, 14), of(steps, 14, 33)},
+			func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0].T().Slice(1, 1, 33, 3), x[1].Slice(1, 1, 33, 3)) }},
+		{"MaskedSelect zero-size", []operand{rn(0, 5), of(steps, 0, 5)}, func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0], x[1]) }},
+		{"MaskedSelect 0-d", []operand{rn(), of(nans)}, func(x []*tsr) *tsr { return tensor.MaskedSelect(x[0], x[1]) }},
 	} {
 		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: exactly})
 	}
@@ -1015,6 +1030,10 @@ func TestIndex(t *testing.T, dev tensor.Device) {
 	scatter := func(axis int) func(x []*tsr) *tsr {
 		return func(x []*tsr) *tsr { return tensor.ScatterAdd(x[0], axis, x[1], x[2]) }
 	}
+	set := func(axis int) func(x []*tsr) *tsr {
+		return func(x []*tsr) *tsr { return tensor.Scatter(x[0], axis, x[1], x[2]) }
+	}
+	exact := func(int) tolerance { return exactly }
 	for _, l := range []struct {
 		sized
 		tol func(n int) tolerance
@@ -1039,6 +1058,15 @@ func TestIndex(t *testing.T, dev tensor.Device) {
 		{sized{"ScatterAdd transposed index and src", []operand{rn(7, 33), lab(33, 9, 7), rn(9, 7)},
 			func(x []*tsr) *tsr { return tensor.ScatterAdd(x[0], 1, x[1].T(), x[2].T()) }, 10}, summed},
 		{sized{"ScatterAdd negative indices", []operand{of(positive, 7, 33), idx(33, 7, 40), of(positive, 7, 40)}, scatter(1), 41}, relative},
+		// Scatter: a target named twice takes the later element.
+		{sized{"Scatter [7 33] axis 1 repeats", []operand{rn(7, 33), lab(33, 7, 40), rn(7, 40)}, set(1), 1}, exact},
+		{sized{"Scatter [7 33] axis 0 repeats", []operand{rn(7, 33), lab(7, 12, 33), rn(12, 33)}, set(0), 1}, exact},
+		{sized{"Scatter index smaller than dst, negative", []operand{rn(7, 33), idx(33, 3, 5), rn(3, 5)}, set(-1), 1}, exact},
+		{sized{"Scatter zero-size", []operand{rn(7, 33), lab(33, 0, 5), rn(0, 5)}, set(1), 1}, exact},
+		{sized{"Scatter strided dst, transposed index and src", []operand{rn(33, 14), lab(33, 9, 7), rn(9, 7)},
+			func(x []*tsr) *tsr { return tensor.Scatter(x[0].Slice(1, 0, 14, 2).T(), 1, x[1].T(), x[2].T()) }, 1}, exact},
+		{sized{"Scatter stride-0 src", []operand{rn(2, 3, 9), lab(3, 2, 5, 9), rn(1, 1, 9)},
+			func(x []*tsr) *tsr { return tensor.Scatter(x[0], 1, x[1], x[2].Expand(2, 5, 9)) }, 1}, exact},
 	} {
 		cases = append(cases, kase{name: l.name, in: l.in, op: l.op, tol: l.tol(l.n)})
 	}

@@ -494,6 +494,12 @@ func (k kernels) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, d
 	})
 }
 
+func (k kernels) NormP(dst, x *tensor.Tensor, axes []int, p float64) error {
+	return k.do("Reduce.NormP", 1, []*tensor.Tensor{dst, x}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Reduce.NormP(h[0], h[1], axes, p)
+	})
+}
+
 func (k kernels) ArgReduce(op tensor.ArgOp, dst, x *tensor.Tensor, axis int) error {
 	return k.do("Reduce.ArgReduce", 1, []*tensor.Tensor{dst, x}, func(h []*tensor.Tensor) error {
 		return k.d.cpu.Reduce.ArgReduce(op, h[0], h[1], axis)
@@ -593,6 +599,18 @@ func (k kernels) Gather(dst, t *tensor.Tensor, axis int, index *tensor.Tensor) e
 func (k kernels) IndexAdd(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
 	return k.do("Index.IndexAdd", 1, []*tensor.Tensor{dst, index, src}, func(h []*tensor.Tensor) error {
 		return k.d.cpu.Index.IndexAdd(h[0], axis, h[1], h[2])
+	})
+}
+
+func (k kernels) MaskedSelect(dst, x, mask *tensor.Tensor) error {
+	return k.do("Index.MaskedSelect", 1, []*tensor.Tensor{dst, x, mask}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Index.MaskedSelect(h[0], h[1], h[2])
+	})
+}
+
+func (k kernels) Scatter(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) error {
+	return k.do("Index.Scatter", 1, []*tensor.Tensor{dst, index, src}, func(h []*tensor.Tensor) error {
+		return k.d.cpu.Index.Scatter(h[0], axis, h[1], h[2])
 	})
 }
 
