@@ -89,6 +89,10 @@ func backFold(tp *Tape, n *node) {
 		}
 	}
 	rows := x.value.Permute(perm...).Contiguous()
+	if !onHost(rows) {
+		backProdOnDevice(tp, n, rows, perm, pshape, m)
+		return
+	}
 	xd := hostData(rows)
 	g := hostData(n.out.grad.Contiguous())
 	y := hostData(n.saved[0])
@@ -103,6 +107,31 @@ func backFold(tp *Tape, n *node) {
 	}
 	dx, add := tp.gradFor(x)
 	tensor.CopyInto(dx.Permute(perm...), tensor.FromSlice(d, pshape...))
+	tp.flush(x, dx, add)
+}
+
+// backProdOnDevice is Prod's backward on a device: the gradient of the
+// last element of each row's CumProd (tensor.CumProdBackward of a dy that
+// is g at the row's end, 0 elsewhere), per row in float64 without dividing
+// by a zero, as the host's prefix-times-suffix products; the two differ by
+// at most an ulp or two (CumProdBackward divides the suffix sums by x_k
+// before a row's first zero). rows are x's elements, reduced axes last.
+func backProdOnDevice(tp *Tape, n *node, rows *tensor.Tensor, perm, pshape []int, m int) {
+	x := n.in[0]
+	dx, add := tp.gradFor(x)
+	r := 0
+	if m > 0 {
+		r = rows.Len() / m
+	}
+	if r > 0 {
+		rows2 := rows.Reshape(r, m)
+		dy := tensor.Fill(tp.allocOn(rows.Device(), r, m), 0)
+		tensor.CopyInto(dy.Slice(1, m-1, m, 1), n.out.grad.Contiguous().Reshape(r, 1))
+		d := tensor.CumProdBackward(rows2, dy, 1)
+		tensor.CopyInto(dx.Permute(perm...), d.Reshape(pshape...))
+	} else {
+		tensor.Fill(dx, 0)
+	}
 	tp.flush(x, dx, add)
 }
 

@@ -167,9 +167,9 @@ func TestScatterDuplicateGrad(t *testing.T) {
 	}
 }
 
-// TestReorderOpsOnDevice runs Flip, Roll and Tile (forward and backward)
-// on the stand-in device against the host (TestSortOpsOnDevice covers
-// the sorts and scans).
+// TestReorderOpsOnDevice runs Flip, Roll, Tile and Prod (forward and
+// backward; Prod's through zeros too) on the stand-in device against the
+// host (TestSortOpsOnDevice covers the sorts and scans).
 func TestReorderOpsOnDevice(t *testing.T) {
 	tensortest.Register(t, testDev)
 	r := rand.New(rand.NewPCG(24, 26))
@@ -182,6 +182,17 @@ func TestReorderOpsOnDevice(t *testing.T) {
 		{"Roll", func(tp *Tape, x *Var) *Var { return tp.Roll(x, []int{2, -1}, 1, 0) }},
 		{"Roll/flat", func(tp *Tape, x *Var) *Var { return tp.Roll(x, []int{5}) }},
 		{"Tile", func(tp *Tape, x *Var) *Var { return tp.Tile(x, 2, 1, 2, 1) }},
+		{"Prod/axis1", func(tp *Tape, x *Var) *Var { return tp.Prod(x, false, 1) }},
+		{"Prod/axes02", func(tp *Tape, x *Var) *Var { return tp.Prod(x, true, 0, 2) }},
+		{"Prod/all", func(tp *Tape, x *Var) *Var { return tp.Prod(x, false) }},
+		{"Prod/zeros", func(tp *Tape, x *Var) *Var {
+			// One zero in row 0, two in row 1 along axis 1.
+			m := tensor.Ones(3, 4, 2)
+			for _, i := range []int{2, 9, 11} {
+				m.Data()[i] = 0
+			}
+			return tp.Prod(tp.Mul(x, tp.Const(onDev(t, m, x.Value().Device()))), false, 1)
+		}},
 	} {
 		var vals, grads [2][]float32
 		for i, dev := range []tensor.Device{tensor.CPU, testDev} {
