@@ -4,7 +4,7 @@ import "fmt"
 
 // Convolutions with ConvParams.PaddingMode other than PadConstant (zeros):
 // the input is padded by Pad into a new tensor (the extra copy: one input
-// of (H+2·ph)·(W+2·pw) per image, made on every call, host only) and
+// of (H+2·ph)·(W+2·pw) per image, made on every call, on x's device) and
 // convolved with no padding; the input gradient is that of the padded
 // input, folded back by PadBackward.
 
