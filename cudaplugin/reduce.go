@@ -131,6 +131,17 @@ func (g *GPU) reduceInto(name string, code C.int, dst, x *tensor.Tensor, inner [
 	if !fitsInt32(ddof) {
 		return fmt.Errorf("cudaplugin: %s: ddof %d does not fit the kernels' 32-bit sizes", name, ddof)
 	}
+	return g.alongRows(name, dst, x, inner, func(r *C.LanesReduce, d, in C.uintptr_t) error {
+		return check("lanes_reduce", C.lanes_reduce_at(g.stream, code, r, d, in, C.int(ddof), cbool(accumulate)))
+	})
+}
+
+// alongRows runs launch over the rows of x along the axes in inner, into
+// dst: x's shape, or x's shape with size 1 along the axes in inner (or
+// fewer leading dimensions: it broadcasts to x). launch gets the rows and
+// the device addresses of dst and of x (a copy of x where x overlaps dst
+// without being it). Nothing runs when dst is empty.
+func (g *GPU) alongRows(name string, dst, x *tensor.Tensor, inner []bool, launch func(r *C.LanesReduce, d, in C.uintptr_t) error) error {
 	c := &call{g: g}
 	defer c.release()
 	xo, do := c.on(name, 1, x), c.on(name, 0, dst)
@@ -148,7 +159,7 @@ func (g *GPU) reduceInto(name string, code C.int, dst, x *tensor.Tensor, inner [
 	if err != nil {
 		return err
 	}
-	return check("lanes_reduce", C.lanes_reduce_at(g.stream, code, &r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr), C.int(ddof), cbool(accumulate)))
+	return launch(&r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr))
 }
 
 // Reduce implements tensor.ReduceKernels: every tensor.ReduceOp over any
@@ -173,25 +184,9 @@ func (g *GPU) NormP(dst, x *tensor.Tensor, axes []int, p float64) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	const name = "NormP"
-	c := &call{g: g}
-	defer c.release()
-	xo, do := c.on(name, 1, x), c.on(name, 0, dst)
-	if err := g.enter(); err != nil {
-		return err
-	}
-	defer g.exit()
-	if dst.Len() == 0 {
-		return nil
-	}
-	if err := c.aside(do, true, &xo); err != nil {
-		return err
-	}
-	r, in, err := c.rows(name, axisMask(x.Dims(), axes...), do.broadcast(x.Shape()), xo, operand{})
-	if err != nil {
-		return err
-	}
-	return check("lanes_reduce_norm", C.lanes_reduce_norm_at(g.stream, &r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr), C.double(p)))
+	return g.alongRows("NormP", dst, x, axisMask(x.Dims(), axes...), func(r *C.LanesReduce, d, in C.uintptr_t) error {
+		return check("lanes_reduce_norm", C.lanes_reduce_norm_at(g.stream, r, d, in, C.double(p)))
+	})
 }
 
 // SumTo implements tensor.ReduceKernels: dst += the sums of x over the
@@ -242,24 +237,9 @@ func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	c := &call{g: g}
-	defer c.release()
-	xo, do := c.on("Softmax", 1, x), c.on("Softmax", 0, dst)
-	if err := g.enter(); err != nil {
-		return err
-	}
-	defer g.exit()
-	if x.Len() == 0 {
-		return nil
-	}
-	if err := c.aside(do, true, &xo); err != nil {
-		return err
-	}
-	r, in, err := c.rows("Softmax", axisMask(x.Dims(), axis), do, xo, operand{})
-	if err != nil {
-		return err
-	}
-	return check("lanes_softmax", C.lanes_softmax_at(g.stream, cbool(log), &r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr)))
+	return g.alongRows("Softmax", dst, x, axisMask(x.Dims(), axis), func(r *C.LanesReduce, d, in C.uintptr_t) error {
+		return check("lanes_softmax", C.lanes_softmax_at(g.stream, cbool(log), r, d, in))
+	})
 }
 
 // SoftmaxBackward implements tensor.ReduceKernels: dx from the softmax's

@@ -115,24 +115,9 @@ func (g *GPU) Scan(dst, x *tensor.Tensor, axis int, prod bool) error {
 	if !g.opened() {
 		return errNilGPU
 	}
-	c := &call{g: g}
-	defer c.release()
-	xo, do := c.on("Scan", 1, x), c.on("Scan", 0, dst)
-	if err := g.enter(); err != nil {
-		return err
-	}
-	defer g.exit()
-	if x.Len() == 0 {
-		return nil
-	}
-	if err := c.aside(do, true, &xo); err != nil {
-		return err
-	}
-	r, in, err := c.rows("Scan", axisMask(x.Dims(), axis), do, xo, operand{})
-	if err != nil {
-		return err
-	}
-	return check("lanes_scan", C.lanes_scan_at(g.stream, &r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr), cbool(prod)))
+	return g.alongRows("Scan", dst, x, axisMask(x.Dims(), axis), func(r *C.LanesReduce, d, in C.uintptr_t) error {
+		return check("lanes_scan", C.lanes_scan_at(g.stream, r, d, in, cbool(prod)))
+	})
 }
 
 // CumProdBackward implements tensor.SortKernels: the gradient of CumProd
