@@ -33,18 +33,8 @@ func TestEmulatedGraph(t *testing.T) {
 		tensor.CrossEntropyInto(loss, nil, c, labels)
 		return c
 	}
-	if err := g.Warmup(dev); err != nil {
-		t.Fatal(err)
-	}
-	step()
-	if err := g.BeginCapture(dev); err != nil {
-		t.Fatal(err)
-	}
-	c := step()
-	gr, err := g.EndCapture(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var c *tensor.Tensor
+	gr := captureStep(t, g, dev, func() { c = step() })
 	if hc := host(t, c); !math.IsNaN(float64(hc.Data()[0])) {
 		t.Fatalf("a captured op's result before the graph's launch: %v, want the uninitialised memory's NaN", hc.Data()[0])
 	}
@@ -132,6 +122,25 @@ func TestEmulatedCaptureRefuses(t *testing.T) {
 	}
 }
 
+// captureStep runs step once after g's warm-up (its allocations made
+// outside the capture), then again under a capture, and returns the graph.
+func captureStep(t *testing.T, g *GPU, dev tensor.Device, step func()) tensor.Graph {
+	t.Helper()
+	if err := g.Warmup(dev); err != nil {
+		t.Fatal(err)
+	}
+	step()
+	if err := g.BeginCapture(dev); err != nil {
+		t.Fatal(err)
+	}
+	step()
+	gr, err := g.EndCapture(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gr
+}
+
 func mustDev(t *testing.T, x *tensor.Tensor, dev tensor.Device) *tensor.Tensor {
 	t.Helper()
 	d, err := x.To(dev)
@@ -177,18 +186,7 @@ func TestEmulatedGraphLosses(t *testing.T) {
 		out[2] = tensor.SmoothL1(x, tg, 0.5, none)
 		out[3] = tensor.SmoothL1Backward(dn, x, tg, 0.5, none)
 	}
-	if err := g.Warmup(dev); err != nil {
-		t.Fatal(err)
-	}
-	step()
-	if err := g.BeginCapture(dev); err != nil {
-		t.Fatal(err)
-	}
-	step()
-	gr, err := g.EndCapture(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gr := captureStep(t, g, dev, step)
 	defer gr.Close()
 	for i := range 2 {
 		hx = tensor.RandN(r, 3, 4, 5)

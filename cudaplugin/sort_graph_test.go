@@ -25,18 +25,7 @@ func TestEmulatedGraphSort(t *testing.T) {
 		med, _ = tensor.Median(x, 0, false)
 		cs = tensor.CumSum(x, 1)
 	}
-	if err := g.Warmup(dev); err != nil {
-		t.Fatal(err)
-	}
-	step()
-	if err := g.BeginCapture(dev); err != nil {
-		t.Fatal(err)
-	}
-	step()
-	gr, err := g.EndCapture(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gr := captureStep(t, g, dev, step)
 	defer gr.Close()
 	for i := range 2 {
 		hx := tensor.RandN(r, 3, 3000)
