@@ -10,34 +10,20 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-	"unsafe"
 
 	"github.com/lanesgo/lanes/dispatch"
+	"github.com/lanesgo/lanes/internal/cputime"
 )
-
-// threadCPU is the CPU time the calling OS thread has used
-// (CLOCK_THREAD_CPUTIME_ID): on a machine shared with other work it counts
-// only this thread's cycles, where wall-clock time counts the others' too.
-func threadCPU() time.Duration {
-	var ts syscall.Timespec
-	const clockThreadCPUTime = 3
-	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
-		panic(e)
-	}
-	return time.Duration(ts.Nano())
-}
 
 // cpuRate runs f (flops floating-point operations) reps times on a locked
 // thread and returns GFLOP/s of thread CPU time.
-func cpuRate(flops float64, reps int, f func()) float64 {
-	t0 := threadCPU()
+func cpuRate(t testing.TB, flops float64, reps int, f func()) float64 {
+	t0 := cputime.Thread(t)
 	for range reps {
 		f()
 	}
-	return flops * float64(reps) / (threadCPU() - t0).Seconds() / 1e9
+	return flops * float64(reps) / (cputime.Thread(t) - t0).Seconds() / 1e9
 }
 
 // TestGemmCPUTime is the harness behind the blocking and microkernel
@@ -92,22 +78,23 @@ func TestGemmCPUTime(t *testing.T) {
 	}
 }
 
-// gemmVariants are alternative kernels (blocking, microkernel) that the
-// harness times beside the active one; experiments add to it.
-func gemmVariants[T float](kern *gemmKernels[T]) map[string]*gemmKernels[T] {
-	v := map[string]*gemmKernels[T]{}
-	// e.g. "256x672x4096,old512x336x4096": kc x mc x nc; "old" runs
-	// gemmRangeOld with that blocking.
-	spec := os.Getenv("LANES_GEMM_BLOCKS")
-	for _, f := range strings.Split(spec, ",") {
+// gemmVariants are the active kernel ("current") and alternative
+// blockings that the harness times beside it (LANES_GEMM_BLOCKS, e.g.
+// "256x672x4096,512x336x4096": kc x mc x nc), with their names in order.
+func gemmVariants[T float](kern *gemmKernels[T]) ([]string, map[string]*gemmKernels[T]) {
+	v := map[string]*gemmKernels[T]{"current": kern}
+	var names []string
+	for _, f := range strings.Split(os.Getenv("LANES_GEMM_BLOCKS"), ",") {
 		var bl blocking
-		if n, _ := fmt.Sscanf(strings.TrimPrefix(f, "old"), "%dx%dx%d", &bl.kc, &bl.mc, &bl.nc); n == 3 {
+		if n, _ := fmt.Sscanf(f, "%dx%dx%d", &bl.kc, &bl.mc, &bl.nc); n == 3 {
 			k := *kern
 			k.bl = bl
 			v[f] = &k
+			names = append(names, f)
 		}
 	}
-	return v
+	slices.Sort(names)
+	return append([]string{"current"}, names...), v
 }
 
 func cpuTimeFamily[T float](t *testing.T, l dispatch.Level, kern *gemmKernels[T], peak func(int), peakFlops float64, sizes []int, rounds int) {
@@ -133,7 +120,7 @@ func cpuTimeFamily[T float](t *testing.T, l dispatch.Level, kern *gemmKernels[T]
 		return fmt.Sprintf("%.1f%%", x[len(x)/2])
 	}
 	peakRun := func() float64 {
-		p := cpuRate(peakFlops*float64(peakIters), 4, func() { peak(peakIters) })
+		p := cpuRate(t, peakFlops*float64(peakIters), 4, func() { peak(peakIters) })
 		peaks = append(peaks, p)
 		return p
 	}
@@ -151,14 +138,14 @@ func cpuTimeFamily[T float](t *testing.T, l dispatch.Level, kern *gemmKernels[T]
 		var l1, l2, l2c []float64
 		for range rounds {
 			peakRun()
-			l1 = append(l1, cpuRate(2*float64(mr*nr*kc), 20000, func() { kern.kernel(kc, a, b, c, nr, 1, 1) }))
+			l1 = append(l1, cpuRate(t, 2*float64(mr*nr*kc), 20000, func() { kern.kernel(kc, a, b, c, nr, 1, 1) }))
 			panels := mc / mr
-			l2 = append(l2, cpuRate(2*float64(mr*nr*kc2*panels), 200, func() {
+			l2 = append(l2, cpuRate(t, 2*float64(mr*nr*kc2*panels), 200, func() {
 				for q := range panels {
 					kern.kernel(kc2, a2[q*mr*kc2:], b2, c2[q*mr*ldc:], ldc, 1, 1)
 				}
 			}))
-			l2c = append(l2c, cpuRate(2*float64(mr*nr*kc2*panels), 200, func() {
+			l2c = append(l2c, cpuRate(t, 2*float64(mr*nr*kc2*panels), 200, func() {
 				for q := range panels {
 					kern.kernel(kc2, a2[q*mr*kc2:], b2, c, nr, 1, 1)
 				}
@@ -167,13 +154,7 @@ func cpuTimeFamily[T float](t *testing.T, l dispatch.Level, kern *gemmKernels[T]
 		t.Logf("  microkernel: L1 panels (kc=128) %s of peak; B in L1, A from L2 (kc=%d, mc=%d) into C rows ldc=%d apart %s, into one hot tile %s", ratio(l1), kc2, mc, ldc, ratio(l2), ratio(l2c))
 	}
 
-	variants := gemmVariants(kern)
-	names := []string{"current"}
-	for name := range variants {
-		names = append(names, name)
-	}
-	slices.Sort(names[1:])
-	variants["current"] = kern
+	names, variants := gemmVariants(kern)
 	for _, n := range sizes {
 		peaks = peaks[:0]
 		a, b, c := randOf[T](r, n*n), randOf[T](r, n*n), make([]T, n*n)
@@ -185,13 +166,7 @@ func cpuTimeFamily[T float](t *testing.T, l dispatch.Level, kern *gemmKernels[T]
 			for _, name := range names {
 				v := variants[name]
 				peakRun()
-				rangeFn := func(k *gemmKernels[T], tA, tB bool, r0, r1, c0, c1, kk int, al T, a []T, lda int, b []T, ldb int, be T, c []T, ldc int) {
-					gemmRange(k, nil, tA, tB, r0, r1, c0, c1, kk, al, a, lda, b, ldb, be, c, ldc)
-				}
-				if strings.HasPrefix(name, "old") {
-					rangeFn = gemmRangeOld[T]
-				}
-				pct[name] = append(pct[name], cpuRate(flops, reps, func() { rangeFn(v, false, false, 0, n, 0, n, n, 1, a, n, b, n, 0, c, n) }))
+				pct[name] = append(pct[name], cpuRate(t, flops, reps, func() { gemmRange(v, nil, false, false, 0, n, 0, n, n, 1, a, n, b, n, 0, c, n) }))
 			}
 			// The packing alone, as gemmRange does it for the current
 			// blocking: its time as a share of the whole product's.
@@ -199,7 +174,7 @@ func cpuTimeFamily[T float](t *testing.T, l dispatch.Level, kern *gemmKernels[T]
 			w := &gemmWork[T]{}
 			w.bp = grow(w.bp, (bl.nc+nr)*bl.kc)
 			w.ap = grow(w.ap, (bl.mc+mr)*bl.kc)
-			t0 := threadCPU()
+			t0 := cputime.Thread(t)
 			for range reps {
 				mcStep, kcStep, ncStep := evenBlock(n, bl.mc, mr), evenBlock(n, bl.kc, 8), evenBlock(n, bl.nc, nr)
 				for ic := 0; ic < n; ic += mcStep {
@@ -212,12 +187,12 @@ func cpuTimeFamily[T float](t *testing.T, l dispatch.Level, kern *gemmKernels[T]
 					}
 				}
 			}
-			packT := (threadCPU() - t0).Seconds()
-			t1 := threadCPU()
+			packT := (cputime.Thread(t) - t0).Seconds()
+			t1 := cputime.Thread(t)
 			for range reps {
 				gemmRange(kern, nil, false, false, 0, n, 0, n, n, 1, a, n, b, n, 0, c, n)
 			}
-			packPct = append(packPct, 100*packT/(threadCPU()-t1).Seconds())
+			packPct = append(packPct, 100*packT/(cputime.Thread(t)-t1).Seconds())
 		}
 		line := fmt.Sprintf("  n=%d:", n)
 		for _, name := range names {
@@ -236,6 +211,9 @@ func TestGemmInnerCPUTime(t *testing.T) {
 	if os.Getenv("LANES_GEMM_CPUTIME") == "" {
 		t.Skip("set LANES_GEMM_CPUTIME=1 to run")
 	}
+	if !dispatch.Supports(dispatch.AVX512) {
+		t.Skip("the peak kernel it compares with is AVX-512's")
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if os.Getenv("LANES_GEMM_F64") != "only" {
@@ -247,13 +225,7 @@ func TestGemmInnerCPUTime(t *testing.T) {
 }
 
 func innerCPUTime[T float](t *testing.T, kern *gemmKernels[T], peak func(int), peakFlops float64) {
-	variants := gemmVariants(kern)
-	names := []string{"current"}
-	for name := range variants {
-		names = append(names, name)
-	}
-	slices.Sort(names[1:])
-	variants["current"] = kern
+	names, variants := gemmVariants(kern)
 	if os.Getenv("LANES_GEMM_HOTC") != "" {
 		// The same blockings with C as one hot tile: what C's rows cost.
 		for _, name := range slices.Clone(names) {
@@ -280,7 +252,7 @@ func innerCPUTime[T float](t *testing.T, kern *gemmKernels[T], peak func(int), p
 		}
 		a, b := randOf[T](r, n*n), randOf[T](r, n*n)
 		for round := range 40 {
-			bestPeak = max(bestPeak, cpuRate(peakFlops*65536, 1, func() { peak(65536) }))
+			bestPeak = max(bestPeak, cpuRate(t, peakFlops*65536, 1, func() { peak(65536) }))
 			for _, name := range names {
 				v := variants[name]
 				kc, mc, nc := min(n, v.bl.kc), min(n, v.bl.mc)/v.mr*v.mr, min(n, v.bl.nc)/v.nr*v.nr
@@ -291,41 +263,26 @@ func innerCPUTime[T float](t *testing.T, kern *gemmKernels[T], peak func(int), p
 				if hot {
 					ldcv, cv = v.nr, c
 				}
-				var g float64
-				if strings.HasPrefix(name, "old") {
-					g = cpuRate(2*float64(mc*nc*kc), 1, func() {
+				w := &gemmWork[T]{ap: ap, bp: bp}
+				g := cpuRate(t, 2*float64(mc*nc*kc), 1, func() {
+					if !hot {
+						gemmBlock(v, w, kc, mc, nc, 1, 1, cv, ldcv)
+						return
+					}
+					for ir := 0; ir < mc; ir += v.mr {
 						for jr := 0; jr < nc; jr += v.nr {
-							for ir := 0; ir < mc; ir += v.mr {
-								off := ir*ldcv + jr
-								if hot {
-									off = 0
-								}
-								v.kernel(kc, ap[ir*kc:], bp[jr*kc:], cv[off:], ldcv, 1, 1)
-							}
+							v.kernel(kc, ap[ir*kc:], bp[jr*kc:], cv, ldcv, 1, 1)
 						}
-					})
-				} else {
-					w := &gemmWork[T]{ap: ap, bp: bp}
-					g = cpuRate(2*float64(mc*nc*kc), 1, func() {
-						if !hot {
-							gemmBlock(v, w, kc, mc, nc, 1, 1, cv, ldcv)
-							return
-						}
-						for ir := 0; ir < mc; ir += v.mr {
-							for jr := 0; jr < nc; jr += v.nr {
-								v.kernel(kc, ap[ir*kc:], bp[jr*kc:], cv, ldcv, 1, 1)
-							}
-						}
-					})
-				}
+					}
+				})
 				best[name] = max(best[name], g)
 				// Packing of that block and of its share of the slab of B
 				// (mc/n of it: the slab is packed once per n rows of C),
 				// as seconds per flop of the block.
-				t0 := threadCPU()
+				t0 := cputime.Thread(t)
 				packA(v, ap, a, n, false, ic, mc, 0, kc)
 				packB(v, bp[:nc*kc*mc/n/v.nr*v.nr], b, n, false, 0, kc, 0, nc*mc/n/v.nr*v.nr)
-				s := (threadCPU() - t0).Seconds() / (2 * float64(mc*nc*kc))
+				s := (cputime.Thread(t) - t0).Seconds() / (2 * float64(mc*nc*kc))
 				if bestPack[name] == 0 || s < bestPack[name] {
 					bestPack[name] = s
 				}
@@ -339,132 +296,16 @@ func innerCPUTime[T float](t *testing.T, kern *gemmKernels[T], peak func(int), p
 	}
 }
 
-// gemmRangeOld is gemmRange before the loop nest was rearranged (B slab
-// outer, A blocks in L2, tiles down the columns), kept for comparison.
-func gemmRangeOld[T float](kern *gemmKernels[T], transA, transB bool, r0, r1, c0, c1, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	mr, nr, bl := kern.mr, kern.nr, kern.bl
-	fam := familyOf[T]()
-	w := fam.works.Get()
-	defer fam.works.Put(w)
-	w.tile = grow(w.tile, mr*nr)
-	ncStep, kcStep, mcStep := evenBlock(c1-c0, bl.nc, nr), evenBlock(k, bl.kc, 8), evenBlock(r1-r0, bl.mc, mr)
-	for jc := c0; jc < c1; jc += ncStep {
-		nc := min(ncStep, c1-jc)
-		ncp := (nc + nr - 1) / nr * nr
-		for pc := 0; pc < k; pc += kcStep {
-			kc := min(kcStep, k-pc)
-			w.bp = grow(w.bp, ncp*kc)
-			packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
-			bEff := beta
-			if pc > 0 {
-				bEff = 1
-			}
-			for ic := r0; ic < r1; ic += mcStep {
-				mc := min(mcStep, r1-ic)
-				mcp := (mc + mr - 1) / mr * mr
-				w.ap = grow(w.ap, mcp*kc)
-				packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
-				for jr := 0; jr < nc; jr += nr {
-					bPanel := w.bp[jr*kc : (jr+nr)*kc]
-					nrr := min(nr, nc-jr)
-					for ir := 0; ir < mc; ir += mr {
-						aPanel := w.ap[ir*kc : (ir+mr)*kc]
-						mrr := min(mr, mc-ir)
-						off := (ic+ir)*ldc + jc + jr
-						if mrr == mr && nrr == nr {
-							kern.kernel(kc, aPanel, bPanel, c[off:], ldc, alpha, bEff)
-							continue
-						}
-						// Edge tile: compute the padded tile aside, add the valid part.
-						kern.kernel(kc, aPanel, bPanel, w.tile, nr, alpha, 0)
-						// dst = src + bEff·dst, fused as in the kernel's store.
-						for i := 0; i < mrr; i++ {
-							dst := c[off+i*ldc : off+i*ldc+nrr]
-							src := w.tile[i*nr : i*nr+nrr]
-							switch bEff {
-							case 0:
-							case 1:
-								fam.add(src, src, dst)
-							default:
-								fam.axpy(src, bEff, dst)
-							}
-							copy(dst, src)
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-func TestGemmSteps(t *testing.T) {
-	if os.Getenv("LANES_GEMM_CPUTIME") == "" {
-		t.Skip()
-	}
-	runtime.LockOSThread()
-	r := rand.New(rand.NewPCG(1, 2))
-	kern := sgemmFamily.kernels.get()
-	mr, nr, kc := 14, 32, 384
-	nc := 320
-	n := 1024
-	ap, bp := randOf[float32](r, 70*mr*kc), randOf[float32](r, nc*kc)
-	c := make([]float32, n*n)
-	tile := make([]float32, mr*nr)
-	best := func(flops float64, f func()) float64 {
-		var b float64
-		for range 60 {
-			b = max(b, cpuRate(flops, 1, f))
-		}
-		return b
-	}
-	for _, kf := range []func(int, []float32, []float32, []float32, int, float32, float32){kern.kernel} {
-		p := best(2*24*16*65536, func() { fmaPeakAVX512(65536) })
-		tiles := nc / nr
-		fl := 2 * float64(mr*nr*kc*tiles*8)
-		k0 := best(fl, func() {
-			for range tiles * 8 {
-				kf(kc, ap, bp, tile, nr, 1, 1)
-			}
-		})
-		k1 := best(fl, func() {
-			for range 8 {
-				for jr := 0; jr < nc; jr += nr {
-					kf(kc, ap, bp[jr*kc:], tile, nr, 1, 1)
-				}
-			}
-		})
-		k1a := best(fl, func() {
-			for ir := range 8 {
-				for jr := 0; jr < nc; jr += nr {
-					kf(kc, ap[ir*mr*kc:], bp[jr*kc:], tile, nr, 1, 1)
-				}
-			}
-		})
-		k2 := best(fl, func() {
-			for ir := range 8 {
-				for jr := 0; jr < nc; jr += nr {
-					kf(kc, ap[ir*mr*kc:], bp[jr*kc:], c[ir*mr*n+jr:], n, 1, 1)
-				}
-			}
-		})
-		k3 := best(fl, func() {
-			for ir := range 8 {
-				for jr := 0; jr < nc; jr += nr {
-					kf(kc, ap[ir*mr*kc:], bp[jr*kc:], c[ir*mr*(n+16)+jr:], n+16, 1, 1)
-				}
-			}
-		})
-		t.Logf("peak %.1f: same panels, hot C %.1f%%; B panels cycling %.1f%%; A too %.1f%%; C rows ldc=n %.1f%%; ldc=n+16 %.1f%%", p, 100*k0/p, 100*k1/p, 100*k1a/p, 100*k2/p, 100*k3/p)
-	}
-}
-
 // TestGemmPaired alternates whole products of two variants (LANES_GEMM_A,
-// LANES_GEMM_B: "old", "current" or a blocking spec as in gemmVariants)
+// LANES_GEMM_B: "current" or a blocking spec as in gemmVariants)
 // call by call and prints the median of the per-pair time ratios B/A and
 // each one's best rate as a share of the best peak run.
 func TestGemmPaired(t *testing.T) {
 	if os.Getenv("LANES_GEMM_CPUTIME") == "" {
 		t.Skip()
+	}
+	if !dispatch.Supports(dispatch.AVX512) {
+		t.Skip("the peak kernel it compares with is AVX-512's")
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -478,15 +319,10 @@ func TestGemmPaired(t *testing.T) {
 
 func pairedFamily[T float](t *testing.T, kern *gemmKernels[T], peak func(int), peakFlops float64) {
 	variant := func(spec string) func(n int, a, b, c []T) {
-		k := kern
-		if spec != "current" {
-			k = gemmVariants(kern)[spec]
-			if k == nil {
-				k = kern
-			}
-		}
-		if strings.HasPrefix(spec, "old") {
-			return func(n int, a, b, c []T) { gemmRangeOld(k, false, false, 0, n, 0, n, n, 1, a, n, b, n, 0, c, n) }
+		_, vs := gemmVariants(kern)
+		k := vs[spec]
+		if k == nil {
+			k = kern
 		}
 		return func(n int, a, b, c []T) { gemmRange(k, nil, false, false, 0, n, 0, n, n, 1, a, n, b, n, 0, c, n) }
 	}
@@ -503,12 +339,12 @@ func pairedFamily[T float](t *testing.T, kern *gemmKernels[T], peak func(int), p
 		var ratios []float64
 		var bestA, bestB, bestP float64
 		for i := range calls {
-			bestP = max(bestP, cpuRate(peakFlops*65536, 1, func() { peak(65536) }))
-			ra := cpuRate(flops, 1, func() { fa(n, a, b, c) })
-			rb := cpuRate(flops, 1, func() { fb(n, a, b, c) })
+			bestP = max(bestP, cpuRate(t, peakFlops*65536, 1, func() { peak(65536) }))
+			ra := cpuRate(t, flops, 1, func() { fa(n, a, b, c) })
+			rb := cpuRate(t, flops, 1, func() { fb(n, a, b, c) })
 			if i%2 == 1 {
-				rb = cpuRate(flops, 1, func() { fb(n, a, b, c) })
-				ra = cpuRate(flops, 1, func() { fa(n, a, b, c) })
+				rb = cpuRate(t, flops, 1, func() { fb(n, a, b, c) })
+				ra = cpuRate(t, flops, 1, func() { fa(n, a, b, c) })
 			}
 			bestA, bestB = max(bestA, ra), max(bestB, rb)
 			ratios = append(ratios, ra/rb)
