@@ -362,7 +362,8 @@ func (s *gemmShared[T]) reset(kern *gemmKernels[T], isA bool, m, n, k int) bool 
 	s.buf = grow(s.buf, s.w*k)
 	step := evenBlock(width, limit, unit)
 	s.step = (width + step - 1) / step
-	blocks := s.step * ((k + evenBlock(k, kern.bl.kc, 8) - 1) / evenBlock(k, kern.bl.kc, 8))
+	kcStep := evenBlock(k, kern.bl.kc, 8) // gemmRange's k blocks
+	blocks := s.step * ((k + kcStep - 1) / kcStep)
 	if cap(s.states) < blocks {
 		s.states = make([]atomic.Int32, blocks)
 	}
