@@ -279,8 +279,7 @@ func (tp *Tape) Sort(x *Var, axis int, descending bool) (values *Var, indices *t
 	const op = "Sort"
 	tp.use(op, "x", x)
 	axis = axisOf(op, x, axis)
-	dev := x.value.Device()
-	v, idx := tp.allocOn(dev, dimsOf(x.value, -1, 0)...), tp.allocOn(dev, dimsOf(x.value, -1, 0)...)
+	v, idx := tp.like(x.value), tp.like(x.value)
 	tensor.SortInto(v, idx, x.value, axis, descending)
 	return tp.selected(v, idx, axis, x), idx
 }
@@ -326,7 +325,7 @@ func (tp *Tape) Median(x *Var, axis int, keepdims bool) (values *Var, indices *t
 	return tp.selected(v, ik, axis, x), idx
 }
 
-// dimsOf returns t's shape with k along axis (axis -1: t's shape), in
+// dimsOf returns t's shape with k along axis, in
 // an array's slice that does not escape to the heap when the caller's
 // use does not.
 func dimsOf(t *tensor.Tensor, axis, k int) []int {
@@ -334,9 +333,7 @@ func dimsOf(t *tensor.Tensor, axis, k int) []int {
 	for i := range t.Dims() {
 		dims[i] = t.Dim(i)
 	}
-	if axis >= 0 {
-		dims[axis] = k
-	}
+	dims[axis] = k
 	return dims[:t.Dims()]
 }
 
