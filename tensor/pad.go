@@ -306,7 +306,14 @@ func PadBackwardInto(dx, dy *Tensor, pads []int, mode PadMode) *Tensor {
 		panic(fmt.Sprintf("tensor: %s: input of shape %v with pads %v gives %v, dy is %v", op, dx.shape, pads, g.out, dy.shape))
 	}
 	checkWritable(op, dx)
-	deviceOn(op, dx, dy)
+	if deviceOn(op, dx, dy) == CPU {
+		// The last round of sums writes dx's elements (or a contiguous
+		// stand-in for them) directly.
+		out := target(dx)
+		padBackwardHost(op, &g, detach(dx, dy), out)
+		finish(dx, out)
+		return dx
+	}
 	return copyInto(op, dx, padBackward(op, &g, dy))
 }
 
@@ -314,7 +321,7 @@ func PadBackwardInto(dx, dy *Tensor, pads []int, mode PadMode) *Tensor {
 // order of the sums): a new tensor of g.in.
 func padBackward(op string, g *padGeom, dy *Tensor) *Tensor {
 	if dy.Device() == CPU {
-		return padBackwardHost(op, g, dy)
+		return padBackwardHost(op, g, dy, nil)
 	}
 	t := dy
 	for a := len(g.src) - 1; a >= 0; a-- {
@@ -366,17 +373,33 @@ func padBackward(op string, g *padGeom, dy *Tensor) *Tensor {
 // order (per padded axis, the last first, each input slice adding the
 // output slices that read it in ascending order from zero), as loops over
 // contiguous slices rather than the composition's IndexSelect and
-// IndexAdd rounds.
-func padBackwardHost(op string, g *padGeom, dy *Tensor) *Tensor {
+// IndexAdd rounds. The result is dst when it is given (contiguous, of
+// g.in, not overlapping dy), else a new tensor.
+func padBackwardHost(op string, g *padGeom, dy, dst *Tensor) *Tensor {
+	summed := func(a int) bool { src := g.src[a]; return src != nil && !(len(src) == g.in[a] && isRun(src, 0)) }
+	last := -1 // the last round's axis: the first summed one
+	for a := range g.src {
+		if summed(a) {
+			last = a
+			break
+		}
+	}
 	t, shape := dy, dy.shape
 	for a := len(g.src) - 1; a >= 0; a-- {
-		src := g.src[a]
-		if src == nil || len(src) == g.in[a] && isRun(src, 0) {
+		if !summed(a) {
 			continue
 		}
-		next := slices.Clone(shape)
-		next[a] = g.in[a]
-		acc := alloc(op, next)
+		src := g.src[a]
+		var acc *Tensor
+		if a == last && dst != nil {
+			acc = dst
+			clear(acc.hostData(op))
+		} else {
+			next := slices.Clone(shape)
+			next[a] = g.in[a]
+			acc = alloc(op, next)
+		}
+		next := acc.shape
 		outer, inner := 1, 1
 		for _, d := range shape[:a] {
 			outer *= d
@@ -384,7 +407,7 @@ func padBackwardHost(op string, g *padGeom, dy *Tensor) *Tensor {
 		for _, d := range shape[a+1:] {
 			inner *= d
 		}
-		td, ad := t.hostData(op), acc.data
+		td, ad := t.hostData(op), acc.hostData(op)
 		if len(td) > 0 && len(ad) > 0 {
 			for o := range outer {
 				dr, tr := ad[o*g.in[a]*inner:][:g.in[a]*inner], td[o*len(src)*inner:][:len(src)*inner]
@@ -402,8 +425,11 @@ func padBackwardHost(op string, g *padGeom, dy *Tensor) *Tensor {
 		}
 		t, shape = acc, next
 	}
-	if t == dy {
-		return dy.Clone()
+	switch {
+	case t != dy:
+		return t
+	case dst != nil:
+		return CopyInto(dst, dy)
 	}
-	return t
+	return dy.Clone()
 }

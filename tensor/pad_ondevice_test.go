@@ -109,3 +109,40 @@ func TestPadBackwardOrder(t *testing.T) {
 		t.Errorf("PadBackward replicate corner = %v, want %v (rows first, then columns)", got, want)
 	}
 }
+
+// TestPadBackwardIntoViews checks PadBackwardInto on the host into a
+// contiguous view at an offset, a strided view and a dx overlapping dy:
+// PadBackward's values, and the elements outside dx untouched.
+func TestPadBackwardIntoViews(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 7))
+	for _, mode := range []PadMode{PadConstant, PadReflect, PadReplicate, PadCircular} {
+		for _, pads := range [][]int{{1, 2, 2, 1}, {0, 0, 0, 0}, {-1, 1, 0, 0}} {
+			xs := []int{2, 3, 4, 5}
+			dy := RandN(r, Pad(New(xs...), pads, mode, 0).Shape()...)
+			want := PadBackward(dy, xs, pads, mode)
+			for _, c := range []struct {
+				name string
+				big  *Tensor
+				view func(*Tensor) *Tensor
+			}{
+				{"offset", Full(7, 3, 3, 4, 5), func(b *Tensor) *Tensor { return b.Slice(0, 1, 3, 1) }},
+				{"strided", Full(7, 2, 3, 4, 10), func(b *Tensor) *Tensor { return b.Slice(3, 0, 10, 2) }},
+			} {
+				dx := c.view(c.big)
+				PadBackwardInto(dx, dy, pads, mode)
+				if !slices.Equal(dx.Contiguous().Data(), want.Data()) {
+					t.Errorf("%v pads %v, %s dx: %v, want %v", mode, pads, c.name, dx.Contiguous().Data(), want.Data())
+				}
+				n := 0
+				for _, v := range c.big.Data() {
+					if v == 7 {
+						n++
+					}
+				}
+				if outside := c.big.Len() - dx.Len(); n < outside {
+					t.Errorf("%v pads %v, %s dx: %d elements outside dx changed", mode, pads, c.name, outside-n)
+				}
+			}
+		}
+	}
+}
