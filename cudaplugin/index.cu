@@ -67,7 +67,7 @@ __global__ void scatterKernel(LanesIndex p, float *y, const float *x, const floa
 // output position (one thread, in order), selectWrite writes each chunk's
 // selected elements from there in order (a scan of the chunk's flags in
 // shared memory): deterministic, the CPU's order.
-constexpr int SELECT_CHUNK = 256;
+constexpr int SELECT_CHUNK = LANES_SELECT_CHUNK;
 
 __global__ void __launch_bounds__(SELECT_CHUNK) selectCount(LanesShape sh, LanesStrides ms, const float *mask, long long *counts) {
     __shared__ long long s[SELECT_CHUNK];

@@ -177,7 +177,7 @@ func (g *GPU) Scatter(dst *tensor.Tensor, axis int, index, src *tensor.Tensor) e
 }
 
 // MaskedSelect implements tensor.IndexKernels: a compaction in three
-// launches over chunks of 256 elements (index.cu: the chunks' counts,
+// launches over chunks of LANES_SELECT_CHUNK (256) elements (index.cu: the chunks' counts,
 // their prefix sums in one thread, each chunk's scan in shared memory),
 // deterministic, in the CPU's row-major order. An x or mask that
 // overlaps dst is copied first.
@@ -210,7 +210,7 @@ func (g *GPU) MaskedSelect(dst, x, mask *tensor.Tensor) error {
 		sh.shape[k] = C.longlong(d)
 		xs.s[k], ms.s[k] = C.longlong(m.strides[0][k]), C.longlong(m.strides[1][k])
 	}
-	chunks := (m.n + 255) / 256
+	chunks := (m.n + C.LANES_SELECT_CHUNK - 1) / C.LANES_SELECT_CHUNK
 	scratch, err := c.scratch(2 * chunks) // long longs
 	if err != nil {
 		return err

@@ -277,7 +277,9 @@ int lanes_interpolate(void *stream, int pass, const LanesSample *p, float *y, do
 int lanes_index(void *stream, int mode, const LanesIndex *p, float *y, const float *x, const float *idx, float *err);
 // MaskedSelect: y[k·ystride] = the k-th element of x, in the row-major order
 // of sh, whose element of mask is nonzero (NaN counts); scratch holds
-// ⌈n/256⌉ long longs (the chunks' counts, then their first positions).
+// 2·⌈n/LANES_SELECT_CHUNK⌉ long longs (the chunks' counts, then their first
+// positions).
+#define LANES_SELECT_CHUNK 256
 int lanes_masked_select(void *stream, const LanesShape *sh, const LanesStrides *xs, const LanesStrides *ms, float *y,
                         long long ystride, const float *x, const float *mask, long long *scratch);
 // CrossEntropy over the rows of logits (r: outer the rows, inner the classes;
@@ -339,11 +341,12 @@ int lanes_philox(void *stream, const LanesShape *shape, long long first, float *
 // the axis; y: vals, x: x, z: idx). lanes_sort sorts each row (stable;
 // -0 as +0, NaN above +Inf; desc: largest first) through scratch
 // (blocks·p keys, p the power of 2 at least the row's length, one block
-// per row in a grid of blocks; NULL when p is at most 2048, which sorts
-// in shared memory) and writes its first k positions as floats
+// per row in a grid of blocks; NULL when p is at most LANES_SORT_SHARED,
+// which sorts in shared memory) and writes its first k positions as floats
 // to idx and their values to vals (NULL: none); median: the element at
 // position (n-1)/2 of the ascending order, or the row's first NaN, and
 // its position (vals and idx at the row's place, k unused).
+#define LANES_SORT_SHARED 2048
 int lanes_sort(void *stream, const LanesReduce *r, float *vals, float *idx, const float *x, unsigned long long *scratch, long long blocks,
                long long k, int desc, int median);
 // y = the cumulative sums (prod 0) or products of each row of x, a double

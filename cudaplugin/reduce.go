@@ -140,8 +140,12 @@ func (g *GPU) reduceInto(name string, code C.int, dst, x *tensor.Tensor, inner [
 // dst: x's shape, or x's shape with size 1 along the axes in inner (or
 // fewer leading dimensions: it broadcasts to x). launch gets the rows and
 // the device addresses of dst and of x (a copy of x where x overlaps dst
-// without being it). Nothing runs when dst is empty.
+// without being it). Nothing runs when dst is empty; a nil or closed g
+// gives errNilGPU.
 func (g *GPU) alongRows(name string, dst, x *tensor.Tensor, inner []bool, launch func(r *C.LanesReduce, d, in C.uintptr_t) error) error {
+	if !g.opened() {
+		return errNilGPU
+	}
 	c := &call{g: g}
 	defer c.release()
 	xo, do := c.on(name, 1, x), c.on(name, 0, dst)
@@ -181,9 +185,6 @@ func (g *GPU) Reduce(op tensor.ReduceOp, dst, x *tensor.Tensor, axes []int, ddof
 // elements scaled by max|x| (min|x| for p < 0) as the CPU's; its sums
 // combine in the block's tree order, not the CPU's sequential one).
 func (g *GPU) NormP(dst, x *tensor.Tensor, axes []int, p float64) error {
-	if !g.opened() {
-		return errNilGPU
-	}
 	return g.alongRows("NormP", dst, x, axisMask(x.Dims(), axes...), func(r *C.LanesReduce, d, in C.uintptr_t) error {
 		return check("lanes_reduce_norm", C.lanes_reduce_norm_at(g.stream, r, d, in, C.double(p)))
 	})
@@ -234,9 +235,6 @@ func (g *GPU) ArgReduce(op tensor.ArgOp, dst, x *tensor.Tensor, axis int) error 
 // or LogSoftmax, along any axis of any views (dst may be x; an x that
 // overlaps dst otherwise is copied first).
 func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error {
-	if !g.opened() {
-		return errNilGPU
-	}
 	return g.alongRows("Softmax", dst, x, axisMask(x.Dims(), axis), func(r *C.LanesReduce, d, in C.uintptr_t) error {
 		return check("lanes_softmax", C.lanes_softmax_at(g.stream, cbool(log), r, d, in))
 	})

@@ -21,7 +21,7 @@ constexpr int SORT_THREADS = 256;
 
 // SORT_SHARED is the most keys a row sorts in shared memory (16 KiB);
 // longer rows sort in the scratch buffer, in global memory.
-constexpr long long SORT_SHARED = 2048;
+constexpr long long SORT_SHARED = LANES_SORT_SHARED;
 
 // SCAN_THREADS is the block size of the scans: one thread per line.
 constexpr int SCAN_THREADS = 128;

@@ -32,9 +32,9 @@ import (
 // long: the grid's blocks stride over them); the scans one thread per
 // line. Results equal the CPU's bit for bit.
 
-// sortSharedKeys is the most keys a row sorts in shared memory (sort.cu:
+// sortSharedKeys is the most keys a row sorts in shared memory (sort.cu's
 // SORT_SHARED); longer rows take a scratch buffer.
-const sortSharedKeys = 2048
+const sortSharedKeys = C.LANES_SORT_SHARED
 
 // sortScratchKeys bounds the keys of a sort's scratch (8 bytes each):
 // 2²⁵ keys, 256 MiB, or one row's when it is longer.
@@ -112,9 +112,6 @@ func (g *GPU) sortRows(op string, values, indices, x *tensor.Tensor, axis, k int
 // Scan implements tensor.SortKernels: CumSum or CumProd along axis, any
 // views (dst may be x).
 func (g *GPU) Scan(dst, x *tensor.Tensor, axis int, prod bool) error {
-	if !g.opened() {
-		return errNilGPU
-	}
 	return g.alongRows("Scan", dst, x, axisMask(x.Dims(), axis), func(r *C.LanesReduce, d, in C.uintptr_t) error {
 		return check("lanes_scan", C.lanes_scan_at(g.stream, r, d, in, cbool(prod)))
 	})
