@@ -40,8 +40,9 @@ func foldRows(op string, x *Tensor, mask [MaxDims]bool) (rows []float32, n int) 
 // x and axes, and returns a new tensor of the output shape whose element
 // i is f of row i of the reduced elements (foldRows), rounded to float32.
 // A reduction over no element panics unless empty is set.
-// On a device it runs red (0: none, a panic) of the Reduce family.
-func foldAxes(op string, x *Tensor, axes []int, keepdims, empty bool, red ReduceOp, f func(row []float32) float64) *Tensor {
+// On a device it runs red of the Reduce family, or onDev when it is
+// given.
+func foldAxes(op string, x *Tensor, axes []int, keepdims, empty bool, red ReduceOp, onDev func(k ReduceKernels, dst *Tensor, axes []int) error, f func(row []float32) float64) *Tensor {
 	checkNil(op, "x", x)
 	mask := reduceAxes(op, x, axes)
 	keep, out, count := reducedShapes(x, mask, keepdims)
@@ -49,8 +50,8 @@ func foldAxes(op string, x *Tensor, axes []int, keepdims, empty bool, red Reduce
 		panic(fmt.Sprintf("tensor: %s: zero-size reduction over axes %v of shape %v (no identity)", op, axes, x.shape))
 	}
 	if x.Device() != CPU {
-		if red == 0 {
-			x.hostOnly(op)
+		if onDev != nil {
+			return reduceOnDeviceBy(op, x, mask, keep, out, onDev)
 		}
 		return reduceOnDevice(op, red, x, mask, keep, out, 0)
 	}
@@ -75,7 +76,7 @@ func foldAxes(op string, x *Tensor, axes []int, keepdims, empty bool, red Reduce
 // product overflows or underflows only past float64's range, not
 // float32's); a NaN factor, or 0 times Inf, gives NaN.
 func Prod(x *Tensor, keepdims bool, axes ...int) *Tensor {
-	return foldAxes("Prod", x, axes, keepdims, true, ReduceProd, prod64)
+	return foldAxes("Prod", x, axes, keepdims, true, ReduceProd, nil, prod64)
 }
 
 func prod64(row []float32) float64 {
@@ -115,22 +116,11 @@ func Norm(x *Tensor, p float64, keepdims bool, axes ...int) *Tensor {
 		red = ReduceNormInf
 	}
 	empty := p >= 0 && !math.IsInf(p, 1)
-	if red != 0 || x == nil || x.Device() == CPU {
-		return foldAxes(op, x, axes, keepdims, empty, red, func(row []float32) float64 { return vectorNorm(row, p) })
+	var normP func(k ReduceKernels, dst *Tensor, axes []int) error
+	if red == 0 {
+		normP = func(k ReduceKernels, dst *Tensor, axes []int) error { return k.NormP(dst, x, axes, p) }
 	}
-	mask := reduceAxes(op, x, axes)
-	keep, out, count := reducedShapes(x, mask, keepdims)
-	if count == 0 && !empty {
-		panic(fmt.Sprintf("tensor: %s: zero-size reduction over axes %v of shape %v (no identity)", op, axes, x.shape))
-	}
-	dev := deviceOn(op, nil, x)
-	k := reduceOn(op, dev, nil, x)
-	dst := result(op, dev, keep, x)
-	ran(op, k.NormP(dst, x, axesOf(mask, len(x.shape)), p), dst, x)
-	if len(out) == len(keep) {
-		return dst
-	}
-	return dst.view(out, contiguousStrides(out), 0)
+	return foldAxes(op, x, axes, keepdims, empty, red, normP, func(row []float32) float64 { return vectorNorm(row, p) })
 }
 
 // NormP is the CPU's Norm of any order p (ReduceKernels.NormP).
@@ -210,7 +200,7 @@ func vectorNorm(row []float32, p float64) float64 {
 // nonzero) and 0 elsewhere, as torch.any (whose booleans are 0 and 1
 // here): Any of no element is 0.
 func Any(x *Tensor, keepdims bool, axes ...int) *Tensor {
-	return foldAxes("Any", x, axes, keepdims, true, ReduceAny, any64)
+	return foldAxes("Any", x, axes, keepdims, true, ReduceAny, nil, any64)
 }
 
 func any64(row []float32) float64 {
@@ -225,7 +215,7 @@ func any64(row []float32) float64 {
 // All returns 1 where every element over axes is nonzero (NaN counts as
 // nonzero) and 0 elsewhere, as torch.all: All of no element is 1.
 func All(x *Tensor, keepdims bool, axes ...int) *Tensor {
-	return foldAxes("All", x, axes, keepdims, true, ReduceAll, all64)
+	return foldAxes("All", x, axes, keepdims, true, ReduceAll, nil, all64)
 }
 
 func all64(row []float32) float64 {

@@ -141,10 +141,18 @@ func (red *reduction) apply(x *Tensor, axes []int, keepdims bool) *Tensor {
 // and out as reducedShapes gives them) on the device of x, and returns
 // its result shaped out.
 func reduceOnDevice(name string, op ReduceOp, x *Tensor, mask [MaxDims]bool, keep, out []int, ddof int) *Tensor {
+	return reduceOnDeviceBy(name, x, mask, keep, out, func(k ReduceKernels, dst *Tensor, axes []int) error {
+		return k.Reduce(op, dst, x, axes, ddof)
+	})
+}
+
+// reduceOnDeviceBy is reduceOnDevice with the Reduce family's method
+// given by run (dst of the keep shape, the reduced axes).
+func reduceOnDeviceBy(name string, x *Tensor, mask [MaxDims]bool, keep, out []int, run func(k ReduceKernels, dst *Tensor, axes []int) error) *Tensor {
 	dev := deviceOn(name, nil, x)
 	k := reduceOn(name, dev, nil, x)
 	dst := result(name, dev, keep, x)
-	ran(name, k.Reduce(op, dst, x, axesOf(mask, len(x.shape)), ddof), dst, x)
+	ran(name, run(k, dst, axesOf(mask, len(x.shape))), dst, x)
 	if len(out) == len(keep) {
 		return dst // keepdims
 	}
