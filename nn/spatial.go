@@ -23,7 +23,7 @@ func (tp *Tape) Conv2D(x, w, b *Var, p tensor.ConvParams) *Var {
 	tensor.Conv2DInto(y, x.value, w.value, value(b), p)
 	out, nd := tp.result(y, backConv2D, x, w, b)
 	if nd != nil {
-		nd.conv, nd.relu, nd.convBias = p, p.ReLU, b != nil
+		nd.conv, nd.relu = p, p.ReLU
 	}
 	return out
 }
@@ -90,7 +90,9 @@ func (tp *Tape) MaxPool2D(x *Var, p tensor.PoolParams) *Var {
 		nd.pool, nd.saved[0] = p, idx
 		// Pooling a ReLU's output: see backMaxPool2D.
 		nd.relu = len(tp.nodes) > 1 && tp.nodes[len(tp.nodes)-2].out == x && tp.nodes[len(tp.nodes)-2].relu
-		if nd.relu && tp.nodes[len(tp.nodes)-2].convBias {
+		// A relu node before it is a fused Conv2D's (a MaxPool2D's in[2]
+		// is nil): with a bias, the pooling sums the bias gradient.
+		if nd.relu && tp.nodes[len(tp.nodes)-2].in[2] != nil {
 			nd.idx[0] = len(tp.nodes) - 1 // the Conv2D's node, + 1
 		}
 	}

@@ -149,17 +149,14 @@ type node struct {
 	saved [3]*tensor.Tensor
 	f     [2]float32
 	relu  bool // the output went through a ReLU (a fused Conv2D's)
-	// convBias marks a Conv2D with a bias, whose gradient a MaxPool2D of
-	// its output may sum for it (saved[0]; see backMaxPool2D).
-	convBias bool
-	act      Act
-	conv     tensor.ConvParams
-	pool     tensor.PoolParams
-	norm     tensor.NormStats
-	dims     int
-	idx      [4]int // integer arguments: axis, start, end, step (Slice, Concat's pieces)
-	axes     []int  // Permute's axes, the reductions' kept shape
-	seed     uint64 // Dropout's
+	act   Act
+	conv  tensor.ConvParams
+	pool  tensor.PoolParams
+	norm  tensor.NormStats
+	dims  int
+	idx   [4]int // integer arguments: axis, start, end, step (Slice, Concat's pieces)
+	axes  []int  // Permute's axes, the reductions' kept shape
+	seed  uint64 // Dropout's
 	// sparse is SpMM's matrix.
 	sparse *tensor.CSR
 }
