@@ -431,6 +431,12 @@ func (j *depthwiseJob) weightFlat(buf *depthwiseBuf, c, m0, m1 int) {
 	}
 	acc := buf.sums[:nm*taps]
 	clear(acc)
+	// The zeros around each plane's body: the images rewrite only bodies.
+	for v := range g.kw {
+		pl := buf.pad[v*fp:][:fp]
+		clear(pl[:g.pw+g.ph*g.w])
+		clear(pl[g.pw+(g.ph+g.h)*g.w:])
+	}
 	for img := range g.n {
 		src := j.x[(img*g.cin+c)*g.h*g.w:][:g.h*g.w]
 		for v := range g.kw {
@@ -440,9 +446,7 @@ func (j *depthwiseJob) weightFlat(buf *depthwiseBuf, c, m0, m1 int) {
 				continue // every read of the column offset is padding
 			}
 			body := pl[g.pw+g.ph*g.w:][:g.h*g.w]
-			clear(pl[:g.pw+g.ph*g.w])
 			copy(body, src)
-			clear(pl[g.pw+(g.ph+g.h)*g.w:])
 			// Zero the columns that the wrap of dv reaches.
 			c0, c1 := 0, max(dv, 0)
 			if dv < 0 {
