@@ -123,8 +123,14 @@ func NAdamStep(params, grads, m, v []*Tensor, steps []int64, muProduct []float64
 	checkSlots(op, params, "v", v)
 	dev := optimDevice(op, params, grads, m, v)
 	k := optimOn(op, dev, params)
-	saved := muSaved.Get()
-	*saved = append((*saved)[:0], muProduct...)
+	// A device's step may fail (the CPU's does not): the products it
+	// advanced are then put back.
+	var saved *[]float64
+	if dev != CPU {
+		saved = muSaved.Get()
+		*saved = append((*saved)[:0], muProduct...)
+		defer muSaved.Put(saved)
+	}
 	countedStep(op, dev, params, grads, steps, func() error {
 		for i, g := range grads {
 			if g != nil {
@@ -132,12 +138,11 @@ func NAdamStep(params, grads, m, v []*Tensor, steps []int64, muProduct []float64
 			}
 		}
 		err := k.NAdam(params, grads, m, v, steps, muProduct, hp)
-		if err != nil {
+		if err != nil && saved != nil {
 			copy(muProduct, *saved)
 		}
 		return err
 	})
-	muSaved.Put(saved)
 }
 
 // muSaved holds the copies of NAdamStep's μ products that a failed step
