@@ -275,10 +275,7 @@ func pairwiseGradInto(dev Device, dx, dy, g, x, y *Tensor) (*Tensor, *Tensor) {
 	}
 	// 2(sums[i]·a[i] - (gm·b)[i]), into d.
 	grad := func(d, gm, a, b, sums *Tensor) {
-		out := d
-		if !d.IsContiguous() {
-			out = New(d.shape...)
-		}
+		out := target(d)
 		MatMulInto(out, gm, b)
 		od, ad, sd := out.Data(), a.Contiguous().Data(), sums.Contiguous().Data()
 		k := a.shape[1]
@@ -287,9 +284,7 @@ func pairwiseGradInto(dev Device, dx, dy, g, x, y *Tensor) (*Tensor, *Tensor) {
 			simd.Scale(row, row, -2)
 			simd.Axpy(row, 2*s, ad[i*k:(i+1)*k])
 		}
-		if out != d {
-			CopyInto(d, out)
-		}
+		finish(d, out)
 	}
 	if dx != nil {
 		grad(dx, g, x, y, Sum(g, false, 1))
