@@ -203,24 +203,25 @@ func rollPieces(op string, dst, src *Tensor, shift []int) {
 	rollPieces(op, dst.Slice(a, 0, s, 1), src.Slice(a, n-s, n, 1), rest)
 }
 
-// rollComposed is Roll on x's device: IndexSelect, one pass per axis.
+// rollComposed is Roll on x's device: IndexSelect, one pass per axis
+// with a nonzero net shift (rollShifts').
 func rollComposed(op string, x *Tensor, shifts, axes []int) *Tensor {
-	if len(axes) == 0 {
-		rollShifts(op, x, shifts, axes)
-		return rollComposed(op, x.Reshape(-1), shifts, []int{0}).Reshape(x.shape...)
-	}
-	rollShifts(op, x, shifts, axes)
+	shift, flat := rollShifts(op, x, shifts, axes)
 	y := x
-	for j, a := range axes {
-		a = x.axis(op, a)
-		n := x.shape[a]
-		if n == 0 {
+	if flat {
+		y = x.Reshape(-1)
+	}
+	for a, s := range shift[:len(y.shape)] {
+		if s == 0 {
 			continue
 		}
-		s := shifts[j] % n
-		y = IndexSelect(y, a, indexRange(op, x, n, func(i int) int { return ((i-s)%n + n) % n }))
+		n := y.shape[a]
+		y = IndexSelect(y, a, indexRange(op, y, n, func(i int) int { return (i - s + n) % n }))
 	}
-	if y == x {
+	if flat {
+		y = y.Reshape(x.shape...)
+	}
+	if y == x || flat && shift[0] == 0 {
 		return x.Clone()
 	}
 	return y
