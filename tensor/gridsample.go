@@ -612,13 +612,20 @@ func cubicFar(x float64) float64 {
 
 // interpGeom checks x and p and returns the output size and both axes.
 func interpGeom(op string, shape []int, p InterpolateParams) (ho, wo int, ay, ax interpAxis) {
+	ho, wo, mode := interpSize(op, shape, p)
+	return ho, wo, newInterpAxis(shape[2], ho, p.Scale[0], mode, p.AlignCorners), newInterpAxis(shape[3], wo, p.Scale[1], mode, p.AlignCorners)
+}
+
+// interpSize checks x and p and returns the output size and the mode
+// (InterpDefault resolved), without interpGeom's tables.
+func interpSize(op string, shape []int, p InterpolateParams) (ho, wo int, mode InterpMode) {
 	if len(shape) != 4 {
 		panic(fmt.Sprintf("tensor: %s: input of shape %v, want [N C H W]", op, shape))
 	}
 	if p.Mode < InterpDefault || p.Mode > InterpBicubic {
 		panic(fmt.Sprintf("tensor: %s: mode %v not supported", op, p.Mode))
 	}
-	mode := p.Mode
+	mode = p.Mode
 	if mode == InterpDefault {
 		mode = InterpNearest
 	}
@@ -641,7 +648,7 @@ func interpGeom(op string, shape []int, p InterpolateParams) (ho, wo int, ay, ax
 	if ho <= 0 || wo <= 0 || h <= 0 || w <= 0 {
 		panic(fmt.Sprintf("tensor: %s: input of shape %v and output size [%d %d]: both must be positive", op, shape, ho, wo))
 	}
-	return ho, wo, newInterpAxis(h, ho, p.Scale[0], mode, p.AlignCorners), newInterpAxis(w, wo, p.Scale[1], mode, p.AlignCorners)
+	return ho, wo, mode
 }
 
 // Interpolate returns PyTorch's interpolate(x, size or scale_factor,
@@ -660,7 +667,7 @@ func interpGeom(op string, shape []int, p InterpolateParams) (ho, wo int, ay, ax
 func Interpolate(x *Tensor, p InterpolateParams) *Tensor {
 	const op = "Interpolate"
 	checkNil(op, "x", x)
-	ho, wo, _, _ := interpGeom(op, x.shape, p)
+	ho, wo, _ := interpSize(op, x.shape, p)
 	dev := deviceOn(op, nil, x)
 	k := sampleOn(op, dev, nil, x)
 	dst := result(op, dev, []int{x.shape[0], x.shape[1], ho, wo}, x)
@@ -681,7 +688,7 @@ func interpResolved(p InterpolateParams) InterpolateParams {
 func InterpolateShape(x *Tensor, p InterpolateParams) [4]int {
 	const op = "InterpolateShape"
 	checkNil(op, "x", x)
-	ho, wo, _, _ := interpGeom(op, x.shape, p)
+	ho, wo, _ := interpSize(op, x.shape, p)
 	return [4]int{x.shape[0], x.shape[1], ho, wo}
 }
 
@@ -691,7 +698,7 @@ func InterpolateShape(x *Tensor, p InterpolateParams) [4]int {
 func InterpolateInto(dst, x *Tensor, p InterpolateParams) *Tensor {
 	const op = "InterpolateInto"
 	checkNil(op, "dst, x", dst, x)
-	ho, wo, _, _ := interpGeom(op, x.shape, p)
+	ho, wo, _ := interpSize(op, x.shape, p)
 	checkShapeIs(op, "dst", dst, x.shape[0], x.shape[1], ho, wo)
 	checkWritable(op, dst)
 	dev := deviceOn(op, dst, x)
@@ -763,7 +770,7 @@ func InterpolateBackwardInto(dx, dy *Tensor, p InterpolateParams) *Tensor {
 // checkInterpolateBackward panics unless dy is Interpolate's output for an
 // input of xShape.
 func checkInterpolateBackward(op string, dy *Tensor, xShape []int, p InterpolateParams) {
-	ho, wo, _, _ := interpGeom(op, xShape, p)
+	ho, wo, _ := interpSize(op, xShape, p)
 	if want := []int{xShape[0], xShape[1], ho, wo}; !equalInts(dy.shape, want) {
 		panic(fmt.Sprintf("tensor: %s: dy of shape %v, want %v", op, dy.shape, want))
 	}
