@@ -10,6 +10,20 @@
 
 namespace {
 
+// indexAt checks the index value f against p (an integer in [0, n), or
+// [-n, n) when p.negative) and sets at to the position it names
+// (negative ones counting from n); a bad value is reported in err.
+__device__ bool indexAt(const LanesIndex &p, float f, float *err, long long &at) {
+    const double v = (double)f;
+    const double lo = p.negative ? -(double)p.n : 0.0;
+    if (!(v >= lo && v < (double)p.n) || v != floor(v)) {
+        reportBad(err, f);
+        return false;
+    }
+    at = (long long)v + (v < 0 ? p.n : 0);
+    return true;
+}
+
 // indexKernel runs mode over the walk of p: element e is position k =
 // e / rest.n along the axis and r = e % rest.n over the other
 // dimensions; the index value v is read at (r, k) and checked against
@@ -19,14 +33,10 @@ __global__ void indexKernel(LanesIndex p, int mode, float *y, const float *x, co
     const long long total = p.rest.n * p.len;
     for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
         const long long k = e / p.rest.n, r = e % p.rest.n;
-        const float f = idx[offsetOf(p.rest, p.is, r) + k * p.ia];
-        const double v = (double)f;
-        const double lo = p.negative ? -(double)p.n : 0.0;
-        if (!(v >= lo && v < (double)p.n) || v != floor(v)) {
-            reportBad(err, f);
+        long long at;
+        if (!indexAt(p, idx[offsetOf(p.rest, p.is, r) + k * p.ia], err, at)) {
             continue;
         }
-        const long long at = (long long)v + (v < 0 ? p.n : 0);
         switch (mode) {
         case 0:
             y[offsetOf(p.rest, p.ys, r) + k * p.ya] = x[offsetOf(p.rest, p.xs, r) + at * p.xa];
@@ -49,14 +59,10 @@ __global__ void scatterKernel(LanesIndex p, float *y, const float *x, const floa
         const float *xr = x + offsetOf(p.rest, p.xs, r);
         float *yr = y + offsetOf(p.rest, p.ys, r);
         for (long long k = 0; k < p.len; k++) {
-            const float f = ir[k * p.ia];
-            const double v = (double)f;
-            if (!(v >= -(double)p.n && v < (double)p.n) || v != floor(v)) {
-                reportBad(err, f);
-                continue;
+            long long at;
+            if (indexAt(p, ir[k * p.ia], err, at)) {
+                yr[at * p.ya] = xr[k * p.xa];
             }
-            const long long at = (long long)v + (v < 0 ? p.n : 0);
-            yr[at * p.ya] = xr[k * p.xa];
         }
     }
 }
