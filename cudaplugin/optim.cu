@@ -12,6 +12,12 @@
 
 namespace {
 
+// coupledDecay returns g + wd·p (L2 weight decay on the gradient), or g
+// when there is no decay.
+__device__ __forceinline__ float coupledDecay(const LanesOptParams &h, const float *p, float g) {
+    return h.weight_decay != 0 ? fmaf(h.weight_decay, *p, g) : g;
+}
+
 // adamMoments is the start of the Adam family's updates (Adam, NAdam,
 // RAdam), as tensor's: the weight decay (decoupled: p ← p·(1 - lr·wd);
 // else g ← g + wd·p) and the moments m ← β₁m + (1-β₁)g,
@@ -19,8 +25,8 @@ namespace {
 __device__ __forceinline__ float adamMoments(const LanesOptParams &h, float *p, float g, float *m, float *v) {
     if (h.weight_decay != 0 && h.decoupled) {
         *p = *p * (1 - h.lr * h.weight_decay);
-    } else if (h.weight_decay != 0) {
-        g = fmaf(h.weight_decay, *p, g);
+    } else {
+        g = coupledDecay(h, p, g);
     }
     *m = fmaf(1 - h.beta1, g, h.beta1 * *m);
     *v = fmaf(1 - h.beta2, g * g, h.beta2 * *v);
@@ -56,9 +62,7 @@ __global__ void optimKernel(LanesOptTable t, LanesOptParams h) {
         float g = t.g[i][j];
         switch (h.kind) {
         case LANES_OPT_SGD: {
-            if (h.weight_decay != 0) {
-                g = fmaf(h.weight_decay, *p, g);
-            }
+            g = coupledDecay(h, p, g);
             if (h.momentum != 0) {
                 float *b = t.s0[i] + j;
                 *b = t.a[i] != 0 ? fmaf(1 - h.dampening, g, h.momentum * *b) : g;
@@ -83,9 +87,7 @@ __global__ void optimKernel(LanesOptTable t, LanesOptParams h) {
             break;
         }
         case LANES_OPT_ADAGRAD: {
-            if (h.weight_decay != 0) {
-                g = fmaf(h.weight_decay, *p, g);
-            }
+            g = coupledDecay(h, p, g);
             float *sum = t.s0[i] + j;
             *sum = fmaf(g, g, *sum);
             float a, b, c;
@@ -94,9 +96,7 @@ __global__ void optimKernel(LanesOptTable t, LanesOptParams h) {
             break;
         }
         case LANES_OPT_ADAMAX: {
-            if (h.weight_decay != 0) {
-                g = fmaf(h.weight_decay, *p, g);
-            }
+            g = coupledDecay(h, p, g);
             float *m = t.s0[i] + j, *u = t.s1[i] + j;
             *m = fmaf(1 - h.beta1, g, h.beta1 * *m);
             *u = maxOf(h.beta2 * *u, fabsf(g) + h.eps);
@@ -124,9 +124,7 @@ __global__ void optimKernel(LanesOptTable t, LanesOptParams h) {
             break;
         }
         default: { // LANES_OPT_RMSPROP
-            if (h.weight_decay != 0) {
-                g = fmaf(h.weight_decay, *p, g);
-            }
+            g = coupledDecay(h, p, g);
             const float a = h.alpha;
             float *v = t.s0[i] + j;
             *v = fmaf(1 - a, g * g, a * *v);
