@@ -112,6 +112,8 @@ __global__ void __launch_bounds__(ROW_THREADS) reduceKernel(LanesReduce r, float
     }
 }
 
+// MaxNum and MinNum fold doubles that are not NaN (common.cuh's MaxOp
+// and MinOp are float's, NaN-propagating).
 template <class T>
 struct MaxNum {
     __device__ T operator()(T a, T b) const { return b > a ? b : a; }
@@ -144,10 +146,18 @@ __global__ void __launch_bounds__(ROW_THREADS) normKernel(LanesReduce r, float *
             }
             nonzero += v != 0 ? 1 : 0;
         }
-        hi = blockReduce(sd, hi, MaxNum<double>{});
-        lo = blockReduce(sd, lo, MinNum<double>{});
-        nan = blockReduce(sd, nan, MaxNum<double>{});
-        nonzero = blockReduce(sd, nonzero, SumOp<double>{});
+        // Only the folds p needs (p is the same in every thread, so are
+        // the block's synchronizations).
+        if (p == 0) {
+            nonzero = blockReduce(sd, nonzero, SumOp<double>{});
+        } else {
+            nan = blockReduce(sd, nan, MaxNum<double>{});
+            if (p > 0) {
+                hi = blockReduce(sd, hi, MaxNum<double>{});
+            } else {
+                lo = blockReduce(sd, lo, MinNum<double>{});
+            }
+        }
         double res;
         if (p == 0) {
             res = nonzero;
