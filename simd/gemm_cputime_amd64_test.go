@@ -80,7 +80,9 @@ func TestGemmCPUTime(t *testing.T) {
 
 // gemmVariants are the active kernel ("current") and alternative
 // blockings that the harness times beside it (LANES_GEMM_BLOCKS, e.g.
-// "256x672x4096,512x336x4096": kc x mc x nc), with their names in order.
+// "256x672x4096,512x336x4096": kc x mc x nc), and with LANES_GEMM_NOPACKN
+// set the current blocking packing B with the Go loop ("goPackB"), with
+// their names in order.
 func gemmVariants[T float](kern *gemmKernels[T]) ([]string, map[string]*gemmKernels[T]) {
 	v := map[string]*gemmKernels[T]{"current": kern}
 	var names []string
@@ -92,6 +94,12 @@ func gemmVariants[T float](kern *gemmKernels[T]) ([]string, map[string]*gemmKern
 			v[f] = &k
 			names = append(names, f)
 		}
+	}
+	if os.Getenv("LANES_GEMM_NOPACKN") != "" {
+		k := *kern
+		k.packN = nil
+		v["goPackB"] = &k
+		names = append(names, "goPackB")
 	}
 	slices.Sort(names)
 	return append([]string{"current"}, names...), v

@@ -27,6 +27,11 @@ type gemmKernels[T float] struct {
 	// of A) or i < 16 (pack16: full panels of a transposed B, 16 columns at
 	// a time; nr is a multiple of 16).
 	packMR, pack16 func(dst, src []T, ld, w, kc int)
+	// packN, where the level has it (nil uses the Go loop), is the copying
+	// pack of a block of B, kc rows of cols columns at row stride ld, into
+	// panels of nr columns (see packB): dst[q·nr·kc + p·nr + j] =
+	// src[p·ld + q·nr + j], with zeros past cols in the last panel.
+	packN func(dst, src []T, ld, kc, cols int)
 }
 
 // newGemmKernels describes a microkernel and derives its cache blocking once.
@@ -650,6 +655,10 @@ func packA[T float](kern *gemmKernels[T], ap, a []T, lda int, trans bool, ic, mc
 // contiguously; columns past nc are zero.
 func packB[T float](kern *gemmKernels[T], bp, b []T, ldb int, trans bool, pc, kc, jc, nc int) {
 	nr := kern.nr
+	if !trans && kern.packN != nil {
+		kern.packN(bp, b[pc*ldb+jc:], ldb, kc, nc)
+		return
+	}
 	if !trans {
 		// Row by row of B, so that it is read in order (panel by panel, every
 		// row would be a new page).

@@ -2138,6 +2138,164 @@ done:
 	VZEROUPPER
 	RET
 
+// func packN32AVX512(dst []float32, src []float32, ld int, kc int, cols int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·packN32AVX512(SB), NOSPLIT, $0-72
+	MOVQ    dst_base+0(FP), DI
+	MOVQ    src_base+24(FP), SI
+	MOVQ    ld+48(FP), R8
+	MOVQ    kc+56(FP), CX
+	MOVQ    cols+64(FP), R11
+	SHLQ    $0x02, R8
+	MOVQ    CX, R9
+	SHLQ    $0x07, R9
+	MOVQ    R11, R10
+	SHRQ    $0x05, R10
+	ANDQ    $0x0000001f, R11
+	MOVQ    R11, BX
+	XORL    DX, DX
+	CMPQ    BX, DX
+	CMOVQLT DX, BX
+	MOVL    $0x00000010, DX
+	CMPQ    BX, DX
+	CMOVQGT DX, BX
+	XCHGQ   BX, CX
+	MOVL    $0x00000001, AX
+	SHLL    CL, AX
+	DECL    AX
+	XCHGQ   BX, CX
+	KMOVW   AX, K1
+	MOVQ    R11, BX
+	SUBQ    $0x10, BX
+	XORL    DX, DX
+	CMPQ    BX, DX
+	CMOVQLT DX, BX
+	MOVL    $0x00000010, DX
+	CMPQ    BX, DX
+	CMOVQGT DX, BX
+	XCHGQ   BX, CX
+	MOVL    $0x00000001, AX
+	SHLL    CL, AX
+	DECL    AX
+	XCHGQ   BX, CX
+	KMOVW   AX, K2
+	TESTQ   CX, CX
+	JE      done
+
+rows:
+	MOVQ SI, R12
+	MOVQ DI, R13
+	MOVQ R10, BX
+
+panels:
+	TESTQ   BX, BX
+	JE      partial
+	VMOVUPS (R12), Z0
+	VMOVUPS 64(R12), Z1
+	VMOVUPS Z0, (R13)
+	VMOVUPS Z1, 64(R13)
+	ADDQ    $0x00000080, R12
+	ADDQ    R9, R13
+	DECQ    BX
+	JMP     panels
+
+partial:
+	TESTQ     R11, R11
+	JE        next
+	VMOVUPS.Z (R12), K1, Z0
+	VMOVUPS.Z 64(R12), K2, Z1
+	VMOVUPS   Z0, (R13)
+	VMOVUPS   Z1, 64(R13)
+
+next:
+	ADDQ R8, SI
+	ADDQ $0x00000080, DI
+	DECQ CX
+	JNE  rows
+
+done:
+	VZEROUPPER
+	RET
+
+// func packN16F64AVX512(dst []float64, src []float64, ld int, kc int, cols int)
+// Requires: AVX, AVX512F, CMOV
+TEXT ·packN16F64AVX512(SB), NOSPLIT, $0-72
+	MOVQ    dst_base+0(FP), DI
+	MOVQ    src_base+24(FP), SI
+	MOVQ    ld+48(FP), R8
+	MOVQ    kc+56(FP), CX
+	MOVQ    cols+64(FP), R11
+	SHLQ    $0x03, R8
+	MOVQ    CX, R9
+	SHLQ    $0x07, R9
+	MOVQ    R11, R10
+	SHRQ    $0x04, R10
+	ANDQ    $0x0000000f, R11
+	MOVQ    R11, BX
+	XORL    DX, DX
+	CMPQ    BX, DX
+	CMOVQLT DX, BX
+	MOVL    $0x00000008, DX
+	CMPQ    BX, DX
+	CMOVQGT DX, BX
+	XCHGQ   BX, CX
+	MOVL    $0x00000001, AX
+	SHLL    CL, AX
+	DECL    AX
+	XCHGQ   BX, CX
+	KMOVW   AX, K1
+	MOVQ    R11, BX
+	SUBQ    $0x08, BX
+	XORL    DX, DX
+	CMPQ    BX, DX
+	CMOVQLT DX, BX
+	MOVL    $0x00000008, DX
+	CMPQ    BX, DX
+	CMOVQGT DX, BX
+	XCHGQ   BX, CX
+	MOVL    $0x00000001, AX
+	SHLL    CL, AX
+	DECL    AX
+	XCHGQ   BX, CX
+	KMOVW   AX, K2
+	TESTQ   CX, CX
+	JE      done
+
+rows:
+	MOVQ SI, R12
+	MOVQ DI, R13
+	MOVQ R10, BX
+
+panels:
+	TESTQ   BX, BX
+	JE      partial
+	VMOVUPD (R12), Z0
+	VMOVUPD 64(R12), Z1
+	VMOVUPD Z0, (R13)
+	VMOVUPD Z1, 64(R13)
+	ADDQ    $0x00000080, R12
+	ADDQ    R9, R13
+	DECQ    BX
+	JMP     panels
+
+partial:
+	TESTQ     R11, R11
+	JE        next
+	VMOVUPD.Z (R12), K1, Z0
+	VMOVUPD.Z 64(R12), K2, Z1
+	VMOVUPD   Z0, (R13)
+	VMOVUPD   Z1, 64(R13)
+
+next:
+	ADDQ R8, SI
+	ADDQ $0x00000080, DI
+	DECQ CX
+	JNE  rows
+
+done:
+	VZEROUPPER
+	RET
+
 // func fmaPeakAVX512(n int)
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·fmaPeakAVX512(SB), NOSPLIT, $0-8

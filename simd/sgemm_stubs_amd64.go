@@ -60,6 +60,20 @@ func packT8F64AVX512(dst []float64, src []float64, ld int, w int, kc int)
 //go:noescape
 func packT16F64AVX512(dst []float64, src []float64, ld int, w int, kc int)
 
+// packN32AVX512 sets dst[q·32·kc + p·32 + j] = src[p·ld + q·32 + j] for p < kc and
+// q·32 + j < cols, and to 0 for the other j < 32 of the last panel.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func packN32AVX512(dst []float32, src []float32, ld int, kc int, cols int)
+
+// packN16F64AVX512 sets dst[q·16·kc + p·16 + j] = src[p·ld + q·16 + j] for p < kc and
+// q·16 + j < cols, and to 0 for the other j < 16 of the last panel.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func packN16F64AVX512(dst []float64, src []float64, ld int, kc int, cols int)
+
 // fmaPeakAVX512 runs n iterations of 24 independent 16-lane FMAs.
 // Requires: AVX-512 F.
 func fmaPeakAVX512(n int)

@@ -71,6 +71,9 @@ func main() {
 	packT(x86.AVX512, 16)
 	packT(x86.AVX512.F64(), 8)
 	packT(x86.AVX512.F64(), 16)
+	// The copying packs of B's panels (nr columns each) at AVX-512.
+	packN(x86.AVX512, 32)
+	packN(x86.AVX512.F64(), 16)
 	for _, s := range x86.Levels {
 		peak(s)
 	}
@@ -329,6 +332,108 @@ func packT(s x86.ISA, rows int) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// packN writes packN<nr><width>AVX512, the copying pack of a block of B
+// (kc rows of cols columns, row stride ld) into panels of nr columns:
+// dst[q·nr·kc + p·nr + j] = src[p·ld + q·nr + j] for the cols/nr full
+// panels q, and for the last, partial panel (cols mod nr columns) the same
+// with zeros in columns j ≥ cols mod nr (a zeroing masked load: nothing of
+// src past the cols columns is read, nothing of dst past the panel is
+// written). It walks B row by row, so src is read in order, one row of
+// the block per p (as the Go loop it replaces, which paid a memmove call
+// per nr values).
+func packN(s x86.ISA, nr int) {
+	lanes, size := s.Lanes, s.Size()
+	vpr := nr / lanes
+	name := fmt.Sprintf("packN%d%sAVX512", nr, s.Suffix())
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst, src []%s, ld, kc, cols int)", s.Type.Name()))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets dst[q·%d·kc + p·%[2]d + j] = src[p·ld + q·%[2]d + j] for p < kc and", name, nr),
+		fmt.Sprintf("q·%d + j < cols, and to 0 for the other j < %[1]d of the last panel.", nr),
+		"Requires: AVX-512 F.")
+	Load(Param("dst").Base(), RDI)
+	Load(Param("src").Base(), RSI)
+	Load(Param("ld"), R8)
+	Load(Param("kc"), RCX)
+	Load(Param("cols"), R11)
+	SHLQ(U8(s.Shift()), R8) // bytes per row of src
+	// R9: bytes per panel; R10: full panels; R11: columns of the partial one.
+	MOVQ(RCX, R9)
+	SHLQ(U8(log2(nr*size)), R9)
+	MOVQ(R11, R10)
+	SHRQ(U8(log2(nr)), R10)
+	ANDQ(U32(nr-1), R11)
+	// K1.. (one per vector of a panel's row): the partial panel's lanes,
+	// clamp(R11 - j·lanes, 0, lanes) of them.
+	masks := []OpmaskPhysical{K1, K2, K3, K4}
+	for j := 0; j < vpr; j++ {
+		MOVQ(R11, RBX)
+		if j > 0 {
+			SUBQ(U8(j*lanes), RBX)
+		}
+		XORL(EDX, EDX)
+		CMPQ(RBX, EDX.As64())
+		CMOVQLT(RDX, RBX)
+		MOVL(U32(lanes), EDX)
+		CMPQ(RBX, RDX)
+		CMOVQGT(RDX, RBX)
+		// The low RBX bits: (1 << RBX) - 1, with the count in CL.
+		XCHGQ(RBX, RCX)
+		MOVL(U32(1), EAX)
+		SHLL(CL, EAX)
+		DECL(EAX)
+		XCHGQ(RBX, RCX)
+		KMOVW(EAX, masks[j])
+	}
+	z := func(i int) VecPhysical { return x86.AVX512.V(i) }
+	mov := x86.P(s, VMOVUPS, VMOVUPD)
+	TESTQ(RCX, RCX)
+	JE(LabelRef("done"))
+	Label("rows")
+	MOVQ(RSI, R12)
+	MOVQ(RDI, R13)
+	MOVQ(R10, RBX)
+	Label("panels")
+	TESTQ(RBX, RBX)
+	JE(LabelRef("partial"))
+	for j := 0; j < vpr; j++ {
+		mov(x86.At(R12, j*64), z(j))
+	}
+	for j := 0; j < vpr; j++ {
+		mov(z(j), x86.At(R13, j*64))
+	}
+	ADDQ(U32(nr*size), R12)
+	ADDQ(R9, R13)
+	DECQ(RBX)
+	JMP(LabelRef("panels"))
+	Label("partial")
+	TESTQ(R11, R11)
+	JE(LabelRef("next"))
+	for j := 0; j < vpr; j++ {
+		x86.P(s, VMOVUPS_Z, VMOVUPD_Z)(x86.At(R12, j*64), masks[j], z(j))
+	}
+	for j := 0; j < vpr; j++ {
+		mov(z(j), x86.At(R13, j*64))
+	}
+	Label("next")
+	ADDQ(R8, RSI)
+	ADDQ(U32(nr*size), RDI)
+	DECQ(RCX)
+	JNE(LabelRef("rows"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// log2 is the exponent of the power of two n.
+func log2(n int) int {
+	e := 0
+	for n > 1 {
+		n >>= 1
+		e++
+	}
+	return e
 }
 
 // transpose16x16F32 transposes the float32 rows in Z0..Z15 (row i in Zi,
