@@ -12,10 +12,14 @@ func init() {
 	k := newGemmKernels(14, 32, sgemmKernel14x32AVX512)
 	k.packMR, k.pack16, k.packN = packT14AVX512, packT16AVX512, packN32AVX512
 	sgemmFamily.kernels.set(dispatch.AVX512, k)
-	sgemmFamily.kernels.set(dispatch.AVX2, newGemmKernels(6, 16, sgemmKernel6x16AVX2))
+	k2 := newGemmKernels(6, 16, sgemmKernel6x16AVX2)
+	k2.packN = packN16AVX2
+	sgemmFamily.kernels.set(dispatch.AVX2, k2)
 
 	d := newGemmKernels(8, 16, dgemmKernel8x16AVX512)
 	d.packMR, d.pack16, d.packN = packT8F64AVX512, packT16F64AVX512, packN16F64AVX512
 	dgemmFamily.kernels.set(dispatch.AVX512, d)
-	dgemmFamily.kernels.set(dispatch.AVX2, newGemmKernels(6, 8, dgemmKernel6x8AVX2))
+	d2 := newGemmKernels(6, 8, dgemmKernel6x8AVX2)
+	d2.packN = packN8F64AVX2
+	dgemmFamily.kernels.set(dispatch.AVX2, d2)
 }

@@ -2139,7 +2139,7 @@ done:
 	RET
 
 // func packN32AVX512(dst []float32, src []float32, ld int, kc int, cols int)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512DQ, AVX512F, CMOV
 TEXT ·packN32AVX512(SB), NOSPLIT, $0-72
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    src_base+24(FP), SI
@@ -2179,6 +2179,7 @@ TEXT ·packN32AVX512(SB), NOSPLIT, $0-72
 	DECL    AX
 	XCHGQ   BX, CX
 	KMOVW   AX, K2
+	VXORPS  Z2, Z2, Z2
 	TESTQ   CX, CX
 	JE      done
 
@@ -2217,8 +2218,67 @@ done:
 	VZEROUPPER
 	RET
 
+// func packN16AVX2(dst []float32, src []float32, ld int, kc int, cols int)
+// Requires: AVX
+TEXT ·packN16AVX2(SB), NOSPLIT, $0-72
+	MOVQ   dst_base+0(FP), DI
+	MOVQ   src_base+24(FP), SI
+	MOVQ   ld+48(FP), R8
+	MOVQ   kc+56(FP), CX
+	MOVQ   cols+64(FP), R11
+	SHLQ   $0x02, R8
+	MOVQ   CX, R9
+	SHLQ   $0x06, R9
+	MOVQ   R11, R10
+	SHRQ   $0x04, R10
+	ANDQ   $0x0000000f, R11
+	VXORPS Y2, Y2, Y2
+	TESTQ  CX, CX
+	JE     done
+
+rows:
+	MOVQ SI, R12
+	MOVQ DI, R13
+	MOVQ R10, BX
+
+panels:
+	TESTQ   BX, BX
+	JE      partial
+	VMOVUPS (R12), Y0
+	VMOVUPS 32(R12), Y1
+	VMOVUPS Y0, (R13)
+	VMOVUPS Y1, 32(R13)
+	ADDQ    $0x00000040, R12
+	ADDQ    R9, R13
+	DECQ    BX
+	JMP     panels
+
+partial:
+	TESTQ   R11, R11
+	JE      next
+	VMOVUPS Y2, (R13)
+	VMOVUPS Y2, 32(R13)
+	XORQ    BX, BX
+
+values:
+	VMOVSS (R12)(BX*4), X0
+	VMOVSS X0, (R13)(BX*4)
+	INCQ   BX
+	CMPQ   BX, R11
+	JB     values
+
+next:
+	ADDQ R8, SI
+	ADDQ $0x00000040, DI
+	DECQ CX
+	JNE  rows
+
+done:
+	VZEROUPPER
+	RET
+
 // func packN16F64AVX512(dst []float64, src []float64, ld int, kc int, cols int)
-// Requires: AVX, AVX512F, CMOV
+// Requires: AVX, AVX512DQ, AVX512F, CMOV
 TEXT ·packN16F64AVX512(SB), NOSPLIT, $0-72
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    src_base+24(FP), SI
@@ -2258,6 +2318,7 @@ TEXT ·packN16F64AVX512(SB), NOSPLIT, $0-72
 	DECL    AX
 	XCHGQ   BX, CX
 	KMOVW   AX, K2
+	VXORPS  Z2, Z2, Z2
 	TESTQ   CX, CX
 	JE      done
 
@@ -2289,6 +2350,65 @@ partial:
 next:
 	ADDQ R8, SI
 	ADDQ $0x00000080, DI
+	DECQ CX
+	JNE  rows
+
+done:
+	VZEROUPPER
+	RET
+
+// func packN8F64AVX2(dst []float64, src []float64, ld int, kc int, cols int)
+// Requires: AVX
+TEXT ·packN8F64AVX2(SB), NOSPLIT, $0-72
+	MOVQ   dst_base+0(FP), DI
+	MOVQ   src_base+24(FP), SI
+	MOVQ   ld+48(FP), R8
+	MOVQ   kc+56(FP), CX
+	MOVQ   cols+64(FP), R11
+	SHLQ   $0x03, R8
+	MOVQ   CX, R9
+	SHLQ   $0x06, R9
+	MOVQ   R11, R10
+	SHRQ   $0x03, R10
+	ANDQ   $0x00000007, R11
+	VXORPS Y2, Y2, Y2
+	TESTQ  CX, CX
+	JE     done
+
+rows:
+	MOVQ SI, R12
+	MOVQ DI, R13
+	MOVQ R10, BX
+
+panels:
+	TESTQ   BX, BX
+	JE      partial
+	VMOVUPD (R12), Y0
+	VMOVUPD 32(R12), Y1
+	VMOVUPD Y0, (R13)
+	VMOVUPD Y1, 32(R13)
+	ADDQ    $0x00000040, R12
+	ADDQ    R9, R13
+	DECQ    BX
+	JMP     panels
+
+partial:
+	TESTQ   R11, R11
+	JE      next
+	VMOVUPD Y2, (R13)
+	VMOVUPD Y2, 32(R13)
+	XORQ    BX, BX
+
+values:
+	VMOVSD (R12)(BX*8), X0
+	VMOVSD X0, (R13)(BX*8)
+	INCQ   BX
+	CMPQ   BX, R11
+	JB     values
+
+next:
+	ADDQ R8, SI
+	ADDQ $0x00000040, DI
 	DECQ CX
 	JNE  rows
 

@@ -67,12 +67,26 @@ func packT16F64AVX512(dst []float64, src []float64, ld int, w int, kc int)
 //go:noescape
 func packN32AVX512(dst []float32, src []float32, ld int, kc int, cols int)
 
+// packN16AVX2 sets dst[q·16·kc + p·16 + j] = src[p·ld + q·16 + j] for p < kc and
+// q·16 + j < cols, and to 0 for the other j < 16 of the last panel.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func packN16AVX2(dst []float32, src []float32, ld int, kc int, cols int)
+
 // packN16F64AVX512 sets dst[q·16·kc + p·16 + j] = src[p·ld + q·16 + j] for p < kc and
 // q·16 + j < cols, and to 0 for the other j < 16 of the last panel.
 // Requires: AVX-512 F.
 //
 //go:noescape
 func packN16F64AVX512(dst []float64, src []float64, ld int, kc int, cols int)
+
+// packN8F64AVX2 sets dst[q·8·kc + p·8 + j] = src[p·ld + q·8 + j] for p < kc and
+// q·8 + j < cols, and to 0 for the other j < 8 of the last panel.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func packN8F64AVX2(dst []float64, src []float64, ld int, kc int, cols int)
 
 // fmaPeakAVX512 runs n iterations of 24 independent 16-lane FMAs.
 // Requires: AVX-512 F.

@@ -71,9 +71,10 @@ func main() {
 	packT(x86.AVX512, 16)
 	packT(x86.AVX512.F64(), 8)
 	packT(x86.AVX512.F64(), 16)
-	// The copying packs of B's panels (nr columns each) at AVX-512.
-	packN(x86.AVX512, 32)
-	packN(x86.AVX512.F64(), 16)
+	// The copying packs of B's panels (nr columns each).
+	for _, sh := range shapes {
+		packN(sh.s, sh.nr)
+	}
 	for _, s := range x86.Levels {
 		peak(s)
 	}
@@ -334,24 +335,25 @@ func packT(s x86.ISA, rows int) {
 	RET()
 }
 
-// packN writes packN<nr><width>AVX512, the copying pack of a block of B
+// packN writes packN<nr><width><level>, the copying pack of a block of B
 // (kc rows of cols columns, row stride ld) into panels of nr columns:
 // dst[q·nr·kc + p·nr + j] = src[p·ld + q·nr + j] for the cols/nr full
 // panels q, and for the last, partial panel (cols mod nr columns) the same
-// with zeros in columns j ≥ cols mod nr (a zeroing masked load: nothing of
-// src past the cols columns is read, nothing of dst past the panel is
-// written). It walks B row by row, so src is read in order, one row of
-// the block per p (as the Go loop it replaces, which paid a memmove call
-// per nr values).
+// with zeros in columns j ≥ cols mod nr. Nothing of src past the cols
+// columns is read and nothing of dst past the panels is written: the
+// partial panel's rows load with a zeroing mask (AVX-512), or are zeroed
+// by vector stores and then copied value by value (AVX2). It walks B row
+// by row, so src is read in order, one row of the block per p (as the Go
+// loop it replaces, which paid a memmove call per nr values).
 func packN(s x86.ISA, nr int) {
 	lanes, size := s.Lanes, s.Size()
 	vpr := nr / lanes
-	name := fmt.Sprintf("packN%d%sAVX512", nr, s.Suffix())
+	name := fmt.Sprintf("packN%d%s%s", nr, s.Suffix(), s.Name)
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst, src []%s, ld, kc, cols int)", s.Type.Name()))
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets dst[q·%d·kc + p·%[2]d + j] = src[p·ld + q·%[2]d + j] for p < kc and", name, nr),
 		fmt.Sprintf("q·%d + j < cols, and to 0 for the other j < %[1]d of the last panel.", nr),
-		"Requires: AVX-512 F.")
+		"Requires: "+requires(s)+".")
 	Load(Param("dst").Base(), RDI)
 	Load(Param("src").Base(), RSI)
 	Load(Param("ld"), R8)
@@ -364,30 +366,34 @@ func packN(s x86.ISA, nr int) {
 	MOVQ(R11, R10)
 	SHRQ(U8(log2(nr)), R10)
 	ANDQ(U32(nr-1), R11)
-	// K1.. (one per vector of a panel's row): the partial panel's lanes,
-	// clamp(R11 - j·lanes, 0, lanes) of them.
 	masks := []OpmaskPhysical{K1, K2, K3, K4}
-	for j := 0; j < vpr; j++ {
-		MOVQ(R11, RBX)
-		if j > 0 {
-			SUBQ(U8(j*lanes), RBX)
+	if s.Masked {
+		// K1.. (one per vector of a panel's row): the partial panel's
+		// lanes, clamp(R11 - j·lanes, 0, lanes) of them.
+		for j := 0; j < vpr; j++ {
+			MOVQ(R11, RBX)
+			if j > 0 {
+				SUBQ(U8(j*lanes), RBX)
+			}
+			XORL(EDX, EDX)
+			CMPQ(RBX, EDX.As64())
+			CMOVQLT(RDX, RBX)
+			MOVL(U32(lanes), EDX)
+			CMPQ(RBX, RDX)
+			CMOVQGT(RDX, RBX)
+			// The low RBX bits: (1 << RBX) - 1, with the count in CL.
+			XCHGQ(RBX, RCX)
+			MOVL(U32(1), EAX)
+			SHLL(CL, EAX)
+			DECL(EAX)
+			XCHGQ(RBX, RCX)
+			KMOVW(EAX, masks[j])
 		}
-		XORL(EDX, EDX)
-		CMPQ(RBX, EDX.As64())
-		CMOVQLT(RDX, RBX)
-		MOVL(U32(lanes), EDX)
-		CMPQ(RBX, RDX)
-		CMOVQGT(RDX, RBX)
-		// The low RBX bits: (1 << RBX) - 1, with the count in CL.
-		XCHGQ(RBX, RCX)
-		MOVL(U32(1), EAX)
-		SHLL(CL, EAX)
-		DECL(EAX)
-		XCHGQ(RBX, RCX)
-		KMOVW(EAX, masks[j])
 	}
-	z := func(i int) VecPhysical { return x86.AVX512.V(i) }
+	v := s.V
 	mov := x86.P(s, VMOVUPS, VMOVUPD)
+	zero := v(vpr)
+	VXORPS(zero, zero, zero)
 	TESTQ(RCX, RCX)
 	JE(LabelRef("done"))
 	Label("rows")
@@ -398,10 +404,10 @@ func packN(s x86.ISA, nr int) {
 	TESTQ(RBX, RBX)
 	JE(LabelRef("partial"))
 	for j := 0; j < vpr; j++ {
-		mov(x86.At(R12, j*64), z(j))
+		mov(x86.At(R12, j*s.Bytes()), v(j))
 	}
 	for j := 0; j < vpr; j++ {
-		mov(z(j), x86.At(R13, j*64))
+		mov(v(j), x86.At(R13, j*s.Bytes()))
 	}
 	ADDQ(U32(nr*size), R12)
 	ADDQ(R9, R13)
@@ -410,11 +416,24 @@ func packN(s x86.ISA, nr int) {
 	Label("partial")
 	TESTQ(R11, R11)
 	JE(LabelRef("next"))
-	for j := 0; j < vpr; j++ {
-		x86.P(s, VMOVUPS_Z, VMOVUPD_Z)(x86.At(R12, j*64), masks[j], z(j))
-	}
-	for j := 0; j < vpr; j++ {
-		mov(z(j), x86.At(R13, j*64))
+	if s.Masked {
+		for j := 0; j < vpr; j++ {
+			x86.P(s, VMOVUPS_Z, VMOVUPD_Z)(x86.At(R12, j*s.Bytes()), masks[j], v(j))
+		}
+		for j := 0; j < vpr; j++ {
+			mov(v(j), x86.At(R13, j*s.Bytes()))
+		}
+	} else {
+		for j := 0; j < vpr; j++ {
+			mov(zero, x86.At(R13, j*s.Bytes()))
+		}
+		XORQ(RBX, RBX)
+		Label("values")
+		x86.P(s, VMOVSS, VMOVSD)(Mem{Base: R12, Index: RBX, Scale: uint8(size)}, x86.X(0))
+		x86.P(s, VMOVSS, VMOVSD)(x86.X(0), Mem{Base: R13, Index: RBX, Scale: uint8(size)})
+		INCQ(RBX)
+		CMPQ(RBX, R11)
+		JB(LabelRef("values"))
 	}
 	Label("next")
 	ADDQ(R8, RSI)
