@@ -271,10 +271,10 @@ func innerCPUTime[T float](t *testing.T, kern *gemmKernels[T], peak func(int), p
 				if hot {
 					ldcv, cv = v.nr, c
 				}
-				w := &gemmWork[T]{ap: ap, bp: bp}
+				tile := make([]T, v.mr*v.nr)
 				g := cpuRate(t, 2*float64(mc*nc*kc), 1, func() {
 					if !hot {
-						gemmBlock(v, w, kc, mc, nc, 1, 1, cv, ldcv)
+						gemmBlock(v, ap, bp, tile, kc, mc, nc, 1, 1, cv, ldcv)
 						return
 					}
 					for ir := 0; ir < mc; ir += v.mr {

@@ -511,23 +511,23 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], transA, tra
 	w := fam.works.Get()
 	defer fam.works.Put(w)
 	w.tile = grow(w.tile, mr*nr)
-	ap, bp := w.ap, w.bp
 	mcStep, kcStep, ncStep := evenBlock(r1-r0, bl.mc, mr), evenBlock(k, bl.kc, 8), evenBlock(c1-c0, bl.nc, nr)
 	for ic := r0; ic < r1; ic += mcStep {
 		mc := min(mcStep, r1-ic)
 		mcp := (mc + mr - 1) / mr * mr
 		for pc := 0; pc < k; pc += kcStep {
 			kc := min(kcStep, k-pc)
+			var aBlk []T
 			ok := false
 			if shared != nil && shared.isA {
-				w.ap, ok = shared.block(pc/kcStep, (ic-r0)/mcStep, pc, kc, ic-r0, mcp*kc, func(dst []T) {
+				aBlk, ok = shared.block(pc/kcStep, (ic-r0)/mcStep, pc, kc, ic-r0, mcp*kc, func(dst []T) {
 					packA(kern, dst, a, lda, transA, ic, mc, pc, kc)
 				})
 			}
 			if !ok {
-				w.ap = grow(ap, mcp*kc)
-				ap = w.ap
-				packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
+				w.ap = grow(w.ap, mcp*kc)
+				aBlk = w.ap
+				packA(kern, aBlk, a, lda, transA, ic, mc, pc, kc)
 			}
 			bEff := beta
 			if pc > 0 {
@@ -536,48 +536,47 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], transA, tra
 			for jc := c0; jc < c1; jc += ncStep {
 				nc := min(ncStep, c1-jc)
 				ncp := (nc + nr - 1) / nr * nr
+				var bBlk []T
 				ok := false
 				if shared != nil && !shared.isA {
-					w.bp, ok = shared.block(pc/kcStep, (jc-c0)/ncStep, pc, kc, jc-c0, ncp*kc, func(dst []T) {
+					bBlk, ok = shared.block(pc/kcStep, (jc-c0)/ncStep, pc, kc, jc-c0, ncp*kc, func(dst []T) {
 						packB(kern, dst, b, ldb, transB, pc, kc, jc, nc)
 					})
 				}
 				if !ok {
-					w.bp = grow(bp, ncp*kc)
-					bp = w.bp
-					packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
+					w.bp = grow(w.bp, ncp*kc)
+					bBlk = w.bp
+					packB(kern, bBlk, b, ldb, transB, pc, kc, jc, nc)
 				}
-				gemmBlock(kern, w, kc, mc, nc, alpha, bEff, c[ic*ldc+jc:], ldc)
+				gemmBlock(kern, aBlk, bBlk, w.tile, kc, mc, nc, alpha, bEff, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
-	// Keep the work's own buffers, not the shared ones.
-	w.ap, w.bp = ap, bp
 }
 
-// gemmBlock computes the mc×nc block of C at c from the packed A (w.ap)
-// and B (w.bp), kc deep: for each panel of A, the row of tiles against
-// every panel of B. Edge tiles are computed on the zero-padded panels into
-// w.tile, and their valid part added to C.
-func gemmBlock[T float](kern *gemmKernels[T], w *gemmWork[T], kc, mc, nc int, alpha, beta T, c []T, ldc int) {
+// gemmBlock computes the mc×nc block of C at c from the packed blocks ap
+// (of A) and bp (of B), kc deep: for each panel of A, the row of tiles
+// against every panel of B. Edge tiles are computed on the zero-padded
+// panels into tile (mr×nr), and their valid part added to C.
+func gemmBlock[T float](kern *gemmKernels[T], ap, bp, tile []T, kc, mc, nc int, alpha, beta T, c []T, ldc int) {
 	mr, nr := kern.mr, kern.nr
 	fam := familyOf[T]()
 	for ir := 0; ir < mc; ir += mr {
-		aPanel := w.ap[ir*kc : (ir+mr)*kc]
+		aPanel := ap[ir*kc : (ir+mr)*kc]
 		mrr := min(mr, mc-ir)
 		for jr := 0; jr < nc; jr += nr {
-			bPanel := w.bp[jr*kc : (jr+nr)*kc]
+			bPanel := bp[jr*kc : (jr+nr)*kc]
 			nrr := min(nr, nc-jr)
 			off := ir*ldc + jr
 			if mrr == mr && nrr == nr {
 				kern.kernel(kc, aPanel, bPanel, c[off:], ldc, alpha, beta)
 				continue
 			}
-			kern.kernel(kc, aPanel, bPanel, w.tile, nr, alpha, 0)
+			kern.kernel(kc, aPanel, bPanel, tile, nr, alpha, 0)
 			// dst = src + beta·dst, fused as in the kernel's store.
 			for i := 0; i < mrr; i++ {
 				dst := c[off+i*ldc : off+i*ldc+nrr]
-				src := w.tile[i*nr : i*nr+nrr]
+				src := tile[i*nr : i*nr+nrr]
 				switch beta {
 				case 0:
 				case 1:
