@@ -199,6 +199,33 @@ func checkStepAllocs(t *testing.T, steps int, limit uint64, step func()) {
 	}
 }
 
+// BenchmarkTrainStepSplit times the training step of BenchmarkTrainStep
+// with its forward and backward passes split by BatchSplit into one part
+// per thread (GOMAXPROCS; -cpu 2 gives two halves of 32 rows), one Adam
+// step on the shared parameters: the other way to use two threads.
+func BenchmarkTrainStepSplit(b *testing.B) {
+	for _, c := range models {
+		b.Run(c.name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			s := newTrainer(c.model(r), r, c.x...)
+			split := NewBatchSplit(s.m, runtime.GOMAXPROCS(0), func() Module { return c.model(rand.New(rand.NewPCG(3, 4))) })
+			step := func() {
+				s.opt.ZeroGrad()
+				split.Step(s.x, s.y, func(tp *Tape, m Module, x, y *tensor.Tensor) *Var {
+					return tp.CrossEntropy(m.Forward(tp, tp.Const(x)), y)
+				})
+				s.opt.Step()
+			}
+			step()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				step()
+			}
+		})
+	}
+}
+
 // BenchmarkTrainStepHalves times the training step of BenchmarkTrainStep
 // split by batch halves: two ranks of an in-process group (dist.NewLocal),
 // each a replica with its own tape and Adam stepping 32 of the 64 rows

@@ -20,6 +20,14 @@
 //	go run ./nn/cmd/fashion -model mlp|cnn -eval FILE [-device cpu|cuda[:N]] [-data DIR]
 //	mpirun -np P fashion -dist mpi [-bucket BYTES] ...   (go build -tags mpi ./nn/cmd/fashion)
 //	go run ./nn/cmd/fashion -dist local -ranks P ...
+//	go run ./nn/cmd/fashion -split 0 ...   (one part of each batch per thread)
+//
+// -split N runs each step's forward and backward passes on the CPU as N
+// parts of the batch side by side (nn.BatchSplit: replicas sharing the
+// parameters, their gradients summed in a fixed order, one Adam step),
+// instead of splitting each operation between the threads; 0 is one part
+// per thread (GOMAXPROCS), 1 (the default) is no split. It does not
+// combine with -device or -dist.
 //
 // -device cuda (or cuda:N for the device of ordinal N) trains on a CUDA
 // device: the model (nn.To), the optimizer's state and each batch
@@ -92,6 +100,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -128,6 +137,7 @@ func main() {
 	ranks := flag.Int("ranks", 2, "with -dist local: the number of ranks")
 	bucket := flag.Int("bucket", nn.DefaultBucketBytes, "with -dist: the gradient buckets' size in bytes")
 	maxSteps := flag.Int("steps", 0, "stop after this many training steps in all (0: train whole epochs), e.g. to compare the parameters (-save) of runs")
+	split := flag.Int("split", 1, "on the CPU, run each step as this many parts of the batch side by side (nn.BatchSplit; 0: one per thread, GOMAXPROCS; 1: no split)")
 	graphs := flag.Bool("graphs", false, "on a device, replay each training step as a CUDA graph captured in the third step (nn.GraphStep; drops each epoch's partial last batch, as a graph has fixed shapes)")
 	flag.Parse()
 	useGraphs = *graphs
@@ -139,7 +149,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fashion: -dist does not take -device (mpi and local train on the CPU, nccl on the GPU of each rank's local rank) and does not evaluate (-eval)")
 		os.Exit(2)
 	}
-	o := options{kind: *model, epochs: *epochs, save: *save, eval: *eval, checkpoint: *checkpoint, resume: *resume,
+	if *split < 0 || *split != 1 && (*distMode != "" || *device != "cpu") {
+		fmt.Fprintln(os.Stderr, "fashion: -split takes a number of parts ≥ 0 and does not combine with -dist or -device")
+		os.Exit(2)
+	}
+	if *split == 0 {
+		*split = runtime.GOMAXPROCS(0)
+	}
+	o := options{split: *split, kind: *model, epochs: *epochs, save: *save, eval: *eval, checkpoint: *checkpoint, resume: *resume,
 		seed: *seed, batch: *batch, lr: float32(*lr), oomToCPU: *oom == "cpu", bucket: *bucket, maxSteps: *maxSteps}
 	d, err := loadData(*dir, *model)
 	if err == nil {
@@ -215,6 +232,7 @@ func runNCCL(o options, d *dataset, c dist.Comm) error {
 type options struct {
 	kind, save, eval, checkpoint, resume string
 	epochs, batch, bucket, maxSteps      int
+	split                                int // parts of a batch (nn.BatchSplit); 1: none
 	seed                                 uint64
 	lr                                   float32
 	oomToCPU                             bool
@@ -282,6 +300,12 @@ func run(o options, d *dataset, dev tensor.Device, comm dist.Comm) error {
 		opt = nn.NewAdam(nn.Params(model), lr)
 	}
 	tr.opt = opt // its state is made where the parameters are
+	if o.split > 1 {
+		tr.split = nn.NewBatchSplit(model, o.split, func() nn.Module {
+			m, _ := newModel(kind, rand.New(rand.NewPCG(0, 0))) // its values are replaced by model's
+			return m
+		})
+	}
 	batches := nn.NewBatches(d.trainX, d.trainY, o.batch, r)
 	tr.batches = batches
 	first := 1
@@ -496,6 +520,12 @@ type training struct {
 	oomToCPU bool
 	dp       *nn.DataParallel // nil unless data-parallel
 	graph    *nn.GraphStep    // -graphs on a device; nil otherwise
+	split    *nn.BatchSplit   // -split on the CPU; nil otherwise
+}
+
+// crossEntropy is the models' loss, as BatchSplit takes it.
+func crossEntropy(tp *nn.Tape, m nn.Module, x, y *tensor.Tensor) *nn.Var {
+	return tp.CrossEntropy(m.Forward(tp, tp.Const(x)), y)
 }
 
 // step runs a training step on the batch x, y and stores its loss as
@@ -521,6 +551,13 @@ func (tr *training) step(x, y *tensor.Tensor, i int) error {
 		tr.graph = nil
 	}
 	run := func(x, y *tensor.Tensor) {
+		if tr.split != nil {
+			tr.opt.ZeroGrad()
+			l := tr.split.Step(x, y, crossEntropy)
+			tr.opt.Step()
+			tr.losses.Data()[i] = l
+			return
+		}
 		tr.tp.Reset()
 		loss := tr.tp.CrossEntropy(tr.model.Forward(tr.tp, tr.tp.Const(x)), y)
 		tr.opt.ZeroGrad()
