@@ -418,6 +418,13 @@ func (u *adamUpdate) update(i int, p, g []float32, s [][]float32, tmp *[2][]floa
 	o := &u.hp
 	m, v := s[0], s[1]
 	t1, t2 := tmp[0][:len(p)], tmp[1][:len(p)]
+	if !u.amsgrad {
+		// The same update in one pass where the level has it (the same
+		// roundings as the composition below).
+		g = adamDecay(p, g, o.LR, o.WeightDecay, o.Decoupled, t1)
+		simd.AdamUpdate(p, g, m, v, t2, o.Beta1, o.Beta2, u.stepSize[i], u.invSqrtBC2[i], o.Eps)
+		return
+	}
 	adamMoments(p, g, m, v, o.LR, o.Beta1, o.Beta2, o.WeightDecay, o.Decoupled, t1, t2)
 	if u.amsgrad {
 		simd.Maximum(s[2], s[2], v)

@@ -381,17 +381,25 @@ func withL2(g, p []float32, wd float32, t []float32) []float32 {
 	return t
 }
 
-// adamMoments is the start of the Adam family's updates: the weight decay
-// (decoupled: p ← p·(1 - lr·wd); else g ← g + wd·p in t1) and the moments
-// m ← β₁m + (1-β₁)g, v ← β₂v + (1-β₂)g² (t2 scratch). It returns the
-// gradient the update uses (g or t1).
-func adamMoments(p, g, m, v []float32, lr, b1, b2, wd float32, decoupled bool, t1, t2 []float32) []float32 {
+// adamDecay applies Adam's weight decay wd: decoupled (AdamW), p shrinks
+// by the factor 1-lr·wd; otherwise (L2) the returned gradient is g+wd·p,
+// in t1. Without decay it returns g.
+func adamDecay(p, g []float32, lr, wd float32, decoupled bool, t1 []float32) []float32 {
 	switch {
 	case wd != 0 && decoupled:
 		simd.Scale(p, p, 1-lr*wd)
 	case wd != 0:
 		g = withL2(g, p, wd, t1)
 	}
+	return g
+}
+
+// adamMoments is the start of the Adam family's updates: the weight decay
+// (decoupled: p ← p·(1 - lr·wd); else g ← g + wd·p in t1) and the moments
+// m ← β₁m + (1-β₁)g, v ← β₂v + (1-β₂)g² (t2 scratch). It returns the
+// gradient the update uses (g or t1).
+func adamMoments(p, g, m, v []float32, lr, b1, b2, wd float32, decoupled bool, t1, t2 []float32) []float32 {
+	g = adamDecay(p, g, lr, wd, decoupled, t1)
 	simd.Scale(m, m, b1)
 	simd.Axpy(m, 1-b1, g)
 	simd.Mul(t2, g, g)
