@@ -16,20 +16,20 @@ func Flip(x *Tensor, axes ...int) *Tensor {
 	const op = "Flip"
 	checkNil(op, "x", x)
 	if x.Device() != CPU {
-		return flipComposed(op, x, axes)
+		return flipComposed(op, nil, x, axes)
 	}
 	return flipInto(op, alloc(op, x.shape), x, axes)
 }
 
 // FlipInto sets dst, of x's shape, to Flip(x, axes...) and returns dst;
 // dst may overlap x (x is then copied first). On the host it is one
-// strided copy; on a device, Flip then CopyInto.
+// strided copy; on a device, Flip's passes, the last writing dst.
 func FlipInto(dst, x *Tensor, axes ...int) *Tensor {
 	const op = "FlipInto"
 	checkNil(op, "dst, x", dst, x)
 	checkShapeIs(op, "dst", dst, x.shape...)
 	if deviceOn(op, dst, x) != CPU {
-		return copyInto(op, dst, flipComposed(op, x, axes))
+		return flipComposed(op, dst, detachOn(dst, x), axes)
 	}
 	return flipInto(op, dst, x, axes)
 }
@@ -60,22 +60,41 @@ func flipInto(op string, dst, x *Tensor, axes []int) *Tensor {
 	return copyInto(op, dst, x.view(slices.Clone(x.shape), st, off))
 }
 
-// flipComposed is Flip on x's device: IndexSelect, one pass per axis.
-func flipComposed(op string, x *Tensor, axes []int) *Tensor {
+// flipComposed is Flip on x's device: IndexSelect, one pass per axis
+// (selectPasses, into dst, or a new tensor when dst is nil).
+func flipComposed(op string, dst, x *Tensor, axes []int) *Tensor {
+	var resolved []int
 	if len(x.shape) == 0 {
 		for _, a := range axes {
 			asLine(op, x, a)
 		}
-		return x.Clone()
+	} else {
+		resolved = distinctAxes(op, x, axes)
 	}
-	resolved := distinctAxes(op, x, axes)
-	y := x
-	for _, a := range resolved {
+	return selectPasses(op, dst, x, resolved, func(a int) *Tensor {
 		n := x.shape[a]
-		y = IndexSelect(y, a, indexRange(op, x, n, func(i int) int { return n - 1 - i }))
+		return indexRange(op, x, n, func(i int) int { return n - 1 - i })
+	})
+}
+
+// selectPasses is the composition of Flip, Roll and Pad on a device:
+// x with IndexSelect(·, a, index(a)) applied along each of axes in turn,
+// the last pass writing dst (a new tensor when dst is nil), or x copied
+// when axes is empty. dst, when given, has the result's shape and does
+// not overlap x.
+func selectPasses(op string, dst, x *Tensor, axes []int, index func(a int) *Tensor) *Tensor {
+	if len(axes) == 0 {
+		if dst == nil {
+			return x.Clone()
+		}
+		return copyInto(op, dst, x)
 	}
-	if y == x {
-		return x.Clone()
+	y := x
+	for k, a := range axes {
+		if k == len(axes)-1 && dst != nil {
+			return IndexSelectInto(dst, y, a, index(a))
+		}
+		y = IndexSelect(y, a, index(a))
 	}
 	return y
 }
@@ -122,21 +141,22 @@ func Roll(x *Tensor, shifts []int, axes ...int) *Tensor {
 	const op = "Roll"
 	checkNil(op, "x", x)
 	if x.Device() != CPU {
-		return rollComposed(op, x, shifts, axes)
+		return rollComposed(op, nil, x, shifts, axes)
 	}
 	return rollInto(op, alloc(op, x.shape), x, shifts, axes)
 }
 
 // RollInto sets dst, of x's shape, to Roll(x, shifts, axes...) and
 // returns dst; dst may overlap x (x is then copied first). On the host it
-// is at most two strided copies per rolled axis; on a device, Roll then
-// CopyInto.
+// is at most two strided copies per rolled axis; on a device, Roll's
+// passes, the last writing dst (for a flat roll into a non-contiguous
+// dst, Roll then CopyInto).
 func RollInto(dst, x *Tensor, shifts []int, axes ...int) *Tensor {
 	const op = "RollInto"
 	checkNil(op, "dst, x", dst, x)
 	checkShapeIs(op, "dst", dst, x.shape...)
 	if deviceOn(op, dst, x) != CPU {
-		return copyInto(op, dst, rollComposed(op, x, shifts, axes))
+		return rollComposed(op, dst, detachOn(dst, x), shifts, axes)
 	}
 	return rollInto(op, dst, x, shifts, axes)
 }
@@ -204,27 +224,37 @@ func rollPieces(op string, dst, src *Tensor, shift []int) {
 }
 
 // rollComposed is Roll on x's device: IndexSelect, one pass per axis
-// with a nonzero net shift (rollShifts').
-func rollComposed(op string, x *Tensor, shifts, axes []int) *Tensor {
+// with a nonzero net shift (rollShifts'; selectPasses, into dst, or a new
+// tensor when dst is nil).
+func rollComposed(op string, dst, x *Tensor, shifts, axes []int) *Tensor {
 	shift, flat := rollShifts(op, x, shifts, axes)
-	y := x
+	y, d := x, dst
 	if flat {
-		y = x.Reshape(-1)
-	}
-	for a, s := range shift[:len(y.shape)] {
-		if s == 0 {
-			continue
+		if dst != nil && !dst.IsContiguous() { // no flat view of dst
+			return copyInto(op, dst, rollComposed(op, nil, x, shifts, axes))
 		}
-		n := y.shape[a]
-		y = IndexSelect(y, a, indexRange(op, y, n, func(i int) int { return (i - s + n) % n }))
+		y = x.Reshape(-1)
+		if dst != nil {
+			d = dst.Reshape(-1)
+		}
 	}
-	if flat {
-		y = y.Reshape(x.shape...)
+	var moved []int
+	for a, s := range shift[:len(y.shape)] {
+		if s != 0 {
+			moved = append(moved, a)
+		}
 	}
-	if y == x || flat && shift[0] == 0 {
-		return x.Clone()
+	out := selectPasses(op, d, y, moved, func(a int) *Tensor {
+		n, s := y.shape[a], shift[a]
+		return indexRange(op, y, n, func(i int) int { return (i - s + n) % n })
+	})
+	switch {
+	case dst != nil:
+		return dst
+	case flat:
+		return out.Reshape(x.shape...)
 	}
-	return y
+	return out
 }
 
 // Tile returns x repeated reps[i] times along dimension i, as
