@@ -265,8 +265,17 @@ func rollComposed(op string, dst, x *Tensor, shifts, axes []int) *Tensor {
 func Tile(x *Tensor, reps ...int) *Tensor {
 	const op = "Tile"
 	checkNil(op, "x", x)
-	out := tileShape(op, x, reps)
-	return tileInto(op, result(op, deviceOn(op, nil, x), out, x), x, reps)
+	out, dims := tileShape(op, x, reps)
+	return tileInto(op, result(op, deviceOn(op, nil, x), out[:dims], x), x, reps)
+}
+
+// TileShape returns the shape of Tile(x, reps...) in its first dims
+// elements, allocating nothing (for a caller that sizes the result), and
+// panics as Tile does on negative reps or a result Tile cannot make.
+func TileShape(x *Tensor, reps ...int) (shape [MaxDims]int, dims int) {
+	const op = "Tile"
+	checkNil(op, "x", x)
+	return tileShape(op, x, reps)
 }
 
 // TileInto sets dst, of Tile's result shape, to Tile(x, reps...) and
@@ -275,51 +284,56 @@ func Tile(x *Tensor, reps ...int) *Tensor {
 func TileInto(dst, x *Tensor, reps ...int) *Tensor {
 	const op = "TileInto"
 	checkNil(op, "dst, x", dst, x)
-	checkShapeIs(op, "dst", dst, tileShape(op, x, reps)...)
+	out, dims := tileShape(op, x, reps)
+	checkShapeIs(op, "dst", dst, out[:dims]...)
 	return tileInto(op, dst, detach(dst, x), reps)
 }
 
-// tileDims returns x's shape and strides padded with leading 1s and 0s,
-// and reps padded with leading 1s, to the larger of their lengths.
-func tileDims(x *Tensor, reps []int) (shape, stride, r []int) {
-	dims := max(len(reps), len(x.shape))
-	shape, stride, r = make([]int, dims), make([]int, dims), make([]int, dims)
-	for i := range dims {
-		shape[i], r[i] = 1, 1
-		if j := i - (dims - len(x.shape)); j >= 0 {
-			shape[i], stride[i] = x.shape[j], x.strides[j]
-		}
-		if j := i - (dims - len(reps)); j >= 0 {
-			r[i] = reps[j]
-		}
+// tileDim returns, at dimension i of Tile's result for x of shape xs (of
+// max(len(xs), len(reps)) dimensions: xs and reps aligned at their last,
+// padded with leading 1s), x's dimension j there (-1 for a padding 1), its
+// size d (1 there) and the rep r: the result's size there is r·d.
+func tileDim(xs, reps []int, i int) (j, d, r int) {
+	dims := max(len(xs), len(reps))
+	j, d, r = i-(dims-len(xs)), 1, 1
+	if j >= 0 {
+		d = xs[j]
+	} else {
+		j = -1
 	}
-	return shape, stride, r
+	if k := i - (dims - len(reps)); k >= 0 {
+		r = reps[k]
+	}
+	return j, d, r
 }
 
-// tileShape checks reps for op and returns Tile's result shape.
-func tileShape(op string, x *Tensor, reps []int) []int {
+// tileShape checks reps for op and returns Tile's result shape, in its
+// first dims elements.
+func tileShape(op string, x *Tensor, reps []int) (out [MaxDims]int, dims int) {
 	for _, r := range reps {
 		if r < 0 {
 			panic(fmt.Sprintf("tensor: %s: negative reps %v (x of shape %v)", op, reps, x.shape))
 		}
 	}
-	shape, _, r := tileDims(x, reps)
-	out := make([]int, len(shape))
-	n := 0
-	for i := range shape {
-		out[i] = r[i] * shape[i]
-		if r[i] != 1 {
+	dims = max(len(reps), len(x.shape))
+	n := 0 // tileInto's dimensions: a pair where the rep is not 1
+	for i := range dims {
+		if _, _, r := tileDim(x.shape, reps, i); r != 1 {
 			n++
 		}
 		n++
 	}
-	if _, ok := checkedSize(out); !ok {
-		panic(fmt.Sprintf("tensor: %s: reps %v of shape %v give %v, too many elements", op, reps, x.shape, out))
-	}
 	if n > MaxDims {
 		panic(fmt.Sprintf("tensor: %s: reps %v of shape %v need %d dimensions internally, more than %d", op, reps, x.shape, n, MaxDims))
 	}
-	return out
+	for i := range dims {
+		_, d, r := tileDim(x.shape, reps, i)
+		out[i] = r * d
+	}
+	if _, ok := checkedSize(out[:dims]); !ok {
+		panic(fmt.Sprintf("tensor: %s: reps %v of shape %v give %v, too many elements", op, reps, x.shape, slices.Clone(out[:dims])))
+	}
+	return out, dims
 }
 
 // tileInto copies x, viewed as [r0, d0, r1, d1, ...] (a pair only where
@@ -329,14 +343,17 @@ func tileInto(op string, dst, x *Tensor, reps []int) *Tensor {
 	if dst.Len() == 0 {
 		return dst
 	}
-	shape, stride, r := tileDims(x, reps)
 	var vs, vst, dst2 []int
-	for i := range shape {
-		ds := dst.strides[i]
-		if r[i] != 1 {
-			vs, vst, dst2 = append(vs, r[i]), append(vst, 0), append(dst2, shape[i]*ds)
+	for i, ds := range dst.strides {
+		j, d, r := tileDim(x.shape, reps, i)
+		xs := 0
+		if j >= 0 {
+			xs = x.strides[j]
 		}
-		vs, vst, dst2 = append(vs, shape[i]), append(vst, stride[i]), append(dst2, ds)
+		if r != 1 {
+			vs, vst, dst2 = append(vs, r), append(vst, 0), append(dst2, d*ds)
+		}
+		vs, vst, dst2 = append(vs, d), append(vst, xs), append(dst2, ds)
 	}
 	copyInto(op, dst.view(slices.Clone(vs), dst2, dst.offset), x.view(vs, vst, x.offset))
 	return dst
