@@ -199,23 +199,17 @@ func (g *GPU) MaskedSelect(dst, x, mask *tensor.Tensor) error {
 	if err := c.aside(y, false, &xo, &mo); err != nil {
 		return err
 	}
-	m := merge(xo.shape, xo.strides, mo.strides)
-	if len(m.shape) > maxDims {
+	// One part of rows holds every dimension (x read as y too: dst is 1-D).
+	r, ok := rowsOf(xo.shape, axisMask(len(xo.shape)), xo, xo, mo)
+	if !ok {
 		return fmt.Errorf("cudaplugin: %s: operands of shape %v have too many dimensions that do not merge", op, xo.shape)
 	}
-	var sh C.LanesShape
-	var xs, ms C.LanesStrides
-	sh.dims, sh.n = C.int(len(m.shape)), C.longlong(m.n)
-	for k, d := range m.shape {
-		sh.shape[k] = C.longlong(d)
-		xs.s[k], ms.s[k] = C.longlong(m.strides[0][k]), C.longlong(m.strides[1][k])
-	}
-	chunks := (m.n + C.LANES_SELECT_CHUNK - 1) / C.LANES_SELECT_CHUNK
+	chunks := (int(r.outer.n) + C.LANES_SELECT_CHUNK - 1) / C.LANES_SELECT_CHUNK
 	scratch, err := c.scratch(2 * chunks) // long longs
 	if err != nil {
 		return err
 	}
-	return check("lanes_masked_select", C.lanes_masked_select_at(g.stream, &sh, &xs, &ms, C.uintptr_t(y.ptr), C.longlong(y.strides[0]),
+	return check("lanes_masked_select", C.lanes_masked_select_at(g.stream, &r.outer, &r.xo, &r.zo, C.uintptr_t(y.ptr), C.longlong(y.strides[0]),
 		C.uintptr_t(xo.ptr), C.uintptr_t(mo.ptr), C.uintptr_t(scratch)))
 }
 

@@ -316,7 +316,9 @@ int lanes_point_loss(void *stream, const LanesPointLoss *p);
 // log-probabilities) and target [n, s] class indices (soft: [n, c, s]
 // probabilities), weight w [c] (or NULL: 1), ignore: a class index
 // equal to ign is ignored, eps the label smoothing; reduction as
-// lanes_point_loss's. term and wsum hold n·s doubles each, den one.
+// lanes_point_loss's. term and wsum hold n·s doubles each, den one;
+// norm (with dx and logits, else NULL) 2·n·s: each position's logit
+// maximum and log Σ e^(x - max), saved by the loss pass for the gradient's.
 // loss (or NULL) gets the terms [n, s] (none) or their sum, over the sum
 // of the weights of the targets not ignored for the mean; dx (or NULL:
 // contiguous [n, c, s]) the gradient times dloss (none: dloss[n, s];
@@ -326,7 +328,7 @@ typedef struct {
 	int logits, soft, ignore, reduction;
 	float ign, eps;
 	long long n, c, s;
-	float *loss, *dx, *x, *target, *w, *dloss, *term, *wsum, *den, *err;
+	float *loss, *dx, *x, *target, *w, *dloss, *term, *wsum, *den, *norm, *err;
 } LanesClassLoss;
 int lanes_class_loss(void *stream, const LanesClassLoss *p);
 // One optimizer step (h->kind) over every tensor of t.

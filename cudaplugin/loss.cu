@@ -241,6 +241,10 @@ __global__ void __launch_bounds__(ROW_THREADS) classTermKernel(LanesClassLoss p)
             w = p.soft ? 1.0 : p.w ? (double)p.w[y] : 1.0;
             double m, ls;
             classNorm(p, i, j, &m, &ls);
+            if (p.norm != nullptr) { // for classGradKernel
+                ((double *)p.norm)[2 * t] = m;
+                ((double *)p.norm)[2 * t + 1] = ls;
+            }
             const float *x = p.x + i * p.c * p.s + j;
             for (long long k = 0; k < p.c; k++) {
                 const double a = classCoef(p, k, i, j, y);
@@ -272,9 +276,6 @@ __global__ void __launch_bounds__(ROW_THREADS) classSumKernel(LanesClassLoss p) 
     a = blockReduce(sd, a, SumOp<double>{});
     b = blockReduce(sd, b, SumOp<double>{});
     if (threadIdx.x == 0) {
-        if (p.soft) {
-            b = (double)np;
-        }
         const double den = p.reduction == 0 ? b : 1.0;
         *(double *)p.den = den;
         if (p.reduction != 2 && p.loss != nullptr) {
@@ -285,29 +286,17 @@ __global__ void __launch_bounds__(ROW_THREADS) classSumKernel(LanesClassLoss p) 
 
 // classGradKernel: per position, the gradient of its term times its
 // factor (dloss, over *den unless the reduction is none): for NLL -a_k,
-// for cross entropy (Σ_c a_c)·softmax_k - a_k; 0 at ignored targets, NaN
+// for cross entropy (Σ_c a_c)·softmax_k - a_k, softmax_k from the row's
+// classNorm that classTermKernel saved in norm; 0 at ignored targets, NaN
 // at bad ones.
 __global__ void __launch_bounds__(ROW_THREADS) classGradKernel(LanesClassLoss p) {
     const long long np = p.n * p.s;
     for (long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x; t < np; t += (long long)gridDim.x * blockDim.x) {
-        const long long i = t / p.s, j = t % p.s;
-        const float v = p.soft ? 0.0f : p.target[t];
-        const double dv = (double)v;
-        long long y = -1;
-        bool skip = false, bad = false;
-        if (!p.soft) {
-            if (p.ignore && v == p.ign) {
-                skip = true;
-            } else if (dv >= 0 && dv < (double)p.c && dv == floor(dv)) {
-                y = (long long)dv;
-            } else {
-                bad = true;
-            }
-        }
+        const long long i = t / p.s, j = t % p.s, y = classTarget(p, t);
         float *dx = p.dx + i * p.c * p.s + j;
-        if (skip || bad) {
+        if (y == -2 || y == -3) {
             for (long long k = 0; k < p.c; k++) {
-                dx[k * p.s] = bad ? NAN : 0.0f;
+                dx[k * p.s] = y == -3 ? NAN : 0.0f;
             }
             continue;
         }
@@ -320,8 +309,11 @@ __global__ void __launch_bounds__(ROW_THREADS) classGradKernel(LanesClassLoss p)
                 g /= *(const double *)p.den;
             }
         }
-        double m, ls, sa = 0;
-        classNorm(p, i, j, &m, &ls);
+        double m = 0, ls = 0, sa = 0;
+        if (p.logits) {
+            m = ((const double *)p.norm)[2 * t];
+            ls = ((const double *)p.norm)[2 * t + 1];
+        }
         for (long long k = 0; k < p.c; k++) {
             sa += classCoef(p, k, i, j, y);
         }

@@ -93,7 +93,13 @@ func (g *GPU) Class(loss, dinput, dloss, input, labels *tensor.Tensor, a tensor.
 		}
 		p.dx = lossPtr(tg.ptr)
 	}
-	scratch, err := c.scratch(4*max(n*s, 1) + 2) // term, wsum, den (doubles)
+	np := max(n*s, 1)
+	norm := dinput != nil && a.Logits
+	floats := 4*np + 2 // term, wsum, den (doubles)
+	if norm {
+		floats += 4 * np // norm: 2 doubles per position
+	}
+	scratch, err := c.scratch(floats)
 	if err != nil {
 		return err
 	}
@@ -102,7 +108,10 @@ func (g *GPU) Class(loss, dinput, dloss, input, labels *tensor.Tensor, a tensor.
 		return err
 	}
 	p.loss, p.x, p.target, p.w, p.dloss = lossPtr(lo.ptr), lossPtr(xo.ptr), lossPtr(to.ptr), lossPtr(wo.ptr), lossPtr(dlo.ptr)
-	p.term, p.wsum, p.den = lossPtr(scratch), lossPtr(scratch+uintptr(8*max(n*s, 1))), lossPtr(scratch+uintptr(16*max(n*s, 1)))
+	p.term, p.wsum, p.den = lossPtr(scratch), lossPtr(scratch+uintptr(8*np)), lossPtr(scratch+uintptr(16*np))
+	if norm {
+		p.norm = lossPtr(scratch + uintptr(16*np+8))
+	}
 	p.err = lossPtr(flag)
 	if err := check("lanes_class_loss", C.lanes_class_loss_on(g.stream, &p)); err != nil {
 		return err

@@ -24,7 +24,7 @@ import (
 // parameters takes one launch a step and a larger one one per table.
 // Per-parameter scalars ride in the table: SGD's started flags, the
 // factors of each parameter's own step count (tensor.AdamCorrections,
-// AdagradStepSize, AdamaxStepSize, NAdamCorrections, RAdamCorrections,
+// AdagradStepSize, AdamaxStepSize, NAdamAdvance, RAdamCorrections,
 // as every device's).
 
 // optTensors is the most tensors of a table.
@@ -192,14 +192,23 @@ func (g *GPU) Adamax(params, grads, m, u []*tensor.Tensor, steps []int64, hp ten
 	}, advanceSteps(grads, steps, nil))
 }
 
-// NAdam implements tensor.OptimKernels. A replay advances the μ products
-// with the step counts, as NAdamStep does.
+// NAdam implements tensor.OptimKernels: the μ products advanced with the
+// factors (tensor.NAdamAdvance), before the launch; a replay advances
+// them with the step counts, as NAdamStep and this method do.
 func (g *GPU) NAdam(params, grads, m, v []*tensor.Tensor, steps []int64, muProduct []float64, hp tensor.NAdamParams) error {
 	h := adamParams(C.LANES_OPT_NADAM, hp.LR, hp.Beta1, hp.Beta2, hp.Eps, hp.WeightDecay, hp.Decoupled)
-	return g.optim("NAdam", h, params, grads, [3][]*tensor.Tensor{m, v}, func(i int) [optScalars]float32 {
-		cg, cm, ib := tensor.NAdamCorrections(hp, steps[i], muProduct[i])
-		return [optScalars]float32{cg, cm, ib}
-	}, advanceSteps(grads, steps, func(i int) { muProduct[i] *= tensor.NAdamMu(hp, steps[i]) }))
+	f := make([][optScalars]float32, len(params))
+	advance := func(i int) {
+		cg, cm, ib := tensor.NAdamAdvance(hp, steps[i], &muProduct[i])
+		f[i] = [optScalars]float32{cg, cm, ib}
+	}
+	for i, gr := range grads {
+		if gr != nil {
+			advance(i)
+		}
+	}
+	return g.optim("NAdam", h, params, grads, [3][]*tensor.Tensor{m, v}, func(i int) [optScalars]float32 { return f[i] },
+		advanceSteps(grads, steps, advance))
 }
 
 // RAdam implements tensor.OptimKernels.

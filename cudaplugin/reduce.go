@@ -143,12 +143,26 @@ func (g *GPU) reduceInto(name string, code C.int, dst, x *tensor.Tensor, inner [
 // without being it). Nothing runs when dst is empty; a nil or closed g
 // gives errNilGPU.
 func (g *GPU) alongRows(name string, dst, x *tensor.Tensor, inner []bool, launch func(r *C.LanesReduce, d, in C.uintptr_t) error) error {
+	return g.alongRowsWith(name, dst, x, nil, inner, func(_ *call, r *C.LanesReduce, d, in, _ C.uintptr_t) error {
+		return launch(r, d, in)
+	})
+}
+
+// alongRowsWith is alongRows with a third operand z (nil: none), of x's
+// shape as dst then is (a gradient's dy), read along the same rows; launch
+// also gets the call (for scratch) and z's device address (0 without z;
+// z too is copied where it overlaps dst without being it).
+func (g *GPU) alongRowsWith(name string, dst, x, z *tensor.Tensor, inner []bool, launch func(c *call, r *C.LanesReduce, d, in, zp C.uintptr_t) error) error {
 	if !g.opened() {
 		return errNilGPU
 	}
 	c := &call{g: g}
 	defer c.release()
 	xo, do := c.on(name, 1, x), c.on(name, 0, dst)
+	var zo operand
+	if z != nil {
+		zo = c.on(name, 2, z)
+	}
 	if err := g.enter(); err != nil {
 		return err
 	}
@@ -156,14 +170,14 @@ func (g *GPU) alongRows(name string, dst, x *tensor.Tensor, inner []bool, launch
 	if dst.Len() == 0 {
 		return nil
 	}
-	if err := c.aside(do, true, &xo); err != nil {
+	if err := c.aside(do, true, &xo, &zo); err != nil {
 		return err
 	}
-	r, in, err := c.rows(name, inner, do.broadcast(x.Shape()), xo, operand{})
+	r, in, err := c.rows(name, inner, do.broadcast(x.Shape()), xo, zo)
 	if err != nil {
 		return err
 	}
-	return launch(&r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr))
+	return launch(c, &r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr), C.uintptr_t(zo.ptr))
 }
 
 // Reduce implements tensor.ReduceKernels: every tensor.ReduceOp over any
@@ -244,28 +258,9 @@ func (g *GPU) Softmax(dst, x *tensor.Tensor, axis int, log bool) error {
 // (or log softmax's) output y and dy along any axis, any views (dx may be
 // y or dy; an operand that overlaps dx otherwise is copied first).
 func (g *GPU) SoftmaxBackward(dx, y, dy *tensor.Tensor, axis int, log bool) error {
-	if !g.opened() {
-		return errNilGPU
-	}
-	c := &call{g: g}
-	defer c.release()
-	const op = "SoftmaxBackward"
-	do, yo, gyo := c.on(op, 0, dx), c.on(op, 1, y), c.on(op, 2, dy)
-	if err := g.enter(); err != nil {
-		return err
-	}
-	defer g.exit()
-	if dx.Len() == 0 {
-		return nil
-	}
-	if err := c.aside(do, true, &yo, &gyo); err != nil {
-		return err
-	}
-	r, _, err := c.rows(op, axisMask(dx.Dims(), axis), do, yo, gyo)
-	if err != nil {
-		return err
-	}
-	return check("lanes_softmax_backward", C.lanes_softmax_backward_at(g.stream, cbool(log), &r, C.uintptr_t(do.ptr), C.uintptr_t(yo.ptr), C.uintptr_t(gyo.ptr)))
+	return g.alongRowsWith("SoftmaxBackward", dx, y, dy, axisMask(dx.Dims(), axis), func(_ *call, r *C.LanesReduce, d, yp, gyp C.uintptr_t) error {
+		return check("lanes_softmax_backward", C.lanes_softmax_backward_at(g.stream, cbool(log), r, d, yp, gyp))
+	})
 }
 
 // SoftmaxRows sets dst to the softmax of x along its last axis, as

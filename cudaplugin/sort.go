@@ -121,30 +121,11 @@ func (g *GPU) Scan(dst, x *tensor.Tensor, axis int, prod bool) error {
 // along axis, any views, the prefix products in a temporary of 2·len(x)
 // floats.
 func (g *GPU) CumProdBackward(dx, x, dy *tensor.Tensor, axis int) error {
-	if !g.opened() {
-		return errNilGPU
-	}
-	c := &call{g: g}
-	defer c.release()
-	const op = "CumProdBackward"
-	do, xo, gyo := c.on(op, 0, dx), c.on(op, 1, x), c.on(op, 2, dy)
-	if err := g.enter(); err != nil {
-		return err
-	}
-	defer g.exit()
-	if x.Len() == 0 {
-		return nil
-	}
-	if err := c.aside(do, true, &xo, &gyo); err != nil {
-		return err
-	}
-	r, _, err := c.rows(op, axisMask(x.Dims(), axis), do, xo, gyo)
-	if err != nil {
-		return err
-	}
-	scratch, err := c.scratch(2 * x.Len())
-	if err != nil {
-		return err
-	}
-	return check("lanes_cumprod_backward", C.lanes_cumprod_backward_at(g.stream, &r, C.uintptr_t(do.ptr), C.uintptr_t(xo.ptr), C.uintptr_t(gyo.ptr), C.uintptr_t(scratch)))
+	return g.alongRowsWith("CumProdBackward", dx, x, dy, axisMask(x.Dims(), axis), func(c *call, r *C.LanesReduce, d, xp, gyp C.uintptr_t) error {
+		scratch, err := c.scratch(2 * x.Len())
+		if err != nil {
+			return err
+		}
+		return check("lanes_cumprod_backward", C.lanes_cumprod_backward_at(g.stream, r, d, xp, gyp, C.uintptr_t(scratch)))
+	})
 }

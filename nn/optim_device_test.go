@@ -2,6 +2,7 @@ package nn
 
 import (
 	"errors"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -35,29 +36,65 @@ func allOn(devs []tensor.Device, dev tensor.Device) bool {
 }
 
 // TestOptimizersOnDevice trains parameters on a stand-in device with each
-// optimizer: the state is made there, each Step is one call of the
-// device's Optim family with no transfer and no allocation, and the
-// parameters and state equal the CPU's bit for bit (the stand-in runs the
-// CPU's code).
+// optimizer against the same on the CPU: compatOptimizers (SGD, Adam,
+// AdamW, RMSProp; 4 steps, their state made on the device with the
+// optimizer, each Step one call of the device's Optim family and no
+// allocation) and torchOptimizers (Adagrad, Adamax, NAdam, RAdam,
+// AMSGrad, parameter groups) with NAdam's and RAdam's decoupled decay (8
+// steps, RAdam's last ones rectified; a Step calls the Optim family once
+// a parameter group and allocates nothing after the first, which makes
+// AMSGrad's v̂). A Step transfers nothing, the state stays on the device,
+// and after the steps, each parameter without a gradient in some, the
+// parameters and state equal the CPU's bit for bit (the stand-in runs
+// the CPU's code).
 func TestOptimizersOnDevice(t *testing.T) {
 	d := tensortest.Register(t, testDev)
 	dev := d.Device()
+	type optCase struct {
+		name string
+		make func([]*Var) Optimizer
+		// call is the one Optim call of a Step ("": one or more, and
+		// an allocation allowed at the first step).
+		call string
+		// steps Steps; parameter k has no gradient at a step where
+		// (k+step)%skip is 0.
+		steps, skip int
+		seed        uint64
+	}
+	var cases []optCase
 	calls := map[string]string{"sgd": "Optim.SGD", "sgd-nesterov": "Optim.SGD", "adam": "Optim.Adam", "adamw": "Optim.Adam", "rmsprop": "Optim.RMSProp"}
 	for _, c := range compatOptimizers {
+		cases = append(cases, optCase{name: c.name, make: c.make, call: calls[c.name], steps: 4, skip: 3, seed: 41})
+	}
+	makers := maps.Clone(torchOptimizers)
+	makers["NAdam/decoupled"] = func(ps []*Var) Optimizer {
+		o := NewNAdam(ps, 1e-2)
+		o.WeightDecay, o.Decoupled = 0.1, true
+		return o
+	}
+	makers["RAdam/decoupled"] = func(ps []*Var) Optimizer {
+		o := NewRAdam(ps, 1e-2)
+		o.WeightDecay, o.Decoupled = 0.1, true
+		return o
+	}
+	for _, name := range slices.Sorted(maps.Keys(makers)) {
+		cases = append(cases, optCase{name: name, make: makers[name], steps: 8, skip: 4, seed: 45})
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := rand.New(rand.NewPCG(41, 42))
+			r := rand.New(rand.NewPCG(c.seed, c.seed+1))
 			w, b := tensor.RandN(r, 40, 30), tensor.RandN(r, 1100)
 			host := []*Var{NewParam(w), NewParam(b)}
 			on := []*Var{NewParam(onDev(t, w, dev)), NewParam(onDev(t, b, dev))}
 			hopt, dopt := c.make(host), c.make(on)
-			if devs := stateDevices(dopt); !allOn(devs, dev) {
+			if devs := stateDevices(dopt); c.call != "" && !allOn(devs, dev) {
 				t.Fatalf("state made on %v, want %v", devs, dev)
 			}
-			for step := range 4 {
+			for step := range c.steps {
 				hopt.ZeroGrad()
 				dopt.ZeroGrad()
 				for k := range host {
-					if (k+step)%3 == 0 {
+					if (k+step)%c.skip == 0 {
 						continue
 					}
 					g := tensor.RandN(r, host[k].value.Shape()...)
@@ -67,10 +104,22 @@ func TestOptimizersOnDevice(t *testing.T) {
 				d.Reset()
 				dopt.Step()
 				cs := d.Counts()
-				if cs.Uploads+cs.Downloads != 0 || cs.Allocs != 0 || cs.Kernels() != 1 || cs.Calls[calls[c.name]] != 1 {
-					t.Errorf("step %d: counts %+v, want one %s call and no transfer or allocation", step, cs, calls[c.name])
+				optim := int64(0)
+				for name, n := range cs.Calls {
+					if strings.HasPrefix(name, "Optim.") {
+						optim += n
+					}
+				}
+				switch {
+				case c.call != "" && (cs.Uploads+cs.Downloads != 0 || cs.Allocs != 0 || cs.Kernels() != 1 || cs.Calls[c.call] != 1):
+					t.Errorf("step %d: counts %+v, want one %s call and no transfer or allocation", step, cs, c.call)
+				case c.call == "" && (cs.Uploads+cs.Downloads != 0 || cs.Allocs != 0 && step > 0 || optim == 0):
+					t.Errorf("step %d: counts %+v, want Optim calls and no transfer or allocation", step, cs)
 				}
 				hopt.Step()
+				if devs := stateDevices(dopt); !allOn(devs, dev) {
+					t.Fatalf("state on %v, want %v", devs, dev)
+				}
 			}
 			for k := range host {
 				if on[k].value.Device() != dev || !slices.Equal(on[k].value.Data(), host[k].value.Data()) {

@@ -72,21 +72,7 @@ func backRoll(tp *Tape, n *node) {
 func (tp *Tape) Tile(x *Var, reps ...int) *Var {
 	const op = "Tile"
 	tp.use(op, "x", x)
-	dims := max(len(reps), x.value.Dims())
-	var shape [tensor.MaxDims]int
-	for i := range dims {
-		d, r := 1, 1
-		if j := i - (dims - x.value.Dims()); j >= 0 {
-			d = x.value.Dim(j)
-		}
-		if j := i - (dims - len(reps)); j >= 0 {
-			r = reps[j]
-		}
-		if dims > tensor.MaxDims || r < 0 {
-			return tp.Const(tensor.Tile(x.value, reps...)) // tensor.Tile's panic
-		}
-		shape[i] = d * r
-	}
+	shape, dims := tensor.TileShape(x.value, reps...)
 	y := tp.allocOn(x.value.Device(), shape[:dims]...)
 	tensor.TileInto(y, x.value, reps...)
 	out, nd := tp.result(y, backTile, x)

@@ -65,13 +65,21 @@ func (tp *Tape) channelBiasGrad(b *Var, g *tensor.Tensor) {
 		return
 	}
 	db, beta := tp.gradAcc(b)
-	if !onHost(db) {
-		zeroIfFirst(db, beta)
-		tensor.SumToInto(db.Reshape(db.Len(), 1, 1), g)
+	channelSumsInto(db, g, beta != 0)
+}
+
+// channelSumsInto sets (add: adds to) d [C] the sums of g [N, C, H, W]
+// over every axis but C, on g's device: on the host, channelSums (each
+// channel in image order), else SumToInto.
+func channelSumsInto(d, g *tensor.Tensor, add bool) {
+	if !onHost(d) {
+		if !add {
+			tensor.Fill(d, 0)
+		}
+		tensor.SumToInto(d.Reshape(d.Len(), 1, 1), g)
 		return
 	}
-	d := db.Data()
-	channelSums(d, hostData(g), g.Dim(0), g.Len()/max(g.Dim(0)*len(d), 1), beta != 0)
+	channelSums(d.Data(), hostData(g), g.Dim(0), g.Len()/max(g.Dim(0)*d.Len(), 1), add)
 }
 
 // MaxPool2D returns the maxima of x [N, C, H, W] over the windows of p.
@@ -137,7 +145,7 @@ func (tp *Tape) convBiasSums(c *node, dy *tensor.Tensor, masked bool) {
 		return
 	}
 	s := tp.allocOn(tensor.CPU, dy.Dim(1))
-	channelSums(s.Data(), hostData(dy), dy.Dim(0), dy.Len()/max(dy.Dim(0)*dy.Dim(1), 1), false)
+	channelSumsInto(s, dy, false)
 	c.saved[0] = s
 }
 

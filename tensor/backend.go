@@ -350,7 +350,8 @@ type PointLossArgs struct {
 // RAdam's rectification) are those of the exported functions its method
 // names, computed on the host in float64 and rounded once, so that every
 // device rounds them alike; the host counters they come from are
-// advanced by the public function before the call.
+// advanced by the public function before the call (but NAdam's μ
+// products, which the method advances as it computes its factors).
 //
 // An implementation that fails for want of memory does so before it has
 // written anything (the public function then advances no counter), so that
@@ -372,9 +373,11 @@ type OptimKernels interface {
 	// Adamax is AdamaxStep's update; steps advanced, whose factors
 	// AdamaxStepSize gives.
 	Adamax(params, grads, m, u []*Tensor, steps []int64, hp AdamaxParams) error
-	// NAdam is NAdamStep's update; steps and muProduct advanced (the
-	// product through this step's μₜ), whose factors NAdamCorrections
-	// gives.
+	// NAdam is NAdamStep's update; steps advanced; muProduct[i] the
+	// product through μₜ₋₁, which it advances through this step's μₜ
+	// for each parameter with a gradient (NAdamAdvance, which gives the
+	// factors too; the public function puts the products back if the
+	// call fails).
 	NAdam(params, grads, m, v []*Tensor, steps []int64, muProduct []float64, hp NAdamParams) error
 	// RAdam is RAdamStep's update; steps advanced, whose factors
 	// RAdamCorrections gives.

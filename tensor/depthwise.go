@@ -69,10 +69,12 @@ const (
 
 // depthwiseJob is one depthwise convolution, a parallel loop over items:
 // (image, input channel) pairs for the forward and input gradient, input
-// channels for the weight gradient.
+// channels for the weight gradient (pairs of input channel and block of
+// output channels on its flat path).
 type depthwiseJob struct {
 	g     convGeom
 	phase int
+	flat  bool      // the phase's flat path: g.flat(), or g.flatWeight() for the weight gradient
 	x     []float32 // input (forward, weight gradient) or dx
 	w     []float32 // weight [cout, 1, kh, kw], or dw
 	out   []float32 // output, or dy
@@ -81,18 +83,20 @@ type depthwiseJob struct {
 
 var depthwiseJobs = sync.Pool{New: func() any { return new(depthwiseJob) }}
 
+// runDepthwise runs a phase, its path (flat or not) decided once for all
+// its items.
 func runDepthwise(phase int, g *convGeom, x, w, out, bias []float32) {
 	j := depthwiseJobs.Get().(*depthwiseJob)
-	*j = depthwiseJob{g: *g, phase: phase, x: x, w: w, out: out, bias: bias}
+	*j = depthwiseJob{g: *g, phase: phase, flat: g.flat(), x: x, w: w, out: out, bias: bias}
 	taps := g.kh * g.kw
-	if phase == depthwiseWeight {
-		if g.flatWeight() {
-			parallelProducts(j, g.cin*g.weightBlocks(), g.n*min(g.opg, weightBlock)*taps*g.p, 0)
-		} else {
-			parallelProducts(j, g.cin, g.n*g.opg*taps*g.p, 0)
-		}
-	} else {
+	switch {
+	case phase != depthwiseWeight:
 		parallelProducts(j, g.n*g.cin, g.opg*taps*g.p, 0)
+	case g.flatWeight(): // j.flat is set: flatWeight implies flat
+		parallelProducts(j, g.cin*g.weightBlocks(), g.n*min(g.opg, weightBlock)*taps*g.p, 0)
+	default:
+		j.flat = false
+		parallelProducts(j, g.cin, g.n*g.opg*taps*g.p, 0)
 	}
 	*j = depthwiseJob{}
 	depthwiseJobs.Put(j)
@@ -100,19 +104,24 @@ func runDepthwise(phase int, g *convGeom, x, w, out, bias []float32) {
 
 func (j *depthwiseJob) RunRange(lo, hi int) {
 	buf := depthwiseBufs.Get()
-	for item := lo; item < hi; item++ {
-		switch j.phase {
-		case depthwiseForward:
-			j.forward(buf, item/j.g.cin, item%j.g.cin)
-		case depthwiseInput:
-			j.input(buf, item/j.g.cin, item%j.g.cin)
-		case depthwiseWeight:
-			if j.g.flatWeight() {
-				nb := j.g.weightBlocks()
-				b := item % nb
-				j.weightFlat(buf, item/nb, b*weightBlock, min(j.g.opg, (b+1)*weightBlock))
-				continue
-			}
+	cin := j.g.cin
+	switch {
+	case j.phase == depthwiseForward:
+		for item := lo; item < hi; item++ {
+			j.forward(buf, item/cin, item%cin)
+		}
+	case j.phase == depthwiseInput:
+		for item := lo; item < hi; item++ {
+			j.input(buf, item/cin, item%cin)
+		}
+	case j.flat:
+		nb := j.g.weightBlocks()
+		for item := lo; item < hi; item++ {
+			b := item % nb
+			j.weightFlat(buf, item/nb, b*weightBlock, min(j.g.opg, (b+1)*weightBlock))
+		}
+	default:
+		for item := lo; item < hi; item++ {
 			j.weight(buf, item)
 		}
 	}
@@ -224,7 +233,7 @@ func (g *convGeom) flatTaps(dst, src, k []float32, hs, ho, w, ph, pw int, flip, 
 func (j *depthwiseJob) forward(buf *depthwiseBuf, img, c int) {
 	g := &j.g
 	taps := g.kh * g.kw
-	if g.flat() {
+	if j.flat {
 		src := j.x[(img*g.cin+c)*g.h*g.w:][:g.h*g.w]
 		buf.acc = growF(buf.acc, g.p)
 		for m := range g.opg {
@@ -271,7 +280,7 @@ func (j *depthwiseJob) input(buf *depthwiseBuf, img, c int) {
 	taps := g.kh * g.kw
 	dx := j.x[(img*g.cin+c)*g.h*g.w:][:g.h*g.w]
 	eh, ew := g.dh*(g.kh-1), g.dw*(g.kw-1)
-	if g.flat() {
+	if j.flat {
 		// As below, on the planes themselves: dy has dx's width.
 		buf.acc = growF(buf.acc, g.h*g.w)
 		for m := range g.opg {

@@ -370,6 +370,25 @@ func detach(dst, src *Tensor) *Tensor {
 	return src
 }
 
+// detachOn is detach for operands on any device: on a device, src is
+// copied when it and dst view overlapping positions of one allocation
+// (device kernels get their operands as given, so a composition that
+// writes dst must not read src afterwards).
+func detachOn(dst, src *Tensor) *Tensor {
+	if dst.store == nil || dst.store != src.store {
+		return detach(dst, src)
+	}
+	if dst.Len() == 0 || src.Len() == 0 {
+		return src
+	}
+	df, dl := dst.reach()
+	sf, sl := src.reach()
+	if df <= sl && sf <= dl {
+		return src.Clone()
+	}
+	return src
+}
+
 // overlaps reports whether the storage spans of a and b intersect.
 func overlaps(a, b *Tensor) bool {
 	alo, ahi := a.span()

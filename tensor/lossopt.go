@@ -268,19 +268,31 @@ func BCEWithLogitsWithBackward(dloss, x, target *Tensor, p LossParams) *Tensor {
 
 // ---- class-index losses ----
 
+// classCall is a class loss's operands and arguments as the Loss family
+// takes them (classOperands).
+type classCall struct {
+	in, tg *Tensor
+	a      ClassLossArgs
+	// terms is the terms' shape as the caller sees it (input's without
+	// its class axis; [] for a [C] input), inTerms as the family does
+	// (in's: [1] for a [C] input).
+	terms, inTerms []int
+}
+
 // classOperands checks NLL's or CrossEntropyWith's (logits) input [N, C,
 // d...] (or [C]) and target [N, d...] (or 0-d; for CrossEntropyWith also
 // probabilities of input's shape) and returns them as the Loss family
-// takes them (a [C] input as [1, C], its target as [1]), its arguments,
-// and the terms' shape as the caller sees it.
-func classOperands(op string, logits bool, input, target *Tensor, p LossParams) (in, tg *Tensor, a ClassLossArgs, terms []int) {
+// takes them (a [C] input as [1, C], its target as [1]), with its
+// arguments and the terms' shapes.
+func classOperands(op string, logits bool, input, target *Tensor, p LossParams) classCall {
 	checkNil(op, "input, target", input, target)
 	checkReduction(op, p.Reduction, false)
-	terms = input.shape
+	terms, inTerms := input.shape, input.shape
 	if len(input.shape) == 1 {
-		terms = []int{}
+		terms, inTerms = []int{}, []int{1}
 	} else if len(input.shape) >= 2 {
 		terms = slices.Delete(slices.Clone(input.shape), 1, 2)
+		inTerms = terms
 	}
 	soft := logits && len(input.shape) > 0 && slices.Equal(target.shape, input.shape)
 	if len(input.shape) == 0 || !soft && !slices.Equal(target.shape, terms) {
@@ -299,44 +311,43 @@ func classOperands(op string, logits bool, input, target *Tensor, p LossParams) 
 	if !logits {
 		p.LabelSmoothing = 0
 	}
-	a = ClassLossArgs{Logits: logits, Soft: soft, Reduction: p.Reduction, Weight: p.Weight,
-		Ignore: !soft, IgnoreIndex: p.ignored(), Smoothing: p.LabelSmoothing}
-	in, tg = input, target
+	cc := classCall{in: input, tg: target, terms: terms, inTerms: inTerms,
+		a: ClassLossArgs{Logits: logits, Soft: soft, Reduction: p.Reduction, Weight: p.Weight,
+			Ignore: !soft, IgnoreIndex: p.ignored(), Smoothing: p.LabelSmoothing}}
 	if len(input.shape) == 1 {
-		in = input.Reshape(1, c)
-		tg = target.Reshape(1)
+		cc.in = input.Reshape(1, c)
+		cc.tg = target.Reshape(1)
 		if soft {
-			tg = target.Reshape(1, c)
+			cc.tg = target.Reshape(1, c)
 		}
 	}
-	return in, tg, a, terms
+	return cc
 }
 
 // classLoss runs NLL's or CrossEntropyWith's forward on the operands'
 // device.
 func classLoss(op string, logits bool, input, target *Tensor, p LossParams) *Tensor {
-	in, tg, a, terms := classOperands(op, logits, input, target, p)
+	cc := classOperands(op, logits, input, target, p)
 	dev := sameDevice(op, nil, input, target, p.Weight)
 	k := lossOn(op, dev, nil, input, target)
-	shape := lossShape(p.Reduction, slices.Delete(slices.Clone(in.shape), 1, 2))
-	loss := result(op, dev, shape, input, target)
-	lossRan(op, dev, k.Class(loss, nil, nil, in, tg, a), loss, input, target)
-	return loss.Reshape(lossShape(p.Reduction, terms)...)
+	loss := result(op, dev, lossShape(p.Reduction, cc.inTerms), input, target)
+	lossRan(op, dev, k.Class(loss, nil, nil, cc.in, cc.tg, cc.a), loss, input, target)
+	return loss.Reshape(lossShape(p.Reduction, cc.terms)...)
 }
 
 // classGrad runs NLL's or CrossEntropyWith's backward for the upstream
 // gradient dloss on the operands' device.
 func classGrad(op string, logits bool, dloss, input, target *Tensor, p LossParams) *Tensor {
-	in, tg, a, terms := classOperands(op, logits, input, target, p)
-	checkDLoss(op, dloss, terms, p.Reduction)
+	cc := classOperands(op, logits, input, target, p)
+	checkDLoss(op, dloss, cc.terms, p.Reduction)
 	dev := sameDevice(op, nil, dloss, input, target, p.Weight)
 	k := lossOn(op, dev, nil, dloss, input, target)
 	dl := dloss
 	if p.Reduction == LossNone {
-		dl = dloss.Reshape(slices.Delete(slices.Clone(in.shape), 1, 2)...)
+		dl = dloss.Reshape(cc.inTerms...)
 	}
-	d := result(op, dev, in.shape, input, target)
-	lossRan(op, dev, k.Class(nil, d, dl, in, tg, a), d, dloss, input, target)
+	d := result(op, dev, cc.in.shape, input, target)
+	lossRan(op, dev, k.Class(nil, d, dl, cc.in, cc.tg, cc.a), d, dloss, input, target)
 	return d.Reshape(input.shape...)
 }
 

@@ -17,7 +17,7 @@ import (
 // launch a step on a GPU), on the host through the same blocked simd
 // updates as the others. Their per-step scalar factors (bias
 // corrections, Adagrad's learning-rate decay, NAdam's μ products, RAdam's
-// rectification: AdagradStepSize, AdamaxStepSize, NAdamCorrections,
+// rectification: AdagradStepSize, AdamaxStepSize, NAdamAdvance,
 // RAdamCorrections) are computed in float64 on the host and rounded
 // once, the same for every device; the elementwise arithmetic is
 // float32, one rounding an operation but where simd's Axpy fuses a
@@ -123,8 +123,9 @@ func NAdamStep(params, grads, m, v []*Tensor, steps []int64, muProduct []float64
 	checkSlots(op, params, "v", v)
 	dev := optimDevice(op, params, grads, m, v)
 	k := optimOn(op, dev, params)
-	// A device's step may fail (the CPU's does not): the products it
-	// advanced are then put back.
+	// The implementation advances the products (NAdamAdvance, which
+	// computes each μₜ once for the product and the factors). A device's
+	// step may fail (the CPU's does not): the products are then put back.
 	var saved *[]float64
 	if dev != CPU {
 		saved = muSaved.Get()
@@ -132,11 +133,6 @@ func NAdamStep(params, grads, m, v []*Tensor, steps []int64, muProduct []float64
 		defer muSaved.Put(saved)
 	}
 	countedStep(op, dev, params, grads, steps, func() error {
-		for i, g := range grads {
-			if g != nil {
-				muProduct[i] *= NAdamMu(hp, steps[i])
-			}
-		}
 		err := k.NAdam(params, grads, m, v, steps, muProduct, hp)
 		if err != nil && saved != nil {
 			copy(muProduct, *saved)
@@ -160,8 +156,24 @@ func NAdamMu(hp NAdamParams, t int64) float64 {
 // -LR(1-μₜ)/(1-Πμ) and -LR·μₜ₊₁/(1-Πμ·μₜ₊₁), and 1/√(1-β₂ᵗ), computed
 // in float64 and rounded once.
 func NAdamCorrections(hp NAdamParams, t int64, muProduct float64) (cg, cm, invSqrtBC2 float32) {
+	return nadamFactors(hp, t, NAdamMu(hp, t), muProduct)
+}
+
+// NAdamAdvance multiplies *muProduct, the μ product of a parameter
+// through μₜ₋₁, by μₜ (NAdamMu) and returns NAdamCorrections' factors
+// for step t and the advanced product, computing μₜ once: what an
+// implementation of OptimKernels.NAdam does for each parameter with a
+// gradient.
+func NAdamAdvance(hp NAdamParams, t int64, muProduct *float64) (cg, cm, invSqrtBC2 float32) {
+	mu := NAdamMu(hp, t)
+	*muProduct *= mu
+	return nadamFactors(hp, t, mu, *muProduct)
+}
+
+// nadamFactors is NAdamCorrections given μₜ = mu.
+func nadamFactors(hp NAdamParams, t int64, mu, muProduct float64) (cg, cm, invSqrtBC2 float32) {
 	lr := float64(hp.LR)
-	mu, muNext := NAdamMu(hp, t), NAdamMu(hp, t+1)
+	muNext := NAdamMu(hp, t+1)
 	return float32(-lr * (1 - mu) / (1 - muProduct)), float32(-lr * muNext / (1 - muProduct*muNext)),
 		float32(1 / math.Sqrt(1-math.Pow(float64(hp.Beta2), float64(t))))
 }
@@ -258,8 +270,8 @@ func (cpuKernels) Adamax(params, grads, m, inf []*Tensor, steps []int64, hp Adam
 	return nil
 }
 
-// NAdam is the CPU's NAdamStep (the operands on the host; steps and μ
-// products advanced).
+// NAdam is the CPU's NAdamStep (the operands on the host; steps
+// advanced, the μ products advanced here, NAdamAdvance).
 func (cpuKernels) NAdam(params, grads, m, v []*Tensor, steps []int64, muProduct []float64, hp NAdamParams) error {
 	j := optimJobs.Get()
 	u := &j.nadam
@@ -267,7 +279,7 @@ func (cpuKernels) NAdam(params, grads, m, v []*Tensor, steps []int64, muProduct 
 	u.cg, u.cm, u.invSqrtBC2 = perParam(u.cg, len(params)), perParam(u.cm, len(params)), perParam(u.invSqrtBC2, len(params))
 	for i, g := range grads {
 		if g != nil {
-			u.cg[i], u.cm[i], u.invSqrtBC2[i] = NAdamCorrections(hp, steps[i], muProduct[i])
+			u.cg[i], u.cm[i], u.invSqrtBC2[i] = NAdamAdvance(hp, steps[i], &muProduct[i])
 		}
 	}
 	j.blocks(params, grads, u, m, v)

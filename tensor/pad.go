@@ -105,6 +105,13 @@ func planPad(op string, xs, pads []int, mode PadMode) padGeom {
 	return g
 }
 
+// moves reports whether axis a is padded or cropped: whether its output
+// index i reads another input index than i.
+func (g *padGeom) moves(a int) bool {
+	src := g.src[a]
+	return src != nil && !(len(src) == g.in[a] && isRun(src, 0))
+}
+
 // index returns the input index output index i of axis a reads.
 func (g *padGeom) index(a, i int) int {
 	if g.src[a] == nil {
@@ -168,7 +175,7 @@ func Pad(x *Tensor, pads []int, mode PadMode, value float32) *Tensor {
 	checkNil("Pad", "x", x)
 	g := planPad("Pad", x.shape, pads, mode)
 	if x.Device() != CPU {
-		return padComposed("Pad", &g, x, pads, mode, value)
+		return padComposed("Pad", &g, nil, x, pads, mode, value)
 	}
 	dst := alloc("Pad", g.out)
 	padInto("Pad", &g, dst, x, value)
@@ -185,20 +192,24 @@ func PadInto(dst, x *Tensor, pads []int, mode PadMode, value float32) *Tensor {
 	}
 	checkWritable(op, dst)
 	if deviceOn(op, dst, x) != CPU {
-		return copyInto(op, dst, padComposed(op, &g, x, pads, mode, value))
+		return padComposed(op, &g, dst, detachOn(dst, x), pads, mode, value)
 	}
 	x = detach(dst, x)
 	padInto(op, &g, dst, x, value)
 	return dst
 }
 
-// padComposed is Pad on x's device: for PadConstant, the result filled
-// with value and the uncropped part of x copied into its place; for the
-// other modes, IndexSelect along each padded axis by the input index each
-// output index reads (g.src).
-func padComposed(op string, g *padGeom, x *Tensor, pads []int, mode PadMode, value float32) *Tensor {
+// padComposed is Pad on x's device, into dst (a new tensor when dst is
+// nil; else not overlapping x): for PadConstant, the result filled with
+// value and the uncropped part of x copied into its place; for the other
+// modes, IndexSelect along each padded axis by the input index each output
+// index reads (g.src; selectPasses).
+func padComposed(op string, g *padGeom, dst, x *Tensor, pads []int, mode PadMode, value float32) *Tensor {
 	if mode == PadConstant {
-		y := result(op, x.Device(), g.out, x)
+		y := dst
+		if y == nil {
+			y = result(op, x.Device(), g.out, x)
+		}
 		Fill(y, value)
 		if y.Len() == 0 {
 			return y
@@ -216,17 +227,16 @@ func padComposed(op string, g *padGeom, x *Tensor, pads []int, mode PadMode, val
 		}
 		return y
 	}
-	y := x
-	for a, src := range g.src {
-		if src == nil || len(src) == x.shape[a] && isRun(src, 0) {
-			continue
+	var axes []int
+	for a := range g.src {
+		if g.moves(a) {
+			axes = append(axes, a)
 		}
-		y = IndexSelect(y, a, indexRange(op, x, len(src), func(i int) int { return src[i] }))
 	}
-	if y == x {
-		return x.Clone()
-	}
-	return y
+	return selectPasses(op, dst, x, axes, func(a int) *Tensor {
+		src := g.src[a]
+		return indexRange(op, x, len(src), func(i int) int { return src[i] })
+	})
 }
 
 // isRun reports whether src is the indices first, first+1, ... in order.
@@ -325,10 +335,10 @@ func padBackward(op string, g *padGeom, dy *Tensor) *Tensor {
 	}
 	t := dy
 	for a := len(g.src) - 1; a >= 0; a-- {
-		src := g.src[a]
-		if src == nil || len(src) == g.in[a] && isRun(src, 0) {
+		if !g.moves(a) {
 			continue
 		}
+		src := g.src[a]
 		shape := slices.Clone(t.shape)
 		shape[a] = g.in[a]
 		acc := result(op, dy.Device(), shape, dy)
@@ -376,17 +386,16 @@ func padBackward(op string, g *padGeom, dy *Tensor) *Tensor {
 // IndexAdd rounds. The result is dst when it is given (contiguous, of
 // g.in, not overlapping dy), else a new tensor.
 func padBackwardHost(op string, g *padGeom, dy, dst *Tensor) *Tensor {
-	summed := func(a int) bool { src := g.src[a]; return src != nil && !(len(src) == g.in[a] && isRun(src, 0)) }
 	last := -1 // the last round's axis: the first summed one
 	for a := range g.src {
-		if summed(a) {
+		if g.moves(a) {
 			last = a
 			break
 		}
 	}
 	t, shape := dy, dy.shape
 	for a := len(g.src) - 1; a >= 0; a-- {
-		if !summed(a) {
+		if !g.moves(a) {
 			continue
 		}
 		src := g.src[a]

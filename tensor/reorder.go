@@ -16,20 +16,20 @@ func Flip(x *Tensor, axes ...int) *Tensor {
 	const op = "Flip"
 	checkNil(op, "x", x)
 	if x.Device() != CPU {
-		return flipComposed(op, x, axes)
+		return flipComposed(op, nil, x, axes)
 	}
 	return flipInto(op, alloc(op, x.shape), x, axes)
 }
 
 // FlipInto sets dst, of x's shape, to Flip(x, axes...) and returns dst;
 // dst may overlap x (x is then copied first). On the host it is one
-// strided copy; on a device, Flip then CopyInto.
+// strided copy; on a device, Flip's passes, the last writing dst.
 func FlipInto(dst, x *Tensor, axes ...int) *Tensor {
 	const op = "FlipInto"
 	checkNil(op, "dst, x", dst, x)
 	checkShapeIs(op, "dst", dst, x.shape...)
 	if deviceOn(op, dst, x) != CPU {
-		return copyInto(op, dst, flipComposed(op, x, axes))
+		return flipComposed(op, dst, detachOn(dst, x), axes)
 	}
 	return flipInto(op, dst, x, axes)
 }
@@ -60,22 +60,41 @@ func flipInto(op string, dst, x *Tensor, axes []int) *Tensor {
 	return copyInto(op, dst, x.view(slices.Clone(x.shape), st, off))
 }
 
-// flipComposed is Flip on x's device: IndexSelect, one pass per axis.
-func flipComposed(op string, x *Tensor, axes []int) *Tensor {
+// flipComposed is Flip on x's device: IndexSelect, one pass per axis
+// (selectPasses, into dst, or a new tensor when dst is nil).
+func flipComposed(op string, dst, x *Tensor, axes []int) *Tensor {
+	var resolved []int
 	if len(x.shape) == 0 {
 		for _, a := range axes {
 			asLine(op, x, a)
 		}
-		return x.Clone()
+	} else {
+		resolved = distinctAxes(op, x, axes)
 	}
-	resolved := distinctAxes(op, x, axes)
-	y := x
-	for _, a := range resolved {
+	return selectPasses(op, dst, x, resolved, func(a int) *Tensor {
 		n := x.shape[a]
-		y = IndexSelect(y, a, indexRange(op, x, n, func(i int) int { return n - 1 - i }))
+		return indexRange(op, x, n, func(i int) int { return n - 1 - i })
+	})
+}
+
+// selectPasses is the composition of Flip, Roll and Pad on a device:
+// x with IndexSelect(·, a, index(a)) applied along each of axes in turn,
+// the last pass writing dst (a new tensor when dst is nil), or x copied
+// when axes is empty. dst, when given, has the result's shape and does
+// not overlap x.
+func selectPasses(op string, dst, x *Tensor, axes []int, index func(a int) *Tensor) *Tensor {
+	if len(axes) == 0 {
+		if dst == nil {
+			return x.Clone()
+		}
+		return copyInto(op, dst, x)
 	}
-	if y == x {
-		return x.Clone()
+	y := x
+	for k, a := range axes {
+		if k == len(axes)-1 && dst != nil {
+			return IndexSelectInto(dst, y, a, index(a))
+		}
+		y = IndexSelect(y, a, index(a))
 	}
 	return y
 }
@@ -122,21 +141,22 @@ func Roll(x *Tensor, shifts []int, axes ...int) *Tensor {
 	const op = "Roll"
 	checkNil(op, "x", x)
 	if x.Device() != CPU {
-		return rollComposed(op, x, shifts, axes)
+		return rollComposed(op, nil, x, shifts, axes)
 	}
 	return rollInto(op, alloc(op, x.shape), x, shifts, axes)
 }
 
 // RollInto sets dst, of x's shape, to Roll(x, shifts, axes...) and
 // returns dst; dst may overlap x (x is then copied first). On the host it
-// is at most two strided copies per rolled axis; on a device, Roll then
-// CopyInto.
+// is at most two strided copies per rolled axis; on a device, Roll's
+// passes, the last writing dst (for a flat roll into a non-contiguous
+// dst, Roll then CopyInto).
 func RollInto(dst, x *Tensor, shifts []int, axes ...int) *Tensor {
 	const op = "RollInto"
 	checkNil(op, "dst, x", dst, x)
 	checkShapeIs(op, "dst", dst, x.shape...)
 	if deviceOn(op, dst, x) != CPU {
-		return copyInto(op, dst, rollComposed(op, x, shifts, axes))
+		return rollComposed(op, dst, detachOn(dst, x), shifts, axes)
 	}
 	return rollInto(op, dst, x, shifts, axes)
 }
@@ -204,27 +224,37 @@ func rollPieces(op string, dst, src *Tensor, shift []int) {
 }
 
 // rollComposed is Roll on x's device: IndexSelect, one pass per axis
-// with a nonzero net shift (rollShifts').
-func rollComposed(op string, x *Tensor, shifts, axes []int) *Tensor {
+// with a nonzero net shift (rollShifts'; selectPasses, into dst, or a new
+// tensor when dst is nil).
+func rollComposed(op string, dst, x *Tensor, shifts, axes []int) *Tensor {
 	shift, flat := rollShifts(op, x, shifts, axes)
-	y := x
+	y, d := x, dst
 	if flat {
-		y = x.Reshape(-1)
-	}
-	for a, s := range shift[:len(y.shape)] {
-		if s == 0 {
-			continue
+		if dst != nil && !dst.IsContiguous() { // no flat view of dst
+			return copyInto(op, dst, rollComposed(op, nil, x, shifts, axes))
 		}
-		n := y.shape[a]
-		y = IndexSelect(y, a, indexRange(op, y, n, func(i int) int { return (i - s + n) % n }))
+		y = x.Reshape(-1)
+		if dst != nil {
+			d = dst.Reshape(-1)
+		}
 	}
-	if flat {
-		y = y.Reshape(x.shape...)
+	var moved []int
+	for a, s := range shift[:len(y.shape)] {
+		if s != 0 {
+			moved = append(moved, a)
+		}
 	}
-	if y == x || flat && shift[0] == 0 {
-		return x.Clone()
+	out := selectPasses(op, d, y, moved, func(a int) *Tensor {
+		n, s := y.shape[a], shift[a]
+		return indexRange(op, y, n, func(i int) int { return (i - s + n) % n })
+	})
+	switch {
+	case dst != nil:
+		return dst
+	case flat:
+		return out.Reshape(x.shape...)
 	}
-	return y
+	return out
 }
 
 // Tile returns x repeated reps[i] times along dimension i, as
@@ -235,8 +265,17 @@ func rollComposed(op string, x *Tensor, shifts, axes []int) *Tensor {
 func Tile(x *Tensor, reps ...int) *Tensor {
 	const op = "Tile"
 	checkNil(op, "x", x)
-	out := tileShape(op, x, reps)
-	return tileInto(op, result(op, deviceOn(op, nil, x), out, x), x, reps)
+	out, dims := tileShape(op, x, reps)
+	return tileInto(op, result(op, deviceOn(op, nil, x), out[:dims], x), x, reps)
+}
+
+// TileShape returns the shape of Tile(x, reps...) in its first dims
+// elements, allocating nothing (for a caller that sizes the result), and
+// panics as Tile does on negative reps or a result Tile cannot make.
+func TileShape(x *Tensor, reps ...int) (shape [MaxDims]int, dims int) {
+	const op = "Tile"
+	checkNil(op, "x", x)
+	return tileShape(op, x, reps)
 }
 
 // TileInto sets dst, of Tile's result shape, to Tile(x, reps...) and
@@ -245,51 +284,56 @@ func Tile(x *Tensor, reps ...int) *Tensor {
 func TileInto(dst, x *Tensor, reps ...int) *Tensor {
 	const op = "TileInto"
 	checkNil(op, "dst, x", dst, x)
-	checkShapeIs(op, "dst", dst, tileShape(op, x, reps)...)
+	out, dims := tileShape(op, x, reps)
+	checkShapeIs(op, "dst", dst, out[:dims]...)
 	return tileInto(op, dst, detach(dst, x), reps)
 }
 
-// tileDims returns x's shape and strides padded with leading 1s and 0s,
-// and reps padded with leading 1s, to the larger of their lengths.
-func tileDims(x *Tensor, reps []int) (shape, stride, r []int) {
-	dims := max(len(reps), len(x.shape))
-	shape, stride, r = make([]int, dims), make([]int, dims), make([]int, dims)
-	for i := range dims {
-		shape[i], r[i] = 1, 1
-		if j := i - (dims - len(x.shape)); j >= 0 {
-			shape[i], stride[i] = x.shape[j], x.strides[j]
-		}
-		if j := i - (dims - len(reps)); j >= 0 {
-			r[i] = reps[j]
-		}
+// tileDim returns, at dimension i of Tile's result for x of shape xs (of
+// max(len(xs), len(reps)) dimensions: xs and reps aligned at their last,
+// padded with leading 1s), x's dimension j there (-1 for a padding 1), its
+// size d (1 there) and the rep r: the result's size there is r·d.
+func tileDim(xs, reps []int, i int) (j, d, r int) {
+	dims := max(len(xs), len(reps))
+	j, d, r = i-(dims-len(xs)), 1, 1
+	if j >= 0 {
+		d = xs[j]
+	} else {
+		j = -1
 	}
-	return shape, stride, r
+	if k := i - (dims - len(reps)); k >= 0 {
+		r = reps[k]
+	}
+	return j, d, r
 }
 
-// tileShape checks reps for op and returns Tile's result shape.
-func tileShape(op string, x *Tensor, reps []int) []int {
+// tileShape checks reps for op and returns Tile's result shape, in its
+// first dims elements.
+func tileShape(op string, x *Tensor, reps []int) (out [MaxDims]int, dims int) {
 	for _, r := range reps {
 		if r < 0 {
 			panic(fmt.Sprintf("tensor: %s: negative reps %v (x of shape %v)", op, reps, x.shape))
 		}
 	}
-	shape, _, r := tileDims(x, reps)
-	out := make([]int, len(shape))
-	n := 0
-	for i := range shape {
-		out[i] = r[i] * shape[i]
-		if r[i] != 1 {
+	dims = max(len(reps), len(x.shape))
+	n := 0 // tileInto's dimensions: a pair where the rep is not 1
+	for i := range dims {
+		if _, _, r := tileDim(x.shape, reps, i); r != 1 {
 			n++
 		}
 		n++
 	}
-	if _, ok := checkedSize(out); !ok {
-		panic(fmt.Sprintf("tensor: %s: reps %v of shape %v give %v, too many elements", op, reps, x.shape, out))
-	}
 	if n > MaxDims {
 		panic(fmt.Sprintf("tensor: %s: reps %v of shape %v need %d dimensions internally, more than %d", op, reps, x.shape, n, MaxDims))
 	}
-	return out
+	for i := range dims {
+		_, d, r := tileDim(x.shape, reps, i)
+		out[i] = r * d
+	}
+	if _, ok := checkedSize(out[:dims]); !ok {
+		panic(fmt.Sprintf("tensor: %s: reps %v of shape %v give %v, too many elements", op, reps, x.shape, slices.Clone(out[:dims])))
+	}
+	return out, dims
 }
 
 // tileInto copies x, viewed as [r0, d0, r1, d1, ...] (a pair only where
@@ -299,14 +343,17 @@ func tileInto(op string, dst, x *Tensor, reps []int) *Tensor {
 	if dst.Len() == 0 {
 		return dst
 	}
-	shape, stride, r := tileDims(x, reps)
 	var vs, vst, dst2 []int
-	for i := range shape {
-		ds := dst.strides[i]
-		if r[i] != 1 {
-			vs, vst, dst2 = append(vs, r[i]), append(vst, 0), append(dst2, shape[i]*ds)
+	for i, ds := range dst.strides {
+		j, d, r := tileDim(x.shape, reps, i)
+		xs := 0
+		if j >= 0 {
+			xs = x.strides[j]
 		}
-		vs, vst, dst2 = append(vs, shape[i]), append(vst, stride[i]), append(dst2, ds)
+		if r != 1 {
+			vs, vst, dst2 = append(vs, r), append(vst, 0), append(dst2, d*ds)
+		}
+		vs, vst, dst2 = append(vs, d), append(vst, xs), append(dst2, ds)
 	}
 	copyInto(op, dst.view(slices.Clone(vs), dst2, dst.offset), x.view(vs, vst, x.offset))
 	return dst

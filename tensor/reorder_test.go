@@ -93,6 +93,9 @@ func TestTile(t *testing.T) {
 			for i := range out {
 				out[i] = xs[i] * rs[i]
 			}
+			if got, n := TileShape(x, c.reps...); !slices.Equal(got[:n], out) {
+				t.Errorf("TileShape(%v, %v) = %v, want %v", c.shape, c.reps, got[:n], out)
+			}
 			xv := x.Reshape(xs...)
 			checkAgainst(t, fmt.Sprintf("Tile(%v %s, %v)", c.shape, kind, c.reps), Tile(x, c.reps...), out, func(idx []int) float64 {
 				src := make([]int, dims)
@@ -104,6 +107,13 @@ func TestTile(t *testing.T) {
 		}
 	}
 	expectPanic(t, "tensor: Tile: negative reps [1 -1] (x of shape [2])", func() { Tile(New(2), 1, -1) })
+	expectPanic(t, "tensor: Tile: negative reps [1 -1] (x of shape [2])", func() { TileShape(New(2), 1, -1) })
+	twos := slices.Repeat([]int{2}, 17)
+	expectPanic(t, fmt.Sprintf("tensor: Tile: reps %v of shape [] need 34 dimensions internally, more than 32", twos), func() { TileShape(Scalar(1), twos...) })
+	x, reps := New(2, 3), []int{2, 1, 3}
+	if n := testing.AllocsPerRun(10, func() { TileShape(x, reps...) }); n != 0 {
+		t.Errorf("TileShape: %v allocations, want 0", n)
+	}
 }
 
 func TestMasks(t *testing.T) {

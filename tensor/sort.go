@@ -304,15 +304,16 @@ func medianInto(op string, values, indices, x *Tensor, axis int, keepdims bool) 
 	dev := deviceOn(op, values, indices, x)
 	if values == nil {
 		values, indices = result(op, dev, out, x), result(op, dev, out, x)
+	} else {
+		checkShapeIs(op, "values", values, out...)
+		checkShapeIs(op, "indices", indices, out...)
+		checkWritable(op, values)
+		checkWritable(op, indices)
 	}
-	checkShapeIs(op, "values", values, out...)
-	checkShapeIs(op, "indices", indices, out...)
 	vk, ik := values, indices
 	if !keepdims {
 		vk, ik = values.Unsqueeze(axis), indices.Unsqueeze(axis)
 	}
-	checkRowsDst(op, "values", vk, x, axis, 1)
-	checkRowsDst(op, "indices", ik, x, axis, 1)
 	if x.Len() == 0 {
 		return values, indices
 	}
