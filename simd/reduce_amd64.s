@@ -92,7 +92,7 @@ done:
 	RET
 
 far:
-	CMPQ    CX, $0x00400000
+	CMPQ    CX, $0x00200000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-128, R8
@@ -254,7 +254,7 @@ done:
 	RET
 
 far:
-	CMPQ    CX, $0x00400000
+	CMPQ    CX, $0x00200000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-128, R8
@@ -427,7 +427,7 @@ done:
 	RET
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-128, R8
@@ -643,7 +643,7 @@ nan:
 	JMP   ret
 
 far:
-	CMPQ    CX, $0x00400000
+	CMPQ    CX, $0x00200000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-128, R8
@@ -866,7 +866,7 @@ nan:
 	JMP   ret
 
 far:
-	CMPQ    CX, $0x00400000
+	CMPQ    CX, $0x00200000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-128, R8
@@ -1348,7 +1348,7 @@ scalarend:
 	RET
 
 far:
-	CMPQ    CX, $0x00400000
+	CMPQ    CX, $0x00200000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-32, R8
@@ -1450,7 +1450,7 @@ scalarend:
 	RET
 
 far:
-	CMPQ    CX, $0x00400000
+	CMPQ    CX, $0x00200000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-32, R8
@@ -1556,7 +1556,7 @@ scalarend:
 	RET
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-32, R8
@@ -1700,7 +1700,7 @@ nan:
 	JMP   ret
 
 far:
-	CMPQ    CX, $0x00400000
+	CMPQ    CX, $0x00200000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-32, R8
@@ -1849,7 +1849,7 @@ nan:
 	JMP   ret
 
 far:
-	CMPQ    CX, $0x00400000
+	CMPQ    CX, $0x00200000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-32, R8
@@ -2320,7 +2320,7 @@ done:
 	RET
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-64, R8
@@ -2480,7 +2480,7 @@ done:
 	RET
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-64, R8
@@ -2651,7 +2651,7 @@ done:
 	RET
 
 far:
-	CMPQ    CX, $0x00100000
+	CMPQ    CX, $0x00080000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-64, R8
@@ -2865,7 +2865,7 @@ nan:
 	JMP   ret
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-64, R8
@@ -3086,7 +3086,7 @@ nan:
 	JMP   ret
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-64, R8
@@ -3242,7 +3242,7 @@ done:
 	RET
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-64, R8
@@ -3612,7 +3612,7 @@ scalarend:
 	RET
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-16, R8
@@ -3712,7 +3712,7 @@ scalarend:
 	RET
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-16, R8
@@ -3816,7 +3816,7 @@ scalarend:
 	RET
 
 far:
-	CMPQ    CX, $0x00100000
+	CMPQ    CX, $0x00080000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-16, R8
@@ -3954,7 +3954,7 @@ nan:
 	JMP   ret
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-16, R8
@@ -4097,7 +4097,7 @@ nan:
 	JMP   ret
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-16, R8
@@ -4205,7 +4205,7 @@ scalarend:
 	RET
 
 far:
-	CMPQ    CX, $0x00200000
+	CMPQ    CX, $0x00100000
 	JAE     blocks
 	MOVQ    CX, R8
 	ANDQ    $-16, R8

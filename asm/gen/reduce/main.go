@@ -313,7 +313,8 @@ func l2Blocks(s x86.ISA, inputs int, block func(at func(base GPPhysical, i int) 
 }
 
 // Inputs of farMin up to farMax bytes together (all input slices) outgrow
-// L2 on the development machine (Zen 5: 1 MiB L2, 32 MiB L3) and stream from
+// L2 on the development machine (Zen 5: 1 MiB L2, an L3 shared with other
+// tenants) and stream from
 // L3 in 4 KiB pages (Go's heap gets no huge pages where transparent huge
 // pages are "madvise", this machine's setting), and the hardware prefetchers
 // stop at each page boundary. There a software prefetch farAhead bytes ahead
@@ -323,13 +324,15 @@ func l2Blocks(s x86.ISA, inputs int, block func(at func(base GPPhysical, i int) 
 // the index walk alone: 96); the generated kernels took 1.05-1.40x less time
 // than before for SumF64, SumAbsF64, DotF64, MaxF64 and MinF64 at 10^6 and
 // 1.1-1.2x for Sum at 10^6. On L2-resident inputs (8·10^5 bytes) the same
-// loop lost 4-11%, and from memory (DotF64 at 2·10^6 and more, MaxF64 and
-// Dot at 4·10^6 and more) 10-24%: one prefetch a load competes with the
-// loads there (thread CPU time, interleaved, under load). farBlocks emits
+// loop lost 4-11%, and on inputs that spill to memory 10-24% (DotF64 at 10^6,
+// 16 MB, in one run of two; at 2·10^6 and more, MaxF64 and Dot at 4·10^6 and
+// more): one prefetch a load competes with the loads there. At 8 MB (DotF64
+// at 5.12·10^5) it still gained 1-3% (thread CPU time, interleaved, under
+// load). farBlocks emits
 // that path for sums, dot products and extrema at every x86 level.
 const (
 	farMin   = 1 << 20
-	farMax   = 16 << 20
+	farMax   = 8 << 20
 	farAhead = 2048
 )
 
