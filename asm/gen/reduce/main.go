@@ -1,9 +1,12 @@
 // Command reduce writes the amd64 reduction kernels of package simd
 // (simd/reduce_amd64.s) and their Go declarations (simd/reduce_stubs_amd64.go).
 //
-// Sums, dot products and extrema keep four independent vector accumulators (the
-// float64 sum of squares eight) so the add/FMA latency chain never limits a
-// block of four vectors; the accumulators are combined pairwise at the end.
+// Sums, dot products and extrema keep independent vector accumulators (eight
+// on AVX-512, four on AVX2: unroll) so the add/FMA latency chain never limits
+// a block; the accumulators are combined pairwise at the end. Inputs past L2
+// run a loop that prefetches ahead (farBlocks), and dot and sumAbs on L2-sized
+// inputs one of YMM vectors (l2Blocks); the length alone picks the path, so a
+// result never depends on the input's address.
 // AVX-512 folds the tail into the accumulators with a k-masked load; AVX2 adds
 // the tail to the horizontal result with scalar VEX instructions. Max and Min
 // track NaNs beside the extremum: AVX-512 in four k-register AND chains of
