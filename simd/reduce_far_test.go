@@ -72,7 +72,7 @@ func testExtremaFar[T float](t *testing.T) {
 		for _, at := range []int{0, 1, 4097, n/2 + 9, n - 20, n - 1} {
 			s := x.s()
 			keep := s[at]
-			for _, v := range []T{5e3, -5e3} {
+			for _, v := range []T{5e3, -5e3, T(math.Inf(1)), T(math.Inf(-1))} {
 				s[at] = v
 				what := fmt.Sprintf("n=%d %v at %d", n, v, at)
 				checkExtreme(t, "Max "+what, maxF(s), argMax(s), s, gt)
