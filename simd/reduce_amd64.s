@@ -296,23 +296,25 @@ farblocks:
 // func dotAVX512(a []float32, b []float32) float32
 // Requires: AVX, AVX512DQ, AVX512F, FMA3, MMX+, SSE
 TEXT ·dotAVX512(SB), NOSPLIT, $0-52
-	MOVQ    a_base+0(FP), SI
-	MOVQ    a_len+8(FP), CX
-	MOVQ    b_base+24(FP), DX
-	VXORPS  Z0, Z0, Z0
-	VXORPS  Z1, Z1, Z1
-	VXORPS  Z2, Z2, Z2
-	VXORPS  Z3, Z3, Z3
-	VXORPS  Z4, Z4, Z4
-	VXORPS  Z5, Z5, Z5
-	VXORPS  Z6, Z6, Z6
-	VXORPS  Z7, Z7, Z7
-	CMPQ    CX, $0x00020000
-	JAE     far
-	CMPQ    CX, $0x00002000
-	JB      blocks
-	CMPQ    CX, $0x00010000
-	JAE     blocks
+	MOVQ   a_base+0(FP), SI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   b_base+24(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $0x00020000
+	JAE    far
+	CMPQ   CX, $0x00002000
+	JB     blocks
+	CMPQ   CX, $0x00010000
+	JAE    blocks
+
+l2entry:
 	MOVQ    CX, R8
 	ANDQ    $-32, R8
 	SUBQ    R8, CX
@@ -428,7 +430,7 @@ done:
 
 far:
 	CMPQ    CX, $0x00100000
-	JAE     blocks
+	JAE     l2entry
 	MOVQ    CX, R8
 	ANDQ    $-128, R8
 	SUBQ    R8, CX
@@ -2904,23 +2906,25 @@ farblocks:
 // func dotF64AVX512(a []float64, b []float64) float64
 // Requires: AVX, AVX512DQ, AVX512F, FMA3, MMX+, SSE2
 TEXT ·dotF64AVX512(SB), NOSPLIT, $0-56
-	MOVQ    a_base+0(FP), SI
-	MOVQ    a_len+8(FP), CX
-	MOVQ    b_base+24(FP), DX
-	VXORPS  Z0, Z0, Z0
-	VXORPS  Z1, Z1, Z1
-	VXORPS  Z2, Z2, Z2
-	VXORPS  Z3, Z3, Z3
-	VXORPS  Z4, Z4, Z4
-	VXORPS  Z5, Z5, Z5
-	VXORPS  Z6, Z6, Z6
-	VXORPS  Z7, Z7, Z7
-	CMPQ    CX, $0x00010000
-	JAE     far
-	CMPQ    CX, $0x00001000
-	JB      blocks
-	CMPQ    CX, $0x00008000
-	JAE     blocks
+	MOVQ   a_base+0(FP), SI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   b_base+24(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $0x00010000
+	JAE    far
+	CMPQ   CX, $0x00001000
+	JB     blocks
+	CMPQ   CX, $0x00008000
+	JAE    blocks
+
+l2entry:
 	MOVQ    CX, R8
 	ANDQ    $-16, R8
 	SUBQ    R8, CX
@@ -3034,7 +3038,7 @@ done:
 
 far:
 	CMPQ    CX, $0x00080000
-	JAE     blocks
+	JAE     l2entry
 	MOVQ    CX, R8
 	ANDQ    $-64, R8
 	SUBQ    R8, CX

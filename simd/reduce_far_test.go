@@ -25,7 +25,8 @@ func testSumsFar[T float](t *testing.T) {
 	dot := either[func(a, b []T) T](Dot, DotF64)
 	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
 		r := rand.New(rand.NewPCG(11, uint64(l)))
-		for _, n := range []int{farLength, farLength + 61} {
+		// 2^20+11: past farMax for dot (16 and 8 MB), which takes its L2 loop.
+		for _, n := range []int{farLength, farLength + 61, 1<<20 + 11} {
 			a, b := newGuardedOf[T](n, 1), newGuardedOf[T](n, 2)
 			fill(r, a.s(), 1, 0)
 			fill(r, b.s(), 1, 0)

@@ -158,13 +158,13 @@ func sum(s x86.ISA, name, doc string, kind sumKind) {
 			vadd(src, s.V(i), s.V(i))
 		}
 	}
-	far := farBlocks(s, 1, u, func(at func(base GPPhysical, i int) Mem) {
+	far := farBlocks(s, 1, u, "blocks", func(at func(base GPPhysical, i int) Mem) {
 		for i := 0; i < u; i++ {
 			add(at(RSI, i), i)
 		}
 	})
 	if s.Masked && kind == absSum {
-		l2Blocks(s, 1, func(at func(base GPPhysical, i int) Mem) {
+		l2Blocks(s, 1, "", func(at func(base GPPhysical, i int) Mem) {
 			for i := 0; i < 4; i++ {
 				vand(at(RSI, i), x86.Y(s.Registers()-1), x86.Y(u+i))
 				vadd(x86.Y(u+i), x86.Y(i), x86.Y(i))
@@ -222,14 +222,22 @@ func dot(s x86.ISA) {
 	Load(Param("b").Base(), RDX)
 	zero(s, u)
 	fma, movuZ := x86.P(s, VFMADD231PS, VFMADD231PD), x86.P(s, VMOVUPS_Z, VMOVUPD_Z)
-	far := farBlocks(s, 2, u, func(at func(base GPPhysical, i int) Mem) {
+	// On AVX-512, inputs of farMax bytes and more (spilling to memory) take
+	// l2Blocks' loop too, which is vek's: at DotF64 10^6 (16 MB) the eight-ZMM
+	// blocks took 1.04-1.08x vek's time (thread CPU time, interleaved, under
+	// load).
+	beyond := "blocks"
+	if s.Masked {
+		beyond = "l2entry"
+	}
+	far := farBlocks(s, 2, u, beyond, func(at func(base GPPhysical, i int) Mem) {
 		for i := 0; i < u; i++ {
 			x86.P(s, VMOVUPS, VMOVUPD)(at(RSI, i), s.V(u+i))
 			fma(at(RDX, i), s.V(u+i), s.V(i))
 		}
 	})
 	if s.Masked {
-		l2Blocks(s, 2, func(at func(base GPPhysical, i int) Mem) {
+		l2Blocks(s, 2, "l2entry", func(at func(base GPPhysical, i int) Mem) {
 			for i := 0; i < 4; i++ {
 				x86.P(s, VMOVUPS, VMOVUPD)(at(RSI, i), x86.Y(8+i))
 			}
@@ -288,18 +296,21 @@ const (
 )
 
 // l2Blocks emits that loop over the slices at RSI (and RDX when inputs is
-// 2): block emits one block of four YMM vectors, at(base, i) being vector
+// 2), with label entry (unless "") past its length checks: block emits one block of four YMM vectors, at(base, i) being vector
 // i's memory operand, keeping to the low halves of registers. The order
 // within a block is the caller's: dot's four loads before its four FMAs
 // (each load beside its FMA took 1.13x as long at DotF64 10^4), sumAbs's
 // AND and add a vector at a time (grouped, its gain at 3·10^4-10^5 went);
 // interleaved thread CPU time, under load.
-func l2Blocks(s x86.ISA, inputs int, block func(at func(base GPPhysical, i int) Mem)) {
+func l2Blocks(s x86.ISA, inputs int, entry string, block func(at func(base GPPhysical, i int) Mem)) {
 	y := x86.AVX2.At(s.Type)
 	CMPQ(RCX, U32(l2Min/(inputs*s.Size())))
 	JB(LabelRef("blocks"))
 	CMPQ(RCX, U32(l2Max/(inputs*s.Size())))
 	JAE(LabelRef("blocks"))
+	if entry != "" {
+		Label(entry) // for other lengths that take this loop (dot's past farMax)
+	}
 	// R8 walks the blocks' bytes from -len up to 0 past the advanced
 	// pointers: one add and one fused branch an iteration, as the vek loop
 	// that this one must keep up with.
@@ -349,15 +360,16 @@ const (
 // (block emits one, at(base, i) being vector i's memory operand, the same
 // instructions into the same accumulators as the kernel's main loop, so the
 // result does not depend on the path), and returns the function that emits
-// the path itself, out of line after the kernel's RET: it ends with a jump
-// to the main loop's "vectors" for the leftover of less than a block.
-func farBlocks(s x86.ISA, inputs, unroll int, block func(at func(base GPPhysical, i int) Mem)) func() {
+// the path itself, out of line after the kernel's RET: longer inputs jump to
+// label beyond, and the path ends with a jump to the main loop's "vectors"
+// for the leftover of less than a block.
+func farBlocks(s x86.ISA, inputs, unroll int, beyond string, block func(at func(base GPPhysical, i int) Mem)) func() {
 	CMPQ(RCX, U32(farMin/(inputs*s.Size())))
 	JAE(LabelRef("far"))
 	return func() {
 		Label("far")
 		CMPQ(RCX, U32(farMax/(inputs*s.Size())))
-		JAE(LabelRef("blocks"))
+		JAE(LabelRef(beyond))
 		MOVQ(RCX, R8)
 		ANDQ(I32(-unroll*s.Lanes), R8)
 		SUBQ(R8, RCX)
@@ -454,7 +466,7 @@ func extremum(s x86.ISA, name string, packed, scalar func(...Op), screen bool) {
 		packed(s.V(i), x, s.V(i))
 		side(x, i)
 	}
-	far := farBlocks(s, 1, u, func(at func(base GPPhysical, i int) Mem) {
+	far := farBlocks(s, 1, u, "blocks", func(at func(base GPPhysical, i int) Mem) {
 		for i := 0; i < u; i++ {
 			vector(at(RSI, i), i)
 		}
