@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func sumAVX512(x []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE
 TEXT ·sumAVX512(SB), NOSPLIT, $0-28
 	MOVQ    x_base+0(FP), SI
 	MOVQ    x_len+8(FP), CX
@@ -17,6 +17,8 @@ TEXT ·sumAVX512(SB), NOSPLIT, $0-28
 	VXORPS  Z5, Z5, Z5
 	VXORPS  Z6, Z6, Z6
 	VXORPS  Z7, Z7, Z7
+	CMPQ    CX, $0x00040000
+	JAE     far
 	PCALIGN $0x40
 
 blocks:
@@ -89,8 +91,40 @@ done:
 	MOVSS         X0, ret+24(FP)
 	RET
 
+far:
+	CMPQ    CX, $0x00200000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-128, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	PREFETCHT0 2176(SI)(R8*1)
+	PREFETCHT0 2240(SI)(R8*1)
+	PREFETCHT0 2304(SI)(R8*1)
+	PREFETCHT0 2368(SI)(R8*1)
+	PREFETCHT0 2432(SI)(R8*1)
+	PREFETCHT0 2496(SI)(R8*1)
+	VADDPS     (SI)(R8*1), Z0, Z0
+	VADDPS     64(SI)(R8*1), Z1, Z1
+	VADDPS     128(SI)(R8*1), Z2, Z2
+	VADDPS     192(SI)(R8*1), Z3, Z3
+	VADDPS     256(SI)(R8*1), Z4, Z4
+	VADDPS     320(SI)(R8*1), Z5, Z5
+	VADDPS     384(SI)(R8*1), Z6, Z6
+	VADDPS     448(SI)(R8*1), Z7, Z7
+	ADDQ       $0x00000200, R8
+	JNE        farblocks
+	JMP        vectors
+
 // func sumAbsAVX512(x []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE
 TEXT ·sumAbsAVX512(SB), NOSPLIT, $0-28
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -105,6 +139,8 @@ TEXT ·sumAbsAVX512(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
 	VBROADCASTSS X31, Z31
+	CMPQ         CX, $0x00040000
+	JAE          far
 	CMPQ         CX, $0x00004000
 	JB           blocks
 	CMPQ         CX, $0x00020000
@@ -217,24 +253,68 @@ done:
 	MOVSS         X0, ret+24(FP)
 	RET
 
-// func dotAVX512(a []float32, b []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, FMA3, SSE
-TEXT ·dotAVX512(SB), NOSPLIT, $0-52
-	MOVQ    a_base+0(FP), SI
-	MOVQ    a_len+8(FP), CX
-	MOVQ    b_base+24(FP), DX
-	VXORPS  Z0, Z0, Z0
-	VXORPS  Z1, Z1, Z1
-	VXORPS  Z2, Z2, Z2
-	VXORPS  Z3, Z3, Z3
-	VXORPS  Z4, Z4, Z4
-	VXORPS  Z5, Z5, Z5
-	VXORPS  Z6, Z6, Z6
-	VXORPS  Z7, Z7, Z7
-	CMPQ    CX, $0x00002000
-	JB      blocks
-	CMPQ    CX, $0x00010000
+far:
+	CMPQ    CX, $0x00200000
 	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-128, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	PREFETCHT0 2176(SI)(R8*1)
+	PREFETCHT0 2240(SI)(R8*1)
+	PREFETCHT0 2304(SI)(R8*1)
+	PREFETCHT0 2368(SI)(R8*1)
+	PREFETCHT0 2432(SI)(R8*1)
+	PREFETCHT0 2496(SI)(R8*1)
+	VANDPS     (SI)(R8*1), Z31, Z8
+	VADDPS     Z8, Z0, Z0
+	VANDPS     64(SI)(R8*1), Z31, Z9
+	VADDPS     Z9, Z1, Z1
+	VANDPS     128(SI)(R8*1), Z31, Z10
+	VADDPS     Z10, Z2, Z2
+	VANDPS     192(SI)(R8*1), Z31, Z11
+	VADDPS     Z11, Z3, Z3
+	VANDPS     256(SI)(R8*1), Z31, Z12
+	VADDPS     Z12, Z4, Z4
+	VANDPS     320(SI)(R8*1), Z31, Z13
+	VADDPS     Z13, Z5, Z5
+	VANDPS     384(SI)(R8*1), Z31, Z14
+	VADDPS     Z14, Z6, Z6
+	VANDPS     448(SI)(R8*1), Z31, Z15
+	VADDPS     Z15, Z7, Z7
+	ADDQ       $0x00000200, R8
+	JNE        farblocks
+	JMP        vectors
+
+// func dotAVX512(a []float32, b []float32) float32
+// Requires: AVX, AVX512DQ, AVX512F, FMA3, MMX+, SSE
+TEXT ·dotAVX512(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), SI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   b_base+24(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $0x00020000
+	JAE    far
+	CMPQ   CX, $0x00002000
+	JB     blocks
+	CMPQ   CX, $0x00010000
+	JAE    blocks
+
+l2entry:
 	MOVQ    CX, R8
 	ANDQ    $-32, R8
 	SUBQ    R8, CX
@@ -348,8 +428,57 @@ done:
 	MOVSS         X0, ret+48(FP)
 	RET
 
+far:
+	CMPQ    CX, $0x00100000
+	JAE     l2entry
+	MOVQ    CX, R8
+	ANDQ    $-128, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	ADDQ    R8, DX
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0  2048(SI)(R8*1)
+	PREFETCHT0  2112(SI)(R8*1)
+	PREFETCHT0  2176(SI)(R8*1)
+	PREFETCHT0  2240(SI)(R8*1)
+	PREFETCHT0  2304(SI)(R8*1)
+	PREFETCHT0  2368(SI)(R8*1)
+	PREFETCHT0  2432(SI)(R8*1)
+	PREFETCHT0  2496(SI)(R8*1)
+	PREFETCHT0  2048(DX)(R8*1)
+	PREFETCHT0  2112(DX)(R8*1)
+	PREFETCHT0  2176(DX)(R8*1)
+	PREFETCHT0  2240(DX)(R8*1)
+	PREFETCHT0  2304(DX)(R8*1)
+	PREFETCHT0  2368(DX)(R8*1)
+	PREFETCHT0  2432(DX)(R8*1)
+	PREFETCHT0  2496(DX)(R8*1)
+	VMOVUPS     (SI)(R8*1), Z8
+	VFMADD231PS (DX)(R8*1), Z8, Z0
+	VMOVUPS     64(SI)(R8*1), Z9
+	VFMADD231PS 64(DX)(R8*1), Z9, Z1
+	VMOVUPS     128(SI)(R8*1), Z10
+	VFMADD231PS 128(DX)(R8*1), Z10, Z2
+	VMOVUPS     192(SI)(R8*1), Z11
+	VFMADD231PS 192(DX)(R8*1), Z11, Z3
+	VMOVUPS     256(SI)(R8*1), Z12
+	VFMADD231PS 256(DX)(R8*1), Z12, Z4
+	VMOVUPS     320(SI)(R8*1), Z13
+	VFMADD231PS 320(DX)(R8*1), Z13, Z5
+	VMOVUPS     384(SI)(R8*1), Z14
+	VFMADD231PS 384(DX)(R8*1), Z14, Z6
+	VMOVUPS     448(SI)(R8*1), Z15
+	VFMADD231PS 448(DX)(R8*1), Z15, Z7
+	ADDQ        $0x00000200, R8
+	JNE         farblocks
+	JMP         vectors
+
 // func maxAVX512(x []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE
 TEXT ·maxAVX512(SB), NOSPLIT, $0-28
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -372,6 +501,8 @@ TEXT ·maxAVX512(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
 	VBROADCASTSS X31, Z31
+	CMPQ         CX, $0x00040000
+	JAE          far
 	PCALIGN      $0x40
 
 blocks:
@@ -513,8 +644,64 @@ nan:
 	VMOVD AX, X0
 	JMP   ret
 
+far:
+	CMPQ    CX, $0x00200000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-128, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	PREFETCHT0 2176(SI)(R8*1)
+	PREFETCHT0 2240(SI)(R8*1)
+	PREFETCHT0 2304(SI)(R8*1)
+	PREFETCHT0 2368(SI)(R8*1)
+	PREFETCHT0 2432(SI)(R8*1)
+	PREFETCHT0 2496(SI)(R8*1)
+	VMOVUPS    (SI)(R8*1), Z16
+	VMAXPS     Z0, Z16, Z0
+	VPANDD     Z16, Z31, Z16
+	VPMAXUD    Z16, Z8, Z8
+	VMOVUPS    64(SI)(R8*1), Z17
+	VMAXPS     Z1, Z17, Z1
+	VPANDD     Z17, Z31, Z17
+	VPMAXUD    Z17, Z9, Z9
+	VMOVUPS    128(SI)(R8*1), Z18
+	VMAXPS     Z2, Z18, Z2
+	VPANDD     Z18, Z31, Z18
+	VPMAXUD    Z18, Z10, Z10
+	VMOVUPS    192(SI)(R8*1), Z19
+	VMAXPS     Z3, Z19, Z3
+	VPANDD     Z19, Z31, Z19
+	VPMAXUD    Z19, Z11, Z11
+	VMOVUPS    256(SI)(R8*1), Z20
+	VMAXPS     Z4, Z20, Z4
+	VPANDD     Z20, Z31, Z20
+	VPMAXUD    Z20, Z12, Z12
+	VMOVUPS    320(SI)(R8*1), Z21
+	VMAXPS     Z5, Z21, Z5
+	VPANDD     Z21, Z31, Z21
+	VPMAXUD    Z21, Z13, Z13
+	VMOVUPS    384(SI)(R8*1), Z22
+	VMAXPS     Z6, Z22, Z6
+	VPANDD     Z22, Z31, Z22
+	VPMAXUD    Z22, Z14, Z14
+	VMOVUPS    448(SI)(R8*1), Z23
+	VMAXPS     Z7, Z23, Z7
+	VPANDD     Z23, Z31, Z23
+	VPMAXUD    Z23, Z15, Z15
+	ADDQ       $0x00000200, R8
+	JNE        farblocks
+	JMP        vectors
+
 // func minAVX512(x []float32) float32
-// Requires: AVX, AVX512DQ, AVX512F, SSE
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE
 TEXT ·minAVX512(SB), NOSPLIT, $0-28
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -537,6 +724,8 @@ TEXT ·minAVX512(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
 	VBROADCASTSS X31, Z31
+	CMPQ         CX, $0x00040000
+	JAE          far
 	PCALIGN      $0x40
 
 blocks:
@@ -677,6 +866,444 @@ nan:
 	MOVL  $0x7fc00000, AX
 	VMOVD AX, X0
 	JMP   ret
+
+far:
+	CMPQ    CX, $0x00200000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-128, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	PREFETCHT0 2176(SI)(R8*1)
+	PREFETCHT0 2240(SI)(R8*1)
+	PREFETCHT0 2304(SI)(R8*1)
+	PREFETCHT0 2368(SI)(R8*1)
+	PREFETCHT0 2432(SI)(R8*1)
+	PREFETCHT0 2496(SI)(R8*1)
+	VMOVUPS    (SI)(R8*1), Z16
+	VMINPS     Z0, Z16, Z0
+	VPANDD     Z16, Z31, Z16
+	VPMAXUD    Z16, Z8, Z8
+	VMOVUPS    64(SI)(R8*1), Z17
+	VMINPS     Z1, Z17, Z1
+	VPANDD     Z17, Z31, Z17
+	VPMAXUD    Z17, Z9, Z9
+	VMOVUPS    128(SI)(R8*1), Z18
+	VMINPS     Z2, Z18, Z2
+	VPANDD     Z18, Z31, Z18
+	VPMAXUD    Z18, Z10, Z10
+	VMOVUPS    192(SI)(R8*1), Z19
+	VMINPS     Z3, Z19, Z3
+	VPANDD     Z19, Z31, Z19
+	VPMAXUD    Z19, Z11, Z11
+	VMOVUPS    256(SI)(R8*1), Z20
+	VMINPS     Z4, Z20, Z4
+	VPANDD     Z20, Z31, Z20
+	VPMAXUD    Z20, Z12, Z12
+	VMOVUPS    320(SI)(R8*1), Z21
+	VMINPS     Z5, Z21, Z5
+	VPANDD     Z21, Z31, Z21
+	VPMAXUD    Z21, Z13, Z13
+	VMOVUPS    384(SI)(R8*1), Z22
+	VMINPS     Z6, Z22, Z6
+	VPANDD     Z22, Z31, Z22
+	VPMAXUD    Z22, Z14, Z14
+	VMOVUPS    448(SI)(R8*1), Z23
+	VMINPS     Z7, Z23, Z7
+	VPANDD     Z23, Z31, Z23
+	VPMAXUD    Z23, Z15, Z15
+	ADDQ       $0x00000200, R8
+	JNE        farblocks
+	JMP        vectors
+
+// func maxScreenedAVX512(x []float32) float32
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE
+TEXT ·maxScreenedAVX512(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS (SI), Z0
+	VMOVAPS      Z0, Z1
+	VMOVAPS      Z0, Z2
+	VMOVAPS      Z0, Z3
+	VMOVAPS      Z0, Z4
+	VMOVAPS      Z0, Z5
+	VMOVAPS      Z0, Z6
+	VMOVAPS      Z0, Z7
+	VXORPS       Z8, Z8, Z8
+	VXORPS       Z9, Z9, Z9
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VXORPS       Z12, Z12, Z12
+	VXORPS       Z13, Z13, Z13
+	VXORPS       Z14, Z14, Z14
+	VXORPS       Z15, Z15, Z15
+	VXORPS       Z30, Z30, Z30
+	CMPQ         CX, $0x00040000
+	JAE          far
+	PCALIGN      $0x40
+
+blocks:
+	CMPQ        CX, $0x00000080
+	JB          vectors
+	VMOVUPS     (SI), Z16
+	VMAXPS      Z0, Z16, Z0
+	VFMADD231PS Z30, Z16, Z8
+	VMOVUPS     64(SI), Z17
+	VMAXPS      Z1, Z17, Z1
+	VFMADD231PS Z30, Z17, Z9
+	VMOVUPS     128(SI), Z18
+	VMAXPS      Z2, Z18, Z2
+	VFMADD231PS Z30, Z18, Z10
+	VMOVUPS     192(SI), Z19
+	VMAXPS      Z3, Z19, Z3
+	VFMADD231PS Z30, Z19, Z11
+	VMOVUPS     256(SI), Z20
+	VMAXPS      Z4, Z20, Z4
+	VFMADD231PS Z30, Z20, Z12
+	VMOVUPS     320(SI), Z21
+	VMAXPS      Z5, Z21, Z5
+	VFMADD231PS Z30, Z21, Z13
+	VMOVUPS     384(SI), Z22
+	VMAXPS      Z6, Z22, Z6
+	VFMADD231PS Z30, Z22, Z14
+	VMOVUPS     448(SI), Z23
+	VMAXPS      Z7, Z23, Z7
+	VFMADD231PS Z30, Z23, Z15
+	ADDQ        $0x00000200, SI
+	SUBQ        $0x00000080, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000040
+	JB          left2
+	VMOVUPS     (SI), Z16
+	VMAXPS      Z0, Z16, Z0
+	VFMADD231PS Z30, Z16, Z8
+	VMOVUPS     64(SI), Z17
+	VMAXPS      Z1, Z17, Z1
+	VFMADD231PS Z30, Z17, Z9
+	VMOVUPS     128(SI), Z18
+	VMAXPS      Z2, Z18, Z2
+	VFMADD231PS Z30, Z18, Z10
+	VMOVUPS     192(SI), Z19
+	VMAXPS      Z3, Z19, Z3
+	VFMADD231PS Z30, Z19, Z11
+	ADDQ        $0x00000100, SI
+	SUBQ        $0x00000040, CX
+
+left2:
+	CMPQ        CX, $0x00000020
+	JB          left1
+	VMOVUPS     (SI), Z16
+	VMAXPS      Z0, Z16, Z0
+	VFMADD231PS Z30, Z16, Z8
+	VMOVUPS     64(SI), Z17
+	VMAXPS      Z1, Z17, Z1
+	VFMADD231PS Z30, Z17, Z9
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000020, CX
+
+left1:
+	CMPQ        CX, $0x00000010
+	JB          tail
+	VMOVUPS     (SI), Z16
+	VMAXPS      Z0, Z16, Z0
+	VFMADD231PS Z30, Z16, Z8
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000010, CX
+
+tail:
+	TESTQ       CX, CX
+	JE          done
+	MOVL        $0x00000001, AX
+	SHLL        CL, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z16
+	VMOVAPS     Z0, Z17
+	VMOVAPS     Z16, K1, Z17
+	VMAXPS      Z0, Z17, Z0
+	VFMADD231PS Z30, Z16, Z8
+
+done:
+	VMAXPS        Z1, Z0, Z0
+	VMAXPS        Z3, Z2, Z2
+	VMAXPS        Z5, Z4, Z4
+	VMAXPS        Z7, Z6, Z6
+	VMAXPS        Z2, Z0, Z0
+	VMAXPS        Z6, Z4, Z4
+	VMAXPS        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMAXPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VMAXPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMAXPS        X1, X0, X0
+	VADDPS        Z9, Z8, Z8
+	VADDPS        Z11, Z10, Z10
+	VADDPS        Z13, Z12, Z12
+	VADDPS        Z15, Z14, Z14
+	VADDPS        Z10, Z8, Z8
+	VADDPS        Z14, Z12, Z12
+	VADDPS        Z12, Z8, Z8
+	VCMPPS        $0x03, Z8, Z8, K1
+	KORTESTW      K1, K1
+	JNE           exact
+	VZEROUPPER
+	MOVSS         X0, ret+24(FP)
+	RET
+
+exact:
+	VZEROUPPER
+	JMP ·maxAVX512+0(SB)
+
+far:
+	CMPQ    CX, $0x00200000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-128, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0  2048(SI)(R8*1)
+	PREFETCHT0  2112(SI)(R8*1)
+	PREFETCHT0  2176(SI)(R8*1)
+	PREFETCHT0  2240(SI)(R8*1)
+	PREFETCHT0  2304(SI)(R8*1)
+	PREFETCHT0  2368(SI)(R8*1)
+	PREFETCHT0  2432(SI)(R8*1)
+	PREFETCHT0  2496(SI)(R8*1)
+	VMOVUPS     (SI)(R8*1), Z16
+	VMAXPS      Z0, Z16, Z0
+	VFMADD231PS Z30, Z16, Z8
+	VMOVUPS     64(SI)(R8*1), Z17
+	VMAXPS      Z1, Z17, Z1
+	VFMADD231PS Z30, Z17, Z9
+	VMOVUPS     128(SI)(R8*1), Z18
+	VMAXPS      Z2, Z18, Z2
+	VFMADD231PS Z30, Z18, Z10
+	VMOVUPS     192(SI)(R8*1), Z19
+	VMAXPS      Z3, Z19, Z3
+	VFMADD231PS Z30, Z19, Z11
+	VMOVUPS     256(SI)(R8*1), Z20
+	VMAXPS      Z4, Z20, Z4
+	VFMADD231PS Z30, Z20, Z12
+	VMOVUPS     320(SI)(R8*1), Z21
+	VMAXPS      Z5, Z21, Z5
+	VFMADD231PS Z30, Z21, Z13
+	VMOVUPS     384(SI)(R8*1), Z22
+	VMAXPS      Z6, Z22, Z6
+	VFMADD231PS Z30, Z22, Z14
+	VMOVUPS     448(SI)(R8*1), Z23
+	VMAXPS      Z7, Z23, Z7
+	VFMADD231PS Z30, Z23, Z15
+	ADDQ        $0x00000200, R8
+	JNE         farblocks
+	JMP         vectors
+
+// func minScreenedAVX512(x []float32) float32
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE
+TEXT ·minScreenedAVX512(SB), NOSPLIT, $0-28
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSS (SI), Z0
+	VMOVAPS      Z0, Z1
+	VMOVAPS      Z0, Z2
+	VMOVAPS      Z0, Z3
+	VMOVAPS      Z0, Z4
+	VMOVAPS      Z0, Z5
+	VMOVAPS      Z0, Z6
+	VMOVAPS      Z0, Z7
+	VXORPS       Z8, Z8, Z8
+	VXORPS       Z9, Z9, Z9
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VXORPS       Z12, Z12, Z12
+	VXORPS       Z13, Z13, Z13
+	VXORPS       Z14, Z14, Z14
+	VXORPS       Z15, Z15, Z15
+	VXORPS       Z30, Z30, Z30
+	CMPQ         CX, $0x00040000
+	JAE          far
+	PCALIGN      $0x40
+
+blocks:
+	CMPQ        CX, $0x00000080
+	JB          vectors
+	VMOVUPS     (SI), Z16
+	VMINPS      Z0, Z16, Z0
+	VFMADD231PS Z30, Z16, Z8
+	VMOVUPS     64(SI), Z17
+	VMINPS      Z1, Z17, Z1
+	VFMADD231PS Z30, Z17, Z9
+	VMOVUPS     128(SI), Z18
+	VMINPS      Z2, Z18, Z2
+	VFMADD231PS Z30, Z18, Z10
+	VMOVUPS     192(SI), Z19
+	VMINPS      Z3, Z19, Z3
+	VFMADD231PS Z30, Z19, Z11
+	VMOVUPS     256(SI), Z20
+	VMINPS      Z4, Z20, Z4
+	VFMADD231PS Z30, Z20, Z12
+	VMOVUPS     320(SI), Z21
+	VMINPS      Z5, Z21, Z5
+	VFMADD231PS Z30, Z21, Z13
+	VMOVUPS     384(SI), Z22
+	VMINPS      Z6, Z22, Z6
+	VFMADD231PS Z30, Z22, Z14
+	VMOVUPS     448(SI), Z23
+	VMINPS      Z7, Z23, Z7
+	VFMADD231PS Z30, Z23, Z15
+	ADDQ        $0x00000200, SI
+	SUBQ        $0x00000080, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000040
+	JB          left2
+	VMOVUPS     (SI), Z16
+	VMINPS      Z0, Z16, Z0
+	VFMADD231PS Z30, Z16, Z8
+	VMOVUPS     64(SI), Z17
+	VMINPS      Z1, Z17, Z1
+	VFMADD231PS Z30, Z17, Z9
+	VMOVUPS     128(SI), Z18
+	VMINPS      Z2, Z18, Z2
+	VFMADD231PS Z30, Z18, Z10
+	VMOVUPS     192(SI), Z19
+	VMINPS      Z3, Z19, Z3
+	VFMADD231PS Z30, Z19, Z11
+	ADDQ        $0x00000100, SI
+	SUBQ        $0x00000040, CX
+
+left2:
+	CMPQ        CX, $0x00000020
+	JB          left1
+	VMOVUPS     (SI), Z16
+	VMINPS      Z0, Z16, Z0
+	VFMADD231PS Z30, Z16, Z8
+	VMOVUPS     64(SI), Z17
+	VMINPS      Z1, Z17, Z1
+	VFMADD231PS Z30, Z17, Z9
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000020, CX
+
+left1:
+	CMPQ        CX, $0x00000010
+	JB          tail
+	VMOVUPS     (SI), Z16
+	VMINPS      Z0, Z16, Z0
+	VFMADD231PS Z30, Z16, Z8
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000010, CX
+
+tail:
+	TESTQ       CX, CX
+	JE          done
+	MOVL        $0x00000001, AX
+	SHLL        CL, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z16
+	VMOVAPS     Z0, Z17
+	VMOVAPS     Z16, K1, Z17
+	VMINPS      Z0, Z17, Z0
+	VFMADD231PS Z30, Z16, Z8
+
+done:
+	VMINPS        Z1, Z0, Z0
+	VMINPS        Z3, Z2, Z2
+	VMINPS        Z5, Z4, Z4
+	VMINPS        Z7, Z6, Z6
+	VMINPS        Z2, Z0, Z0
+	VMINPS        Z6, Z4, Z4
+	VMINPS        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMINPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VMINPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMINPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VMINPS        X1, X0, X0
+	VADDPS        Z9, Z8, Z8
+	VADDPS        Z11, Z10, Z10
+	VADDPS        Z13, Z12, Z12
+	VADDPS        Z15, Z14, Z14
+	VADDPS        Z10, Z8, Z8
+	VADDPS        Z14, Z12, Z12
+	VADDPS        Z12, Z8, Z8
+	VCMPPS        $0x03, Z8, Z8, K1
+	KORTESTW      K1, K1
+	JNE           exact
+	VZEROUPPER
+	MOVSS         X0, ret+24(FP)
+	RET
+
+exact:
+	VZEROUPPER
+	JMP ·minAVX512+0(SB)
+
+far:
+	CMPQ    CX, $0x00200000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-128, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0  2048(SI)(R8*1)
+	PREFETCHT0  2112(SI)(R8*1)
+	PREFETCHT0  2176(SI)(R8*1)
+	PREFETCHT0  2240(SI)(R8*1)
+	PREFETCHT0  2304(SI)(R8*1)
+	PREFETCHT0  2368(SI)(R8*1)
+	PREFETCHT0  2432(SI)(R8*1)
+	PREFETCHT0  2496(SI)(R8*1)
+	VMOVUPS     (SI)(R8*1), Z16
+	VMINPS      Z0, Z16, Z0
+	VFMADD231PS Z30, Z16, Z8
+	VMOVUPS     64(SI)(R8*1), Z17
+	VMINPS      Z1, Z17, Z1
+	VFMADD231PS Z30, Z17, Z9
+	VMOVUPS     128(SI)(R8*1), Z18
+	VMINPS      Z2, Z18, Z2
+	VFMADD231PS Z30, Z18, Z10
+	VMOVUPS     192(SI)(R8*1), Z19
+	VMINPS      Z3, Z19, Z3
+	VFMADD231PS Z30, Z19, Z11
+	VMOVUPS     256(SI)(R8*1), Z20
+	VMINPS      Z4, Z20, Z4
+	VFMADD231PS Z30, Z20, Z12
+	VMOVUPS     320(SI)(R8*1), Z21
+	VMINPS      Z5, Z21, Z5
+	VFMADD231PS Z30, Z21, Z13
+	VMOVUPS     384(SI)(R8*1), Z22
+	VMINPS      Z6, Z22, Z6
+	VFMADD231PS Z30, Z22, Z14
+	VMOVUPS     448(SI)(R8*1), Z23
+	VMINPS      Z7, Z23, Z7
+	VFMADD231PS Z30, Z23, Z15
+	ADDQ        $0x00000200, R8
+	JNE         farblocks
+	JMP         vectors
 
 // func sumSquaresAVX512(x []float32) float64
 // Requires: AVX, AVX512DQ, AVX512F, SSE2
@@ -1036,7 +1663,7 @@ ret:
 	RET
 
 // func sumAVX2(x []float32) float32
-// Requires: AVX, SSE
+// Requires: AVX, MMX+, SSE
 TEXT ·sumAVX2(SB), NOSPLIT, $0-28
 	MOVQ    x_base+0(FP), SI
 	MOVQ    x_len+8(FP), CX
@@ -1044,6 +1671,8 @@ TEXT ·sumAVX2(SB), NOSPLIT, $0-28
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	CMPQ    CX, $0x00040000
+	JAE     far
 	PCALIGN $0x40
 
 blocks:
@@ -1102,8 +1731,30 @@ scalarend:
 	MOVSS X0, ret+24(FP)
 	RET
 
+far:
+	CMPQ    CX, $0x00200000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-32, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	VADDPS     (SI)(R8*1), Y0, Y0
+	VADDPS     32(SI)(R8*1), Y1, Y1
+	VADDPS     64(SI)(R8*1), Y2, Y2
+	VADDPS     96(SI)(R8*1), Y3, Y3
+	ADDQ       $0x00000080, R8
+	JNE        farblocks
+	JMP        vectors
+
 // func sumAbsAVX2(x []float32) float32
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2, MMX+, SSE
 TEXT ·sumAbsAVX2(SB), NOSPLIT, $0-28
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -1114,6 +1765,8 @@ TEXT ·sumAbsAVX2(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
+	CMPQ         CX, $0x00040000
+	JAE          far
 	PCALIGN      $0x40
 
 blocks:
@@ -1180,8 +1833,34 @@ scalarend:
 	MOVSS X0, ret+24(FP)
 	RET
 
+far:
+	CMPQ    CX, $0x00200000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-32, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	VANDPS     (SI)(R8*1), Y15, Y4
+	VADDPS     Y4, Y0, Y0
+	VANDPS     32(SI)(R8*1), Y15, Y5
+	VADDPS     Y5, Y1, Y1
+	VANDPS     64(SI)(R8*1), Y15, Y6
+	VADDPS     Y6, Y2, Y2
+	VANDPS     96(SI)(R8*1), Y15, Y7
+	VADDPS     Y7, Y3, Y3
+	ADDQ       $0x00000080, R8
+	JNE        farblocks
+	JMP        vectors
+
 // func dotAVX2(a []float32, b []float32) float32
-// Requires: AVX, FMA3, SSE
+// Requires: AVX, FMA3, MMX+, SSE
 TEXT ·dotAVX2(SB), NOSPLIT, $0-52
 	MOVQ    a_base+0(FP), SI
 	MOVQ    a_len+8(FP), CX
@@ -1190,6 +1869,8 @@ TEXT ·dotAVX2(SB), NOSPLIT, $0-52
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	CMPQ    CX, $0x00020000
+	JAE     far
 	PCALIGN $0x40
 
 blocks:
@@ -1258,8 +1939,37 @@ scalarend:
 	MOVSS X0, ret+48(FP)
 	RET
 
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-32, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	ADDQ    R8, DX
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0  2048(SI)(R8*1)
+	PREFETCHT0  2112(SI)(R8*1)
+	PREFETCHT0  2048(DX)(R8*1)
+	PREFETCHT0  2112(DX)(R8*1)
+	VMOVUPS     (SI)(R8*1), Y4
+	VFMADD231PS (DX)(R8*1), Y4, Y0
+	VMOVUPS     32(SI)(R8*1), Y5
+	VFMADD231PS 32(DX)(R8*1), Y5, Y1
+	VMOVUPS     64(SI)(R8*1), Y6
+	VFMADD231PS 64(DX)(R8*1), Y6, Y2
+	VMOVUPS     96(SI)(R8*1), Y7
+	VFMADD231PS 96(DX)(R8*1), Y7, Y3
+	ADDQ        $0x00000080, R8
+	JNE         farblocks
+	JMP         vectors
+
 // func maxAVX2(x []float32) float32
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2, MMX+, SSE
 TEXT ·maxAVX2(SB), NOSPLIT, $0-28
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -1274,6 +1984,8 @@ TEXT ·maxAVX2(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
+	CMPQ         CX, $0x00040000
+	JAE          far
 	PCALIGN      $0x40
 
 blocks:
@@ -1371,8 +2083,42 @@ nan:
 	VMOVD AX, X0
 	JMP   ret
 
+far:
+	CMPQ    CX, $0x00200000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-32, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	VMOVUPS    (SI)(R8*1), Y8
+	VMAXPS     Y0, Y8, Y0
+	VPAND      Y8, Y15, Y8
+	VPMAXUD    Y8, Y4, Y4
+	VMOVUPS    32(SI)(R8*1), Y9
+	VMAXPS     Y1, Y9, Y1
+	VPAND      Y9, Y15, Y9
+	VPMAXUD    Y9, Y5, Y5
+	VMOVUPS    64(SI)(R8*1), Y10
+	VMAXPS     Y2, Y10, Y2
+	VPAND      Y10, Y15, Y10
+	VPMAXUD    Y10, Y6, Y6
+	VMOVUPS    96(SI)(R8*1), Y11
+	VMAXPS     Y3, Y11, Y3
+	VPAND      Y11, Y15, Y11
+	VPMAXUD    Y11, Y7, Y7
+	ADDQ       $0x00000080, R8
+	JNE        farblocks
+	JMP        vectors
+
 // func minAVX2(x []float32) float32
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2, MMX+, SSE
 TEXT ·minAVX2(SB), NOSPLIT, $0-28
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -1387,6 +2133,8 @@ TEXT ·minAVX2(SB), NOSPLIT, $0-28
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
+	CMPQ         CX, $0x00040000
+	JAE          far
 	PCALIGN      $0x40
 
 blocks:
@@ -1483,6 +2231,40 @@ nan:
 	MOVL  $0x7fc00000, AX
 	VMOVD AX, X0
 	JMP   ret
+
+far:
+	CMPQ    CX, $0x00200000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-32, R8
+	SUBQ    R8, CX
+	SHLQ    $0x02, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	VMOVUPS    (SI)(R8*1), Y8
+	VMINPS     Y0, Y8, Y0
+	VPAND      Y8, Y15, Y8
+	VPMAXUD    Y8, Y4, Y4
+	VMOVUPS    32(SI)(R8*1), Y9
+	VMINPS     Y1, Y9, Y1
+	VPAND      Y9, Y15, Y9
+	VPMAXUD    Y9, Y5, Y5
+	VMOVUPS    64(SI)(R8*1), Y10
+	VMINPS     Y2, Y10, Y2
+	VPAND      Y10, Y15, Y10
+	VPMAXUD    Y10, Y6, Y6
+	VMOVUPS    96(SI)(R8*1), Y11
+	VMINPS     Y3, Y11, Y3
+	VPAND      Y11, Y15, Y11
+	VPMAXUD    Y11, Y7, Y7
+	ADDQ       $0x00000080, R8
+	JNE        farblocks
+	JMP        vectors
 
 // func sumSquaresAVX2(x []float32) float64
 // Requires: AVX, FMA3, SSE2
@@ -1837,7 +2619,7 @@ ret:
 	RET
 
 // func sumF64AVX512(x []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE2
 TEXT ·sumF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ    x_base+0(FP), SI
 	MOVQ    x_len+8(FP), CX
@@ -1849,6 +2631,8 @@ TEXT ·sumF64AVX512(SB), NOSPLIT, $0-32
 	VXORPS  Z5, Z5, Z5
 	VXORPS  Z6, Z6, Z6
 	VXORPS  Z7, Z7, Z7
+	CMPQ    CX, $0x00020000
+	JAE     far
 	PCALIGN $0x40
 
 blocks:
@@ -1919,8 +2703,40 @@ done:
 	MOVSD         X0, ret+24(FP)
 	RET
 
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-64, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	PREFETCHT0 2176(SI)(R8*1)
+	PREFETCHT0 2240(SI)(R8*1)
+	PREFETCHT0 2304(SI)(R8*1)
+	PREFETCHT0 2368(SI)(R8*1)
+	PREFETCHT0 2432(SI)(R8*1)
+	PREFETCHT0 2496(SI)(R8*1)
+	VADDPD     (SI)(R8*1), Z0, Z0
+	VADDPD     64(SI)(R8*1), Z1, Z1
+	VADDPD     128(SI)(R8*1), Z2, Z2
+	VADDPD     192(SI)(R8*1), Z3, Z3
+	VADDPD     256(SI)(R8*1), Z4, Z4
+	VADDPD     320(SI)(R8*1), Z5, Z5
+	VADDPD     384(SI)(R8*1), Z6, Z6
+	VADDPD     448(SI)(R8*1), Z7, Z7
+	ADDQ       $0x00000200, R8
+	JNE        farblocks
+	JMP        vectors
+
 // func sumAbsF64AVX512(x []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE2
 TEXT ·sumAbsF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -1935,6 +2751,8 @@ TEXT ·sumAbsF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X31
 	VBROADCASTSD X31, Z31
+	CMPQ         CX, $0x00020000
+	JAE          far
 	CMPQ         CX, $0x00002000
 	JB           blocks
 	CMPQ         CX, $0x00010000
@@ -2045,24 +2863,68 @@ done:
 	MOVSD         X0, ret+24(FP)
 	RET
 
-// func dotF64AVX512(a []float64, b []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, FMA3, SSE2
-TEXT ·dotF64AVX512(SB), NOSPLIT, $0-56
-	MOVQ    a_base+0(FP), SI
-	MOVQ    a_len+8(FP), CX
-	MOVQ    b_base+24(FP), DX
-	VXORPS  Z0, Z0, Z0
-	VXORPS  Z1, Z1, Z1
-	VXORPS  Z2, Z2, Z2
-	VXORPS  Z3, Z3, Z3
-	VXORPS  Z4, Z4, Z4
-	VXORPS  Z5, Z5, Z5
-	VXORPS  Z6, Z6, Z6
-	VXORPS  Z7, Z7, Z7
-	CMPQ    CX, $0x00001000
-	JB      blocks
-	CMPQ    CX, $0x00008000
+far:
+	CMPQ    CX, $0x00100000
 	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-64, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	PREFETCHT0 2176(SI)(R8*1)
+	PREFETCHT0 2240(SI)(R8*1)
+	PREFETCHT0 2304(SI)(R8*1)
+	PREFETCHT0 2368(SI)(R8*1)
+	PREFETCHT0 2432(SI)(R8*1)
+	PREFETCHT0 2496(SI)(R8*1)
+	VANDPD     (SI)(R8*1), Z31, Z8
+	VADDPD     Z8, Z0, Z0
+	VANDPD     64(SI)(R8*1), Z31, Z9
+	VADDPD     Z9, Z1, Z1
+	VANDPD     128(SI)(R8*1), Z31, Z10
+	VADDPD     Z10, Z2, Z2
+	VANDPD     192(SI)(R8*1), Z31, Z11
+	VADDPD     Z11, Z3, Z3
+	VANDPD     256(SI)(R8*1), Z31, Z12
+	VADDPD     Z12, Z4, Z4
+	VANDPD     320(SI)(R8*1), Z31, Z13
+	VADDPD     Z13, Z5, Z5
+	VANDPD     384(SI)(R8*1), Z31, Z14
+	VADDPD     Z14, Z6, Z6
+	VANDPD     448(SI)(R8*1), Z31, Z15
+	VADDPD     Z15, Z7, Z7
+	ADDQ       $0x00000200, R8
+	JNE        farblocks
+	JMP        vectors
+
+// func dotF64AVX512(a []float64, b []float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, FMA3, MMX+, SSE2
+TEXT ·dotF64AVX512(SB), NOSPLIT, $0-56
+	MOVQ   a_base+0(FP), SI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   b_base+24(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $0x00010000
+	JAE    far
+	CMPQ   CX, $0x00001000
+	JB     blocks
+	CMPQ   CX, $0x00008000
+	JAE    blocks
+
+l2entry:
 	MOVQ    CX, R8
 	ANDQ    $-16, R8
 	SUBQ    R8, CX
@@ -2174,8 +3036,57 @@ done:
 	MOVSD         X0, ret+48(FP)
 	RET
 
+far:
+	CMPQ    CX, $0x00080000
+	JAE     l2entry
+	MOVQ    CX, R8
+	ANDQ    $-64, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	ADDQ    R8, DX
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0  2048(SI)(R8*1)
+	PREFETCHT0  2112(SI)(R8*1)
+	PREFETCHT0  2176(SI)(R8*1)
+	PREFETCHT0  2240(SI)(R8*1)
+	PREFETCHT0  2304(SI)(R8*1)
+	PREFETCHT0  2368(SI)(R8*1)
+	PREFETCHT0  2432(SI)(R8*1)
+	PREFETCHT0  2496(SI)(R8*1)
+	PREFETCHT0  2048(DX)(R8*1)
+	PREFETCHT0  2112(DX)(R8*1)
+	PREFETCHT0  2176(DX)(R8*1)
+	PREFETCHT0  2240(DX)(R8*1)
+	PREFETCHT0  2304(DX)(R8*1)
+	PREFETCHT0  2368(DX)(R8*1)
+	PREFETCHT0  2432(DX)(R8*1)
+	PREFETCHT0  2496(DX)(R8*1)
+	VMOVUPD     (SI)(R8*1), Z8
+	VFMADD231PD (DX)(R8*1), Z8, Z0
+	VMOVUPD     64(SI)(R8*1), Z9
+	VFMADD231PD 64(DX)(R8*1), Z9, Z1
+	VMOVUPD     128(SI)(R8*1), Z10
+	VFMADD231PD 128(DX)(R8*1), Z10, Z2
+	VMOVUPD     192(SI)(R8*1), Z11
+	VFMADD231PD 192(DX)(R8*1), Z11, Z3
+	VMOVUPD     256(SI)(R8*1), Z12
+	VFMADD231PD 256(DX)(R8*1), Z12, Z4
+	VMOVUPD     320(SI)(R8*1), Z13
+	VFMADD231PD 320(DX)(R8*1), Z13, Z5
+	VMOVUPD     384(SI)(R8*1), Z14
+	VFMADD231PD 384(DX)(R8*1), Z14, Z6
+	VMOVUPD     448(SI)(R8*1), Z15
+	VFMADD231PD 448(DX)(R8*1), Z15, Z7
+	ADDQ        $0x00000200, R8
+	JNE         farblocks
+	JMP         vectors
+
 // func maxF64AVX512(x []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE2
 TEXT ·maxF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -2198,6 +3109,8 @@ TEXT ·maxF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X31
 	VBROADCASTSD X31, Z31
+	CMPQ         CX, $0x00020000
+	JAE          far
 	PCALIGN      $0x40
 
 blocks:
@@ -2337,8 +3250,64 @@ nan:
 	VMOVQ AX, X0
 	JMP   ret
 
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-64, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	PREFETCHT0 2176(SI)(R8*1)
+	PREFETCHT0 2240(SI)(R8*1)
+	PREFETCHT0 2304(SI)(R8*1)
+	PREFETCHT0 2368(SI)(R8*1)
+	PREFETCHT0 2432(SI)(R8*1)
+	PREFETCHT0 2496(SI)(R8*1)
+	VMOVUPD    (SI)(R8*1), Z16
+	VMAXPD     Z0, Z16, Z0
+	VPANDQ     Z16, Z31, Z16
+	VPMAXUQ    Z16, Z8, Z8
+	VMOVUPD    64(SI)(R8*1), Z17
+	VMAXPD     Z1, Z17, Z1
+	VPANDQ     Z17, Z31, Z17
+	VPMAXUQ    Z17, Z9, Z9
+	VMOVUPD    128(SI)(R8*1), Z18
+	VMAXPD     Z2, Z18, Z2
+	VPANDQ     Z18, Z31, Z18
+	VPMAXUQ    Z18, Z10, Z10
+	VMOVUPD    192(SI)(R8*1), Z19
+	VMAXPD     Z3, Z19, Z3
+	VPANDQ     Z19, Z31, Z19
+	VPMAXUQ    Z19, Z11, Z11
+	VMOVUPD    256(SI)(R8*1), Z20
+	VMAXPD     Z4, Z20, Z4
+	VPANDQ     Z20, Z31, Z20
+	VPMAXUQ    Z20, Z12, Z12
+	VMOVUPD    320(SI)(R8*1), Z21
+	VMAXPD     Z5, Z21, Z5
+	VPANDQ     Z21, Z31, Z21
+	VPMAXUQ    Z21, Z13, Z13
+	VMOVUPD    384(SI)(R8*1), Z22
+	VMAXPD     Z6, Z22, Z6
+	VPANDQ     Z22, Z31, Z22
+	VPMAXUQ    Z22, Z14, Z14
+	VMOVUPD    448(SI)(R8*1), Z23
+	VMAXPD     Z7, Z23, Z7
+	VPANDQ     Z23, Z31, Z23
+	VPMAXUQ    Z23, Z15, Z15
+	ADDQ       $0x00000200, R8
+	JNE        farblocks
+	JMP        vectors
+
 // func minF64AVX512(x []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE2
 TEXT ·minF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -2361,6 +3330,8 @@ TEXT ·minF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X31
 	VBROADCASTSD X31, Z31
+	CMPQ         CX, $0x00020000
+	JAE          far
 	PCALIGN      $0x40
 
 blocks:
@@ -2500,8 +3471,442 @@ nan:
 	VMOVQ AX, X0
 	JMP   ret
 
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-64, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	PREFETCHT0 2176(SI)(R8*1)
+	PREFETCHT0 2240(SI)(R8*1)
+	PREFETCHT0 2304(SI)(R8*1)
+	PREFETCHT0 2368(SI)(R8*1)
+	PREFETCHT0 2432(SI)(R8*1)
+	PREFETCHT0 2496(SI)(R8*1)
+	VMOVUPD    (SI)(R8*1), Z16
+	VMINPD     Z0, Z16, Z0
+	VPANDQ     Z16, Z31, Z16
+	VPMAXUQ    Z16, Z8, Z8
+	VMOVUPD    64(SI)(R8*1), Z17
+	VMINPD     Z1, Z17, Z1
+	VPANDQ     Z17, Z31, Z17
+	VPMAXUQ    Z17, Z9, Z9
+	VMOVUPD    128(SI)(R8*1), Z18
+	VMINPD     Z2, Z18, Z2
+	VPANDQ     Z18, Z31, Z18
+	VPMAXUQ    Z18, Z10, Z10
+	VMOVUPD    192(SI)(R8*1), Z19
+	VMINPD     Z3, Z19, Z3
+	VPANDQ     Z19, Z31, Z19
+	VPMAXUQ    Z19, Z11, Z11
+	VMOVUPD    256(SI)(R8*1), Z20
+	VMINPD     Z4, Z20, Z4
+	VPANDQ     Z20, Z31, Z20
+	VPMAXUQ    Z20, Z12, Z12
+	VMOVUPD    320(SI)(R8*1), Z21
+	VMINPD     Z5, Z21, Z5
+	VPANDQ     Z21, Z31, Z21
+	VPMAXUQ    Z21, Z13, Z13
+	VMOVUPD    384(SI)(R8*1), Z22
+	VMINPD     Z6, Z22, Z6
+	VPANDQ     Z22, Z31, Z22
+	VPMAXUQ    Z22, Z14, Z14
+	VMOVUPD    448(SI)(R8*1), Z23
+	VMINPD     Z7, Z23, Z7
+	VPANDQ     Z23, Z31, Z23
+	VPMAXUQ    Z23, Z15, Z15
+	ADDQ       $0x00000200, R8
+	JNE        farblocks
+	JMP        vectors
+
+// func maxScreenedF64AVX512(x []float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE2
+TEXT ·maxScreenedF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSD (SI), Z0
+	VMOVAPD      Z0, Z1
+	VMOVAPD      Z0, Z2
+	VMOVAPD      Z0, Z3
+	VMOVAPD      Z0, Z4
+	VMOVAPD      Z0, Z5
+	VMOVAPD      Z0, Z6
+	VMOVAPD      Z0, Z7
+	VXORPS       Z8, Z8, Z8
+	VXORPS       Z9, Z9, Z9
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VXORPS       Z12, Z12, Z12
+	VXORPS       Z13, Z13, Z13
+	VXORPS       Z14, Z14, Z14
+	VXORPS       Z15, Z15, Z15
+	VXORPS       Z30, Z30, Z30
+	CMPQ         CX, $0x00020000
+	JAE          far
+	PCALIGN      $0x40
+
+blocks:
+	CMPQ        CX, $0x00000040
+	JB          vectors
+	VMOVUPD     (SI), Z16
+	VMAXPD      Z0, Z16, Z0
+	VFMADD231PD Z30, Z16, Z8
+	VMOVUPD     64(SI), Z17
+	VMAXPD      Z1, Z17, Z1
+	VFMADD231PD Z30, Z17, Z9
+	VMOVUPD     128(SI), Z18
+	VMAXPD      Z2, Z18, Z2
+	VFMADD231PD Z30, Z18, Z10
+	VMOVUPD     192(SI), Z19
+	VMAXPD      Z3, Z19, Z3
+	VFMADD231PD Z30, Z19, Z11
+	VMOVUPD     256(SI), Z20
+	VMAXPD      Z4, Z20, Z4
+	VFMADD231PD Z30, Z20, Z12
+	VMOVUPD     320(SI), Z21
+	VMAXPD      Z5, Z21, Z5
+	VFMADD231PD Z30, Z21, Z13
+	VMOVUPD     384(SI), Z22
+	VMAXPD      Z6, Z22, Z6
+	VFMADD231PD Z30, Z22, Z14
+	VMOVUPD     448(SI), Z23
+	VMAXPD      Z7, Z23, Z7
+	VFMADD231PD Z30, Z23, Z15
+	ADDQ        $0x00000200, SI
+	SUBQ        $0x00000040, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000020
+	JB          left2
+	VMOVUPD     (SI), Z16
+	VMAXPD      Z0, Z16, Z0
+	VFMADD231PD Z30, Z16, Z8
+	VMOVUPD     64(SI), Z17
+	VMAXPD      Z1, Z17, Z1
+	VFMADD231PD Z30, Z17, Z9
+	VMOVUPD     128(SI), Z18
+	VMAXPD      Z2, Z18, Z2
+	VFMADD231PD Z30, Z18, Z10
+	VMOVUPD     192(SI), Z19
+	VMAXPD      Z3, Z19, Z3
+	VFMADD231PD Z30, Z19, Z11
+	ADDQ        $0x00000100, SI
+	SUBQ        $0x00000020, CX
+
+left2:
+	CMPQ        CX, $0x00000010
+	JB          left1
+	VMOVUPD     (SI), Z16
+	VMAXPD      Z0, Z16, Z0
+	VFMADD231PD Z30, Z16, Z8
+	VMOVUPD     64(SI), Z17
+	VMAXPD      Z1, Z17, Z1
+	VFMADD231PD Z30, Z17, Z9
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000010, CX
+
+left1:
+	CMPQ        CX, $0x00000008
+	JB          tail
+	VMOVUPD     (SI), Z16
+	VMAXPD      Z0, Z16, Z0
+	VFMADD231PD Z30, Z16, Z8
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000008, CX
+
+tail:
+	TESTQ       CX, CX
+	JE          done
+	MOVL        $0x00000001, AX
+	SHLL        CL, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPD.Z   (SI), K1, Z16
+	VMOVAPD     Z0, Z17
+	VMOVAPD     Z16, K1, Z17
+	VMAXPD      Z0, Z17, Z0
+	VFMADD231PD Z30, Z16, Z8
+
+done:
+	VMAXPD        Z1, Z0, Z0
+	VMAXPD        Z3, Z2, Z2
+	VMAXPD        Z5, Z4, Z4
+	VMAXPD        Z7, Z6, Z6
+	VMAXPD        Z2, Z0, Z0
+	VMAXPD        Z6, Z4, Z4
+	VMAXPD        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMAXPD        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VMAXPD        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMAXPD        X1, X0, X0
+	VADDPD        Z9, Z8, Z8
+	VADDPD        Z11, Z10, Z10
+	VADDPD        Z13, Z12, Z12
+	VADDPD        Z15, Z14, Z14
+	VADDPD        Z10, Z8, Z8
+	VADDPD        Z14, Z12, Z12
+	VADDPD        Z12, Z8, Z8
+	VCMPPD        $0x03, Z8, Z8, K1
+	KORTESTW      K1, K1
+	JNE           exact
+	VZEROUPPER
+	MOVSD         X0, ret+24(FP)
+	RET
+
+exact:
+	VZEROUPPER
+	JMP ·maxF64AVX512+0(SB)
+
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-64, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0  2048(SI)(R8*1)
+	PREFETCHT0  2112(SI)(R8*1)
+	PREFETCHT0  2176(SI)(R8*1)
+	PREFETCHT0  2240(SI)(R8*1)
+	PREFETCHT0  2304(SI)(R8*1)
+	PREFETCHT0  2368(SI)(R8*1)
+	PREFETCHT0  2432(SI)(R8*1)
+	PREFETCHT0  2496(SI)(R8*1)
+	VMOVUPD     (SI)(R8*1), Z16
+	VMAXPD      Z0, Z16, Z0
+	VFMADD231PD Z30, Z16, Z8
+	VMOVUPD     64(SI)(R8*1), Z17
+	VMAXPD      Z1, Z17, Z1
+	VFMADD231PD Z30, Z17, Z9
+	VMOVUPD     128(SI)(R8*1), Z18
+	VMAXPD      Z2, Z18, Z2
+	VFMADD231PD Z30, Z18, Z10
+	VMOVUPD     192(SI)(R8*1), Z19
+	VMAXPD      Z3, Z19, Z3
+	VFMADD231PD Z30, Z19, Z11
+	VMOVUPD     256(SI)(R8*1), Z20
+	VMAXPD      Z4, Z20, Z4
+	VFMADD231PD Z30, Z20, Z12
+	VMOVUPD     320(SI)(R8*1), Z21
+	VMAXPD      Z5, Z21, Z5
+	VFMADD231PD Z30, Z21, Z13
+	VMOVUPD     384(SI)(R8*1), Z22
+	VMAXPD      Z6, Z22, Z6
+	VFMADD231PD Z30, Z22, Z14
+	VMOVUPD     448(SI)(R8*1), Z23
+	VMAXPD      Z7, Z23, Z7
+	VFMADD231PD Z30, Z23, Z15
+	ADDQ        $0x00000200, R8
+	JNE         farblocks
+	JMP         vectors
+
+// func minScreenedF64AVX512(x []float64) float64
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE2
+TEXT ·minScreenedF64AVX512(SB), NOSPLIT, $0-32
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VBROADCASTSD (SI), Z0
+	VMOVAPD      Z0, Z1
+	VMOVAPD      Z0, Z2
+	VMOVAPD      Z0, Z3
+	VMOVAPD      Z0, Z4
+	VMOVAPD      Z0, Z5
+	VMOVAPD      Z0, Z6
+	VMOVAPD      Z0, Z7
+	VXORPS       Z8, Z8, Z8
+	VXORPS       Z9, Z9, Z9
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VXORPS       Z12, Z12, Z12
+	VXORPS       Z13, Z13, Z13
+	VXORPS       Z14, Z14, Z14
+	VXORPS       Z15, Z15, Z15
+	VXORPS       Z30, Z30, Z30
+	CMPQ         CX, $0x00020000
+	JAE          far
+	PCALIGN      $0x40
+
+blocks:
+	CMPQ        CX, $0x00000040
+	JB          vectors
+	VMOVUPD     (SI), Z16
+	VMINPD      Z0, Z16, Z0
+	VFMADD231PD Z30, Z16, Z8
+	VMOVUPD     64(SI), Z17
+	VMINPD      Z1, Z17, Z1
+	VFMADD231PD Z30, Z17, Z9
+	VMOVUPD     128(SI), Z18
+	VMINPD      Z2, Z18, Z2
+	VFMADD231PD Z30, Z18, Z10
+	VMOVUPD     192(SI), Z19
+	VMINPD      Z3, Z19, Z3
+	VFMADD231PD Z30, Z19, Z11
+	VMOVUPD     256(SI), Z20
+	VMINPD      Z4, Z20, Z4
+	VFMADD231PD Z30, Z20, Z12
+	VMOVUPD     320(SI), Z21
+	VMINPD      Z5, Z21, Z5
+	VFMADD231PD Z30, Z21, Z13
+	VMOVUPD     384(SI), Z22
+	VMINPD      Z6, Z22, Z6
+	VFMADD231PD Z30, Z22, Z14
+	VMOVUPD     448(SI), Z23
+	VMINPD      Z7, Z23, Z7
+	VFMADD231PD Z30, Z23, Z15
+	ADDQ        $0x00000200, SI
+	SUBQ        $0x00000040, CX
+	JMP         blocks
+
+vectors:
+	CMPQ        CX, $0x00000020
+	JB          left2
+	VMOVUPD     (SI), Z16
+	VMINPD      Z0, Z16, Z0
+	VFMADD231PD Z30, Z16, Z8
+	VMOVUPD     64(SI), Z17
+	VMINPD      Z1, Z17, Z1
+	VFMADD231PD Z30, Z17, Z9
+	VMOVUPD     128(SI), Z18
+	VMINPD      Z2, Z18, Z2
+	VFMADD231PD Z30, Z18, Z10
+	VMOVUPD     192(SI), Z19
+	VMINPD      Z3, Z19, Z3
+	VFMADD231PD Z30, Z19, Z11
+	ADDQ        $0x00000100, SI
+	SUBQ        $0x00000020, CX
+
+left2:
+	CMPQ        CX, $0x00000010
+	JB          left1
+	VMOVUPD     (SI), Z16
+	VMINPD      Z0, Z16, Z0
+	VFMADD231PD Z30, Z16, Z8
+	VMOVUPD     64(SI), Z17
+	VMINPD      Z1, Z17, Z1
+	VFMADD231PD Z30, Z17, Z9
+	ADDQ        $0x00000080, SI
+	SUBQ        $0x00000010, CX
+
+left1:
+	CMPQ        CX, $0x00000008
+	JB          tail
+	VMOVUPD     (SI), Z16
+	VMINPD      Z0, Z16, Z0
+	VFMADD231PD Z30, Z16, Z8
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000008, CX
+
+tail:
+	TESTQ       CX, CX
+	JE          done
+	MOVL        $0x00000001, AX
+	SHLL        CL, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPD.Z   (SI), K1, Z16
+	VMOVAPD     Z0, Z17
+	VMOVAPD     Z16, K1, Z17
+	VMINPD      Z0, Z17, Z0
+	VFMADD231PD Z30, Z16, Z8
+
+done:
+	VMINPD        Z1, Z0, Z0
+	VMINPD        Z3, Z2, Z2
+	VMINPD        Z5, Z4, Z4
+	VMINPD        Z7, Z6, Z6
+	VMINPD        Z2, Z0, Z0
+	VMINPD        Z6, Z4, Z4
+	VMINPD        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VMINPD        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VMINPD        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VMINPD        X1, X0, X0
+	VADDPD        Z9, Z8, Z8
+	VADDPD        Z11, Z10, Z10
+	VADDPD        Z13, Z12, Z12
+	VADDPD        Z15, Z14, Z14
+	VADDPD        Z10, Z8, Z8
+	VADDPD        Z14, Z12, Z12
+	VADDPD        Z12, Z8, Z8
+	VCMPPD        $0x03, Z8, Z8, K1
+	KORTESTW      K1, K1
+	JNE           exact
+	VZEROUPPER
+	MOVSD         X0, ret+24(FP)
+	RET
+
+exact:
+	VZEROUPPER
+	JMP ·minF64AVX512+0(SB)
+
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-64, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0  2048(SI)(R8*1)
+	PREFETCHT0  2112(SI)(R8*1)
+	PREFETCHT0  2176(SI)(R8*1)
+	PREFETCHT0  2240(SI)(R8*1)
+	PREFETCHT0  2304(SI)(R8*1)
+	PREFETCHT0  2368(SI)(R8*1)
+	PREFETCHT0  2432(SI)(R8*1)
+	PREFETCHT0  2496(SI)(R8*1)
+	VMOVUPD     (SI)(R8*1), Z16
+	VMINPD      Z0, Z16, Z0
+	VFMADD231PD Z30, Z16, Z8
+	VMOVUPD     64(SI)(R8*1), Z17
+	VMINPD      Z1, Z17, Z1
+	VFMADD231PD Z30, Z17, Z9
+	VMOVUPD     128(SI)(R8*1), Z18
+	VMINPD      Z2, Z18, Z2
+	VFMADD231PD Z30, Z18, Z10
+	VMOVUPD     192(SI)(R8*1), Z19
+	VMINPD      Z3, Z19, Z3
+	VFMADD231PD Z30, Z19, Z11
+	VMOVUPD     256(SI)(R8*1), Z20
+	VMINPD      Z4, Z20, Z4
+	VFMADD231PD Z30, Z20, Z12
+	VMOVUPD     320(SI)(R8*1), Z21
+	VMINPD      Z5, Z21, Z5
+	VFMADD231PD Z30, Z21, Z13
+	VMOVUPD     384(SI)(R8*1), Z22
+	VMINPD      Z6, Z22, Z6
+	VFMADD231PD Z30, Z22, Z14
+	VMOVUPD     448(SI)(R8*1), Z23
+	VMINPD      Z7, Z23, Z7
+	VFMADD231PD Z30, Z23, Z15
+	ADDQ        $0x00000200, R8
+	JNE         farblocks
+	JMP         vectors
+
 // func sumSquaresF64AVX512(x []float64) float64
-// Requires: AVX, AVX512DQ, AVX512F, SSE2
+// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE2
 TEXT ·sumSquaresF64AVX512(SB), NOSPLIT, $0-32
 	MOVQ    x_base+0(FP), SI
 	MOVQ    x_len+8(FP), CX
@@ -2513,6 +3918,8 @@ TEXT ·sumSquaresF64AVX512(SB), NOSPLIT, $0-32
 	VXORPS  Z5, Z5, Z5
 	VXORPS  Z6, Z6, Z6
 	VXORPS  Z7, Z7, Z7
+	CMPQ    CX, $0x00020000
+	JAE     far
 	PCALIGN $0x40
 
 blocks:
@@ -2597,6 +4004,46 @@ done:
 	VZEROUPPER
 	MOVSD         X0, ret+24(FP)
 	RET
+
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-64, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0  2048(SI)(R8*1)
+	PREFETCHT0  2112(SI)(R8*1)
+	PREFETCHT0  2176(SI)(R8*1)
+	PREFETCHT0  2240(SI)(R8*1)
+	PREFETCHT0  2304(SI)(R8*1)
+	PREFETCHT0  2368(SI)(R8*1)
+	PREFETCHT0  2432(SI)(R8*1)
+	PREFETCHT0  2496(SI)(R8*1)
+	VMOVUPD     (SI)(R8*1), Z8
+	VFMADD231PD Z8, Z8, Z0
+	VMOVUPD     64(SI)(R8*1), Z9
+	VFMADD231PD Z9, Z9, Z1
+	VMOVUPD     128(SI)(R8*1), Z10
+	VFMADD231PD Z10, Z10, Z2
+	VMOVUPD     192(SI)(R8*1), Z11
+	VFMADD231PD Z11, Z11, Z3
+	VMOVUPD     256(SI)(R8*1), Z12
+	VFMADD231PD Z12, Z12, Z4
+	VMOVUPD     320(SI)(R8*1), Z13
+	VFMADD231PD Z13, Z13, Z5
+	VMOVUPD     384(SI)(R8*1), Z14
+	VFMADD231PD Z14, Z14, Z6
+	VMOVUPD     448(SI)(R8*1), Z15
+	VFMADD231PD Z15, Z15, Z7
+	ADDQ        $0x00000200, R8
+	JNE         farblocks
+	JMP         vectors
 
 // func indexEqF64AVX512(x []float64, v float64) int
 // Requires: AVX, AVX512F, SSE2
@@ -2862,7 +4309,7 @@ ret:
 	RET
 
 // func sumF64AVX2(x []float64) float64
-// Requires: AVX, SSE2
+// Requires: AVX, MMX+, SSE2
 TEXT ·sumF64AVX2(SB), NOSPLIT, $0-32
 	MOVQ    x_base+0(FP), SI
 	MOVQ    x_len+8(FP), CX
@@ -2870,6 +4317,8 @@ TEXT ·sumF64AVX2(SB), NOSPLIT, $0-32
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	CMPQ    CX, $0x00020000
+	JAE     far
 	PCALIGN $0x40
 
 blocks:
@@ -2926,8 +4375,30 @@ scalarend:
 	MOVSD X0, ret+24(FP)
 	RET
 
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-16, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	VADDPD     (SI)(R8*1), Y0, Y0
+	VADDPD     32(SI)(R8*1), Y1, Y1
+	VADDPD     64(SI)(R8*1), Y2, Y2
+	VADDPD     96(SI)(R8*1), Y3, Y3
+	ADDQ       $0x00000080, R8
+	JNE        farblocks
+	JMP        vectors
+
 // func sumAbsF64AVX2(x []float64) float64
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2, MMX+, SSE2
 TEXT ·sumAbsF64AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -2938,6 +4409,8 @@ TEXT ·sumAbsF64AVX2(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X15
 	VBROADCASTSD X15, Y15
+	CMPQ         CX, $0x00020000
+	JAE          far
 	PCALIGN      $0x40
 
 blocks:
@@ -3002,8 +4475,34 @@ scalarend:
 	MOVSD X0, ret+24(FP)
 	RET
 
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-16, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	VANDPD     (SI)(R8*1), Y15, Y4
+	VADDPD     Y4, Y0, Y0
+	VANDPD     32(SI)(R8*1), Y15, Y5
+	VADDPD     Y5, Y1, Y1
+	VANDPD     64(SI)(R8*1), Y15, Y6
+	VADDPD     Y6, Y2, Y2
+	VANDPD     96(SI)(R8*1), Y15, Y7
+	VADDPD     Y7, Y3, Y3
+	ADDQ       $0x00000080, R8
+	JNE        farblocks
+	JMP        vectors
+
 // func dotF64AVX2(a []float64, b []float64) float64
-// Requires: AVX, FMA3, SSE2
+// Requires: AVX, FMA3, MMX+, SSE2
 TEXT ·dotF64AVX2(SB), NOSPLIT, $0-56
 	MOVQ    a_base+0(FP), SI
 	MOVQ    a_len+8(FP), CX
@@ -3012,6 +4511,8 @@ TEXT ·dotF64AVX2(SB), NOSPLIT, $0-56
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	CMPQ    CX, $0x00010000
+	JAE     far
 	PCALIGN $0x40
 
 blocks:
@@ -3078,8 +4579,37 @@ scalarend:
 	MOVSD X0, ret+48(FP)
 	RET
 
+far:
+	CMPQ    CX, $0x00080000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-16, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	ADDQ    R8, DX
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0  2048(SI)(R8*1)
+	PREFETCHT0  2112(SI)(R8*1)
+	PREFETCHT0  2048(DX)(R8*1)
+	PREFETCHT0  2112(DX)(R8*1)
+	VMOVUPD     (SI)(R8*1), Y4
+	VFMADD231PD (DX)(R8*1), Y4, Y0
+	VMOVUPD     32(SI)(R8*1), Y5
+	VFMADD231PD 32(DX)(R8*1), Y5, Y1
+	VMOVUPD     64(SI)(R8*1), Y6
+	VFMADD231PD 64(DX)(R8*1), Y6, Y2
+	VMOVUPD     96(SI)(R8*1), Y7
+	VFMADD231PD 96(DX)(R8*1), Y7, Y3
+	ADDQ        $0x00000080, R8
+	JNE         farblocks
+	JMP         vectors
+
 // func maxF64AVX2(x []float64) float64
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2, MMX+, SSE2
 TEXT ·maxF64AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -3094,6 +4624,8 @@ TEXT ·maxF64AVX2(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X15
 	VBROADCASTSD X15, Y15
+	CMPQ         CX, $0x00020000
+	JAE          far
 	PCALIGN      $0x40
 
 blocks:
@@ -3185,8 +4717,42 @@ nan:
 	VMOVQ AX, X0
 	JMP   ret
 
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-16, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	VMOVUPD    (SI)(R8*1), Y8
+	VMAXPD     Y0, Y8, Y0
+	VCMPPD     $0x03, Y8, Y8, Y8
+	VORPD      Y8, Y4, Y4
+	VMOVUPD    32(SI)(R8*1), Y9
+	VMAXPD     Y1, Y9, Y1
+	VCMPPD     $0x03, Y9, Y9, Y9
+	VORPD      Y9, Y5, Y5
+	VMOVUPD    64(SI)(R8*1), Y10
+	VMAXPD     Y2, Y10, Y2
+	VCMPPD     $0x03, Y10, Y10, Y10
+	VORPD      Y10, Y6, Y6
+	VMOVUPD    96(SI)(R8*1), Y11
+	VMAXPD     Y3, Y11, Y3
+	VCMPPD     $0x03, Y11, Y11, Y11
+	VORPD      Y11, Y7, Y7
+	ADDQ       $0x00000080, R8
+	JNE        farblocks
+	JMP        vectors
+
 // func minF64AVX2(x []float64) float64
-// Requires: AVX, AVX2, SSE2
+// Requires: AVX, AVX2, MMX+, SSE2
 TEXT ·minF64AVX2(SB), NOSPLIT, $0-32
 	MOVQ         x_base+0(FP), SI
 	MOVQ         x_len+8(FP), CX
@@ -3201,6 +4767,8 @@ TEXT ·minF64AVX2(SB), NOSPLIT, $0-32
 	MOVQ         $0x7fffffffffffffff, AX
 	VMOVQ        AX, X15
 	VBROADCASTSD X15, Y15
+	CMPQ         CX, $0x00020000
+	JAE          far
 	PCALIGN      $0x40
 
 blocks:
@@ -3292,8 +4860,42 @@ nan:
 	VMOVQ AX, X0
 	JMP   ret
 
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-16, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0 2048(SI)(R8*1)
+	PREFETCHT0 2112(SI)(R8*1)
+	VMOVUPD    (SI)(R8*1), Y8
+	VMINPD     Y0, Y8, Y0
+	VCMPPD     $0x03, Y8, Y8, Y8
+	VORPD      Y8, Y4, Y4
+	VMOVUPD    32(SI)(R8*1), Y9
+	VMINPD     Y1, Y9, Y1
+	VCMPPD     $0x03, Y9, Y9, Y9
+	VORPD      Y9, Y5, Y5
+	VMOVUPD    64(SI)(R8*1), Y10
+	VMINPD     Y2, Y10, Y2
+	VCMPPD     $0x03, Y10, Y10, Y10
+	VORPD      Y10, Y6, Y6
+	VMOVUPD    96(SI)(R8*1), Y11
+	VMINPD     Y3, Y11, Y3
+	VCMPPD     $0x03, Y11, Y11, Y11
+	VORPD      Y11, Y7, Y7
+	ADDQ       $0x00000080, R8
+	JNE        farblocks
+	JMP        vectors
+
 // func sumSquaresF64AVX2(x []float64) float64
-// Requires: AVX, FMA3, SSE2
+// Requires: AVX, FMA3, MMX+, SSE2
 TEXT ·sumSquaresF64AVX2(SB), NOSPLIT, $0-32
 	MOVQ    x_base+0(FP), SI
 	MOVQ    x_len+8(FP), CX
@@ -3301,6 +4903,8 @@ TEXT ·sumSquaresF64AVX2(SB), NOSPLIT, $0-32
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
+	CMPQ    CX, $0x00020000
+	JAE     far
 	PCALIGN $0x40
 
 blocks:
@@ -3363,6 +4967,32 @@ scalarend:
 	VZEROUPPER
 	MOVSD X0, ret+24(FP)
 	RET
+
+far:
+	CMPQ    CX, $0x00100000
+	JAE     blocks
+	MOVQ    CX, R8
+	ANDQ    $-16, R8
+	SUBQ    R8, CX
+	SHLQ    $0x03, R8
+	ADDQ    R8, SI
+	NEGQ    R8
+	PCALIGN $0x40
+
+farblocks:
+	PREFETCHT0  2048(SI)(R8*1)
+	PREFETCHT0  2112(SI)(R8*1)
+	VMOVUPD     (SI)(R8*1), Y4
+	VFMADD231PD Y4, Y4, Y0
+	VMOVUPD     32(SI)(R8*1), Y5
+	VFMADD231PD Y5, Y5, Y1
+	VMOVUPD     64(SI)(R8*1), Y6
+	VFMADD231PD Y6, Y6, Y2
+	VMOVUPD     96(SI)(R8*1), Y7
+	VFMADD231PD Y7, Y7, Y3
+	ADDQ        $0x00000080, R8
+	JNE         farblocks
+	JMP         vectors
 
 // func indexEqF64AVX2(x []float64, v float64) int
 // Requires: AVX, AVX2, SSE2

@@ -34,6 +34,18 @@ func maxAVX512(x []float32) float32
 //go:noescape
 func minAVX512(x []float32) float32
 
+// maxScreenedAVX512 returns the maximum of x, or NaN if any element is NaN; len(x) > 0 (maxAVX512 where an element is NaN or ±Inf).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func maxScreenedAVX512(x []float32) float32
+
+// minScreenedAVX512 returns the minimum of x, or NaN if any element is NaN; len(x) > 0 (minAVX512 where an element is NaN or ±Inf).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func minScreenedAVX512(x []float32) float32
+
 // sumSquaresAVX512 returns Σ x[i]² accumulated in float64, in 8 vector accumulators.
 // Requires: AVX-512 F, DQ, VL.
 //
@@ -129,6 +141,18 @@ func maxF64AVX512(x []float64) float64
 //
 //go:noescape
 func minF64AVX512(x []float64) float64
+
+// maxScreenedF64AVX512 returns the maximum of x, or NaN if any element is NaN; len(x) > 0 (maxF64AVX512 where an element is NaN or ±Inf).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func maxScreenedF64AVX512(x []float64) float64
+
+// minScreenedF64AVX512 returns the minimum of x, or NaN if any element is NaN; len(x) > 0 (minF64AVX512 where an element is NaN or ±Inf).
+// Requires: AVX-512 F, DQ, VL.
+//
+//go:noescape
+func minScreenedF64AVX512(x []float64) float64
 
 // sumSquaresF64AVX512 returns Σ x[i]² in 8 vector accumulators.
 // Requires: AVX-512 F, DQ, VL.

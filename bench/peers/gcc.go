@@ -1,9 +1,11 @@
 package peers
 
 import (
+	"bufio"
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +19,10 @@ import (
 // which GCC builds at first use with gcc -O3 -march=native -ffast-math
 // (vectorized for this CPU, reductions reassociated) when a gcc is on PATH,
 // and the read-bandwidth probe of Roofline. The loops are timed inside that
-// program the way Measure times Go calls, one process per cell, so no cgo call
-// overhead enters the figures and this module builds without a C compiler.
+// program the way Measure times Go calls, one process per cell (GCCTime; or
+// GCCServer, whose rounds the main job interleaves with the Go ones), so no
+// cgo call overhead enters the figures and this module builds without a C
+// compiler.
 
 //go:embed gccloops/gccloops.c
 var gccLoopsSrc []byte
@@ -105,6 +109,76 @@ func GCCTime(op string, n int, round time.Duration, rounds int) (float64, error)
 		return 0, fmt.Errorf("peers: %s %s %d: output %q", bin, op, n, out)
 	}
 	return ns, nil
+}
+
+// GCCServer is the C anchor's loop of one op at one length, in a child
+// process (gccloops -serve) that has calibrated a call count for rounds of
+// about round and times one round on each request: the main job interleaves
+// these rounds with the Go implementations' (MeasureAllRemote), so that the
+// C column sees the same load as the others rather than the machine's state
+// after them. The child has its own arrays (malloc'd, initialized and warmed
+// as GCCTime's).
+type GCCServer struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+	err error
+}
+
+// StartGCC starts op's server at length n; Close ends it.
+func StartGCC(op string, n int, round time.Duration) (*GCCServer, error) {
+	ops, err := GCC()
+	if err != nil {
+		return nil, err
+	}
+	if !ops[op] {
+		return nil, fmt.Errorf("peers: the C anchor has no loop for %s", op)
+	}
+	cmd := exec.Command(gccBuild.bin, "-serve", op, strconv.Itoa(n), strconv.FormatInt(round.Nanoseconds(), 10))
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	g := &GCCServer{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	if line, err := g.out.ReadString('\n'); err != nil || line != "ready\n" {
+		g.Close()
+		return nil, fmt.Errorf("peers: gccloops -serve %s %d: %q, %v", op, n, line, err)
+	}
+	return g, nil
+}
+
+// Round runs one round in the child and returns its ns per call.
+func (g *GCCServer) Round() (float64, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	var line string
+	if _, g.err = io.WriteString(g.in, "round\n"); g.err == nil {
+		line, g.err = g.out.ReadString('\n')
+	}
+	if g.err != nil {
+		return 0, fmt.Errorf("peers: gccloops -serve: %v", g.err)
+	}
+	ns, err := strconv.ParseFloat(strings.TrimSpace(line), 64)
+	if err != nil || !(ns > 0) {
+		g.err = fmt.Errorf("peers: gccloops -serve: output %q", line)
+		return 0, g.err
+	}
+	return ns, nil
+}
+
+// Close ends the child (its stdin closes) and waits for it.
+func (g *GCCServer) Close() error {
+	g.in.Close()
+	return g.cmd.Wait()
 }
 
 type roofKey struct {

@@ -44,13 +44,24 @@ func calibrate(f func(), round time.Duration) int {
 }
 
 // MeasureAll times every f as Measure does, but interleaved: each round runs
-// every f once (its own call count, about round long), starting with a
-// different f each round, so that a shared machine's changing load falls on
-// all of them alike and the ratios between them hold better than those of
-// separate Measure calls. before, if not nil, runs before each f's
-// calibration and each of its rounds (to make its SIMD level active). It
-// returns each f's median ns per call.
+// every f once (its own call count, about round long, after one untimed call
+// so that it starts on caches it filled itself), starting with a different f
+// each round, so that a shared machine's changing load falls on all of them
+// alike and the ratios between them hold better than those of separate
+// Measure calls. before, if not nil, runs before each f's calibration and
+// each of its rounds (to make its SIMD level active). It returns each f's
+// median ns per call.
 func MeasureAll(fs []func(), before func(i int), round time.Duration, rounds int) []float64 {
+	med, _, _ := MeasureAllRemote(fs, nil, before, round, rounds)
+	return med
+}
+
+// MeasureAllRemote is MeasureAll with one more implementation, timed in
+// another process: remote, if not nil, runs one round there (about round
+// long) and returns that round's ns per call as timed there (GCCServer.Round).
+// Its rounds take their turn among fs's, and its median is the second result.
+// An error of remote ends the measurement with that error.
+func MeasureAllRemote(fs []func(), remote func() (float64, error), before func(i int), round time.Duration, rounds int) ([]float64, float64, error) {
 	if before == nil {
 		before = func(int) {}
 	}
@@ -59,11 +70,24 @@ func MeasureAll(fs []func(), before func(i int), round time.Duration, rounds int
 		before(i)
 		counts[i] = calibrate(f, round)
 	}
-	per := make([][]float64, len(fs))
+	slots := len(fs)
+	if remote != nil {
+		slots++
+	}
+	per := make([][]float64, slots)
 	for r := 0; r < rounds; r++ {
-		for j := range fs {
-			i := (j + r) % len(fs)
+		for j := range slots {
+			i := (j + r) % slots
+			if i == len(fs) {
+				ns, err := remote()
+				if err != nil {
+					return nil, 0, err
+				}
+				per[i] = append(per[i], ns)
+				continue
+			}
 			before(i)
+			fs[i]()
 			start := time.Now()
 			for range counts[i] {
 				fs[i]()
@@ -71,10 +95,13 @@ func MeasureAll(fs []func(), before func(i int), round time.Duration, rounds int
 			per[i] = append(per[i], float64(time.Since(start).Nanoseconds())/float64(counts[i]))
 		}
 	}
-	med := make([]float64, len(fs))
+	med := make([]float64, slots)
 	for i, p := range per {
 		slices.Sort(p)
 		med[i] = p[len(p)/2]
 	}
-	return med
+	if remote != nil {
+		return med[:len(fs)], med[len(fs)], nil
+	}
+	return med, 0, nil
 }

@@ -118,6 +118,26 @@ func TestGCCAnchor(t *testing.T) {
 	if _, err := GCCTime("NoSuchOp", 1000, time.Millisecond, 3); err == nil {
 		t.Fatal("GCCTime of an unknown op: no error")
 	}
+	// The server's rounds interleave with Go's: every round has one.
+	g, err := StartGCC("SumF64", 1000, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := 0
+	remote := func() (float64, error) { served++; return g.Round() }
+	goNs, cNs, err := MeasureAllRemote([]func(){func() { _ = naiveSum(make([]float64, 8)) }}, remote, nil, time.Millisecond, 3)
+	if err != nil || served != 3 || len(goNs) != 1 || !(cNs > 0) || !(goNs[0] >= 0) {
+		t.Fatalf("MeasureAllRemote: %v, %v, %v after %d rounds", goNs, cNs, err, served)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatalf("GCCServer.Close: %v", err)
+	}
+	if _, err := g.Round(); err == nil {
+		t.Fatal("GCCServer.Round after Close: no error")
+	}
+	if _, err := StartGCC("NoSuchOp", 1000, time.Millisecond); err == nil {
+		t.Fatal("StartGCC of an unknown op: no error")
+	}
 	for _, name := range []string{"Sum", "Add"} {
 		bw, err := Roofline(suite[name], 1000, time.Millisecond, 3)
 		if err != nil || !(bw > 0) {

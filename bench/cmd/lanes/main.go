@@ -2,7 +2,8 @@
 // dispatch.Report() and a throughput table of the simd kernels at every level
 // this CPU has, side by side with viterin/vek, gonum and a naive Go loop, all
 // measured in this one process, and (when gcc is on PATH) the same loops in C
-// built with gcc -O3 -march=native -ffast-math and timed in a child process,
+// built with gcc -O3 -march=native -ffast-math and timed in a child process
+// whose rounds take their turns among the Go implementations' rounds,
 // with the ratios that the project's bars are stated in. Each row ends with
 // the best level's bytes per second and its share of the memory roofline at
 // that working-set size (peers.Roofline: the measured read bandwidth for
@@ -72,7 +73,7 @@ func main() {
 	}
 
 	fmt.Print(dispatch.Report())
-	fmt.Printf("\nns per call, median of %d rounds of %v, the implementations of a row interleaved round by round (gcc's loops in a child process after them); ratios are peer time / lanes time at the best level (>1: lanes faster)\n", *rounds, *round)
+	fmt.Printf("\nns per call, median of %d rounds of %v, the implementations of a row interleaved round by round (gcc's loops, in a child process, take their turns among them); ratios are peer time / lanes time at the best level (>1: lanes faster)\n", *rounds, *round)
 	best := "lanes-" + dispatch.Detected().String()
 	prev := dispatch.Active()
 	defer dispatch.SetLevel(prev)
@@ -171,7 +172,25 @@ func runOp(op peers.Op, sizes []int, best string, withGCC bool, round time.Durat
 		for i, im := range op.Impls {
 			fs[i] = func() { im.Run(in) }
 		}
-		ts := peers.MeasureAll(fs, func(i int) { peers.Activate(op.Impls[i]) }, round, rounds)
+		// The C loop's rounds, in its child process, take their turn among them.
+		var remote func() (float64, error)
+		var gcc *peers.GCCServer
+		if withGCC {
+			var err error
+			if gcc, err = peers.StartGCC(op.Name, n, round); err != nil {
+				fmt.Fprintln(os.Stderr, "lanes:", err)
+			} else {
+				remote = gcc.Round
+			}
+		}
+		ts, gccNs, err := peers.MeasureAllRemote(fs, remote, func(i int) { peers.Activate(op.Impls[i]) }, round, rounds)
+		if gcc != nil {
+			gcc.Close()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "lanes:", err)
+			ts, gccNs = peers.MeasureAll(fs, func(i int) { peers.Activate(op.Impls[i]) }, round, rounds), 0
+		}
 		for i, im := range op.Impls {
 			t := ts[i]
 			ns[im.Name] = t
@@ -181,9 +200,7 @@ func runOp(op peers.Op, sizes []int, best string, withGCC bool, round time.Durat
 		}
 		if withGCC {
 			cell := "-"
-			if t, err := peers.GCCTime(op.Name, n, round, rounds); err != nil {
-				fmt.Fprintln(os.Stderr, "lanes:", err)
-			} else {
+			if t := gccNs; t > 0 {
 				ns["gcc"], cell = t, peers.FormatNs(t)
 				fmt.Fprintf(stat, "Benchmark%s/gcc/%d-%d\t%d\t%.2f ns/op\t%.2f MB/s\n",
 					op.Name, n, runtime.GOMAXPROCS(0), 1, t, float64(op.Bytes(n))/t*1e3)

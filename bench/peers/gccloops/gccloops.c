@@ -6,7 +6,15 @@
 // median round's time per call.
 //
 //	gccloops OP N ROUND_NS ROUNDS   prints the ns per call of OP at length N
+//	gccloops -serve OP N ROUND_NS   times rounds of OP at length N on demand
 //	gccloops -list                  prints the names of the ops, one a line
+//
+// -serve is the main job's mode: it calibrates a call count that takes about
+// ROUND_NS, prints "ready", then for each line read from stdin runs one
+// untimed call and one round of that count and prints the round's ns per
+// call, until stdin ends; so the parent interleaves the C loop's rounds with
+// its own implementations' (peers.MeasureAll), and a changing load falls on
+// all of them alike.
 //
 // OP is a peer suite op name (Add, DotF64, ...); inputs are in [0.5, 1.5) as
 // the suite's. The exit status is 2 for an op this file does not have.
@@ -185,14 +193,18 @@ static void *alloc(long bytes) {
 }
 
 static double measure(call f, double round, int rounds);
+static long calibrate(call f, double round);
+static int serveRounds(call f, double round);
 
 int main(int argc, char **argv) {
 	if (argc == 2 && strcmp(argv[1], "-list") == 0) {
 		for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) printf("%s\n", ops[i].name);
 		return 0;
 	}
-	if (argc != 5) {
-		fprintf(stderr, "usage: gccloops OP N ROUND_NS ROUNDS\n");
+	int serve = argc == 5 && strcmp(argv[1], "-serve") == 0;
+	if (serve) argv++; // OP N ROUND_NS, and rounds on demand
+	else if (argc != 5) {
+		fprintf(stderr, "usage: gccloops OP N ROUND_NS ROUNDS | -serve OP N ROUND_NS\n");
 		return 1;
 	}
 	call f = 0;
@@ -202,8 +214,8 @@ int main(int argc, char **argv) {
 	if (!f && !probe) return 2;
 	N = atol(argv[2]);
 	double round = atof(argv[3]);
-	int rounds = atoi(argv[4]);
-	if (N <= 0 || rounds <= 0 || (probe && N % 512 != 0)) {
+	int rounds = serve ? 1 : atoi(argv[4]);
+	if (N <= 0 || rounds <= 0 || (probe && N % 512 != 0) || (probe && serve)) {
 		fprintf(stderr, "gccloops: bad N or ROUNDS\n");
 		return 1;
 	}
@@ -227,23 +239,44 @@ int main(int argc, char **argv) {
 		A32[i] = (float)A64[i], B32[i] = (float)B64[i];
 		D32[i] = 0, D64[i] = 0;
 	}
+	if (serve) return serveRounds(f, round);
 	printf("%.3f\n", measure(f, round, rounds));
 	return 0;
 }
 
-// measure returns the median of rounds rounds of about round ns each.
-static double measure(call f, double round, int rounds) {
+// serveRounds answers each line of stdin with one round of f (after one
+// untimed call), in ns per call; see -serve.
+static int serveRounds(call f, double round) {
+	long count = calibrate(f, round);
+	char line[64];
+	printf("ready\n");
+	fflush(stdout);
+	while (fgets(line, sizeof line, stdin)) {
+		f();
+		barrier();
+		printf("%.3f\n", timeCalls(f, count) / count);
+		fflush(stdout);
+	}
+	return 0;
+}
+
+// calibrate warms f up and returns the call count that takes about round ns.
+static long calibrate(call f, double round) {
 	f(); // warm caches and page in the arrays
 	long count = 1;
 	for (;;) {
 		double el = timeCalls(f, count);
 		if (el >= round / 5 || count >= 1L << 30) {
 			if (el > 0) count = (long)(count * round / el);
-			if (count < 1) count = 1;
-			break;
+			return count < 1 ? 1 : count;
 		}
 		count *= 4;
 	}
+}
+
+// measure returns the median of rounds rounds of about round ns each.
+static double measure(call f, double round, int rounds) {
+	long count = calibrate(f, round);
 	double *per = malloc(rounds * sizeof *per);
 	for (int r = 0; r < rounds; r++) per[r] = timeCalls(f, count) / count;
 	qsort(per, rounds, sizeof *per, cmp);
