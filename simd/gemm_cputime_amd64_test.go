@@ -174,7 +174,7 @@ func cpuTimeFamily[T float](t *testing.T, l dispatch.Level, kern *gemmKernels[T]
 			for _, name := range names {
 				v := variants[name]
 				peakRun()
-				pct[name] = append(pct[name], cpuRate(t, flops, reps, func() { gemmRange(v, nil, false, false, 0, n, 0, n, n, 1, a, n, b, n, 0, c, n) }))
+				pct[name] = append(pct[name], cpuRate(t, flops, reps, func() { gemmRange(v, nil, 0, false, false, 0, n, 0, n, n, 1, a, n, b, n, 0, c, n) }))
 			}
 			// The packing alone, as gemmRange does it for the current
 			// blocking: its time as a share of the whole product's.
@@ -198,7 +198,7 @@ func cpuTimeFamily[T float](t *testing.T, l dispatch.Level, kern *gemmKernels[T]
 			packT := (cputime.Thread(t) - t0).Seconds()
 			t1 := cputime.Thread(t)
 			for range reps {
-				gemmRange(kern, nil, false, false, 0, n, 0, n, n, 1, a, n, b, n, 0, c, n)
+				gemmRange(kern, nil, 0, false, false, 0, n, 0, n, n, 1, a, n, b, n, 0, c, n)
 			}
 			packPct = append(packPct, 100*packT/(cputime.Thread(t)-t1).Seconds())
 		}
@@ -332,7 +332,7 @@ func pairedFamily[T float](t *testing.T, kern *gemmKernels[T], peak func(int), p
 		if k == nil {
 			k = kern
 		}
-		return func(n int, a, b, c []T) { gemmRange(k, nil, false, false, 0, n, 0, n, n, 1, a, n, b, n, 0, c, n) }
+		return func(n int, a, b, c []T) { gemmRange(k, nil, 0, false, false, 0, n, 0, n, n, 1, a, n, b, n, 0, c, n) }
 	}
 	va, vb := os.Getenv("LANES_GEMM_A"), os.Getenv("LANES_GEMM_B")
 	fa, fb := variant(va), variant(vb)

@@ -260,6 +260,7 @@ func blockingFor(mr, nr, size int) blocking {
 // packing buffers grown for the largest products stay grown.
 type gemmWork[T float] struct {
 	ap, bp, tile []T
+	subs         [][]T // a shared A block's sub-blocks, as gemmRange takes them
 }
 
 func grow[T float](s []T, n int) []T {
@@ -296,7 +297,7 @@ func gemm[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	}
 	threads := runtime.GOMAXPROCS(0)
 	if m*n*k < parallelGemm || threads == 1 {
-		gemmRange(kern, nil, transA, transB, 0, m, 0, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		gemmRange(kern, nil, 0, transA, transB, 0, m, 0, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
 	// Split C in whole tiles (see splitCols), one part per thread. The
@@ -313,10 +314,11 @@ func gemm[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 		tiles = tilesN
 	}
 	parts := min(threads, tiles)
+	t.tiles, t.parts = tiles, parts
 	var sh *gemmShared[T]
 	if parts > 1 {
 		sh = fam.shares.Get()
-		if !sh.reset(kern, t.byCols, m, n, k) {
+		if !sh.reset(kern, t.byCols, m, n, k, parts) {
 			fam.shares.Put(sh)
 			sh = nil
 		}
@@ -339,22 +341,29 @@ const maxSharedPack = 64 << 20
 // threaded product read: B (k×n) when C is split by rows, A (m×k) when by
 // columns. It holds every block of gemmRange's loop nest, strip by strip
 // of kc (the strip of rows pc.. of op(B), or columns pc.. of op(A), at
-// element pc·w, w the operand's padded width), and a state per block:
-// the first part to need a block claims it (0 → 1), packs it and publishes
-// it (2); a part that finds it published reads it, and one that finds it
+// element pc·w, w the operand's padded width), each block cut into subs
+// sub-blocks of whole panels (one per part), and a state per sub-block:
+// the first part to need one claims it (0 → 1), packs it and publishes it
+// (2); a part that finds it published reads it, and one that finds it
 // claimed but not yet published packs its own copy (no part ever waits).
-// The packs are copies, so the results do not depend on who packed.
+// Part r takes the sub-blocks of a block from the r-th on (gemmRange's
+// rot), so that the parts, which reach each block together, pack
+// different sub-blocks and read the others' rather than each packing the
+// whole block. The packs are copies, and a sub-block holds whole rows or
+// columns of C's tiles, so the results do not depend on who packed or in
+// which order the sub-blocks were taken.
 type gemmShared[T float] struct {
 	isA    bool // A is the shared operand (C split by columns)
 	w      int  // padded width: n rounded up to nr (B), m to mr (A)
 	buf    []T
 	states []atomic.Int32
 	step   int // blocks along the width (nc or mc steps)
+	subs   int // sub-blocks of a block
 }
 
 // reset prepares s for a product, or reports false when the operand is
 // too large to be packed whole (maxSharedPack).
-func (s *gemmShared[T]) reset(kern *gemmKernels[T], isA bool, m, n, k int) bool {
+func (s *gemmShared[T]) reset(kern *gemmKernels[T], isA bool, m, n, k, subs int) bool {
 	unit, width, limit := kern.nr, n, kern.bl.nc
 	if isA {
 		unit, width, limit = kern.mr, m, kern.bl.mc
@@ -368,7 +377,8 @@ func (s *gemmShared[T]) reset(kern *gemmKernels[T], isA bool, m, n, k int) bool 
 	step := evenBlock(width, limit, unit)
 	s.step = (width + step - 1) / step
 	kcStep := evenBlock(k, kern.bl.kc, 8) // gemmRange's k blocks
-	blocks := s.step * ((k + kcStep - 1) / kcStep)
+	s.subs = subs
+	blocks := s.step * ((k + kcStep - 1) / kcStep) * subs
 	if cap(s.states) < blocks {
 		s.states = make([]atomic.Int32, blocks)
 	}
@@ -379,15 +389,16 @@ func (s *gemmShared[T]) reset(kern *gemmKernels[T], isA bool, m, n, k int) bool 
 	return true
 }
 
-// block returns the packed block pi (along k), bi (along the width) that
-// starts at column or row x0 of the width, packing it with pack if no part
-// has claimed it; ok is false when another part is packing it still, and
-// then nothing was done (the caller packs a copy of its own rather than
-// wait: a part that waits for another one's pack would stall for as long
-// as the operating system leaves that one's thread off its core).
-func (s *gemmShared[T]) block(pi, bi, pc, kc, x0, size int, pack func(dst []T)) (blk []T, ok bool) {
+// block returns sub-block si of the packed block pi (along k), bi (along
+// the width): size elements that start at column or row x0 of the width,
+// packing them with pack if no part has claimed them; ok is false when
+// another part is packing them still, and then nothing was done (the
+// caller packs a copy of its own rather than wait: a part that waits for
+// another one's pack would stall for as long as the operating system
+// leaves that one's thread off its core).
+func (s *gemmShared[T]) block(pi, bi, si, pc, kc, x0, size int, pack func(dst []T)) (blk []T, ok bool) {
 	dst := s.buf[pc*s.w+x0*kc : pc*s.w+x0*kc+size]
-	st := &s.states[pi*s.step+bi]
+	st := &s.states[(pi*s.step+bi)*s.subs+si]
 	switch {
 	case st.Load() == 2:
 		return dst, true
@@ -398,6 +409,10 @@ func (s *gemmShared[T]) block(pi, bi, pc, kc, x0, size int, pack func(dst []T)) 
 	}
 	return nil, false
 }
+
+// subPanels returns the panels p0..p1 of sub-block si when panels are cut
+// into subs sub-blocks.
+func subPanels(panels, subs, si int) (p0, p1 int) { return si * panels / subs, (si + 1) * panels / subs }
 
 // useDirect decides whether a product skips packing and runs as one gemv
 // per row of C (gemmDirect). Measured with BenchmarkSgemmDirect on Zen 5,
@@ -467,6 +482,7 @@ type gemmTask[T float] struct {
 	lda, ldb, ldc  int
 	byCols         bool
 	shared         *gemmShared[T] // nil: every part packs its own copies
+	tiles, parts   int            // par.For's split: the part of tiles lo.. is lo·parts/tiles, rounded up
 }
 
 // RunRange computes tiles lo..hi of C's split side.
@@ -477,7 +493,11 @@ func (t *gemmTask[T]) RunRange(lo, hi int) {
 	} else {
 		r0, r1 = lo*t.kern.mr, min(t.m, hi*t.kern.mr)
 	}
-	gemmRange(t.kern, t.shared, t.transA, t.transB, r0, r1, c0, c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
+	rot := 0
+	if t.tiles > 0 {
+		rot = (lo*t.parts + t.tiles - 1) / t.tiles
+	}
+	gemmRange(t.kern, t.shared, rot, t.transA, t.transB, r0, r1, c0, c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
 }
 
 // scaleC sets C = beta·C, or 0 when beta == 0.
@@ -502,32 +522,34 @@ func scaleC[T float](m, n int, beta T, c []T, ldc int) {
 // mr-row panel of A (kept in L1) the tiles of a row of nr-column panels of
 // B streamed from L2. C is walked along its rows, nr columns at a time.
 //
-// With shared, one operand comes packed from it instead (see gemmShared):
-// the part then covers all of that operand's side (all rows when A is
-// shared, all columns when B is).
-func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], transA, transB bool, r0, r1, c0, c1, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+// With shared, one operand comes packed from it instead (see gemmShared),
+// sub-block by sub-block from the rot-th on: the part then covers all of
+// that operand's side (all rows when A is shared, all columns when B is).
+func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], rot int, transA, transB bool, r0, r1, c0, c1, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	mr, nr, bl := kern.mr, kern.nr, kern.bl
 	fam := familyOf[T]()
 	w := fam.works.Get()
 	defer fam.works.Put(w)
 	w.tile = grow(w.tile, mr*nr)
+	subs := 1
+	if shared != nil {
+		subs = shared.subs
+	}
+	w.subs = growSubs(w.subs, subs)
 	mcStep, kcStep, ncStep := evenBlock(r1-r0, bl.mc, mr), evenBlock(k, bl.kc, 8), evenBlock(c1-c0, bl.nc, nr)
 	for ic := r0; ic < r1; ic += mcStep {
 		mc := min(mcStep, r1-ic)
 		mcp := (mc + mr - 1) / mr * mr
 		for pc := 0; pc < k; pc += kcStep {
 			kc := min(kcStep, k-pc)
-			var aBlk []T
-			ok := false
-			if shared != nil && shared.isA {
-				aBlk, ok = shared.block(pc/kcStep, (ic-r0)/mcStep, pc, kc, ic-r0, mcp*kc, func(dst []T) {
-					packA(kern, dst, a, lda, transA, ic, mc, pc, kc)
-				})
-			}
-			if !ok {
+			sharedA := shared != nil && shared.isA
+			if !sharedA {
 				w.ap = grow(w.ap, mcp*kc)
-				aBlk = w.ap
-				packA(kern, aBlk, a, lda, transA, ic, mc, pc, kc)
+				packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
+			} else {
+				// A's sub-blocks, taken when first needed.
+				w.ap = grow(w.ap, mcp*kc) // for the copies of our own
+				clear(w.subs)
 			}
 			bEff := beta
 			if pc > 0 {
@@ -536,22 +558,60 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], transA, tra
 			for jc := c0; jc < c1; jc += ncStep {
 				nc := min(ncStep, c1-jc)
 				ncp := (nc + nr - 1) / nr * nr
-				var bBlk []T
-				ok := false
-				if shared != nil && !shared.isA {
-					bBlk, ok = shared.block(pc/kcStep, (jc-c0)/ncStep, pc, kc, jc-c0, ncp*kc, func(dst []T) {
-						packB(kern, dst, b, ldb, transB, pc, kc, jc, nc)
-					})
+				w.bp = grow(w.bp, ncp*kc)
+				switch {
+				case sharedA:
+					packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
+					for t := range subs {
+						si := (rot + t) % subs
+						p0, p1 := subPanels(mcp/mr, subs, si)
+						if p0 == p1 {
+							continue
+						}
+						rs0, rs1 := p0*mr, min(mc, p1*mr)
+						if w.subs[si] == nil {
+							pack := func(dst []T) { packA(kern, dst, a, lda, transA, ic+rs0, rs1-rs0, pc, kc) }
+							blk, ok := shared.block(pc/kcStep, (ic-r0)/mcStep, si, pc, kc, ic-r0+rs0, (p1-p0)*mr*kc, pack)
+							if !ok {
+								blk = w.ap[rs0*kc : p1*mr*kc]
+								pack(blk)
+							}
+							w.subs[si] = blk
+						}
+						gemmBlock(kern, w.subs[si], w.bp, w.tile, kc, rs1-rs0, nc, alpha, bEff, c[(ic+rs0)*ldc+jc:], ldc)
+					}
+				case shared != nil:
+					for t := range subs {
+						si := (rot + t) % subs
+						p0, p1 := subPanels(ncp/nr, subs, si)
+						if p0 == p1 {
+							continue
+						}
+						cs0, cs1 := p0*nr, min(nc, p1*nr)
+						pack := func(dst []T) { packB(kern, dst, b, ldb, transB, pc, kc, jc+cs0, cs1-cs0) }
+						blk, ok := shared.block(pc/kcStep, (jc-c0)/ncStep, si, pc, kc, jc-c0+cs0, (p1-p0)*nr*kc, pack)
+						if !ok {
+							blk = w.bp[cs0*kc : p1*nr*kc]
+							pack(blk)
+						}
+						gemmBlock(kern, w.ap, blk, w.tile, kc, mc, cs1-cs0, alpha, bEff, c[ic*ldc+jc+cs0:], ldc)
+					}
+				default:
+					packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
+					gemmBlock(kern, w.ap, w.bp, w.tile, kc, mc, nc, alpha, bEff, c[ic*ldc+jc:], ldc)
 				}
-				if !ok {
-					w.bp = grow(w.bp, ncp*kc)
-					bBlk = w.bp
-					packB(kern, bBlk, b, ldb, transB, pc, kc, jc, nc)
-				}
-				gemmBlock(kern, aBlk, bBlk, w.tile, kc, mc, nc, alpha, bEff, c[ic*ldc+jc:], ldc)
 			}
 		}
 	}
+	clear(w.subs)
+}
+
+// growSubs returns s with length n, reusing its array.
+func growSubs[T float](s [][]T, n int) [][]T {
+	if cap(s) < n {
+		return make([][]T, n)
+	}
+	return s[:n]
 }
 
 // gemmBlock computes the mc×nc block of C at c from the packed blocks ap
