@@ -412,7 +412,9 @@ func (s *gemmShared[T]) block(pi, bi, si, pc, kc, x0, size int, pack func(dst []
 
 // subPanels returns the panels p0..p1 of sub-block si when panels are cut
 // into subs sub-blocks.
-func subPanels(panels, subs, si int) (p0, p1 int) { return si * panels / subs, (si + 1) * panels / subs }
+func subPanels(panels, subs, si int) (p0, p1 int) {
+	return si * panels / subs, (si + 1) * panels / subs
+}
 
 // useDirect decides whether a product skips packing and runs as one gemv
 // per row of C (gemmDirect). Measured with BenchmarkSgemmDirect on Zen 5,
