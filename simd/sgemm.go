@@ -410,10 +410,31 @@ func (s *gemmShared[T]) block(pi, bi, si, pc, kc, x0, size int, pack func(dst []
 	return nil, false
 }
 
-// subPanels returns the panels p0..p1 of sub-block si when panels are cut
-// into subs sub-blocks.
-func subPanels(panels, subs, si int) (p0, p1 int) {
-	return si * panels / subs, (si + 1) * panels / subs
+// sub returns sub-block si of the block (pi, bi) whose width starts at
+// base: its rows or columns x0..end (whole panels) packed by pack, by
+// this part if no part has claimed them, or into own[x0·kc:end·kc], the
+// part's own buffer for the block, if another part is packing them still.
+func (s *gemmShared[T]) sub(pi, bi, si, pc, kc, base, x0, end int, own []T, pack func(dst []T)) []T {
+	blk, ok := s.block(pi, bi, si, pc, kc, base+x0, (end-x0)*kc, pack)
+	if !ok {
+		blk = own[x0*kc : end*kc]
+		pack(blk)
+	}
+	return blk
+}
+
+// eachSub calls f for the sub-blocks of a block of panels panels of unit
+// rows or columns, extent of them in use, from sub-block rot on (a part's
+// own first): f(si, x0, x1, end) for the rows or columns x0..x1 in use of
+// sub-block si, whose panels end at end. Empty sub-blocks are skipped.
+func eachSub(subs, rot, panels, unit, extent int, f func(si, x0, x1, end int)) {
+	for t := range subs {
+		si := (rot + t) % subs
+		p0, p1 := si*panels/subs, (si+1)*panels/subs
+		if p0 < p1 {
+			f(si, p0*unit, min(extent, p1*unit), p1*unit)
+		}
+	}
 }
 
 // useDirect decides whether a product skips packing and runs as one gemv
@@ -564,40 +585,21 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], rot int, tr
 				switch {
 				case sharedA:
 					packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
-					for t := range subs {
-						si := (rot + t) % subs
-						p0, p1 := subPanels(mcp/mr, subs, si)
-						if p0 == p1 {
-							continue
-						}
-						rs0, rs1 := p0*mr, min(mc, p1*mr)
+					eachSub(subs, rot, mcp/mr, mr, mc, func(si, rs0, rs1, end int) {
 						if w.subs[si] == nil {
-							pack := func(dst []T) { packA(kern, dst, a, lda, transA, ic+rs0, rs1-rs0, pc, kc) }
-							blk, ok := shared.block(pc/kcStep, (ic-r0)/mcStep, si, pc, kc, ic-r0+rs0, (p1-p0)*mr*kc, pack)
-							if !ok {
-								blk = w.ap[rs0*kc : p1*mr*kc]
-								pack(blk)
-							}
-							w.subs[si] = blk
+							w.subs[si] = shared.sub(pc/kcStep, (ic-r0)/mcStep, si, pc, kc, ic-r0, rs0, end, w.ap, func(dst []T) {
+								packA(kern, dst, a, lda, transA, ic+rs0, rs1-rs0, pc, kc)
+							})
 						}
 						gemmBlock(kern, w.subs[si], w.bp, w.tile, kc, rs1-rs0, nc, alpha, bEff, c[(ic+rs0)*ldc+jc:], ldc)
-					}
+					})
 				case shared != nil:
-					for t := range subs {
-						si := (rot + t) % subs
-						p0, p1 := subPanels(ncp/nr, subs, si)
-						if p0 == p1 {
-							continue
-						}
-						cs0, cs1 := p0*nr, min(nc, p1*nr)
-						pack := func(dst []T) { packB(kern, dst, b, ldb, transB, pc, kc, jc+cs0, cs1-cs0) }
-						blk, ok := shared.block(pc/kcStep, (jc-c0)/ncStep, si, pc, kc, jc-c0+cs0, (p1-p0)*nr*kc, pack)
-						if !ok {
-							blk = w.bp[cs0*kc : p1*nr*kc]
-							pack(blk)
-						}
+					eachSub(subs, rot, ncp/nr, nr, nc, func(si, cs0, cs1, end int) {
+						blk := shared.sub(pc/kcStep, (jc-c0)/ncStep, si, pc, kc, jc-c0, cs0, end, w.bp, func(dst []T) {
+							packB(kern, dst, b, ldb, transB, pc, kc, jc+cs0, cs1-cs0)
+						})
 						gemmBlock(kern, w.ap, blk, w.tile, kc, mc, cs1-cs0, alpha, bEff, c[ic*ldc+jc+cs0:], ldc)
-					}
+					})
 				default:
 					packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
 					gemmBlock(kern, w.ap, w.bp, w.tile, kc, mc, nc, alpha, bEff, c[ic*ldc+jc:], ldc)
