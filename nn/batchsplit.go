@@ -110,8 +110,14 @@ func splitState(fn, what string, m Module) (names []string, params []*Var) {
 }
 
 // share points every replica's parameters at the model's values (again:
-// loading a state or moving the model may have given them new tensors).
+// loading a state may have given them new tensors). It panics when a
+// parameter has moved off the host since NewBatchSplit.
 func (s *BatchSplit) share() {
+	for i, p := range s.params {
+		if !onHost(p.value) {
+			panic(fmt.Sprintf("nn: BatchSplit.Step: the model's parameter %d of shape %v is on %v; the parts run on the host", i, p.value.Shape(), p.value.Device()))
+		}
+	}
 	for _, pt := range s.parts[1:] {
 		for i, p := range pt.params {
 			p.value = s.params[i].value

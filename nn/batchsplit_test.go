@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lanesgo/lanes/tensor"
+	"github.com/lanesgo/lanes/tensor/tensortest"
 )
 
 // splitLoss is the Fashion command's loss: CrossEntropy of the model's
@@ -186,5 +187,36 @@ func TestBatchSplitPanics(t *testing.T) {
 			}()
 			c.f()
 		})
+	}
+}
+
+// TestBatchSplitMovedModel checks that a model moved to a device after
+// NewBatchSplit makes Step panic, naming the parameter and the device,
+// rather than run its parts on the device from two goroutines, and that
+// NewBatchSplit refuses a model already there.
+func TestBatchSplitMovedModel(t *testing.T) {
+	tensortest.Register(t, testDev)
+	r := rand.New(rand.NewPCG(1, 1))
+	m := FashionMLP(r)
+	s := NewBatchSplit(m, 2, func() Module { return FashionMLP(rand.New(rand.NewPCG(2, 2))) })
+	if err := To(m, testDev); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{
+		{"Step", func() { s.Step(tensor.New(4, 28, 28), tensor.New(4), splitLoss) }},
+		{"NewBatchSplit", func() { NewBatchSplit(m, 2, func() Module { return FashionMLP(r) }) }},
+	} {
+		func() {
+			defer func() {
+				msg := fmt.Sprint(recover())
+				if !strings.Contains(msg, "the parts run on the host") || !strings.Contains(msg, fmt.Sprint(testDev)) {
+					t.Errorf("%s: panic %q, want one naming the device and the host", c.name, msg)
+				}
+			}()
+			c.f()
+		}()
 	}
 }
