@@ -185,22 +185,13 @@ func (s *BatchSplit) Step(x, y *tensor.Tensor, loss func(tp *Tape, m Module, x, 
 		}
 		total += float64(pt.weight) * float64(pt.value)
 	}
-	// The replicas' gradients, added into the model's in part order.
+	// The replicas' gradients, added into the model's in part order (as
+	// the tape adds a contribution to a parameter's gradient).
 	for _, pt := range s.parts[1:used] {
 		for i, p := range pt.params {
-			if !p.gradOK {
-				continue
+			if p.gradOK {
+				s.parts[0].tp.addGrad(s.params[i], p.grad)
 			}
-			dst := s.params[i]
-			if dst.gradOK {
-				tensor.AddInto(dst.grad, dst.grad, p.grad)
-				continue
-			}
-			if dst.grad == nil || dst.grad.Device() != dst.value.Device() {
-				dst.grad = tensor.New(dst.value.Shape()...)
-			}
-			tensor.CopyInto(dst.grad, p.grad)
-			dst.gradOK = true
 		}
 	}
 	return float32(total)
