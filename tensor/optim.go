@@ -425,12 +425,11 @@ func (u *adamUpdate) update(i int, p, g []float32, s [][]float32, tmp *[2][]floa
 		simd.AdamUpdate(p, g, m, v, t2, o.Beta1, o.Beta2, u.stepSize[i], u.invSqrtBC2[i], o.Eps)
 		return
 	}
+	// AMSGrad: the denominator takes the running maximum of v, which
+	// falls between AdamUpdate's moments and its step.
 	adamMoments(p, g, m, v, o.LR, o.Beta1, o.Beta2, o.WeightDecay, o.Decoupled, t1, t2)
-	if u.amsgrad {
-		simd.Maximum(s[2], s[2], v)
-		v = s[2]
-	}
-	simd.Sqrt(t2, v)
+	simd.Maximum(s[2], s[2], v)
+	simd.Sqrt(t2, s[2])
 	simd.Scale(t2, t2, u.invSqrtBC2[i])
 	simd.AddScalar(t2, t2, o.Eps)
 	simd.Div(t2, m, t2)
