@@ -559,20 +559,21 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], rot int, tr
 		subs = shared.subs
 	}
 	w.subs = growSubs(w.subs, subs)
+	// The shared operand comes from shared, sub-block by sub-block; the
+	// other is packed into the work's own buffers (w.ap is also where a
+	// part packs its own copy of a shared A sub-block, w.bp of B's).
+	sharedA, sharedB := shared != nil && shared.isA, shared != nil && !shared.isA
 	mcStep, kcStep, ncStep := evenBlock(r1-r0, bl.mc, mr), evenBlock(k, bl.kc, 8), evenBlock(c1-c0, bl.nc, nr)
 	for ic := r0; ic < r1; ic += mcStep {
 		mc := min(mcStep, r1-ic)
 		mcp := (mc + mr - 1) / mr * mr
 		for pc := 0; pc < k; pc += kcStep {
 			kc := min(kcStep, k-pc)
-			sharedA := shared != nil && shared.isA
-			if !sharedA {
-				w.ap = grow(w.ap, mcp*kc)
-				packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
+			w.ap = grow(w.ap, mcp*kc)
+			if sharedA {
+				clear(w.subs) // A's sub-blocks, taken when first needed
 			} else {
-				// A's sub-blocks, taken when first needed.
-				w.ap = grow(w.ap, mcp*kc) // for the copies of our own
-				clear(w.subs)
+				packA(kern, w.ap, a, lda, transA, ic, mc, pc, kc)
 			}
 			bEff := beta
 			if pc > 0 {
@@ -582,9 +583,11 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], rot int, tr
 				nc := min(ncStep, c1-jc)
 				ncp := (nc + nr - 1) / nr * nr
 				w.bp = grow(w.bp, ncp*kc)
+				if !sharedB {
+					packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
+				}
 				switch {
 				case sharedA:
-					packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
 					eachSub(subs, rot, mcp/mr, mr, mc, func(si, rs0, rs1, end int) {
 						if w.subs[si] == nil {
 							w.subs[si] = shared.sub(pc/kcStep, (ic-r0)/mcStep, si, pc, kc, ic-r0, rs0, end, w.ap, func(dst []T) {
@@ -593,7 +596,7 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], rot int, tr
 						}
 						gemmBlock(kern, w.subs[si], w.bp, w.tile, kc, rs1-rs0, nc, alpha, bEff, c[(ic+rs0)*ldc+jc:], ldc)
 					})
-				case shared != nil:
+				case sharedB:
 					eachSub(subs, rot, ncp/nr, nr, nc, func(si, cs0, cs1, end int) {
 						blk := shared.sub(pc/kcStep, (jc-c0)/ncStep, si, pc, kc, jc-c0, cs0, end, w.bp, func(dst []T) {
 							packB(kern, dst, b, ldb, transB, pc, kc, jc+cs0, cs1-cs0)
@@ -601,7 +604,6 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], rot int, tr
 						gemmBlock(kern, w.ap, blk, w.tile, kc, mc, cs1-cs0, alpha, bEff, c[ic*ldc+jc+cs0:], ldc)
 					})
 				default:
-					packB(kern, w.bp, b, ldb, transB, pc, kc, jc, nc)
 					gemmBlock(kern, w.ap, w.bp, w.tile, kc, mc, nc, alpha, bEff, c[ic*ldc+jc:], ldc)
 				}
 			}
