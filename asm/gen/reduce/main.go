@@ -311,23 +311,33 @@ func l2Blocks(s x86.ISA, inputs int, entry string, block func(at func(base GPPhy
 	if entry != "" {
 		Label(entry) // for other lengths that take this loop (dot's past farMax)
 	}
-	// R8 walks the blocks' bytes from -len up to 0 past the advanced
-	// pointers: one add and one fused branch an iteration, as the vek loop
-	// that this one must keep up with.
+	// One add and one fused branch an iteration, as the vek loop that
+	// this one must keep up with.
+	indexWalk(y, inputs, 4, "l2blocks", block)
+}
+
+// indexWalk emits a loop over the whole blocks of unroll vectors of v
+// (RCX elements, left with the rest) that walks R8 over their bytes from
+// -len up to 0 past the advanced input pointers RSI (and RDX when inputs
+// is 2): one add and one fused branch a block. block emits one block,
+// at(base, i) being vector i's memory operand (R8 indexes it). The loop
+// is aligned (x86.Align) and ends with a jump to the main loop's
+// "vectors" for the leftover.
+func indexWalk(v x86.ISA, inputs, unroll int, label string, block func(at func(base GPPhysical, i int) Mem)) {
 	MOVQ(RCX, R8)
-	ANDQ(I32(-4*y.Lanes), R8)
+	ANDQ(I32(-unroll*v.Lanes), R8)
 	SUBQ(R8, RCX)
-	SHLQ(U8(s.Shift()), R8)
+	SHLQ(U8(v.Shift()), R8)
 	ADDQ(R8, RSI)
 	if inputs == 2 {
 		ADDQ(R8, RDX)
 	}
 	NEGQ(R8)
 	x86.Align()
-	Label("l2blocks")
-	block(func(base GPPhysical, i int) Mem { return Mem{Base: base, Index: R8, Scale: 1, Disp: i * y.Bytes()} })
-	ADDQ(U32(4*y.Bytes()), R8)
-	JNE(LabelRef("l2blocks"))
+	Label(label)
+	block(func(base GPPhysical, i int) Mem { return Mem{Base: base, Index: R8, Scale: 1, Disp: i * v.Bytes()} })
+	ADDQ(U32(unroll*v.Bytes()), R8)
+	JNE(LabelRef(label))
 	JMP(LabelRef("vectors"))
 }
 
@@ -370,26 +380,16 @@ func farBlocks(s x86.ISA, inputs, unroll int, beyond string, block func(at func(
 		Label("far")
 		CMPQ(RCX, U32(farMax/(inputs*s.Size())))
 		JAE(LabelRef(beyond))
-		MOVQ(RCX, R8)
-		ANDQ(I32(-unroll*s.Lanes), R8)
-		SUBQ(R8, RCX)
-		SHLQ(U8(s.Shift()), R8)
-		ADDQ(R8, RSI)
-		if inputs == 2 {
-			ADDQ(R8, RDX)
-		}
-		NEGQ(R8)
-		x86.Align()
-		Label("farblocks")
-		for _, base := range []GPPhysical{RSI, RDX}[:inputs] {
-			for off := 0; off < unroll*s.Bytes(); off += 64 {
-				PREFETCHT0(Mem{Base: base, Index: R8, Scale: 1, Disp: farAhead + off})
+		indexWalk(s, inputs, unroll, "farblocks", func(at func(base GPPhysical, i int) Mem) {
+			for _, base := range []GPPhysical{RSI, RDX}[:inputs] {
+				for off := 0; off < unroll*s.Bytes(); off += 64 {
+					m := at(base, 0)
+					m.Disp = farAhead + off
+					PREFETCHT0(m)
+				}
 			}
-		}
-		block(func(base GPPhysical, i int) Mem { return Mem{Base: base, Index: R8, Scale: 1, Disp: i * s.Bytes()} })
-		ADDQ(U32(unroll*s.Bytes()), R8)
-		JNE(LabelRef("farblocks"))
-		JMP(LabelRef("vectors"))
+			block(at)
+		})
 	}
 }
 
