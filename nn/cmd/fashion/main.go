@@ -340,7 +340,7 @@ func run(o options, d *dataset, dev tensor.Device, comm dist.Comm) error {
 		batches.DropLast = true // a graph replays fixed shapes
 		tr.graph = nn.NewGraphStep(tr.tp, func(x, y *tensor.Tensor) *nn.Var {
 			tr.tp.Reset()
-			loss := tr.tp.CrossEntropy(tr.model.Forward(tr.tp, tr.tp.Const(x)), y)
+			loss := crossEntropy(tr.tp, tr.model, x, y)
 			tr.opt.ZeroGrad()
 			tr.tp.Backward(loss)
 			tr.opt.Step()
@@ -523,7 +523,7 @@ type training struct {
 	split    *nn.BatchSplit   // -split on the CPU; nil otherwise
 }
 
-// crossEntropy is the models' loss, as BatchSplit takes it.
+// crossEntropy is the models' loss (the step's, the graph's and BatchSplit's).
 func crossEntropy(tp *nn.Tape, m nn.Module, x, y *tensor.Tensor) *nn.Var {
 	return tp.CrossEntropy(m.Forward(tp, tp.Const(x)), y)
 }
@@ -559,7 +559,7 @@ func (tr *training) step(x, y *tensor.Tensor, i int) error {
 			return
 		}
 		tr.tp.Reset()
-		loss := tr.tp.CrossEntropy(tr.model.Forward(tr.tp, tr.tp.Const(x)), y)
+		loss := crossEntropy(tr.tp, tr.model, x, y)
 		tr.opt.ZeroGrad()
 		if tr.dp != nil {
 			if err := tr.dp.Backward(tr.tp, loss); err != nil {
