@@ -65,21 +65,19 @@ func (tp *Tape) channelBiasGrad(b *Var, g *tensor.Tensor) {
 		return
 	}
 	db, beta := tp.gradAcc(b)
-	channelSumsInto(db, g, beta != 0)
+	channelSumsInto(db, g, beta)
 }
 
-// channelSumsInto sets (add: adds to) d [C] the sums of g [N, C, H, W]
-// over every axis but C, on g's device: on the host, channelSums (each
-// channel in image order), else SumToInto.
-func channelSumsInto(d, g *tensor.Tensor, add bool) {
+// channelSumsInto sets (beta 0) or adds to (beta 1) d [C] the sums of g
+// [N, C, H, W] over every axis but C, on g's device: on the host,
+// channelSums (each channel in image order), else SumToInto.
+func channelSumsInto(d, g *tensor.Tensor, beta float32) {
 	if !onHost(d) {
-		if !add {
-			tensor.Fill(d, 0)
-		}
+		zeroIfFirst(d, beta)
 		tensor.SumToInto(d.Reshape(d.Len(), 1, 1), g)
 		return
 	}
-	channelSums(d.Data(), hostData(g), g.Dim(0), g.Len()/max(g.Dim(0)*d.Len(), 1), add)
+	channelSums(d.Data(), hostData(g), g.Dim(0), g.Len()/max(g.Dim(0)*d.Len(), 1), beta != 0)
 }
 
 // MaxPool2D returns the maxima of x [N, C, H, W] over the windows of p.
@@ -145,7 +143,7 @@ func (tp *Tape) convBiasSums(c *node, dy *tensor.Tensor, masked bool) {
 		return
 	}
 	s := tp.allocOn(tensor.CPU, dy.Dim(1))
-	channelSumsInto(s, dy, false)
+	channelSumsInto(s, dy, 0)
 	c.saved[0] = s
 }
 
