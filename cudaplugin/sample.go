@@ -95,11 +95,10 @@ func (g *GPU) sampleRun(op string, outs, ins []*tensor.Tensor, scratch int, laun
 	}
 	var acc uintptr
 	if scratch > 0 {
-		m, err := c.temp(2 * scratch)
-		if err != nil {
+		var err error
+		if acc, err = c.scratch(2 * scratch); err != nil {
 			return err
 		}
-		acc = m.ptr(0)
 	}
 	if err := check(op, launch(y, acc, x)); err != nil {
 		return err

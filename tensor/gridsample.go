@@ -123,13 +123,12 @@ func affineGrid(op string, out, theta *Tensor, n, h, w int, alignCorners bool) {
 	}
 }
 
-// hostInto has fill write dst, a host tensor that overlaps no operand,
-// through a contiguous zero-filled tensor of its shape: dst itself
-// (cleared), else a temporary then copied into dst.
+// hostInto has fill write every element of dst, a host tensor that
+// overlaps no operand, through a contiguous tensor of its shape: dst
+// itself, else a temporary then copied into dst.
 func hostInto(op string, dst *Tensor, fill func(out *Tensor)) {
 	dst.hostOnly(op)
 	out := target(dst)
-	clear(out.hostData(op))
 	fill(out)
 	finish(dst, out)
 }
@@ -355,10 +354,16 @@ func (j *gridJob) run() {
 func (j *gridJob) at(b, oy, ox, gi int, ix, iy, mx, my float64) {
 	finite := !math.IsNaN(ix) && !math.IsNaN(iy) && math.Abs(ix) < 1<<40 && math.Abs(iy) < 1<<40
 	outAt := func(ch int) int { return ((b*j.c+ch)*j.ho+oy)*j.wo + ox }
-	if j.p.Mode == InterpNearest {
-		if !finite {
-			return // zeros: New's
+	if !finite {
+		// A NaN or huge coordinate reads 0 (its gradients are 0).
+		if !j.backward {
+			for ch := range j.c {
+				j.out[outAt(ch)] = 0
+			}
 		}
+		return
+	}
+	if j.p.Mode == InterpNearest {
 		x, y := int(math.RoundToEven(ix)), int(math.RoundToEven(iy))
 		for ch := range j.c {
 			if j.backward {
@@ -367,9 +372,6 @@ func (j *gridJob) at(b, oy, ox, gi int, ix, iy, mx, my float64) {
 				j.out[outAt(ch)] = float32(j.pixel(b, ch, y, x))
 			}
 		}
-		return
-	}
-	if !finite {
 		return
 	}
 	x0, y0 := int(math.Floor(ix)), int(math.Floor(iy))
