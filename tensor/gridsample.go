@@ -669,20 +669,13 @@ func interpSize(op string, shape []int, p InterpolateParams) (ho, wo int, mode I
 func Interpolate(x *Tensor, p InterpolateParams) *Tensor {
 	const op = "Interpolate"
 	checkNil(op, "x", x)
-	ho, wo, _ := interpSize(op, x.shape, p)
+	ho, wo, mode := interpSize(op, x.shape, p)
+	p.Mode = mode
 	dev := deviceOn(op, nil, x)
 	k := sampleOn(op, dev, nil, x)
 	dst := result(op, dev, []int{x.shape[0], x.shape[1], ho, wo}, x)
-	ran(op, k.Interpolate(dst, x, interpResolved(p)), dst, x)
+	ran(op, k.Interpolate(dst, x, p), dst, x)
 	return dst
-}
-
-// interpResolved is p with its mode resolved (InterpDefault: nearest).
-func interpResolved(p InterpolateParams) InterpolateParams {
-	if p.Mode == InterpDefault {
-		p.Mode = InterpNearest
-	}
-	return p
 }
 
 // InterpolateShape returns the output shape [N, C, Ho, Wo] of
@@ -700,7 +693,8 @@ func InterpolateShape(x *Tensor, p InterpolateParams) [4]int {
 func InterpolateInto(dst, x *Tensor, p InterpolateParams) *Tensor {
 	const op = "InterpolateInto"
 	checkNil(op, "dst, x", dst, x)
-	ho, wo, _ := interpSize(op, x.shape, p)
+	ho, wo, mode := interpSize(op, x.shape, p)
+	p.Mode = mode
 	checkShapeIs(op, "dst", dst, x.shape[0], x.shape[1], ho, wo)
 	checkWritable(op, dst)
 	dev := deviceOn(op, dst, x)
@@ -708,7 +702,7 @@ func InterpolateInto(dst, x *Tensor, p InterpolateParams) *Tensor {
 	if dev == CPU {
 		x = detach(dst, x)
 	}
-	ran(op, k.Interpolate(dst, x, interpResolved(p)), dst, x)
+	ran(op, k.Interpolate(dst, x, p), dst, x)
 	return dst
 }
 
@@ -743,11 +737,11 @@ func interpolate(op string, out, x *Tensor, ay, ax interpAxis) {
 func InterpolateBackward(dy *Tensor, xShape []int, p InterpolateParams) *Tensor {
 	const op = "InterpolateBackward"
 	checkNil(op, "dy", dy)
-	checkInterpolateBackward(op, dy, xShape, p)
+	p = checkInterpolateBackward(op, dy, xShape, p)
 	dev := deviceOn(op, nil, dy)
 	k := sampleOn(op, dev, nil, dy)
 	dx := result(op, dev, xShape, dy)
-	ran(op, k.InterpolateBackward(dx, dy, interpResolved(p)), dx, dy)
+	ran(op, k.InterpolateBackward(dx, dy, p), dx, dy)
 	return dx
 }
 
@@ -758,24 +752,26 @@ func InterpolateBackward(dy *Tensor, xShape []int, p InterpolateParams) *Tensor 
 func InterpolateBackwardInto(dx, dy *Tensor, p InterpolateParams) *Tensor {
 	const op = "InterpolateBackwardInto"
 	checkNil(op, "dx, dy", dx, dy)
-	checkInterpolateBackward(op, dy, dx.shape, p)
+	p = checkInterpolateBackward(op, dy, dx.shape, p)
 	checkWritable(op, dx)
 	dev := deviceOn(op, dx, dy)
 	k := sampleOn(op, dev, dx, dy)
 	if dev == CPU {
 		dy = detach(dx, dy)
 	}
-	ran(op, k.InterpolateBackward(dx, dy, interpResolved(p)), dx, dy)
+	ran(op, k.InterpolateBackward(dx, dy, p), dx, dy)
 	return dx
 }
 
 // checkInterpolateBackward panics unless dy is Interpolate's output for an
-// input of xShape.
-func checkInterpolateBackward(op string, dy *Tensor, xShape []int, p InterpolateParams) {
-	ho, wo, _ := interpSize(op, xShape, p)
+// input of xShape, and returns p with its mode resolved.
+func checkInterpolateBackward(op string, dy *Tensor, xShape []int, p InterpolateParams) InterpolateParams {
+	ho, wo, mode := interpSize(op, xShape, p)
 	if want := []int{xShape[0], xShape[1], ho, wo}; !equalInts(dy.shape, want) {
 		panic(fmt.Sprintf("tensor: %s: dy of shape %v, want %v", op, dy.shape, want))
 	}
+	p.Mode = mode
+	return p
 }
 
 // interpolateBackward returns the float64 gradient of x (of xShape).
