@@ -299,11 +299,18 @@ func padInto(op string, g *padGeom, dst, x *Tensor, value float32) {
 func PadBackward(dy *Tensor, xShape []int, pads []int, mode PadMode) *Tensor {
 	const op = "PadBackward"
 	checkNil(op, "dy", dy)
+	g := planPadBackward(op, xShape, pads, mode, dy)
+	return padBackward(op, &g, dy)
+}
+
+// planPadBackward is planPad for Pad's gradient, which panics unless dy
+// has Pad's output shape for an input of xShape.
+func planPadBackward(op string, xShape, pads []int, mode PadMode, dy *Tensor) padGeom {
 	g := planPad(op, xShape, pads, mode)
 	if !slices.Equal(dy.shape, g.out) {
 		panic(fmt.Sprintf("tensor: %s: input of shape %v with pads %v gives %v, dy is %v", op, xShape, pads, g.out, dy.shape))
 	}
-	return padBackward(op, &g, dy)
+	return g
 }
 
 // PadBackwardInto sets dx (x's shape) to the gradient of Pad (see
@@ -311,10 +318,7 @@ func PadBackward(dy *Tensor, xShape []int, pads []int, mode PadMode) *Tensor {
 func PadBackwardInto(dx, dy *Tensor, pads []int, mode PadMode) *Tensor {
 	const op = "PadBackward"
 	checkNil(op, "dx, dy", dx, dy)
-	g := planPad(op, dx.shape, pads, mode)
-	if !slices.Equal(dy.shape, g.out) {
-		panic(fmt.Sprintf("tensor: %s: input of shape %v with pads %v gives %v, dy is %v", op, dx.shape, pads, g.out, dy.shape))
-	}
+	g := planPadBackward(op, dx.shape, pads, mode, dy)
 	checkWritable(op, dx)
 	if deviceOn(op, dx, dy) == CPU {
 		// The last round of sums writes dx's elements (or a contiguous

@@ -318,17 +318,15 @@ func tileShape(op string, x *Tensor, reps []int) (out [MaxDims]int, dims int) {
 	dims = max(len(reps), len(x.shape))
 	n := 0 // tileInto's dimensions: a pair where the rep is not 1
 	for i := range dims {
-		if _, _, r := tileDim(x.shape, reps, i); r != 1 {
+		_, d, r := tileDim(x.shape, reps, i)
+		if r != 1 {
 			n++
 		}
 		n++
+		out[i] = r * d
 	}
 	if n > MaxDims {
 		panic(fmt.Sprintf("tensor: %s: reps %v of shape %v need %d dimensions internally, more than %d", op, reps, x.shape, n, MaxDims))
-	}
-	for i := range dims {
-		_, d, r := tileDim(x.shape, reps, i)
-		out[i] = r * d
 	}
 	if _, ok := checkedSize(out[:dims]); !ok {
 		panic(fmt.Sprintf("tensor: %s: reps %v of shape %v give %v, too many elements", op, reps, x.shape, slices.Clone(out[:dims])))
