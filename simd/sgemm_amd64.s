@@ -2624,41 +2624,37 @@ TEXT ·packN32AVX512(SB), NOSPLIT, $0-72
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    src_base+24(FP), SI
 	MOVQ    ld+48(FP), R8
-	MOVQ    kc+56(FP), CX
 	MOVQ    cols+64(FP), R11
 	SHLQ    $0x02, R8
-	MOVQ    CX, R9
-	SHLQ    $0x07, R9
 	MOVQ    R11, R10
 	SHRQ    $0x05, R10
 	ANDQ    $0x0000001f, R11
-	MOVQ    R11, BX
+	MOVQ    R11, CX
 	XORL    DX, DX
-	CMPQ    BX, DX
-	CMOVQLT DX, BX
+	CMPQ    CX, DX
+	CMOVQLT DX, CX
 	MOVL    $0x00000010, DX
-	CMPQ    BX, DX
-	CMOVQGT DX, BX
-	XCHGQ   BX, CX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
 	MOVL    $0x00000001, AX
 	SHLL    CL, AX
 	DECL    AX
-	XCHGQ   BX, CX
 	KMOVW   AX, K1
-	MOVQ    R11, BX
-	SUBQ    $0x10, BX
+	MOVQ    R11, CX
+	SUBQ    $0x10, CX
 	XORL    DX, DX
-	CMPQ    BX, DX
-	CMOVQLT DX, BX
+	CMPQ    CX, DX
+	CMOVQLT DX, CX
 	MOVL    $0x00000010, DX
-	CMPQ    BX, DX
-	CMOVQGT DX, BX
-	XCHGQ   BX, CX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
 	MOVL    $0x00000001, AX
 	SHLL    CL, AX
 	DECL    AX
-	XCHGQ   BX, CX
 	KMOVW   AX, K2
+	MOVQ    kc+56(FP), CX
+	MOVQ    CX, R9
+	SHLQ    $0x07, R9
 	VXORPS  Z2, Z2, Z2
 	TESTQ   CX, CX
 	JE      done
@@ -2704,14 +2700,14 @@ TEXT ·packN16AVX2(SB), NOSPLIT, $0-72
 	MOVQ   dst_base+0(FP), DI
 	MOVQ   src_base+24(FP), SI
 	MOVQ   ld+48(FP), R8
-	MOVQ   kc+56(FP), CX
 	MOVQ   cols+64(FP), R11
 	SHLQ   $0x02, R8
-	MOVQ   CX, R9
-	SHLQ   $0x06, R9
 	MOVQ   R11, R10
 	SHRQ   $0x04, R10
 	ANDQ   $0x0000000f, R11
+	MOVQ   kc+56(FP), CX
+	MOVQ   CX, R9
+	SHLQ   $0x06, R9
 	VXORPS Y2, Y2, Y2
 	TESTQ  CX, CX
 	JE     done
@@ -2763,41 +2759,37 @@ TEXT ·packN16F64AVX512(SB), NOSPLIT, $0-72
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    src_base+24(FP), SI
 	MOVQ    ld+48(FP), R8
-	MOVQ    kc+56(FP), CX
 	MOVQ    cols+64(FP), R11
 	SHLQ    $0x03, R8
-	MOVQ    CX, R9
-	SHLQ    $0x07, R9
 	MOVQ    R11, R10
 	SHRQ    $0x04, R10
 	ANDQ    $0x0000000f, R11
-	MOVQ    R11, BX
+	MOVQ    R11, CX
 	XORL    DX, DX
-	CMPQ    BX, DX
-	CMOVQLT DX, BX
+	CMPQ    CX, DX
+	CMOVQLT DX, CX
 	MOVL    $0x00000008, DX
-	CMPQ    BX, DX
-	CMOVQGT DX, BX
-	XCHGQ   BX, CX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
 	MOVL    $0x00000001, AX
 	SHLL    CL, AX
 	DECL    AX
-	XCHGQ   BX, CX
 	KMOVW   AX, K1
-	MOVQ    R11, BX
-	SUBQ    $0x08, BX
+	MOVQ    R11, CX
+	SUBQ    $0x08, CX
 	XORL    DX, DX
-	CMPQ    BX, DX
-	CMOVQLT DX, BX
+	CMPQ    CX, DX
+	CMOVQLT DX, CX
 	MOVL    $0x00000008, DX
-	CMPQ    BX, DX
-	CMOVQGT DX, BX
-	XCHGQ   BX, CX
+	CMPQ    CX, DX
+	CMOVQGT DX, CX
 	MOVL    $0x00000001, AX
 	SHLL    CL, AX
 	DECL    AX
-	XCHGQ   BX, CX
 	KMOVW   AX, K2
+	MOVQ    kc+56(FP), CX
+	MOVQ    CX, R9
+	SHLQ    $0x07, R9
 	VXORPS  Z2, Z2, Z2
 	TESTQ   CX, CX
 	JE      done
@@ -2843,14 +2835,14 @@ TEXT ·packN8F64AVX2(SB), NOSPLIT, $0-72
 	MOVQ   dst_base+0(FP), DI
 	MOVQ   src_base+24(FP), SI
 	MOVQ   ld+48(FP), R8
-	MOVQ   kc+56(FP), CX
 	MOVQ   cols+64(FP), R11
 	SHLQ   $0x03, R8
-	MOVQ   CX, R9
-	SHLQ   $0x06, R9
 	MOVQ   R11, R10
 	SHRQ   $0x03, R10
 	ANDQ   $0x00000007, R11
+	MOVQ   kc+56(FP), CX
+	MOVQ   CX, R9
+	SHLQ   $0x06, R9
 	VXORPS Y2, Y2, Y2
 	TESTQ  CX, CX
 	JE     done

@@ -376,39 +376,35 @@ func packN(s x86.ISA, nr int) {
 	Load(Param("dst").Base(), RDI)
 	Load(Param("src").Base(), RSI)
 	Load(Param("ld"), R8)
-	Load(Param("kc"), RCX)
 	Load(Param("cols"), R11)
 	SHLQ(U8(s.Shift()), R8) // bytes per row of src
-	// R9: bytes per panel; R10: full panels; R11: columns of the partial one.
-	MOVQ(RCX, R9)
-	SHLQ(U8(log2(nr*size)), R9)
+	// R10: full panels; R11: columns of the partial one.
 	MOVQ(R11, R10)
 	SHRQ(U8(log2(nr)), R10)
 	ANDQ(U32(nr-1), R11)
 	masks := []OpmaskPhysical{K1, K2, K3, K4}
 	if s.Masked {
 		// K1.. (one per vector of a panel's row): the partial panel's
-		// lanes, clamp(R11 - j·lanes, 0, lanes) of them.
+		// lanes, clamp(R11 - j·lanes, 0, lanes) of them, counted in CX
+		// for x86.TailMask before CX takes kc.
 		for j := 0; j < vpr; j++ {
-			MOVQ(R11, RBX)
+			MOVQ(R11, RCX)
 			if j > 0 {
-				SUBQ(U8(j*lanes), RBX)
+				SUBQ(U8(j*lanes), RCX)
 			}
 			XORL(EDX, EDX)
-			CMPQ(RBX, EDX.As64())
-			CMOVQLT(RDX, RBX)
+			CMPQ(RCX, RDX)
+			CMOVQLT(RDX, RCX)
 			MOVL(U32(lanes), EDX)
-			CMPQ(RBX, RDX)
-			CMOVQGT(RDX, RBX)
-			// The low RBX bits: (1 << RBX) - 1, with the count in CL.
-			XCHGQ(RBX, RCX)
-			MOVL(U32(1), EAX)
-			SHLL(CL, EAX)
-			DECL(EAX)
-			XCHGQ(RBX, RCX)
-			KMOVW(EAX, masks[j])
+			CMPQ(RCX, RDX)
+			CMOVQGT(RDX, RCX)
+			x86.TailMask(masks[j])
 		}
 	}
+	Load(Param("kc"), RCX)
+	// R9: bytes per panel.
+	MOVQ(RCX, R9)
+	SHLQ(U8(log2(nr*size)), R9)
 	v := s.V
 	mov := x86.P(s, VMOVUPS, VMOVUPD)
 	zero := v(vpr)

@@ -134,7 +134,7 @@ func regIndex(r reg.VecPhysical) int {
 	return i
 }
 
-// TailMask sets k to the low n bits (n < lanes, n in CX); clobbers AX.
+// TailMask sets k to the low n bits (n ≤ lanes, n in CX); clobbers AX.
 func TailMask(k reg.OpmaskPhysical) {
 	MOVL(U32(1), EAX)
 	SHLL(CL, EAX)
