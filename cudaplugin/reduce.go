@@ -220,7 +220,8 @@ func (g *GPU) SumTo(dst, x *tensor.Tensor) error {
 }
 
 // ArgReduce implements tensor.ReduceKernels: the index of the first
-// maximum or minimum (or NaN) along axis, any views.
+// maximum or minimum (or NaN) along axis, any views (an x that overlaps
+// dst is copied first, as alongRows does).
 func (g *GPU) ArgReduce(op tensor.ArgOp, dst, x *tensor.Tensor, axis int) error {
 	if !g.opened() {
 		return errNilGPU
@@ -228,21 +229,9 @@ func (g *GPU) ArgReduce(op tensor.ArgOp, dst, x *tensor.Tensor, axis int) error 
 	if op != tensor.ArgOpMax && op != tensor.ArgOpMin {
 		panic(fmt.Sprintf("cudaplugin: ArgReduce: op %d is not an index reduction", op))
 	}
-	c := &call{g: g}
-	defer c.release()
-	xo, do := c.on("ArgReduce", 1, x), c.on("ArgReduce", 0, dst)
-	if err := g.enter(); err != nil {
-		return err
-	}
-	defer g.exit()
-	if dst.Len() == 0 {
-		return nil
-	}
-	r, in, err := c.rows("ArgReduce", axisMask(x.Dims(), axis), do.broadcast(x.Shape()), xo, operand{})
-	if err != nil {
-		return err
-	}
-	return check("lanes_argreduce", C.lanes_argreduce_at(g.stream, C.int(op), &r, C.uintptr_t(do.ptr), C.uintptr_t(in.ptr)))
+	return g.alongRows("ArgReduce", dst, x, axisMask(x.Dims(), axis), func(r *C.LanesReduce, d, in C.uintptr_t) error {
+		return check("lanes_argreduce", C.lanes_argreduce_at(g.stream, C.int(op), r, d, in))
+	})
 }
 
 // Softmax implements tensor.ReduceKernels: dst = tensor.Softmax(x, axis)
