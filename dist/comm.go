@@ -168,3 +168,34 @@ func checkGather(fn string, dst, src, size int) {
 func mismatch(fn string, rank, n, n0 int) string {
 	return fmt.Sprintf("dist: %s: rank %d has %d elements, rank 0 has %d: every rank must pass the same length", fn, rank, n, n0)
 }
+
+// collectives numbers the functions for the agreements of the MPI Comm
+// and the shared mapping.
+var collectives = map[string]int64{"Barrier": 1, "AllReduce32": 2, "AllReduce64": 3, "Broadcast32": 4,
+	"Broadcast64": 5, "AllGather32": 6, "AllGather64": 7, "MPIAllReduceNative32": 8}
+
+// disagreement is the panic message of an agreement when a rank's
+// function, length or argument in all (3 per rank, size ranks) differs
+// from rank 0's, or "".
+func disagreement(fn string, all []int64, size int) string {
+	name := func(id int64) string {
+		for k, v := range collectives {
+			if v == id {
+				return k
+			}
+		}
+		return "?"
+	}
+	for k := 1; k < size; k++ {
+		got := all[3*k : 3*k+3]
+		switch {
+		case got[0] != all[0]:
+			return fmt.Sprintf("dist: %s: rank %d called %s while rank 0 called %s: every rank must run the same collectives in the same order", fn, k, name(got[0]), name(all[0]))
+		case got[1] != all[1]:
+			return mismatch(fn, k, int(got[1]), int(all[1]))
+		case got[2] != all[2]:
+			return fmt.Sprintf("dist: %s: rank %d passed %d, rank 0 passed %d: every rank must pass the same root or Op", fn, k, got[2], all[2])
+		}
+	}
+	return ""
+}

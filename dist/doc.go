@@ -13,6 +13,20 @@
 //     libopenmpi-dev) and launched by mpirun or Slurm's srun. Without the
 //     tag (the default build is CGO_ENABLED=0), MPI returns ErrNoMPI.
 //
+// When every rank of MPI's group runs on one host (MPI_Comm_split_type),
+// MPI puts an on-node transport under the all-reduces and barriers: rank
+// 0 makes a file in /dev/shm (its length reserved up front, so a full
+// /dev/shm fails at start, not with SIGBUS), every rank maps it, and rank
+// 0 removes its name once all have. An all-reduce copies the rank's
+// buffer into its slot of the mapping, reduces its chunk of every rank's
+// slot in rank order and copies the others' chunks back, with two
+// barriers (a store to the rank's word, polled, then a futex sleep);
+// buffers longer than a slot go in pieces. Its results are the bits of
+// the other implementations. Broadcast and AllGather stay MPI's, each
+// preceded by an agreement through the mapping, so that ranks calling
+// different collectives still panic rather than hang. LANES_DIST_SHM=0
+// (ShmEnv) turns it off; Transport names the transport in use.
+//
 // # Reproducibility
 //
 // AllReduce adds the ranks' elements in rank order, ((x0 + x1) + x2) + ...,

@@ -46,6 +46,24 @@ static int lanes_allreduce_native(void *buf, int n, MPI_Datatype dt) {
 	return MPI_Allreduce(MPI_IN_PLACE, buf, n, dt, MPI_SUM, MPI_COMM_WORLD);
 }
 
+// lanes_node_size sets *n to the number of ranks on this rank's host.
+static int lanes_node_size(int *n) {
+	MPI_Comm node;
+	int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Comm_size(node, n);
+	MPI_Comm_free(&node);
+	return rc;
+}
+
+static int lanes_bcast_bytes(void *buf, int n, int root) {
+	return MPI_Bcast(buf, n, MPI_CHAR, root, MPI_COMM_WORLD);
+}
+
+static int lanes_allmin_int(int *v) {
+	return MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+}
+
 static void lanes_error_string(int code, char *buf) {
 	int len = 0;
 	MPI_Error_string(code, buf, &len);
@@ -57,8 +75,10 @@ static int lanes_max_error_string(void) { return MPI_MAX_ERROR_STRING; }
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -81,9 +101,10 @@ import (
 // buffer, as a ring does) and results bit-for-bit those of NewLocal.
 
 var (
-	mpiMu    sync.Mutex
-	mpiWorld *mpiComm
-	mpiDone  bool
+	mpiMu     sync.Mutex
+	mpiWorld  *mpiComm
+	mpiOpened Comm // what MPI returns: mpiWorld, or mpiWorld through the shared mapping
+	mpiDone   bool
 )
 
 // MPI returns this process's end of MPI_COMM_WORLD, initializing MPI on
@@ -98,7 +119,7 @@ func MPI() (Comm, error) {
 		return nil, ErrClosed
 	}
 	if mpiWorld != nil {
-		return mpiWorld, nil
+		return mpiOpened, nil
 	}
 	c := &mpiComm{calls: make(chan func())}
 	started := make(chan C.int)
@@ -107,14 +128,80 @@ func MPI() (Comm, error) {
 		close(c.calls)
 		return nil, mpiError("MPI", code)
 	}
-	mpiWorld = c
-	return c, nil
+	mpiWorld, mpiOpened = c, c
+	if c.size > 1 && shmWanted() {
+		if s, err := c.overShm(); err == nil {
+			mpiOpened = s
+		} else {
+			c.shmErr = err
+		}
+	}
+	return mpiOpened, nil
 }
+
+// overShm returns c with its all-reduces and barriers through a shared
+// mapping, when every rank runs on this host: rank 0 makes the file
+// (shmDir) and broadcasts its name, every rank maps it, and once all have
+// (or one could not: then none uses it) rank 0 removes the name, so that
+// nothing is left behind however the job ends.
+func (c *mpiComm) overShm() (*shmComm, error) {
+	var node C.int
+	if err := c.call("MPI", func() C.int { return C.lanes_node_size(&node) }); err != nil {
+		return nil, err
+	}
+	if int(node) != c.size {
+		return nil, fmt.Errorf("dist: %d of the %d ranks run on this host", int(node), c.size)
+	}
+	var name [256]byte
+	path := ""
+	if c.rank == 0 {
+		p := shmPath()
+		if err := shmCreate(p, c.size, shmSlotBytes(c.size)); err == nil && len(p) < len(name) {
+			path = p
+			copy(name[:], p)
+		}
+	}
+	if err := c.call("MPI", func() C.int { return C.lanes_bcast_bytes(unsafe.Pointer(&name[0]), C.int(len(name)), 0) }); err != nil {
+		return nil, err
+	}
+	if c.rank != 0 {
+		path = C.GoString((*C.char)(unsafe.Pointer(&name[0])))
+	}
+	var g *shmGroup
+	var err error
+	ok := C.int(0)
+	if path != "" {
+		if g, err = shmOpen(path, c.rank, c.size); err == nil {
+			ok = 1
+		}
+	}
+	if cerr := c.call("MPI", func() C.int { return C.lanes_allmin_int(&ok) }); cerr != nil {
+		ok, err = 0, cerr
+	}
+	if c.rank == 0 && path != "" {
+		os.Remove(path)
+	}
+	if ok == 0 {
+		if g != nil {
+			g.close()
+		}
+		if err == nil {
+			err = errors.New("dist: a rank could not map the shared file")
+		}
+		return nil, err
+	}
+	return &shmComm{base: c, g: g}, nil
+}
+
+func (c *mpiComm) transport() string { return "mpi" }
 
 // MPIAllReduceNative32 is MPI_Allreduce(MPI_SUM) in place on c, an MPI
 // Comm: Open MPI's own algorithm, for comparing bandwidth with
 // AllReduce32 (its order of additions is Open MPI's, see the file comment).
 func MPIAllReduceNative32(c Comm, buf []float32) error {
+	if s, ok := c.(*shmComm); ok {
+		c = s.base
+	}
 	m, ok := c.(*mpiComm)
 	if !ok {
 		panic(fmt.Sprintf("dist: MPIAllReduceNative32: a %T, not an MPI Comm", c))
@@ -133,6 +220,7 @@ type mpiComm struct {
 	closed     bool
 	agreed     []int64 // agree's buffer: 3 per rank
 	scratch    any     // AllReduce's received pieces ([]float32 or []float64)
+	shmErr     error   // why MPI did not put the shared mapping over it
 	// AllReduce's counts and displacements: the ranks' chunks (send),
 	// the rank's chunk from each rank (recv).
 	sCounts, sDispls, rCounts, rDispls []C.int
@@ -198,10 +286,6 @@ func (c *mpiComm) Close() error {
 	return err
 }
 
-// collectives numbers the functions for agree.
-var collectives = map[string]int64{"Barrier": 1, "AllReduce32": 2, "AllReduce64": 3, "Broadcast32": 4,
-	"Broadcast64": 5, "AllGather32": 6, "AllGather64": 7, "MPIAllReduceNative32": 8}
-
 // agree gathers every rank's function, length n and argument (root or
 // Op) and panics, on every rank alike, when one differs from rank 0's,
 // as the in-process group does; it is a barrier too. It returns the
@@ -226,7 +310,7 @@ func (c *mpiComm) agreeThen(fn string, n, arg int, then func() C.int) error {
 		if code != 0 {
 			return code
 		}
-		if amiss = c.disagreement(fn, all); amiss != "" || then == nil {
+		if amiss = disagreement(fn, all, c.size); amiss != "" || then == nil {
 			return 0
 		}
 		return then()
@@ -235,31 +319,6 @@ func (c *mpiComm) agreeThen(fn string, n, arg int, then func() C.int) error {
 		panic(amiss)
 	}
 	return err
-}
-
-// disagreement is the panic message of agree when a rank's function,
-// length or argument in all (3 per rank) differs from rank 0's, or "".
-func (c *mpiComm) disagreement(fn string, all []int64) string {
-	name := func(id int64) string {
-		for k, v := range collectives {
-			if v == id {
-				return k
-			}
-		}
-		return "?"
-	}
-	for k := 1; k < c.size; k++ {
-		got := all[3*k : 3*k+3]
-		switch {
-		case got[0] != all[0]:
-			return fmt.Sprintf("dist: %s: rank %d called %s while rank 0 called %s: every rank must run the same collectives in the same order", fn, k, name(got[0]), name(all[0]))
-		case got[1] != all[1]:
-			return mismatch(fn, k, int(got[1]), int(all[1]))
-		case got[2] != all[2]:
-			return fmt.Sprintf("dist: %s: rank %d passed %d, rank 0 passed %d: every rank must pass the same root or Op", fn, k, got[2], all[2])
-		}
-	}
-	return ""
 }
 
 func (c *mpiComm) Barrier() error { return c.agree("Barrier", 0, 0) }

@@ -17,8 +17,8 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if mpiWorld != nil {
-		if err := mpiWorld.Close(); err != nil {
+	if mpiOpened != nil {
+		if err := mpiOpened.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1
 		}
@@ -34,7 +34,16 @@ func TestMPICollectives(t *testing.T) {
 	if c2, err := MPI(); c2 != c || err != nil {
 		t.Fatalf("a second MPI() = %v, %v; want the same Comm", c2, err)
 	}
-	t.Logf("rank %d of %d", c.Rank(), c.Size())
+	t.Logf("rank %d of %d, transport %s", c.Rank(), c.Size(), Transport(c))
+	// mpirun on one host: the shared mapping carries the all-reduces
+	// unless LANES_DIST_SHM=0 (or there is one rank).
+	want := "mpi+shm"
+	if !shmWanted() || c.Size() == 1 {
+		want = "mpi"
+	}
+	if got := Transport(c); got != want {
+		t.Errorf("rank %d: Transport = %q, want %q (%s=%q; %v)", c.Rank(), got, want, ShmEnv, os.Getenv(ShmEnv), mpiWorld.shmErr)
+	}
 	checkCollectives(t, c)
 }
 

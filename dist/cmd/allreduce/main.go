@@ -84,8 +84,12 @@ func bench(c dist.Comm, n, iters int, mpi bool) error {
 		t := time.Since(start).Seconds() / float64(iters)
 		alg := float64(4*n) / t / 1e9
 		if c.Rank() == 0 {
-			fmt.Printf("impl=%s ranks=%d bytes=%d iters=%d seconds_per_op=%.4f algbw_GBps=%.3f busbw_GBps=%.3f\n",
-				im.name, p, 4*n, iters, t, alg, alg*2*float64(p-1)/float64(p))
+			transport := dist.Transport(c)
+			if im.name == "mpi" {
+				transport = "mpi"
+			}
+			fmt.Printf("impl=%s transport=%s ranks=%d bytes=%d iters=%d seconds_per_op=%.6f algbw_GBps=%.3f busbw_GBps=%.3f\n",
+				im.name, transport, p, 4*n, iters, t, alg, alg*2*float64(p-1)/float64(p))
 		}
 	}
 	return nil
