@@ -79,7 +79,10 @@
 // stdout with the loss averaged over the ranks, the accuracy (each rank
 // evaluates its share of the test set) and its own times:
 //
-//	epoch=N seconds=S train_loss=L test_accuracy=A ranks=P comm_seconds=C comm_wait_seconds=W
+//	epoch=N seconds=S train_loss=L test_accuracy=A ranks=P transport=X comm_seconds=C comm_wait_seconds=W
+//
+// X is dist.Transport's name for the all-reduces' transport: mpi, or
+// mpi+shm where every rank runs on one host (LANES_DIST_SHM=0: mpi).
 //
 // Rank 0 writes -checkpoint and -save; -resume reads the checkpoint on
 // every rank (with any number of ranks). -steps N stops after N steps in
@@ -402,7 +405,7 @@ func run(o options, d *dataset, dev tensor.Device, comm dist.Comm) error {
 			st := tr.dp.Stats()
 			fmt.Fprintf(os.Stderr, "rank=%d/%d epoch=%d seconds=%.2f steps=%d shard_loss=%.4f comm_seconds=%.2f comm_wait_seconds=%.2f\n",
 				rank, ranks, epoch, secs, steps, mean, (st.Comm - commDone).Seconds(), (st.Wait - waitDone).Seconds())
-			distNote = fmt.Sprintf(" ranks=%d comm_seconds=%.2f comm_wait_seconds=%.2f", ranks, (st.Comm - commDone).Seconds(), (st.Wait - waitDone).Seconds())
+			distNote = fmt.Sprintf(" ranks=%d transport=%s comm_seconds=%.2f comm_wait_seconds=%.2f", ranks, dist.Transport(comm), (st.Comm - commDone).Seconds(), (st.Wait - waitDone).Seconds())
 			commDone, waitDone = st.Comm, st.Wait
 			m := []float64{mean}
 			if err := comm.AllReduce64(m, dist.Mean); err != nil {
