@@ -11,19 +11,6 @@
 
 #include "common.cuh"
 
-#ifdef LANES_EMULATE
-#include <cmath>
-#define dmul(a, b) ((double)(a) * (double)(b))
-#define dadd(a, b) ((double)(a) + (double)(b))
-#define fmul(a, b) ((float)(a) * (float)(b))
-#define fadd(a, b) ((float)(a) + (float)(b))
-#else
-#define dmul(a, b) __dmul_rn((a), (b))
-#define dadd(a, b) __dadd_rn((a), (b))
-#define fmul(a, b) __fmul_rn((a), (b))
-#define fadd(a, b) __fadd_rn((a), (b))
-#endif
-
 namespace {
 
 // gridSource is tensor's gridJob.source: the pixel coordinate of
@@ -32,10 +19,10 @@ namespace {
 __device__ double gridSource(const LanesSample &p, float v, int size, double *deriv) {
     double c = (double)v, d = (double)size / 2;
     if (p.align) {
-        c = dmul((c + 1) / 2, (double)(size - 1));
+        c = __dmul_rn((c + 1) / 2, (double)(size - 1));
         d = (double)(size - 1) / 2;
     } else {
-        c = dadd(dmul(c + 1, (double)size), -1.0) / 2;
+        c = __dadd_rn(__dmul_rn(c + 1, (double)size), -1.0) / 2;
     }
     if (p.padding == 2) { // reflect, tensor's reflect
         double lo = p.align ? 0 : -1, hi = p.align ? 2 * (double)(size - 1) : 2 * (double)size - 1, r;
@@ -107,17 +94,17 @@ __device__ void gridForward(const LanesSample &p, long long o, float *y, const f
         }
         const long long x0 = (long long)floor(ix), y0 = (long long)floor(iy);
         const double fx = ix - (double)x0, fy = iy - (double)y0;
-        const double wnw = dmul(1 - fx, 1 - fy), wne = dmul(fx, 1 - fy), wsw = dmul(1 - fx, fy), wse = dmul(fx, fy);
+        const double wnw = __dmul_rn(1 - fx, 1 - fy), wne = __dmul_rn(fx, 1 - fy), wsw = __dmul_rn(1 - fx, fy), wse = __dmul_rn(fx, fy);
         const double nw = gridPixel(p, xp, y0, x0), ne = gridPixel(p, xp, y0, x0 + 1);
         const double sw = gridPixel(p, xp, y0 + 1, x0), se = gridPixel(p, xp, y0 + 1, x0 + 1);
-        *out = (float)dadd(dadd(dadd(dmul(nw, wnw), dmul(ne, wne)), dmul(sw, wsw)), dmul(se, wse));
+        *out = (float)__dadd_rn(__dadd_rn(__dadd_rn(__dmul_rn(nw, wnw), __dmul_rn(ne, wne)), __dmul_rn(sw, wsw)), __dmul_rn(se, wse));
     }
 }
 
 __device__ __forceinline__ void gridAdd(const LanesSample &p, double *ap, long long y, long long x, double v) {
     if (y >= 0 && y < p.h && x >= 0 && x < p.w) {
         double *a = ap + y * p.w + x;
-        *a = dadd(*a, v);
+        *a = __dadd_rn(*a, v);
     }
 }
 
@@ -143,10 +130,10 @@ __device__ void gridInputGrad(const LanesSample &p, long long pl, float *dx, dou
         }
         const long long x0 = (long long)floor(ix), y0 = (long long)floor(iy);
         const double fx = ix - (double)x0, fy = iy - (double)y0;
-        gridAdd(p, ap, y0, x0, dmul(g, dmul(1 - fx, 1 - fy)));
-        gridAdd(p, ap, y0, x0 + 1, dmul(g, dmul(fx, 1 - fy)));
-        gridAdd(p, ap, y0 + 1, x0, dmul(g, dmul(1 - fx, fy)));
-        gridAdd(p, ap, y0 + 1, x0 + 1, dmul(g, dmul(fx, fy)));
+        gridAdd(p, ap, y0, x0, __dmul_rn(g, __dmul_rn(1 - fx, 1 - fy)));
+        gridAdd(p, ap, y0, x0 + 1, __dmul_rn(g, __dmul_rn(fx, 1 - fy)));
+        gridAdd(p, ap, y0 + 1, x0, __dmul_rn(g, __dmul_rn(1 - fx, fy)));
+        gridAdd(p, ap, y0 + 1, x0 + 1, __dmul_rn(g, __dmul_rn(fx, fy)));
     }
     for (long long i = 0; i < hw; i++) {
         dx[pl * hw + i] = (float)ap[i];
@@ -169,11 +156,11 @@ __device__ void gridGridGrad(const LanesSample &p, long long o, float *dgrid, co
             const double nw = gridPixel(p, xp, y0, x0), ne = gridPixel(p, xp, y0, x0 + 1);
             const double sw = gridPixel(p, xp, y0 + 1, x0), se = gridPixel(p, xp, y0 + 1, x0 + 1);
             const double g = (double)dy[plane * ohw + pos];
-            gx = dadd(gx, dmul(g, dadd(dmul(ne - nw, 1 - fy), dmul(se - sw, fy))));
-            gy = dadd(gy, dmul(g, dadd(dmul(sw - nw, 1 - fx), dmul(se - ne, fx))));
+            gx = __dadd_rn(gx, __dmul_rn(g, __dadd_rn(__dmul_rn(ne - nw, 1 - fy), __dmul_rn(se - sw, fy))));
+            gy = __dadd_rn(gy, __dmul_rn(g, __dadd_rn(__dmul_rn(sw - nw, 1 - fx), __dmul_rn(se - ne, fx))));
         }
-        gx = dadd(0.0, dmul(gx, mx));
-        gy = dadd(0.0, dmul(gy, my));
+        gx = __dadd_rn(0.0, __dmul_rn(gx, mx));
+        gy = __dadd_rn(0.0, __dmul_rn(gy, my));
     }
     dgrid[2 * o] = (float)gx;
     dgrid[2 * o + 1] = (float)gy;
@@ -213,8 +200,8 @@ __global__ void affineGridKernel(int pass, LanesSample p, float *y, const float 
             const int r = (int)(i % hw) / p.wo, c = (int)(i % hw) % p.wo;
             const double gx = gridBase(c, p.wo, p.align), gy = gridBase(r, p.ho, p.align);
             const float *t = x + b * 6;
-            y[2 * i] = (float)dadd(dadd(dmul((double)t[0], gx), dmul((double)t[1], gy)), (double)t[2]);
-            y[2 * i + 1] = (float)dadd(dadd(dmul((double)t[3], gx), dmul((double)t[4], gy)), (double)t[5]);
+            y[2 * i] = (float)__dadd_rn(__dadd_rn(__dmul_rn((double)t[0], gx), __dmul_rn((double)t[1], gy)), (double)t[2]);
+            y[2 * i + 1] = (float)__dadd_rn(__dadd_rn(__dmul_rn((double)t[3], gx), __dmul_rn((double)t[4], gy)), (double)t[5]);
             continue;
         }
         const long long b = i / 6;
@@ -226,7 +213,7 @@ __global__ void affineGridKernel(int pass, LanesSample p, float *y, const float 
             for (int c = 0; c < p.wo; c++) {
                 const double d = (double)g[((long long)r * p.wo + c) * 2 + comp];
                 const double f = term == 0 ? gridBase(c, p.wo, p.align) : gy;
-                acc = term == 2 ? dadd(acc, d) : dadd(acc, dmul(d, f));
+                acc = term == 2 ? __dadd_rn(acc, d) : __dadd_rn(acc, __dmul_rn(d, f));
             }
         }
         y[i] = (float)acc;
@@ -234,11 +221,11 @@ __global__ void affineGridKernel(int pass, LanesSample p, float *y, const float 
 }
 
 __device__ __forceinline__ double cubicNear(double x) {
-    return dadd(dmul(dmul(dadd(dmul(1.25, x), -2.25), x), x), 1.0);
+    return __dadd_rn(__dmul_rn(__dmul_rn(__dadd_rn(__dmul_rn(1.25, x), -2.25), x), x), 1.0);
 }
 
 __device__ __forceinline__ double cubicFar(double x) {
-    return dadd(dmul(dadd(dmul(dadd(dmul(-0.75, x), 3.75), x), -6.0), x), 3.0);
+    return __dadd_rn(__dmul_rn(__dadd_rn(__dmul_rn(__dadd_rn(__dmul_rn(-0.75, x), 3.75), x), -6.0), x), 3.0);
 }
 
 // interpTaps is tensor's newInterpAxis at output index o of an axis of in
@@ -246,11 +233,11 @@ __device__ __forceinline__ double cubicFar(double x) {
 __device__ int interpTaps(const LanesSample &p, int o, int in, int out, float scale, int *idx, double *w) {
     switch (p.mode) {
     case 1: // nearest
-        idx[0] = min((int)floorf(fmul((float)o, scale)), in - 1);
+        idx[0] = min((int)floorf(__fmul_rn((float)o, scale)), in - 1);
         w[0] = 1;
         return 1;
     case 3: // nearest-exact
-        idx[0] = min((int)floorf(fmul(fadd((float)o, 0.5f), scale)), in - 1);
+        idx[0] = min((int)floorf(__fmul_rn(__fadd_rn((float)o, 0.5f), scale)), in - 1);
         w[0] = 1;
         return 1;
     case 2: { // bilinear
@@ -260,9 +247,9 @@ __device__ int interpTaps(const LanesSample &p, int o, int in, int out, float sc
             w[1] = 0;
             return 2;
         }
-        double src = dmul((double)scale, (double)o);
+        double src = __dmul_rn((double)scale, (double)o);
         if (!p.align) {
-            src = fmax(dadd(dmul((double)scale, (double)o + 0.5), -0.5), 0.0);
+            src = fmax(__dadd_rn(__dmul_rn((double)scale, (double)o + 0.5), -0.5), 0.0);
         }
         const int i = (int)src;
         idx[0] = idx[1] = i;
@@ -275,9 +262,9 @@ __device__ int interpTaps(const LanesSample &p, int o, int in, int out, float sc
         return 2;
     }
     default: { // bicubic
-        float src = fmul(scale, (float)o);
+        float src = __fmul_rn(scale, (float)o);
         if (!p.align) {
-            src = fadd(fmul(scale, fadd((float)o, 0.5f)), -0.5f);
+            src = __fadd_rn(__fmul_rn(scale, __fadd_rn((float)o, 0.5f)), -0.5f);
         }
         const int i = (int)floorf(src);
         const double t = (double)(src - (float)i);
@@ -311,9 +298,9 @@ __global__ void interpolateKernel(int pass, LanesSample p, float *y, double *acc
             for (int a = 0; a < ty; a++) {
                 double r = 0;
                 for (int b = 0; b < tx; b++) {
-                    r = dadd(r, dmul(wx[b], (double)src[(long long)iy[a] * p.w + ix[b]]));
+                    r = __dadd_rn(r, __dmul_rn(wx[b], (double)src[(long long)iy[a] * p.w + ix[b]]));
                 }
-                v = dadd(v, dmul(wy[a], r));
+                v = __dadd_rn(v, __dmul_rn(wy[a], r));
             }
             y[i] = (float)v;
             continue;
@@ -329,10 +316,10 @@ __global__ void interpolateKernel(int pass, LanesSample p, float *y, double *acc
                 const int tx = interpTaps(p, ox, p.w, p.wo, p.scale_w, ix, wx);
                 const double v = (double)g[(long long)oy * p.wo + ox];
                 for (int a = 0; a < ty; a++) {
-                    const double va = dmul(v, wy[a]);
+                    const double va = __dmul_rn(v, wy[a]);
                     double *row = ap + (long long)iy[a] * p.w;
                     for (int b = 0; b < tx; b++) {
-                        row[ix[b]] = dadd(row[ix[b]], dmul(va, wx[b]));
+                        row[ix[b]] = __dadd_rn(row[ix[b]], __dmul_rn(va, wx[b]));
                     }
                 }
             }
