@@ -259,8 +259,9 @@ int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *id
 int lanes_pool2d_backward(void *stream, int kind, const LanesPool *p, float *dx, const float *dy, const float *idx, float *err);
 // GridSample (sample.cu): pass 0 sets y [n,c,ho,wo] from x and grid
 // [n,ho,wo,2]; pass 1 sets dx [n,c,h,w] (one thread per plane, summing in
-// the double scratch acc of n·c·h·w, in the CPU's order); pass 2 sets
-// dgrid [n,ho,wo,2] (one thread per grid point), both given dy.
+// the double scratch acc of n·c·h·w, in the CPU's order, the grid points'
+// source coordinates after them: acc holds n·c·h·w + 2·n·ho·wo doubles);
+// pass 2 sets dgrid [n,ho,wo,2] (one thread per grid point), both given dy.
 int lanes_grid_sample(void *stream, int pass, const LanesSample *p, float *y, double *acc, const float *x, const float *grid, const float *dy);
 // AffineGrid: pass 0 sets grid [n,ho,wo,2] from theta [n,2,3]; pass 1 sets
 // dtheta [n,2,3] from dgrid (one thread per element, summed in double).

@@ -74,30 +74,76 @@ __device__ __forceinline__ bool gridFinite(double ix, double iy) {
     return !isnan(ix) && !isnan(iy) && fabs(ix) < 1099511627776.0 && fabs(iy) < 1099511627776.0;
 }
 
+// GridPoint is the setup of a grid point, the three kernels' one home for
+// it (tensor's gridJob.run and the start of its at): the source pixel
+// coordinates ix, iy (gridSource) and their derivatives mx, my; whether
+// the source is finite (a NaN or huge one reads 0 and has no gradients);
+// and, when it is, its taps: nearest's pixel (x0, y0), or bilinear's
+// top-left pixel (x0, y0), the fractions fx, fy and the weights of the
+// four pixels, w (nw, ne, sw, se; 0 otherwise).
+struct GridPoint {
+    double ix, iy, mx, my, fx, fy, w[4];
+    long long x0, y0;
+    bool finite;
+};
+
+// gridSources sets g's source from grid point o of grid.
+__device__ __forceinline__ void gridSources(const LanesSample &p, const float *grid, long long o, GridPoint &g) {
+    g.ix = gridSource(p, grid[2 * o], p.w, &g.mx);
+    g.iy = gridSource(p, grid[2 * o + 1], p.h, &g.my);
+}
+
+// gridTaps sets g's finiteness and taps from its source.
+__device__ __forceinline__ void gridTaps(const LanesSample &p, GridPoint &g) {
+    g.finite = gridFinite(g.ix, g.iy);
+    g.x0 = g.y0 = 0;
+    g.fx = g.fy = g.w[0] = g.w[1] = g.w[2] = g.w[3] = 0;
+    if (!g.finite) {
+        return;
+    }
+    if (p.mode == 1) {
+        g.x0 = (long long)rint(g.ix);
+        g.y0 = (long long)rint(g.iy);
+        return;
+    }
+    g.x0 = (long long)floor(g.ix);
+    g.y0 = (long long)floor(g.iy);
+    const double fx = g.ix - (double)g.x0, fy = g.iy - (double)g.y0;
+    g.fx = fx;
+    g.fy = fy;
+    g.w[0] = __dmul_rn(1 - fx, 1 - fy);
+    g.w[1] = __dmul_rn(fx, 1 - fy);
+    g.w[2] = __dmul_rn(1 - fx, fy);
+    g.w[3] = __dmul_rn(fx, fy);
+}
+
+// gridPoint is the setup of grid point o of grid.
+__device__ __forceinline__ GridPoint gridPoint(const LanesSample &p, const float *grid, long long o) {
+    GridPoint g;
+    gridSources(p, grid, o, g);
+    gridTaps(p, g);
+    return g;
+}
+
 // gridForward sets the c outputs of grid point o (b, oy, ox).
 __device__ void gridForward(const LanesSample &p, long long o, float *y, const float *x, const float *grid) {
     const long long hw = (long long)p.ho * p.wo, b = o / hw, pos = o % hw;
-    double mx, my;
-    const double ix = gridSource(p, grid[2 * o], p.w, &mx), iy = gridSource(p, grid[2 * o + 1], p.h, &my);
-    const bool finite = gridFinite(ix, iy);
+    const GridPoint g = gridPoint(p, grid, o);
     for (int ch = 0; ch < p.c; ch++) {
         const long long plane = b * p.c + ch;
         const float *xp = x + plane * p.h * p.w;
         float *out = y + plane * hw + pos;
-        if (!finite) {
+        if (!g.finite) {
             *out = 0;
             continue;
         }
         if (p.mode == 1) {
-            *out = (float)gridPixel(p, xp, (long long)rint(iy), (long long)rint(ix));
+            *out = (float)gridPixel(p, xp, g.y0, g.x0);
             continue;
         }
-        const long long x0 = (long long)floor(ix), y0 = (long long)floor(iy);
-        const double fx = ix - (double)x0, fy = iy - (double)y0;
-        const double wnw = __dmul_rn(1 - fx, 1 - fy), wne = __dmul_rn(fx, 1 - fy), wsw = __dmul_rn(1 - fx, fy), wse = __dmul_rn(fx, fy);
-        const double nw = gridPixel(p, xp, y0, x0), ne = gridPixel(p, xp, y0, x0 + 1);
-        const double sw = gridPixel(p, xp, y0 + 1, x0), se = gridPixel(p, xp, y0 + 1, x0 + 1);
-        *out = (float)__dadd_rn(__dadd_rn(__dadd_rn(__dmul_rn(nw, wnw), __dmul_rn(ne, wne)), __dmul_rn(sw, wsw)), __dmul_rn(se, wse));
+        const double nw = gridPixel(p, xp, g.y0, g.x0), ne = gridPixel(p, xp, g.y0, g.x0 + 1);
+        const double sw = gridPixel(p, xp, g.y0 + 1, g.x0), se = gridPixel(p, xp, g.y0 + 1, g.x0 + 1);
+        *out = (float)__dadd_rn(__dadd_rn(__dadd_rn(__dmul_rn(nw, g.w[0]), __dmul_rn(ne, g.w[1])), __dmul_rn(sw, g.w[2])), __dmul_rn(se, g.w[3]));
     }
 }
 
@@ -108,9 +154,19 @@ __device__ __forceinline__ void gridAdd(const LanesSample &p, double *ap, long l
     }
 }
 
+// gridSourcesOf puts the source of grid point o in src[2o], src[2o+1],
+// once for the channels of gridInputGrad.
+__device__ void gridSourcesOf(const LanesSample &p, long long o, double *src, const float *grid) {
+    GridPoint g;
+    gridSources(p, grid, o, g);
+    src[2 * o] = g.ix;
+    src[2 * o + 1] = g.iy;
+}
+
 // gridInputGrad sets the gradient of plane pl (b, ch) of the input: its
-// grid points in row-major order, as the CPU's run.
-__device__ void gridInputGrad(const LanesSample &p, long long pl, float *dx, double *acc, const float *grid, const float *dy) {
+// grid points in row-major order, as the CPU's run, their sources in src
+// (gridSourcesOf).
+__device__ void gridInputGrad(const LanesSample &p, long long pl, float *dx, double *acc, const double *src, const float *dy) {
     const long long hw = (long long)p.h * p.w, ohw = (long long)p.ho * p.wo, b = pl / p.c;
     double *ap = acc + pl * hw;
     for (long long i = 0; i < hw; i++) {
@@ -118,22 +174,22 @@ __device__ void gridInputGrad(const LanesSample &p, long long pl, float *dx, dou
     }
     for (long long pos = 0; pos < ohw; pos++) {
         const long long o = b * ohw + pos;
-        double mx, my;
-        const double ix = gridSource(p, grid[2 * o], p.w, &mx), iy = gridSource(p, grid[2 * o + 1], p.h, &my);
-        if (!gridFinite(ix, iy)) {
+        GridPoint gp;
+        gp.ix = src[2 * o];
+        gp.iy = src[2 * o + 1];
+        gridTaps(p, gp);
+        if (!gp.finite) {
             continue;
         }
         const double g = (double)dy[pl * ohw + pos];
         if (p.mode == 1) {
-            gridAdd(p, ap, (long long)rint(iy), (long long)rint(ix), g);
+            gridAdd(p, ap, gp.y0, gp.x0, g);
             continue;
         }
-        const long long x0 = (long long)floor(ix), y0 = (long long)floor(iy);
-        const double fx = ix - (double)x0, fy = iy - (double)y0;
-        gridAdd(p, ap, y0, x0, __dmul_rn(g, __dmul_rn(1 - fx, 1 - fy)));
-        gridAdd(p, ap, y0, x0 + 1, __dmul_rn(g, __dmul_rn(fx, 1 - fy)));
-        gridAdd(p, ap, y0 + 1, x0, __dmul_rn(g, __dmul_rn(1 - fx, fy)));
-        gridAdd(p, ap, y0 + 1, x0 + 1, __dmul_rn(g, __dmul_rn(fx, fy)));
+        gridAdd(p, ap, gp.y0, gp.x0, __dmul_rn(g, gp.w[0]));
+        gridAdd(p, ap, gp.y0, gp.x0 + 1, __dmul_rn(g, gp.w[1]));
+        gridAdd(p, ap, gp.y0 + 1, gp.x0, __dmul_rn(g, gp.w[2]));
+        gridAdd(p, ap, gp.y0 + 1, gp.x0 + 1, __dmul_rn(g, gp.w[3]));
     }
     for (long long i = 0; i < hw; i++) {
         dx[pl * hw + i] = (float)ap[i];
@@ -144,12 +200,11 @@ __device__ void gridInputGrad(const LanesSample &p, long long pl, float *dx, dou
 // the channels, in order, as the CPU's at (0 for nearest).
 __device__ void gridGridGrad(const LanesSample &p, long long o, float *dgrid, const float *x, const float *grid, const float *dy) {
     const long long ohw = (long long)p.ho * p.wo, b = o / ohw, pos = o % ohw;
-    double mx, my;
-    const double ix = gridSource(p, grid[2 * o], p.w, &mx), iy = gridSource(p, grid[2 * o + 1], p.h, &my);
+    const GridPoint gp = gridPoint(p, grid, o);
     double gx = 0, gy = 0;
-    if (p.mode != 1 && gridFinite(ix, iy)) {
-        const long long x0 = (long long)floor(ix), y0 = (long long)floor(iy);
-        const double fx = ix - (double)x0, fy = iy - (double)y0;
+    if (p.mode != 1 && gp.finite) {
+        const long long x0 = gp.x0, y0 = gp.y0;
+        const double fx = gp.fx, fy = gp.fy;
         for (int ch = 0; ch < p.c; ch++) {
             const long long plane = b * p.c + ch;
             const float *xp = x + plane * p.h * p.w;
@@ -159,22 +214,29 @@ __device__ void gridGridGrad(const LanesSample &p, long long o, float *dgrid, co
             gx = __dadd_rn(gx, __dmul_rn(g, __dadd_rn(__dmul_rn(ne - nw, 1 - fy), __dmul_rn(se - sw, fy))));
             gy = __dadd_rn(gy, __dmul_rn(g, __dadd_rn(__dmul_rn(sw - nw, 1 - fx), __dmul_rn(se - ne, fx))));
         }
-        gx = __dadd_rn(0.0, __dmul_rn(gx, mx));
-        gy = __dadd_rn(0.0, __dmul_rn(gy, my));
+        gx = __dadd_rn(0.0, __dmul_rn(gx, gp.mx));
+        gy = __dadd_rn(0.0, __dmul_rn(gy, gp.my));
     }
     dgrid[2 * o] = (float)gx;
     dgrid[2 * o + 1] = (float)gy;
 }
 
+// gridSampleKernel runs pass 0 (the forward) or 2 (the grid's gradient)
+// one thread per grid point, pass 1 (the input's gradient) one per plane,
+// its sums in acc (n·c·h·w doubles) and its grid points' sources after
+// them, which pass 3 sets, one thread per grid point.
 __global__ void gridSampleKernel(int pass, LanesSample p, float *y, double *acc, const float *x, const float *grid, const float *dy) {
     const long long total = pass == 1 ? (long long)p.n * p.c : (long long)p.n * p.ho * p.wo;
+    double *src = acc + (long long)p.n * p.c * p.h * p.w;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
         if (pass == 0) {
             gridForward(p, i, y, x, grid);
         } else if (pass == 1) {
-            gridInputGrad(p, i, y, acc, grid, dy);
-        } else {
+            gridInputGrad(p, i, y, acc, src, dy);
+        } else if (pass == 2) {
             gridGridGrad(p, i, y, x, grid, dy);
+        } else {
+            gridSourcesOf(p, i, src, grid);
         }
     }
 }
@@ -334,9 +396,15 @@ __global__ void interpolateKernel(int pass, LanesSample p, float *y, double *acc
 
 extern "C" int lanes_grid_sample(void *stream, int pass, const LanesSample *p, float *y, double *acc, const float *x, const float *grid,
                                  const float *dy) {
-    const long long n = pass == 1 ? (long long)p->n * p->c : (long long)p->n * p->ho * p->wo;
+    const long long points = (long long)p->n * p->ho * p->wo, n = pass == 1 ? (long long)p->n * p->c : points;
     if (n <= 0) {
         return 0;
+    }
+    if (pass == 1 && points > 0) { // the sources first, once for the channels
+        if (int r = launch(gridSampleKernel, gridFor(points, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, 3, *p, y, acc, x, grid,
+                           dy)) {
+            return r;
+        }
     }
     return launch(gridSampleKernel, gridFor(n, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, pass, *p, y, acc, x, grid, dy);
 }
