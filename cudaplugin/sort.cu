@@ -179,29 +179,19 @@ __global__ void __launch_bounds__(SCAN_THREADS) cumProdBackwardKernel(LanesReduc
     }
 }
 
-// sortPow2 is the power of 2 a row of n keys is padded to.
-inline long long sortPow2(long long n) {
-    long long p = 1;
-    while (p < n) {
-        p <<= 1;
-    }
-    return p;
-}
-
 } // namespace
 
 extern "C" int lanes_sort(void *stream, const LanesReduce *r, float *vals, float *idx, const float *x, unsigned long long *scratch,
-                          long long blocks, long long k, int desc, int median) {
+                          long long p, long long blocks, long long k, int desc, int median) {
     const long long n = r->inner.n;
-    if (!validRows(r) || !idx || (median && !vals) || blocks < 1 || n > (1LL << 24) || k < 0 || k > n ||
-        (sortPow2(n) > SORT_SHARED && !scratch)) {
+    if (!validRows(r) || !idx || (median && !vals) || blocks < 1 || n > (1LL << 24) || k < 0 || k > n || p < 1 ||
+        (p & (p - 1)) != 0 || p < n || (n > 0 && p / 2 >= n) || (p > SORT_SHARED && !scratch)) {
         return ERR_INVALID_VALUE;
     }
     if (r->outer.n <= 0 || n <= 0 || (!median && k == 0)) {
         return 0;
     }
-    return launch(sortKernel, dim3((unsigned)blocks), dim3(SORT_THREADS), stream, *r, vals, idx, x, scratch, sortPow2(n), k, desc,
-                  median);
+    return launch(sortKernel, dim3((unsigned)blocks), dim3(SORT_THREADS), stream, *r, vals, idx, x, scratch, p, k, desc, median);
 }
 
 extern "C" int lanes_scan(void *stream, const LanesReduce *r, float *y, const float *x, int prod) {
