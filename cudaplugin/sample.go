@@ -138,7 +138,11 @@ func (g *GPU) GridSampleBackward(dinput, dgrid, dy, input, grid *tensor.Tensor, 
 	if dinput != nil {
 		scratch = input.Len() + grid.Len() // the sums, then two coordinates per grid point
 	}
-	return g.sampleRun(op, []*tensor.Tensor{dinput, dgrid}, []*tensor.Tensor{dy, input, grid}, scratch, func(y []uintptr, acc uintptr, x []uintptr) C.int {
+	read := input
+	if dgrid == nil {
+		read = nil // dinput's kernel reads only its shape: no contiguous copy
+	}
+	return g.sampleRun(op, []*tensor.Tensor{dinput, dgrid}, []*tensor.Tensor{dy, read, grid}, scratch, func(y []uintptr, acc uintptr, x []uintptr) C.int {
 		if dinput != nil {
 			if r := C.lanes_grid_sample_at(g.stream, 1, &s, C.uintptr_t(y[0]), C.uintptr_t(acc), C.uintptr_t(x[1]), C.uintptr_t(x[2]), C.uintptr_t(x[0])); r != 0 || dgrid == nil {
 				return r
