@@ -205,3 +205,38 @@ func BenchmarkEmulatedConv2D(b *testing.B) {
 		}
 	}
 }
+
+// TestEmulatedGridSampleInputGradReads: GridSampleBackwardInto asked for
+// dinput alone runs its two kernels (the grid points' sources, then one
+// thread per plane) and no copy of a strided input, which only dgrid's
+// kernel reads; asked for dgrid too, it gathers the input first. The
+// results are the CPU's bit for bit.
+func TestEmulatedGridSampleInputGradReads(t *testing.T) {
+	g := requireGPU(t)
+	dev := g.Device()
+	r := rand.New(rand.NewPCG(37, 38))
+	hbase, hgrid, hdy := tensor.RandN(r, 2, 7, 3, 5), tensor.RandU(r, -1.2, 1.2, 2, 4, 6, 2), tensor.RandN(r, 2, 3, 4, 6)
+	hx := hbase.Transpose(1, 2) // [2 3 7 5], strided
+	x, grid, dy := mustDev(t, hbase, dev).Transpose(1, 2), mustDev(t, hgrid, dev), mustDev(t, hdy, dev)
+	p := tensor.GridSampleParams{Padding: tensor.GridPadReflection}
+	wantDx, wantDg := tensor.GridSampleBackward(hdy, hx, hgrid, p)
+	for _, withGrid := range []bool{false, true} {
+		dx := mustDev(t, tensor.New(2, 3, 7, 5), dev)
+		var dg *tensor.Tensor
+		want := int64(2)
+		if withGrid {
+			dg = mustDev(t, tensor.New(2, 4, 6, 2), dev)
+			want = 4 // the input's gather, then dgrid's kernel
+		}
+		before := EmulatedCounts()
+		tensor.GridSampleBackwardInto(dx, dg, dy, x, grid, p)
+		after := EmulatedCounts()
+		if n := after.Launches - before.Launches; n != want {
+			t.Errorf("dgrid %v: %d launches, want %d", withGrid, n, want)
+		}
+		same(t, "dinput", dx, wantDx, 0)
+		if withGrid {
+			same(t, "dgrid", dg, wantDg, 0)
+		}
+	}
+}

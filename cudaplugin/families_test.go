@@ -515,3 +515,46 @@ func TestOptimTables(t *testing.T) {
 		}
 	}
 }
+
+// TestOptimSteadyAllocs: an eager NAdam step, whose factors of the step
+// counts are a list of NAdam's own, allocates at most once more than an
+// Adam step over the same parameters (the tables and the operands'
+// bookkeeping of optim, which both share), for the closure that advances
+// a replay's factors: the list is reused from step to step.
+func TestOptimSteadyAllocs(t *testing.T) {
+	g := requireGPU(t)
+	r := rand.New(rand.NewPCG(33, 34))
+	n := optTensors + 5        // two tables
+	var ts [4][]*tensor.Tensor // params, grads, m, v
+	for i := range n {
+		for k := range ts {
+			d, err := tensor.RandN(r, 1+i%5, 3).To(g.Device())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ts[k] = append(ts[k], d)
+		}
+	}
+	steps, mu := make([]int64, n), make([]float64, n)
+	for i := range mu {
+		mu[i] = 1
+	}
+	adam := tensor.AdamParams{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
+	nadam := tensor.NAdamParams{LR: 2e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, MomentumDecay: 4e-3}
+	step := func(f func() error) func() {
+		return func() {
+			for i := range steps {
+				steps[i]++
+			}
+			if err := f(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a := testing.AllocsPerRun(20, step(func() error { return g.Adam(ts[0], ts[1], ts[2], ts[3], nil, steps, adam) }))
+	na := testing.AllocsPerRun(20, step(func() error { return g.NAdam(ts[0], ts[1], ts[2], ts[3], steps, mu, nadam) }))
+	t.Logf("allocations a step: Adam %v, NAdam %v", a, na)
+	if na > a+1 {
+		t.Errorf("an eager NAdam step allocates %v times, an Adam step %v: want at most one more", na, a)
+	}
+}

@@ -4,8 +4,10 @@ package cudaplugin
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,5 +220,61 @@ func TestEmulatedGraphLosses(t *testing.T) {
 	}
 	if err := gr.Err(); err == nil || !strings.Contains(err.Error(), "9") {
 		t.Errorf("a replay with label 9: Err %v, want it named", err)
+	}
+}
+
+// TestEmulatedGraphNAdam captures a NAdam step and runs eager NAdam
+// steps of other parameters between the capture and each launch (their
+// factors lists are reused from step to step): each replay still
+// updates with the factors of its own step, the first launch those of
+// the captured step, as the host's NAdamStep does.
+func TestEmulatedGraphNAdam(t *testing.T) {
+	g := requireGPU(t)
+	dev := g.Device()
+	r := rand.New(rand.NewPCG(35, 36))
+	hp := tensor.NAdamParams{LR: 1e-2, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 0.1, MomentumDecay: 4e-3}
+	type run struct {
+		ps, gs, m, v []*tensor.Tensor
+		steps        []int64
+		mu           []float64
+	}
+	newRun := func(on tensor.Device, hs [][]*tensor.Tensor, step int64) *run {
+		var k run
+		for _, h := range hs[0] {
+			k.ps = append(k.ps, mustDev(t, h, on))
+		}
+		for _, h := range hs[1] {
+			k.gs = append(k.gs, mustDev(t, h, on))
+			k.m = append(k.m, mustDev(t, tensor.New(h.Shape()...), on))
+			k.v = append(k.v, mustDev(t, tensor.New(h.Shape()...), on))
+			k.steps, k.mu = append(k.steps, step), append(k.mu, 1)
+		}
+		return &k
+	}
+	values := func() [][]*tensor.Tensor {
+		return [][]*tensor.Tensor{{tensor.RandN(r, 4, 3), tensor.RandN(r, 7)}, {tensor.RandN(r, 4, 3), tensor.RandN(r, 7)}}
+	}
+	a, b := values(), values()
+	da, ha := newRun(dev, a, 0), newRun(tensor.CPU, a, 0)
+	db := newRun(dev, b, 40) // other step counts: other factors
+	step := func(k *run) { tensor.NAdamStep(k.ps, k.gs, k.m, k.v, k.steps, k.mu, hp) }
+	gr := captureStep(t, g, dev, func() { step(da) }) // steps 1 and 2 (captured)
+	defer gr.Close()
+	step(ha)
+	step(ha)
+	for i := range 3 {
+		step(db) // eagerly, between the capture and the launch
+		if err := gr.Launch(); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 {
+			step(ha)
+		}
+		for j := range ha.ps {
+			same(t, fmt.Sprintf("launch %d: parameter %d", i, j), da.ps[j], ha.ps[j], 1e-5)
+		}
+		if !slices.Equal(da.steps, ha.steps) || !slices.Equal(da.mu, ha.mu) {
+			t.Fatalf("launch %d: step counts %v and μ products %v, want %v and %v", i, da.steps, da.mu, ha.steps, ha.mu)
+		}
 	}
 }

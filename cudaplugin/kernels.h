@@ -259,8 +259,9 @@ int lanes_pool2d(void *stream, int kind, const LanesPool *p, float *y, float *id
 int lanes_pool2d_backward(void *stream, int kind, const LanesPool *p, float *dx, const float *dy, const float *idx, float *err);
 // GridSample (sample.cu): pass 0 sets y [n,c,ho,wo] from x and grid
 // [n,ho,wo,2]; pass 1 sets dx [n,c,h,w] (one thread per plane, summing in
-// the double scratch acc of n·c·h·w, in the CPU's order); pass 2 sets
-// dgrid [n,ho,wo,2] (one thread per grid point), both given dy.
+// the double scratch acc of n·c·h·w, in the CPU's order, the grid points'
+// source coordinates after them: acc holds n·c·h·w + 2·n·ho·wo doubles);
+// pass 2 sets dgrid [n,ho,wo,2] (one thread per grid point), both given dy.
 int lanes_grid_sample(void *stream, int pass, const LanesSample *p, float *y, double *acc, const float *x, const float *grid, const float *dy);
 // AffineGrid: pass 0 sets grid [n,ho,wo,2] from theta [n,2,3]; pass 1 sets
 // dtheta [n,2,3] from dgrid (one thread per element, summed in double).
@@ -342,15 +343,16 @@ int lanes_philox(void *stream, const LanesShape *shape, long long first, float *
 // The Sort family (sort.cu), over the rows of r (outer: the rows, inner:
 // the axis; y: vals, x: x, z: idx). lanes_sort sorts each row (stable;
 // -0 as +0, NaN above +Inf; desc: largest first) through scratch
-// (blocks·p keys, p the power of 2 at least the row's length, one block
-// per row in a grid of blocks; NULL when p is at most LANES_SORT_SHARED,
+// (blocks·p keys, p the least power of 2 at least the row's length, which
+// the caller computes, one block per row in a grid of blocks; NULL when p
+// is at most LANES_SORT_SHARED,
 // which sorts in shared memory) and writes its first k positions as floats
 // to idx and their values to vals (NULL: none); median: the element at
 // position (n-1)/2 of the ascending order, or the row's first NaN, and
 // its position (vals and idx at the row's place, k unused).
 #define LANES_SORT_SHARED 2048
-int lanes_sort(void *stream, const LanesReduce *r, float *vals, float *idx, const float *x, unsigned long long *scratch, long long blocks,
-               long long k, int desc, int median);
+int lanes_sort(void *stream, const LanesReduce *r, float *vals, float *idx, const float *x, unsigned long long *scratch, long long p,
+               long long blocks, long long k, int desc, int median);
 // y = the cumulative sums (prod 0) or products of each row of x, a double
 // running value, one thread per row.
 int lanes_scan(void *stream, const LanesReduce *r, float *y, const float *x, int prod);

@@ -12,6 +12,9 @@ static int lanes_optim_on(lanes_stream s, const LanesOptTable *t, const LanesOpt
 import "C"
 
 import (
+	"slices"
+
+	"github.com/lanesgo/lanes/internal/freelist"
 	"github.com/lanesgo/lanes/tensor"
 )
 
@@ -195,9 +198,26 @@ func (g *GPU) Adamax(params, grads, m, u []*tensor.Tensor, steps []int64, hp ten
 // NAdam implements tensor.OptimKernels: the μ products advanced with the
 // factors (tensor.NAdamAdvance), before the launch; a replay advances
 // them with the step counts, as NAdamStep and this method do.
+//
+// An eager step's factors live in a list of nadamFactors, so the steady
+// state allocates none; a captured step's are a list of its own, which
+// the graph's hooks keep: each replay advances its parameters' factors
+// there and reads them back, and the first launch reads those of the
+// captured step.
 func (g *GPU) NAdam(params, grads, m, v []*tensor.Tensor, steps []int64, muProduct []float64, hp tensor.NAdamParams) error {
+	if !g.opened() {
+		return errNilGPU
+	}
 	h := adamParams(C.LANES_OPT_NADAM, hp.LR, hp.Beta1, hp.Beta2, hp.Eps, hp.WeightDecay, hp.Decoupled)
-	f := make([][optScalars]float32, len(params))
+	var fp *[][optScalars]float32
+	if g.capturing.Load() == nil {
+		fp = nadamFactors.Get()
+		defer nadamFactors.Put(fp)
+	} else {
+		fp = new([][optScalars]float32)
+	}
+	f := slices.Grow((*fp)[:0], len(params))[:len(params)]
+	*fp = f
 	advance := func(i int) {
 		cg, cm, ib := tensor.NAdamAdvance(hp, steps[i], &muProduct[i])
 		f[i] = [optScalars]float32{cg, cm, ib}
@@ -210,6 +230,9 @@ func (g *GPU) NAdam(params, grads, m, v []*tensor.Tensor, steps []int64, muProdu
 	return g.optim("NAdam", h, params, grads, [3][]*tensor.Tensor{m, v}, func(i int) [optScalars]float32 { return f[i] },
 		advanceSteps(grads, steps, advance))
 }
+
+// nadamFactors holds the factor lists of eager NAdam steps.
+var nadamFactors freelist.Stack[[][optScalars]float32]
 
 // RAdam implements tensor.OptimKernels.
 func (g *GPU) RAdam(params, grads, m, v []*tensor.Tensor, steps []int64, hp tensor.RAdamParams) error {

@@ -11,19 +11,6 @@
 
 #include "common.cuh"
 
-#ifdef LANES_EMULATE
-#include <cmath>
-#define dmul(a, b) ((double)(a) * (double)(b))
-#define dadd(a, b) ((double)(a) + (double)(b))
-#define fmul(a, b) ((float)(a) * (float)(b))
-#define fadd(a, b) ((float)(a) + (float)(b))
-#else
-#define dmul(a, b) __dmul_rn((a), (b))
-#define dadd(a, b) __dadd_rn((a), (b))
-#define fmul(a, b) __fmul_rn((a), (b))
-#define fadd(a, b) __fadd_rn((a), (b))
-#endif
-
 namespace {
 
 // gridSource is tensor's gridJob.source: the pixel coordinate of
@@ -32,10 +19,10 @@ namespace {
 __device__ double gridSource(const LanesSample &p, float v, int size, double *deriv) {
     double c = (double)v, d = (double)size / 2;
     if (p.align) {
-        c = dmul((c + 1) / 2, (double)(size - 1));
+        c = __dmul_rn((c + 1) / 2, (double)(size - 1));
         d = (double)(size - 1) / 2;
     } else {
-        c = dadd(dmul(c + 1, (double)size), -1.0) / 2;
+        c = __dadd_rn(__dmul_rn(c + 1, (double)size), -1.0) / 2;
     }
     if (p.padding == 2) { // reflect, tensor's reflect
         double lo = p.align ? 0 : -1, hi = p.align ? 2 * (double)(size - 1) : 2 * (double)size - 1, r;
@@ -87,43 +74,99 @@ __device__ __forceinline__ bool gridFinite(double ix, double iy) {
     return !isnan(ix) && !isnan(iy) && fabs(ix) < 1099511627776.0 && fabs(iy) < 1099511627776.0;
 }
 
+// GridPoint is the setup of a grid point, the three kernels' one home for
+// it (tensor's gridJob.run and the start of its at): the source pixel
+// coordinates ix, iy (gridSource) and their derivatives mx, my; whether
+// the source is finite (a NaN or huge one reads 0 and has no gradients);
+// and, when it is, its taps: nearest's pixel (x0, y0), or bilinear's
+// top-left pixel (x0, y0), the fractions fx, fy and the weights of the
+// four pixels, w (nw, ne, sw, se; 0 otherwise).
+struct GridPoint {
+    double ix, iy, mx, my, fx, fy, w[4];
+    long long x0, y0;
+    bool finite;
+};
+
+// gridSources sets g's source from grid point o of grid.
+__device__ __forceinline__ void gridSources(const LanesSample &p, const float *grid, long long o, GridPoint &g) {
+    g.ix = gridSource(p, grid[2 * o], p.w, &g.mx);
+    g.iy = gridSource(p, grid[2 * o + 1], p.h, &g.my);
+}
+
+// gridTaps sets g's finiteness and taps from its source.
+__device__ __forceinline__ void gridTaps(const LanesSample &p, GridPoint &g) {
+    g.finite = gridFinite(g.ix, g.iy);
+    g.x0 = g.y0 = 0;
+    g.fx = g.fy = g.w[0] = g.w[1] = g.w[2] = g.w[3] = 0;
+    if (!g.finite) {
+        return;
+    }
+    if (p.mode == 1) {
+        g.x0 = (long long)rint(g.ix);
+        g.y0 = (long long)rint(g.iy);
+        return;
+    }
+    g.x0 = (long long)floor(g.ix);
+    g.y0 = (long long)floor(g.iy);
+    const double fx = g.ix - (double)g.x0, fy = g.iy - (double)g.y0;
+    g.fx = fx;
+    g.fy = fy;
+    g.w[0] = __dmul_rn(1 - fx, 1 - fy);
+    g.w[1] = __dmul_rn(fx, 1 - fy);
+    g.w[2] = __dmul_rn(1 - fx, fy);
+    g.w[3] = __dmul_rn(fx, fy);
+}
+
+// gridPoint is the setup of grid point o of grid.
+__device__ __forceinline__ GridPoint gridPoint(const LanesSample &p, const float *grid, long long o) {
+    GridPoint g;
+    gridSources(p, grid, o, g);
+    gridTaps(p, g);
+    return g;
+}
+
 // gridForward sets the c outputs of grid point o (b, oy, ox).
 __device__ void gridForward(const LanesSample &p, long long o, float *y, const float *x, const float *grid) {
     const long long hw = (long long)p.ho * p.wo, b = o / hw, pos = o % hw;
-    double mx, my;
-    const double ix = gridSource(p, grid[2 * o], p.w, &mx), iy = gridSource(p, grid[2 * o + 1], p.h, &my);
-    const bool finite = gridFinite(ix, iy);
+    const GridPoint g = gridPoint(p, grid, o);
     for (int ch = 0; ch < p.c; ch++) {
         const long long plane = b * p.c + ch;
         const float *xp = x + plane * p.h * p.w;
         float *out = y + plane * hw + pos;
-        if (!finite) {
+        if (!g.finite) {
             *out = 0;
             continue;
         }
         if (p.mode == 1) {
-            *out = (float)gridPixel(p, xp, (long long)rint(iy), (long long)rint(ix));
+            *out = (float)gridPixel(p, xp, g.y0, g.x0);
             continue;
         }
-        const long long x0 = (long long)floor(ix), y0 = (long long)floor(iy);
-        const double fx = ix - (double)x0, fy = iy - (double)y0;
-        const double wnw = dmul(1 - fx, 1 - fy), wne = dmul(fx, 1 - fy), wsw = dmul(1 - fx, fy), wse = dmul(fx, fy);
-        const double nw = gridPixel(p, xp, y0, x0), ne = gridPixel(p, xp, y0, x0 + 1);
-        const double sw = gridPixel(p, xp, y0 + 1, x0), se = gridPixel(p, xp, y0 + 1, x0 + 1);
-        *out = (float)dadd(dadd(dadd(dmul(nw, wnw), dmul(ne, wne)), dmul(sw, wsw)), dmul(se, wse));
+        const double nw = gridPixel(p, xp, g.y0, g.x0), ne = gridPixel(p, xp, g.y0, g.x0 + 1);
+        const double sw = gridPixel(p, xp, g.y0 + 1, g.x0), se = gridPixel(p, xp, g.y0 + 1, g.x0 + 1);
+        *out = (float)__dadd_rn(__dadd_rn(__dadd_rn(__dmul_rn(nw, g.w[0]), __dmul_rn(ne, g.w[1])), __dmul_rn(sw, g.w[2])), __dmul_rn(se, g.w[3]));
     }
 }
 
 __device__ __forceinline__ void gridAdd(const LanesSample &p, double *ap, long long y, long long x, double v) {
     if (y >= 0 && y < p.h && x >= 0 && x < p.w) {
         double *a = ap + y * p.w + x;
-        *a = dadd(*a, v);
+        *a = __dadd_rn(*a, v);
     }
 }
 
+// gridSourcesOf puts the source of grid point o in src[2o], src[2o+1],
+// once for the channels of gridInputGrad.
+__device__ void gridSourcesOf(const LanesSample &p, long long o, double *src, const float *grid) {
+    GridPoint g;
+    gridSources(p, grid, o, g);
+    src[2 * o] = g.ix;
+    src[2 * o + 1] = g.iy;
+}
+
 // gridInputGrad sets the gradient of plane pl (b, ch) of the input: its
-// grid points in row-major order, as the CPU's run.
-__device__ void gridInputGrad(const LanesSample &p, long long pl, float *dx, double *acc, const float *grid, const float *dy) {
+// grid points in row-major order, as the CPU's run, their sources in src
+// (gridSourcesOf).
+__device__ void gridInputGrad(const LanesSample &p, long long pl, float *dx, double *acc, const double *src, const float *dy) {
     const long long hw = (long long)p.h * p.w, ohw = (long long)p.ho * p.wo, b = pl / p.c;
     double *ap = acc + pl * hw;
     for (long long i = 0; i < hw; i++) {
@@ -131,22 +174,22 @@ __device__ void gridInputGrad(const LanesSample &p, long long pl, float *dx, dou
     }
     for (long long pos = 0; pos < ohw; pos++) {
         const long long o = b * ohw + pos;
-        double mx, my;
-        const double ix = gridSource(p, grid[2 * o], p.w, &mx), iy = gridSource(p, grid[2 * o + 1], p.h, &my);
-        if (!gridFinite(ix, iy)) {
+        GridPoint gp;
+        gp.ix = src[2 * o];
+        gp.iy = src[2 * o + 1];
+        gridTaps(p, gp);
+        if (!gp.finite) {
             continue;
         }
         const double g = (double)dy[pl * ohw + pos];
         if (p.mode == 1) {
-            gridAdd(p, ap, (long long)rint(iy), (long long)rint(ix), g);
+            gridAdd(p, ap, gp.y0, gp.x0, g);
             continue;
         }
-        const long long x0 = (long long)floor(ix), y0 = (long long)floor(iy);
-        const double fx = ix - (double)x0, fy = iy - (double)y0;
-        gridAdd(p, ap, y0, x0, dmul(g, dmul(1 - fx, 1 - fy)));
-        gridAdd(p, ap, y0, x0 + 1, dmul(g, dmul(fx, 1 - fy)));
-        gridAdd(p, ap, y0 + 1, x0, dmul(g, dmul(1 - fx, fy)));
-        gridAdd(p, ap, y0 + 1, x0 + 1, dmul(g, dmul(fx, fy)));
+        gridAdd(p, ap, gp.y0, gp.x0, __dmul_rn(g, gp.w[0]));
+        gridAdd(p, ap, gp.y0, gp.x0 + 1, __dmul_rn(g, gp.w[1]));
+        gridAdd(p, ap, gp.y0 + 1, gp.x0, __dmul_rn(g, gp.w[2]));
+        gridAdd(p, ap, gp.y0 + 1, gp.x0 + 1, __dmul_rn(g, gp.w[3]));
     }
     for (long long i = 0; i < hw; i++) {
         dx[pl * hw + i] = (float)ap[i];
@@ -157,37 +200,43 @@ __device__ void gridInputGrad(const LanesSample &p, long long pl, float *dx, dou
 // the channels, in order, as the CPU's at (0 for nearest).
 __device__ void gridGridGrad(const LanesSample &p, long long o, float *dgrid, const float *x, const float *grid, const float *dy) {
     const long long ohw = (long long)p.ho * p.wo, b = o / ohw, pos = o % ohw;
-    double mx, my;
-    const double ix = gridSource(p, grid[2 * o], p.w, &mx), iy = gridSource(p, grid[2 * o + 1], p.h, &my);
+    const GridPoint gp = gridPoint(p, grid, o);
     double gx = 0, gy = 0;
-    if (p.mode != 1 && gridFinite(ix, iy)) {
-        const long long x0 = (long long)floor(ix), y0 = (long long)floor(iy);
-        const double fx = ix - (double)x0, fy = iy - (double)y0;
+    if (p.mode != 1 && gp.finite) {
+        const long long x0 = gp.x0, y0 = gp.y0;
+        const double fx = gp.fx, fy = gp.fy;
         for (int ch = 0; ch < p.c; ch++) {
             const long long plane = b * p.c + ch;
             const float *xp = x + plane * p.h * p.w;
             const double nw = gridPixel(p, xp, y0, x0), ne = gridPixel(p, xp, y0, x0 + 1);
             const double sw = gridPixel(p, xp, y0 + 1, x0), se = gridPixel(p, xp, y0 + 1, x0 + 1);
             const double g = (double)dy[plane * ohw + pos];
-            gx = dadd(gx, dmul(g, dadd(dmul(ne - nw, 1 - fy), dmul(se - sw, fy))));
-            gy = dadd(gy, dmul(g, dadd(dmul(sw - nw, 1 - fx), dmul(se - ne, fx))));
+            gx = __dadd_rn(gx, __dmul_rn(g, __dadd_rn(__dmul_rn(ne - nw, 1 - fy), __dmul_rn(se - sw, fy))));
+            gy = __dadd_rn(gy, __dmul_rn(g, __dadd_rn(__dmul_rn(sw - nw, 1 - fx), __dmul_rn(se - ne, fx))));
         }
-        gx = dadd(0.0, dmul(gx, mx));
-        gy = dadd(0.0, dmul(gy, my));
+        gx = __dadd_rn(0.0, __dmul_rn(gx, gp.mx));
+        gy = __dadd_rn(0.0, __dmul_rn(gy, gp.my));
     }
     dgrid[2 * o] = (float)gx;
     dgrid[2 * o + 1] = (float)gy;
 }
 
+// gridSampleKernel runs pass 0 (the forward) or 2 (the grid's gradient)
+// one thread per grid point, pass 1 (the input's gradient) one per plane,
+// its sums in acc (n·c·h·w doubles) and its grid points' sources after
+// them, which pass 3 sets, one thread per grid point.
 __global__ void gridSampleKernel(int pass, LanesSample p, float *y, double *acc, const float *x, const float *grid, const float *dy) {
     const long long total = pass == 1 ? (long long)p.n * p.c : (long long)p.n * p.ho * p.wo;
+    double *src = acc + (long long)p.n * p.c * p.h * p.w;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
         if (pass == 0) {
             gridForward(p, i, y, x, grid);
         } else if (pass == 1) {
-            gridInputGrad(p, i, y, acc, grid, dy);
-        } else {
+            gridInputGrad(p, i, y, acc, src, dy);
+        } else if (pass == 2) {
             gridGridGrad(p, i, y, x, grid, dy);
+        } else {
+            gridSourcesOf(p, i, src, grid);
         }
     }
 }
@@ -213,8 +262,8 @@ __global__ void affineGridKernel(int pass, LanesSample p, float *y, const float 
             const int r = (int)(i % hw) / p.wo, c = (int)(i % hw) % p.wo;
             const double gx = gridBase(c, p.wo, p.align), gy = gridBase(r, p.ho, p.align);
             const float *t = x + b * 6;
-            y[2 * i] = (float)dadd(dadd(dmul((double)t[0], gx), dmul((double)t[1], gy)), (double)t[2]);
-            y[2 * i + 1] = (float)dadd(dadd(dmul((double)t[3], gx), dmul((double)t[4], gy)), (double)t[5]);
+            y[2 * i] = (float)__dadd_rn(__dadd_rn(__dmul_rn((double)t[0], gx), __dmul_rn((double)t[1], gy)), (double)t[2]);
+            y[2 * i + 1] = (float)__dadd_rn(__dadd_rn(__dmul_rn((double)t[3], gx), __dmul_rn((double)t[4], gy)), (double)t[5]);
             continue;
         }
         const long long b = i / 6;
@@ -226,7 +275,7 @@ __global__ void affineGridKernel(int pass, LanesSample p, float *y, const float 
             for (int c = 0; c < p.wo; c++) {
                 const double d = (double)g[((long long)r * p.wo + c) * 2 + comp];
                 const double f = term == 0 ? gridBase(c, p.wo, p.align) : gy;
-                acc = term == 2 ? dadd(acc, d) : dadd(acc, dmul(d, f));
+                acc = term == 2 ? __dadd_rn(acc, d) : __dadd_rn(acc, __dmul_rn(d, f));
             }
         }
         y[i] = (float)acc;
@@ -234,11 +283,11 @@ __global__ void affineGridKernel(int pass, LanesSample p, float *y, const float 
 }
 
 __device__ __forceinline__ double cubicNear(double x) {
-    return dadd(dmul(dmul(dadd(dmul(1.25, x), -2.25), x), x), 1.0);
+    return __dadd_rn(__dmul_rn(__dmul_rn(__dadd_rn(__dmul_rn(1.25, x), -2.25), x), x), 1.0);
 }
 
 __device__ __forceinline__ double cubicFar(double x) {
-    return dadd(dmul(dadd(dmul(dadd(dmul(-0.75, x), 3.75), x), -6.0), x), 3.0);
+    return __dadd_rn(__dmul_rn(__dadd_rn(__dmul_rn(__dadd_rn(__dmul_rn(-0.75, x), 3.75), x), -6.0), x), 3.0);
 }
 
 // interpTaps is tensor's newInterpAxis at output index o of an axis of in
@@ -246,11 +295,11 @@ __device__ __forceinline__ double cubicFar(double x) {
 __device__ int interpTaps(const LanesSample &p, int o, int in, int out, float scale, int *idx, double *w) {
     switch (p.mode) {
     case 1: // nearest
-        idx[0] = min((int)floorf(fmul((float)o, scale)), in - 1);
+        idx[0] = min((int)floorf(__fmul_rn((float)o, scale)), in - 1);
         w[0] = 1;
         return 1;
     case 3: // nearest-exact
-        idx[0] = min((int)floorf(fmul(fadd((float)o, 0.5f), scale)), in - 1);
+        idx[0] = min((int)floorf(__fmul_rn(__fadd_rn((float)o, 0.5f), scale)), in - 1);
         w[0] = 1;
         return 1;
     case 2: { // bilinear
@@ -260,9 +309,9 @@ __device__ int interpTaps(const LanesSample &p, int o, int in, int out, float sc
             w[1] = 0;
             return 2;
         }
-        double src = dmul((double)scale, (double)o);
+        double src = __dmul_rn((double)scale, (double)o);
         if (!p.align) {
-            src = fmax(dadd(dmul((double)scale, (double)o + 0.5), -0.5), 0.0);
+            src = fmax(__dadd_rn(__dmul_rn((double)scale, (double)o + 0.5), -0.5), 0.0);
         }
         const int i = (int)src;
         idx[0] = idx[1] = i;
@@ -275,9 +324,9 @@ __device__ int interpTaps(const LanesSample &p, int o, int in, int out, float sc
         return 2;
     }
     default: { // bicubic
-        float src = fmul(scale, (float)o);
+        float src = __fmul_rn(scale, (float)o);
         if (!p.align) {
-            src = fadd(fmul(scale, fadd((float)o, 0.5f)), -0.5f);
+            src = __fadd_rn(__fmul_rn(scale, __fadd_rn((float)o, 0.5f)), -0.5f);
         }
         const int i = (int)floorf(src);
         const double t = (double)(src - (float)i);
@@ -311,9 +360,9 @@ __global__ void interpolateKernel(int pass, LanesSample p, float *y, double *acc
             for (int a = 0; a < ty; a++) {
                 double r = 0;
                 for (int b = 0; b < tx; b++) {
-                    r = dadd(r, dmul(wx[b], (double)src[(long long)iy[a] * p.w + ix[b]]));
+                    r = __dadd_rn(r, __dmul_rn(wx[b], (double)src[(long long)iy[a] * p.w + ix[b]]));
                 }
-                v = dadd(v, dmul(wy[a], r));
+                v = __dadd_rn(v, __dmul_rn(wy[a], r));
             }
             y[i] = (float)v;
             continue;
@@ -329,10 +378,10 @@ __global__ void interpolateKernel(int pass, LanesSample p, float *y, double *acc
                 const int tx = interpTaps(p, ox, p.w, p.wo, p.scale_w, ix, wx);
                 const double v = (double)g[(long long)oy * p.wo + ox];
                 for (int a = 0; a < ty; a++) {
-                    const double va = dmul(v, wy[a]);
+                    const double va = __dmul_rn(v, wy[a]);
                     double *row = ap + (long long)iy[a] * p.w;
                     for (int b = 0; b < tx; b++) {
-                        row[ix[b]] = dadd(row[ix[b]], dmul(va, wx[b]));
+                        row[ix[b]] = __dadd_rn(row[ix[b]], __dmul_rn(va, wx[b]));
                     }
                 }
             }
@@ -347,9 +396,15 @@ __global__ void interpolateKernel(int pass, LanesSample p, float *y, double *acc
 
 extern "C" int lanes_grid_sample(void *stream, int pass, const LanesSample *p, float *y, double *acc, const float *x, const float *grid,
                                  const float *dy) {
-    const long long n = pass == 1 ? (long long)p->n * p->c : (long long)p->n * p->ho * p->wo;
+    const long long points = (long long)p->n * p->ho * p->wo, n = pass == 1 ? (long long)p->n * p->c : points;
     if (n <= 0) {
         return 0;
+    }
+    if (pass == 1 && points > 0) { // the sources first, once for the channels
+        if (int r = launch(gridSampleKernel, gridFor(points, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, 3, *p, y, acc, x, grid,
+                           dy)) {
+            return r;
+        }
     }
     return launch(gridSampleKernel, gridFor(n, ELEMENTWISE_THREADS), dim3(ELEMENTWISE_THREADS), stream, pass, *p, y, acc, x, grid, dy);
 }

@@ -126,7 +126,8 @@ func (g *GPU) GridSample(dst, input, grid *tensor.Tensor, p tensor.GridSamplePar
 }
 
 // GridSampleBackward implements tensor.SampleKernels: dinput one thread
-// per plane, dgrid one per grid point.
+// per plane (after one per grid point, which puts its source coordinates
+// in the scratch for every channel), dgrid one per grid point.
 func (g *GPU) GridSampleBackward(dinput, dgrid, dy, input, grid *tensor.Tensor, p tensor.GridSampleParams) error {
 	const op = "GridSampleBackward"
 	s, err := gridGeometry(op, input, grid, p)
@@ -135,9 +136,13 @@ func (g *GPU) GridSampleBackward(dinput, dgrid, dy, input, grid *tensor.Tensor, 
 	}
 	scratch := 0
 	if dinput != nil {
-		scratch = input.Len()
+		scratch = input.Len() + grid.Len() // the sums, then two coordinates per grid point
 	}
-	return g.sampleRun(op, []*tensor.Tensor{dinput, dgrid}, []*tensor.Tensor{dy, input, grid}, scratch, func(y []uintptr, acc uintptr, x []uintptr) C.int {
+	read := input
+	if dgrid == nil {
+		read = nil // dinput's kernel reads only its shape: no contiguous copy
+	}
+	return g.sampleRun(op, []*tensor.Tensor{dinput, dgrid}, []*tensor.Tensor{dy, read, grid}, scratch, func(y []uintptr, acc uintptr, x []uintptr) C.int {
 		if dinput != nil {
 			if r := C.lanes_grid_sample_at(g.stream, 1, &s, C.uintptr_t(y[0]), C.uintptr_t(acc), C.uintptr_t(x[1]), C.uintptr_t(x[2]), C.uintptr_t(x[0])); r != 0 || dgrid == nil {
 				return r

@@ -10,10 +10,6 @@
 
 #include "common.cuh"
 
-#ifdef LANES_EMULATE
-#include <cstring>
-#endif
-
 namespace {
 
 // SORT_THREADS is the block size of the sort: one block per row.
@@ -26,27 +22,6 @@ constexpr long long SORT_SHARED = LANES_SORT_SHARED;
 // SCAN_THREADS is the block size of the scans: one thread per line.
 constexpr int SCAN_THREADS = 128;
 
-__device__ __forceinline__ unsigned int bitsOf(float v) {
-#ifdef LANES_EMULATE
-    unsigned int b;
-    std::memcpy(&b, &v, sizeof b);
-    return b;
-#else
-    return __float_as_uint(v);
-#endif
-}
-
-// mulRn is a·b rounded to double, never fused into a following sum (the
-// CPU rounds its products too).
-__device__ __forceinline__ double mulRn(double a, double b) {
-#ifdef LANES_EMULATE
-    volatile double p = a * b;
-    return p;
-#else
-    return __dmul_rn(a, b);
-#endif
-}
-
 // sortKey is tensor's sortKey (the unsigned order of float32 values:
 // -0 as +0, every NaN equal and above +Inf), inverted for descending,
 // above the position i.
@@ -55,7 +30,7 @@ __device__ __forceinline__ unsigned long long sortKey(float v, long long i, int 
     if (v != v) {
         k = 0xFFFFFFFFu;
     } else {
-        const unsigned int b = v == 0.0f ? 0u : bitsOf(v); // -0 as +0
+        const unsigned int b = v == 0.0f ? 0u : __float_as_uint(v); // -0 as +0
         k = (b >> 31) ? ~b : (b | 0x80000000u);
     }
     if (desc) {
@@ -151,7 +126,9 @@ __global__ void __launch_bounds__(SCAN_THREADS) scanKernel(LanesReduce r, float 
 
 // cumProdBackwardKernel sets each line of dx to the gradient of the
 // cumulative product of x's given dy's (z), as tensor's cumProdGrad: the
-// prefix products in scratch (n doubles per line).
+// prefix products in scratch (n doubles per line). Its products of dy are
+// __dmul_rn's, never fused into the sums that take them (the CPU rounds
+// its products too).
 __global__ void __launch_bounds__(SCAN_THREADS) cumProdBackwardKernel(LanesReduce r, float *dx, const float *x,
                                                                         const float *dy, double *scratch) {
     const long long n = r.inner.n;
@@ -178,7 +155,7 @@ __global__ void __launch_bounds__(SCAN_THREADS) cumProdBackwardKernel(LanesReduc
         }
         double s = 0.0;
         for (long long q = z - 1; q >= 0; q--) {
-            s += mulRn((double)G(q), y[q]);
+            s += __dmul_rn((double)G(q), y[q]);
             D(q) = (float)(s / (double)X(q));
         }
         if (z == n) {
@@ -190,7 +167,7 @@ __global__ void __launch_bounds__(SCAN_THREADS) cumProdBackwardKernel(LanesReduc
             if (i > z) {
                 q *= (double)X(i);
             }
-            acc += mulRn((double)G(i), q);
+            acc += __dmul_rn((double)G(i), q);
         }
         D(z) = (float)acc;
         for (long long i = z + 1; i < n; i++) {
@@ -202,29 +179,19 @@ __global__ void __launch_bounds__(SCAN_THREADS) cumProdBackwardKernel(LanesReduc
     }
 }
 
-// sortPow2 is the power of 2 a row of n keys is padded to.
-inline long long sortPow2(long long n) {
-    long long p = 1;
-    while (p < n) {
-        p <<= 1;
-    }
-    return p;
-}
-
 } // namespace
 
 extern "C" int lanes_sort(void *stream, const LanesReduce *r, float *vals, float *idx, const float *x, unsigned long long *scratch,
-                          long long blocks, long long k, int desc, int median) {
+                          long long p, long long blocks, long long k, int desc, int median) {
     const long long n = r->inner.n;
-    if (!validRows(r) || !idx || (median && !vals) || blocks < 1 || n > (1LL << 24) || k < 0 || k > n ||
-        (sortPow2(n) > SORT_SHARED && !scratch)) {
+    if (!validRows(r) || !idx || (median && !vals) || blocks < 1 || n > (1LL << 24) || k < 0 || k > n || p < 1 ||
+        (p & (p - 1)) != 0 || p < n || (n > 0 && p / 2 >= n) || (p > SORT_SHARED && !scratch)) {
         return ERR_INVALID_VALUE;
     }
     if (r->outer.n <= 0 || n <= 0 || (!median && k == 0)) {
         return 0;
     }
-    return launch(sortKernel, dim3((unsigned)blocks), dim3(SORT_THREADS), stream, *r, vals, idx, x, scratch, sortPow2(n), k, desc,
-                  median);
+    return launch(sortKernel, dim3((unsigned)blocks), dim3(SORT_THREADS), stream, *r, vals, idx, x, scratch, p, k, desc, median);
 }
 
 extern "C" int lanes_scan(void *stream, const LanesReduce *r, float *y, const float *x, int prod) {

@@ -362,7 +362,10 @@ func unalias(dst, src *Tensor) *Tensor {
 }
 
 // detach returns src, or a copy of it when its storage overlaps dst's at
-// all: for operations that read other elements than the one they write.
+// all (overlaps, on any device): for operations that read other elements
+// than the one they write, and for a composition of device kernels that
+// writes dst before it has read all of src (device kernels get their
+// operands as given).
 func detach(dst, src *Tensor) *Tensor {
 	if overlaps(dst, src) {
 		return src.Clone()
@@ -370,27 +373,20 @@ func detach(dst, src *Tensor) *Tensor {
 	return src
 }
 
-// detachOn is detach for operands on any device: on a device, src is
-// copied when it and dst view overlapping positions of one allocation
-// (device kernels get their operands as given, so a composition that
-// writes dst must not read src afterwards).
-func detachOn(dst, src *Tensor) *Tensor {
-	if dst.store == nil || dst.store != src.store {
-		return detach(dst, src)
-	}
-	if dst.Len() == 0 || src.Len() == 0 {
-		return src
-	}
-	df, dl := dst.reach()
-	sf, sl := src.reach()
-	if df <= sl && sf <= dl {
-		return src.Clone()
-	}
-	return src
-}
-
-// overlaps reports whether the storage spans of a and b intersect.
+// overlaps reports whether a and b can reach a common element: on the
+// host, whether their storage spans intersect; on a device, whether they
+// view one allocation and the positions from the first to the last
+// element each can reach (reach) intersect. A host and a device tensor,
+// or tensors of two allocations, never overlap.
 func overlaps(a, b *Tensor) bool {
+	if a.store != nil || b.store != nil {
+		if a.store != b.store || a.Len() == 0 || b.Len() == 0 {
+			return false
+		}
+		af, al := a.reach()
+		bf, bl := b.reach()
+		return af <= bl && bf <= al
+	}
 	alo, ahi := a.span()
 	blo, bhi := b.span()
 	return alo < bhi && blo < ahi

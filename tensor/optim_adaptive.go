@@ -151,26 +151,32 @@ func NAdamMu(hp NAdamParams, t int64) float64 {
 	return float64(hp.Beta1) * (1 - 0.5*math.Pow(0.96, float64(t)*float64(hp.MomentumDecay)))
 }
 
-// NAdamCorrections returns NAdam's factors at step t of a parameter whose
-// μ product, through μₜ, is muProduct: those of g/d and m/d,
-// -LR(1-μₜ)/(1-Πμ) and -LR·μₜ₊₁/(1-Πμ·μₜ₊₁), and 1/√(1-β₂ᵗ), computed
-// in float64 and rounded once.
+// NAdamCorrections returns NAdamAdvance's factors at step t of a
+// parameter whose μ product, through μₜ, is muProduct (already advanced),
+// computing μₜ again.
+//
+// Deprecated: Use NAdamAdvance, which advances the product and returns
+// the factors, computing μₜ once; nothing in the module calls
+// NAdamCorrections, which stays for existing callers.
 func NAdamCorrections(hp NAdamParams, t int64, muProduct float64) (cg, cm, invSqrtBC2 float32) {
 	return nadamFactors(hp, t, NAdamMu(hp, t), muProduct)
 }
 
 // NAdamAdvance multiplies *muProduct, the μ product of a parameter
-// through μₜ₋₁, by μₜ (NAdamMu) and returns NAdamCorrections' factors
-// for step t and the advanced product, computing μₜ once: what an
-// implementation of OptimKernels.NAdam does for each parameter with a
-// gradient.
+// through μₜ₋₁, by μₜ (NAdamMu) and returns NAdam's factors at step t
+// with the advanced product Πμ: those of g/d and m/d, -LR(1-μₜ)/(1-Πμ)
+// and -LR·μₜ₊₁/(1-Πμ·μₜ₊₁), and 1/√(1-β₂ᵗ), computed in float64 and
+// rounded once, μₜ computed once for the product and the factors. It is
+// what an implementation of OptimKernels.NAdam does for each parameter
+// with a gradient.
 func NAdamAdvance(hp NAdamParams, t int64, muProduct *float64) (cg, cm, invSqrtBC2 float32) {
 	mu := NAdamMu(hp, t)
 	*muProduct *= mu
 	return nadamFactors(hp, t, mu, *muProduct)
 }
 
-// nadamFactors is NAdamCorrections given μₜ = mu.
+// nadamFactors is NAdamAdvance's factors given μₜ = mu and the advanced
+// product.
 func nadamFactors(hp NAdamParams, t int64, mu, muProduct float64) (cg, cm, invSqrtBC2 float32) {
 	lr := float64(hp.LR)
 	muNext := NAdamMu(hp, t+1)

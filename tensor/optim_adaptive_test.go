@@ -183,3 +183,16 @@ func TestOptimRAdamBranches(t *testing.T) {
 		t.Errorf("β₂ 0.8: ρ₆ = %v, want <= 5", r)
 	}
 }
+
+// TestNAdamCorrections: the deprecated NAdamCorrections, given the product
+// NAdamAdvance leaves, returns NAdamAdvance's factors bit for bit.
+func TestNAdamCorrections(t *testing.T) {
+	hp := NAdamParams{LR: 2e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, MomentumDecay: 4e-3}
+	prod := 1.0
+	for step := int64(1); step <= 5; step++ {
+		cg, cm, ib := NAdamAdvance(hp, step, &prod)
+		if g, m, b := NAdamCorrections(hp, step, prod); g != cg || m != cm || b != ib {
+			t.Fatalf("step %d: NAdamCorrections = %v, %v, %v; NAdamAdvance %v, %v, %v", step, g, m, b, cg, cm, ib)
+		}
+	}
+}

@@ -192,7 +192,7 @@ func PadInto(dst, x *Tensor, pads []int, mode PadMode, value float32) *Tensor {
 	}
 	checkWritable(op, dst)
 	if deviceOn(op, dst, x) != CPU {
-		return padComposed(op, &g, dst, detachOn(dst, x), pads, mode, value)
+		return padComposed(op, &g, dst, detach(dst, x), pads, mode, value)
 	}
 	x = detach(dst, x)
 	padInto(op, &g, dst, x, value)

@@ -29,7 +29,7 @@ func FlipInto(dst, x *Tensor, axes ...int) *Tensor {
 	checkNil(op, "dst, x", dst, x)
 	checkShapeIs(op, "dst", dst, x.shape...)
 	if deviceOn(op, dst, x) != CPU {
-		return flipComposed(op, dst, detachOn(dst, x), axes)
+		return flipComposed(op, dst, detach(dst, x), axes)
 	}
 	return flipInto(op, dst, x, axes)
 }
@@ -156,7 +156,7 @@ func RollInto(dst, x *Tensor, shifts []int, axes ...int) *Tensor {
 	checkNil(op, "dst, x", dst, x)
 	checkShapeIs(op, "dst", dst, x.shape...)
 	if deviceOn(op, dst, x) != CPU {
-		return rollComposed(op, dst, detachOn(dst, x), shifts, axes)
+		return rollComposed(op, dst, detach(dst, x), shifts, axes)
 	}
 	return rollInto(op, dst, x, shifts, axes)
 }

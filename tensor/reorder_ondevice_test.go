@@ -1,6 +1,7 @@
 package tensor_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -137,4 +138,32 @@ func TestReorderIntoOnDevice(t *testing.T) {
 			t.Errorf("%s on the device: the Into form allocated %d bytes, the allocating form %d: want dst's %d less", c.name, into, plain, 4*dst.Len())
 		}
 	}
+}
+
+// TestOverlapsOnDevice: operands of one device allocation overlap as on
+// the host. ConvTranspose2DInto copies a bias that overlaps dst first (its
+// last pass, dst + bias, would read a bias its first pass had written
+// over), and PairwiseSqDistGradInto panics for a dx over x.
+func TestOverlapsOnDevice(t *testing.T) {
+	RegisterDevice(onDev, tensortest.NewHostDevice(onDev).Backend())
+	t.Cleanup(func() { RegisterDevice(onDev, nil) })
+	r := rand.New(rand.NewPCG(26, 2))
+	x, w, bias := RandN(r, 1, 2, 3, 3), RandN(r, 2, 3, 2, 2), RandN(r, 3)
+	want := ConvTranspose2D(x, w, bias, ConvTransposeParams{})
+	dst := toDev(t, New(want.Shape()...), onDev)
+	bv := dst.Reshape(-1).Slice(0, 0, 3, 1) // dst's first three elements
+	CopyInto(bv, toDev(t, bias, onDev))
+	got := fromDev(t, "ConvTranspose2DInto", ConvTranspose2DInto(dst, toDev(t, x, onDev), toDev(t, w, onDev), bv, ConvTransposeParams{}), onDev)
+	if !slices.Equal(got.Data(), want.Data()) {
+		t.Errorf("ConvTranspose2DInto with a bias over dst on the device = %v, want the host's %v", got.Data(), want.Data())
+	}
+	xd := toDev(t, RandN(r, 3, 2), onDev)
+	func() {
+		defer func() {
+			if msg := fmt.Sprint(recover()); msg != "tensor: PairwiseSqDistGradInto: dx of shape [3 2] overlaps another operand" {
+				t.Errorf("PairwiseSqDistGradInto with dx over x on the device: panic %q", msg)
+			}
+		}()
+		PairwiseSqDistGradInto(xd, nil, toDev(t, New(3, 3), onDev), xd, xd)
+	}()
 }

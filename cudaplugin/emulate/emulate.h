@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <condition_variable>
 #include <csignal>
@@ -72,8 +73,33 @@ inline float fmaf(float a, float b, float c) {
     return (float)((double)a * (double)b + (double)c);
 #endif
 }
+
+// The rounding intrinsics, each operation rounded on its own as nvcc
+// keeps them (it never contracts one into a fused multiply-add, which
+// the CPU's loops they reproduce do not use). A product is stored
+// through a volatile, so that a build which may contract (g++'s default
+// -ffp-contract=fast, with -mfma or -march=...) cannot fuse it into the
+// sum that takes it; a sum alone has nothing to fuse.
+inline double dmul_rn(double a, double b) {
+    volatile double p = a * b;
+    return p;
+}
+inline float fmul_rn(float a, float b) {
+    volatile float p = a * b;
+    return p;
+}
+inline double dadd_rn(double a, double b) { return a + b; }
+inline float fadd_rn(float a, float b) { return a + b; }
+
+// float_as_uint is __float_as_uint: v's bits.
+inline unsigned int float_as_uint(float v) { return std::bit_cast<unsigned int>(v); }
 } // namespace emu
 #define fmaf emu::fmaf
+#define __dmul_rn emu::dmul_rn
+#define __fmul_rn emu::fmul_rn
+#define __dadd_rn emu::dadd_rn
+#define __fadd_rn emu::fadd_rn
+#define __float_as_uint emu::float_as_uint
 
 namespace emu {
 
