@@ -47,8 +47,8 @@ package simd
 // The blocking (blockingFor) follows the element size: kc = 384 (the
 // 8×384 float64 panel of A is 24 KiB, half of Zen 5's 48 KiB L1), nc = 160
 // columns (the kc×nc block of B is half of the 1 MiB L2) and mc the rows
-// of a quarter of L3 but at most three times L2 (1024 here); the blocks
-// are then evened out (evenBlock).
+// of a quarter of L3, or of three times L2 where cpuid reports no L3
+// (1024 here); the blocks are then evened out (evenBlock).
 func Dgemm(transA, transB bool, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	checkGemm("Dgemm", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

@@ -235,15 +235,16 @@ func checkGemm[T float](fn string, transA, transB bool, m, n, k int, a []T, lda 
 // B past it: half of L1 (384 with a 48 KiB L1 for float32 14-row and
 // float64 8-row panels, up to 512). nc makes the packed kc×nc block of B
 // half of L2, where its panels are read from; mc makes the packed mc×kc
-// block of A (read once per block of B, panel by panel) a quarter of L3,
-// but at most three times L2: every block of A packs the blocks of B
-// again, and on the development machine (Zen 5, 1 MiB L2, an L3 that
-// cpuid does not report, shared with other tenants) Dgemm took 1.5-2%
-// less time at n = 1024 and 2048 with 3 MiB blocks (mc = 1024) than with
-// the 2 MiB of a quarter of the 8 MiB L3 assumed before (mc = 680), as
-// with 4 MiB, while 6 MiB (mc = 2048) was 2% slower at 2048 (median time
-// ratios, products alternating, TestGemmPaired); Sgemm with 3 MiB (mc
-// from 1358 to 2044) was within ±0.5%.
+// block of A (read once per block of B, panel by panel) a quarter of L3.
+// Where cpuid reports no L3 (the development machine: Zen 5, 1 MiB L2,
+// its L3 shared with other tenants), the block of A is three times L2,
+// measured there: Dgemm took 1.5-2% less time at n = 1024 and 2048 with
+// 3 MiB blocks (mc = 1024) than with the 2 MiB of a quarter of an 8 MiB
+// L3 (mc = 680, the assumption before), as with 4 MiB, while 6 MiB
+// (mc = 2048) was 2% slower at 2048 (median time ratios, products
+// alternating, TestGemmPaired); Sgemm with 3 MiB (mc from 1358 to 2044)
+// was within ±0.5%. A larger block packs each block of B fewer times, but
+// its panels come from further away.
 type blocking struct{ mc, kc, nc int }
 
 func blockingFor(mr, nr, size int) blocking {
@@ -254,9 +255,9 @@ func blockingFor(mr, nr, size int) blocking {
 	if l2 <= 0 {
 		l2 = 512 << 10
 	}
-	aBlock := 3 * l2
-	if l3 > 0 {
-		aBlock = min(aBlock, l3/4)
+	aBlock := l3 / 4
+	if l3 <= 0 {
+		aBlock = 3 * l2
 	}
 	kc := min(512, max(64, (l1/2)/(mr*size)/64*64))
 	nc := max(nr, (l2/2)/(kc*size)/nr*nr)
