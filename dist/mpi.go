@@ -141,9 +141,13 @@ func MPI() (Comm, error) {
 
 // overShm returns c with its all-reduces and barriers through a shared
 // mapping, when every rank runs on this host: rank 0 makes the file
-// (shmDir) and broadcasts its name, every rank maps it, and once all have
-// (or one could not: then none uses it) rank 0 removes the name, so that
-// nothing is left behind however the job ends.
+// (shmDir) and broadcasts its name ("" when it could not), every rank
+// maps it, and once all have (or one could not: then none uses it, the
+// all-ranks minimum deciding alike everywhere) rank 0 removes the name,
+// so that nothing is left behind however the job ends. An MPI error in
+// the broadcast or the minimum is returned on the ranks that see it;
+// with MPI_ERRORS_RETURN a rank might then fall back alone, but those
+// errors leave MPI_COMM_WORLD unusable anyway.
 func (c *mpiComm) overShm() (*shmComm, error) {
 	var node C.int
 	if err := c.call("MPI", func() C.int { return C.lanes_node_size(&node) }); err != nil {
@@ -153,22 +157,26 @@ func (c *mpiComm) overShm() (*shmComm, error) {
 		return nil, fmt.Errorf("dist: %d of the %d ranks run on this host", int(node), c.size)
 	}
 	var name [256]byte
-	path := ""
+	var path string
+	var err error // this rank's reason to go without the mapping
 	if c.rank == 0 {
-		p := shmPath()
-		if err := shmCreate(p, c.size, shmSlotBytes(c.size)); err == nil && len(p) < len(name) {
+		if p := shmPath(); len(p) >= len(name) {
+			err = fmt.Errorf("dist: the shared file's name %q is too long", p)
+		} else if err = shmCreate(p, c.size, shmSlotBytes(c.size)); err == nil {
 			path = p
 			copy(name[:], p)
+			defer os.Remove(path)
 		}
 	}
-	if err := c.call("MPI", func() C.int { return C.lanes_bcast_bytes(unsafe.Pointer(&name[0]), C.int(len(name)), 0) }); err != nil {
-		return nil, err
+	if cerr := c.call("MPI", func() C.int { return C.lanes_bcast_bytes(unsafe.Pointer(&name[0]), C.int(len(name)), 0) }); cerr != nil {
+		return nil, cerr
 	}
 	if c.rank != 0 {
-		path = C.GoString((*C.char)(unsafe.Pointer(&name[0])))
+		if path = C.GoString((*C.char)(unsafe.Pointer(&name[0]))); path == "" {
+			err = errors.New("dist: rank 0 could not make the shared file")
+		}
 	}
 	var g *shmGroup
-	var err error
 	ok := C.int(0)
 	if path != "" {
 		if g, err = shmOpen(path, c.rank, c.size); err == nil {
@@ -178,15 +186,12 @@ func (c *mpiComm) overShm() (*shmComm, error) {
 	if cerr := c.call("MPI", func() C.int { return C.lanes_allmin_int(&ok) }); cerr != nil {
 		ok, err = 0, cerr
 	}
-	if c.rank == 0 && path != "" {
-		os.Remove(path)
-	}
 	if ok == 0 {
 		if g != nil {
 			g.close()
 		}
 		if err == nil {
-			err = errors.New("dist: a rank could not map the shared file")
+			err = errors.New("dist: another rank could not map the shared file")
 		}
 		return nil, err
 	}
@@ -195,11 +200,15 @@ func (c *mpiComm) overShm() (*shmComm, error) {
 
 func (c *mpiComm) transport() string { return "mpi" }
 
-// MPIAllReduceNative32 is MPI_Allreduce(MPI_SUM) in place on c, an MPI
-// Comm: Open MPI's own algorithm, for comparing bandwidth with
-// AllReduce32 (its order of additions is Open MPI's, see the file comment).
+// MPIAllReduceNative32 is MPI_Allreduce(MPI_SUM) in place on c, a Comm
+// that MPI returned (over the shared mapping or not): Open MPI's own
+// algorithm, for comparing bandwidth with AllReduce32 (its order of
+// additions is Open MPI's, see the file comment).
 func MPIAllReduceNative32(c Comm, buf []float32) error {
 	if s, ok := c.(*shmComm); ok {
+		if err := s.start("MPIAllReduceNative32", len(buf), 0); err != nil {
+			return err
+		}
 		c = s.base
 	}
 	m, ok := c.(*mpiComm)

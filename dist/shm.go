@@ -2,6 +2,7 @@ package dist
 
 import (
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -12,12 +13,12 @@ import (
 // This file is the on-node transport: ranks of one host all-reduce
 // through a shared mapping (a file in /dev/shm that every rank maps), as
 // Open MPI's own shared-memory BTL, NCCL's and Gloo's do on one machine,
-// but without their fragmenting and flow control: each rank copies its
+// but without their small fragments and flow control (a buffer goes
+// through in pieces of a slot, 4 MiB with two ranks): each rank copies its
 // buffer into its slot of the mapping once, reduces its chunk (Split) of
 // every rank's slot in rank order (reduceOrdered, as every Comm of this
 // package does, so the bits are the same), and copies the others' reduced
-// chunks back. Measured on the 2-core development machine (1 MB float32
-// all-reduce, 2 ranks, dist/cmd/allreduce): see docs/distributed.md.
+// chunks back. docs/distributed.md has its figures against MPI's.
 //
 // Every collective of a shmComm is preceded by an agreement through the
 // mapping (each rank's function, length and argument beside its arrival
@@ -33,6 +34,19 @@ const (
 	shmMinSlot = 64 << 10
 	shmLine    = 64 // one control line a rank: arrivals, sleepers, two metas
 )
+
+// shmPause, when set (by tests), runs in each rank's all-reduce between
+// the barrier after the reduction and the copies back, where a slow rank
+// still reads the slots that a fast one will write next.
+var shmPause func(rank int)
+
+// errNoShm is the error of shmCreate and shmOpen where there is no
+// shmDir (systems other than Linux).
+var errNoShm = errors.New("dist: no shared-memory transport on this system")
+
+// shmSpin is how many times a waiting rank polls an arrival before it
+// sleeps on it.
+const shmSpin = 1 << 14
 
 // shmSlotBytes is the slot size of a group of size ranks.
 func shmSlotBytes(size int) int {
@@ -57,12 +71,15 @@ type shmGroup struct {
 }
 
 // ctl returns word w (of 16) of rank k's control line: 0 the barriers
-// it arrived at, 1 the ranks sleeping on word 0, 2..7 its two metas
-// (function, length, argument) as int64 pairs of words.
+// it arrived at, 1 the ranks sleeping on word 0; words 2..13 are its two
+// metas (meta).
 func (g *shmGroup) ctl(k, w int) *uint32 {
 	return (*uint32)(unsafe.Pointer(&g.mem[k*shmLine+4*w]))
 }
 
+// meta returns rank k's meta of parity set: the function (collectives),
+// length and argument of its collective, at bytes 8..31 or 32..55 of its
+// control line.
 func (g *shmGroup) meta(k int, set uint64) *[3]int64 {
 	return (*[3]int64)(unsafe.Pointer(&g.mem[k*shmLine+8+int(set)*24]))
 }
@@ -77,6 +94,9 @@ func slotOf[T float](g *shmGroup, set uint64, k, n int) []T {
 // of slot bytes (a multiple of 4096), its length reserved: a /dev/shm too
 // small fails here, not with SIGBUS at the first write.
 func shmCreate(path string, size, slot int) error {
+	if shmDir == "" {
+		return errNoShm
+	}
 	_, total := shmLayout(size, slot)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -95,6 +115,9 @@ func shmCreate(path string, size, slot int) error {
 // shmOpen maps the group's file at path as rank of size ranks; the
 // slot size follows from the file's length.
 func shmOpen(path string, rank, size int) (*shmGroup, error) {
+	if shmDir == "" {
+		return nil, errNoShm
+	}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
@@ -116,10 +139,10 @@ func shmOpen(path string, rank, size int) (*shmGroup, error) {
 	}
 	g := &shmGroup{rank: rank, size: size, mem: mem, data: data, slot: slot, all: make([]int64, 3*size)}
 	// Poll a waiting rank's arrival for a while (about 50 µs) unless the
-	// ranks outnumber the cores, where a poll takes a core from the rank
-	// it waits for.
-	if size <= runtime.NumCPU() {
-		g.spin = 1 << 14
+	// ranks outnumber the host's cores, where a poll takes a core from the
+	// rank it waits for.
+	if size <= hostCPUs() {
+		g.spin = shmSpin
 	}
 	return g, nil
 }
@@ -219,6 +242,9 @@ func shmAllReduce[T float](g *shmGroup, fn string, buf []T, op Op) {
 		reduceOrdered(piece[lo:hi], func(k int) []T { return slotOf[T](g, set, k, n)[lo:hi] }, g.size, op)
 		copy(slotOf[T](g, set, g.rank, n)[lo:hi], piece[lo:hi])
 		g.barrier()
+		if shmPause != nil {
+			shmPause(g.rank)
+		}
 		for k := range g.size {
 			if k != g.rank {
 				klo, khi := Split(n, k, g.size)
@@ -320,8 +346,9 @@ func shmPath() string {
 }
 
 // ShmEnv is the environment variable that turns the on-node transport
-// off: LANES_DIST_SHM=0 makes the MPI Comm all-reduce through MPI even
-// when every rank runs on one host.
+// off: LANES_DIST_SHM=0 (exactly "0"; any other value, or none, leaves it
+// on) makes the MPI Comm all-reduce through MPI even when every rank runs
+// on one host.
 const ShmEnv = "LANES_DIST_SHM"
 
 func shmWanted() bool { return os.Getenv(ShmEnv) != "0" }
