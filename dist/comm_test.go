@@ -194,29 +194,39 @@ func panicOf(f func()) (msg string) {
 	return ""
 }
 
+// misuse is a programmer error on a group of two ranks and (a part of)
+// the panic message that every implementation raises for it.
+type misuse struct {
+	name string
+	f    func(c Comm) error
+	want string
+}
+
+// misuses are the programmer errors that every Comm catches alike.
+var misuses = []misuse{
+	{"lengths differ", func(c Comm) error { return c.AllReduce32(make([]float32, 3+c.Rank()), Sum) },
+		"dist: AllReduce32: rank 1 has 4 elements, rank 0 has 3"},
+	{"long lengths differ", func(c Comm) error { return c.AllReduce64(make([]float64, 5000+c.Rank()), Sum) },
+		"dist: AllReduce64: rank 1 has 5001 elements, rank 0 has 5000"},
+	{"collectives differ", func(c Comm) error {
+		if c.Rank() == 1 {
+			return c.Barrier()
+		}
+		return c.AllReduce64(make([]float64, 3), Sum)
+	}, "rank 1 called Barrier while rank 0 called AllReduce64"},
+	{"ops differ", func(c Comm) error { return c.AllReduce32(make([]float32, 2), Op(c.Rank())) },
+		"dist: AllReduce32: rank 1 passed 1, rank 0 passed 0"},
+	{"roots differ", func(c Comm) error { return c.Broadcast32(make([]float32, 2), c.Rank()) },
+		"dist: Broadcast32: rank 1 passed 1, rank 0 passed 0"},
+	{"root out of range", func(c Comm) error { return c.Broadcast64(make([]float64, 2), 2) },
+		"dist: Broadcast64: root 2 out of range [0, 2)"},
+	{"bad op", func(c Comm) error { return c.AllReduce32(nil, Op(7)) }, "dist: AllReduce32: unknown Op 7"},
+	{"gather dst", func(c Comm) error { return c.AllGather32(make([]float32, 5), make([]float32, 3)) },
+		"dist: AllGather32: dst has 5 elements, want 6 (Size 2 × src's 3)"},
+}
+
 func TestLocalMisuse(t *testing.T) {
-	cases := []struct {
-		name string
-		f    func(c Comm) error
-		want string
-	}{
-		{"lengths differ", func(c Comm) error { return c.AllReduce32(make([]float32, 3+c.Rank()), Sum) },
-			"dist: AllReduce32: rank 1 has 4 elements, rank 0 has 3"},
-		{"collectives differ", func(c Comm) error {
-			if c.Rank() == 1 {
-				return c.Barrier()
-			}
-			return c.AllReduce64(make([]float64, 3), Sum)
-		}, "rank 1 called Barrier while rank 0 called AllReduce64"},
-		{"roots differ", func(c Comm) error { return c.Broadcast32(make([]float32, 2), c.Rank()) },
-			"dist: Broadcast32: rank 1 passed 1, rank 0 passed 0"},
-		{"root out of range", func(c Comm) error { return c.Broadcast64(make([]float64, 2), 2) },
-			"dist: Broadcast64: root 2 out of range [0, 2)"},
-		{"bad op", func(c Comm) error { return c.AllReduce32(nil, Op(7)) }, "dist: AllReduce32: unknown Op 7"},
-		{"gather dst", func(c Comm) error { return c.AllGather32(make([]float32, 5), make([]float32, 3)) },
-			"dist: AllGather32: dst has 5 elements, want 6 (Size 2 × src's 3)"},
-	}
-	for _, tc := range cases {
+	for _, tc := range misuses {
 		msg := panicOf(func() { RunLocal(2, tc.f) })
 		if !strings.Contains(msg, tc.want) {
 			t.Errorf("%s: panic %q, want it to contain %q", tc.name, msg, tc.want)
