@@ -21,7 +21,7 @@ func NewLocal(n int) []Comm {
 	g.cond = sync.NewCond(&g.mu)
 	cs := make([]Comm, n)
 	for k := range cs {
-		cs[k] = &local{g: g, rank: k}
+		cs[k] = &local{g: g, rank: k, agreed: make([]int64, 3*n)}
 	}
 	return cs
 }
@@ -117,7 +117,8 @@ type local struct {
 	g       *group
 	rank    int
 	closed  bool
-	scratch any // the chunk accumulator of AllReduce ([]float32 or []float64)
+	scratch any     // the chunk accumulator of AllReduce ([]float32 or []float64)
+	agreed  []int64 // enter's view of the ranks' collectives, 3 per rank (disagreement)
 }
 
 func (c *local) Rank() int { return c.rank }
@@ -148,18 +149,11 @@ func (c *local) enter(s slot) error {
 	if err := c.g.wait(); err != nil {
 		return err
 	}
-	slots := c.g.slots
-	s0 := slots[0]
-	for k, sk := range slots[1:] {
-		k++
-		switch {
-		case sk.fn != s0.fn:
-			panic(fmt.Sprintf("dist: %s: rank %d called %s while rank 0 called %s: every rank must run the same collectives in the same order", s.fn, k, sk.fn, s0.fn))
-		case sk.n != s0.n:
-			panic(mismatch(s.fn, k, sk.n, s0.n))
-		case sk.arg != s0.arg:
-			panic(fmt.Sprintf("dist: %s: rank %d passed %d, rank 0 passed %d: every rank must pass the same root or Op", s.fn, k, sk.arg, s0.arg))
-		}
+	for k, sk := range c.g.slots {
+		c.agreed[3*k], c.agreed[3*k+1], c.agreed[3*k+2] = collectives[sk.fn], int64(sk.n), int64(sk.arg)
+	}
+	if amiss := disagreement(s.fn, c.agreed, c.g.n); amiss != "" {
+		panic(amiss)
 	}
 	return nil
 }

@@ -195,6 +195,7 @@ func (c *mpiComm) overShm() (*shmComm, error) {
 		}
 		return nil, err
 	}
+	c.underShm = true
 	return &shmComm{base: c, g: g}, nil
 }
 
@@ -230,6 +231,7 @@ type mpiComm struct {
 	agreed     []int64 // agree's buffer: 3 per rank
 	scratch    any     // AllReduce's received pieces ([]float32 or []float64)
 	shmErr     error   // why MPI did not put the shared mapping over it
+	underShm   bool    // a shmComm carries it: its agreements run in the mapping
 	// AllReduce's counts and displacements: the ranks' chunks (send),
 	// the rank's chunk from each rank (recv).
 	sCounts, sDispls, rCounts, rDispls []C.int
@@ -306,10 +308,19 @@ func (c *mpiComm) agree(fn string, n, arg int) error {
 // agreeThen is agree followed, on the MPI thread in the same call, by
 // then (when agree found nothing amiss): a collective of several MPI
 // calls hands the MPI thread one function, not one per call (each hand-
-// over wakes a thread, tens of microseconds on a loaded machine).
+// over wakes a thread, tens of microseconds on a loaded machine). Under a
+// shmComm (underShm) the mapping's agreement, itself a barrier, has run
+// instead, and only then runs.
 func (c *mpiComm) agreeThen(fn string, n, arg int, then func() C.int) error {
 	if n > math.MaxInt32 {
 		return fmt.Errorf("dist: %s: %d elements; MPI counts are C ints (at most %d)", fn, n, math.MaxInt32)
+	}
+	if c.underShm {
+		// The shared mapping's agreement has run (shmComm.start).
+		if then == nil {
+			return nil
+		}
+		return c.call(fn, then)
 	}
 	mine := [3]int64{collectives[fn], int64(n), int64(arg)}
 	all := c.agreed
