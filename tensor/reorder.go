@@ -316,6 +316,9 @@ func tileShape(op string, x *Tensor, reps []int) (out [MaxDims]int, dims int) {
 		}
 	}
 	dims = max(len(reps), len(x.shape))
+	if dims > MaxDims {
+		panic(fmt.Sprintf("tensor: %s: %d reps give %d dimensions (x of shape %v), more than %d", op, len(reps), dims, x.shape, MaxDims))
+	}
 	n := 0 // tileInto's dimensions: a pair where the rep is not 1
 	for i := range dims {
 		_, d, r := tileDim(x.shape, reps, i)

@@ -110,6 +110,9 @@ func TestTile(t *testing.T) {
 	expectPanic(t, "tensor: Tile: negative reps [1 -1] (x of shape [2])", func() { TileShape(New(2), 1, -1) })
 	twos := slices.Repeat([]int{2}, 17)
 	expectPanic(t, fmt.Sprintf("tensor: Tile: reps %v of shape [] need 34 dimensions internally, more than 32", twos), func() { TileShape(Scalar(1), twos...) })
+	ones := slices.Repeat([]int{1}, 33)
+	expectPanic(t, "tensor: Tile: 33 reps give 33 dimensions (x of shape [2]), more than 32", func() { TileShape(New(2), ones...) })
+	expectPanic(t, "tensor: Tile: 33 reps give 33 dimensions (x of shape [2]), more than 32", func() { Tile(New(2), ones...) })
 	x, reps := New(2, 3), []int{2, 1, 3}
 	if n := testing.AllocsPerRun(10, func() { TileShape(x, reps...) }); n != 0 {
 		t.Errorf("TileShape: %v allocations, want 0", n)
