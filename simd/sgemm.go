@@ -273,9 +273,10 @@ type gemmWork[T float] struct {
 	subs         [][]T // a shared A block's sub-blocks, as gemmRange takes them
 }
 
-func grow[T float](s []T, n int) []T {
+// grow returns s with length n, reusing its array when it is large enough.
+func grow[E any](s []E, n int) []E {
 	if cap(s) < n {
-		return make([]T, n)
+		return make([]E, n)
 	}
 	return s[:n]
 }
@@ -324,7 +325,6 @@ func gemm[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 		tiles = tilesN
 	}
 	parts := min(threads, tiles)
-	t.tiles, t.parts = tiles, parts
 	var sh *gemmShared[T]
 	if parts > 1 {
 		sh = fam.shares.Get()
@@ -515,7 +515,6 @@ type gemmTask[T float] struct {
 	lda, ldb, ldc  int
 	byCols         bool
 	shared         *gemmShared[T] // nil: every part packs its own copies
-	tiles, parts   int            // par.For's split: the part of tiles lo.. is lo·parts/tiles, rounded up
 }
 
 // RunRange computes tiles lo..hi of C's split side.
@@ -526,9 +525,13 @@ func (t *gemmTask[T]) RunRange(lo, hi int) {
 	} else {
 		r0, r1 = lo*t.kern.mr, min(t.m, hi*t.kern.mr)
 	}
-	rot := 0
-	if t.tiles > 0 {
-		rot = (lo*t.parts + t.tiles - 1) / t.tiles
+	rot := 0 // this part's index among the shared operand's sub-blocks
+	if t.shared != nil {
+		tiles := (t.m + t.kern.mr - 1) / t.kern.mr
+		if t.byCols {
+			tiles = (t.n + t.kern.nr - 1) / t.kern.nr
+		}
+		rot = par.PartOf(lo, tiles, t.shared.subs)
 	}
 	gemmRange(t.kern, t.shared, rot, t.transA, t.transB, r0, r1, c0, c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
 }
@@ -564,15 +567,18 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], rot int, tr
 	w := fam.works.Get()
 	defer fam.works.Put(w)
 	w.tile = grow(w.tile, mr*nr)
-	subs := 1
-	if shared != nil {
-		subs = shared.subs
-	}
-	w.subs = growSubs(w.subs, subs)
 	// The shared operand comes from shared, sub-block by sub-block; the
 	// other is packed into the work's own buffers (w.ap is also where a
 	// part packs its own copy of a shared A sub-block, w.bp of B's).
 	sharedA, sharedB := shared != nil && shared.isA, shared != nil && !shared.isA
+	subs := 1
+	if shared != nil {
+		subs = shared.subs
+	}
+	if sharedA {
+		w.subs = grow(w.subs, subs)
+		defer clear(w.subs)
+	}
 	mcStep, kcStep, ncStep := evenBlock(r1-r0, bl.mc, mr), evenBlock(k, bl.kc, 8), evenBlock(c1-c0, bl.nc, nr)
 	for ic := r0; ic < r1; ic += mcStep {
 		mc := min(mcStep, r1-ic)
@@ -619,15 +625,6 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], rot int, tr
 			}
 		}
 	}
-	clear(w.subs)
-}
-
-// growSubs returns s with length n, reusing its array.
-func growSubs[T float](s [][]T, n int) [][]T {
-	if cap(s) < n {
-		return make([][]T, n)
-	}
-	return s[:n]
 }
 
 // gemmBlock computes the mc×nc block of C at c from the packed blocks ap

@@ -112,6 +112,11 @@ func (j *job) claim() (lo, hi int, ok bool) {
 	}
 }
 
+// PartOf returns the part whose range starts at lo when For cuts 0..n into
+// parts ranges (parts ≤ n): the inverse of claim's split, for a Ranger
+// whose parts share work by index (simd's shared GEMM packing).
+func PartOf(lo, n, parts int) int { return (lo*parts + n - 1) / n }
+
 // work runs parts of j until none is left to claim.
 func (j *job) work() {
 	for {

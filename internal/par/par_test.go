@@ -117,3 +117,26 @@ func TestSpinFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestPartOf checks that PartOf inverts For's split: the range of part p
+// starts at an lo whose PartOf is p.
+func TestPartOf(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 64, 100, 1000} {
+		for parts := 1; parts <= min(n, 9); parts++ {
+			j := &job{n: n}
+			j.state.Store(uint64(parts) << 32)
+			for p := 0; ; p++ {
+				lo, _, ok := j.claim()
+				if !ok {
+					if p != parts {
+						t.Fatalf("n=%d parts=%d: %d ranges", n, parts, p)
+					}
+					break
+				}
+				if got := PartOf(lo, n, parts); got != p {
+					t.Fatalf("n=%d parts=%d: PartOf(%d) = %d, want %d", n, parts, lo, got, p)
+				}
+			}
+		}
+	}
+}
