@@ -30,6 +30,7 @@ import (
 // (Dropout) draw from their own replica's generator.
 type BatchSplit struct {
 	model  Module
+	names  []string // the model's parameters' names, for Step's messages
 	params []*Var
 	parts  []*splitPart
 }
@@ -71,7 +72,7 @@ func NewBatchSplit(m Module, parts int, replica func() Module) *BatchSplit {
 		panic("nn: NewBatchSplit: nil replica constructor")
 	}
 	names, params := splitState("NewBatchSplit", "the model", m)
-	s := &BatchSplit{model: m, params: params}
+	s := &BatchSplit{model: m, names: names, params: params}
 	s.parts = append(s.parts, &splitPart{m: m, params: params, tp: NewTape()})
 	for k := 1; k < parts; k++ {
 		r := replica()
@@ -110,14 +111,8 @@ func splitState(fn, what string, m Module) (names []string, params []*Var) {
 }
 
 // share points every replica's parameters at the model's values (again:
-// loading a state may have given them new tensors). It panics when a
-// parameter has moved off the host since NewBatchSplit.
+// loading a state may have given them new tensors).
 func (s *BatchSplit) share() {
-	for i, p := range s.params {
-		if !onHost(p.value) {
-			panic(fmt.Sprintf("nn: BatchSplit.Step: the model's parameter %d of shape %v is on %v; the parts run on the host", i, p.value.Shape(), p.value.Device()))
-		}
-	}
 	for _, pt := range s.parts[1:] {
 		for i, p := range pt.params {
 			p.value = s.params[i].value
@@ -154,6 +149,11 @@ func (s *BatchSplit) Step(x, y *tensor.Tensor, loss func(tp *Tape, m Module, x, 
 		panic(fmt.Sprintf("nn: BatchSplit.Step: an empty batch (x of shape %v)", x.Shape()))
 	case !onHost(x) || !onHost(y):
 		panic(fmt.Sprintf("nn: BatchSplit.Step: x on %v and y on %v; the parts run on the host", x.Device(), y.Device()))
+	}
+	for i, p := range s.params { // moved since NewBatchSplit checked them?
+		if !onHost(p.value) {
+			panic(fmt.Sprintf("nn: BatchSplit.Step: the model's %s of shape %v is on %v; the parts run on the host", s.names[i], p.value.Shape(), p.value.Device()))
+		}
 	}
 	s.share()
 	n, parts := x.Dim(0), len(s.parts)
