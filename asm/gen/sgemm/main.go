@@ -344,10 +344,7 @@ func packT(s x86.ISA, rows int) {
 	TESTQ(RCX, RCX)
 	JE(LabelRef("done"))
 	// K1 = the low kc bits: 0 < kc < lanes p remain.
-	MOVL(U32(1), EAX)
-	SHLL(CL, EAX)
-	DECL(EAX)
-	KMOVW(EAX, K1)
+	x86.TailMask(K1)
 	block(true)
 	Label("done")
 	VZEROUPPER()
