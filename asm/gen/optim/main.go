@@ -60,8 +60,10 @@ func adam(s x86.ISA) {
 	update := func(w x86.Width, load func(base GPPhysical, r VecPhysical), store func(r VecPhysical, base GPPhysical)) {
 		g, m, v, p, t := w.R(0), w.R(1), w.R(2), w.R(3), w.R(4)
 		c := func(i int) VecPhysical { return w.R(i) }
-		mul, add, div := ps(w, VMULPS, VMULSS), ps(w, VADDPS, VADDSS), ps(w, VDIVPS, VDIVSS)
-		fma, sqrt := ps(w, VFMADD231PS, VFMADD231SS), ps(w, VSQRTPS, VSQRTSS)
+		// AVX2's tail runs the packed forms on the X registers that its
+		// VMOVSS loads fill (the upper lanes zero, never stored), as the
+		// elementwise kernels' tails do.
+		mul, add, div, fma, sqrt := VMULPS, VADDPS, VDIVPS, VFMADD231PS, VSQRTPS
 		load(RSI, g)
 		load(RDX, m)
 		load(R8, v)
@@ -73,11 +75,7 @@ func adam(s x86.ISA) {
 		fma(t, c(cA2), v)    // Axpy(v, a2, t)
 		store(m, RDX)
 		store(v, R8)
-		if w.Scalar {
-			sqrt(v, t, t) // VSQRTSS: the upper lanes from t, ignored
-		} else {
-			sqrt(v, t)
-		}
+		sqrt(v, t)
 		mul(c(cInvSqrtBC2), t, t) // Scale(t, t, invSqrtBC2)
 		add(c(cEps), t, t)        // AddScalar(t, t, eps)
 		div(t, m, t)              // Div(t, m, t): t = m / t
@@ -109,15 +107,6 @@ func adam(s x86.ISA) {
 	})
 	VZEROUPPER()
 	RET()
-}
-
-// ps picks the packed form of an instruction, or the scalar one in AVX2's
-// tail.
-func ps(w x86.Width, packed, scalar func(...Op)) func(...Op) {
-	if w.Scalar {
-		return scalar
-	}
-	return packed
 }
 
 func requires(s x86.ISA) string {
