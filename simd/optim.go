@@ -47,12 +47,48 @@ func AdamUpdate(p, g, m, v, tmp []float32, beta1, beta2, stepSize, invSqrtBC2, e
 		return
 	}
 	t := tmp[:len(p)]
+	adamMoments(g, m, v, t, beta1, a1, beta2, a2)
+	adamStep(p, m, v, t, stepSize, invSqrtBC2, eps)
+}
+
+// AdamMoments is the first half of AdamUpdate's composition, for updates
+// that change the second moment before the step (AMSGrad's running
+// maximum, NAdam's momentum): m = β₁·m + (1-β₁)·g and v = β₂·v +
+// (1-β₂)·g², rounded as AdamUpdate rounds them, with tmp scratch of at
+// least len(g) elements. g, m, v and tmp must not overlap; it panics,
+// naming the lengths, when m or v is not as long as g or tmp is shorter.
+func AdamMoments(g, m, v, tmp []float32, beta1, beta2 float32) {
+	if len(m) != len(g) || len(v) != len(g) || len(tmp) < len(g) {
+		panic(fmt.Sprintf("simd: AdamMoments: len(g)=%d len(m)=%d len(v)=%d len(tmp)=%d, want m and v as long as g and tmp at least as long",
+			len(g), len(m), len(v), len(tmp)))
+	}
+	adamMoments(g, m, v, tmp[:len(g)], beta1, 1-beta1, beta2, 1-beta2)
+}
+
+// AdamStep is the second half of AdamUpdate's composition: p -= stepSize ·
+// m / (√d·invSqrtBC2 + eps), d the second moment (v, or AMSGrad's running
+// maximum of it), rounded as AdamUpdate rounds it, with tmp scratch of at
+// least len(p) elements. p, m, d and tmp must not overlap (m and d may be
+// the same slice); it panics, naming the lengths, when m or d is not as
+// long as p or tmp is shorter.
+func AdamStep(p, m, d, tmp []float32, stepSize, invSqrtBC2, eps float32) {
+	if len(m) != len(p) || len(d) != len(p) || len(tmp) < len(p) {
+		panic(fmt.Sprintf("simd: AdamStep: len(p)=%d len(m)=%d len(d)=%d len(tmp)=%d, want m and d as long as p and tmp at least as long",
+			len(p), len(m), len(d), len(tmp)))
+	}
+	adamStep(p, m, d, tmp[:len(p)], stepSize, invSqrtBC2, eps)
+}
+
+func adamMoments(g, m, v, t []float32, beta1, a1, beta2, a2 float32) {
 	Scale(m, m, beta1)
 	Axpy(m, a1, g)
 	Mul(t, g, g)
 	Scale(v, v, beta2)
 	Axpy(v, a2, t)
-	Sqrt(t, v)
+}
+
+func adamStep(p, m, d, t []float32, stepSize, invSqrtBC2, eps float32) {
+	Sqrt(t, d)
 	Scale(t, t, invSqrtBC2)
 	AddScalar(t, t, eps)
 	Div(t, m, t)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/lanesgo/lanes/dispatch"
@@ -113,6 +114,42 @@ func TestAdamUpdatePanics(t *testing.T) {
 	x := make([]float32, 4)
 	expectPanic(t, "len(m)=3", func() { AdamUpdate(x, x[:4], x[:3], x, x, 0.9, 0.999, 1, 1, 1e-8) })
 	expectPanic(t, "len(tmp)=2", func() { AdamUpdate(x, x, x, x, x[:2], 0.9, 0.999, 1, 1, 1e-8) })
+}
+
+// TestAdamHalves checks that AdamMoments then AdamStep (on v) give
+// AdamUpdate's bits at every level, and their panics.
+func TestAdamHalves(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		for _, n := range []int{0, 1, 17, 257, 1000} {
+			mk := func() []float32 {
+				x := make([]float32, n)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				return x
+			}
+			p, g, m := mk(), mk(), mk()
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(r.ExpFloat64())
+			}
+			p2, m2, v2, tmp := slices.Clone(p), slices.Clone(m), slices.Clone(v), make([]float32, n)
+			AdamUpdate(p, g, m, v, tmp, 0.9, 0.999, 1e-3, 1.3, 1e-8)
+			AdamMoments(g, m2, v2, tmp, 0.9, 0.999)
+			AdamStep(p2, m2, v2, tmp, 1e-3, 1.3, 1e-8)
+			for i := range p {
+				if math.Float32bits(p[i]) != math.Float32bits(p2[i]) || math.Float32bits(m[i]) != math.Float32bits(m2[i]) || math.Float32bits(v[i]) != math.Float32bits(v2[i]) {
+					t.Fatalf("n=%d [%d]: halves p, m, v = %v, %v, %v; AdamUpdate %v, %v, %v", n, i, p2[i], m2[i], v2[i], p[i], m[i], v[i])
+				}
+			}
+		}
+	})
+	x := make([]float32, 4)
+	expectPanic(t, "simd: AdamMoments: len(g)=4 len(m)=3", func() { AdamMoments(x, x[:3], x, x, 0.9, 0.999) })
+	expectPanic(t, "len(tmp)=2", func() { AdamMoments(x, x, x, x[:2], 0.9, 0.999) })
+	expectPanic(t, "simd: AdamStep: len(p)=4 len(m)=4 len(d)=3", func() { AdamStep(x, x, x[:3], x, 1, 1, 1e-8) })
+	expectPanic(t, "len(tmp)=2", func() { AdamStep(x, x, x, x[:2], 1, 1, 1e-8) })
 }
 
 func TestAdamUpdateAllocs(t *testing.T) {

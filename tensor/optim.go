@@ -429,11 +429,7 @@ func (u *adamUpdate) update(i int, p, g []float32, s [][]float32, tmp *[2][]floa
 	// falls between AdamUpdate's moments and its step.
 	adamMoments(p, g, m, v, o.LR, o.Beta1, o.Beta2, o.WeightDecay, o.Decoupled, t1, t2)
 	simd.Maximum(s[2], s[2], v)
-	simd.Sqrt(t2, s[2])
-	simd.Scale(t2, t2, u.invSqrtBC2[i])
-	simd.AddScalar(t2, t2, o.Eps)
-	simd.Div(t2, m, t2)
-	simd.Axpy(p, -u.stepSize[i], t2)
+	simd.AdamStep(p, m, s[2], t2, u.stepSize[i], u.invSqrtBC2[i], o.Eps)
 }
 
 // RMSProp is the CPU's RMSPropStep (the operands on the host).

@@ -418,10 +418,6 @@ func adamDecay(p, g []float32, lr, wd float32, decoupled bool, t1 []float32) []f
 // gradient the update uses (g or t1).
 func adamMoments(p, g, m, v []float32, lr, b1, b2, wd float32, decoupled bool, t1, t2 []float32) []float32 {
 	g = adamDecay(p, g, lr, wd, decoupled, t1)
-	simd.Scale(m, m, b1)
-	simd.Axpy(m, 1-b1, g)
-	simd.Mul(t2, g, g)
-	simd.Scale(v, v, b2)
-	simd.Axpy(v, 1-b2, t2)
+	simd.AdamMoments(g, m, v, t2, b1, b2)
 	return g
 }
