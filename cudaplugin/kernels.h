@@ -343,15 +343,21 @@ int lanes_philox(void *stream, const LanesShape *shape, long long first, float *
 // The Sort family (sort.cu), over the rows of r (outer: the rows, inner:
 // the axis; y: vals, x: x, z: idx). lanes_sort sorts each row (stable;
 // -0 as +0, NaN above +Inf; desc: largest first) through scratch
-// (blocks·p keys, p the least power of 2 at least the row's length, which
-// the caller computes, one block per row in a grid of blocks; NULL when p
-// is at most LANES_SORT_SHARED,
-// which sorts in shared memory) and writes its first k positions as floats
+// (blocks·p keys, p = lanes_sort_pad(row length), one block per row in a
+// grid of blocks; NULL when p is at most LANES_SORT_SHARED, which sorts
+// in shared memory) and writes its first k positions as floats
 // to idx and their values to vals (NULL: none); median: the element at
 // position (n-1)/2 of the ascending order, or the row's first NaN, and
 // its position (vals and idx at the row's place, k unused).
 #define LANES_SORT_SHARED 2048
-int lanes_sort(void *stream, const LanesReduce *r, float *vals, float *idx, const float *x, unsigned long long *scratch, long long p,
+// lanes_sort_pad is the length a row of n is padded to: the least power of
+// 2 at least n (1 for n ≤ 1).
+static inline long long lanes_sort_pad(long long n) {
+    long long p = 1;
+    while (p < n) p *= 2;
+    return p;
+}
+int lanes_sort(void *stream, const LanesReduce *r, float *vals, float *idx, const float *x, unsigned long long *scratch,
                long long blocks, long long k, int desc, int median);
 // y = the cumulative sums (prod 0) or products of each row of x, a double
 // running value, one thread per row.

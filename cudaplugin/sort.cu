@@ -182,10 +182,13 @@ __global__ void __launch_bounds__(SCAN_THREADS) cumProdBackwardKernel(LanesReduc
 } // namespace
 
 extern "C" int lanes_sort(void *stream, const LanesReduce *r, float *vals, float *idx, const float *x, unsigned long long *scratch,
-                          long long p, long long blocks, long long k, int desc, int median) {
+                          long long blocks, long long k, int desc, int median) {
     const long long n = r->inner.n;
-    if (!validRows(r) || !idx || (median && !vals) || blocks < 1 || n > (1LL << 24) || k < 0 || k > n || p < 1 ||
-        (p & (p - 1)) != 0 || p < n || (n > 0 && p / 2 >= n) || (p > SORT_SHARED && !scratch)) {
+    if (!validRows(r) || !idx || (median && !vals) || blocks < 1 || n > (1LL << 24) || k < 0 || k > n) {
+        return ERR_INVALID_VALUE;
+    }
+    const long long p = lanes_sort_pad(n);
+    if (p > SORT_SHARED && !scratch) {
         return ERR_INVALID_VALUE;
     }
     if (r->outer.n <= 0 || n <= 0 || (!median && k == 0)) {

@@ -6,8 +6,8 @@ package cudaplugin
 #include "runtime.h"
 #include "kernels.h"
 
-static int lanes_sort_at(lanes_stream s, const LanesReduce *r, uintptr_t vals, uintptr_t idx, uintptr_t x, uintptr_t scratch, long long p, long long blocks, long long k, int desc, int median) {
-	return lanes_sort(s, r, (float *)vals, (float *)idx, (const float *)x, (unsigned long long *)scratch, p, blocks, k, desc, median);
+static int lanes_sort_at(lanes_stream s, const LanesReduce *r, uintptr_t vals, uintptr_t idx, uintptr_t x, uintptr_t scratch, long long blocks, long long k, int desc, int median) {
+	return lanes_sort(s, r, (float *)vals, (float *)idx, (const float *)x, (unsigned long long *)scratch, blocks, k, desc, median);
 }
 static int lanes_scan_at(lanes_stream s, const LanesReduce *r, uintptr_t y, uintptr_t x, int prod) {
 	return lanes_scan(s, r, (float *)y, (const float *)x, prod);
@@ -90,10 +90,7 @@ func (g *GPU) sortRows(op string, values, indices, x *tensor.Tensor, axis, k int
 	if err != nil {
 		return err
 	}
-	p := 1 // the power of 2 a row is padded to (lanes_sort takes it)
-	for p < n {
-		p *= 2
-	}
+	p := int(C.lanes_sort_pad(C.longlong(n))) // lanes_sort's padded row length
 	blocks := sortBlocks(x.Len()/n, p)
 	var scratch uintptr
 	if p > sortSharedKeys {
@@ -106,7 +103,7 @@ func (g *GPU) sortRows(op string, values, indices, x *tensor.Tensor, axis, k int
 		vp = C.uintptr_t(vo.ptr)
 	}
 	return check("lanes_sort", C.lanes_sort_at(g.stream, &r, vp, C.uintptr_t(io.ptr), C.uintptr_t(in.ptr), C.uintptr_t(scratch),
-		C.longlong(p), C.longlong(blocks), C.longlong(k), cbool(descending), cbool(median)))
+		C.longlong(blocks), C.longlong(k), cbool(descending), cbool(median)))
 }
 
 // Scan implements tensor.SortKernels: CumSum or CumProd along axis, any
