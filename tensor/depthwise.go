@@ -86,16 +86,19 @@ var depthwiseJobs = sync.Pool{New: func() any { return new(depthwiseJob) }}
 // runDepthwise runs a phase, its path (flat or not) decided once for all
 // its items.
 func runDepthwise(phase int, g *convGeom, x, w, out, bias []float32) {
+	flat := g.flat()
+	if phase == depthwiseWeight {
+		flat = g.flatWeight()
+	}
 	j := depthwiseJobs.Get().(*depthwiseJob)
-	*j = depthwiseJob{g: *g, phase: phase, flat: g.flat(), x: x, w: w, out: out, bias: bias}
+	*j = depthwiseJob{g: *g, phase: phase, flat: flat, x: x, w: w, out: out, bias: bias}
 	taps := g.kh * g.kw
 	switch {
 	case phase != depthwiseWeight:
 		parallelProducts(j, g.n*g.cin, g.opg*taps*g.p, 0)
-	case g.flatWeight(): // j.flat is set: flatWeight implies flat
+	case flat:
 		parallelProducts(j, g.cin*g.weightBlocks(), g.n*min(g.opg, weightBlock)*taps*g.p, 0)
 	default:
-		j.flat = false
 		parallelProducts(j, g.cin, g.n*g.opg*taps*g.p, 0)
 	}
 	*j = depthwiseJob{}
