@@ -230,12 +230,11 @@ func rollComposed(op string, dst, x *Tensor, shifts, axes []int) *Tensor {
 	shift, flat := rollShifts(op, x, shifts, axes)
 	y, d := x, dst
 	if flat {
-		if dst != nil && !dst.IsContiguous() { // no flat view of dst
-			return copyInto(op, dst, rollComposed(op, nil, x, shifts, axes))
-		}
 		y = x.Reshape(-1)
-		if dst != nil {
-			d = dst.Reshape(-1)
+		if d != nil && d.IsContiguous() {
+			d = d.Reshape(-1)
+		} else {
+			d = nil // no flat view of dst: a new tensor, copied at the end
 		}
 	}
 	var moved []int
@@ -248,13 +247,16 @@ func rollComposed(op string, dst, x *Tensor, shifts, axes []int) *Tensor {
 		n, s := y.shape[a], shift[a]
 		return indexRange(op, y, n, func(i int) int { return (i - s + n) % n })
 	})
-	switch {
-	case dst != nil:
-		return dst
-	case flat:
-		return out.Reshape(x.shape...)
+	if flat {
+		out = out.Reshape(x.shape...)
 	}
-	return out
+	switch {
+	case dst == nil:
+		return out
+	case d == nil:
+		return copyInto(op, dst, out)
+	}
+	return dst
 }
 
 // Tile returns x repeated reps[i] times along dimension i, as
