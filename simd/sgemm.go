@@ -21,7 +21,12 @@ type gemmKernels[T float] struct {
 	// kernel sets the mr×nr tile at c (row stride ldc) to
 	// alpha·Σ_p a[p·mr+i]·b[p·nr+j] + beta·c, not reading c when beta == 0.
 	kernel func(k int, a, b, c []T, ldc int, alpha, beta T)
-	bl     blocking // derived from mr, nr, the element size and the caches by newGemmKernels
+	// tails[r], where the level has it (see withTails), is kernel for the
+	// first r < mr rows of the tile: it reads the same mr-row panels of A
+	// and writes r rows of c. A row panel of A with fewer than mr rows runs
+	// on the smallest tail that covers them (rowKernel).
+	tails []func(k int, a, b, c []T, ldc int, alpha, beta T)
+	bl    blocking // derived from mr, nr, the element size and the caches by newGemmKernels
 	// Transposing packs, where the level has them (nil uses the Go loops):
 	// dst[p·w+i] = src[i·ld+p] for p < kc and i < mr (packMR: full panels
 	// of A) or i < 16 (pack16: full panels of a transposed B, 16 columns at
@@ -37,6 +42,30 @@ type gemmKernels[T float] struct {
 // newGemmKernels describes a microkernel and derives its cache blocking once.
 func newGemmKernels[T float](mr, nr int, kernel func(k int, a, b, c []T, ldc int, alpha, beta T)) *gemmKernels[T] {
 	return &gemmKernels[T]{mr: mr, nr: nr, kernel: kernel, bl: blockingFor(mr, nr, int(unsafe.Sizeof(T(0))))}
+}
+
+// withTails sets the row-tail kernels of k: fns[i] computes the first
+// step·(i+1) rows of its tile. It returns k.
+func (k *gemmKernels[T]) withTails(step int, fns ...func(k int, a, b, c []T, ldc int, alpha, beta T)) *gemmKernels[T] {
+	k.tails = make([]func(int, []T, []T, []T, int, T, T), step*len(fns)+1)
+	for i, f := range fns {
+		if r := step * (i + 1); r >= k.mr {
+			panic(fmt.Sprintf("simd: a %d-row tail of a %d×%d kernel", r, k.mr, k.nr))
+		}
+		k.tails[step*(i+1)] = f
+	}
+	return k
+}
+
+// rowKernel returns the kernel for a row panel of A with mrr ≤ mr valid
+// rows, and how many rows of its tile it computes (mrr ≤ rows ≤ mr).
+func (k *gemmKernels[T]) rowKernel(mrr int) (func(k int, a, b, c []T, ldc int, alpha, beta T), int) {
+	for r := mrr; r < len(k.tails); r++ {
+		if k.tails[r] != nil {
+			return k.tails[r], r
+		}
+	}
+	return k.kernel, k.mr
 }
 
 // gemmFamily is what the GEMM driver keeps per element type: the
@@ -630,22 +659,28 @@ func gemmRange[T float](kern *gemmKernels[T], shared *gemmShared[T], rot int, tr
 // gemmBlock computes the mc×nc block of C at c from the packed blocks ap
 // (of A) and bp (of B), kc deep: for each panel of A, the row of tiles
 // against every panel of B. Edge tiles are computed on the zero-padded
-// panels into tile (mr×nr), and their valid part added to C.
+// panels into tile (mr×nr), and their valid part added to C; a row panel
+// of fewer than mr rows runs on the level's row-tail kernel for them
+// (rowKernel), straight into C when it covers exactly those rows.
 func gemmBlock[T float](kern *gemmKernels[T], ap, bp, tile []T, kc, mc, nc int, alpha, beta T, c []T, ldc int) {
 	mr, nr := kern.mr, kern.nr
 	fam := familyOf[T]()
 	for ir := 0; ir < mc; ir += mr {
 		aPanel := ap[ir*kc : (ir+mr)*kc]
 		mrr := min(mr, mc-ir)
+		kernel, rows := kern.kernel, mr
+		if mrr < mr {
+			kernel, rows = kern.rowKernel(mrr)
+		}
 		for jr := 0; jr < nc; jr += nr {
 			bPanel := bp[jr*kc : (jr+nr)*kc]
 			nrr := min(nr, nc-jr)
 			off := ir*ldc + jr
-			if mrr == mr && nrr == nr {
-				kern.kernel(kc, aPanel, bPanel, c[off:], ldc, alpha, beta)
+			if mrr == rows && nrr == nr {
+				kernel(kc, aPanel, bPanel, c[off:], ldc, alpha, beta)
 				continue
 			}
-			kern.kernel(kc, aPanel, bPanel, tile, nr, alpha, 0)
+			kernel(kc, aPanel, bPanel, tile, nr, alpha, 0)
 			// dst = src + beta·dst, fused as in the kernel's store.
 			for i := 0; i < mrr; i++ {
 				dst := c[off+i*ldc : off+i*ldc+nrr]

@@ -12,6 +12,54 @@ package simd
 //go:noescape
 func sgemmKernel14x32AVX512(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
 
+// sgemmKernel2of14x32AVX512 is sgemmKernel14x32AVX512 for the first 2 rows
+// of the tile (i < 2; a's panel still holds MR = 14 values per step):
+// it writes no other row of c.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func sgemmKernel2of14x32AVX512(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// sgemmKernel4of14x32AVX512 is sgemmKernel14x32AVX512 for the first 4 rows
+// of the tile (i < 4; a's panel still holds MR = 14 values per step):
+// it writes no other row of c.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func sgemmKernel4of14x32AVX512(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// sgemmKernel6of14x32AVX512 is sgemmKernel14x32AVX512 for the first 6 rows
+// of the tile (i < 6; a's panel still holds MR = 14 values per step):
+// it writes no other row of c.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func sgemmKernel6of14x32AVX512(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// sgemmKernel8of14x32AVX512 is sgemmKernel14x32AVX512 for the first 8 rows
+// of the tile (i < 8; a's panel still holds MR = 14 values per step):
+// it writes no other row of c.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func sgemmKernel8of14x32AVX512(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// sgemmKernel10of14x32AVX512 is sgemmKernel14x32AVX512 for the first 10 rows
+// of the tile (i < 10; a's panel still holds MR = 14 values per step):
+// it writes no other row of c.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func sgemmKernel10of14x32AVX512(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// sgemmKernel12of14x32AVX512 is sgemmKernel14x32AVX512 for the first 12 rows
+// of the tile (i < 12; a's panel still holds MR = 14 values per step):
+// it writes no other row of c.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func sgemmKernel12of14x32AVX512(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
 // sgemmKernel6x16AVX2 sets the 6×16 tile at c (row stride ldc) to
 // alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0
 // (c not read), for k >= 0 steps of the packed panels a and b.
@@ -19,6 +67,22 @@ func sgemmKernel14x32AVX512(k int, a []float32, b []float32, c []float32, ldc in
 //
 //go:noescape
 func sgemmKernel6x16AVX2(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// sgemmKernel2of6x16AVX2 is sgemmKernel6x16AVX2 for the first 2 rows
+// of the tile (i < 2; a's panel still holds MR = 6 values per step):
+// it writes no other row of c.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sgemmKernel2of6x16AVX2(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// sgemmKernel4of6x16AVX2 is sgemmKernel6x16AVX2 for the first 4 rows
+// of the tile (i < 4; a's panel still holds MR = 6 values per step):
+// it writes no other row of c.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func sgemmKernel4of6x16AVX2(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
 
 // dgemmKernel8x16AVX512 sets the 8×16 tile at c (row stride ldc) to
 // alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0
@@ -28,6 +92,30 @@ func sgemmKernel6x16AVX2(k int, a []float32, b []float32, c []float32, ldc int, 
 //go:noescape
 func dgemmKernel8x16AVX512(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
 
+// dgemmKernel2of8x16AVX512 is dgemmKernel8x16AVX512 for the first 2 rows
+// of the tile (i < 2; a's panel still holds MR = 8 values per step):
+// it writes no other row of c.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func dgemmKernel2of8x16AVX512(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// dgemmKernel4of8x16AVX512 is dgemmKernel8x16AVX512 for the first 4 rows
+// of the tile (i < 4; a's panel still holds MR = 8 values per step):
+// it writes no other row of c.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func dgemmKernel4of8x16AVX512(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// dgemmKernel6of8x16AVX512 is dgemmKernel8x16AVX512 for the first 6 rows
+// of the tile (i < 6; a's panel still holds MR = 8 values per step):
+// it writes no other row of c.
+// Requires: AVX-512 F.
+//
+//go:noescape
+func dgemmKernel6of8x16AVX512(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
 // dgemmKernel6x8AVX2 sets the 6×8 tile at c (row stride ldc) to
 // alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0
 // (c not read), for k >= 0 steps of the packed panels a and b.
@@ -35,6 +123,22 @@ func dgemmKernel8x16AVX512(k int, a []float64, b []float64, c []float64, ldc int
 //
 //go:noescape
 func dgemmKernel6x8AVX2(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// dgemmKernel2of6x8AVX2 is dgemmKernel6x8AVX2 for the first 2 rows
+// of the tile (i < 2; a's panel still holds MR = 6 values per step):
+// it writes no other row of c.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func dgemmKernel2of6x8AVX2(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// dgemmKernel4of6x8AVX2 is dgemmKernel6x8AVX2 for the first 4 rows
+// of the tile (i < 4; a's panel still holds MR = 6 values per step):
+// it writes no other row of c.
+// Requires: AVX2, FMA.
+//
+//go:noescape
+func dgemmKernel4of6x8AVX2(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
 
 // packT14AVX512 sets dst[p·w+i] = src[i·ld+p] for i < 14, p < kc.
 // Requires: AVX-512 F.

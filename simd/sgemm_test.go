@@ -689,3 +689,59 @@ func testGemmSharedPack[T float](t *testing.T, api gemmAPI[T]) {
 		}
 	})
 }
+
+// TestGemmRowTails runs each row-tail kernel of each level (see
+// gemmKernels.tails) against the full kernel on the same packed panels: its
+// rows must be the full kernel's bit for bit, for beta 0 (over a C of NaN,
+// which must not be read), 1 and -0.5, and the rows below it, inside the
+// tile and past it, must stay untouched. The products that use them are
+// TestSgemmTileEdges's and TestSgemm's.
+func TestGemmRowTails(t *testing.T) {
+	testGemmRowTails(t, sgemmFamily.kernels.get)
+	testGemmRowTails(t, dgemmFamily.kernels.get)
+}
+
+func testGemmRowTails[T float](t *testing.T, kernels func() *gemmKernels[T]) {
+	forEachLevel(t, func(t *testing.T, l dispatch.Level) {
+		kern := kernels()
+		r := rand.New(rand.NewPCG(23, uint64(l)))
+		tails := 0
+		for rows, tail := range kern.tails {
+			if tail == nil {
+				continue
+			}
+			tails++
+			if got, n := kern.rowKernel(rows); n != rows || got == nil {
+				t.Fatalf("rowKernel(%d) covers %d rows", rows, n)
+			}
+			for _, k := range []int{0, 1, 5, 29, 64} {
+				a, b := randOf[T](r, kern.mr*k), randOf[T](r, kern.nr*k)
+				ldc := kern.nr + 3
+				for _, beta := range []T{0, 1, -0.5} {
+					old := randOf[T](r, (kern.mr+1)*ldc)
+					if beta == 0 {
+						for i := range rows * ldc {
+							old[i] = T(math.NaN())
+						}
+					}
+					want, got := slices.Clone(old), slices.Clone(old)
+					kern.kernel(k, a, b, want, ldc, 1.5, beta)
+					tail(k, a, b, got, ldc, 1.5, beta)
+					for i := range got {
+						row, col := i/ldc, i%ldc
+						w := want[i]
+						if row >= rows || col >= kern.nr {
+							w = old[i]
+						}
+						if bitsOf(got[i]) != bitsOf(w) {
+							t.Fatalf("%d-row tail of %d×%d, k=%d beta=%v: c[%d][%d] = %v, want %v", rows, kern.mr, kern.nr, k, beta, row, col, got[i], w)
+						}
+					}
+				}
+			}
+		}
+		if l >= dispatch.AVX2 && tails == 0 {
+			t.Fatalf("no row tails at %v", l)
+		}
+	})
+}

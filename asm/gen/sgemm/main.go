@@ -23,6 +23,14 @@
 //
 // The tile is then written as C = alpha·acc + beta·C, or C = alpha·acc when
 // beta == 0 (C's old contents, NaN included, are not read).
+//
+// Each shape also has row-tail kernels (sgemmKernel8of14x32AVX512: the
+// first 8 rows of a 14×32 tile) for every even row count below MR: the
+// last row panel of a product whose M is not a multiple of MR. They read
+// the same packed MR-row panels of A (a[p·MR+i], i < rows) and write only
+// their rows of C, so that the driver neither computes the panel's zero
+// rows nor goes through a scratch tile for them: a 64-row product (a
+// batch of 64, or 64 output channels) is 4×14 + 8 rows, not 5×14.
 package main
 
 //go:generate go run . -out ../../../simd/sgemm_amd64.s -stubs ../../../simd/sgemm_stubs_amd64.go -pkg simd
@@ -74,7 +82,10 @@ func blas(s x86.ISA) string {
 func main() {
 	ConstraintExpr("!purego")
 	for _, sh := range shapes {
-		kernel(sh)
+		kernel(sh, sh.mr)
+		for rows := 2; rows < sh.mr; rows += 2 {
+			kernel(sh, rows)
+		}
 	}
 	// The transposing packs of full panels of A (mr rows) and of a
 	// transposed B (16 columns at a time) at AVX-512.
@@ -102,17 +113,34 @@ func requires(s x86.ISA) string {
 	return "AVX2, FMA"
 }
 
-func kernel(sh shape) {
+// kernelName is the name of shape sh's kernel for its first rows rows.
+func kernelName(sh shape, rows int) string {
+	if rows == sh.mr {
+		return fmt.Sprintf("%sgemmKernel%dx%d%s", blas(sh.s), sh.mr, sh.nr, sh.s.Name)
+	}
+	return fmt.Sprintf("%sgemmKernel%dof%dx%d%s", blas(sh.s), rows, sh.mr, sh.nr, sh.s.Name)
+}
+
+// kernel writes shape sh's microkernel for the first rows rows (≤ mr) of
+// its tile.
+func kernel(sh shape, rows int) {
 	s := sh.s
 	lanes, size := s.Lanes, s.Size()
 	vpr := sh.nr / lanes // vectors per row of the tile
-	name := fmt.Sprintf("%sgemmKernel%dx%d%s", blas(s), sh.mr, sh.nr, s.Name)
+	name := kernelName(sh, rows)
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c []%s, ldc int, alpha, beta %[1]s)", s.Type.Name()))
 	Pragma("noescape")
-	Doc(name+fmt.Sprintf(" sets the %d×%d tile at c (row stride ldc) to", sh.mr, sh.nr),
-		"alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0",
-		"(c not read), for k >= 0 steps of the packed panels a and b.",
-		"Requires: "+requires(s)+".")
+	if rows == sh.mr {
+		Doc(name+fmt.Sprintf(" sets the %d×%d tile at c (row stride ldc) to", sh.mr, sh.nr),
+			"alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0",
+			"(c not read), for k >= 0 steps of the packed panels a and b.",
+			"Requires: "+requires(s)+".")
+	} else {
+		Doc(name+fmt.Sprintf(" is %s for the first %d rows", kernelName(sh, sh.mr), rows),
+			fmt.Sprintf("of the tile (i < %d; a's panel still holds MR = %d values per step):", rows, sh.mr),
+			"it writes no other row of c.",
+			"Requires: "+requires(s)+".")
+	}
 	Load(Param("k"), RCX)
 	Load(Param("a").Base(), RSI)
 	Load(Param("b").Base(), RDX)
@@ -121,7 +149,7 @@ func kernel(sh shape) {
 	SHLQ(U8(s.Shift()), R8) // bytes per row of C
 
 	acc := func(i, j int) VecPhysical { return s.V(i*vpr + j) }
-	nAcc := sh.mr * vpr
+	nAcc := rows * vpr
 	bReg := func(j int) VecPhysical { return s.V(nAcc + j) }
 	aReg := s.V(nAcc + vpr)
 	for i := 0; i < nAcc; i++ {
@@ -133,7 +161,7 @@ func kernel(sh shape) {
 		for j := 0; j < vpr; j++ {
 			mov(x86.At(RDX, (off*sh.nr+j*lanes)*size), bReg(j))
 		}
-		for i := 0; i < sh.mr; i++ {
+		for i := 0; i < rows; i++ {
 			broadcast(x86.At(RSI, (off*sh.mr+i)*size), aReg)
 			for j := 0; j < vpr; j++ {
 				fma(bReg(j), aReg, acc(i, j))
@@ -158,11 +186,11 @@ func kernel(sh shape) {
 	block("early")
 	Label("late")
 	MOVQ(RDI, R9)
-	for i := 0; i < sh.mr; i++ {
+	for i := 0; i < rows; i++ {
 		for off := 0; off < sh.nr*size; off += 64 {
 			PREFETCHT0(x86.At(R9, off))
 		}
-		if i+1 < sh.mr {
+		if i+1 < rows {
 			ADDQ(R8, R9)
 		}
 	}
@@ -195,7 +223,7 @@ func kernel(sh shape) {
 	x86.P(s, VUCOMISS, VUCOMISD)(zero, betaS)
 	JNE(LabelRef("withbeta"))
 	JPS(LabelRef("withbeta")) // beta NaN: NaN·C, as BLAS does
-	for i := 0; i < sh.mr; i++ {
+	for i := 0; i < rows; i++ {
 		for j := 0; j < vpr; j++ {
 			mov(acc(i, j), x86.At(RDI, j*s.Bytes()))
 		}
@@ -204,7 +232,7 @@ func kernel(sh shape) {
 	VZEROUPPER()
 	RET()
 	Label("withbeta")
-	for i := 0; i < sh.mr; i++ {
+	for i := 0; i < rows; i++ {
 		for j := 0; j < vpr; j++ {
 			fma(x86.At(RDI, j*s.Bytes()), beta, acc(i, j))
 			mov(acc(i, j), x86.At(RDI, j*s.Bytes()))
