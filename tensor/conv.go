@@ -112,9 +112,10 @@ func planConv(op string, xs, ws []int, prm ConvParams) convGeom {
 	g.chunks = (g.p + g.cols - 1) / g.cols
 	g.cols = (g.p + g.chunks - 1) / g.chunks
 	// Small images go several to an item, side by side in the im2col
-	// matrix (and dy gathered likewise), so that the products are wider.
+	// matrix (and dy gathered likewise), so that the products are wider;
+	// an image of at least convWide output pixels is wide enough alone.
 	g.imgs = 1
-	if kp := satMul(g.k, g.p); !g.pointwise && kp > 0 && kp <= convGroup/2 {
+	if kp := satMul(g.k, g.p); !g.pointwise && kp > 0 && kp <= convGroup/2 && g.p < convWide {
 		g.imgs = max(1, min(g.n, convGroup/(g.k*g.p)))
 		g.cols, g.chunks = g.p, 1
 	}
@@ -174,6 +175,20 @@ const convChunk = 32 << 10
 // (2 images an item, 10.4 against 11.7), while the shifted path stays
 // ahead for 32×128×14×14→128 and 8×64×56×56→64, which do not group.
 const convGroup = 256 << 10
+
+// convWide is the number of output pixels from which an image is an item
+// of its own on the im2col path rather than grouped (convGroup): its
+// products are then as wide as grouping would make them worth, and
+// grouping would only add the copy that gathers dy for the backward
+// passes and leave too few items for the threads (FashionCNN's first
+// layer, 64×1×28×28 → 32 3×3: 37 images an item, two items). Measured on
+// Zen 5 for that layer (p = 784), grouped against one image an item
+// (BenchmarkCNNPhases): forward 0.47 against 0.40 ms on one thread, 0.29
+// against 0.24 on two; weight gradient 0.76 against 0.68, 0.99 against
+// 0.42; a whole FashionCNN step (steps of either alternating, 200 each)
+// 3% less time on one thread and 6-11% on two. The second layer (p =
+// 196) stays grouped: one image an item there is 10-25% slower.
+const convWide = 512
 
 // shiftedMinChannels is the number of input channels per group from which
 // stride-1 convolutions take the shifted path: each kernel tap is then a
