@@ -2,9 +2,9 @@
 // (simd/arith_amd64.s) and their Go declarations (simd/arith_stubs_amd64.go).
 //
 // Every kernel is one loop shape (x86.ISA.Loop): blocks of four vectors, then
-// single vectors, then a tail of fewer than one vector, which AVX-512 handles
-// with a k-masked load, operation and store and AVX2 with scalar VEX
-// instructions. Inputs are loaded before dst is stored, so dst may be an input.
+// single vectors, then a tail of fewer than one vector (x86.ISA.ElementTail),
+// which AVX-512 handles with a k-masked load, operation and store and AVX2
+// with scalar VEX instructions. Inputs are loaded before dst is stored, so dst may be an input.
 //
 // Each kernel is written once and generated for both element widths: float32
 // (addAVX512) and float64 (addF64AVX512, for AddF64); the width picks the
@@ -152,7 +152,6 @@ func generate(k kernel, s x86.ISA) {
 	Pragma("noescape")
 	Doc(name+" sets "+s.Typed(k.doc)+".", "Requires: "+requires(s)+".")
 
-	movu, movuZ, movs := x86.P(s, VMOVUPS, VMOVUPD), x86.P(s, VMOVUPS_Z, VMOVUPD_Z), x86.P(s, VMOVSS, VMOVSD)
 	dst, a, b := RDI, RSI, RDX
 	first := ParamIndex(0)
 	Load(first.Base(), dst)
@@ -171,33 +170,18 @@ func generate(k kernel, s x86.ISA) {
 		k.setup(s)
 	}
 
-	// Registers: input a in 0..3, input b in 4..7, results in 8..11 (scratch
-	// aliases b), constants in 12..15.
-	load := func(w x86.Width, i int, mask bool) (VecPhysical, VecPhysical) {
+	// Vector i of a block at width w: input a in registers 0..3, input b in
+	// 4..7, results in 8..11 (scratch aliases b), constants in 12..15.
+	compute := func(w x86.Width, i int) VecPhysical {
 		ra, rb := w.R(i), w.R(4+i)
-		switch {
-		case mask:
-			movuZ(x86.At(a, 0), x86.KReg(1), ra)
-			if k.inputs == 2 {
-				movuZ(x86.At(b, 0), x86.KReg(1), rb)
-			}
-		case w.Scalar:
-			movs(x86.At(a, 0), ra)
-			if k.inputs == 2 {
-				movs(x86.At(b, 0), rb)
-			}
-		default:
-			movu(x86.At(a, i*s.Bytes()), ra)
-			if k.inputs == 2 {
-				movu(x86.At(b, i*s.Bytes()), rb)
-			}
+		w.Load(x86.At(a, i*s.Bytes()), ra)
+		if k.inputs == 2 {
+			w.Load(x86.At(b, i*s.Bytes()), rb)
 		}
-		return ra, rb
-	}
-	compute := func(w x86.Width, i int, mask bool) VecPhysical {
-		ra, rb := load(w, i, mask)
 		return k.op(w, ra, rb, w.R(8+i), w.R(4+i))
 	}
+	// body computes vector i of a block and stores it.
+	body := func(w x86.Width, i int) { w.Store(compute(w, i), x86.At(dst, i*s.Bytes())) }
 	step := func(n int) {
 		ADDQ(U32(n), dst)
 		ADDQ(U32(n), a)
@@ -214,28 +198,12 @@ func generate(k kernel, s x86.ISA) {
 			LEAQ(Mem{Base: b, Index: r, Scale: sc}, b)
 		}
 	}
-	streaming(s, dst, compute, step, advance)
+	streaming(s, dst, compute, body, step, advance)
 	if s.Masked {
 		// The head's jumps go to the block loop's own label: see x86.Align.
-		maskedHead(s, dst, "blocks", compute, advance)
+		maskedHead(s, dst, "blocks", body, advance)
 	}
-	s.Loop("", 4, func(w x86.Width, i int) {
-		r := compute(w, i, false)
-		movu(r, x86.At(dst, i*s.Bytes()))
-	}, step, func() {
-		if s.Masked {
-			x86.TailMask(x86.KReg(1))
-			r := compute(s.Full(x86.KReg(2)), 0, true)
-			movu(r, x86.KReg(1), x86.At(dst, 0))
-			return
-		}
-		Label("scalar")
-		r := compute(s.Tail(), 0, false)
-		movs(r, x86.At(dst, 0))
-		step(s.Size())
-		DECQ(RCX)
-		JNE(LabelRef("scalar"))
-	})
+	s.Loop("", 4, body, step, func() { s.ElementTail("scalar", body, step) })
 	VZEROUPPER()
 	RET()
 }
@@ -249,8 +217,9 @@ const streamMin = 1 << 20
 // streaming emits, for n >= streamMin, a head that aligns dst to the vector
 // size, then blocks of four vectors stored with VMOVNTPS, then SFENCE; the
 // ordinary loop that follows finishes the rest. advance(r) moves every pointer
-// by r elements.
-func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int, bool) VecPhysical, step func(int), advance func(GPPhysical)) {
+// by r elements; compute(w, i) is vector i of a block, body(w, i) computes
+// and stores it.
+func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int) VecPhysical, body func(x86.Width, int), step func(int), advance func(GPPhysical)) {
 	// Without a masked head, shorter lengths go straight to the block
 	// loop's label: a jump to its alignment padding is what x86.Align
 	// forbids.
@@ -261,7 +230,7 @@ func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int, bool) Vec
 	CMPQ(RCX, U32(streamMin))
 	JB(LabelRef(cached))
 	if s.Masked {
-		maskedHead(s, dst, "aligned", compute, advance)
+		maskedHead(s, dst, "aligned", body, advance)
 		Label("aligned")
 	} else {
 		// R9 = elements before dst is aligned (dst is aligned to its element size).
@@ -271,19 +240,14 @@ func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int, bool) Vec
 		SHRQ(U8(s.Shift()), R9)
 		JE(LabelRef("aligned"))
 		SUBQ(R9, RCX)
-		Label("head")
-		r := compute(s.Tail(), 0, false)
-		x86.P(s, VMOVSS, VMOVSD)(r, x86.At(dst, 0))
-		step(s.Size())
-		DECQ(R9)
-		JNE(LabelRef("head"))
+		s.Elements("head", R9, body, step)
 		Label("aligned")
 	}
 	Label("stream")
 	CMPQ(RCX, U32(4*s.Lanes))
 	JB(LabelRef("streamed"))
 	for i := 0; i < 4; i++ {
-		x86.P(s, VMOVNTPS, VMOVNTPD)(compute(s.Full(x86.KReg(2+i)), i, false), x86.At(dst, i*s.Bytes()))
+		x86.P(s, VMOVNTPS, VMOVNTPD)(compute(s.Full(x86.KReg(2+i)), i), x86.At(dst, i*s.Bytes()))
 	}
 	step(4 * s.Bytes())
 	SUBQ(U32(4*s.Lanes), RCX)
@@ -303,8 +267,9 @@ func streaming(s x86.ISA, dst GPPhysical, compute func(x86.Width, int, bool) Vec
 // which on L1-resident data had cost up to half the speed (the reductions'
 // alignHead in asm/gen/reduce measures it). Lengths shorter than the head,
 // and an aligned dst, skip it by jumping to label, which the caller places
-// after the head. Clobbers AX and R9.
-func maskedHead(s x86.ISA, dst GPPhysical, label string, compute func(x86.Width, int, bool) VecPhysical, advance func(GPPhysical)) {
+// after the head. body(w, 0) computes and stores the vector at width w.
+// Clobbers AX and R9.
+func maskedHead(s x86.ISA, dst GPPhysical, label string, body func(x86.Width, int), advance func(GPPhysical)) {
 	MOVQ(dst, R9)
 	NEGQ(R9)
 	ANDQ(U8(63), R9)
@@ -315,8 +280,7 @@ func maskedHead(s x86.ISA, dst GPPhysical, label string, compute func(x86.Width,
 	MOVL(U32(0xffffffff), EAX)
 	BZHIL(R9L, EAX, EAX) // the low R9 bits
 	KMOVW(EAX, x86.KReg(1))
-	r := compute(s.Full(x86.KReg(2)), 0, true)
-	x86.P(s, VMOVUPS, VMOVUPD)(r, x86.KReg(1), x86.At(dst, 0))
+	body(s.Partial(x86.KReg(1), x86.KReg(2)), 0)
 	SUBQ(R9, RCX)
 	advance(R9)
 }

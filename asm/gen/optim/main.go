@@ -57,13 +57,15 @@ func adam(s x86.ISA) {
 
 	// One vector (or one element, in AVX2's tail) at width w: g, m, v, p
 	// and the scratch t in registers 0..4.
-	update := func(w x86.Width, load func(base GPPhysical, r VecPhysical), store func(r VecPhysical, base GPPhysical)) {
+	update := func(w x86.Width, _ int) {
 		g, m, v, p, t := w.R(0), w.R(1), w.R(2), w.R(3), w.R(4)
 		c := func(i int) VecPhysical { return w.R(i) }
 		// AVX2's tail runs the packed forms on the X registers that its
 		// VMOVSS loads fill (the upper lanes zero, never stored), as the
 		// elementwise kernels' tails do.
 		mul, add, div, fma, sqrt := VMULPS, VADDPS, VDIVPS, VFMADD231PS, VSQRTPS
+		load := func(base GPPhysical, r VecPhysical) { w.Load(x86.At(base, 0), r) }
+		store := func(r VecPhysical, base GPPhysical) { w.Store(r, x86.At(base, 0)) }
 		load(RSI, g)
 		load(RDX, m)
 		load(R8, v)
@@ -82,29 +84,12 @@ func adam(s x86.ISA) {
 		fma(t, c(cNegStep), p)    // Axpy(p, negStep, t)
 		store(p, RDI)
 	}
-	movu, movuZ := VMOVUPS, VMOVUPS_Z
 	step := func(n int) {
 		for _, r := range []GPPhysical{RDI, RSI, RDX, R8} {
 			ADDQ(U32(n), r)
 		}
 	}
-	s.Loop("", 1, func(w x86.Width, i int) {
-		update(w, func(base GPPhysical, r VecPhysical) { movu(x86.At(base, 0), r) },
-			func(r VecPhysical, base GPPhysical) { movu(r, x86.At(base, 0)) })
-	}, step, func() {
-		if s.Masked {
-			x86.TailMask(x86.KReg(1))
-			update(s.Full(x86.KReg(2)), func(base GPPhysical, r VecPhysical) { movuZ(x86.At(base, 0), x86.KReg(1), r) },
-				func(r VecPhysical, base GPPhysical) { movu(r, x86.KReg(1), x86.At(base, 0)) })
-			return
-		}
-		Label("scalar")
-		update(s.Tail(), func(base GPPhysical, r VecPhysical) { VMOVSS(x86.At(base, 0), r) },
-			func(r VecPhysical, base GPPhysical) { VMOVSS(r, x86.At(base, 0)) })
-		step(4)
-		DECQ(RCX)
-		JNE(LabelRef("scalar"))
-	})
+	s.Loop("", 1, update, step, func() { s.ElementTail("scalar", update, step) })
 	VZEROUPPER()
 	RET()
 }

@@ -96,13 +96,73 @@ type Width struct {
 	R      func(i int) reg.VecPhysical
 	Scalar bool // one element per register (AVX2 tails)
 	Mask   reg.OpmaskPhysical
+	Part   reg.OpmaskPhysical // AVX-512 tails and heads: the lanes Load and Store touch; nil for whole vectors
 }
 
 // Full returns the full-width register file; mask is the k register blends may use.
 func (s ISA) Full(mask reg.OpmaskPhysical) Width { return Width{ISA: s, R: s.V, Mask: mask} }
 
+// Partial returns the full-width register file of the lanes of k register
+// part (AVX-512 tails and heads); mask is the k register blends may use.
+func (s ISA) Partial(part, mask reg.OpmaskPhysical) Width {
+	w := s.Full(mask)
+	w.Part = part
+	return w
+}
+
 // Tail returns the scalar register file of AVX2 tails.
 func (s ISA) Tail() Width { return Width{ISA: s, R: X, Scalar: true} }
+
+// Load fills r from m at width w: a vector, one element (Scalar) or the
+// lanes of Part; the other lanes are zeroed (Scalar, Part).
+func (w Width) Load(m Mem, r reg.VecPhysical) {
+	switch {
+	case w.Part != nil:
+		P(w.ISA, VMOVUPS_Z, VMOVUPD_Z)(m, w.Part, r)
+	case w.Scalar:
+		P(w.ISA, VMOVSS, VMOVSD)(m, r)
+	default:
+		P(w.ISA, VMOVUPS, VMOVUPD)(m, r)
+	}
+}
+
+// Store writes r to m at width w: a vector, one element (Scalar) or the
+// lanes of Part, nothing of m beyond them.
+func (w Width) Store(r reg.VecPhysical, m Mem) {
+	switch {
+	case w.Part != nil:
+		P(w.ISA, VMOVUPS, VMOVUPD)(r, w.Part, m)
+	case w.Scalar:
+		P(w.ISA, VMOVSS, VMOVSD)(r, m)
+	default:
+		P(w.ISA, VMOVUPS, VMOVUPD)(r, m)
+	}
+}
+
+// ElementTail emits the tail of an elementwise Loop (its tail argument): the
+// n < lanes elements left (n in CX, n > 0) go through body, Loop's body, as
+// vector 0 of a block, so body must load and store with w.Load and w.Store.
+// AVX-512 runs it once, at s.Partial(K1, K2) with K1 the low n lanes
+// (clobbering AX); AVX2 on each element, in s.Elements with label and CX.
+func (s ISA) ElementTail(label string, body func(w Width, i int), step func(bytes int)) {
+	if s.Masked {
+		TailMask(KReg(1))
+		body(s.Partial(KReg(1), KReg(2)), 0)
+		return
+	}
+	s.Elements(label, RCX, body, step)
+}
+
+// Elements emits a loop, labelled label, over the count (> 0) elements that
+// the register count holds, counting it down to 0: body(s.Tail(), 0)
+// handles one element, then step(bytes) advances the pointers past it.
+func (s ISA) Elements(label string, count reg.GPPhysical, body func(w Width, i int), step func(bytes int)) {
+	Label(label)
+	body(s.Tail(), 0)
+	step(s.Size())
+	DECQ(count)
+	JNE(LabelRef(label))
+}
 
 // BroadcastBits fills register dst with the pattern bits (32 or 64 bits,
 // the element width) in every lane.
