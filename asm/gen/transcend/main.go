@@ -1010,10 +1010,7 @@ func (v *vm) loop(store bool, body func(x VecVirtual, m *mask) VecVirtual) {
 func (v *vm) tailMask() mask {
 	if v.s.Masked {
 		k := K()
-		MOVL(U32(1), EAX)
-		SHLL(CL, EAX)
-		DECL(EAX)
-		KMOVW(EAX, k)
+		x86.TailMask(k)
 		return mask{k: k}
 	}
 	x := XMM()

@@ -194,8 +194,9 @@ func regIndex(r reg.VecPhysical) int {
 	return i
 }
 
-// TailMask sets k to the low n bits (n ≤ lanes, n in CX); clobbers AX.
-func TailMask(k reg.OpmaskPhysical) {
+// TailMask sets the mask register k (physical, or virtual for avo's
+// allocator) to the low n bits (n ≤ lanes, n in CX); clobbers AX.
+func TailMask(k reg.Register) {
 	MOVL(U32(1), EAX)
 	SHLL(CL, EAX)
 	DECL(EAX)
