@@ -201,16 +201,15 @@ func sum(s x86.ISA, name, doc string, kind sumKind) {
 	far()
 }
 
-// scalarTail emits a loop over the CX remaining elements at RSI (and RDX).
+// scalarTail emits a loop over the CX remaining elements at RSI (and RDX),
+// none or more: body handles one.
 func scalarTail(s x86.ISA, label string, body func()) {
 	TESTQ(RCX, RCX)
 	JE(LabelRef(label + "end"))
-	Label(label)
-	body()
-	ADDQ(U8(s.Size()), RSI)
-	ADDQ(U8(s.Size()), RDX)
-	DECQ(RCX)
-	JNE(LabelRef(label))
+	s.Elements(label, RCX, func(x86.Width, int) { body() }, func(n int) {
+		ADDQ(U8(n), RSI)
+		ADDQ(U8(n), RDX)
+	})
 	Label(label + "end")
 }
 
@@ -686,21 +685,19 @@ func index(s x86.ISA, name, sig, doc string) {
 	if !s.Masked {
 		TESTQ(RCX, RCX)
 		JE(LabelRef("none"))
-		Label("scalar")
-		x86.P(s, VMOVSS, VMOVSD)(x86.At(RSI, 0), X8)
-		ucomi := x86.P(s, VUCOMISS, VUCOMISD)
-		if nan {
-			ucomi(X8, X8)
-			JPS(LabelRef("scalarhit"))
-		} else {
-			ucomi(X15, X8)
-			JPS(LabelRef("scalarnext"))
-			JEQ(LabelRef("scalarhit"))
-		}
-		Label("scalarnext")
-		ADDQ(U8(s.Size()), RSI)
-		DECQ(RCX)
-		JNE(LabelRef("scalar"))
+		s.Elements("scalar", RCX, func(x86.Width, int) {
+			x86.P(s, VMOVSS, VMOVSD)(x86.At(RSI, 0), X8)
+			ucomi := x86.P(s, VUCOMISS, VUCOMISD)
+			if nan {
+				ucomi(X8, X8)
+				JPS(LabelRef("scalarhit"))
+			} else {
+				ucomi(X15, X8)
+				JPS(LabelRef("scalarnext"))
+				JEQ(LabelRef("scalarhit"))
+			}
+			Label("scalarnext")
+		}, func(n int) { ADDQ(U8(n), RSI) })
 	}
 	Label("none")
 	VZEROUPPER()
