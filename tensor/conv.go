@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 
-	"github.com/lanesgo/lanes/dispatch"
 	"github.com/lanesgo/lanes/internal/freelist"
 	"github.com/lanesgo/lanes/internal/shape"
 	"github.com/lanesgo/lanes/simd"
@@ -334,10 +334,7 @@ func Conv2DBackwardWeightInto(dw, dy, x *Tensor, p ConvParams) *Tensor {
 // offload offers the convolution of host operands to the offload device
 // (see SetOffload) and reports whether it did it.
 func (g *convGeom) offload(dst, x, w, bias *Tensor, p ConvParams) bool {
-	bytes := 4 * float64(x.Len()+w.Len()+dst.Len())
-	work := dispatch.Work{Op: dispatch.OpConv2D, FLOPs: 2 * float64(g.n) * float64(g.cout) * float64(g.p) * float64(g.k),
-		Bytes: bytes}
-	be := offloadTo(work)
+	be := offloadTo(g.work(x, w))
 	return be != nil && be.Conv != nil && be.Conv.Conv2D(dst, x, w, bias, p) == nil
 }
 
@@ -423,6 +420,14 @@ type convJob struct {
 	bias  []float32
 	dw    []float32 // backwardWeight: the sum of the parts' gradients
 	parts partials  // backwardWeight: each part's gradient, summed into dw in item order
+	// A convolution fused with the max pooling of its output (see
+	// Conv2DMaxPoolInto): pool is that pooling, out is nil, and pooled and
+	// pidx are the pooled output and its indices (forward; pidx may be
+	// nil) or the pooled output's gradient and the indices (backward,
+	// which unpools each item's dy itself, see unpooled).
+	pool         *poolGeom
+	pooled, pidx []float32
+	badIndex     atomic.Pointer[float32] // an invalid index met by a worker
 }
 
 var convJobs = sync.Pool{New: func() any { return new(convJob) }}
@@ -520,6 +525,9 @@ func (j *convJob) unrolled(buf *workBuf, sp span, grp, p0, p1 int) (b []float32,
 // copy in buf.prod.
 func (j *convJob) gathered(buf *workBuf, sp span, grp, p0, p1 int) (a []float32, lda int) {
 	g := &j.g
+	if j.pool != nil {
+		return j.unpooled(buf, sp, grp)
+	}
 	if sp.i1-sp.i0 == 1 {
 		return g.outRows(j.out, sp.i0, grp, p0), g.p
 	}
@@ -530,6 +538,29 @@ func (j *convJob) gathered(buf *workBuf, sp span, grp, p0, p1 int) (a []float32,
 		rows := g.outRows(j.out, img, grp, p0)
 		for o := 0; o < g.opg; o++ {
 			copy(buf.prod[o*ld+(img-sp.i0)*n:][:n], rows[o*g.p:][:n])
+		}
+	}
+	return buf.prod, ld
+}
+
+// unpooled is gathered for a convolution fused with a max pooling (whole
+// images, p0 = 0 and p1 = p): each output plane's dy is the pooling's
+// gradient, routed from the pooled gradient j.pooled by the indices j.pidx,
+// written into buf.prod where gathered would copy it (row stride p for
+// one image, as dy itself). An invalid index is kept in j.badIndex and its
+// plane left partly written.
+func (j *convJob) unpooled(buf *workBuf, sp span, grp int) (a []float32, lda int) {
+	g, pg := &j.g, j.pool
+	ld := (sp.i1 - sp.i0) * g.p
+	buf.prod = growF(buf.prod, g.opg*ld)
+	q := pg.oh * pg.ow
+	for img := sp.i0; img < sp.i1; img++ {
+		for o := 0; o < g.opg; o++ {
+			pl := (img*g.cout + grp*g.opg + o) * q
+			if v, ok := pg.unpool(buf.prod[o*ld+(img-sp.i0)*g.p:][:g.p], j.pooled[pl:][:q], j.pidx[pl:][:q]); !ok {
+				bad := v // escapes: allocated on this path only
+				j.badIndex.CompareAndSwap(nil, &bad)
+			}
 		}
 	}
 	return buf.prod, ld
@@ -553,16 +584,51 @@ func (j *convJob) place(img, grp, p0, p1 int, src []float32, ld int) {
 	}
 	rows := g.outRows(j.out, img, grp, p0)
 	for o := 0; o < g.opg; o++ {
-		d := rows[o*g.p:][:p1-p0]
-		switch {
-		case src != nil:
-			simd.AddScalar(d, src[o*ld:][:p1-p0], j.biasOf(grp, o))
-		case j.bias != nil:
-			simd.AddScalar(d, d, j.biasOf(grp, o))
+		var s []float32
+		if src != nil {
+			s = src[o*ld:][:p1-p0]
 		}
-		if g.relu {
-			simd.ReLU(d, d)
+		j.epilogue(rows[o*g.p:][:p1-p0], s, grp, o)
+	}
+}
+
+// epilogue sets d, a row of output channel o of group grp, to src plus
+// the channel's bias (src nil: d itself, plus the bias if there is one),
+// then applies the ReLU.
+func (j *convJob) epilogue(d, src []float32, grp, o int) {
+	switch {
+	case src != nil:
+		simd.AddScalar(d, src, j.biasOf(grp, o))
+	case j.bias != nil:
+		simd.AddScalar(d, d, j.biasOf(grp, o))
+	}
+	if j.g.relu {
+		simd.ReLU(d, d)
+	}
+}
+
+// placePooled is place for a convolution fused with a max pooling: the
+// product of image img's group grp (src, whole planes at row stride ld)
+// gets the bias and ReLU in place, as place would give them to the
+// output (same operations, same bits; inPlace says the product was
+// computed where place would have found it, in the output), and each
+// plane is then pooled into j.pooled and j.pidx.
+func (j *convJob) placePooled(img, grp int, src []float32, ld int, inPlace bool) {
+	g, pg := &j.g, j.pool
+	q := pg.oh * pg.ow
+	for o := 0; o < g.opg; o++ {
+		d := src[o*ld:][:g.p]
+		if inPlace {
+			j.epilogue(d, nil, grp, o)
+		} else {
+			j.epilogue(d, d, grp, o)
 		}
+		pl := (img*g.cout + grp*g.opg + o) * q
+		var idx []float32
+		if j.pidx != nil {
+			idx = j.pidx[pl:][:q]
+		}
+		simd.MaxPool2x2(j.pooled[pl:][:q], idx, d, g.oh, g.ow)
 	}
 }
 
@@ -570,16 +636,22 @@ func (j *convJob) forwardChunk(buf *workBuf, sp span, grp, p0, p1 int) {
 	g := &j.g
 	b, ldb := j.unrolled(buf, sp, grp, p0, p1)
 	a := j.w[grp*g.opg*g.k:]
-	if sp.i1-sp.i0 == 1 {
+	one := sp.i1-sp.i0 == 1
+	if one && j.pool == nil {
 		simd.Sgemm(false, false, g.opg, p1-p0, g.k, 1, a, max(g.k, 1), b, ldb, 0, g.outRows(j.out, sp.i0, grp, p0), g.p)
 		j.place(sp.i0, grp, p0, p1, nil, 0)
 		return
 	}
-	// Several whole images: the product goes to buf.prod, then to each
-	// image's rows with the bias and ReLU.
+	// Several whole images, or pooled ones: the product goes to buf.prod,
+	// then to each image's rows with the bias and ReLU (or pooled from
+	// there: one image's rows then have the output's row stride p).
 	buf.prod = growF(buf.prod, g.opg*ldb)
 	simd.Sgemm(false, false, g.opg, ldb, g.k, 1, a, max(g.k, 1), b, ldb, 0, buf.prod, ldb)
 	for img := sp.i0; img < sp.i1; img++ {
+		if j.pool != nil {
+			j.placePooled(img, grp, buf.prod[(img-sp.i0)*g.p:], ldb, one)
+			continue
+		}
 		j.place(img, grp, 0, g.p, buf.prod[(img-sp.i0)*g.p:], ldb)
 	}
 }
@@ -864,14 +936,13 @@ func convForward(op string, g *convGeom, dst, x, w, bias *Tensor) {
 			}
 		}
 		j.w, j.phase = *wb, forwardShifted
-		parallelProducts(j, g.n*g.blocks, g.groups*g.opg*g.k*g.rows*g.wp, g.opg*g.cpg*g.rows*g.wp)
+		j.run()
 		weightBufs.Put(wb)
 	} else {
 		j.phase = forwardIm2col
-		parallelProducts(j, g.spans*g.chunks, g.groups*g.opg*g.k*g.cols*g.imgs, g.opg*g.k*g.cols*g.imgs)
+		j.run()
 	}
-	*j = convJob{}
-	convJobs.Put(j)
+	j.release()
 	finish(dst, out)
 }
 
@@ -882,9 +953,8 @@ func convBackwardInput(op string, g *convGeom, dx, dy, w *Tensor) {
 	}
 	j := convJobs.Get().(*convJob)
 	j.g, j.x, j.w, j.out, j.phase = *g, out.hostData(op), w.hostData(op), dy.hostData(op), backwardInput
-	parallelProducts(j, g.spans, g.groups*g.opg*g.k*g.p*g.imgs, g.opg*g.k*g.p*g.imgs)
-	*j = convJob{}
-	convJobs.Put(j)
+	j.run()
+	j.release()
 	finish(dx, out)
 }
 
@@ -895,14 +965,37 @@ func convBackwardWeight(op string, g *convGeom, dw, dy, x *Tensor) {
 	}
 	j := convJobs.Get().(*convJob)
 	j.g, j.x, j.out, j.dw, j.phase = *g, x.hostData(op), dy.hostData(op), out.hostData(op), backwardWeight
-	clear(j.dw)
-	parallelProducts(j, g.spans*g.chunks, g.groups*g.opg*g.k*g.cols*g.imgs, g.opg*g.k*g.cols*g.imgs)
-	j.parts.sum(j.addPart)
+	j.run()
+	j.release()
+	finish(dw, out)
+}
+
+// run runs j's phase, its fields set, as a parallel loop over its items;
+// the weight gradient's parts are then summed into j.dw in item order.
+func (j *convJob) run() {
+	g := &j.g
+	switch j.phase {
+	case forwardShifted:
+		parallelProducts(j, g.n*g.blocks, g.groups*g.opg*g.k*g.rows*g.wp, g.opg*g.cpg*g.rows*g.wp)
+	case backwardInput:
+		parallelProducts(j, g.spans, g.groups*g.opg*g.k*g.p*g.imgs, g.opg*g.k*g.p*g.imgs)
+	default: // forwardIm2col, backwardWeight: items of chunks
+		if j.phase == backwardWeight {
+			clear(j.dw)
+		}
+		parallelProducts(j, g.spans*g.chunks, g.groups*g.opg*g.k*g.cols*g.imgs, g.opg*g.k*g.cols*g.imgs)
+	}
+	if j.phase == backwardWeight {
+		j.parts.sum(j.addPart)
+	}
+}
+
+// release returns j to convJobs, cleared but for its parts' list.
+func (j *convJob) release() {
 	kept := j.parts.list
 	*j = convJob{}
 	j.parts.list = kept[:0]
 	convJobs.Put(j)
-	finish(dw, out)
 }
 
 // Conv2DShape returns the output shape [N, Cout, OH, OW] of Conv2D(x, w,

@@ -89,7 +89,9 @@ func FuzzBroadcastAdd(f *testing.F) {
 // groups) against the float64 loop; invalid parameters must panic with
 // tensor's message, never crash otherwise. Byte 14, when present, replaces
 // one parameter by an extreme value (extremeConv): refused with tensor's
-// message, or a small valid convolution checked as any other.
+// message, or a small valid convolution checked as any other. Each valid
+// one is also fused with a 2×2 max pooling (Conv2DMaxPool and its
+// gradients), which must give the two operations' bits.
 func FuzzConv2D(f *testing.F) {
 	f.Add([]byte{1, 2, 5, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1}, uint64(1))
 	f.Add([]byte{2, 4, 7, 6, 4, 2, 3, 2, 1, 0, 2, 2, 1, 2}, uint64(2))
@@ -141,6 +143,22 @@ func FuzzConv2D(f *testing.F) {
 			func(i []int) (float64, float64) {
 				return float64(g.k+2) * 0x1p-24, sum[[4]int{i[0], i[1], i[2], i[3]}] + 1e-30
 			})
+		if os[2] < 2 || os[3] < 2 || got.Len() == 0 {
+			return
+		}
+		// Fused with a 2×2 max pooling (and the ReLU): the same bits as
+		// the two operations, gradients included.
+		p.ReLU = true
+		want, idx := MaxPool2D(Conv2D(x, w, nil, p), pool2)
+		fused, fidx := Conv2DMaxPool(x, w, nil, p, pool2)
+		sameBits(t, "Conv2DMaxPool", fused, want)
+		sameBits(t, "Conv2DMaxPool indices", fidx, idx)
+		dp := RandN(r, want.Shape()...)
+		dy := MaxPool2DBackward(dp, idx, os[:], pool2)
+		dx, dw := New(xs...), New(ws...)
+		Conv2DMaxPoolBackwardInto(dx, dw, dp, idx, x, w, p, pool2)
+		sameBits(t, "Conv2DMaxPoolBackward dx", dx, Conv2DBackwardInput(dy, w, xs, p))
+		sameBits(t, "Conv2DMaxPoolBackward dw", dw, Conv2DBackwardWeight(dy, x, ws, p))
 	})
 }
 

@@ -430,16 +430,9 @@ func (j *poolJob) RunRange(lo, hi int) {
 		case avgPool:
 			g.avgPlane(out, in)
 		case maxPoolBackward:
-			if g.is2x2() && simd.MaxUnpool2x2(out, in, idx, g.h, g.w) {
-				continue
-			}
-			if v, ok := g.validIndices(idx); !ok {
-				j.badIndex.CompareAndSwap(nil, &v) // returned by run, on the caller's goroutine
-				continue
-			}
-			clear(out)
-			for k, d := range in {
-				out[int(idx[k])] += d
+			if v, ok := g.unpool(out, in, idx); !ok {
+				bad := v                             // escapes: allocated on this path only
+				j.badIndex.CompareAndSwap(nil, &bad) // returned by run, on the caller's goroutine
 			}
 		case avgPoolBackward:
 			clear(out)
@@ -457,6 +450,24 @@ func (j *poolJob) RunRange(lo, hi int) {
 			}
 		}
 	}
+}
+
+// unpool sets the input plane dx to the gradient of one plane's max
+// pooling: each of dy added at the element idx names, zero elsewhere. An
+// index that names no element of the plane leaves dx partly written and
+// is returned, with false.
+func (g *poolGeom) unpool(dx, dy, idx []float32) (float32, bool) {
+	if g.is2x2() && simd.MaxUnpool2x2(dx, dy, idx, g.h, g.w) {
+		return 0, true
+	}
+	if v, ok := g.validIndices(idx); !ok {
+		return v, false
+	}
+	clear(dx)
+	for k, d := range dy {
+		dx[int(idx[k])] += d
+	}
+	return 0, true
 }
 
 // is2x2 reports whether the pooling is simd's MaxPool2x2: 2×2 windows at
