@@ -308,8 +308,11 @@ func (e *Embedding) SetTraining(bool) {}
 
 // Sequential applies its layers in order. Its forward pass fuses a Linear
 // without activation followed by an Activation into one Linear with that
-// activation, and a Conv2D followed by a ReLU into the convolution's fused
-// bias+ReLU pass; the results are the same, with fewer passes over memory.
+// activation, a Conv2D followed by a ReLU into the convolution's fused
+// bias+ReLU pass, and a Conv2D (with or without that ReLU) followed by a
+// MaxPool2D, on the host, into Tape.Conv2DMaxPool, which never stores the
+// convolution's output; the results are the same, with fewer passes over
+// memory.
 type Sequential struct{ Layers []Module }
 
 // NewSequential returns a Sequential of the given layers.
@@ -331,9 +334,16 @@ func (s *Sequential) Forward(tp *Tape, x *Var) *Var {
 				continue
 			}
 		case *Conv2D:
-			if act != nil && act.Act.Kind == ActReLU && !l.P.ReLU {
-				p := l.P
-				p.ReLU = true
+			p, next := l.P, i+1
+			if act != nil && act.Act.Kind == ActReLU && !p.ReLU {
+				p.ReLU, next = true, i+2
+			}
+			if pool, ok := layerAt[*MaxPool2D](s.Layers, next); ok && convPoolOn && onHost(x.value) {
+				x = tp.Conv2DMaxPool(x, l.W, l.B, p, pool.P)
+				i = next
+				continue
+			}
+			if p.ReLU != l.P.ReLU {
 				x = tp.Conv2D(x, l.W, l.B, p)
 				i++
 				continue
@@ -342,6 +352,16 @@ func (s *Sequential) Forward(tp *Tape, x *Var) *Var {
 		x = s.Layers[i].Forward(tp, x)
 	}
 	return x
+}
+
+// layerAt returns layers[i] as an L, if i is in range and it is one.
+func layerAt[L Module](layers []Module, i int) (L, bool) {
+	var l L
+	if i < len(layers) {
+		l, ok := layers[i].(L)
+		return l, ok
+	}
+	return l, false
 }
 
 // State implements Module: each layer's state under its index, as

@@ -147,6 +147,66 @@ func (tp *Tape) convBiasSums(c *node, dy *tensor.Tensor, masked bool) {
 	c.saved[0] = s
 }
 
+// Conv2DMaxPool returns MaxPool2D(Conv2D(x, w, b, p), pool), computed by
+// tensor.Conv2DMaxPoolInto: on the host the convolution's output is
+// neither stored nor read back (nor, in Backward, its gradient), and the
+// results are those of the two operations bit for bit, gradients
+// included. Sequential uses it for a Conv2D (with or without its ReLU
+// layer) followed by a MaxPool2D.
+func (tp *Tape) Conv2DMaxPool(x, w, b *Var, p tensor.ConvParams, pool tensor.PoolParams) *Var {
+	const op = "Conv2DMaxPool"
+	tp.use(op, "x", x)
+	tp.use(op, "weight", w)
+	tp.useOpt(op, "bias", b)
+	s := tensor.Conv2DMaxPoolShape(x.value, w.value, p, pool)
+	dev := deviceOf(op, x.value, w.value, value(b))
+	y := tp.allocOn(dev, s[:]...)
+	var idx *tensor.Tensor
+	if !tp.noGrad && (x.requires || w.requires || b != nil && b.requires) {
+		idx = tp.allocOn(dev, s[:]...)
+	}
+	tensor.Conv2DMaxPoolInto(y, idx, x.value, w.value, value(b), p, pool)
+	out, nd := tp.result(y, backConv2DMaxPool, x, w, b)
+	if nd != nil {
+		nd.conv, nd.pool, nd.relu, nd.saved[0] = p, pool, p.ReLU, idx
+	}
+	return out
+}
+
+// backConv2DMaxPool masks the pooled gradient by the ReLU (as
+// backMaxPool2D does: a window whose maximum is 0 passes none), then
+// computes the convolution's gradients from it and the pooling's indices
+// (tensor.Conv2DMaxPoolBackwardInto), and the bias gradient as the
+// channel sums of the masked pooled gradient (backMaxPool2D's
+// convBiasSums: the same terms).
+func backConv2DMaxPool(tp *Tape, n *node) {
+	x, w, b := n.in[0], n.in[1], n.in[2]
+	dp := n.out.grad
+	if n.relu {
+		m := tp.like(dp)
+		reluAct.gradInto(m, dp, nil, n.out.value)
+		dp = m
+	}
+	var dx, dw *tensor.Tensor
+	var addX, addW bool
+	if x.requires {
+		dx, addX = tp.gradFor(x)
+	}
+	if w.requires {
+		dw, addW = tp.gradFor(w)
+	}
+	if dx != nil || dw != nil {
+		tensor.Conv2DMaxPoolBackwardInto(dx, dw, dp, n.saved[0], x.value, w.value, n.conv, n.pool)
+	}
+	if dx != nil {
+		tp.flush(x, dx, addX)
+	}
+	if dw != nil {
+		tp.flush(w, dw, addW)
+	}
+	tp.channelBiasGrad(b, dp)
+}
+
 // AvgPool2D returns the means of x [N, C, H, W] over the windows of p.
 func (tp *Tape) AvgPool2D(x *Var, p tensor.PoolParams) *Var {
 	tp.use("AvgPool2D", "x", x)
@@ -363,3 +423,7 @@ func b2f(b bool) float32 {
 // poolBiasOn is a variable so that TestPoolBiasCPU can time the unfused
 // bias gradient.
 var poolBiasOn = true
+
+// convPoolOn is a variable so that the tests can compare Sequential's
+// fused Conv2DMaxPool with the two operations.
+var convPoolOn = true
