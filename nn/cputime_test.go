@@ -28,12 +28,27 @@ func TestCNNPhasesCPU(t *testing.T) {
 	t.Logf("phases sum %.3f ms, step %.3f ms", cputime.Ms(sum), cputime.Ms(med[len(med)-1]))
 }
 
+// TestConvPoolCPU times a FashionCNN step with Sequential's fused
+// Conv2DMaxPool and with the separate Conv2D and MaxPool2D, by thread CPU
+// time on one thread.
+func TestConvPoolCPU(t *testing.T) {
+	cputime.Need(t)
+	defer func() { convPoolOn = true }()
+	r := rand.New(rand.NewPCG(1, 2))
+	s := newTrainer(FashionCNN(r), r, 64, 1, 28, 28)
+	on := func(v bool) func() { return func() { convPoolOn = v; s.step() } }
+	cputime.Compare(t, 9, 3, cputime.Variant{Name: "step/Conv2DMaxPool", F: on(true)},
+		cputime.Variant{Name: "step/Conv2D, MaxPool2D", F: on(false)})
+}
+
 // TestPoolBiasCPU times a FashionCNN step with the conv bias gradients
 // summed by the pooling (see convBiasSums) and over the full-size
-// gradients, by thread CPU time on one thread.
+// gradients, by thread CPU time on one thread, with the convolutions and
+// poolings unfused (fused, the bias gradient is always the pooled one).
 func TestPoolBiasCPU(t *testing.T) {
 	cputime.Need(t)
-	defer func() { poolBiasOn = true }()
+	defer func() { poolBiasOn, convPoolOn = true, true }()
+	convPoolOn = false
 	r := rand.New(rand.NewPCG(1, 2))
 	s := newTrainer(FashionCNN(r), r, 64, 1, 28, 28)
 	on := func(v bool) func() { return func() { poolBiasOn = v; s.step() } }

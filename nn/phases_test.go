@@ -48,10 +48,8 @@ func cnnPhases() []cnnPhase {
 	pool := tensor.PoolParams{Kernel: [2]int{2, 2}}
 	x := tensor.RandN(r, n, 1, 28, 28)
 	w1, b1, dw1 := tensor.RandN(r, 32, 1, 3, 3), tensor.RandN(r, 32), tensor.New(32, 1, 3, 3)
-	y1, dy1 := tensor.New(n, 32, 28, 28), tensor.RandN(r, n, 32, 28, 28)
 	p1, i1, dp1 := tensor.New(n, 32, 14, 14), tensor.New(n, 32, 14, 14), tensor.RandN(r, n, 32, 14, 14)
 	w2, b2, dw2 := tensor.RandN(r, 64, 32, 3, 3), tensor.RandN(r, 64), tensor.New(64, 32, 3, 3)
-	y2, dy2 := tensor.New(n, 64, 14, 14), tensor.RandN(r, n, 64, 14, 14)
 	p2, i2, dp2 := tensor.New(n, 64, 7, 7), tensor.New(n, 64, 7, 7), tensor.RandN(r, n, 64, 7, 7)
 	dx2 := tensor.New(n, 32, 14, 14)
 	fw1, fw2 := tensor.RandN(r, 128, 3136), tensor.RandN(r, 10, 128)
@@ -59,10 +57,8 @@ func cnnPhases() []cnnPhase {
 	dfw1, dfw2, dflat := tensor.New(128, 3136), tensor.New(10, 128), tensor.New(n, 3136)
 	db := make([]float32, 64)
 	flat := p2.Reshape(n, 3136)
-	tensor.Conv2DInto(y1, x, w1, b1, sameReLU)
-	tensor.MaxPool2DInto(p1, i1, y1, pool)
-	tensor.Conv2DInto(y2, p1, w2, b2, sameReLU)
-	tensor.MaxPool2DInto(p2, i2, y2, pool)
+	tensor.Conv2DMaxPoolInto(p1, i1, x, w1, b1, sameReLU, pool)
+	tensor.Conv2DMaxPoolInto(p2, i2, p1, w2, b2, sameReLU, pool)
 	mask1, mask2 := tensor.New(n, 32, 14, 14), tensor.New(n, 64, 7, 7)
 
 	var params, grads, ms, vs []*tensor.Tensor
@@ -76,10 +72,11 @@ func cnnPhases() []cnnPhase {
 	conv := func(cin, cout, hw int) float64 { return 2 * n * float64(cout*hw*hw*cin*9) }
 	gemm := func(m, nn, k int) float64 { return 2 * float64(m*nn*k) }
 	return []cnnPhase{
-		{"conv1/forward", conv(1, 32, 28), func() { tensor.Conv2DInto(y1, x, w1, b1, sameReLU) }},
-		{"pool1/forward", 0, func() { tensor.MaxPool2DInto(p1, i1, y1, pool) }},
-		{"conv2/forward", conv(32, 64, 14), func() { tensor.Conv2DInto(y2, p1, w2, b2, sameReLU) }},
-		{"pool2/forward", 0, func() { tensor.MaxPool2DInto(p2, i2, y2, pool) }},
+		// Sequential runs each Conv2D+ReLU+MaxPool2D as one fused op
+		// (Tape.Conv2DMaxPool): the convolution's output and its gradient
+		// are never stored.
+		{"conv1+pool1/forward", conv(1, 32, 28), func() { tensor.Conv2DMaxPoolInto(p1, i1, x, w1, b1, sameReLU, pool) }},
+		{"conv2+pool2/forward", conv(32, 64, 14), func() { tensor.Conv2DMaxPoolInto(p2, i2, p1, w2, b2, sameReLU, pool) }},
 		{"fc1/forward", gemm(n, 128, 3136), func() {
 			simd.Sgemm(false, true, n, 128, 3136, 1, flat.Data(), 3136, fw1.Data(), 3136, 0, h.Data(), 128)
 		}},
@@ -96,21 +93,25 @@ func cnnPhases() []cnnPhase {
 			simd.Sgemm(false, false, n, 128, 10, 1, logits.Data(), 10, fw2.Data(), 128, 0, dh.Data(), 128)
 			simd.Sgemm(true, false, 10, 128, n, 1, logits.Data(), 10, h.Data(), 128, 0, dfw2.Data(), 128)
 		}},
-		{"pool2/backward", 0, func() {
+		// The ReLU's mask of the pooled gradient and the bias gradient
+		// summed from it (backConv2DMaxPool).
+		{"pool2/mask+bias", 0, func() {
 			reluAct.gradInto(mask2, dp2, nil, p2)
-			tensor.MaxPool2DBackwardInto(dy2, mask2, i2, pool)
+			channelSums(db, mask2.Data(), n, 7*7, false)
 		}},
-		// The bias gradients are summed by the pooling from its masked
-		// gradient (convBiasSums).
-		{"conv2/bias", 0, func() { channelSums(db, mask2.Data(), n, 7*7, false) }},
-		{"conv2/dw", conv(32, 64, 14), func() { tensor.Conv2DBackwardWeightInto(dw2, dy2, p1, same) }},
-		{"conv2/dx", conv(32, 64, 14), func() { tensor.Conv2DBackwardInputInto(dx2, dy2, w2, same) }},
-		{"pool1/backward", 0, func() {
+		{"pool2+conv2/dw", conv(32, 64, 14), func() {
+			tensor.Conv2DMaxPoolBackwardInto(nil, dw2, mask2, i2, p1, w2, same, pool)
+		}},
+		{"pool2+conv2/dx", conv(32, 64, 14), func() {
+			tensor.Conv2DMaxPoolBackwardInto(dx2, nil, mask2, i2, p1, w2, same, pool)
+		}},
+		{"pool1/mask+bias", 0, func() {
 			reluAct.gradInto(mask1, dp1, nil, p1)
-			tensor.MaxPool2DBackwardInto(dy1, mask1, i1, pool)
+			channelSums(db[:32], mask1.Data(), n, 14*14, false)
 		}},
-		{"conv1/bias", 0, func() { channelSums(db[:32], mask1.Data(), n, 14*14, false) }},
-		{"conv1/dw", conv(1, 32, 28), func() { tensor.Conv2DBackwardWeightInto(dw1, dy1, x, same) }},
+		{"pool1+conv1/dw", conv(1, 32, 28), func() {
+			tensor.Conv2DMaxPoolBackwardInto(nil, dw1, mask1, i1, x, w1, same, pool)
+		}},
 		{"adam", 0, func() { tensor.AdamStep(params, grads, ms, vs, steps, adam) }},
 	}
 }
