@@ -193,6 +193,11 @@ func gradCases() []gradCase {
 		return tp.Conv2DMaxPool(in[0], in[1], nil, relu, pool)
 	}, rn(2, 1, 8, 8), rn(3, 1, 3, 3))
 	cases[len(cases)-1].h = 1e-3
+	// One Var as input and weight: both contributions accumulate.
+	add("Conv2DMaxPool/x=w", "Conv2DMaxPool", func(tp *Tape, in []*Var) *Var {
+		return tp.Conv2DMaxPool(in[0], in[0], in[1], tensor.ConvParams{Padding: [2]int{1, 1}}, pool)
+	}, rn(2, 2, 3, 3), rn(2))
+	cases[len(cases)-1].h = 1e-3
 	add("Conv2D/nobias", "Conv2D", func(tp *Tape, in []*Var) *Var { return tp.Conv2D(in[0], in[1], nil, tensor.ConvParams{}) }, rn(1, 2, 5, 5), rn(3, 2, 2, 2))
 	for _, p := range []tensor.PoolParams{{Kernel: [2]int{2, 2}}, {Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}, CeilMode: true}} {
 		add(fmt.Sprintf("MaxPool2D/%+v", p), "MaxPool2D", func(tp *Tape, in []*Var) *Var { return tp.MaxPool2D(in[0], p) }, distinct(r, 2, 3, 6, 7))

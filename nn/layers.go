@@ -310,9 +310,10 @@ func (e *Embedding) SetTraining(bool) {}
 // without activation followed by an Activation into one Linear with that
 // activation, a Conv2D followed by a ReLU into the convolution's fused
 // bias+ReLU pass, and a Conv2D (with or without that ReLU) followed by a
-// MaxPool2D, on the host, into Tape.Conv2DMaxPool, which never stores the
-// convolution's output; the results are the same, with fewer passes over
-// memory.
+// MaxPool2D, where tensor.Conv2DMaxPoolFuses, into Tape.Conv2DMaxPool,
+// which never stores the convolution's output; the results are the same
+// (but for the order in which a convolution's bias gradient is summed
+// when no ReLU follows it), with fewer passes over memory.
 type Sequential struct{ Layers []Module }
 
 // NewSequential returns a Sequential of the given layers.
@@ -338,7 +339,7 @@ func (s *Sequential) Forward(tp *Tape, x *Var) *Var {
 			if act != nil && act.Act.Kind == ActReLU && !p.ReLU {
 				p.ReLU, next = true, i+2
 			}
-			if pool, ok := layerAt[*MaxPool2D](s.Layers, next); ok && convPoolOn && onHost(x.value) {
+			if pool, ok := layerAt[*MaxPool2D](s.Layers, next); ok && convPoolOn && tensor.Conv2DMaxPoolFuses(x.value, l.W.value, p, pool.P) {
 				x = tp.Conv2DMaxPool(x, l.W, l.B, p, pool.P)
 				i = next
 				continue

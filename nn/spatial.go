@@ -96,10 +96,13 @@ func (tp *Tape) MaxPool2D(x *Var, p tensor.PoolParams) *Var {
 		nd.pool, nd.saved[0] = p, idx
 		// Pooling a ReLU's output: see backMaxPool2D.
 		nd.relu = len(tp.nodes) > 1 && tp.nodes[len(tp.nodes)-2].out == x && tp.nodes[len(tp.nodes)-2].relu
-		// A relu node before it is a fused Conv2D's (a MaxPool2D's in[2]
-		// is nil): with a bias, the pooling sums the bias gradient.
-		if nd.relu && tp.nodes[len(tp.nodes)-2].in[2] != nil {
-			nd.idx[0] = len(tp.nodes) - 1 // the Conv2D's node, + 1
+		// A Conv2D node with its ReLU and a bias before it: the pooling
+		// sums the bias gradient (not a Conv2DMaxPool's, whose saved[0]
+		// holds its indices and whose own backward sums its bias's).
+		if nd.relu {
+			if prev := &tp.nodes[len(tp.nodes)-2]; prev.in[2] != nil && backPC(prev.back) == backPC(backConv2D) {
+				nd.idx[0] = len(tp.nodes) - 1 // the Conv2D's node, + 1
+			}
 		}
 	}
 	return out
@@ -148,11 +151,15 @@ func (tp *Tape) convBiasSums(c *node, dy *tensor.Tensor, masked bool) {
 }
 
 // Conv2DMaxPool returns MaxPool2D(Conv2D(x, w, b, p), pool), computed by
-// tensor.Conv2DMaxPoolInto: on the host the convolution's output is
-// neither stored nor read back (nor, in Backward, its gradient), and the
-// results are those of the two operations bit for bit, gradients
-// included. Sequential uses it for a Conv2D (with or without its ReLU
-// layer) followed by a MaxPool2D.
+// tensor.Conv2DMaxPoolInto: where tensor.Conv2DMaxPoolFuses, the
+// convolution's output is neither stored nor read back (nor, in Backward,
+// its gradient). Its value and the gradients of x and w are those of the
+// two operations bit for bit; so is b's with p.ReLU (summed from the
+// masked pooled gradient, as MaxPool2D's backward sums it for the Conv2D
+// before it), while without the ReLU b's gradient is summed from the
+// pooled gradient rather than the convolution's: the same terms in
+// another order. Sequential uses it for a Conv2D (with or without its
+// ReLU layer) followed by a MaxPool2D when tensor fuses them.
 func (tp *Tape) Conv2DMaxPool(x, w, b *Var, p tensor.ConvParams, pool tensor.PoolParams) *Var {
 	const op = "Conv2DMaxPool"
 	tp.use(op, "x", x)
@@ -162,7 +169,7 @@ func (tp *Tape) Conv2DMaxPool(x, w, b *Var, p tensor.ConvParams, pool tensor.Poo
 	dev := deviceOf(op, x.value, w.value, value(b))
 	y := tp.allocOn(dev, s[:]...)
 	var idx *tensor.Tensor
-	if !tp.noGrad && (x.requires || w.requires || b != nil && b.requires) {
+	if !tp.noGrad && (x.requires || w.requires) {
 		idx = tp.allocOn(dev, s[:]...)
 	}
 	tensor.Conv2DMaxPoolInto(y, idx, x.value, w.value, value(b), p, pool)
@@ -174,11 +181,12 @@ func (tp *Tape) Conv2DMaxPool(x, w, b *Var, p tensor.ConvParams, pool tensor.Poo
 }
 
 // backConv2DMaxPool masks the pooled gradient by the ReLU (as
-// backMaxPool2D does: a window whose maximum is 0 passes none), then
-// computes the convolution's gradients from it and the pooling's indices
-// (tensor.Conv2DMaxPoolBackwardInto), and the bias gradient as the
-// channel sums of the masked pooled gradient (backMaxPool2D's
-// convBiasSums: the same terms).
+// backMaxPool2D does: a window whose maximum is 0 passes none), computes
+// the convolution's input gradient and then its weight gradient from it
+// and the pooling's indices (tensor.Conv2DMaxPoolBackwardInto; one at a
+// time, so that a Var that is both accumulates), and the bias gradient as
+// the channel sums of the masked pooled gradient, added as backConv2D
+// adds the sums convBiasSums saves for it.
 func backConv2DMaxPool(tp *Tape, n *node) {
 	x, w, b := n.in[0], n.in[1], n.in[2]
 	dp := n.out.grad
@@ -187,24 +195,26 @@ func backConv2DMaxPool(tp *Tape, n *node) {
 		reluAct.gradInto(m, dp, nil, n.out.value)
 		dp = m
 	}
-	var dx, dw *tensor.Tensor
-	var addX, addW bool
 	if x.requires {
-		dx, addX = tp.gradFor(x)
+		dx, add := tp.gradFor(x)
+		tensor.Conv2DMaxPoolBackwardInto(dx, nil, dp, n.saved[0], x.value, w.value, n.conv, n.pool)
+		tp.flush(x, dx, add)
 	}
 	if w.requires {
-		dw, addW = tp.gradFor(w)
+		dw, add := tp.gradFor(w)
+		tensor.Conv2DMaxPoolBackwardInto(nil, dw, dp, n.saved[0], x.value, w.value, n.conv, n.pool)
+		tp.flush(w, dw, add)
 	}
-	if dx != nil || dw != nil {
-		tensor.Conv2DMaxPoolBackwardInto(dx, dw, dp, n.saved[0], x.value, w.value, n.conv, n.pool)
+	if b == nil || !b.requires {
+		return
 	}
-	if dx != nil {
-		tp.flush(x, dx, addX)
+	if !onHost(dp) {
+		tp.channelBiasGrad(b, dp)
+		return
 	}
-	if dw != nil {
-		tp.flush(w, dw, addW)
-	}
-	tp.channelBiasGrad(b, dp)
+	s := tp.allocOn(tensor.CPU, dp.Dim(1))
+	channelSumsInto(s, dp, 0)
+	tp.addGrad(b, s)
 }
 
 // AvgPool2D returns the means of x [N, C, H, W] over the windows of p.

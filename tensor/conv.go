@@ -421,11 +421,12 @@ type convJob struct {
 	dw    []float32 // backwardWeight: the sum of the parts' gradients
 	parts partials  // backwardWeight: each part's gradient, summed into dw in item order
 	// A convolution fused with the max pooling of its output (see
-	// Conv2DMaxPoolInto): pool is that pooling, out is nil, and pooled and
-	// pidx are the pooled output and its indices (forward; pidx may be
-	// nil) or the pooled output's gradient and the indices (backward,
-	// which unpools each item's dy itself, see unpooled).
-	pool         *poolGeom
+	// Conv2DMaxPoolInto; pooling set): pool is that pooling, out is nil,
+	// and pooled and pidx are the pooled output and its indices (forward;
+	// pidx may be nil) or the pooled output's gradient and the indices
+	// (backward, which unpools each item's dy itself, see unpooled).
+	pooling      bool
+	pool         poolGeom
 	pooled, pidx []float32
 	badIndex     atomic.Pointer[float32] // an invalid index met by a worker
 }
@@ -525,7 +526,7 @@ func (j *convJob) unrolled(buf *workBuf, sp span, grp, p0, p1 int) (b []float32,
 // copy in buf.prod.
 func (j *convJob) gathered(buf *workBuf, sp span, grp, p0, p1 int) (a []float32, lda int) {
 	g := &j.g
-	if j.pool != nil {
+	if j.pooling {
 		return j.unpooled(buf, sp, grp)
 	}
 	if sp.i1-sp.i0 == 1 {
@@ -550,7 +551,7 @@ func (j *convJob) gathered(buf *workBuf, sp span, grp, p0, p1 int) (a []float32,
 // one image, as dy itself). An invalid index is kept in j.badIndex and its
 // plane left partly written.
 func (j *convJob) unpooled(buf *workBuf, sp span, grp int) (a []float32, lda int) {
-	g, pg := &j.g, j.pool
+	g, pg := &j.g, &j.pool
 	ld := (sp.i1 - sp.i0) * g.p
 	buf.prod = growF(buf.prod, g.opg*ld)
 	q := pg.oh * pg.ow
@@ -614,7 +615,7 @@ func (j *convJob) epilogue(d, src []float32, grp, o int) {
 // computed where place would have found it, in the output), and each
 // plane is then pooled into j.pooled and j.pidx.
 func (j *convJob) placePooled(img, grp int, src []float32, ld int, inPlace bool) {
-	g, pg := &j.g, j.pool
+	g, pg := &j.g, &j.pool
 	q := pg.oh * pg.ow
 	for o := 0; o < g.opg; o++ {
 		d := src[o*ld:][:g.p]
@@ -637,7 +638,7 @@ func (j *convJob) forwardChunk(buf *workBuf, sp span, grp, p0, p1 int) {
 	b, ldb := j.unrolled(buf, sp, grp, p0, p1)
 	a := j.w[grp*g.opg*g.k:]
 	one := sp.i1-sp.i0 == 1
-	if one && j.pool == nil {
+	if one && !j.pooling {
 		simd.Sgemm(false, false, g.opg, p1-p0, g.k, 1, a, max(g.k, 1), b, ldb, 0, g.outRows(j.out, sp.i0, grp, p0), g.p)
 		j.place(sp.i0, grp, p0, p1, nil, 0)
 		return
@@ -648,7 +649,7 @@ func (j *convJob) forwardChunk(buf *workBuf, sp span, grp, p0, p1 int) {
 	buf.prod = growF(buf.prod, g.opg*ldb)
 	simd.Sgemm(false, false, g.opg, ldb, g.k, 1, a, max(g.k, 1), b, ldb, 0, buf.prod, ldb)
 	for img := sp.i0; img < sp.i1; img++ {
-		if j.pool != nil {
+		if j.pooling {
 			j.placePooled(img, grp, buf.prod[(img-sp.i0)*g.p:], ldb, one)
 			continue
 		}

@@ -22,15 +22,13 @@ func Conv2DMaxPoolShape(x, w *Tensor, p ConvParams, pool PoolParams) [4]int {
 // bit for bit what Conv2DInto into a tensor y and then
 // MaxPool2DInto(dst, indices, y, pool) give, p.ReLU included.
 //
-// On the host, for 2×2 pooling at stride 2 (PoolParams{Kernel: [2]int{2,
-// 2}}) of a convolution that unrolls whole images (3×3 "same" layers of
-// up to a few thousand pixels an image and fewer than 32 input channels,
-// or of images of fewer than 512 pixels: the common small CNN), the
+// Where Conv2DMaxPoolFuses reports true (on the host, 2×2 pooling at
+// stride 2 of a convolution whose im2col path unrolls whole images), the
 // convolution's output is never stored: each image's product is pooled
 // while it is in cache, which saves writing the output to memory and
 // reading it back (for FashionCNN's first layer, 6.4 MB each way a batch
 // of 64). Otherwise, and on a device, it runs the two operations with an
-// output of its own in between.
+// output of its own in between (allocated at each call).
 //
 // dst and indices must not overlap each other; an operand that overlaps
 // either is copied first. It panics as Conv2DInto and MaxPool2DInto do.
@@ -55,8 +53,9 @@ func Conv2DMaxPoolInto(dst, indices, x, w, bias *Tensor, p ConvParams, pool Pool
 	if indices != nil {
 		deviceOn(op, indices, x, w, bias)
 	}
-	if dev != CPU || !g.poolFused(&pg, p) || offloadTo(g.work(x, w)) != nil {
-		y := result(op, dev, ys[:], x, w, bias)
+	if !g.fuses(&pg, p, dev, x, w) {
+		fs := ys // escapes in this branch alone
+		y := result(op, dev, fs[:], x, w, bias)
 		Conv2DInto(y, x, w, bias, p)
 		return MaxPool2DInto(dst, indices, y, pool)
 	}
@@ -79,7 +78,7 @@ func Conv2DMaxPoolInto(dst, indices, x, w, bias *Tensor, p ConvParams, pool Pool
 		if bias != nil {
 			j.bias = bias.hostData(op)
 		}
-		j.pool, j.pooled = &pg, out.hostData(op)
+		j.pooling, j.pool, j.pooled = true, pg, out.hostData(op)
 		if idx != nil {
 			j.pidx = idx.hostData(op)
 		}
@@ -132,8 +131,9 @@ func Conv2DMaxPoolBackwardInto(dx, dw, dp, indices, x, w *Tensor, p ConvParams, 
 			deviceOn(op, t, dp, indices, x, w)
 		}
 	}
-	if dev != CPU || !g.poolFused(&pg, p) {
-		dy := result(op, dev, ys[:], dp, indices)
+	if !g.fuses(&pg, p, dev, x, w) {
+		fs := ys // escapes in this branch alone
+		dy := result(op, dev, fs[:], dp, indices)
 		MaxPool2DBackwardInto(dy, dp, indices, pool)
 		if dx != nil {
 			Conv2DBackwardInputInto(dx, dy, w, p)
@@ -155,7 +155,8 @@ func Conv2DMaxPoolBackwardInto(dx, dw, dp, indices, x, w *Tensor, p ConvParams, 
 		out := target(d)
 		if out.Len() > 0 {
 			j := convJobs.Get().(*convJob)
-			j.g, j.w, j.pool, j.pooled, j.pidx = g, w.hostData(op), &pg, dp.hostData(op), indices.hostData(op)
+			j.g, j.w, j.pooled, j.pidx = g, w.hostData(op), dp.hostData(op), indices.hostData(op)
+			j.pooling, j.pool = true, pg
 			if d == dx {
 				j.x, j.phase = out.hostData(op), backwardInput
 			} else {
@@ -172,10 +173,36 @@ func Conv2DMaxPoolBackwardInto(dx, dw, dp, indices, x, w *Tensor, p ConvParams, 
 	}
 }
 
-// poolFused reports whether the convolution can run fused with the
-// pooling pg of its output (Conv2DMaxPoolInto): simd's 2×2 max pooling,
-// of whole images that the im2col path unrolls an item at a time, with
-// zeros for padding.
+// Conv2DMaxPoolFuses reports whether Conv2DMaxPoolInto and
+// Conv2DMaxPoolBackwardInto run fused for these operands, never storing
+// the convolution's output or its gradient: on the host (with no offload
+// device taking the convolution), for simd's 2×2 max pooling at stride 2
+// of a convolution on the im2col path that unrolls whole images an item
+// at a time. That is, with k = C/groups·kh·kw and p = OH·OW an image: k·p
+// at most 32K (one channel 3×3: up to about 3,600 output pixels; 16
+// channels: about 224), or at most 128K for p under 512 (images grouped
+// side by side); zero padding (PadConstant), and not the paths of 1×1
+// stride-1 unpadded or depthwise convolutions or of stride-1 ones with 32
+// or more input channels a group whose images are not grouped (the
+// shifted path). It panics as Conv2DMaxPoolShape does.
+func Conv2DMaxPoolFuses(x, w *Tensor, p ConvParams, pool PoolParams) bool {
+	const op = "Conv2DMaxPoolFuses"
+	checkNil(op, "x, w", x, w)
+	g := planConv(op, x.shape, w.shape, p)
+	ys := g.outShape()
+	pg := planPool(op, ys[:], pool)
+	return g.fuses(&pg, p, deviceOn(op, nil, x, w), x, w)
+}
+
+// fuses is Conv2DMaxPoolFuses for operands on dev.
+func (g *convGeom) fuses(pg *poolGeom, p ConvParams, dev Device, x, w *Tensor) bool {
+	return dev == CPU && g.poolFused(pg, p) && offloadTo(g.work(x, w)) == nil
+}
+
+// poolFused reports whether the convolution's host path can run fused
+// with the pooling pg of its output: simd's 2×2 max pooling, of whole
+// images that the im2col path unrolls an item at a time, with zeros for
+// padding.
 func (g *convGeom) poolFused(pg *poolGeom, p ConvParams) bool {
 	return pg.is2x2() && p.PaddingMode == PadConstant && !g.shifted && !g.pointwise && g.chunks == 1 && !g.isDepthwise()
 }

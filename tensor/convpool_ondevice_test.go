@@ -25,6 +25,9 @@ func TestConv2DMaxPoolOnDevice(t *testing.T) {
 	Conv2DMaxPoolBackwardInto(wantDx, wantDw, dp, wantIdx, x, w, p, pool)
 
 	xd, wd, bd := toDev(t, x, onDev), toDev(t, w, onDev), toDev(t, b, onDev)
+	if !Conv2DMaxPoolFuses(x, w, p, pool) || Conv2DMaxPoolFuses(xd, wd, p, pool) {
+		t.Fatal("Conv2DMaxPoolFuses: want true on the host, false on the device")
+	}
 	out, idx := Conv2DMaxPool(xd, wd, bd, p, pool)
 	dx, dw := toDev(t, New(x.Shape()...), onDev), toDev(t, New(w.Shape()...), onDev)
 	Conv2DMaxPoolBackwardInto(dx, dw, toDev(t, dp, onDev), idx, xd, wd, p, pool)

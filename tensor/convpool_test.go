@@ -64,7 +64,10 @@ func TestConv2DMaxPool(t *testing.T) {
 				ys := g.outShape()
 				pg := planPool("test", ys[:], c.pool)
 				if got := g.poolFused(&pg, c.p); got != c.fused {
-					t.Fatalf("fused = %v, want %v", got, c.fused)
+					t.Fatalf("poolFused = %v, want %v", got, c.fused)
+				}
+				if got := Conv2DMaxPoolFuses(x, w, c.p, c.pool); got != c.fused {
+					t.Fatalf("Conv2DMaxPoolFuses = %v, want %v", got, c.fused)
 				}
 				y := Conv2D(x, w, b, c.p)
 				want, wantIdx := MaxPool2D(y, c.pool)
@@ -99,6 +102,11 @@ func TestConv2DMaxPool(t *testing.T) {
 				dw := New(c.w...)
 				Conv2DMaxPoolBackwardInto(nil, dw, dp, wantIdx, x, w, c.p, c.pool)
 				sameBits(t, "dw alone", dw, wantDw)
+				if c.fused {
+					dx, idx := New(c.x...), New(want.Shape()...)
+					noAllocs(t, "Conv2DMaxPoolInto", func() { Conv2DMaxPoolInto(dst, idx, x, w, b, c.p, c.pool) })
+					noAllocs(t, "Conv2DMaxPoolBackwardInto", func() { Conv2DMaxPoolBackwardInto(dx, dw, dp, wantIdx, x, w, c.p, c.pool) })
+				}
 			})
 		}
 	}

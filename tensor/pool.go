@@ -52,7 +52,7 @@ func poolOut(in, k, s, p int, ceil bool) int {
 
 func planPool(op string, xs []int, p PoolParams) poolGeom {
 	if len(xs) != 4 {
-		panic(fmt.Sprintf("tensor: %s: shape %v: want [N, C, H, W]", op, xs))
+		panic(fmt.Sprintf("tensor: %s: shape %v: want [N, C, H, W]", op, slices.Clone(xs)))
 	}
 	g := poolGeom{planes: xs[0] * xs[1], h: xs[2], w: xs[3], kh: p.Kernel[0], kw: p.Kernel[1],
 		sh: p.Stride[0], sw: p.Stride[1], ph: p.Padding[0], pw: p.Padding[1], excludePad: p.ExcludePad}
@@ -69,15 +69,15 @@ func planPool(op string, xs []int, p PoolParams) poolGeom {
 	ph, okh := padded(g.h, g.ph)
 	pw, okw := padded(g.w, g.pw)
 	if _, ok := shape.Size([]int{ph, pw}, MaxElems); !okh || !okw || !ok {
-		panic(fmt.Sprintf("tensor: %s: shape %v with padding %v: the padded input plane has more than MaxElems = %d elements", op, xs, p.Padding, MaxElems))
+		panic(fmt.Sprintf("tensor: %s: shape %v with padding %v: the padded input plane has more than MaxElems = %d elements", op, slices.Clone(xs), p.Padding, MaxElems))
 	}
 	if ph < g.kh || pw < g.kw {
-		panic(fmt.Sprintf("tensor: %s: shape %v: kernel %v larger than the padded input", op, xs, p.Kernel))
+		panic(fmt.Sprintf("tensor: %s: shape %v: kernel %v larger than the padded input", op, slices.Clone(xs), p.Kernel))
 	}
 	g.oh, g.ow = poolOut(g.h, g.kh, g.sh, g.ph, p.CeilMode), poolOut(g.w, g.kw, g.sw, g.pw, p.CeilMode)
 	g.shape = [4]int{xs[0], xs[1], g.oh, g.ow}
 	if _, ok := shape.Size(g.shape[:], MaxElems); !ok {
-		panic(fmt.Sprintf("tensor: %s: shape %v with %+v gives an output of shape %v: more than MaxElems = %d elements", op, xs, p, g.shape, MaxElems))
+		panic(fmt.Sprintf("tensor: %s: shape %v with %+v gives an output of shape %v: more than MaxElems = %d elements", op, slices.Clone(xs), p, g.shape, MaxElems))
 	}
 	return g
 }
@@ -135,7 +135,7 @@ const MaxIndexPlane = 1 << 24
 // large for exact float32 indices.
 func (g *poolGeom) checkIndexable(op string, xs []int) {
 	if g.h*g.w > MaxIndexPlane {
-		panic(fmt.Sprintf("tensor: %s: shape %v: indices into a plane of %d·%d elements would not be exact in float32 (MaxIndexPlane = 2²⁴); pool without indices (MaxPool2DInto with nil indices) or split the plane", op, xs, g.h, g.w))
+		panic(fmt.Sprintf("tensor: %s: shape %v: indices into a plane of %d·%d elements would not be exact in float32 (MaxIndexPlane = 2²⁴); pool without indices (MaxPool2DInto with nil indices) or split the plane", op, slices.Clone(xs), g.h, g.w))
 	}
 }
 
@@ -275,7 +275,7 @@ func checkPoolGradient(op string, xs []int, p PoolParams, dy, indices *Tensor) {
 	}
 	for _, t := range [2]*Tensor{dy, indices} {
 		if t != nil && !slices.Equal(t.shape, g.shape[:]) {
-			panic(fmt.Sprintf("tensor: %s: shapes %v give output %v, got %v", op, xs, g.shape, t.shape))
+			panic(fmt.Sprintf("tensor: %s: shapes %v give output %v, got %v", op, slices.Clone(xs), g.shape, t.shape))
 		}
 	}
 }
