@@ -217,6 +217,369 @@ nobeta:
 	ADD R4, R3, R3
 	RET
 
+// func sgemmKernel2of8x12NEON(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+TEXT ·sgemmKernel2of8x12NEON(SB), NOSPLIT, $0-96
+	MOVD k+0(FP), R0
+	MOVD a_base+8(FP), R1
+	MOVD b_base+32(FP), R2
+	MOVD c_base+56(FP), R3
+	MOVD ldc+80(FP), R4
+	LSL $2, R4, R4
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	CBZ R0, store
+
+loop:
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R2), (F2, F3)
+	FMOVQ.P 16(R2), F4
+	WORD $0x4f801048 // fmla v8.4s, v2.4s, v0.s[0]
+	WORD $0x4f801069 // fmla v9.4s, v3.4s, v0.s[0]
+	WORD $0x4f80108a // fmla v10.4s, v4.4s, v0.s[0]
+	WORD $0x4fa0104b // fmla v11.4s, v2.4s, v0.s[1]
+	WORD $0x4fa0106c // fmla v12.4s, v3.4s, v0.s[1]
+	WORD $0x4fa0108d // fmla v13.4s, v4.4s, v0.s[1]
+	SUBS $1, R0
+	BNE loop
+
+store:
+	FMOVS alpha+88(FP), F5
+	FMOVS beta+92(FP), F6
+	VDUP V5.S[0], V5.S4
+	FCMPS $(0.0), F6
+	BEQ nobeta
+	VDUP V6.S[0], V6.S4
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V8.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V9.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V10.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V11.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V12.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V13.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+nobeta:
+	WORD $0x6e25dd00 // fmul v0.4s, v8.4s, v5.4s
+	WORD $0x6e25dd21 // fmul v1.4s, v9.4s, v5.4s
+	WORD $0x6e25dd42 // fmul v2.4s, v10.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e25dd60 // fmul v0.4s, v11.4s, v5.4s
+	WORD $0x6e25dd81 // fmul v1.4s, v12.4s, v5.4s
+	WORD $0x6e25dda2 // fmul v2.4s, v13.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+// func sgemmKernel4of8x12NEON(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+TEXT ·sgemmKernel4of8x12NEON(SB), NOSPLIT, $0-96
+	MOVD k+0(FP), R0
+	MOVD a_base+8(FP), R1
+	MOVD b_base+32(FP), R2
+	MOVD c_base+56(FP), R3
+	MOVD ldc+80(FP), R4
+	LSL $2, R4, R4
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	CBZ R0, store
+
+loop:
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R2), (F2, F3)
+	FMOVQ.P 16(R2), F4
+	WORD $0x4f801048 // fmla v8.4s, v2.4s, v0.s[0]
+	WORD $0x4f801069 // fmla v9.4s, v3.4s, v0.s[0]
+	WORD $0x4f80108a // fmla v10.4s, v4.4s, v0.s[0]
+	WORD $0x4fa0104b // fmla v11.4s, v2.4s, v0.s[1]
+	WORD $0x4fa0106c // fmla v12.4s, v3.4s, v0.s[1]
+	WORD $0x4fa0108d // fmla v13.4s, v4.4s, v0.s[1]
+	WORD $0x4f80184e // fmla v14.4s, v2.4s, v0.s[2]
+	WORD $0x4f80186f // fmla v15.4s, v3.4s, v0.s[2]
+	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
+	WORD $0x4fa01851 // fmla v17.4s, v2.4s, v0.s[3]
+	WORD $0x4fa01872 // fmla v18.4s, v3.4s, v0.s[3]
+	WORD $0x4fa01893 // fmla v19.4s, v4.4s, v0.s[3]
+	SUBS $1, R0
+	BNE loop
+
+store:
+	FMOVS alpha+88(FP), F5
+	FMOVS beta+92(FP), F6
+	VDUP V5.S[0], V5.S4
+	FCMPS $(0.0), F6
+	BEQ nobeta
+	VDUP V6.S[0], V6.S4
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V8.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V9.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V10.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V11.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V12.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V13.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V14.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V15.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V16.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V17.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V18.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V19.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+nobeta:
+	WORD $0x6e25dd00 // fmul v0.4s, v8.4s, v5.4s
+	WORD $0x6e25dd21 // fmul v1.4s, v9.4s, v5.4s
+	WORD $0x6e25dd42 // fmul v2.4s, v10.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e25dd60 // fmul v0.4s, v11.4s, v5.4s
+	WORD $0x6e25dd81 // fmul v1.4s, v12.4s, v5.4s
+	WORD $0x6e25dda2 // fmul v2.4s, v13.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e25ddc0 // fmul v0.4s, v14.4s, v5.4s
+	WORD $0x6e25dde1 // fmul v1.4s, v15.4s, v5.4s
+	WORD $0x6e25de02 // fmul v2.4s, v16.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e25de20 // fmul v0.4s, v17.4s, v5.4s
+	WORD $0x6e25de41 // fmul v1.4s, v18.4s, v5.4s
+	WORD $0x6e25de62 // fmul v2.4s, v19.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+// func sgemmKernel6of8x12NEON(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+TEXT ·sgemmKernel6of8x12NEON(SB), NOSPLIT, $0-96
+	MOVD k+0(FP), R0
+	MOVD a_base+8(FP), R1
+	MOVD b_base+32(FP), R2
+	MOVD c_base+56(FP), R3
+	MOVD ldc+80(FP), R4
+	LSL $2, R4, R4
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	CBZ R0, store
+
+loop:
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R2), (F2, F3)
+	FMOVQ.P 16(R2), F4
+	WORD $0x4f801048 // fmla v8.4s, v2.4s, v0.s[0]
+	WORD $0x4f801069 // fmla v9.4s, v3.4s, v0.s[0]
+	WORD $0x4f80108a // fmla v10.4s, v4.4s, v0.s[0]
+	WORD $0x4fa0104b // fmla v11.4s, v2.4s, v0.s[1]
+	WORD $0x4fa0106c // fmla v12.4s, v3.4s, v0.s[1]
+	WORD $0x4fa0108d // fmla v13.4s, v4.4s, v0.s[1]
+	WORD $0x4f80184e // fmla v14.4s, v2.4s, v0.s[2]
+	WORD $0x4f80186f // fmla v15.4s, v3.4s, v0.s[2]
+	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
+	WORD $0x4fa01851 // fmla v17.4s, v2.4s, v0.s[3]
+	WORD $0x4fa01872 // fmla v18.4s, v3.4s, v0.s[3]
+	WORD $0x4fa01893 // fmla v19.4s, v4.4s, v0.s[3]
+	WORD $0x4f811054 // fmla v20.4s, v2.4s, v1.s[0]
+	WORD $0x4f811075 // fmla v21.4s, v3.4s, v1.s[0]
+	WORD $0x4f811096 // fmla v22.4s, v4.4s, v1.s[0]
+	WORD $0x4fa11057 // fmla v23.4s, v2.4s, v1.s[1]
+	WORD $0x4fa11078 // fmla v24.4s, v3.4s, v1.s[1]
+	WORD $0x4fa11099 // fmla v25.4s, v4.4s, v1.s[1]
+	SUBS $1, R0
+	BNE loop
+
+store:
+	FMOVS alpha+88(FP), F5
+	FMOVS beta+92(FP), F6
+	VDUP V5.S[0], V5.S4
+	FCMPS $(0.0), F6
+	BEQ nobeta
+	VDUP V6.S[0], V6.S4
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V8.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V9.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V10.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V11.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V12.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V13.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V14.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V15.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V16.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V17.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V18.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V19.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V20.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V21.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V22.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e26dc00 // fmul v0.4s, v0.4s, v6.4s
+	VFMLA V5.S4, V23.S4, V0.S4
+	WORD $0x6e26dc21 // fmul v1.4s, v1.4s, v6.4s
+	VFMLA V5.S4, V24.S4, V1.S4
+	WORD $0x6e26dc42 // fmul v2.4s, v2.4s, v6.4s
+	VFMLA V5.S4, V25.S4, V2.S4
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+nobeta:
+	WORD $0x6e25dd00 // fmul v0.4s, v8.4s, v5.4s
+	WORD $0x6e25dd21 // fmul v1.4s, v9.4s, v5.4s
+	WORD $0x6e25dd42 // fmul v2.4s, v10.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e25dd60 // fmul v0.4s, v11.4s, v5.4s
+	WORD $0x6e25dd81 // fmul v1.4s, v12.4s, v5.4s
+	WORD $0x6e25dda2 // fmul v2.4s, v13.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e25ddc0 // fmul v0.4s, v14.4s, v5.4s
+	WORD $0x6e25dde1 // fmul v1.4s, v15.4s, v5.4s
+	WORD $0x6e25de02 // fmul v2.4s, v16.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e25de20 // fmul v0.4s, v17.4s, v5.4s
+	WORD $0x6e25de41 // fmul v1.4s, v18.4s, v5.4s
+	WORD $0x6e25de62 // fmul v2.4s, v19.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e25de80 // fmul v0.4s, v20.4s, v5.4s
+	WORD $0x6e25dea1 // fmul v1.4s, v21.4s, v5.4s
+	WORD $0x6e25dec2 // fmul v2.4s, v22.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e25dee0 // fmul v0.4s, v23.4s, v5.4s
+	WORD $0x6e25df01 // fmul v1.4s, v24.4s, v5.4s
+	WORD $0x6e25df22 // fmul v2.4s, v25.4s, v5.4s
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
 // func dgemmKernel8x6NEON(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
 TEXT ·dgemmKernel8x6NEON(SB), NOSPLIT, $0-104
 	MOVD k+0(FP), R0
@@ -426,6 +789,372 @@ nobeta:
 	WORD $0x6e65dfa0 // fmul v0.2d, v29.2d, v5.2d
 	WORD $0x6e65dfc1 // fmul v1.2d, v30.2d, v5.2d
 	WORD $0x6e65dfe2 // fmul v2.2d, v31.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+// func dgemmKernel2of8x6NEON(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+TEXT ·dgemmKernel2of8x6NEON(SB), NOSPLIT, $0-104
+	MOVD k+0(FP), R0
+	MOVD a_base+8(FP), R1
+	MOVD b_base+32(FP), R2
+	MOVD c_base+56(FP), R3
+	MOVD ldc+80(FP), R4
+	LSL $3, R4, R4
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	CBZ R0, store
+
+loop:
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FLDPQ.P 32(R2), (F4, F5)
+	FMOVQ.P 16(R2), F6
+	WORD $0x4fc01088 // fmla v8.2d, v4.2d, v0.d[0]
+	WORD $0x4fc010a9 // fmla v9.2d, v5.2d, v0.d[0]
+	WORD $0x4fc010ca // fmla v10.2d, v6.2d, v0.d[0]
+	WORD $0x4fc0188b // fmla v11.2d, v4.2d, v0.d[1]
+	WORD $0x4fc018ac // fmla v12.2d, v5.2d, v0.d[1]
+	WORD $0x4fc018cd // fmla v13.2d, v6.2d, v0.d[1]
+	SUBS $1, R0
+	BNE loop
+
+store:
+	FMOVD alpha+88(FP), F5
+	FMOVD beta+96(FP), F6
+	VDUP V5.D[0], V5.D2
+	FCMPD $(0.0), F6
+	BEQ nobeta
+	VDUP V6.D[0], V6.D2
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V8.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V9.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V10.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V11.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V12.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V13.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+nobeta:
+	WORD $0x6e65dd00 // fmul v0.2d, v8.2d, v5.2d
+	WORD $0x6e65dd21 // fmul v1.2d, v9.2d, v5.2d
+	WORD $0x6e65dd42 // fmul v2.2d, v10.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65dd60 // fmul v0.2d, v11.2d, v5.2d
+	WORD $0x6e65dd81 // fmul v1.2d, v12.2d, v5.2d
+	WORD $0x6e65dda2 // fmul v2.2d, v13.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+// func dgemmKernel4of8x6NEON(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+TEXT ·dgemmKernel4of8x6NEON(SB), NOSPLIT, $0-104
+	MOVD k+0(FP), R0
+	MOVD a_base+8(FP), R1
+	MOVD b_base+32(FP), R2
+	MOVD c_base+56(FP), R3
+	MOVD ldc+80(FP), R4
+	LSL $3, R4, R4
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	CBZ R0, store
+
+loop:
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FLDPQ.P 32(R2), (F4, F5)
+	FMOVQ.P 16(R2), F6
+	WORD $0x4fc01088 // fmla v8.2d, v4.2d, v0.d[0]
+	WORD $0x4fc010a9 // fmla v9.2d, v5.2d, v0.d[0]
+	WORD $0x4fc010ca // fmla v10.2d, v6.2d, v0.d[0]
+	WORD $0x4fc0188b // fmla v11.2d, v4.2d, v0.d[1]
+	WORD $0x4fc018ac // fmla v12.2d, v5.2d, v0.d[1]
+	WORD $0x4fc018cd // fmla v13.2d, v6.2d, v0.d[1]
+	WORD $0x4fc1108e // fmla v14.2d, v4.2d, v1.d[0]
+	WORD $0x4fc110af // fmla v15.2d, v5.2d, v1.d[0]
+	WORD $0x4fc110d0 // fmla v16.2d, v6.2d, v1.d[0]
+	WORD $0x4fc11891 // fmla v17.2d, v4.2d, v1.d[1]
+	WORD $0x4fc118b2 // fmla v18.2d, v5.2d, v1.d[1]
+	WORD $0x4fc118d3 // fmla v19.2d, v6.2d, v1.d[1]
+	SUBS $1, R0
+	BNE loop
+
+store:
+	FMOVD alpha+88(FP), F5
+	FMOVD beta+96(FP), F6
+	VDUP V5.D[0], V5.D2
+	FCMPD $(0.0), F6
+	BEQ nobeta
+	VDUP V6.D[0], V6.D2
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V8.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V9.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V10.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V11.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V12.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V13.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V14.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V15.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V16.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V17.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V18.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V19.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+nobeta:
+	WORD $0x6e65dd00 // fmul v0.2d, v8.2d, v5.2d
+	WORD $0x6e65dd21 // fmul v1.2d, v9.2d, v5.2d
+	WORD $0x6e65dd42 // fmul v2.2d, v10.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65dd60 // fmul v0.2d, v11.2d, v5.2d
+	WORD $0x6e65dd81 // fmul v1.2d, v12.2d, v5.2d
+	WORD $0x6e65dda2 // fmul v2.2d, v13.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65ddc0 // fmul v0.2d, v14.2d, v5.2d
+	WORD $0x6e65dde1 // fmul v1.2d, v15.2d, v5.2d
+	WORD $0x6e65de02 // fmul v2.2d, v16.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65de20 // fmul v0.2d, v17.2d, v5.2d
+	WORD $0x6e65de41 // fmul v1.2d, v18.2d, v5.2d
+	WORD $0x6e65de62 // fmul v2.2d, v19.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+// func dgemmKernel6of8x6NEON(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+TEXT ·dgemmKernel6of8x6NEON(SB), NOSPLIT, $0-104
+	MOVD k+0(FP), R0
+	MOVD a_base+8(FP), R1
+	MOVD b_base+32(FP), R2
+	MOVD c_base+56(FP), R3
+	MOVD ldc+80(FP), R4
+	LSL $3, R4, R4
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
+	VEOR V21.B16, V21.B16, V21.B16
+	VEOR V22.B16, V22.B16, V22.B16
+	VEOR V23.B16, V23.B16, V23.B16
+	VEOR V24.B16, V24.B16, V24.B16
+	VEOR V25.B16, V25.B16, V25.B16
+	CBZ R0, store
+
+loop:
+	FLDPQ.P 32(R1), (F0, F1)
+	FLDPQ.P 32(R1), (F2, F3)
+	FLDPQ.P 32(R2), (F4, F5)
+	FMOVQ.P 16(R2), F6
+	WORD $0x4fc01088 // fmla v8.2d, v4.2d, v0.d[0]
+	WORD $0x4fc010a9 // fmla v9.2d, v5.2d, v0.d[0]
+	WORD $0x4fc010ca // fmla v10.2d, v6.2d, v0.d[0]
+	WORD $0x4fc0188b // fmla v11.2d, v4.2d, v0.d[1]
+	WORD $0x4fc018ac // fmla v12.2d, v5.2d, v0.d[1]
+	WORD $0x4fc018cd // fmla v13.2d, v6.2d, v0.d[1]
+	WORD $0x4fc1108e // fmla v14.2d, v4.2d, v1.d[0]
+	WORD $0x4fc110af // fmla v15.2d, v5.2d, v1.d[0]
+	WORD $0x4fc110d0 // fmla v16.2d, v6.2d, v1.d[0]
+	WORD $0x4fc11891 // fmla v17.2d, v4.2d, v1.d[1]
+	WORD $0x4fc118b2 // fmla v18.2d, v5.2d, v1.d[1]
+	WORD $0x4fc118d3 // fmla v19.2d, v6.2d, v1.d[1]
+	WORD $0x4fc21094 // fmla v20.2d, v4.2d, v2.d[0]
+	WORD $0x4fc210b5 // fmla v21.2d, v5.2d, v2.d[0]
+	WORD $0x4fc210d6 // fmla v22.2d, v6.2d, v2.d[0]
+	WORD $0x4fc21897 // fmla v23.2d, v4.2d, v2.d[1]
+	WORD $0x4fc218b8 // fmla v24.2d, v5.2d, v2.d[1]
+	WORD $0x4fc218d9 // fmla v25.2d, v6.2d, v2.d[1]
+	SUBS $1, R0
+	BNE loop
+
+store:
+	FMOVD alpha+88(FP), F5
+	FMOVD beta+96(FP), F6
+	VDUP V5.D[0], V5.D2
+	FCMPD $(0.0), F6
+	BEQ nobeta
+	VDUP V6.D[0], V6.D2
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V8.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V9.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V10.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V11.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V12.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V13.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V14.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V15.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V16.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V17.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V18.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V19.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V20.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V21.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V22.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	FLDPQ (R3), (F0, F1)
+	FMOVQ 32(R3), F2
+	WORD $0x6e66dc00 // fmul v0.2d, v0.2d, v6.2d
+	VFMLA V5.D2, V23.D2, V0.D2
+	WORD $0x6e66dc21 // fmul v1.2d, v1.2d, v6.2d
+	VFMLA V5.D2, V24.D2, V1.D2
+	WORD $0x6e66dc42 // fmul v2.2d, v2.2d, v6.2d
+	VFMLA V5.D2, V25.D2, V2.D2
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	RET
+
+nobeta:
+	WORD $0x6e65dd00 // fmul v0.2d, v8.2d, v5.2d
+	WORD $0x6e65dd21 // fmul v1.2d, v9.2d, v5.2d
+	WORD $0x6e65dd42 // fmul v2.2d, v10.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65dd60 // fmul v0.2d, v11.2d, v5.2d
+	WORD $0x6e65dd81 // fmul v1.2d, v12.2d, v5.2d
+	WORD $0x6e65dda2 // fmul v2.2d, v13.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65ddc0 // fmul v0.2d, v14.2d, v5.2d
+	WORD $0x6e65dde1 // fmul v1.2d, v15.2d, v5.2d
+	WORD $0x6e65de02 // fmul v2.2d, v16.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65de20 // fmul v0.2d, v17.2d, v5.2d
+	WORD $0x6e65de41 // fmul v1.2d, v18.2d, v5.2d
+	WORD $0x6e65de62 // fmul v2.2d, v19.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65de80 // fmul v0.2d, v20.2d, v5.2d
+	WORD $0x6e65dea1 // fmul v1.2d, v21.2d, v5.2d
+	WORD $0x6e65dec2 // fmul v2.2d, v22.2d, v5.2d
+	FSTPQ (F0, F1), (R3)
+	FMOVQ F2, 32(R3)
+	ADD R4, R3, R3
+	WORD $0x6e65dee0 // fmul v0.2d, v23.2d, v5.2d
+	WORD $0x6e65df01 // fmul v1.2d, v24.2d, v5.2d
+	WORD $0x6e65df22 // fmul v2.2d, v25.2d, v5.2d
 	FSTPQ (F0, F1), (R3)
 	FMOVQ F2, 32(R3)
 	ADD R4, R3, R3

@@ -12,6 +12,30 @@ package simd
 //go:noescape
 func sgemmKernel8x12NEON(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
 
+// sgemmKernel2of8x12NEON is sgemmKernel8x12NEON for the first 2 rows
+// of the tile (i < 2; a's panel still holds MR = 8 values per step):
+// it writes no other row of c.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sgemmKernel2of8x12NEON(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// sgemmKernel4of8x12NEON is sgemmKernel8x12NEON for the first 4 rows
+// of the tile (i < 4; a's panel still holds MR = 8 values per step):
+// it writes no other row of c.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sgemmKernel4of8x12NEON(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
+// sgemmKernel6of8x12NEON is sgemmKernel8x12NEON for the first 6 rows
+// of the tile (i < 6; a's panel still holds MR = 8 values per step):
+// it writes no other row of c.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func sgemmKernel6of8x12NEON(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
+
 // dgemmKernel8x6NEON sets the 8×6 tile at c (row stride ldc) to
 // alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0
 // (c not read), for k >= 0 steps of the packed panels a and b.
@@ -19,3 +43,27 @@ func sgemmKernel8x12NEON(k int, a []float32, b []float32, c []float32, ldc int, 
 //
 //go:noescape
 func dgemmKernel8x6NEON(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// dgemmKernel2of8x6NEON is dgemmKernel8x6NEON for the first 2 rows
+// of the tile (i < 2; a's panel still holds MR = 8 values per step):
+// it writes no other row of c.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func dgemmKernel2of8x6NEON(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// dgemmKernel4of8x6NEON is dgemmKernel8x6NEON for the first 4 rows
+// of the tile (i < 4; a's panel still holds MR = 8 values per step):
+// it writes no other row of c.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func dgemmKernel4of8x6NEON(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// dgemmKernel6of8x6NEON is dgemmKernel8x6NEON for the first 6 rows
+// of the tile (i < 6; a's panel still holds MR = 8 values per step):
+// it writes no other row of c.
+// Requires: NEON (Advanced SIMD, part of every arm64 CPU).
+//
+//go:noescape
+func dgemmKernel6of8x6NEON(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)

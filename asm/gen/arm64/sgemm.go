@@ -26,33 +26,49 @@ func acc(i, j int) V { return V(8 + 3*i + j) }
 
 // gemm writes the GEMM microkernels of every width: per step p of k,
 // 8/lanes loads of A, three of B and 24 FMLAs by element (each broadcasts
-// one a[p·MR+i] from its lane).
+// one a[p·MR+i] from its lane); and each one's row tails, the kernels for
+// its first 2, 4 and 6 rows (see the amd64 generator, asm/gen/sgemm),
+// which load the same panels and skip the other rows' FMLAs and stores.
 func gemm(f *File) {
 	for _, sh := range gemmShapes {
-		gemmKernel(f, sh)
+		gemmKernel(f, sh, sh.mr)
+		for rows := 2; rows < sh.mr; rows += 2 {
+			gemmKernel(f, sh, rows)
+		}
 	}
 }
 
-func gemmKernel(f *File, sh gemmShape) {
+// gemmKernel writes shape sh's kernel for the first rows rows of its tile.
+func gemmKernel(f *File, sh gemmShape, rows int) {
 	w := sh.w
 	prefix := "s" // the BLAS letter of the name
 	if w.Double() {
 		prefix = "d"
 	}
 	aVecs := sh.mr / w.Lanes() // A's registers V0..; B's follow
-	name := fmt.Sprintf("%sgemmKernel%dx%dNEON", prefix, sh.mr, sh.nr)
-	fn := f.Func(name, fmt.Sprintf("func(k int, a []%s, b []%[1]s, c []%[1]s, ldc int, alpha %[1]s, beta %[1]s)", w.Name()), 0,
-		fmt.Sprintf("%s sets the %d×%d tile at c (row stride ldc) to", name, sh.mr, sh.nr),
+	full := fmt.Sprintf("%sgemmKernel%dx%dNEON", prefix, sh.mr, sh.nr)
+	name, doc := full, []string{
+		fmt.Sprintf("%s sets the %d×%d tile at c (row stride ldc) to", full, sh.mr, sh.nr),
 		"alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0",
 		"(c not read), for k >= 0 steps of the packed panels a and b.",
-		requires)
+	}
+	if rows < sh.mr {
+		name = fmt.Sprintf("%sgemmKernel%dof%dx%dNEON", prefix, rows, sh.mr, sh.nr)
+		doc = []string{
+			fmt.Sprintf("%s is %s for the first %d rows", name, full, rows),
+			fmt.Sprintf("of the tile (i < %d; a's panel still holds MR = %d values per step):", rows, sh.mr),
+			"it writes no other row of c.",
+		}
+	}
+	fn := f.Func(name, fmt.Sprintf("func(k int, a []%s, b []%[1]s, c []%[1]s, ldc int, alpha %[1]s, beta %[1]s)", w.Name()), 0,
+		append(doc, requires)...)
 	fn.Asm("MOVD %s, R0", fn.Arg("k"))
 	fn.Asm("MOVD %s, R1", fn.Arg("a_base"))
 	fn.Asm("MOVD %s, R2", fn.Arg("b_base"))
 	fn.Asm("MOVD %s, R3", fn.Arg("c_base"))
 	fn.Asm("MOVD %s, R4", fn.Arg("ldc"))
 	fn.Asm("LSL $%d, R4, R4", w.Shift())
-	zero(fn, 8, 32)
+	zero(fn, 8, acc(rows, 0))
 	fn.Asm("CBZ R0, store")
 	fn.Label("loop")
 	for v := 0; v < aVecs; v += 2 {
@@ -60,7 +76,7 @@ func gemmKernel(f *File, sh gemmShape) {
 	}
 	fn.Asm("FLDPQ.P 32(R2), (F%d, F%d)", aVecs, aVecs+1)
 	fn.Asm("FMOVQ.P 16(R2), F%d", aVecs+2)
-	for i := 0; i < sh.mr; i++ {
+	for i := 0; i < rows; i++ {
 		for j := 0; j < 3; j++ {
 			fn.I(w.FMLAE(acc(i, j), V(aVecs+j), V(i/w.Lanes()), i%w.Lanes()))
 		}
@@ -75,7 +91,7 @@ func gemmKernel(f *File, sh gemmShape) {
 	fn.Asm("BEQ nobeta")
 	fn.I(w.DUP(6, 6))
 	// A row of C is three vectors (48 bytes) at both widths.
-	for i := 0; i < sh.mr; i++ {
+	for i := 0; i < rows; i++ {
 		// c = beta·c, then c += alpha·acc (fused).
 		fn.Asm("FLDPQ (R3), (F0, F1)")
 		fn.Asm("FMOVQ 32(R3), F2")
@@ -88,7 +104,7 @@ func gemmKernel(f *File, sh gemmShape) {
 	}
 	fn.Asm("RET")
 	fn.Label("nobeta")
-	for i := 0; i < sh.mr; i++ {
+	for i := 0; i < rows; i++ {
 		for j := V(0); j < 3; j++ {
 			fn.I(w.FMUL(j, acc(i, int(j)), 5))
 		}
