@@ -913,62 +913,70 @@ func finish(dst, out *Tensor) {
 var weightBufs = sync.Pool{New: func() any { return new([]float32) }}
 
 func convForward(op string, g *convGeom, dst, x, w, bias *Tensor) {
-	var bd []float32
+	j := newConvJob(g, forwardIm2col)
+	j.x, j.w = x.hostData(op), w.hostData(op)
 	if bias != nil {
-		bd = bias.hostData(op)
+		j.bias = bias.hostData(op)
 	}
-	out := target(dst)
-	if out.Len() == 0 {
+	if !g.shifted {
+		j.runInto(op, dst, &j.out)
 		return
 	}
-	j := convJobs.Get().(*convJob)
-	j.g, j.x, j.w, j.out, j.bias = *g, x.hostData(op), w.hostData(op), out.hostData(op), bd
-	if g.shifted {
-		// [cout, cpg, kh, kw] to [groups, kh·kw, opg, cpg].
-		wb := weightBufs.Get().(*[]float32)
-		*wb = growF(*wb, len(j.w))
-		taps := g.kh * g.kw
-		for o := 0; o < g.cout; o++ {
-			grp, oo := o/g.opg, o%g.opg
-			for c := 0; c < g.cpg; c++ {
-				for t := 0; t < taps; t++ {
-					(*wb)[((grp*taps+t)*g.opg+oo)*g.cpg+c] = j.w[(o*g.cpg+c)*taps+t]
-				}
+	// [cout, cpg, kh, kw] to [groups, kh·kw, opg, cpg].
+	wb := weightBufs.Get().(*[]float32)
+	*wb = growF(*wb, len(j.w))
+	taps := g.kh * g.kw
+	for o := 0; o < g.cout; o++ {
+		grp, oo := o/g.opg, o%g.opg
+		for c := 0; c < g.cpg; c++ {
+			for t := 0; t < taps; t++ {
+				(*wb)[((grp*taps+t)*g.opg+oo)*g.cpg+c] = j.w[(o*g.cpg+c)*taps+t]
 			}
 		}
-		j.w, j.phase = *wb, forwardShifted
-		j.run()
-		weightBufs.Put(wb)
-	} else {
-		j.phase = forwardIm2col
-		j.run()
 	}
-	j.release()
-	finish(dst, out)
+	j.w, j.phase = *wb, forwardShifted
+	j.runInto(op, dst, &j.out)
+	weightBufs.Put(wb)
 }
 
 func convBackwardInput(op string, g *convGeom, dx, dy, w *Tensor) {
-	out := target(dx)
-	if out.Len() == 0 {
-		return
-	}
-	j := convJobs.Get().(*convJob)
-	j.g, j.x, j.w, j.out, j.phase = *g, out.hostData(op), w.hostData(op), dy.hostData(op), backwardInput
-	j.run()
-	j.release()
-	finish(dx, out)
+	j := newConvJob(g, backwardInput)
+	j.w, j.out = w.hostData(op), dy.hostData(op)
+	j.runInto(op, dx, &j.x)
 }
 
 func convBackwardWeight(op string, g *convGeom, dw, dy, x *Tensor) {
-	out := target(dw)
-	if out.Len() == 0 {
-		return
-	}
+	j := newConvJob(g, backwardWeight)
+	j.x, j.out = x.hostData(op), dy.hostData(op)
+	j.runInto(op, dw, &j.dw)
+}
+
+// newConvJob returns a job (from convJobs) of the given phase of the
+// convolution g; its operands are for the caller to set.
+func newConvJob(g *convGeom, phase int) *convJob {
 	j := convJobs.Get().(*convJob)
-	j.g, j.x, j.out, j.dw, j.phase = *g, x.hostData(op), dy.hostData(op), out.hostData(op), backwardWeight
-	j.run()
+	j.g, j.phase = *g, phase
+	return j
+}
+
+// runInto runs j with dst's elements as the phase's output, *into (a
+// field of j: out, x for backwardInput, dw for backwardWeight, pooled
+// for a pooled forward), through a contiguous copy that it then writes
+// into dst when dst is not contiguous; it returns j to convJobs, and
+// returns the invalid pooling index that a worker met (dst then partly
+// written), nil when none.
+func (j *convJob) runInto(op string, dst *Tensor, into *[]float32) *float32 {
+	out := target(dst)
+	if out.Len() > 0 {
+		*into = out.hostData(op)
+		j.run()
+	}
+	bad := j.badIndex.Load()
 	j.release()
-	finish(dw, out)
+	if bad == nil {
+		finish(dst, out)
+	}
+	return bad
 }
 
 // run runs j's phase, its fields set, as a parallel loop over its items;

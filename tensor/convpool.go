@@ -67,25 +67,20 @@ func Conv2DMaxPoolInto(dst, indices, x, w, bias *Tensor, p ConvParams, pool Pool
 			}
 		}
 	}
-	out := target(dst)
+	j := newConvJob(&g, forwardIm2col)
+	j.x, j.w = x.hostData(op), w.hostData(op)
+	if bias != nil {
+		j.bias = bias.hostData(op)
+	}
+	j.pooling, j.pool = true, pg
 	var idx *Tensor
 	if indices != nil {
+		// The indices through a contiguous copy too, written back once
+		// the pooled output has been.
 		idx = target(indices)
+		j.pidx = idx.hostData(op)
 	}
-	if out.Len() > 0 {
-		j := convJobs.Get().(*convJob)
-		j.g, j.x, j.w, j.phase = g, x.hostData(op), w.hostData(op), forwardIm2col
-		if bias != nil {
-			j.bias = bias.hostData(op)
-		}
-		j.pooling, j.pool, j.pooled = true, pg, out.hostData(op)
-		if idx != nil {
-			j.pidx = idx.hostData(op)
-		}
-		j.run()
-		j.release()
-	}
-	finish(dst, out)
+	j.runInto(op, dst, &j.pooled)
 	if indices != nil {
 		finish(indices, idx)
 	}
@@ -152,24 +147,16 @@ func Conv2DMaxPoolBackwardInto(dx, dw, dp, indices, x, w *Tensor, p ConvParams, 
 		if d == nil {
 			continue
 		}
-		out := target(d)
-		if out.Len() > 0 {
-			j := convJobs.Get().(*convJob)
-			j.g, j.w, j.pooled, j.pidx = g, w.hostData(op), dp.hostData(op), indices.hostData(op)
-			j.pooling, j.pool = true, pg
-			if d == dx {
-				j.x, j.phase = out.hostData(op), backwardInput
-			} else {
-				j.x, j.dw, j.phase = x.hostData(op), out.hostData(op), backwardWeight
-			}
-			j.run()
-			bad := j.badIndex.Load()
-			j.release()
-			if bad != nil {
-				panic("tensor: " + op + ": " + pg.indexErr(*bad).Error())
-			}
+		j := newConvJob(&g, backwardWeight)
+		j.x, j.w, j.pooled, j.pidx = x.hostData(op), w.hostData(op), dp.hostData(op), indices.hostData(op)
+		j.pooling, j.pool = true, pg
+		into := &j.dw
+		if d == dx {
+			j.phase, into = backwardInput, &j.x
 		}
-		finish(d, out)
+		if bad := j.runInto(op, d, into); bad != nil {
+			panic("tensor: " + op + ": " + pg.indexErr(*bad).Error())
+		}
 	}
 }
 
