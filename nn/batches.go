@@ -3,8 +3,10 @@ package nn
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/lanesgo/lanes/dist"
+	"github.com/lanesgo/lanes/internal/par"
 
 	"github.com/lanesgo/lanes/tensor"
 )
@@ -52,6 +54,7 @@ type Batches struct {
 	xFull, yFull       *tensor.Tensor
 	xPartial, yPartial *tensor.Tensor // N%size rows; nil when no batch is partial
 	dev                *deviceBatches // nil on the host
+	gatherJob          rowGather      // gather's parallel loop
 	err                error          // the copy to the device that failed
 }
 
@@ -300,9 +303,31 @@ func (b *Batches) gather(xb, yb []float32, pos, rows int) {
 		copy(yb, b.y[pos*yr:(pos+rows)*yr])
 		return
 	}
-	for i, row := range b.order[pos : pos+rows] {
-		copy(xb[i*xr:(i+1)*xr], b.x[row*xr:(row+1)*xr])
-		copy(yb[i*yr:(i+1)*yr], b.y[row*yr:(row+1)*yr])
+	// The rows are scattered over the dataset and each copy waits on
+	// memory: the threads copy a share each.
+	g := &b.gatherJob
+	g.b, g.xb, g.yb, g.rows = b, xb, yb, b.order[pos:pos+rows]
+	par.For(g, rows, min(rows/gatherRows, runtime.GOMAXPROCS(0)))
+	*g = rowGather{}
+}
+
+// gatherRows is the fewest rows a thread copies in a shuffled batch.
+const gatherRows = 8
+
+// rowGather copies rows of the dataset, in the order's rows, into a
+// batch's buffers; it is a par.Ranger over the batch's rows.
+type rowGather struct {
+	b      *Batches
+	xb, yb []float32
+	rows   []int
+}
+
+func (g *rowGather) RunRange(lo, hi int) {
+	b, xr, yr := g.b, g.b.xRow, g.b.yRow
+	for i := lo; i < hi; i++ {
+		row := g.rows[i]
+		copy(g.xb[i*xr:(i+1)*xr], b.x[row*xr:(row+1)*xr])
+		copy(g.yb[i*yr:(i+1)*yr], b.y[row*yr:(row+1)*yr])
 	}
 }
 
