@@ -609,27 +609,31 @@ func (j *convJob) epilogue(d, src []float32, grp, o int) {
 }
 
 // placePooled is place for a convolution fused with a max pooling: the
-// product of image img's group grp (src, whole planes at row stride ld)
-// gets the bias and ReLU in place, as place would give them to the
-// output (same operations, same bits; inPlace says the product was
-// computed where place would have found it, in the output), and each
-// plane is then pooled into j.pooled and j.pidx.
-func (j *convJob) placePooled(img, grp int, src []float32, ld int, inPlace bool) {
+// product of the span's images for group grp (src, each channel's row
+// holding the images' planes side by side, row stride ld) gets the bias
+// and ReLU in place, a channel's row at a time, as place would give them
+// to the output (the same elementwise operations, so the same bits;
+// inPlace says the product was computed where place would have found it,
+// in the output: one image), and each plane is then pooled into j.pooled
+// and j.pidx.
+func (j *convJob) placePooled(sp span, grp int, src []float32, ld int, inPlace bool) {
 	g, pg := &j.g, &j.pool
 	q := pg.oh * pg.ow
 	for o := 0; o < g.opg; o++ {
-		d := src[o*ld:][:g.p]
+		row := src[o*ld:][:(sp.i1-sp.i0)*g.p]
 		if inPlace {
-			j.epilogue(d, nil, grp, o)
+			j.epilogue(row, nil, grp, o)
 		} else {
-			j.epilogue(d, d, grp, o)
+			j.epilogue(row, row, grp, o)
 		}
-		pl := (img*g.cout + grp*g.opg + o) * q
-		var idx []float32
-		if j.pidx != nil {
-			idx = j.pidx[pl:][:q]
+		for img := sp.i0; img < sp.i1; img++ {
+			pl := (img*g.cout + grp*g.opg + o) * q
+			var idx []float32
+			if j.pidx != nil {
+				idx = j.pidx[pl:][:q]
+			}
+			simd.MaxPool2x2(j.pooled[pl:][:q], idx, row[(img-sp.i0)*g.p:][:g.p], g.oh, g.ow)
 		}
-		simd.MaxPool2x2(j.pooled[pl:][:q], idx, d, g.oh, g.ow)
 	}
 }
 
@@ -648,11 +652,11 @@ func (j *convJob) forwardChunk(buf *workBuf, sp span, grp, p0, p1 int) {
 	// there: one image's rows then have the output's row stride p).
 	buf.prod = growF(buf.prod, g.opg*ldb)
 	simd.Sgemm(false, false, g.opg, ldb, g.k, 1, a, max(g.k, 1), b, ldb, 0, buf.prod, ldb)
+	if j.pooling {
+		j.placePooled(sp, grp, buf.prod, ldb, one)
+		return
+	}
 	for img := sp.i0; img < sp.i1; img++ {
-		if j.pooling {
-			j.placePooled(img, grp, buf.prod[(img-sp.i0)*g.p:], ldb, one)
-			continue
-		}
 		j.place(img, grp, 0, g.p, buf.prod[(img-sp.i0)*g.p:], ldb)
 	}
 }

@@ -107,8 +107,7 @@ func Conv2DMaxPoolBackwardInto(dx, dw, dp, indices, x, w *Tensor, p ConvParams, 
 	checkNil(op, "dp, indices, x, w", dp, indices, x, w)
 	g := planConv(op, x.shape, w.shape, p)
 	ys := g.outShape()
-	checkPoolGradient(op, ys[:], pool, dp, indices)
-	pg := planPool(op, ys[:], pool)
+	pg := checkPoolGradient(op, ys[:], pool, dp, indices)
 	if dx != nil {
 		checkOut(op, dx, [4]int(x.shape), dp, w)
 		checkWritable(op, dx)

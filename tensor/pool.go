@@ -267,8 +267,9 @@ func AvgPool2DBackwardInto(dx, dy *Tensor, p PoolParams) *Tensor {
 }
 
 // checkPoolGradient panics unless dy (and indices, for the maximum's
-// gradient) have the output shape of a pooling of an input of shape xs.
-func checkPoolGradient(op string, xs []int, p PoolParams, dy, indices *Tensor) {
+// gradient) have the output shape of a pooling of an input of shape xs,
+// and returns that pooling.
+func checkPoolGradient(op string, xs []int, p PoolParams, dy, indices *Tensor) poolGeom {
 	g := planPool(op, xs, p)
 	if indices != nil {
 		g.checkIndexable(op, xs)
@@ -278,6 +279,7 @@ func checkPoolGradient(op string, xs []int, p PoolParams, dy, indices *Tensor) {
 			panic(fmt.Sprintf("tensor: %s: shapes %v give output %v, got %v", op, slices.Clone(xs), g.shape, t.shape))
 		}
 	}
+	return g
 }
 
 // MaxPool2D is the CPU's max pooling: host operands whose shapes the
