@@ -44,16 +44,14 @@ func newGemmKernels[T float](mr, nr int, kernel func(k int, a, b, c []T, ldc int
 	return &gemmKernels[T]{mr: mr, nr: nr, kernel: kernel, bl: blockingFor(mr, nr, int(unsafe.Sizeof(T(0))))}
 }
 
-// withTails sets the row-tail kernels of k: fns[i] computes the first
-// step·(i+1) rows of its tile. It returns k.
-func (k *gemmKernels[T]) withTails(step int, fns ...func(k int, a, b, c []T, ldc int, alpha, beta T)) *gemmKernels[T] {
-	k.tails = make([]func(int, []T, []T, []T, int, T, T), step*len(fns)+1)
-	for i, f := range fns {
-		if r := step * (i + 1); r >= k.mr {
-			panic(fmt.Sprintf("simd: a %d-row tail of a %d×%d kernel", r, k.mr, k.nr))
-		}
-		k.tails[step*(i+1)] = f
+// withTails sets the row-tail kernels of k to tails, the generator's table
+// of them (sgemmTails14x32AVX512, ...: indexed by the rows each computes).
+// It returns k.
+func (k *gemmKernels[T]) withTails(tails []func(k int, a, b, c []T, ldc int, alpha, beta T)) *gemmKernels[T] {
+	if len(tails) > k.mr {
+		panic(fmt.Sprintf("simd: a %d-row tail of a %d×%d kernel", len(tails)-1, k.mr, k.nr))
 	}
+	k.tails = tails
 	return k
 }
 

@@ -8,22 +8,20 @@ import "github.com/lanesgo/lanes/dispatch"
 // both widths from one generator. Tile shapes: AVX-512 14×32 float32 (28
 // zmm accumulators) and 8×16 float64 (16: see dgemm.go for the choice),
 // AVX2 6×16 and 6×8 (12 ymm either way); each with kernels for the first
-// 2, 4, ... rows of its tile (the row tails, see gemmKernels.tails).
+// 2, 4, ... rows of its tile (the row tails, see gemmKernels.tails), in the
+// generator's tables (sgemm_tails_amd64.go).
 func init() {
-	k := newGemmKernels(14, 32, sgemmKernel14x32AVX512).withTails(2,
-		sgemmKernel2of14x32AVX512, sgemmKernel4of14x32AVX512, sgemmKernel6of14x32AVX512,
-		sgemmKernel8of14x32AVX512, sgemmKernel10of14x32AVX512, sgemmKernel12of14x32AVX512)
+	k := newGemmKernels(14, 32, sgemmKernel14x32AVX512).withTails(sgemmTails14x32AVX512)
 	k.packMR, k.pack16, k.packN = packT14AVX512, packT16AVX512, packN32AVX512
 	sgemmFamily.kernels.set(dispatch.AVX512, k)
-	k2 := newGemmKernels(6, 16, sgemmKernel6x16AVX2).withTails(2, sgemmKernel2of6x16AVX2, sgemmKernel4of6x16AVX2)
+	k2 := newGemmKernels(6, 16, sgemmKernel6x16AVX2).withTails(sgemmTails6x16AVX2)
 	k2.packN = packN16AVX2
 	sgemmFamily.kernels.set(dispatch.AVX2, k2)
 
-	d := newGemmKernels(8, 16, dgemmKernel8x16AVX512).withTails(2,
-		dgemmKernel2of8x16AVX512, dgemmKernel4of8x16AVX512, dgemmKernel6of8x16AVX512)
+	d := newGemmKernels(8, 16, dgemmKernel8x16AVX512).withTails(dgemmTails8x16AVX512)
 	d.packMR, d.pack16, d.packN = packT8F64AVX512, packT16F64AVX512, packN16F64AVX512
 	dgemmFamily.kernels.set(dispatch.AVX512, d)
-	d2 := newGemmKernels(6, 8, dgemmKernel6x8AVX2).withTails(2, dgemmKernel2of6x8AVX2, dgemmKernel4of6x8AVX2)
+	d2 := newGemmKernels(6, 8, dgemmKernel6x8AVX2).withTails(dgemmTails6x8AVX2)
 	d2.packN = packN8F64AVX2
 	dgemmFamily.kernels.set(dispatch.AVX2, d2)
 }

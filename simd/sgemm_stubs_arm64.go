@@ -36,6 +36,13 @@ func sgemmKernel4of8x12NEON(k int, a []float32, b []float32, c []float32, ldc in
 //go:noescape
 func sgemmKernel6of8x12NEON(k int, a []float32, b []float32, c []float32, ldc int, alpha float32, beta float32)
 
+// sgemmTails8x12NEON lists sgemmKernel8x12NEON's row tails by the rows each computes.
+var sgemmTails8x12NEON = []func(k int, a, b, c []float32, ldc int, alpha, beta float32){
+	2: sgemmKernel2of8x12NEON,
+	4: sgemmKernel4of8x12NEON,
+	6: sgemmKernel6of8x12NEON,
+}
+
 // dgemmKernel8x6NEON sets the 8×6 tile at c (row stride ldc) to
 // alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0
 // (c not read), for k >= 0 steps of the packed panels a and b.
@@ -67,3 +74,10 @@ func dgemmKernel4of8x6NEON(k int, a []float64, b []float64, c []float64, ldc int
 //
 //go:noescape
 func dgemmKernel6of8x6NEON(k int, a []float64, b []float64, c []float64, ldc int, alpha float64, beta float64)
+
+// dgemmTails8x6NEON lists dgemmKernel8x6NEON's row tails by the rows each computes.
+var dgemmTails8x6NEON = []func(k int, a, b, c []float64, ldc int, alpha, beta float64){
+	2: dgemmKernel2of8x6NEON,
+	4: dgemmKernel4of8x6NEON,
+	6: dgemmKernel6of8x6NEON,
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	. "github.com/lanesgo/lanes/asm/gen/internal/a64"
+	"github.com/lanesgo/lanes/asm/gen/internal/elem"
 )
 
 // gemmShape is one width of the NEON GEMM microkernel. Both widths keep the
@@ -32,28 +33,41 @@ func acc(i, j int) V { return V(8 + 3*i + j) }
 func gemm(f *File) {
 	for _, sh := range gemmShapes {
 		gemmKernel(f, sh, sh.mr)
-		for rows := 2; rows < sh.mr; rows += 2 {
+		for _, rows := range elem.GemmTailRows(sh.mr) {
 			gemmKernel(f, sh, rows)
 		}
+		f.Decl(elem.GemmTailTable(sh.w.Type, fmt.Sprintf("%sgemmTails%dx%dNEON", sh.prefix(), sh.mr, sh.nr), sh.name(sh.mr), sh.mr, sh.name))
 	}
+}
+
+// prefix is the BLAS letter of the shape's kernels' names.
+func (sh gemmShape) prefix() string {
+	if sh.w.Double() {
+		return "d"
+	}
+	return "s"
+}
+
+// name is the name of the shape's kernel for its first rows rows.
+func (sh gemmShape) name(rows int) string {
+	if rows == sh.mr {
+		return fmt.Sprintf("%sgemmKernel%dx%dNEON", sh.prefix(), sh.mr, sh.nr)
+	}
+	return fmt.Sprintf("%sgemmKernel%dof%dx%dNEON", sh.prefix(), rows, sh.mr, sh.nr)
 }
 
 // gemmKernel writes shape sh's kernel for the first rows rows of its tile.
 func gemmKernel(f *File, sh gemmShape, rows int) {
 	w := sh.w
-	prefix := "s" // the BLAS letter of the name
-	if w.Double() {
-		prefix = "d"
-	}
 	aVecs := sh.mr / w.Lanes() // A's registers V0..; B's follow
-	full := fmt.Sprintf("%sgemmKernel%dx%dNEON", prefix, sh.mr, sh.nr)
+	full := sh.name(sh.mr)
 	name, doc := full, []string{
 		fmt.Sprintf("%s sets the %d×%d tile at c (row stride ldc) to", full, sh.mr, sh.nr),
 		"alpha·Σ_p a[p·MR+i]·b[p·NR+j] + beta·c, or alpha·Σ... when beta == 0",
 		"(c not read), for k >= 0 steps of the packed panels a and b.",
 	}
 	if rows < sh.mr {
-		name = fmt.Sprintf("%sgemmKernel%dof%dx%dNEON", prefix, rows, sh.mr, sh.nr)
+		name = sh.name(rows)
 		doc = []string{
 			fmt.Sprintf("%s is %s for the first %d rows", name, full, rows),
 			fmt.Sprintf("of the tile (i < %d; a's panel still holds MR = %d values per step):", rows, sh.mr),

@@ -172,6 +172,10 @@ func (fn *Func) Comment(c string) { fmt.Fprintf(&fn.f.text, "\t// %s\n", c) }
 // Pool loads the address of the constant pool into reg.
 func (fn *Func) Pool(reg string) { fn.Asm("MOVD $consts<>(SB), %s", reg) }
 
+// Decl adds Go source (declarations of package simd) to the declarations
+// file, after the functions' stubs written so far.
+func (f *File) Decl(src string) { f.stubs.WriteString(src) }
+
 // Write writes the assembly to asmPath and the declarations to stubsPath
 // (gofmt'ed), both marked as generated.
 func (f *File) Write(asmPath, stubsPath, pkg string) error {
