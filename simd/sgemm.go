@@ -347,10 +347,7 @@ func gemm[T float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	*t = gemmTask[T]{kern: kern, transA: transA, transB: transB, m: m, n: n, k: k,
 		alpha: alpha, beta: beta, a: a, b: b, c: c, lda: lda, ldb: ldb, ldc: ldc,
 		byCols: splitCols(m, n, tilesM, tilesN, threads)}
-	tiles := tilesM
-	if t.byCols {
-		tiles = tilesN
-	}
+	tiles := t.tiles()
 	parts := min(threads, tiles)
 	var sh *gemmShared[T]
 	if parts > 1 {
@@ -544,6 +541,15 @@ type gemmTask[T float] struct {
 	shared         *gemmShared[T] // nil: every part packs its own copies
 }
 
+// tiles is the number of tiles along C's split side: the items that
+// par.For cuts into parts.
+func (t *gemmTask[T]) tiles() int {
+	if t.byCols {
+		return (t.n + t.kern.nr - 1) / t.kern.nr
+	}
+	return (t.m + t.kern.mr - 1) / t.kern.mr
+}
+
 // RunRange computes tiles lo..hi of C's split side.
 func (t *gemmTask[T]) RunRange(lo, hi int) {
 	r0, r1, c0, c1 := 0, t.m, 0, t.n
@@ -554,11 +560,7 @@ func (t *gemmTask[T]) RunRange(lo, hi int) {
 	}
 	rot := 0 // this part's index among the shared operand's sub-blocks
 	if t.shared != nil {
-		tiles := (t.m + t.kern.mr - 1) / t.kern.mr
-		if t.byCols {
-			tiles = (t.n + t.kern.nr - 1) / t.kern.nr
-		}
-		rot = par.PartOf(lo, tiles, t.shared.subs)
+		rot = par.PartOf(lo, t.tiles(), t.shared.subs)
 	}
 	gemmRange(t.kern, t.shared, rot, t.transA, t.transB, r0, r1, c0, c1, t.k, t.alpha, t.a, t.lda, t.b, t.ldb, t.beta, t.c, t.ldc)
 }
