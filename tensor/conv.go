@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/lanesgo/lanes/internal/freelist"
 	"github.com/lanesgo/lanes/internal/shape"
@@ -428,7 +427,7 @@ type convJob struct {
 	pooling      bool
 	pool         poolGeom
 	pooled, pidx []float32
-	badIndex     atomic.Pointer[float32] // an invalid index met by a worker
+	badIndex     firstBad // an invalid index met by a worker
 }
 
 var convJobs = sync.Pool{New: func() any { return new(convJob) }}
@@ -559,8 +558,7 @@ func (j *convJob) unpooled(buf *workBuf, sp span, grp int) (a []float32, lda int
 		for o := 0; o < g.opg; o++ {
 			pl := (img*g.cout + grp*g.opg + o) * q
 			if v, ok := pg.unpool(buf.prod[o*ld+(img-sp.i0)*g.p:][:g.p], j.pooled[pl:][:q], j.pidx[pl:][:q]); !ok {
-				bad := v // escapes: allocated on this path only
-				j.badIndex.CompareAndSwap(nil, &bad)
+				j.badIndex.keep(v)
 			}
 		}
 	}
@@ -975,7 +973,7 @@ func (j *convJob) runInto(op string, dst *Tensor, into *[]float32) *float32 {
 		*into = out.hostData(op)
 		j.run()
 	}
-	bad := j.badIndex.Load()
+	bad := j.badIndex.get()
 	j.release()
 	if bad == nil {
 		finish(dst, out)

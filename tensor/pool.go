@@ -336,7 +336,7 @@ type poolJob struct {
 	dsts            [2]*Tensor // the caller's outputs
 	results         [2]*Tensor // contiguous outputs, copied into dsts when different
 	inPlane, outPln int
-	badIndex        atomic.Pointer[float32] // an invalid index met by a worker
+	badIndex        firstBad // an invalid index met by a worker
 }
 
 var poolJobs = sync.Pool{New: func() any { return new(poolJob) }}
@@ -391,7 +391,7 @@ func (j *poolJob) gradients(op string, dx, dy, indices *Tensor) error {
 func (j *poolJob) run() error {
 	g := &j.g
 	parallel(j, g.planes, satMul(satMul(g.planes, g.oh*g.ow), g.kh*g.kw)/4) // oh·ow, kh·kw: each at most MaxElems
-	if v := j.badIndex.Load(); v != nil {
+	if v := j.badIndex.get(); v != nil {
 		err := g.indexErr(*v)
 		j.release()
 		return err
@@ -433,8 +433,7 @@ func (j *poolJob) RunRange(lo, hi int) {
 			g.avgPlane(out, in)
 		case maxPoolBackward:
 			if v, ok := g.unpool(out, in, idx); !ok {
-				bad := v                             // escapes: allocated on this path only
-				j.badIndex.CompareAndSwap(nil, &bad) // returned by run, on the caller's goroutine
+				j.badIndex.keep(v) // returned by run, on the caller's goroutine
 			}
 		case avgPoolBackward:
 			clear(out)
@@ -453,6 +452,17 @@ func (j *poolJob) RunRange(lo, hi int) {
 		}
 	}
 }
+
+// firstBad keeps the first invalid index that a job's workers meet, for
+// the job's caller to report on its own goroutine.
+type firstBad struct{ p atomic.Pointer[float32] }
+
+// keep records v unless an index was recorded before; it allocates (only
+// then, on the invalid path).
+func (f *firstBad) keep(v float32) { f.p.CompareAndSwap(nil, &v) }
+
+// get returns the recorded index, nil when none.
+func (f *firstBad) get() *float32 { return f.p.Load() }
 
 // unpool sets the input plane dx to the gradient of one plane's max
 // pooling: each of dy added at the element idx names, zero elsewhere. An
