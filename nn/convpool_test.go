@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lanesgo/lanes/tensor"
+	"github.com/lanesgo/lanes/tensor/tensortest"
 )
 
 // TestConvPoolFused runs models whose Conv2D layers a MaxPool2D follows
@@ -132,6 +133,42 @@ func TestConvPoolSharedBias(t *testing.T) {
 		for k := range a {
 			if math.Float32bits(a[k]) != math.Float32bits(b[k]) {
 				t.Fatalf("gradient %d element %d: %v fused, %v not", i, k, a[k], b[k])
+			}
+		}
+	}
+}
+
+// TestConvPoolOnDevice runs Tape.Conv2DMaxPool and its backward on the
+// stand-in device (tensor composes the device's Conv2D and pooling there):
+// the value and every gradient stay on the device and are the host's bits.
+func TestConvPoolOnDevice(t *testing.T) {
+	tensortest.Register(t, testDev)
+	r := rand.New(rand.NewPCG(4, 8))
+	hx, hw, hb := tensor.RandN(r, 3, 2, 8, 8), tensor.RandN(r, 4, 2, 3, 3), tensor.RandN(r, 4)
+	p, pool := tensor.ConvParams{Padding: [2]int{1, 1}, ReLU: true}, tensor.PoolParams{Kernel: [2]int{2, 2}}
+	run := func(on tensor.Device) []*tensor.Tensor {
+		to := func(h *tensor.Tensor) *Var {
+			d, err := h.To(on)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return NewParam(d)
+		}
+		x, w, b := to(hx), to(hw), to(hb)
+		tp := NewTape()
+		y := tp.Conv2DMaxPool(x, w, b, p, pool)
+		if y.Value().Device() != on {
+			t.Fatalf("result on %v, want %v", y.Value().Device(), on)
+		}
+		tp.Backward(tp.Sum(tp.Mul(y, y)))
+		return []*tensor.Tensor{y.Value(), x.Grad(), w.Grad(), b.Grad()}
+	}
+	want, got := run(tensor.CPU), run(testDev)
+	for i, what := range []string{"value", "x's gradient", "w's gradient", "b's gradient"} {
+		g := hostOf(t, got[i])
+		for k, v := range want[i].Data() {
+			if math.Float32bits(g[k]) != math.Float32bits(v) {
+				t.Fatalf("%s on the device: element %d is %v, want the host's %v", what, k, g[k], v)
 			}
 		}
 	}

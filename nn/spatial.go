@@ -145,9 +145,17 @@ func (tp *Tape) convBiasSums(c *node, dy *tensor.Tensor, masked bool) {
 	if !masked || b == nil || !b.requires || !onHost(dy) || !onHost(b.value) {
 		return
 	}
-	s := tp.allocOn(tensor.CPU, dy.Dim(1))
-	channelSumsInto(s, dy, 0)
-	c.saved[0] = s
+	c.saved[0] = tp.channelSumsOf(dy)
+}
+
+// channelSumsOf returns, in a tape buffer on g's device, the sums of g
+// [N, C, ...] over every axis but C (channelSumsInto): the bias gradient
+// a pooling sums for the convolution before it (convBiasSums,
+// backConv2DMaxPool).
+func (tp *Tape) channelSumsOf(g *tensor.Tensor) *tensor.Tensor {
+	s := tp.allocOn(g.Device(), g.Dim(1))
+	channelSumsInto(s, g, 0)
+	return s
 }
 
 // Conv2DMaxPool returns MaxPool2D(Conv2D(x, w, b, p), pool), computed by
@@ -205,16 +213,9 @@ func backConv2DMaxPool(tp *Tape, n *node) {
 		tensor.Conv2DMaxPoolBackwardInto(nil, dw, dp, n.saved[0], x.value, w.value, n.conv, n.pool)
 		tp.flush(w, dw, add)
 	}
-	if b == nil || !b.requires {
-		return
+	if b != nil && b.requires {
+		tp.addGrad(b, tp.channelSumsOf(dp))
 	}
-	if !onHost(dp) {
-		tp.channelBiasGrad(b, dp)
-		return
-	}
-	s := tp.allocOn(tensor.CPU, dp.Dim(1))
-	channelSumsInto(s, dp, 0)
-	tp.addGrad(b, s)
 }
 
 // AvgPool2D returns the means of x [N, C, H, W] over the windows of p.
