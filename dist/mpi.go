@@ -129,8 +129,8 @@ func MPI() (Comm, error) {
 		return nil, mpiError("MPI", code)
 	}
 	mpiWorld, mpiOpened = c, c
-	if c.size > 1 && shmWanted() {
-		if s, err := c.overShm(); err == nil {
+	if c.size > 1 {
+		if s, err := c.overShm(shmWanted()); err == nil {
 			mpiOpened = s
 		} else {
 			c.shmErr = err
@@ -140,7 +140,11 @@ func MPI() (Comm, error) {
 }
 
 // overShm returns c with its all-reduces and barriers through a shared
-// mapping, when every rank runs on this host: rank 0 makes the file
+// mapping, when every rank wants it (want: its ShmEnv; the ranks decide
+// by their minimum, a collective every rank makes, so that a rank with
+// LANES_DIST_SHM=0 turns the mapping off for all rather than leaving the
+// others in a collective it never enters) and every rank runs on this
+// host: rank 0 makes the file
 // (shmDir) and broadcasts its name ("" when it could not), every rank
 // maps it, and once all have (or one could not: then none uses it, the
 // all-ranks minimum deciding alike everywhere) rank 0 removes the name,
@@ -148,7 +152,17 @@ func MPI() (Comm, error) {
 // the broadcast or the minimum is returned on the ranks that see it;
 // with MPI_ERRORS_RETURN a rank might then fall back alone, but those
 // errors leave MPI_COMM_WORLD unusable anyway.
-func (c *mpiComm) overShm() (*shmComm, error) {
+func (c *mpiComm) overShm(want bool) (*shmComm, error) {
+	wish := C.int(0)
+	if want {
+		wish = 1
+	}
+	if err := c.call("MPI", func() C.int { return C.lanes_allmin_int(&wish) }); err != nil {
+		return nil, err
+	}
+	if wish == 0 {
+		return nil, fmt.Errorf("dist: %s=0 on at least one rank", ShmEnv)
+	}
 	var node C.int
 	if err := c.call("MPI", func() C.int { return C.lanes_node_size(&node) }); err != nil {
 		return nil, err

@@ -50,12 +50,15 @@ const shmSpin = 1 << 14
 
 // shmSlotBytes is the slot size of a group of size ranks.
 func shmSlotBytes(size int) int {
-	return max(shmMinSlot, shmSpace/(2*size)) &^ 4095
+	return max(shmMinSlot, shmSpace/(2*size)) &^ (shmPage - 1)
 }
+
+// shmPage is the page size the mapping's parts are aligned to.
+const shmPage = 4096
 
 // shmLayout returns the offset of the slots and the mapping's length.
 func shmLayout(size, slotBytes int) (data, total int) {
-	data = (size*shmLine + 4095) &^ 4095
+	data = (size*shmLine + shmPage - 1) &^ (shmPage - 1)
 	return data, data + 2*size*slotBytes
 }
 
@@ -91,7 +94,7 @@ func slotOf[T float](g *shmGroup, set uint64, k, n int) []T {
 }
 
 // shmCreate makes the file of a group of size ranks at path, with slots
-// of slot bytes (a multiple of 4096), its length reserved: a /dev/shm too
+// of slot bytes (a multiple of shmPage), its length reserved: a /dev/shm too
 // small fails here, not with SIGBUS at the first write.
 func shmCreate(path string, size, slot int) error {
 	if shmDir == "" {
@@ -129,8 +132,8 @@ func shmOpen(path string, rank, size int) (*shmGroup, error) {
 	}
 	data, _ := shmLayout(size, 0)
 	slot := (int(st.Size()) - data) / (2 * size)
-	total := data + 2*size*slot
-	if slot <= 0 || slot%4096 != 0 || int64(total) != st.Size() {
+	_, total := shmLayout(size, slot)
+	if slot <= 0 || slot%shmPage != 0 || int64(total) != st.Size() {
 		return nil, fmt.Errorf("dist: %s has %d bytes, not the file of a group of %d ranks", path, st.Size(), size)
 	}
 	mem, err := mapShared(f, total)
@@ -347,8 +350,8 @@ func shmPath() string {
 
 // ShmEnv is the environment variable that turns the on-node transport
 // off: LANES_DIST_SHM=0 (exactly "0"; any other value, or none, leaves it
-// on) makes the MPI Comm all-reduce through MPI even when every rank runs
-// on one host.
+// on) on any rank makes the MPI Comm of every rank all-reduce through MPI
+// even when every rank runs on one host.
 const ShmEnv = "LANES_DIST_SHM"
 
 func shmWanted() bool { return os.Getenv(ShmEnv) != "0" }

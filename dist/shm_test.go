@@ -38,6 +38,9 @@ func runShm(t testing.TB, n, slot, spin int, f func(c Comm) error) (panics []any
 		g.spin = spin
 		cs[k] = &shmComm{base: base[k], g: g}
 	}
+	// Every rank has mapped it: the name goes now, as overShm removes it,
+	// so that a test binary killed below (a timeout) leaves no file.
+	os.Remove(path)
 	panics, errs = make([]any, n), make([]error, n)
 	var wg sync.WaitGroup
 	for k, c := range cs {
